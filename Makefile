@@ -1,0 +1,61 @@
+# Thin wrapper over CMake. `make demo` and `make test` work on a fresh Debian 12 (root or sudo).
+BUILD      ?= build
+ASAN_BUILD ?= build-asan
+JOBS       ?= $(shell nproc)
+
+# Debian packages the build, the tests and the benchmarks need.
+PACKAGES = build-essential cmake pkg-config \
+           libzmq3-dev libczmq-dev libprotobuf-c-dev protobuf-c-compiler \
+           libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
+           prometheus python3 python3-aiohttp iproute2 procps curl
+
+SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+.PHONY: all deps configure build test unit integration asan bench demo clean format
+
+all: build
+
+# Installs only what is missing; `apt-get update` runs only when something must be installed.
+deps:
+	@missing=$$(for p in $(PACKAGES); do \
+	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
+	  done); \
+	if [ -n "$$missing" ]; then \
+	  echo "installing:" $$missing; \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+
+configure: deps
+	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+
+build: configure
+	cmake --build $(BUILD) -j $(JOBS)
+
+test: build
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
+	$(MAKE) asan
+
+unit: build
+	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
+
+integration: build
+	cd $(BUILD) && ctest --output-on-failure -L integration
+
+# The unit suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
+asan: deps
+	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSTAMPEDE_SANITIZE=ON >/dev/null
+	cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
+
+bench: build
+	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh
+
+demo: build
+	./$(BUILD)/stampede run examples/quickstart.yaml --workers 2 --out results/quickstart
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD) $(ASAN_BUILD)

@@ -1,0 +1,72 @@
+/* Workload generation: a session is a DAG of request nodes (a chat is a chain, an independent
+ * request a single node). Everything here is a pure function of (config, seed, session index):
+ * the same file and seed give the same sessions whatever the worker count or generation order. */
+#ifndef STAMPEDE_WORKLOAD_H
+#define STAMPEDE_WORKLOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define WORKLOAD_MAX_PARENTS 8
+
+typedef struct workload_node {
+    uint32_t index;                 /* position in the session */
+    uint32_t n_parents;
+    uint32_t parents[WORKLOAD_MAX_PARENTS]; /* a chat turn's parent is the previous turn */
+    uint32_t role;                  /* role index, 0 = default */
+    uint32_t input_tokens;          /* fresh prompt words this node adds */
+    uint32_t output_tokens;         /* max_tokens */
+    int64_t wait_after_ready_ns;    /* delay after the last parent finishes (think time) */
+    double inherit;                 /* fraction of the parents' history inherited (1 for chats) */
+} workload_node_t;
+
+typedef struct workload_session {
+    uint64_t index;                 /* global session index */
+    uint32_t n_nodes;
+    workload_node_t *nodes;         /* owned */
+} workload_session_t;
+
+/* Generates session `index` into *out (previous contents freed). 0 ok, -1 on allocation failure. */
+int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);
+void workload_session_free(workload_session_t *self);
+/* Number of requests of session `index` without generating the rest (cheap). */
+uint32_t workload_session_size(const config_t *cfg, uint64_t index);
+
+/* Global request ordinals: request k of the run is node j of session i, with
+ * k = (sizes of sessions 0..i-1) + j. A cursor answers first_request(i) for increasing i in
+ * O(1) amortised (it walks session sizes forward). */
+typedef struct workload_cursor {
+    const config_t *cfg;
+    uint64_t next_session;          /* sessions [0, next_session) are summed */
+    uint64_t requests_before;       /* total size of sessions [0, next_session) */
+} workload_cursor_t;
+
+void workload_cursor_init(workload_cursor_t *self, const config_t *cfg);
+/* Ordinal of node 0 of session `index`; index must not decrease between calls. */
+uint64_t workload_cursor_first_request(workload_cursor_t *self, uint64_t index);
+
+/* Rate mode: intended start of arrival `index`, in ns after the run start, from one global seeded
+ * sequence of gaps (poisson, constant or gamma). Same monotonic-cursor contract. */
+typedef struct workload_arrivals {
+    const config_t *cfg;
+    uint64_t next_index;
+    double next_time_s;             /* arrival time of next_index */
+} workload_arrivals_t;
+
+void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg);
+int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index);
+
+/* Prompt text. The fresh text of (session, node) is n words drawn from the single-token vocabulary
+ * (common/prompt.h) with RNG_STREAM_PROMPT; the system scaffold depends on the seed only, so it is
+ * shared by every session (real prefix reuse across sessions). Both append to buf, NUL-terminated,
+ * and return the number of bytes appended, or -1 if cap is too small. */
+long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
+                         char *buf, size_t cap);
+long workload_system_text(const config_t *cfg, char *buf, size_t cap);
+
+/* An order-independent digest of sessions [0, n): every node's shape and prompt text. */
+uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions);
+
+#endif

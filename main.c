@@ -1,0 +1,58 @@
+/* stampede: one binary, subcommands. This file only dispatches. */
+#include <stdio.h>
+#include <string.h>
+
+/* Entry points of the libraries; each parses its own arguments (argv[0] is the subcommand). */
+int run_main(int argc, char **argv) __attribute__((weak));
+int controller_main(int argc, char **argv) __attribute__((weak));
+int worker_main(int argc, char **argv) __attribute__((weak));
+int mock_main(int argc, char **argv) __attribute__((weak));
+
+#ifndef STAMPEDE_VERSION
+#define STAMPEDE_VERSION "0.1.0"
+#endif
+
+typedef struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *summary;
+} command_t;
+
+static void usage(FILE *out, const command_t *commands)
+{
+    fprintf(out, "usage: stampede COMMAND [ARGS]   (stampede COMMAND --help for details)\n\n");
+    for (const command_t *c = commands; c->name; c++)
+        fprintf(out, "  %-12s %s\n", c->name, c->summary);
+}
+
+int main(int argc, char **argv)
+{
+    const command_t commands[] = {
+        {"run", run_main, "run a workload file on this machine (controller, N workers, mock)"},
+        {"controller", controller_main, "bind, wait for workers, run the plan, write results"},
+        {"worker", worker_main, "connect to a controller and serve runs"},
+        {"mock", mock_main, "the simulated OpenAI-compatible inference server"},
+        {NULL, NULL, NULL},
+    };
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
+        !strcmp(argv[1], "help")) {
+        usage(argc < 2 ? stderr : stdout, commands);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "--version") || !strcmp(argv[1], "version")) {
+        printf("stampede %s\n", STAMPEDE_VERSION);
+        return 0;
+    }
+    for (const command_t *c = commands; c->name; c++) {
+        if (strcmp(argv[1], c->name) != 0)
+            continue;
+        if (!c->fn) {
+            fprintf(stderr, "stampede: '%s' is not built into this binary\n", c->name);
+            return 2;
+        }
+        return c->fn(argc - 1, argv + 1);
+    }
+    fprintf(stderr, "stampede: unknown command '%s'\n\n", argv[1]);
+    usage(stderr, commands);
+    return 2;
+}

@@ -1,0 +1,50 @@
+/* The request engine: one curl multi handle driven by curl_multi_socket_action on a loop_t.
+ * It sends requests, stamps CLOCK_MONOTONIC in the write callback before parsing, parses SSE and
+ * OpenAI chunks, and fills a request_record_t. No allocation per token: per-stream buffers are
+ * allocated once and grow geometrically. */
+#ifndef STAMPEDE_ENGINE_H
+#define STAMPEDE_ENGINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "loop.h"
+#include "record.h"
+
+typedef struct engine engine_t;
+
+typedef struct engine_options {
+    uint32_t max_streams;       /* concurrent transfers (sets CURLMOPT_MAX_TOTAL_CONNECTIONS) */
+    int64_t timeout_ns;         /* whole request; 0 = none */
+    int64_t connect_timeout_ns;
+    const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
+    const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
+} engine_options_t;
+
+typedef struct engine_request {
+    const char *url;            /* full URL, e.g. "http://127.0.0.1:8000/v1/chat/completions" */
+    const char *body;           /* JSON body; must stay valid until the done callback */
+    size_t body_len;
+    const char *session_header; /* value of X-Session-ID, or NULL */
+    request_record_t *record;   /* caller-owned; ids and intended_ns set by the caller, the rest
+                                   filled by the engine (chunk arrays point into engine storage
+                                   that stays valid only during the done callback) */
+} engine_request_t;
+
+/* Called once per request, on the loop thread, when the transfer ends in any way. reply is the
+ * concatenated delta.content text (JSON-unescaped), valid only during the call. */
+typedef void (*engine_done_fn)(void *arg, request_record_t *record, const char *reply,
+                               size_t reply_len);
+
+engine_t *engine_new(loop_t *loop, const engine_options_t *options);
+/* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED) and frees. */
+void engine_destroy(engine_t **self_p);
+/* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. */
+int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done,
+                  void *arg);
+/* Transfers in flight, in total and to one endpoint index. */
+uint32_t engine_inflight(const engine_t *self);
+/* Cancels every transfer in flight (ERROR_CANCELLED). */
+void engine_cancel_all(engine_t *self);
+
+#endif
