@@ -42,8 +42,9 @@ void engine_destroy(engine_t **self_p);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done,
                   void *arg);
-/* Transfers in flight, in total and to one endpoint index. */
+/* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
+uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);
 /* Cancels every transfer in flight (ERROR_CANCELLED). */
 void engine_cancel_all(engine_t *self);
 
