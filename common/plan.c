@@ -1,0 +1,64 @@
+#include "plan.h"
+
+#include <assert.h>
+#include <string.h>
+
+void plan_partition(uint64_t total, uint32_t n, uint32_t index, uint64_t *first, uint64_t *count) {
+    assert(n > 0 && index < n);
+    uint64_t base = total / n;
+    uint64_t larger = total % n; /* the first `larger` parts get base + 1 */
+    *first = index * base + (index < larger ? index : larger);
+    *count = base + (index < larger ? 1 : 0);
+}
+
+/* Inverse of plan_partition: which part holds position `pos` (< total). */
+static uint32_t plan_part_of(uint64_t total, uint32_t n, uint64_t pos) {
+    uint64_t base = total / n;
+    uint64_t larger = total % n;
+    uint64_t boundary = larger * (base + 1);
+    if (pos < boundary)
+        return (uint32_t)(pos / (base + 1));
+    return (uint32_t)(larger + (pos - boundary) / base); /* base > 0 here: pos < total */
+}
+
+int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out) {
+    if (n_workers == 0 || index >= n_workers)
+        return -1;
+    memset(out, 0, sizeof *out);
+    out->worker_index = index;
+    out->n_workers = n_workers;
+    uint64_t first, count;
+    if (cfg->scheduler.kind == SCHEDULER_CONCURRENT) {
+        out->kind = PLAN_CONCURRENT;
+        out->total_slots = cfg->scheduler.concurrency;
+        plan_partition(cfg->scheduler.concurrency, n_workers, index, &first, &count);
+        out->slot_first = (uint32_t)first;
+        out->slot_count = (uint32_t)count;
+    } else {
+        out->kind = PLAN_RATE;
+        if (cfg->scheduler.concurrency > 0) {
+            plan_partition(cfg->scheduler.concurrency, n_workers, index, &first, &count);
+            out->rate_cap = count > 0 ? (uint32_t)count : 1;
+        }
+    }
+    return 0;
+}
+
+uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session) {
+    assert(n_workers > 0);
+    if (cfg->scheduler.kind == SCHEDULER_RATE)
+        return (uint32_t)(session % n_workers);
+    uint32_t slots = cfg->scheduler.concurrency;
+    if (slots == 0)
+        return 0;
+    return plan_part_of(slots, n_workers, session % slots);
+}
+
+int plan_share_owns(const plan_share_t *share, uint64_t session) {
+    if (share->kind == PLAN_RATE)
+        return session % share->n_workers == share->worker_index;
+    if (share->total_slots == 0)
+        return 0;
+    uint64_t slot = session % share->total_slots;
+    return slot >= share->slot_first && slot < (uint64_t)share->slot_first + share->slot_count;
+}

@@ -1,0 +1,44 @@
+/* How a run is split over workers: pure arithmetic on the config, no sockets. The controller
+ * computes each worker's share; a worker's session executor runs exactly the sessions its share
+ * owns, and plan_session_owner tells anyone which worker runs a given session.
+ *
+ * concurrent: the C slots are partitioned into contiguous ranges (each worker gets floor(C/W)
+ *   or ceil(C/W), the first C mod W workers the larger count). Global slot s runs sessions
+ *   s, s+C, s+2C, ... one after another, so session i belongs to slot i mod C and to the worker
+ *   whose range holds that slot. Workers beyond C get no slot and stay idle.
+ * rate: there is one global seeded arrival sequence; arrival (= session) i belongs to worker
+ *   i mod W. The optional cap on sessions in flight is partitioned like the slots, but every
+ *   worker keeps at least 1 (a worker owns arrivals whatever the cap), so with a cap below W the
+ *   effective cap is W. */
+#ifndef STAMPEDE_PLAN_H
+#define STAMPEDE_PLAN_H
+
+#include <stdint.h>
+
+#include "config.h"
+
+typedef enum { PLAN_CONCURRENT, PLAN_RATE } plan_kind_t;
+
+typedef struct plan_share {
+    uint32_t worker_index; /* 0-based */
+    uint32_t n_workers;
+    plan_kind_t kind;
+    uint32_t total_slots; /* concurrent: C over the whole run (0 in rate mode) */
+    uint32_t slot_first;  /* concurrent: first global slot of this worker */
+    uint32_t slot_count;  /* concurrent: slots of this worker; 0 = idle */
+    uint32_t rate_cap;    /* rate: this worker's share of the cap on sessions in flight; 0 = none */
+} plan_share_t;
+
+/* Splits total into n contiguous parts and gives part `index`: *first and *count, each count
+ * floor(total/n) or ceil(total/n) (the first total mod n parts get the larger), summing to total.
+ */
+void plan_partition(uint64_t total, uint32_t n, uint32_t index, uint64_t *first, uint64_t *count);
+/* The share of worker `index` among n_workers for this config. 0 ok; -1 when n_workers is 0 or
+ * index >= n_workers. */
+int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out);
+/* The worker (0..n_workers-1) that runs global session `session`. */
+uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session);
+/* Whether `share` owns `session` (same rule as plan_session_owner). */
+int plan_share_owns(const plan_share_t *share, uint64_t session);
+
+#endif

@@ -1,0 +1,176 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <string.h>
+
+#include "plan.h"
+
+static config_t concurrent_config(uint32_t concurrency) {
+    config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.scheduler.kind = SCHEDULER_CONCURRENT;
+    cfg.scheduler.concurrency = concurrency;
+    return cfg;
+}
+
+/* Every part is floor or ceil, parts are contiguous from 0, and they sum to total. */
+static void check_partition(uint64_t total, uint32_t n) {
+    uint64_t next = 0, lo = total / n, hi = lo + (total % n != 0);
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t first = 99999, count = 99999;
+        plan_partition(total, n, i, &first, &count);
+        if (first != next)
+            fail_msg("total %lu n %u part %u: first %lu, expected %lu", total, n, i, first, next);
+        if (count != lo && count != hi)
+            fail_msg("total %lu n %u part %u: count %lu, expected %lu or %lu", total, n, i, count,
+                     lo, hi);
+        next += count;
+    }
+    assert_int_equal(next, total);
+}
+
+static void test_plan_partition_32_over_3_is_11_11_10(void **state) {
+    uint64_t counts[3], firsts[3];
+    for (uint32_t i = 0; i < 3; i++)
+        plan_partition(32, 3, i, &firsts[i], &counts[i]);
+    assert_int_equal(counts[0], 11);
+    assert_int_equal(counts[1], 11);
+    assert_int_equal(counts[2], 10);
+    assert_int_equal(firsts[1], 11);
+    assert_int_equal(firsts[2], 22);
+    check_partition(32, 3);
+}
+
+static void test_plan_partition_160_over_7_sums_exactly(void **state) {
+    uint64_t first, count, big = 0;
+    for (uint32_t i = 0; i < 7; i++) {
+        plan_partition(160, 7, i, &first, &count);
+        big += count == 23; /* 160 = 6*23 + 22 */
+    }
+    assert_int_equal(big, 6);
+    check_partition(160, 7);
+}
+
+static void test_plan_partition_5_over_8_leaves_three_idle(void **state) {
+    int idle = 0;
+    for (uint32_t i = 0; i < 8; i++) {
+        plan_share_t share;
+        config_t cfg = concurrent_config(5);
+        assert_int_equal(plan_share_for(&cfg, 8, i, &share), 0);
+        assert_int_equal(share.slot_count, i < 5 ? 1 : 0);
+        idle += share.slot_count == 0;
+    }
+    assert_int_equal(idle, 3);
+    check_partition(5, 8);
+}
+
+static void test_plan_partition_sums_for_many_shapes(void **state) {
+    for (uint64_t total = 0; total < 200; total++)
+        for (uint32_t n = 1; n < 20; n++)
+            check_partition(total, n);
+    check_partition(UINT64_MAX - 3, 7);
+}
+
+/* Owner agrees with the share ranges, and exactly one worker owns each session. */
+static void check_every_session_owned_once(const config_t *cfg, uint32_t workers,
+                                           uint64_t sessions) {
+    plan_share_t shares[16];
+    assert_true(workers <= 16);
+    uint64_t slots = 0;
+    for (uint32_t w = 0; w < workers; w++) {
+        assert_int_equal(plan_share_for(cfg, workers, w, &shares[w]), 0);
+        slots += shares[w].slot_count;
+    }
+    if (cfg->scheduler.kind == SCHEDULER_CONCURRENT)
+        assert_int_equal(slots, cfg->scheduler.concurrency);
+    for (uint64_t i = 0; i < sessions; i++) {
+        int owners = 0;
+        uint32_t owner = plan_session_owner(cfg, workers, i);
+        for (uint32_t w = 0; w < workers; w++)
+            if (plan_share_owns(&shares[w], i)) {
+                owners++;
+                if (w != owner)
+                    fail_msg("session %lu: owned by %u, plan_session_owner says %u", i, w, owner);
+            }
+        if (owners != 1)
+            fail_msg("session %lu: %d owners, expected 1", i, owners);
+    }
+}
+
+static void test_plan_every_concurrent_session_owned_by_exactly_one_worker(void **state) {
+    config_t a = concurrent_config(32), b = concurrent_config(160), c = concurrent_config(5);
+    check_every_session_owned_once(&a, 3, 1000);
+    check_every_session_owned_once(&b, 7, 2000);
+    check_every_session_owned_once(&c, 8, 100);
+    check_every_session_owned_once(&c, 1, 100);
+}
+
+static void test_plan_concurrent_session_runs_on_its_slot(void **state) {
+    config_t cfg = concurrent_config(32);
+    plan_share_t share;
+    assert_int_equal(plan_share_for(&cfg, 3, 2, &share), 0);
+    assert_int_equal(share.slot_first, 22);
+    assert_int_equal(share.slot_count, 10);
+    /* slot 22 runs sessions 22, 54, 86: worker 2; slot 21 (session 53) is worker 1's */
+    assert_int_equal(plan_session_owner(&cfg, 3, 86), 2);
+    assert_int_equal(plan_session_owner(&cfg, 3, 53), 1);
+    assert_int_equal(plan_session_owner(&cfg, 3, 31), 2);
+    assert_int_equal(plan_session_owner(&cfg, 3, 32), 0);
+}
+
+static void test_plan_rate_sessions_go_round_robin_over_workers(void **state) {
+    config_t cfg = concurrent_config(0);
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    for (uint64_t i = 0; i < 100; i++)
+        assert_int_equal(plan_session_owner(&cfg, 4, i), i % 4);
+    check_every_session_owned_once(&cfg, 4, 500);
+    plan_share_t share;
+    assert_int_equal(plan_share_for(&cfg, 4, 3, &share), 0);
+    assert_int_equal(share.kind, PLAN_RATE);
+    assert_int_equal(share.rate_cap, 0);
+}
+
+static void test_plan_rate_cap_is_split_and_never_zero(void **state) {
+    config_t cfg = concurrent_config(10);
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    uint32_t caps[4], sum = 0;
+    for (uint32_t w = 0; w < 4; w++) {
+        plan_share_t share;
+        assert_int_equal(plan_share_for(&cfg, 4, w, &share), 0);
+        caps[w] = share.rate_cap;
+        sum += caps[w];
+    }
+    assert_int_equal(sum, 10);
+    assert_int_equal(caps[0], 3);
+    assert_int_equal(caps[3], 2);
+    cfg.scheduler.concurrency = 2;
+    plan_share_t share;
+    assert_int_equal(plan_share_for(&cfg, 4, 3, &share), 0);
+    assert_int_equal(share.rate_cap, 1);
+}
+
+static void test_plan_share_refuses_bad_index(void **state) {
+    config_t cfg = concurrent_config(4);
+    plan_share_t share;
+    assert_int_equal(plan_share_for(&cfg, 0, 0, &share), -1);
+    assert_int_equal(plan_share_for(&cfg, 3, 3, &share), -1);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
+        cmocka_unit_test(test_plan_partition_160_over_7_sums_exactly),
+        cmocka_unit_test(test_plan_partition_5_over_8_leaves_three_idle),
+        cmocka_unit_test(test_plan_partition_sums_for_many_shapes),
+        cmocka_unit_test(test_plan_every_concurrent_session_owned_by_exactly_one_worker),
+        cmocka_unit_test(test_plan_concurrent_session_runs_on_its_slot),
+        cmocka_unit_test(test_plan_rate_sessions_go_round_robin_over_workers),
+        cmocka_unit_test(test_plan_rate_cap_is_split_and_never_zero),
+        cmocka_unit_test(test_plan_share_refuses_bad_index),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
