@@ -64,10 +64,14 @@ typedef struct request_record {
                                   offset, fresh prompt text): summed over a run into a digest that
                                   must not depend on the worker count */
     bool warmup;               /* sent during warm-up: counted apart, excluded from statistics */
+    bool session_end;          /* the session finished with this request (its last node, or the
+                                  session was abandoned here): sessions/s counts these */
 } request_record_t;
 
 /* Output tokens of the request: usage.completion_tokens when present, else the chunk count
  * (sum of chunk_tokens). *from_usage tells which (may be NULL). */
 uint32_t record_output_tokens(const request_record_t *rec, bool *from_usage);
+/* Tokens counted from the chunks alone: the sum of chunk_tokens, or n_chunks when it is NULL. */
+uint32_t record_chunk_tokens(const request_record_t *rec);
 
 #endif

@@ -1,0 +1,40 @@
+#include "record.h"
+
+const char *error_class_name(error_class_t cls) {
+    switch (cls) {
+    case ERROR_NONE:
+        return "none";
+    case ERROR_CONNECT:
+        return "connect";
+    case ERROR_TIMEOUT:
+        return "timeout";
+    case ERROR_HTTP_4XX:
+        return "http_4xx";
+    case ERROR_HTTP_5XX:
+        return "http_5xx";
+    case ERROR_INCOMPLETE:
+        return "incomplete";
+    case ERROR_PROTOCOL:
+        return "protocol";
+    case ERROR_CANCELLED:
+        return "cancelled";
+    case ERROR__COUNT:
+        break;
+    }
+    return "unknown";
+}
+
+uint32_t record_chunk_tokens(const request_record_t *rec) {
+    if (!rec->chunk_tokens)
+        return rec->n_chunks;
+    uint32_t total = 0;
+    for (uint32_t i = 0; i < rec->n_chunks; i++)
+        total += rec->chunk_tokens[i];
+    return total;
+}
+
+uint32_t record_output_tokens(const request_record_t *rec, bool *from_usage) {
+    if (from_usage)
+        *from_usage = rec->has_usage;
+    return rec->has_usage ? rec->completion_tokens : record_chunk_tokens(rec);
+}
