@@ -1,0 +1,179 @@
+#include "body.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void body_init(body_t *self) {
+    memset(self, 0, sizeof *self);
+}
+
+void body_free(body_t *self) {
+    free(self->data);
+    body_init(self);
+}
+
+/* Makes room for `extra` more bytes plus a NUL; geometric growth so the buffer settles. */
+static bool body_reserve(body_t *self, size_t extra) {
+    if (self->failed)
+        return false;
+    size_t need = self->len + extra + 1;
+    if (need <= self->cap)
+        return true;
+    size_t cap = self->cap ? self->cap : 256;
+    while (cap < need)
+        cap *= 2;
+    char *data = realloc(self->data, cap);
+    if (!data) {
+        self->failed = true;
+        return false;
+    }
+    self->data = data;
+    self->cap = cap;
+    return true;
+}
+
+static void body_put(body_t *self, const char *bytes, size_t n) {
+    if (!body_reserve(self, n))
+        return;
+    memcpy(self->data + self->len, bytes, n);
+    self->len += n;
+    self->data[self->len] = '\0';
+}
+
+static void body_puts(body_t *self, const char *text) {
+    body_put(self, text, strlen(text));
+}
+
+/* Length of the well-formed UTF-8 sequence (RFC 3629, no surrogates or overlongs) starting at
+ * s[0] >= 0x80, or 0 when it is not one. */
+static size_t body_utf8_length(const unsigned char *s, size_t avail) {
+    unsigned char c = s[0];
+    size_t n;
+    unsigned char lo = 0x80, hi = 0xBF; /* allowed range of the second byte */
+    if (c >= 0xC2 && c <= 0xDF)
+        n = 2;
+    else if (c >= 0xE0 && c <= 0xEF) {
+        n = 3;
+        if (c == 0xE0)
+            lo = 0xA0;
+        else if (c == 0xED)
+            hi = 0x9F;
+    } else if (c >= 0xF0 && c <= 0xF4) {
+        n = 4;
+        if (c == 0xF0)
+            lo = 0x90;
+        else if (c == 0xF4)
+            hi = 0x8F;
+    } else
+        return 0;
+    if (avail < n || s[1] < lo || s[1] > hi)
+        return 0;
+    for (size_t i = 2; i < n; i++)
+        if (s[i] < 0x80 || s[i] > 0xBF)
+            return 0;
+    return n;
+}
+
+/* Writes text as a JSON string body (without the quotes), copying runs of safe bytes at once. */
+static void body_put_escaped(body_t *self, const char *text, size_t len) {
+    const unsigned char *s = (const unsigned char *)text;
+    size_t run = 0, i = 0;
+    while (i < len) {
+        unsigned char c = s[i];
+        if (c >= 0x20 && c != '"' && c != '\\' && c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c >= 0x80) {
+            size_t n = body_utf8_length(s + i, len - i);
+            if (n) {
+                i += n;
+                continue;
+            }
+        }
+        body_put(self, text + run, i - run);
+        char escape[8];
+        switch (c) {
+        case '"':
+            body_put(self, "\\\"", 2);
+            break;
+        case '\\':
+            body_put(self, "\\\\", 2);
+            break;
+        case '\n':
+            body_put(self, "\\n", 2);
+            break;
+        case '\r':
+            body_put(self, "\\r", 2);
+            break;
+        case '\t':
+            body_put(self, "\\t", 2);
+            break;
+        case '\b':
+            body_put(self, "\\b", 2);
+            break;
+        case '\f':
+            body_put(self, "\\f", 2);
+            break;
+        default:
+            if (c < 0x20) {
+                snprintf(escape, sizeof escape, "\\u%04x", c);
+                body_put(self, escape, 6);
+            } else {
+                body_put(self, "\xEF\xBF\xBD", 3); /* invalid UTF-8 byte -> U+FFFD */
+            }
+        }
+        i++;
+        run = i;
+    }
+    body_put(self, text + run, len - run);
+}
+
+static void body_put_string(body_t *self, const char *text, size_t len) {
+    body_put(self, "\"", 1);
+    body_put_escaped(self, text, len);
+    body_put(self, "\"", 1);
+}
+
+void body_begin(body_t *self, const body_options_t *options) {
+    self->len = 0;
+    self->parts = 0;
+    self->failed = false;
+    self->options = *options;
+    if (body_reserve(self, 0))
+        self->data[0] = '\0';
+    body_puts(self, "{\"model\":");
+    const char *model = options->model ? options->model : "";
+    body_put_string(self, model, strlen(model));
+    body_puts(self, options->api == API_CHAT ? ",\"messages\":[" : ",\"prompt\":\"");
+}
+
+void body_add(body_t *self, const char *role, const char *text, size_t len) {
+    if (self->options.api == API_CHAT) {
+        body_puts(self, self->parts ? ",{\"role\":" : "{\"role\":");
+        body_put_string(self, role, strlen(role));
+        body_puts(self, ",\"content\":");
+        body_put_string(self, text, len);
+        body_puts(self, "}");
+    } else {
+        if (self->parts)
+            body_puts(self, "\\n");
+        body_put_escaped(self, text, len);
+    }
+    self->parts++;
+}
+
+int body_end(body_t *self) {
+    const body_options_t *o = &self->options;
+    char number[48];
+    body_puts(self, o->api == API_CHAT ? "]" : "\"");
+    snprintf(number, sizeof number, ",\"max_tokens\":%u", o->max_tokens);
+    body_puts(self, number);
+    body_puts(self, o->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}"
+                              : ",\"stream\":false");
+    if (o->ignore_eos)
+        body_puts(self, ",\"ignore_eos\":true");
+    body_puts(self, "}");
+    return self->failed ? -1 : 0;
+}

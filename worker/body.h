@@ -1,0 +1,49 @@
+/* The JSON body of one OpenAI-compatible request, written into a growable buffer that is reused
+ * from request to request (its capacity is kept). Strings are escaped for JSON (", \ and control
+ * characters); valid UTF-8 passes through unchanged and each byte of an invalid sequence becomes
+ * U+FFFD, so any reply a server sent can go back in the history and the body stays valid JSON.
+ *
+ *   chat:        {"model":M,"messages":[{"role":R,"content":T},...],"max_tokens":N,
+ *                 "stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]}
+ *   completions: {"model":M,"prompt":"T1\nT2\n...","max_tokens":N,"stream":true,...}
+ *
+ * Usage: body_begin, then body_add per message (in completions mode the texts are joined by a
+ * newline into the prompt and the role is ignored), then body_end. */
+#ifndef STAMPEDE_BODY_H
+#define STAMPEDE_BODY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+typedef struct body_options {
+    config_api_t api;  /* chat -> "messages", completions -> "prompt" */
+    const char *model; /* copied into the body at body_begin */
+    uint32_t max_tokens;
+    bool stream; /* also asks for stream_options.include_usage */
+    bool ignore_eos;
+} body_options_t;
+
+typedef struct body {
+    char *data; /* NUL-terminated JSON after a successful body_end; owned */
+    size_t len;
+    size_t cap;
+    body_options_t options;
+    uint32_t parts; /* messages (or prompt pieces) added since body_begin */
+    bool failed;    /* an allocation failed since body_begin */
+} body_t;
+
+/* An empty body (no allocation yet). */
+void body_init(body_t *self);
+/* Frees the buffer. */
+void body_free(body_t *self);
+/* Starts a new body in the same buffer (previous contents discarded, capacity kept). */
+void body_begin(body_t *self, const body_options_t *options);
+/* Adds one message: role "system", "user" or "assistant"; text of len bytes (may hold NULs). */
+void body_add(body_t *self, const char *role, const char *text, size_t len);
+/* Closes the JSON. 0 ok (data/len hold the body); -1 if an allocation failed on the way. */
+int body_end(body_t *self);
+
+#endif
