@@ -44,15 +44,15 @@ typedef enum dist_param {
 
 typedef struct dist {
     dist_kind_t kind;
-    unsigned given;               /* bitmask of (1u << dist_param_t) */
-    double param[DIST_P__COUNT];  /* indexed by dist_param_t */
-    double *values;               /* empirical: owned, freed by dist_clear */
-    double *weights;              /* empirical: optional, owned; NULL = equal weights */
+    unsigned given;              /* bitmask of (1u << dist_param_t) */
+    double param[DIST_P__COUNT]; /* indexed by dist_param_t */
+    double *values;              /* empirical: owned, freed by dist_clear */
+    double *weights;             /* empirical: optional, owned; NULL = equal weights */
     size_t n_values;
-    char *file;                   /* empirical: source file if any, owned */
+    char *file; /* empirical: source file if any, owned */
     /* Filled by dist_prepare: derived constants and the empirical cumulative table. */
     double derived[4];
-    double *cdf;                  /* owned */
+    double *cdf; /* owned */
 } dist_t;
 
 /* Zeroes *self as a fixed 0 distribution. */
@@ -75,9 +75,13 @@ const char *dist_kind_params(dist_kind_t kind);
 /* Sets a parameter; -1 with a message in err when the kind does not take it. */
 int dist_set(dist_t *self, dist_param_t param, double value, char *err, size_t errlen);
 /* Empirical values; copies the arrays. weights may be NULL. */
-int dist_set_values(dist_t *self, const double *values, const double *weights, size_t n,
-                    char *err, size_t errlen);
-/* Empirical values from a file, one number (optionally "value weight") per line. */
+int dist_set_values(dist_t *self, const double *values, const double *weights, size_t n, char *err,
+                    size_t errlen);
+/* Empirical weights for the values already set; -1 ("empirical weights must match values ...")
+ * when n differs from the number of values. Copies the array. */
+int dist_set_weights(dist_t *self, const double *weights, size_t n, char *err, size_t errlen);
+/* Empirical values from a file, one number (optionally "value weight") per line; '#' starts a
+ * comment, blank lines are skipped. Errors name "path:line". */
 int dist_load_file(dist_t *self, const char *path, char *err, size_t errlen);
 
 /* Validates parameters (missing, out of range, contradictory) and computes derived constants.
@@ -88,8 +92,15 @@ double dist_sample(const dist_t *self, rng_t *rng);
 /* The distribution's mean after clamping is ignored (for planning and tests). */
 double dist_mean(const dist_t *self);
 
-/* Parses a command-line spec: "200" (fixed), "uniform:min=10,max=20",
- * "lognormal:mean=200,sigma=0.5". The result is prepared. */
+/* Parses a command-line spec into *out (initialised here); the result is prepared.
+ *   SPEC  := NUMBER                       a fixed value: "200"
+ *          | KIND ":" PARAM ("," PARAM)*  "uniform:min=10,max=20", "lognormal:mean=200,sigma=0.5"
+ *   PARAM := NAME "=" NUMBER              names as listed by dist_kind_params()
+ *          | "values=" LIST               empirical: "empirical:values=1;2;3"
+ *          | "weights=" LIST              empirical, one per value: "...,weights=1;1;2"
+ *          | "file=" PATH                 empirical: the rest of the spec is the path
+ *   LIST  := NUMBER (";" NUMBER)*
+ * Spaces around names, numbers and separators are ignored. 0 ok; -1 with a message in err. */
 int dist_parse_spec(const char *spec, dist_t *out, char *err, size_t errlen);
 /* Writes the spec form of a prepared distribution (inverse of dist_parse_spec, except that
  * an empirical distribution loaded from a file prints as "empirical:file=PATH"). */
