@@ -1,0 +1,97 @@
+/* The controller's accumulator: every request record of a run (already on the controller's clock)
+ * goes through merge_add, which turns it into metrics (common/metrics) and counts them into
+ * histograms for the whole run, per endpoint and per role, plus a short sliding window for the
+ * live status line. Warm-up records are counted apart and kept out of the statistics; failed ones
+ * count by error class and stay out of the latency histograms. No allocation per record (a role's
+ * statistics are allocated the first time that role is seen). Not thread-safe: one ingest loop. */
+#ifndef STAMPEDE_MERGE_H
+#define STAMPEDE_MERGE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "histogram.h"
+#include "metrics.h"
+#include "record.h"
+
+#define MERGE_MAX_ROLES 64
+#define MERGE_LIVE_WINDOW_S 5
+
+typedef struct merge merge_t;
+
+/* Statistics of one slice of the run (all of it, one endpoint or one role), warm-up excluded. */
+typedef struct merge_stats {
+    histogram_t *latency[METRIC__COUNT]; /* ok requests only; ITL holds every per-token sample */
+    uint64_t requests;                   /* ok + failed + cancelled */
+    uint64_t ok;
+    uint64_t failed;
+    uint64_t cancelled;               /* stopped by the run ending: neither ok nor failed */
+    uint64_t errors[ERROR__COUNT];    /* by class (ERROR_CANCELLED too; ERROR_NONE stays 0) */
+    uint64_t output_tokens;           /* ok requests; source below */
+    uint64_t input_tokens;            /* ok requests: usage.prompt_tokens, else words sent */
+    uint64_t cached_tokens;           /* ok requests: usage...cached_tokens */
+    uint64_t usage_prompt_tokens;     /* ok requests with usage: prompt tokens (cache rate) */
+    uint64_t output_from_usage;       /* ok requests whose token counts came from usage */
+    uint64_t output_from_chunks;      /* ok requests whose counts came from the chunks */
+    uint64_t usage_chunks_differ;     /* ok requests with usage whose chunk count differs */
+    uint64_t requested_checked;       /* ok requests that asked for a number of output tokens */
+    uint64_t requested_output_tokens; /* what those asked for, summed */
+    uint64_t received_output_tokens;  /* what those received, summed */
+    uint64_t output_mismatched;       /* those that received a different number */
+    uint64_t sessions_ended;          /* records flagged session_end (any outcome) */
+} merge_stats_t;
+
+/* What the live status line shows. */
+typedef struct live {
+    double elapsed_s;           /* since the run window's start (or the first record seen) */
+    uint32_t in_flight;         /* as the caller passed it */
+    uint64_t requests_ok;       /* since the start, warm-up included */
+    uint64_t requests_failed;   /* since the start, warm-up included */
+    double requests_per_s;      /* ok requests finished over the last ~5 s */
+    double output_tokens_per_s; /* output tokens of those */
+    double ttft_p50_ms;         /* TTFT p50 of those; negative when there is none */
+} live_t;
+
+/* A new accumulator for cfg's endpoints (URLs copied; cfg may be NULL: no endpoints). The caller
+ * destroys it; NULL on allocation failure. */
+merge_t *merge_new(const config_t *cfg);
+/* Frees *self_p and sets it to NULL. */
+void merge_destroy(merge_t **self_p);
+/* Counts one finished request. Its chunk arrays are only read during the call. */
+void merge_add(merge_t *self, const request_record_t *rec);
+/* The measured window (controller clock) that throughput is divided by; end_ns 0 = still open.
+ * Without it the window runs from the first measured send to the last measured end. */
+void merge_set_run_window(merge_t *self, int64_t start_ns, int64_t end_ns);
+/* Marks the results partial (interrupted, a worker lost...); reason is copied. */
+void merge_mark_partial(merge_t *self, const char *reason);
+/* Fills *out for the live line at controller instant now_ns. */
+void merge_live(merge_t *self, int64_t now_ns, uint32_t in_flight, live_t *out);
+
+/* The whole run's statistics. */
+const merge_stats_t *merge_overall(const merge_t *self);
+/* Number of configured endpoints, and each one's URL and statistics (i < merge_endpoint_count). */
+size_t merge_endpoint_count(const merge_t *self);
+const char *merge_endpoint_url(const merge_t *self, size_t i);
+const merge_stats_t *merge_endpoint(const merge_t *self, size_t i);
+/* Requests sent to endpoint i over the whole run, warm-up included (the routing balance). */
+uint64_t merge_endpoint_sent(const merge_t *self, size_t i);
+/* One more than the highest role index seen; merge_role is NULL for a role never seen. */
+uint32_t merge_role_count(const merge_t *self);
+const merge_stats_t *merge_role(const merge_t *self, uint32_t role);
+/* Warm-up records (all outcomes), and how many of them failed. */
+uint64_t merge_warmup(const merge_t *self);
+uint64_t merge_warmup_failed(const merge_t *self);
+/* Every record merged, warm-up included. */
+uint64_t merge_records(const merge_t *self);
+/* Records whose endpoint or role index had no slot (counted in the whole run only). */
+uint64_t merge_unplaced(const merge_t *self);
+/* Wrapping sum of every record's workload_hash (warm-up, failed and cancelled included). */
+uint64_t merge_digest(const merge_t *self);
+/* Length of the measured window in seconds (0 when nothing was measured). */
+double merge_duration_s(const merge_t *self);
+/* True when marked partial; *reason (may be NULL) gets the reason. */
+bool merge_partial(const merge_t *self, const char **reason);
+
+#endif
