@@ -1,0 +1,34 @@
+/* Turning the records of workers' event batches back into request_record_t on the controller's
+ * clock: the inverse of worker/events, plus the conversion by the clock offset measured for the
+ * worker (worker clock minus controller clock). Chunk arrays are decoded into storage the ingest
+ * owns and reuses, so decoding allocates only while a record is longer than any before it. */
+#ifndef STAMPEDE_INGEST_H
+#define STAMPEDE_INGEST_H
+
+#include <stdint.h>
+
+#include "record.h"
+#include "stampede.pb-c.h"
+
+typedef struct ingest ingest_t;
+
+/* Called for each decoded record; the record and its chunk arrays are valid during the call. */
+typedef void (*ingest_record_fn)(void *arg, request_record_t *record);
+
+/* A new decoder; NULL on allocation failure. */
+ingest_t *ingest_new(void);
+/* Frees *self_p and sets it to NULL (NULL is fine). */
+void ingest_destroy(ingest_t **self_p);
+/* Decodes msg into *out with every timestamp moved to the controller's clock (minus offset_ns);
+ * out->worker is set to worker. out's chunk arrays point into self's storage, valid until the
+ * next call. 0 ok, -1 on allocation failure. */
+int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns, uint32_t worker,
+                  request_record_t *out);
+/* Decodes every record of a batch and hands each to fn. Returns the number decoded, -1 on
+ * allocation failure. */
+long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t offset_ns,
+                  uint32_t worker, ingest_record_fn fn, void *arg);
+/* The record.h error class of a wire error class (unknown values map to ERROR_PROTOCOL). */
+error_class_t ingest_error_class(Stampede__ErrorClass wire);
+
+#endif

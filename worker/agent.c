@@ -1,0 +1,556 @@
+#include "agent.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/random.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#ifndef STAMPEDE_VERSION
+#define STAMPEDE_VERSION "0.1.0"
+#endif
+
+#define AGENT_MONITOR_EVENTS (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED)
+
+/* One socket on the loop: its ZMQ_FD is edge-triggered, so it is drained after every wakeup and
+ * after every send (a send can consume the edge that announced incoming messages). */
+typedef struct agent_socket {
+    agent_t *agent;
+    void *sock;
+    int fd;
+    int draining;
+    void (*handle)(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns);
+} agent_socket_t;
+
+/* A monitor PAIR socket reporting connects and disconnects of one of the two sockets. */
+typedef struct agent_monitor {
+    agent_t *agent;
+    void *sock;
+    int fd;
+    int is_data;
+} agent_monitor_t;
+
+struct agent {
+    void *ctx;
+    loop_t *loop;
+    events_t *events;
+    agent_options_t options;
+    agent_callbacks_t cb;
+    void *arg;
+    char *endpoint;
+    char *name;
+    char routing_id[96];
+
+    agent_socket_t ctl;
+    agent_socket_t data;
+    agent_monitor_t ctl_mon;
+    agent_monitor_t data_mon;
+    char *data_endpoint; /* connected data endpoint, NULL before the first Welcome */
+
+    bool welcomed;
+    uint64_t run_id;
+    int64_t last_rx_ns;
+    int64_t heartbeat_ns;
+    uint64_t timer;
+    uint64_t seq;
+
+    bool ready_pending;
+    bool ready_ok;
+    char *ready_error;
+    uint32_t ready_concurrency;
+    bool done_pending;
+    char *done_error;
+
+    uint8_t *buf;
+    size_t buf_cap;
+};
+
+static int64_t reported_now(const agent_t *self) {
+    return loop_now_ns() + self->options.clock_shift_ns;
+}
+
+int64_t agent_now_reported(const agent_t *self) {
+    return reported_now(self);
+}
+
+static void drain(agent_socket_t *s);
+
+/* Packs env (version, run and seq filled here) and sends it without blocking: 0 sent, -1 not. */
+static int send_envelope(agent_t *self, agent_socket_t *s, Stampede__Envelope *env) {
+    env->proto_version = self->options.proto_version;
+    env->seq = ++self->seq;
+    size_t len = stampede__envelope__get_packed_size(env);
+    if (len > self->buf_cap) {
+        uint8_t *p = realloc(self->buf, len);
+        if (!p)
+            return -1;
+        self->buf = p;
+        self->buf_cap = len;
+    }
+    stampede__envelope__pack(env, self->buf);
+    int rc = zmq_send(s->sock, self->buf, len, ZMQ_DONTWAIT);
+    drain(s);
+    return rc < 0 ? -1 : 0;
+}
+
+static void send_hello(agent_t *self) {
+    char host[256] = "";
+    gethostname(host, sizeof host - 1);
+    Stampede__Hello hello = STAMPEDE__HELLO__INIT;
+    hello.proto_version = self->options.proto_version;
+    hello.name = self->name;
+    hello.host = host;
+    hello.pid = (uint32_t)getpid();
+    hello.thread = self->options.thread;
+    hello.threads = self->options.threads;
+    hello.capacity = self->options.capacity;
+    hello.version = STAMPEDE_VERSION;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_HELLO;
+    env.hello = &hello;
+    env.run_id = 0; /* a Hello belongs to no run: the Welcome says which run still counts us */
+    send_envelope(self, &self->ctl, &env);
+}
+
+static void send_ready(agent_t *self) {
+    Stampede__Ready ready = STAMPEDE__READY__INIT;
+    ready.ok = self->ready_ok;
+    ready.error = self->ready_error ? self->ready_error : (char *)"";
+    ready.concurrency = self->ready_concurrency;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_READY;
+    env.ready = &ready;
+    env.run_id = self->run_id;
+    if (send_envelope(self, &self->ctl, &env) == 0)
+        self->ready_pending = false;
+}
+
+static void send_done(agent_t *self) {
+    Stampede__Done done = STAMPEDE__DONE__INIT;
+    done.last_seq = events_last_seq(self->events);
+    done.records = events_records(self->events);
+    done.dropped = events_dropped(self->events);
+    done.error = self->done_error ? self->done_error : (char *)"";
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_DONE;
+    env.done = &done;
+    env.run_id = self->run_id;
+    send_envelope(self, &self->ctl, &env);
+}
+
+static void send_heartbeat(agent_t *self) {
+    agent_status_t status = {0};
+    if (self->cb.status)
+        self->cb.status(self->arg, &status);
+    Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
+    hb.sent_ns = reported_now(self);
+    hb.inflight = status.inflight;
+    hb.requests_done = status.requests_done;
+    hb.unacked = events_unacked(self->events);
+    hb.dropped = events_dropped(self->events);
+    hb.state = (uint32_t)status.state;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    env.run_id = self->run_id;
+    send_envelope(self, &self->ctl, &env);
+}
+
+static int send_batch(void *arg, const uint8_t *data, size_t len) {
+    agent_t *self = arg;
+    return zmq_send(self->data.sock, data, len, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+}
+
+void agent_flush(agent_t *self) {
+    if (!self->data_endpoint)
+        return;
+    if (events_flush(self->events, send_batch, self) > 0)
+        drain(&self->data);
+}
+
+/* "tcp://host:5555" with the port replaced; NULL when the endpoint has no port. */
+static char *endpoint_with_port(const char *endpoint, uint32_t port) {
+    const char *colon = strrchr(endpoint, ':');
+    if (!colon || colon < strstr(endpoint, "://") + 3)
+        return NULL;
+    size_t head = (size_t)(colon - endpoint);
+    char *out = malloc(head + 16);
+    if (out)
+        snprintf(out, head + 16, "%.*s:%u", (int)head, endpoint, port);
+    return out;
+}
+
+static void connect_data(agent_t *self, uint32_t port) {
+    char *ep = endpoint_with_port(self->endpoint, port);
+    if (!ep)
+        return;
+    if (self->data_endpoint && strcmp(ep, self->data_endpoint) == 0) {
+        free(ep);
+        return;
+    }
+    if (self->data_endpoint) {
+        zmq_disconnect(self->data.sock, self->data_endpoint);
+        free(self->data_endpoint);
+        self->data_endpoint = NULL;
+    }
+    if (zmq_connect(self->data.sock, ep) != 0) {
+        fprintf(stderr, "worker %s: cannot connect the data socket to %s: %s\n", self->name, ep,
+                zmq_strerror(errno));
+        free(ep);
+        return;
+    }
+    self->data_endpoint = ep;
+    drain(&self->data);
+}
+
+static void handle_welcome(agent_t *self, const Stampede__Envelope *env) {
+    const Stampede__Welcome *w = env->welcome;
+    if (!w->accepted) {
+        if (self->cb.refused)
+            self->cb.refused(self->arg,
+                             w->refusal && *w->refusal ? w->refusal : "refused by the controller");
+        return;
+    }
+    self->welcomed = true;
+    if (w->heartbeat_ms)
+        self->heartbeat_ns = (int64_t)w->heartbeat_ms * 1000000;
+    if (w->data_port)
+        connect_data(self, w->data_port);
+    if (self->cb.welcome)
+        self->cb.welcome(self->arg, env->run_id, w);
+}
+
+static void handle_probe(agent_t *self, const Stampede__Envelope *env, int64_t rx_ns) {
+    Stampede__ClockProbe probe = *env->probe;
+    probe.t2 = rx_ns + self->options.clock_shift_ns;
+    Stampede__Envelope reply = STAMPEDE__ENVELOPE__INIT;
+    reply.body_case = STAMPEDE__ENVELOPE__BODY_PROBE;
+    reply.probe = &probe;
+    reply.run_id = env->run_id;
+    probe.t3 = reported_now(self);
+    send_envelope(self, &self->ctl, &reply);
+}
+
+static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
+    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    if (!env) {
+        fprintf(stderr, "worker %s: undecodable control message (%zu bytes) ignored\n", self->name,
+                len);
+        return;
+    }
+    self->last_rx_ns = rx_ns;
+    switch (env->body_case) {
+    case STAMPEDE__ENVELOPE__BODY_WELCOME:
+        handle_welcome(self, env);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_PROBE:
+        handle_probe(self, env, rx_ns);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_ASSIGN:
+        if (self->welcomed && self->cb.assign)
+            self->cb.assign(self->arg, env->run_id, env->assign);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_START:
+        if (self->welcomed && env->run_id == self->run_id && self->cb.start) {
+            /* The controller's instant on our reported clock, then back to our real clock. */
+            int64_t start = env->start->start_ns + env->start->offset_ns;
+            self->cb.start(self->arg, env->run_id, start - self->options.clock_shift_ns);
+        }
+        break;
+    case STAMPEDE__ENVELOPE__BODY_STOP:
+        if (self->cb.stop)
+            self->cb.stop(self->arg, env->run_id, env->stop);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
+        break;
+    default:
+        /* A body this build does not know (a newer controller): liveness only. */
+        break;
+    }
+    stampede__envelope__free_unpacked(env, NULL);
+}
+
+static void handle_data(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
+    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    if (!env)
+        return;
+    self->last_rx_ns = rx_ns;
+    if (env->body_case == STAMPEDE__ENVELOPE__BODY_ACK && env->run_id == self->run_id)
+        events_ack(self->events, env->ack->up_to_seq);
+    stampede__envelope__free_unpacked(env, NULL);
+}
+
+static void drain(agent_socket_t *s) {
+    if (s->draining) {
+        s->draining = 2; /* the outer drain loop checks again */
+        return;
+    }
+    agent_t *self = s->agent;
+    for (;;) {
+        s->draining = 1;
+        int events = 0;
+        size_t size = sizeof events;
+        if (zmq_getsockopt(s->sock, ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN))
+            break;
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, s->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&msg);
+            break;
+        }
+        int64_t rx_ns = loop_now_ns();
+        s->handle(self, zmq_msg_data(&msg), zmq_msg_size(&msg), rx_ns);
+        zmq_msg_close(&msg);
+    }
+    s->draining = 0;
+}
+
+static void on_socket(loop_t *loop, int fd, int mask, void *arg) {
+    drain(arg);
+}
+
+static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
+    agent_monitor_t *m = arg;
+    agent_t *self = m->agent;
+    for (;;) {
+        int events = 0;
+        size_t size = sizeof events;
+        if (zmq_getsockopt(m->sock, ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN))
+            break;
+        zmq_msg_t msg;
+        zmq_msg_init(&msg);
+        if (zmq_msg_recv(&msg, m->sock, ZMQ_DONTWAIT) < 0) {
+            zmq_msg_close(&msg);
+            break;
+        }
+        uint16_t event = 0;
+        if (zmq_msg_size(&msg) >= 2)
+            memcpy(&event, zmq_msg_data(&msg), sizeof event);
+        int more = zmq_msg_more(&msg);
+        zmq_msg_close(&msg);
+        while (more) { /* the endpoint frame */
+            zmq_msg_init(&msg);
+            if (zmq_msg_recv(&msg, m->sock, ZMQ_DONTWAIT) < 0)
+                more = 0;
+            else
+                more = zmq_msg_more(&msg);
+            zmq_msg_close(&msg);
+        }
+        if (event != ZMQ_EVENT_CONNECTED)
+            continue;
+        if (m->is_data) {
+            /* Whatever was in flight on the old connection may be lost: send it all again;
+             * the controller drops what it already has by sequence number. */
+            events_rewind(self->events);
+            agent_flush(self);
+        } else {
+            /* A new control connection may reach a new controller: register (again). */
+            self->welcomed = false;
+            send_hello(self);
+        }
+    }
+}
+
+static void on_timer(loop_t *loop, uint64_t id, void *arg) {
+    agent_t *self = arg;
+    int64_t now = loop_now_ns();
+    if (!self->welcomed) {
+        send_hello(self);
+    } else if (now - self->last_rx_ns > self->options.liveness_ns) {
+        self->welcomed = false;
+        fprintf(stderr, "worker %s: no word from the controller for %.1f s: stopping the load\n",
+                self->name, (now - self->last_rx_ns) / 1e9);
+        if (self->cb.lost)
+            self->cb.lost(self->arg);
+        send_hello(self);
+    } else {
+        send_heartbeat(self);
+        if (self->ready_pending)
+            send_ready(self);
+        if (self->done_pending)
+            send_done(self);
+    }
+    agent_flush(self);
+    self->timer = loop_timer_at(self->loop, now + self->heartbeat_ns, on_timer, self);
+}
+
+static int set_int(void *sock, int option, int value) {
+    return zmq_setsockopt(sock, option, &value, sizeof value);
+}
+
+static void *make_socket(agent_t *self, int linger) {
+    void *sock = zmq_socket(self->ctx, ZMQ_DEALER);
+    if (!sock)
+        return NULL;
+    zmq_setsockopt(sock, ZMQ_ROUTING_ID, self->routing_id, strlen(self->routing_id));
+    set_int(sock, ZMQ_IMMEDIATE, 1); /* never queue into a connection that is not up */
+    set_int(sock, ZMQ_LINGER, linger);
+    set_int(sock, ZMQ_HEARTBEAT_IVL, 1000);
+    set_int(sock, ZMQ_HEARTBEAT_TIMEOUT, 3000);
+    set_int(sock, ZMQ_HEARTBEAT_TTL, 3000);
+    set_int(sock, ZMQ_RECONNECT_IVL, 100);
+    set_int(sock, ZMQ_RECONNECT_IVL_MAX, 2000);
+    return sock;
+}
+
+static int watch_socket(agent_t *self, agent_socket_t *s, void *sock,
+                        void (*handle)(agent_t *, const uint8_t *, size_t, int64_t)) {
+    s->agent = self;
+    s->sock = sock;
+    s->handle = handle;
+    size_t size = sizeof s->fd;
+    if (zmq_getsockopt(sock, ZMQ_FD, &s->fd, &size) != 0)
+        return -1;
+    return loop_watch(self->loop, s->fd, LOOP_READABLE, 1, on_socket, s);
+}
+
+static int start_monitor(agent_t *self, agent_monitor_t *m, void *sock, int is_data) {
+    char ep[128];
+    snprintf(ep, sizeof ep, "inproc://stampede-agent-%p-%d", (void *)self, is_data);
+    if (zmq_socket_monitor(sock, ep, AGENT_MONITOR_EVENTS) != 0)
+        return -1;
+    m->agent = self;
+    m->is_data = is_data;
+    m->sock = zmq_socket(self->ctx, ZMQ_PAIR);
+    if (!m->sock || zmq_connect(m->sock, ep) != 0)
+        return -1;
+    size_t size = sizeof m->fd;
+    if (zmq_getsockopt(m->sock, ZMQ_FD, &m->fd, &size) != 0)
+        return -1;
+    return loop_watch(self->loop, m->fd, LOOP_READABLE, 1, on_monitor, m);
+}
+
+agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_options_t *options,
+                   const agent_callbacks_t *callbacks, void *arg) {
+    agent_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->ctx = zmq_ctx;
+    self->loop = loop;
+    self->events = events;
+    self->options = *options;
+    self->cb = *callbacks;
+    self->arg = arg;
+    self->endpoint = strdup(options->endpoint);
+    self->name = strdup(options->name ? options->name : "worker");
+    if (!self->options.proto_version)
+        self->options.proto_version = PROTOCOL_VERSION;
+    if (!self->options.heartbeat_ns)
+        self->options.heartbeat_ns = 1000000000;
+    if (!self->options.liveness_ns)
+        self->options.liveness_ns = 3 * self->options.heartbeat_ns;
+    self->heartbeat_ns = self->options.heartbeat_ns;
+
+    uint8_t rnd[8] = {0};
+    if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
+        memcpy(rnd, &self, sizeof rnd < sizeof self ? sizeof rnd : sizeof self);
+    int n = snprintf(self->routing_id, sizeof self->routing_id, "%.60s-", self->name);
+    for (size_t i = 0; i < sizeof rnd && n + 2 < (int)sizeof self->routing_id; i++)
+        n += snprintf(self->routing_id + n, sizeof self->routing_id - (size_t)n, "%02x", rnd[i]);
+
+    void *ctl = make_socket(self, 500);
+    void *data = make_socket(self, 2000);
+    if (!self->endpoint || !self->name || !ctl || !data) {
+        fprintf(stderr, "worker: cannot create sockets: %s\n", zmq_strerror(errno));
+        if (ctl)
+            zmq_close(ctl);
+        if (data)
+            zmq_close(data);
+        free(self->endpoint);
+        free(self->name);
+        free(self);
+        return NULL;
+    }
+    self->ctl.sock = ctl;
+    self->data.sock = data;
+    if (watch_socket(self, &self->ctl, ctl, handle_control) != 0 ||
+        watch_socket(self, &self->data, data, handle_data) != 0 ||
+        start_monitor(self, &self->ctl_mon, ctl, 0) != 0 ||
+        start_monitor(self, &self->data_mon, data, 1) != 0) {
+        fprintf(stderr, "worker %s: cannot set up sockets: %s\n", self->name, zmq_strerror(errno));
+        agent_destroy(&self);
+        return NULL;
+    }
+    if (zmq_connect(ctl, self->endpoint) != 0) {
+        fprintf(stderr, "worker %s: cannot connect to %s: %s\n", self->name, self->endpoint,
+                zmq_strerror(errno));
+        agent_destroy(&self);
+        return NULL;
+    }
+    self->last_rx_ns = loop_now_ns();
+    self->timer = loop_timer_at(loop, loop_now_ns() + self->heartbeat_ns, on_timer, self);
+    return self;
+}
+
+static void close_monitor(agent_t *self, agent_monitor_t *m, void *watched) {
+    if (!m->sock)
+        return;
+    loop_unwatch(self->loop, m->fd);
+    if (watched)
+        zmq_socket_monitor(watched, NULL, 0);
+    zmq_close(m->sock);
+    m->sock = NULL;
+}
+
+void agent_destroy(agent_t **self_p) {
+    agent_t *self = *self_p;
+    if (!self)
+        return;
+    if (self->timer)
+        loop_timer_cancel(self->loop, self->timer);
+    close_monitor(self, &self->ctl_mon, self->ctl.sock);
+    close_monitor(self, &self->data_mon, self->data.sock);
+    if (self->ctl.sock) {
+        loop_unwatch(self->loop, self->ctl.fd);
+        zmq_close(self->ctl.sock);
+    }
+    if (self->data.sock) {
+        loop_unwatch(self->loop, self->data.fd);
+        zmq_close(self->data.sock);
+    }
+    free(self->data_endpoint);
+    free(self->endpoint);
+    free(self->name);
+    free(self->ready_error);
+    free(self->done_error);
+    free(self->buf);
+    free(self);
+    *self_p = NULL;
+}
+
+int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency) {
+    free(self->ready_error);
+    self->ready_error = error ? strdup(error) : NULL;
+    self->ready_ok = ok;
+    self->ready_concurrency = concurrency;
+    self->ready_pending = true;
+    send_ready(self);
+    return 0;
+}
+
+void agent_send_done(agent_t *self, const char *error) {
+    free(self->done_error);
+    self->done_error = error ? strdup(error) : NULL;
+    self->done_pending = true;
+    agent_flush(self);
+    send_done(self);
+}
+
+void agent_clear_done(agent_t *self) {
+    self->done_pending = false;
+    self->ready_pending = false;
+}
+
+bool agent_connected(const agent_t *self) {
+    return self->welcomed;
+}
+
+uint64_t agent_run_id(const agent_t *self) {
+    return self->run_id;
+}
+
+void agent_set_run(agent_t *self, uint64_t run_id) {
+    self->run_id = run_id;
+}

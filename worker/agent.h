@@ -1,0 +1,91 @@
+/* The ZeroMQ side of one worker loop: a control DEALER and a data DEALER (same routing id, two
+ * controller ports), both on the worker's loop through their ZMQ_FD (edge-triggered, drained
+ * while ZMQ_EVENTS says POLLIN). It registers (Hello every second until Welcome), answers clock
+ * probes, exchanges heartbeats, notices a silent controller, acknowledges nothing itself and
+ * never blocks: every send is ZMQ_DONTWAIT. Run-level messages go up to the worker through
+ * callbacks; event batches come from an events_t the worker fills. */
+#ifndef STAMPEDE_AGENT_H
+#define STAMPEDE_AGENT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "events.h"
+#include "loop.h"
+#include "stampede.pb-c.h"
+
+/* The protocol this build speaks; a controller refuses a worker that speaks another. */
+#define PROTOCOL_VERSION 1
+
+typedef struct agent agent_t;
+
+/* Worker states as reported in heartbeats. */
+typedef enum {
+    AGENT_IDLE = 0,
+    AGENT_ASSIGNED = 1,
+    AGENT_RUNNING = 2,
+    AGENT_FINISHING = 3
+} agent_state_t;
+
+/* What the worker reports in each heartbeat. */
+typedef struct agent_status {
+    agent_state_t state;
+    uint32_t inflight;
+    uint64_t requests_done;
+} agent_status_t;
+
+typedef struct agent_callbacks {
+    /* A run was assigned (run_id from the envelope); the worker answers with agent_send_ready. */
+    void (*assign)(void *arg, uint64_t run_id, const Stampede__Assign *assign);
+    /* Start at start_ns, already converted to this process's CLOCK_MONOTONIC. */
+    void (*start)(void *arg, uint64_t run_id, int64_t start_ns);
+    /* Stop: cancel the run (stop->cancel) or, after Done, the release to idle. */
+    void (*stop)(void *arg, uint64_t run_id, const Stampede__Stop *stop);
+    /* A Welcome arrived; run_id is the run the controller still counts this worker in (0 none). */
+    void (*welcome)(void *arg, uint64_t run_id, const Stampede__Welcome *welcome);
+    /* No traffic from the controller for the liveness period: stop the load now. */
+    void (*lost)(void *arg);
+    /* The controller refused this worker (reason is the controller's message). */
+    void (*refused)(void *arg, const char *reason);
+    /* Fills the heartbeat's status. */
+    void (*status)(void *arg, agent_status_t *out);
+} agent_callbacks_t;
+
+typedef struct agent_options {
+    const char *endpoint; /* controller control endpoint, "tcp://HOST:PORT" */
+    const char *name;     /* logical identity shown by the controller */
+    uint32_t thread;      /* loop index within the process */
+    uint32_t threads;
+    uint32_t capacity;      /* concurrent streams this loop can hold */
+    uint32_t proto_version; /* PROTOCOL_VERSION, or another one for the refusal test */
+    int64_t clock_shift_ns; /* test hook: added to every clock reading this agent reports */
+    int64_t heartbeat_ns;   /* default 1 s */
+    int64_t liveness_ns;    /* controller silence that means lost; default 3 s */
+} agent_options_t;
+
+/* Creates both sockets in ctx (a libzmq context created after any fork), connects the control
+ * socket and puts it on loop. The data socket connects when the Welcome names its port. The
+ * agent sends events' sealed batches and feeds acks back to events. NULL with a message on
+ * stderr on failure. */
+agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_options_t *options,
+                   const agent_callbacks_t *callbacks, void *arg);
+/* Closes the sockets (linger bounded) and frees. */
+void agent_destroy(agent_t **self_p);
+/* Answers an Assign. 0 sent (or queued to retry), -1 on encoding failure. */
+int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency);
+/* Reports the end of the run: repeated every heartbeat until the controller's Stop. */
+void agent_send_done(agent_t *self, const char *error);
+/* Stops repeating Done (the run is released). */
+void agent_clear_done(agent_t *self);
+/* Sends sealed batches that have not gone out yet (never blocks). */
+void agent_flush(agent_t *self);
+/* True once a Welcome was received and no loss was detected since. */
+bool agent_connected(const agent_t *self);
+/* The run the agent currently belongs to (0 none). */
+uint64_t agent_run_id(const agent_t *self);
+/* Sets the run the agent belongs to (0 when the run is released). */
+void agent_set_run(agent_t *self, uint64_t run_id);
+/* This process's CLOCK_MONOTONIC as the controller sees it (with the test shift). */
+int64_t agent_now_reported(const agent_t *self);
+
+#endif
