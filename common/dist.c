@@ -953,6 +953,8 @@ int dist_parse_spec(const char *spec, dist_t *out, char *err, size_t errlen) {
 
 /* The shortest decimal that reads back to exactly v. */
 static int dist_format_number(char *buf, size_t len, double v) {
+    if (v == trunc(v) && fabs(v) < 1e15)
+        return snprintf(buf, len, "%.0f", v); /* "200", never "2e+02" */
     int n = 0;
     for (int precision = 1; precision <= 17; precision++) {
         n = snprintf(buf, len, "%.*g", precision, v);
@@ -1011,7 +1013,14 @@ int dist_format_spec(const dist_t *self, char *buf, size_t len) {
     } else {
         dist_out_str(&o, dist_kind_name(self->kind));
         const char *sep = ":";
-        for (int p = 0; p < DIST_P__COUNT; p++) {
+        /* The shape parameters first, then the clamps: "normal:mean=1,stddev=2,min=0". */
+        static const dist_param_t order[DIST_P__COUNT] = {
+            DIST_P_VALUE,    DIST_P_MEAN,  DIST_P_MEDIAN, DIST_P_STDDEV, DIST_P_SIGMA,
+            DIST_P_CV,       DIST_P_SHAPE, DIST_P_SCALE,  DIST_P_ALPHA,  DIST_P_N,
+            DIST_P_EXPONENT, DIST_P_MIN,   DIST_P_MAX,
+        };
+        for (int i = 0; i < DIST_P__COUNT; i++) {
+            dist_param_t p = order[i];
             if (!(self->given & BIT(p)))
                 continue;
             dist_out_str(&o, sep);
