@@ -1,0 +1,571 @@
+#include "report.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "metrics.h"
+
+#define JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15))
+
+static const double table_percentiles[] = {50, 90, 95, 99};
+
+static double ms(uint64_t ns) {
+    return (double)ns / 1e6;
+}
+
+static double lag_threshold(const report_meta_t *meta) {
+    return meta && meta->lag_warning_ms > 0 ? meta->lag_warning_ms : REPORT_LAG_WARNING_MS;
+}
+
+static const char *level_kind(const report_level_t *level, const report_meta_t *meta) {
+    if (level->kind)
+        return level->kind;
+    return meta && meta->level_kind ? meta->level_kind : "concurrency";
+}
+
+/* Milliseconds with about four significant digits, never in exponent form. */
+static void format_ms(char *buf, size_t len, double value) {
+    const char *format = value < 1       ? "%.3f"
+                         : value < 100   ? "%.2f"
+                         : value < 10000 ? "%.1f"
+                                         : "%.0f";
+    snprintf(buf, len, format, value);
+}
+
+static const char *token_source(const merge_stats_t *stats) {
+    if (stats->output_from_usage && stats->output_from_chunks)
+        return "mixed";
+    if (stats->output_from_usage)
+        return "usage";
+    return stats->output_from_chunks ? "chunks" : "none";
+}
+
+static double error_pct(const merge_stats_t *stats, uint64_t n) {
+    uint64_t finished = stats->ok + stats->failed;
+    return finished ? 100.0 * (double)n / (double)finished : 0.0;
+}
+
+static double per_s(uint64_t n, double duration_s) {
+    return duration_s > 0 ? (double)n / duration_s : 0.0;
+}
+
+static const char *role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len) {
+    if (meta && role < meta->n_role_names && meta->role_names[role])
+        return meta->role_names[role];
+    snprintf(buf, len, "role %" PRIu32, role);
+    return buf;
+}
+
+/* UTC ISO 8601 of a CLOCK_REALTIME instant. */
+static void format_time(char *buf, size_t len, int64_t unix_ns) {
+    time_t seconds = (time_t)(unix_ns / 1000000000LL);
+    struct tm tm;
+    gmtime_r(&seconds, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+static void print_latency_row(FILE *out, const char *label, const histogram_t *h) {
+    char cell[32];
+    fprintf(out, "%-14s", label);
+    if (histogram_count(h) == 0) {
+        fprintf(out, "%10s%10s%10s%10s%10s%12d\n", "-", "-", "-", "-", "-", 0);
+        return;
+    }
+    format_ms(cell, sizeof cell, histogram_mean(h) / 1e6);
+    fprintf(out, "%10s", cell);
+    for (size_t i = 0; i < sizeof table_percentiles / sizeof table_percentiles[0]; i++) {
+        format_ms(cell, sizeof cell, ms(histogram_percentile(h, table_percentiles[i])));
+        fprintf(out, "%10s", cell);
+    }
+    fprintf(out, "%12" PRIu64 "\n", histogram_count(h));
+}
+
+static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    const merge_stats_t *all = merge_overall(merge);
+    const char *reason;
+    if (merge_partial(merge, &reason))
+        fprintf(out, "PARTIAL RESULTS: %s\n", *reason ? reason : "the run did not finish");
+    fprintf(out, "stampede results");
+    if (meta && meta->level_value > 0)
+        fprintf(out, " - %s %g", meta->level_kind ? meta->level_kind : "concurrency",
+                meta->level_value);
+    fprintf(out, " - %.1f s measured", merge_duration_s(merge));
+    if (meta && meta->workers)
+        fprintf(out, " - %" PRIu32 " worker%s", meta->workers, meta->workers == 1 ? "" : "s");
+    if (meta && meta->stop_reason)
+        fprintf(out, " - stopped: %s", meta->stop_reason);
+    fprintf(out, "\n\n");
+    fprintf(out,
+            "requests      %" PRIu64 " ok, %" PRIu64 " failed (%.2f %%), %" PRIu64
+            " cancelled, %" PRIu64 " warm-up (not counted)\n",
+            all->ok, all->failed, error_pct(all, all->failed), all->cancelled, merge_warmup(merge));
+    if (all->failed) {
+        fprintf(out, "errors       ");
+        for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++)
+            if (c != ERROR_CANCELLED && all->errors[c])
+                fprintf(out, " %s %" PRIu64 " (%.2f %%)", error_class_name((error_class_t)c),
+                        all->errors[c], error_pct(all, all->errors[c]));
+        fprintf(out, "\n");
+    }
+}
+
+static void print_latency_table(const merge_stats_t *all, FILE *out) {
+    fprintf(out, "\n%-14s%10s%10s%10s%10s%10s%12s\n", "latency (ms)", "mean", "p50", "p90", "p95",
+            "p99", "count");
+    for (int k = 0; k < METRIC__COUNT; k++)
+        if (k != METRIC_SCHEDULE_LAG)
+            print_latency_row(out, metrics_label((metrics_kind_t)k), all->latency[k]);
+}
+
+static void print_tokens(const merge_t *merge, FILE *out) {
+    const merge_stats_t *all = merge_overall(merge);
+    double duration = merge_duration_s(merge);
+    fprintf(out,
+            "\nthroughput    %.1f output tok/s, %.1f input tok/s, %.2f req/s, %.3f sessions/s\n",
+            per_s(all->output_tokens, duration), per_s(all->input_tokens, duration),
+            per_s(all->ok, duration), per_s(all->sessions_ended, duration));
+    fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; counts from %s",
+            all->output_tokens, all->input_tokens, token_source(all));
+    if (all->output_from_usage && all->output_from_chunks)
+        fprintf(out, " (usage for %" PRIu64 " requests, chunks for %" PRIu64 ")",
+                all->output_from_usage, all->output_from_chunks);
+    if (all->usage_prompt_tokens)
+        fprintf(out, "; %.1f %% of prompt tokens cached",
+                100.0 * (double)all->cached_tokens / (double)all->usage_prompt_tokens);
+    fprintf(out, "\n");
+    if (all->usage_chunks_differ)
+        fprintf(out,
+                "              %" PRIu64 " requests streamed a different number of tokens "
+                "than their usage reports (several tokens per chunk, or non-token chunks)\n",
+                all->usage_chunks_differ);
+    if (all->requested_checked) {
+        double pct = all->requested_output_tokens ? 100.0 * (double)all->received_output_tokens /
+                                                        (double)all->requested_output_tokens
+                                                  : 0.0;
+        fprintf(out,
+                "requested     %" PRIu64 " of %" PRIu64 " requests got the output length they "
+                "asked for; %" PRIu64 " of %" PRIu64 " tokens received (%.1f %%)\n",
+                all->requested_checked - all->output_mismatched, all->requested_checked,
+                all->received_output_tokens, all->requested_output_tokens, pct);
+    }
+}
+
+static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, FILE *out) {
+    const histogram_t *lag = all->latency[METRIC_SCHEDULE_LAG];
+    if (histogram_count(lag) == 0)
+        return;
+    char p99[32], max[32];
+    double lag_p99 = ms(histogram_percentile(lag, 99));
+    format_ms(p99, sizeof p99, lag_p99);
+    format_ms(max, sizeof max, ms(histogram_max(lag)));
+    fprintf(out, "schedule lag  p99 %s ms, max %s ms (send - intended start)\n", p99, max);
+    if (lag_p99 > lag_threshold(meta))
+        fprintf(out,
+                "WARNING: schedule lag p99 %s ms is above %g ms: the client could not keep the "
+                "schedule, so the offered load was lower than asked and latencies measured from "
+                "the send hide that wait\n",
+                p99, lag_threshold(meta));
+}
+
+static void print_slice_row(FILE *out, const char *name, const merge_stats_t *s) {
+    char ttft50[32] = "-", ttft99[32] = "-", e2e50[32] = "-";
+    const histogram_t *ttft = s->latency[METRIC_TTFT], *e2e = s->latency[METRIC_E2E];
+    if (histogram_count(ttft)) {
+        format_ms(ttft50, sizeof ttft50, ms(histogram_percentile(ttft, 50)));
+        format_ms(ttft99, sizeof ttft99, ms(histogram_percentile(ttft, 99)));
+    }
+    if (histogram_count(e2e))
+        format_ms(e2e50, sizeof e2e50, ms(histogram_percentile(e2e, 50)));
+    fprintf(out, "%-32s%10" PRIu64 "%10" PRIu64 "%8" PRIu64 "%12s%12s%12s\n", name, s->requests,
+            s->ok, s->failed, ttft50, ttft99, e2e50);
+}
+
+static void print_slices(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    static const char *const columns = "%10s%10s%8s%12s%12s%12s\n";
+    if (merge_endpoint_count(merge) > 0) {
+        fprintf(out, "\n%-32s", "endpoint");
+        fprintf(out, columns, "requests", "ok", "failed", "TTFT p50", "TTFT p99", "E2E p50");
+        for (size_t e = 0; e < merge_endpoint_count(merge); e++)
+            print_slice_row(out, merge_endpoint_url(merge, e), merge_endpoint(merge, e));
+    }
+    if (merge_role_count(merge) > 1) {
+        char name[32];
+        fprintf(out, "\n%-32s", "role");
+        fprintf(out, columns, "requests", "ok", "failed", "TTFT p50", "TTFT p99", "E2E p50");
+        for (uint32_t r = 0; r < merge_role_count(merge); r++)
+            if (merge_role(merge, r))
+                print_slice_row(out, role_name(meta, r, name, sizeof name), merge_role(merge, r));
+    }
+}
+
+void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    const merge_stats_t *all = merge_overall(merge);
+    print_header(merge, meta, out);
+    print_latency_table(all, out);
+    print_tokens(merge, out);
+    print_schedule(all, meta, out);
+    print_slices(merge, meta, out);
+    if (merge_unplaced(merge))
+        fprintf(out,
+                "\nnote: %" PRIu64 " requests named an endpoint or role with no slot; they "
+                "count in the totals only\n",
+                merge_unplaced(merge));
+    fprintf(out, "\nworkload digest %016" PRIx64 "\n", merge_digest(merge));
+}
+
+/* {"count","mean","p50","p90","p95","p99","p99_9","min","max"} in ms; nulls when empty. */
+static json_t *metric_json(const histogram_t *h) {
+    static const struct {
+        const char *key;
+        double p;
+    } percentiles[] = {{"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}};
+    uint64_t count = histogram_count(h);
+    json_t *block = json_object();
+    json_object_set_new(block, "count", json_integer((json_int_t)count));
+    json_object_set_new(block, "mean", count ? json_real(histogram_mean(h) / 1e6) : json_null());
+    for (size_t i = 0; i < sizeof percentiles / sizeof percentiles[0]; i++)
+        json_object_set_new(block, percentiles[i].key,
+                            count ? json_real(ms(histogram_percentile(h, percentiles[i].p)))
+                                  : json_null());
+    json_object_set_new(block, "min", count ? json_real(ms(histogram_min(h))) : json_null());
+    json_object_set_new(block, "max", count ? json_real(ms(histogram_max(h))) : json_null());
+    return block;
+}
+
+static json_t *errors_json(const merge_stats_t *s) {
+    json_t *errors = json_object();
+    for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++)
+        if (c != ERROR_CANCELLED)
+            json_object_set_new(errors, error_class_name((error_class_t)c),
+                                json_integer((json_int_t)s->errors[c]));
+    return errors;
+}
+
+static json_t *token_source_json(const merge_stats_t *s) {
+    return json_pack("{s:s, s:I, s:I, s:I}", "output", token_source(s), "from_usage",
+                     (json_int_t)s->output_from_usage, "from_chunks",
+                     (json_int_t)s->output_from_chunks, "usage_chunks_differ",
+                     (json_int_t)s->usage_chunks_differ);
+}
+
+static json_t *requested_json(const merge_stats_t *s) {
+    json_t *pct = s->requested_output_tokens ? json_real(100.0 * (double)s->received_output_tokens /
+                                                         (double)s->requested_output_tokens)
+                                             : json_null();
+    return json_pack("{s:I, s:I, s:I, s:I, s:o}", "requests_checked",
+                     (json_int_t)s->requested_checked, "requested_tokens",
+                     (json_int_t)s->requested_output_tokens, "received_tokens",
+                     (json_int_t)s->received_output_tokens, "mismatched_requests",
+                     (json_int_t)s->output_mismatched, "received_pct", pct);
+}
+
+/* Counts, errors, every metric block and the rates of one slice. */
+static json_t *stats_json(const merge_stats_t *s, double duration_s) {
+    json_t *o = json_object();
+    json_object_set_new(o, "requests_ok", json_integer((json_int_t)s->ok));
+    json_object_set_new(o, "requests_failed", json_integer((json_int_t)s->failed));
+    json_object_set_new(o, "requests_cancelled", json_integer((json_int_t)s->cancelled));
+    json_object_set_new(o, "error_pct", json_real(error_pct(s, s->failed)));
+    json_object_set_new(o, "errors", errors_json(s));
+    char key[32];
+    for (int k = 0; k < METRIC__COUNT; k++) {
+        snprintf(key, sizeof key, "%s_ms", metrics_name((metrics_kind_t)k));
+        json_object_set_new(o, key, metric_json(s->latency[k]));
+    }
+    json_object_set_new(o, "output_tokens_per_s", json_real(per_s(s->output_tokens, duration_s)));
+    json_object_set_new(o, "input_tokens_per_s", json_real(per_s(s->input_tokens, duration_s)));
+    json_object_set_new(o, "requests_per_s", json_real(per_s(s->ok, duration_s)));
+    json_object_set_new(o, "sessions_per_s", json_real(per_s(s->sessions_ended, duration_s)));
+    json_object_set_new(o, "output_tokens", json_integer((json_int_t)s->output_tokens));
+    json_object_set_new(o, "input_tokens", json_integer((json_int_t)s->input_tokens));
+    json_object_set_new(o, "cached_tokens", json_integer((json_int_t)s->cached_tokens));
+    json_object_set_new(o, "prefix_cache_hit_pct",
+                        s->usage_prompt_tokens ? json_real(100.0 * (double)s->cached_tokens /
+                                                           (double)s->usage_prompt_tokens)
+                                               : json_null());
+    json_object_set_new(o, "sessions_completed", json_integer((json_int_t)s->sessions_ended));
+    json_object_set_new(o, "token_source", token_source_json(s));
+    json_object_set_new(o, "output_vs_requested", requested_json(s));
+    return o;
+}
+
+static json_t *level_json(const report_level_t *level, const report_meta_t *meta) {
+    const merge_t *merge = level->merge;
+    double duration = merge_duration_s(merge);
+    const merge_stats_t *all = merge_overall(merge);
+    json_t *o = json_object();
+    double target = level->kind || !meta ? level->value : meta->level_value;
+    json_object_set_new(o, level_kind(level, meta),
+                        target == (double)(json_int_t)target ? json_integer((json_int_t)target)
+                                                             : json_real(target));
+    json_object_set_new(o, "duration_s", json_real(duration));
+    const char *reason;
+    bool partial = merge_partial(merge, &reason);
+    json_object_set_new(o, "partial", json_boolean(partial));
+    if (partial)
+        json_object_set_new(o, "partial_reason", json_string(reason));
+    json_object_update_new(o, stats_json(all, duration));
+    json_object_set_new(o, "requests_warmup", json_integer((json_int_t)merge_warmup(merge)));
+    double lag_p99 = ms(histogram_percentile(all->latency[METRIC_SCHEDULE_LAG], 99));
+    json_object_set_new(o, "schedule_lag_warning", json_boolean(lag_p99 > lag_threshold(meta)));
+
+    json_t *endpoints = json_object(), *per_endpoint = json_object();
+    for (size_t e = 0; e < merge_endpoint_count(merge); e++) {
+        const char *url = merge_endpoint_url(merge, e);
+        json_object_set_new(endpoints, url,
+                            json_integer((json_int_t)merge_endpoint_sent(merge, e)));
+        json_object_set_new(per_endpoint, url, stats_json(merge_endpoint(merge, e), duration));
+    }
+    json_object_set_new(o, "endpoints", endpoints);
+    json_object_set_new(o, "per_endpoint", per_endpoint);
+    json_t *per_role = json_object();
+    char name[32];
+    for (uint32_t r = 0; r < merge_role_count(merge); r++)
+        if (merge_role(merge, r))
+            json_object_set_new(per_role, role_name(meta, r, name, sizeof name),
+                                stats_json(merge_role(merge, r), duration));
+    json_object_set_new(o, "per_role", per_role);
+    json_object_set_new(o, "unplaced_requests", json_integer((json_int_t)merge_unplaced(merge)));
+    char digest[24];
+    snprintf(digest, sizeof digest, "%016" PRIx64, merge_digest(merge));
+    json_object_set_new(o, "workload_digest", json_string(digest));
+    return o;
+}
+
+static json_t *run_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta) {
+    json_t *run = json_object();
+    report_meta_t none = {0};
+    if (!meta)
+        meta = &none;
+    json_object_set_new(run, "workers", json_integer(meta->workers));
+    if (meta->start_unix_ns) {
+        char when[40];
+        format_time(when, sizeof when, meta->start_unix_ns);
+        json_object_set_new(run, "start_time", json_string(when));
+    }
+    json_object_set_new(run, "stop_reason",
+                        meta->stop_reason ? json_string(meta->stop_reason) : json_null());
+    json_object_set_new(run, "config",
+                        meta->config_file ? json_string(meta->config_file) : json_null());
+    json_object_set_new(run, "seed", json_integer((json_int_t)meta->seed));
+    json_object_set_new(run, "lag_warning_ms", json_real(lag_threshold(meta)));
+    json_t *clocks = json_array();
+    double worst = 0;
+    for (size_t i = 0; i < meta->n_clocks; i++) {
+        const report_worker_clock_t *c = &meta->clocks[i];
+        double bound = (double)c->rtt_ns / 2e6;
+        worst = bound > worst ? bound : worst;
+        json_array_append_new(clocks, json_pack("{s:i, s:f, s:f, s:f}", "worker", (int)c->worker,
+                                                "offset_ms", (double)c->offset_ns / 1e6, "rtt_ms",
+                                                (double)c->rtt_ns / 1e6, "error_bound_ms", bound));
+    }
+    json_object_set_new(run, "clock", clocks);
+    json_object_set_new(run, "clock_error_bound_ms", json_real(worst));
+    json_t *urls = json_array();
+    if (n_levels > 0)
+        for (size_t e = 0; e < merge_endpoint_count(levels[0].merge); e++)
+            json_array_append_new(urls, json_string(merge_endpoint_url(levels[0].merge, e)));
+    json_object_set_new(run, "endpoint_urls", urls);
+    return run;
+}
+
+json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta) {
+    json_t *root = json_object();
+    if (!root)
+        return NULL;
+    bool partial = false;
+    json_t *array = json_array();
+    for (size_t i = 0; i < n_levels; i++) {
+        partial = partial || merge_partial(levels[i].merge, NULL);
+        json_array_append_new(array, level_json(&levels[i], meta));
+    }
+    json_object_set_new(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
+    json_object_set_new(root, "generator", json_string("stampede"));
+    json_object_set_new(root, "partial", json_boolean(partial));
+    json_object_set_new(root, "run", run_json(levels, n_levels, meta));
+    json_object_set_new(root, "levels", array);
+    return root;
+}
+
+int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
+                             const report_meta_t *meta) {
+    json_t *root = report_json(levels, n_levels, meta);
+    if (!root) {
+        errno = ENOMEM;
+        return -1;
+    }
+    /* written beside and renamed, so a reader never sees half a file */
+    size_t tmp_len = strlen(path) + 8;
+    char *tmp = malloc(tmp_len);
+    int rc = -1;
+    errno = 0;
+    if (tmp) {
+        snprintf(tmp, tmp_len, "%s.tmp", path);
+        FILE *f = fopen(tmp, "w");
+        if (f) {
+            int written = json_dumpf(root, f, JSON_FLAGS);
+            int closed = fputc('\n', f) == EOF ? EOF : 0;
+            closed = fclose(f) == EOF ? EOF : closed;
+            if (written == 0 && closed == 0 && rename(tmp, path) == 0)
+                rc = 0;
+            else if (errno == 0)
+                errno = EIO;
+            if (rc != 0)
+                remove(tmp);
+        }
+        free(tmp);
+    } else {
+        errno = ENOMEM;
+    }
+    json_decref(root);
+    return rc;
+}
+
+int report_write_json(const merge_t *merge, const char *path, const report_meta_t *meta) {
+    report_level_t level = {.merge = merge};
+    return report_write_json_levels(&level, 1, path, meta);
+}
+
+struct report_trace {
+    FILE *file;
+    int64_t run_start_ns;
+    bool failed;
+    char buffer[1 << 16];
+};
+
+report_trace_t *report_trace_open(const char *path, int64_t run_start_ns) {
+    report_trace_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->file = fopen(path, "w");
+    if (!self->file) {
+        int saved = errno;
+        free(self);
+        errno = saved;
+        return NULL;
+    }
+    setvbuf(self->file, self->buffer, _IOFBF, sizeof self->buffer);
+    self->run_start_ns = run_start_ns;
+    return self;
+}
+
+/* "key":µs since the run start, or null when the instant did not happen. */
+static void trace_instant(report_trace_t *self, const char *key, int64_t ns) {
+    if (ns == 0)
+        fprintf(self->file, ",\"%s\":null", key);
+    else
+        fprintf(self->file, ",\"%s\":%.3f", key, (double)(ns - self->run_start_ns) / 1e3);
+}
+
+static void trace_message(report_trace_t *self, const char *message) {
+    size_t len = strnlen(message, sizeof((request_record_t *)0)->error_message);
+    json_t *string = json_stringn(message, len);
+    char *text = string ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
+    if (text) {
+        fprintf(self->file, ",\"error_message\":%s", text);
+    } else { /* not UTF-8: keep the ASCII and say so */
+        fputs(",\"error_message\":\"", self->file);
+        for (size_t i = 0; i < len; i++) {
+            unsigned char c = (unsigned char)message[i];
+            fputc(c >= 0x20 && c < 0x7f && c != '"' && c != '\\' ? c : '?', self->file);
+        }
+        fputc('"', self->file);
+    }
+    free(text);
+    json_decref(string);
+}
+
+static void trace_metrics(report_trace_t *self, const metrics_t *m) {
+    static const metrics_kind_t kinds[] = {METRIC_TTFT, METRIC_TTFC, METRIC_TPOT, METRIC_E2E,
+                                           METRIC_SCHEDULE_LAG};
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        if (m->has[kinds[i]])
+            fprintf(self->file, ",\"%s_ms\":%.6f", metrics_name(kinds[i]),
+                    ms(m->value_ns[kinds[i]]));
+        else
+            fprintf(self->file, ",\"%s_ms\":null", metrics_name(kinds[i]));
+    }
+}
+
+static void trace_chunks(report_trace_t *self, const request_record_t *rec) {
+    fputs(",\"chunks_us\":[", self->file);
+    for (uint32_t i = 0; i < rec->n_chunks; i++)
+        fprintf(self->file, i ? ",%.3f" : "%.3f",
+                (double)(rec->chunk_ns[i] - self->run_start_ns) / 1e3);
+    fputc(']', self->file);
+    if (rec->chunk_tokens) {
+        fputs(",\"chunk_tokens\":[", self->file);
+        for (uint32_t i = 0; i < rec->n_chunks; i++)
+            fprintf(self->file, i ? ",%u" : "%u", (unsigned)rec->chunk_tokens[i]);
+        fputc(']', self->file);
+    }
+}
+
+int report_trace_write(report_trace_t *self, const request_record_t *rec) {
+    metrics_t m;
+    metrics_compute(rec, &m);
+    FILE *f = self->file;
+    fprintf(f,
+            "{\"request_id\":%" PRIu64 ",\"session\":%" PRIu64 ",\"node\":%" PRIu32
+            ",\"role\":%" PRIu32 ",\"endpoint\":%" PRIu32 ",\"worker\":%" PRIu32
+            ",\"warmup\":%s,\"session_end\":%s,\"status\":%d,\"error\":\"%s\"",
+            rec->request_id, rec->session, rec->node, rec->role, rec->endpoint, rec->worker,
+            rec->warmup ? "true" : "false", rec->session_end ? "true" : "false", rec->http_status,
+            error_class_name(rec->error));
+    trace_message(self, rec->error_message);
+    trace_instant(self, "intended_us", rec->intended_ns);
+    trace_instant(self, "send_us", rec->send_ns);
+    trace_instant(self, "headers_us", rec->headers_ns);
+    trace_instant(self, "first_token_us", rec->first_token_ns);
+    trace_instant(self, "first_content_us", rec->first_content_ns);
+    trace_instant(self, "end_us", rec->end_ns);
+    trace_metrics(self, &m);
+    if (rec->has_usage)
+        fprintf(f,
+                ",\"usage\":{\"prompt_tokens\":%" PRIu32 ",\"completion_tokens\":%" PRIu32
+                ",\"cached_tokens\":%" PRIu32 "}",
+                rec->prompt_tokens, rec->completion_tokens, rec->cached_tokens);
+    else
+        fputs(",\"usage\":null", f);
+    fprintf(f,
+            ",\"requested_input_tokens\":%" PRIu32 ",\"requested_output_tokens\":%" PRIu32
+            ",\"output_tokens\":%" PRIu32 ",\"output_tokens_source\":\"%s\""
+            ",\"reasoning_chunks\":%" PRIu32 ",\"content_chunks\":%" PRIu32
+            ",\"content_bytes\":%" PRIu64,
+            rec->requested_input_tokens, rec->requested_output_tokens, m.output_tokens,
+            m.output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
+            rec->content_bytes);
+    trace_chunks(self, rec);
+    if (fputs("}\n", f) == EOF || ferror(f))
+        self->failed = true;
+    return self->failed ? -1 : 0;
+}
+
+int report_trace_close(report_trace_t **self_p) {
+    report_trace_t *self = *self_p;
+    if (!self)
+        return 0;
+    bool failed = self->failed || ferror(self->file);
+    if (fclose(self->file) == EOF)
+        failed = true;
+    free(self);
+    *self_p = NULL;
+    return failed ? -1 : 0;
+}
+
+void report_live_line(const live_t *live, char *buf, size_t len) {
+    char ttft[48] = "TTFT p50 -";
+    if (live->ttft_p50_ms >= 0) {
+        char value[32];
+        format_ms(value, sizeof value, live->ttft_p50_ms);
+        snprintf(ttft, sizeof ttft, "TTFT p50 %s ms", value);
+    }
+    snprintf(buf, len,
+             "%.1f s | in flight %" PRIu32 " | %.1f req/s | %.0f tok/s | %s | %" PRIu64
+             " ok, %" PRIu64 " failed",
+             live->elapsed_s, live->in_flight, live->requests_per_s, live->output_tokens_per_s,
+             ttft, live->requests_ok, live->requests_failed);
+}

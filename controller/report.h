@@ -1,0 +1,71 @@
+/* What a run leaves behind, all computed from the merged histograms (never averaged percentiles):
+ * the end-of-run table on stdout, OUT/results.json (schema in docs/metrics.md), the optional
+ * per-request trace OUT/requests.jsonl, and the live status line. */
+#ifndef STAMPEDE_REPORT_H
+#define STAMPEDE_REPORT_H
+
+#include <jansson.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "merge.h"
+#include "record.h"
+
+#define REPORT_SCHEMA_VERSION 1
+#define REPORT_LAG_WARNING_MS 10.0
+
+/* One worker's clock probe result, as the controller measured it. */
+typedef struct report_worker_clock {
+    uint32_t worker;
+    int64_t offset_ns; /* worker clock minus controller clock */
+    int64_t rtt_ns; /* round trip of the probe kept (the smallest); the offset error is <= half */
+} report_worker_clock_t;
+
+/* What the controller knows about the run beyond the records. Every field may be left 0/NULL. */
+typedef struct report_meta {
+    const char *level_kind; /* "concurrency" (default) or "rate" */
+    double level_value;     /* target concurrency, or sessions/s */
+    uint32_t workers;
+    const report_worker_clock_t *clocks;
+    size_t n_clocks;
+    int64_t start_unix_ns;   /* wall-clock start of the run (CLOCK_REALTIME) */
+    const char *stop_reason; /* e.g. "duration reached", "max_requests", "interrupted" */
+    const char *config_file; /* the workload file's name */
+    uint64_t seed;
+    const char *const *role_names; /* role_names[i] names role i; "role i" past n_role_names */
+    size_t n_role_names;
+    double lag_warning_ms; /* schedule lag p99 above this warns; 0 = 10 ms */
+} report_meta_t;
+
+/* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
+typedef struct report_level {
+    const merge_t *merge;
+    const char *kind;
+    double value;
+} report_level_t;
+
+/* Writes the end-of-run table (meta's level) to out. */
+void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out);
+/* The results.json document for these levels; the caller json_decref's it. NULL on no memory. */
+json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta);
+/* Writes results.json with one level (meta's). 0 ok; -1 with errno set when it cannot write. */
+int report_write_json(const merge_t *merge, const char *path, const report_meta_t *meta);
+/* Same with several levels (a sweep). */
+int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
+                             const report_meta_t *meta);
+
+/* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. */
+typedef struct report_trace report_trace_t;
+/* Opens (truncates) path; NULL with errno set when it cannot. The caller closes it. */
+report_trace_t *report_trace_open(const char *path, int64_t run_start_ns);
+/* Appends rec (controller clock). 0 ok, -1 on a write error. */
+int report_trace_write(report_trace_t *self, const request_record_t *rec);
+/* Flushes, closes, frees and sets *self_p to NULL. 0 ok, -1 when any write failed. */
+int report_trace_close(report_trace_t **self_p);
+
+/* The live status line, NUL-terminated in buf (no newline), e.g.
+ * "12.3 s | in flight 160 | 41.2 req/s | 5230 tok/s | TTFT p50 174 ms | 1234 ok, 3 failed". */
+void report_live_line(const live_t *live, char *buf, size_t len);
+
+#endif
