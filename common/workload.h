@@ -10,25 +10,31 @@
 #include "config.h"
 
 #define WORKLOAD_MAX_PARENTS 8
+/* Drawn counts are rounded and clamped: turns to [1, WORKLOAD_MAX_NODES], token counts to
+ * [1, WORKLOAD_MAX_TOKENS], so a heavy-tailed distribution cannot ask for an absurd allocation. */
+#define WORKLOAD_MAX_NODES 100000u
+#define WORKLOAD_MAX_TOKENS 100000000u
 
 typedef struct workload_node {
-    uint32_t index;                 /* position in the session */
+    uint32_t index; /* position in the session */
     uint32_t n_parents;
     uint32_t parents[WORKLOAD_MAX_PARENTS]; /* a chat turn's parent is the previous turn */
-    uint32_t role;                  /* role index, 0 = default */
-    uint32_t input_tokens;          /* fresh prompt words this node adds */
-    uint32_t output_tokens;         /* max_tokens */
-    int64_t wait_after_ready_ns;    /* delay after the last parent finishes (think time) */
-    double inherit;                 /* fraction of the parents' history inherited (1 for chats) */
+    uint32_t role;                          /* role index, 0 = default */
+    uint32_t input_tokens;                  /* fresh prompt words this node adds */
+    uint32_t output_tokens;                 /* max_tokens */
+    int64_t wait_after_ready_ns;            /* delay after the last parent finishes (think time) */
+    double inherit; /* fraction of the parents' history inherited (1 for chats) */
 } workload_node_t;
 
 typedef struct workload_session {
-    uint64_t index;                 /* global session index */
+    uint64_t index; /* global session index */
     uint32_t n_nodes;
-    workload_node_t *nodes;         /* owned */
+    workload_node_t *nodes; /* owned */
 } workload_session_t;
 
-/* Generates session `index` into *out (previous contents freed). 0 ok, -1 on allocation failure. */
+/* Generates session `index` into *out (previous contents freed: *out must be zeroed or hold an
+ * earlier session). Each quantity is drawn with rng_init(seed, RNG_STREAM_WORKLOAD, index, node,
+ * RNG_FIELD_x), so it depends on nothing else. 0 ok, -1 on allocation failure. */
 int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);
 void workload_session_free(workload_session_t *self);
 /* Number of requests of session `index` without generating the rest (cheap). */
@@ -39,34 +45,46 @@ uint32_t workload_session_size(const config_t *cfg, uint64_t index);
  * O(1) amortised (it walks session sizes forward). */
 typedef struct workload_cursor {
     const config_t *cfg;
-    uint64_t next_session;          /* sessions [0, next_session) are summed */
-    uint64_t requests_before;       /* total size of sessions [0, next_session) */
+    uint64_t next_session;    /* sessions [0, next_session) are summed */
+    uint64_t requests_before; /* total size of sessions [0, next_session) */
 } workload_cursor_t;
 
 void workload_cursor_init(workload_cursor_t *self, const config_t *cfg);
-/* Ordinal of node 0 of session `index`; index must not decrease between calls. */
+/* Ordinal of node 0 of session `index`. Walks forward from the last call (O(1) when every session
+ * has the same size); an index below the last one restarts from 0: correct, only slower. */
 uint64_t workload_cursor_first_request(workload_cursor_t *self, uint64_t index);
 
 /* Rate mode: intended start of arrival `index`, in ns after the run start, from one global seeded
- * sequence of gaps (poisson, constant or gamma). Same monotonic-cursor contract. */
+ * sequence of gaps (poisson, constant or gamma). Arrival 0 is at t = 0; arrival i + 1 follows
+ * arrival i by gap i, drawn with rng_init(seed, RNG_STREAM_ARRIVAL, i, 0, RNG_FIELD_GAP). Gaps have
+ * mean 1 / rate; gamma gaps have cv arrival_cv (cv <= 0 gives constant gaps); a rate <= 0 puts
+ * every arrival at 0. Same cursor contract (an index below the cursor restarts from 0). */
 typedef struct workload_arrivals {
     const config_t *cfg;
     uint64_t next_index;
-    double next_time_s;             /* arrival time of next_index */
+    double next_time_s; /* arrival time of next_index */
+    dist_t gap;         /* seconds between arrivals, prepared by init (owns no memory) */
 } workload_arrivals_t;
 
 void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg);
 int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index);
 
 /* Prompt text. The fresh text of (session, node) is n words drawn from the single-token vocabulary
- * (common/prompt.h) with RNG_STREAM_PROMPT; the system scaffold depends on the seed only, so it is
- * shared by every session (real prefix reuse across sessions). Both append to buf, NUL-terminated,
- * and return the number of bytes appended, or -1 if cap is too small. */
+ * (common/prompt.h) with rng_init(seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT); the
+ * system scaffold (workload.system_prompt_tokens words) depends on the seed only, so it is shared
+ * by every session (real prefix reuse across sessions). Both write at buf (pass the end of the
+ * text so far to append) single-space-separated words with no leading or trailing space,
+ * NUL-terminated, and return the number of bytes written, or -1 if cap is too small (see
+ * prompt_max_bytes()). */
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                          char *buf, size_t cap);
 long workload_system_text(const config_t *cfg, char *buf, size_t cap);
 
-/* An order-independent digest of sessions [0, n): every node's shape and prompt text. */
+/* A digest of session `index`: every node's shape (parents, role, lengths, wait, inherit) and
+ * fresh prompt text. */
+uint64_t workload_session_digest(const config_t *cfg, uint64_t index);
+/* An order-independent digest of sessions [0, n): the system text, the sum of the session digests
+ * and, in rate mode, the arrival times of [0, n). */
 uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions);
 
 #endif

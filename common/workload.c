@@ -1,0 +1,237 @@
+#include "workload.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "prompt.h"
+
+/* One quantity of one node: its own generator, so no draw depends on another's draw count. */
+static double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session,
+                            uint32_t node, uint32_t field) {
+    rng_t rng;
+    rng_init(&rng, cfg->seed, RNG_STREAM_WORKLOAD, session, node, field);
+    return dist_sample(dist, &rng);
+}
+
+/* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
+static uint32_t workload_count(double x, uint32_t max) {
+    if (!(x >= 1.0))
+        return 1;
+    if (x >= (double)max)
+        return max;
+    return (uint32_t)llround(x);
+}
+
+static int64_t workload_seconds_to_ns(double seconds) {
+    if (!(seconds > 0.0))
+        return 0;
+    double ns = seconds * 1e9;
+    return ns >= 0x1p62 ? (int64_t)0x4000000000000000LL : (int64_t)llround(ns);
+}
+
+uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
+    if (cfg->workload.kind != WORKLOAD_CHAT)
+        return 1;
+    return workload_count(workload_draw(cfg, &cfg->workload.turns, index, 0, RNG_FIELD_TURNS),
+                          WORKLOAD_MAX_NODES);
+}
+
+int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
+    const config_workload_t *w = &cfg->workload;
+    bool chat = w->kind == WORKLOAD_CHAT;
+    uint32_t n = workload_session_size(cfg, index);
+    workload_node_t *nodes = realloc(out->nodes, n * sizeof *nodes);
+    if (nodes == NULL) {
+        workload_session_free(out);
+        return -1;
+    }
+    memset(nodes, 0, n * sizeof *nodes);
+    for (uint32_t j = 0; j < n; j++) {
+        workload_node_t *node = &nodes[j];
+        node->index = j;
+        if (j > 0) {
+            node->n_parents = 1;
+            node->parents[0] = j - 1;
+            node->wait_after_ready_ns = workload_seconds_to_ns(
+                workload_draw(cfg, &w->think_time, index, j, RNG_FIELD_THINK_TIME));
+        }
+        node->input_tokens =
+            workload_count(workload_draw(cfg, &w->input_tokens, index, j, RNG_FIELD_INPUT_TOKENS),
+                           WORKLOAD_MAX_TOKENS);
+        node->output_tokens =
+            workload_count(workload_draw(cfg, &w->output_tokens, index, j, RNG_FIELD_OUTPUT_TOKENS),
+                           WORKLOAD_MAX_TOKENS);
+        node->inherit = chat ? 1.0 : 0.0;
+    }
+    out->index = index;
+    out->n_nodes = n;
+    out->nodes = nodes;
+    return 0;
+}
+
+void workload_session_free(workload_session_t *self) {
+    free(self->nodes);
+    memset(self, 0, sizeof *self);
+}
+
+/* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
+static uint32_t workload_constant_size(const config_t *cfg) {
+    if (cfg->workload.kind != WORKLOAD_CHAT)
+        return 1;
+    if (cfg->workload.turns.kind == DIST_FIXED)
+        return workload_session_size(cfg, 0);
+    return 0;
+}
+
+void workload_cursor_init(workload_cursor_t *self, const config_t *cfg) {
+    self->cfg = cfg;
+    self->next_session = 0;
+    self->requests_before = 0;
+}
+
+uint64_t workload_cursor_first_request(workload_cursor_t *self, uint64_t index) {
+    uint32_t constant = workload_constant_size(self->cfg);
+    if (constant)
+        return index * constant;
+    if (index < self->next_session) {
+        self->next_session = 0;
+        self->requests_before = 0;
+    }
+    while (self->next_session < index) {
+        self->requests_before += workload_session_size(self->cfg, self->next_session);
+        self->next_session++;
+    }
+    return self->requests_before;
+}
+
+void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg) {
+    const config_scheduler_t *s = &cfg->scheduler;
+    self->cfg = cfg;
+    self->next_index = 0;
+    self->next_time_s = 0.0;
+    double mean = s->rate > 0.0 && isfinite(s->rate) ? 1.0 / s->rate : 0.0;
+    dist_fixed(&self->gap, mean);
+    if (mean > 0.0 && s->arrival == ARRIVAL_POISSON) {
+        self->gap.kind = DIST_EXPONENTIAL;
+        self->gap.given = 0;
+        dist_set(&self->gap, DIST_P_MEAN, mean, NULL, 0);
+    } else if (mean > 0.0 && s->arrival == ARRIVAL_GAMMA && s->arrival_cv > 0.0) {
+        self->gap.kind = DIST_GAMMA;
+        self->gap.given = 0;
+        dist_set(&self->gap, DIST_P_MEAN, mean, NULL, 0);
+        dist_set(&self->gap, DIST_P_CV, s->arrival_cv, NULL, 0);
+    }
+    if (dist_prepare(&self->gap, NULL, 0) != 0)
+        dist_fixed(&self->gap, mean); /* only a non-finite cv gets here: fall back to constant */
+}
+
+int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index) {
+    if (index < self->next_index) {
+        self->next_index = 0;
+        self->next_time_s = 0.0;
+    }
+    while (self->next_index < index) {
+        rng_t rng;
+        rng_init(&rng, self->cfg->seed, RNG_STREAM_ARRIVAL, self->next_index, 0, RNG_FIELD_GAP);
+        self->next_time_s += dist_sample(&self->gap, &rng);
+        self->next_index++;
+    }
+    return workload_seconds_to_ns(self->next_time_s);
+}
+
+long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
+                         char *buf, size_t cap) {
+    rng_t rng;
+    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+    return prompt_append_words(&rng, n_words, buf, cap);
+}
+
+long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
+    rng_t rng;
+    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_SYSTEM);
+    return prompt_append_words(&rng, cfg->workload.system_prompt_tokens, buf, cap);
+}
+
+/* A growable scratch buffer for prompt text while digesting. */
+typedef struct workload_text {
+    char *buf;
+    size_t cap;
+} workload_text_t;
+
+static int workload_text_reserve(workload_text_t *text, size_t cap) {
+    if (cap <= text->cap)
+        return 0;
+    char *buf = realloc(text->buf, cap);
+    if (buf == NULL)
+        return -1;
+    text->buf = buf;
+    text->cap = cap;
+    return 0;
+}
+
+static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
+                                     const workload_node_t *node, workload_text_t *text) {
+    uint64_t fields[8 + WORKLOAD_MAX_PARENTS] = {0};
+    uint64_t inherit_bits;
+    memcpy(&inherit_bits, &node->inherit, sizeof inherit_bits);
+    fields[0] = session;
+    fields[1] = node->index;
+    fields[2] = node->role;
+    fields[3] = node->input_tokens;
+    fields[4] = node->output_tokens;
+    fields[5] = (uint64_t)node->wait_after_ready_ns;
+    fields[6] = inherit_bits;
+    fields[7] = node->n_parents;
+    for (uint32_t p = 0; p < node->n_parents && p < WORKLOAD_MAX_PARENTS; p++)
+        fields[8 + p] = node->parents[p];
+    uint64_t text_hash = 0;
+    if (workload_text_reserve(text, prompt_max_bytes(node->input_tokens)) == 0) {
+        long len = workload_fresh_text(cfg, session, node->index, node->input_tokens, text->buf,
+                                       text->cap);
+        text_hash = XXH3_64bits(text->buf, len > 0 ? (size_t)len : 0);
+    }
+    return XXH3_64bits_withSeed(fields, sizeof fields, text_hash);
+}
+
+static uint64_t workload_session_digest_with(const config_t *cfg, uint64_t index,
+                                             workload_session_t *session, workload_text_t *text) {
+    if (workload_session_generate(cfg, index, session) != 0)
+        return 0;
+    uint64_t sum = 0;
+    for (uint32_t j = 0; j < session->n_nodes; j++)
+        sum += workload_node_digest(cfg, index, &session->nodes[j], text);
+    return XXH3_64bits_withSeed(&sum, sizeof sum, session->n_nodes);
+}
+
+uint64_t workload_session_digest(const config_t *cfg, uint64_t index) {
+    workload_session_t session = {0};
+    workload_text_t text = {0};
+    uint64_t digest = workload_session_digest_with(cfg, index, &session, &text);
+    workload_session_free(&session);
+    free(text.buf);
+    return digest;
+}
+
+uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions) {
+    workload_session_t session = {0};
+    workload_text_t text = {0};
+    uint64_t digest = 0;
+    if (workload_text_reserve(&text, prompt_max_bytes(cfg->workload.system_prompt_tokens)) == 0) {
+        long len = workload_system_text(cfg, text.buf, text.cap);
+        digest = XXH3_64bits(text.buf, len > 0 ? (size_t)len : 0);
+    }
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, cfg);
+    for (uint64_t i = 0; i < n_sessions; i++) {
+        digest += workload_session_digest_with(cfg, i, &session, &text);
+        if (cfg->scheduler.kind == SCHEDULER_RATE) {
+            uint64_t arrival[2] = {i, (uint64_t)workload_arrivals_time_ns(&arrivals, i)};
+            digest += XXH3_64bits(arrival, sizeof arrival);
+        }
+    }
+    workload_session_free(&session);
+    free(text.buf);
+    return digest;
+}
