@@ -28,85 +28,112 @@ typedef struct config_header {
 } config_header_t;
 
 typedef struct config_target {
-    char **endpoints;        /* base URLs, e.g. "http://127.0.0.1:8000" (the API path is added) */
+    char **endpoints; /* base URLs, e.g. "http://127.0.0.1:8000" (the API path is added) */
     size_t n_endpoints;
-    config_api_t api;        /* chat -> /v1/chat/completions, completions -> /v1/completions */
+    config_api_t api; /* chat -> /v1/chat/completions, completions -> /v1/completions */
     char *model;
     config_header_t *headers; /* extra request headers */
     size_t n_headers;
-    char *api_key_env;       /* name of the environment variable holding the key, or NULL */
-    char *api_key_file;      /* path of a file holding the key, or NULL */
-    int64_t timeout_ns;      /* whole-request timeout; default 600 s */
+    char *api_key_env;          /* name of the environment variable holding the key, or NULL */
+    char *api_key_file;         /* path of a file holding the key, or NULL */
+    int64_t timeout_ns;         /* whole-request timeout; default 600 s */
     int64_t connect_timeout_ns; /* default 10 s */
-    config_routing_t routing; /* default round_robin */
-    bool ignore_eos;         /* send ignore_eos so the server generates exactly max_tokens */
-    bool stream;             /* default true */
+    config_routing_t routing;   /* default round_robin */
+    bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
+    bool stream;                /* default true */
 } config_target_t;
 
 typedef struct config_workload {
-    config_workload_kind_t kind; /* requests: one-node sessions; chat: a chain of turns */
-    dist_t turns;                /* chat: turns per session (rounded, >= 1) */
-    dist_t input_tokens;         /* fresh input tokens per request or turn (rounded, >= 1) */
-    dist_t output_tokens;        /* max_tokens per request (rounded, >= 1) */
-    dist_t think_time;           /* seconds between a reply and the next turn (>= 0) */
+    config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
+    dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
+    dist_t input_tokens;           /* fresh input tokens per request or turn (rounded, >= 1) */
+    dist_t output_tokens;          /* max_tokens per request (rounded, >= 1) */
+    dist_t think_time;             /* seconds between a reply and the next turn (>= 0) */
     uint32_t system_prompt_tokens; /* shared scaffold prepended to every session; default 0 */
 } config_workload_t;
 
 typedef struct config_scheduler {
     config_scheduler_kind_t kind;
-    uint32_t concurrency;    /* concurrent: sessions in flight; rate: cap on sessions in flight (0 = none) */
-    int64_t ramp_up_ns;      /* concurrent: slot k starts at k * ramp_up / concurrency */
-    double rate;             /* rate: sessions per second */
+    uint32_t concurrency; /* concurrent: sessions in flight; rate: cap on sessions in flight (0 =
+                             none) */
+    int64_t ramp_up_ns;   /* concurrent: slot k starts at k * ramp_up / concurrency */
+    double rate;          /* rate: sessions per second */
     config_arrival_t arrival; /* rate: default poisson */
-    double arrival_cv;       /* rate, gamma arrivals: coefficient of variation of gaps */
+    double arrival_cv;        /* rate, gamma arrivals: coefficient of variation of gaps */
 } config_scheduler_t;
 
 typedef struct config_limits {
-    int64_t duration_ns;     /* 0 = none */
-    uint64_t max_sessions;   /* 0 = none */
-    uint64_t max_requests;   /* 0 = none */
+    int64_t duration_ns;   /* 0 = none */
+    uint64_t max_sessions; /* 0 = none */
+    uint64_t max_requests; /* 0 = none */
 } config_limits_t;
 
 typedef struct config_output {
-    char *dir;               /* default "results" */
-    bool trace;              /* write requests.jsonl with every chunk timestamp */
+    char *dir;  /* default "results" */
+    bool trace; /* write requests.jsonl with every chunk timestamp */
 } config_output_t;
 
 typedef struct config {
-    char *source;            /* file name used in messages */
-    uint64_t seed;           /* default 1 */
+    char *source;  /* file name used in messages */
+    uint64_t seed; /* default 1 */
     config_target_t target;
     config_workload_t workload;
     config_scheduler_t scheduler;
     config_limits_t limits;
-    int64_t warmup_ns;       /* requests sent before start + warmup are excluded from statistics */
+    int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
 } config_t;
 
 typedef struct config_error {
     char file[256];
-    int line;                /* 1-based; 0 when not tied to a position */
-    int column;              /* 1-based */
-    char key[128];           /* dotted path, e.g. "workload.input_tokens.sigma" */
-    char message[512];       /* what was expected, with a did-you-mean where one fits */
+    int line;          /* 1-based; 0 when not tied to a position */
+    int column;        /* 1-based */
+    char key[128];     /* dotted path, e.g. "workload.input_tokens.sigma" */
+    char message[512]; /* what was expected, with a did-you-mean where one fits */
 } config_error_t;
 
-/* Fills *self with every default (no endpoints). */
+/* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
 /* Loads and validates a file into *self (initialised here). 0 ok; -1 with *err filled. */
 int config_load_file(config_t *self, const char *path, config_error_t *err);
 /* Same from memory; name is used in messages. */
 int config_load_string(config_t *self, const char *yaml, size_t len, const char *name,
                        config_error_t *err);
-/* Writes the resolved config as YAML that config_load_string reads back to an equal config. */
+/* Writes the resolved config as YAML that config_load_string reads back to an equal config
+ * (every key, defaults included; values of secret-looking headers are written as "<redacted>").
+ * 0 ok, -1 on a write error. */
 int config_write_yaml(const config_t *self, FILE *out);
 /* Same into a malloc'd string the caller frees. */
 char *config_to_yaml(const config_t *self);
 /* Frees everything *self owns. */
 void config_free(config_t *self);
-/* "file:line:column: key: message" into buf. */
+/* "file:line:column: key: message" into buf (no position when line is 0, no key when it is
+ * empty: a missing file, a YAML syntax error). */
 void config_error_format(const config_error_t *err, char *buf, size_t len);
-/* Replaces the endpoint list (the --target flags override the file). */
+/* Replaces the endpoint list (the --target flags override the file). Each URL is checked and
+ * normalised as in the file; -1 (config unchanged) when one is invalid. */
 int config_set_endpoints(config_t *self, char **urls, size_t n);
+
+/* Checks an endpoint URL (http:// or https://, a host, no spaces); 0 ok, -1 with why filled. */
+int config_endpoint_check(const char *url, char *why, size_t len);
+/* Deep copy of src into dst (initialised here); 0 ok, -1 on allocation failure. */
+int config_copy(config_t *dst, const config_t *src);
+/* Reads the API key from the environment variable or file the config names. *key is NULL when
+ * none is configured, else a malloc'd string the caller frees (and never prints). 0 ok; -1 with
+ * *err filled (variable unset, file unreadable or empty). */
+int config_api_key(const config_t *self, char **key, config_error_t *err);
+/* True for header names whose values are secrets (authorization, cookies, api keys, tokens). */
+bool config_header_is_secret(const char *name);
+/* As config_write_yaml / config_to_yaml but with secret-looking header values kept: only for the
+ * controller -> worker wire, never for files or logs. */
+int config_write_yaml_unredacted(const config_t *self, FILE *out);
+char *config_to_yaml_unredacted(const config_t *self);
+
+/* Names as written in the file ("chat", "round_robin", ...). */
+const char *config_api_name(config_api_t api);
+const char *config_routing_name(config_routing_t routing);
+const char *config_workload_kind_name(config_workload_kind_t kind);
+const char *config_scheduler_kind_name(config_scheduler_kind_t kind);
+const char *config_arrival_name(config_arrival_t arrival);
 
 #endif

@@ -1,0 +1,239 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "units.h"
+
+static char *checked_strdup(const char *s) {
+    char *copy = strdup(s);
+    if (copy == NULL)
+        abort(); /* a few bytes of defaults: nothing sensible is left to do */
+    return copy;
+}
+
+void config_init(config_t *self) {
+    memset(self, 0, sizeof *self);
+    self->seed = 1;
+    self->target.api = API_CHAT;
+    self->target.model = checked_strdup("mock");
+    self->target.timeout_ns = 600 * UNITS_NS_PER_S;
+    self->target.connect_timeout_ns = 10 * UNITS_NS_PER_S;
+    self->target.routing = ROUTING_ROUND_ROBIN;
+    self->target.stream = true;
+    self->workload.kind = WORKLOAD_REQUESTS;
+    dist_fixed(&self->workload.turns, 1);
+    dist_fixed(&self->workload.input_tokens, 512);
+    dist_fixed(&self->workload.output_tokens, 128);
+    dist_fixed(&self->workload.think_time, 0);
+    self->scheduler.kind = SCHEDULER_CONCURRENT;
+    self->scheduler.concurrency = 1;
+    self->scheduler.arrival = ARRIVAL_POISSON;
+    self->scheduler.arrival_cv = 1.0;
+    self->output.dir = checked_strdup("results");
+}
+
+static void free_endpoints(char **endpoints, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        free(endpoints[i]);
+    free(endpoints);
+}
+
+void config_free(config_t *self) {
+    free(self->source);
+    free_endpoints(self->target.endpoints, self->target.n_endpoints);
+    free(self->target.model);
+    for (size_t i = 0; i < self->target.n_headers; i++) {
+        free(self->target.headers[i].name);
+        free(self->target.headers[i].value);
+    }
+    free(self->target.headers);
+    free(self->target.api_key_env);
+    free(self->target.api_key_file);
+    dist_clear(&self->workload.turns);
+    dist_clear(&self->workload.input_tokens);
+    dist_clear(&self->workload.output_tokens);
+    dist_clear(&self->workload.think_time);
+    free(self->output.dir);
+    memset(self, 0, sizeof *self);
+}
+
+static char *copy_or_null(const char *s, bool *ok) {
+    if (s == NULL)
+        return NULL;
+    char *copy = strdup(s);
+    if (copy == NULL)
+        *ok = false;
+    return copy;
+}
+
+int config_copy(config_t *dst, const config_t *src) {
+    bool ok = true;
+    *dst = *src;
+    dst->target.endpoints = calloc(src->target.n_endpoints + 1, sizeof *dst->target.endpoints);
+    dst->target.headers = calloc(src->target.n_headers + 1, sizeof *dst->target.headers);
+    ok = dst->target.endpoints != NULL && dst->target.headers != NULL;
+    dst->target.n_endpoints = ok ? src->target.n_endpoints : 0;
+    dst->target.n_headers = ok ? src->target.n_headers : 0;
+    for (size_t i = 0; i < dst->target.n_endpoints; i++)
+        dst->target.endpoints[i] = copy_or_null(src->target.endpoints[i], &ok);
+    for (size_t i = 0; i < dst->target.n_headers; i++) {
+        dst->target.headers[i].name = copy_or_null(src->target.headers[i].name, &ok);
+        dst->target.headers[i].value = copy_or_null(src->target.headers[i].value, &ok);
+    }
+    dst->source = copy_or_null(src->source, &ok);
+    dst->target.model = copy_or_null(src->target.model, &ok);
+    dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
+    dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
+    dst->output.dir = copy_or_null(src->output.dir, &ok);
+    dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
+                   &dst->workload.think_time};
+    const dist_t *s[] = {&src->workload.turns, &src->workload.input_tokens,
+                         &src->workload.output_tokens, &src->workload.think_time};
+    for (size_t i = 0; i < 4; i++) {
+        dist_init(d[i]);
+        if (dist_copy(d[i], s[i]) < 0)
+            ok = false;
+    }
+    if (!ok) {
+        config_free(dst);
+        return -1;
+    }
+    return 0;
+}
+
+int config_endpoint_check(const char *url, char *why, size_t len) {
+    const char *host;
+    if (strncasecmp(url, "http://", 7) == 0) {
+        host = url + 7;
+    } else if (strncasecmp(url, "https://", 8) == 0) {
+        host = url + 8;
+    } else {
+        snprintf(why, len, "expected a URL starting with http:// or https://, got '%s'", url);
+        return -1;
+    }
+    if (host[0] == '\0' || host[0] == '/' || host[0] == ':') {
+        snprintf(why, len, "URL '%s' names no host", url);
+        return -1;
+    }
+    for (const char *p = url; *p != '\0'; p++) {
+        if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
+            snprintf(why, len, "URL '%s' contains a space or control character", url);
+            return -1;
+        }
+        if (*p == '?' || *p == '#') {
+            snprintf(why, len, "URL '%s' is a base URL and takes no query or fragment", url);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. */
+static char *endpoint_normalize(const char *url) {
+    char *copy = strdup(url);
+    if (copy == NULL)
+        return NULL;
+    size_t n = strlen(copy);
+    size_t scheme = strncasecmp(copy, "https://", 8) == 0 ? 8 : 7;
+    while (n > scheme + 1 && copy[n - 1] == '/')
+        copy[--n] = '\0';
+    if (n > scheme + 3 && strcmp(copy + n - 3, "/v1") == 0)
+        copy[n -= 3] = '\0';
+    while (n > scheme + 1 && copy[n - 1] == '/')
+        copy[--n] = '\0';
+    return copy;
+}
+
+int config_set_endpoints(config_t *self, char **urls, size_t n) {
+    char why[512];
+    for (size_t i = 0; i < n; i++)
+        if (config_endpoint_check(urls[i], why, sizeof why) < 0)
+            return -1;
+    char **copy = calloc(n + 1, sizeof *copy);
+    if (copy == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++) {
+        copy[i] = endpoint_normalize(urls[i]);
+        if (copy[i] == NULL) {
+            free_endpoints(copy, i);
+            return -1;
+        }
+    }
+    free_endpoints(self->target.endpoints, self->target.n_endpoints);
+    self->target.endpoints = copy;
+    self->target.n_endpoints = n;
+    return 0;
+}
+
+void config_error_format(const config_error_t *err, char *buf, size_t len) {
+    int n;
+    if (err->line > 0)
+        n = snprintf(buf, len, "%s:%d:%d: ", err->file, err->line, err->column);
+    else
+        n = snprintf(buf, len, "%s: ", err->file);
+    size_t used = n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len);
+    if (err->key[0] != '\0' && used < len) {
+        n = snprintf(buf + used, len - used, "%s: ", err->key);
+        used += n < 0 ? 0 : ((size_t)n < len - used ? (size_t)n : len - used);
+    }
+    if (used < len)
+        snprintf(buf + used, len - used, "%s", err->message);
+}
+
+static int api_key_error(const config_t *self, config_error_t *err, const char *key,
+                         const char *fmt, const char *arg, const char *why) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", self->source ? self->source : "");
+    snprintf(err->key, sizeof err->key, "%s", key);
+    snprintf(err->message, sizeof err->message, fmt, arg, why);
+    return -1;
+}
+
+/* The first line of the file, without surrounding white space (files often end in a newline). */
+static int read_key_file(const config_t *self, char **key, config_error_t *err) {
+    const char *path = self->target.api_key_file;
+    char buf[16384];
+    FILE *f = fopen(path, "rb");
+    if (f == NULL)
+        return api_key_error(self, err, "target.api_key_file", "cannot read %s: %s", path,
+                             strerror(errno));
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    int failed = ferror(f);
+    fclose(f);
+    if (failed)
+        return api_key_error(self, err, "target.api_key_file", "cannot read %s: %s", path,
+                             "read error");
+    buf[n] = '\0';
+    char *start = buf;
+    while (isspace((unsigned char)*start))
+        start++;
+    size_t len = strcspn(start, "\r\n");
+    while (len > 0 && isspace((unsigned char)start[len - 1]))
+        len--;
+    if (len == 0)
+        return api_key_error(self, err, "target.api_key_file", "%s holds no key%s", path, "");
+    *key = strndup(start, len);
+    memset(buf, 0, sizeof buf);
+    return *key ? 0 : api_key_error(self, err, "target.api_key_file", "%s%s", "out of memory", "");
+}
+
+int config_api_key(const config_t *self, char **key, config_error_t *err) {
+    *key = NULL;
+    if (self->target.api_key_env != NULL) {
+        const char *value = getenv(self->target.api_key_env);
+        if (value == NULL || value[0] == '\0')
+            return api_key_error(self, err, "target.api_key_env",
+                                 "environment variable %s is not set%s", self->target.api_key_env,
+                                 value ? " (it is empty)" : "");
+        *key = strdup(value);
+        return *key ? 0
+                    : api_key_error(self, err, "target.api_key_env", "%s%s", "out of memory", "");
+    }
+    if (self->target.api_key_file != NULL)
+        return read_key_file(self, key, err);
+    return 0;
+}

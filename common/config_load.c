@@ -1,0 +1,580 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+
+#include "config_yaml.h"
+#include "units.h"
+
+static const char *const api_names[] = {"chat", "completions", NULL};
+static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
+                                            NULL};
+static const char *const workload_kind_names[] = {"requests", "chat", NULL};
+static const char *const scheduler_kind_names[] = {"concurrent", "rate", NULL};
+static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
+
+static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
+                                        "limits", "warmup", "output",   NULL};
+static const char *const target_keys[] = {
+    "endpoints",       "api",     "model",      "headers", "api_key_env", "api_key_file", "timeout",
+    "connect_timeout", "routing", "ignore_eos", "stream",  NULL};
+static const char *const workload_keys[] = {
+    "kind", "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens", NULL};
+static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
+                                             "arrival", "arrival_cv",  NULL};
+static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
+static const char *const output_keys[] = {"dir", "trace", NULL};
+
+const char *config_api_name(config_api_t api) {
+    return (unsigned)api < 2 ? api_names[api] : "?";
+}
+
+const char *config_routing_name(config_routing_t routing) {
+    return (unsigned)routing < 4 ? routing_names[routing] : "?";
+}
+
+const char *config_workload_kind_name(config_workload_kind_t kind) {
+    return (unsigned)kind < 2 ? workload_kind_names[kind] : "?";
+}
+
+const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
+    return (unsigned)kind < 2 ? scheduler_kind_names[kind] : "?";
+}
+
+const char *config_arrival_name(config_arrival_t arrival) {
+    return (unsigned)arrival < 3 ? arrival_names[arrival] : "?";
+}
+
+static yaml_node_t *item_at(config_yaml_t *r, yaml_node_t *seq, size_t i) {
+    return yaml_document_get_node(&r->doc, seq->data.sequence.items.start[i]);
+}
+
+/* A sequence of URLs (a single URL is accepted as a one-item list), checked one by one so the
+ * error points at the bad item, then normalised by config_set_endpoints. */
+static int read_endpoints(config_yaml_t *r, yaml_node_t *node, config_t *c) {
+    const char *path = "target.endpoints";
+    bool list = node->type == YAML_SEQUENCE_NODE;
+    if (node->type == YAML_MAPPING_NODE)
+        return config_yaml_fail(r, node, path, "expected a sequence of URLs, got a mapping");
+    size_t n = list ? (size_t)(node->data.sequence.items.top - node->data.sequence.items.start) : 1;
+    char **urls = calloc(n + 1, sizeof *urls);
+    if (urls == NULL)
+        return config_yaml_fail(r, node, path, "out of memory");
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
+        char item_path[CONFIG_YAML_KEY_MAX], why[512];
+        yaml_node_t *item = list ? item_at(r, node, i) : node;
+        if (list)
+            snprintf(item_path, sizeof item_path, "%s[%zu]", path, i);
+        else
+            snprintf(item_path, sizeof item_path, "%s", path);
+        rc = config_yaml_string(r, item, item_path, &urls[i]);
+        if (rc == 0 && config_endpoint_check(urls[i], why, sizeof why) < 0)
+            rc = config_yaml_fail(r, item, item_path, "%s", why);
+    }
+    if (rc == 0 && config_set_endpoints(c, urls, n) < 0)
+        rc = config_yaml_fail(r, node, path, "out of memory");
+    for (size_t i = 0; i < n; i++)
+        free(urls[i]);
+    free(urls);
+    return rc;
+}
+
+/* RFC 9110 token characters. */
+static bool header_name_valid(const char *name) {
+    if (name[0] == '\0')
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+            return false;
+    return true;
+}
+
+static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t *t) {
+    yaml_node_t *k = yaml_document_get_node(&r->doc, pair->key);
+    yaml_node_t *v = yaml_document_get_node(&r->doc, pair->value);
+    const char *name = (const char *)k->data.scalar.value;
+    char key[CONFIG_YAML_KEY_MAX];
+    config_yaml_path(key, sizeof key, "target.headers", name);
+    if (!header_name_valid(name))
+        return config_yaml_fail(r, k, key, "'%s' is not a valid HTTP header name", name);
+    if (strcasecmp(name, "content-length") == 0 || strcasecmp(name, "transfer-encoding") == 0)
+        return config_yaml_fail(r, k, key, "%s is set by stampede for each request", name);
+    config_header_t *h = &t->headers[t->n_headers];
+    if (config_yaml_string(r, v, key, &h->value) < 0)
+        return -1;
+    h->name = strdup(name);
+    t->n_headers++;
+    if (h->name == NULL)
+        return config_yaml_fail(r, k, key, "out of memory");
+    if (strpbrk(h->value, "\r\n") != NULL)
+        return config_yaml_fail(r, v, key, "a header value must not contain a line break");
+    return 0;
+}
+
+static int read_headers(config_yaml_t *r, yaml_node_t *map, config_target_t *t) {
+    if (config_yaml_check_mapping(r, map, "target.headers", true) < 0)
+        return -1;
+    size_t n = (size_t)(map->data.mapping.pairs.top - map->data.mapping.pairs.start);
+    t->headers = calloc(n + 1, sizeof *t->headers);
+    if (t->headers == NULL)
+        return config_yaml_fail(r, map, "target.headers", "out of memory");
+    for (size_t i = 0; i < n; i++)
+        if (read_header(r, &map->data.mapping.pairs.start[i], t) < 0)
+            return -1;
+    return 0;
+}
+
+static bool env_name_valid(const char *name) {
+    if (!isalpha((unsigned char)name[0]) && name[0] != '_')
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!isalnum((unsigned char)*p) && *p != '_')
+            return false;
+    return true;
+}
+
+static bool mark_before(const yaml_node_t *a, const yaml_node_t *b) {
+    return a->start_mark.index < b->start_mark.index;
+}
+
+/* api_key_env or api_key_file (never both); the values are names, never the key itself. */
+static int read_api_key(config_yaml_t *r, yaml_node_t *target, config_target_t *t) {
+    yaml_node_t *env_key = NULL, *file_key = NULL;
+    yaml_node_t *env = config_yaml_get(r, target, "api_key_env", &env_key);
+    yaml_node_t *file = config_yaml_get(r, target, "api_key_file", &file_key);
+    if (env != NULL && file != NULL) {
+        bool env_later = mark_before(file_key, env_key);
+        return config_yaml_fail(r, env_later ? env_key : file_key,
+                                env_later ? "target.api_key_env" : "target.api_key_file",
+                                "api_key_env and api_key_file are both given; keep one");
+    }
+    if (env != NULL) {
+        if (config_yaml_string(r, env, "target.api_key_env", &t->api_key_env) < 0)
+            return -1;
+        /* Never echo the value: someone may have pasted the key itself here. */
+        if (!env_name_valid(t->api_key_env))
+            return config_yaml_fail(r, env, "target.api_key_env",
+                                    "expected the name of an environment variable (letters, "
+                                    "digits and _), not the key itself");
+    }
+    if (file != NULL) {
+        char *path = NULL;
+        if (config_yaml_string(r, file, "target.api_key_file", &path) < 0)
+            return -1;
+        t->api_key_file = config_yaml_resolve_path(r, path);
+        free(path);
+        if (t->api_key_file == NULL)
+            return config_yaml_fail(r, file, "target.api_key_file", "out of memory");
+    }
+    return 0;
+}
+
+static int check_authorization_header(config_yaml_t *r, yaml_node_t *headers,
+                                      const config_target_t *t) {
+    if (t->api_key_env == NULL && t->api_key_file == NULL)
+        return 0;
+    for (yaml_node_pair_t *p = headers->data.mapping.pairs.start;
+         p < headers->data.mapping.pairs.top; p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        const char *name = (const char *)k->data.scalar.value;
+        if (strcasecmp(name, "authorization") == 0) {
+            char key[CONFIG_YAML_KEY_MAX];
+            config_yaml_path(key, sizeof key, "target.headers", name);
+            return config_yaml_fail(r, k, key,
+                                    "an Authorization header and %s both supply the key; keep "
+                                    "one",
+                                    t->api_key_env ? "api_key_env" : "api_key_file");
+        }
+    }
+    return 0;
+}
+
+static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
+    config_target_t *t = &c->target;
+    yaml_node_t *v;
+    int index;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "target", target_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "endpoints", NULL)) && read_endpoints(r, v, c) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "api", NULL))) {
+        if (config_yaml_enum(r, v, "target.api", api_names, &index) < 0)
+            return -1;
+        t->api = (config_api_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "model", NULL)) &&
+        config_yaml_string(r, v, "target.model", &t->model) < 0)
+        return -1;
+    if (read_api_key(r, node, t) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "headers", NULL)) &&
+        (read_headers(r, v, t) < 0 || check_authorization_header(r, v, t) < 0))
+        return -1;
+    if ((v = config_yaml_get(r, node, "timeout", NULL)) &&
+        config_yaml_duration(r, v, "target.timeout", true, &t->timeout_ns) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "connect_timeout", NULL)) &&
+        config_yaml_duration(r, v, "target.connect_timeout", true, &t->connect_timeout_ns) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "routing", NULL))) {
+        if (config_yaml_enum(r, v, "target.routing", routing_names, &index) < 0)
+            return -1;
+        t->routing = (config_routing_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "ignore_eos", NULL)) &&
+        config_yaml_bool(r, v, "target.ignore_eos", &t->ignore_eos) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "stream", NULL)) &&
+        config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_workload_t *w) {
+    yaml_node_t *v;
+    uint64_t u;
+    int index;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "workload", workload_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "kind", NULL))) {
+        if (config_yaml_enum(r, v, "workload.kind", workload_kind_names, &index) < 0)
+            return -1;
+        w->kind = (config_workload_kind_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "turns", NULL)) &&
+        config_yaml_dist(r, v, "workload.turns", false, 1, &w->turns) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "input_tokens", NULL)) &&
+        config_yaml_dist(r, v, "workload.input_tokens", false, 1, &w->input_tokens) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "output_tokens", NULL)) &&
+        config_yaml_dist(r, v, "workload.output_tokens", false, 1, &w->output_tokens) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "think_time", NULL)) &&
+        config_yaml_dist(r, v, "workload.think_time", true, 0, &w->think_time) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "system_prompt_tokens", NULL))) {
+        if (config_yaml_uint(r, v, "workload.system_prompt_tokens", UINT32_MAX, &u) < 0)
+            return -1;
+        w->system_prompt_tokens = (uint32_t)u;
+    }
+    return 0;
+}
+
+/* What only makes sense together: a rate for the rate scheduler, a concurrency for the
+ * concurrent one, a cv for gamma arrivals. */
+static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+    yaml_node_t *kind = config_yaml_get(r, node, "kind", NULL);
+    yaml_node_t *rate = config_yaml_get(r, node, "rate", NULL);
+    yaml_node_t *concurrency = config_yaml_get(r, node, "concurrency", NULL);
+    yaml_node_t *arrival = config_yaml_get(r, node, "arrival", NULL);
+    if (s->kind == SCHEDULER_RATE && concurrency == NULL)
+        s->concurrency = 0; /* no cap unless asked for */
+    if (s->kind == SCHEDULER_RATE && rate == NULL)
+        return config_yaml_fail(r, kind, "scheduler.rate",
+                                "a rate scheduler needs a rate (sessions per second), e.g. "
+                                "rate: 5/s");
+    if (s->kind == SCHEDULER_RATE && s->rate <= 0)
+        return config_yaml_fail(r, rate, "scheduler.rate",
+                                "a rate scheduler needs a rate greater than 0, got '%s'",
+                                (const char *)rate->data.scalar.value);
+    if (s->kind == SCHEDULER_CONCURRENT && s->concurrency == 0)
+        return config_yaml_fail(r, concurrency, "scheduler.concurrency",
+                                "a concurrent scheduler needs concurrency >= 1, got '0'");
+    if (s->arrival == ARRIVAL_GAMMA && config_yaml_get(r, node, "arrival_cv", NULL) == NULL)
+        return config_yaml_fail(r, arrival, "scheduler.arrival_cv",
+                                "gamma arrivals need arrival_cv (the coefficient of variation "
+                                "of the gaps, > 0)");
+    return 0;
+}
+
+static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+    yaml_node_t *v;
+    uint64_t u;
+    int index;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "scheduler", scheduler_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "kind", NULL))) {
+        if (config_yaml_enum(r, v, "scheduler.kind", scheduler_kind_names, &index) < 0)
+            return -1;
+        s->kind = (config_scheduler_kind_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "concurrency", NULL))) {
+        if (config_yaml_uint(r, v, "scheduler.concurrency", UINT32_MAX, &u) < 0)
+            return -1;
+        s->concurrency = (uint32_t)u;
+    }
+    if ((v = config_yaml_get(r, node, "ramp_up", NULL)) &&
+        config_yaml_duration(r, v, "scheduler.ramp_up", false, &s->ramp_up_ns) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "rate", NULL)) &&
+        config_yaml_rate(r, v, "scheduler.rate", &s->rate) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "arrival", NULL))) {
+        if (config_yaml_enum(r, v, "scheduler.arrival", arrival_names, &index) < 0)
+            return -1;
+        s->arrival = (config_arrival_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "arrival_cv", NULL))) {
+        if (config_yaml_number(r, v, "scheduler.arrival_cv", &s->arrival_cv) < 0)
+            return -1;
+        if (s->arrival_cv <= 0)
+            return config_yaml_fail(r, v, "scheduler.arrival_cv",
+                                    "expected a number greater than 0, got '%s'",
+                                    (const char *)v->data.scalar.value);
+    }
+    return check_scheduler(r, node, s);
+}
+
+static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l) {
+    yaml_node_t *v;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "limits", limits_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "duration", NULL)) &&
+        config_yaml_duration(r, v, "limits.duration", false, &l->duration_ns) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "max_sessions", NULL)) &&
+        config_yaml_uint(r, v, "limits.max_sessions", UINT64_MAX, &l->max_sessions) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "max_requests", NULL)) &&
+        config_yaml_uint(r, v, "limits.max_requests", UINT64_MAX, &l->max_requests) < 0)
+        return -1;
+    return 0;
+}
+
+static int parse_output(config_yaml_t *r, yaml_node_t *node, config_output_t *o) {
+    yaml_node_t *v;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "output", output_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "dir", NULL)) &&
+        config_yaml_string(r, v, "output.dir", &o->dir) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "trace", NULL)) &&
+        config_yaml_bool(r, v, "output.trace", &o->trace) < 0)
+        return -1;
+    return 0;
+}
+
+/* A run must end on its own (a shared server is never left under unbounded load), and the
+ * warm-up must leave something to measure. */
+static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t *c) {
+    const config_limits_t *l = &c->limits;
+    yaml_node_t *limits_key = NULL;
+    config_yaml_get(r, root, "limits", &limits_key);
+    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0)
+        return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
+                                "no limit given: set at least one of limits.duration, "
+                                "limits.max_sessions or limits.max_requests (an unbounded run "
+                                "against a shared server is refused)");
+    yaml_node_t *warmup = config_yaml_get(r, root, "warmup", NULL);
+    if (l->duration_ns > 0 && c->warmup_ns >= l->duration_ns) {
+        char w[32], d[32];
+        units_format_duration(c->warmup_ns, w, sizeof w);
+        units_format_duration(l->duration_ns, d, sizeof d);
+        return config_yaml_fail(r, warmup, "warmup",
+                                "warmup %s leaves nothing to measure within limits.duration %s", w,
+                                d);
+    }
+    return 0;
+}
+
+static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
+    yaml_node_t *v;
+    if (root != NULL && root->type != YAML_MAPPING_NODE && !config_yaml_is_null(root))
+        return config_yaml_fail(r, root, "",
+                                "expected a mapping of sections (seed, target, workload, "
+                                "scheduler, limits, warmup, output), got %s",
+                                root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
+    if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, root, "seed", NULL)) &&
+        config_yaml_uint(r, v, "seed", UINT64_MAX, &c->seed) < 0)
+        return -1;
+    if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
+        parse_workload(r, config_yaml_get(r, root, "workload", NULL), &c->workload) < 0 ||
+        parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler) < 0 ||
+        parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
+        config_yaml_duration(r, v, "warmup", false, &c->warmup_ns) < 0)
+        return -1;
+    if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0)
+        return -1;
+    return check_run_bounds(r, root, c);
+}
+
+static int syntax_error(config_yaml_t *r, const yaml_parser_t *p) {
+    config_error_t *e = r->err;
+    snprintf(e->file, sizeof e->file, "%s", r->file);
+    e->key[0] = '\0';
+    e->line = e->column = 0;
+    if (p->error == YAML_MEMORY_ERROR) {
+        snprintf(e->message, sizeof e->message, "out of memory while reading YAML");
+    } else if (p->error == YAML_READER_ERROR) {
+        snprintf(e->message, sizeof e->message, "cannot read the YAML text: %s at byte %zu",
+                 p->problem ? p->problem : "input error", p->problem_offset);
+    } else {
+        e->line = (int)p->problem_mark.line + 1;
+        e->column = (int)p->problem_mark.column + 1;
+        if (p->context != NULL)
+            snprintf(e->message, sizeof e->message,
+                     "YAML syntax error: %s (%s at line %d, column %d)", p->problem, p->context,
+                     (int)p->context_mark.line + 1, (int)p->context_mark.column + 1);
+        else
+            snprintf(e->message, sizeof e->message, "YAML syntax error: %s",
+                     p->problem ? p->problem : "unknown problem");
+        size_t at = p->problem_mark.index, used = strlen(e->message);
+        if (at < r->text_len && r->text[at] == '\t')
+            snprintf(e->message + used, sizeof e->message - used,
+                     "; YAML allows no tabs in indentation, use spaces");
+    }
+    return -1;
+}
+
+/* A stream holds exactly one document; a second one is almost always a stray "---". */
+static int check_single_document(config_yaml_t *r, yaml_parser_t *parser) {
+    yaml_document_t extra;
+    if (!yaml_parser_load(parser, &extra))
+        return syntax_error(r, parser);
+    yaml_node_t *root = yaml_document_get_root_node(&extra);
+    int rc = 0;
+    if (root != NULL) {
+        config_error_t *e = r->err;
+        snprintf(e->file, sizeof e->file, "%s", r->file);
+        e->line = (int)extra.start_mark.line + 1;
+        e->column = (int)extra.start_mark.column + 1;
+        e->key[0] = '\0';
+        snprintf(e->message, sizeof e->message,
+                 "expected a single YAML document, found a second one");
+        rc = -1;
+    }
+    yaml_document_delete(&extra);
+    return rc;
+}
+
+static int load(config_t *self, yaml_parser_t *parser, config_yaml_t *r) {
+    if (!yaml_parser_load(parser, &r->doc))
+        return syntax_error(r, parser);
+    int rc = check_single_document(r, parser);
+    if (rc == 0)
+        rc = parse_root(r, yaml_document_get_root_node(&r->doc), self);
+    yaml_document_delete(&r->doc);
+    return rc;
+}
+
+static int load_text(config_t *self, const char *text, size_t len, config_yaml_t *r) {
+    yaml_parser_t parser;
+    r->text = text;
+    r->text_len = len;
+    config_init(self);
+    if (!yaml_parser_initialize(&parser)) {
+        config_free(self);
+        return config_yaml_fail(r, NULL, "", "out of memory");
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    self->source = strdup(r->file);
+    int rc = self->source ? load(self, &parser, r) : config_yaml_fail(r, NULL, "", "out of memory");
+    yaml_parser_delete(&parser);
+    if (rc < 0)
+        config_free(self);
+    return rc;
+}
+
+/* The whole file in memory (workload files are small, and the text serves error hints);
+ * NULL with *code set to an errno value. */
+static char *read_file(const char *path, size_t *len, int *code) {
+    struct stat st;
+    FILE *f = fopen(path, "rb");
+    if (f == NULL) {
+        *code = errno;
+        return NULL;
+    }
+    if (fstat(fileno(f), &st) < 0 || S_ISDIR(st.st_mode)) {
+        *code = S_ISDIR(st.st_mode) ? EISDIR : errno;
+        fclose(f);
+        return NULL;
+    }
+    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
+    char *buf = malloc(cap);
+    while (buf != NULL && !ferror(f) && !feof(f)) {
+        if (n + 1 == cap) {
+            char *bigger = realloc(buf, cap * 2);
+            if (bigger == NULL) {
+                free(buf);
+                buf = NULL;
+                break;
+            }
+            buf = bigger;
+            cap *= 2;
+        }
+        n += fread(buf + n, 1, cap - 1 - n, f);
+    }
+    *code = buf == NULL ? ENOMEM : EIO;
+    if (buf != NULL && ferror(f)) {
+        free(buf);
+        buf = NULL;
+    }
+    fclose(f);
+    if (buf != NULL) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+static void error_clear(config_error_t *err, const char *file) {
+    memset(err, 0, sizeof *err);
+    snprintf(err->file, sizeof err->file, "%s", file);
+}
+
+/* The file's directory, made absolute so that resolved paths stay right when the resolved config
+ * is written elsewhere (OUT/config.yaml) or shipped to workers. */
+static void set_base_dir(config_yaml_t *r, const char *path) {
+    char dir[PATH_MAX];
+    const char *slash = strrchr(path, '/');
+    if (slash == NULL)
+        snprintf(dir, sizeof dir, ".");
+    else
+        snprintf(dir, sizeof dir, "%.*s", (int)(slash - path + (slash == path)), path);
+    if (realpath(dir, r->base_dir) == NULL)
+        snprintf(r->base_dir, sizeof r->base_dir, "%s", dir);
+}
+
+int config_load_file(config_t *self, const char *path, config_error_t *err) {
+    config_yaml_t r = {.err = err, .file = path};
+    size_t len = 0;
+    int code = 0;
+    error_clear(err, path);
+    char *text = read_file(path, &len, &code);
+    if (text == NULL) {
+        snprintf(err->message, sizeof err->message, "cannot read the file: %s", strerror(code));
+        memset(self, 0, sizeof *self);
+        return -1;
+    }
+    set_base_dir(&r, path);
+    int rc = load_text(self, text, len, &r);
+    free(text);
+    return rc;
+}
+
+int config_load_string(config_t *self, const char *yaml, size_t len, const char *name,
+                       config_error_t *err) {
+    config_yaml_t r = {.err = err, .file = name ? name : "<string>"};
+    error_clear(err, r.file);
+    return load_text(self, yaml, len, &r);
+}

@@ -1,0 +1,246 @@
+#include "config.h"
+
+#include <ctype.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config_yaml.h"
+#include "units.h"
+
+#define REDACTED "<redacted>"
+
+bool config_header_is_secret(const char *name) {
+    static const char *const secret_parts[] = {"auth",   "key",   "token",      "cookie",
+                                               "secret", "passw", "credential", NULL};
+    char lower[128];
+    size_t n = 0;
+    for (; name[n] != '\0' && n + 1 < sizeof lower; n++)
+        lower[n] = (char)tolower((unsigned char)name[n]);
+    lower[n] = '\0';
+    for (size_t i = 0; secret_parts[i] != NULL; i++)
+        if (strstr(lower, secret_parts[i]) != NULL)
+            return true;
+    return false;
+}
+
+/* The shortest %g form that reads back to the same double. */
+static void format_double(double v, char *buf, size_t len) {
+    for (int precision = 15; precision <= 17; precision++) {
+        snprintf(buf, len, "%.*g", precision, v);
+        if (strtod(buf, NULL) == v)
+            return;
+    }
+}
+
+/* A YAML double-quoted scalar: safe for any text (URLs, paths, header values). */
+static void put_string(FILE *out, const char *s) {
+    fputc('"', out);
+    for (const unsigned char *p = (const unsigned char *)s; *p != '\0'; p++) {
+        if (*p == '"' || *p == '\\')
+            fprintf(out, "\\%c", *p);
+        else if (*p == '\n')
+            fputs("\\n", out);
+        else if (*p == '\t')
+            fputs("\\t", out);
+        else if (*p < 0x20 || *p == 0x7f)
+            fprintf(out, "\\x%02x", *p);
+        else
+            fputc(*p, out);
+    }
+    fputc('"', out);
+}
+
+static void put_optional_string(FILE *out, const char *s) {
+    if (s == NULL)
+        fputs("null", out);
+    else
+        put_string(out, s);
+}
+
+static void put_duration(FILE *out, int64_t ns) {
+    char buf[32];
+    units_format_duration(ns, buf, sizeof buf);
+    fputs(buf, out);
+}
+
+/* Seconds as a duration when that reads back exactly ("200ms"), else as a plain number. */
+static void put_seconds(FILE *out, double seconds) {
+    char buf[40];
+    if (seconds >= 0 && seconds < 9e9) {
+        int64_t ns = llround(seconds * 1e9);
+        if ((double)ns / 1e9 == seconds && units_format_duration(ns, buf, sizeof buf) > 0) {
+            fputs(buf, out);
+            return;
+        }
+    }
+    format_double(seconds, buf, sizeof buf);
+    fputs(buf, out);
+}
+
+static void put_value(FILE *out, double v, bool seconds) {
+    char buf[40];
+    if (seconds) {
+        put_seconds(out, v);
+        return;
+    }
+    format_double(v, buf, sizeof buf);
+    fputs(buf, out);
+}
+
+static void put_list(FILE *out, const double *values, size_t n, bool seconds) {
+    fputc('[', out);
+    for (size_t i = 0; i < n; i++) {
+        if (i > 0)
+            fputs(", ", out);
+        put_value(out, values[i], seconds);
+    }
+    fputc(']', out);
+}
+
+static void put_param(FILE *out, const dist_t *d, dist_param_t p, bool time_valued) {
+    fprintf(out, ", %s: ", dist_param_name(p));
+    put_value(out, d->param[p], time_valued && config_yaml_param_has_unit(p));
+}
+
+/* A plain number for fixed, else a flow mapping; empirical values are written inline so the
+ * result stands alone (workers on other hosts do not have the file). */
+static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
+    if (d->kind == DIST_FIXED) {
+        put_value(out, d->param[DIST_P_VALUE], time_valued);
+        return;
+    }
+    fprintf(out, "{dist: %s", dist_kind_name(d->kind));
+    char order[128], *save = NULL;
+    unsigned written = 0;
+    snprintf(order, sizeof order, "%s", dist_kind_params(d->kind));
+    for (char *name = strtok_r(order, " ", &save); name; name = strtok_r(NULL, " ", &save)) {
+        dist_param_t p;
+        if (dist_param_from_name(name, &p) == 0 && (d->given & (1u << p))) {
+            put_param(out, d, p, time_valued);
+            written |= 1u << p;
+        }
+    }
+    for (int p = 0; p < DIST_P__COUNT; p++)
+        if ((d->given & ~written) & (1u << p))
+            put_param(out, d, (dist_param_t)p, time_valued);
+    if (d->kind == DIST_EMPIRICAL) {
+        fputs(", values: ", out);
+        put_list(out, d->values, d->n_values, time_valued);
+        if (d->weights != NULL) {
+            fputs(", weights: ", out);
+            put_list(out, d->weights, d->n_values, false);
+        }
+    }
+    fputc('}', out);
+    if (d->file != NULL) {
+        fputs("  # values read from ", out);
+        put_string(out, d->file);
+    }
+}
+
+static void put_target(FILE *out, const config_target_t *t, bool redact) {
+    fputs("target:\n  endpoints:", out);
+    if (t->n_endpoints == 0)
+        fputs(" []  # none: `stampede run` starts its embedded mock", out);
+    for (size_t i = 0; i < t->n_endpoints; i++) {
+        fputs("\n    - ", out);
+        put_string(out, t->endpoints[i]);
+    }
+    fprintf(out, "\n  api: %s\n  model: ", config_api_name(t->api));
+    put_string(out, t->model);
+    fputs("\n  headers:", out);
+    if (t->n_headers == 0)
+        fputs(" {}", out);
+    for (size_t i = 0; i < t->n_headers; i++) {
+        bool hide = redact && config_header_is_secret(t->headers[i].name);
+        fputs("\n    ", out);
+        put_string(out, t->headers[i].name);
+        fputs(": ", out);
+        put_string(out, hide ? REDACTED : t->headers[i].value);
+    }
+    fputs("\n  api_key_env: ", out);
+    put_optional_string(out, t->api_key_env);
+    fputs("\n  api_key_file: ", out);
+    put_optional_string(out, t->api_key_file);
+    fputs("\n  timeout: ", out);
+    put_duration(out, t->timeout_ns);
+    fputs("\n  connect_timeout: ", out);
+    put_duration(out, t->connect_timeout_ns);
+    fprintf(out, "\n  routing: %s\n  ignore_eos: %s\n  stream: %s\n",
+            config_routing_name(t->routing), t->ignore_eos ? "true" : "false",
+            t->stream ? "true" : "false");
+}
+
+static void put_workload(FILE *out, const config_workload_t *w) {
+    fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
+    put_dist(out, &w->turns, false);
+    fputs("\n  input_tokens: ", out);
+    put_dist(out, &w->input_tokens, false);
+    fputs("\n  output_tokens: ", out);
+    put_dist(out, &w->output_tokens, false);
+    fputs("\n  think_time: ", out);
+    put_dist(out, &w->think_time, true);
+    fprintf(out, "\n  system_prompt_tokens: %u\n", (unsigned)w->system_prompt_tokens);
+}
+
+static void put_scheduler(FILE *out, const config_scheduler_t *s) {
+    char rate[40], cv[40];
+    format_double(s->rate, rate, sizeof rate);
+    format_double(s->arrival_cv, cv, sizeof cv);
+    fprintf(out, "scheduler:\n  kind: %s\n  concurrency: %u\n  ramp_up: ",
+            config_scheduler_kind_name(s->kind), (unsigned)s->concurrency);
+    put_duration(out, s->ramp_up_ns);
+    fprintf(out, "\n  rate: %s/s\n  arrival: %s\n  arrival_cv: %s\n", rate,
+            config_arrival_name(s->arrival), cv);
+}
+
+static int write_config(const config_t *self, FILE *out, bool redact) {
+    fputs("# stampede configuration, resolved: every key with its value, defaults included.\n"
+          "# API keys are never written, only where they are read from.\n",
+          out);
+    fprintf(out, "seed: %llu\n", (unsigned long long)self->seed);
+    put_target(out, &self->target, redact);
+    put_workload(out, &self->workload);
+    put_scheduler(out, &self->scheduler);
+    fputs("limits:\n  duration: ", out);
+    put_duration(out, self->limits.duration_ns);
+    fprintf(out, "\n  max_sessions: %llu\n  max_requests: %llu\nwarmup: ",
+            (unsigned long long)self->limits.max_sessions,
+            (unsigned long long)self->limits.max_requests);
+    put_duration(out, self->warmup_ns);
+    fputs("\noutput:\n  dir: ", out);
+    put_string(out, self->output.dir);
+    fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
+    return ferror(out) ? -1 : 0;
+}
+
+int config_write_yaml(const config_t *self, FILE *out) {
+    return write_config(self, out, true);
+}
+
+int config_write_yaml_unredacted(const config_t *self, FILE *out) {
+    return write_config(self, out, false);
+}
+
+static char *to_yaml(const config_t *self, bool redact) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (out == NULL)
+        return NULL;
+    int rc = write_config(self, out, redact);
+    if (fclose(out) != 0 || rc < 0) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+char *config_to_yaml(const config_t *self) {
+    return to_yaml(self, true);
+}
+
+char *config_to_yaml_unredacted(const config_t *self) {
+    return to_yaml(self, false);
+}

@@ -1,0 +1,75 @@
+/* Typed reading of libyaml document nodes for common/config: each reader checks one value against
+ * what the schema expects and, when it does not fit, fills the config_error_t with the node's
+ * line and column, the dotted key and what was expected. Internal to config.c. */
+#ifndef STAMPEDE_CONFIG_YAML_H
+#define STAMPEDE_CONFIG_YAML_H
+
+#include <limits.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <yaml.h>
+
+#include "config.h"
+#include "dist.h"
+
+#define CONFIG_YAML_KEY_MAX 128
+
+/* One loaded document and where its errors go. */
+typedef struct config_yaml {
+    yaml_document_t doc;
+    config_error_t *err;
+    const char *file;        /* name used in messages */
+    char base_dir[PATH_MAX]; /* relative paths in the file resolve against it ("" = cwd) */
+    const char *text;        /* the YAML text, for hints in syntax errors */
+    size_t text_len;
+} config_yaml_t;
+
+/* Fills r->err at node's position (line 0 when node is NULL) and returns -1. */
+int config_yaml_fail(config_yaml_t *r, const yaml_node_t *node, const char *key, const char *fmt,
+                     ...) __attribute__((format(printf, 4, 5)));
+/* "parent.child" (or "child" when parent is empty) into out. */
+void config_yaml_path(char *out, size_t len, const char *parent, const char *child);
+/* The candidate within Damerau-Levenshtein distance 2 of word (case-insensitive), or NULL. */
+const char *config_yaml_closest(const char *word, const char *const *candidates);
+/* "a, b, c" from a NULL-terminated list. */
+void config_yaml_join(const char *const *names, char *buf, size_t len);
+
+/* A plain empty, "~" or "null" scalar: the key then takes its default. */
+bool config_yaml_is_null(const yaml_node_t *node);
+/* Checks that map is a mapping whose keys are non-null scalars, each given once (compared
+ * without case when ignore_case: HTTP header names). */
+int config_yaml_check_mapping(config_yaml_t *r, yaml_node_t *map, const char *path,
+                              bool ignore_case);
+/* Checks that map is a mapping (a null counts as empty) whose keys are scalars from the
+ * NULL-terminated list, each given once; unknown keys get a did-you-mean. */
+int config_yaml_check_keys(config_yaml_t *r, yaml_node_t *map, const char *path,
+                           const char *const *keys);
+/* The value of key name in map, or NULL when absent or null. *key_node (optional) gets the key. */
+yaml_node_t *config_yaml_get(config_yaml_t *r, yaml_node_t *map, const char *name,
+                             yaml_node_t **key_node);
+/* Resolves a path from the file against r->base_dir into a malloc'd string (NULL on OOM). */
+char *config_yaml_resolve_path(const config_yaml_t *r, const char *path);
+
+/* True for distribution parameters measured in the quantity's own unit (value, min, max, mean,
+ * median, stddev, shape, scale): seconds for a time-valued distribution. */
+bool config_yaml_param_has_unit(dist_param_t param);
+
+/* Readers: 0 ok with *out set; -1 with r->err filled and *out untouched. */
+int config_yaml_string(config_yaml_t *r, yaml_node_t *node, const char *path, char **out);
+int config_yaml_bool(config_yaml_t *r, yaml_node_t *node, const char *path, bool *out);
+int config_yaml_uint(config_yaml_t *r, yaml_node_t *node, const char *path, uint64_t max,
+                     uint64_t *out);
+int config_yaml_number(config_yaml_t *r, yaml_node_t *node, const char *path, double *out);
+int config_yaml_duration(config_yaml_t *r, yaml_node_t *node, const char *path, bool positive,
+                         int64_t *out);
+int config_yaml_rate(config_yaml_t *r, yaml_node_t *node, const char *path, double *out);
+/* names is NULL-terminated; *out is the index of the match. */
+int config_yaml_enum(config_yaml_t *r, yaml_node_t *node, const char *path,
+                     const char *const *names, int *out);
+/* A distribution: a plain number (fixed) or {dist: KIND, params..}. Time-valued distributions
+ * take durations and store seconds. Every value the distribution can be pinned to (fixed value,
+ * max, empirical values) must be >= lowest. *out is replaced only on success, prepared. */
+int config_yaml_dist(config_yaml_t *r, yaml_node_t *node, const char *path, bool time_valued,
+                     double lowest, dist_t *out);
+
+#endif
