@@ -12,15 +12,20 @@
 #include "prompt.h"
 #include "workload.h"
 
-/* Built by hand (not from YAML) so these tests exercise only the workload code. */
+/* Built in code (defaults from config_init, not YAML) so these tests exercise the workload code. */
 static void make_config(config_t *cfg, config_workload_kind_t kind, uint64_t seed) {
-    memset(cfg, 0, sizeof *cfg);
+    config_init(cfg);
     cfg->seed = seed;
     cfg->workload.kind = kind;
+    dist_clear(&cfg->workload.turns);
     dist_fixed(&cfg->workload.turns, 1);
+    dist_clear(&cfg->workload.input_tokens);
     dist_fixed(&cfg->workload.input_tokens, 100);
+    dist_clear(&cfg->workload.output_tokens);
     dist_fixed(&cfg->workload.output_tokens, 50);
+    dist_clear(&cfg->workload.think_time);
     dist_fixed(&cfg->workload.think_time, 0);
+    cfg->workload.system_prompt_tokens = 0;
     cfg->scheduler.kind = SCHEDULER_CONCURRENT;
 }
 
@@ -32,10 +37,7 @@ static void set_dist(dist_t *d, const char *spec) {
 }
 
 static void clear_config(config_t *cfg) {
-    dist_clear(&cfg->workload.turns);
-    dist_clear(&cfg->workload.input_tokens);
-    dist_clear(&cfg->workload.output_tokens);
-    dist_clear(&cfg->workload.think_time);
+    config_free(cfg);
 }
 
 static void test_workload_requests_are_single_nodes_without_parents(void **state) {
@@ -221,6 +223,7 @@ static void test_workload_arrivals_have_mean_gap_one_over_rate(void **state) {
     workload_arrivals_init(&arrivals, &cfg);
     assert_int_equal(workload_arrivals_time_ns(&arrivals, 1000), 20000000000LL);
     assert_int_equal(workload_arrivals_time_ns(&arrivals, 1001), 20020000000LL);
+    clear_config(&cfg);
 }
 
 static void test_workload_arrivals_are_the_same_whatever_the_query_order(void **state) {
@@ -248,6 +251,7 @@ static void test_workload_arrivals_are_the_same_whatever_the_query_order(void **
     cfg.seed = 10;
     workload_arrivals_init(&a, &cfg);
     assert_true(workload_arrivals_time_ns(&a, 999) != all[999]);
+    clear_config(&cfg);
 }
 
 static uint32_t count_words(const char *text) {
@@ -283,6 +287,7 @@ static void test_workload_text_is_reproducible_and_the_system_prompt_shared(void
     assert_int_equal(workload_fresh_text(&cfg, 0, 0, 1000, a, 100), -1);
     free(a);
     free(b);
+    clear_config(&cfg);
 }
 
 static void make_varied_config(config_t *cfg, uint64_t seed) {
