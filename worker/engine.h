@@ -8,22 +8,24 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "histogram.h"
 #include "loop.h"
 #include "record.h"
 
 typedef struct engine engine_t;
 
 typedef struct engine_options {
-    uint32_t max_streams;       /* concurrent transfers (sets CURLMOPT_MAX_TOTAL_CONNECTIONS) */
-    int64_t timeout_ns;         /* whole request; 0 = none */
+    uint32_t max_streams; /* concurrent transfers (sets CURLMOPT_MAX_TOTAL_CONNECTIONS) */
+    int64_t timeout_ns;   /* whole request; 0 = none */
     int64_t connect_timeout_ns;
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
     const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
+    uint32_t buffer_size; /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
 } engine_options_t;
 
 typedef struct engine_request {
-    const char *url;            /* full URL, e.g. "http://127.0.0.1:8000/v1/chat/completions" */
-    const char *body;           /* JSON body; must stay valid until the done callback */
+    const char *url;  /* full URL, e.g. "http://127.0.0.1:8000/v1/chat/completions" */
+    const char *body; /* JSON body; must stay valid until the done callback */
     size_t body_len;
     const char *session_header; /* value of X-Session-ID, or NULL */
     request_record_t *record;   /* caller-owned; ids and intended_ns set by the caller, the rest
@@ -32,20 +34,44 @@ typedef struct engine_request {
 } engine_request_t;
 
 /* Called once per request, on the loop thread, when the transfer ends in any way. reply is the
- * concatenated delta.content text (JSON-unescaped), valid only during the call. */
+ * concatenated delta.content text (JSON-unescaped), valid only during the call. It may call
+ * engine_submit and engine_cancel_all (never engine_destroy); it is never called from inside
+ * engine_submit. */
 typedef void (*engine_done_fn)(void *arg, request_record_t *record, const char *reply,
                                size_t reply_len);
 
+/* A new engine on loop (which must outlive it); NULL on failure. Raises RLIMIT_NOFILE to its hard
+ * limit and ignores SIGPIPE (unless a handler is installed). options is copied. */
 engine_t *engine_new(loop_t *loop, const engine_options_t *options);
-/* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED) and frees. */
+/* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED and cannot submit
+ * again) and frees; *self_p becomes NULL. Call it before loop_destroy. */
 void engine_destroy(engine_t **self_p);
-/* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. */
-int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done,
-                  void *arg);
+/* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
+ * that cannot start (bad URL) is reported through done, from the loop. */
+int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);
-/* Cancels every transfer in flight (ERROR_CANCELLED). */
+/* Cancels every transfer in flight (ERROR_CANCELLED). Requests submitted by those callbacks are
+ * not cancelled. */
 void engine_cancel_all(engine_t *self);
+
+/* Counters since engine_new, for benchmarks and health lines. */
+typedef struct engine_stats {
+    uint64_t requests_started;
+    uint64_t requests_finished; /* done callbacks, whatever the outcome */
+    uint64_t requests_failed;   /* finished with an error other than ERROR_CANCELLED */
+    uint64_t write_callbacks;   /* curl body write callbacks (each stamps the clock once) */
+    uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
+    uint64_t token_chunks;      /* chunks that carried a token */
+    uint64_t body_bytes;
+    uint64_t connections; /* TCP connections opened; requests_finished - this = reused */
+    uint32_t streams;     /* stream slots (easy handles + buffers) allocated */
+} engine_stats_t;
+void engine_stats(const engine_t *self, engine_stats_t *out);
+
+/* Records, for every chunk carrying the stampede mock's "sent_ns", receive stamp - sent_ns into
+ * delay (not owned; NULL stops): the delay the client adds, on one host. */
+void engine_set_sent_delay(engine_t *self, histogram_t *delay);
 
 #endif

@@ -1,0 +1,838 @@
+/* worker/engine against real servers on loopback: `stampede mock` in fixed mode for timing,
+ * reuse and concurrency; small raw-socket servers of our own for every failure class. */
+#define _GNU_SOURCE
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "engine.h"
+#include "loop.h"
+
+#define MS 1000000LL
+
+/* The mock, spawned once for the tests that need it. */
+
+static pid_t mock_pid;
+static int mock_port;
+
+static int mock_start(void) {
+    const char *bin = getenv("STAMPEDE_BIN");
+    if (!bin) {
+        fprintf(stderr, "STAMPEDE_BIN is not set: cannot start `stampede mock`\n");
+        return -1;
+    }
+    int out[2];
+    if (pipe(out) < 0)
+        return -1;
+    mock_pid = fork();
+    if (mock_pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", "50", "--itl-ms", "10", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256];
+    size_t len = 0;
+    /* Read "listening on 127.0.0.1:PORT" within 10 s. */
+    while (len < sizeof(line) - 1) {
+        struct pollfd p = {.fd = out[0], .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0)
+            break;
+        ssize_t n = read(out[0], line + len, 1);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        if (line[len - 1] == '\n')
+            break;
+    }
+    line[len] = '\0';
+    close(out[0]);
+    const char *colon = strrchr(line, ':');
+    if (!strstr(line, "listening on") || !colon) {
+        fprintf(stderr, "`%s mock` did not say where it listens: \"%s\"\n", bin, line);
+        return -1;
+    }
+    mock_port = atoi(colon + 1);
+    return mock_port > 0 ? 0 : -1;
+}
+
+static int mock_setup(void **state) {
+    return mock_start();
+}
+
+static int mock_teardown(void **state) {
+    if (mock_pid > 0) {
+        kill(mock_pid, SIGTERM);
+        waitpid(mock_pid, NULL, 0);
+        mock_pid = 0;
+    }
+    return 0;
+}
+
+/* A raw-socket server on a thread: answers each connection with a canned reply. */
+
+typedef enum canned_end {
+    CANNED_CLOSE,  /* write the reply, then close */
+    CANNED_RESET,  /* write the reply, then reset the connection (RST) */
+    CANNED_SILENT, /* read the request, never answer (until the test ends) */
+} canned_end_t;
+
+typedef struct canned_server {
+    int listen_fd;
+    int port;
+    const char *reply;
+    canned_end_t end;
+    pthread_t thread;
+    char request[8192]; /* the first request received, headers and body */
+    size_t request_len;
+    volatile int stop;
+} canned_server_t;
+
+static int listen_loopback(int *port) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    int one = 1;
+    setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(addr);
+    if (bind(fd, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(fd, 64) < 0 ||
+        getsockname(fd, (struct sockaddr *)&addr, &alen) < 0) {
+        close(fd);
+        return -1;
+    }
+    *port = ntohs(addr.sin_port);
+    return fd;
+}
+
+/* Reads one request: headers, then Content-Length bytes of body. */
+static size_t read_request(int fd, char *buf, size_t cap) {
+    size_t len = 0;
+    size_t want = SIZE_MAX;
+    while (len < cap - 1 && len < want) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        if (poll(&p, 1, 5000) <= 0)
+            break;
+        ssize_t n = read(fd, buf + len, cap - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        buf[len] = '\0';
+        char *end = strstr(buf, "\r\n\r\n");
+        if (end && want == SIZE_MAX) {
+            char *cl = strcasestr(buf, "content-length:");
+            want = (size_t)(end + 4 - buf) + (cl ? strtoul(cl + 15, NULL, 10) : 0);
+        }
+    }
+    return len;
+}
+
+static void *canned_serve(void *arg) {
+    canned_server_t *s = arg;
+    int held[64];
+    int n_held = 0;
+    while (!s->stop) {
+        struct pollfd p = {.fd = s->listen_fd, .events = POLLIN};
+        if (poll(&p, 1, 50) <= 0)
+            continue;
+        int fd = accept(s->listen_fd, NULL, NULL);
+        if (fd < 0)
+            continue;
+        char request[8192];
+        size_t len = read_request(fd, request, sizeof(request));
+        if (!s->request_len) {
+            memcpy(s->request, request, len);
+            s->request_len = len;
+        }
+        if (s->end == CANNED_SILENT) {
+            if (n_held < 64)
+                held[n_held++] = fd;
+            continue;
+        }
+        size_t reply_len = strlen(s->reply);
+        if (write(fd, s->reply, reply_len) != (ssize_t)reply_len)
+            fprintf(stderr, "canned server: short write\n");
+        if (s->end == CANNED_RESET) {
+            struct linger lg = {.l_onoff = 1, .l_linger = 0};
+            setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
+        }
+        close(fd);
+    }
+    for (int i = 0; i < n_held; i++)
+        close(held[i]);
+    return NULL;
+}
+
+static canned_server_t *canned_start(const char *reply, canned_end_t end) {
+    canned_server_t *s = calloc(1, sizeof(*s));
+    s->reply = reply;
+    s->end = end;
+    s->listen_fd = listen_loopback(&s->port);
+    assert_true(s->listen_fd >= 0);
+    assert_int_equal(pthread_create(&s->thread, NULL, canned_serve, s), 0);
+    return s;
+}
+
+static void canned_stop(canned_server_t *s) {
+    s->stop = 1;
+    pthread_join(s->thread, NULL);
+    close(s->listen_fd);
+    free(s);
+}
+
+/* Running requests on a loop, bounded in time. */
+
+typedef struct outcome {
+    request_record_t record;
+    int64_t chunk_ns[4096];
+    uint32_t n_chunks;
+    char reply[65536];
+    size_t reply_len;
+    int done;
+} outcome_t;
+
+typedef struct run {
+    loop_t *loop;
+    engine_t *engine;
+    int pending;
+    int expired;
+} run_t;
+
+static run_t *current_run;
+
+static void copy_outcome(outcome_t *o, request_record_t *record, const char *reply, size_t len) {
+    o->n_chunks = record->n_chunks < 4096 ? record->n_chunks : 4096;
+    if (record->chunk_ns)
+        memcpy(o->chunk_ns, record->chunk_ns, o->n_chunks * sizeof(int64_t));
+    o->reply_len = len < sizeof(o->reply) ? len : sizeof(o->reply) - 1;
+    memcpy(o->reply, reply, o->reply_len);
+    o->reply[o->reply_len] = '\0';
+    o->done++;
+}
+
+static void on_done(void *arg, request_record_t *record, const char *reply, size_t len) {
+    copy_outcome(arg, record, reply, len);
+    if (--current_run->pending == 0)
+        loop_stop(current_run->loop);
+}
+
+static void on_watchdog(loop_t *loop, uint64_t id, void *arg) {
+    ((run_t *)arg)->expired = 1;
+    loop_stop(loop);
+}
+
+static void run_until_done(run_t *run, int64_t limit_ns) {
+    uint64_t dog = loop_timer_at(run->loop, loop_now_ns() + limit_ns, on_watchdog, run);
+    if (run->pending > 0)
+        loop_run(run->loop);
+    loop_timer_cancel(run->loop, dog);
+    assert_int_equal(run->expired, 0);
+    assert_int_equal(run->pending, 0);
+}
+
+static void run_open(run_t *run, const engine_options_t *options) {
+    memset(run, 0, sizeof(*run));
+    run->loop = loop_new();
+    assert_non_null(run->loop);
+    run->engine = engine_new(run->loop, options);
+    assert_non_null(run->engine);
+    current_run = run;
+}
+
+static void run_close(run_t *run) {
+    engine_destroy(&run->engine);
+    assert_null(run->engine);
+    loop_destroy(&run->loop);
+    current_run = NULL;
+}
+
+static char *chat_body(int max_tokens, int stream) {
+    char *body = malloc(512);
+    snprintf(body, 512,
+             "{\"model\":\"mock\",\"messages\":[{\"role\":\"user\",\"content\":\"hello "
+             "there\"}],\"max_tokens\":%d,\"ignore_eos\":true,\"stream\":%s,"
+             "\"stream_options\":{\"include_usage\":true}}",
+             max_tokens, stream ? "true" : "false");
+    return body;
+}
+
+static void submit_one(run_t *run, const char *url, const char *body, outcome_t *o) {
+    memset(&o->record, 0, sizeof(o->record));
+    engine_request_t req = {
+        .url = url, .body = body, .body_len = strlen(body), .record = &o->record};
+    assert_int_equal(engine_submit(run->engine, &req, on_done, o), 0);
+    run->pending++;
+}
+
+static void mock_url(char *url, size_t cap) {
+    snprintf(url, cap, "http://127.0.0.1:%d/v1/chat/completions", mock_port);
+}
+
+/* Against the mock. */
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **state) {
+    engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(40, 1);
+    static outcome_t o;
+    submit_one(&run, url, body, &o);
+    run_until_done(&run, 20000 * MS);
+    request_record_t *r = &o.record;
+    assert_int_equal(o.done, 1);
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(r->http_status, 200);
+    assert_int_equal(o.n_chunks, 40);
+    assert_int_equal(r->content_chunks, 40);
+    assert_int_equal(r->reasoning_chunks, 0);
+    assert_true(r->has_usage);
+    assert_int_equal(r->completion_tokens, 40);
+    assert_true(r->prompt_tokens > 0);
+    assert_true(r->send_ns > 0 && r->headers_ns >= r->send_ns);
+    assert_true(r->first_token_ns == r->first_content_ns);
+    assert_true(r->end_ns >= o.chunk_ns[39]);
+    /* TTFT = 50 ms of simulated prefill plus loopback connect and request: within 10 ms. */
+    double ttft_ms = (double)(r->first_content_ns - r->send_ns) / MS;
+    assert_true(ttft_ms >= 49.0 && ttft_ms <= 60.0);
+    /* ITL: the mean of the 39 gaps within 2 % of 10 ms; the median within 1 ms. */
+    int64_t gaps[39];
+    for (int i = 1; i < 40; i++)
+        gaps[i - 1] = o.chunk_ns[i] - o.chunk_ns[i - 1];
+    double mean_ms = (double)(o.chunk_ns[39] - o.chunk_ns[0]) / 39 / MS;
+    assert_true(mean_ms >= 9.8 && mean_ms <= 10.2);
+    qsort(gaps, 39, sizeof(gaps[0]), cmp_i64);
+    assert_true(gaps[19] >= 9 * MS && gaps[19] <= 11 * MS);
+    assert_true(o.reply_len > 0);
+    assert_int_equal(r->content_bytes, o.reply_len);
+    free(body);
+    run_close(&run);
+}
+
+typedef struct chain {
+    run_t *run;
+    const char *url;
+    const char *body;
+    request_record_t record;
+    int remaining;
+    int ok;
+    int bad_chunks;
+    error_class_t last_error;
+    char last_message[160];
+} chain_t;
+
+static void chain_next(chain_t *c);
+
+static void chain_done(void *arg, request_record_t *record, const char *reply, size_t len) {
+    chain_t *c = arg;
+    if (record->error == ERROR_NONE)
+        c->ok++;
+    else {
+        c->last_error = record->error;
+        snprintf(c->last_message, sizeof(c->last_message), "%s", record->error_message);
+    }
+    if (record->n_chunks != 10)
+        c->bad_chunks++;
+    c->run->pending--;
+    if (--c->remaining > 0)
+        chain_next(c); /* resubmitting from the done callback, every slot busy */
+    else if (c->run->pending == 0)
+        loop_stop(c->run->loop);
+}
+
+static void chain_next(chain_t *c) {
+    memset(&c->record, 0, sizeof(c->record));
+    engine_request_t req = {
+        .url = c->url, .body = c->body, .body_len = strlen(c->body), .record = &c->record};
+    assert_int_equal(engine_submit(c->run->engine, &req, chain_done, c), 0);
+    c->run->pending++;
+}
+
+static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections(void **state) {
+    engine_options_t options = {.max_streams = 100, .timeout_ns = 30000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(10, 1);
+    static chain_t chains[100];
+    for (int i = 0; i < 100; i++) {
+        chains[i] = (chain_t){.run = &run, .url = url, .body = body, .remaining = 3};
+        chain_next(&chains[i]);
+    }
+    /* All slots taken: one more is refused. */
+    request_record_t extra = {0};
+    engine_request_t req = {.url = url, .body = body, .body_len = strlen(body), .record = &extra};
+    assert_int_equal(engine_submit(run.engine, &req, chain_done, &chains[0]), -1);
+    assert_int_equal(engine_inflight(run.engine), 100);
+    assert_int_equal(engine_inflight_to(run.engine, 0), 100);
+    assert_int_equal(engine_inflight_to(run.engine, 5), 0);
+    run_until_done(&run, 30000 * MS);
+    int ok = 0, bad = 0;
+    for (int i = 0; i < 100; i++) {
+        ok += chains[i].ok;
+        bad += chains[i].bad_chunks;
+        if (chains[i].ok != 3)
+            fprintf(stderr, "chain %d: %s %s\n", i, error_class_name(chains[i].last_error),
+                    chains[i].last_message);
+    }
+    assert_int_equal(ok, 300);
+    assert_int_equal(bad, 0);
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    assert_int_equal(stats.requests_finished, 300);
+    assert_int_equal(stats.requests_failed, 0);
+    /* 300 requests over at most 100 connections: two thirds or more were reused. */
+    assert_true(stats.connections >= 1 && stats.connections <= 100);
+    assert_true(stats.streams <= 101);
+    assert_true(stats.token_chunks == 3000);
+    assert_true(stats.sse_events >= 3000 + 300 * 2); /* tokens, usage and [DONE] */
+    assert_int_equal(engine_inflight(run.engine), 0);
+    free(body);
+    run_close(&run);
+}
+
+static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state) {
+    engine_options_t options = {.max_streams = 2, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(5, 0);
+    static outcome_t o;
+    submit_one(&run, url, body, &o);
+    run_until_done(&run, 20000 * MS);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 1);
+    assert_int_equal(o.record.content_chunks, 1);
+    assert_true(o.record.first_content_ns == o.record.end_ns);
+    assert_true(o.record.has_usage);
+    assert_int_equal(o.record.completion_tokens, 5);
+    assert_true(o.reply_len > 0);
+    free(body);
+    run_close(&run);
+}
+
+static void test_engine_sent_delay_histogram_and_counters(void **state) {
+    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    histogram_t *delay = histogram_new();
+    engine_set_sent_delay(run.engine, delay);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(20, 1);
+    static outcome_t o[4];
+    for (int i = 0; i < 4; i++)
+        submit_one(&run, url, body, &o[i]);
+    run_until_done(&run, 20000 * MS);
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    /* Every token chunk carries sent_ns (and the usage chunk may too). */
+    assert_true(histogram_count(delay) >= 80);
+    /* Loopback on one host: the median delay is well under 50 ms even on a loaded machine. */
+    assert_true(histogram_percentile(delay, 50) < 50 * MS);
+    assert_true(stats.write_callbacks > 0 && stats.body_bytes > 0);
+    assert_true(stats.sse_events >= stats.token_chunks);
+    histogram_destroy(&delay);
+    free(body);
+    run_close(&run);
+}
+
+/* Failure classes. */
+
+static void run_one_against(const char *url, const engine_options_t *options, outcome_t *o,
+                            int64_t limit_ns) {
+    run_t run;
+    run_open(&run, options);
+    char *body = chat_body(5, 1);
+    submit_one(&run, url, body, o);
+    run_until_done(&run, limit_ns);
+    free(body);
+    run_close(&run);
+}
+
+static void test_engine_refused_connection_is_error_connect(void **state) {
+    int port;
+    int fd = listen_loopback(&port);
+    close(fd); /* nothing listens there any more */
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    assert_int_equal(o.record.error, ERROR_CONNECT);
+    assert_int_equal(o.record.http_status, 0);
+    assert_true(strlen(o.record.error_message) > 0);
+    assert_true(o.record.end_ns >= o.record.send_ns);
+}
+
+static void test_engine_bad_url_is_reported_through_the_callback(void **state) {
+    engine_options_t options = {.max_streams = 1};
+    static outcome_t o;
+    run_one_against("nope://what", &options, &o, 5000 * MS);
+    assert_int_equal(o.done, 1);
+    assert_int_equal(o.record.error, ERROR_CONNECT);
+}
+
+static void test_engine_server_that_never_answers_is_error_timeout(void **state) {
+    canned_server_t *s = canned_start("", CANNED_SILENT);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 300 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_TIMEOUT);
+    double elapsed_ms = (double)(o.record.end_ns - o.record.send_ns) / MS;
+    assert_true(elapsed_ms >= 299.0 && elapsed_ms < 3000.0);
+}
+
+/* A complete JSON reply with the right Content-Length; the caller frees it. */
+static char *json_reply(const char *status_line, const char *body) {
+    char *out = malloc(1024 + strlen(body));
+    sprintf(out,
+            "HTTP/1.1 %s\r\nContent-Type: application/json\r\nContent-Length: %zu\r\n"
+            "Connection: close\r\n\r\n%s",
+            status_line, strlen(body), body);
+    return out;
+}
+
+static void test_engine_http_500_is_error_http_5xx_with_the_message(void **state) {
+    char *reply = json_reply("500 Internal Server Error",
+                             "{\"object\":\"error\",\"message\":\"engine overloaded, retry "
+                             "later\",\"type\":\"x\",\"code\":500}");
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_int_equal(o.record.http_status, 500);
+    assert_string_equal(o.record.error_message, "HTTP 500: engine overloaded, retry later");
+    free(reply);
+}
+
+static void test_engine_http_404_is_error_http_4xx_with_the_detail(void **state) {
+    char *reply = json_reply("404 Not Found", "{\"detail\":\"Not Found\"}");
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/nothing", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_HTTP_4XX);
+    assert_int_equal(o.record.http_status, 404);
+    assert_string_equal(o.record.error_message, "HTTP 404: Not Found");
+    free(reply);
+}
+
+#define SSE_HEAD                                                                                   \
+    "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
+#define TOKEN_CHUNK(text)                                                                          \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" text "\"}}]}\n\n"
+
+/* HTTP chunk framing of fixed strings: the length is written by hand below. */
+static char *chunked(const char *const *events, int n, int terminate) {
+    char *out = calloc(1, 65536);
+    strcat(out, SSE_HEAD);
+    for (int i = 0; i < n; i++)
+        sprintf(out + strlen(out), "%zx\r\n%s\r\n", strlen(events[i]), events[i]);
+    if (terminate)
+        strcat(out, "0\r\n\r\n");
+    return out;
+}
+
+static void test_engine_server_hanging_up_mid_stream_is_error_incomplete(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b"), TOKEN_CHUNK("c")};
+    char *reply = chunked(events, 3, 0);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.n_chunks, 3);
+    assert_string_equal(o.reply, "abc");
+    assert_true(o.record.first_content_ns > 0);
+    free(reply);
+}
+
+static void test_engine_connection_reset_mid_stream_is_error_incomplete(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
+    char *reply = chunked(events, 2, 0);
+    canned_server_t *s = canned_start(reply, CANNED_RESET);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    free(reply);
+}
+
+static void test_engine_stream_ending_without_done_or_finish_is_error_incomplete(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
+    char *reply = chunked(events, 2, 1); /* a clean end of body, but no [DONE] */
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.n_chunks, 2);
+    free(reply);
+}
+
+static void test_engine_finish_reason_without_done_is_complete(void **state) {
+    const char *events[] = {
+        TOKEN_CHUNK("a"),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"};
+    char *reply = chunked(events, 2, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 1);
+    assert_false(o.record.has_usage);
+    free(reply);
+}
+
+static void test_engine_error_event_in_a_200_stream_is_error_protocol(void **state) {
+    const char *events[] = {
+        TOKEN_CHUNK("a"),
+        "event: error\ndata: {\"error\":{\"message\":\"KV cache exhausted\",\"code\":503}}\n\n",
+        "data: [DONE]\n\n"};
+    char *reply = chunked(events, 3, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_string_equal(o.record.error_message, "error event in stream: KV cache exhausted");
+    free(reply);
+}
+
+static void test_engine_error_object_in_a_data_chunk_is_error_protocol(void **state) {
+    const char *events[] = {"data: {\"error\":{\"message\":\"bad things\",\"code\":400}}\n\n",
+                            "data: [DONE]\n\n"};
+    char *reply = chunked(events, 2, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_string_equal(o.record.error_message, "error in stream: bad things");
+    free(reply);
+}
+
+static void test_engine_malformed_json_chunk_is_error_protocol(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), "data: {\"choices\":[{\"delta\":\n\n",
+                            "data: [DONE]\n\n"};
+    char *reply = chunked(events, 3, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_non_null(strstr(o.record.error_message, "malformed chunk"));
+    free(reply);
+}
+
+static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
+    const char *events[] = {
+        "data: "
+        "{\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"m\"}}]}\n\n",
+        TOKEN_CHUNK("Hi\\n\\u00e9"),
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+        "{\"arguments\":\"{}\"}}]}}]}\n\n",
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":4,"
+        "\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n",
+        "data: [DONE]\n\n"};
+    char *reply = chunked(events, 7, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 4); /* the role-only chunk carries no token */
+    assert_int_equal(r->reasoning_chunks, 2);
+    assert_int_equal(r->content_chunks, 2);
+    assert_true(r->first_token_ns <= r->first_content_ns);
+    assert_string_equal(o.reply, "Hi\n\xc3\xa9");
+    assert_true(r->has_usage);
+    assert_int_equal(r->prompt_tokens, 7);
+    assert_int_equal(r->completion_tokens, 4);
+    assert_int_equal(r->cached_tokens, 3);
+    free(reply);
+}
+
+static void test_engine_sends_headers_session_id_and_bearer_key(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), "data: [DONE]\n\n"};
+    char *reply = chunked(events, 2, 1);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    const char *extra[] = {"X-Team: lab-7", NULL};
+    engine_options_t options = {
+        .max_streams = 1, .timeout_ns = 5000 * MS, .headers = extra, .api_key = "sk-test-123"};
+    run_t run;
+    run_open(&run, &options);
+    char *body = chat_body(5, 1);
+    static outcome_t o;
+    memset(&o.record, 0, sizeof(o.record));
+    engine_request_t req = {.url = url,
+                            .body = body,
+                            .body_len = strlen(body),
+                            .session_header = "session-42",
+                            .record = &o.record};
+    assert_int_equal(engine_submit(run.engine, &req, on_done, &o), 0);
+    run.pending++;
+    run_until_done(&run, 10000 * MS);
+    run_close(&run);
+    static char request[8192];
+    memcpy(request, s->request, sizeof(request));
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_non_null(strstr(request, "POST /v1/chat/completions HTTP/1.1\r\n"));
+    assert_non_null(strcasestr(request, "\r\nContent-Type: application/json\r\n"));
+    assert_non_null(strcasestr(request, "\r\nAccept: text/event-stream\r\n"));
+    assert_non_null(strstr(request, "\r\nAuthorization: Bearer sk-test-123\r\n"));
+    assert_non_null(strstr(request, "\r\nX-Session-ID: session-42\r\n"));
+    assert_non_null(strstr(request, "\r\nX-Team: lab-7\r\n"));
+    assert_null(strcasestr(request, "Expect:"));
+    assert_non_null(strstr(request, body));
+    free(body);
+    free(reply);
+}
+
+typedef struct cancel_counter {
+    int cancelled;
+    int other;
+} cancel_counter_t;
+
+static void count_cancel(void *arg, request_record_t *record, const char *reply, size_t len) {
+    cancel_counter_t *c = arg;
+    if (record->error == ERROR_CANCELLED)
+        c->cancelled++;
+    else
+        c->other++;
+}
+
+static void cancel_all_timer(loop_t *loop, uint64_t id, void *arg) {
+    engine_cancel_all(arg);
+    loop_stop(loop);
+}
+
+static void test_engine_cancel_all_and_destroy_report_cancelled(void **state) {
+    canned_server_t *s = canned_start("", CANNED_SILENT);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 8, .timeout_ns = 10000 * MS};
+    loop_t *loop = loop_new();
+    engine_t *engine = engine_new(loop, &options);
+    char *body = chat_body(5, 1);
+    static request_record_t records[6];
+    cancel_counter_t c = {0};
+    for (int i = 0; i < 6; i++) {
+        memset(&records[i], 0, sizeof(records[i]));
+        engine_request_t req = {
+            .url = url, .body = body, .body_len = strlen(body), .record = &records[i]};
+        assert_int_equal(engine_submit(engine, &req, count_cancel, &c), 0);
+    }
+    /* Let the requests reach the server, then cancel 6 of them from a timer. */
+    loop_timer_at(loop, loop_now_ns() + 100 * MS, cancel_all_timer, engine);
+    loop_run(loop);
+    assert_int_equal(c.cancelled, 6);
+    assert_int_equal(c.other, 0);
+    assert_int_equal(engine_inflight(engine), 0);
+    assert_true(records[0].end_ns >= records[0].send_ns + 100 * MS);
+    /* Two more in flight when the engine is destroyed: cancelled too. */
+    for (int i = 0; i < 2; i++) {
+        engine_request_t req = {
+            .url = url, .body = body, .body_len = strlen(body), .record = &records[i]};
+        assert_int_equal(engine_submit(engine, &req, count_cancel, &c), 0);
+    }
+    engine_destroy(&engine);
+    assert_int_equal(c.cancelled, 8);
+    loop_destroy(&loop);
+    canned_stop(s);
+    free(body);
+}
+
+int main(void) {
+    const struct CMUnitTest mock_tests[] = {
+        cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
+        cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
+        cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
+        cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
+    };
+    const struct CMUnitTest fault_tests[] = {
+        cmocka_unit_test(test_engine_refused_connection_is_error_connect),
+        cmocka_unit_test(test_engine_bad_url_is_reported_through_the_callback),
+        cmocka_unit_test(test_engine_server_that_never_answers_is_error_timeout),
+        cmocka_unit_test(test_engine_http_500_is_error_http_5xx_with_the_message),
+        cmocka_unit_test(test_engine_http_404_is_error_http_4xx_with_the_detail),
+        cmocka_unit_test(test_engine_server_hanging_up_mid_stream_is_error_incomplete),
+        cmocka_unit_test(test_engine_connection_reset_mid_stream_is_error_incomplete),
+        cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_incomplete),
+        cmocka_unit_test(test_engine_finish_reason_without_done_is_complete),
+        cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_protocol),
+        cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_protocol),
+        cmocka_unit_test(test_engine_malformed_json_chunk_is_error_protocol),
+        cmocka_unit_test(test_engine_reasoning_then_content_counts_and_usage),
+        cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
+        cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
+    };
+    int failed = cmocka_run_group_tests_name("engine_faults", fault_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("engine_mock", mock_tests, mock_setup, mock_teardown);
+    return failed;
+}

@@ -1,0 +1,403 @@
+/* The request engine: one curl multi handle driven by curl_multi_socket_action from a loop_t.
+ * curl tells us which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to call it back
+ * (CURLMOPT_TIMERFUNCTION); each socket event costs one socket_action, never a scan over all
+ * transfers. Finished transfers are drained with curl_multi_info_read after every action. */
+#define _GNU_SOURCE
+#include "engine.h"
+
+#include <assert.h>
+#include <curl/curl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+
+#include "stream.h"
+
+#define ENGINE_DEFAULT_BUFFER (64 * 1024)
+
+typedef struct engine_slot {
+    engine_t *engine;
+    stream_t *stream;
+    engine_done_fn done;
+    void *arg;
+    uint32_t endpoint;
+    uint32_t index;
+    uint32_t next_free;
+    uint64_t epoch;         /* engine epoch at submit: engine_cancel_all spares later ones */
+    uint64_t failure_timer; /* a request that failed before curl got it reports from here */
+    bool active;
+    bool in_multi;
+} engine_slot_t;
+
+struct engine {
+    loop_t *loop;
+    CURLM *multi;
+    uint32_t max_streams;
+    stream_settings_t settings;
+    stream_counters_t counters;
+    char *auth_line;
+
+    engine_slot_t **slots; /* allocated on first use, then reused; never freed before destroy */
+    uint32_t n_slots;
+    uint32_t slots_cap;
+    uint32_t free_head; /* UINT32_MAX when empty */
+
+    uint32_t inflight;
+    uint32_t *inflight_to; /* per endpoint index */
+    uint32_t inflight_to_len;
+
+    uint64_t timer_id; /* the loop timer standing for curl's one timeout */
+    uint64_t epoch;
+    bool closing;
+    int callback_depth;
+
+    uint64_t requests_started;
+    uint64_t requests_finished;
+    uint64_t requests_failed;
+};
+
+static pthread_once_t engine_curl_once = PTHREAD_ONCE_INIT;
+
+static void engine_curl_global_init(void) {
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+}
+
+/* One fd per stream: ask for the hard limit up front rather than fail at stream 1,024. */
+static void engine_raise_fd_limit(void) {
+    struct rlimit limit;
+    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
+        limit.rlim_cur = limit.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &limit);
+    }
+}
+
+/* With CURLOPT_NOSIGNAL curl never touches signals, so a peer closing mid-send would kill the
+ * process with SIGPIPE unless it is ignored (unless someone installed a handler already). */
+static void engine_ignore_sigpipe(void) {
+    struct sigaction current;
+    if (sigaction(SIGPIPE, NULL, &current) == 0 && current.sa_handler == SIG_DFL)
+        signal(SIGPIPE, SIG_IGN);
+}
+
+static void engine_drain(engine_t *self);
+
+static void engine_on_timer(loop_t *loop, uint64_t timer_id, void *arg) {
+    engine_t *self = arg;
+    self->timer_id = 0;
+    int running;
+    curl_multi_socket_action(self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    engine_drain(self);
+}
+
+static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
+    engine_t *self = arg;
+    int flags = 0;
+    if (mask & LOOP_READABLE)
+        flags |= CURL_CSELECT_IN;
+    if (mask & LOOP_WRITABLE)
+        flags |= CURL_CSELECT_OUT;
+    int running;
+    curl_multi_socket_action(self->multi, fd, flags, &running);
+    engine_drain(self);
+}
+
+/* curl's one timeout becomes one loop timer at an absolute instant; curl only calls this when
+ * the timeout changes, and a 0 means "as soon as possible" (next loop pass). */
+static int engine_on_curl_timer(CURLM *multi, long timeout_ms, void *arg) {
+    engine_t *self = arg;
+    if (self->timer_id) {
+        loop_timer_cancel(self->loop, self->timer_id);
+        self->timer_id = 0;
+    }
+    if (timeout_ms >= 0 && !self->closing)
+        self->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
+                                       engine_on_timer, self);
+    return 0;
+}
+
+static int engine_on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *arg,
+                                 void *socket_arg) {
+    engine_t *self = arg;
+    if (what == CURL_POLL_REMOVE) {
+        loop_unwatch(self->loop, fd);
+        return 0;
+    }
+    int mask = 0;
+    if (what & CURL_POLL_IN)
+        mask |= LOOP_READABLE;
+    if (what & CURL_POLL_OUT)
+        mask |= LOOP_WRITABLE;
+    return loop_watch(self->loop, fd, mask, 0, engine_on_socket, self) < 0 ? -1 : 0;
+}
+
+static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
+    slot->next_free = self->free_head;
+    self->free_head = slot->index;
+}
+
+/* Runs the done callback, then frees the slot: the reply and chunk arrays the callback reads
+ * live in this slot's stream, so a submit from inside the callback must get another slot. */
+static void engine_finish(engine_t *self, engine_slot_t *slot) {
+    assert(slot->active);
+    slot->active = false;
+    slot->in_multi = false;
+    self->inflight--;
+    self->inflight_to[slot->endpoint]--;
+    request_record_t *record = stream_record(slot->stream);
+    self->requests_finished++;
+    if (record->error != ERROR_NONE && record->error != ERROR_CANCELLED)
+        self->requests_failed++;
+    size_t reply_len;
+    const char *reply = stream_reply(slot->stream, &reply_len);
+    self->callback_depth++;
+    slot->done(slot->arg, record, reply, reply_len);
+    self->callback_depth--;
+    engine_release_slot(self, slot);
+}
+
+static void engine_drain(engine_t *self) {
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(self->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURL *easy = msg->easy_handle;
+        CURLcode result = msg->data.result;
+        stream_t *stream = stream_of_easy(easy);
+        engine_slot_t *slot = stream_user(stream);
+        curl_multi_remove_handle(self->multi, easy);
+        slot->in_multi = false;
+        stream_complete(stream, result, loop_now_ns());
+        engine_finish(self, slot);
+    }
+}
+
+static struct curl_slist *engine_append(struct curl_slist *list, const char *line, bool *ok) {
+    struct curl_slist *grown = curl_slist_append(list, line);
+    if (!grown)
+        *ok = false;
+    return grown ? grown : list;
+}
+
+static int engine_build_headers(engine_t *self, const engine_options_t *options) {
+    bool ok = true;
+    struct curl_slist *h = NULL;
+    h = engine_append(h, "Content-Type: application/json", &ok);
+    h = engine_append(h, "Accept: text/event-stream", &ok);
+    h = engine_append(h, "Expect:", &ok); /* no 100-continue round trip for large bodies */
+    if (options->api_key && options->api_key[0]) {
+        size_t len = strlen(options->api_key) + sizeof("Authorization: Bearer ");
+        self->auth_line = malloc(len);
+        if (!self->auth_line)
+            ok = false;
+        else {
+            snprintf(self->auth_line, len, "Authorization: Bearer %s", options->api_key);
+            h = engine_append(h, self->auth_line, &ok);
+        }
+    }
+    for (const char *const *line = options->headers; line && *line; line++)
+        h = engine_append(h, *line, &ok);
+    self->settings.headers = h;
+    return ok ? 0 : -1;
+}
+
+engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
+    assert(loop && options && options->max_streams > 0);
+    pthread_once(&engine_curl_once, engine_curl_global_init);
+    engine_raise_fd_limit();
+    engine_ignore_sigpipe();
+    engine_t *self = calloc(1, sizeof(*self));
+    if (!self)
+        return NULL;
+    self->loop = loop;
+    self->max_streams = options->max_streams;
+    self->free_head = UINT32_MAX;
+    self->settings.counters = &self->counters;
+    self->settings.timeout_ms = (long)(options->timeout_ns / 1000000);
+    self->settings.connect_timeout_ms = (long)(options->connect_timeout_ns / 1000000);
+    self->settings.buffer_size =
+        options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
+    self->multi = curl_multi_init();
+    if (!self->multi || engine_build_headers(self, options) < 0) {
+        engine_destroy(&self);
+        return NULL;
+    }
+    long streams = (long)options->max_streams;
+    curl_multi_setopt(self->multi, CURLMOPT_SOCKETFUNCTION, engine_on_curl_socket);
+    curl_multi_setopt(self->multi, CURLMOPT_SOCKETDATA, self);
+    curl_multi_setopt(self->multi, CURLMOPT_TIMERFUNCTION, engine_on_curl_timer);
+    curl_multi_setopt(self->multi, CURLMOPT_TIMERDATA, self);
+    /* One HTTP/1.1 connection per stream, all kept for reuse, none queued behind a limit. */
+    curl_multi_setopt(self->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, streams);
+    curl_multi_setopt(self->multi, CURLMOPT_MAX_HOST_CONNECTIONS, streams);
+    curl_multi_setopt(self->multi, CURLMOPT_MAXCONNECTS, streams);
+    curl_multi_setopt(self->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    return self;
+}
+
+static void engine_cancel_slot(engine_t *self, engine_slot_t *slot) {
+    if (slot->in_multi)
+        curl_multi_remove_handle(self->multi, stream_easy(slot->stream));
+    if (slot->failure_timer) {
+        loop_timer_cancel(self->loop, slot->failure_timer);
+        slot->failure_timer = 0;
+    }
+    request_record_t *record = stream_record(slot->stream);
+    if (record->error == ERROR_NONE)
+        stream_abandon(slot->stream, ERROR_CANCELLED, "cancelled", loop_now_ns());
+    else /* it had already failed before curl got it: that failure stands */
+        record->end_ns = loop_now_ns();
+    engine_finish(self, slot);
+}
+
+void engine_cancel_all(engine_t *self) {
+    assert(self);
+    uint64_t epoch = ++self->epoch;
+    /* Requests submitted by the cancelled ones' callbacks carry the new epoch and live on. */
+    for (uint32_t i = 0; i < self->n_slots; i++) {
+        engine_slot_t *slot = self->slots[i];
+        if (slot->active && slot->epoch < epoch)
+            engine_cancel_slot(self, slot);
+    }
+}
+
+void engine_destroy(engine_t **self_p) {
+    assert(self_p);
+    engine_t *self = *self_p;
+    if (!self)
+        return;
+    assert(self->callback_depth == 0 && "engine_destroy from inside a done callback");
+    self->closing = true; /* callbacks of cancelled requests cannot submit new ones */
+    if (self->multi)
+        engine_cancel_all(self);
+    for (uint32_t i = 0; i < self->n_slots; i++) {
+        stream_destroy(&self->slots[i]->stream);
+        free(self->slots[i]);
+    }
+    if (self->multi)
+        curl_multi_cleanup(self->multi); /* closes the cached connections (and unwatches them) */
+    if (self->timer_id)
+        loop_timer_cancel(self->loop, self->timer_id);
+    curl_slist_free_all(self->settings.headers);
+    if (self->auth_line) {
+        explicit_bzero(self->auth_line, strlen(self->auth_line));
+        free(self->auth_line);
+    }
+    free(self->slots);
+    free(self->inflight_to);
+    free(self);
+    *self_p = NULL;
+}
+
+static engine_slot_t *engine_take_slot(engine_t *self) {
+    if (self->free_head != UINT32_MAX) {
+        engine_slot_t *slot = self->slots[self->free_head];
+        self->free_head = slot->next_free;
+        return slot;
+    }
+    if (self->n_slots == self->slots_cap) {
+        uint32_t cap = self->slots_cap ? self->slots_cap * 2 : 64;
+        engine_slot_t **slots = realloc(self->slots, cap * sizeof(*slots));
+        if (!slots)
+            return NULL;
+        self->slots = slots;
+        self->slots_cap = cap;
+    }
+    engine_slot_t *slot = calloc(1, sizeof(*slot));
+    if (!slot)
+        return NULL;
+    slot->engine = self;
+    slot->index = self->n_slots;
+    slot->stream = stream_new(&self->settings, slot);
+    if (!slot->stream) {
+        free(slot);
+        return NULL;
+    }
+    self->slots[self->n_slots++] = slot;
+    return slot;
+}
+
+static int engine_count_endpoint(engine_t *self, uint32_t endpoint) {
+    if (endpoint >= self->inflight_to_len) {
+        uint32_t len = self->inflight_to_len ? self->inflight_to_len : 8;
+        while (len <= endpoint)
+            len *= 2;
+        uint32_t *grown = realloc(self->inflight_to, len * sizeof(*grown));
+        if (!grown)
+            return -1;
+        memset(grown + self->inflight_to_len, 0, (len - self->inflight_to_len) * sizeof(*grown));
+        self->inflight_to = grown;
+        self->inflight_to_len = len;
+    }
+    self->inflight_to[endpoint]++;
+    return 0;
+}
+
+static void engine_on_failure_timer(loop_t *loop, uint64_t timer_id, void *arg) {
+    engine_slot_t *slot = arg;
+    slot->failure_timer = 0;
+    engine_t *self = slot->engine;
+    stream_abandon(slot->stream, ERROR_CONNECT, "request could not be started", loop_now_ns());
+    engine_finish(self, slot);
+}
+
+int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {
+    assert(self && request && request->url && request->record && done);
+    if (self->closing || self->inflight >= self->max_streams)
+        return -1;
+    engine_slot_t *slot = engine_take_slot(self);
+    if (!slot)
+        return -1;
+    if (engine_count_endpoint(self, request->record->endpoint) < 0) {
+        engine_release_slot(self, slot);
+        return -1;
+    }
+    slot->done = done;
+    slot->arg = arg;
+    slot->endpoint = request->record->endpoint;
+    slot->epoch = self->epoch;
+    slot->active = true;
+    slot->in_multi = false;
+    self->inflight++;
+    self->requests_started++;
+    int64_t now = loop_now_ns();
+    int rc = stream_begin(slot->stream, request->url, request->body, request->body_len,
+                          request->session_header, request->record, now);
+    if (rc == 0 && curl_multi_add_handle(self->multi, stream_easy(slot->stream)) == CURLM_OK) {
+        slot->in_multi = true;
+        return 0;
+    }
+    /* Reported like any failed transfer, from the loop, never from inside the caller. */
+    slot->failure_timer = loop_timer_at(self->loop, now, engine_on_failure_timer, slot);
+    return 0;
+}
+
+uint32_t engine_inflight(const engine_t *self) {
+    return self->inflight;
+}
+
+uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint) {
+    return endpoint < self->inflight_to_len ? self->inflight_to[endpoint] : 0;
+}
+
+void engine_stats(const engine_t *self, engine_stats_t *out) {
+    assert(self && out);
+    out->requests_started = self->requests_started;
+    out->requests_finished = self->requests_finished;
+    out->requests_failed = self->requests_failed;
+    out->write_callbacks = self->counters.write_callbacks;
+    out->sse_events = self->counters.sse_events;
+    out->token_chunks = self->counters.token_chunks;
+    out->body_bytes = self->counters.body_bytes;
+    out->connections = self->counters.connections;
+    out->streams = self->n_slots;
+}
+
+void engine_set_sent_delay(engine_t *self, histogram_t *delay) {
+    assert(self);
+    self->counters.sent_delay = delay;
+}

@@ -1,0 +1,631 @@
+/* One reusable stream slot: curl easy handle, SSE parsing into the request record. */
+#define _GNU_SOURCE
+#include "stream.h"
+
+#include <assert.h>
+#include <jansson.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include "chunk.h"
+#include "loop.h"
+#include "sse.h"
+
+#define STREAM_FIRST_CHUNKS 256
+#define STREAM_ERROR_BODY_MAX ((size_t)64 << 10) /* enough for any error message */
+#define STREAM_JSON_BODY_MAX ((size_t)64 << 20)  /* a non-streaming reply larger is refused */
+#define STREAM_MESSAGE_MAX 150
+
+struct stream {
+    CURL *easy;
+    const stream_settings_t *settings;
+    void *user;
+    sse_parser_t *parser;
+    request_record_t *record;
+
+    int pending_status; /* status line of the header block being received */
+    bool pending_sse;   /* that block said Content-Type: text/event-stream */
+    int status;         /* status of the final response, once its headers ended */
+    bool headers_done;
+    bool streaming; /* a 2xx text/event-stream body: parsed as SSE as it arrives */
+    bool sniffed;   /* the first body bytes were looked at */
+    bool got_done;  /* data: [DONE] */
+    bool got_finish;
+    int64_t done_ns;
+    bool tokens_from_usage;    /* per-chunk usage told how many tokens each chunk carried */
+    uint32_t usage_completion; /* completion_tokens of the last usage seen */
+    int64_t now_ns;            /* receive stamp of the write callback being parsed */
+
+    uint32_t n_chunks;
+    uint32_t chunk_cap;
+    int64_t *chunk_ns;
+    uint16_t *chunk_tokens;
+
+    char *reply;
+    size_t reply_len;
+    size_t reply_cap;
+
+    char *body; /* the body of an error or non-streaming response */
+    size_t body_len;
+    size_t body_cap;
+
+    struct curl_slist session_node; /* X-Session-ID in front of the shared headers */
+    char *session_line;
+    size_t session_cap;
+    char curl_error[CURL_ERROR_SIZE];
+};
+
+static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+/* The first failure of a request is its cause; later ones are consequences. */
+static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ...) {
+    request_record_t *rec = self->record;
+    if (rec->error != ERROR_NONE)
+        return;
+    rec->error = error;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(rec->error_message, sizeof(rec->error_message), fmt, ap);
+    va_end(ap);
+}
+
+static int stream_reserve(char **buf, size_t *cap, size_t need) {
+    if (need <= *cap)
+        return 0;
+    size_t grown = *cap ? *cap : 256;
+    while (grown < need)
+        grown *= 2;
+    char *p = realloc(*buf, grown);
+    if (!p)
+        return -1;
+    *buf = p;
+    *cap = grown;
+    return 0;
+}
+
+static int stream_reserve_chunks(stream_t *self, uint32_t need) {
+    if (need <= self->chunk_cap)
+        return 0;
+    uint32_t cap = self->chunk_cap ? self->chunk_cap : STREAM_FIRST_CHUNKS;
+    while (cap < need)
+        cap *= 2;
+    int64_t *ns = realloc(self->chunk_ns, cap * sizeof(*ns));
+    if (!ns)
+        return -1;
+    self->chunk_ns = ns;
+    uint16_t *tokens = realloc(self->chunk_tokens, cap * sizeof(*tokens));
+    if (!tokens)
+        return -1;
+    self->chunk_tokens = tokens;
+    self->chunk_cap = cap;
+    return 0;
+}
+
+/* Copies a message into out as printable text, cut at a UTF-8 character boundary. */
+static void stream_printable(const char *text, size_t len, char *out, size_t out_size) {
+    size_t n = len < out_size - 1 ? len : out_size - 1;
+    if (n < len)
+        while (n > 0 && ((unsigned char)text[n] & 0xC0) == 0x80)
+            n--;
+    for (size_t i = 0; i < n; i++)
+        out[i] = ((unsigned char)text[i] < 0x20 || text[i] == 0x7f) ? ' ' : text[i];
+    while (n > 0 && out[n - 1] == ' ')
+        n--;
+    out[n] = '\0';
+}
+
+/* The human message of an error payload: OpenAI/vLLM "error", FastAPI "detail", a top-level
+ * "message", else the payload itself. */
+static void stream_error_text(const char *payload, size_t len, char *out, size_t out_size) {
+    chunk_info_t info;
+    if (chunk_parse(payload, len, &info) == 0 && info.has_error && info.error_message) {
+        char buf[STREAM_MESSAGE_MAX * 6 + 1];
+        size_t raw = info.error_message_len < STREAM_MESSAGE_MAX * 6 ? info.error_message_len
+                                                                     : STREAM_MESSAGE_MAX * 6;
+        size_t n = chunk_unescape(info.error_message, raw, buf);
+        stream_printable(buf, n, out, out_size);
+        return;
+    }
+    json_t *root = json_loadb(payload, len, 0, NULL);
+    const char *text = NULL;
+    if (json_is_object(root)) {
+        json_t *detail = json_object_get(root, "detail");
+        json_t *message = json_object_get(root, "message");
+        if (json_is_string(detail))
+            text = json_string_value(detail);
+        else if (json_is_string(message))
+            text = json_string_value(message);
+    }
+    if (text)
+        stream_printable(text, strlen(text), out, out_size);
+    else
+        stream_printable(payload, len, out, out_size);
+    json_decref(root);
+}
+
+static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool content) {
+    request_record_t *rec = self->record;
+    if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
+        return;
+    }
+    uint16_t tokens = 1;
+    if (info->has_usage && info->completion_tokens > self->usage_completion) {
+        uint32_t delta = info->completion_tokens - self->usage_completion;
+        tokens = delta > UINT16_MAX ? UINT16_MAX : (uint16_t)delta;
+        self->tokens_from_usage = true;
+    }
+    self->chunk_ns[self->n_chunks] = self->now_ns;
+    self->chunk_tokens[self->n_chunks] = tokens;
+    self->n_chunks++;
+    self->settings->counters->token_chunks++;
+    if (!rec->first_token_ns)
+        rec->first_token_ns = self->now_ns;
+    if (content) {
+        rec->content_chunks++;
+        if (!rec->first_content_ns)
+            rec->first_content_ns = self->now_ns;
+    } else {
+        rec->reasoning_chunks++;
+    }
+    if (info->content && info->content_len) {
+        /* Unescaping never lengthens the text, so content_len bytes of room suffice. */
+        if (stream_reserve(&self->reply, &self->reply_cap, self->reply_len + info->content_len) <
+            0) {
+            stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
+            return;
+        }
+        size_t n = chunk_unescape(info->content, info->content_len, self->reply + self->reply_len);
+        self->reply_len += n;
+        rec->content_bytes += n;
+    }
+}
+
+static void stream_usage(stream_t *self, const chunk_info_t *info) {
+    request_record_t *rec = self->record;
+    rec->has_usage = true;
+    rec->prompt_tokens = info->prompt_tokens;
+    rec->completion_tokens = info->completion_tokens;
+    rec->cached_tokens = info->cached_tokens;
+    self->usage_completion = info->completion_tokens;
+}
+
+static int stream_on_event(void *arg, const sse_event_t *event) {
+    stream_t *self = arg;
+    stream_counters_t *counters = self->settings->counters;
+    counters->sse_events++;
+    if (event->event_len == 5 && memcmp(event->event, "error", 5) == 0) {
+        char text[STREAM_MESSAGE_MAX + 1];
+        stream_error_text(event->data, event->data_len, text, sizeof(text));
+        stream_fail(self, ERROR_PROTOCOL, "error event in stream: %s", text);
+        return 0;
+    }
+    if (event->data_len == 0)
+        return 0;
+    chunk_info_t info;
+    if (chunk_parse(event->data, event->data_len, &info) < 0) {
+        char text[61];
+        stream_printable(event->data, event->data_len, text, sizeof(text));
+        stream_fail(self, ERROR_PROTOCOL, "malformed chunk after %u tokens: %s", self->n_chunks,
+                    text);
+        return 0;
+    }
+    if (info.done) {
+        self->got_done = true;
+        self->done_ns = self->now_ns;
+        return 0;
+    }
+    if (info.has_sent_ns && counters->sent_delay && self->now_ns >= info.sent_ns)
+        histogram_record(counters->sent_delay, (uint64_t)(self->now_ns - info.sent_ns));
+    if (info.has_error) {
+        char text[STREAM_MESSAGE_MAX + 1];
+        stream_error_text(event->data, event->data_len, text, sizeof(text));
+        stream_fail(self, ERROR_PROTOCOL, "error in stream: %s", text);
+    }
+    bool content = info.has_content || info.has_tool_calls;
+    if (content || info.has_reasoning)
+        stream_token_chunk(self, &info, content);
+    if (info.finish_reason)
+        self->got_finish = true;
+    if (info.has_usage)
+        stream_usage(self, &info);
+    return 0;
+}
+
+/* The body of an error or non-streaming response, kept whole up to a bound. */
+static size_t stream_keep_body(stream_t *self, const char *data, size_t len) {
+    size_t max = self->status >= 400 ? STREAM_ERROR_BODY_MAX : STREAM_JSON_BODY_MAX;
+    if (self->body_len + len > max) {
+        if (self->status >= 400) {
+            len = max - self->body_len; /* the message is at the start; drop the rest */
+        } else {
+            stream_fail(self, ERROR_PROTOCOL, "response body larger than %zu bytes", max);
+            return 0;
+        }
+    }
+    if (stream_reserve(&self->body, &self->body_cap, self->body_len + len) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory holding the response body");
+        return 0;
+    }
+    memcpy(self->body + self->body_len, data, len);
+    self->body_len += len;
+    return len;
+}
+
+static void stream_headers_end(stream_t *self, int64_t now_ns) {
+    self->headers_done = true;
+    self->status = self->pending_status;
+    self->record->headers_ns = now_ns;
+    self->record->http_status = self->status;
+    self->streaming = self->pending_sse && self->status >= 200 && self->status < 300;
+}
+
+static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) {
+    int64_t now_ns = loop_now_ns(); /* first: every event in these bytes arrived now */
+    stream_t *self = arg;
+    size_t len = size * nmemb;
+    stream_counters_t *counters = self->settings->counters;
+    counters->write_callbacks++;
+    counters->body_bytes += len;
+    if (!self->headers_done) {
+        long code = 0;
+        curl_easy_getinfo(self->easy, CURLINFO_RESPONSE_CODE, &code);
+        self->pending_status = (int)code;
+        stream_headers_end(self, now_ns);
+    }
+    if (!self->sniffed) {
+        /* Some servers stream SSE under another Content-Type; the bytes tell. */
+        self->sniffed = true;
+        if (!self->streaming && self->status >= 200 && self->status < 300 &&
+            ((len >= 5 && memcmp(data, "data:", 5) == 0) ||
+             (len >= 6 && memcmp(data, "event:", 6) == 0)))
+            self->streaming = true;
+    }
+    if (!self->streaming)
+        return stream_keep_body(self, data, len) == len || self->status >= 400 ? len : 0;
+    self->now_ns = now_ns;
+    int rc = sse_parser_feed(self->parser, data, len);
+    if (rc < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "malformed event stream: %s",
+                    sse_parser_error(self->parser));
+        return CURL_WRITEFUNC_ERROR;
+    }
+    return len;
+}
+
+static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg) {
+    int64_t now_ns = loop_now_ns();
+    stream_t *self = arg;
+    size_t len = size * nmemb;
+    if (self->headers_done) /* trailers */
+        return len;
+    if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
+        const char *space = memchr(line, ' ', len);
+        self->pending_status = space ? atoi(space + 1) : 0;
+        self->pending_sse = false;
+    } else if (len <= 2 && (line[0] == '\r' || line[0] == '\n')) {
+        if (self->pending_status >= 200) /* a 1xx block is followed by the real one */
+            stream_headers_end(self, now_ns);
+    } else if (len > 13 && strncasecmp(line, "content-type:", 13) == 0) {
+        self->pending_sse = memmem(line + 13, len - 13, "text/event-stream", 17) != NULL ||
+                            memmem(line + 13, len - 13, "TEXT/EVENT-STREAM", 17) != NULL;
+    }
+    return len;
+}
+
+stream_t *stream_new(const stream_settings_t *settings, void *user) {
+    assert(settings && settings->counters);
+    stream_t *self = calloc(1, sizeof(*self));
+    if (!self)
+        return NULL;
+    self->settings = settings;
+    self->user = user;
+    self->easy = curl_easy_init();
+    self->parser = sse_parser_new(stream_on_event, self);
+    if (!self->easy || !self->parser || stream_reserve_chunks(self, STREAM_FIRST_CHUNKS) < 0) {
+        stream_destroy(&self);
+        return NULL;
+    }
+    CURL *e = self->easy;
+    curl_easy_setopt(e, CURLOPT_PRIVATE, self);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, stream_on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, self);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, stream_on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, self);
+    curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self->curl_error);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    curl_easy_setopt(e, CURLOPT_POST, 1L);
+    curl_easy_setopt(e, CURLOPT_USERAGENT, "stampede");
+    curl_easy_setopt(e, CURLOPT_BUFFERSIZE, settings->buffer_size);
+    curl_easy_setopt(e, CURLOPT_TIMEOUT_MS, settings->timeout_ms);
+    if (settings->connect_timeout_ms > 0)
+        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, settings->connect_timeout_ms);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, settings->headers);
+    return self;
+}
+
+void stream_destroy(stream_t **self_p) {
+    assert(self_p);
+    stream_t *self = *self_p;
+    if (!self)
+        return;
+    if (self->easy)
+        curl_easy_cleanup(self->easy);
+    sse_parser_destroy(&self->parser);
+    free(self->chunk_ns);
+    free(self->chunk_tokens);
+    free(self->reply);
+    free(self->body);
+    free(self->session_line);
+    free(self);
+    *self_p = NULL;
+}
+
+CURL *stream_easy(const stream_t *self) {
+    return self->easy;
+}
+
+void *stream_user(const stream_t *self) {
+    return self->user;
+}
+
+stream_t *stream_of_easy(CURL *easy) {
+    stream_t *self = NULL;
+    curl_easy_getinfo(easy, CURLINFO_PRIVATE, (char **)&self);
+    return self;
+}
+
+request_record_t *stream_record(const stream_t *self) {
+    return self->record;
+}
+
+const char *stream_reply(const stream_t *self, size_t *len) {
+    *len = self->reply_len;
+    return self->reply ? self->reply : "";
+}
+
+static void stream_reset(stream_t *self, request_record_t *record, int64_t send_ns) {
+    self->record = record;
+    self->pending_status = 0;
+    self->pending_sse = false;
+    self->status = 0;
+    self->headers_done = false;
+    self->streaming = false;
+    self->sniffed = false;
+    self->got_done = false;
+    self->got_finish = false;
+    self->done_ns = 0;
+    self->tokens_from_usage = false;
+    self->usage_completion = 0;
+    self->n_chunks = 0;
+    self->reply_len = 0;
+    self->body_len = 0;
+    self->curl_error[0] = '\0';
+    sse_parser_reset(self->parser);
+
+    record->send_ns = send_ns;
+    record->headers_ns = 0;
+    record->first_token_ns = 0;
+    record->first_content_ns = 0;
+    record->end_ns = 0;
+    record->http_status = 0;
+    record->error = ERROR_NONE;
+    record->error_message[0] = '\0';
+    record->has_usage = false;
+    record->prompt_tokens = 0;
+    record->completion_tokens = 0;
+    record->cached_tokens = 0;
+    record->n_chunks = 0;
+    record->chunk_ns = NULL;
+    record->chunk_tokens = NULL;
+    record->reasoning_chunks = 0;
+    record->content_chunks = 0;
+    record->content_bytes = 0;
+}
+
+int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
+                 const char *session_header, request_record_t *record, int64_t send_ns) {
+    assert(self && url && record);
+    stream_reset(self, record, send_ns);
+    if (curl_easy_setopt(self->easy, CURLOPT_URL, url) != CURLE_OK) {
+        stream_fail(self, ERROR_CONNECT, "cannot use URL %s", url);
+        return -1;
+    }
+    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS, body ? body : "");
+    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+    if (!session_header) {
+        curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, self->settings->headers);
+        return 0;
+    }
+    if (strpbrk(session_header, "\r\n")) {
+        stream_fail(self, ERROR_CONNECT, "session id contains a line break");
+        return -1;
+    }
+    size_t need = strlen(session_header) + sizeof("X-Session-ID: ");
+    if (stream_reserve(&self->session_line, &self->session_cap, need) < 0) {
+        stream_fail(self, ERROR_CONNECT, "out of memory for the session header");
+        return -1;
+    }
+    snprintf(self->session_line, self->session_cap, "X-Session-ID: %s", session_header);
+    self->session_node.data = self->session_line;
+    self->session_node.next = self->settings->headers;
+    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->session_node);
+    return 0;
+}
+
+static const char *stream_curl_reason(const stream_t *self, CURLcode result) {
+    return self->curl_error[0] ? self->curl_error : curl_easy_strerror(result);
+}
+
+static void stream_fail_http(stream_t *self) {
+    char text[STREAM_MESSAGE_MAX + 1] = "";
+    if (self->body_len)
+        stream_error_text(self->body, self->body_len, text, sizeof(text));
+    stream_fail(self, self->status >= 500 ? ERROR_HTTP_5XX : ERROR_HTTP_4XX, "HTTP %d: %s",
+                self->status, text[0] ? text : "(empty body)");
+}
+
+/* A non-streaming reply: one JSON document, counted as one chunk at its end. */
+static void stream_parse_json_body(stream_t *self) {
+    request_record_t *rec = self->record;
+    json_error_t error;
+    json_t *root = json_loadb(self->body ? self->body : "", self->body_len, 0, &error);
+    if (!json_is_object(root)) {
+        stream_fail(self, ERROR_PROTOCOL, "response is not a JSON object (line %d: %s)", error.line,
+                    error.text);
+        json_decref(root);
+        return;
+    }
+    json_t *err = json_object_get(root, "error");
+    if (err && !json_is_null(err)) {
+        char text[STREAM_MESSAGE_MAX + 1];
+        stream_error_text(self->body, self->body_len, text, sizeof(text));
+        stream_fail(self, ERROR_PROTOCOL, "error in response: %s", text);
+    }
+    json_t *usage = json_object_get(root, "usage");
+    if (json_is_object(usage)) {
+        rec->has_usage = true;
+        rec->prompt_tokens = (uint32_t)json_integer_value(json_object_get(usage, "prompt_tokens"));
+        rec->completion_tokens =
+            (uint32_t)json_integer_value(json_object_get(usage, "completion_tokens"));
+        json_t *details = json_object_get(usage, "prompt_tokens_details");
+        rec->cached_tokens =
+            (uint32_t)json_integer_value(json_object_get(details, "cached_tokens"));
+    }
+    json_t *choice = json_array_get(json_object_get(root, "choices"), 0);
+    if (!json_is_object(choice)) {
+        stream_fail(self, ERROR_PROTOCOL, "response has no choices");
+        json_decref(root);
+        return;
+    }
+    json_t *message = json_object_get(choice, "message");
+    json_t *content =
+        message ? json_object_get(message, "content") : json_object_get(choice, "text");
+    json_t *reasoning = json_object_get(message, "reasoning_content");
+    if (!reasoning)
+        reasoning = json_object_get(message, "reasoning");
+    json_t *tools = json_object_get(message, "tool_calls");
+    bool has_content = json_string_length(content) > 0 || json_array_size(tools) > 0;
+    bool has_reasoning = json_string_length(reasoning) > 0;
+    if (has_content || has_reasoning) {
+        self->chunk_ns[0] = rec->end_ns;
+        self->chunk_tokens[0] = 1;
+        self->n_chunks = 1;
+        self->settings->counters->token_chunks++;
+        rec->first_token_ns = rec->end_ns;
+        if (has_content) {
+            rec->first_content_ns = rec->end_ns;
+            rec->content_chunks = 1;
+        } else {
+            rec->reasoning_chunks = 1;
+        }
+    }
+    size_t n = json_string_length(content);
+    if (n && stream_reserve(&self->reply, &self->reply_cap, n) == 0) {
+        memcpy(self->reply, json_string_value(content), n);
+        self->reply_len = n;
+        rec->content_bytes = n;
+    }
+    self->got_finish = json_is_string(json_object_get(choice, "finish_reason"));
+    json_decref(root);
+}
+
+static void stream_classify(stream_t *self, CURLcode result) {
+    request_record_t *rec = self->record;
+    if (self->headers_done && self->status >= 400) {
+        stream_fail_http(self);
+        return;
+    }
+    curl_off_t pretransfer = 0;
+    curl_easy_getinfo(self->easy, CURLINFO_PRETRANSFER_TIME_T, &pretransfer);
+    switch (result) {
+    case CURLE_OK:
+        break;
+    case CURLE_COULDNT_RESOLVE_HOST:
+    case CURLE_COULDNT_RESOLVE_PROXY:
+    case CURLE_COULDNT_CONNECT:
+    case CURLE_URL_MALFORMAT:
+    case CURLE_UNSUPPORTED_PROTOCOL:
+    case CURLE_SSL_CONNECT_ERROR:
+    case CURLE_PEER_FAILED_VERIFICATION:
+        stream_fail(self, ERROR_CONNECT, "%s", stream_curl_reason(self, result));
+        return;
+    case CURLE_OPERATION_TIMEDOUT:
+        if (self->got_done)
+            break;
+        if (pretransfer <= 0) /* never connected: the connect timed out */
+            stream_fail(self, ERROR_CONNECT, "%s", stream_curl_reason(self, result));
+        else
+            stream_fail(self, ERROR_TIMEOUT, "timed out after %u chunks: %s", self->n_chunks,
+                        stream_curl_reason(self, result));
+        return;
+    case CURLE_RECV_ERROR:
+    case CURLE_SEND_ERROR:
+    case CURLE_PARTIAL_FILE:
+    case CURLE_GOT_NOTHING:
+    case CURLE_HTTP2:
+    case CURLE_HTTP2_STREAM:
+        if (self->got_done) /* the server hung up after [DONE]: the reply is whole */
+            break;
+        stream_fail(self, ERROR_INCOMPLETE, "connection lost after %u chunks: %s", self->n_chunks,
+                    stream_curl_reason(self, result));
+        return;
+    case CURLE_WRITE_ERROR: /* we aborted and already said why */
+        stream_fail(self, ERROR_PROTOCOL, "transfer aborted");
+        return;
+    default:
+        if (self->got_done)
+            break;
+        stream_fail(self, self->headers_done ? ERROR_PROTOCOL : ERROR_CONNECT, "%s",
+                    stream_curl_reason(self, result));
+        return;
+    }
+    if (rec->error != ERROR_NONE)
+        return;
+    if (!self->headers_done)
+        stream_fail(self, ERROR_PROTOCOL, "no HTTP response");
+    else if (!self->streaming)
+        stream_parse_json_body(self);
+    else if (!self->got_done && !self->got_finish)
+        stream_fail(self, ERROR_INCOMPLETE, "stream ended without [DONE] after %u chunks",
+                    self->n_chunks);
+}
+
+static void stream_publish(stream_t *self) {
+    request_record_t *rec = self->record;
+    rec->n_chunks = self->n_chunks;
+    rec->chunk_ns = self->n_chunks ? self->chunk_ns : NULL;
+    rec->chunk_tokens = self->n_chunks && self->tokens_from_usage ? self->chunk_tokens : NULL;
+}
+
+void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
+    assert(self && self->record);
+    request_record_t *rec = self->record;
+    rec->end_ns = end_ns;
+    if (!self->headers_done) {
+        long code = 0;
+        curl_easy_getinfo(self->easy, CURLINFO_RESPONSE_CODE, &code);
+        rec->http_status = (int)code;
+    }
+    long connects = 0;
+    curl_easy_getinfo(self->easy, CURLINFO_NUM_CONNECTS, &connects);
+    self->settings->counters->connections += (uint64_t)connects;
+    stream_classify(self, result);
+    if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
+        rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */
+    stream_publish(self);
+}
+
+void stream_abandon(stream_t *self, error_class_t error, const char *message, int64_t end_ns) {
+    assert(self && self->record);
+    self->record->end_ns = end_ns;
+    stream_fail(self, error, "%s", message);
+    stream_publish(self);
+}
