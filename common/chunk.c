@@ -271,18 +271,43 @@ static int read_number(scanner_t *s, const char **token, size_t *len) {
     return skip_value(s);
 }
 
-/* The integer part of a validated number token, saturated to [min, max]. */
+/* The value of a validated number token, truncated toward zero and saturated to [min, max]:
+ * the digits before the decimal point once the exponent has moved it. */
 static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t max) {
     const char *end = p + len;
     bool negative = p < end && *p == '-';
-    if (negative && min >= 0)
-        return min;
     p += negative;
-    uint64_t limit = negative ? (uint64_t)(-(min + 1)) + 1 : (uint64_t)max;
+    const char *digits = p;
+    p = skip_digits(p, end);
+    size_t int_len = (size_t)(p - digits);
+    const char *fraction = p;
+    size_t fraction_len = 0;
+    if (p < end && *p == '.') {
+        fraction = p + 1;
+        p = skip_digits(fraction, end);
+        fraction_len = (size_t)(p - fraction);
+    }
+    int64_t exponent = 0;
+    if (p < end && (*p == 'e' || *p == 'E')) {
+        p++;
+        bool exponent_negative = p < end && *p == '-';
+        p += p < end && (*p == '-' || *p == '+');
+        for (; p < end && is_digit(*p); p++)
+            if (exponent < 1000000)
+                exponent = exponent * 10 + (*p - '0');
+        exponent = exponent_negative ? -exponent : exponent;
+    }
+    uint64_t limit = !negative ? (uint64_t)max : min >= 0 ? 0 : (uint64_t)(-(min + 1)) + 1;
+    int64_t whole = (int64_t)int_len + exponent; /* digits left of the moved decimal point */
     uint64_t v = 0;
-    for (; p < end && is_digit(*p); p++) {
-        uint64_t digit = (uint64_t)(*p - '0');
-        if (v > (limit - digit) / 10) {
+    for (int64_t i = 0; i < whole; i++) {
+        size_t at = (size_t)i;
+        uint64_t digit = at < int_len                  ? (uint64_t)(digits[at] - '0')
+                         : at - int_len < fraction_len ? (uint64_t)(fraction[at - int_len] - '0')
+                                                       : 0;
+        if (v == 0 && digit == 0 && at >= int_len + fraction_len)
+            break; /* only zeros remain and the value is zero */
+        if (digit > limit || v > (limit - digit) / 10) {
             v = limit;
             break;
         }

@@ -1,0 +1,756 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+#include <jansson.h>
+
+#include "common/chunk.h"
+#include "common/sse.h"
+
+/* The reply that the chat fixtures stream, token by token (tests/data/sse/make_fixtures.py). */
+static const char fixture_reply[] = "Sure! Here is a \"quoted\" word,\na tab\there, café, naïve, "
+                                    "日本語, 😀 and a backslash \\ done.";
+
+/* Parses from an exact-size heap copy, so a read past len is an ASan report. */
+static int parse_exact(const char *json, size_t len, chunk_info_t *out) {
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, json, len);
+    int rc = chunk_parse(copy, len, out);
+    /* Pointers into the copy are rebased onto json so callers can still compare them. */
+    const char **fields[] = {&out->content, &out->reasoning, &out->finish_reason,
+                             &out->error_message};
+    for (size_t i = 0; i < 4; i++)
+        if (*fields[i])
+            *fields[i] = json + (*fields[i] - copy);
+    free(copy);
+    return rc;
+}
+
+static void assert_raw(const char *ptr, size_t len, const char *expected) {
+    if (!expected) {
+        assert_null(ptr);
+        assert_int_equal(len, 0);
+        return;
+    }
+    assert_non_null(ptr);
+    assert_int_equal(len, strlen(expected));
+    assert_memory_equal(ptr, expected, len);
+}
+
+static chunk_info_t parse_ok(const char *json) {
+    chunk_info_t info;
+    int rc = parse_exact(json, strlen(json), &info);
+    if (rc != 0)
+        fail_msg("chunk_parse returned %d for %s", rc, json);
+    return info;
+}
+
+static void test_chunk_vllm_role_chunk_has_empty_content(void **state) {
+    chunk_info_t c = parse_ok("{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\","
+                              "\"created\":1740000000,\"model\":\"Qwen/Qwen2.5-7B-Instruct\","
+                              "\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\","
+                              "\"content\":\"\"},\"logprobs\":null,\"finish_reason\":null}]}");
+    assert_false(c.done);
+    assert_raw(c.content, c.content_len, "");
+    assert_false(c.has_content);
+    assert_null(c.finish_reason);
+    assert_false(c.has_usage);
+    assert_false(c.has_error);
+    assert_false(c.has_sent_ns);
+    assert_false(c.has_tool_calls);
+    assert_false(c.has_reasoning);
+}
+
+static void test_chunk_vllm_content_chunk(void **state) {
+    chunk_info_t c = parse_ok(
+        "{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\",\"created\":1740000000,"
+        "\"model\":\"Qwen/Qwen2.5-7B-Instruct\",\"choices\":[{\"index\":0,\"delta\":{\"content\":"
+        "\" \\\"quoted\\\"\"},\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}]}");
+    assert_raw(c.content, c.content_len, " \\\"quoted\\\"");
+    assert_true(c.has_content);
+    assert_null(c.finish_reason);
+}
+
+static void test_chunk_vllm_finish_chunk(void **state) {
+    chunk_info_t c = parse_ok("{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\","
+                              "\"created\":1740000000,\"model\":\"m\",\"choices\":[{\"index\":0,"
+                              "\"delta\":{\"content\":\"\"},\"logprobs\":null,\"finish_reason\":"
+                              "\"length\",\"stop_reason\":null}]}");
+    assert_raw(c.finish_reason, c.finish_reason_len, "length");
+    assert_false(c.has_content);
+}
+
+static void test_chunk_vllm_usage_chunk_with_cached_tokens(void **state) {
+    chunk_info_t c = parse_ok("{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\","
+                              "\"created\":1740000000,\"model\":\"m\",\"choices\":[],\"usage\":{"
+                              "\"prompt_tokens\":27,\"total_tokens\":50,\"completion_tokens\":23,"
+                              "\"prompt_tokens_details\":{\"cached_tokens\":16}}}");
+    assert_true(c.has_usage);
+    assert_int_equal(c.prompt_tokens, 27);
+    assert_int_equal(c.completion_tokens, 23);
+    assert_int_equal(c.cached_tokens, 16);
+    assert_null(c.content);
+    assert_null(c.finish_reason);
+}
+
+static void test_chunk_sglang_nulls_are_absent_values(void **state) {
+    chunk_info_t c = parse_ok(
+        "{\"id\":\"6d1f\",\"object\":\"chat.completion.chunk\",\"created\":1740000000,\"model\":"
+        "\"default\",\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":\"Sure\","
+        "\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,\"finish_reason\":null,"
+        "\"matched_stop\":null}],\"usage\":null}");
+    assert_raw(c.content, c.content_len, "Sure");
+    assert_null(c.reasoning);
+    assert_false(c.has_reasoning);
+    assert_false(c.has_tool_calls);
+    assert_false(c.has_usage);
+
+    c = parse_ok("{\"id\":\"6d1f\",\"choices\":[{\"index\":0,\"delta\":{\"role\":null,\"content\":"
+                 "null,\"reasoning_content\":null,\"tool_calls\":null},\"logprobs\":null,"
+                 "\"finish_reason\":\"stop\",\"matched_stop\":151645}],\"usage\":null}");
+    assert_null(c.content);
+    assert_false(c.has_content);
+    assert_raw(c.finish_reason, c.finish_reason_len, "stop");
+
+    c = parse_ok("{\"id\":\"6d1f\",\"choices\":[],\"usage\":{\"prompt_tokens\":27,"
+                 "\"total_tokens\":33,\"completion_tokens\":6,\"prompt_tokens_details\":null}}");
+    assert_true(c.has_usage);
+    assert_int_equal(c.prompt_tokens, 27);
+    assert_int_equal(c.completion_tokens, 6);
+    assert_int_equal(c.cached_tokens, 0);
+}
+
+static void test_chunk_reasoning_content_and_reasoning(void **state) {
+    chunk_info_t c = parse_ok("{\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":"
+                              "\"Okay\"},\"logprobs\":null,\"finish_reason\":null}]}");
+    assert_raw(c.reasoning, c.reasoning_len, "Okay");
+    assert_true(c.has_reasoning);
+    assert_null(c.content);
+    assert_false(c.has_content);
+
+    c = parse_ok("{\"choices\":[{\"index\":0,\"delta\":{\"reasoning\":\" the\",\"content\":null},"
+                 "\"finish_reason\":null}]}");
+    assert_raw(c.reasoning, c.reasoning_len, " the");
+
+    /* A null under one name does not hide a string under the other. */
+    c = parse_ok("{\"choices\":[{\"delta\":{\"reasoning\":\"x\",\"reasoning_content\":null}}]}");
+    assert_raw(c.reasoning, c.reasoning_len, "x");
+}
+
+static void test_chunk_completions_text(void **state) {
+    chunk_info_t c = parse_ok("{\"id\":\"cmpl-3e5f\",\"object\":\"text_completion\",\"created\":"
+                              "1740000000,\"model\":\"m\",\"choices\":[{\"index\":0,\"text\":"
+                              "\" Paris\",\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":"
+                              "null}],\"usage\":null}");
+    assert_raw(c.content, c.content_len, " Paris");
+    assert_true(c.has_content);
+    assert_false(c.has_usage);
+}
+
+static void test_chunk_tool_calls_present_only_when_non_empty(void **state) {
+    chunk_info_t c = parse_ok(
+        "{\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"id\":\"chatcmpl-tool-6c1e\","
+        "\"type\":\"function\",\"index\":0,\"function\":{\"name\":\"get_weather\",\"arguments\":"
+        "\"\"}}]},\"logprobs\":null,\"finish_reason\":null}]}");
+    assert_true(c.has_tool_calls);
+    assert_null(c.content);
+
+    c = parse_ok("{\"choices\":[{\"delta\":{\"content\":\"\",\"tool_calls\":[ ]}}]}");
+    assert_false(c.has_tool_calls);
+    c = parse_ok("{\"choices\":[{\"delta\":{\"tool_calls\":null}}]}");
+    assert_false(c.has_tool_calls);
+}
+
+static void test_chunk_content_only_from_choices_0_delta(void **state) {
+    /* "content" also names logprobs lists, tool arguments, other choices, and top-level keys. */
+    chunk_info_t c = parse_ok(
+        "{\"content\":\"top\",\"delta\":{\"content\":\"top delta\"},\"choices\":[{\"index\":0,"
+        "\"logprobs\":{\"content\":[{\"token\":\"Hello\",\"logprob\":-0.25,\"bytes\":[72,101],"
+        "\"top_logprobs\":[{\"token\":\"Hi\",\"content\":\"no\"}]}]},\"delta\":{\"tool_calls\":[{"
+        "\"function\":{\"content\":\"nested\",\"arguments\":\"{}\"}}],\"content\":\"Hello\",\"x\":{"
+        "\"content\":\"deeper\"}},\"finish_reason\":null},{\"index\":1,\"delta\":{\"content\":"
+        "\"second choice\"},\"finish_reason\":\"stop\"}],\"usage\":null}");
+    assert_raw(c.content, c.content_len, "Hello");
+    assert_null(c.finish_reason);
+    assert_true(c.has_tool_calls);
+}
+
+static void test_chunk_error_object_forms(void **state) {
+    chunk_info_t c = parse_ok("{\"error\":{\"message\":\"This model's maximum context length is "
+                              "4096 tokens.\",\"type\":\"BadRequestError\",\"param\":null,"
+                              "\"code\":400}}");
+    assert_true(c.has_error);
+    assert_raw(c.error_message, c.error_message_len,
+               "This model's maximum context length is 4096 tokens.");
+    assert_int_equal(c.error_code, 400);
+
+    c = parse_ok("{\"object\":\"error\",\"message\":\"The model `x` does not exist.\",\"type\":"
+                 "\"NotFoundError\",\"param\":null,\"code\":404}");
+    assert_true(c.has_error);
+    assert_raw(c.error_message, c.error_message_len, "The model `x` does not exist.");
+    assert_int_equal(c.error_code, 404);
+
+    c = parse_ok("{\"error\":\"overloaded\"}");
+    assert_true(c.has_error);
+    assert_raw(c.error_message, c.error_message_len, "overloaded");
+    assert_int_equal(c.error_code, 0);
+
+    c = parse_ok("{\"error\":{\"message\":\"bad key\",\"code\":\"invalid_api_key\"}}");
+    assert_true(c.has_error);
+    assert_int_equal(c.error_code, 0);
+
+    c = parse_ok("{\"error\":null,\"message\":\"not an error\",\"choices\":[]}");
+    assert_false(c.has_error);
+    assert_null(c.error_message);
+}
+
+static void test_chunk_sent_ns_is_read_as_int64(void **state) {
+    chunk_info_t c = parse_ok("{\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\"}}],"
+                              "\"sent_ns\":9123456789012345678}");
+    assert_true(c.has_sent_ns);
+    assert_true(c.sent_ns == INT64_C(9123456789012345678));
+    c = parse_ok("{\"sent_ns\":-5}");
+    assert_true(c.sent_ns == -5);
+    c = parse_ok("{\"sent_ns\":99999999999999999999999}");
+    assert_true(c.sent_ns == INT64_MAX);
+    c = parse_ok("{\"sent_ns\":null}");
+    assert_false(c.has_sent_ns);
+}
+
+static void test_chunk_usage_numbers_saturate(void **state) {
+    chunk_info_t c = parse_ok("{\"usage\":{\"prompt_tokens\":4294967296,\"completion_tokens\":-3,"
+                              "\"prompt_tokens_details\":{\"cached_tokens\":1.5e3}}}");
+    assert_int_equal(c.prompt_tokens, UINT32_MAX);
+    assert_int_equal(c.completion_tokens, 0);
+    assert_int_equal(c.cached_tokens, 1500);
+    c = parse_ok("{\"usage\":{\"prompt_tokens\":27.9,\"completion_tokens\":2E1,"
+                 "\"prompt_tokens_details\":{\"cached_tokens\":1e-9}}}");
+    assert_int_equal(c.prompt_tokens, 27);
+    assert_int_equal(c.completion_tokens, 20);
+    assert_int_equal(c.cached_tokens, 0);
+    c = parse_ok("{\"usage\":{\"prompt_tokens\":0e999999999,\"completion_tokens\":1e999999999}}");
+    assert_int_equal(c.prompt_tokens, 0);
+    assert_int_equal(c.completion_tokens, UINT32_MAX);
+}
+
+static void test_chunk_done_only_when_exact(void **state) {
+    chunk_info_t c;
+    assert_int_equal(parse_exact("[DONE]", 6, &c), 0);
+    assert_true(c.done);
+    assert_int_equal(parse_exact("[DONE] ", 7, &c), -1);
+    assert_false(c.done);
+    assert_int_equal(parse_exact("[DONE", 5, &c), -1);
+    assert_int_equal(parse_exact("", 0, &c), -1);
+}
+
+static void test_chunk_pretty_printed_json_with_whitespace(void **state) {
+    chunk_info_t c = parse_ok("\r\n { \"choices\" : [ { \"delta\" :\t{ \"content\" : \"x\" } ,\n"
+                              " \"finish_reason\" : \"stop\" } ] , \"usage\" : { "
+                              "\"prompt_tokens\" : 3 } } \n");
+    assert_raw(c.content, c.content_len, "x");
+    assert_raw(c.finish_reason, c.finish_reason_len, "stop");
+    assert_int_equal(c.prompt_tokens, 3);
+}
+
+static void test_chunk_malformed_json_returns_minus_1_and_zeroes(void **state) {
+    static const char *bad[] = {
+        "{",
+        "}",
+        "[1]",
+        "\"str\"",
+        "42",
+        "null",
+        "{\"a\":1,}",
+        "{\"a\" 1}",
+        "{\"a\":1 \"b\":2}",
+        "{,\"a\":1}",
+        "{a:1}",
+        "{'a':1}",
+        "{\"a\":[1,]}",
+        "{\"a\":[,1]}",
+        "{\"a\":01}",
+        "{\"a\":-}",
+        "{\"a\":1.}",
+        "{\"a\":.5}",
+        "{\"a\":1e}",
+        "{\"a\":+1}",
+        "{\"a\":tru}",
+        "{\"a\":nul}",
+        "{\"a\":True}",
+        "{\"a\":\"\\x\"}",
+        "{\"a\":\"\\u12G4\"}",
+        "{\"a\":\"\\u12\"}",
+        "{\"a\":\"tab\there\"}",
+        "{\"a\":\"unterminated}",
+        "{\"a\":1}}",
+        "{\"a\":1} x",
+        "{\"a\":[1}",
+        "{\"a\":{\"b\":1]}",
+        "{\"choices\":[{\"delta\":{\"content\":\"x\"}}]",
+        "{\"choices\":[{\"delta\":{\"content\":\"x\",}}]}",
+        "{\"usage\":{\"prompt_tokens\":}}",
+        "{\"error\":{\"message\":\"x\"",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+        chunk_info_t c;
+        memset(&c, 0x5A, sizeof c);
+        if (parse_exact(bad[i], strlen(bad[i]), &c) != -1)
+            fail_msg("accepted malformed JSON #%zu: %s", i, bad[i]);
+        chunk_info_t zero;
+        memset(&zero, 0, sizeof zero);
+        assert_memory_equal(&c, &zero, sizeof c);
+    }
+    chunk_info_t c;
+    assert_int_equal(parse_exact("{\"a\":1}\0", 8, &c), -1);    /* a NUL after the object */
+    assert_int_equal(parse_exact("{\"a\":\"\0\"}", 8, &c), -1); /* a raw NUL in a string */
+}
+
+static void test_chunk_every_strict_prefix_of_a_chunk_is_malformed(void **state) {
+    static const char chunk[] =
+        "{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\",\"created\":1740000000,"
+        "\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"a\\u00e9\\\"\"},"
+        "\"logprobs\":null,\"finish_reason\":null,\"stop_reason\":null}],\"usage\":{"
+        "\"prompt_tokens\":27,\"prompt_tokens_details\":{\"cached_tokens\":16}},\"sent_ns\":-1.5e-"
+        "3,"
+        "\"flags\":[true,false,null,{}]}";
+    chunk_info_t c;
+    for (size_t len = 0; len < sizeof chunk - 1; len++)
+        if (parse_exact(chunk, len, &c) != -1)
+            fail_msg("accepted the first %zu bytes", len);
+    assert_int_equal(parse_exact(chunk, sizeof chunk - 1, &c), 0);
+    assert_raw(c.content, c.content_len, "a\\u00e9\\\"");
+    assert_int_equal(c.cached_tokens, 16);
+}
+
+static void test_chunk_deep_nesting_is_refused_without_crashing(void **state) {
+    size_t depth = 100000;
+    char *deep = malloc(2 * depth + 16);
+    size_t n = 0;
+    n += (size_t)sprintf(deep, "{\"x\":");
+    for (size_t i = 0; i < depth; i++)
+        deep[n++] = '[';
+    for (size_t i = 0; i < depth; i++)
+        deep[n++] = ']';
+    deep[n++] = '}';
+    chunk_info_t c;
+    assert_int_equal(parse_exact(deep, n, &c), -1);
+
+    n = (size_t)sprintf(deep, "{\"x\":");
+    for (size_t i = 0; i < 100; i++)
+        deep[n++] = '[';
+    for (size_t i = 0; i < 100; i++)
+        deep[n++] = ']';
+    deep[n++] = '}';
+    assert_int_equal(parse_exact(deep, n, &c), 0);
+    free(deep);
+}
+
+static void assert_unescapes_to(const char *escaped, const char *expected, size_t expected_len) {
+    size_t len = strlen(escaped);
+    char *in = malloc(len ? len : 1);
+    char *out = malloc(len ? len : 1);
+    memcpy(in, escaped, len);
+    size_t n = chunk_unescape(in, len, out);
+    if (n != expected_len || memcmp(out, expected, n) != 0)
+        fail_msg("unescape of %s gave %zu bytes, expected %zu", escaped, n, expected_len);
+    /* In place, as the header allows. */
+    assert_int_equal(chunk_unescape(in, len, in), expected_len);
+    assert_memory_equal(in, expected, expected_len);
+    free(in);
+    free(out);
+}
+
+#define UNESCAPES_TO(escaped, expected) assert_unescapes_to(escaped, expected, sizeof expected - 1)
+
+static void test_chunk_unescape_simple_escapes(void **state) {
+    UNESCAPES_TO("plain text", "plain text");
+    UNESCAPES_TO("", "");
+    UNESCAPES_TO("a\\nb\\tc\\rd", "a\nb\tc\rd");
+    UNESCAPES_TO("\\\"q\\\" \\\\ \\/ \\b\\f", "\"q\" \\ / \b\f");
+}
+
+static void test_chunk_unescape_unicode_and_surrogate_pairs(void **state) {
+    UNESCAPES_TO("caf\\u00e9", "café");
+    UNESCAPES_TO("\\u20AC\\u20ac", "€€");
+    UNESCAPES_TO("\\u65e5\\u672c\\u8a9e", "日本語");
+    UNESCAPES_TO("\\ud83d\\ude00!", "😀!");
+    UNESCAPES_TO("\\uD83D\\uDE00", "😀");
+    UNESCAPES_TO("\\u0041\\u007f", "A\x7f");
+    UNESCAPES_TO("\\u0000", "\0");
+}
+
+static void test_chunk_unescape_lone_surrogates_and_bad_escapes(void **state) {
+    UNESCAPES_TO("\\ud83dx", "\xEF\xBF\xBDx");
+    UNESCAPES_TO("\\ude00", "\xEF\xBF\xBD");
+    UNESCAPES_TO("\\ud83d\\u0041", "\xEF\xBF\xBD"
+                                   "A");
+    UNESCAPES_TO("\\ud83d\\ud83d\\ude00", "\xEF\xBF\xBD😀");
+    UNESCAPES_TO("\\x41", "\\x41");
+    UNESCAPES_TO("end\\", "end\\");
+    UNESCAPES_TO("\\u12", "\\u12");
+    UNESCAPES_TO("\\u12G4", "\\u12G4");
+}
+
+typedef struct stream_check {
+    const char *name;
+    char reply[4096];
+    size_t reply_len;
+    size_t events;
+    size_t content_events;
+    bool done;
+    chunk_info_t last_usage;
+    char finish[32]; /* the last finish_reason, unescaped */
+    size_t errors;
+    int error_code;
+    size_t tool_call_events;
+    size_t reasoning_events;
+} stream_check_t;
+
+/* What chunk_parse makes of a JSON number: truncated toward zero, saturated to uint32. */
+static uint32_t expected_u32(json_t *v) {
+    if (!json_is_number(v))
+        return 0;
+    double d = json_number_value(v);
+    return d <= 0 ? 0 : d >= 4294967295.0 ? UINT32_MAX : (uint32_t)d;
+}
+
+static const char *json_string_or_null(json_t *object, const char *key) {
+    json_t *v = object ? json_object_get(object, key) : NULL;
+    return json_is_string(v) ? json_string_value(v) : NULL;
+}
+
+static void assert_same_string(const char *raw, size_t raw_len, const char *expected,
+                               const char *what) {
+    if (!expected) {
+        if (raw)
+            fail_msg("%s: jansson sees no string, chunk_parse sees %.*s", what, (int)raw_len, raw);
+        return;
+    }
+    if (!raw)
+        fail_msg("%s: chunk_parse missed \"%s\"", what, expected);
+    char decoded[4096];
+    assert_true(raw_len <= sizeof decoded);
+    size_t n = chunk_unescape(raw, raw_len, decoded);
+    if (n != strlen(expected) || memcmp(decoded, expected, n) != 0)
+        fail_msg("%s: chunk_parse gives '%.*s', jansson '%s'", what, (int)n, decoded, expected);
+}
+
+/* Checks chunk_parse against jansson's DOM on one payload that jansson accepts as an object. */
+static void assert_matches_jansson(const chunk_info_t *c, json_t *root, const char *what) {
+    json_t *choices = json_object_get(root, "choices");
+    json_t *choice = json_is_array(choices) ? json_array_get(choices, 0) : NULL;
+    choice = json_is_object(choice) ? choice : NULL;
+    json_t *delta = choice ? json_object_get(choice, "delta") : NULL;
+    delta = json_is_object(delta) ? delta : NULL;
+    const char *content = json_string_or_null(delta, "content");
+    if (!content)
+        content = json_string_or_null(choice, "text");
+    assert_same_string(c->content, c->content_len, content, what);
+    const char *reasoning = json_string_or_null(delta, "reasoning_content");
+    if (!reasoning)
+        reasoning = json_string_or_null(delta, "reasoning");
+    assert_same_string(c->reasoning, c->reasoning_len, reasoning, what);
+    assert_same_string(c->finish_reason, c->finish_reason_len,
+                       json_string_or_null(choice, "finish_reason"), what);
+    json_t *tools = delta ? json_object_get(delta, "tool_calls") : NULL;
+    assert_int_equal(c->has_tool_calls, json_is_array(tools) && json_array_size(tools) > 0);
+    json_t *usage = json_object_get(root, "usage");
+    assert_int_equal(c->has_usage, json_is_object(usage));
+    if (json_is_object(usage)) {
+        json_t *prompt = json_object_get(usage, "prompt_tokens");
+        json_t *completion = json_object_get(usage, "completion_tokens");
+        json_t *details = json_object_get(usage, "prompt_tokens_details");
+        json_t *cached = json_is_object(details) ? json_object_get(details, "cached_tokens") : 0;
+        assert_int_equal(c->prompt_tokens, expected_u32(prompt));
+        assert_int_equal(c->completion_tokens, expected_u32(completion));
+        assert_int_equal(c->cached_tokens, expected_u32(cached));
+    }
+    json_t *error = json_object_get(root, "error");
+    if (json_is_object(error)) {
+        assert_true(c->has_error);
+        assert_same_string(c->error_message, c->error_message_len,
+                           json_string_or_null(error, "message"), what);
+    }
+}
+
+static int check_event(void *arg, const sse_event_t *event) {
+    stream_check_t *check = arg;
+    chunk_info_t c;
+    check->events++;
+    if (parse_exact(event->data, event->data_len, &c) != 0)
+        fail_msg("%s: event %zu did not parse: %.*s", check->name, check->events,
+                 (int)event->data_len, event->data);
+    if (c.done) {
+        check->done = true;
+        return 0;
+    }
+    json_error_t error;
+    json_t *root = json_loadb(event->data, event->data_len, 0, &error);
+    if (!root)
+        fail_msg("%s: jansson rejects event %zu: %s", check->name, check->events, error.text);
+    assert_matches_jansson(&c, root, check->name);
+    json_decref(root);
+    if (c.has_content) {
+        check->content_events++;
+        assert_true(check->reply_len + c.content_len <= sizeof check->reply);
+        check->reply_len +=
+            chunk_unescape(c.content, c.content_len, check->reply + check->reply_len);
+    }
+    check->tool_call_events += c.has_tool_calls;
+    check->reasoning_events += c.has_reasoning;
+    if (c.has_usage)
+        check->last_usage = c;
+    if (c.finish_reason) {
+        assert_true(c.finish_reason_len < sizeof check->finish);
+        check->finish[chunk_unescape(c.finish_reason, c.finish_reason_len, check->finish)] = 0;
+    }
+    if (c.has_error) {
+        check->errors++;
+        check->error_code = c.error_code;
+    }
+    return 0;
+}
+
+static stream_check_t *check_fixture(const char *name) {
+    const char *dir = getenv("STAMPEDE_DATA");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/sse/%s", dir ? dir : "tests/data", name);
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        fail_msg("cannot open fixture %s", path);
+    stream_check_t *check = calloc(1, sizeof *check);
+    check->name = name;
+    sse_parser_t *parser = sse_parser_new(check_event, check);
+    char buf[333]; /* an odd size, so events straddle reads */
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        assert_int_equal(sse_parser_feed(parser, buf, n), 0);
+    assert_int_equal(sse_parser_finish(parser), 0);
+    sse_parser_destroy(&parser);
+    fclose(f);
+    return check;
+}
+
+static void test_chunk_vllm_stream_reassembles_the_reply(void **state) {
+    stream_check_t *s = check_fixture("vllm_chat.sse");
+    assert_int_equal(s->events, 27);
+    assert_int_equal(s->content_events, 23);
+    assert_true(s->done);
+    assert_int_equal(s->reply_len, sizeof fixture_reply - 1);
+    assert_memory_equal(s->reply, fixture_reply, s->reply_len);
+    assert_string_equal(s->finish, "stop");
+    assert_int_equal(s->last_usage.prompt_tokens, 27);
+    assert_int_equal(s->last_usage.completion_tokens, 23);
+    assert_int_equal(s->last_usage.cached_tokens, 16);
+    free(s);
+}
+
+static void test_chunk_ascii_escaped_stream_gives_the_same_reply(void **state) {
+    stream_check_t *s = check_fixture("python_json_chat.sse");
+    assert_int_equal(s->content_events, 23);
+    assert_int_equal(s->reply_len, sizeof fixture_reply - 1);
+    assert_memory_equal(s->reply, fixture_reply, s->reply_len);
+    free(s);
+}
+
+static void test_chunk_reasoning_stream_counts_thoughts_then_answer(void **state) {
+    stream_check_t *s = check_fixture("vllm_reasoning.sse");
+    assert_int_equal(s->reasoning_events, 8);
+    assert_int_equal(s->content_events, 7);
+    assert_int_equal(s->reply_len, strlen("Hello! How can I help?"));
+    assert_memory_equal(s->reply, "Hello! How can I help?", s->reply_len);
+    assert_int_equal(s->last_usage.completion_tokens, 15);
+    free(s);
+}
+
+static void test_chunk_tool_call_stream(void **state) {
+    stream_check_t *s = check_fixture("vllm_tool_calls.sse");
+    assert_int_equal(s->tool_call_events, 3);
+    assert_int_equal(s->content_events, 0);
+    assert_string_equal(s->finish, "tool_calls");
+    assert_int_equal(s->last_usage.cached_tokens, 128);
+    free(s);
+}
+
+static void test_chunk_sglang_and_completions_streams(void **state) {
+    stream_check_t *s = check_fixture("sglang_chat.sse");
+    assert_int_equal(s->content_events, 6);
+    assert_memory_equal(s->reply, "Sure! Here is a \"quoted\"", s->reply_len);
+    assert_int_equal(s->last_usage.completion_tokens, 6);
+    free(s);
+    s = check_fixture("vllm_completions.sse");
+    assert_int_equal(s->content_events, 7);
+    assert_int_equal(s->reply_len, strlen(" The capital of France is Paris."));
+    assert_memory_equal(s->reply, " The capital of France is Paris.", s->reply_len);
+    assert_string_equal(s->finish, "length");
+    free(s);
+}
+
+static void test_chunk_error_event_stream(void **state) {
+    stream_check_t *s = check_fixture("error_event.sse");
+    assert_int_equal(s->events, 4);
+    assert_int_equal(s->content_events, 2);
+    assert_int_equal(s->errors, 1);
+    assert_int_equal(s->error_code, 502);
+    assert_false(s->done);
+    free(s);
+}
+
+static uint64_t rng_state;
+
+static uint64_t next_random(void) {
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 7;
+    rng_state ^= rng_state << 17;
+    return rng_state;
+}
+
+typedef struct payloads {
+    char *bytes[128];
+    size_t len[128];
+    size_t count;
+} payloads_t;
+
+static int collect_payload(void *arg, const sse_event_t *event) {
+    payloads_t *p = arg;
+    if (p->count < 128) {
+        p->bytes[p->count] = malloc(event->data_len);
+        memcpy(p->bytes[p->count], event->data, event->data_len);
+        p->len[p->count++] = event->data_len;
+    }
+    return 0;
+}
+
+static bool ascii_without_unicode_escapes(const char *p, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if ((unsigned char)p[i] >= 0x80 || (p[i] == '\\' && i + 1 < n && p[i + 1] == 'u'))
+            return false;
+    return true;
+}
+
+/* Mutated real chunks: chunk_parse must agree with jansson on validity (where both define it the
+ * same way: ASCII, no \u escapes, whose UTF-8 and NUL rules differ) and on every field. */
+static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **state) {
+    static const char *fixtures[] = {"vllm_chat.sse",        "sglang_chat.sse",
+                                     "vllm_reasoning.sse",   "vllm_tool_calls.sse",
+                                     "vllm_completions.sse", "error_event.sse"};
+    static const char alphabet[] = "{}[]\",:0123456789-+.eEtrufalsn \t\n\\/x";
+    payloads_t p = {0};
+    for (size_t f = 0; f < sizeof fixtures / sizeof fixtures[0]; f++) {
+        const char *dir = getenv("STAMPEDE_DATA");
+        char path[1024];
+        snprintf(path, sizeof path, "%s/sse/%s", dir ? dir : "tests/data", fixtures[f]);
+        FILE *file = fopen(path, "rb");
+        assert_non_null(file);
+        char buf[8192];
+        size_t n = fread(buf, 1, sizeof buf, file);
+        fclose(file);
+        sse_parser_t *parser = sse_parser_new(collect_payload, &p);
+        assert_int_equal(sse_parser_feed(parser, buf, n), 0);
+        sse_parser_destroy(&parser);
+    }
+    assert_int_equal(p.count, 77);
+
+    rng_state = 0xD1B54A32D192ED03ull;
+    size_t compared = 0, rejected = 0;
+    char *work = malloc(4096);
+    for (int iter = 0; iter < 20000; iter++) {
+        size_t k = next_random() % p.count;
+        size_t n = p.len[k];
+        memcpy(work, p.bytes[k], n);
+        int ops = 1 + (int)(next_random() % 3);
+        for (int op = 0; op < ops && n > 0; op++) {
+            size_t at = next_random() % n;
+            char ch = alphabet[next_random() % (sizeof alphabet - 1)];
+            switch (next_random() % 3) {
+            case 0:
+                work[at] = ch;
+                break;
+            case 1:
+                memmove(work + at + 1, work + at, n - at);
+                work[at] = ch;
+                n++;
+                break;
+            default:
+                memmove(work + at, work + at + 1, n - at - 1);
+                n--;
+                break;
+            }
+        }
+        chunk_info_t c;
+        int rc = parse_exact(work, n, &c);
+        if (c.done || !ascii_without_unicode_escapes(work, n))
+            continue; /* [DONE] is not JSON; jansson's UTF-8 and NUL rules are stricter */
+        json_error_t error;
+        json_t *root = json_loadb(work, n, JSON_DECODE_INT_AS_REAL, &error);
+        if (!root && strstr(error.text, "overflow"))
+            continue; /* jansson refuses numbers beyond a double; JSON does not */
+        bool jansson_ok = root && json_is_object(root);
+        if (jansson_ok != (rc == 0))
+            fail_msg("chunk_parse %d, jansson %s on: %.*s", rc, jansson_ok ? "ok" : error.text,
+                     (int)n, work);
+        if (jansson_ok) {
+            assert_matches_jansson(&c, root, "fuzz");
+            compared++;
+        } else {
+            rejected++;
+        }
+        json_decref(root);
+    }
+    /* Both outcomes must be well represented for the comparison to mean anything. */
+    assert_true(compared > 1000);
+    assert_true(rejected > 1000);
+
+    for (int iter = 0; iter < 20000; iter++) { /* noise: only "no crash, no overread" */
+        size_t n = next_random() % 64;
+        for (size_t i = 0; i < n; i++)
+            work[i] =
+                iter % 2 ? alphabet[next_random() % (sizeof alphabet - 1)] : (char)next_random();
+        chunk_info_t c;
+        parse_exact(work, n, &c);
+        size_t m = chunk_unescape(work, n, work + 2048);
+        assert_true(m <= n);
+    }
+    free(work);
+    for (size_t i = 0; i < p.count; i++)
+        free(p.bytes[i]);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
+        cmocka_unit_test(test_chunk_vllm_content_chunk),
+        cmocka_unit_test(test_chunk_vllm_finish_chunk),
+        cmocka_unit_test(test_chunk_vllm_usage_chunk_with_cached_tokens),
+        cmocka_unit_test(test_chunk_sglang_nulls_are_absent_values),
+        cmocka_unit_test(test_chunk_reasoning_content_and_reasoning),
+        cmocka_unit_test(test_chunk_completions_text),
+        cmocka_unit_test(test_chunk_tool_calls_present_only_when_non_empty),
+        cmocka_unit_test(test_chunk_content_only_from_choices_0_delta),
+        cmocka_unit_test(test_chunk_error_object_forms),
+        cmocka_unit_test(test_chunk_sent_ns_is_read_as_int64),
+        cmocka_unit_test(test_chunk_usage_numbers_saturate),
+        cmocka_unit_test(test_chunk_done_only_when_exact),
+        cmocka_unit_test(test_chunk_pretty_printed_json_with_whitespace),
+        cmocka_unit_test(test_chunk_malformed_json_returns_minus_1_and_zeroes),
+        cmocka_unit_test(test_chunk_every_strict_prefix_of_a_chunk_is_malformed),
+        cmocka_unit_test(test_chunk_deep_nesting_is_refused_without_crashing),
+        cmocka_unit_test(test_chunk_unescape_simple_escapes),
+        cmocka_unit_test(test_chunk_unescape_unicode_and_surrogate_pairs),
+        cmocka_unit_test(test_chunk_unescape_lone_surrogates_and_bad_escapes),
+        cmocka_unit_test(test_chunk_vllm_stream_reassembles_the_reply),
+        cmocka_unit_test(test_chunk_ascii_escaped_stream_gives_the_same_reply),
+        cmocka_unit_test(test_chunk_reasoning_stream_counts_thoughts_then_answer),
+        cmocka_unit_test(test_chunk_tool_call_stream),
+        cmocka_unit_test(test_chunk_sglang_and_completions_streams),
+        cmocka_unit_test(test_chunk_error_event_stream),
+        cmocka_unit_test(test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
