@@ -257,7 +257,10 @@ void merge_live(merge_t *self, int64_t now_ns, uint32_t in_flight, live_t *out) 
     out->in_flight = in_flight;
     out->requests_ok = self->live_ok;
     out->requests_failed = self->live_failed;
-    int64_t start = self->window_start_ns ? self->window_start_ns : self->first_seen_ns;
+    /* the run started at the earlier of the window start and the first send (warm-up included) */
+    int64_t start = self->first_seen_ns;
+    if (self->window_start_ns && (!start || self->window_start_ns < start))
+        start = self->window_start_ns;
     out->elapsed_s = start && now_ns > start ? (double)(now_ns - start) / NS_PER_S : 0.0;
     out->ttft_p50_ms = -1.0;
 

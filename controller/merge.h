@@ -45,7 +45,7 @@ typedef struct merge_stats {
 
 /* What the live status line shows. */
 typedef struct live {
-    double elapsed_s;           /* since the run window's start (or the first record seen) */
+    double elapsed_s;           /* since the earlier of the window start and the first send */
     uint32_t in_flight;         /* as the caller passed it */
     uint64_t requests_ok;       /* since the start, warm-up included */
     uint64_t requests_failed;   /* since the start, warm-up included */
