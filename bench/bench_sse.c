@@ -10,8 +10,8 @@
 #include <string.h>
 #include <time.h>
 
-#include "common/chunk.h"
-#include "common/sse.h"
+#include "chunk.h"
+#include "sse.h"
 
 #define ROUNDS 3 /* the best of a few runs: the machine is shared and noisy */
 

@@ -42,7 +42,8 @@ void sse_parser_reset(sse_parser_t *self);
 int sse_parser_feed(sse_parser_t *self, const char *buf, size_t len);
 
 /* Ends the stream: returns 1 if a partial line or an undispatched event was pending (a
- * truncated stream), else 0. The pending event is not dispatched (as the spec says). */
+ * truncated stream) or the stream failed, else 0. A pending event is not dispatched (as the
+ * spec says); the state is left as is, reset starts the next stream. */
 int sse_parser_finish(sse_parser_t *self);
 
 /* The human reason for the last negative return of sse_parser_feed ("" when none); owned by

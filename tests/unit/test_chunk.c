@@ -9,8 +9,8 @@
 #include <cmocka.h>
 #include <jansson.h>
 
-#include "common/chunk.h"
-#include "common/sse.h"
+#include "chunk.h"
+#include "sse.h"
 
 /* The reply that the chat fixtures stream, token by token (tests/data/sse/make_fixtures.py). */
 static const char fixture_reply[] = "Sure! Here is a \"quoted\" word,\na tab\there, café, naïve, "

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "common/sse.h"
+#include "sse.h"
 
 typedef struct recorded_event {
     char *event;
