@@ -103,11 +103,15 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
             " cancelled, %" PRIu64 " warm-up (not counted)\n",
             all->ok, all->failed, error_pct(all, all->failed), all->cancelled, merge_warmup(merge));
     if (all->failed) {
-        fprintf(out, "errors       ");
-        for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++)
-            if (c != ERROR_CANCELLED && all->errors[c])
-                fprintf(out, " %s %" PRIu64 " (%.2f %%)", error_class_name((error_class_t)c),
-                        all->errors[c], error_pct(all, all->errors[c]));
+        const char *separator = "errors        ";
+        for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++) {
+            if (c == ERROR_CANCELLED || !all->errors[c])
+                continue;
+            fprintf(out, "%s%s %" PRIu64 " (%.2f %%)", separator,
+                    error_class_name((error_class_t)c), all->errors[c],
+                    error_pct(all, all->errors[c]));
+            separator = ", ";
+        }
         fprintf(out, "\n");
     }
 }
@@ -127,11 +131,14 @@ static void print_tokens(const merge_t *merge, FILE *out) {
             "\nthroughput    %.1f output tok/s, %.1f input tok/s, %.2f req/s, %.3f sessions/s\n",
             per_s(all->output_tokens, duration), per_s(all->input_tokens, duration),
             per_s(all->ok, duration), per_s(all->sessions_ended, duration));
-    fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; counts from %s",
-            all->output_tokens, all->input_tokens, token_source(all));
+    fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; ", all->output_tokens,
+            all->input_tokens);
     if (all->output_from_usage && all->output_from_chunks)
-        fprintf(out, " (usage for %" PRIu64 " requests, chunks for %" PRIu64 ")",
+        fprintf(out, "counts from usage for %" PRIu64 " requests, from the chunks for %" PRIu64,
                 all->output_from_usage, all->output_from_chunks);
+    else
+        fprintf(out, "counts from %s",
+                all->output_from_chunks ? "the chunks (no usage sent)" : token_source(all));
     if (all->usage_prompt_tokens)
         fprintf(out, "; %.1f %% of prompt tokens cached",
                 100.0 * (double)all->cached_tokens / (double)all->usage_prompt_tokens);
@@ -170,7 +177,7 @@ static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, 
                 p99, lag_threshold(meta));
 }
 
-static void print_slice_row(FILE *out, const char *name, const merge_stats_t *s) {
+static void print_slice_row(FILE *out, int width, const char *name, const merge_stats_t *s) {
     char ttft50[32] = "-", ttft99[32] = "-", e2e50[32] = "-";
     const histogram_t *ttft = s->latency[METRIC_TTFT], *e2e = s->latency[METRIC_E2E];
     if (histogram_count(ttft)) {
@@ -179,25 +186,42 @@ static void print_slice_row(FILE *out, const char *name, const merge_stats_t *s)
     }
     if (histogram_count(e2e))
         format_ms(e2e50, sizeof e2e50, ms(histogram_percentile(e2e, 50)));
-    fprintf(out, "%-32s%10" PRIu64 "%10" PRIu64 "%8" PRIu64 "%12s%12s%12s\n", name, s->requests,
-            s->ok, s->failed, ttft50, ttft99, e2e50);
+    fprintf(out, "%-*s%10" PRIu64 "%10" PRIu64 "%8" PRIu64 "%12s%12s%12s\n", width, name,
+            s->requests, s->ok, s->failed, ttft50, ttft99, e2e50);
+}
+
+static void print_slice_header(FILE *out, int width, const char *title) {
+    fprintf(out, "\n%-*s%10s%10s%8s%12s%12s%12s\n", width, title, "requests", "ok", "failed",
+            "TTFT p50", "TTFT p99", "E2E p50");
+}
+
+/* The name column fits the longest name (URLs can be long) and is at least 32 wide. */
+static int name_width(const merge_t *merge, const report_meta_t *meta) {
+    size_t width = 30;
+    char name[32];
+    for (size_t e = 0; e < merge_endpoint_count(merge); e++)
+        if (strlen(merge_endpoint_url(merge, e)) > width)
+            width = strlen(merge_endpoint_url(merge, e));
+    for (uint32_t r = 0; r < merge_role_count(merge); r++)
+        if (strlen(role_name(meta, r, name, sizeof name)) > width)
+            width = strlen(role_name(meta, r, name, sizeof name));
+    return (int)width + 2;
 }
 
 static void print_slices(const merge_t *merge, const report_meta_t *meta, FILE *out) {
-    static const char *const columns = "%10s%10s%8s%12s%12s%12s\n";
+    int width = name_width(merge, meta);
     if (merge_endpoint_count(merge) > 0) {
-        fprintf(out, "\n%-32s", "endpoint");
-        fprintf(out, columns, "requests", "ok", "failed", "TTFT p50", "TTFT p99", "E2E p50");
+        print_slice_header(out, width, "endpoint");
         for (size_t e = 0; e < merge_endpoint_count(merge); e++)
-            print_slice_row(out, merge_endpoint_url(merge, e), merge_endpoint(merge, e));
+            print_slice_row(out, width, merge_endpoint_url(merge, e), merge_endpoint(merge, e));
     }
     if (merge_role_count(merge) > 1) {
         char name[32];
-        fprintf(out, "\n%-32s", "role");
-        fprintf(out, columns, "requests", "ok", "failed", "TTFT p50", "TTFT p99", "E2E p50");
+        print_slice_header(out, width, "role");
         for (uint32_t r = 0; r < merge_role_count(merge); r++)
             if (merge_role(merge, r))
-                print_slice_row(out, role_name(meta, r, name, sizeof name), merge_role(merge, r));
+                print_slice_row(out, width, role_name(meta, r, name, sizeof name),
+                                merge_role(merge, r));
     }
 }
 
