@@ -488,6 +488,22 @@ typedef struct dist_mapping {
     yaml_node_t *values_node, *weights_node, *file_node;
 } dist_mapping_t;
 
+/* A mapping without 'dist' but with a key one typo away from it ("dsit"). */
+static int misspelt_dist(config_yaml_t *r, yaml_node_t *map, const char *path) {
+    static const char *const dist_key[] = {"dist", NULL};
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = node_at(r, p->key);
+        if (config_yaml_closest(text_of(k), dist_key) != NULL) {
+            char key[CONFIG_YAML_KEY_MAX];
+            config_yaml_path(key, sizeof key, path, text_of(k));
+            return config_yaml_fail(r, k, key, "unknown key '%s'; did you mean 'dist'?",
+                                    text_of(k));
+        }
+    }
+    return 0;
+}
+
 static int read_kind(config_yaml_t *r, yaml_node_t *map, const char *path, dist_kind_t *kind) {
     const char *names[DIST__COUNT + 1];
     char list[256], key[CONFIG_YAML_KEY_MAX];
@@ -496,6 +512,8 @@ static int read_kind(config_yaml_t *r, yaml_node_t *map, const char *path, dist_
     names[DIST__COUNT] = NULL;
     config_yaml_join(names, list, sizeof list);
     yaml_node_t *node = config_yaml_get(r, map, "dist", NULL);
+    if (node == NULL && misspelt_dist(r, map, path) < 0)
+        return -1;
     if (node == NULL)
         return config_yaml_fail(r, map, path,
                                 "a distribution mapping needs 'dist: KIND' (KIND one of %s)", list);
