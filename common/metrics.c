@@ -19,7 +19,7 @@ const char *metrics_label(metrics_kind_t kind) {
 static void interval(metrics_t *out, metrics_kind_t kind, int64_t from, int64_t to) {
     if (from != 0 && to != 0 && to >= from) {
         out->has[kind] = true;
-        out->value_ns[kind] = (uint64_t)(to - from);
+        out->value_ns[kind] = (uint64_t)to - (uint64_t)from; /* no signed overflow on junk */
     }
 }
 
@@ -32,6 +32,12 @@ static void token_counts(const request_record_t *rec, metrics_t *out) {
     out->output_vs_requested = (int64_t)out->output_tokens - (int64_t)rec->requested_output_tokens;
 }
 
+/* Last token chunk - first token chunk (n_chunks >= 2), 0 when out of order. */
+static uint64_t chunk_span(const request_record_t *rec) {
+    int64_t first = rec->chunk_ns[0], last = rec->chunk_ns[rec->n_chunks - 1];
+    return last > first ? (uint64_t)last - (uint64_t)first : 0;
+}
+
 static void itl_summary(const request_record_t *rec, metrics_t *out) {
     if (rec->n_chunks < 2)
         return;
@@ -42,20 +48,17 @@ static void itl_summary(const request_record_t *rec, metrics_t *out) {
         samples += k;
     }
     out->itl_samples = samples;
-    int64_t span = rec->chunk_ns[rec->n_chunks - 1] - rec->chunk_ns[0];
     out->has[METRIC_ITL] = true;
-    out->value_ns[METRIC_ITL] = span > 0 ? (uint64_t)span / samples : 0;
+    out->value_ns[METRIC_ITL] = chunk_span(rec) / samples;
 }
 
 /* TPOT needs two chunks: with one, every token arrived at once and decode time is invisible. */
 static void tpot(const request_record_t *rec, metrics_t *out) {
-    if (out->output_tokens < 2 || rec->n_chunks < 2)
-        return;
-    int64_t span = rec->chunk_ns[rec->n_chunks - 1] - rec->chunk_ns[0];
-    if (span < 0)
+    if (out->output_tokens < 2 || rec->n_chunks < 2 ||
+        rec->chunk_ns[rec->n_chunks - 1] < rec->chunk_ns[0])
         return;
     out->has[METRIC_TPOT] = true;
-    out->value_ns[METRIC_TPOT] = (uint64_t)span / (out->output_tokens - 1);
+    out->value_ns[METRIC_TPOT] = chunk_span(rec) / (out->output_tokens - 1);
 }
 
 void metrics_compute(const request_record_t *rec, metrics_t *out) {
@@ -74,7 +77,8 @@ void metrics_compute(const request_record_t *rec, metrics_t *out) {
     if (rec->intended_ns != 0 && rec->send_ns != 0) {
         out->has[METRIC_SCHEDULE_LAG] = true;
         out->value_ns[METRIC_SCHEDULE_LAG] =
-            rec->send_ns > rec->intended_ns ? (uint64_t)(rec->send_ns - rec->intended_ns) : 0;
+            rec->send_ns > rec->intended_ns ? (uint64_t)rec->send_ns - (uint64_t)rec->intended_ns
+                                            : 0;
     }
     token_counts(rec, out);
     itl_summary(rec, out);

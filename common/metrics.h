@@ -49,9 +49,9 @@ void metrics_compute(const request_record_t *rec, metrics_t *out);
  * runs backwards (impossible on one clock) yields 0. */
 static inline uint64_t metrics_itl(const request_record_t *rec, uint32_t i, uint32_t *tokens) {
     uint32_t k = rec->chunk_tokens && rec->chunk_tokens[i] > 1 ? rec->chunk_tokens[i] : 1;
-    int64_t gap = rec->chunk_ns[i] - rec->chunk_ns[i - 1];
+    int64_t from = rec->chunk_ns[i - 1], to = rec->chunk_ns[i];
     *tokens = k;
-    return gap > 0 ? (uint64_t)gap / k : 0;
+    return to > from ? ((uint64_t)to - (uint64_t)from) / k : 0;
 }
 
 #endif

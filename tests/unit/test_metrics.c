@@ -198,6 +198,28 @@ static void test_metrics_chunk_of_zero_tokens_counts_as_one_itl_sample(void **st
     assert_int_equal(k, 1);
 }
 
+/* Records arrive from the network: junk timestamps must give junk values, never undefined
+ * behaviour (UBSan aborts this test on a signed overflow). */
+static void test_metrics_extreme_timestamps_do_not_overflow(void **state) {
+    int64_t chunks[2] = {INT64_MIN + 1, INT64_MAX};
+    request_record_t rec;
+    memset(&rec, 0, sizeof rec);
+    rec.send_ns = INT64_MIN + 1;
+    rec.intended_ns = INT64_MIN + 1;
+    rec.first_token_ns = INT64_MAX;
+    rec.end_ns = INT64_MAX;
+    rec.n_chunks = 2;
+    rec.chunk_ns = chunks;
+    metrics_t m;
+    metrics_compute(&rec, &m);
+    assert_int_equal(m.value_ns[METRIC_TTFT], UINT64_MAX - 1);
+    uint32_t k;
+    assert_int_equal(metrics_itl(&rec, 1, &k), UINT64_MAX - 1);
+    rec.send_ns = INT64_MAX;
+    metrics_compute(&rec, &m);
+    assert_int_equal(m.value_ns[METRIC_SCHEDULE_LAG], UINT64_MAX - 1);
+}
+
 static void test_metrics_names_and_labels(void **state) {
     assert_string_equal(metrics_name(METRIC_TTFT), "ttft");
     assert_string_equal(metrics_name(METRIC_SCHEDULE_LAG), "schedule_lag");
@@ -215,6 +237,7 @@ int main(void) {
         cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
         cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
         cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_itl_sample),
+        cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
         cmocka_unit_test(test_metrics_names_and_labels),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
