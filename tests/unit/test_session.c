@@ -1,0 +1,752 @@
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "loop.h"
+#include "plan.h"
+#include "prompt.h"
+#include "rng.h"
+#include "session.h"
+#include "workload.h"
+
+#define MS 1000000LL
+#define MAX_WORKERS 4
+#define GUARD_NS (20000 * MS) /* no test run may take longer than this */
+
+/* A request the fake backend holds: completed by a timer with a deterministic reply. */
+typedef struct fake_item {
+    struct fake *fake;
+    request_record_t *record; /* the executor's, reused after done */
+    request_record_t sent;    /* what the record held at submit */
+    engine_done_fn done;
+    void *arg;
+    uint64_t timer;
+    int64_t submit_ns;
+    char *body;
+    char *url;
+    char session_header[32];
+    uint32_t endpoint;
+    bool inflight;
+} fake_item_t;
+
+typedef struct fake {
+    loop_t *loop;
+    int64_t latency_ns;
+    int64_t endpoint0_latency_ns; /* 0 = same as the others */
+    uint32_t capacity;            /* submit refuses beyond this many in flight; 0 = no limit */
+    uint64_t fail_request_id;     /* this request ends with HTTP 500; UINT64_MAX = none */
+    fake_item_t **items;
+    size_t n_items, cap_items;
+    uint32_t inflight, max_inflight, refused;
+    uint32_t inflight_to[8];
+    uint32_t drops_below_full; /* completions after which fewer than `watch_full` stay in flight */
+    uint32_t watch_full;
+    uint32_t n_endpoints; /* set: check each submit went to a least-loaded endpoint */
+    uint32_t not_least;   /* submits that did not */
+} fake_t;
+
+static int fake_reply(uint64_t request_id, char *buf, size_t cap) {
+    return snprintf(buf, cap, "reply %llu: \"quoted\" back\\slash\nnew line\t\x01 caf\xc3\xa9 end",
+                    (unsigned long long)request_id);
+}
+
+static void fake_complete(loop_t *loop, uint64_t id, void *arg) {
+    fake_item_t *item = arg;
+    fake_t *fake = item->fake;
+    request_record_t *rec = item->record;
+    item->timer = 0;
+    item->inflight = false;
+    fake->inflight--;
+    fake->inflight_to[item->endpoint]--;
+    rec->send_ns = item->submit_ns;
+    rec->end_ns = loop_now_ns();
+    rec->first_token_ns = rec->first_content_ns = rec->end_ns;
+    char reply[256];
+    int n = fake_reply(rec->request_id, reply, sizeof reply);
+    if (rec->request_id == fake->fail_request_id) {
+        rec->http_status = 500;
+        rec->error = ERROR_HTTP_5XX;
+        n = 0;
+    } else {
+        rec->http_status = 200;
+        rec->error = ERROR_NONE;
+    }
+    item->done(item->arg, rec, reply, (size_t)n);
+    if (fake->watch_full && fake->inflight < fake->watch_full)
+        fake->drops_below_full++;
+}
+
+static int fake_submit(void *ctx, const engine_request_t *req, engine_done_fn done, void *arg) {
+    fake_t *fake = ctx;
+    if (fake->capacity && fake->inflight >= fake->capacity) {
+        fake->refused++;
+        return -1;
+    }
+    if (fake->n_items == fake->cap_items) {
+        fake->cap_items = fake->cap_items ? fake->cap_items * 2 : 64;
+        fake->items = realloc(fake->items, fake->cap_items * sizeof *fake->items);
+        assert_non_null(fake->items);
+    }
+    fake_item_t *item = calloc(1, sizeof *item);
+    assert_non_null(item);
+    fake->items[fake->n_items++] = item;
+    item->fake = fake;
+    item->record = req->record;
+    item->sent = *req->record;
+    item->done = done;
+    item->arg = arg;
+    item->submit_ns = loop_now_ns();
+    item->body = strndup(req->body, req->body_len);
+    item->url = strdup(req->url);
+    item->endpoint = req->record->endpoint;
+    if (req->session_header)
+        snprintf(item->session_header, sizeof item->session_header, "%s", req->session_header);
+    item->inflight = true;
+    assert_true(item->endpoint < 8);
+    if (fake->n_endpoints) { /* the first least-loaded endpoint counting from g mod E */
+        uint64_t g = req->record->request_id;
+        uint32_t best = (uint32_t)(g % fake->n_endpoints);
+        for (uint32_t k = 1; k < fake->n_endpoints; k++) {
+            uint32_t e = (uint32_t)((g + k) % fake->n_endpoints);
+            if (fake->inflight_to[e] < fake->inflight_to[best])
+                best = e;
+        }
+        fake->not_least += best != item->endpoint;
+    }
+    fake->inflight++;
+    fake->inflight_to[item->endpoint]++;
+    if (fake->inflight > fake->max_inflight)
+        fake->max_inflight = fake->inflight;
+    int64_t latency = item->endpoint == 0 && fake->endpoint0_latency_ns ? fake->endpoint0_latency_ns
+                                                                        : fake->latency_ns;
+    item->timer = loop_timer_at(fake->loop, item->submit_ns + latency, fake_complete, item);
+    return 0;
+}
+
+static uint32_t fake_inflight_to(void *ctx, uint32_t endpoint) {
+    fake_t *fake = ctx;
+    return fake->inflight_to[endpoint];
+}
+
+static void fake_cancel_all(void *ctx) {
+    fake_t *fake = ctx;
+    for (size_t i = 0; i < fake->n_items; i++) {
+        fake_item_t *item = fake->items[i];
+        if (!item->inflight)
+            continue;
+        loop_timer_cancel(fake->loop, item->timer);
+        item->inflight = false;
+        fake->inflight--;
+        fake->inflight_to[item->endpoint]--;
+        item->record->send_ns = item->submit_ns;
+        item->record->end_ns = loop_now_ns();
+        item->record->error = ERROR_CANCELLED;
+        item->done(item->arg, item->record, "", 0);
+    }
+}
+
+static void fake_free(fake_t *fake) {
+    for (size_t i = 0; i < fake->n_items; i++) {
+        free(fake->items[i]->body);
+        free(fake->items[i]->url);
+        free(fake->items[i]);
+    }
+    free(fake->items);
+}
+
+/* W executors on one loop, as W workers would run the same config. */
+typedef struct harness {
+    loop_t *loop;
+    config_t cfg;
+    uint32_t workers;
+    fake_t fakes[MAX_WORKERS];
+    plan_share_t shares[MAX_WORKERS];
+    session_executor_t *execs[MAX_WORKERS];
+    request_record_t *records;
+    size_t n_records, cap_records;
+    uint32_t finished;
+    uint32_t max_active; /* most sessions in flight seen by any on_record */
+    int64_t start_ns;
+    int64_t last_record_ns;
+    int64_t finished_ns;
+    bool timed_out;
+    uint32_t stop_after; /* stop(cancel) worker 0 after this many records; 0 = never */
+} harness_t;
+
+typedef struct worker_ctx {
+    harness_t *h;
+    uint32_t worker;
+} worker_ctx_t;
+
+static worker_ctx_t worker_ctx[MAX_WORKERS];
+
+static void on_record(void *arg, const request_record_t *rec) {
+    worker_ctx_t *ctx = arg;
+    harness_t *h = ctx->h;
+    if (h->n_records == h->cap_records) {
+        h->cap_records = h->cap_records ? h->cap_records * 2 : 256;
+        h->records = realloc(h->records, h->cap_records * sizeof *h->records);
+        assert_non_null(h->records);
+    }
+    request_record_t *copy = &h->records[h->n_records++];
+    *copy = *rec;
+    copy->worker = ctx->worker;
+    copy->chunk_ns = NULL;
+    copy->chunk_tokens = NULL;
+    uint32_t active = session_executor_active_sessions(h->execs[ctx->worker]);
+    if (active > h->max_active)
+        h->max_active = active;
+    h->last_record_ns = loop_now_ns();
+    if (h->stop_after && h->n_records == h->stop_after)
+        session_executor_stop(h->execs[0], true);
+}
+
+static void on_finished(void *arg) {
+    worker_ctx_t *ctx = arg;
+    harness_t *h = ctx->h;
+    h->finished_ns = loop_now_ns();
+    if (++h->finished == h->workers)
+        loop_stop(h->loop);
+}
+
+static void guard_fire(loop_t *loop, uint64_t id, void *arg) {
+    harness_t *h = arg;
+    h->timed_out = true;
+    loop_stop(loop);
+}
+
+static void harness_init(harness_t *h, uint32_t endpoints) {
+    memset(h, 0, sizeof *h);
+    config_init(&h->cfg);
+    char *urls[3] = {"http://127.0.0.1:1", "http://127.0.0.1:2/", "http://127.0.0.1:3/v1"};
+    assert_true(endpoints <= 3);
+    assert_int_equal(config_set_endpoints(&h->cfg, urls, endpoints), 0);
+    h->cfg.seed = 7;
+    h->cfg.workload.kind = WORKLOAD_CHAT;
+    dist_fixed(&h->cfg.workload.turns, 3);
+    dist_fixed(&h->cfg.workload.input_tokens, 5);
+    dist_fixed(&h->cfg.workload.output_tokens, 4);
+    dist_fixed(&h->cfg.workload.think_time, 0);
+    h->cfg.scheduler.kind = SCHEDULER_CONCURRENT;
+    h->cfg.scheduler.concurrency = 4;
+    h->loop = loop_new();
+    assert_non_null(h->loop);
+    for (uint32_t w = 0; w < MAX_WORKERS; w++) {
+        h->fakes[w].loop = h->loop;
+        h->fakes[w].latency_ns = 2 * MS;
+        h->fakes[w].fail_request_id = UINT64_MAX;
+    }
+}
+
+static void set_spec(dist_t *d, const char *spec) {
+    char err[256];
+    dist_clear(d);
+    if (dist_parse_spec(spec, d, err, sizeof err) != 0)
+        fail_msg("spec %s: %s", spec, err);
+}
+
+/* Runs the config over `workers` executors to the end; the fakes' settings are taken as set. */
+static void harness_run(harness_t *h, uint32_t workers) {
+    h->workers = workers;
+    for (uint32_t w = 0; w < workers; w++) {
+        assert_int_equal(plan_share_for(&h->cfg, workers, w, &h->shares[w]), 0);
+        session_backend_t backend = {.submit = fake_submit,
+                                     .inflight_to = fake_inflight_to,
+                                     .cancel_all = fake_cancel_all,
+                                     .ctx = &h->fakes[w]};
+        worker_ctx[w] = (worker_ctx_t){.h = h, .worker = w};
+        h->execs[w] = session_executor_new(h->loop, &h->cfg, &h->shares[w], backend, on_record,
+                                           on_finished, &worker_ctx[w]);
+        assert_non_null(h->execs[w]);
+    }
+    h->start_ns = loop_now_ns() + 5 * MS;
+    for (uint32_t w = 0; w < workers; w++)
+        assert_int_equal(session_executor_start(h->execs[w], h->start_ns), 0);
+    uint64_t guard = loop_timer_at(h->loop, h->start_ns + GUARD_NS, guard_fire, h);
+    loop_run(h->loop);
+    loop_timer_cancel(h->loop, guard);
+    assert_false(h->timed_out);
+    assert_int_equal(h->finished, workers);
+    for (uint32_t w = 0; w < workers; w++) {
+        assert_int_equal(session_executor_inflight(h->execs[w]), 0);
+        assert_int_equal(h->fakes[w].inflight, 0);
+    }
+}
+
+static void harness_free(harness_t *h) {
+    for (uint32_t w = 0; w < MAX_WORKERS; w++) {
+        session_executor_destroy(&h->execs[w]);
+        fake_free(&h->fakes[w]);
+    }
+    loop_destroy(&h->loop);
+    config_free(&h->cfg);
+    free(h->records);
+}
+
+static uint64_t count_session_requests(const harness_t *h, uint64_t session) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < h->n_records; i++)
+        n += h->records[i].session == session;
+    return n;
+}
+
+static void test_session_concurrent_4_keeps_exactly_4_in_flight(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.limits.max_sessions = 20;
+    h.fakes[0].watch_full = 4;
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 60); /* 20 sessions x 3 turns */
+    assert_int_equal(h.fakes[0].max_inflight, 4);
+    /* a slot lets its request count drop only when it has run all its sessions: once per slot */
+    assert_int_equal(h.fakes[0].drops_below_full, 4);
+    assert_int_equal(h.max_active, 4);
+    harness_free(&h);
+}
+
+static void test_session_ramp_up_staggers_slot_starts(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.ramp_up_ns = 200 * MS;
+    h.cfg.limits.max_sessions = 4; /* one session per slot: its intended start is the ramp step */
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 4);
+    for (size_t i = 0; i < h.n_records; i++) {
+        const request_record_t *r = &h.records[i];
+        int64_t expected = h.start_ns + (int64_t)r->session * 50 * MS;
+        assert_int_equal(r->intended_ns, expected);
+        if (r->send_ns < expected || r->send_ns > expected + 40 * MS)
+            fail_msg("slot %llu sent %lld ns after its ramp instant, expected within [0, 40 ms]",
+                     (unsigned long long)r->session, (long long)(r->send_ns - expected));
+    }
+    harness_free(&h);
+}
+
+static void test_session_max_requests_is_exact(void **state) {
+    harness_t h;
+    harness_init(&h, 2);
+    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=6");
+    h.cfg.scheduler.concurrency = 3;
+    h.cfg.limits.max_requests = 37;
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 37);
+    uint8_t seen[37] = {0};
+    for (size_t i = 0; i < h.n_records; i++) {
+        assert_true(h.records[i].request_id < 37);
+        seen[h.records[i].request_id]++;
+    }
+    for (size_t g = 0; g < 37; g++)
+        if (seen[g] != 1)
+            fail_msg("request ordinal %zu sent %u times, expected once", g, seen[g]);
+    harness_free(&h);
+}
+
+static void test_session_max_sessions_is_exact_and_sessions_complete(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=5");
+    h.cfg.scheduler.concurrency = 3;
+    h.cfg.limits.max_sessions = 11;
+    harness_run(&h, 1);
+    uint64_t total = 0;
+    for (uint64_t s = 0; s < 11; s++) {
+        uint64_t expected = workload_session_size(&h.cfg, s);
+        assert_int_equal(count_session_requests(&h, s), expected);
+        total += expected;
+    }
+    assert_int_equal(h.n_records, total);
+    size_t ends = 0;
+    for (size_t i = 0; i < h.n_records; i++)
+        ends += h.records[i].session_end;
+    assert_int_equal(ends, 11);
+    harness_free(&h);
+}
+
+static void test_session_duration_stops_issuing_and_lets_inflight_finish(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.concurrency = 2;
+    h.cfg.limits.duration_ns = 100 * MS;
+    h.fakes[0].latency_ns = 10 * MS;
+    harness_run(&h, 1);
+    int64_t end = h.start_ns + 100 * MS;
+    for (size_t i = 0; i < h.n_records; i++) {
+        if (h.records[i].send_ns >= end)
+            fail_msg("request %zu sent %lld ns after the end", i,
+                     (long long)(h.records[i].send_ns - end));
+        assert_int_equal(h.records[i].error, ERROR_NONE);
+    }
+    /* 2 slots x 100 ms / 10 ms = at most 20; a loaded machine sends fewer, never none */
+    if (h.n_records < 4 || h.n_records > 22)
+        fail_msg("%zu requests in 100 ms over 2 slots of 10 ms, expected 4..22", h.n_records);
+    assert_true(h.finished_ns >= h.last_record_ns);
+    harness_free(&h);
+}
+
+static void test_session_stop_with_cancel_records_cancelled_and_finishes(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.fakes[0].latency_ns = 5 * MS;
+    h.stop_after = 10;
+    harness_run(&h, 1); /* no limit in the config: only the stop ends it */
+    size_t cancelled = 0;
+    for (size_t i = 0; i < h.n_records; i++)
+        cancelled += h.records[i].error == ERROR_CANCELLED;
+    assert_int_equal(cancelled, 3); /* the 3 other slots' requests in flight at the 10th record */
+    assert_int_equal(h.n_records, 13);
+    harness_free(&h);
+}
+
+static void check_body(const harness_t *h, const fake_item_t *item, const char *system,
+                       uint32_t words_per_reply) {
+    json_error_t err;
+    json_t *root = json_loads(item->body, 0, &err);
+    if (!root)
+        fail_msg("body not JSON: %s: %s", err.text, item->body);
+    const request_record_t *rec = &item->sent;
+    json_t *messages = json_object_get(root, "messages");
+    size_t n = json_array_size(messages);
+    assert_int_equal(n, 2 + 2 * rec->node); /* system, (user, assistant) per turn, user */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(messages, 0), "content")),
+                        system);
+    char expected[4096];
+    uint64_t first = rec->request_id - rec->node;
+    for (uint32_t turn = 0; turn <= rec->node; turn++) {
+        json_t *user = json_array_get(messages, 1 + 2 * turn);
+        assert_string_equal(json_string_value(json_object_get(user, "role")), "user");
+        assert_true(workload_fresh_text(&h->cfg, rec->session, turn, 5, expected, sizeof expected) >
+                    0);
+        assert_string_equal(json_string_value(json_object_get(user, "content")), expected);
+        if (turn == rec->node)
+            break;
+        json_t *assistant = json_array_get(messages, 2 + 2 * turn);
+        assert_string_equal(json_string_value(json_object_get(assistant, "role")), "assistant");
+        int len = fake_reply(first + turn, expected, sizeof expected);
+        json_t *content = json_object_get(assistant, "content");
+        assert_int_equal(json_string_length(content), len);
+        assert_memory_equal(json_string_value(content), expected, (size_t)len);
+    }
+    assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 4);
+    assert_int_equal(rec->requested_input_tokens, 20 + rec->node * (5 + words_per_reply) + 5);
+    json_decref(root);
+}
+
+static void test_session_chat_history_has_replies_verbatim_and_shared_system(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.system_prompt_tokens = 20;
+    h.cfg.scheduler.concurrency = 2;
+    h.cfg.limits.max_sessions = 4;
+    harness_run(&h, 1);
+    assert_int_equal(h.fakes[0].n_items, 12);
+    char system[4096];
+    assert_true(workload_system_text(&h.cfg, system, sizeof system) > 0);
+    char reply[256];
+    int len = fake_reply(0, reply, sizeof reply);
+    uint32_t reply_words = 0;
+    for (int i = 0, in = 0; i < len; i++) { /* count like the executor: whitespace-separated */
+        int space = reply[i] == ' ' || reply[i] == '\n' || reply[i] == '\t';
+        reply_words += !space && !in;
+        in = !space;
+    }
+    for (size_t i = 0; i < h.fakes[0].n_items; i++)
+        check_body(&h, h.fakes[0].items[i], system, reply_words);
+    harness_free(&h);
+}
+
+static void test_session_urls_get_the_api_path_once(void **state) {
+    harness_t h;
+    harness_init(&h, 3);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.limits.max_requests = 3;
+    harness_run(&h, 1);
+    assert_int_equal(h.fakes[0].n_items, 3);
+    const char *expected[3] = {"http://127.0.0.1:1/v1/chat/completions",
+                               "http://127.0.0.1:2/v1/chat/completions",
+                               "http://127.0.0.1:3/v1/chat/completions"};
+    for (size_t i = 0; i < 3; i++)
+        assert_string_equal(h.fakes[0].items[i]->url, expected[h.fakes[0].items[i]->sent.endpoint]);
+    harness_free(&h);
+}
+
+/* Per-endpoint counts of a run of `workers`, with random turns so sessions differ in size. */
+static void round_robin_counts(uint32_t workers, uint64_t counts[3]) {
+    harness_t h;
+    harness_init(&h, 3);
+    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=4");
+    h.cfg.scheduler.concurrency = 5;
+    h.cfg.limits.max_sessions = 31;
+    harness_run(&h, workers);
+    counts[0] = counts[1] = counts[2] = 0;
+    for (size_t i = 0; i < h.n_records; i++) {
+        assert_int_equal(h.records[i].endpoint, h.records[i].request_id % 3);
+        counts[h.records[i].endpoint]++;
+    }
+    harness_free(&h);
+}
+
+static void test_session_round_robin_is_balanced_whatever_the_worker_count(void **state) {
+    uint64_t reference[3];
+    round_robin_counts(1, reference);
+    for (uint32_t workers = 1; workers <= 3; workers++) {
+        uint64_t counts[3];
+        round_robin_counts(workers, counts);
+        uint64_t lo = counts[0], hi = counts[0];
+        for (int e = 0; e < 3; e++) {
+            lo = counts[e] < lo ? counts[e] : lo;
+            hi = counts[e] > hi ? counts[e] : hi;
+            if (counts[e] != reference[e])
+                fail_msg("W=%u endpoint %d: %lu requests, W=1 sent %lu", workers, e,
+                         (unsigned long)counts[e], (unsigned long)reference[e]);
+        }
+        if (hi - lo > 1)
+            fail_msg("W=%u: endpoint counts %lu %lu %lu differ by more than 1", workers,
+                     (unsigned long)counts[0], (unsigned long)counts[1], (unsigned long)counts[2]);
+    }
+}
+
+static void test_session_sticky_keeps_a_session_on_one_endpoint(void **state) {
+    harness_t h;
+    harness_init(&h, 3);
+    h.cfg.target.routing = ROUTING_STICKY;
+    h.cfg.limits.max_sessions = 9;
+    harness_run(&h, 2);
+    size_t items = 0;
+    for (uint32_t w = 0; w < 2; w++)
+        for (size_t i = 0; i < h.fakes[w].n_items; i++) {
+            const fake_item_t *item = h.fakes[w].items[i];
+            char id[32];
+            snprintf(id, sizeof id, "%llu", (unsigned long long)item->sent.session);
+            assert_int_equal(item->endpoint, item->sent.session % 3);
+            assert_string_equal(item->session_header, id);
+            items++;
+        }
+    assert_int_equal(items, 27);
+    harness_free(&h);
+}
+
+static void test_session_random_routing_follows_the_routing_stream(void **state) {
+    harness_t h;
+    harness_init(&h, 3);
+    h.cfg.target.routing = ROUTING_RANDOM;
+    h.cfg.limits.max_sessions = 10;
+    harness_run(&h, 1);
+    uint64_t counts[3] = {0};
+    for (size_t i = 0; i < h.n_records; i++) {
+        rng_t rng;
+        rng_init(&rng, h.cfg.seed, RNG_STREAM_ROUTING, h.records[i].request_id, 0, 0);
+        assert_int_equal(h.records[i].endpoint, rng_next_below(&rng, 3));
+        counts[h.records[i].endpoint]++;
+    }
+    assert_true(counts[0] > 0 && counts[1] > 0 && counts[2] > 0);
+    harness_free(&h);
+}
+
+static void test_session_least_inflight_avoids_the_slow_endpoint(void **state) {
+    harness_t h;
+    harness_init(&h, 3);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.target.routing = ROUTING_LEAST_INFLIGHT;
+    h.cfg.scheduler.concurrency = 6; /* more slots than endpoints, so each choice matters */
+    h.cfg.limits.max_sessions = 60;
+    h.fakes[0].endpoint0_latency_ns = 40 * MS; /* endpoint 0 is 20x slower */
+    h.fakes[0].n_endpoints = 3;
+    harness_run(&h, 1);
+    assert_int_equal(h.fakes[0].n_items, 60);
+    assert_int_equal(h.fakes[0].not_least, 0);
+    uint64_t counts[3] = {0};
+    for (size_t i = 0; i < h.n_records; i++)
+        counts[h.records[i].endpoint]++;
+    if (counts[0] >= counts[1] || counts[0] >= counts[2])
+        fail_msg("least_inflight sent %lu / %lu / %lu: expected the slow endpoint 0 to get the "
+                 "fewest",
+                 (unsigned long)counts[0], (unsigned long)counts[1], (unsigned long)counts[2]);
+    harness_free(&h);
+}
+
+static void test_session_rate_mode_follows_arrivals_and_splits_sessions(void **state) {
+    int64_t offsets[40];
+    for (uint32_t workers = 1; workers <= 4; workers += 3) {
+        harness_t h;
+        harness_init(&h, 1);
+        h.cfg.workload.kind = WORKLOAD_REQUESTS;
+        h.cfg.scheduler.kind = SCHEDULER_RATE;
+        h.cfg.scheduler.concurrency = 0;
+        h.cfg.scheduler.rate = 400;
+        h.cfg.limits.max_sessions = 40;
+        harness_run(&h, workers);
+        assert_int_equal(h.n_records, 40);
+        workload_arrivals_t arrivals;
+        workload_arrivals_init(&arrivals, &h.cfg);
+        uint8_t seen[40] = {0};
+        for (size_t i = 0; i < h.n_records; i++) {
+            const request_record_t *r = &h.records[i];
+            assert_true(r->session < 40);
+            seen[r->session]++;
+            assert_int_equal(r->worker, r->session % workers);
+            int64_t offset = r->intended_ns - h.start_ns;
+            if (workers == 1)
+                offsets[r->session] = offset;
+            else
+                assert_int_equal(offset, offsets[r->session]);
+        }
+        for (uint64_t s = 0; s < 40; s++) {
+            assert_int_equal(seen[s], 1);
+            assert_int_equal(offsets[s], workload_arrivals_time_ns(&arrivals, s));
+        }
+        harness_free(&h);
+    }
+}
+
+static void test_session_rate_cap_delays_but_keeps_intended_times(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.kind = SCHEDULER_RATE;
+    h.cfg.scheduler.concurrency = 2;
+    h.cfg.scheduler.rate = 1000;
+    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
+    h.cfg.limits.max_sessions = 20;
+    h.fakes[0].latency_ns = 10 * MS; /* 2 in flight x 10 ms cannot keep 1 per ms */
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 20);
+    assert_int_equal(h.fakes[0].max_inflight, 2);
+    const request_record_t *last = NULL;
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, &h.cfg);
+    for (uint64_t s = 0; s < 20; s++) {
+        int64_t offset = workload_arrivals_time_ns(&arrivals, s);
+        if (offset < (int64_t)s * MS - 1000 || offset > (int64_t)s * MS + 1000)
+            fail_msg("constant 1000/s: arrival %lu at %lld ns", (unsigned long)s,
+                     (long long)offset);
+        for (size_t i = 0; i < h.n_records; i++)
+            if (h.records[i].session == s)
+                assert_int_equal(h.records[i].intended_ns, h.start_ns + offset);
+    }
+    for (size_t i = 0; i < h.n_records; i++) {
+        if (!last || h.records[i].session > last->session)
+            last = &h.records[i];
+    }
+    /* session 19 was due at 19 ms but had to wait for 9 rounds of 10 ms */
+    if (last->send_ns - last->intended_ns < 50 * MS)
+        fail_msg("session 19 lag %lld ns, expected >= 50 ms under the cap",
+                 (long long)(last->send_ns - last->intended_ns));
+    harness_free(&h);
+}
+
+static uint64_t hash_sum(config_scheduler_kind_t kind, uint32_t workers, size_t *n) {
+    harness_t h;
+    harness_init(&h, 3);
+    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=5");
+    set_spec(&h.cfg.workload.input_tokens, "uniform:min=3,max=30");
+    set_spec(&h.cfg.workload.think_time, "uniform:min=0,max=0.002");
+    h.cfg.workload.system_prompt_tokens = 8;
+    h.cfg.scheduler.kind = kind;
+    h.cfg.scheduler.concurrency = kind == SCHEDULER_RATE ? 0 : 6;
+    h.cfg.scheduler.rate = 500;
+    h.cfg.limits.max_sessions = 25;
+    for (uint32_t w = 0; w < MAX_WORKERS; w++)
+        h.fakes[w].latency_ns = (1 + w) * MS; /* different timing per worker must not matter */
+    harness_run(&h, workers);
+    uint64_t sum = 0;
+    for (size_t i = 0; i < h.n_records; i++)
+        sum += h.records[i].workload_hash;
+    *n = h.n_records;
+    harness_free(&h);
+    return sum;
+}
+
+static void test_session_workload_hash_sum_is_the_same_for_1_and_4_workers(void **state) {
+    for (int mode = 0; mode < 2; mode++) {
+        config_scheduler_kind_t kind = mode ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
+        size_t n1 = 0, n4 = 0;
+        uint64_t one = hash_sum(kind, 1, &n1);
+        uint64_t four = hash_sum(kind, 4, &n4);
+        assert_int_equal(n1, n4);
+        assert_true(n1 > 25);
+        if (one != four)
+            fail_msg("%s: hash sum %016llx under 1 worker, %016llx under 4",
+                     mode ? "rate" : "concurrent", (unsigned long long)one,
+                     (unsigned long long)four);
+    }
+}
+
+static void test_session_failed_turn_ends_its_session(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.scheduler.concurrency = 2;
+    h.cfg.limits.max_sessions = 4;
+    h.fakes[0].fail_request_id = 4; /* session 1 (ordinals 3..5), turn 1 */
+    harness_run(&h, 1);
+    assert_int_equal(count_session_requests(&h, 1), 2);
+    assert_int_equal(h.n_records, 11);
+    for (size_t i = 0; i < h.n_records; i++)
+        if (h.records[i].request_id == 4) {
+            assert_int_equal(h.records[i].error, ERROR_HTTP_5XX);
+            assert_true(h.records[i].session_end);
+        }
+    harness_free(&h);
+}
+
+static void test_session_requests_wait_for_a_free_transfer(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.limits.max_sessions = 12;
+    h.fakes[0].capacity = 2; /* 4 slots, 2 transfers */
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 36);
+    assert_int_equal(h.fakes[0].max_inflight, 2);
+    assert_true(h.fakes[0].refused > 0);
+    for (size_t i = 0; i < h.n_records; i++)
+        assert_int_equal(h.records[i].error, ERROR_NONE);
+    harness_free(&h);
+}
+
+static void test_session_idle_worker_finishes_at_once(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.scheduler.concurrency = 1;
+    h.cfg.limits.max_sessions = 3;
+    harness_run(&h, 2); /* worker 1 has no slot */
+    assert_int_equal(h.n_records, 9);
+    for (size_t i = 0; i < h.n_records; i++)
+        assert_int_equal(h.records[i].worker, 0);
+    assert_int_equal(h.fakes[1].n_items, 0);
+    harness_free(&h);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_session_concurrent_4_keeps_exactly_4_in_flight),
+        cmocka_unit_test(test_session_ramp_up_staggers_slot_starts),
+        cmocka_unit_test(test_session_max_requests_is_exact),
+        cmocka_unit_test(test_session_max_sessions_is_exact_and_sessions_complete),
+        cmocka_unit_test(test_session_duration_stops_issuing_and_lets_inflight_finish),
+        cmocka_unit_test(test_session_stop_with_cancel_records_cancelled_and_finishes),
+        cmocka_unit_test(test_session_chat_history_has_replies_verbatim_and_shared_system),
+        cmocka_unit_test(test_session_urls_get_the_api_path_once),
+        cmocka_unit_test(test_session_round_robin_is_balanced_whatever_the_worker_count),
+        cmocka_unit_test(test_session_sticky_keeps_a_session_on_one_endpoint),
+        cmocka_unit_test(test_session_random_routing_follows_the_routing_stream),
+        cmocka_unit_test(test_session_least_inflight_avoids_the_slow_endpoint),
+        cmocka_unit_test(test_session_rate_mode_follows_arrivals_and_splits_sessions),
+        cmocka_unit_test(test_session_rate_cap_delays_but_keeps_intended_times),
+        cmocka_unit_test(test_session_workload_hash_sum_is_the_same_for_1_and_4_workers),
+        cmocka_unit_test(test_session_failed_turn_ends_its_session),
+        cmocka_unit_test(test_session_requests_wait_for_a_free_transfer),
+        cmocka_unit_test(test_session_idle_worker_finishes_at_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

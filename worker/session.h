@@ -1,0 +1,90 @@
+/* The session executor: one per worker loop. It runs the sessions this worker's plan share owns
+ * (common/plan.h), node by node, and hands each request to a backend (the request engine, or a
+ * fake in tests).
+ *
+ * A session is a DAG of nodes (common/workload.h; parents have smaller indices). A node becomes
+ * ready when all its parents finished, waits its wait_after_ready, then is sent; its prompt is the
+ * shared system scaffold, then user text + the server's reply (verbatim) of the ancestors it
+ * inherits (the last round(inherit x n) of its n ancestors, in node order; a chat turn inherits
+ * every previous turn), then its own fresh user text. A failed request ends its session: nothing
+ * more of it is sent, what is in flight finishes. Memory is pooled: session and request state is
+ * reused from session to session, and grows only with the largest session seen.
+ *
+ * Schedulers. concurrent: global slot s (of this share) starts at start + s * ramp_up / C and
+ * runs sessions s, s+C, s+2C, ... one after another; each session's intended start is the instant
+ * its predecessor finished. rate: session i (i mod W == worker index) is intended at
+ * start + workload_arrivals_time_ns(i); while the share's rate_cap sessions are in flight it waits,
+ * and its intended time stays, so the schedule lag shows.
+ *
+ * Limits. Nothing is sent at or after start + duration (in-flight requests finish, bounded by the
+ * engine timeout); sessions with index >= max_sessions never start; a request whose global
+ * ordinal (first ordinal of its session + node index) is >= max_requests is never sent.
+ *
+ * Routing (global ordinal g, E endpoints). round_robin: endpoint g mod E, so over any contiguous
+ * range of ordinals (a run bounded by max_requests or max_sessions, whatever the worker count) the
+ * per-endpoint counts differ by at most 1; a run cut by duration sends a not quite contiguous set
+ * (slots end at different points), so the balance is then only approximate. sticky: endpoint
+ * session mod E and an X-Session-ID header holding the session index. random:
+ * rng(seed, RNG_STREAM_ROUTING, g) mod E. least_inflight: the endpoint with the fewest requests in
+ * flight on this worker, ties broken starting from g mod E.
+ *
+ * Records. on_record sees every request handed to the backend (successes, failures and
+ * cancellations) with session, node, role, endpoint, request_id (= g), intended_ns, requested
+ * token counts (words sent: system + inherited history + fresh, and max_tokens), warmup (sent
+ * before start + warmup), session_end (nothing more of the session will be sent) and workload_hash
+ * (XXH3 of the deterministic parts only: session, node, shape, fresh and system text, and in rate
+ * mode the arrival offset), so the sum of hashes over a run is the same for any worker count. */
+#ifndef STAMPEDE_SESSION_H
+#define STAMPEDE_SESSION_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "engine.h"
+#include "loop.h"
+#include "plan.h"
+#include "record.h"
+
+typedef struct session_executor session_executor_t;
+
+/* Every finished request, failures included; rec is valid only during the call. It may call
+ * session_executor_stop, never session_executor_destroy. */
+typedef void (*session_record_fn)(void *arg, const request_record_t *rec);
+/* Nothing more will be sent or finish; called once, from the loop (never from inside a
+ * session_executor_* call), so the callee may destroy the executor. */
+typedef void (*session_finished_fn)(void *arg);
+
+/* Where requests go: the engine, or a fake in tests. submit returns 0, or -1 when no transfer can
+ * start now (the request then waits until one of ours finishes). cancel_all must run the done
+ * callbacks of everything in flight before it returns. */
+typedef struct session_backend {
+    int (*submit)(void *ctx, const engine_request_t *req, engine_done_fn done, void *arg);
+    uint32_t (*inflight_to)(void *ctx, uint32_t endpoint);
+    void (*cancel_all)(void *ctx);
+    void *ctx;
+} session_backend_t;
+
+/* A backend that forwards to engine_submit / engine_inflight_to / engine_cancel_all. */
+session_backend_t session_backend_engine(engine_t *engine);
+
+/* An idle executor for this share. cfg, share and loop must outlive it (share is copied). NULL when
+ * the config has no endpoint or memory is short. Callbacks get arg. */
+session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
+                                         const plan_share_t *share, session_backend_t backend,
+                                         session_record_fn on_record,
+                                         session_finished_fn on_finished, void *arg);
+/* Schedules the run from start_ns, the local CLOCK_MONOTONIC instant of the synchronized start
+ * (it may be in the past: what is due starts at once). 0 ok; -1 if already started. */
+int session_executor_start(session_executor_t *self, int64_t start_ns);
+/* Stops issuing; with cancel_inflight, also cancels what is in flight (recorded as cancelled).
+ * on_finished follows once nothing is in flight. Harmless when repeated or before start. */
+void session_executor_stop(session_executor_t *self, bool cancel_inflight);
+/* Requests in flight (handed to the backend, done not yet called). */
+uint32_t session_executor_inflight(const session_executor_t *self);
+/* Sessions started and not yet over (including those waiting between turns). */
+uint32_t session_executor_active_sessions(const session_executor_t *self);
+/* Cancels what is still in flight (without reporting it) and frees everything. */
+void session_executor_destroy(session_executor_t **self_p);
+
+#endif
