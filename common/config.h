@@ -94,9 +94,10 @@ typedef struct config_error {
 
 /* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
-/* Loads and validates a file into *self (initialised here). 0 ok; -1 with *err filled. */
+/* Loads and validates a file into *self (initialised here). Relative paths in it resolve against
+ * its directory (made absolute). 0 ok; -1 with *err filled and *self left empty (freed). */
 int config_load_file(config_t *self, const char *path, config_error_t *err);
-/* Same from memory; name is used in messages. */
+/* Same from memory; name is used in messages; relative paths resolve against the cwd. */
 int config_load_string(config_t *self, const char *yaml, size_t len, const char *name,
                        config_error_t *err);
 /* Writes the resolved config as YAML that config_load_string reads back to an equal config

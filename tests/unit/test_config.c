@@ -699,6 +699,55 @@ static void test_config_error_format_without_position_or_key(void **state) {
     assert_string_equal(small, "x.yaml:");
 }
 
+/* Damaged files (bytes replaced, dropped or inserted) load or fail with a message: never a crash
+ * (the ASan build checks memory), and whatever loads writes back to something that loads. */
+static void test_config_damaged_files_fail_cleanly(void **state) {
+    static const char *const names[] = {"good_full.yaml", "good_rate.yaml"};
+    static const char noise[] = ":{}[],-#&*!|>'\"%@ \n\t0123456789.smh/~";
+    uint64_t x = 88172645463325252ULL;
+    for (size_t f = 0; f < sizeof names / sizeof names[0]; f++) {
+        char path[1024], base[4096], buf[4200];
+        data_path(path, sizeof path, names[f]);
+        FILE *in = fopen(path, "rb");
+        assert_non_null(in);
+        size_t n = fread(base, 1, sizeof base, in);
+        fclose(in);
+        for (int round = 0; round < 1500; round++) {
+            size_t len = n;
+            memcpy(buf, base, n);
+            for (int m = 0; m < 3; m++) {
+                x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+                size_t at = (size_t)(x >> 8) % len;
+                char c = noise[(x >> 40) % (sizeof noise - 1)];
+                if (x % 3 == 0) {
+                    buf[at] = c;
+                } else if (x % 3 == 1) {
+                    memmove(buf + at, buf + at + 1, len - at - 1);
+                    len--;
+                } else {
+                    memmove(buf + at + 1, buf + at, len - at);
+                    buf[at] = c;
+                    len++;
+                }
+            }
+            config_t c, again;
+            config_error_t err;
+            if (config_load_string(&c, buf, len, "damaged.yaml", &err) != 0) {
+                if (err.message[0] == '\0')
+                    fail_msg("round %d of %s failed without a message", round, names[f]);
+                continue;
+            }
+            char *text = config_to_yaml_unredacted(&c);
+            if (config_load_string(&again, text, strlen(text), "w.yaml", &err) != 0)
+                fail_msg("round %d of %s: written form does not load: %s", round, names[f],
+                         err.message);
+            free(text);
+            config_free(&again);
+            config_free(&c);
+        }
+    }
+}
+
 static void test_config_names_match_the_file_grammar(void **state) {
     assert_string_equal(config_api_name(API_COMPLETIONS), "completions");
     assert_string_equal(config_routing_name(ROUTING_LEAST_INFLIGHT), "least_inflight");
@@ -729,6 +778,7 @@ int main(void) {
         cmocka_unit_test(test_config_api_key_from_env_and_file),
         cmocka_unit_test(test_config_copy_is_deep_and_equal),
         cmocka_unit_test(test_config_error_format_without_position_or_key),
+        cmocka_unit_test(test_config_damaged_files_fail_cleanly),
         cmocka_unit_test(test_config_names_match_the_file_grammar),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
