@@ -111,8 +111,11 @@ static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t
     t->n_headers++;
     if (h->name == NULL)
         return config_yaml_fail(r, k, key, "out of memory");
-    if (strpbrk(h->value, "\r\n") != NULL)
-        return config_yaml_fail(r, v, key, "a header value must not contain a line break");
+    for (const unsigned char *c = (const unsigned char *)h->value; *c != '\0'; c++)
+        if ((*c < 0x20 && *c != '\t') || *c == 0x7f)
+            return config_yaml_fail(r, v, key,
+                                    "a header value must not contain a line break or other "
+                                    "control character");
     return 0;
 }
 
@@ -418,6 +421,21 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     return check_run_bounds(r, root, c);
 }
 
+/* Line and column (1-based, in bytes) of a byte offset: libyaml's reader errors carry only
+ * the offset. */
+static void text_position(const config_yaml_t *r, size_t offset, int *line, int *column) {
+    *line = 1;
+    *column = 1;
+    for (size_t i = 0; i < offset && i < r->text_len; i++) {
+        if (r->text[i] == '\n') {
+            ++*line;
+            *column = 1;
+        } else {
+            ++*column;
+        }
+    }
+}
+
 static int syntax_error(config_yaml_t *r, const yaml_parser_t *p) {
     config_error_t *e = r->err;
     snprintf(e->file, sizeof e->file, "%s", r->file);
@@ -426,8 +444,14 @@ static int syntax_error(config_yaml_t *r, const yaml_parser_t *p) {
     if (p->error == YAML_MEMORY_ERROR) {
         snprintf(e->message, sizeof e->message, "out of memory while reading YAML");
     } else if (p->error == YAML_READER_ERROR) {
-        snprintf(e->message, sizeof e->message, "cannot read the YAML text: %s at byte %zu",
-                 p->problem ? p->problem : "input error", p->problem_offset);
+        text_position(r, p->problem_offset, &e->line, &e->column);
+        if (p->problem_value >= 0)
+            snprintf(e->message, sizeof e->message, "cannot read the text: %s (0x%x at byte %zu)",
+                     p->problem ? p->problem : "input error", (unsigned)p->problem_value,
+                     p->problem_offset);
+        else
+            snprintf(e->message, sizeof e->message, "cannot read the text: %s (at byte %zu)",
+                     p->problem ? p->problem : "input error", p->problem_offset);
     } else {
         e->line = (int)p->problem_mark.line + 1;
         e->column = (int)p->problem_mark.column + 1;

@@ -171,6 +171,11 @@ static const bad_case_t bad_cases[] = {
      "bad.yaml:2:12: scheduler: expected a mapping, got '5'"},
     {"limits: {duration: 10s}\nseed: 1.5\n",
      "bad.yaml:2:7: seed: expected a whole number, got '1.5'"},
+    {"limits: {duration: 1s}\nmodel: \xff\n",
+     "bad.yaml:2:8: cannot read the text: invalid leading UTF-8 octet (0xff at byte 30)"},
+    {"limits: {duration: 1s}\ntarget:\n  headers: {X-A: \"a\\nb\"}\n",
+     "bad.yaml:3:18: target.headers.X-A: a header value must not contain a line break or other "
+     "control character"},
     {"limits: {duration: 10s}\ntarget:\n  model: \"\"\n",
      "bad.yaml:3:10: target.model: expected a non-empty string, got ''"},
 };
