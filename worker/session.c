@@ -748,6 +748,10 @@ static void session_rate_pump(session_executor_t *self) {
                     loop_timer_at(self->loop, intended, session_arrival_fire, self);
             return;
         }
+        if (self->arrival_timer) { /* armed for this arrival but not fired yet */
+            loop_timer_cancel(self->loop, self->arrival_timer);
+            self->arrival_timer = 0;
+        }
         self->next_arrival += self->share.n_workers;
         session_run_start(self, NULL, index, first, intended, offset);
     }
