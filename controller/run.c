@@ -1,0 +1,371 @@
+#define _GNU_SOURCE /* pipe2 */
+#include "run.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "controller.h"
+
+#define RUN_DEFAULT_WORKERS 2
+#define RUN_MOCK_START_MS 10000
+#define RUN_REGISTER_TIMEOUT_NS 30000000000LL
+
+typedef struct run_child {
+    pid_t pid;
+    int index; /* worker index, -1 for the mock */
+    bool reaped;
+    int status;
+} run_child_t;
+
+typedef struct run_state {
+    run_child_t *children;
+    size_t n_children;
+    int mock_out; /* read end of the mock's stdout, drained so it never blocks */
+    char out_dir[4096];
+} run_state_t;
+
+static int make_dirs(const char *path) {
+    char buf[4096];
+    snprintf(buf, sizeof buf, "%s", path);
+    for (char *p = buf + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
+            return -1;
+        *p = '/';
+    }
+    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+/* fork + exec of this binary with argv; the child gets its own process group and dies with us. */
+static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
+    pid_t parent = getpid();
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid;
+    setpgid(0, 0);
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    if (getppid() != parent)
+        _exit(1);
+    if (out_fd >= 0)
+        dup2(out_fd, STDOUT_FILENO);
+    if (err_fd >= 0)
+        dup2(err_fd, STDERR_FILENO);
+    execv("/proc/self/exe", argv);
+    _exit(127);
+}
+
+static run_child_t *add_child(run_state_t *st, pid_t pid, int index) {
+    run_child_t *p = realloc(st->children, (st->n_children + 1) * sizeof *p);
+    if (!p)
+        return NULL;
+    st->children = p;
+    p[st->n_children] = (run_child_t){.pid = pid, .index = index};
+    return &p[st->n_children++];
+}
+
+/* Starts `stampede mock --port 0` and reads the port it prints; 0 on failure (reason printed). */
+static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    char *argv[] = {"stampede", "mock", "--port", "0", NULL};
+    pid_t pid = spawn(argv, fds[1], log_fd);
+    close(fds[1]);
+    if (pid < 0 || !add_child(st, pid, -1)) {
+        close(fds[0]);
+        fprintf(stderr, "run: cannot start the embedded mock: %s\n", strerror(errno));
+        return -1;
+    }
+    st->mock_out = fds[0];
+    char line[256];
+    size_t len = 0;
+    struct timespec t0;
+    clock_gettime(CLOCK_MONOTONIC, &t0);
+    for (;;) {
+        struct timespec t;
+        clock_gettime(CLOCK_MONOTONIC, &t);
+        long left = RUN_MOCK_START_MS -
+                    ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
+        if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
+            break;
+        ssize_t n = read(fds[0], line + len, sizeof line - 1 - len);
+        if (n <= 0)
+            break;
+        len += (size_t)n;
+        line[len] = '\0';
+        char *nl = strchr(line, '\n');
+        const char *at = strstr(line, "listening on ");
+        if (nl && at) {
+            const char *colon = strrchr(at, ':');
+            int port = colon ? atoi(colon + 1) : 0;
+            if (port > 0) {
+                snprintf(url, url_len, "http://127.0.0.1:%d", port);
+                fcntl(fds[0], F_SETFL, O_NONBLOCK);
+                return 0;
+            }
+        }
+        if (len >= sizeof line - 1)
+            break;
+    }
+    fprintf(stderr,
+            "run: the embedded mock did not say where it listens within %d s; see %s/mock.log\n",
+            RUN_MOCK_START_MS / 1000, st->out_dir);
+    return -1;
+}
+
+static int start_workers(run_state_t *st, const char *endpoint, unsigned n, int log_fd) {
+    for (unsigned i = 0; i < n; i++) {
+        char id[32];
+        snprintf(id, sizeof id, "local-%u", i);
+        char *argv[] = {"stampede", "worker", "--connect", (char *)endpoint,
+                        "--once",   "--id",   id,          NULL};
+        pid_t pid = spawn(argv, log_fd, log_fd);
+        if (pid < 0 || !add_child(st, pid, (int)i)) {
+            fprintf(stderr, "run: cannot start local worker %u: %s\n", i, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void describe_status(int status, char *buf, size_t len) {
+    if (WIFEXITED(status))
+        snprintf(buf, len, "exit status %d", WEXITSTATUS(status));
+    else if (WIFSIGNALED(status))
+        snprintf(buf, len, "signal %s", strsignal(WTERMSIG(status)));
+    else
+        snprintf(buf, len, "status %d", status);
+}
+
+/* The controller's per-iteration hook: a local child that died abnormally aborts the run. */
+static int check_children(void *arg, char *why, size_t len) {
+    run_state_t *st = arg;
+    if (st->mock_out >= 0) {
+        char sink[4096];
+        while (read(st->mock_out, sink, sizeof sink) > 0)
+            ;
+    }
+    for (size_t i = 0; i < st->n_children; i++) {
+        run_child_t *c = &st->children[i];
+        if (c->reaped || waitpid(c->pid, &c->status, WNOHANG) != c->pid)
+            continue;
+        c->reaped = true;
+        if (c->index >= 0 && WIFEXITED(c->status) && WEXITSTATUS(c->status) == 0)
+            continue; /* a worker released after its run */
+        char how[64];
+        describe_status(c->status, how, sizeof how);
+        if (c->index < 0)
+            snprintf(why, len, "the embedded mock server exited (%s); see %s/mock.log", how,
+                     st->out_dir);
+        else
+            snprintf(why, len, "local worker %d exited (%s); see %s/workers.log", c->index, how,
+                     st->out_dir);
+        return 1;
+    }
+    return 0;
+}
+
+/* Waits up to ms for the children matching `workers` (or the mock) to exit; returns how many are
+ * still running. */
+static size_t wait_children(run_state_t *st, bool workers, long ms) {
+    for (long waited = 0;; waited += 20) {
+        size_t alive = 0;
+        for (size_t i = 0; i < st->n_children; i++) {
+            run_child_t *c = &st->children[i];
+            if (c->reaped || (c->index >= 0) != workers)
+                continue;
+            if (waitpid(c->pid, &c->status, WNOHANG) == c->pid)
+                c->reaped = true;
+            else
+                alive++;
+        }
+        if (!alive || waited >= ms)
+            return alive;
+        struct timespec d = {0, 20000000};
+        nanosleep(&d, NULL);
+    }
+}
+
+static void signal_children(run_state_t *st, bool workers, int sig) {
+    for (size_t i = 0; i < st->n_children; i++)
+        if (!st->children[i].reaped && (st->children[i].index >= 0) == workers)
+            kill(st->children[i].pid, sig);
+}
+
+/* Workers exit by themselves once released (--once); whatever is left is stopped. */
+static void reap_all(run_state_t *st) {
+    if (wait_children(st, true, 5000)) {
+        signal_children(st, true, SIGTERM);
+        if (wait_children(st, true, 2000)) {
+            signal_children(st, true, SIGKILL);
+            wait_children(st, true, 2000);
+        }
+    }
+    signal_children(st, false, SIGTERM);
+    if (wait_children(st, false, 2000)) {
+        signal_children(st, false, SIGKILL);
+        wait_children(st, false, 2000);
+    }
+}
+
+static void usage(FILE *out) {
+    fprintf(out,
+            "usage: stampede run FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
+            "  --workers N    local worker processes (default %d)\n"
+            "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
+            "                 any, the embedded `stampede mock` is started)\n"
+            "  --out DIR      results directory (default: the file's output.dir)\n"
+            "  --trace        also write DIR/requests.jsonl with every chunk time\n",
+            RUN_DEFAULT_WORKERS);
+}
+
+/* Output directory and whether an endpoint is named, from the file (the controller reloads it). */
+static int peek_config(const char *path, const char *out_flag, size_t n_targets, char *out_dir,
+                       size_t out_len, bool *needs_mock) {
+    config_t cfg;
+    config_error_t err;
+    if (config_load_file(&cfg, path, &err) != 0) {
+        char msg[1024];
+        config_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "run: %s\n", msg);
+        return -1;
+    }
+    snprintf(out_dir, out_len, "%s",
+             out_flag         ? out_flag
+             : cfg.output.dir ? cfg.output.dir
+                              : "results");
+    *needs_mock = n_targets == 0 && cfg.target.n_endpoints == 0;
+    config_free(&cfg);
+    return 0;
+}
+
+static int open_log(const run_state_t *st, const char *name) {
+    char path[4200];
+    snprintf(path, sizeof path, "%s/%s", st->out_dir, name);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    if (fd < 0)
+        fprintf(stderr, "run: cannot write %s: %s\n", path, strerror(errno));
+    return fd;
+}
+
+int run_main(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"workers", required_argument, NULL, 'w'}, {"target", required_argument, NULL, 't'},
+        {"out", required_argument, NULL, 'o'},     {"trace", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    unsigned workers = RUN_DEFAULT_WORKERS;
+    const char *out_flag = NULL;
+    bool trace = false;
+    const char **targets = calloc((size_t)argc + 2, sizeof *targets);
+    size_t n_targets = 0;
+    run_state_t st = {.mock_out = -1};
+    int rc = 1, worker_log = -1, mock_log = -1;
+    char mock_url[64];
+    if (!targets)
+        return 1;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "w:t:o:Th", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'w': {
+            long n = strtol(optarg, &end, 10);
+            if (*end || n < 1 || n > 1024) {
+                fprintf(stderr, "run: --workers wants a number from 1 to 1024, got '%s'\n", optarg);
+                goto out;
+            }
+            workers = (unsigned)n;
+            break;
+        }
+        case 't':
+            targets[n_targets++] = optarg;
+            break;
+        case 'o':
+            out_flag = optarg;
+            break;
+        case 'T':
+            trace = true;
+            break;
+        case 'h':
+            usage(stdout);
+            rc = 0;
+            goto out;
+        default:
+            usage(stderr);
+            goto out;
+        }
+    }
+    if (optind != argc - 1) {
+        fprintf(stderr, "run: %s\n",
+                optind >= argc ? "a workload FILE is required"
+                               : "only one workload FILE is accepted");
+        usage(stderr);
+        goto out;
+    }
+    bool needs_mock;
+    if (peek_config(argv[optind], out_flag, n_targets, st.out_dir, sizeof st.out_dir,
+                    &needs_mock) != 0)
+        goto out;
+    if (make_dirs(st.out_dir) != 0) {
+        fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
+                strerror(errno));
+        goto out;
+    }
+    worker_log = open_log(&st, "workers.log");
+    if (worker_log < 0)
+        goto out;
+    if (needs_mock) {
+        mock_log = open_log(&st, "mock.log");
+        if (mock_log < 0 || start_mock(&st, mock_log, mock_url, sizeof mock_url) != 0)
+            goto out;
+        targets[n_targets++] = mock_url;
+        fprintf(stderr, "run: no target given: embedded mock at %s\n", mock_url);
+    }
+    controller_options_t o = {
+        .config_path = argv[optind],
+        .targets = targets,
+        .n_targets = n_targets,
+        .bind = "tcp://127.0.0.1:*",
+        .expect_workers = workers,
+        .out_dir = st.out_dir,
+        .trace = trace,
+        .register_timeout_ns = RUN_REGISTER_TIMEOUT_NS,
+        .name = "run",
+        .hook = check_children,
+        .hook_arg = &st,
+    };
+    controller_t *ctl = controller_new(&o);
+    if (!ctl)
+        goto out;
+    if (start_workers(&st, controller_endpoint(ctl), workers, worker_log) == 0)
+        rc = controller_run(ctl);
+    controller_destroy(&ctl);
+out:
+    reap_all(&st);
+    if (st.mock_out >= 0)
+        close(st.mock_out);
+    if (worker_log >= 0)
+        close(worker_log);
+    if (mock_log >= 0)
+        close(mock_log);
+    free(st.children);
+    free(targets);
+    return rc;
+}

@@ -1,0 +1,600 @@
+#include "worker.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/resource.h>
+#include <time.h>
+#include <unistd.h>
+#include <zmq.h>
+
+#include "agent.h"
+#include "config.h"
+#include "engine.h"
+#include "events.h"
+#include "loop.h"
+#include "plan.h"
+#include "session.h"
+
+/* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
+#define WORKER_MAX_STREAMS 10000
+#define WORKER_BATCH_NS 50000000LL
+/* With --once, how long a loop waits for a lost controller to come back before giving up. */
+#define WORKER_ONCE_LOST_NS 60000000000LL
+
+typedef struct worker_settings {
+    const char *endpoint;
+    const char *name;
+    uint32_t threads;
+    bool once;
+    uint32_t proto_version;
+    int64_t clock_shift_ns;
+} worker_settings_t;
+
+/* One loop: everything a logical worker owns. Only its own thread touches it. */
+typedef struct worker_loop {
+    const worker_settings_t *settings;
+    uint32_t thread;
+    char name[128];
+    void *zmq_ctx;
+    int wake_fd; /* eventfd: the main thread asks the loop to stop */
+    pthread_t tid;
+    bool started;
+    bool finished; /* the thread has returned */
+
+    loop_t *loop;
+    events_t *events;
+    agent_t *agent;
+
+    agent_state_t state;
+    uint64_t run_id;
+    config_t cfg;
+    bool cfg_loaded;
+    plan_share_t share;
+    engine_t *engine;
+    session_executor_t *exec;
+    uint64_t requests_done;
+    uint64_t batch_timer;
+    uint64_t cleanup_timer;
+    int64_t lost_since_ns; /* --once: when the controller went silent (0 = not lost) */
+    bool waiting_told;
+    int exit_code;
+} worker_loop_t;
+
+static void log_line(const worker_loop_t *w, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+
+static void log_line(const worker_loop_t *w, const char *fmt, ...) {
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "worker %s: %s\n", w->name, msg);
+}
+
+static void free_run(worker_loop_t *w) {
+    session_executor_destroy(&w->exec);
+    engine_destroy(&w->engine);
+    if (w->cfg_loaded) {
+        config_free(&w->cfg);
+        w->cfg_loaded = false;
+    }
+}
+
+static void cleanup_now(loop_t *loop, uint64_t id, void *arg) {
+    worker_loop_t *w = arg;
+    w->cleanup_timer = 0;
+    if (w->state == AGENT_FINISHING || w->state == AGENT_IDLE)
+        free_run(w);
+}
+
+static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
+    worker_loop_t *w = arg;
+    w->batch_timer = 0;
+    events_seal(w->events);
+    agent_flush(w->agent);
+    if (w->state == AGENT_RUNNING || w->state == AGENT_FINISHING)
+        w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
+}
+
+static void on_record(void *arg, const request_record_t *rec) {
+    worker_loop_t *w = arg;
+    w->requests_done++;
+    if (events_add(w->events, rec) == 1)
+        agent_flush(w->agent);
+}
+
+/* Nothing more will be sent: ship the last batch and report Done (repeated until released). */
+static void finish_run(worker_loop_t *w, const char *error) {
+    if (w->state == AGENT_FINISHING || w->state == AGENT_IDLE)
+        return;
+    w->state = AGENT_FINISHING;
+    while (events_seal(w->events) < 0 && events_open_records(w->events))
+        break; /* ring full: the open batch goes out once acks make room (batch_tick) */
+    agent_flush(w->agent);
+    agent_send_done(w->agent, error);
+    log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
+             w->requests_done, events_last_seq(w->events));
+    if (!w->cleanup_timer)
+        w->cleanup_timer = loop_timer_at(w->loop, loop_now_ns(), cleanup_now, w);
+    if (!w->batch_timer)
+        w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
+}
+
+static void on_finished(void *arg) {
+    finish_run(arg, NULL);
+}
+
+/* Back to idle: the controller has everything of this run (or abandoned it). */
+static void release_run(worker_loop_t *w) {
+    if (w->cleanup_timer) {
+        loop_timer_cancel(w->loop, w->cleanup_timer);
+        w->cleanup_timer = 0;
+    }
+    if (w->batch_timer) {
+        loop_timer_cancel(w->loop, w->batch_timer);
+        w->batch_timer = 0;
+    }
+    free_run(w);
+    agent_clear_done(w->agent);
+    agent_set_run(w->agent, 0);
+    w->state = AGENT_IDLE;
+    w->run_id = 0;
+    w->waiting_told = false;
+    if (w->settings->once) {
+        log_line(w, "released by the controller; exiting (--once)");
+        loop_stop(w->loop);
+    } else {
+        log_line(w, "released by the controller; idle, waiting for the next run");
+    }
+}
+
+/* Abandons a run the controller no longer counts this worker in: nothing is kept. */
+static void abandon_run(worker_loop_t *w, const char *why) {
+    if (w->state == AGENT_IDLE)
+        return;
+    log_line(w, "abandoning run %016" PRIx64 ": %s", w->run_id, why);
+    if (w->exec)
+        session_executor_stop(w->exec, true);
+    events_begin_run(w->events, 0, 0);
+    if (w->settings->once)
+        w->exit_code = 1; /* release_run exits under --once; an abandoned run is a failure */
+    release_run(w);
+}
+
+static char *read_api_key(const config_t *cfg, char *err, size_t errlen) {
+    if (cfg->target.api_key_env) {
+        const char *v = getenv(cfg->target.api_key_env);
+        if (!v || !*v) {
+            snprintf(err, errlen, "target.api_key_env: environment variable %s is not set",
+                     cfg->target.api_key_env);
+            return NULL;
+        }
+        return strdup(v);
+    }
+    if (cfg->target.api_key_file) {
+        FILE *f = fopen(cfg->target.api_key_file, "r");
+        if (!f) {
+            snprintf(err, errlen, "target.api_key_file: cannot read %s: %s",
+                     cfg->target.api_key_file, strerror(errno));
+            return NULL;
+        }
+        char buf[4096];
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = '\0';
+        while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
+            buf[--n] = '\0';
+        return strdup(buf);
+    }
+    return NULL;
+}
+
+/* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
+static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, size_t errlen) {
+    config_error_t cerr;
+    if (config_load_string(&w->cfg, a->config_yaml, strlen(a->config_yaml), "assigned config",
+                           &cerr) != 0) {
+        char msg[768];
+        config_error_format(&cerr, msg, sizeof msg);
+        snprintf(err, errlen, "cannot load the assigned config: %s", msg);
+        return -1;
+    }
+    w->cfg_loaded = true;
+    if (plan_share_for(&w->cfg, a->worker_count, a->worker_index, &w->share) != 0) {
+        snprintf(err, errlen, "worker index %u is outside %u workers", a->worker_index,
+                 a->worker_count);
+        return -1;
+    }
+    char *api_key = NULL;
+    if (w->cfg.target.api_key_env || w->cfg.target.api_key_file) {
+        api_key = read_api_key(&w->cfg, err, errlen);
+        if (!api_key)
+            return -1;
+    }
+    const char **headers = calloc(w->cfg.target.n_headers + 1, sizeof *headers);
+    char **lines = calloc(w->cfg.target.n_headers + 1, sizeof *lines);
+    for (size_t i = 0; headers && lines && i < w->cfg.target.n_headers; i++) {
+        const config_header_t *h = &w->cfg.target.headers[i];
+        size_t len = strlen(h->name) + strlen(h->value) + 3;
+        lines[i] = malloc(len);
+        if (lines[i])
+            snprintf(lines[i], len, "%s: %s", h->name, h->value);
+        headers[i] = lines[i];
+    }
+    uint32_t streams = w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
+    engine_options_t opt = {
+        .max_streams = streams ? streams : WORKER_MAX_STREAMS,
+        .timeout_ns = w->cfg.target.timeout_ns,
+        .connect_timeout_ns = w->cfg.target.connect_timeout_ns,
+        .headers = headers,
+        .api_key = api_key,
+    };
+    w->engine = engine_new(w->loop, &opt);
+    for (size_t i = 0; lines && i < w->cfg.target.n_headers; i++)
+        free(lines[i]);
+    free(lines);
+    free(headers);
+    if (api_key) {
+        explicit_bzero(api_key, strlen(api_key));
+        free(api_key);
+    }
+    if (!w->engine) {
+        snprintf(err, errlen, "cannot create the request engine");
+        return -1;
+    }
+    w->exec = session_executor_new(w->loop, &w->cfg, &w->share, session_backend_engine(w->engine),
+                                   on_record, on_finished, w);
+    if (!w->exec) {
+        snprintf(err, errlen, "cannot create the session executor (no endpoint, or out of memory)");
+        return -1;
+    }
+    return 0;
+}
+
+static uint32_t share_concurrency(const plan_share_t *share) {
+    return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
+}
+
+static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
+    worker_loop_t *w = arg;
+    if (w->state != AGENT_IDLE && run_id == w->run_id) {
+        agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
+        return;
+    }
+    if (w->state != AGENT_IDLE)
+        abandon_run(w, "a new run was assigned");
+    free_run(w);
+    w->run_id = run_id;
+    w->requests_done = 0;
+    agent_set_run(w->agent, run_id);
+    events_begin_run(w->events, run_id, a->worker_index);
+    w->state = AGENT_ASSIGNED;
+    char err[1024] = "";
+    if (prepare_run(w, a, err, sizeof err) != 0) {
+        log_line(w, "cannot prepare run %016" PRIx64 ": %s", run_id, err);
+        free_run(w);
+        agent_send_ready(w->agent, false, err, 0);
+        w->state = AGENT_FINISHING;
+        agent_send_done(w->agent, err);
+        return;
+    }
+    log_line(w,
+             "assigned run %016" PRIx64 " as worker %u of %u (concurrency %u), clock offset "
+             "%.3f ms, rtt %.3f ms",
+             run_id, a->worker_index, a->worker_count, share_concurrency(&w->share),
+             a->offset_ns / 1e6, a->rtt_ns / 1e6);
+    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+}
+
+static void on_start(void *arg, uint64_t run_id, int64_t start_ns) {
+    worker_loop_t *w = arg;
+    if (w->state != AGENT_ASSIGNED || run_id != w->run_id || !w->exec)
+        return;
+    if (session_executor_start(w->exec, start_ns) != 0)
+        return;
+    w->state = AGENT_RUNNING;
+    log_line(w, "starting in %.0f ms", (start_ns - loop_now_ns()) / 1e6);
+    if (!w->batch_timer)
+        w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
+}
+
+static void on_stop(void *arg, uint64_t run_id, const Stampede__Stop *stop) {
+    worker_loop_t *w = arg;
+    if (w->state == AGENT_IDLE || run_id != w->run_id)
+        return;
+    if (stop->abandon) {
+        abandon_run(w,
+                    stop->reason && *stop->reason ? stop->reason : "abandoned by the controller");
+        return;
+    }
+    if (w->state == AGENT_FINISHING) {
+        release_run(w);
+        return;
+    }
+    log_line(w, "stop: %s", stop->reason && *stop->reason ? stop->reason : "asked by controller");
+    if (w->state == AGENT_ASSIGNED) {
+        finish_run(w, NULL);
+        return;
+    }
+    session_executor_stop(w->exec, stop->cancel);
+}
+
+static void on_welcome(void *arg, uint64_t run_id, const Stampede__Welcome *welcome) {
+    worker_loop_t *w = arg;
+    w->lost_since_ns = 0;
+    log_line(w, "registered with %s (protocol %u)",
+             welcome->controller && *welcome->controller ? welcome->controller : "the controller",
+             welcome->proto_version);
+    if (w->state != AGENT_IDLE && run_id != w->run_id)
+        abandon_run(w, "the controller no longer counts this worker in it");
+    if (welcome->wait && !w->waiting_told) {
+        w->waiting_told = true;
+        log_line(w, "%s",
+                 welcome->message && *welcome->message
+                     ? welcome->message
+                     : "a run is in progress; waiting for the next one");
+    }
+}
+
+static void on_lost(void *arg) {
+    worker_loop_t *w = arg;
+    w->lost_since_ns = loop_now_ns();
+    if (w->state == AGENT_RUNNING && w->exec)
+        session_executor_stop(w->exec, true);
+    else if (w->state == AGENT_ASSIGNED)
+        finish_run(w, "controller lost before the start");
+}
+
+static void on_refused(void *arg, const char *reason) {
+    worker_loop_t *w = arg;
+    log_line(w, "refused by the controller: %s", reason);
+    w->exit_code = 3;
+    loop_stop(w->loop);
+}
+
+static void on_status(void *arg, agent_status_t *out) {
+    worker_loop_t *w = arg;
+    out->state = w->state;
+    out->inflight = w->exec ? session_executor_inflight(w->exec) : 0;
+    out->requests_done = w->requests_done;
+    if (w->settings->once && w->lost_since_ns &&
+        loop_now_ns() - w->lost_since_ns > WORKER_ONCE_LOST_NS) {
+        log_line(w, "the controller did not come back within %lld s; giving up (--once)",
+                 (long long)(WORKER_ONCE_LOST_NS / 1000000000LL));
+        w->exit_code = 1;
+        loop_stop(w->loop);
+    }
+}
+
+static void on_wake(loop_t *loop, int fd, int mask, void *arg) {
+    worker_loop_t *w = arg;
+    uint64_t v;
+    if (read(fd, &v, sizeof v) < 0 && errno != EAGAIN)
+        return;
+    if (w->exec)
+        session_executor_stop(w->exec, true);
+    loop_stop(loop);
+}
+
+static void *loop_thread(void *arg) {
+    worker_loop_t *w = arg;
+    const worker_settings_t *s = w->settings;
+    events_options_t eopt = {.proto_version = s->proto_version,
+                             .clock_shift_ns = s->clock_shift_ns};
+    agent_options_t aopt = {
+        .endpoint = s->endpoint,
+        .name = w->name,
+        .thread = w->thread,
+        .threads = s->threads,
+        .capacity = WORKER_MAX_STREAMS,
+        .proto_version = s->proto_version,
+        .clock_shift_ns = s->clock_shift_ns,
+    };
+    agent_callbacks_t cb = {
+        .assign = on_assign,
+        .start = on_start,
+        .stop = on_stop,
+        .welcome = on_welcome,
+        .lost = on_lost,
+        .refused = on_refused,
+        .status = on_status,
+    };
+    w->loop = loop_new();
+    w->events = w->loop ? events_new(&eopt) : NULL;
+    if (!w->loop || !w->events || loop_watch(w->loop, w->wake_fd, LOOP_READABLE, 0, on_wake, w)) {
+        log_line(w, "cannot set up the event loop");
+        w->exit_code = 1;
+        goto out;
+    }
+    w->agent = agent_new(w->zmq_ctx, w->loop, w->events, &aopt, &cb, w);
+    if (!w->agent) {
+        w->exit_code = 1;
+        goto out;
+    }
+    log_line(w, "connecting to %s", s->endpoint);
+    loop_run(w->loop);
+out:
+    free_run(w);
+    agent_destroy(&w->agent);
+    events_destroy(&w->events);
+    if (w->loop)
+        loop_unwatch(w->loop, w->wake_fd);
+    loop_destroy(&w->loop);
+    __atomic_store_n(&w->finished, true, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void usage(FILE *out) {
+    fprintf(out, "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
+                 "[--id NAME]\n"
+                 "  --connect EP   the controller's control endpoint\n"
+                 "  --threads T    T independent loops, each registering as its own worker "
+                 "(default 1)\n"
+                 "  --once         exit after one run (for Kubernetes Jobs)\n"
+                 "  --id NAME      logical name shown by the controller (default HOST-PID)\n");
+}
+
+static void raise_nofile_limit(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int parse_settings(int argc, char **argv, worker_settings_t *s, char *name_buf,
+                          size_t name_len) {
+    static const struct option longopts[] = {
+        {"connect", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
+        {"once", no_argument, NULL, 'o'},          {"id", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+    };
+    memset(s, 0, sizeof *s);
+    s->threads = 1;
+    s->proto_version = PROTOCOL_VERSION;
+    optind = 1;
+    int c;
+    while ((c = getopt_long(argc, argv, "c:t:oi:h", longopts, NULL)) != -1) {
+        switch (c) {
+        case 'c':
+            s->endpoint = optarg;
+            break;
+        case 't': {
+            char *end;
+            long t = strtol(optarg, &end, 10);
+            if (*end || t < 1 || t > 256) {
+                fprintf(stderr,
+                        "stampede worker: --threads wants a number from 1 to 256, got "
+                        "'%s'\n",
+                        optarg);
+                return 1;
+            }
+            s->threads = (uint32_t)t;
+            break;
+        }
+        case 'o':
+            s->once = true;
+            break;
+        case 'i':
+            s->name = optarg;
+            break;
+        case 'h':
+            usage(stdout);
+            return -1;
+        default:
+            usage(stderr);
+            return 1;
+        }
+    }
+    if (optind < argc) {
+        fprintf(stderr, "stampede worker: unexpected argument '%s'\n", argv[optind]);
+        return 1;
+    }
+    if (!s->endpoint) {
+        fprintf(stderr, "stampede worker: --connect tcp://HOST:PORT is required\n");
+        usage(stderr);
+        return 1;
+    }
+    if (strncmp(s->endpoint, "tcp://", 6) != 0 || !strrchr(s->endpoint + 6, ':')) {
+        fprintf(stderr, "stampede worker: --connect %s: expected tcp://HOST:PORT\n", s->endpoint);
+        return 1;
+    }
+    if (!s->name) {
+        char host[200] = "worker";
+        gethostname(host, sizeof host - 1);
+        snprintf(name_buf, name_len, "%s-%d", host, (int)getpid());
+        s->name = name_buf;
+    }
+    const char *shift = getenv("STAMPEDE_TEST_CLOCK_OFFSET_NS");
+    if (shift && *shift)
+        s->clock_shift_ns = strtoll(shift, NULL, 10);
+    const char *version = getenv("STAMPEDE_TEST_PROTO_VERSION");
+    if (version && *version)
+        s->proto_version = (uint32_t)strtoul(version, NULL, 10);
+    return 0;
+}
+
+int worker_main(int argc, char **argv) {
+    worker_settings_t s;
+    char name_buf[256];
+    int rc = parse_settings(argc, argv, &s, name_buf, sizeof name_buf);
+    if (rc)
+        return rc < 0 ? 0 : rc;
+    raise_nofile_limit();
+    if (s.clock_shift_ns)
+        fprintf(stderr, "worker %s: TEST HOOK: clock readings shifted by %" PRId64 " ns\n", s.name,
+                s.clock_shift_ns);
+    if (s.proto_version != PROTOCOL_VERSION)
+        fprintf(stderr, "worker %s: TEST HOOK: announcing protocol version %u\n", s.name,
+                s.proto_version);
+
+    /* Loops never see SIGINT/SIGTERM; this thread waits for them and wakes each loop. */
+    sigset_t sigs;
+    sigemptyset(&sigs);
+    sigaddset(&sigs, SIGINT);
+    sigaddset(&sigs, SIGTERM);
+    pthread_sigmask(SIG_BLOCK, &sigs, NULL);
+
+    void *ctx = zmq_ctx_new();
+    worker_loop_t *loops = calloc(s.threads, sizeof *loops);
+    if (!ctx || !loops) {
+        fprintf(stderr, "stampede worker: out of memory\n");
+        return 1;
+    }
+    for (uint32_t i = 0; i < s.threads; i++) {
+        worker_loop_t *w = &loops[i];
+        w->settings = &s;
+        w->thread = i;
+        w->zmq_ctx = ctx;
+        if (s.threads > 1)
+            snprintf(w->name, sizeof w->name, "%.100s.%u", s.name, i);
+        else
+            snprintf(w->name, sizeof w->name, "%.120s", s.name);
+        w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+        if (w->wake_fd < 0 || pthread_create(&w->tid, NULL, loop_thread, w) != 0) {
+            fprintf(stderr, "stampede worker: cannot start loop %u: %s\n", i, strerror(errno));
+            rc = 1;
+            break;
+        }
+        w->started = true;
+    }
+    for (;;) {
+        bool all_done = true;
+        for (uint32_t i = 0; i < s.threads; i++)
+            if (loops[i].started && !__atomic_load_n(&loops[i].finished, __ATOMIC_ACQUIRE))
+                all_done = false;
+        if (all_done)
+            break;
+        struct timespec tick = {0, 200000000};
+        int sig = sigtimedwait(&sigs, NULL, &tick);
+        if (sig == SIGINT || sig == SIGTERM) {
+            fprintf(stderr, "worker %s: %s: stopping\n", s.name, strsignal(sig));
+            uint64_t one = 1;
+            for (uint32_t i = 0; i < s.threads; i++)
+                if (loops[i].started && write(loops[i].wake_fd, &one, sizeof one) < 0)
+                    continue;
+        }
+    }
+    for (uint32_t i = 0; i < s.threads; i++) {
+        if (loops[i].started) {
+            pthread_join(loops[i].tid, NULL);
+            if (loops[i].exit_code > rc)
+                rc = loops[i].exit_code;
+        }
+        if (loops[i].wake_fd > 0)
+            close(loops[i].wake_fd);
+    }
+    free(loops);
+    zmq_ctx_term(ctx);
+    return rc;
+}
