@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "config_dist.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -254,16 +255,16 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_workload_t
         w->kind = (config_workload_kind_t)index;
     }
     if ((v = config_yaml_get(r, node, "turns", NULL)) &&
-        config_yaml_dist(r, v, "workload.turns", false, 1, &w->turns) < 0)
+        config_dist_read(r, v, "workload.turns", false, 1, &w->turns) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "input_tokens", NULL)) &&
-        config_yaml_dist(r, v, "workload.input_tokens", false, 1, &w->input_tokens) < 0)
+        config_dist_read(r, v, "workload.input_tokens", false, 1, &w->input_tokens) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "output_tokens", NULL)) &&
-        config_yaml_dist(r, v, "workload.output_tokens", false, 1, &w->output_tokens) < 0)
+        config_dist_read(r, v, "workload.output_tokens", false, 1, &w->output_tokens) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "think_time", NULL)) &&
-        config_yaml_dist(r, v, "workload.think_time", true, 0, &w->think_time) < 0)
+        config_dist_read(r, v, "workload.think_time", true, 0, &w->think_time) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "system_prompt_tokens", NULL))) {
         if (config_yaml_uint(r, v, "workload.system_prompt_tokens", UINT32_MAX, &u) < 0)

@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "config_yaml.h"
+#include "config_dist.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -100,7 +100,7 @@ static void put_list(FILE *out, const double *values, size_t n, bool seconds) {
 
 static void put_param(FILE *out, const dist_t *d, dist_param_t p, bool time_valued) {
     fprintf(out, ", %s: ", dist_param_name(p));
-    put_value(out, d->param[p], time_valued && config_yaml_param_has_unit(p));
+    put_value(out, d->param[p], time_valued && config_dist_param_has_unit(p));
 }
 
 /* A plain number for fixed, else a flow mapping; empirical values are written inline so the

@@ -1,6 +1,6 @@
 /* Typed reading of libyaml document nodes for common/config: each reader checks one value against
  * what the schema expects and, when it does not fit, fills the config_error_t with the node's
- * line and column, the dotted key and what was expected. Internal to config.c. */
+ * line and column, the dotted key and what was expected. Internal to common/config*.c. */
 #ifndef STAMPEDE_CONFIG_YAML_H
 #define STAMPEDE_CONFIG_YAML_H
 
@@ -10,7 +10,6 @@
 #include <yaml.h>
 
 #include "config.h"
-#include "dist.h"
 
 #define CONFIG_YAML_KEY_MAX 128
 
@@ -34,6 +33,19 @@ const char *config_yaml_closest(const char *word, const char *const *candidates)
 /* "a, b, c" from a NULL-terminated list. */
 void config_yaml_join(const char *const *names, char *buf, size_t len);
 
+/* The scalar text of a node; the node at a document index. */
+const char *config_yaml_text(const yaml_node_t *node);
+yaml_node_t *config_yaml_node(config_yaml_t *r, int index);
+/* "a mapping", "a sequence", "nothing" or the quoted scalar, for "expected X, got Y". */
+void config_yaml_describe(const yaml_node_t *node, char *buf, size_t len);
+/* Whether name is in the NULL-terminated list. */
+bool config_yaml_in_list(const char *name, const char *const *list);
+/* [+-]digits[.digits][e[+-]digits], finite: no hex, inf, nan or trailing text. */
+bool config_yaml_parse_number(const char *text, double *out);
+/* The text of a non-null scalar, or NULL after reporting "expected <what>, got ...". */
+const char *config_yaml_scalar(config_yaml_t *r, yaml_node_t *node, const char *path,
+                               const char *what);
+
 /* A plain empty, "~" or "null" scalar: the key then takes its default. */
 bool config_yaml_is_null(const yaml_node_t *node);
 /* Checks that map is a mapping whose keys are non-null scalars, each given once (compared
@@ -50,10 +62,6 @@ yaml_node_t *config_yaml_get(config_yaml_t *r, yaml_node_t *map, const char *nam
 /* Resolves a path from the file against r->base_dir into a malloc'd string (NULL on OOM). */
 char *config_yaml_resolve_path(const config_yaml_t *r, const char *path);
 
-/* True for distribution parameters measured in the quantity's own unit (value, min, max, mean,
- * median, stddev, shape, scale): seconds for a time-valued distribution. */
-bool config_yaml_param_has_unit(dist_param_t param);
-
 /* Readers: 0 ok with *out set; -1 with r->err filled and *out untouched. */
 int config_yaml_string(config_yaml_t *r, yaml_node_t *node, const char *path, char **out);
 int config_yaml_bool(config_yaml_t *r, yaml_node_t *node, const char *path, bool *out);
@@ -66,10 +74,4 @@ int config_yaml_rate(config_yaml_t *r, yaml_node_t *node, const char *path, doub
 /* names is NULL-terminated; *out is the index of the match. */
 int config_yaml_enum(config_yaml_t *r, yaml_node_t *node, const char *path,
                      const char *const *names, int *out);
-/* A distribution: a plain number (fixed) or {dist: KIND, params..}. Time-valued distributions
- * take durations and store seconds. Every value the distribution can be pinned to (fixed value,
- * max, empirical values) must be >= lowest. *out is replaced only on success, prepared. */
-int config_yaml_dist(config_yaml_t *r, yaml_node_t *node, const char *path, bool time_valued,
-                     double lowest, dist_t *out);
-
 #endif
