@@ -84,6 +84,8 @@ struct session_executor {
     session_record_fn on_record;
     session_finished_fn on_finished;
     void *arg;
+    session_generate_fn generate;
+    void *generate_arg;
 
     uint32_t n_endpoints;
     char **urls;
@@ -674,8 +676,10 @@ static void session_run_start(session_executor_t *self, session_slot_t *slot, ui
     }
     run->slot = slot;
     run->arrival_offset_ns = arrival_offset_ns;
-    if (workload_session_generate(self->cfg, index, &run->shape) != 0)
+    if (self->generate(self->generate_arg, self->cfg, index, &run->shape) != 0)
         session_die("out of memory generating a session");
+    if (run->shape.n_nodes != workload_session_size(self->cfg, index))
+        session_die("a generated session's size differs from workload_session_size");
     run->first_request = first_request;
     run->n_nodes = run->shape.n_nodes;
     uint64_t max_requests = self->cfg->limits.max_requests;
@@ -831,6 +835,11 @@ static void session_engine_cancel_all(void *ctx) {
     engine_cancel_all(ctx);
 }
 
+static int session_generate_workload(void *arg, const config_t *cfg, uint64_t index,
+                                     workload_session_t *out) {
+    return workload_session_generate(cfg, index, out);
+}
+
 session_backend_t session_backend_engine(engine_t *engine) {
     return (session_backend_t){.submit = session_engine_submit,
                                .inflight_to = session_engine_inflight_to,
@@ -854,6 +863,7 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
     self->on_record = on_record;
     self->on_finished = on_finished;
     self->arg = arg;
+    self->generate = session_generate_workload;
     self->n_endpoints = (uint32_t)cfg->target.n_endpoints;
     self->urls = calloc(self->n_endpoints, sizeof *self->urls);
     size_t system_cap = prompt_max_bytes(cfg->workload.system_prompt_tokens);
@@ -872,6 +882,12 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
     self->system_len = (size_t)n;
     self->system_hash = XXH3_64bits(self->system_text, self->system_len);
     return self;
+}
+
+void session_executor_set_generator(session_executor_t *self, session_generate_fn generate,
+                                    void *arg) {
+    self->generate = generate;
+    self->generate_arg = arg;
 }
 
 int session_executor_start(session_executor_t *self, int64_t start_ns) {

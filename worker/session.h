@@ -45,6 +45,7 @@
 #include "loop.h"
 #include "plan.h"
 #include "record.h"
+#include "workload.h"
 
 typedef struct session_executor session_executor_t;
 
@@ -65,6 +66,11 @@ typedef struct session_backend {
     void *ctx;
 } session_backend_t;
 
+/* Generates session `index` into *out like workload_session_generate (0 ok, -1 on failure); it
+ * must produce workload_session_size(cfg, index) nodes, parents before children. */
+typedef int (*session_generate_fn)(void *arg, const config_t *cfg, uint64_t index,
+                                   workload_session_t *out);
+
 /* A backend that forwards to engine_submit / engine_inflight_to / engine_cancel_all. */
 session_backend_t session_backend_engine(engine_t *engine);
 
@@ -74,6 +80,10 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
                                          const plan_share_t *share, session_backend_t backend,
                                          session_record_fn on_record,
                                          session_finished_fn on_finished, void *arg);
+/* Replaces workload_session_generate as the source of session shapes (DAG shapes the workload
+ * does not generate yet, in tests); call before session_executor_start. */
+void session_executor_set_generator(session_executor_t *self, session_generate_fn generate,
+                                    void *arg);
 /* Schedules the run from start_ns, the local CLOCK_MONOTONIC instant of the synchronized start
  * (it may be in the past: what is due starts at once). 0 ok; -1 if already started. */
 int session_executor_start(session_executor_t *self, int64_t start_ns);
