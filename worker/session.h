@@ -17,8 +17,11 @@
  * and its intended time stays, so the schedule lag shows.
  *
  * Limits. Nothing is sent at or after start + duration (in-flight requests finish, bounded by the
- * engine timeout); sessions with index >= max_sessions never start; a request whose global
- * ordinal (first ordinal of its session + node index) is >= max_requests is never sent.
+ * engine timeout); a later turn whose time would fall past the end is dropped when its parent
+ * finishes, so its session ends then and the slot starts a new one while time remains. Sessions
+ * with index >= max_sessions never start; a request whose global ordinal (first ordinal of its
+ * session + node index) is >= max_requests is never sent, so a run bounded by max_requests sends
+ * exactly ordinals [0, max_requests) unless failures end sessions early.
  *
  * Routing (global ordinal g, E endpoints). round_robin: endpoint g mod E, so over any contiguous
  * range of ordinals (a run bounded by max_requests or max_sessions, whatever the worker count) the
@@ -31,7 +34,8 @@
  * Records. on_record sees every request handed to the backend (successes, failures and
  * cancellations) with session, node, role, endpoint, request_id (= g), intended_ns, requested
  * token counts (words sent: system + inherited history + fresh, and max_tokens), warmup (sent
- * before start + warmup), session_end (nothing more of the session will be sent) and workload_hash
+ * before start + warmup), session_end (nothing more of the session will be sent; a session the end
+ * of the run cuts while it waits between turns has no such record) and workload_hash
  * (XXH3 of the deterministic parts only: session, node, shape, fresh and system text, and in rate
  * mode the arrival offset), so the sum of hashes over a run is the same for any worker count. */
 #ifndef STAMPEDE_SESSION_H
@@ -74,8 +78,8 @@ typedef int (*session_generate_fn)(void *arg, const config_t *cfg, uint64_t inde
 /* A backend that forwards to engine_submit / engine_inflight_to / engine_cancel_all. */
 session_backend_t session_backend_engine(engine_t *engine);
 
-/* An idle executor for this share. cfg, share and loop must outlive it (share is copied). NULL when
- * the config has no endpoint or memory is short. Callbacks get arg. */
+/* An idle executor for this share (copied). cfg and loop must outlive it. NULL when the config has
+ * no endpoint or memory is short. Callbacks get arg. */
 session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
                                          const plan_share_t *share, session_backend_t backend,
                                          session_record_fn on_record,
@@ -85,7 +89,7 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
 void session_executor_set_generator(session_executor_t *self, session_generate_fn generate,
                                     void *arg);
 /* Schedules the run from start_ns, the local CLOCK_MONOTONIC instant of the synchronized start
- * (it may be in the past: what is due starts at once). 0 ok; -1 if already started. */
+ * (it may be in the past: what is due starts at once). 0 ok; -1 if already started or stopped. */
 int session_executor_start(session_executor_t *self, int64_t start_ns);
 /* Stops issuing; with cancel_inflight, also cancels what is in flight (recorded as cancelled).
  * on_finished follows once nothing is in flight. Harmless when repeated or before start. */
