@@ -394,6 +394,10 @@ static void handle_control(controller_t *self, const uint8_t *id, size_t id_len,
     }
     w->last_rx_ns = rx_ns;
     bool this_run = env->run_id == self->run_id && in_run(w);
+    if (this_run && w->state == CW_LOST && self->phase == PHASE_RUN) {
+        say(self, "worker %s is back", w->name);
+        w->state = CW_RUNNING;
+    }
     switch (env->body_case) {
     case STAMPEDE__ENVELOPE__BODY_PROBE:
         handle_probe(self, w, env->probe, rx_ns);
@@ -455,6 +459,10 @@ static void handle_data(controller_t *self, const uint8_t *id, size_t id_len, co
     if (!env)
         return;
     w->last_rx_ns = rx_ns;
+    if (w->state == CW_LOST && env->run_id == self->run_id) {
+        say(self, "worker %s is back", w->name);
+        w->state = CW_RUNNING;
+    }
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->run_id == self->run_id &&
         !finished(w)) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
@@ -593,13 +601,16 @@ static void stop_workers(controller_t *self, const char *reason) {
             send_stop(self, &self->workers[i], reason, true, false);
 }
 
-static void mark_lost(controller_t *self, cworker_t *w, const char *why) {
+/* A lost worker's delivered records count; abandon also tells it to drop the run (it may be
+ * alive but too late), otherwise it is taken back if it reappears before the end. */
+static void mark_lost(controller_t *self, cworker_t *w, const char *why, bool abandon) {
     char msg[512];
     snprintf(msg, sizeof msg, "worker %s lost: %s", w->name, why);
     say(self, "%s", msg);
     merge_mark_partial(self->merge, msg);
     w->state = CW_LOST;
-    send_stop(self, w, why, true, true);
+    if (abandon)
+        send_stop(self, w, why, true, true);
 }
 
 static void check_silence(controller_t *self, int64_t now) {
@@ -612,7 +623,7 @@ static void check_silence(controller_t *self, int64_t now) {
             remove_worker(self, w);
             i--;
         } else if (self->phase == PHASE_RUN) {
-            mark_lost(self, w, "no heartbeat for 5 s");
+            mark_lost(self, w, "no heartbeat for 5 s", false);
         } else {
             set_abort(self, "worker %s went silent before the start", w->name);
         }
@@ -711,7 +722,8 @@ static void step(controller_t *self, int64_t now) {
         } else if (self->stopping && now >= self->deadline_ns) {
             for (size_t i = 0; i < self->n_workers; i++)
                 if (in_run(&self->workers[i]) && !finished(&self->workers[i]))
-                    mark_lost(self, &self->workers[i], "did not finish within 15 s of the stop");
+                    mark_lost(self, &self->workers[i], "did not finish within 15 s of the stop",
+                              true);
             self->phase = PHASE_OVER;
         }
         if (now >= self->next_live_ns) {
