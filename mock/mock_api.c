@@ -1,0 +1,223 @@
+#include "mock_api.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int mock_api_fail(char *err, size_t errlen, const char *fmt, const char *field) {
+    snprintf(err, errlen, fmt, field);
+    return 400;
+}
+
+/* An optional non-negative integer field; absent or null leaves *present false. */
+static int mock_api_uint(json_t *root, const char *field, uint32_t min, uint32_t *out,
+                         bool *present, char *err, size_t errlen) {
+    json_t *v = json_object_get(root, field);
+    *present = false;
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_integer(v) || json_integer_value(v) < (json_int_t)min ||
+        json_integer_value(v) > (json_int_t)UINT32_MAX) {
+        snprintf(err, errlen, "'%s' must be an integer >= %u", field, min);
+        return 400;
+    }
+    *out = (uint32_t)json_integer_value(v);
+    *present = true;
+    return 0;
+}
+
+static int mock_api_bool(json_t *root, const char *field, bool *out, char *err, size_t errlen) {
+    json_t *v = json_object_get(root, field);
+    if (!v || json_is_null(v))
+        return 0;
+    if (!json_is_boolean(v))
+        return mock_api_fail(err, errlen, "'%s' must be a boolean", field);
+    *out = json_is_true(v);
+    return 0;
+}
+
+static int mock_api_add_text(mock_api_request_t *out, json_t *text, char *err, size_t errlen) {
+    if (mock_tokens_add_text(&out->prompt, json_string_value(text), json_string_length(text)) < 0)
+        return mock_api_fail(err, errlen, "%s", "out of memory tokenizing the prompt");
+    return 0;
+}
+
+/* A message content: a string, null, or an array of parts whose "text" parts count. */
+static int mock_api_add_content(mock_api_request_t *out, json_t *content, size_t index, char *err,
+                                size_t errlen) {
+    if (!content || json_is_null(content))
+        return 0;
+    if (json_is_string(content))
+        return mock_api_add_text(out, content, err, errlen);
+    if (!json_is_array(content)) {
+        snprintf(err, errlen, "'messages[%zu].content' must be a string or an array of parts",
+                 index);
+        return 400;
+    }
+    size_t i;
+    json_t *part;
+    json_array_foreach(content, i, part) {
+        json_t *text = json_object_get(part, "text");
+        if (json_is_string(text) && mock_api_add_text(out, text, err, errlen))
+            return 400;
+    }
+    return 0;
+}
+
+static int mock_api_parse_messages(json_t *root, mock_api_request_t *out, char *err,
+                                   size_t errlen) {
+    json_t *messages = json_object_get(root, "messages");
+    if (!json_is_array(messages) || json_array_size(messages) == 0)
+        return mock_api_fail(err, errlen, "%s",
+                             "'messages' is required and must be a non-empty array");
+    size_t i;
+    json_t *message;
+    json_array_foreach(messages, i, message) {
+        if (!json_is_object(message)) {
+            snprintf(err, errlen, "'messages[%zu]' must be an object", i);
+            return 400;
+        }
+        if (mock_api_add_content(out, json_object_get(message, "content"), i, err, errlen))
+            return 400;
+    }
+    return 0;
+}
+
+/* A prompt: a string, one string in an array, or token ids (one array of integers). */
+static int mock_api_parse_prompt(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
+    json_t *prompt = json_object_get(root, "prompt");
+    if (json_is_array(prompt) && json_array_size(prompt) == 1 &&
+        !json_is_integer(json_array_get(prompt, 0)))
+        prompt = json_array_get(prompt, 0);
+    if (json_is_string(prompt))
+        return mock_api_add_text(out, prompt, err, errlen);
+    if (json_is_array(prompt) && json_array_size(prompt) > 0) {
+        size_t i;
+        json_t *id;
+        json_array_foreach(prompt, i, id) {
+            if (!json_is_integer(id))
+                return mock_api_fail(err, errlen, "%s",
+                                     "'prompt' must be a string or one list of token ids (the "
+                                     "mock serves one prompt per request)");
+            uint64_t value = (uint64_t)json_integer_value(id);
+            if (mock_tokens_push(&out->prompt, mock_tokens_word_id((char *)&value, 8)) < 0)
+                return mock_api_fail(err, errlen, "%s", "out of memory");
+        }
+        return 0;
+    }
+    return mock_api_fail(err, errlen, "%s",
+                         "'prompt' is required: a string or a list of token ids");
+}
+
+static int mock_api_parse_fields(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
+    if (!json_is_object(root))
+        return mock_api_fail(err, errlen, "%s", "the request body must be a JSON object");
+    json_t *model = json_object_get(root, "model");
+    if (model && !json_is_null(model)) {
+        if (!json_is_string(model))
+            return mock_api_fail(err, errlen, "'%s' must be a string", "model");
+        snprintf(out->model, sizeof(out->model), "%s", json_string_value(model));
+    }
+    if (mock_api_bool(root, "stream", &out->stream, err, errlen) ||
+        mock_api_bool(root, "ignore_eos", &out->ignore_eos, err, errlen))
+        return 400;
+    json_t *options = json_object_get(root, "stream_options");
+    if (options && !json_is_null(options)) {
+        if (!json_is_object(options))
+            return mock_api_fail(err, errlen, "'%s' must be an object", "stream_options");
+        if (mock_api_bool(options, "include_usage", &out->include_usage, err, errlen) ||
+            mock_api_bool(options, "continuous_usage_stats", &out->continuous_usage, err, errlen))
+            return 400;
+    }
+    bool present;
+    uint32_t n = 1;
+    if (mock_api_uint(root, "n", 1, &n, &present, err, errlen))
+        return 400;
+    if (n != 1)
+        return mock_api_fail(err, errlen, "%s", "'n' must be 1 (the mock returns one choice)");
+    if (mock_api_uint(root, "max_tokens", 1, &out->max_tokens, &out->has_max_tokens, err, errlen))
+        return 400;
+    uint32_t max_completion;
+    if (mock_api_uint(root, "max_completion_tokens", 1, &max_completion, &present, err, errlen))
+        return 400;
+    if (present) { /* OpenAI's newer name wins, as in vLLM */
+        out->max_tokens = max_completion;
+        out->has_max_tokens = true;
+    }
+    if (mock_api_uint(root, "min_tokens", 0, &out->min_tokens, &present, err, errlen))
+        return 400;
+    if (out->kind == MOCK_API_CHAT)
+        return mock_api_parse_messages(root, out, err, errlen);
+    return mock_api_parse_prompt(root, out, err, errlen);
+}
+
+int mock_api_parse(mock_api_kind_t kind, const char *body, size_t len, mock_api_request_t *out,
+                   char *err, size_t errlen) {
+    memset(out, 0, sizeof(*out));
+    out->kind = kind;
+    mock_tokens_init(&out->prompt);
+    json_error_t jerr;
+    json_t *root = json_loadb(body, len, 0, &jerr);
+    if (!root) {
+        snprintf(err, errlen, "invalid JSON in the request body at line %d, column %d: %s",
+                 jerr.line, jerr.column, jerr.text);
+        return 400;
+    }
+    int status = mock_api_parse_fields(root, out, err, errlen);
+    json_decref(root);
+    if (status)
+        mock_api_request_clear(out);
+    return status;
+}
+
+void mock_api_request_clear(mock_api_request_t *self) {
+    mock_tokens_clear(&self->prompt);
+}
+
+static const char *mock_api_error_type(int status) {
+    switch (status) {
+    case 400:
+        return "BadRequestError";
+    case 401:
+        return "AuthenticationError";
+    case 403:
+        return "PermissionDeniedError";
+    case 404:
+        return "NotFoundError";
+    case 413:
+        return "RequestTooLargeError";
+    case 429:
+        return "RateLimitError";
+    case 503:
+        return "ServiceUnavailableError";
+    default:
+        return status < 500 ? "BadRequestError" : "InternalServerError";
+    }
+}
+
+static int mock_api_dump(mock_buf_t *out, json_t *value) {
+    if (!value)
+        return -1;
+    char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER);
+    json_decref(value);
+    if (!text)
+        return -1;
+    int rc = mock_buf_append(out, text, strlen(text));
+    free(text);
+    return rc;
+}
+
+int mock_api_error_body(mock_buf_t *out, int status, const char *message) {
+    return mock_api_dump(out, json_pack("{s:s, s:s, s:s, s:n, s:i}", "object", "error", "message",
+                                        message, "type", mock_api_error_type(status), "param",
+                                        "code", status));
+}
+
+int mock_api_models_body(mock_buf_t *out, const char *model, uint32_t max_model_len,
+                         long long created) {
+    json_t *entry = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:i, s:[]}", "id", model, "object",
+                              "model", "created", (json_int_t)created, "owned_by", "vllm", "root",
+                              model, "parent", "max_model_len", (int)max_model_len, "permission");
+    return mock_api_dump(out, json_pack("{s:s, s:[o]}", "object", "list", "data", entry));
+}

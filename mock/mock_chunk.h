@@ -1,0 +1,52 @@
+/* The streamed chunks of the simulated server, byte for byte in vLLM's format with one
+ * addition, "sent_ns" (the CLOCK_MONOTONIC instant the chunk was written). The per-request
+ * prefix is formatted once; each token is then a few copies and one integer to text, with no
+ * allocation. Every function writes at p (the caller reserved mock_chunk_max_bytes per chunk)
+ * and returns the end of what it wrote. */
+#ifndef STAMPEDE_MOCK_CHUNK_H
+#define STAMPEDE_MOCK_CHUNK_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "mock_api.h"
+
+/* The fixed start of every chunk of one response, up to and including "choices":[ */
+typedef struct mock_chunk_head {
+    mock_api_kind_t kind;
+    size_t len;
+    char text[512];
+} mock_chunk_head_t;
+
+/* Token counts as "usage" reports them. */
+typedef struct mock_chunk_usage {
+    uint32_t prompt_tokens, completion_tokens, cached_tokens;
+} mock_chunk_usage_t;
+
+/* Formats the head for response id (e.g. "chatcmpl-3f..") created at the given UNIX time. */
+void mock_chunk_head_init(mock_chunk_head_t *self, mock_api_kind_t kind, const char *id,
+                          long long created, const char *model);
+/* An upper bound of any one chunk of this response carrying a word of word_len bytes. */
+size_t mock_chunk_max_bytes(const mock_chunk_head_t *head, size_t word_len);
+/* Chat only: the first chunk, {"role":"assistant","content":""}. */
+char *mock_chunk_role(char *p, const mock_chunk_head_t *head, int64_t sent_ns);
+/* One token: word is the JSON-escaped text; reasoning puts it in delta.reasoning_content;
+ * finish is NULL or "length"/"stop" (the last token); usage is NULL unless continuous usage
+ * stats were asked for. */
+char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
+                       bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
+                       int64_t sent_ns);
+/* The usage chunk that follows the last token when stream_options.include_usage is set. */
+char *mock_chunk_usage(char *p, const mock_chunk_head_t *head, const mock_chunk_usage_t *usage,
+                       int64_t sent_ns);
+/* A chunk whose JSON is cut short (fault injection). */
+char *mock_chunk_malformed(char *p, const mock_chunk_head_t *head);
+/* data: [DONE] */
+char *mock_chunk_done(char *p);
+/* Writes the decimal form of v at p. */
+char *mock_chunk_put_u64(char *p, uint64_t v);
+/* Writes s as the body of a JSON string (escaped, no quotes) at p; needs 6 * len bytes. */
+char *mock_chunk_put_escaped(char *p, const char *s, size_t len);
+
+#endif

@@ -1,0 +1,229 @@
+#include "mock_http.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+static bool mock_http_token_char(unsigned char c) {
+    return c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c);
+}
+
+/* Finds the end of the head (after the blank line), accepting bare LF line ends. 0 if absent. */
+static size_t mock_http_head_end(const char *buf, size_t len) {
+    for (size_t i = 0; i + 1 < len; i++) {
+        if (buf[i] != '\n')
+            continue;
+        if (buf[i + 1] == '\n')
+            return i + 2;
+        if (buf[i + 1] == '\r' && i + 2 < len && buf[i + 2] == '\n')
+            return i + 3;
+    }
+    return 0;
+}
+
+/* Next line of buf[*pos..end) without its CR LF; returns its length and advances *pos. */
+static size_t mock_http_line(const char *buf, size_t end, size_t *pos, const char **line) {
+    size_t start = *pos, i = start;
+    while (i < end && buf[i] != '\n')
+        i++;
+    *line = buf + start;
+    *pos = i < end ? i + 1 : end;
+    size_t n = i - start;
+    if (n > 0 && buf[start + n - 1] == '\r')
+        n--;
+    return n;
+}
+
+static bool mock_http_header_is(const char *name, size_t len, const char *want) {
+    return strlen(want) == len && strncasecmp(name, want, len) == 0;
+}
+
+/* True when the comma-separated value contains the token want (case-insensitive). */
+static bool mock_http_value_has(const char *value, size_t len, const char *want) {
+    size_t wlen = strlen(want), i = 0;
+    while (i < len) {
+        while (i < len && (value[i] == ' ' || value[i] == '\t' || value[i] == ','))
+            i++;
+        size_t start = i;
+        while (i < len && value[i] != ',')
+            i++;
+        size_t end = i;
+        while (end > start && (value[end - 1] == ' ' || value[end - 1] == '\t'))
+            end--;
+        if (end - start == wlen && strncasecmp(value + start, want, wlen) == 0)
+            return true;
+    }
+    return false;
+}
+
+static int mock_http_parse_request_line(const char *line, size_t n, mock_http_request_t *out) {
+    const char *sp1 = memchr(line, ' ', n);
+    if (!sp1 || sp1 == line)
+        return 400;
+    for (const char *c = line; c < sp1; c++)
+        if (!mock_http_token_char((unsigned char)*c))
+            return 400;
+    size_t mlen = (size_t)(sp1 - line);
+    out->method = mlen == 3 && !memcmp(line, "GET", 3)    ? MOCK_HTTP_GET
+                  : mlen == 4 && !memcmp(line, "HEAD", 4) ? MOCK_HTTP_HEAD
+                  : mlen == 4 && !memcmp(line, "POST", 4) ? MOCK_HTTP_POST
+                                                          : MOCK_HTTP_OTHER;
+    const char *target = sp1 + 1, *end = line + n;
+    const char *sp2 = memchr(target, ' ', (size_t)(end - target));
+    if (!sp2 || sp2 == target || *target != '/')
+        return 400;
+    for (const char *c = target; c < sp2; c++)
+        if ((unsigned char)*c <= 0x20 || (unsigned char)*c == 0x7f)
+            return 400;
+    const char *query = memchr(target, '?', (size_t)(sp2 - target));
+    out->path = target;
+    out->path_len = (size_t)((query ? query : sp2) - target);
+    const char *version = sp2 + 1;
+    size_t vlen = (size_t)(end - version);
+    if (vlen != 8 || memcmp(version, "HTTP/", 5) != 0 || version[6] != '.' || version[5] < '0' ||
+        version[5] > '9' || version[7] < '0' || version[7] > '9')
+        return 400;
+    if (version[5] != '1')
+        return 505;
+    out->minor_version = version[7] - '0';
+    return 0;
+}
+
+static int mock_http_parse_length(const char *value, size_t len, size_t *out) {
+    if (len == 0 || len > 18)
+        return -1;
+    size_t v = 0;
+    for (size_t i = 0; i < len; i++) {
+        if (value[i] < '0' || value[i] > '9')
+            return -1;
+        v = v * 10 + (size_t)(value[i] - '0');
+    }
+    *out = v;
+    return 0;
+}
+
+int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_body,
+                    mock_http_request_t *out) {
+    memset(out, 0, sizeof(*out));
+    size_t head = mock_http_head_end(buf, len);
+    if (!head)
+        return len > max_header ? 431 : MOCK_HTTP_INCOMPLETE;
+    if (head > max_header)
+        return 431;
+    size_t pos = 0;
+    const char *line;
+    size_t n = mock_http_line(buf, head, &pos, &line);
+    while (n == 0 && pos < head) /* RFC 9112 2.2: ignore empty lines before the request line */
+        n = mock_http_line(buf, head, &pos, &line);
+    int status = mock_http_parse_request_line(line, n, out);
+    if (status)
+        return status;
+    bool close = out->minor_version == 0, keep_alive = false, has_length = false;
+    for (;;) {
+        n = mock_http_line(buf, head, &pos, &line);
+        if (n == 0)
+            break;
+        if (line[0] == ' ' || line[0] == '\t')
+            return 400; /* obsolete line folding */
+        const char *colon = memchr(line, ':', n);
+        if (!colon || colon == line)
+            return 400;
+        size_t name_len = (size_t)(colon - line);
+        for (size_t i = 0; i < name_len; i++)
+            if (!mock_http_token_char((unsigned char)line[i]))
+                return 400;
+        const char *value = colon + 1, *vend = line + n;
+        while (value < vend && (*value == ' ' || *value == '\t'))
+            value++;
+        while (vend > value && (vend[-1] == ' ' || vend[-1] == '\t'))
+            vend--;
+        size_t vlen = (size_t)(vend - value);
+        if (mock_http_header_is(line, name_len, "content-length")) {
+            size_t length;
+            if (mock_http_parse_length(value, vlen, &length) < 0)
+                return 400;
+            if (has_length && length != out->content_length)
+                return 400;
+            has_length = true;
+            out->content_length = length;
+        } else if (mock_http_header_is(line, name_len, "transfer-encoding")) {
+            return 501;
+        } else if (mock_http_header_is(line, name_len, "connection")) {
+            if (mock_http_value_has(value, vlen, "close"))
+                close = true;
+            if (mock_http_value_has(value, vlen, "keep-alive"))
+                keep_alive = true;
+        } else if (mock_http_header_is(line, name_len, "expect")) {
+            if (vlen == 12 && strncasecmp(value, "100-continue", 12) == 0)
+                out->expect_continue = true;
+        }
+    }
+    out->keep_alive = out->minor_version == 0 ? keep_alive && !close : !close;
+    if (out->method == MOCK_HTTP_POST && !has_length)
+        return 411;
+    if (out->content_length > max_body)
+        return 413;
+    out->header_bytes = head;
+    out->body = buf + head;
+    out->total_bytes = head + out->content_length;
+    return len >= out->total_bytes ? MOCK_HTTP_COMPLETE : MOCK_HTTP_INCOMPLETE;
+}
+
+const char *mock_http_reason(int status) {
+    switch (status) {
+    case 100:
+        return "Continue";
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 401:
+        return "Unauthorized";
+    case 403:
+        return "Forbidden";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 408:
+        return "Request Timeout";
+    case 411:
+        return "Length Required";
+    case 413:
+        return "Content Too Large";
+    case 429:
+        return "Too Many Requests";
+    case 431:
+        return "Request Header Fields Too Large";
+    case 500:
+        return "Internal Server Error";
+    case 501:
+        return "Not Implemented";
+    case 502:
+        return "Bad Gateway";
+    case 503:
+        return "Service Unavailable";
+    case 504:
+        return "Gateway Timeout";
+    case 505:
+        return "HTTP Version Not Supported";
+    default:
+        return status < 500 ? "Client Error" : "Server Error";
+    }
+}
+
+int mock_http_format_head(char *buf, size_t cap, int status, const char *content_type,
+                          long long content_length, bool closing, const char *extra) {
+    char length[64];
+    if (content_length >= 0)
+        snprintf(length, sizeof(length), "content-length: %lld\r\n", content_length);
+    else if (content_length == -1)
+        snprintf(length, sizeof(length), "transfer-encoding: chunked\r\n");
+    else
+        length[0] = '\0'; /* HTTP/1.0: the body ends when the connection closes */
+    int n = snprintf(
+        buf, cap, "HTTP/1.1 %d %s\r\nserver: stampede-mock\r\ncontent-type: %s\r\n%s%s%s%s\r\n",
+        status, mock_http_reason(status), content_type, length,
+        closing ? "connection: close\r\n" : "", extra ? extra : "", extra ? "\r\n" : "");
+    return n < 0 || (size_t)n >= cap ? -1 : n;
+}

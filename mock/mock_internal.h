@@ -1,0 +1,135 @@
+/* What the files of the simulated server share: the server, its connections and the requests
+ * in flight. Internal to mock/; the public entry points are in mock.h. */
+#ifndef STAMPEDE_MOCK_INTERNAL_H
+#define STAMPEDE_MOCK_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mock.h"
+#include "mock_api.h"
+#include "mock_buf.h"
+#include "mock_chunk.h"
+#include "mock_engine.h"
+#include "mock_http.h"
+#include "mock_metrics.h"
+#include "mock_options.h"
+#include "mock_prefix_cache.h"
+#include "mock_timer_heap.h"
+#include "mock_vocab.h"
+
+/* What a connection's or the server's timer is for. */
+enum {
+    MOCK_TIMER_STREAM = 1, /* fixed mode: the next token(s) of the connection's request */
+    MOCK_TIMER_ADMIT,      /* engine mode: the request reaches the scheduler (after overhead) */
+    MOCK_TIMER_RESUME,     /* a stalled stream resumes */
+    MOCK_TIMER_STEP,       /* the engine step in progress ends */
+    MOCK_TIMER_ACCEPT,     /* accepting resumes after running out of file descriptors */
+};
+
+typedef struct mock_request mock_request_t;
+
+/* One client connection: its buffers, and at most one response in progress (pipelined requests
+ * wait in the input buffer until it is done). */
+typedef struct mock_conn {
+    int fd;
+    mock_buf_t in, out;
+    uint32_t events;         /* registered epoll events */
+    bool closing;            /* close once out is flushed */
+    bool dead;               /* fd closed; freed when the loop iteration ends */
+    bool ready;              /* on the ready list: buffered input to process */
+    bool continue_sent;      /* "100 Continue" sent for the request being received */
+    int64_t paused_until_ns; /* a stall holds the output until then */
+    mock_request_t *req;
+    mock_timer_t timer;
+    struct mock_conn *prev, *next; /* all connections */
+    struct mock_conn *next_ready, *next_dead;
+} mock_conn_t;
+
+/* One completion request in flight. */
+struct mock_request {
+    mock_seq_t seq; /* the engine's view; seq.user points back here */
+    mock_conn_t *conn;
+    uint64_t number; /* 1-based arrival order */
+    mock_api_kind_t kind;
+    bool stream, include_usage, continuous_usage;
+    bool chunked;    /* HTTP/1.1 chunked framing (not for HTTP/1.0 clients) */
+    bool keep_alive; /* the connection stays open after this response */
+    uint32_t prompt_tokens, output_tokens, reasoning_tokens, cached_tokens;
+    mock_finish_t finish;
+    uint32_t emitted, accounted;
+    uint64_t reply_key;     /* reply word i = mock_vocab_reply_word(vocab, reply_key, i) */
+    uint64_t *ids;          /* prompt then output token ids, owned */
+    uint64_t *block_hashes; /* chained hashes of the full blocks of ids, owned */
+    uint32_t n_blocks;
+    mock_chunk_head_t head;
+    char id[48];
+    long long created;
+    int64_t recv_ns;      /* the request was complete */
+    int64_t scheduled_ns; /* left the waiting queue (fixed mode: recv_ns) */
+    int64_t step_due_ns;  /* engine mode: when the current token was sampled */
+    int64_t first_token_ns, prev_token_ns;
+    uint32_t reset_at;     /* reset the connection after this many tokens; 0 = never */
+    uint32_t malformed_at; /* 1-based number of the token sent as broken JSON; 0 = none */
+    bool stall;            /* pause the output once stall_after tokens are out */
+    uint32_t stall_after;
+};
+
+struct mock_server {
+    mock_options_t options;
+    int epfd, listen_fd, timer_fd, signal_fd, stop_fd;
+    uint16_t port;
+    mock_timer_heap_t timers;
+    int64_t armed_ns;      /* the timerfd's deadline, 0 = disarmed */
+    mock_engine_t *engine; /* NULL in fixed mode */
+    mock_timer_t step_timer;
+    int64_t step_start_ns;
+    bool engine_delivering;           /* inside mock_engine_step_end's callbacks */
+    mock_prefix_cache_t *fixed_cache; /* fixed mode: prefix hits for usage, no timing effect */
+    uint64_t fixed_prefix_queries, fixed_prefix_hits;
+    uint32_t active_requests;
+    mock_metrics_t metrics;
+    mock_vocab_t *vocab;
+    size_t max_word_len;
+    mock_conn_t *conns;
+    uint32_t n_conns;
+    mock_conn_t *ready, *dead;
+    mock_buf_t scratch; /* one response's chunk payloads before framing */
+    mock_buf_t page;    /* /metrics and other whole bodies */
+    uint64_t request_counter;
+    mock_timer_t accept_timer;
+    bool stopping;
+};
+
+/* CLOCK_MONOTONIC in ns. */
+int64_t mock_now_ns(void);
+/* (Re)schedules a timer on the server's heap. */
+void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns);
+/* Queues a whole response (head and body) on c and flushes. */
+void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
+                         const char *body, size_t len, bool keep_alive, const char *extra_header);
+/* Queues vLLM's error object with status and message on c. */
+void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
+                               bool keep_alive);
+/* Writes what c->out holds; on a fatal error closes c (marks it dead). */
+void mock_conn_flush(mock_server_t *self, mock_conn_t *c);
+/* Closes c now (reset: with a TCP RST), aborting its request; freed later. */
+void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset);
+/* The response on c is complete: close or go on with the next pipelined request. */
+void mock_conn_response_done(mock_server_t *self, mock_conn_t *c, bool keep_alive);
+
+/* Handles a complete POST to a completions endpoint on c. */
+void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
+                       mock_api_kind_t kind);
+/* A connection timer fired (MOCK_TIMER_STREAM, _ADMIT or _RESUME). */
+void mock_stream_on_timer(mock_server_t *self, mock_conn_t *c, int64_t now_ns);
+/* The engine step timer fired: deliver the step's tokens and start the next step. */
+void mock_stream_on_step(mock_server_t *self);
+/* Starts an engine step if the engine is idle and has work. */
+void mock_stream_kick(mock_server_t *self, int64_t now_ns);
+/* The client of req went away: take it out of the engine and the timers. */
+void mock_stream_abort(mock_server_t *self, mock_request_t *req);
+/* Frees a request (it must be out of the engine and the timers). */
+void mock_request_free(mock_request_t *req);
+
+#endif

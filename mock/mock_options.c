@@ -1,0 +1,335 @@
+#include "mock_options.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_profiles.h"
+
+typedef enum mock_option_kind {
+    OPT_STRING,   /* char[size] at offset */
+    OPT_PORT,     /* int 0..65535 */
+    OPT_U32,      /* uint32_t >= 1 */
+    OPT_U32_ANY,  /* uint32_t >= 0 */
+    OPT_U64,      /* uint64_t >= 1 */
+    OPT_SIZE,     /* size_t >= 1 */
+    OPT_MS,       /* double >= 0 */
+    OPT_RATE,     /* double in [0, 1] */
+    OPT_STATUS,   /* int 100..599 */
+    OPT_DIST,     /* dist_t via dist_parse_spec */
+    OPT_FLAG,     /* bool set to true, no value */
+    OPT_FLAG_OFF, /* bool set to false, no value */
+    OPT_HELP,
+} mock_option_kind_t;
+
+typedef struct mock_option {
+    const char *name;
+    mock_option_kind_t kind;
+    size_t offset;
+    size_t size;
+    const char *arg;
+    const char *help;
+} mock_option_t;
+
+#define F(field) offsetof(mock_options_t, field), sizeof(((mock_options_t *)0)->field)
+
+static const mock_option_t mock_option_table[] = {
+    {"--port", OPT_PORT, F(port), "N", "TCP port; 0 picks a free one (default 8000)"},
+    {"--bind", OPT_STRING, F(bind), "ADDR", "IPv4 address to listen on (default 127.0.0.1)"},
+    {"--model", OPT_STRING, F(model), "NAME", "served model name (default mock-llama)"},
+    {"--strict-model", OPT_FLAG, F(strict_model), NULL,
+     "answer 404 to requests naming another model, as vLLM does"},
+    {"--seed", OPT_U64, F(seed), "N", "seed of reply words, lengths and faults (default 0)"},
+    {"--profile", OPT_STRING, F(profile), "NAME", "engine profile (see below; default: default)"},
+    {"--ttft-ms", OPT_MS, F(ttft_ms), "MS",
+     "fixed mode: first token MS after the request arrives, whatever the load"},
+    {"--itl-ms", OPT_MS, F(itl_ms), "MS", "fixed mode: then one token every MS"},
+    {"--max-num-seqs", OPT_U32, F(max_num_seqs), "N", "sequences running at most"},
+    {"--max-num-batched-tokens", OPT_U32, F(max_num_batched_tokens), "N",
+     "prefill + decode tokens per engine step at most (chunked prefill)"},
+    {"--max-model-len", OPT_U32, F(max_model_len), "N",
+     "prompt + max_tokens above this is refused with HTTP 400"},
+    {"--kv-cache-tokens", OPT_U64, F(kv_cache_tokens), "N",
+     "KV pool in tokens (16-token blocks); running sequences and cached prefixes share it"},
+    {"--prefix-cache-tokens", OPT_U64, F(prefix_cache_tokens), "N",
+     "cap of the prefix cache (default: the whole KV pool)"},
+    {"--no-prefix-cache", OPT_FLAG_OFF, F(prefix_cache), NULL, "disable prefix caching"},
+    {"--tpot-base-ms", OPT_MS, F(tpot_base_ms), "MS", "engine step time with one sequence"},
+    {"--alpha", OPT_MS, F(alpha), "A", "step time grows as running^A"},
+    {"--prefill-tokens-per-s", OPT_MS, F(prefill_tokens_per_s), "R",
+     "prefill speed added to a step's time (0 = free)"},
+    {"--ttft-overhead-ms", OPT_MS, F(ttft_overhead_ms), "MS",
+     "fixed latency before a request reaches the scheduler (API server, tokenizer)"},
+    {"--output-len", OPT_DIST, F(output_len), "SPEC",
+     "reply length of requests without max_tokens, e.g. 256 or lognormal:mean=300,sigma=0.5 "
+     "(default 256)"},
+    {"--early-eos", OPT_FLAG, F(early_eos), NULL,
+     "--output-len also ends replies that set max_tokens (unless ignore_eos)"},
+    {"--reasoning-tokens", OPT_DIST, F(reasoning), "SPEC",
+     "chat: stream this many reasoning_content tokens before the content"},
+    {"--max-body-bytes", OPT_SIZE, F(max_body_bytes), "N",
+     "larger request bodies get HTTP 413 (default 67108864)"},
+    {"--fail-rate", OPT_RATE, F(fail_rate), "P", "answer this fraction of requests with an error"},
+    {"--fail-status", OPT_STATUS, F(fail_status), "CODE", "status of --fail-rate (default 500)"},
+    {"--reset-after-tokens", OPT_U32_ANY, F(reset_after_tokens), "N",
+     "reset the connection (TCP RST) after N streamed tokens"},
+    {"--reset-rate", OPT_RATE, F(reset_rate), "P",
+     "fraction of requests --reset-after-tokens hits (default 1)"},
+    {"--stall-ms", OPT_MS, F(stall_ms), "MS", "pause the stream for MS mid-way"},
+    {"--stall-after-tokens", OPT_U32_ANY, F(stall_after_tokens), "N",
+     "where the pause starts (default 1: after the first token)"},
+    {"--stall-rate", OPT_RATE, F(stall_rate), "P", "fraction of requests that stall (default 1)"},
+    {"--malformed-rate", OPT_RATE, F(malformed_rate), "P",
+     "fraction of streams with one chunk of broken JSON mid-way"},
+    {"--help", OPT_HELP, 0, 0, NULL, "this text"},
+};
+
+#define N_OPTIONS (sizeof(mock_option_table) / sizeof(mock_option_table[0]))
+
+void mock_options_init(mock_options_t *self) {
+    memset(self, 0, sizeof(*self));
+    snprintf(self->bind, sizeof(self->bind), "127.0.0.1");
+    self->port = 8000;
+    snprintf(self->model, sizeof(self->model), "mock-llama");
+    snprintf(self->profile, sizeof(self->profile), "default");
+    self->prefix_cache = true;
+    dist_init(&self->output_len);
+    dist_fixed(&self->output_len, 256);
+    dist_init(&self->reasoning);
+    self->max_body_bytes = 64u << 20;
+    self->fail_status = 500;
+    self->reset_rate = 1;
+    self->stall_after_tokens = 1;
+    self->stall_rate = 1;
+}
+
+void mock_options_clear(mock_options_t *self) {
+    dist_clear(&self->output_len);
+    dist_clear(&self->reasoning);
+}
+
+void mock_options_usage(FILE *out) {
+    fprintf(out, "usage: stampede mock [OPTIONS]\n\n"
+                 "A simulated OpenAI-compatible inference server (vLLM-shaped): POST\n"
+                 "/v1/chat/completions and /v1/completions (streaming or not), GET /v1/models,\n"
+                 "/health and /metrics. Prints 'listening on ADDR:PORT' once it accepts.\n"
+                 "Without --ttft-ms/--itl-ms it simulates an engine (continuous batching, KV\n"
+                 "budget, chunked prefill, prefix cache) with the timings of --profile.\n\n");
+    for (size_t i = 0; i < N_OPTIONS; i++) {
+        const mock_option_t *o = &mock_option_table[i];
+        char left[64];
+        snprintf(left, sizeof(left), "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
+        fprintf(out, "  %-30s %s\n", left, o->help);
+    }
+    fprintf(out, "\nprofiles (--profile NAME; flags above override a profile's values):\n");
+    for (size_t i = 0; mock_profile_at(i); i++) {
+        const mock_profile_t *p = mock_profile_at(i);
+        fprintf(out,
+                "  %-14s %s\n                 max_num_seqs %u, max_model_len %u, kv %llu tokens, "
+                "tpot %.2f ms x running^%.2f,\n                 prefill %.0f tokens/s, "
+                "overhead %.0f ms\n",
+                p->name, p->summary, p->max_num_seqs, p->max_model_len,
+                (unsigned long long)p->kv_cache_tokens, p->tpot_base_ms, p->alpha,
+                p->prefill_tokens_per_s, p->ttft_overhead_ms);
+    }
+}
+
+static const mock_option_t *mock_option_find(const char *arg, size_t len) {
+    for (size_t i = 0; i < N_OPTIONS; i++)
+        if (strlen(mock_option_table[i].name) == len &&
+            !strncmp(mock_option_table[i].name, arg, len))
+            return &mock_option_table[i];
+    return NULL;
+}
+
+static int mock_option_number(const mock_option_t *o, const char *value, double min, double max,
+                              bool integer, double *out, char *err, size_t errlen) {
+    char *end;
+    errno = 0;
+    double v = strtod(value, &end);
+    if (end == value || *end != '\0' || errno || !isfinite(v) || v < min || v > max ||
+        (integer && v != floor(v))) {
+        snprintf(err, errlen, "%s: expected %s in [%g, %g], got '%s'", o->name,
+                 integer ? "an integer" : "a number", min, max, value);
+        return -1;
+    }
+    *out = v;
+    return 0;
+}
+
+static int mock_option_set(mock_options_t *self, const mock_option_t *o, const char *value,
+                           char *err, size_t errlen) {
+    char *field = (char *)self + o->offset;
+    double v;
+    switch (o->kind) {
+    case OPT_STRING:
+        if (strlen(value) == 0 || strlen(value) >= o->size) {
+            snprintf(err, errlen, "%s: expected 1 to %zu characters, got '%s'", o->name,
+                     o->size - 1, value);
+            return -1;
+        }
+        memcpy(field, value, strlen(value) + 1);
+        return 0;
+    case OPT_PORT:
+        if (mock_option_number(o, value, 0, 65535, true, &v, err, errlen))
+            return -1;
+        *(int *)field = (int)v;
+        return 0;
+    case OPT_U32:
+    case OPT_U32_ANY:
+        if (mock_option_number(o, value, o->kind == OPT_U32 ? 1 : 0, UINT32_MAX, true, &v, err,
+                               errlen))
+            return -1;
+        *(uint32_t *)field = (uint32_t)v;
+        return 0;
+    case OPT_U64:
+        if (mock_option_number(o, value, 0, 9007199254740992.0, true, &v, err, errlen))
+            return -1;
+        *(uint64_t *)field = (uint64_t)v;
+        return 0;
+    case OPT_SIZE:
+        if (mock_option_number(o, value, 1, 1e15, true, &v, err, errlen))
+            return -1;
+        *(size_t *)field = (size_t)v;
+        return 0;
+    case OPT_MS:
+        if (mock_option_number(o, value, 0, 1e12, false, &v, err, errlen))
+            return -1;
+        *(double *)field = v;
+        return 0;
+    case OPT_RATE:
+        if (mock_option_number(o, value, 0, 1, false, &v, err, errlen))
+            return -1;
+        *(double *)field = v;
+        return 0;
+    case OPT_STATUS:
+        if (mock_option_number(o, value, 100, 599, true, &v, err, errlen))
+            return -1;
+        *(int *)field = (int)v;
+        return 0;
+    case OPT_DIST: {
+        dist_t parsed;
+        char why[256];
+        dist_init(&parsed);
+        if (dist_parse_spec(value, &parsed, why, sizeof(why)) < 0) {
+            snprintf(err, errlen, "%s: %s", o->name, why);
+            dist_clear(&parsed);
+            return -1;
+        }
+        dist_clear((dist_t *)field);
+        *(dist_t *)field = parsed;
+        if (field == (char *)&self->reasoning)
+            self->reasoning_set = true;
+        return 0;
+    }
+    case OPT_FLAG:
+    case OPT_FLAG_OFF:
+        *(bool *)field = o->kind == OPT_FLAG;
+        return 0;
+    case OPT_HELP:
+        return 0;
+    }
+    return 0;
+}
+
+static void mock_options_apply_profile(mock_options_t *self, const mock_profile_t *p) {
+    self->max_num_seqs = p->max_num_seqs;
+    self->max_num_batched_tokens = p->max_num_batched_tokens;
+    self->max_model_len = p->max_model_len;
+    self->kv_cache_tokens = p->kv_cache_tokens;
+    self->prefix_cache_tokens = 0;
+    self->tpot_base_ms = p->tpot_base_ms;
+    self->alpha = p->alpha;
+    self->prefill_tokens_per_s = p->prefill_tokens_per_s;
+    self->ttft_overhead_ms = p->ttft_overhead_ms;
+}
+
+/* Splits "--name=value" or "--name value"; *value is NULL when a value is missing. */
+static const mock_option_t *mock_options_next(int argc, char **argv, int *i, const char **value,
+                                              char *err, size_t errlen) {
+    const char *arg = argv[*i];
+    const char *eq = strchr(arg, '=');
+    size_t name_len = eq ? (size_t)(eq - arg) : strlen(arg);
+    const mock_option_t *o = mock_option_find(arg, name_len);
+    if (!o) {
+        snprintf(err, errlen, "unknown option '%s' (stampede mock --help lists them)", arg);
+        return NULL;
+    }
+    bool takes_value = o->arg != NULL;
+    if (!takes_value && eq) {
+        snprintf(err, errlen, "%s takes no value", o->name);
+        return NULL;
+    }
+    *value = NULL;
+    if (takes_value) {
+        if (eq)
+            *value = eq + 1;
+        else if (*i + 1 < argc)
+            *value = argv[++*i];
+        else {
+            snprintf(err, errlen, "%s needs a value (%s)", o->name, o->arg);
+            return NULL;
+        }
+    }
+    return o;
+}
+
+int mock_options_parse(mock_options_t *self, int argc, char **argv, FILE *out, char *err,
+                       size_t errlen) {
+    /* The profile goes first so that every explicit flag overrides it, in any order. */
+    bool explicit_fixed = false, explicit_profile = false;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        const mock_option_t *o = mock_options_next(argc, argv, &i, &value, err, errlen);
+        if (!o)
+            return -1;
+        if (o->kind == OPT_HELP) {
+            mock_options_usage(out);
+            return 1;
+        }
+        if (!strcmp(o->name, "--profile")) {
+            if (mock_option_set(self, o, value, err, errlen))
+                return -1;
+            explicit_profile = true;
+        }
+        if (!strcmp(o->name, "--ttft-ms") || !strcmp(o->name, "--itl-ms"))
+            explicit_fixed = true;
+    }
+    const mock_profile_t *profile = mock_profile_find(self->profile);
+    if (!profile) {
+        int n = snprintf(err, errlen, "--profile: unknown profile '%s' (known:", self->profile);
+        for (size_t i = 0; mock_profile_at(i) && n >= 0 && (size_t)n < errlen; i++)
+            n += snprintf(err + n, errlen - (size_t)n, " %s", mock_profile_at(i)->name);
+        if (n >= 0 && (size_t)n < errlen)
+            snprintf(err + n, errlen - (size_t)n, ")");
+        return -1;
+    }
+    if (explicit_fixed && explicit_profile) {
+        snprintf(err, errlen,
+                 "--profile and --ttft-ms/--itl-ms exclude each other: fixed mode "
+                 "has no engine model");
+        return -1;
+    }
+    mock_options_apply_profile(self, profile);
+    self->fixed = explicit_fixed;
+    for (int i = 1; i < argc; i++) {
+        const char *value;
+        const mock_option_t *o = mock_options_next(argc, argv, &i, &value, err, errlen);
+        if (!o || mock_option_set(self, o, value, err, errlen))
+            return -1;
+    }
+    if (self->max_model_len > self->kv_cache_tokens) {
+        snprintf(err, errlen,
+                 "--kv-cache-tokens %llu cannot hold one sequence of --max-model-len %u "
+                 "(vLLM refuses to start in this case too)",
+                 (unsigned long long)self->kv_cache_tokens, self->max_model_len);
+        return -1;
+    }
+    if (self->kv_cache_tokens / 16 > UINT32_MAX) {
+        snprintf(err, errlen, "--kv-cache-tokens: at most %llu",
+                 (unsigned long long)UINT32_MAX * 16);
+        return -1;
+    }
+    return 0;
+}

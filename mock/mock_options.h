@@ -1,0 +1,57 @@
+/* Command-line options of `stampede mock`: where to listen, which model of time to simulate
+ * (a calibrated engine profile with overrides, or the load-independent fixed mode tests use),
+ * reply lengths, and fault injection. */
+#ifndef STAMPEDE_MOCK_OPTIONS_H
+#define STAMPEDE_MOCK_OPTIONS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "dist.h"
+
+typedef struct mock_options {
+    char bind[64];
+    int port; /* 0 = any free port */
+    char model[128];
+    bool strict_model; /* 404 for requests naming another model, as vLLM does */
+    uint64_t seed;
+    /* Fixed mode: every request's tokens at arrival + ttft_ms, then every itl_ms. */
+    bool fixed;
+    double ttft_ms, itl_ms;
+    /* Engine mode. */
+    char profile[32];
+    uint32_t max_num_seqs, max_num_batched_tokens, max_model_len;
+    uint64_t kv_cache_tokens, prefix_cache_tokens;
+    double tpot_base_ms, alpha, prefill_tokens_per_s, ttft_overhead_ms;
+    bool prefix_cache;
+    /* Reply lengths. */
+    dist_t output_len; /* natural length (EOS) of replies without max_tokens */
+    bool early_eos;    /* the natural length also cuts requests with max_tokens */
+    dist_t reasoning;  /* reasoning tokens streamed before the content (chat) */
+    bool reasoning_set;
+    size_t max_body_bytes;
+    /* Fault injection; rates are per request, drawn deterministically from (seed, request). */
+    double fail_rate;
+    int fail_status;
+    uint32_t reset_after_tokens; /* 0 = never */
+    double reset_rate;
+    double stall_ms;
+    uint32_t stall_after_tokens;
+    double stall_rate;
+    double malformed_rate;
+} mock_options_t;
+
+/* Fills the defaults (profile "default", port 8000, model "mock-llama"). */
+void mock_options_init(mock_options_t *self);
+/* Frees the distributions. */
+void mock_options_clear(mock_options_t *self);
+/* Parses argv[1..argc) (argv[0] is the subcommand). Returns 0 to run, 1 when --help was
+ * printed to out, -1 with a message naming the flag and the problem in err. */
+int mock_options_parse(mock_options_t *self, int argc, char **argv, FILE *out, char *err,
+                       size_t errlen);
+/* Writes the --help text. */
+void mock_options_usage(FILE *out);
+
+#endif

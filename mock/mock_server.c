@@ -1,0 +1,630 @@
+/* The simulated server's event loop: one epoll instance watching the listening socket, every
+ * connection, one timerfd armed to the earliest pending emission, a signalfd and a stop
+ * eventfd. Connections are non-blocking with their own output buffers, so a slow reader only
+ * ever delays itself. */
+#define _GNU_SOURCE /* accept4 */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <signal.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/timerfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mock_internal.h"
+#include "prompt.h"
+
+/* epoll data for the fixed descriptors; connections use their own address. */
+enum {
+    MOCK_WATCH_LISTEN = 1,
+    MOCK_WATCH_TIMER,
+    MOCK_WATCH_SIGNAL,
+    MOCK_WATCH_STOP,
+};
+
+#define MOCK_MAX_HEADER_BYTES 65536
+#define MOCK_READ_AHEAD_BYTES (1u << 20) /* input buffered while a response is in progress */
+
+int64_t mock_now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns) {
+    if (mock_timer_heap_schedule(&self->timers, timer, due_ns) < 0) {
+        fprintf(stderr, "stampede mock: out of memory scheduling a timer\n");
+        abort();
+    }
+}
+
+static void mock_conn_watch(mock_server_t *self, mock_conn_t *c, uint32_t events) {
+    if (c->dead || c->events == events)
+        return;
+    struct epoll_event ev = {.events = events, .data.ptr = c};
+    if (epoll_ctl(self->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
+        c->events = events;
+}
+
+void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset) {
+    if (c->dead)
+        return;
+    if (reset) {
+        struct linger linger = {.l_onoff = 1, .l_linger = 0};
+        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
+    }
+    close(c->fd);
+    c->fd = -1;
+    c->dead = true;
+    mock_timer_heap_cancel(&self->timers, &c->timer);
+    if (c->req)
+        mock_stream_abort(self, c->req);
+    if (c->prev)
+        c->prev->next = c->next;
+    else
+        self->conns = c->next;
+    if (c->next)
+        c->next->prev = c->prev;
+    c->next_dead = self->dead;
+    self->dead = c;
+    self->n_conns--;
+}
+
+void mock_conn_flush(mock_server_t *self, mock_conn_t *c) {
+    if (c->dead || c->paused_until_ns)
+        return;
+    while (mock_buf_pending(&c->out) > 0) {
+        ssize_t n = send(c->fd, mock_buf_head(&c->out), mock_buf_pending(&c->out), MSG_NOSIGNAL);
+        if (n > 0) {
+            mock_buf_consume(&c->out, (size_t)n);
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+            mock_conn_watch(self, c, c->events | EPOLLOUT);
+            return;
+        }
+        mock_conn_close(self, c, false);
+        return;
+    }
+    if (c->closing) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    if (c->events & EPOLLOUT)
+        mock_conn_watch(self, c, c->events & ~(uint32_t)EPOLLOUT);
+}
+
+void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
+                         const char *body, size_t len, bool keep_alive, const char *extra_header) {
+    char head[1024];
+    int n = mock_http_format_head(head, sizeof(head), status, content_type, (long long)len,
+                                  !keep_alive, extra_header);
+    mock_metrics_count_status(&self->metrics, status);
+    if (n < 0 || mock_buf_append(&c->out, head, (size_t)n) < 0 ||
+        (body && mock_buf_append(&c->out, body, len) < 0)) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_conn_response_done(self, c, keep_alive);
+    mock_conn_flush(self, c);
+}
+
+void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
+                               bool keep_alive) {
+    mock_buf_t *page = &self->page;
+    page->off = page->len = 0;
+    if (mock_api_error_body(page, status, message) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_server_respond(self, c, status, "application/json", page->data, page->len, keep_alive,
+                        NULL);
+}
+
+void mock_conn_response_done(mock_server_t *self, mock_conn_t *c, bool keep_alive) {
+    if (c->dead)
+        return;
+    if (!keep_alive) {
+        c->closing = true; /* mock_conn_flush closes once the response is out */
+        return;
+    }
+    if (!(c->events & EPOLLIN))
+        mock_conn_watch(self, c, c->events | EPOLLIN);
+    if (mock_buf_pending(&c->in) > 0 && !c->ready) {
+        c->ready = true;
+        c->next_ready = self->ready;
+        self->ready = c;
+    }
+}
+
+static void mock_server_metrics_page(mock_server_t *self, mock_conn_t *c, bool head_only,
+                                     bool keep_alive) {
+    mock_metrics_gauges_t g = {.connections_open = self->n_conns};
+    if (self->engine) {
+        mock_engine_stats_t st;
+        mock_engine_get_stats(self->engine, &st);
+        g.running = st.running;
+        g.waiting = st.waiting;
+        g.kv_usage = st.kv_usage;
+        g.prefix_queries = st.prefix_queries;
+        g.prefix_hits = st.prefix_hits;
+        g.preemptions = st.preemptions;
+        g.steps = st.steps;
+    } else {
+        g.running = self->active_requests;
+        g.prefix_queries = self->fixed_prefix_queries;
+        g.prefix_hits = self->fixed_prefix_hits;
+    }
+    mock_buf_t *page = &self->page;
+    page->off = page->len = 0;
+    if (mock_metrics_render(&self->metrics, &g, page) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_server_respond(self, c, 200, "text/plain; version=0.0.4; charset=utf-8",
+                        head_only ? NULL : page->data, page->len, keep_alive, NULL);
+}
+
+static bool mock_path_is(const mock_http_request_t *http, const char *path) {
+    return http->path_len == strlen(path) && !memcmp(http->path, path, http->path_len);
+}
+
+static void mock_server_not_allowed(mock_server_t *self, mock_conn_t *c, const char *allow,
+                                    bool keep_alive) {
+    static const char body[] = "{\"detail\":\"Method Not Allowed\"}";
+    char extra[64];
+    snprintf(extra, sizeof(extra), "allow: %s", allow);
+    mock_server_respond(self, c, 405, "application/json", body, sizeof(body) - 1, keep_alive,
+                        extra);
+}
+
+static void mock_server_route(mock_server_t *self, mock_conn_t *c,
+                              const mock_http_request_t *http) {
+    bool keep_alive = http->keep_alive, get = http->method == MOCK_HTTP_GET;
+    bool head_only = http->method == MOCK_HTTP_HEAD;
+    if (mock_path_is(http, "/v1/chat/completions") || mock_path_is(http, "/v1/completions")) {
+        mock_api_kind_t kind =
+            mock_path_is(http, "/v1/chat/completions") ? MOCK_API_CHAT : MOCK_API_COMPLETIONS;
+        if (http->method == MOCK_HTTP_POST)
+            mock_stream_start(self, c, http, kind);
+        else
+            mock_server_not_allowed(self, c, "POST", keep_alive);
+        return;
+    }
+    bool known = mock_path_is(http, "/v1/models") || mock_path_is(http, "/health") ||
+                 mock_path_is(http, "/metrics");
+    if (known && !get && !head_only) {
+        mock_server_not_allowed(self, c, "GET", keep_alive);
+    } else if (mock_path_is(http, "/health")) {
+        mock_server_respond(self, c, 200, "application/json", NULL, 0, keep_alive, NULL);
+    } else if (mock_path_is(http, "/metrics")) {
+        mock_server_metrics_page(self, c, head_only, keep_alive);
+    } else if (mock_path_is(http, "/v1/models")) {
+        mock_buf_t *page = &self->page;
+        page->off = page->len = 0;
+        if (mock_api_models_body(page, self->options.model, self->options.max_model_len,
+                                 (long long)time(NULL)) < 0) {
+            mock_conn_close(self, c, false);
+            return;
+        }
+        mock_server_respond(self, c, 200, "application/json", head_only ? NULL : page->data,
+                            page->len, keep_alive, NULL);
+    } else {
+        static const char body[] = "{\"detail\":\"Not Found\"}";
+        mock_server_respond(self, c, 404, "application/json", body, sizeof(body) - 1, keep_alive,
+                            NULL);
+    }
+}
+
+static const char *mock_http_error_message(int status) {
+    switch (status) {
+    case 411:
+        return "a POST needs a Content-Length header";
+    case 413:
+        return "request body larger than --max-body-bytes";
+    case 431:
+        return "request head larger than 65536 bytes";
+    case 501:
+        return "Transfer-Encoding request bodies are not supported; send Content-Length";
+    case 505:
+        return "only HTTP/1.0 and HTTP/1.1 are served";
+    default:
+        return "malformed HTTP request";
+    }
+}
+
+/* Parses and answers the requests buffered on c, one at a time (pipelining is served in
+ * order: the next request waits until the response before it is complete). */
+static void mock_conn_process(mock_server_t *self, mock_conn_t *c) {
+    while (!c->dead && !c->req && !c->closing && mock_buf_pending(&c->in) > 0) {
+        mock_http_request_t http;
+        int r = mock_http_parse(mock_buf_head(&c->in), mock_buf_pending(&c->in),
+                                MOCK_MAX_HEADER_BYTES, self->options.max_body_bytes, &http);
+        if (r == MOCK_HTTP_INCOMPLETE) {
+            if (http.header_bytes && http.expect_continue && !c->continue_sent) {
+                static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
+                c->continue_sent = true;
+                if (mock_buf_append(&c->out, cont, sizeof(cont) - 1) == 0)
+                    mock_conn_flush(self, c);
+            }
+            return;
+        }
+        if (r != MOCK_HTTP_COMPLETE) {
+            c->in.off = c->in.len = 0; /* the stream is unparseable from here: answer, close */
+            mock_server_respond_error(self, c, r, mock_http_error_message(r), false);
+            return;
+        }
+        c->continue_sent = false;
+        mock_server_route(self, c, &http);
+        if (!c->dead)
+            mock_buf_consume(&c->in, http.total_bytes);
+    }
+}
+
+static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
+    size_t budget = MOCK_READ_AHEAD_BYTES;
+    for (;;) {
+        if (c->req && mock_buf_pending(&c->in) >= MOCK_READ_AHEAD_BYTES) {
+            mock_conn_watch(self, c, c->events & ~(uint32_t)EPOLLIN); /* until this response ends */
+            break;
+        }
+        if (mock_buf_reserve(&c->in, 16384) < 0) {
+            mock_conn_close(self, c, false);
+            return;
+        }
+        ssize_t n = recv(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
+        if (n > 0) {
+            c->in.len += (size_t)n;
+            if ((size_t)n >= budget)
+                break; /* fairness: come back on the next round */
+            budget -= (size_t)n;
+            continue;
+        }
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            break;
+        mock_conn_close(self, c, false); /* EOF or error: the client is gone */
+        return;
+    }
+    mock_conn_process(self, c);
+}
+
+static void mock_server_pause_accept(mock_server_t *self, bool pause) {
+    struct epoll_event ev = {.events = pause ? 0 : EPOLLIN, .data.u64 = MOCK_WATCH_LISTEN};
+    epoll_ctl(self->epfd, EPOLL_CTL_MOD, self->listen_fd, &ev);
+    if (pause) {
+        self->accept_timer.kind = MOCK_TIMER_ACCEPT;
+        mock_server_schedule(self, &self->accept_timer, mock_now_ns() + 100000000);
+    }
+}
+
+static void mock_server_accept(mock_server_t *self) {
+    for (;;) {
+        int fd = accept4(self->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                fprintf(stderr, "stampede mock: accept: %s (%u connections open); pausing 100 ms\n",
+                        strerror(errno), self->n_conns);
+                mock_server_pause_accept(self, true);
+            }
+            return;
+        }
+        int one = 1;
+        setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        mock_conn_t *c = calloc(1, sizeof(*c));
+        if (!c) {
+            close(fd);
+            return;
+        }
+        c->fd = fd;
+        mock_buf_init(&c->in);
+        mock_buf_init(&c->out);
+        c->events = EPOLLIN | EPOLLRDHUP;
+        struct epoll_event ev = {.events = c->events, .data.ptr = c};
+        if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+            close(fd);
+            free(c);
+            continue;
+        }
+        c->next = self->conns;
+        if (self->conns)
+            self->conns->prev = c;
+        self->conns = c;
+        self->n_conns++;
+        self->metrics.connections_accepted++;
+    }
+}
+
+static void mock_server_on_conn_event(mock_server_t *self, mock_conn_t *c, uint32_t events) {
+    if (c->dead)
+        return;
+    if (events & EPOLLOUT)
+        mock_conn_flush(self, c);
+    if (!c->dead && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
+        mock_conn_on_readable(self, c);
+}
+
+static void mock_server_run_timers(mock_server_t *self) {
+    int64_t now = mock_now_ns();
+    for (;;) {
+        mock_timer_t *t = mock_timer_heap_peek(&self->timers);
+        if (!t)
+            return;
+        if (t->due_ns > now) {
+            now = mock_now_ns();
+            if (t->due_ns > now)
+                return;
+        }
+        mock_timer_heap_pop(&self->timers);
+        if (t->kind == MOCK_TIMER_STEP) {
+            mock_stream_on_step(self);
+        } else if (t->kind == MOCK_TIMER_ACCEPT) {
+            mock_server_pause_accept(self, false);
+        } else {
+            mock_conn_t *c = (mock_conn_t *)((char *)t - offsetof(mock_conn_t, timer));
+            if (!c->dead)
+                mock_stream_on_timer(self, c, now);
+        }
+    }
+}
+
+static void mock_server_arm(mock_server_t *self) {
+    mock_timer_t *t = mock_timer_heap_peek(&self->timers);
+    int64_t due = t ? t->due_ns : 0;
+    if (due == self->armed_ns)
+        return;
+    if (due <= 0)
+        due = 0; /* disarm */
+    struct itimerspec its = {.it_value = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000}};
+    if (t && due == 0)
+        its.it_value.tv_nsec = 1; /* a deadline of 0 would disarm: fire at once instead */
+    timerfd_settime(self->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
+    self->armed_ns = due;
+}
+
+static void mock_server_process_ready(mock_server_t *self) {
+    while (self->ready) {
+        mock_conn_t *c = self->ready;
+        self->ready = c->next_ready;
+        c->ready = false;
+        if (!c->dead)
+            mock_conn_process(self, c);
+    }
+}
+
+static void mock_conn_free(mock_conn_t *c) {
+    mock_request_free(c->req);
+    mock_buf_clear(&c->in);
+    mock_buf_clear(&c->out);
+    free(c);
+}
+
+static void mock_server_reap(mock_server_t *self) {
+    while (self->dead) {
+        mock_conn_t *c = self->dead;
+        self->dead = c->next_dead;
+        mock_conn_free(c);
+    }
+}
+
+static void mock_server_drain_fd(int fd) {
+    char buf[256];
+    while (read(fd, buf, sizeof(buf)) > 0)
+        continue;
+}
+
+int mock_server_run(mock_server_t *self) {
+    prctl(PR_SET_TIMERSLACK, 1UL); /* timerfd wake-ups on time, not up to 50 us late */
+    struct epoll_event events[512];
+    while (!self->stopping) {
+        int n = epoll_wait(self->epfd, events, 512, -1);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            perror("stampede mock: epoll_wait");
+            return -1;
+        }
+        mock_server_run_timers(self); /* emissions first: they are the ones on a deadline */
+        for (int i = 0; i < n; i++) {
+            uint64_t tag = events[i].data.u64;
+            if (tag == MOCK_WATCH_LISTEN)
+                mock_server_accept(self);
+            else if (tag == MOCK_WATCH_TIMER) {
+                self->armed_ns = -1; /* expired: must be armed again */
+                mock_server_drain_fd(self->timer_fd);
+            } else if (tag == MOCK_WATCH_SIGNAL || tag == MOCK_WATCH_STOP) {
+                mock_server_drain_fd(tag == MOCK_WATCH_SIGNAL ? self->signal_fd : self->stop_fd);
+                self->stopping = true;
+            } else {
+                mock_server_on_conn_event(self, events[i].data.ptr, events[i].events);
+            }
+        }
+        mock_server_run_timers(self);
+        mock_server_process_ready(self);
+        mock_server_reap(self);
+        mock_server_arm(self);
+    }
+    return 0;
+}
+
+void mock_server_stop(mock_server_t *self) {
+    uint64_t one = 1;
+    if (write(self->stop_fd, &one, sizeof(one)) < 0)
+        return; /* the counter is already non-zero: a stop is pending */
+}
+
+uint16_t mock_server_port(const mock_server_t *self) {
+    return self->port;
+}
+
+static void mock_server_raise_nofile(void) {
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &rl);
+    }
+}
+
+static int mock_server_listen(mock_server_t *self, char *err, size_t errlen) {
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t)self->options.port)};
+    if (inet_pton(AF_INET, self->options.bind, &addr.sin_addr) != 1) {
+        snprintf(err, errlen, "--bind: '%s' is not an IPv4 address", self->options.bind);
+        return -1;
+    }
+    self->listen_fd = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (self->listen_fd < 0) {
+        snprintf(err, errlen, "socket: %s", strerror(errno));
+        return -1;
+    }
+    int one = 1;
+    setsockopt(self->listen_fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (bind(self->listen_fd, (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+        snprintf(err, errlen, "cannot bind %s:%d: %s", self->options.bind, self->options.port,
+                 strerror(errno));
+        return -1;
+    }
+    if (listen(self->listen_fd, 4096) < 0) {
+        snprintf(err, errlen, "listen: %s", strerror(errno));
+        return -1;
+    }
+    socklen_t len = sizeof(addr);
+    getsockname(self->listen_fd, (struct sockaddr *)&addr, &len);
+    self->port = ntohs(addr.sin_port);
+    return 0;
+}
+
+static int mock_server_watch_fd(mock_server_t *self, int fd, uint64_t tag) {
+    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    return epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev);
+}
+
+static int mock_server_open_fds(mock_server_t *self, char *err, size_t errlen) {
+    sigset_t signals;
+    sigemptyset(&signals);
+    sigaddset(&signals, SIGTERM);
+    sigaddset(&signals, SIGINT);
+    self->epfd = epoll_create1(EPOLL_CLOEXEC);
+    self->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    self->signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
+    self->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    if (self->epfd < 0 || self->timer_fd < 0 || self->signal_fd < 0 || self->stop_fd < 0) {
+        snprintf(err, errlen, "cannot create the event loop: %s", strerror(errno));
+        return -1;
+    }
+    if (mock_server_listen(self, err, errlen) < 0)
+        return -1;
+    if (mock_server_watch_fd(self, self->listen_fd, MOCK_WATCH_LISTEN) < 0 ||
+        mock_server_watch_fd(self, self->timer_fd, MOCK_WATCH_TIMER) < 0 ||
+        mock_server_watch_fd(self, self->signal_fd, MOCK_WATCH_SIGNAL) < 0 ||
+        mock_server_watch_fd(self, self->stop_fd, MOCK_WATCH_STOP) < 0) {
+        snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static int mock_server_build(mock_server_t *self, char *err, size_t errlen) {
+    const mock_options_t *o = &self->options;
+    self->vocab = mock_vocab_new();
+    if (!self->vocab || mock_metrics_init(&self->metrics, o->model, o->max_model_len) < 0) {
+        snprintf(err, errlen, "out of memory");
+        return -1;
+    }
+    self->max_word_len = 6 * prompt_max_word_length() + 1;
+    uint64_t cache_tokens = o->prefix_cache_tokens ? o->prefix_cache_tokens : o->kv_cache_tokens;
+    if (o->fixed) {
+        if (o->prefix_cache)
+            self->fixed_cache = mock_prefix_cache_new((uint32_t)(cache_tokens / 16));
+        if (o->prefix_cache && !self->fixed_cache) {
+            snprintf(err, errlen, "out of memory for the prefix cache");
+            return -1;
+        }
+        return 0;
+    }
+    mock_engine_config_t config = {
+        .max_num_seqs = o->max_num_seqs,
+        .max_num_batched_tokens = o->max_num_batched_tokens,
+        .kv_cache_tokens = o->kv_cache_tokens,
+        .prefix_cache_tokens = o->prefix_cache ? cache_tokens : 0,
+        .tpot_base_ms = o->tpot_base_ms,
+        .alpha = o->alpha,
+        .prefill_tokens_per_s = o->prefill_tokens_per_s,
+    };
+    self->engine = mock_engine_new(&config);
+    if (!self->engine) {
+        snprintf(err, errlen,
+                 "cannot build the engine: --kv-cache-tokens %llu is under one block "
+                 "or memory is short",
+                 (unsigned long long)o->kv_cache_tokens);
+        return -1;
+    }
+    return 0;
+}
+
+mock_server_t *mock_server_new(const mock_options_t *options, char *err, size_t errlen) {
+    mock_server_t *self = calloc(1, sizeof(*self));
+    if (!self) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    self->epfd = self->listen_fd = self->timer_fd = self->signal_fd = self->stop_fd = -1;
+    self->options = *options;
+    dist_init(&self->options.output_len);
+    dist_init(&self->options.reasoning);
+    mock_timer_heap_init(&self->timers);
+    mock_buf_init(&self->scratch);
+    mock_buf_init(&self->page);
+    if (dist_copy(&self->options.output_len, &options->output_len) < 0 ||
+        dist_copy(&self->options.reasoning, &options->reasoning) < 0) {
+        snprintf(err, errlen, "out of memory");
+        mock_server_destroy(&self);
+        return NULL;
+    }
+    mock_server_raise_nofile();
+    if (mock_server_build(self, err, errlen) < 0 || mock_server_open_fds(self, err, errlen) < 0) {
+        mock_server_destroy(&self);
+        return NULL;
+    }
+    return self;
+}
+
+void mock_server_destroy(mock_server_t **self_p) {
+    mock_server_t *self = *self_p;
+    if (!self)
+        return;
+    while (self->conns)
+        mock_conn_close(self, self->conns, false);
+    mock_server_reap(self);
+    int fds[] = {self->epfd, self->listen_fd, self->timer_fd, self->signal_fd, self->stop_fd};
+    for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
+        if (fds[i] >= 0)
+            close(fds[i]);
+    mock_timer_heap_clear(&self->timers);
+    mock_engine_destroy(&self->engine);
+    mock_prefix_cache_destroy(&self->fixed_cache);
+    mock_vocab_destroy(&self->vocab);
+    if (self->metrics.model_label)
+        mock_metrics_clear(&self->metrics);
+    mock_buf_clear(&self->scratch);
+    mock_buf_clear(&self->page);
+    mock_options_clear(&self->options);
+    free(self);
+    *self_p = NULL;
+}

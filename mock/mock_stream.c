@@ -1,0 +1,614 @@
+/* A completion request's life in the simulated server: admission (parse, limits, reply length,
+ * faults), its token schedule (fixed mode timers or engine steps), emission of the streamed
+ * chunks, the whole body when not streaming, and the per-request metrics. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <xxhash.h>
+
+#include "mock_internal.h"
+#include "rng.h"
+
+/* Fields of the mock's own random draws (RNG_STREAM_MOCK). */
+enum {
+    MOCK_DRAW_OUTPUT_LEN = 1,
+    MOCK_DRAW_REASONING = 2,
+    MOCK_DRAW_FAIL = 3,
+    MOCK_DRAW_RESET = 4,
+    MOCK_DRAW_STALL = 5,
+    MOCK_DRAW_MALFORMED = 6,
+};
+
+static const char *mock_finish_name(mock_finish_t finish) {
+    return finish == MOCK_FINISH_STOP ? "stop" : "length";
+}
+
+static double mock_draw(const mock_server_t *self, uint64_t key, uint32_t field) {
+    rng_t rng;
+    rng_init(&rng, self->options.seed, RNG_STREAM_MOCK, key, 0, field);
+    return rng_next_double(&rng);
+}
+
+static uint32_t mock_sample_count(const mock_server_t *self, const dist_t *dist, uint64_t key,
+                                  uint32_t field) {
+    rng_t rng;
+    rng_init(&rng, self->options.seed, RNG_STREAM_MOCK, key, 0, field);
+    double v = dist_sample(dist, &rng);
+    if (!(v > 0))
+        return 0;
+    return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)llround(v);
+}
+
+void mock_request_free(mock_request_t *req) {
+    if (!req)
+        return;
+    free(req->ids);
+    free(req->block_hashes);
+    free(req->seq.pins);
+    free(req);
+}
+
+/* When token i (0-based) is due in fixed mode: arrival + ttft + i * itl, plus a stall. */
+static int64_t mock_fixed_due(const mock_server_t *self, const mock_request_t *req, uint32_t i) {
+    int64_t due = req->recv_ns + (int64_t)llround(self->options.ttft_ms * 1e6) +
+                  (int64_t)i * (int64_t)llround(self->options.itl_ms * 1e6);
+    if (req->stall && i >= req->stall_after)
+        due += (int64_t)llround(self->options.stall_ms * 1e6);
+    return due;
+}
+
+static int64_t mock_token_due(const mock_server_t *self, const mock_request_t *req, uint32_t i) {
+    return self->engine ? req->step_due_ns : mock_fixed_due(self, req, i);
+}
+
+/* Server-side per-token metrics, on the simulated (scheduled) times like vLLM's own. */
+static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t due) {
+    mock_metrics_t *m = &self->metrics;
+    if (req->accounted == 0) {
+        req->first_token_ns = due;
+        mock_histogram_observe(&m->ttft, (double)(due - req->recv_ns) / 1e9);
+        mock_histogram_observe(&m->queue, (double)(req->scheduled_ns - req->seq.enqueued_ns) / 1e9);
+        mock_histogram_observe(&m->prefill, (double)(due - req->scheduled_ns) / 1e9);
+        mock_histogram_observe(&m->prompt_tokens_hist, req->prompt_tokens);
+        m->prompt_tokens += req->prompt_tokens;
+    } else {
+        mock_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
+    }
+    req->prev_token_ns = due;
+    req->accounted++;
+    m->generation_tokens++;
+}
+
+static void mock_account_finish(mock_server_t *self, mock_request_t *req) {
+    mock_metrics_t *m = &self->metrics;
+    int64_t last = req->prev_token_ns;
+    mock_histogram_observe(&m->e2e, (double)(last - req->recv_ns) / 1e9);
+    mock_histogram_observe(&m->decode, (double)(last - req->first_token_ns) / 1e9);
+    mock_histogram_observe(&m->inference, (double)(last - req->scheduled_ns) / 1e9);
+    if (req->output_tokens > 1)
+        mock_histogram_observe(&m->tpot, (double)(last - req->first_token_ns) / 1e9 /
+                                             (req->output_tokens - 1));
+    mock_histogram_observe(&m->generation_tokens_hist, req->output_tokens);
+    m->success[req->finish]++;
+}
+
+/* Fixed mode reports prefix hits too (usage and counters), without any effect on timing. */
+static void mock_fixed_cache_lookup(mock_server_t *self, mock_request_t *req) {
+    self->fixed_prefix_queries += req->prompt_tokens;
+    if (!self->fixed_cache)
+        return;
+    uint32_t lookable = (req->prompt_tokens - 1) / MOCK_PREFIX_CACHE_BLOCK_TOKENS;
+    uint32_t ids[64];
+    uint32_t found = 0;
+    while (found < lookable) { /* match in slices so no allocation is needed */
+        uint32_t n = lookable - found < 64 ? lookable - found : 64;
+        uint32_t got =
+            mock_prefix_cache_match(self->fixed_cache, req->block_hashes + found, n, ids);
+        for (uint32_t i = 0; i < got; i++)
+            mock_prefix_cache_unpin(self->fixed_cache, ids[i]);
+        found += got;
+        if (got < n)
+            break;
+    }
+    req->cached_tokens = found * MOCK_PREFIX_CACHE_BLOCK_TOKENS;
+    self->fixed_prefix_hits += req->cached_tokens;
+}
+
+static void mock_fixed_cache_store(mock_server_t *self, mock_request_t *req) {
+    if (!self->fixed_cache)
+        return;
+    for (uint32_t b = 0; b < req->n_blocks; b++) {
+        int64_t id = mock_prefix_cache_insert_pinned(self->fixed_cache, req->block_hashes[b]);
+        if (id < 0)
+            break;
+        mock_prefix_cache_unpin(self->fixed_cache, (uint32_t)id);
+    }
+}
+
+/* The response is complete: metrics, the connection goes on, the request is freed. */
+static void mock_stream_finish(mock_server_t *self, mock_request_t *req) {
+    mock_conn_t *c = req->conn;
+    mock_account_finish(self, req);
+    if (!self->engine)
+        mock_fixed_cache_store(self, req);
+    self->active_requests--;
+    bool keep_alive = req->keep_alive;
+    c->req = NULL;
+    mock_request_free(req);
+    mock_conn_response_done(self, c, keep_alive);
+}
+
+static void mock_put_usage(const mock_request_t *req, uint32_t completion, mock_chunk_usage_t *u) {
+    u->prompt_tokens = req->prompt_tokens;
+    u->completion_tokens = completion;
+    u->cached_tokens = req->cached_tokens;
+}
+
+/* Frames payload[0..len) as one HTTP chunk (or raw for HTTP/1.0) on the connection. */
+static int mock_stream_frame(mock_conn_t *c, bool chunked, const char *payload, size_t len,
+                             bool last) {
+    char size_line[24];
+    int rc = 0;
+    if (chunked && len > 0) {
+        int n = snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
+        rc |= mock_buf_append(&c->out, size_line, (size_t)n);
+    }
+    rc |= mock_buf_append(&c->out, payload, len);
+    if (chunked && len > 0)
+        rc |= mock_buf_append(&c->out, "\r\n", 2);
+    if (chunked && last)
+        rc |= mock_buf_append(&c->out, "0\r\n\r\n", 5);
+    return rc;
+}
+
+/* Writes the next count tokens of a streaming request (coalesced into one write), with the
+ * role chunk before the first and usage and [DONE] after the last. */
+static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t count) {
+    mock_conn_t *c = req->conn;
+    bool last = req->emitted + count >= req->output_tokens;
+    size_t per_chunk = mock_chunk_max_bytes(&req->head, self->max_word_len);
+    mock_buf_t *scratch = &self->scratch;
+    scratch->off = scratch->len = 0;
+    if (mock_buf_reserve(scratch, (count + 3) * per_chunk) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    char *start = scratch->data, *p = start;
+    mock_chunk_usage_t usage;
+    int64_t now = mock_now_ns(); /* sent_ns: formatting the chunks is all that follows */
+    for (uint32_t j = 0; j < count; j++) {
+        uint32_t i = req->emitted++;
+        int64_t due = mock_token_due(self, req, i);
+        mock_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
+        if (i == 0 && req->kind == MOCK_API_CHAT)
+            p = mock_chunk_role(p, &req->head, now);
+        size_t word_len;
+        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
+        const char *word = mock_vocab_json(self->vocab, w, i > 0, &word_len);
+        bool reasoning = i < req->reasoning_tokens;
+        const char *finish = i + 1 == req->output_tokens ? mock_finish_name(req->finish) : NULL;
+        if (req->malformed_at == i + 1) {
+            p = mock_chunk_malformed(p, &req->head);
+            self->metrics.faults_malformed++;
+            continue;
+        }
+        if (req->continuous_usage)
+            mock_put_usage(req, i + 1, &usage);
+        p = mock_chunk_token(p, &req->head, word, word_len, reasoning, finish,
+                             req->continuous_usage ? &usage : NULL, now);
+    }
+    self->metrics.chunks_sent += count;
+    if (last) {
+        if (req->include_usage) {
+            mock_put_usage(req, req->output_tokens, &usage);
+            p = mock_chunk_usage(p, &req->head, &usage, now);
+        }
+        p = mock_chunk_done(p);
+    }
+    if (mock_stream_frame(c, req->chunked, start, (size_t)(p - start), last) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    if (last)
+        mock_stream_finish(self, req); /* before the write: the response is all queued */
+    mock_conn_flush(self, c);
+}
+
+/* The whole body of a non-streaming response. */
+static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t *out) {
+    size_t need = 1024 + strlen(self->options.model) * 6 +
+                  (size_t)req->output_tokens * (self->max_word_len + 1);
+    if (mock_buf_reserve(out, need) < 0)
+        return -1;
+    char *start = out->data + out->len, *p = start;
+    bool chat = req->kind == MOCK_API_CHAT;
+    p += sprintf(p, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":\"", req->id,
+                 chat ? "chat.completion" : "text_completion", req->created);
+    p = mock_chunk_put_escaped(p, self->options.model, strlen(self->options.model));
+    p += sprintf(p, "\",\"choices\":[{\"index\":0,");
+    uint32_t reasoning = chat ? req->reasoning_tokens : 0;
+    if (chat) {
+        p += sprintf(p, "\"message\":{\"role\":\"assistant\",\"reasoning_content\":");
+        if (reasoning == 0)
+            p += sprintf(p, "null");
+    }
+    for (uint32_t i = 0; i < req->output_tokens; i++) {
+        if (i == 0 || i == reasoning)
+            p += sprintf(p, "%s\"",
+                         i == reasoning && i > 0  ? "\",\"content\":"
+                         : chat && reasoning == 0 ? ",\"content\":"
+                         : chat                   ? ""
+                                                  : "\"text\":");
+        size_t len;
+        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
+        const char *word = mock_vocab_json(self->vocab, w, i > 0 && i != reasoning, &len);
+        memcpy(p, word, len);
+        p += len;
+    }
+    if (reasoning >= req->output_tokens)
+        p += sprintf(p, "\",\"content\":\"");
+    p += sprintf(p, "\"");
+    if (chat)
+        p += sprintf(p, ",\"tool_calls\":[]}");
+    p += sprintf(p,
+                 ",\"logprobs\":null,\"finish_reason\":\"%s\",\"stop_reason\":null}],"
+                 "\"usage\":{\"prompt_tokens\":%u,\"completion_tokens\":%u,\"total_tokens\":%u,"
+                 "\"prompt_tokens_details\":{\"cached_tokens\":%u}},\"prompt_logprobs\":null}",
+                 mock_finish_name(req->finish), req->prompt_tokens, req->output_tokens,
+                 req->prompt_tokens + req->output_tokens, req->cached_tokens);
+    out->len += (size_t)(p - start);
+    return 0;
+}
+
+static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req) {
+    mock_conn_t *c = req->conn;
+    mock_buf_t *body = &self->scratch;
+    body->off = body->len = 0;
+    if (mock_stream_body(self, req, body) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    bool keep_alive = req->keep_alive;
+    char head[512];
+    int n = mock_http_format_head(head, sizeof(head), 200, "application/json", (long long)body->len,
+                                  !keep_alive, NULL);
+    if (mock_buf_append(&c->out, head, (size_t)n) < 0 ||
+        mock_buf_append(&c->out, body->data, body->len) < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_metrics_count_status(&self->metrics, 200);
+    mock_stream_finish(self, req);
+    mock_conn_flush(self, c);
+}
+
+/* Engine mode's stall: the output is held back (tokens pile up in the connection's buffer, as
+ * behind a stuck proxy) until a timer resumes it. */
+static void mock_stream_pause(mock_server_t *self, mock_request_t *req, int64_t now) {
+    mock_conn_t *c = req->conn;
+    req->stall = false;
+    c->paused_until_ns = now + (int64_t)llround(self->options.stall_ms * 1e6);
+    c->timer.kind = MOCK_TIMER_RESUME;
+    mock_server_schedule(self, &c->timer, c->paused_until_ns);
+}
+
+/* Faults that act after a token was written: a reset, or (engine mode) a stall. */
+static void mock_stream_after_tokens(mock_server_t *self, mock_request_t *req, int64_t now) {
+    mock_conn_t *c = req->conn;
+    if (req->reset_at && req->emitted >= req->reset_at) {
+        self->metrics.faults_reset++;
+        mock_conn_close(self, c, true);
+        return;
+    }
+    if (self->engine && req->stall && req->emitted == req->stall_after)
+        mock_stream_pause(self, req, now);
+}
+
+static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int64_t now) {
+    mock_conn_t *c = req->conn;
+    if (!req->stream) {
+        for (uint32_t i = 0; i < req->output_tokens; i++)
+            mock_account_token(self, req, mock_fixed_due(self, req, i));
+        mock_stream_complete_whole(self, req);
+        return;
+    }
+    uint32_t count = 0;
+    while (req->emitted + count < req->output_tokens &&
+           mock_fixed_due(self, req, req->emitted + count) <= now)
+        count++;
+    if (count == 0)
+        count = 1; /* the timer fired: its token is due */
+    for (uint32_t j = 0; j < count; j++)
+        mock_account_token(self, req, mock_fixed_due(self, req, req->accounted));
+    bool last = req->emitted + count >= req->output_tokens;
+    mock_stream_emit(self, req, count);
+    if (last || c->dead)
+        return;
+    mock_stream_after_tokens(self, req, now);
+    if (c->dead)
+        return;
+    c->timer.kind = MOCK_TIMER_STREAM;
+    mock_server_schedule(self, &c->timer, mock_fixed_due(self, req, req->emitted));
+}
+
+static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
+    mock_server_t *self = arg;
+    mock_request_t *req = seq->user;
+    req->step_due_ns = now_ns;
+    if (req->accounted == 0) {
+        req->scheduled_ns = seq->first_scheduled_ns;
+        req->cached_tokens = seq->cached_tokens;
+    }
+    mock_account_token(self, req, now_ns);
+    bool last = seq->generated >= seq->output_tokens;
+    if (!req->stream) {
+        if (last)
+            mock_stream_complete_whole(self, req);
+        return;
+    }
+    mock_stream_emit(self, req, 1);
+    if (!last && !req->conn->dead)
+        mock_stream_after_tokens(self, req, now_ns);
+}
+
+void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
+    if (!self->engine || self->engine_delivering || mock_engine_in_step(self->engine) ||
+        !mock_engine_has_work(self->engine))
+        return;
+    /* A busy engine starts the next step when the last one ends, not when we get to it. */
+    int64_t start = self->step_start_ns > now_ns ? self->step_start_ns : now_ns;
+    int64_t duration = mock_engine_step_begin(self->engine, start);
+    if (duration < 0)
+        return;
+    self->step_start_ns = start + duration;
+    self->step_timer.kind = MOCK_TIMER_STEP;
+    mock_server_schedule(self, &self->step_timer, start + duration);
+}
+
+void mock_stream_on_step(mock_server_t *self) {
+    int64_t end = self->step_start_ns;
+    self->engine_delivering = true;
+    mock_engine_step_end(self->engine, end, mock_stream_on_token, self);
+    self->engine_delivering = false;
+    mock_stream_kick(self, end);
+}
+
+static void mock_stream_admit(mock_server_t *self, mock_request_t *req, int64_t now) {
+    if (mock_engine_add(self->engine, &req->seq, now) < 0) {
+        mock_conn_t *c = req->conn;
+        if (req->stream) { /* the 200 head is out already: all that is left is to hang up */
+            mock_conn_close(self, c, false);
+            return;
+        }
+        self->active_requests--;
+        c->req = NULL;
+        bool keep_alive = req->keep_alive;
+        mock_request_free(req);
+        mock_server_respond_error(self, c, 400, "the request does not fit in the KV cache",
+                                  keep_alive);
+        return;
+    }
+    mock_stream_kick(self, now);
+}
+
+void mock_stream_on_timer(mock_server_t *self, mock_conn_t *c, int64_t now_ns) {
+    mock_request_t *req = c->req;
+    switch (c->timer.kind) {
+    case MOCK_TIMER_RESUME:
+        c->paused_until_ns = 0;
+        mock_conn_flush(self, c);
+        return;
+    case MOCK_TIMER_ADMIT:
+        if (req)
+            mock_stream_admit(self, req, now_ns);
+        return;
+    case MOCK_TIMER_STREAM:
+        if (req)
+            mock_stream_fixed_tick(self, req, now_ns);
+        return;
+    }
+}
+
+void mock_stream_abort(mock_server_t *self, mock_request_t *req) {
+    if (self->engine)
+        mock_engine_abort(self->engine, &req->seq);
+    self->metrics.success[MOCK_FINISH_ABORT]++;
+    self->active_requests--;
+}
+
+/* Refuses a request that cannot start; every message names the numbers involved. */
+static void mock_stream_refuse(mock_server_t *self, mock_conn_t *c, mock_api_request_t *api,
+                               int status, const char *message, bool keep_alive) {
+    mock_api_request_clear(api);
+    mock_server_respond_error(self, c, status, message, keep_alive);
+}
+
+/* Output length and finish reason: max_tokens (or what max_model_len leaves) unless the
+ * simulated model stops earlier at a length drawn from --output-len. */
+static uint32_t mock_stream_length(mock_server_t *self, const mock_api_request_t *api, uint32_t cap,
+                                   uint64_t key, mock_finish_t *finish) {
+    bool eos = !api->ignore_eos && (!api->has_max_tokens || self->options.early_eos);
+    uint32_t natural = UINT32_MAX;
+    if (eos) {
+        natural = mock_sample_count(self, &self->options.output_len, key, MOCK_DRAW_OUTPUT_LEN);
+        if (natural == 0)
+            natural = 1;
+    }
+    if (natural < api->min_tokens)
+        natural = api->min_tokens;
+    *finish = natural >= cap ? MOCK_FINISH_LENGTH : MOCK_FINISH_STOP;
+    return natural >= cap ? cap : natural;
+}
+
+static void mock_stream_faults(mock_server_t *self, mock_request_t *req) {
+    const mock_options_t *o = &self->options;
+    uint32_t n = req->output_tokens;
+    if (o->reset_after_tokens && o->reset_after_tokens < n &&
+        mock_draw(self, req->number, MOCK_DRAW_RESET) < o->reset_rate)
+        req->reset_at = o->reset_after_tokens;
+    if (o->stall_ms > 0 && o->stall_after_tokens < n &&
+        mock_draw(self, req->number, MOCK_DRAW_STALL) < o->stall_rate) {
+        req->stall = true;
+        req->stall_after = o->stall_after_tokens;
+        self->metrics.faults_stall++;
+    }
+    if (o->malformed_rate > 0 &&
+        mock_draw(self, req->number, MOCK_DRAW_MALFORMED) < o->malformed_rate)
+        req->malformed_at = n / 2 + 1;
+}
+
+static mock_request_t *mock_request_new(mock_server_t *self, mock_api_request_t *api,
+                                        uint32_t output_tokens, uint64_t key) {
+    uint32_t prompt = api->prompt.len;
+    mock_request_t *req = calloc(1, sizeof(*req));
+    if (!req)
+        return NULL;
+    uint32_t total = prompt + output_tokens;
+    req->ids = malloc((size_t)total * sizeof(*req->ids));
+    req->block_hashes =
+        malloc(((size_t)total / MOCK_PREFIX_CACHE_BLOCK_TOKENS + 1) * sizeof(*req->block_hashes));
+    if (!req->ids || !req->block_hashes) {
+        mock_request_free(req);
+        return NULL;
+    }
+    memcpy(req->ids, api->prompt.ids, (size_t)prompt * sizeof(*req->ids));
+    for (uint32_t i = 0; i < output_tokens; i++)
+        req->ids[prompt + i] =
+            mock_vocab_token(self->vocab, mock_vocab_reply_word(self->vocab, key, i));
+    req->n_blocks = mock_prefix_cache_hash_blocks(req->ids, total, req->block_hashes);
+    req->reply_key = key;
+    req->prompt_tokens = prompt;
+    req->output_tokens = output_tokens;
+    return req;
+}
+
+static void mock_stream_name(mock_server_t *self, mock_request_t *req) {
+    uint64_t a = XXH3_64bits_withSeed(&req->number, sizeof(req->number), self->options.seed);
+    uint64_t b = XXH3_64bits_withSeed(&a, sizeof(a), req->number);
+    snprintf(req->id, sizeof(req->id), "%s%016llx%016llx",
+             req->kind == MOCK_API_CHAT ? "chatcmpl-" : "cmpl-", (unsigned long long)a,
+             (unsigned long long)b);
+    req->created = (long long)time(NULL);
+    mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->options.model);
+}
+
+/* Sends the streaming response head at once, as vLLM (uvicorn) does. */
+static void mock_stream_send_head(mock_server_t *self, mock_request_t *req) {
+    char head[512];
+    int n = mock_http_format_head(head, sizeof(head), 200, "text/event-stream; charset=utf-8",
+                                  req->chunked ? -1 : -2, !req->keep_alive, NULL);
+    mock_metrics_count_status(&self->metrics, 200);
+    if (mock_buf_append(&req->conn->out, head, (size_t)n) < 0)
+        mock_conn_close(self, req->conn, false);
+}
+
+static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64_t now) {
+    mock_conn_t *c = req->conn;
+    if (!self->engine) {
+        req->scheduled_ns = req->seq.enqueued_ns = req->recv_ns;
+        mock_fixed_cache_lookup(self, req);
+        uint32_t first = req->stream ? 0 : req->output_tokens - 1;
+        c->timer.kind = MOCK_TIMER_STREAM;
+        mock_server_schedule(self, &c->timer, mock_fixed_due(self, req, first));
+        return;
+    }
+    req->seq.block_hashes = req->block_hashes;
+    req->seq.n_block_hashes = req->n_blocks;
+    req->seq.prompt_tokens = req->prompt_tokens;
+    req->seq.output_tokens = req->output_tokens;
+    req->seq.user = req;
+    if (req->stall && req->stall_after == 0)
+        mock_stream_pause(self, req, now);
+    if (self->options.ttft_overhead_ms > 0) {
+        c->timer.kind = MOCK_TIMER_ADMIT;
+        mock_server_schedule(self, &c->timer,
+                             now + (int64_t)llround(self->options.ttft_overhead_ms * 1e6));
+    } else {
+        mock_stream_admit(self, req, now);
+    }
+}
+
+void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
+                       mock_api_kind_t kind) {
+    int64_t now = mock_now_ns();
+    const mock_options_t *o = &self->options;
+    bool keep_alive = http->keep_alive;
+    char err[512];
+    mock_api_request_t api;
+    int status = mock_api_parse(kind, http->body, http->content_length, &api, err, sizeof(err));
+    if (status) {
+        mock_server_respond_error(self, c, status, err, keep_alive);
+        return;
+    }
+    if (o->strict_model && api.model[0] && strcmp(api.model, o->model) != 0) {
+        snprintf(err, sizeof(err), "The model `%s` does not exist.", api.model);
+        mock_stream_refuse(self, c, &api, 404, err, keep_alive);
+        return;
+    }
+    uint64_t number = ++self->request_counter;
+    if (o->fail_rate > 0 && mock_draw(self, number, MOCK_DRAW_FAIL) < o->fail_rate) {
+        self->metrics.faults_fail++;
+        mock_stream_refuse(self, c, &api, o->fail_status, "simulated failure (--fail-rate)",
+                           keep_alive);
+        return;
+    }
+    if (api.prompt.len == 0 && mock_tokens_push(&api.prompt, mock_tokens_word_id("", 0)) < 0) {
+        mock_stream_refuse(self, c, &api, 500, "out of memory", keep_alive);
+        return;
+    }
+    uint32_t prompt = api.prompt.len, limit = o->max_model_len;
+    if (api.has_max_tokens && (uint64_t)prompt + api.max_tokens > limit) {
+        snprintf(err, sizeof(err),
+                 "This model's maximum context length is %u tokens. However, you requested %llu "
+                 "tokens (%u in the messages, %u in the completion). Please reduce the length "
+                 "of the messages or completion.",
+                 limit, (unsigned long long)prompt + api.max_tokens, prompt, api.max_tokens);
+        mock_stream_refuse(self, c, &api, 400, err, keep_alive);
+        return;
+    }
+    if (!api.has_max_tokens && prompt >= limit) {
+        snprintf(err, sizeof(err),
+                 "This model's maximum context length is %u tokens. However, you requested %u "
+                 "tokens in the messages, Please reduce the length of the messages.",
+                 limit, prompt);
+        mock_stream_refuse(self, c, &api, 400, err, keep_alive);
+        return;
+    }
+    uint32_t cap = api.has_max_tokens ? api.max_tokens : limit - prompt;
+    uint64_t key = XXH3_64bits_withSeed(api.prompt.ids, (size_t)prompt * sizeof(uint64_t), o->seed);
+    mock_finish_t finish;
+    uint32_t n = mock_stream_length(self, &api, cap, key, &finish);
+    mock_request_t *req = mock_request_new(self, &api, n, key);
+    if (!req) {
+        mock_stream_refuse(self, c, &api, 500, "out of memory", keep_alive);
+        return;
+    }
+    req->conn = c;
+    req->number = number;
+    req->kind = kind;
+    req->finish = finish;
+    req->stream = api.stream;
+    req->include_usage = api.stream && api.include_usage;
+    req->continuous_usage = api.stream && api.continuous_usage;
+    req->chunked = http->minor_version >= 1;
+    req->keep_alive = keep_alive;
+    req->recv_ns = now;
+    if (kind == MOCK_API_CHAT && o->reasoning_set) {
+        uint32_t r = mock_sample_count(self, &o->reasoning, key, MOCK_DRAW_REASONING);
+        req->reasoning_tokens = r < n ? r : n;
+    }
+    mock_api_request_clear(&api);
+    mock_stream_name(self, req);
+    mock_stream_faults(self, req);
+    c->req = req;
+    self->active_requests++;
+    if (req->stream)
+        mock_stream_send_head(self, req);
+    if (!c->dead)
+        mock_stream_schedule(self, req, now);
+    if (!c->dead)
+        mock_conn_flush(self, c);
+}

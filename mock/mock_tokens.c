@@ -1,0 +1,72 @@
+#include "mock_tokens.h"
+
+#include <stdbool.h>
+#include <stdlib.h>
+#include <xxhash.h>
+
+void mock_tokens_init(mock_tokens_t *self) {
+    self->ids = NULL;
+    self->len = self->cap = 0;
+}
+
+void mock_tokens_clear(mock_tokens_t *self) {
+    free(self->ids);
+    mock_tokens_init(self);
+}
+
+int mock_tokens_reserve(mock_tokens_t *self, uint32_t n) {
+    if ((uint64_t)self->len + n <= self->cap)
+        return 0;
+    uint64_t cap = self->cap ? self->cap : 256;
+    while (cap < (uint64_t)self->len + n)
+        cap *= 2;
+    if (cap > UINT32_MAX)
+        return -1;
+    uint64_t *ids = realloc(self->ids, cap * sizeof(*ids));
+    if (!ids)
+        return -1;
+    self->ids = ids;
+    self->cap = (uint32_t)cap;
+    return 0;
+}
+
+int mock_tokens_push(mock_tokens_t *self, uint64_t id) {
+    if (self->len == self->cap && mock_tokens_reserve(self, 1) < 0)
+        return -1;
+    self->ids[self->len++] = id;
+    return 0;
+}
+
+uint64_t mock_tokens_word_id(const char *word, size_t len) {
+    return XXH3_64bits(word, len);
+}
+
+static bool mock_tokens_is_space(char c) {
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+int mock_tokens_add_text(mock_tokens_t *self, const char *text, size_t len) {
+    size_t i = 0;
+    while (i < len) {
+        while (i < len && mock_tokens_is_space(text[i]))
+            i++;
+        size_t start = i;
+        while (i < len && !mock_tokens_is_space(text[i]))
+            i++;
+        if (i > start && mock_tokens_push(self, mock_tokens_word_id(text + start, i - start)) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+uint32_t mock_tokens_count_words(const char *text, size_t len) {
+    uint32_t n = 0;
+    bool in_word = false;
+    for (size_t i = 0; i < len; i++) {
+        bool space = mock_tokens_is_space(text[i]);
+        if (!space && !in_word)
+            n++;
+        in_word = !space;
+    }
+    return n;
+}
