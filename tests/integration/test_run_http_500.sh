@@ -1,0 +1,31 @@
+#!/bin/bash
+# A mock endpoint answering HTTP 500 to half the requests (its fault injection): those count as
+# http_5xx errors, the others as ok, and the run still exits 0 (not every request failed).
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 0.5 --fail-status 500 --seed 5
+cat >"$WORK/f.yaml" <<YAML
+target:
+  ignore_eos: true
+  endpoints: [$MOCK_URL]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 8
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: 100
+YAML
+rc=0
+timeout 60 "$STAMPEDE" run "$WORK/f.yaml" --workers 2 --out "$WORK/out" >/dev/null \
+    2>"$WORK/run.err" || rc=$?
+assert_equal "exit status" "$rc" 0
+R="$WORK/out/results.json"
+ok=$(json_value "$R" 'l["requests_ok"]')
+e5=$(json_value "$R" 'l["errors"]["http_5xx"]')
+assert_equal "ok + http_5xx" "$((ok + e5))" 100
+assert_equal "failed" "$(json_value "$R" 'l["requests_failed"]')" "$e5"
+[ "$e5" -ge 25 ] && [ "$e5" -le 75 ] || fail "http_5xx = $e5 of 100 at a 50 % fault rate"
+echo "ok: $e5 of 100 counted as http_5xx"

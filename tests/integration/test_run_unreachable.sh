@@ -1,0 +1,29 @@
+#!/bin/bash
+# A target nobody listens on: every request fails as a connect error, results.json says so, and
+# `stampede run` exits non-zero naming the reason and the endpoint.
+source "$(dirname "$0")/protocol_lib.sh"
+
+# A port that was free a moment ago: bind, read, close.
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
+cat >"$WORK/u.yaml" <<YAML
+target:
+  endpoints: [http://127.0.0.1:$PORT]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 8
+scheduler:
+  kind: concurrent
+  concurrency: 2
+limits:
+  max_requests: 10
+YAML
+rc=0
+timeout 60 "$STAMPEDE" run "$WORK/u.yaml" --workers 2 --out "$WORK/out" >"$WORK/table" \
+    2>"$WORK/run.err" || rc=$?
+assert_equal "exit status" "$rc" 1
+grep -q "every request failed (10 of 10): first error: connect.*(http://127.0.0.1:$PORT)" \
+    "$WORK/run.err" || fail "message: $(tail -3 "$WORK/run.err")"
+assert_equal "requests_failed" "$(json_value "$WORK/out/results.json" 'l["requests_failed"]')" 10
+assert_equal "connect errors" "$(json_value "$WORK/out/results.json" 'l["errors"]["connect"]')" 10
+echo "ok: unreachable target reported, exit 1"
