@@ -105,7 +105,8 @@ int mock_engine_add(mock_engine_t *self, mock_seq_t *seq, int64_t now_ns) {
     if (!seq->pins)
         return -1;
     seq->state = MOCK_SEQ_WAITING;
-    seq->computed = seq->generated = seq->cached_tokens = seq->step_tokens = 0;
+    seq->computed = seq->prefill_target = seq->generated = 0;
+    seq->cached_tokens = seq->step_tokens = 0;
     seq->n_pins = seq->private_blocks = seq->preemptions = 0;
     seq->admitted = false;
     seq->enqueued_ns = now_ns;
@@ -157,7 +158,7 @@ void mock_engine_abort(mock_engine_t *self, mock_seq_t *seq) {
 static void mock_engine_preempt(mock_engine_t *self, mock_seq_t *seq) {
     mock_seq_list_remove(&self->running, seq);
     mock_engine_release(self, seq);
-    seq->computed = 0;
+    seq->computed = seq->prefill_target = 0;
     seq->step_tokens = 0;
     seq->preemptions++;
     seq->state = MOCK_SEQ_WAITING;
@@ -165,6 +166,8 @@ static void mock_engine_preempt(mock_engine_t *self, mock_seq_t *seq) {
     self->counters.preemptions++;
 }
 
+/* What an admission must compute: the prompt, plus after a preemption every token sampled so
+ * far (vLLM's recompute). Decoding then keeps computed == prompt + generated - 1. */
 static uint32_t mock_seq_target(const mock_seq_t *seq) {
     return seq->prompt_tokens + seq->generated;
 }
@@ -203,6 +206,7 @@ static bool mock_engine_admit(mock_engine_t *self, mock_seq_t *seq, int64_t now_
     }
     seq->private_blocks = (uint32_t)need;
     seq->computed = hit_blocks * BLOCK;
+    seq->prefill_target = target;
     self->counters.prefix_queries += target;
     self->counters.prefix_hits += (uint64_t)hit_blocks * BLOCK;
     if (!seq->admitted) {
@@ -224,9 +228,8 @@ int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns) {
         seq->step_tokens = 0;
         if (budget == 0)
             continue;
-        uint32_t target = mock_seq_target(seq);
-        if (seq->computed < target) {
-            uint32_t n = target - seq->computed;
+        if (seq->computed < seq->prefill_target) {
+            uint32_t n = seq->prefill_target - seq->computed;
             seq->step_tokens = n < budget ? n : budget;
             prefill_tokens += seq->step_tokens;
         } else {
@@ -242,7 +245,7 @@ int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns) {
         mock_seq_t *seq = self->waiting.head;
         if (!mock_engine_admit(self, seq, now_ns))
             break;
-        uint32_t n = mock_seq_target(seq) - seq->computed;
+        uint32_t n = seq->prefill_target - seq->computed;
         seq->step_tokens = n < budget ? n : budget;
         prefill_tokens += seq->step_tokens;
         budget -= seq->step_tokens;
@@ -286,13 +289,12 @@ void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token
         mock_seq_t *seq = self->stepped[i];
         if (seq->state != MOCK_SEQ_RUNNING || seq->step_tokens == 0)
             continue; /* preempted or aborted after it was scheduled */
-        uint32_t target = mock_seq_target(seq);
-        bool decoding = seq->computed >= target;
+        bool prefilling = seq->computed < seq->prefill_target;
         seq->computed += seq->step_tokens;
         seq->step_tokens = 0;
         mock_engine_publish_blocks(self, seq);
-        if (!decoding && seq->computed < target)
-            continue; /* prefill chunk, not finished yet */
+        if (prefilling && seq->computed < seq->prefill_target)
+            continue; /* a chunk of a longer prefill */
         seq->generated++;
         if (seq->generated == 1) {
             seq->first_token_ns = now_ns;

@@ -38,11 +38,12 @@ typedef struct mock_seq {
     void *user;
     /* Engine state, read-only outside the engine. */
     mock_seq_state_t state;
-    uint32_t computed;      /* tokens whose KV is computed */
-    uint32_t generated;     /* output tokens sampled so far */
-    uint32_t cached_tokens; /* prefix-cache hit at first admission (what usage reports) */
-    uint32_t step_tokens;   /* tokens scheduled in the current step */
-    uint32_t n_pins, *pins; /* cache blocks held (block i of the sequence is pins[i]) */
+    uint32_t computed;       /* tokens whose KV is computed */
+    uint32_t prefill_target; /* computed must reach this before the next token is sampled */
+    uint32_t generated;      /* output tokens sampled so far */
+    uint32_t cached_tokens;  /* prefix-cache hit at first admission (what usage reports) */
+    uint32_t step_tokens;    /* tokens scheduled in the current step */
+    uint32_t n_pins, *pins;  /* cache blocks held (block i of the sequence is pins[i]) */
     uint32_t private_blocks;
     uint32_t preemptions;
     bool admitted;
