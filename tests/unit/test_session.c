@@ -1,4 +1,6 @@
+#include <poll.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -9,8 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include "config.h"
+#include "engine.h"
 #include "loop.h"
 #include "plan.h"
 #include "prompt.h"
@@ -727,6 +732,269 @@ static void test_session_idle_worker_finishes_at_once(void **state) {
     harness_free(&h);
 }
 
+/* Diamond sessions: 0 -> {1, 2} -> 3, node 3 waiting 1 ms and inheriting `inherit`. */
+static int diamond_generate(void *arg, const config_t *cfg, uint64_t index,
+                            workload_session_t *out) {
+    const double *inherit = arg;
+    workload_node_t *nodes = realloc(out->nodes, 4 * sizeof *nodes);
+    if (!nodes)
+        return -1;
+    memset(nodes, 0, 4 * sizeof *nodes);
+    for (uint32_t j = 0; j < 4; j++) {
+        nodes[j].index = j;
+        nodes[j].input_tokens = 5;
+        nodes[j].output_tokens = 4;
+        nodes[j].inherit = j == 3 ? *inherit : 1.0;
+        nodes[j].role = j == 0 ? 1 : j == 3 ? 3 : 2;
+    }
+    nodes[1].n_parents = nodes[2].n_parents = 1;
+    nodes[3].n_parents = 2;
+    nodes[3].parents[0] = 1;
+    nodes[3].parents[1] = 2;
+    nodes[3].wait_after_ready_ns = 1 * MS;
+    out->index = index;
+    out->n_nodes = 4;
+    out->nodes = nodes;
+    return 0;
+}
+
+static void run_diamonds(harness_t *h, double *inherit) {
+    dist_fixed(&h->cfg.workload.turns, 4); /* workload_session_size: 4 */
+    h->cfg.workload.system_prompt_tokens = 3;
+    h->cfg.scheduler.concurrency = 1;
+    h->cfg.limits.max_sessions = 2;
+    h->workers = 1;
+    assert_int_equal(plan_share_for(&h->cfg, 1, 0, &h->shares[0]), 0);
+    session_backend_t backend = {.submit = fake_submit,
+                                 .inflight_to = fake_inflight_to,
+                                 .cancel_all = fake_cancel_all,
+                                 .ctx = &h->fakes[0]};
+    worker_ctx[0] = (worker_ctx_t){.h = h, .worker = 0};
+    h->execs[0] = session_executor_new(h->loop, &h->cfg, &h->shares[0], backend, on_record,
+                                       on_finished, &worker_ctx[0]);
+    assert_non_null(h->execs[0]);
+    session_executor_set_generator(h->execs[0], diamond_generate, inherit);
+    h->start_ns = loop_now_ns();
+    assert_int_equal(session_executor_start(h->execs[0], h->start_ns), 0);
+    uint64_t guard = loop_timer_at(h->loop, h->start_ns + GUARD_NS, guard_fire, h);
+    loop_run(h->loop);
+    loop_timer_cancel(h->loop, guard);
+    assert_false(h->timed_out);
+    assert_int_equal(h->finished, 1);
+}
+
+/* The user texts of a body's messages, as node indices of the session (system = -1). */
+static size_t body_nodes(const harness_t *h, const fake_item_t *item, int *out, size_t cap) {
+    json_t *root = json_loads(item->body, 0, NULL);
+    assert_non_null(root);
+    json_t *messages = json_object_get(root, "messages");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(messages) && n < cap; i++) {
+        json_t *m = json_array_get(messages, i);
+        const char *role = json_string_value(json_object_get(m, "role"));
+        const char *content = json_string_value(json_object_get(m, "content"));
+        if (!strcmp(role, "system")) {
+            out[n++] = -1;
+            continue;
+        }
+        if (strcmp(role, "user"))
+            continue;
+        int found = -2;
+        for (uint32_t j = 0; j < 4; j++) {
+            char text[256];
+            assert_true(workload_fresh_text(&h->cfg, item->sent.session, j, 5, text, sizeof text) >
+                        0);
+            if (!strcmp(text, content))
+                found = (int)j;
+        }
+        out[n++] = found;
+    }
+    json_decref(root);
+    return n;
+}
+
+static void test_session_dag_fans_out_and_joins_after_both_parents(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    double inherit = 1.0;
+    run_diamonds(&h, &inherit);
+    assert_int_equal(h.n_records, 8);
+    assert_int_equal(h.fakes[0].max_inflight, 2); /* nodes 1 and 2 together */
+    for (uint64_t s = 0; s < 2; s++) {
+        const request_record_t *node[4] = {NULL};
+        for (size_t i = 0; i < h.n_records; i++)
+            if (h.records[i].session == s)
+                node[h.records[i].node] = &h.records[i];
+        for (int j = 0; j < 4; j++) {
+            assert_non_null(node[j]);
+            assert_int_equal(node[j]->session_end, j == 3);
+            assert_int_equal(node[j]->request_id, s * 4 + (uint64_t)j);
+        }
+        assert_int_equal(node[3]->role, 3);
+        int64_t last_parent = node[1]->end_ns > node[2]->end_ns ? node[1]->end_ns : node[2]->end_ns;
+        assert_true(node[1]->send_ns < node[2]->end_ns && node[2]->send_ns < node[1]->end_ns);
+        assert_true(node[3]->intended_ns >= last_parent + 1 * MS);
+        assert_true(node[3]->send_ns >= node[3]->intended_ns);
+        /* words: system 3 + three ancestors (5 + reply words) + 5 */
+        assert_true(node[3]->requested_input_tokens > 3 + 3 * 5 + 5);
+    }
+    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
+        const fake_item_t *item = h.fakes[0].items[i];
+        int nodes[16];
+        size_t n = body_nodes(&h, item, nodes, 16);
+        static const int expected[4][5] = {{-1, 0}, {-1, 0, 1}, {-1, 0, 2}, {-1, 0, 1, 2, 3}};
+        static const size_t lengths[4] = {2, 3, 3, 5};
+        assert_int_equal(n, lengths[item->sent.node]);
+        assert_memory_equal(nodes, expected[item->sent.node], n * sizeof(int));
+    }
+    harness_free(&h);
+}
+
+static void test_session_dag_inherits_the_latest_fraction_of_ancestors(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    double inherit = 0.5; /* node 3 has 3 ancestors: keeps round(1.5) = 2, the latest */
+    run_diamonds(&h, &inherit);
+    size_t joins = 0;
+    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
+        const fake_item_t *item = h.fakes[0].items[i];
+        if (item->sent.node != 3)
+            continue;
+        int nodes[16];
+        static const int expected[4] = {-1, 1, 2, 3};
+        assert_int_equal(body_nodes(&h, item, nodes, 16), 4);
+        assert_memory_equal(nodes, expected, sizeof expected);
+        joins++;
+    }
+    assert_int_equal(joins, 2);
+    harness_free(&h);
+}
+
+static void test_session_dag_branch_failure_stops_the_join(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    double inherit = 1.0;
+    h.fakes[0].fail_request_id = 1; /* session 0, node 1 */
+    run_diamonds(&h, &inherit);
+    assert_int_equal(count_session_requests(&h, 0), 3); /* 0, 1 (failed), 2; never 3 */
+    assert_int_equal(count_session_requests(&h, 1), 4);
+    size_t ends = 0;
+    for (size_t i = 0; i < h.n_records; i++)
+        if (h.records[i].session == 0) {
+            assert_true(h.records[i].node != 3);
+            ends += h.records[i].session_end;
+        }
+    assert_int_equal(ends, 1);
+    harness_free(&h);
+}
+
+/* `stampede mock` spawned for the real-engine test; its port, read from "listening on ...:PORT". */
+static pid_t mock_pid;
+static int mock_port;
+
+static int mock_setup(void **state) {
+    const char *bin = getenv("STAMPEDE_BIN");
+    int out[2];
+    if (!bin || pipe(out) < 0) {
+        fprintf(stderr, "STAMPEDE_BIN is not set: cannot start `stampede mock`\n");
+        return -1;
+    }
+    mock_pid = fork();
+    if (mock_pid == 0) {
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1", (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256];
+    size_t len = 0;
+    while (len < sizeof line - 1) { /* one line, within 10 s */
+        struct pollfd p = {.fd = out[0], .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0 || read(out[0], line + len, 1) != 1)
+            break;
+        if (line[len++] == '\n')
+            break;
+    }
+    line[len] = '\0';
+    close(out[0]);
+    const char *colon = strrchr(line, ':');
+    if (!strstr(line, "listening on") || !colon) {
+        fprintf(stderr, "`%s mock` did not say where it listens: \"%s\"\n", bin, line);
+        return -1;
+    }
+    mock_port = atoi(colon + 1);
+    return mock_port > 0 ? 0 : -1;
+}
+
+static int mock_teardown(void **state) {
+    if (mock_pid > 0) {
+        kill(mock_pid, SIGTERM);
+        waitpid(mock_pid, NULL, 0);
+        mock_pid = 0;
+    }
+    return 0;
+}
+
+static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    char a[64], b[64];
+    snprintf(a, sizeof a, "http://127.0.0.1:%d", mock_port);
+    snprintf(b, sizeof b, "http://127.0.0.1:%d/v1/", mock_port);
+    char *urls[2] = {a, b};
+    assert_int_equal(config_set_endpoints(&h.cfg, urls, 2), 0);
+    dist_fixed(&h.cfg.workload.input_tokens, 10);
+    dist_fixed(&h.cfg.workload.output_tokens, 8);
+    h.cfg.workload.system_prompt_tokens = 16;
+    h.cfg.limits.max_sessions = 8;
+    h.workers = 1;
+    assert_int_equal(plan_share_for(&h.cfg, 1, 0, &h.shares[0]), 0);
+    engine_options_t options = {
+        .max_streams = 4, .timeout_ns = 10000 * MS, .connect_timeout_ns = 2000 * MS};
+    engine_t *engine = engine_new(h.loop, &options);
+    assert_non_null(engine);
+    worker_ctx[0] = (worker_ctx_t){.h = &h, .worker = 0};
+    h.execs[0] = session_executor_new(h.loop, &h.cfg, &h.shares[0], session_backend_engine(engine),
+                                      on_record, on_finished, &worker_ctx[0]);
+    assert_non_null(h.execs[0]);
+    h.start_ns = loop_now_ns();
+    assert_int_equal(session_executor_start(h.execs[0], h.start_ns), 0);
+    uint64_t guard = loop_timer_at(h.loop, h.start_ns + GUARD_NS, guard_fire, &h);
+    loop_run(h.loop);
+    loop_timer_cancel(h.loop, guard);
+    assert_false(h.timed_out);
+    assert_int_equal(h.finished, 1);
+
+    assert_int_equal(h.n_records, 24); /* 8 sessions x 3 turns */
+    uint32_t per_endpoint[2] = {0}, prompt[8][3] = {{0}}, requested[8][3] = {{0}}, ends = 0;
+    for (size_t i = 0; i < h.n_records; i++) {
+        const request_record_t *r = &h.records[i];
+        if (r->error != ERROR_NONE)
+            fail_msg("request %llu failed: %s", (unsigned long long)r->request_id,
+                     r->error_message);
+        assert_int_equal(r->http_status, 200);
+        assert_true(r->has_usage && r->completion_tokens > 0);
+        assert_true(r->session < 8 && r->node < 3);
+        per_endpoint[r->endpoint]++;
+        prompt[r->session][r->node] = r->prompt_tokens;
+        requested[r->session][r->node] = r->requested_input_tokens;
+        ends += r->session_end;
+    }
+    assert_int_equal(per_endpoint[0], 12);
+    assert_int_equal(per_endpoint[1], 12);
+    assert_int_equal(ends, 8);
+    for (int s = 0; s < 8; s++)
+        for (int t = 1; t < 3; t++) /* the history (with the server's replies) grows every turn */
+            if (prompt[s][t] <= prompt[s][t - 1] || requested[s][t] <= requested[s][t - 1] + 10)
+                fail_msg("session %d turn %d: prompt %u requested %u after %u / %u", s, t,
+                         prompt[s][t], requested[s][t], prompt[s][t - 1], requested[s][t - 1]);
+    session_executor_destroy(&h.execs[0]);
+    engine_destroy(&engine);
+    harness_free(&h);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_session_concurrent_4_keeps_exactly_4_in_flight),
@@ -747,6 +1015,13 @@ int main(void) {
         cmocka_unit_test(test_session_failed_turn_ends_its_session),
         cmocka_unit_test(test_session_requests_wait_for_a_free_transfer),
         cmocka_unit_test(test_session_idle_worker_finishes_at_once),
+        cmocka_unit_test(test_session_dag_fans_out_and_joins_after_both_parents),
+        cmocka_unit_test(test_session_dag_inherits_the_latest_fraction_of_ancestors),
+        cmocka_unit_test(test_session_dag_branch_failure_stops_the_join),
     };
-    return cmocka_run_group_tests(tests, NULL, NULL);
+    const struct CMUnitTest engine_tests[] = {
+        cmocka_unit_test(test_session_real_engine_runs_chats_against_the_mock),
+    };
+    int failed = cmocka_run_group_tests(tests, NULL, NULL);
+    return failed + cmocka_run_group_tests(engine_tests, mock_setup, mock_teardown);
 }
