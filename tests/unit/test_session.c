@@ -184,7 +184,10 @@ typedef struct harness {
     int64_t last_record_ns;
     int64_t finished_ns;
     bool timed_out;
-    uint32_t stop_after; /* stop(cancel) worker 0 after this many records; 0 = never */
+    uint32_t stop_after;          /* stop(cancel) worker 0 after this many records; 0 = never */
+    engine_t *engine;             /* when set, worker 0 sends through it instead of its fake */
+    session_generate_fn generate; /* when set, replaces the workload's session shapes */
+    void *generate_arg;
 } harness_t;
 
 typedef struct worker_ctx {
@@ -268,10 +271,14 @@ static void harness_run(harness_t *h, uint32_t workers) {
                                      .inflight_to = fake_inflight_to,
                                      .cancel_all = fake_cancel_all,
                                      .ctx = &h->fakes[w]};
+        if (h->engine && w == 0)
+            backend = session_backend_engine(h->engine);
         worker_ctx[w] = (worker_ctx_t){.h = h, .worker = w};
         h->execs[w] = session_executor_new(h->loop, &h->cfg, &h->shares[w], backend, on_record,
                                            on_finished, &worker_ctx[w]);
         assert_non_null(h->execs[w]);
+        if (h->generate)
+            session_executor_set_generator(h->execs[w], h->generate, h->generate_arg);
     }
     h->start_ns = loop_now_ns() + 5 * MS;
     for (uint32_t w = 0; w < workers; w++)
@@ -763,24 +770,9 @@ static void run_diamonds(harness_t *h, double *inherit) {
     h->cfg.workload.system_prompt_tokens = 3;
     h->cfg.scheduler.concurrency = 1;
     h->cfg.limits.max_sessions = 2;
-    h->workers = 1;
-    assert_int_equal(plan_share_for(&h->cfg, 1, 0, &h->shares[0]), 0);
-    session_backend_t backend = {.submit = fake_submit,
-                                 .inflight_to = fake_inflight_to,
-                                 .cancel_all = fake_cancel_all,
-                                 .ctx = &h->fakes[0]};
-    worker_ctx[0] = (worker_ctx_t){.h = h, .worker = 0};
-    h->execs[0] = session_executor_new(h->loop, &h->cfg, &h->shares[0], backend, on_record,
-                                       on_finished, &worker_ctx[0]);
-    assert_non_null(h->execs[0]);
-    session_executor_set_generator(h->execs[0], diamond_generate, inherit);
-    h->start_ns = loop_now_ns();
-    assert_int_equal(session_executor_start(h->execs[0], h->start_ns), 0);
-    uint64_t guard = loop_timer_at(h->loop, h->start_ns + GUARD_NS, guard_fire, h);
-    loop_run(h->loop);
-    loop_timer_cancel(h->loop, guard);
-    assert_false(h->timed_out);
-    assert_int_equal(h->finished, 1);
+    h->generate = diamond_generate;
+    h->generate_arg = inherit;
+    harness_run(h, 1);
 }
 
 /* The user texts of a body's messages, as node indices of the session (system = -1). */
@@ -949,23 +941,12 @@ static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
     dist_fixed(&h.cfg.workload.output_tokens, 8);
     h.cfg.workload.system_prompt_tokens = 16;
     h.cfg.limits.max_sessions = 8;
-    h.workers = 1;
-    assert_int_equal(plan_share_for(&h.cfg, 1, 0, &h.shares[0]), 0);
     engine_options_t options = {
         .max_streams = 4, .timeout_ns = 10000 * MS, .connect_timeout_ns = 2000 * MS};
     engine_t *engine = engine_new(h.loop, &options);
     assert_non_null(engine);
-    worker_ctx[0] = (worker_ctx_t){.h = &h, .worker = 0};
-    h.execs[0] = session_executor_new(h.loop, &h.cfg, &h.shares[0], session_backend_engine(engine),
-                                      on_record, on_finished, &worker_ctx[0]);
-    assert_non_null(h.execs[0]);
-    h.start_ns = loop_now_ns();
-    assert_int_equal(session_executor_start(h.execs[0], h.start_ns), 0);
-    uint64_t guard = loop_timer_at(h.loop, h.start_ns + GUARD_NS, guard_fire, &h);
-    loop_run(h.loop);
-    loop_timer_cancel(h.loop, guard);
-    assert_false(h.timed_out);
-    assert_int_equal(h.finished, 1);
+    h.engine = engine;
+    harness_run(&h, 1);
 
     assert_int_equal(h.n_records, 24); /* 8 sessions x 3 turns */
     uint32_t per_endpoint[2] = {0}, prompt[8][3] = {{0}}, requested[8][3] = {{0}}, ends = 0;
