@@ -2,11 +2,11 @@
 #include <stdio.h>
 #include <string.h>
 
-/* Entry points of the libraries; each parses its own arguments (argv[0] is the subcommand). */
-int run_main(int argc, char **argv) __attribute__((weak));
-int controller_main(int argc, char **argv) __attribute__((weak));
-int worker_main(int argc, char **argv) __attribute__((weak));
-int mock_main(int argc, char **argv) __attribute__((weak));
+/* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
+#include "controller.h"
+#include "mock.h"
+#include "run.h"
+#include "worker.h"
 
 #ifndef STAMPEDE_VERSION
 #define STAMPEDE_VERSION "0.1.0"
@@ -46,10 +46,6 @@ int main(int argc, char **argv)
     for (const command_t *c = commands; c->name; c++) {
         if (strcmp(argv[1], c->name) != 0)
             continue;
-        if (!c->fn) {
-            fprintf(stderr, "stampede: '%s' is not built into this binary\n", c->name);
-            return 2;
-        }
         return c->fn(argc - 1, argv + 1);
     }
     fprintf(stderr, "stampede: unknown command '%s'\n\n", argv[1]);
