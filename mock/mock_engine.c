@@ -91,6 +91,10 @@ void mock_engine_destroy(mock_engine_t **self_p) {
     mock_engine_t *self = *self_p;
     if (!self)
         return;
+    while (self->running.head)
+        mock_engine_abort(self, self->running.head);
+    while (self->waiting.head)
+        mock_engine_abort(self, self->waiting.head);
     mock_prefix_cache_destroy(&self->cache);
     free(self->stepped);
     free(self);

@@ -71,7 +71,7 @@ typedef struct mock_engine_stats {
 
 /* A new idle engine; NULL when the configuration is unusable (no KV block) or out of memory. */
 mock_engine_t *mock_engine_new(const mock_engine_config_t *config);
-/* Frees the engine (sequences still inside are left as they are) and sets *self_p to NULL. */
+/* Aborts the sequences still inside, frees the engine and sets *self_p to NULL. */
 void mock_engine_destroy(mock_engine_t **self_p);
 /* Queues seq (state NEW) at now_ns. -1 when it can never fit in the KV pool. */
 int mock_engine_add(mock_engine_t *self, mock_seq_t *seq, int64_t now_ns);

@@ -118,7 +118,7 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
     int status = mock_http_parse_request_line(line, n, out);
     if (status)
         return status;
-    bool close = out->minor_version == 0, keep_alive = false, has_length = false;
+    bool close = false, keep_alive = false, has_length = false;
     for (;;) {
         n = mock_http_line(buf, head, &pos, &line);
         if (n == 0)
@@ -158,6 +158,7 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
                 out->expect_continue = true;
         }
     }
+    /* HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 only when asked to. */
     out->keep_alive = out->minor_version == 0 ? keep_alive && !close : !close;
     if (out->method == MOCK_HTTP_POST && !has_length)
         return 411;

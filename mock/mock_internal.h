@@ -80,7 +80,7 @@ struct mock_server {
     int epfd, listen_fd, timer_fd, signal_fd, stop_fd;
     uint16_t port;
     mock_timer_heap_t timers;
-    int64_t armed_ns;      /* the timerfd's deadline, 0 = disarmed */
+    int64_t armed_ns;      /* the timerfd's pending deadline, 0 = none (fired or never armed) */
     mock_engine_t *engine; /* NULL in fixed mode */
     mock_timer_t step_timer;
     int64_t step_start_ns;

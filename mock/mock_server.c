@@ -285,11 +285,14 @@ static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
             mock_conn_close(self, c, false);
             return;
         }
-        ssize_t n = recv(c->fd, c->in.data + c->in.len, c->in.cap - c->in.len, 0);
+        size_t room = c->in.cap - c->in.len;
+        ssize_t n = recv(c->fd, c->in.data + c->in.len, room, 0);
         if (n > 0) {
             c->in.len += (size_t)n;
-            if ((size_t)n >= budget)
-                break; /* fairness: come back on the next round */
+            /* A short read drained the socket (level-triggered epoll reports what comes later),
+             * which saves the recv that would only say EAGAIN; a long one may not have. */
+            if ((size_t)n < room || (size_t)n >= budget)
+                break;
             budget -= (size_t)n;
             continue;
         }
@@ -384,16 +387,16 @@ static void mock_server_run_timers(mock_server_t *self) {
     }
 }
 
+/* Arms the timerfd to the earliest deadline, with as few syscalls as possible: an armed
+ * deadline that is still ahead and no later than the earliest one is kept (waking early only
+ * costs a loop turn), and the timerfd is never read: it is watched edge-triggered, and
+ * re-arming clears its expiry count. */
 static void mock_server_arm(mock_server_t *self) {
     mock_timer_t *t = mock_timer_heap_peek(&self->timers);
-    int64_t due = t ? t->due_ns : 0;
-    if (due == self->armed_ns)
+    if (!t || (self->armed_ns != 0 && self->armed_ns <= t->due_ns))
         return;
-    if (due <= 0)
-        due = 0; /* disarm */
+    int64_t due = t->due_ns > 0 ? t->due_ns : 1; /* 0 would disarm */
     struct itimerspec its = {.it_value = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000}};
-    if (t && due == 0)
-        its.it_value.tv_nsec = 1; /* a deadline of 0 would disarm: fire at once instead */
     timerfd_settime(self->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
     self->armed_ns = due;
 }
@@ -445,10 +448,9 @@ int mock_server_run(mock_server_t *self) {
             uint64_t tag = events[i].data.u64;
             if (tag == MOCK_WATCH_LISTEN)
                 mock_server_accept(self);
-            else if (tag == MOCK_WATCH_TIMER) {
-                self->armed_ns = -1; /* expired: must be armed again */
-                mock_server_drain_fd(self->timer_fd);
-            } else if (tag == MOCK_WATCH_SIGNAL || tag == MOCK_WATCH_STOP) {
+            else if (tag == MOCK_WATCH_TIMER)
+                self->armed_ns = 0; /* expired: nothing is armed any more */
+            else if (tag == MOCK_WATCH_SIGNAL || tag == MOCK_WATCH_STOP) {
                 mock_server_drain_fd(tag == MOCK_WATCH_SIGNAL ? self->signal_fd : self->stop_fd);
                 self->stopping = true;
             } else {
@@ -511,7 +513,8 @@ static int mock_server_listen(mock_server_t *self, char *err, size_t errlen) {
 }
 
 static int mock_server_watch_fd(mock_server_t *self, int fd, uint64_t tag) {
-    struct epoll_event ev = {.events = EPOLLIN, .data.u64 = tag};
+    struct epoll_event ev = {.events = EPOLLIN | (tag == MOCK_WATCH_TIMER ? EPOLLET : 0),
+                             .data.u64 = tag};
     return epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev);
 }
 

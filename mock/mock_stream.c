@@ -594,7 +594,7 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     req->include_usage = api.stream && api.include_usage;
     req->continuous_usage = api.stream && api.continuous_usage;
     req->chunked = http->minor_version >= 1;
-    req->keep_alive = keep_alive;
+    req->keep_alive = keep_alive && (req->chunked || !req->stream); /* else the close ends it */
     req->recv_ns = now;
     if (kind == MOCK_API_CHAT && o->reasoning_set) {
         uint32_t r = mock_sample_count(self, &o->reasoning, key, MOCK_DRAW_REASONING);

@@ -1,0 +1,257 @@
+/* The simulated engine on virtual time: step durations, queueing at max_num_seqs, chunked
+ * prefill, prefix-cache hits, preemption when the KV pool runs out. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "mock_engine.h"
+#include "mock_prefix_cache.h"
+
+#define MS 1000000LL
+
+typedef struct token_log {
+    int64_t at[8][512]; /* token times per sequence index */
+    uint32_t n[8];
+    mock_seq_t *seqs;
+} token_log_t;
+
+static void record_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
+    token_log_t *log = arg;
+    size_t i = (size_t)(seq - log->seqs);
+    log->at[i][log->n[i]++] = now_ns;
+}
+
+/* Runs steps from t = 0 until the engine is idle; returns the end time. */
+static int64_t run_until_idle(mock_engine_t *engine, token_log_t *log, int64_t now) {
+    for (int steps = 0; steps < 100000 && mock_engine_has_work(engine); steps++) {
+        int64_t d = mock_engine_step_begin(engine, now);
+        assert_true(d > 0);
+        now += d;
+        mock_engine_step_end(engine, now, record_token, log);
+    }
+    assert_false(mock_engine_has_work(engine));
+    return now;
+}
+
+static mock_engine_config_t base_config(void) {
+    mock_engine_config_t c = {
+        .max_num_seqs = 8,
+        .max_num_batched_tokens = 8192,
+        .kv_cache_tokens = 65536,
+        .prefix_cache_tokens = 65536,
+        .tpot_base_ms = 10,
+        .alpha = 0,
+        .prefill_tokens_per_s = 1000,
+    };
+    return c;
+}
+
+/* Token ids i + salt, hashed into blocks for the sequence. */
+static void make_seq(mock_seq_t *seq, uint64_t *ids, uint64_t *hashes, uint32_t prompt,
+                     uint32_t output, uint64_t salt) {
+    memset(seq, 0, sizeof(*seq));
+    for (uint32_t i = 0; i < prompt + output; i++)
+        ids[i] = i + salt;
+    seq->block_hashes = hashes;
+    seq->n_block_hashes = mock_prefix_cache_hash_blocks(ids, prompt + output, hashes);
+    seq->prompt_tokens = prompt;
+    seq->output_tokens = output;
+}
+
+static uint64_t ids_buf[8][4096], hash_buf[8][256];
+
+static void test_mock_engine_first_token_ends_the_prefill_step(void **state) {
+    mock_engine_config_t c = base_config();
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[1];
+    token_log_t log = {.seqs = seqs};
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 100, 3, 0);
+    assert_int_equal(mock_engine_add(e, &seqs[0], 0), 0);
+    run_until_idle(e, &log, 0);
+    assert_int_equal(log.n[0], 3);
+    /* 10 ms + 100 tokens at 1000/s = 110 ms, then one 10 ms step per token. */
+    assert_int_equal(log.at[0][0], 110 * MS);
+    assert_int_equal(log.at[0][1], 120 * MS);
+    assert_int_equal(log.at[0][2], 130 * MS);
+    assert_int_equal(seqs[0].state, MOCK_SEQ_FINISHED);
+    mock_engine_destroy(&e);
+    assert_null(e);
+}
+
+static void test_mock_engine_step_time_is_base_times_running_to_alpha(void **state) {
+    mock_engine_config_t c = base_config();
+    c.alpha = 0.5;
+    c.prefill_tokens_per_s = 0;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[4];
+    for (int i = 0; i < 4; i++) {
+        make_seq(&seqs[i], ids_buf[i], hash_buf[i], 8, 5, 1000 * (uint64_t)i);
+        mock_engine_add(e, &seqs[i], 0);
+    }
+    int64_t d = mock_engine_step_begin(e, 0);
+    assert_int_equal(d, 20 * MS); /* 10 ms x 4^0.5 */
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_requests_beyond_max_num_seqs_wait(void **state) {
+    mock_engine_config_t c = base_config();
+    c.max_num_seqs = 2;
+    c.prefill_tokens_per_s = 0;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[3];
+    token_log_t log = {.seqs = seqs};
+    for (int i = 0; i < 3; i++) {
+        make_seq(&seqs[i], ids_buf[i], hash_buf[i], 8, 4, 100 * (uint64_t)i);
+        mock_engine_add(e, &seqs[i], 0);
+    }
+    run_until_idle(e, &log, 0);
+    /* Two run together (4 steps of 10 ms); the third starts when they are done. */
+    assert_int_equal(log.at[0][3], 40 * MS);
+    assert_int_equal(log.at[1][3], 40 * MS);
+    assert_int_equal(log.at[2][0], 50 * MS);
+    assert_int_equal(seqs[2].first_scheduled_ns, 40 * MS);
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_chunked_prefill_stays_within_the_token_budget(void **state) {
+    mock_engine_config_t c = base_config();
+    c.max_num_batched_tokens = 64;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[1];
+    token_log_t log = {.seqs = seqs};
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 200, 2, 0);
+    mock_engine_add(e, &seqs[0], 0);
+    int64_t now = 0;
+    uint32_t chunks[] = {64, 64, 64, 8};
+    for (int i = 0; i < 4; i++) {
+        int64_t d = mock_engine_step_begin(e, now);
+        assert_int_equal(seqs[0].step_tokens, chunks[i]);
+        assert_int_equal(d, 10 * MS + chunks[i] * MS); /* 1 ms per token at 1000/s */
+        now += d;
+        mock_engine_step_end(e, now, record_token, &log);
+        assert_int_equal(log.n[0], i == 3 ? 1 : 0);
+    }
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_prefix_hit_skips_prefill_but_the_last_token(void **state) {
+    mock_engine_config_t c = base_config();
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[2];
+    token_log_t log = {.seqs = seqs};
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 64, 2, 7);
+    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 64, 2, 7);
+    mock_engine_add(e, &seqs[0], 0);
+    int64_t now = run_until_idle(e, &log, 0);
+    assert_int_equal(seqs[0].cached_tokens, 0);
+    mock_engine_add(e, &seqs[1], now);
+    int64_t d = mock_engine_step_begin(e, now);
+    /* 3 of 4 blocks hit (a full hit would leave nothing to compute): 16 tokens prefilled. */
+    assert_int_equal(seqs[1].cached_tokens, 48);
+    assert_int_equal(d, 10 * MS + 16 * MS);
+    mock_engine_step_end(e, now + d, record_token, &log);
+    mock_engine_stats_t st;
+    mock_engine_get_stats(e, &st);
+    assert_int_equal(st.prefix_queries, 128);
+    assert_int_equal(st.prefix_hits, 48);
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_without_prefix_cache_never_hits(void **state) {
+    mock_engine_config_t c = base_config();
+    c.prefix_cache_tokens = 0;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[2];
+    token_log_t log = {.seqs = seqs};
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 64, 2, 7);
+    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 64, 2, 7);
+    mock_engine_add(e, &seqs[0], 0);
+    int64_t now = run_until_idle(e, &log, 0);
+    mock_engine_add(e, &seqs[1], now);
+    run_until_idle(e, &log, now);
+    assert_int_equal(seqs[1].cached_tokens, 0);
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_preempts_the_newest_when_blocks_run_out(void **state) {
+    mock_engine_config_t c = base_config();
+    c.kv_cache_tokens = 96; /* 6 blocks */
+    c.prefix_cache_tokens = 0;
+    c.prefill_tokens_per_s = 0;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[2];
+    token_log_t log = {.seqs = seqs};
+    /* Each needs 4 blocks at its longest (16 + 48 tokens): both cannot grow at once. */
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 16, 48, 0);
+    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 16, 48, 500);
+    mock_engine_add(e, &seqs[0], 0);
+    mock_engine_add(e, &seqs[1], 0);
+    run_until_idle(e, &log, 0);
+    mock_engine_stats_t st;
+    mock_engine_get_stats(e, &st);
+    assert_true(st.preemptions >= 1);
+    assert_int_equal(seqs[0].preemptions, 0); /* the oldest keeps running */
+    assert_true(seqs[1].preemptions >= 1);
+    assert_int_equal(log.n[0], 48);
+    assert_int_equal(log.n[1], 48); /* a preempted sequence still delivers every token once */
+    assert_true(log.at[1][47] > log.at[0][47]);
+    assert_true(st.kv_usage == 0.0);
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_abort_frees_the_blocks(void **state) {
+    mock_engine_config_t c = base_config();
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[2];
+    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 300, 50, 0);
+    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 30, 5, 900);
+    mock_engine_add(e, &seqs[0], 0);
+    mock_engine_add(e, &seqs[1], 0);
+    mock_engine_step_begin(e, 0);
+    mock_engine_stats_t st;
+    mock_engine_get_stats(e, &st);
+    assert_true(st.kv_usage > 0);
+    mock_engine_abort(e, &seqs[0]);
+    mock_engine_abort(e, &seqs[1]);
+    assert_int_equal(seqs[0].state, MOCK_SEQ_ABORTED);
+    mock_engine_get_stats(e, &st);
+    assert_true(st.kv_usage == 0.0);
+    assert_int_equal(st.running, 0);
+    token_log_t log = {.seqs = seqs};
+    mock_engine_step_end(e, 100 * MS, record_token, &log); /* aborted: no tokens delivered */
+    assert_int_equal(log.n[0] + log.n[1], 0);
+    assert_false(mock_engine_has_work(e));
+    mock_engine_destroy(&e);
+}
+
+static void test_mock_engine_refuses_a_sequence_larger_than_the_pool(void **state) {
+    mock_engine_config_t c = base_config();
+    c.kv_cache_tokens = 64;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seq;
+    make_seq(&seq, ids_buf[0], hash_buf[0], 60, 10, 0);
+    assert_int_equal(mock_engine_add(e, &seq, 0), -1);
+    assert_false(mock_engine_has_work(e));
+    mock_engine_destroy(&e);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mock_engine_first_token_ends_the_prefill_step),
+        cmocka_unit_test(test_mock_engine_step_time_is_base_times_running_to_alpha),
+        cmocka_unit_test(test_mock_engine_requests_beyond_max_num_seqs_wait),
+        cmocka_unit_test(test_mock_engine_chunked_prefill_stays_within_the_token_budget),
+        cmocka_unit_test(test_mock_engine_prefix_hit_skips_prefill_but_the_last_token),
+        cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
+        cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
+        cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
+        cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
