@@ -66,6 +66,7 @@ typedef struct cworker {
     uint64_t done_dropped;
     uint64_t ingested;
     uint32_t inflight;
+    bool release_pending; /* its release (Stop after Done) could not be sent yet */
 } cworker_t;
 
 typedef enum { PHASE_REGISTER, PHASE_PROBE, PHASE_ASSIGN, PHASE_RUN, PHASE_OVER } phase_t;
@@ -181,8 +182,8 @@ static uint64_t run_of(const controller_t *self, const cworker_t *w) {
     return w->index >= 0 && self->phase >= PHASE_ASSIGN ? self->run_id : 0;
 }
 
-static void send_stop(controller_t *self, cworker_t *w, const char *reason, bool cancel,
-                      bool abandon) {
+static int send_stop(controller_t *self, cworker_t *w, const char *reason, bool cancel,
+                     bool abandon) {
     Stampede__Stop stop = STAMPEDE__STOP__INIT;
     stop.reason = (char *)reason;
     stop.cancel = cancel;
@@ -191,7 +192,7 @@ static void send_stop(controller_t *self, cworker_t *w, const char *reason, bool
     env.body_case = STAMPEDE__ENVELOPE__BODY_STOP;
     env.stop = &stop;
     env.run_id = self->run_id;
-    send_ctl(self, w, &env);
+    return send_ctl(self, w, &env);
 }
 
 static void send_probe(controller_t *self, cworker_t *w) {
@@ -358,12 +359,13 @@ static void check_complete(controller_t *self, cworker_t *w) {
         merge_mark_partial(self->merge, why);
         say(self, "%s", why);
     }
-    send_stop(self, w, "run complete", false, false);
+    w->release_pending = send_stop(self, w, "run complete", false, false) != 0;
 }
 
 static void handle_done(controller_t *self, cworker_t *w, const Stampede__Done *d) {
     if (w->state == CW_COMPLETE) {
-        send_stop(self, w, "run complete", false, false); /* our release was lost: again */
+        /* our release was lost: again */
+        w->release_pending = send_stop(self, w, "run complete", false, false) != 0;
         return;
     }
     if (!w->done && d->error && *d->error)
@@ -376,6 +378,8 @@ static void handle_done(controller_t *self, cworker_t *w, const Stampede__Done *
         w->state = CW_RUNNING;
     check_complete(self, w);
 }
+
+static void mark_lost(controller_t *self, cworker_t *w, const char *why, bool abandon);
 
 static void handle_control(controller_t *self, const uint8_t *id, size_t id_len,
                            const uint8_t *data, size_t len, int64_t rx_ns) {
@@ -413,9 +417,13 @@ static void handle_control(controller_t *self, const uint8_t *id, size_t id_len,
         break;
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
         w->inflight = env->heartbeat->inflight;
+        /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
+        if (in_run(w) && self->phase == PHASE_RUN && !finished(w) && env->run_id != self->run_id &&
+            env->heartbeat->state == AGENT_IDLE)
+            mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:
-        if (this_run && self->phase == PHASE_RUN)
+        if (this_run && (self->phase == PHASE_RUN || w->state == CW_COMPLETE))
             handle_done(self, w, env->done);
         break;
     default:
@@ -760,6 +768,7 @@ static void handle_signal(controller_t *self, int count) {
 /* The event loop: control drained first on every iteration, then a bounded burst of data. */
 static void run_loop(controller_t *self) {
     int seen = 0;
+    int64_t last_iteration = now_ns();
     while (self->phase != PHASE_OVER) {
         zmq_pollitem_t items[2] = {{self->ctl, 0, ZMQ_POLLIN, 0}, {self->data, 0, ZMQ_POLLIN, 0}};
         int64_t now = now_ns();
@@ -769,6 +778,14 @@ static void run_loop(controller_t *self) {
         if (wait_ms < 0)
             wait_ms = 0;
         zmq_poll(items, 2, (long)wait_ms);
+        int64_t gap = now_ns() - last_iteration;
+        if (gap > 2 * HEARTBEAT_NS) {
+            /* This process was not running (stopped, swapped out): the workers' silence over that
+             * gap is ours, not theirs. */
+            say(self, "the controller itself stalled for %.1f s", gap / 1e9);
+            for (size_t i = 0; i < self->n_workers; i++)
+                self->workers[i].last_rx_ns += gap;
+        }
         while (receive(self, self->ctl, true))
             ;
         for (int i = 0; i < DATA_BURST && receive(self, self->data, false); i++)
@@ -790,6 +807,25 @@ static void run_loop(controller_t *self) {
             }
         }
         step(self, now_ns());
+        last_iteration = now_ns();
+    }
+}
+
+/* Workers released while their connection was down are told when they repeat their Done (every
+ * heartbeat), for a bounded time. */
+static void deliver_releases(controller_t *self) {
+    int64_t end = now_ns() + 5 * HEARTBEAT_NS / 2;
+    for (;;) {
+        bool pending = false;
+        for (size_t i = 0; i < self->n_workers; i++)
+            if (self->workers[i].state == CW_COMPLETE && self->workers[i].release_pending)
+                pending = true;
+        if (!pending || now_ns() >= end)
+            return;
+        zmq_pollitem_t item = {self->ctl, 0, ZMQ_POLLIN, 0};
+        zmq_poll(&item, 1, 100);
+        while (receive(self, self->ctl, true))
+            ;
     }
 }
 
@@ -1033,6 +1069,7 @@ int controller_run(controller_t *self) {
         self->data_port, self->options.expect_workers,
         self->options.expect_workers == 1 ? "" : "s");
     run_loop(self);
+    deliver_releases(self);
 
     int rc;
     if (self->abort_reason[0]) {

@@ -403,7 +403,10 @@ static int watch_socket(agent_t *self, agent_socket_t *s, void *sock,
     size_t size = sizeof s->fd;
     if (zmq_getsockopt(sock, ZMQ_FD, &s->fd, &size) != 0)
         return -1;
-    return loop_watch(self->loop, s->fd, LOOP_READABLE, 1, on_socket, s);
+    if (loop_watch(self->loop, s->fd, LOOP_READABLE, 1, on_socket, s) != 0)
+        return -1;
+    drain(s); /* arms the edge (see on_monitor's caller) */
+    return 0;
 }
 
 static int start_monitor(agent_t *self, agent_monitor_t *m, void *sock, int is_data) {
@@ -419,7 +422,11 @@ static int start_monitor(agent_t *self, agent_monitor_t *m, void *sock, int is_d
     size_t size = sizeof m->fd;
     if (zmq_getsockopt(m->sock, ZMQ_FD, &m->fd, &size) != 0)
         return -1;
-    return loop_watch(self->loop, m->fd, LOOP_READABLE, 1, on_monitor, m);
+    if (loop_watch(self->loop, m->fd, LOOP_READABLE, 1, on_monitor, m) != 0)
+        return -1;
+    /* A ZeroMQ pipe signals its fd only once a read found it empty: drain now to arm it. */
+    on_monitor(self->loop, m->fd, LOOP_READABLE, m);
+    return 0;
 }
 
 agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_options_t *options,
@@ -479,6 +486,7 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
         agent_destroy(&self);
         return NULL;
     }
+    drain(&self->ctl);
     self->last_rx_ns = loop_now_ns();
     self->timer = loop_timer_at(loop, loop_now_ns() + self->heartbeat_ns, on_timer, self);
     return self;

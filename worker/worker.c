@@ -349,6 +349,14 @@ static void on_welcome(void *arg, uint64_t run_id, const Stampede__Welcome *welc
 static void on_lost(void *arg) {
     worker_loop_t *w = arg;
     w->lost_since_ns = loop_now_ns();
+    if (w->state == AGENT_FINISHING && events_open_records(w->events) == 0 &&
+        events_acked_seq(w->events) == events_last_seq(w->events)) {
+        /* Every record is acknowledged: the controller has the whole run, only our release
+         * was lost with it. */
+        log_line(w, "the controller went silent after acknowledging every record of the run");
+        release_run(w);
+        return;
+    }
     if (w->state == AGENT_RUNNING && w->exec)
         session_executor_stop(w->exec, true);
     else if (w->state == AGENT_ASSIGNED)

@@ -16,7 +16,7 @@ cleanup() {
     for pid in "${BACKGROUND[@]:-}"; do
         [ -n "$pid" ] && wait "$pid" 2>/dev/null || true
     done
-    rm -rf "$WORK"
+    [ -n "${KEEP_WORK:-}" ] && echo "kept $WORK" >&2 || rm -rf "$WORK"
 }
 trap cleanup EXIT
 
@@ -74,12 +74,25 @@ wait_controller() {
     wait "$CONTROLLER_PID" || CONTROLLER_RC=$?
 }
 
-# Starts a worker in the background; its stderr goes to $1.
+# Starts a worker in the background; its stderr goes to $1; its pid is in WORKER_PID.
 start_worker() {
     local log=$1
     shift
     "$STAMPEDE" worker "$@" 2>"$log" &
-    BACKGROUND+=($!)
+    WORKER_PID=$!
+    BACKGROUND+=($WORKER_PID)
+}
+
+# Waits at most $2 seconds for process $1 (a child of this shell) to exit; prints its status.
+wait_exit() {
+    local i rc=0
+    for ((i = 0; i < $2 * 10; i++)); do
+        kill -0 "$1" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$1" 2>/dev/null && { echo timeout; return 0; }
+    wait "$1" || rc=$?
+    echo "$rc"
 }
 
 # Prints the value of a Python expression over results.json, bound to `r` (levels[0] is `l`).

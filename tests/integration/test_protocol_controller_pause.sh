@@ -1,0 +1,75 @@
+#!/bin/bash
+# A worker whose controller goes silent (SIGSTOP) stops its load within a bounded time: the mock
+# sees no request running ~3 s later and no token generated after that. When the controller comes
+# back (SIGCONT) the worker delivers everything it recorded (resending what the dropped connection
+# lost): the controller merges exactly the records the worker announced, and the run ends normally.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 20 --itl-ms 20
+metric() {
+    curl -s --max-time 2 "$MOCK_URL/metrics" | awk -v m="$1" 'index($0, m "{") == 1 {s += $2} END {print s + 0}'
+}
+cat >"$WORK/p.yaml" <<YAML
+target:
+  ignore_eos: true
+  endpoints: [$MOCK_URL]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 50
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  duration: 40s
+YAML
+start_controller "$WORK/ctl.err" "$WORK/p.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
+    --out "$WORK/out" --register-timeout 20
+start_worker "$WORK/w.err" --connect "$CONTROLLER_EP" --once --id w
+WORKER=$WORKER_PID
+wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start"
+sleep 2.5
+running=$(metric vllm:num_requests_running)
+[ "${running%.*}" -ge 1 ] || fail "no load before the pause (running = $running)"
+
+kill -STOP "$CONTROLLER_PID"
+paused=$(date +%s.%N)
+# Stopped = nothing running at three polls in a row (requests of one slot follow each other
+# within a millisecond, so a single poll may fall between two of them).
+stopped=""
+zeros=0
+for ((i = 0; i < 80; i++)); do # at most 8 s
+    sleep 0.1
+    if [ "$(metric vllm:num_requests_running)" = "0" ]; then
+        zeros=$((zeros + 1))
+        [ -z "$stopped" ] && stopped=$(date +%s.%N)
+        [ "$zeros" -ge 3 ] && break
+    else
+        zeros=0
+        stopped=""
+    fi
+done
+[ "$zeros" -ge 3 ] || stopped=""
+[ -n "$stopped" ] || { kill -CONT "$CONTROLLER_PID"; fail "the worker kept its load 8 s after the controller went silent"; }
+after=$(python3 -c "print(round($stopped - $paused, 2))")
+tokens=$(metric vllm:generation_tokens_total)
+sleep 1.5
+assert_equal "tokens generated after the load stopped" "$(metric vllm:generation_tokens_total)" "$tokens"
+grep -q "no word from the controller for .* stopping the load" "$WORK/w.err" ||
+    fail "worker did not say why it stopped: $(cat "$WORK/w.err")"
+
+kill -CONT "$CONTROLLER_PID"
+wait_controller 40
+assert_equal "controller exit status" "$CONTROLLER_RC" 0
+announced=$(grep -Eo "finished: [0-9]+ requests" "$WORK/w.err" | grep -Eo "[0-9]+" | head -1)
+[ -n "$announced" ] || fail "the worker did not finish its run: $(tail -5 "$WORK/w.err")"
+merged=$(json_value "$WORK/out/results.json" \
+    'l["requests_ok"] + l["requests_failed"] + l["requests_cancelled"] + l["requests_warmup"]')
+assert_equal "records merged vs announced by the worker" "$merged" "$announced"
+grep -q "records announced" "$WORK/ctl.err" && fail "controller reports missing records: $(cat "$WORK/ctl.err")"
+# Released by the controller's Stop, or (when that Stop went down with the old connection) on its
+# own once the controller went quiet after acknowledging every record; --once then exits 0.
+assert_equal "worker exit status" "$(wait_exit "$WORKER" 15)" 0
+grep -Eq "released by the controller|acknowledging every record" "$WORK/w.err" ||
+    fail "the worker was not released: $(tail -3 "$WORK/w.err")"
+echo "ok: load stopped $after s after the controller went silent; $merged of $announced records merged"
