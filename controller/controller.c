@@ -1027,7 +1027,6 @@ controller_t *controller_new(const controller_options_t *options) {
         self->options.register_timeout_ns = 60000000000LL;
     if (!self->options.expect_workers)
         self->options.expect_workers = 1;
-    config_init(&self->cfg);
     self->ctx = zmq_ctx_new();
     if (!self->ctx || resolve_config(self) != 0 || bind_sockets(self) != 0) {
         controller_destroy(&self);
