@@ -1,0 +1,42 @@
+#!/bin/bash
+# Two worker processes with --threads 2 each register as four logical workers: the controller
+# partitions concurrency 10 over 4 (3+3+2+2, summing to 10), every loop runs its share, and the
+# request count is exact.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 10 --itl-ms 2
+cat >"$WORK/t.yaml" <<YAML
+target:
+  ignore_eos: true
+  endpoints: [$MOCK_URL]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 10
+scheduler:
+  kind: concurrent
+  concurrency: 10
+limits:
+  max_requests: 200
+YAML
+start_controller "$WORK/ctl.err" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
+    --out "$WORK/out" --register-timeout 20
+start_worker "$WORK/a.err" --connect "$CONTROLLER_EP" --once --threads 2 --id a
+A=$WORKER_PID
+start_worker "$WORK/b.err" --connect "$CONTROLLER_EP" --once --threads 2 --id b
+B=$WORKER_PID
+wait_controller 60
+assert_equal "controller exit status" "$CONTROLLER_RC" 0
+R="$WORK/out/results.json"
+assert_equal "workers" "$(json_value "$R" 'r["run"]["workers"]')" 4
+assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 200
+shares=$(grep -Eo "worker [0-9] = [ab]\.[01]: concurrency [0-9]+" "$WORK/ctl.err" | awk '{print $NF}' |
+    sort -n | tr '\n' ' ')
+assert_equal "concurrency shares" "$shares" "2 2 3 3 "
+for name in a.0 a.1 b.0 b.1; do
+    grep -q "worker $name: run [0-9a-f]* finished" "$WORK/${name%%.*}.err" ||
+        fail "loop $name did not run: $(cat "$WORK/${name%%.*}.err")"
+done
+assert_equal "worker a exit status" "$(wait_exit "$A" 15)" 0
+assert_equal "worker b exit status" "$(wait_exit "$B" 15)" 0
+echo "ok: 2 processes x 2 threads = 4 workers, shares $shares"
