@@ -336,7 +336,8 @@ int run_main(int argc, char **argv) {
         if (mock_log < 0 || start_mock(&st, mock_log, mock_url, sizeof mock_url) != 0)
             goto out;
         targets[n_targets++] = mock_url;
-        fprintf(stderr, "run: no target given: embedded mock at %s\n", mock_url);
+        fprintf(stderr, "run: no target given: embedded mock at %s (pid %d)\n", mock_url,
+                (int)st.children[st.n_children - 1].pid);
     }
     controller_options_t o = {
         .config_path = argv[optind],

@@ -83,16 +83,20 @@ start_worker() {
     BACKGROUND+=($WORKER_PID)
 }
 
-# Waits at most $2 seconds for process $1 (a child of this shell) to exit; prints its status.
+# Waits at most $2 seconds for process $1 (a child of this shell) to exit; sets EXIT_STATUS to its
+# status, or to "timeout". (Call it directly, never in $(...): only this shell can reap it.)
 wait_exit() {
-    local i rc=0
+    local i
     for ((i = 0; i < $2 * 10; i++)); do
         kill -0 "$1" 2>/dev/null || break
         sleep 0.1
     done
-    kill -0 "$1" 2>/dev/null && { echo timeout; return 0; }
-    wait "$1" || rc=$?
-    echo "$rc"
+    if kill -0 "$1" 2>/dev/null; then
+        EXIT_STATUS=timeout
+        return 0
+    fi
+    EXIT_STATUS=0
+    wait "$1" || EXIT_STATUS=$?
 }
 
 # Prints the value of a Python expression over results.json, bound to `r` (levels[0] is `l`).

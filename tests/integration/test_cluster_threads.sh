@@ -37,6 +37,8 @@ for name in a.0 a.1 b.0 b.1; do
     grep -q "worker $name: run [0-9a-f]* finished" "$WORK/${name%%.*}.err" ||
         fail "loop $name did not run: $(cat "$WORK/${name%%.*}.err")"
 done
-assert_equal "worker a exit status" "$(wait_exit "$A" 15)" 0
-assert_equal "worker b exit status" "$(wait_exit "$B" 15)" 0
+wait_exit "$A" 15
+assert_equal "worker a exit status" "$EXIT_STATUS" 0
+wait_exit "$B" 15
+assert_equal "worker b exit status" "$EXIT_STATUS" 0
 echo "ok: 2 processes x 2 threads = 4 workers, shares $shares"

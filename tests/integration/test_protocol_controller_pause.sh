@@ -69,7 +69,8 @@ assert_equal "records merged vs announced by the worker" "$merged" "$announced"
 grep -q "records announced" "$WORK/ctl.err" && fail "controller reports missing records: $(cat "$WORK/ctl.err")"
 # Released by the controller's Stop, or (when that Stop went down with the old connection) on its
 # own once the controller went quiet after acknowledging every record; --once then exits 0.
-assert_equal "worker exit status" "$(wait_exit "$WORKER" 15)" 0
+wait_exit "$WORKER" 15
+assert_equal "worker exit status" "$EXIT_STATUS" 0
 grep -Eq "released by the controller|acknowledging every record" "$WORK/w.err" ||
     fail "the worker was not released: $(tail -3 "$WORK/w.err")"
 echo "ok: load stopped $after s after the controller went silent; $merged of $announced records merged"
