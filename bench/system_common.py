@@ -4,11 +4,11 @@ each worker it forks, and read OUT/results.json. Python standard library only.
 
 CPU accounting, process by process. `stampede run` is the controller; its children (fork + exec of
 `stampede worker --once`) are the workers. While the run lives, /proc/PID/stat of the run and of
-every child is sampled every POLL_S. At the end os.wait4 on the run gives its rusage, which Linux
-reports as the run's own CPU plus that of every child it reaped. The run's cutime + cstime at the
-last sample is the exact CPU of the workers it had already reaped; when it had reaped them all by
-then, the split is exact; otherwise a worker still alive at the last sample counts with its last
-sampled CPU, and its final POLL_S or less of CPU goes to the controller (cpu_accounting=approx)."""
+every child is sampled every POLL_S (for the steady-state split, memory and pids). When the run
+exits it is left a zombie for a moment (waitid WNOWAIT) and its /proc/PID/stat read once more:
+utime + stime is the controller's own CPU and cutime + cstime that of every worker it reaped, both
+exact; wait4's rusage (their sum) is the cross-check. A worker the run left unreaped would be in
+neither figure: it is then counted with its last sampled CPU and cpu_accounting says approx."""
 
 import json
 import os
@@ -117,6 +117,15 @@ def cpu_seconds(pid):
     return None if st is None else st[0] + st[1]
 
 
+def machine_busy_s():
+    """CPU seconds this machine has spent busy (all cores, everything but idle and iowait)."""
+    with open("/proc/stat") as f:
+        fields = [int(x) for x in f.readline().split()[1:]]
+    idle = fields[3] + (fields[4] if len(fields) > 4 else 0)
+    # guest time is already inside user and nice
+    return (sum(fields[:8]) - idle) / CLK_TCK
+
+
 def count_connections_to(port):
     """Established TCP connections whose remote port is PORT (the client side of streams to a
     server on this host), from /proc/net/tcp."""
@@ -214,6 +223,7 @@ class RunResult:
         self.stdout_path = None
         self.out_dir = None
         self.series = []            # (t, controller cpu, sum of worker cpu) per sample
+        self.machine_busy_s = 0.0   # every process's CPU on this machine during the run
 
 
 def run_stampede(binary, config, out_dir, target, workers, timeout_s, log_dir,
@@ -227,6 +237,7 @@ def run_stampede(binary, config, out_dir, target, workers, timeout_s, log_dir,
     cmd = [binary, "run", config, "--workers", str(workers), "--target", target,
            "--out", out_dir, *extra_args]
     res.command = " ".join(cmd)
+    busy0 = machine_busy_s()
     with open(res.stdout_path, "wb") as log:
         t0 = time.monotonic()
         proc = subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT,
@@ -237,11 +248,13 @@ def run_stampede(binary, config, out_dir, target, workers, timeout_s, log_dir,
     last_run_stat = None
     last_children = set()
     next_tick = t0
-    status = ru = None
+    status = ru = final_stat = None
     try:
         while True:
-            wpid, status, ru = os.wait4(pid, os.WNOHANG)
-            if wpid:
+            # WNOWAIT: the run stays a zombie, so its final own and children's CPU can be read.
+            if os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT) is not None:
+                final_stat = read_stat(pid)
+                _, status, ru = os.wait4(pid, 0)
                 break
             now = time.monotonic()
             st = read_stat(pid)
@@ -291,16 +304,26 @@ def run_stampede(binary, config, out_dir, target, workers, timeout_s, log_dir,
         os.waitpid(pid, 0)
         raise
     res.wall_s = time.monotonic() - t0
+    res.machine_busy_s = machine_busy_s() - busy0
     res.exit_code = os.waitstatus_to_exitcode(status)
     proc.returncode = res.exit_code
     res.total_cpu_s = ru.ru_utime + ru.ru_stime
-    # Workers the run had reaped by the last sample are in its cutime + cstime, exactly; those
-    # still alive then count with their last sampled CPU (short by at most POLL_S each).
-    reaped = last_run_stat[2] + last_run_stat[3] if last_run_stat else 0.0
-    alive = sum(res.workers[k].cpu for k in last_children if k in res.workers)
-    res.cpu_exact = bool(res.workers) and not last_children
-    res.worker_cpu_s = reaped + alive
-    res.controller_cpu_s = max(0.0, res.total_cpu_s - res.worker_cpu_s)
+    if final_stat is not None:
+        # Read from the exited run: its own CPU, and that of every child it reaped, exactly.
+        own = final_stat[0] + final_stat[1]
+        reaped = final_stat[2] + final_stat[3]
+    else:
+        own = last_run_stat[0] + last_run_stat[1] if last_run_stat else 0.0
+        reaped = last_run_stat[2] + last_run_stat[3] if last_run_stat else 0.0
+    # A worker the run did not reap is in neither figure: count its last sampled CPU.
+    unreaped = [k for k in last_children if k in res.workers and os.path.exists(f"/proc/{k}")]
+    orphan_cpu = sum(res.workers[k].cpu for k in unreaped)
+    res.worker_cpu_s = reaped + orphan_cpu
+    res.controller_cpu_s = own
+    res.cpu_exact = final_stat is not None and not unreaped and bool(res.workers)
+    res.cpu_parts = (f"run's own {own:.3f} s + reaped children {reaped:.3f} s (wait4 total "
+                     f"{res.total_cpu_s:.3f} s); {len(unreaped)} worker(s) not reaped by the run, "
+                     f"{orphan_cpu:.3f} s sampled")
     results_path = os.path.join(out_dir, "results.json")
     if os.path.exists(results_path):
         with open(results_path) as f:
@@ -372,6 +395,18 @@ def result_line(name, fields):
 
 def _terminate(signum, frame):
     raise BenchError(f"stopped by signal {signum}")
+
+
+def load_fields(res, mock_cpu_s):
+    """How busy the machine was during the run, and how much of that was someone else's: this
+    box is shared, so every figure above depends on it."""
+    ours = res.total_cpu_s + (mock_cpu_s or 0.0)
+    return [
+        ("cores", os.cpu_count()),
+        ("machine_busy_cores", res.machine_busy_s / res.wall_s if res.wall_s else None),
+        ("other_busy_cores",
+         max(0.0, res.machine_busy_s - ours) / res.wall_s if res.wall_s else None),
+    ]
 
 
 def main_guard(fn):

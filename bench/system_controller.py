@@ -52,6 +52,7 @@ def main():
         ]
     print(f"# {res.command}", flush=True)
     print(f"#   mock: {mock.command}; outputs in {wd}", flush=True)
+    print(f"#   cpu: {res.cpu_parts}", flush=True)
     sc.result_line("controller", [
         ("workers", workers),
         ("itl_samples_per_s", rate),
@@ -71,6 +72,7 @@ def main():
         ("cpu_accounting", "exact" if res.cpu_exact else "approx"),
         ("duration_s", duration),
         ("wall_s", res.wall_s),
+        *sc.load_fields(res, mock_cpu),
         ("exit", res.exit_code),
     ])
     return 0

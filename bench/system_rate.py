@@ -57,6 +57,7 @@ def run_rate(binary, rate):
         ("worker_cpu_s", res.worker_cpu_s),
         ("mock_cpu_s", mock_cpu),
         ("wall_s", res.wall_s),
+        *sc.load_fields(res, mock_cpu),
         ("exit", res.exit_code),
     ])
     return 0
