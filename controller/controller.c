@@ -410,7 +410,7 @@ static void handle_control(controller_t *self, const uint8_t *id, size_t id_len,
         if (!this_run || w->state != CW_ASSIGNED)
             break;
         if (!env->ready->ok)
-            set_abort(self, "worker %s cannot run: %s", w->name,
+            set_abort(self, "worker %s could not prepare the run: %s", w->name,
                       env->ready->error && *env->ready->error ? env->ready->error : "no reason");
         else
             w->state = CW_READY;
@@ -949,7 +949,8 @@ static int resolve_config(controller_t *self) {
         self->cfg.output.dir = strdup(o->out_dir);
     }
     self->cfg.output.trace = self->trace;
-    self->config_yaml = config_to_yaml(&self->cfg);
+    /* Headers travel unredacted to the workers (they send them); files get the redacted form. */
+    self->config_yaml = config_to_yaml_unredacted(&self->cfg);
     if (!self->out_dir || !self->config_yaml)
         return -1;
     if (make_dirs(self->out_dir) != 0) {

@@ -65,6 +65,8 @@ typedef struct worker_loop {
     uint64_t batch_timer;
     uint64_t cleanup_timer;
     int64_t lost_since_ns; /* --once: when the controller went silent (0 = not lost) */
+    bool done_sent;        /* Done announced (every record of the run is in a sealed batch) */
+    char *done_error;
     bool waiting_told;
     int exit_code;
 } worker_loop_t;
@@ -97,11 +99,25 @@ static void cleanup_now(loop_t *loop, uint64_t id, void *arg) {
         free_run(w);
 }
 
+/* Done goes out only once every record sits in a sealed batch, so its last_seq covers them all
+ * (with a full ring the last batch waits for acks to make room). */
+static void try_done(worker_loop_t *w) {
+    if (w->done_sent || events_seal(w->events) < 0)
+        return;
+    agent_flush(w->agent);
+    agent_send_done(w->agent, w->done_error);
+    w->done_sent = true;
+    log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
+             w->requests_done, events_last_seq(w->events));
+}
+
 static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
     worker_loop_t *w = arg;
     w->batch_timer = 0;
     events_seal(w->events);
     agent_flush(w->agent);
+    if (w->state == AGENT_FINISHING)
+        try_done(w);
     if (w->state == AGENT_RUNNING || w->state == AGENT_FINISHING)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
 }
@@ -118,12 +134,10 @@ static void finish_run(worker_loop_t *w, const char *error) {
     if (w->state == AGENT_FINISHING || w->state == AGENT_IDLE)
         return;
     w->state = AGENT_FINISHING;
-    while (events_seal(w->events) < 0 && events_open_records(w->events))
-        break; /* ring full: the open batch goes out once acks make room (batch_tick) */
-    agent_flush(w->agent);
-    agent_send_done(w->agent, error);
-    log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
-             w->requests_done, events_last_seq(w->events));
+    free(w->done_error);
+    w->done_error = error ? strdup(error) : NULL;
+    w->done_sent = false;
+    try_done(w);
     if (!w->cleanup_timer)
         w->cleanup_timer = loop_timer_at(w->loop, loop_now_ns(), cleanup_now, w);
     if (!w->batch_timer)
@@ -134,8 +148,8 @@ static void on_finished(void *arg) {
     finish_run(arg, NULL);
 }
 
-/* Back to idle: the controller has everything of this run (or abandoned it). */
-static void release_run(worker_loop_t *w) {
+/* Back to idle: the controller has everything of this run (or abandoned it); why is logged. */
+static void release_run(worker_loop_t *w, const char *why) {
     if (w->cleanup_timer) {
         loop_timer_cancel(w->loop, w->cleanup_timer);
         w->cleanup_timer = 0;
@@ -150,11 +164,12 @@ static void release_run(worker_loop_t *w) {
     w->state = AGENT_IDLE;
     w->run_id = 0;
     w->waiting_told = false;
+    w->done_sent = false;
     if (w->settings->once) {
-        log_line(w, "released by the controller; exiting (--once)");
+        log_line(w, "%s; exiting (--once)", why);
         loop_stop(w->loop);
     } else {
-        log_line(w, "released by the controller; idle, waiting for the next run");
+        log_line(w, "%s; idle, waiting for the next run", why);
     }
 }
 
@@ -168,35 +183,7 @@ static void abandon_run(worker_loop_t *w, const char *why) {
     events_begin_run(w->events, 0, 0);
     if (w->settings->once)
         w->exit_code = 1; /* release_run exits under --once; an abandoned run is a failure */
-    release_run(w);
-}
-
-static char *read_api_key(const config_t *cfg, char *err, size_t errlen) {
-    if (cfg->target.api_key_env) {
-        const char *v = getenv(cfg->target.api_key_env);
-        if (!v || !*v) {
-            snprintf(err, errlen, "target.api_key_env: environment variable %s is not set",
-                     cfg->target.api_key_env);
-            return NULL;
-        }
-        return strdup(v);
-    }
-    if (cfg->target.api_key_file) {
-        FILE *f = fopen(cfg->target.api_key_file, "r");
-        if (!f) {
-            snprintf(err, errlen, "target.api_key_file: cannot read %s: %s",
-                     cfg->target.api_key_file, strerror(errno));
-            return NULL;
-        }
-        char buf[4096];
-        size_t n = fread(buf, 1, sizeof buf - 1, f);
-        fclose(f);
-        buf[n] = '\0';
-        while (n && (buf[n - 1] == '\n' || buf[n - 1] == '\r' || buf[n - 1] == ' '))
-            buf[--n] = '\0';
-        return strdup(buf);
-    }
-    return NULL;
+    release_run(w, "run abandoned");
 }
 
 /* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
@@ -216,10 +203,11 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         return -1;
     }
     char *api_key = NULL;
-    if (w->cfg.target.api_key_env || w->cfg.target.api_key_file) {
-        api_key = read_api_key(&w->cfg, err, errlen);
-        if (!api_key)
-            return -1;
+    if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
+        char msg[768];
+        config_error_format(&cerr, msg, sizeof msg);
+        snprintf(err, errlen, "%s", msg);
+        return -1;
     }
     const char **headers = calloc(w->cfg.target.n_headers + 1, sizeof *headers);
     char **lines = calloc(w->cfg.target.n_headers + 1, sizeof *lines);
@@ -318,7 +306,7 @@ static void on_stop(void *arg, uint64_t run_id, const Stampede__Stop *stop) {
         return;
     }
     if (w->state == AGENT_FINISHING) {
-        release_run(w);
+        release_run(w, "released by the controller");
         return;
     }
     log_line(w, "stop: %s", stop->reason && *stop->reason ? stop->reason : "asked by controller");
@@ -349,12 +337,11 @@ static void on_welcome(void *arg, uint64_t run_id, const Stampede__Welcome *welc
 static void on_lost(void *arg) {
     worker_loop_t *w = arg;
     w->lost_since_ns = loop_now_ns();
-    if (w->state == AGENT_FINISHING && events_open_records(w->events) == 0 &&
+    if (w->state == AGENT_FINISHING && w->done_sent && events_open_records(w->events) == 0 &&
         events_acked_seq(w->events) == events_last_seq(w->events)) {
         /* Every record is acknowledged: the controller has the whole run, only our release
          * was lost with it. */
-        log_line(w, "the controller went silent after acknowledging every record of the run");
-        release_run(w);
+        release_run(w, "the controller went silent after acknowledging every record of the run");
         return;
     }
     if (w->state == AGENT_RUNNING && w->exec)
@@ -433,6 +420,7 @@ static void *loop_thread(void *arg) {
     loop_run(w->loop);
 out:
     free_run(w);
+    free(w->done_error);
     agent_destroy(&w->agent);
     events_destroy(&w->events);
     if (w->loop)
