@@ -125,21 +125,20 @@ wait_line() {
     fail "$name did not print /$re/ within $3 s (see $name.log below)"
 }
 
-# finish NAME SECONDS: waits for NAME to exit and prints its exit status (124: timed out).
+# finish NAME SECONDS: waits for NAME to exit; its exit status in RC (124: still running).
 finish() {
-    local name=$1 i rc
+    local name=$1 i
     for i in $(seq $(($2 * 10))); do
         kill -0 "${PID[$name]}" 2>/dev/null || break
         sleep 0.1
     done
     if kill -0 "${PID[$name]}" 2>/dev/null; then
-        echo 124
+        RC=124
         return
     fi
     wait "${PID[$name]}"
-    rc=$?
+    RC=$?
     unset "PID[$name]"
-    echo "$rc"
 }
 
 for tool in ip timeout "$PYTHON"; do
@@ -199,7 +198,8 @@ for ns in "$NS_W1" "$NS_W2"; do
     done
 done
 kill -TERM "${PID[echo]}"
-[ "$(finish echo 5)" != 124 ] || fail "the echo server in ctl did not stop on SIGTERM"
+finish echo 5
+[ $RC != 124 ] || fail "the echo server in ctl did not stop on SIGTERM"
 
 # --- The run.
 cat >"$WORK/run.yaml" <<EOF
@@ -226,11 +226,11 @@ start w1 "$NS_W1" 60 "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once
 start w2 "$NS_W2" 60 env STAMPEDE_TEST_CLOCK_OFFSET_NS=$SHIFT_NS \
     "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once --id w2
 
-rc=$(finish controller 60)
-[ "$rc" = 0 ] || fail "controller exited with status $rc, expected 0 (124 = timed out after 60 s)"
+finish controller 60
+[ $RC = 0 ] || fail "controller exited with status $RC, expected 0 (124 = timed out after 60 s)"
 for w in w1 w2; do
-    rc=$(finish $w 15)
-    [ "$rc" = 0 ] || fail "worker $w (--once) exited with status $rc after the run, expected 0 (124 = still running 15 s later)"
+    finish $w 15
+    [ $RC = 0 ] || fail "worker $w (--once) exited with status $RC after the run, expected 0 (124 = still running 15 s later)"
 done
 
 "$PYTHON" "$HERE/netns_check.py" --out "$OUT" --requests $REQUESTS --output-tokens $OUTPUT_TOKENS \
