@@ -318,6 +318,14 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
     return len;
 }
 
+/* Called once per new socket: counts connections opened (the rest of the requests reused one). */
+static int stream_on_socket_opened(void *arg, curl_socket_t fd, curlsocktype purpose) {
+    stream_t *self = arg;
+    if (purpose == CURLSOCKTYPE_IPCXN)
+        self->settings->counters->connections++;
+    return CURL_SOCKOPT_OK;
+}
+
 stream_t *stream_new(const stream_settings_t *settings, void *user) {
     assert(settings && settings->counters);
     stream_t *self = calloc(1, sizeof(*self));
@@ -338,6 +346,8 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, stream_on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, self);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self->curl_error);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, stream_on_socket_opened);
+    curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, self);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -614,9 +624,6 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         curl_easy_getinfo(self->easy, CURLINFO_RESPONSE_CODE, &code);
         rec->http_status = (int)code;
     }
-    long connects = 0;
-    curl_easy_getinfo(self->easy, CURLINFO_NUM_CONNECTS, &connects);
-    self->settings->counters->connections += (uint64_t)connects;
     stream_classify(self, result);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */

@@ -1,0 +1,471 @@
+/* The worker engine under load against `stampede mock` in fixed mode, the mock pinned to another
+ * core: CPU per streamed token, SSE events per write callback, the delay the client adds
+ * (receive stamp - the chunk's sent_ns, same host), errors, and RSS per stream; then the client
+ * loop Python benchmarks use (bench/peer_aiohttp.py) against the same mock, as a ratio.
+ * Prints numbers and RESULT lines; never passes or fails on them.
+ *
+ *   bench_engine [--streams 1000,5000,10000] [--itl-ms 10,50,100] [--tokens 100] [--ttft-ms 10]
+ *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--buffer BYTES] */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <getopt.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "engine.h"
+#include "histogram.h"
+#include "loop.h"
+
+#define MS 1000000LL
+#define MAX_LEVELS 8
+
+typedef struct bench_config {
+    int streams[MAX_LEVELS];
+    double itl_ms[MAX_LEVELS];
+    int levels;
+    int tokens;
+    double ttft_ms;
+    double seconds;
+    double warmup;
+    int peer_streams;
+    int peer;
+    uint32_t buffer_size;
+    int pin; /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
+} bench_config_t;
+
+typedef struct server {
+    pid_t pid;
+    int port;
+} server_t;
+
+typedef struct slot {
+    struct level *level;
+    request_record_t record;
+} slot_t;
+
+typedef struct level {
+    loop_t *loop;
+    engine_t *engine;
+    const char *url;
+    const char *body;
+    size_t body_len;
+    slot_t *slots;
+    int streams;
+    int stopping;
+    uint64_t errors;
+    uint64_t errors_by_class[ERROR__COUNT];
+    char last_error[160];
+    histogram_t *delay;
+    /* Snapshots at the start and end of the measured window. */
+    engine_stats_t stats_start, stats_end;
+    struct rusage usage_start, usage_end;
+    int64_t t_start, t_end;
+    uint64_t errors_start;
+    long rss_peak_kb;
+} level_t;
+
+static int cpu_count(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof(set), &set) < 0)
+        return 1;
+    return CPU_COUNT(&set);
+}
+
+static void pin_to_cpu(pid_t pid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(pid, sizeof(set), &set);
+}
+
+static long rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static double cpu_seconds(const struct rusage *u) {
+    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
+           u->ru_stime.tv_usec / 1e6;
+}
+
+static int server_start(server_t *server, double ttft_ms, double itl_ms, int pin) {
+    const char *bin = getenv("STAMPEDE_BIN");
+    if (!bin)
+        bin = "build/stampede";
+    int out[2];
+    if (pipe(out) < 0)
+        return -1;
+    char ttft[32], itl[32];
+    snprintf(ttft, sizeof(ttft), "%g", ttft_ms);
+    snprintf(itl, sizeof(itl), "%g", itl_ms);
+    server->pid = fork();
+    if (server->pid == 0) {
+        if (pin)
+            pin_to_cpu(0, 1);
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", ttft, "--itl-ms", itl, (char *)NULL);
+        fprintf(stderr, "cannot run %s: %s\n", bin, strerror(errno));
+        _exit(127);
+    }
+    close(out[1]);
+    char line[256];
+    size_t len = 0;
+    while (len < sizeof(line) - 1) {
+        struct pollfd p = {.fd = out[0], .events = POLLIN};
+        if (poll(&p, 1, 10000) <= 0 || read(out[0], line + len, 1) <= 0)
+            break;
+        if (line[len++] == '\n')
+            break;
+    }
+    line[len] = '\0';
+    close(out[0]);
+    const char *colon = strrchr(line, ':');
+    if (!strstr(line, "listening on") || !colon) {
+        fprintf(stderr, "%s mock did not report its port (got \"%s\")\n", bin, line);
+        kill(server->pid, SIGTERM);
+        waitpid(server->pid, NULL, 0);
+        return -1;
+    }
+    server->port = atoi(colon + 1);
+    return 0;
+}
+
+static void server_stop(server_t *server) {
+    kill(server->pid, SIGTERM);
+    waitpid(server->pid, NULL, 0);
+}
+
+static void slot_submit(slot_t *slot);
+
+static void slot_done(void *arg, request_record_t *record, const char *reply, size_t len) {
+    slot_t *slot = arg;
+    level_t *level = slot->level;
+    if (record->error != ERROR_NONE && record->error != ERROR_CANCELLED) {
+        level->errors++;
+        level->errors_by_class[record->error]++;
+        snprintf(level->last_error, sizeof(level->last_error), "%s", record->error_message);
+    }
+    if (!level->stopping)
+        slot_submit(slot);
+}
+
+static void slot_submit(slot_t *slot) {
+    level_t *level = slot->level;
+    memset(&slot->record, 0, sizeof(slot->record));
+    engine_request_t request = {.url = level->url,
+                                .body = level->body,
+                                .body_len = level->body_len,
+                                .record = &slot->record};
+    if (engine_submit(level->engine, &request, slot_done, slot) < 0)
+        level->errors++;
+}
+
+static void slot_start(loop_t *loop, uint64_t id, void *arg) {
+    slot_submit(arg);
+}
+
+static void window_start(loop_t *loop, uint64_t id, void *arg) {
+    level_t *level = arg;
+    histogram_reset(level->delay);
+    engine_stats(level->engine, &level->stats_start);
+    getrusage(RUSAGE_SELF, &level->usage_start);
+    level->t_start = loop_now_ns();
+    level->errors_start = level->errors;
+}
+
+static void window_end(loop_t *loop, uint64_t id, void *arg) {
+    level_t *level = arg;
+    getrusage(RUSAGE_SELF, &level->usage_end);
+    engine_stats(level->engine, &level->stats_end);
+    level->t_end = loop_now_ns();
+    level->rss_peak_kb = rss_kb();
+    level->stopping = 1;
+    loop_stop(loop);
+}
+
+typedef struct result {
+    double cpu_us_per_token;
+    double delay_p50_us;
+    double delay_p99_us;
+    uint64_t tokens;
+    uint64_t errors;
+    double tokens_per_s;
+    double events_per_callback;
+    double rss_kb_per_stream;
+    double connections_per_request;
+} result_t;
+
+static int run_level(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
+    server_t server;
+    if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
+        return -1;
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", server.port);
+    char body[512];
+    int body_len = snprintf(body, sizeof(body),
+                            "{\"model\":\"mock\",\"messages\":[{\"role\":\"user\",\"content\":"
+                            "\"benchmark the engine\"}],\"max_tokens\":%d,\"ignore_eos\":true,"
+                            "\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
+                            cfg->tokens);
+    long rss_before = rss_kb();
+    level_t level = {.url = url, .body = body, .body_len = (size_t)body_len, .streams = streams};
+    level.loop = loop_new();
+    engine_options_t options = {.max_streams = (uint32_t)streams,
+                                .timeout_ns = 120000 * MS,
+                                .connect_timeout_ns = 30000 * MS,
+                                .buffer_size = cfg->buffer_size};
+    level.engine = engine_new(level.loop, &options);
+    level.delay = histogram_new();
+    engine_set_sent_delay(level.engine, level.delay);
+    level.slots = calloc((size_t)streams, sizeof(slot_t));
+    /* Streams start at random instants over one request's duration, so that their tokens are
+     * spread evenly in time as a real population's are, not emitted by the mock in one burst
+     * per ITL; the closed loop then keeps each stream's phase. The warm-up covers the ramp. */
+    double request_s = (cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3;
+    double warmup = cfg->warmup > request_s + 1 ? cfg->warmup : request_s + 1;
+    int64_t now = loop_now_ns();
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < streams; i++) {
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        double offset = (double)(seed >> 11) / 9007199254740992.0 * request_s;
+        level.slots[i].level = &level;
+        loop_timer_at(level.loop, now + (int64_t)(offset * 1e9), slot_start, &level.slots[i]);
+    }
+    loop_timer_at(level.loop, now + (int64_t)(warmup * 1e9), window_start, &level);
+    loop_timer_at(level.loop, now + (int64_t)((warmup + cfg->seconds) * 1e9), window_end, &level);
+    loop_run(level.loop);
+
+    uint64_t tokens = level.stats_end.token_chunks - level.stats_start.token_chunks;
+    uint64_t callbacks = level.stats_end.write_callbacks - level.stats_start.write_callbacks;
+    uint64_t events = level.stats_end.sse_events - level.stats_start.sse_events;
+    uint64_t requests = level.stats_end.requests_finished - level.stats_start.requests_finished;
+    uint64_t connections = level.stats_end.connections - level.stats_start.connections;
+    double cpu = cpu_seconds(&level.usage_end) - cpu_seconds(&level.usage_start);
+    double wall = (double)(level.t_end - level.t_start) / 1e9;
+    result->tokens = tokens;
+    result->cpu_us_per_token = tokens ? cpu * 1e6 / (double)tokens : 0;
+    result->tokens_per_s = tokens / wall;
+    result->delay_p50_us = histogram_percentile(level.delay, 50) / 1e3;
+    result->delay_p99_us = histogram_percentile(level.delay, 99) / 1e3;
+    result->events_per_callback = callbacks ? (double)events / (double)callbacks : 0;
+    result->errors = level.errors - level.errors_start;
+    result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
+    result->connections_per_request = requests ? (double)connections / (double)requests : 0;
+    printf("streams=%d itl=%gms: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests in "
+           "the window, %.3f new connections per request\n",
+           streams, itl_ms, result->tokens_per_s, cpu / wall * 100, (double)requests,
+           result->connections_per_request);
+    if (level.errors) {
+        printf("  errors:");
+        for (int c = 0; c < ERROR__COUNT; c++)
+            if (level.errors_by_class[c])
+                printf(" %s=%llu", error_class_name((error_class_t)c),
+                       (unsigned long long)level.errors_by_class[c]);
+        printf(" (last: %s)\n", level.last_error);
+    }
+
+    engine_destroy(&level.engine);
+    loop_destroy(&level.loop);
+    histogram_destroy(&level.delay);
+    free(level.slots);
+    server_stop(&server);
+    return 0;
+}
+
+static int result_field(const char *line, const char *key, double *out) {
+    const char *p = strstr(line, key);
+    if (!p)
+        return -1;
+    *out = strtod(p + strlen(key), NULL);
+    return 0;
+}
+
+static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
+    server_t server;
+    if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
+        return -1;
+    char url[128], streams_s[16], tokens_s[16], seconds_s[32], warmup_s[32];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", server.port);
+    snprintf(streams_s, sizeof(streams_s), "%d", streams);
+    snprintf(tokens_s, sizeof(tokens_s), "%d", cfg->tokens);
+    snprintf(seconds_s, sizeof(seconds_s), "%g", cfg->seconds);
+    snprintf(warmup_s, sizeof(warmup_s), "%g", cfg->warmup);
+    int out[2];
+    if (pipe(out) < 0)
+        return -1;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (cfg->pin)
+            pin_to_cpu(0, 0);
+        dup2(out[1], 1);
+        close(out[0]);
+        close(out[1]);
+        /* Debian's interpreter: python3-aiohttp is installed for it, whatever PATH says. */
+        const char *python = access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
+        execlp(python, python, "bench/peer_aiohttp.py", "--url", url, "--streams", streams_s,
+               "--max-tokens", tokens_s, "--seconds", seconds_s, "--warmup", warmup_s,
+               (char *)NULL);
+        _exit(127);
+    }
+    close(out[1]);
+    FILE *f = fdopen(out[0], "r");
+    char line[1024];
+    int found = 0;
+    while (fgets(line, sizeof(line), f)) {
+        fputs(line, stdout);
+        char *r = strstr(line, "RESULT ");
+        if (!r)
+            continue;
+        double tokens = 0, errors = 0;
+        if (result_field(r, " cpu_us_per_token=", &result->cpu_us_per_token) == 0 &&
+            result_field(r, " delay_p50_us=", &result->delay_p50_us) == 0 &&
+            result_field(r, " delay_p99_us=", &result->delay_p99_us) == 0 &&
+            result_field(r, " tokens=", &tokens) == 0 &&
+            result_field(r, " errors=", &errors) == 0) {
+            result->tokens = (uint64_t)tokens;
+            result->errors = (uint64_t)errors;
+            found = 1;
+        }
+    }
+    fclose(f);
+    int status;
+    waitpid(pid, &status, 0);
+    server_stop(&server);
+    return found ? 0 : -1;
+}
+
+static int parse_list_int(const char *s, int *out, int max) {
+    int n = 0;
+    for (char *end; *s && n < max; s = *end ? end + 1 : end) {
+        out[n++] = (int)strtol(s, &end, 10);
+        if (end == s)
+            return -1;
+    }
+    return n;
+}
+
+static int parse_list_double(const char *s, double *out, int max) {
+    int n = 0;
+    for (char *end; *s && n < max; s = *end ? end + 1 : end) {
+        out[n++] = strtod(s, &end);
+        if (end == s)
+            return -1;
+    }
+    return n;
+}
+
+int main(int argc, char **argv) {
+    bench_config_t cfg = {.streams = {1000, 5000, 10000},
+                          .itl_ms = {10, 50, 100},
+                          .levels = 3,
+                          .tokens = 100,
+                          .ttft_ms = 10,
+                          .seconds = 8,
+                          .warmup = 2,
+                          .peer_streams = 1000,
+                          .peer = 1};
+    int n_itl = 3;
+    static const struct option longs[] = {
+        {"streams", required_argument, 0, 's'},      {"itl-ms", required_argument, 0, 'i'},
+        {"tokens", required_argument, 0, 't'},       {"ttft-ms", required_argument, 0, 'f'},
+        {"seconds", required_argument, 0, 'd'},      {"warmup", required_argument, 0, 'w'},
+        {"peer-streams", required_argument, 0, 'p'}, {"no-peer", no_argument, 0, 'n'},
+        {"buffer", required_argument, 0, 'b'},       {0, 0, 0, 0}};
+    int c;
+    while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
+        switch (c) {
+        case 's':
+            cfg.levels = parse_list_int(optarg, cfg.streams, MAX_LEVELS);
+            break;
+        case 'i':
+            n_itl = parse_list_double(optarg, cfg.itl_ms, MAX_LEVELS);
+            break;
+        case 't':
+            cfg.tokens = atoi(optarg);
+            break;
+        case 'f':
+            cfg.ttft_ms = atof(optarg);
+            break;
+        case 'd':
+            cfg.seconds = atof(optarg);
+            break;
+        case 'w':
+            cfg.warmup = atof(optarg);
+            break;
+        case 'p':
+            cfg.peer_streams = atoi(optarg);
+            break;
+        case 'n':
+            cfg.peer = 0;
+            break;
+        case 'b':
+            cfg.buffer_size = (uint32_t)atol(optarg);
+            break;
+        default:
+            fprintf(stderr, "usage: see the comment at the top of bench/bench_engine.c\n");
+            return 2;
+        }
+    }
+    if (cfg.levels <= 0 || n_itl <= 0) {
+        fprintf(stderr, "bench_engine: --streams and --itl-ms take comma-separated numbers\n");
+        return 2;
+    }
+    for (int i = n_itl; i < cfg.levels; i++)
+        cfg.itl_ms[i] = cfg.itl_ms[n_itl - 1];
+    cfg.pin = cpu_count() >= 2; /* before pinning ourselves, which narrows the count to one */
+    if (cfg.pin)
+        pin_to_cpu(0, 0);
+    printf("engine benchmark: mock fixed mode ttft=%gms, %d tokens per request, closed loop, "
+           "%gs measured after a warm-up of max(%gs, one request + 1s); client on CPU 0%s\n",
+           cfg.ttft_ms, cfg.tokens, cfg.seconds, cfg.warmup,
+           cfg.pin ? ", mock on CPU 1" : " (one CPU: not pinned)");
+    int failed = 0;
+    result_t ours[MAX_LEVELS] = {0};
+    for (int i = 0; i < cfg.levels; i++) {
+        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], &ours[i]) < 0) {
+            failed = 1;
+            continue;
+        }
+        printf("RESULT name=stampede streams=%d itl_ms=%g cpu_us_per_token=%.2f "
+               "delay_p50_us=%.0f delay_p99_us=%.0f tokens=%llu errors=%llu "
+               "events_per_callback=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.1f\n",
+               cfg.streams[i], cfg.itl_ms[i], ours[i].cpu_us_per_token, ours[i].delay_p50_us,
+               ours[i].delay_p99_us, (unsigned long long)ours[i].tokens,
+               (unsigned long long)ours[i].errors, ours[i].events_per_callback,
+               ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
+        fflush(stdout);
+    }
+    if (cfg.peer) {
+        int level = -1;
+        for (int i = 0; i < cfg.levels; i++)
+            if (cfg.streams[i] == cfg.peer_streams)
+                level = i;
+        double itl = level >= 0 ? cfg.itl_ms[level] : cfg.itl_ms[0];
+        result_t peer = {0};
+        if (run_peer(&cfg, cfg.peer_streams, itl, &peer) < 0) {
+            fprintf(stderr, "bench/peer_aiohttp.py did not report a RESULT line\n");
+            failed = 1;
+        } else if (level >= 0 && ours[level].cpu_us_per_token > 0 && ours[level].delay_p99_us > 0) {
+            printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.1fx delay_p99=%.1fx "
+                   "(aiohttp / stampede)\n",
+                   cfg.peer_streams, itl, peer.cpu_us_per_token / ours[level].cpu_us_per_token,
+                   peer.delay_p99_us / ours[level].delay_p99_us);
+        }
+    }
+    return failed;
+}
