@@ -109,29 +109,56 @@ void mock_options_clear(mock_options_t *self) {
     dist_clear(&self->reasoning);
 }
 
+/* Prints text from column indent, wrapped at 100 columns. */
+static void mock_options_wrap(FILE *out, const char *text, int indent) {
+    int col = indent;
+    const char *p = text;
+    while (*p) {
+        const char *end = strchr(p, ' ');
+        int len = end ? (int)(end - p) : (int)strlen(p);
+        if (col > indent && col + 1 + len > 100) {
+            fprintf(out, "\n%*s", indent, "");
+            col = indent;
+        } else if (col > indent) {
+            fputc(' ', out);
+            col++;
+        }
+        fprintf(out, "%.*s", len, p);
+        col += len;
+        p += len;
+        while (*p == ' ')
+            p++;
+    }
+    fputc('\n', out);
+}
+
 void mock_options_usage(FILE *out) {
     fprintf(out, "usage: stampede mock [OPTIONS]\n\n"
                  "A simulated OpenAI-compatible inference server (vLLM-shaped): POST\n"
                  "/v1/chat/completions and /v1/completions (streaming or not), GET /v1/models,\n"
                  "/health and /metrics. Prints 'listening on ADDR:PORT' once it accepts.\n"
                  "Without --ttft-ms/--itl-ms it simulates an engine (continuous batching, KV\n"
-                 "budget, chunked prefill, prefix cache) with the timings of --profile.\n\n");
+                 "budget, chunked prefill, prefix cache) with the timings of --profile.\n"
+                 "SIGTERM or SIGINT stop it (exit 0). Details: docs/mock.md.\n\n");
     for (size_t i = 0; i < N_OPTIONS; i++) {
         const mock_option_t *o = &mock_option_table[i];
         char left[64];
         snprintf(left, sizeof(left), "%s%s%s", o->name, o->arg ? " " : "", o->arg ? o->arg : "");
-        fprintf(out, "  %-30s %s\n", left, o->help);
+        fprintf(out, "  %-30s ", left);
+        mock_options_wrap(out, o->help, 33);
     }
-    fprintf(out, "\nprofiles (--profile NAME; flags above override a profile's values):\n");
+    fprintf(out, "\nprofiles (--profile NAME; the flags above override a profile's values):\n");
     for (size_t i = 0; mock_profile_at(i); i++) {
         const mock_profile_t *p = mock_profile_at(i);
-        fprintf(out,
-                "  %-14s %s\n                 max_num_seqs %u, max_model_len %u, kv %llu tokens, "
-                "tpot %.2f ms x running^%.2f,\n                 prefill %.0f tokens/s, "
-                "overhead %.0f ms\n",
-                p->name, p->summary, p->max_num_seqs, p->max_model_len,
-                (unsigned long long)p->kv_cache_tokens, p->tpot_base_ms, p->alpha,
-                p->prefill_tokens_per_s, p->ttft_overhead_ms);
+        char text[512];
+        snprintf(text, sizeof(text),
+                 "%s. max_num_seqs %u, max_model_len %u, KV %llu tokens, step %.2f ms x "
+                 "running^%.2f + prefill at %.0f tokens/s, overhead %.0f ms.",
+                 p->summary, p->max_num_seqs, p->max_model_len,
+                 (unsigned long long)p->kv_cache_tokens, p->tpot_base_ms, p->alpha,
+                 p->prefill_tokens_per_s, p->ttft_overhead_ms);
+        fprintf(out, "  %-14s ", p->name);
+        mock_options_wrap(out, text, 17);
     }
 }
 

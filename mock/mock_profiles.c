@@ -14,7 +14,7 @@
 static const mock_profile_t mock_profiles[] = {
     {
         .name = "default",
-        .summary = "vLLM's default limits (256 seqs, 32k context) with tp1-fp8's speed",
+        .summary = "vLLM's default limits with tp1-fp8's speed",
         .max_num_seqs = 256,
         .max_num_batched_tokens = 8192,
         .max_model_len = 32768,
@@ -27,7 +27,7 @@ static const mock_profile_t mock_profiles[] = {
     },
     {
         .name = "tp1-fp8",
-        .summary = "Qwen3-Next-80B FP8, TP1 on H100-96GB, max_num_seqs 32",
+        .summary = "Qwen3-Next-80B FP8, TP1 on H100-96GB",
         .max_num_seqs = 32,
         .max_num_batched_tokens = 8192,
         .max_model_len = 4096,
@@ -50,7 +50,7 @@ static const mock_profile_t mock_profiles[] = {
     },
     {
         .name = "tp2-fp8",
-        .summary = "Qwen3-Next-80B FP8, TP2 on 2x H100-96GB, max_num_seqs 64",
+        .summary = "Qwen3-Next-80B FP8, TP2 on 2x H100-96GB",
         .max_num_seqs = 64,
         .max_num_batched_tokens = 8192,
         .max_model_len = 4096,
@@ -72,7 +72,7 @@ static const mock_profile_t mock_profiles[] = {
     },
     {
         .name = "tp2-fp16",
-        .summary = "Qwen3-Next-80B BF16, TP2 on 2x H100-96GB, max_num_seqs 64",
+        .summary = "Qwen3-Next-80B BF16, TP2 on 2x H100-96GB",
         .max_num_seqs = 64,
         .max_num_batched_tokens = 8192,
         .max_model_len = 4096,
@@ -96,7 +96,7 @@ static const mock_profile_t mock_profiles[] = {
     },
     {
         .name = "h200-llama70b",
-        .summary = "Llama 3.1 70B FP8 on one H200 behind Dynamo, max_num_seqs 64",
+        .summary = "Llama 3.1 70B FP8 on one H200 behind Dynamo",
         .max_num_seqs = 64,
         .max_num_batched_tokens = 8192,
         .max_model_len = 131072,
