@@ -360,8 +360,8 @@ static void on_timer(loop_t *loop, uint64_t id, void *arg) {
         send_hello(self);
     } else if (now - self->last_rx_ns > self->options.liveness_ns) {
         self->welcomed = false;
-        fprintf(stderr, "worker %s: no word from the controller for %.1f s: stopping the load\n",
-                self->name, (now - self->last_rx_ns) / 1e9);
+        fprintf(stderr, "worker %s: no word from the controller for %.1f s\n", self->name,
+                (now - self->last_rx_ns) / 1e9);
         if (self->cb.lost)
             self->cb.lost(self->arg);
         send_hello(self);

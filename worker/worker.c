@@ -111,9 +111,23 @@ static void try_done(worker_loop_t *w) {
              w->requests_done, events_last_seq(w->events));
 }
 
+static void release_run(worker_loop_t *w, const char *why);
+
+/* Every record acknowledged and the controller silent: it has the whole run, only our release
+ * was lost (it went away right after the last ack). Releases the run; true when it did. */
+static bool delivered_while_silent(worker_loop_t *w) {
+    if (w->state != AGENT_FINISHING || !w->done_sent || agent_connected(w->agent) ||
+        events_open_records(w->events) || events_acked_seq(w->events) != events_last_seq(w->events))
+        return false;
+    release_run(w, "the controller went silent after acknowledging every record of the run");
+    return true;
+}
+
 static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
     worker_loop_t *w = arg;
     w->batch_timer = 0;
+    if (delivered_while_silent(w))
+        return;
     events_seal(w->events);
     agent_flush(w->agent);
     if (w->state == AGENT_FINISHING)
@@ -337,16 +351,12 @@ static void on_welcome(void *arg, uint64_t run_id, const Stampede__Welcome *welc
 static void on_lost(void *arg) {
     worker_loop_t *w = arg;
     w->lost_since_ns = loop_now_ns();
-    if (w->state == AGENT_FINISHING && w->done_sent && events_open_records(w->events) == 0 &&
-        events_acked_seq(w->events) == events_last_seq(w->events)) {
-        /* Every record is acknowledged: the controller has the whole run, only our release
-         * was lost with it. */
-        release_run(w, "the controller went silent after acknowledging every record of the run");
+    if (delivered_while_silent(w))
         return;
-    }
-    if (w->state == AGENT_RUNNING && w->exec)
+    if (w->state == AGENT_RUNNING && w->exec) {
+        log_line(w, "stopping the load: a shared server is never left under orphaned load");
         session_executor_stop(w->exec, true);
-    else if (w->state == AGENT_ASSIGNED)
+    } else if (w->state == AGENT_ASSIGNED)
         finish_run(w, "controller lost before the start");
 }
 
