@@ -5,17 +5,24 @@
  * Prints numbers and RESULT lines; never passes or fails on them.
  *
  *   bench_engine [--streams 1000,5000,10000] [--itl-ms 10,50,100] [--tokens 100] [--ttft-ms 10]
- *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--buffer BYTES] */
+ *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
+ *                [--buffer BYTES]
+ * The floor (first level only) is the kernel's cost of the same traffic with no HTTP at all. */
 #define _GNU_SOURCE
+#include <arpa/inet.h>
 #include <errno.h>
 #include <getopt.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -37,6 +44,7 @@ typedef struct bench_config {
     int peer_streams;
     int peer;
     uint32_t buffer_size;
+    int floor;
     int pin; /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
 } bench_config_t;
 
@@ -206,6 +214,7 @@ typedef struct result {
     uint64_t errors;
     double tokens_per_s;
     double events_per_callback;
+    double tokens_per_socket_event;
     double rss_kb_per_stream;
     double connections_per_request;
 } result_t;
@@ -252,6 +261,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
 
     uint64_t tokens = level.stats_end.token_chunks - level.stats_start.token_chunks;
     uint64_t callbacks = level.stats_end.write_callbacks - level.stats_start.write_callbacks;
+    uint64_t socket_events = level.stats_end.socket_events - level.stats_start.socket_events;
     uint64_t events = level.stats_end.sse_events - level.stats_start.sse_events;
     uint64_t requests = level.stats_end.requests_finished - level.stats_start.requests_finished;
     uint64_t connections = level.stats_end.connections - level.stats_start.connections;
@@ -263,6 +273,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     result->delay_p50_us = histogram_percentile(level.delay, 50) / 1e3;
     result->delay_p99_us = histogram_percentile(level.delay, 99) / 1e3;
     result->events_per_callback = callbacks ? (double)events / (double)callbacks : 0;
+    result->tokens_per_socket_event = socket_events ? (double)tokens / (double)socket_events : 0;
     result->errors = level.errors - level.errors_start;
     result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
     result->connections_per_request = requests ? (double)connections / (double)requests : 0;
@@ -349,6 +360,91 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     return found ? 0 : -1;
 }
 
+/* The kernel's share alone: the same token rate over the same number of loopback TCP connections,
+ * ~300-byte messages like the mock's chunks, received with nothing but epoll_wait + recv. What
+ * stampede costs above this is curl's and stampede's own work. */
+static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
+    int listener = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t alen = sizeof(addr);
+    if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, 4096) < 0 ||
+        getsockname(listener, (struct sockaddr *)&addr, &alen) < 0)
+        return -1;
+    int *client = calloc((size_t)streams, sizeof(int));
+    int *server = calloc((size_t)streams, sizeof(int));
+    for (int i = 0; i < streams; i++) {
+        client[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(client[i], (struct sockaddr *)&addr, sizeof(addr)) < 0)
+            return -1;
+        server[i] = accept(listener, NULL, NULL);
+        int one = 1;
+        setsockopt(server[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+    }
+    close(listener);
+    double rate = streams * 1e3 / itl_ms; /* messages per second, as the mock's tokens */
+    double total_s = cfg->warmup + cfg->seconds + 0.5;
+    pid_t pid = fork();
+    if (pid == 0) {
+        if (cfg->pin)
+            pin_to_cpu(0, 1);
+        char msg[300];
+        memset(msg, 'x', sizeof(msg));
+        int64_t start = loop_now_ns();
+        for (uint64_t k = 0;; k++) {
+            int64_t due = start + (int64_t)((double)k * 1e9 / rate);
+            if (due - start > (int64_t)(total_s * 1e9))
+                break;
+            while (loop_now_ns() < due)
+                ;
+            if (write(server[(k * 7919) % (uint64_t)streams], msg, sizeof(msg)) < 0)
+                break;
+        }
+        _exit(0);
+    }
+    for (int i = 0; i < streams; i++)
+        close(server[i]);
+    int ep = epoll_create1(0);
+    for (int i = 0; i < streams; i++) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = client[i]};
+        epoll_ctl(ep, EPOLL_CTL_ADD, client[i], &ev);
+    }
+    static char buf[65536];
+    struct epoll_event events[512];
+    struct rusage u0, u1;
+    uint64_t bytes = 0, recvs = 0;
+    int64_t t0 = loop_now_ns(), window = t0 + (int64_t)(cfg->warmup * 1e9),
+            end = window + (int64_t)(cfg->seconds * 1e9);
+    int measuring = 0;
+    for (int64_t now = t0; now < end; now = loop_now_ns()) {
+        if (!measuring && now >= window) {
+            getrusage(RUSAGE_SELF, &u0);
+            bytes = 0;
+            recvs = 0;
+            measuring = 1;
+        }
+        int n = epoll_wait(ep, events, 512, 100);
+        for (int i = 0; i < n; i++) {
+            ssize_t got = recv(events[i].data.fd, buf, sizeof(buf), 0);
+            recvs++;
+            if (got > 0)
+                bytes += (uint64_t)got;
+        }
+    }
+    getrusage(RUSAGE_SELF, &u1);
+    kill(pid, SIGKILL);
+    waitpid(pid, NULL, 0);
+    for (int i = 0; i < streams; i++)
+        close(client[i]);
+    close(ep);
+    free(client);
+    free(server);
+    result->tokens = bytes / 300;
+    result->tokens_per_socket_event = recvs ? (double)result->tokens / (double)recvs : 0;
+    result->cpu_us_per_token =
+        result->tokens ? (cpu_seconds(&u1) - cpu_seconds(&u0)) * 1e6 / (double)result->tokens : 0;
+    return 0;
+}
+
 static int parse_list_int(const char *s, int *out, int max) {
     int n = 0;
     for (char *end; *s && n < max; s = *end ? end + 1 : end) {
@@ -378,14 +474,20 @@ int main(int argc, char **argv) {
                           .seconds = 8,
                           .warmup = 2,
                           .peer_streams = 1000,
-                          .peer = 1};
+                          .peer = 1,
+                          .floor = 1};
     int n_itl = 3;
-    static const struct option longs[] = {
-        {"streams", required_argument, 0, 's'},      {"itl-ms", required_argument, 0, 'i'},
-        {"tokens", required_argument, 0, 't'},       {"ttft-ms", required_argument, 0, 'f'},
-        {"seconds", required_argument, 0, 'd'},      {"warmup", required_argument, 0, 'w'},
-        {"peer-streams", required_argument, 0, 'p'}, {"no-peer", no_argument, 0, 'n'},
-        {"buffer", required_argument, 0, 'b'},       {0, 0, 0, 0}};
+    static const struct option longs[] = {{"streams", required_argument, 0, 's'},
+                                          {"itl-ms", required_argument, 0, 'i'},
+                                          {"tokens", required_argument, 0, 't'},
+                                          {"ttft-ms", required_argument, 0, 'f'},
+                                          {"seconds", required_argument, 0, 'd'},
+                                          {"warmup", required_argument, 0, 'w'},
+                                          {"peer-streams", required_argument, 0, 'p'},
+                                          {"no-peer", no_argument, 0, 'n'},
+                                          {"no-floor", no_argument, 0, 'F'},
+                                          {"buffer", required_argument, 0, 'b'},
+                                          {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
@@ -412,6 +514,9 @@ int main(int argc, char **argv) {
             break;
         case 'n':
             cfg.peer = 0;
+            break;
+        case 'F':
+            cfg.floor = 0;
             break;
         case 'b':
             cfg.buffer_size = (uint32_t)atol(optarg);
@@ -443,11 +548,22 @@ int main(int argc, char **argv) {
         }
         printf("RESULT name=stampede streams=%d itl_ms=%g cpu_us_per_token=%.2f "
                "delay_p50_us=%.0f delay_p99_us=%.0f tokens=%llu errors=%llu "
-               "events_per_callback=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.1f\n",
+               "events_per_callback=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
+               "rss_kb_per_stream=%.1f\n",
                cfg.streams[i], cfg.itl_ms[i], ours[i].cpu_us_per_token, ours[i].delay_p50_us,
                ours[i].delay_p99_us, (unsigned long long)ours[i].tokens,
                (unsigned long long)ours[i].errors, ours[i].events_per_callback,
-               ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
+               ours[i].tokens_per_socket_event, ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
+        fflush(stdout);
+    }
+    if (cfg.floor) {
+        result_t floor = {0};
+        if (run_floor(&cfg, cfg.streams[0], cfg.itl_ms[0], &floor) == 0)
+            printf("RESULT name=floor streams=%d itl_ms=%g cpu_us_per_token=%.2f tokens=%llu "
+                   "tokens_per_socket_event=%.2f (epoll_wait + recv only, no HTTP: the kernel's "
+                   "share)\n",
+                   cfg.streams[0], cfg.itl_ms[0], floor.cpu_us_per_token,
+                   (unsigned long long)floor.tokens, floor.tokens_per_socket_event);
         fflush(stdout);
     }
     if (cfg.peer) {

@@ -58,6 +58,7 @@ struct engine {
     uint64_t requests_started;
     uint64_t requests_finished;
     uint64_t requests_failed;
+    uint64_t socket_events;
 };
 
 static pthread_once_t engine_curl_once = PTHREAD_ONCE_INIT;
@@ -95,6 +96,7 @@ static void engine_on_timer(loop_t *loop, uint64_t timer_id, void *arg) {
 
 static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
     engine_t *self = arg;
+    self->socket_events++;
     int flags = 0;
     if (mask & LOOP_READABLE)
         flags |= CURL_CSELECT_IN;
@@ -395,6 +397,7 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->body_bytes = self->counters.body_bytes;
     out->connections = self->counters.connections;
     out->streams = self->n_slots;
+    out->socket_events = self->socket_events;
 }
 
 void engine_set_sent_delay(engine_t *self, histogram_t *delay) {

@@ -61,6 +61,7 @@ typedef struct engine_stats {
     uint64_t requests_started;
     uint64_t requests_finished; /* done callbacks, whatever the outcome */
     uint64_t requests_failed;   /* finished with an error other than ERROR_CANCELLED */
+    uint64_t socket_events;     /* readiness events handed to curl (about one recv each) */
     uint64_t write_callbacks;   /* curl body write callbacks (each stamps the clock once) */
     uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
     uint64_t token_chunks;      /* chunks that carried a token */
