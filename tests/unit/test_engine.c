@@ -30,12 +30,18 @@
 static pid_t mock_pid;
 static int mock_port;
 
-static int mock_start(void) {
+/* Spawns `$STAMPEDE_BIN mock --port 0 ARGS...` (NULL-terminated) and reads its port. */
+static int mock_start(const char *const *args) {
     const char *bin = getenv("STAMPEDE_BIN");
     if (!bin) {
         fprintf(stderr, "STAMPEDE_BIN is not set: cannot start `stampede mock`\n");
         return -1;
     }
+    const char *argv[32] = {bin, "mock", "--port", "0"};
+    int argc = 4;
+    for (int i = 0; args[i] && argc < 31; i++)
+        argv[argc++] = args[i];
+    argv[argc] = NULL;
     int out[2];
     if (pipe(out) < 0)
         return -1;
@@ -44,7 +50,7 @@ static int mock_start(void) {
         dup2(out[1], 1);
         close(out[0]);
         close(out[1]);
-        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", "50", "--itl-ms", "10", (char *)NULL);
+        execv(bin, (char *const *)argv);
         _exit(127);
     }
     close(out[1]);
@@ -74,7 +80,8 @@ static int mock_start(void) {
 }
 
 static int mock_setup(void **state) {
-    return mock_start();
+    static const char *const fixed[] = {"--ttft-ms", "50", "--itl-ms", "10", NULL};
+    return mock_start(fixed);
 }
 
 static int mock_teardown(void **state) {
@@ -285,47 +292,63 @@ static void mock_url(char *url, size_t cap) {
 
 /* Against the mock. */
 
-static int cmp_i64(const void *a, const void *b) {
-    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
-    return (x > y) - (x < y);
+static double median(double *values, int n) {
+    for (int i = 1; i < n; i++)
+        for (int j = i; j > 0 && values[j - 1] > values[j]; j--) {
+            double t = values[j];
+            values[j] = values[j - 1];
+            values[j - 1] = t;
+        }
+    return n % 2 ? values[n / 2] : (values[n / 2 - 1] + values[n / 2]) / 2;
 }
 
+/* Five streams of 40 tokens at once; medians over them, so that one stall of a busy machine
+ * does not decide the outcome while a systematic error still does. */
 static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **state) {
-    engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
+    enum { STREAMS = 5, TOKENS = 40 };
+    engine_options_t options = {.max_streams = STREAMS, .timeout_ns = 20000 * MS};
     run_t run;
     run_open(&run, &options);
     char url[128];
     mock_url(url, sizeof(url));
-    char *body = chat_body(40, 1);
-    static outcome_t o;
-    submit_one(&run, url, body, &o);
+    char *body = chat_body(TOKENS, 1);
+    static outcome_t o[STREAMS];
+    for (int i = 0; i < STREAMS; i++)
+        submit_one(&run, url, body, &o[i]);
     run_until_done(&run, 20000 * MS);
-    request_record_t *r = &o.record;
-    assert_int_equal(o.done, 1);
-    assert_int_equal(r->error, ERROR_NONE);
-    assert_int_equal(r->http_status, 200);
-    assert_int_equal(o.n_chunks, 40);
-    assert_int_equal(r->content_chunks, 40);
-    assert_int_equal(r->reasoning_chunks, 0);
-    assert_true(r->has_usage);
-    assert_int_equal(r->completion_tokens, 40);
-    assert_true(r->prompt_tokens > 0);
-    assert_true(r->send_ns > 0 && r->headers_ns >= r->send_ns);
-    assert_true(r->first_token_ns == r->first_content_ns);
-    assert_true(r->end_ns >= o.chunk_ns[39]);
-    /* TTFT = 50 ms of simulated prefill plus loopback connect and request: within 10 ms. */
-    double ttft_ms = (double)(r->first_content_ns - r->send_ns) / MS;
-    assert_true(ttft_ms >= 49.0 && ttft_ms <= 60.0);
-    /* ITL: the mean of the 39 gaps within 2 % of 10 ms; the median within 1 ms. */
-    int64_t gaps[39];
-    for (int i = 1; i < 40; i++)
-        gaps[i - 1] = o.chunk_ns[i] - o.chunk_ns[i - 1];
-    double mean_ms = (double)(o.chunk_ns[39] - o.chunk_ns[0]) / 39 / MS;
-    assert_true(mean_ms >= 9.8 && mean_ms <= 10.2);
-    qsort(gaps, 39, sizeof(gaps[0]), cmp_i64);
-    assert_true(gaps[19] >= 9 * MS && gaps[19] <= 11 * MS);
-    assert_true(o.reply_len > 0);
-    assert_int_equal(r->content_bytes, o.reply_len);
+    double ttft_ms[STREAMS], itl_mean_ms[STREAMS], gap_median_ms[STREAMS];
+    for (int i = 0; i < STREAMS; i++) {
+        request_record_t *r = &o[i].record;
+        assert_int_equal(o[i].done, 1);
+        assert_int_equal(r->error, ERROR_NONE);
+        assert_int_equal(r->http_status, 200);
+        assert_int_equal(o[i].n_chunks, TOKENS);
+        assert_int_equal(r->content_chunks, TOKENS);
+        assert_int_equal(r->reasoning_chunks, 0);
+        assert_true(r->has_usage);
+        assert_int_equal(r->completion_tokens, TOKENS);
+        assert_true(r->prompt_tokens > 0);
+        assert_true(r->send_ns > 0 && r->headers_ns >= r->send_ns);
+        assert_true(r->first_token_ns == r->first_content_ns);
+        assert_true(r->first_content_ns == o[i].chunk_ns[0]);
+        assert_true(r->end_ns >= o[i].chunk_ns[TOKENS - 1]);
+        assert_true(o[i].reply_len > 0);
+        assert_int_equal(r->content_bytes, o[i].reply_len);
+        ttft_ms[i] = (double)(r->first_content_ns - r->send_ns) / MS;
+        itl_mean_ms[i] = (double)(o[i].chunk_ns[TOKENS - 1] - o[i].chunk_ns[0]) / (TOKENS - 1) / MS;
+        double gaps[TOKENS - 1];
+        for (int k = 1; k < TOKENS; k++)
+            gaps[k - 1] = (double)(o[i].chunk_ns[k] - o[i].chunk_ns[k - 1]) / MS;
+        gap_median_ms[i] = median(gaps, TOKENS - 1);
+    }
+    /* TTFT: 50 ms of simulated prefill plus a loopback connect and request: 50 to 56 ms. */
+    double ttft = median(ttft_ms, STREAMS);
+    assert_true(ttft >= 49.9 && ttft <= 56.0);
+    /* ITL: the mean gap within 2 % of 10 ms, the typical single gap within 1 ms of it. */
+    double itl = median(itl_mean_ms, STREAMS);
+    assert_true(itl >= 9.8 && itl <= 10.2);
+    double gap = median(gap_median_ms, STREAMS);
+    assert_true(gap >= 9.0 && gap <= 11.0);
     free(body);
     run_close(&run);
 }
@@ -754,6 +777,52 @@ static void test_engine_sends_headers_session_id_and_bearer_key(void **state) {
     free(reply);
 }
 
+/* One request of 8 tokens against a mock started with fault-injection arguments. */
+static void run_against_faulty_mock(const char *const *args, outcome_t *o) {
+    assert_int_equal(mock_start(args), 0);
+    char url[128];
+    mock_url(url, sizeof(url));
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 10000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char *body = chat_body(8, 1);
+    submit_one(&run, url, body, o);
+    run_until_done(&run, 15000 * MS);
+    free(body);
+    run_close(&run);
+    mock_teardown(NULL);
+}
+
+static void test_engine_mock_failing_with_503_is_error_http_5xx(void **state) {
+    static const char *const args[] = {"--ttft-ms",     "5",   "--itl-ms", "2", "--fail-rate", "1",
+                                       "--fail-status", "503", NULL};
+    static outcome_t o;
+    run_against_faulty_mock(args, &o);
+    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_int_equal(o.record.http_status, 503);
+    assert_true(strncmp(o.record.error_message, "HTTP 503: ", 10) == 0);
+    assert_true(strlen(o.record.error_message) > 12);
+}
+
+static void test_engine_mock_resetting_mid_stream_is_error_incomplete(void **state) {
+    static const char *const args[] = {"--ttft-ms", "5", "--itl-ms", "2", "--reset-after-tokens",
+                                       "3",         NULL};
+    static outcome_t o;
+    run_against_faulty_mock(args, &o);
+    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.record.http_status, 200);
+    assert_true(o.n_chunks <= 3); /* a reset may discard what was still unread */
+}
+
+static void test_engine_mock_malformed_chunk_is_error_protocol(void **state) {
+    static const char *const args[] = {"--ttft-ms",        "5", "--itl-ms", "2",
+                                       "--malformed-rate", "1", NULL};
+    static outcome_t o;
+    run_against_faulty_mock(args, &o);
+    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_non_null(strstr(o.record.error_message, "malformed chunk"));
+}
+
 typedef struct cancel_counter {
     int cancelled;
     int other;
@@ -832,7 +901,13 @@ int main(void) {
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
     };
+    const struct CMUnitTest mock_fault_tests[] = {
+        cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_5xx),
+        cmocka_unit_test(test_engine_mock_resetting_mid_stream_is_error_incomplete),
+        cmocka_unit_test(test_engine_mock_malformed_chunk_is_error_protocol),
+    };
     int failed = cmocka_run_group_tests_name("engine_faults", fault_tests, NULL, NULL);
+    failed += cmocka_run_group_tests_name("engine_mock_faults", mock_fault_tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("engine_mock", mock_tests, mock_setup, mock_teardown);
     return failed;
 }
