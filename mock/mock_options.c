@@ -177,7 +177,7 @@ static int mock_option_number(const mock_option_t *o, const char *value, double 
     double v = strtod(value, &end);
     if (end == value || *end != '\0' || errno || !isfinite(v) || v < min || v > max ||
         (integer && v != floor(v))) {
-        snprintf(err, errlen, "%s: expected %s in [%g, %g], got '%s'", o->name,
+        snprintf(err, errlen, "%s: expected %s in [%.15g, %.15g], got '%s'", o->name,
                  integer ? "an integer" : "a number", min, max, value);
         return -1;
     }

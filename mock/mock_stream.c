@@ -12,6 +12,9 @@
 #include "mock_internal.h"
 #include "rng.h"
 
+/* Tokens written at once on one connection at most (fixed mode with ITL 0 has them all due). */
+#define MOCK_STREAM_MAX_COALESCED 256
+
 /* Fields of the mock's own random draws (RNG_STREAM_MOCK). */
 enum {
     MOCK_DRAW_OUTPUT_LEN = 1,
@@ -315,12 +318,16 @@ static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int
         mock_stream_complete_whole(self, req);
         return;
     }
-    uint32_t count = 0;
-    while (req->emitted + count < req->output_tokens &&
-           mock_fixed_due(self, req, req->emitted + count) <= now)
+    /* Every token already due goes in one write, up to a reset point and to a bound that keeps
+     * one connection from holding the loop (the rest goes on the next turn). */
+    uint32_t limit = req->output_tokens - req->emitted;
+    if (req->reset_at > req->emitted && req->reset_at - req->emitted < limit)
+        limit = req->reset_at - req->emitted;
+    if (limit > MOCK_STREAM_MAX_COALESCED)
+        limit = MOCK_STREAM_MAX_COALESCED;
+    uint32_t count = 1; /* the timer fired: its token is due */
+    while (count < limit && mock_fixed_due(self, req, req->emitted + count) <= now)
         count++;
-    if (count == 0)
-        count = 1; /* the timer fired: its token is due */
     for (uint32_t j = 0; j < count; j++)
         mock_account_token(self, req, mock_fixed_due(self, req, req->accounted));
     bool last = req->emitted + count >= req->output_tokens;

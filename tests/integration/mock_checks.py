@@ -534,7 +534,8 @@ def fail_rate_answers_with_the_configured_status():
 
 @check("faults")
 def reset_after_tokens_cuts_the_stream():
-    with MockServer("--ttft-ms", "1", "--itl-ms", "1", "--reset-after-tokens", "3") as s:
+    # ITL 0: all 10 tokens are due at once, and still only 3 may leave before the reset.
+    with MockServer("--ttft-ms", "1", "--itl-ms", "0", "--reset-after-tokens", "3") as s:
         c = s.connect()
         c.send("POST", "/v1/completions", {"prompt": "a", "max_tokens": 10, "stream": True})
         try:
