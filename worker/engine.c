@@ -5,8 +5,10 @@
 #define _GNU_SOURCE
 #include "engine.h"
 
+#include <arpa/inet.h>
 #include <assert.h>
 #include <curl/curl.h>
+#include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
@@ -18,6 +20,8 @@
 #include "stream.h"
 
 #define ENGINE_DEFAULT_BUFFER (64 * 1024)
+#define ENGINE_MAX_ORIGINS 64
+#define ENGINE_MAX_PINNED_ADDRESSES 8
 
 typedef struct engine_slot {
     engine_t *engine;
@@ -45,6 +49,10 @@ struct engine {
     uint32_t n_slots;
     uint32_t slots_cap;
     uint32_t free_head; /* UINT32_MAX when empty */
+
+    char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" already looked at for pinning */
+    uint32_t n_origins;
+    uint32_t pinned;
 
     uint32_t inflight;
     uint32_t *inflight_to; /* per endpoint index */
@@ -285,6 +293,9 @@ void engine_destroy(engine_t **self_p) {
     if (self->timer_id)
         loop_timer_cancel(self->loop, self->timer_id);
     curl_slist_free_all(self->settings.headers);
+    curl_slist_free_all(self->settings.resolve);
+    for (uint32_t i = 0; i < self->n_origins; i++)
+        free(self->origins[i]);
     if (self->auth_line) {
         explicit_bzero(self->auth_line, strlen(self->auth_line));
         free(self->auth_line);
@@ -347,6 +358,85 @@ static void engine_on_failure_timer(loop_t *loop, uint64_t timer_id, void *arg) 
     engine_finish(self, slot);
 }
 
+/* The host and port of an http(s) URL; 0, or -1 when it names no host to look up (an IP
+ * literal, or not a URL we understand: then curl alone deals with it). */
+static int engine_url_host(const char *url, char *host, size_t host_cap, int *port) {
+    const char *p = strstr(url, "://");
+    if (!p)
+        return -1;
+    *port = (p - url == 5 && strncasecmp(url, "https", 5) == 0) ? 443 : 80;
+    p += 3;
+    const char *end = p + strcspn(p, "/?#");
+    const char *at = memchr(p, '@', (size_t)(end - p));
+    if (at)
+        p = at + 1;
+    if (*p == '[')
+        return -1; /* an IPv6 literal */
+    const char *colon = memchr(p, ':', (size_t)(end - p));
+    size_t len = (size_t)((colon ? colon : end) - p);
+    if (len == 0 || len >= host_cap)
+        return -1;
+    memcpy(host, p, len);
+    host[len] = '\0';
+    if (colon)
+        *port = atoi(colon + 1);
+    struct in_addr v4;
+    return inet_pton(AF_INET, host, &v4) == 1 ? -1 : 0;
+}
+
+/* Resolves each host once, the first time a request names it, and pins the answer with
+ * CURLOPT_RESOLVE: otherwise the first thousand requests to a new name would each start a
+ * resolver thread before the first answer reached curl's cache. It blocks the loop for one
+ * lookup per host; a host that does not resolve is left to curl, which reports it. */
+static void engine_pin_host(engine_t *self, const char *url) {
+    char host[256];
+    int port;
+    if (engine_url_host(url, host, sizeof(host), &port) < 0)
+        return;
+    char origin[272];
+    snprintf(origin, sizeof(origin), "%s:%d", host, port);
+    for (uint32_t i = 0; i < self->n_origins; i++)
+        if (strcmp(self->origins[i], origin) == 0)
+            return;
+    if (self->n_origins == ENGINE_MAX_ORIGINS)
+        return;
+    self->origins[self->n_origins++] = strdup(origin);
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *found = NULL;
+    if (getaddrinfo(host, NULL, &hints, &found) != 0)
+        return;
+    char addresses[ENGINE_MAX_PINNED_ADDRESSES][INET6_ADDRSTRLEN + 2];
+    int n = 0;
+    for (struct addrinfo *a = found; a && n < ENGINE_MAX_PINNED_ADDRESSES; a = a->ai_next) {
+        char text[INET6_ADDRSTRLEN];
+        bool v6 = a->ai_family == AF_INET6;
+        if (a->ai_family != AF_INET && !v6)
+            continue;
+        const void *where = v6 ? (const void *)&((struct sockaddr_in6 *)a->ai_addr)->sin6_addr
+                               : (const void *)&((struct sockaddr_in *)a->ai_addr)->sin_addr;
+        if (!inet_ntop(a->ai_family, where, text, sizeof(text)))
+            continue;
+        snprintf(addresses[n], sizeof(addresses[n]), v6 ? "[%s]" : "%s", text);
+        bool seen = false;
+        for (int k = 0; k < n && !seen; k++)
+            seen = strcmp(addresses[k], addresses[n]) == 0;
+        if (!seen)
+            n++;
+    }
+    freeaddrinfo(found);
+    if (n == 0)
+        return;
+    char line[sizeof(origin) + sizeof(addresses) + ENGINE_MAX_PINNED_ADDRESSES + 2];
+    size_t len = (size_t)snprintf(line, sizeof(line), "%s:", origin);
+    for (int k = 0; k < n; k++)
+        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", k ? "," : "", addresses[k]);
+    struct curl_slist *list = curl_slist_append(self->settings.resolve, line);
+    if (list) {
+        self->settings.resolve = list;
+        self->pinned++;
+    }
+}
+
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {
     assert(self && request && request->url && request->record && done);
     if (self->closing || self->inflight >= self->max_streams)
@@ -358,6 +448,7 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
         engine_release_slot(self, slot);
         return -1;
     }
+    engine_pin_host(self, request->url);
     slot->done = done;
     slot->arg = arg;
     slot->endpoint = request->record->endpoint;
@@ -398,6 +489,7 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->connections = self->counters.connections;
     out->streams = self->n_slots;
     out->socket_events = self->socket_events;
+    out->pinned_hosts = self->pinned;
 }
 
 void engine_set_sent_delay(engine_t *self, histogram_t *delay) {

@@ -47,7 +47,8 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options);
  * again) and frees; *self_p becomes NULL. Call it before loop_destroy. */
 void engine_destroy(engine_t **self_p);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
- * that cannot start (bad URL) is reported through done, from the loop. */
+ * that cannot start (bad URL) is reported through done, from the loop. The first request to a
+ * host name resolves it (blocking, once per host) and pins the addresses for every later one. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
@@ -66,8 +67,9 @@ typedef struct engine_stats {
     uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
     uint64_t token_chunks;      /* chunks that carried a token */
     uint64_t body_bytes;
-    uint64_t connections; /* TCP connections opened; requests_finished - this = reused */
-    uint32_t streams;     /* stream slots (easy handles + buffers) allocated */
+    uint64_t connections;  /* TCP connections opened; requests_finished - this = reused */
+    uint32_t streams;      /* stream slots (easy handles + buffers) allocated */
+    uint32_t pinned_hosts; /* host names resolved once and pinned (CURLOPT_RESOLVE) */
 } engine_stats_t;
 void engine_stats(const engine_t *self, engine_stats_t *out);
 

@@ -448,6 +448,9 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
         stream_fail(self, ERROR_CONNECT, "cannot use URL %s", url);
         return -1;
     }
+    /* Every transfer re-asserts the pinned addresses: cheap, and whichever starts first fills
+     * the multi handle's shared DNS cache before any resolver thread is spawned. */
+    curl_easy_setopt(self->easy, CURLOPT_RESOLVE, self->settings->resolve);
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS, body ? body : "");
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
     if (!session_header) {

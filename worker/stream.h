@@ -26,6 +26,7 @@ typedef struct stream_counters {
 /* What every request of an engine shares; owned by the engine, outlives its streams. */
 typedef struct stream_settings {
     struct curl_slist *headers; /* Content-Type, Accept, Authorization, extra headers */
+    struct curl_slist *resolve; /* "host:port:addresses" pinned by the engine; may be NULL */
     long timeout_ms;            /* 0 = none */
     long connect_timeout_ms;    /* 0 = curl's default */
     long buffer_size;           /* CURLOPT_BUFFERSIZE */

@@ -436,6 +436,27 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     run_close(&run);
 }
 
+static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
+    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char by_name[128], by_address[128];
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock_port);
+    mock_url(by_address, sizeof(by_address));
+    char *body = chat_body(3, 1);
+    static outcome_t o[6];
+    for (int i = 0; i < 6; i++)
+        submit_one(&run, i % 2 ? by_address : by_name, body, &o[i]);
+    run_until_done(&run, 20000 * MS);
+    for (int i = 0; i < 6; i++)
+        assert_int_equal(o[i].record.error, ERROR_NONE);
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    assert_int_equal(stats.pinned_hosts, 1); /* localhost; the IP literal needs no lookup */
+    free(body);
+    run_close(&run);
+}
+
 static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state) {
     engine_options_t options = {.max_streams = 2, .timeout_ns = 20000 * MS};
     run_t run;
@@ -882,6 +903,7 @@ int main(void) {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
+        cmocka_unit_test(test_engine_host_name_is_resolved_once_and_pinned),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
     };
     const struct CMUnitTest fault_tests[] = {
