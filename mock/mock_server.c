@@ -35,6 +35,7 @@ enum {
 
 #define MOCK_MAX_HEADER_BYTES 65536
 #define MOCK_READ_AHEAD_BYTES (1u << 20) /* input buffered while a response is in progress */
+#define MOCK_TIMER_BUDGET_NS 1000000     /* timers run at most this long between socket turns */
 
 int64_t mock_now_ns(void) {
     struct timespec ts;
@@ -363,15 +364,18 @@ static void mock_server_on_conn_event(mock_server_t *self, mock_conn_t *c, uint3
         mock_conn_on_readable(self, c);
 }
 
+/* Runs the timers that are due. A mock behind schedule would find timers due for ever and
+ * starve its sockets (no accept, no read); after MOCK_TIMER_BUDGET_NS it returns to the loop, and
+ * the timerfd, armed in the past, brings it straight back. */
 static void mock_server_run_timers(mock_server_t *self) {
-    int64_t now = mock_now_ns();
-    for (;;) {
+    int64_t now = mock_now_ns(), stop = now + MOCK_TIMER_BUDGET_NS;
+    for (uint32_t n = 1;; n++) {
         mock_timer_t *t = mock_timer_heap_peek(&self->timers);
         if (!t)
             return;
-        if (t->due_ns > now) {
+        if (t->due_ns > now || n % 64 == 0) {
             now = mock_now_ns();
-            if (t->due_ns > now)
+            if (t->due_ns > now || now >= stop)
                 return;
         }
         mock_timer_heap_pop(&self->timers);
