@@ -53,21 +53,18 @@ fail() {
 }
 
 cleanup() {
-    local status=$? name pid ns i
+    local status=$? pid ns i
     trap - EXIT INT TERM
-    for name in "${!PID[@]}"; do
-        kill -TERM "${PID[$name]}" 2>/dev/null
+    # Only this shell's running jobs (all started by start()): a reaped PID is never signalled.
+    for pid in $(jobs -rp); do
+        kill -TERM "$pid" 2>/dev/null
     done
     for i in $(seq 30); do
-        local alive=0
-        for name in "${!PID[@]}"; do
-            kill -0 "${PID[$name]}" 2>/dev/null && alive=1
-        done
-        [ $alive = 0 ] && break
+        [ -z "$(jobs -rp)" ] && break
         sleep 0.1
     done
-    for name in "${!PID[@]}"; do
-        kill -KILL "${PID[$name]}" 2>/dev/null
+    for pid in $(jobs -rp); do
+        kill -KILL "$pid" 2>/dev/null
     done
     # Whatever still runs inside our namespaces was started by this test (they are ours alone).
     for ns in "${NAMESPACES[@]}"; do
@@ -228,12 +225,17 @@ start w2 "$NS_W2" 60 env STAMPEDE_TEST_CLOCK_OFFSET_NS=$SHIFT_NS \
 
 finish controller 60
 [ $RC = 0 ] || fail "controller exited with status $RC, expected 0 (124 = timed out after 60 s)"
-for w in w1 w2; do
-    finish $w 15
-    [ $RC = 0 ] || fail "worker $w (--once) exited with status $RC after the run, expected 0 (124 = still running 15 s later)"
-done
 
+# Every failure below is listed before the test fails.
+problems=()
 "$PYTHON" "$HERE/netns_check.py" --out "$OUT" --requests $REQUESTS --output-tokens $OUTPUT_TOKENS \
     --ttft-ms $TTFT_MS --itl-ms $ITL_MS --delay-ms $DELAY_MS --shift-ms $((SHIFT_NS / 1000000)) ||
-    fail "results of the namespaced run are wrong (above)"
+    problems+=("the results of the namespaced run are wrong (netns_check lines above)")
+# A --once worker exits by itself once the controller has released it.
+deadline=$((SECONDS + 15))
+for w in w1 w2; do
+    finish $w $((deadline > SECONDS ? deadline - SECONDS : 0))
+    [ $RC = 0 ] || problems+=("worker $w (--once) exited with status $RC after the run, expected 0 (124 = still running 15 s after the controller exited; see $w.log)")
+done
+[ ${#problems[@]} = 0 ] || fail "$(printf '%s; ' "${problems[@]}")"
 log "ok in $((SECONDS - T0)) s"
