@@ -71,6 +71,7 @@ typedef struct level {
     uint64_t errors_by_class[ERROR__COUNT];
     char last_error[160];
     histogram_t *delay;
+    histogram_t *ttft; /* send -> first token, of the requests that finished in the window */
     /* Snapshots at the start and end of the measured window. */
     engine_stats_t stats_start, stats_end;
     struct rusage usage_start, usage_end;
@@ -168,6 +169,8 @@ static void slot_done(void *arg, request_record_t *record, const char *reply, si
         level->errors_by_class[record->error]++;
         snprintf(level->last_error, sizeof(level->last_error), "%s", record->error_message);
     }
+    if (record->first_token_ns && level->t_start)
+        histogram_record(level->ttft, (uint64_t)(record->first_token_ns - record->send_ns));
     if (!level->stopping)
         slot_submit(slot);
 }
@@ -240,6 +243,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
                                 .buffer_size = cfg->buffer_size};
     level.engine = engine_new(level.loop, &options);
     level.delay = histogram_new();
+    level.ttft = histogram_new();
     engine_set_sent_delay(level.engine, level.delay);
     level.slots = calloc((size_t)streams, sizeof(slot_t));
     /* Streams start at random instants over one request's duration, so that their tokens are
@@ -278,9 +282,10 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
     result->connections_per_request = requests ? (double)connections / (double)requests : 0;
     printf("streams=%d itl=%gms: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests in "
-           "the window, %.3f new connections per request\n",
+           "the window, %.3f new connections per request, TTFT p50 %.1f ms (mock: %g ms)\n",
            streams, itl_ms, result->tokens_per_s, cpu / wall * 100, (double)requests,
-           result->connections_per_request);
+           result->connections_per_request, histogram_percentile(level.ttft, 50) / 1e6,
+           cfg->ttft_ms);
     if (level.errors) {
         printf("  errors:");
         for (int c = 0; c < ERROR__COUNT; c++)
@@ -293,6 +298,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     engine_destroy(&level.engine);
     loop_destroy(&level.loop);
     histogram_destroy(&level.delay);
+    histogram_destroy(&level.ttft);
     free(level.slots);
     server_stop(&server);
     return 0;

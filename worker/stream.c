@@ -122,6 +122,15 @@ static void stream_printable(const char *text, size_t len, char *out, size_t out
 /* The human message of an error payload: OpenAI/vLLM "error", FastAPI "detail", a top-level
  * "message", else the payload itself. */
 static void stream_error_text(const char *payload, size_t len, char *out, size_t out_size) {
+    if (len >= 5 && memcmp(payload, "data:", 5) == 0) { /* an error body framed as SSE */
+        payload += 5;
+        len -= 5;
+        while (len && *payload == ' ')
+            payload++, len--;
+        const char *eol = memchr(payload, '\n', len);
+        if (eol)
+            len = (size_t)(eol - payload);
+    }
     chunk_info_t info;
     if (chunk_parse(payload, len, &info) == 0 && info.has_error && info.error_message) {
         char buf[STREAM_MESSAGE_MAX * 6 + 1];
@@ -604,6 +613,8 @@ static void stream_classify(stream_t *self, CURLcode result) {
         return;
     if (!self->headers_done)
         stream_fail(self, ERROR_PROTOCOL, "no HTTP response");
+    else if (self->status >= 300 && self->status < 400)
+        stream_fail(self, ERROR_PROTOCOL, "HTTP %d: redirects are not followed", self->status);
     else if (!self->streaming)
         stream_parse_json_body(self);
     else if (!self->got_done && !self->got_finish)

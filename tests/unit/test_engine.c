@@ -595,6 +595,40 @@ static void test_engine_http_404_is_error_http_4xx_with_the_detail(void **state)
     free(reply);
 }
 
+static void test_engine_http_503_streamed_as_sse_still_yields_its_message(void **state) {
+    char *reply = malloc(512);
+    const char *event = "data: {\"error\":{\"message\":\"no replicas ready\"}}\n\n";
+    sprintf(reply,
+            "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/event-stream\r\n"
+            "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
+            strlen(event), event);
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_string_equal(o.record.error_message, "HTTP 503: no replicas ready");
+    free(reply);
+}
+
+static void test_engine_redirect_is_error_protocol(void **state) {
+    static const char reply[] = "HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\n"
+                                "Content-Length: 0\r\nConnection: close\r\n\r\n";
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_int_equal(o.record.http_status, 307);
+    assert_string_equal(o.record.error_message, "HTTP 307: redirects are not followed");
+}
+
 #define SSE_HEAD                                                                                   \
     "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n\r\n"
 #define TOKEN_CHUNK(text)                                                                          \
@@ -912,6 +946,8 @@ int main(void) {
         cmocka_unit_test(test_engine_server_that_never_answers_is_error_timeout),
         cmocka_unit_test(test_engine_http_500_is_error_http_5xx_with_the_message),
         cmocka_unit_test(test_engine_http_404_is_error_http_4xx_with_the_detail),
+        cmocka_unit_test(test_engine_http_503_streamed_as_sse_still_yields_its_message),
+        cmocka_unit_test(test_engine_redirect_is_error_protocol),
         cmocka_unit_test(test_engine_server_hanging_up_mid_stream_is_error_incomplete),
         cmocka_unit_test(test_engine_connection_reset_mid_stream_is_error_incomplete),
         cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_incomplete),
