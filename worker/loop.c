@@ -289,18 +289,23 @@ void loop_timer_cancel(loop_t *self, uint64_t timer_id) {
     loop_slot_release(self, slot);
 }
 
-/* Points the timerfd at the earliest deadline; a syscall only when that deadline moved. */
-static void loop_arm(loop_t *self) {
+/* The epoll_wait timeout: 0 when a timer is already due (curl asks for "now" on every new
+ * transfer, and that needs no syscall), else -1 with the timerfd pointed at the earliest
+ * deadline, which costs a syscall only when that deadline moved. */
+static int loop_arm(loop_t *self) {
+    if (self->heap_len && self->slots[self->heap[0]].when_ns <= loop_now_ns())
+        return 0;
     int64_t want = self->heap_len ? self->slots[self->heap[0]].when_ns : 0;
     if (want != 0 && want < 1)
         want = 1; /* 0 would disarm the timerfd */
     if (want == self->armed_ns)
-        return;
+        return -1;
     struct itimerspec spec = {0};
     spec.it_value.tv_sec = want / 1000000000;
     spec.it_value.tv_nsec = want % 1000000000;
     timerfd_settime(self->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL);
     self->armed_ns = want;
+    return -1;
 }
 
 /* Fires due timers. Timers armed during this pass wait for the next one, so a callback that
@@ -355,8 +360,8 @@ void loop_run(loop_t *self) {
     struct epoll_event events[LOOP_BATCH];
     self->stopping = false;
     while (!self->stopping) {
-        loop_arm(self);
-        int n = epoll_wait(self->epoll_fd, events, LOOP_BATCH, -1);
+        int timeout = loop_arm(self);
+        int n = epoll_wait(self->epoll_fd, events, LOOP_BATCH, timeout);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
