@@ -149,6 +149,10 @@ static void mock_engine_retire(mock_engine_t *self, mock_seq_t *seq, mock_seq_st
 }
 
 void mock_engine_abort(mock_engine_t *self, mock_seq_t *seq) {
+    if (self->in_step) /* the caller may free seq before the step ends: forget it now */
+        for (uint32_t i = 0; i < self->n_stepped; i++)
+            if (self->stepped[i] == seq)
+                self->stepped[i] = NULL;
     if (seq->state == MOCK_SEQ_WAITING)
         mock_seq_list_remove(&self->waiting, seq);
     else if (seq->state == MOCK_SEQ_RUNNING)
@@ -291,8 +295,8 @@ void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token
     uint32_t n_sampled = 0;
     for (uint32_t i = 0; i < self->n_stepped; i++) {
         mock_seq_t *seq = self->stepped[i];
-        if (seq->state != MOCK_SEQ_RUNNING || seq->step_tokens == 0)
-            continue; /* preempted or aborted after it was scheduled */
+        if (!seq || seq->state != MOCK_SEQ_RUNNING || seq->step_tokens == 0)
+            continue; /* aborted or preempted after it was scheduled */
         bool prefilling = seq->computed < seq->prefill_target;
         seq->computed += seq->step_tokens;
         seq->step_tokens = 0;

@@ -75,7 +75,8 @@ mock_engine_t *mock_engine_new(const mock_engine_config_t *config);
 void mock_engine_destroy(mock_engine_t **self_p);
 /* Queues seq (state NEW) at now_ns. -1 when it can never fit in the KV pool. */
 int mock_engine_add(mock_engine_t *self, mock_seq_t *seq, int64_t now_ns);
-/* Removes seq wherever it is (the client went away) and frees its blocks. */
+/* Removes seq wherever it is (the client went away) and frees its blocks; the engine keeps no
+ * pointer to it afterwards, even in the middle of a step. */
 void mock_engine_abort(mock_engine_t *self, mock_seq_t *seq);
 /* Schedules one step at now_ns and returns its duration in ns, or -1 when there is no work. */
 int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns);

@@ -230,6 +230,24 @@ static void test_mock_engine_abort_frees_the_blocks(void **state) {
     mock_engine_destroy(&e);
 }
 
+static void test_mock_engine_forgets_a_sequence_aborted_mid_step(void **state) {
+    mock_engine_config_t c = base_config();
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t *gone = malloc(sizeof(*gone));
+    mock_seq_t seqs[1];
+    token_log_t log = {.seqs = seqs};
+    make_seq(gone, ids_buf[0], hash_buf[0], 20, 5, 0);
+    make_seq(&seqs[0], ids_buf[1], hash_buf[1], 20, 5, 300);
+    mock_engine_add(e, gone, 0);
+    mock_engine_add(e, &seqs[0], 0);
+    int64_t d = mock_engine_step_begin(e, 0);
+    mock_engine_abort(e, gone);
+    free(gone); /* the server frees an aborted request; the step must not touch it (ASan) */
+    mock_engine_step_end(e, d, record_token, &log);
+    assert_int_equal(log.n[0], 1);
+    mock_engine_destroy(&e);
+}
+
 static void test_mock_engine_refuses_a_sequence_larger_than_the_pool(void **state) {
     mock_engine_config_t c = base_config();
     c.kv_cache_tokens = 64;
@@ -251,6 +269,7 @@ int main(void) {
         cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
         cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
         cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
+        cmocka_unit_test(test_mock_engine_forgets_a_sequence_aborted_mid_step),
         cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
