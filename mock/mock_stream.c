@@ -190,7 +190,9 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             p = mock_chunk_role(p, &req->head, now);
         size_t word_len;
         uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
-        const char *word = mock_vocab_json(self->vocab, w, i > 0, &word_len);
+        /* The reply's first word and the first word after the reasoning have no leading space. */
+        bool spaced = i > 0 && i != req->reasoning_tokens;
+        const char *word = mock_vocab_json(self->vocab, w, spaced, &word_len);
         bool reasoning = i < req->reasoning_tokens;
         const char *finish = i + 1 == req->output_tokens ? mock_finish_name(req->finish) : NULL;
         if (req->malformed_at == i + 1) {
@@ -220,6 +222,19 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     mock_conn_flush(self, c);
 }
 
+/* Reply words [from, to) as JSON string content: the first without a leading space. */
+static char *mock_stream_put_words(const mock_server_t *self, const mock_request_t *req, char *p,
+                                   uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; i++) {
+        size_t len;
+        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
+        const char *word = mock_vocab_json(self->vocab, w, i > from, &len);
+        memcpy(p, word, len);
+        p += len;
+    }
+    return p;
+}
+
 /* The whole body of a non-streaming response. */
 static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t *out) {
     size_t need = 1024 + strlen(self->options.model) * 6 +
@@ -232,30 +247,24 @@ static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t
                  chat ? "chat.completion" : "text_completion", req->created);
     p = mock_chunk_put_escaped(p, self->options.model, strlen(self->options.model));
     p += sprintf(p, "\",\"choices\":[{\"index\":0,");
-    uint32_t reasoning = chat ? req->reasoning_tokens : 0;
     if (chat) {
+        uint32_t reasoning = req->reasoning_tokens;
         p += sprintf(p, "\"message\":{\"role\":\"assistant\",\"reasoning_content\":");
-        if (reasoning == 0)
+        if (reasoning > 0) {
+            *p++ = '"';
+            p = mock_stream_put_words(self, req, p, 0, reasoning);
+            *p++ = '"';
+        } else {
             p += sprintf(p, "null");
+        }
+        p += sprintf(p, ",\"content\":\"");
+        p = mock_stream_put_words(self, req, p, reasoning, req->output_tokens);
+        p += sprintf(p, "\",\"tool_calls\":[]}");
+    } else {
+        p += sprintf(p, "\"text\":\"");
+        p = mock_stream_put_words(self, req, p, 0, req->output_tokens);
+        *p++ = '"';
     }
-    for (uint32_t i = 0; i < req->output_tokens; i++) {
-        if (i == 0 || i == reasoning)
-            p += sprintf(p, "%s\"",
-                         i == reasoning && i > 0  ? "\",\"content\":"
-                         : chat && reasoning == 0 ? ",\"content\":"
-                         : chat                   ? ""
-                                                  : "\"text\":");
-        size_t len;
-        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
-        const char *word = mock_vocab_json(self->vocab, w, i > 0 && i != reasoning, &len);
-        memcpy(p, word, len);
-        p += len;
-    }
-    if (reasoning >= req->output_tokens)
-        p += sprintf(p, "\",\"content\":\"");
-    p += sprintf(p, "\"");
-    if (chat)
-        p += sprintf(p, ",\"tool_calls\":[]}");
     p += sprintf(p,
                  ",\"logprobs\":null,\"finish_reason\":\"%s\",\"stop_reason\":null}],"
                  "\"usage\":{\"prompt_tokens\":%u,\"completion_tokens\":%u,\"total_tokens\":%u,"
