@@ -93,9 +93,10 @@ trap 'echo "FAIL: interrupted (SIGTERM)" >&2; exit 143' TERM
 
 # A set-up command the kernel or the permissions may refuse: fail naming it and its error.
 net() {
-    local err
-    if ! err=$(timeout 10 "$@" 2>&1 >/dev/null); then
-        fail "network namespace set-up refused: '$*' failed: ${err:-(no message, exit status $?)}." \
+    local err rc=0
+    err=$(timeout 10 "$@" 2>&1 >/dev/null) || rc=$?
+    if [ $rc != 0 ]; then
+        fail "network namespace set-up refused: '$*' exited with status $rc: ${err:-(no message)}." \
             "This test needs root (it runs as uid $(id -u)) with CAP_NET_ADMIN and CAP_SYS_ADMIN," \
             "iproute2, and a kernel with network namespaces, veth and bridge support" \
             "(CONFIG_NET_NS, CONFIG_VETH, CONFIG_BRIDGE)."
