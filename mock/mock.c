@@ -4,8 +4,6 @@
 #include <signal.h>
 #include <stdio.h>
 
-#include "mock_internal.h"
-
 int mock_main(int argc, char **argv) {
     mock_options_t options;
     char err[512];
@@ -25,13 +23,14 @@ int mock_main(int argc, char **argv) {
     sigprocmask(SIG_BLOCK, &signals, NULL);
     signal(SIGPIPE, SIG_IGN);
     mock_server_t *server = mock_server_new(&options, err, sizeof(err));
+    if (server) /* one flushed line that tests and `stampede run` wait for */
+        printf("listening on %s:%u\n", options.bind, mock_server_port(server));
+    fflush(stdout);
     mock_options_clear(&options);
     if (!server) {
         fprintf(stderr, "stampede mock: %s\n", err);
         return 1;
     }
-    printf("listening on %s:%u\n", server->options.bind, mock_server_port(server));
-    fflush(stdout);
     rc = mock_server_run(server);
     mock_server_destroy(&server);
     return rc == 0 ? 0 : 1;

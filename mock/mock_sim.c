@@ -19,7 +19,6 @@ typedef struct mock_sim_client {
     uint32_t history; /* tokens carried into the next prompt */
     uint64_t session, draws;
     uint32_t step, steps;
-    bool in_engine;
     int64_t sent_ns;
 } mock_sim_client_t;
 
@@ -97,7 +96,6 @@ static bool mock_sim_send(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
     c->history = prompt + output;
     c->step++;
     c->sent_ns = now;
-    c->in_engine = false;
     mock_timer_heap_schedule(&sim->heap, &c->timer, now + sim->overhead_ns);
     return true;
 }
@@ -132,7 +130,6 @@ static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
                                              : NAN;
         mock_sim_record(sim, (double)(seq->first_token_ns - c->sent_ns) / 1e6, tpot);
     }
-    c->in_engine = false;
     int64_t next = now + (int64_t)llround(sim->w->think_ms * 1e6);
     c->timer.kind = 1; /* a send, not an admission */
     mock_timer_heap_schedule(&sim->heap, &c->timer, next);
@@ -240,8 +237,8 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
             if (t->kind == 1) {
                 if (mock_sim_send(&sim, c, now))
                     c->timer.kind = 2;
-            } else if (mock_engine_add(sim.engine, &c->seq, now) == 0) {
-                c->in_engine = true;
+            } else {
+                mock_engine_add(sim.engine, &c->seq, now); /* it always fits: max_tokens <= pool */
             }
         }
         mock_sim_kick(&sim, now);
