@@ -87,12 +87,25 @@ static const mock_option_t mock_option_table[] = {
 
 #define N_OPTIONS (sizeof(mock_option_table) / sizeof(mock_option_table[0]))
 
+static void mock_options_apply_profile(mock_options_t *self, const mock_profile_t *p) {
+    self->max_num_seqs = p->max_num_seqs;
+    self->max_num_batched_tokens = p->max_num_batched_tokens;
+    self->max_model_len = p->max_model_len;
+    self->kv_cache_tokens = p->kv_cache_tokens;
+    self->prefix_cache_tokens = 0;
+    self->tpot_base_ms = p->tpot_base_ms;
+    self->alpha = p->alpha;
+    self->prefill_tokens_per_s = p->prefill_tokens_per_s;
+    self->ttft_overhead_ms = p->ttft_overhead_ms;
+}
+
 void mock_options_init(mock_options_t *self) {
     memset(self, 0, sizeof(*self));
     snprintf(self->bind, sizeof(self->bind), "127.0.0.1");
     self->port = 8000;
     snprintf(self->model, sizeof(self->model), "mock-llama");
     snprintf(self->profile, sizeof(self->profile), "default");
+    mock_options_apply_profile(self, mock_profile_find("default"));
     self->prefix_cache = true;
     dist_init(&self->output_len);
     dist_fixed(&self->output_len, 256);
@@ -258,18 +271,6 @@ static int mock_option_set(mock_options_t *self, const mock_option_t *o, const c
         return 0;
     }
     return 0;
-}
-
-static void mock_options_apply_profile(mock_options_t *self, const mock_profile_t *p) {
-    self->max_num_seqs = p->max_num_seqs;
-    self->max_num_batched_tokens = p->max_num_batched_tokens;
-    self->max_model_len = p->max_model_len;
-    self->kv_cache_tokens = p->kv_cache_tokens;
-    self->prefix_cache_tokens = 0;
-    self->tpot_base_ms = p->tpot_base_ms;
-    self->alpha = p->alpha;
-    self->prefill_tokens_per_s = p->prefill_tokens_per_s;
-    self->ttft_overhead_ms = p->ttft_overhead_ms;
 }
 
 /* Splits "--name=value" or "--name value"; *value is NULL when a value is missing. */

@@ -43,7 +43,7 @@ typedef struct mock_options {
     double malformed_rate;
 } mock_options_t;
 
-/* Fills the defaults (profile "default", port 8000, model "mock-llama"). */
+/* Fills the defaults: port 8000, model "mock-llama", the "default" profile's engine. */
 void mock_options_init(mock_options_t *self);
 /* Frees the distributions. */
 void mock_options_clear(mock_options_t *self);

@@ -182,7 +182,3 @@ uint32_t mock_prefix_cache_pinned_blocks(const mock_prefix_cache_t *self) {
 uint32_t mock_prefix_cache_evictable_blocks(const mock_prefix_cache_t *self) {
     return self->n_evictable;
 }
-
-uint32_t mock_prefix_cache_capacity(const mock_prefix_cache_t *self) {
-    return self->capacity;
-}

@@ -37,7 +37,5 @@ int mock_prefix_cache_evict_one(mock_prefix_cache_t *self);
 uint32_t mock_prefix_cache_blocks(const mock_prefix_cache_t *self);
 uint32_t mock_prefix_cache_pinned_blocks(const mock_prefix_cache_t *self);
 uint32_t mock_prefix_cache_evictable_blocks(const mock_prefix_cache_t *self);
-/* The capacity given at creation. */
-uint32_t mock_prefix_cache_capacity(const mock_prefix_cache_t *self);
 
 #endif

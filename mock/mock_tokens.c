@@ -58,15 +58,3 @@ int mock_tokens_add_text(mock_tokens_t *self, const char *text, size_t len) {
     }
     return 0;
 }
-
-uint32_t mock_tokens_count_words(const char *text, size_t len) {
-    uint32_t n = 0;
-    bool in_word = false;
-    for (size_t i = 0; i < len; i++) {
-        bool space = mock_tokens_is_space(text[i]);
-        if (!space && !in_word)
-            n++;
-        in_word = !space;
-    }
-    return n;
-}

@@ -24,7 +24,5 @@ int mock_tokens_reserve(mock_tokens_t *self, uint32_t n);
 uint64_t mock_tokens_word_id(const char *word, size_t len);
 /* Appends the ids of the whitespace-separated words of text[0..len). 0 ok, -1 out of memory. */
 int mock_tokens_add_text(mock_tokens_t *self, const char *text, size_t len);
-/* Number of whitespace-separated words in text[0..len). */
-uint32_t mock_tokens_count_words(const char *text, size_t len);
 
 #endif

@@ -1,0 +1,87 @@
+/* The mock embedded in a process: mock_server_new binds a free port, mock_server_run serves
+ * until mock_server_stop (from another thread), and everything is freed. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "mock.h"
+
+static void *serve(void *arg) {
+    static int rc;
+    rc = mock_server_run(arg);
+    return &rc;
+}
+
+/* One HTTP exchange on a fresh connection; the reply (up to cap - 1 bytes) in out. */
+static void http_get(uint16_t port, const char *path, char *out, size_t cap) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    char req[256];
+    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", path);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    size_t len = 0;
+    ssize_t got;
+    while (len < cap - 1 && (got = read(fd, out + len, cap - 1 - len)) > 0)
+        len += (size_t)got;
+    out[len] = '\0';
+    close(fd);
+}
+
+static void test_mock_server_runs_embedded_until_stopped(void **state) {
+    mock_options_t options;
+    mock_options_init(&options);
+    options.port = 0;
+    options.fixed = true;
+    char err[256];
+    mock_server_t *server = mock_server_new(&options, err, sizeof(err));
+    mock_options_clear(&options);
+    assert_non_null(server);
+    uint16_t port = mock_server_port(server);
+    assert_true(port > 0);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, serve, server), 0);
+    char reply[4096];
+    http_get(port, "/health", reply, sizeof(reply));
+    assert_non_null(strstr(reply, "HTTP/1.1 200 OK\r\n"));
+    http_get(port, "/v1/models", reply, sizeof(reply));
+    assert_non_null(strstr(reply, "\"id\":\"mock-llama\""));
+    mock_server_stop(server);
+    void *rc;
+    assert_int_equal(pthread_join(thread, &rc), 0);
+    assert_int_equal(*(int *)rc, 0);
+    mock_server_destroy(&server);
+    assert_null(server);
+}
+
+static void test_mock_server_new_reports_a_bad_address(void **state) {
+    mock_options_t options;
+    mock_options_init(&options);
+    snprintf(options.bind, sizeof(options.bind), "not-an-ip");
+    char err[256];
+    mock_server_t *server = mock_server_new(&options, err, sizeof(err));
+    mock_options_clear(&options);
+    assert_null(server);
+    assert_string_equal(err, "--bind: 'not-an-ip' is not an IPv4 address");
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
+        cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
