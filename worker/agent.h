@@ -41,7 +41,8 @@ typedef struct agent_callbacks {
     void (*start)(void *arg, uint64_t run_id, int64_t start_ns);
     /* Stop: cancel the run (stop->cancel) or, after Done, the release to idle. */
     void (*stop)(void *arg, uint64_t run_id, const Stampede__Stop *stop);
-    /* A Welcome arrived; run_id is the run the controller still counts this worker in (0 none). */
+    /* Registered (the first Welcome since the last loss or reconnect); run_id is the run the
+     * controller still counts this worker in (0 none). */
     void (*welcome)(void *arg, uint64_t run_id, const Stampede__Welcome *welcome);
     /* No traffic from the controller for the liveness period: stop the load now. */
     void (*lost)(void *arg);
