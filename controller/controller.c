@@ -412,6 +412,12 @@ static void handle_control(controller_t *self, const uint8_t *id, size_t id_len,
         if (!env->ready->ok)
             set_abort(self, "worker %s could not prepare the run: %s", w->name,
                       env->ready->error && *env->ready->error ? env->ready->error : "no reason");
+        else if (env->ready->concurrency != w->concurrency)
+            /* Both sides partition the same YAML; a difference means they disagree on it. */
+            set_abort(self,
+                      "worker %s computed a concurrency share of %u, the controller %u: the "
+                      "config reads differently on the two sides (different stampede versions?)",
+                      w->name, env->ready->concurrency, w->concurrency);
         else
             w->state = CW_READY;
         break;
