@@ -7,7 +7,7 @@
  *   bench_engine [--streams 1000,5000,10000] [--itl-ms 10,50,100] [--tokens 100] [--ttft-ms 10]
  *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
  *                [--buffer BYTES]
- * The floor (first level only) is the kernel's cost of the same traffic with no HTTP at all. */
+ * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -246,16 +246,18 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     level.ttft = histogram_new();
     engine_set_sent_delay(level.engine, level.delay);
     level.slots = calloc((size_t)streams, sizeof(slot_t));
-    /* Streams start at random instants over one request's duration, so that their tokens are
-     * spread evenly in time as a real population's are, not emitted by the mock in one burst
-     * per ITL; the closed loop then keeps each stream's phase. The warm-up covers the ramp. */
+    /* Streams start at random instants over one request's duration (5 s at most, still many
+     * ITLs), so that their tokens are spread evenly in time as a real population's are, not
+     * emitted by the mock in one burst per ITL; the closed loop then keeps each stream's phase.
+     * The warm-up covers the ramp. */
     double request_s = (cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3;
-    double warmup = cfg->warmup > request_s + 1 ? cfg->warmup : request_s + 1;
+    double ramp_s = request_s < 5 ? request_s : 5;
+    double warmup = cfg->warmup > ramp_s + 1 ? cfg->warmup : ramp_s + 1;
     int64_t now = loop_now_ns();
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < streams; i++) {
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
-        double offset = (double)(seed >> 11) / 9007199254740992.0 * request_s;
+        double offset = (double)(seed >> 11) / 9007199254740992.0 * ramp_s;
         level.slots[i].level = &level;
         loop_timer_at(level.loop, now + (int64_t)(offset * 1e9), slot_start, &level.slots[i]);
     }
@@ -376,23 +378,19 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
     if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, 4096) < 0 ||
         getsockname(listener, (struct sockaddr *)&addr, &alen) < 0)
         return -1;
-    int *client = calloc((size_t)streams, sizeof(int));
-    int *server = calloc((size_t)streams, sizeof(int));
-    for (int i = 0; i < streams; i++) {
-        client[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(client[i], (struct sockaddr *)&addr, sizeof(addr)) < 0)
-            return -1;
-        server[i] = accept(listener, NULL, NULL);
-        int one = 1;
-        setsockopt(server[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-    }
-    close(listener);
     double rate = streams * 1e3 / itl_ms; /* messages per second, as the mock's tokens */
     double total_s = cfg->warmup + cfg->seconds + 0.5;
+    /* The sender accepts in its own process, so neither side holds more than one fd per stream. */
     pid_t pid = fork();
     if (pid == 0) {
         if (cfg->pin)
             pin_to_cpu(0, 1);
+        int *server = calloc((size_t)streams, sizeof(int));
+        for (int i = 0; i < streams; i++) {
+            server[i] = accept(listener, NULL, NULL);
+            int one = 1;
+            setsockopt(server[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+        }
         char msg[300];
         memset(msg, 'x', sizeof(msg));
         int64_t start = loop_now_ns();
@@ -400,20 +398,32 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
             int64_t due = start + (int64_t)((double)k * 1e9 / rate);
             if (due - start > (int64_t)(total_s * 1e9))
                 break;
-            while (loop_now_ns() < due)
+            int64_t sent;
+            while ((sent = loop_now_ns()) < due)
                 ;
+            memcpy(msg, &sent, sizeof(sent)); /* the floor's own sent_ns */
             if (write(server[(k * 7919) % (uint64_t)streams], msg, sizeof(msg)) < 0)
                 break;
         }
         _exit(0);
     }
-    for (int i = 0; i < streams; i++)
-        close(server[i]);
+    close(listener);
+    int *client = calloc((size_t)streams, sizeof(int));
+    for (int i = 0; i < streams; i++) {
+        client[i] = socket(AF_INET, SOCK_STREAM, 0);
+        if (connect(client[i], (struct sockaddr *)&addr, sizeof(addr)) < 0) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -1;
+        }
+    }
     int ep = epoll_create1(0);
     for (int i = 0; i < streams; i++) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.fd = client[i]};
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
         epoll_ctl(ep, EPOLL_CTL_ADD, client[i], &ev);
     }
+    uint64_t *received = calloc((size_t)streams, sizeof(uint64_t)); /* bytes, per connection */
+    histogram_t *delay = histogram_new();
     static char buf[65536];
     struct epoll_event events[512];
     struct rusage u0, u1;
@@ -426,14 +436,27 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
             getrusage(RUSAGE_SELF, &u0);
             bytes = 0;
             recvs = 0;
+            histogram_reset(delay);
             measuring = 1;
         }
         int n = epoll_wait(ep, events, 512, 100);
         for (int i = 0; i < n; i++) {
-            ssize_t got = recv(events[i].data.fd, buf, sizeof(buf), 0);
+            uint32_t c = events[i].data.u32;
+            ssize_t got = recv(client[c], buf, sizeof(buf), 0);
+            int64_t at = loop_now_ns();
             recvs++;
-            if (got > 0)
-                bytes += (uint64_t)got;
+            if (got <= 0)
+                continue;
+            bytes += (uint64_t)got;
+            /* Messages are 300 bytes, each starting with its send time. */
+            for (uint64_t off = (300 - received[c] % 300) % 300; off + 8 <= (uint64_t)got;
+                 off += 300) {
+                int64_t sent;
+                memcpy(&sent, buf + off, sizeof(sent));
+                if (at >= sent)
+                    histogram_record(delay, (uint64_t)(at - sent));
+            }
+            received[c] += (uint64_t)got;
         }
     }
     getrusage(RUSAGE_SELF, &u1);
@@ -443,7 +466,10 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
         close(client[i]);
     close(ep);
     free(client);
-    free(server);
+    free(received);
+    result->delay_p50_us = histogram_percentile(delay, 50) / 1e3;
+    result->delay_p99_us = histogram_percentile(delay, 99) / 1e3;
+    histogram_destroy(&delay);
     result->tokens = bytes / 300;
     result->tokens_per_socket_event = recvs ? (double)result->tokens / (double)recvs : 0;
     result->cpu_us_per_token =
@@ -542,9 +568,18 @@ int main(int argc, char **argv) {
     if (cfg.pin)
         pin_to_cpu(0, 0);
     printf("engine benchmark: mock fixed mode ttft=%gms, %d tokens per request, closed loop, "
-           "%gs measured after a warm-up of max(%gs, one request + 1s); client on CPU 0%s\n",
+           "%gs measured after a warm-up of max(%gs, ramp + 1s); client on CPU 0%s\n",
            cfg.ttft_ms, cfg.tokens, cfg.seconds, cfg.warmup,
            cfg.pin ? ", mock on CPU 1" : " (one CPU: not pinned)");
+    /* Other tenants of the machine show up in the delays; say how busy it was. */
+    FILE *loadavg = fopen("/proc/loadavg", "r");
+    double load1 = 0;
+    if (loadavg) {
+        if (fscanf(loadavg, "%lf", &load1) == 1)
+            printf("load average (1 min) at start: %.2f on %ld CPUs\n", load1,
+                   sysconf(_SC_NPROCESSORS_ONLN));
+        fclose(loadavg);
+    }
     int failed = 0;
     result_t ours[MAX_LEVELS] = {0};
     for (int i = 0; i < cfg.levels; i++) {
@@ -562,14 +597,18 @@ int main(int argc, char **argv) {
                ours[i].tokens_per_socket_event, ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
         fflush(stdout);
     }
-    if (cfg.floor) {
+    for (int i = 0; cfg.floor && i < cfg.levels; i++) {
         result_t floor = {0};
-        if (run_floor(&cfg, cfg.streams[0], cfg.itl_ms[0], &floor) == 0)
-            printf("RESULT name=floor streams=%d itl_ms=%g cpu_us_per_token=%.2f tokens=%llu "
-                   "tokens_per_socket_event=%.2f (epoll_wait + recv only, no HTTP: the kernel's "
-                   "share)\n",
-                   cfg.streams[0], cfg.itl_ms[0], floor.cpu_us_per_token,
-                   (unsigned long long)floor.tokens, floor.tokens_per_socket_event);
+        if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floor) < 0) {
+            fprintf(stderr, "the floor probe could not open %d loopback connections\n",
+                    cfg.streams[i]);
+            continue;
+        }
+        printf("RESULT name=floor streams=%d itl_ms=%g cpu_us_per_token=%.2f delay_p50_us=%.0f "
+               "delay_p99_us=%.0f tokens=%llu tokens_per_socket_event=%.2f (epoll_wait + recv "
+               "only, no HTTP: the kernel's and the machine's share)\n",
+               cfg.streams[i], cfg.itl_ms[i], floor.cpu_us_per_token, floor.delay_p50_us,
+               floor.delay_p99_us, (unsigned long long)floor.tokens, floor.tokens_per_socket_event);
         fflush(stdout);
     }
     if (cfg.peer) {
