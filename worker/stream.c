@@ -315,14 +315,21 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
         return len;
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         const char *space = memchr(line, ' ', len);
-        self->pending_status = space ? atoi(space + 1) : 0;
+        int status = 0;
+        for (const char *p = space ? space + 1 : line + len;
+             p < line + len && *p >= '0' && *p <= '9'; p++)
+            status = status * 10 + (*p - '0');
+        self->pending_status = status;
         self->pending_sse = false;
     } else if (len <= 2 && (line[0] == '\r' || line[0] == '\n')) {
         if (self->pending_status >= 200) /* a 1xx block is followed by the real one */
             stream_headers_end(self, now_ns);
     } else if (len > 13 && strncasecmp(line, "content-type:", 13) == 0) {
-        self->pending_sse = memmem(line + 13, len - 13, "text/event-stream", 17) != NULL ||
-                            memmem(line + 13, len - 13, "TEXT/EVENT-STREAM", 17) != NULL;
+        char value[128]; /* curl's header lines are not NUL-terminated */
+        size_t n = len - 13 < sizeof(value) - 1 ? len - 13 : sizeof(value) - 1;
+        memcpy(value, line + 13, n);
+        value[n] = '\0';
+        self->pending_sse = strcasestr(value, "text/event-stream") != NULL;
     }
     return len;
 }

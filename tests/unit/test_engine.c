@@ -793,6 +793,22 @@ static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
     free(reply);
 }
 
+static void test_engine_sse_under_another_content_type_is_still_parsed(void **state) {
+    static const char reply[] =
+        "HTTP/1.1 200 OK\r\nContent-Type: TEXT/PLAIN\r\n"
+        "Connection: close\r\n\r\n" TOKEN_CHUNK("x") TOKEN_CHUNK("y") "data: [DONE]\n\n";
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 2);
+    assert_string_equal(o.reply, "xy");
+}
+
 static void test_engine_sends_headers_session_id_and_bearer_key(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), "data: [DONE]\n\n"};
     char *reply = chunked(events, 2, 1);
@@ -956,6 +972,7 @@ int main(void) {
         cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_protocol),
         cmocka_unit_test(test_engine_malformed_json_chunk_is_error_protocol),
         cmocka_unit_test(test_engine_reasoning_then_content_counts_and_usage),
+        cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
     };
