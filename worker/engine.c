@@ -1,7 +1,12 @@
-/* The request engine: one curl multi handle driven by curl_multi_socket_action from a loop_t.
+/* The request engine: curl multi handles driven by curl_multi_socket_action from a loop_t.
  * curl tells us which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to call it back
  * (CURLMOPT_TIMERFUNCTION); each socket event costs one socket_action, never a scan over all
- * transfers. Finished transfers are drained with curl_multi_info_read after every action. */
+ * transfers. Finished transfers are drained with curl_multi_info_read after every action.
+ *
+ * The streams are split over several multi handles ("shards") of at most ENGINE_SHARD_STREAMS
+ * each, all on the same loop: curl 7.88 walks its whole connection cache in every
+ * curl_multi_remove_handle (the connect-only check) and the per-host connection list in every
+ * new transfer, so one multi handle with 10,000 connections pays O(10,000) per request. */
 #define _GNU_SOURCE
 #include "engine.h"
 
@@ -20,11 +25,20 @@
 #include "stream.h"
 
 #define ENGINE_DEFAULT_BUFFER (64 * 1024)
+#define ENGINE_SHARD_STREAMS 256
 #define ENGINE_MAX_ORIGINS 64
 #define ENGINE_MAX_PINNED_ADDRESSES 8
 
+/* One curl multi handle, its connection cache and its one timeout. */
+typedef struct engine_shard {
+    engine_t *engine;
+    CURLM *multi;
+    uint64_t timer_id; /* the loop timer standing for curl's timeout */
+} engine_shard_t;
+
 typedef struct engine_slot {
     engine_t *engine;
+    engine_shard_t *shard; /* fixed for the slot's life: its connections live there */
     stream_t *stream;
     engine_done_fn done;
     void *arg;
@@ -39,7 +53,8 @@ typedef struct engine_slot {
 
 struct engine {
     loop_t *loop;
-    CURLM *multi;
+    engine_shard_t *shards;
+    uint32_t n_shards;
     uint32_t max_streams;
     stream_settings_t settings;
     stream_counters_t counters;
@@ -58,7 +73,6 @@ struct engine {
     uint32_t *inflight_to; /* per endpoint index */
     uint32_t inflight_to_len;
 
-    uint64_t timer_id; /* the loop timer standing for curl's one timeout */
     uint64_t epoch;
     bool closing;
     int callback_depth;
@@ -92,48 +106,49 @@ static void engine_ignore_sigpipe(void) {
         signal(SIGPIPE, SIG_IGN);
 }
 
-static void engine_drain(engine_t *self);
+static void engine_drain(engine_shard_t *shard);
 
 static void engine_on_timer(loop_t *loop, uint64_t timer_id, void *arg) {
-    engine_t *self = arg;
-    self->timer_id = 0;
+    engine_shard_t *shard = arg;
+    shard->timer_id = 0;
     int running;
-    curl_multi_socket_action(self->multi, CURL_SOCKET_TIMEOUT, 0, &running);
-    engine_drain(self);
+    curl_multi_socket_action(shard->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    engine_drain(shard);
 }
 
 static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
-    engine_t *self = arg;
-    self->socket_events++;
+    engine_shard_t *shard = arg;
+    shard->engine->socket_events++;
     int flags = 0;
     if (mask & LOOP_READABLE)
         flags |= CURL_CSELECT_IN;
     if (mask & LOOP_WRITABLE)
         flags |= CURL_CSELECT_OUT;
     int running;
-    curl_multi_socket_action(self->multi, fd, flags, &running);
-    engine_drain(self);
+    curl_multi_socket_action(shard->multi, fd, flags, &running);
+    engine_drain(shard);
 }
 
-/* curl's one timeout becomes one loop timer at an absolute instant; curl only calls this when
- * the timeout changes, and a 0 means "as soon as possible" (next loop pass). */
+/* curl's timeout becomes one loop timer at an absolute instant; curl only calls this when the
+ * timeout changes, and a 0 means "as soon as possible" (next loop pass). */
 static int engine_on_curl_timer(CURLM *multi, long timeout_ms, void *arg) {
-    engine_t *self = arg;
-    if (self->timer_id) {
-        loop_timer_cancel(self->loop, self->timer_id);
-        self->timer_id = 0;
+    engine_shard_t *shard = arg;
+    engine_t *self = shard->engine;
+    if (shard->timer_id) {
+        loop_timer_cancel(self->loop, shard->timer_id);
+        shard->timer_id = 0;
     }
     if (timeout_ms >= 0 && !self->closing)
-        self->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
-                                       engine_on_timer, self);
+        shard->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
+                                        engine_on_timer, shard);
     return 0;
 }
 
 static int engine_on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *arg,
                                  void *socket_arg) {
-    engine_t *self = arg;
+    engine_shard_t *shard = arg;
     if (what == CURL_POLL_REMOVE) {
-        loop_unwatch(self->loop, fd);
+        loop_unwatch(shard->engine->loop, fd);
         return 0;
     }
     int mask = 0;
@@ -141,7 +156,7 @@ static int engine_on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *a
         mask |= LOOP_READABLE;
     if (what & CURL_POLL_OUT)
         mask |= LOOP_WRITABLE;
-    return loop_watch(self->loop, fd, mask, 0, engine_on_socket, self) < 0 ? -1 : 0;
+    return loop_watch(shard->engine->loop, fd, mask, 0, engine_on_socket, shard) < 0 ? -1 : 0;
 }
 
 static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
@@ -169,20 +184,20 @@ static void engine_finish(engine_t *self, engine_slot_t *slot) {
     engine_release_slot(self, slot);
 }
 
-static void engine_drain(engine_t *self) {
+static void engine_drain(engine_shard_t *shard) {
     CURLMsg *msg;
     int left;
-    while ((msg = curl_multi_info_read(self->multi, &left))) {
+    while ((msg = curl_multi_info_read(shard->multi, &left))) {
         if (msg->msg != CURLMSG_DONE)
             continue;
         CURL *easy = msg->easy_handle;
         CURLcode result = msg->data.result;
         stream_t *stream = stream_of_easy(easy);
         engine_slot_t *slot = stream_user(stream);
-        curl_multi_remove_handle(self->multi, easy);
+        curl_multi_remove_handle(shard->multi, easy);
         slot->in_multi = false;
         stream_complete(stream, result, loop_now_ns());
-        engine_finish(self, slot);
+        engine_finish(shard->engine, slot);
     }
 }
 
@@ -231,27 +246,39 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->settings.connect_timeout_ms = (long)(options->connect_timeout_ns / 1000000);
     self->settings.buffer_size =
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
-    self->multi = curl_multi_init();
-    if (!self->multi || engine_build_headers(self, options) < 0) {
+    self->n_shards = (options->max_streams + ENGINE_SHARD_STREAMS - 1) / ENGINE_SHARD_STREAMS;
+    self->shards = calloc(self->n_shards, sizeof(*self->shards));
+    if (!self->shards || engine_build_headers(self, options) < 0) {
         engine_destroy(&self);
         return NULL;
     }
     long streams = (long)options->max_streams;
-    curl_multi_setopt(self->multi, CURLMOPT_SOCKETFUNCTION, engine_on_curl_socket);
-    curl_multi_setopt(self->multi, CURLMOPT_SOCKETDATA, self);
-    curl_multi_setopt(self->multi, CURLMOPT_TIMERFUNCTION, engine_on_curl_timer);
-    curl_multi_setopt(self->multi, CURLMOPT_TIMERDATA, self);
-    /* One HTTP/1.1 connection per stream, all kept for reuse, none queued behind a limit. */
-    curl_multi_setopt(self->multi, CURLMOPT_MAX_TOTAL_CONNECTIONS, streams);
-    curl_multi_setopt(self->multi, CURLMOPT_MAX_HOST_CONNECTIONS, streams);
-    curl_multi_setopt(self->multi, CURLMOPT_MAXCONNECTS, streams);
-    curl_multi_setopt(self->multi, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    for (uint32_t i = 0; i < self->n_shards; i++) {
+        engine_shard_t *shard = &self->shards[i];
+        shard->engine = self;
+        shard->multi = curl_multi_init();
+        if (!shard->multi) {
+            engine_destroy(&self);
+            return NULL;
+        }
+        CURLM *m = shard->multi;
+        curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, engine_on_curl_socket);
+        curl_multi_setopt(m, CURLMOPT_SOCKETDATA, shard);
+        curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, engine_on_curl_timer);
+        curl_multi_setopt(m, CURLMOPT_TIMERDATA, shard);
+        /* One HTTP/1.1 connection per stream, all kept for reuse, none queued behind a limit
+         * (a shard never holds more transfers than the engine's max_streams). */
+        curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, streams);
+        curl_multi_setopt(m, CURLMOPT_MAX_HOST_CONNECTIONS, streams);
+        curl_multi_setopt(m, CURLMOPT_MAXCONNECTS, streams);
+        curl_multi_setopt(m, CURLMOPT_PIPELINING, (long)CURLPIPE_NOTHING);
+    }
     return self;
 }
 
 static void engine_cancel_slot(engine_t *self, engine_slot_t *slot) {
     if (slot->in_multi)
-        curl_multi_remove_handle(self->multi, stream_easy(slot->stream));
+        curl_multi_remove_handle(slot->shard->multi, stream_easy(slot->stream));
     if (slot->failure_timer) {
         loop_timer_cancel(self->loop, slot->failure_timer);
         slot->failure_timer = 0;
@@ -282,16 +309,19 @@ void engine_destroy(engine_t **self_p) {
         return;
     assert(self->callback_depth == 0 && "engine_destroy from inside a done callback");
     self->closing = true; /* callbacks of cancelled requests cannot submit new ones */
-    if (self->multi)
-        engine_cancel_all(self);
+    engine_cancel_all(self);
     for (uint32_t i = 0; i < self->n_slots; i++) {
         stream_destroy(&self->slots[i]->stream);
         free(self->slots[i]);
     }
-    if (self->multi)
-        curl_multi_cleanup(self->multi); /* closes the cached connections (and unwatches them) */
-    if (self->timer_id)
-        loop_timer_cancel(self->loop, self->timer_id);
+    for (uint32_t i = 0; self->shards && i < self->n_shards; i++) {
+        engine_shard_t *shard = &self->shards[i];
+        if (shard->multi) /* closes the cached connections (and unwatches them) */
+            curl_multi_cleanup(shard->multi);
+        if (shard->timer_id)
+            loop_timer_cancel(self->loop, shard->timer_id);
+    }
+    free(self->shards);
     curl_slist_free_all(self->settings.headers);
     curl_slist_free_all(self->settings.resolve);
     for (uint32_t i = 0; i < self->n_origins; i++)
@@ -325,6 +355,7 @@ static engine_slot_t *engine_take_slot(engine_t *self) {
         return NULL;
     slot->engine = self;
     slot->index = self->n_slots;
+    slot->shard = &self->shards[slot->index % self->n_shards];
     slot->stream = stream_new(&self->settings, slot);
     if (!slot->stream) {
         free(slot);
@@ -460,7 +491,8 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
     int64_t now = loop_now_ns();
     int rc = stream_begin(slot->stream, request->url, request->body, request->body_len,
                           request->session_header, request->record, now);
-    if (rc == 0 && curl_multi_add_handle(self->multi, stream_easy(slot->stream)) == CURLM_OK) {
+    if (rc == 0 &&
+        curl_multi_add_handle(slot->shard->multi, stream_easy(slot->stream)) == CURLM_OK) {
         slot->in_multi = true;
         return 0;
     }

@@ -436,6 +436,34 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     run_close(&run);
 }
 
+/* 600 streams make three curl multi handles (shards); each slot keeps to one, so connections
+ * are still reused and never outnumber the streams. */
+static void test_engine_sharded_streams_succeed_and_reuse_connections(void **state) {
+    engine_options_t options = {.max_streams = 600, .timeout_ns = 30000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(10, 1);
+    static chain_t chains[300];
+    for (int i = 0; i < 300; i++) {
+        chains[i] = (chain_t){.run = &run, .url = url, .body = body, .remaining = 3};
+        chain_next(&chains[i]);
+    }
+    run_until_done(&run, 30000 * MS);
+    int ok = 0;
+    for (int i = 0; i < 300; i++)
+        ok += chains[i].ok;
+    assert_int_equal(ok, 900);
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    assert_int_equal(stats.requests_failed, 0);
+    assert_true(stats.connections >= 1 && stats.connections <= 301);
+    assert_int_equal(stats.token_chunks, 9000);
+    free(body);
+    run_close(&run);
+}
+
 static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
     engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
@@ -954,6 +982,7 @@ int main(void) {
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
         cmocka_unit_test(test_engine_host_name_is_resolved_once_and_pinned),
+        cmocka_unit_test(test_engine_sharded_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
     };
     const struct CMUnitTest fault_tests[] = {
