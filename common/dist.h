@@ -1,6 +1,10 @@
 /* Named probability distributions for every random quantity of a workload. A dist_t is filled
  * parameter by parameter (from YAML by common/config, or from a "kind:k=v,..." spec on a command
- * line), validated once by dist_prepare, then sampled with a counter-based rng_t. */
+ * line), validated once by dist_prepare, then sampled with a counter-based rng_t.
+ *
+ * dist.c holds the value, its names and parameters; dist_prepare.c the validation and derived
+ * constants; dist_sample.c and dist_zipf.c the samplers; dist_file.c and dist_spec.c the file and
+ * command-line forms. */
 #ifndef STAMPEDE_DIST_H
 #define STAMPEDE_DIST_H
 
@@ -66,9 +70,11 @@ int dist_copy(dist_t *dst, const dist_t *src);
 
 /* "lognormal" -> DIST_LOGNORMAL; 0 ok, -1 unknown. */
 int dist_kind_from_name(const char *name, dist_kind_t *out);
+/* DIST_LOGNORMAL -> "lognormal"; "unknown" for a kind out of range. */
 const char *dist_kind_name(dist_kind_t kind);
 /* "mean" -> DIST_P_MEAN; 0 ok, -1 unknown. */
 int dist_param_from_name(const char *name, dist_param_t *out);
+/* DIST_P_MEAN -> "mean"; "unknown" for a parameter out of range. */
 const char *dist_param_name(dist_param_t param);
 /* Space-separated parameter names the kind accepts (for error messages and did-you-mean). */
 const char *dist_kind_params(dist_kind_t kind);
