@@ -1,0 +1,129 @@
+#!/bin/bash
+# A worker that dies mid-run (SIGKILL), with `stampede controller` and three `stampede worker
+# --once` against a fixed-mode mock (TTFT 50 ms, ITL 10 ms, 40 tokens: 0.44 s a request), a
+# 10 s duration-bounded run, concurrency 6 (2 per worker). docs/protocol.md promises:
+#  - the controller notices: "worker victim lost: ..." on stderr within 10 s of the kill (5 s
+#    without a heartbeat, plus slack for a busy machine);
+#  - the run ends by itself: the controller exits within 25 s of the kill, status 0 (requests
+#    succeeded);
+#  - results.json is written and marked partial, at the top and in the level, with a reason that
+#    names the dead worker; its table says PARTIAL;
+#  - what the dead worker delivered counts: its records in the trace are whole (all ok), and they
+#    are every request it completed except at most one per slot (2): the mock completed
+#    length_total requests, the survivors account for theirs, the rest were the victim's, and only
+#    a request that ended within the last ~50 ms batch period before the kill may be missing;
+#  - the survivors' requests are complete: for each, the records merged equal the records it
+#    announced ("finished: N requests"), all ok, and it was released (exit 0);
+#  - the dead worker's load stops: after the run the mock has no request running, generates no
+#    token over 1.5 s, and aborted at most the victim's 2 in-flight requests (plus any the run's
+#    end cancelled).
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 50 --itl-ms 10
+metric() { # sum of a series of the mock's /metrics over all its labels
+    curl -s --max-time 2 "$MOCK_URL/metrics" |
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && index($0, l) {s += $NF} END {print s + 0}'
+}
+cat >"$WORK/d.yaml" <<YAML
+seed: 4
+target:
+  ignore_eos: true
+  endpoints: [$MOCK_URL]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 40
+scheduler:
+  kind: concurrent
+  concurrency: 6
+limits:
+  duration: 10s
+YAML
+start_controller "$WORK/ctl.err" "$WORK/d.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
+    --out "$WORK/out" --trace --register-timeout 20
+start_worker "$WORK/alive1.err" --connect "$CONTROLLER_EP" --once --id alive1
+ALIVE1=$WORKER_PID
+start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --once --id victim
+VICTIM=$WORKER_PID
+start_worker "$WORK/alive2.err" --connect "$CONTROLLER_EP" --once --id alive2
+ALIVE2=$WORKER_PID
+
+wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start: $(cat "$WORK/ctl.err")"
+wait_for_line "$WORK/ctl.err" 15 "\] [3-9]\.[0-9] s \|" >/dev/null ||
+    fail "the run did not reach 3 s: $(tail -3 "$WORK/ctl.err")"
+running=$(metric vllm:num_requests_running)
+[ "${running%.*}" -ge 1 ] || fail "no load before the kill (running = $running)"
+kill -KILL "$VICTIM"
+killed=$(date +%s%N)
+
+wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
+    fail "the controller did not report the dead worker within 10 s: $(grep -v '^\[' "$WORK/ctl.err")"
+noticed_ms=$((($(date +%s%N) - killed) / 1000000))
+wait_controller 25
+ended_ms=$((($(date +%s%N) - killed) / 1000000))
+assert_equal "controller exit status" "$CONTROLLER_RC" 0
+R="$WORK/out/results.json"
+[ -f "$R" ] || fail "no results.json after a lost worker: $(grep -v '^\[' "$WORK/ctl.err")"
+assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
+assert_equal "level partial" "$(json_value "$R" 'l["partial"]')" True
+json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||
+    fail "partial_reason does not name the dead worker: $(json_value "$R" 'l.get("partial_reason")')"
+grep -q "PARTIAL" "$WORK/ctl.err.out" || fail "the table does not say the results are partial"
+grep -q "records announced" "$WORK/ctl.err" && fail "controller reports missing records: $(cat "$WORK/ctl.err")"
+
+for w in alive1 alive2; do
+    pid_var=${w^^}
+    wait_exit "${!pid_var}" 15
+    assert_equal "$w exit status" "$EXIT_STATUS" 0
+    grep -q "released by the controller" "$WORK/$w.err" || fail "$w was not released: $(tail -3 "$WORK/$w.err")"
+done
+
+# Let the mock settle, then read its counters once.
+sleep 0.5
+assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
+tokens=$(metric vllm:generation_tokens_total)
+sleep 1.5
+assert_equal "tokens generated after the run" "$(metric vllm:generation_tokens_total)" "$tokens"
+length_total=$(metric vllm:request_success_total 'finished_reason="length"')
+aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
+
+python3 - "$R" "$WORK/out/requests.jsonl" "$WORK/ctl.err" "$WORK" "$length_total" "$aborted" <<'PY'
+import collections, json, re, sys
+results, trace, ctl_log, work = sys.argv[1:5]
+length_total, aborted = int(float(sys.argv[5])), int(float(sys.argv[6]))
+level = json.load(open(results))["levels"][0]
+rows = [json.loads(line) for line in open(trace)]
+names = dict((int(i), n) for i, n in re.findall(r"worker (\d+) = (\S+?):", open(ctl_log).read()))
+assert sorted(names.values()) == ["alive1", "alive2", "victim"], names
+by = collections.defaultdict(list)
+for r in rows:
+    by[names[r["worker"]]].append(r)
+
+counted = level["requests_ok"] + level["requests_failed"] + level["requests_cancelled"] + level["requests_warmup"]
+assert counted == len(rows), f"results count {counted} requests, the trace {len(rows)}"
+
+survivors_ok = survivors_cancelled = 0
+for w in ("alive1", "alive2"):
+    announced = re.findall(r"finished: (\d+) requests", open(f"{work}/{w}.err").read())
+    assert announced, f"{w} did not announce its records"
+    assert len(by[w]) == int(announced[0]), f"{w}: {len(by[w])} records merged, {announced[0]} announced"
+    errors = collections.Counter(r["error"] for r in by[w])
+    assert set(errors) <= {"none", "cancelled"}, f"{w}: failed requests against a healthy mock: {errors}"
+    survivors_ok += errors["none"]
+    survivors_cancelled += errors["cancelled"]
+    assert errors["none"] >= 30, f"{w}: only {errors['none']} requests ok in a 10 s run at 2 slots"
+
+delivered = by["victim"]
+assert len(delivered) >= 4, f"the victim delivered only {len(delivered)} records in its ~3 s"
+assert all(r["error"] == "none" and len(r["chunks_us"]) == 40 for r in delivered), \
+    "a record of the victim is not a whole ok request"
+victim_completed = length_total - survivors_ok  # requests the mock finished for the victim
+slack = 2 + survivors_cancelled  # its 2 slots' last requests; cancelled ones the mock finished
+assert len(delivered) <= victim_completed <= len(delivered) + slack, (
+    f"the mock completed {victim_completed} requests of the victim, {len(delivered)} were merged "
+    f"(at most {slack} may be missing)")
+assert aborted <= 2 + survivors_cancelled, f"the mock aborted {aborted} requests (victim in flight: 2)"
+print(f"victim: {len(delivered)} records merged of {victim_completed} completed; survivors "
+      f"{survivors_ok} ok, {survivors_cancelled} cancelled; mock aborted {aborted}")
+PY
+echo "ok: dead worker reported after $noticed_ms ms, run ended $ended_ms ms after the kill, partial results"
