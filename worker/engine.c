@@ -47,6 +47,7 @@ typedef struct engine_slot {
     uint32_t next_free;
     uint64_t epoch;         /* engine epoch at submit: engine_cancel_all spares later ones */
     uint64_t failure_timer; /* a request that failed before curl got it reports from here */
+    uint64_t timeout_timer; /* the request's deadline (engine_options.timeout_ns) */
     bool active;
     bool in_multi;
 } engine_slot_t;
@@ -56,6 +57,7 @@ struct engine {
     engine_shard_t *shards;
     uint32_t n_shards;
     uint32_t max_streams;
+    int64_t timeout_ns;
     stream_settings_t settings;
     stream_counters_t counters;
     char *auth_line;
@@ -168,6 +170,10 @@ static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
  * live in this slot's stream, so a submit from inside the callback must get another slot. */
 static void engine_finish(engine_t *self, engine_slot_t *slot) {
     assert(slot->active);
+    if (slot->timeout_timer) {
+        loop_timer_cancel(self->loop, slot->timeout_timer);
+        slot->timeout_timer = 0;
+    }
     slot->active = false;
     slot->in_multi = false;
     self->inflight--;
@@ -242,7 +248,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->max_streams = options->max_streams;
     self->free_head = UINT32_MAX;
     self->settings.counters = &self->counters;
-    self->settings.timeout_ms = (long)(options->timeout_ns / 1000000);
+    self->timeout_ns = options->timeout_ns;
     self->settings.connect_timeout_ms = (long)(options->connect_timeout_ns / 1000000);
     self->settings.buffer_size =
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
@@ -381,6 +387,18 @@ static int engine_count_endpoint(engine_t *self, uint32_t endpoint) {
     return 0;
 }
 
+/* The whole-request timeout is a loop timer rather than CURLOPT_TIMEOUT_MS: curl keeps a handle
+ * with a deadline in its splay tree and splays that tree twice per socket event, so thousands of
+ * deadlines there cost on every token; here they cost only when a request starts and ends. */
+static void engine_on_request_timeout(loop_t *loop, uint64_t timer_id, void *arg) {
+    engine_slot_t *slot = arg;
+    slot->timeout_timer = 0;
+    stream_complete(slot->stream, CURLE_OPERATION_TIMEDOUT, loop_now_ns());
+    curl_multi_remove_handle(slot->shard->multi, stream_easy(slot->stream));
+    slot->in_multi = false;
+    engine_finish(slot->engine, slot);
+}
+
 static void engine_on_failure_timer(loop_t *loop, uint64_t timer_id, void *arg) {
     engine_slot_t *slot = arg;
     slot->failure_timer = 0;
@@ -494,6 +512,9 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
     if (rc == 0 &&
         curl_multi_add_handle(slot->shard->multi, stream_easy(slot->stream)) == CURLM_OK) {
         slot->in_multi = true;
+        if (self->timeout_ns > 0)
+            slot->timeout_timer =
+                loop_timer_at(self->loop, now + self->timeout_ns, engine_on_request_timeout, slot);
         return 0;
     }
     /* Reported like any failed transfer, from the loop, never from inside the caller. */

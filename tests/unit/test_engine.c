@@ -426,8 +426,12 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     engine_stats(run.engine, &stats);
     assert_int_equal(stats.requests_finished, 300);
     assert_int_equal(stats.requests_failed, 0);
-    /* 300 requests over at most 100 connections: two thirds or more were reused. */
-    assert_true(stats.connections >= 1 && stats.connections <= 100);
+    /* 300 requests over at most one connection per stream slot (100, and one more for the
+     * slot a done callback still holds while it submits the next): most were reused. */
+    if (stats.connections > stats.streams)
+        fprintf(stderr, "%llu connections for %u stream slots\n",
+                (unsigned long long)stats.connections, stats.streams);
+    assert_true(stats.connections >= 1 && stats.connections <= stats.streams);
     assert_true(stats.streams <= 101);
     assert_true(stats.token_chunks == 3000);
     assert_true(stats.sse_events >= 3000 + 300 * 2); /* tokens, usage and [DONE] */
