@@ -1,0 +1,98 @@
+#include "collect.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+
+#include "console.h"
+#include "controller_internal.h"
+#include "results.h"
+
+#define DRAIN_NS 15000000000LL
+
+static void send_ack(controller_t *self, registry_worker_t *w) {
+    Stampede__Ack ack = STAMPEDE__ACK__INIT;
+    ack.up_to_seq = w->acked_seq;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_ACK;
+    env.ack = &ack;
+    env.run_id = self->run_id;
+    transport_send(self->transport, TRANSPORT_DATA, w->id, w->id_len, &env);
+}
+
+/* Releases w once its Done is in and every batch up to its last_seq merged; a count that differs
+ * from the announced one, or records it dropped, make the results partial. */
+static void check_complete(controller_t *self, registry_worker_t *w) {
+    if (w->state != REGISTRY_RUNNING || !w->done || w->acked_seq < w->done_last_seq)
+        return;
+    w->state = REGISTRY_COMPLETE;
+    if (w->ingested != w->done_records) {
+        char why[256];
+        snprintf(why, sizeof why, "worker %s: %" PRIu64 " records announced, %" PRIu64 " merged",
+                 w->name, w->done_records, w->ingested);
+        merge_mark_partial(self->merge, why);
+        console_say(self, "%s", why);
+    }
+    if (w->done_dropped) {
+        char why[256];
+        snprintf(why, sizeof why, "worker %s dropped %" PRIu64 " records (its queue was full)",
+                 w->name, w->done_dropped);
+        merge_mark_partial(self->merge, why);
+        console_say(self, "%s", why);
+    }
+    w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;
+}
+
+void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,
+                  int64_t rx_ns) {
+    controller_t *self = arg;
+    registry_worker_t *w = registry_find(self, id, id_len);
+    if (!w || !registry_in_run(w) || self->phase != PHASE_RUN)
+        return;
+    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    if (!env)
+        return;
+    w->last_rx_ns = rx_ns;
+    if (w->state == REGISTRY_LOST && env->run_id == self->run_id)
+        registry_mark_back(self, w);
+    if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->run_id == self->run_id &&
+        !registry_finished(w)) {
+        /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
+         * reconnect) or one past a gap is answered with the cumulative ack. */
+        if (env->batch->seq == w->acked_seq + 1) {
+            long n = ingest_batch(self->ingest, env->batch, w->offset_ns, (uint32_t)w->index,
+                                  results_record, self);
+            if (n >= 0) {
+                w->ingested += (uint64_t)n;
+                w->acked_seq = env->batch->seq;
+            }
+        }
+        send_ack(self, w);
+        check_complete(self, w);
+    }
+    stampede__envelope__free_unpacked(env, NULL);
+}
+
+void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done) {
+    if (w->state == REGISTRY_COMPLETE) {
+        /* our release was lost: again */
+        w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;
+        return;
+    }
+    if (!w->done && done->error && *done->error)
+        console_say(self, "worker %s: %s", w->name, done->error);
+    w->done = true;
+    w->done_last_seq = done->last_seq;
+    w->done_records = done->records;
+    w->done_dropped = done->dropped;
+    if (w->state == REGISTRY_LOST)
+        w->state = REGISTRY_RUNNING;
+    check_complete(self, w);
+}
+
+void collect_stop(controller_t *self, const char *reason) {
+    self->stopping = true;
+    self->deadline_ns = controller_now_ns() + DRAIN_NS;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
+            controller_send_stop(self, &self->workers[i], reason, true, false);
+}

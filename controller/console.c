@@ -1,0 +1,40 @@
+#include "console.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+
+#include "controller_internal.h"
+
+void console_clear(controller_t *self) {
+    if (self->live_shown) {
+        fputs("\r\033[K", stderr);
+        self->live_shown = false;
+    }
+}
+
+void console_say(controller_t *self, const char *fmt, ...) {
+    console_clear(self);
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", self->name, msg);
+}
+
+void console_live(controller_t *self, int64_t now) {
+    live_t live;
+    merge_live(self->merge, now, registry_inflight(self), &live);
+    char line[512];
+    report_live_line(&live, line, sizeof line);
+    if (self->tty) {
+        fprintf(stderr, "\r\033[K%s", line);
+        self->live_shown = true;
+    } else {
+        time_t t = time(NULL);
+        struct tm tm;
+        localtime_r(&t, &tm);
+        fprintf(stderr, "[%02d:%02d:%02d] %s\n", tm.tm_hour, tm.tm_min, tm.tm_sec, line);
+    }
+}

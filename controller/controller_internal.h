@@ -1,0 +1,81 @@
+/* What the files of the controller share: the controller itself, its phases, the timing they
+ * agree on, and the few helpers every step uses. Internal to controller/; the public entry points
+ * are in controller.h. */
+#ifndef STAMPEDE_CONTROLLER_INTERNAL_H
+#define STAMPEDE_CONTROLLER_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "controller.h"
+#include "ingest.h"
+#include "merge.h"
+#include "registry.h"
+#include "report.h"
+#include "stampede.pb-c.h"
+#include "transport.h"
+
+#define CONTROLLER_HEARTBEAT_NS 1000000000LL      /* both ways, on the control socket */
+#define CONTROLLER_READY_TIMEOUT_NS 30000000000LL /* for the clock probes, then for Ready */
+
+typedef enum {
+    PHASE_REGISTER, /* waiting for --expect-workers workers */
+    PHASE_PROBE,    /* measuring their clocks */
+    PHASE_ASSIGN,   /* shares sent, waiting for every Ready */
+    PHASE_RUN,      /* started; batches and Done arrive */
+    PHASE_OVER      /* every worker released or lost, or the run aborted */
+} controller_phase_t;
+
+struct controller {
+    controller_options_t options;
+    const char *name; /* prefix of every message */
+    config_t cfg;
+    bool cfg_loaded;
+    char *config_yaml; /* unredacted: what the workers are sent */
+    char *out_dir;
+    bool trace;
+    transport_t *transport;
+
+    registry_worker_t *workers; /* every worker known, in the order they said Hello */
+    size_t n_workers;
+    size_t cap_workers;
+    uint32_t in_run; /* workers taken into the run (indexes 0 … in_run-1) */
+
+    controller_phase_t phase;
+    int64_t deadline_ns; /* of the current phase (registration, probes, Ready, the drain) */
+    bool stopping;       /* Stop sent to the run's workers (interrupt, a local child died) */
+    uint64_t run_id;
+    int64_t start_ns; /* the start instant on the controller's clock */
+    int64_t start_unix_ns;
+    merge_t *merge;
+    ingest_t *ingest;
+
+    int64_t next_heartbeat_ns;
+    int64_t next_live_ns;
+    bool tty;        /* stderr is a terminal: the live line is redrawn in place */
+    bool live_shown; /* the live line is on screen, without a newline */
+    char abort_reason[1024];
+
+    /* What every merged record also feeds (results.c). */
+    report_trace_t *trace_out;
+    bool have_first_error;
+    char first_error[200];
+    uint32_t first_error_endpoint;
+};
+
+/* The controller's clock: CLOCK_MONOTONIC in ns. Probes, deadlines and the start are on it. */
+int64_t controller_now_ns(void);
+/* Ends the run before it starts (or aborts it) with the reason printed at the end; the first
+ * reason given wins. */
+void controller_abort(controller_t *self, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+/* Sends env to worker w on the control socket. 0 sent, -1 not. */
+int controller_send(controller_t *self, registry_worker_t *w, Stampede__Envelope *env);
+/* Sends w a Stop for this run: cancel also cancels its requests in flight, abandon voids the run
+ * for it (drop everything, go idle). 0 sent, -1 not. */
+int controller_send_stop(controller_t *self, registry_worker_t *w, const char *reason, bool cancel,
+                         bool abandon);
+
+#endif

@@ -1,0 +1,108 @@
+#include "controller.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void usage(FILE *out) {
+    fprintf(
+        out,
+        "usage: stampede controller FILE --bind tcp://*:PORT --expect-workers N\n"
+        "                           [--target URL]... [--out DIR] [--trace]\n"
+        "                           [--data-port P] [--register-timeout SECONDS]\n"
+        "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
+        "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
+        "  --expect-workers N     logical workers to wait for (worker --threads T counts T)\n"
+        "  --target URL           endpoint base URL, repeatable; overrides the file\n"
+        "  --out DIR              results directory (default: the file's output.dir)\n"
+        "  --trace                also write DIR/requests.jsonl with every chunk time\n"
+        "  --register-timeout S   give up when the workers are not all there (default 60)\n");
+}
+
+int controller_main(int argc, char **argv) {
+    static const struct option longopts[] = {
+        {"bind", required_argument, NULL, 'b'},
+        {"expect-workers", required_argument, NULL, 'n'},
+        {"target", required_argument, NULL, 't'},
+        {"out", required_argument, NULL, 'o'},
+        {"trace", no_argument, NULL, 'T'},
+        {"data-port", required_argument, NULL, 'd'},
+        {"register-timeout", required_argument, NULL, 'r'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    controller_options_t o = {.name = "controller"};
+    const char **targets = calloc((size_t)argc + 1, sizeof *targets);
+    if (!targets)
+        return 1;
+    optind = 1;
+    int c, rc = 1;
+    while ((c = getopt_long(argc, argv, "b:n:t:o:Td:r:h", longopts, NULL)) != -1) {
+        char *end = NULL;
+        switch (c) {
+        case 'b':
+            o.bind = optarg;
+            break;
+        case 'n':
+            o.expect_workers = (uint32_t)strtoul(optarg, &end, 10);
+            if (*end || o.expect_workers == 0) {
+                fprintf(stderr, "controller: --expect-workers wants a number >= 1, got '%s'\n",
+                        optarg);
+                goto out;
+            }
+            break;
+        case 't':
+            targets[o.n_targets++] = optarg;
+            break;
+        case 'o':
+            o.out_dir = optarg;
+            break;
+        case 'T':
+            o.trace = true;
+            break;
+        case 'd':
+            o.data_port = (uint32_t)strtoul(optarg, &end, 10);
+            if (*end || o.data_port == 0 || o.data_port > 65535) {
+                fprintf(stderr, "controller: --data-port wants a port number, got '%s'\n", optarg);
+                goto out;
+            }
+            break;
+        case 'r': {
+            double s = strtod(optarg, &end);
+            if (*end || s <= 0) {
+                fprintf(stderr, "controller: --register-timeout wants seconds > 0, got '%s'\n",
+                        optarg);
+                goto out;
+            }
+            o.register_timeout_ns = (int64_t)(s * 1e9);
+            break;
+        }
+        case 'h':
+            usage(stdout);
+            rc = 0;
+            goto out;
+        default:
+            usage(stderr);
+            goto out;
+        }
+    }
+    if (optind != argc - 1 || !o.bind || !o.expect_workers) {
+        fprintf(stderr, "controller: %s\n",
+                optind >= argc      ? "a workload FILE is required"
+                : optind < argc - 1 ? "only one workload FILE is accepted"
+                : !o.bind           ? "--bind tcp://*:PORT is required"
+                                    : "--expect-workers N is required");
+        usage(stderr);
+        goto out;
+    }
+    o.config_path = argv[optind];
+    o.targets = targets;
+    controller_t *ctl = controller_new(&o);
+    if (!ctl)
+        goto out;
+    rc = controller_run(ctl);
+    controller_destroy(&ctl);
+out:
+    free(targets);
+    return rc;
+}

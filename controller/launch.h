@@ -1,0 +1,19 @@
+/* From measured clocks to a started run: each worker of the run is sent the resolved config with
+ * its index and its concurrency share (common/plan, which the worker computes too), answers Ready
+ * or why it cannot run, and then all are started at one instant on the controller's clock, far
+ * enough ahead (750 ms + 2 × the largest probe RTT) for every Start to arrive in time. */
+#ifndef STAMPEDE_LAUNCH_H
+#define STAMPEDE_LAUNCH_H
+
+#include "controller.h"
+#include "registry.h"
+#include "stampede.pb-c.h"
+
+/* Sends every worker of the run its Assign. */
+void launch_assign(controller_t *self);
+/* Counts w's Ready; a refusal, or a share that differs from the controller's, aborts the run. */
+void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready);
+/* Picks the start instant, opens the trace and sends every worker of the run its Start. */
+void launch_start(controller_t *self);
+
+#endif

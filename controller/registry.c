@@ -1,0 +1,212 @@
+#include "registry.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "agent.h"
+#include "console.h"
+#include "controller_internal.h"
+
+#ifndef STAMPEDE_VERSION
+#define STAMPEDE_VERSION "0.1.0"
+#endif
+
+#define WORKER_SILENCE_NS 5000000000LL
+
+/* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
+static uint64_t run_of(const controller_t *self, const registry_worker_t *w) {
+    return w->index >= 0 && self->phase >= PHASE_ASSIGN ? self->run_id : 0;
+}
+
+static void refuse(controller_t *self, const uint8_t *id, size_t len, const Stampede__Hello *h,
+                   uint32_t version) {
+    char reason[512];
+    snprintf(reason, sizeof reason,
+             "protocol version mismatch: this worker speaks protocol version %u, the controller "
+             "(stampede %s) speaks version %u; run the same stampede version on both sides",
+             version, STAMPEDE_VERSION, PROTOCOL_VERSION);
+    console_say(self,
+                "refused worker %s (host %s, pid %u): it speaks protocol version %u, this "
+                "controller speaks %u",
+                h && h->name ? h->name : "?", h && h->host ? h->host : "?", h ? h->pid : 0, version,
+                PROTOCOL_VERSION);
+    Stampede__Welcome welcome = STAMPEDE__WELCOME__INIT;
+    welcome.accepted = false;
+    welcome.refusal = reason;
+    welcome.proto_version = PROTOCOL_VERSION;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_WELCOME;
+    env.welcome = &welcome;
+    transport_send(self->transport, TRANSPORT_CONTROL, id, len, &env);
+}
+
+static void welcome(controller_t *self, registry_worker_t *w) {
+    char host[256] = "controller";
+    gethostname(host, sizeof host - 1);
+    char who[320];
+    snprintf(who, sizeof who, "controller %s (stampede %s)", host, STAMPEDE_VERSION);
+    Stampede__Welcome welcome = STAMPEDE__WELCOME__INIT;
+    welcome.accepted = true;
+    welcome.proto_version = PROTOCOL_VERSION;
+    welcome.data_port = transport_data_port(self->transport);
+    welcome.heartbeat_ms = CONTROLLER_HEARTBEAT_NS / 1000000;
+    welcome.controller = who;
+    welcome.wait = w->state == REGISTRY_WAITING;
+    welcome.message = welcome.wait ? "a run is in progress on this controller; this worker waits "
+                                     "and is used for the next run"
+                                   : "";
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_WELCOME;
+    env.welcome = &welcome;
+    env.run_id = run_of(self, w);
+    controller_send(self, w, &env);
+}
+
+/* A new entry for a worker that said Hello, or NULL when there is no memory for it. */
+static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
+                              const Stampede__Hello *h) {
+    if (self->n_workers == self->cap_workers) {
+        size_t cap = self->cap_workers ? self->cap_workers * 2 : 16;
+        registry_worker_t *p = realloc(self->workers, cap * sizeof *p);
+        if (!p)
+            return NULL;
+        self->workers = p;
+        self->cap_workers = cap;
+    }
+    registry_worker_t *w = &self->workers[self->n_workers++];
+    memset(w, 0, sizeof *w);
+    memcpy(w->id, id, len);
+    w->id_len = len;
+    snprintf(w->name, sizeof w->name, "%s", h->name ? h->name : "?");
+    snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "?");
+    w->pid = h->pid;
+    w->index = -1;
+    w->last_rx_ns = controller_now_ns();
+    return w;
+}
+
+static void remove_worker(controller_t *self, registry_worker_t *w) {
+    size_t i = (size_t)(w - self->workers);
+    memmove(w, w + 1, (self->n_workers - i - 1) * sizeof *w);
+    self->n_workers--;
+}
+
+void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
+                    const Stampede__Envelope *env) {
+    const Stampede__Hello *h = env->hello;
+    uint32_t version =
+        env->proto_version != PROTOCOL_VERSION ? env->proto_version : h->proto_version;
+    if (version != PROTOCOL_VERSION) {
+        refuse(self, id, id_len, h, version);
+        return;
+    }
+    registry_worker_t *w = registry_find(self, id, id_len);
+    if (w) {
+        /* Back from a network cut: its Done and batches still count. */
+        if (w->state == REGISTRY_LOST && self->phase == PHASE_RUN)
+            w->state = REGISTRY_RUNNING;
+        welcome(self, w);
+        return;
+    }
+    if (id_len > sizeof w->id)
+        return;
+    bool counted = self->phase == PHASE_REGISTER &&
+                   registry_count(self, REGISTRY_REGISTERED) < self->options.expect_workers;
+    w = add(self, id, id_len, h);
+    if (!w)
+        return;
+    w->state = counted ? REGISTRY_REGISTERED : REGISTRY_WAITING;
+    if (counted)
+        console_say(self, "worker %s (host %s, pid %u) registered (%u of %u)", w->name, w->host,
+                    w->pid, registry_count(self, REGISTRY_REGISTERED),
+                    self->options.expect_workers);
+    else
+        console_say(self,
+                    "worker %s (host %s) connected after the start: told to wait for the next run",
+                    w->name, w->host);
+    welcome(self, w);
+}
+
+registry_worker_t *registry_find(controller_t *self, const void *id, size_t id_len) {
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].id_len == id_len && memcmp(self->workers[i].id, id, id_len) == 0)
+            return &self->workers[i];
+    return NULL;
+}
+
+uint32_t registry_count(const controller_t *self, registry_state_t state) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        n += self->workers[i].state == state;
+    return n;
+}
+
+bool registry_in_run(const registry_worker_t *w) {
+    return w->index >= 0;
+}
+
+bool registry_finished(const registry_worker_t *w) {
+    return w->state == REGISTRY_COMPLETE || w->state == REGISTRY_LOST;
+}
+
+uint32_t registry_inflight(const controller_t *self) {
+    uint32_t inflight = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
+            inflight += self->workers[i].inflight;
+    return inflight;
+}
+
+void registry_send_heartbeats(controller_t *self, int64_t now) {
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *w = &self->workers[i];
+        if (w->state == REGISTRY_LOST)
+            continue;
+        Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
+        hb.sent_ns = now;
+        Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+        env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
+        env.heartbeat = &hb;
+        env.run_id = run_of(self, w);
+        controller_send(self, w, &env);
+    }
+}
+
+void registry_check_silence(controller_t *self, int64_t now) {
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *w = &self->workers[i];
+        if (now - w->last_rx_ns <= WORKER_SILENCE_NS || registry_finished(w))
+            continue;
+        if (!registry_in_run(w)) {
+            console_say(self, "worker %s went silent; forgotten", w->name);
+            remove_worker(self, w);
+            i--;
+        } else if (self->phase == PHASE_RUN) {
+            registry_mark_lost(self, w, "no heartbeat for 5 s", false);
+        } else {
+            controller_abort(self, "worker %s went silent before the start", w->name);
+        }
+    }
+}
+
+void registry_excuse_stall(controller_t *self, int64_t gap_ns) {
+    for (size_t i = 0; i < self->n_workers; i++)
+        self->workers[i].last_rx_ns += gap_ns;
+}
+
+void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *why, bool abandon) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "worker %s lost: %s", w->name, why);
+    console_say(self, "%s", msg);
+    merge_mark_partial(self->merge, msg);
+    w->state = REGISTRY_LOST;
+    if (abandon)
+        controller_send_stop(self, w, why, true, true);
+}
+
+void registry_mark_back(controller_t *self, registry_worker_t *w) {
+    console_say(self, "worker %s is back", w->name);
+    w->state = REGISTRY_RUNNING;
+}

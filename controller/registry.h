@@ -1,0 +1,79 @@
+/* The workers a controller knows, from their first Hello until they go silent outside a run:
+ * registration (a Welcome; a refusal for another protocol version; "wait for the next run" for
+ * one that comes after --expect-workers or after the start), lookup by routing id, and liveness
+ * (heartbeats both ways; a worker silent for 5 s is lost, and taken back if it returns during
+ * the run). Each entry also carries the worker's clock probe result and its progress in the run.
+ * The entries live in the controller's array (controller_internal.h). */
+#ifndef STAMPEDE_REGISTRY_H
+#define STAMPEDE_REGISTRY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "controller.h"
+#include "stampede.pb-c.h"
+
+typedef enum {
+    REGISTRY_REGISTERED, /* counted for the next run */
+    REGISTRY_WAITING,    /* came after the start: used for the next run */
+    REGISTRY_PROBING,
+    REGISTRY_ASSIGNED,
+    REGISTRY_READY,
+    REGISTRY_RUNNING,
+    REGISTRY_COMPLETE, /* Done received and every batch up to its last_seq merged */
+    REGISTRY_LOST
+} registry_state_t;
+
+typedef struct registry_worker {
+    uint8_t id[256]; /* routing id, the same on both sockets */
+    size_t id_len;
+    char name[128];
+    char host[128];
+    uint32_t pid;
+    registry_state_t state;
+    int index; /* in the run, -1 when not in it */
+    int64_t last_rx_ns;
+    uint32_t round; /* clock probe round in progress */
+    int64_t probe_sent_ns;
+    int64_t offset_ns; /* worker clock minus controller clock, from the best round */
+    int64_t rtt_ns;
+    uint32_t concurrency; /* its share, as the controller computed it */
+    uint64_t acked_seq;
+    bool done;
+    uint64_t done_last_seq;
+    uint64_t done_records;
+    uint64_t done_dropped;
+    uint64_t ingested;
+    uint32_t inflight;
+    bool release_pending; /* its release (Stop after Done) could not be sent yet */
+} registry_worker_t;
+
+/* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
+ * lost one back during the run), or adds a new one, counted for the run or told to wait. */
+void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
+                    const Stampede__Envelope *env);
+/* The worker with this routing id, or NULL. Valid until the next Hello or silence check. */
+registry_worker_t *registry_find(controller_t *self, const void *id, size_t id_len);
+/* How many workers are in state. */
+uint32_t registry_count(const controller_t *self, registry_state_t state);
+/* Whether w was taken into the run (it has an index). */
+bool registry_in_run(const registry_worker_t *w);
+/* Whether w has nothing more to give the run: complete or lost. */
+bool registry_finished(const registry_worker_t *w);
+/* Requests in flight on the run's unfinished workers, as their last heartbeats said. */
+uint32_t registry_inflight(const controller_t *self);
+/* Sends a heartbeat to every worker not lost. */
+void registry_send_heartbeats(controller_t *self, int64_t now);
+/* Workers silent for 5 s: forgotten outside the run, lost during it, and before the start the
+ * run is aborted. */
+void registry_check_silence(controller_t *self, int64_t now);
+/* Excuses every worker's silence over gap_ns during which the controller itself did not run. */
+void registry_excuse_stall(controller_t *self, int64_t gap_ns);
+/* Marks w lost (its delivered records count; the results become partial). abandon also tells it
+ * to drop the run (it may be alive but too late); otherwise it is taken back if it reappears. */
+void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *why, bool abandon);
+/* A lost worker of the run spoke again: it is running, and its Done and batches still count. */
+void registry_mark_back(controller_t *self, registry_worker_t *w);
+
+#endif

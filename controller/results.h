@@ -1,0 +1,23 @@
+/* What a run leaves and how it ends. Every merged record also goes to the --trace file and keeps
+ * the first error for the final message; at the end come the table on stdout,
+ * OUT/results.json, OUT/config.yaml (redacted) and the exit status. */
+#ifndef STAMPEDE_RESULTS_H
+#define STAMPEDE_RESULTS_H
+
+#include <stdbool.h>
+
+#include "controller.h"
+#include "record.h"
+
+/* Creates directory path and its parents (mode 0755). 0 ok, -1 with errno set. */
+int results_make_dir(const char *path);
+/* With --trace, opens OUT/requests.jsonl with times from the start (a failure is said, and the
+ * run goes on without a trace). */
+void results_open_trace(controller_t *self);
+/* An ingest_record_fn (arg is the controller): merges rec, traces it and keeps the first error. */
+void results_record(void *arg, request_record_t *rec);
+/* Prints the table, writes the files and returns the exit status: 0 ok, 1 when a file cannot be
+ * written or no request succeeded, 130 when interrupted. */
+int results_finish(controller_t *self, bool interrupted);
+
+#endif
