@@ -37,7 +37,9 @@
  * before start + warmup), session_end (nothing more of the session will be sent; a session the end
  * of the run cuts while it waits between turns has no such record) and workload_hash
  * (XXH3 of the deterministic parts only: session, node, shape, fresh and system text, and in rate
- * mode the arrival offset), so the sum of hashes over a run is the same for any worker count. */
+ * mode the arrival offset), so the sum of hashes over a run is the same for any worker count.
+ *
+ * The executor's parts, file by file, are listed in worker/session_internal.h. */
 #ifndef STAMPEDE_SESSION_H
 #define STAMPEDE_SESSION_H
 

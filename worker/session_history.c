@@ -1,0 +1,118 @@
+/* What a session has said so far: each node's fresh user text and the server's reply, kept in
+ * the run's text buffer, and the body a node sends (system, the history it inherits, its text). */
+#include <math.h>
+#include <string.h>
+
+#include "prompt.h"
+#include "session_internal.h"
+
+/* Whitespace-separated words of a reply (what the simulated server counts as tokens). */
+static size_t session_history_count_words(const char *text, size_t len) {
+    size_t words = 0;
+    int in_word = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        int space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+        words += !space && !in_word;
+        in_word = !space;
+    }
+    return words;
+}
+
+/* Makes room for `extra` more bytes (and a NUL) at the end of the run's text. */
+static void session_history_reserve(session_run_t *run, size_t extra) {
+    size_t need = run->text_len + extra + 1;
+    if (need <= run->text_cap)
+        return;
+    size_t cap = run->text_cap ? run->text_cap : 4096;
+    while (cap < need)
+        cap *= 2;
+    run->text = session_grow(run->text, cap);
+    run->text_cap = cap;
+}
+
+/* Marks the ancestors of node `index` with a fresh epoch; returns how many there are. */
+static uint32_t session_history_mark_ancestors(session_run_t *run, uint32_t index) {
+    if (++run->epoch == 0) {
+        for (uint32_t j = 0; j < run->n_nodes; j++)
+            run->nodes[j].mark = 0;
+        run->epoch = 1;
+    }
+    uint32_t top = 0, count = 0;
+    run->stack[top++] = index;
+    while (top) {
+        const workload_node_t *shape = &run->shape.nodes[run->stack[--top]];
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            session_node_t *parent = &run->nodes[shape->parents[p]];
+            if (parent->mark == run->epoch)
+                continue;
+            parent->mark = run->epoch;
+            run->stack[top++] = parent->index;
+            count++;
+        }
+    }
+    return count;
+}
+
+void session_history_add_fresh(const session_executor_t *self, session_run_t *run,
+                               session_node_t *node) {
+    const workload_node_t *shape = &run->shape.nodes[node->index];
+    session_history_reserve(run, prompt_max_bytes(shape->input_tokens));
+    long n = workload_fresh_text(self->cfg, run->shape.index, node->index, shape->input_tokens,
+                                 run->text + run->text_len, run->text_cap - run->text_len);
+    if (n < 0)
+        session_die("fresh prompt text larger than prompt_max_bytes");
+    node->user_off = run->text_len;
+    node->user_len = (size_t)n;
+    run->text_len += (size_t)n;
+}
+
+void session_history_add_reply(session_run_t *run, session_node_t *node, const char *reply,
+                               size_t reply_len) {
+    session_history_reserve(run, reply_len);
+    memcpy(run->text + run->text_len, reply, reply_len);
+    node->reply_off = run->text_len;
+    node->reply_len = reply_len;
+    node->reply_words = (uint32_t)session_history_count_words(reply, reply_len);
+    run->text_len += reply_len;
+}
+
+uint64_t session_history_build_body(const session_executor_t *self, session_run_t *run,
+                                    const session_node_t *node, body_t *body) {
+    const config_t *cfg = self->cfg;
+    const workload_node_t *shape = &run->shape.nodes[node->index];
+    body_options_t options = {.api = cfg->target.api,
+                              .model = cfg->target.model,
+                              .max_tokens = shape->output_tokens,
+                              .stream = cfg->target.stream,
+                              .ignore_eos = cfg->target.ignore_eos};
+    uint64_t words = 0;
+    body_begin(body, &options);
+    if (self->system_len) {
+        body_add(body, "system", self->system_text, self->system_len);
+        words += cfg->workload.system_prompt_tokens;
+    }
+    uint32_t ancestors = session_history_mark_ancestors(run, node->index);
+    uint32_t keep = shape->inherit >= 1   ? ancestors
+                    : shape->inherit <= 0 ? 0
+                                          : (uint32_t)llround(shape->inherit * ancestors);
+    uint32_t skip = ancestors - keep;
+    for (uint32_t j = 0; j < node->index && keep; j++) {
+        const session_node_t *a = &run->nodes[j];
+        if (a->mark != run->epoch)
+            continue;
+        if (skip) {
+            skip--;
+            continue;
+        }
+        body_add(body, "user", run->text + a->user_off, a->user_len);
+        body_add(body, "assistant", run->text + a->reply_off, a->reply_len);
+        words += run->shape.nodes[j].input_tokens + a->reply_words;
+        keep--;
+    }
+    body_add(body, "user", run->text + node->user_off, node->user_len);
+    words += shape->input_tokens;
+    if (body_end(body) != 0)
+        session_die("out of memory building a request body");
+    return words;
+}

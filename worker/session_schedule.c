@@ -1,0 +1,169 @@
+/* When sessions start. concurrent: each slot of this share, from its ramp-up instant, runs its
+ * sessions one after another. rate: this worker's arrivals start at their times, as far as the
+ * share's cap on sessions in flight allows. Both stop at the limits (duration, max_sessions,
+ * max_requests), for which each session's first global request ordinal is kept as prefix sums. */
+#include <string.h>
+
+#include "session_internal.h"
+
+/* Sessions a slot or the arrival stream may still ask about: the prefix below is droppable. */
+static uint64_t session_prefix_low(const session_executor_t *self) {
+    if (self->share.kind == PLAN_RATE)
+        return self->next_arrival;
+    uint64_t low = UINT64_MAX;
+    for (uint32_t k = 0; k < self->share.slot_count; k++)
+        if (!self->slots[k].done && self->slots[k].next_session < low)
+            low = self->slots[k].next_session;
+    return low;
+}
+
+/* Room for one more prefix sum: drops what no one will ask for again, or grows. */
+static void session_prefix_make_room(session_executor_t *self, uint64_t asking) {
+    uint64_t low = session_prefix_low(self);
+    if (asking < low)
+        low = asking;
+    uint64_t drop = low > self->prefix_base ? low - self->prefix_base : 0;
+    if (drop > self->prefix_len)
+        drop = self->prefix_len;
+    if (drop > 0 && drop * 2 >= self->prefix_cap) {
+        memmove(self->prefix, self->prefix + drop,
+                (self->prefix_len - drop) * sizeof *self->prefix);
+        self->prefix_base += drop;
+        self->prefix_len -= drop;
+        return;
+    }
+    self->prefix_cap = self->prefix_cap ? self->prefix_cap * 2 : 64;
+    self->prefix = session_grow(self->prefix, self->prefix_cap * sizeof *self->prefix);
+}
+
+/* Global ordinal of node 0 of session `index`: prefix sums extended on demand, because slots ask
+ * for sessions out of order (workload_cursor only walks forward). */
+static uint64_t session_first_request(session_executor_t *self, uint64_t index) {
+    while (index >= self->prefix_base + self->prefix_len) {
+        if (self->prefix_len == self->prefix_cap)
+            session_prefix_make_room(self, index);
+        uint64_t session = self->prefix_base + self->prefix_len;
+        self->prefix[self->prefix_len++] = self->prefix_total;
+        self->prefix_total += workload_session_size(self->cfg, session);
+    }
+    if (index < self->prefix_base)
+        session_die("session ordinal asked below the prefix window");
+    return self->prefix[index - self->prefix_base];
+}
+
+/* Whether session `index` may not start (max_sessions, max_requests, the end of the run); when it
+ * may, *first is its first request ordinal. */
+static bool session_limit_reached(session_executor_t *self, uint64_t index, uint64_t *first) {
+    const config_limits_t *limits = &self->cfg->limits;
+    if (!self->issuing || (self->end_ns && loop_now_ns() >= self->end_ns))
+        return true;
+    if (limits->max_sessions && index >= limits->max_sessions)
+        return true;
+    *first = session_first_request(self, index);
+    return limits->max_requests && *first >= limits->max_requests;
+}
+
+/* Starts the slot's next session, intended at intended_ns, or retires the slot at a limit. */
+static void session_slot_next(session_slot_t *slot, int64_t intended_ns) {
+    session_executor_t *self = slot->owner;
+    if (slot->done)
+        return;
+    uint64_t index = slot->next_session, first = 0;
+    if (session_limit_reached(self, index, &first)) {
+        slot->done = true;
+        self->sources_left--;
+        session_check_finished(self);
+        return;
+    }
+    slot->next_session += self->share.total_slots;
+    session_run_start(self, slot, index, first, intended_ns, -1);
+}
+
+static void session_slot_fire(loop_t *loop, uint64_t id, void *arg) {
+    session_slot_t *slot = arg;
+    slot->timer = 0;
+    session_slot_next(slot, slot->first_ns);
+}
+
+static void session_arrival_fire(loop_t *loop, uint64_t id, void *arg);
+
+/* Rate mode: starts every owned arrival that is due, as far as the cap allows. */
+static void session_rate_pump(session_executor_t *self) {
+    while (self->issuing && self->sources_left) {
+        uint64_t index = self->next_arrival, first = 0;
+        if (session_limit_reached(self, index, &first)) {
+            self->sources_left = 0;
+            break;
+        }
+        int64_t offset = workload_arrivals_time_ns(&self->arrivals, index);
+        int64_t intended = self->start_ns + offset;
+        if (self->end_ns && intended >= self->end_ns) {
+            self->sources_left = 0;
+            break;
+        }
+        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap)
+            return;
+        if (intended > loop_now_ns()) {
+            if (!self->arrival_timer)
+                self->arrival_timer =
+                    loop_timer_at(self->loop, intended, session_arrival_fire, self);
+            return;
+        }
+        if (self->arrival_timer) { /* armed for this arrival but not fired yet */
+            loop_timer_cancel(self->loop, self->arrival_timer);
+            self->arrival_timer = 0;
+        }
+        self->next_arrival += self->share.n_workers;
+        session_run_start(self, NULL, index, first, intended, offset);
+    }
+    session_check_finished(self);
+}
+
+static void session_arrival_fire(loop_t *loop, uint64_t id, void *arg) {
+    session_executor_t *self = arg;
+    self->arrival_timer = 0;
+    session_rate_pump(self);
+}
+
+void session_schedule_start(session_executor_t *self) {
+    const config_t *cfg = self->cfg;
+    int64_t start_ns = self->start_ns;
+    if (self->share.kind == PLAN_CONCURRENT) {
+        int64_t ramp = cfg->scheduler.ramp_up_ns > 0 ? cfg->scheduler.ramp_up_ns : 0;
+        for (uint32_t k = 0; k < self->share.slot_count; k++) {
+            session_slot_t *slot = &self->slots[k];
+            uint64_t global = (uint64_t)self->share.slot_first + k;
+            slot->owner = self;
+            slot->next_session = global;
+            slot->first_ns =
+                start_ns + (int64_t)((__int128)global * ramp / self->share.total_slots);
+            slot->timer = loop_timer_at(self->loop, slot->first_ns, session_slot_fire, slot);
+        }
+        self->sources_left = self->share.slot_count;
+    } else {
+        workload_arrivals_init(&self->arrivals, cfg);
+        self->next_arrival = self->share.worker_index;
+        self->sources_left = 1;
+        self->arrival_timer = loop_timer_at(self->loop, start_ns, session_arrival_fire, self);
+    }
+}
+
+void session_schedule_next(session_executor_t *self, session_slot_t *slot) {
+    if (slot)
+        session_slot_next(slot, loop_now_ns());
+    else
+        session_rate_pump(self);
+}
+
+void session_schedule_stop(session_executor_t *self) {
+    if (self->arrival_timer)
+        loop_timer_cancel(self->loop, self->arrival_timer);
+    self->arrival_timer = 0;
+    for (uint32_t k = 0; self->slots && k < self->share.slot_count; k++) {
+        if (self->slots[k].timer)
+            loop_timer_cancel(self->loop, self->slots[k].timer);
+        self->slots[k].timer = 0;
+        self->slots[k].done = true;
+    }
+    self->sources_left = 0;
+}
