@@ -60,6 +60,8 @@ struct controller {
 
     /* What every merged record also feeds (results.c). */
     report_trace_t *trace_out;
+    uint64_t requests_ok;     /* warm-up included */
+    uint64_t requests_failed; /* warm-up included; cancelled requests are neither */
     bool have_first_error;
     char first_error[200];
     uint32_t first_error_endpoint;

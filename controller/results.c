@@ -41,7 +41,14 @@ void results_record(void *arg, request_record_t *rec) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->trace_out);
     }
-    if (!self->have_first_error && rec->error != ERROR_NONE && rec->error != ERROR_CANCELLED) {
+    if (rec->error == ERROR_NONE) {
+        self->requests_ok++;
+        return;
+    }
+    if (rec->error == ERROR_CANCELLED) /* stopped by the run ending: neither ok nor failed */
+        return;
+    self->requests_failed++;
+    if (!self->have_first_error) {
         self->have_first_error = true;
         self->first_error_endpoint = rec->endpoint;
         snprintf(self->first_error, sizeof self->first_error, "%s%s%s",
@@ -82,11 +89,10 @@ static report_worker_clock_t *worker_clocks(const controller_t *self, size_t *n_
     return clocks;
 }
 
-/* The exit status the requests earn: 1 when none succeeded (saying why), else 0. */
+/* The exit status the requests earn, warm-up included: 1 when none succeeded (saying why), else
+ * 0. A cancelled request (stopped by the run ending) is neither a success nor a failure. */
 static int verdict(controller_t *self, bool interrupted) {
-    const merge_stats_t *all = merge_overall(self->merge);
-    uint64_t ok = all->ok + merge_warmup(self->merge) - merge_warmup_failed(self->merge);
-    uint64_t failed = all->failed + merge_warmup_failed(self->merge);
+    uint64_t ok = self->requests_ok, failed = self->requests_failed;
     if (ok == 0 && failed > 0) {
         const char *url = self->first_error_endpoint < self->cfg.target.n_endpoints
                               ? self->cfg.target.endpoints[self->first_error_endpoint]

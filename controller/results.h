@@ -14,7 +14,8 @@ int results_make_dir(const char *path);
 /* With --trace, opens OUT/requests.jsonl with times from the start (a failure is said, and the
  * run goes on without a trace). */
 void results_open_trace(controller_t *self);
-/* An ingest_record_fn (arg is the controller): merges rec, traces it and keeps the first error. */
+/* An ingest_record_fn (arg is the controller): merges rec, traces it, and counts it (ok or
+ * failed, warm-up included) for the exit status, keeping the first error. */
 void results_record(void *arg, request_record_t *rec);
 /* Prints the table, writes the files and returns the exit status: 0 ok, 1 when a file cannot be
  * written or no request succeeded, 130 when interrupted. */
