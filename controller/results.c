@@ -41,6 +41,7 @@ void results_record(void *arg, request_record_t *rec) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->trace_out);
     }
+    self->sessions_ended += rec->session_end;
     if (rec->error == ERROR_NONE) {
         self->requests_ok++;
         return;
@@ -108,6 +109,17 @@ static int verdict(controller_t *self, bool interrupted) {
     return 0;
 }
 
+/* Which limit ended a run that was neither interrupted nor cut short. The workers do not say, the
+ * counts do: every request or session the limits allow was done, or else the duration ran out. */
+static const char *limit_reached(const controller_t *self) {
+    const config_limits_t *limits = &self->cfg.limits;
+    if (limits->max_requests && merge_records(self->merge) >= limits->max_requests)
+        return "max_requests reached";
+    if (limits->max_sessions && self->sessions_ended >= limits->max_sessions)
+        return "max_sessions reached";
+    return limits->duration_ns > 0 ? "duration reached" : "completed";
+}
+
 int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     merge_set_run_window(self->merge, self->start_ns + self->cfg.warmup_ns, 0);
@@ -123,7 +135,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .clocks = clocks,
         .n_clocks = n_clocks,
         .start_unix_ns = self->start_unix_ns,
-        .stop_reason = interrupted ? "interrupted" : (is_partial ? partial : "completed"),
+        .stop_reason = interrupted ? "interrupted" : (is_partial ? partial : limit_reached(self)),
         .config_file = self->options.config_path,
         .seed = self->cfg.seed,
     };
