@@ -1,6 +1,8 @@
 /* What the files of the controller share: the controller itself, its phases, the timing they
  * agree on, and the few helpers every step uses. Internal to controller/; the public entry points
- * are in controller.h. */
+ * are in controller.h. A run walks through the files in order: registry (Hello, Welcome),
+ * clock_probe, launch (Assign, Ready, Start), collect (batches, Done, release), results; transport
+ * carries every message, console prints, and controller.c runs the loop and the phases. */
 #ifndef STAMPEDE_CONTROLLER_INTERNAL_H
 #define STAMPEDE_CONTROLLER_INTERNAL_H
 
