@@ -1,0 +1,119 @@
+#!/bin/bash
+# A worker that hangs (SIGSTOP: its TCP connections stay open, it just stops answering) in a
+# request-bounded run of `stampede controller` with three `stampede worker --once` against a
+# fixed-mode mock (TTFT 50 ms, ITL 10 ms, 30 tokens: 0.34 s a request; max_requests 120, 40 per
+# worker, concurrency 6: the healthy workers finish after ~7 s). The hang starts at ~4 s, so the
+# survivors are done before the controller can give up on the hung one: only the loss detection
+# can end the run. docs/protocol.md promises:
+#  - the controller marks it lost by name ("worker victim lost") within 10 s of the hang (5 s
+#    without a message, plus slack) and ends the run by itself: exit 0 within 20 s of the hang;
+#  - results.json is partial with a reason naming the victim; the survivors' 40 requests each are
+#    all merged, ok, equal to what they announced, and they are released (exit 0); the victim's
+#    records merged before its hang are whole ok requests, and the total is below 120;
+#  - when the hung worker wakes up (SIGCONT) after its controller is gone (silent for 5+ s), it
+#    stops its load at once: it says "no word from the controller", it sends at most 2 new
+#    requests (one per slot, while the wake-up's first events are handled), and within 5 s the
+#    mock has no request running (three polls in a row) and generates no token over 1.5 s.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 50 --itl-ms 10
+metric() { # sum of a series of the mock's /metrics over all its labels
+    curl -s --max-time 2 "$MOCK_URL/metrics" | awk -v m="$1" 'index($0, m "{") == 1 {s += $NF} END {print s + 0}'
+}
+arrivals() { # requests the mock has seen: finished (for any reason) plus running
+    local finished running
+    finished=$(metric vllm:request_success_total)
+    running=$(metric vllm:num_requests_running)
+    echo $((${finished%.*} + ${running%.*}))
+}
+cat >"$WORK/h.yaml" <<YAML
+seed: 8
+target:
+  ignore_eos: true
+  endpoints: [$MOCK_URL]
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 30
+scheduler:
+  kind: concurrent
+  concurrency: 6
+limits:
+  max_requests: 120
+YAML
+start_controller "$WORK/ctl.err" "$WORK/h.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
+    --out "$WORK/out" --trace --register-timeout 20
+start_worker "$WORK/alive1.err" --connect "$CONTROLLER_EP" --once --id alive1
+ALIVE1=$WORKER_PID
+start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --once --id victim
+VICTIM=$WORKER_PID
+start_worker "$WORK/alive2.err" --connect "$CONTROLLER_EP" --once --id alive2
+ALIVE2=$WORKER_PID
+# A stopped process cannot act on the cleanup's SIGTERM: wake it first, whatever fails.
+trap 'kill -CONT "$VICTIM" 2>/dev/null; cleanup' EXIT
+
+wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start: $(cat "$WORK/ctl.err")"
+wait_for_line "$WORK/ctl.err" 15 "\] [4-9]\.[0-9] s \|" >/dev/null ||
+    fail "the run did not reach 4 s: $(tail -3 "$WORK/ctl.err")"
+kill -STOP "$VICTIM"
+hung=$(date +%s%N)
+wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
+    fail "the controller did not report the hung worker within 10 s: $(grep -v '^\[' "$WORK/ctl.err")"
+noticed_ms=$((($(date +%s%N) - hung) / 1000000))
+wait_controller 20
+ended_ms=$((($(date +%s%N) - hung) / 1000000))
+assert_equal "controller exit status" "$CONTROLLER_RC" 0
+
+R="$WORK/out/results.json"
+[ -f "$R" ] || fail "no results.json after a hung worker"
+assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
+json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||
+    fail "partial_reason does not name the hung worker: $(json_value "$R" 'l.get("partial_reason")')"
+for w in alive1 alive2; do
+    pid_var=${w^^}
+    wait_exit "${!pid_var}" 15
+    assert_equal "$w exit status" "$EXIT_STATUS" 0
+done
+python3 - "$R" "$WORK/out/requests.jsonl" "$WORK/ctl.err" "$WORK" <<'PY'
+import collections, json, re, sys
+results, trace, ctl_log, work = sys.argv[1:]
+level = json.load(open(results))["levels"][0]
+rows = [json.loads(line) for line in open(trace)]
+names = dict((int(i), n) for i, n in re.findall(r"worker (\d+) = (\S+?):", open(ctl_log).read()))
+by = collections.defaultdict(list)
+for r in rows:
+    by[names[r["worker"]]].append(r)
+for w in ("alive1", "alive2"):
+    announced = re.findall(r"finished: (\d+) requests", open(f"{work}/{w}.err").read())
+    assert announced and int(announced[0]) == 40, f"{w} announced {announced}, expected 40 requests"
+    assert len(by[w]) == 40, f"{w}: {len(by[w])} records merged, expected 40"
+    assert all(r["error"] == "none" for r in by[w]), f"{w}: a request failed against a healthy mock"
+victim = by["victim"]
+assert 4 <= len(victim) < 40, f"victim: {len(victim)} records merged, expected some of its 40"
+assert all(r["error"] == "none" and len(r["chunks_us"]) == 30 for r in victim), "victim: a partial record"
+assert level["requests_ok"] == 80 + len(victim) == len(rows), (level["requests_ok"], len(victim), len(rows))
+print(f"survivors 40 + 40, victim {len(victim)} merged before it hung")
+PY
+
+before=$(arrivals)
+kill -CONT "$VICTIM"
+woke=$(date +%s%N)
+wait_for_line "$WORK/victim.err" 10 "no word from the controller" >/dev/null ||
+    fail "the woken worker did not notice that its controller is gone: $(cat "$WORK/victim.err")"
+zeros=0
+for ((i = 0; i < 50 && zeros < 3; i++)); do # at most 5 s
+    sleep 0.1
+    if [ "$(metric vllm:num_requests_running)" = 0 ]; then zeros=$((zeros + 1)); else zeros=0; fi
+done
+[ "$zeros" -ge 3 ] || fail "the woken worker still has requests running on the mock 5 s later"
+stopped_ms=$((($(date +%s%N) - woke) / 1000000))
+tokens=$(metric vllm:generation_tokens_total)
+sleep 1.5
+assert_equal "tokens generated after the woken worker stopped" "$(metric vllm:generation_tokens_total)" "$tokens"
+# Its controller went silent 5+ s before the wake-up: at most the two requests its two slots may
+# start while the wake-up's first events are handled, not a further share of a run nobody counts.
+orphaned=$(($(arrivals) - before))
+[ "$orphaned" -le 2 ] ||
+    fail "the woken worker sent $orphaned requests after its controller was gone (at most 2 allowed): $(grep -v '^\[' "$WORK/victim.err")"
+echo "ok: hung worker lost after $noticed_ms ms, run ended $ended_ms ms after the hang;" \
+    "woken without a controller: $orphaned requests sent, no load $stopped_ms ms later"
