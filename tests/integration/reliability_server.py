@@ -1,0 +1,154 @@
+#!/usr/bin/env python3
+"""A chat-completions server that ends each stream in a scripted way, for the reliability tests.
+
+Request k (in arrival order) gets the mode plan[k % len(plan)]. Each mode streams a known number
+of token chunks, so a client's trace tells the modes apart:
+
+  ok             4 tokens, finish_reason, usage, [DONE], clean end of the chunked body
+  finish_nodone  5 tokens, finish_reason on the last, clean end, no [DONE]
+  nodone         1 token, clean end: no finish_reason, no [DONE]
+  fin            2 tokens, then the server closes (FIN) with the chunked body unfinished
+  midchunk       3 tokens, then half of a chunk, then FIN
+  empty          reads the request and closes without a byte
+  error_event    6 tokens, then an error event inside the 200 stream, then [DONE]
+
+Every response says Connection: close, so a client never reuses a connection (and never
+retries a request on one). GET /counts answers {"mode": requests served} as JSON.
+Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
+"""
+import argparse
+import json
+import signal
+import socket
+import sys
+import threading
+
+TOKENS = {"ok": 4, "finish_nodone": 5, "nodone": 1, "fin": 2, "midchunk": 3, "empty": 0,
+          "error_event": 6}
+
+
+def chunk(data):
+    raw = data.encode()
+    return b"%x\r\n%s\r\n" % (len(raw), raw)
+
+
+def event(obj):
+    return chunk("data: " + json.dumps(obj, separators=(",", ":")) + "\n\n")
+
+
+def token(i, finish=None):
+    return event({"id": "chatcmpl-rel", "object": "chat.completion.chunk", "created": 0,
+                  "model": "rel", "choices": [{"index": 0, "delta": {"content": " w%d" % i},
+                                               "finish_reason": finish}]})
+
+
+class Server:
+    def __init__(self, plan):
+        self.plan = plan
+        self.lock = threading.Lock()
+        self.arrivals = 0
+        self.counts = {m: 0 for m in TOKENS}
+
+    def next_mode(self):
+        with self.lock:
+            mode = self.plan[self.arrivals % len(self.plan)]
+            self.arrivals += 1
+            self.counts[mode] += 1
+            return mode
+
+    def read_request(self, conn):
+        data = b""
+        while b"\r\n\r\n" not in data:
+            more = conn.recv(65536)
+            if not more:
+                return None, None
+            data += more
+        head, _, body = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("expect", "").lower() == "100-continue":
+            conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        length = int(headers.get("content-length", "0"))
+        while len(body) < length:
+            more = conn.recv(65536)
+            if not more:
+                return None, None
+            body += more
+        return lines[0], body
+
+    def serve(self, conn):
+        try:
+            request_line, _ = self.read_request(conn)
+            if request_line is None:
+                return
+            if request_line.startswith("GET /counts"):
+                with self.lock:
+                    body = json.dumps(self.counts).encode()
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+                return
+            if not request_line.startswith("POST "):
+                conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+                return
+            self.stream(conn, self.next_mode())
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def stream(self, conn, mode):
+        if mode == "empty":
+            return
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        n = TOKENS[mode]
+        finishes = mode in ("ok", "finish_nodone")
+        for i in range(n):
+            conn.sendall(token(i, "length" if finishes and i == n - 1 else None))
+        if mode == "ok":
+            conn.sendall(event({"id": "chatcmpl-rel", "object": "chat.completion.chunk", "created": 0,
+                                "model": "rel", "choices": [],
+                                "usage": {"prompt_tokens": 8, "completion_tokens": n,
+                                          "total_tokens": 8 + n}}))
+            conn.sendall(chunk("data: [DONE]\n\n") + b"0\r\n\r\n")
+        elif mode in ("finish_nodone", "nodone"):
+            conn.sendall(b"0\r\n\r\n")
+        elif mode == "midchunk":
+            whole = token(n)
+            conn.sendall(whole[: len(whole) // 2])
+            conn.shutdown(socket.SHUT_WR)
+        elif mode == "fin":
+            conn.shutdown(socket.SHUT_WR)
+        elif mode == "error_event":
+            conn.sendall(event({"error": {"object": "error", "message": "engine core died",
+                                          "type": "InternalServerError", "param": None,
+                                          "code": 500}}))
+            conn.sendall(chunk("data: [DONE]\n\n") + b"0\r\n\r\n")
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--plan", required=True, help="comma-separated modes: " + ", ".join(TOKENS))
+    args = parser.parse_args()
+    plan = args.plan.split(",")
+    unknown = [m for m in plan if m not in TOKENS]
+    if unknown:
+        parser.error("unknown mode(s): " + ", ".join(unknown))
+    server = Server(plan)
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("listening on 127.0.0.1:%d" % listener.getsockname()[1], flush=True)
+    while True:
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=server.serve, args=(conn,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,87 @@
+#!/bin/bash
+# Streams that end badly in ways the mock cannot produce, from reliability_server.py (a scripted
+# server; request k gets mode k mod 7, each mode with its own number of token chunks), through
+# `stampede run --workers 2 --trace`, 70 requests, concurrency 4:
+#   ok (4 chunks, [DONE])                               -> ok
+#   finish_nodone (5 chunks, finish_reason, no [DONE])  -> ok (docs/metrics.md: incomplete is
+#                                                          "ended before [DONE]/finish_reason")
+#   nodone (1 chunk, clean end, no finish, no [DONE])   -> incomplete
+#   fin (2 chunks, then FIN mid-body)                   -> incomplete
+#   midchunk (3 chunks, half a chunk, FIN)              -> incomplete
+#   empty (request read, connection closed, no byte)    -> incomplete
+#   error_event (6 chunks, an error event in the 200)   -> protocol, its message quoted
+# Asserted: for every mode, the trace holds exactly as many requests with that class and that
+# chunk count as the server served in that mode (10 each); results.json counts ok 20,
+# incomplete 40, protocol 10, nothing else; latencies come from the ok requests only (TTFT count
+# 20); the run exits 0 (requests succeeded) with no worker lost and results not partial.
+source "$(dirname "$0")/protocol_lib.sh"
+
+python3 "$(dirname "$0")/reliability_server.py" \
+    --plan ok,finish_nodone,nodone,fin,midchunk,empty,error_event >"$WORK/server.out" 2>&1 &
+BACKGROUND+=($!)
+addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
+    fail "the scripted server did not start: $(cat "$WORK/server.out")"
+URL="http://${addr#listening on }"
+
+cat >"$WORK/h.yaml" <<YAML
+seed: 2
+target:
+  model: rel
+  timeout: 10s
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 8
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: 70
+YAML
+rc=0
+timeout 60 "$STAMPEDE" run "$WORK/h.yaml" --workers 2 --target "$URL" --out "$WORK/out" --trace \
+    >"$WORK/table" 2>"$WORK/run.err" || rc=$?
+[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s): $(tail -5 "$WORK/run.err")"
+assert_equal "exit status" "$rc" 0
+grep -q "lost" "$WORK/run.err" && fail "a worker was lost: $(grep lost "$WORK/run.err")"
+curl -s --max-time 5 "$URL/counts" >"$WORK/counts.json" || fail "the scripted server does not answer"
+
+python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$WORK/counts.json" <<'PY'
+import collections, json, sys
+results, trace, counts_file = sys.argv[1:]
+r = json.load(open(results))
+level = r["levels"][0]
+counts = json.load(open(counts_file))
+rows = [json.loads(line) for line in open(trace)]
+expected = {  # mode: (class, token chunks)
+    "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("incomplete", 1),
+    "fin": ("incomplete", 2), "midchunk": ("incomplete", 3), "empty": ("incomplete", 0),
+    "error_event": ("protocol", 6),
+}
+problems = []
+assert sum(counts.values()) == 70 and len(rows) == 70, f"served {counts}, {len(rows)} trace lines, expected 70"
+seen = collections.Counter((row["error"], len(row["chunks_us"] or [])) for row in rows)
+for mode, (cls, chunks) in expected.items():
+    if counts[mode] != 10:
+        problems.append(f"server served {counts[mode]} '{mode}' requests, expected 10")
+    if seen[(cls, chunks)] != counts[mode]:
+        got = {k: v for k, v in seen.items() if k[1] == chunks}
+        problems.append(f"mode '{mode}' ({counts[mode]} served): expected class {cls} with {chunks} "
+                        f"chunks, the trace has {got}")
+bad = [row for row in rows if row["error"] == "protocol" and "engine core died" not in (row["error_message"] or "")]
+if bad:
+    problems.append(f"protocol errors without the server's message: {bad[0]['error_message']!r}")
+want = {"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 40, "protocol": 10}
+if level["errors"] != want:
+    problems.append(f"errors {level['errors']}, expected {want}")
+for key, value in (("requests_ok", 20), ("requests_failed", 50), ("requests_cancelled", 0)):
+    if level[key] != value:
+        problems.append(f"{key} = {level[key]}, expected {value}")
+if level["ttft_ms"]["count"] != 20:
+    problems.append(f"TTFT count {level['ttft_ms']['count']}, expected 20 (ok requests only)")
+if r["partial"]:
+    problems.append("results marked partial")
+assert not problems, "\n".join(problems)
+print("per mode (class, chunks):", dict(seen))
+PY
+echo "ok: hang-ups mid-stream counted as incomplete, the error event as protocol, the rest ok"
