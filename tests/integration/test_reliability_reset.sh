@@ -1,0 +1,67 @@
+#!/bin/bash
+# A server that hangs up mid-stream: the mock resets the connection (TCP RST) after 5 streamed
+# tokens in ~30 % of the requests (--reset-after-tokens 5 --reset-rate 0.3), 100 requests of 20
+# tokens through `stampede run --workers 2 --trace`. Asserted:
+#  - exit 0 (not every request failed), results not partial;
+#  - errors.incomplete equals the resets the mock counted (stampede_mock_faults_injected_total
+#    {kind="reset"}), between 10 and 50; every other class 0; ok + incomplete = 100;
+#  - each incomplete request in the trace got exactly 5 chunks and says the connection was lost;
+#  - the ok requests are whole: each received its 20 tokens (output_vs_requested), and only they
+#    feed the latency tables (TTFT count = ok);
+#  - the mock has nothing running afterwards and aborted exactly the reset requests.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 5 --itl-ms 2 --reset-after-tokens 5 --reset-rate 0.3 --seed 3
+metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
+    curl -s --max-time 2 "$MOCK_URL/metrics" |
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && index($0, l) {s += $NF} END {print s + 0}'
+}
+cat >"$WORK/r.yaml" <<YAML
+seed: 3
+target:
+  ignore_eos: true
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 20
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: 100
+YAML
+rc=0
+timeout 60 "$STAMPEDE" run "$WORK/r.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" \
+    --trace >"$WORK/table" 2>"$WORK/run.err" || rc=$?
+[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s): $(tail -5 "$WORK/run.err")"
+assert_equal "exit status" "$rc" 0
+resets=$(metric stampede_mock_faults_injected_total 'kind="reset"')
+aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
+assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
+
+python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$resets" "$aborted" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+level = r["levels"][0]
+rows = [json.loads(line) for line in open(sys.argv[2])]
+resets, aborted = int(float(sys.argv[3])), int(float(sys.argv[4]))
+assert 10 <= resets <= 50, f"the mock reset {resets} of 100 requests at a 30 % rate"
+errors = level["errors"]
+assert errors["incomplete"] == resets, f"incomplete {errors['incomplete']}, the mock reset {resets}"
+others = {k: v for k, v in errors.items() if k != "incomplete" and v}
+assert not others, f"other error classes: {others}"
+assert level["requests_ok"] + errors["incomplete"] == 100 == len(rows), \
+    f"ok {level['requests_ok']} + incomplete {errors['incomplete']}, {len(rows)} trace lines; expected 100"
+assert level["requests_failed"] == resets and level["requests_cancelled"] == 0, level
+assert not r["partial"], "results marked partial"
+for row in rows:
+    if row["error"] == "incomplete":
+        assert len(row["chunks_us"]) == 5, f"an incomplete request got {len(row['chunks_us'])} chunks, expected 5"
+        assert "connection lost after 5 chunks" in row["error_message"], row["error_message"]
+ovr = level["output_vs_requested"]
+assert ovr["requests_checked"] == level["requests_ok"] and ovr["mismatched_requests"] == 0, ovr
+assert level["ttft_ms"]["count"] == level["requests_ok"], level["ttft_ms"]
+assert aborted == resets, f"the mock aborted {aborted} requests, reset {resets}"
+print(f"{resets} resets -> {errors['incomplete']} incomplete, {level['requests_ok']} ok")
+PY
+echo "ok: connection resets mid-stream counted as incomplete, one for one"

@@ -1,0 +1,71 @@
+#!/bin/bash
+# A server that stalls: the mock goes quiet for 4 s after 3 tokens in ~30 % of the requests
+# (--stall-ms 4000 --stall-after-tokens 3 --stall-rate 0.3), while the workload file sets
+# target.timeout: 1s. 30 requests of 10 tokens through `stampede run --workers 2 --trace`.
+# Asserted:
+#  - exit 0 (not every request failed), within 30 s;
+#  - errors.timeout equals the stalls the mock counted (stampede_mock_faults_injected_total
+#    {kind="stall"}), at least 3; every other class 0; ok + timeout = 30;
+#  - each timed-out request got its 3 chunks and ended at the configured timeout, not at the
+#    stall's end: end - send within [1000, 1500] ms (500 ms of slack for a busy machine; the
+#    stall would end at 4000 ms);
+#  - the ok requests are whole (10 tokens each) and alone in the latency tables;
+#  - the mock has nothing running afterwards: the timed-out requests were closed by the client
+#    (the mock counts them aborted).
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 5 --itl-ms 5 --stall-ms 4000 --stall-after-tokens 3 --stall-rate 0.3 --seed 3
+metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
+    curl -s --max-time 2 "$MOCK_URL/metrics" |
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && index($0, l) {s += $NF} END {print s + 0}'
+}
+cat >"$WORK/s.yaml" <<YAML
+seed: 3
+target:
+  ignore_eos: true
+  timeout: 1s
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 10
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: 30
+YAML
+rc=0
+timeout 30 "$STAMPEDE" run "$WORK/s.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" \
+    --trace >"$WORK/table" 2>"$WORK/run.err" || rc=$?
+[ "$rc" != 124 ] || fail "stampede run did not finish within 30 s: $(tail -5 "$WORK/run.err")"
+assert_equal "exit status" "$rc" 0
+stalls=$(metric stampede_mock_faults_injected_total 'kind="stall"')
+sleep 0.2
+assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
+aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
+
+python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$stalls" "$aborted" <<'PY'
+import json, sys
+level = json.load(open(sys.argv[1]))["levels"][0]
+rows = [json.loads(line) for line in open(sys.argv[2])]
+stalls, aborted = int(float(sys.argv[3])), int(float(sys.argv[4]))
+assert stalls >= 3, f"the mock stalled only {stalls} of 30 requests at a 30 % rate"
+errors = level["errors"]
+assert errors["timeout"] == stalls, f"timeout {errors['timeout']}, the mock stalled {stalls}"
+others = {k: v for k, v in errors.items() if k != "timeout" and v}
+assert not others, f"other error classes: {others}"
+assert level["requests_ok"] + errors["timeout"] == 30 == len(rows), (level["requests_ok"], errors, len(rows))
+for row in rows:
+    if row["error"] != "timeout":
+        assert row["error"] == "none" and len(row["chunks_us"]) == 10, row
+        continue
+    took = (row["end_us"] - row["send_us"]) / 1000
+    assert 1000 <= took <= 1500, f"a timed-out request ended after {took:.0f} ms, expected the 1000 ms timeout"
+    assert len(row["chunks_us"]) == 3, f"a timed-out request got {len(row['chunks_us'])} chunks, expected 3"
+    assert "timed out" in row["error_message"], row["error_message"]
+assert level["ttft_ms"]["count"] == level["requests_ok"], level["ttft_ms"]
+assert aborted == stalls, f"the mock aborted {aborted} requests, {stalls} stalled"
+took = sorted((r["end_us"] - r["send_us"]) / 1000 for r in rows if r["error"] == "timeout")
+print(f"{stalls} stalls -> {errors['timeout']} timeouts after {took[0]:.0f}-{took[-1]:.0f} ms")
+PY
+echo "ok: stalled streams counted as timeout at the configured 1 s"
