@@ -1,0 +1,61 @@
+#!/bin/bash
+# Every request fails: a mock answering every request with an HTTP error (--fail-rate 1).
+#  - HTTP 500 through `stampede run --workers 2`, 40 requests: exit 1; stderr says "every request
+#    failed (40 of 40)" and names the class (http_5xx), the status, the server's message and the
+#    endpoint; results.json is still written (no lost data): 0 ok, 40 failed, errors.http_5xx 40;
+#    the table shows the error class.
+#  - HTTP 429 through `stampede controller` + 2 `stampede worker --once`, 20 requests: exit 1,
+#    "every request failed (20 of 20)" with class http_4xx, results.json with errors.http_4xx 20.
+source "$(dirname "$0")/protocol_lib.sh"
+
+write_config() { # $1 file, $2 max_requests
+    cat >"$1" <<YAML
+seed: 3
+target:
+  ignore_eos: true
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 8
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: $2
+YAML
+}
+
+start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1
+URL500=$MOCK_URL
+write_config "$WORK/f500.yaml" 40
+rc=0
+timeout 60 "$STAMPEDE" run "$WORK/f500.yaml" --workers 2 --target "$URL500" --out "$WORK/out500" \
+    >"$WORK/table500" 2>"$WORK/run500.err" || rc=$?
+[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s)"
+assert_equal "exit status when every request got HTTP 500" "$rc" 1
+grep -q "every request failed (40 of 40): first error: http_5xx: HTTP 500: simulated failure (--fail-rate) ($URL500)" \
+    "$WORK/run500.err" || fail "message: $(grep -v '^\[' "$WORK/run500.err" | tail -3)"
+R="$WORK/out500/results.json"
+[ -f "$R" ] || fail "no results.json when every request failed"
+assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
+assert_equal "requests_failed" "$(json_value "$R" 'l["requests_failed"]')" 40
+assert_equal "errors" "$(json_value "$R" 'l["errors"]')" \
+    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 40, "incomplete": 0, "protocol": 0}'
+grep -Eq "errors +http_5xx 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(head -5 "$WORK/table500")"
+
+start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1 --fail-status 429
+URL429=$MOCK_URL
+write_config "$WORK/f429.yaml" 20
+start_controller "$WORK/ctl.err" "$WORK/f429.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
+    --target "$URL429" --out "$WORK/out429" --register-timeout 20
+start_worker "$WORK/w1.err" --connect "$CONTROLLER_EP" --once --id w1
+start_worker "$WORK/w2.err" --connect "$CONTROLLER_EP" --once --id w2
+wait_controller 30
+assert_equal "controller exit status when every request got HTTP 429" "$CONTROLLER_RC" 1
+grep -q "every request failed (20 of 20): first error: http_4xx: HTTP 429: .*($URL429)" "$WORK/ctl.err" ||
+    fail "message: $(grep -v '^\[' "$WORK/ctl.err" | tail -3)"
+R="$WORK/out429/results.json"
+[ -f "$R" ] || fail "no results.json when every request failed (controller)"
+assert_equal "errors.http_4xx" "$(json_value "$R" 'l["errors"]["http_4xx"]')" 20
+assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
+echo "ok: every request failing exits 1 naming the class, status and endpoint; results still written"
