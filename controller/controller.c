@@ -269,6 +269,13 @@ static int resolve_config(controller_t *self) {
         return -1;
     }
     self->cfg_loaded = true;
+    for (size_t i = 0; i < o->n_targets; i++) {
+        char why[512];
+        if (config_endpoint_check(o->targets[i], why, sizeof why) != 0) {
+            fprintf(stderr, "%s: --target %s: %s\n", self->name, o->targets[i], why);
+            return -1;
+        }
+    }
     if (o->n_targets && config_set_endpoints(&self->cfg, (char **)o->targets, o->n_targets) != 0) {
         fprintf(stderr, "%s: cannot use the --target URLs\n", self->name);
         return -1;
