@@ -1,0 +1,69 @@
+#!/bin/bash
+# The server dies mid-run: `stampede run --workers 2 --trace` against a fixed-mode mock (TTFT
+# 20 ms, ITL 10 ms, 50 tokens: 0.52 s a request, concurrency 4, max_requests 300), and the mock
+# is SIGKILLed after ~2 s. Asserted:
+#  - the run ends by itself within 20 s of the kill, exit 0 (requests succeeded before), no
+#    worker lost, results not partial;
+#  - every request is accounted for: ok + incomplete + connect = 300 (trace and results.json),
+#    no other class;
+#  - the streams the kill cut are incomplete: between 1 and 8 (the 4 in flight, plus at most one
+#    per slot racing the kill), at least one of them after having received chunks;
+#  - the requests after the kill are connect errors that say the connection was refused;
+#  - the ok requests before it are whole (50 tokens each), at least 8 of them.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 20 --itl-ms 10
+MOCK_PID=${BACKGROUND[-1]}
+cat >"$WORK/k.yaml" <<YAML
+seed: 3
+target:
+  ignore_eos: true
+workload:
+  kind: requests
+  input_tokens: 8
+  output_tokens: 50
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_requests: 300
+YAML
+"$STAMPEDE" run "$WORK/k.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" --trace \
+    >"$WORK/table" 2>"$WORK/run.err" &
+RUN=$!
+BACKGROUND+=($RUN)
+wait_for_line "$WORK/run.err" 30 "\] [2-9]\.[0-9] s \|" >/dev/null ||
+    fail "the run did not reach 2 s: $(cat "$WORK/run.err")"
+kill -KILL "$MOCK_PID"
+killed=$(date +%s%N)
+wait_exit "$RUN" 20
+ended_ms=$((($(date +%s%N) - killed) / 1000000))
+[ "$EXIT_STATUS" != timeout ] || fail "the run did not end within 20 s of the server's death"
+assert_equal "exit status" "$EXIT_STATUS" 0
+grep -q "lost" "$WORK/run.err" && fail "a worker was lost: $(grep lost "$WORK/run.err")"
+
+python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" <<'PY'
+import collections, json, sys
+r = json.load(open(sys.argv[1]))
+level = r["levels"][0]
+rows = [json.loads(line) for line in open(sys.argv[2])]
+assert len(rows) == 300, f"{len(rows)} trace lines, expected 300"
+classes = collections.Counter(row["error"] for row in rows)
+assert set(classes) <= {"none", "incomplete", "connect"}, f"unexpected classes: {classes}"
+errors = level["errors"]
+assert errors["incomplete"] == classes["incomplete"] and errors["connect"] == classes["connect"], (errors, classes)
+assert level["requests_ok"] == classes["none"] and level["requests_failed"] == 300 - classes["none"], level
+assert not r["partial"], "results marked partial"
+cut = [row for row in rows if row["error"] == "incomplete"]
+assert 1 <= len(cut) <= 8, f"{len(cut)} incomplete requests, expected the 4 in flight (1 to 8)"
+assert any(len(row["chunks_us"]) > 0 for row in cut), "no incomplete request had received chunks"
+refused = [row for row in rows if row["error"] == "connect"]
+assert refused, "no connect error after the server died"
+assert all("refused" in (row["error_message"] or "").lower() or "failed to connect" in (row["error_message"] or "").lower()
+           for row in refused), refused[0]["error_message"]
+ok = [row for row in rows if row["error"] == "none"]
+assert len(ok) >= 8, f"only {len(ok)} requests ok before the kill"
+assert all(len(row["chunks_us"]) == 50 for row in ok), "an ok request is not whole"
+print(f"ok {len(ok)}, incomplete {len(cut)}, connect {len(refused)}")
+PY
+echo "ok: server killed mid-run: cut streams incomplete, later requests connect errors, run ended $ended_ms ms after the kill"
