@@ -1,18 +1,21 @@
 #!/bin/bash
 # The server dies mid-run: `stampede run --workers 2 --trace` against a fixed-mode mock (TTFT
-# 20 ms, ITL 10 ms, 50 tokens: 0.52 s a request, concurrency 4, max_requests 300), and the mock
-# is SIGKILLed after ~2 s. Asserted:
+# 5 ms, ITL 10 ms, 50 tokens: 0.5 s a request, concurrency 4 with the slots started 0.25 s apart
+# so that they are at different points of their streams, max_requests 300), and the mock is
+# SIGKILLed after ~2 s. Asserted:
 #  - the run ends by itself within 20 s of the kill, exit 0 (requests succeeded before), no
 #    worker lost, results not partial;
 #  - every request is accounted for: ok + incomplete + connect = 300 (trace and results.json),
 #    no other class;
-#  - the streams the kill cut are incomplete: between 1 and 8 (the 4 in flight, plus at most one
-#    per slot racing the kill), at least one of them after having received chunks;
+#  - the streams the kill cut are incomplete: 1 to 4 with an HTTP 200 head (the 4 in flight), at
+#    least one of them after having received chunks; any other incomplete request is one the
+#    dying server accepted and reset before answering (status 0, "connection lost after 0
+#    chunks");
 #  - the requests after the kill are connect errors that say the connection was refused;
 #  - the ok requests before it are whole (50 tokens each), at least 8 of them.
 source "$(dirname "$0")/protocol_lib.sh"
 
-start_mock --ttft-ms 20 --itl-ms 10
+start_mock --ttft-ms 5 --itl-ms 10
 MOCK_PID=${BACKGROUND[-1]}
 cat >"$WORK/k.yaml" <<YAML
 seed: 3
@@ -25,6 +28,7 @@ workload:
 scheduler:
   kind: concurrent
   concurrency: 4
+  ramp_up: 1s
 limits:
   max_requests: 300
 YAML
@@ -54,9 +58,13 @@ errors = level["errors"]
 assert errors["incomplete"] == classes["incomplete"] and errors["connect"] == classes["connect"], (errors, classes)
 assert level["requests_ok"] == classes["none"] and level["requests_failed"] == 300 - classes["none"], level
 assert not r["partial"], "results marked partial"
-cut = [row for row in rows if row["error"] == "incomplete"]
-assert 1 <= len(cut) <= 8, f"{len(cut)} incomplete requests, expected the 4 in flight (1 to 8)"
-assert any(len(row["chunks_us"]) > 0 for row in cut), "no incomplete request had received chunks"
+incomplete = [row for row in rows if row["error"] == "incomplete"]
+cut = [row for row in incomplete if row["status"] == 200]
+assert 1 <= len(cut) <= 4, f"{len(cut)} streams with a 200 head cut, expected the 4 in flight (1 to 4)"
+assert any(len(row["chunks_us"]) > 0 for row in cut), "no cut stream had received chunks"
+for row in incomplete:
+    if row["status"] != 200:
+        assert row["status"] == 0 and "connection lost after 0 chunks" in row["error_message"], row
 refused = [row for row in rows if row["error"] == "connect"]
 assert refused, "no connect error after the server died"
 assert all("refused" in (row["error_message"] or "").lower() or "failed to connect" in (row["error_message"] or "").lower()
@@ -64,6 +72,6 @@ assert all("refused" in (row["error_message"] or "").lower() or "failed to conne
 ok = [row for row in rows if row["error"] == "none"]
 assert len(ok) >= 8, f"only {len(ok)} requests ok before the kill"
 assert all(len(row["chunks_us"]) == 50 for row in ok), "an ok request is not whole"
-print(f"ok {len(ok)}, incomplete {len(cut)}, connect {len(refused)}")
+print(f"ok {len(ok)}, incomplete {len(incomplete)} ({len(cut)} cut streams), connect {len(refused)}")
 PY
 echo "ok: server killed mid-run: cut streams incomplete, later requests connect errors, run ended $ended_ms ms after the kill"
