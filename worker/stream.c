@@ -37,8 +37,14 @@ struct stream {
     bool got_finish;
     int64_t done_ns;
     bool tokens_from_usage;    /* per-chunk usage told how many tokens each chunk carried */
+    bool usage_seen;           /* some earlier event carried usage */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
-    int64_t now_ns;            /* receive stamp of the write callback being parsed */
+    /* The first token chunk with usage when no usage came before it: counted as one token until a
+     * later token chunk also carries usage (continuous usage stats), which proves its usage was a
+     * running total; then it gets the tokens that total says it carried. */
+    uint32_t usage_first_chunk; /* its index, UINT32_MAX when there is none */
+    uint32_t usage_first_tokens;
+    int64_t now_ns; /* receive stamp of the write callback being parsed */
 
     uint32_t n_chunks;
     uint32_t chunk_cap;
@@ -157,18 +163,40 @@ static void stream_error_text(const char *payload, size_t len, char *out, size_t
     json_decref(root);
 }
 
+static uint16_t stream_clamp_tokens(uint32_t tokens) {
+    return tokens > UINT16_MAX ? UINT16_MAX : (uint16_t)tokens;
+}
+
+/* How many tokens the chunk about to be stored carried. Usage on a token chunk is a running
+ * total only when usage also came before it (vLLM's continuous_usage_stats): a server that puts
+ * the one final usage on the last content chunk would otherwise credit that chunk with the whole
+ * reply, shrinking every ITL sample. */
+static uint16_t stream_chunk_tokens(stream_t *self, const chunk_info_t *info) {
+    if (!info->has_usage)
+        return 1;
+    uint32_t delta = info->completion_tokens > self->usage_completion
+                         ? info->completion_tokens - self->usage_completion
+                         : 1;
+    if (!self->usage_seen) {
+        self->usage_first_chunk = self->n_chunks;
+        self->usage_first_tokens = delta;
+        return 1;
+    }
+    if (self->usage_first_chunk != UINT32_MAX) {
+        self->chunk_tokens[self->usage_first_chunk] = stream_clamp_tokens(self->usage_first_tokens);
+        self->usage_first_chunk = UINT32_MAX;
+    }
+    self->tokens_from_usage = true;
+    return stream_clamp_tokens(delta);
+}
+
 static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool content) {
     request_record_t *rec = self->record;
     if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
         stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
         return;
     }
-    uint16_t tokens = 1;
-    if (info->has_usage && info->completion_tokens > self->usage_completion) {
-        uint32_t delta = info->completion_tokens - self->usage_completion;
-        tokens = delta > UINT16_MAX ? UINT16_MAX : (uint16_t)delta;
-        self->tokens_from_usage = true;
-    }
+    uint16_t tokens = stream_chunk_tokens(self, info);
     self->chunk_ns[self->n_chunks] = self->now_ns;
     self->chunk_tokens[self->n_chunks] = tokens;
     self->n_chunks++;
@@ -202,6 +230,7 @@ static void stream_usage(stream_t *self, const chunk_info_t *info) {
     rec->completion_tokens = info->completion_tokens;
     rec->cached_tokens = info->cached_tokens;
     self->usage_completion = info->completion_tokens;
+    self->usage_seen = true;
 }
 
 static int stream_on_event(void *arg, const sse_event_t *event) {
@@ -428,7 +457,10 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->got_finish = false;
     self->done_ns = 0;
     self->tokens_from_usage = false;
+    self->usage_seen = false;
     self->usage_completion = 0;
+    self->usage_first_chunk = UINT32_MAX;
+    self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->reply_len = 0;
     self->body_len = 0;

@@ -9,6 +9,7 @@
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -106,6 +107,11 @@ typedef struct canned_server {
     int port;
     const char *reply;
     canned_end_t end;
+    /* Instead of reply: a streamed response whose SSE events are written one by one, each as an
+     * HTTP chunk, gap_ms apart, then the end of the body. */
+    const char *const *script;
+    int n_script;
+    int gap_ms;
     pthread_t thread;
     char request[8192]; /* the first request received, headers and body */
     size_t request_len;
@@ -149,6 +155,26 @@ static size_t read_request(int fd, char *buf, size_t cap) {
     return len;
 }
 
+static void canned_write(int fd, const char *data, size_t len) {
+    if (write(fd, data, len) != (ssize_t)len)
+        fprintf(stderr, "canned server: short write\n");
+}
+
+static void canned_write_script(const canned_server_t *s, int fd) {
+    static const char head[] = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                               "Transfer-Encoding: chunked\r\n\r\n";
+    canned_write(fd, head, strlen(head));
+    for (int i = 0; i < s->n_script; i++) {
+        if (i > 0 && s->gap_ms > 0)
+            usleep((useconds_t)s->gap_ms * 1000);
+        char frame[4096];
+        int n = snprintf(frame, sizeof(frame), "%zx\r\n%s\r\n", strlen(s->script[i]), s->script[i]);
+        assert_true(n > 0 && (size_t)n < sizeof(frame));
+        canned_write(fd, frame, (size_t)n);
+    }
+    canned_write(fd, "0\r\n\r\n", 5);
+}
+
 static void *canned_serve(void *arg) {
     canned_server_t *s = arg;
     int held[64];
@@ -171,9 +197,10 @@ static void *canned_serve(void *arg) {
                 held[n_held++] = fd;
             continue;
         }
-        size_t reply_len = strlen(s->reply);
-        if (write(fd, s->reply, reply_len) != (ssize_t)reply_len)
-            fprintf(stderr, "canned server: short write\n");
+        if (s->script)
+            canned_write_script(s, fd);
+        else
+            canned_write(fd, s->reply, strlen(s->reply));
         if (s->end == CANNED_RESET) {
             struct linger lg = {.l_onoff = 1, .l_linger = 0};
             setsockopt(fd, SOL_SOCKET, SO_LINGER, &lg, sizeof(lg));
@@ -195,6 +222,18 @@ static canned_server_t *canned_start(const char *reply, canned_end_t end) {
     return s;
 }
 
+static canned_server_t *scripted_start(const char *const *events, int n, int gap_ms) {
+    canned_server_t *s = calloc(1, sizeof(*s));
+    s->script = events;
+    s->n_script = n;
+    s->gap_ms = gap_ms;
+    s->end = CANNED_CLOSE;
+    s->listen_fd = listen_loopback(&s->port);
+    assert_true(s->listen_fd >= 0);
+    assert_int_equal(pthread_create(&s->thread, NULL, canned_serve, s), 0);
+    return s;
+}
+
 static void canned_stop(canned_server_t *s) {
     s->stop = 1;
     pthread_join(s->thread, NULL);
@@ -207,6 +246,8 @@ static void canned_stop(canned_server_t *s) {
 typedef struct outcome {
     request_record_t record;
     int64_t chunk_ns[4096];
+    uint16_t chunk_tokens[4096];
+    bool has_chunk_tokens; /* false: the record said every chunk carried one token */
     uint32_t n_chunks;
     char reply[65536];
     size_t reply_len;
@@ -226,6 +267,9 @@ static void copy_outcome(outcome_t *o, request_record_t *record, const char *rep
     o->n_chunks = record->n_chunks < 4096 ? record->n_chunks : 4096;
     if (record->chunk_ns)
         memcpy(o->chunk_ns, record->chunk_ns, o->n_chunks * sizeof(int64_t));
+    o->has_chunk_tokens = record->chunk_tokens != NULL;
+    if (record->chunk_tokens)
+        memcpy(o->chunk_tokens, record->chunk_tokens, o->n_chunks * sizeof(uint16_t));
     o->reply_len = len < sizeof(o->reply) ? len : sizeof(o->reply) - 1;
     memcpy(o->reply, reply, o->reply_len);
     o->reply[o->reply_len] = '\0';
@@ -825,6 +869,83 @@ static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
     free(reply);
 }
 
+#define USAGE_CHUNK(text, finish, completion)                                                      \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" text                              \
+    "\"},\"finish_reason\":" finish                                                                \
+    "}],\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":" #completion "}}\n\n"
+
+/* A server that puts its one usage on the last content chunk (with finish_reason): that chunk
+ * carried one token like the others, not the whole reply, so every gap stays one token's. */
+static void test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("a"),
+                                         TOKEN_CHUNK(" b"),
+                                         TOKEN_CHUNK(" c"),
+                                         TOKEN_CHUNK(" d"),
+                                         USAGE_CHUNK(" e", "\"stop\"", 5),
+                                         "data: [DONE]\n\n"};
+    canned_server_t *s = scripted_start(events, 6, 20);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 5);
+    if (o.has_chunk_tokens)
+        for (uint32_t i = 0; i < o.n_chunks; i++)
+            assert_int_equal(o.chunk_tokens[i], 1);
+    assert_true(o.record.has_usage);
+    assert_int_equal(o.record.completion_tokens, 5);
+    /* The chunks came 20 ms apart: each gap at least 15 ms (the server sleeps 20). */
+    for (uint32_t i = 1; i < o.n_chunks; i++)
+        assert_true(o.chunk_ns[i] - o.chunk_ns[i - 1] >= 15 * MS);
+    assert_string_equal(o.reply, "a b c d e");
+}
+
+/* vLLM's continuous_usage_stats: usage on every chunk is a running total, so each chunk carried
+ * the difference, the first one included (it is credited once the second proves the totals). */
+static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void **state) {
+    static const char *const events[] = {
+        USAGE_CHUNK("a b", "null", 2),    USAGE_CHUNK(" c", "null", 3),
+        USAGE_CHUNK(" d e", "null", 5),   USAGE_CHUNK(" f", "null", 6),
+        USAGE_CHUNK(" g", "\"stop\"", 7), "data: [DONE]\n\n"};
+    canned_server_t *s = scripted_start(events, 6, 2);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 5);
+    assert_true(o.has_chunk_tokens);
+    static const uint16_t expected[] = {2, 1, 2, 1, 1};
+    for (uint32_t i = 0; i < 5; i++)
+        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_int_equal(o.record.completion_tokens, 7);
+}
+
+/* The same, with vLLM's first role-only chunk carrying usage (0 completion tokens). */
+static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_first(void **state) {
+    static const char *const events[] = {
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],"
+        "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":0}}\n\n",
+        USAGE_CHUNK("a b c", "null", 3), USAGE_CHUNK(" d", "\"length\"", 4), "data: [DONE]\n\n"};
+    canned_server_t *s = scripted_start(events, 4, 2);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    canned_stop(s);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 2);
+    assert_true(o.has_chunk_tokens);
+    assert_int_equal(o.chunk_tokens[0], 3);
+    assert_int_equal(o.chunk_tokens[1], 1);
+}
+
 static void test_engine_sse_under_another_content_type_is_still_parsed(void **state) {
     static const char reply[] =
         "HTTP/1.1 200 OK\r\nContent-Type: TEXT/PLAIN\r\n"
@@ -1005,6 +1126,9 @@ int main(void) {
         cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_protocol),
         cmocka_unit_test(test_engine_malformed_json_chunk_is_error_protocol),
         cmocka_unit_test(test_engine_reasoning_then_content_counts_and_usage),
+        cmocka_unit_test(test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk),
+        cmocka_unit_test(test_engine_continuous_usage_gives_each_chunk_its_token_count),
+        cmocka_unit_test(test_engine_continuous_usage_after_a_role_chunk_counts_from_the_first),
         cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
