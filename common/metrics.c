@@ -38,18 +38,20 @@ static uint64_t chunk_span(const request_record_t *rec) {
     return last > first ? (uint64_t)last - (uint64_t)first : 0;
 }
 
+/* The mean of the request's ITL samples: the in-order gaps summed over the samples they yield. */
 static void itl_summary(const request_record_t *rec, metrics_t *out) {
-    if (rec->n_chunks < 2)
-        return;
-    uint64_t samples = 0;
+    uint64_t samples = 0, span = 0;
     for (uint32_t i = 1; i < rec->n_chunks; i++) {
-        uint32_t k;
-        metrics_itl(rec, i, &k);
-        samples += k;
+        if (rec->chunk_ns[i] < rec->chunk_ns[i - 1])
+            continue; /* out of order: no sample, as metrics_itl */
+        samples += metrics_chunk_tokens(rec, i);
+        span += (uint64_t)rec->chunk_ns[i] - (uint64_t)rec->chunk_ns[i - 1];
     }
+    if (samples == 0)
+        return;
     out->itl_samples = samples;
     out->has[METRIC_ITL] = true;
-    out->value_ns[METRIC_ITL] = chunk_span(rec) / samples;
+    out->value_ns[METRIC_ITL] = span / samples;
 }
 
 /* TPOT needs two chunks: with one, every token arrived at once and decode time is invisible. */

@@ -27,8 +27,8 @@ typedef struct metrics {
     bool failed;    /* any other error class */
     bool has[METRIC__COUNT];
     uint64_t value_ns[METRIC__COUNT]; /* for METRIC_ITL: the mean per-token gap of the request */
-    uint64_t itl_samples;             /* ITL samples the request yields (sum of later tokens) */
-    uint32_t output_tokens;           /* usage.completion_tokens, else counted from chunks */
+    uint64_t itl_samples;   /* ITL samples the request yields (tokens of later chunks in order) */
+    uint32_t output_tokens; /* usage.completion_tokens, else counted from chunks */
     bool output_from_usage;
     uint32_t chunk_tokens; /* tokens counted from the chunks alone */
     uint32_t input_tokens; /* usage.prompt_tokens, else the prompt words we sent */
@@ -44,14 +44,24 @@ const char *metrics_label(metrics_kind_t kind);
 /* Computes every metric of rec into *out (whatever its error class). */
 void metrics_compute(const request_record_t *rec, metrics_t *out);
 
+/* Tokens chunk i carried: chunk_tokens[i], or 1 when the record does not say (chunk_tokens NULL)
+ * or says 0 (a token-carrying chunk carries at least one; see docs/metrics.md section 2). */
+static inline uint32_t metrics_chunk_tokens(const request_record_t *rec, uint32_t i) {
+    return rec->chunk_tokens && rec->chunk_tokens[i] > 1 ? rec->chunk_tokens[i] : 1;
+}
+
 /* ITL of chunk i (1 <= i < n_chunks): the gap since chunk i-1 divided by the k tokens chunk i
- * carried; *tokens = k, the number of samples of that value the chunk contributes. A gap that
- * runs backwards (impossible on one clock) yields 0. */
-static inline uint64_t metrics_itl(const request_record_t *rec, uint32_t i, uint32_t *tokens) {
-    uint32_t k = rec->chunk_tokens && rec->chunk_tokens[i] > 1 ? rec->chunk_tokens[i] : 1;
+ * carried; *samples = k, the number of samples of that value the chunk contributes. A gap that
+ * runs backwards (impossible on one clock) is out of order and yields no sample (*samples = 0). */
+static inline uint64_t metrics_itl(const request_record_t *rec, uint32_t i, uint32_t *samples) {
     int64_t from = rec->chunk_ns[i - 1], to = rec->chunk_ns[i];
-    *tokens = k;
-    return to > from ? ((uint64_t)to - (uint64_t)from) / k : 0;
+    if (to < from) {
+        *samples = 0;
+        return 0;
+    }
+    uint32_t k = metrics_chunk_tokens(rec, i);
+    *samples = k;
+    return ((uint64_t)to - (uint64_t)from) / k;
 }
 
 #endif

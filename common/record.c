@@ -28,8 +28,8 @@ uint32_t record_chunk_tokens(const request_record_t *rec) {
     if (!rec->chunk_tokens)
         return rec->n_chunks;
     uint32_t total = 0;
-    for (uint32_t i = 0; i < rec->n_chunks; i++)
-        total += rec->chunk_tokens[i];
+    for (uint32_t i = 0; i < rec->n_chunks; i++) /* a token chunk carries one token at least */
+        total += rec->chunk_tokens[i] ? rec->chunk_tokens[i] : 1;
     return total;
 }
 

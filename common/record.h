@@ -71,7 +71,8 @@ typedef struct request_record {
 /* Output tokens of the request: usage.completion_tokens when present, else the chunk count
  * (sum of chunk_tokens). *from_usage tells which (may be NULL). */
 uint32_t record_output_tokens(const request_record_t *rec, bool *from_usage);
-/* Tokens counted from the chunks alone: the sum of chunk_tokens, or n_chunks when it is NULL. */
+/* Tokens counted from the chunks alone: the sum of chunk_tokens (a 0 counts as 1: a token chunk
+ * carries one token at least), or n_chunks when it is NULL. */
 uint32_t record_chunk_tokens(const request_record_t *rec);
 
 #endif

@@ -187,15 +187,50 @@ static void test_metrics_schedule_lag_never_negative_and_needs_intended(void **s
     assert_false(m.has[METRIC_TTFT]);
 }
 
-static void test_metrics_chunk_of_zero_tokens_counts_as_one_itl_sample(void **state) {
-    static const int64_t offsets[] = {10, 30};
-    static uint16_t tokens[] = {1, 0};
-    int64_t chunks[2];
-    request_record_t rec = stream(chunks, offsets, 2);
+/* A token-carrying chunk that says it carried 0 tokens counts as 1 everywhere: in the output
+ * token count as in the ITL samples, so that samples = tokens - 1 still holds. */
+static void test_metrics_chunk_of_zero_tokens_counts_as_one_token(void **state) {
+    static const int64_t offsets[] = {10, 30, 50};
+    static uint16_t tokens[] = {0, 0, 2};
+    int64_t chunks[3];
+    request_record_t rec = stream(chunks, offsets, 3);
     rec.chunk_tokens = tokens;
     uint32_t k;
     assert_int_equal(metrics_itl(&rec, 1, &k), 20 * MS);
     assert_int_equal(k, 1);
+    assert_int_equal(record_chunk_tokens(&rec), 1 + 1 + 2);
+    metrics_t m;
+    metrics_compute(&rec, &m);
+    assert_int_equal(m.output_tokens, 4);
+    assert_int_equal(m.chunk_tokens, 4);
+    assert_int_equal(m.itl_samples, 4 - 1);
+    assert_int_equal(m.value_ns[METRIC_ITL], 40 * MS / 3);
+}
+
+/* A chunk received before the one it follows (impossible on one clock) leaves that gap out: no
+ * ITL sample at all, never a sample of 0. The chunk's token still counts. */
+static void test_metrics_backwards_gap_yields_no_itl_sample(void **state) {
+    static const int64_t offsets[] = {10, 30, 25, 45};
+    int64_t chunks[4];
+    request_record_t rec = stream(chunks, offsets, 4);
+    uint32_t k = 99;
+    assert_int_equal(metrics_itl(&rec, 2, &k), 0);
+    assert_int_equal(k, 0);
+    assert_int_equal(metrics_itl(&rec, 3, &k), 20 * MS);
+    assert_int_equal(k, 1);
+    metrics_t m;
+    metrics_compute(&rec, &m);
+    assert_int_equal(m.itl_samples, 2);
+    assert_true(m.has[METRIC_ITL]);
+    assert_int_equal(m.value_ns[METRIC_ITL], 20 * MS); /* (20 + 20) / 2, the backwards gap out */
+    assert_int_equal(m.output_tokens, 4);
+    /* one chunk pair, and it runs backwards: no ITL at all */
+    static const int64_t backwards[] = {30, 10};
+    rec = stream(chunks, backwards, 2);
+    metrics_compute(&rec, &m);
+    assert_false(m.has[METRIC_ITL]);
+    assert_int_equal(m.itl_samples, 0);
+    assert_false(m.has[METRIC_TPOT]);
 }
 
 /* Records arrive from the network: junk timestamps must give junk values, never undefined
@@ -236,7 +271,8 @@ int main(void) {
         cmocka_unit_test(test_metrics_tpot_needs_two_tokens_and_two_chunks),
         cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
         cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
-        cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_itl_sample),
+        cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_token),
+        cmocka_unit_test(test_metrics_backwards_gap_yields_no_itl_sample),
         cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
         cmocka_unit_test(test_metrics_names_and_labels),
     };
