@@ -571,8 +571,15 @@ static void test_engine_sent_delay_histogram_and_counters(void **state) {
     engine_stats(run.engine, &stats);
     /* Every token chunk carries sent_ns (and the usage chunk may too). */
     assert_true(histogram_count(delay) >= 80);
-    /* Loopback on one host: the median delay is well under 50 ms even on a loaded machine. */
-    assert_true(histogram_percentile(delay, 50) < 50 * MS);
+    /* Loopback on one host: the client adds tens of microseconds per chunk (epoll wakeup, curl,
+     * SSE parsing); 2 ms for the median leaves room for a busy machine's scheduling delays while
+     * still catching a chunk that waits for a timer or a later read. */
+    uint64_t p50 = histogram_percentile(delay, 50);
+    if (p50 >= 2 * MS)
+        fprintf(stderr, "client-added delay p50 %.3f ms (p99 %.3f ms) over %llu chunks\n",
+                (double)p50 / MS, (double)histogram_percentile(delay, 99) / MS,
+                (unsigned long long)histogram_count(delay));
+    assert_true(p50 < 2 * MS);
     assert_true(stats.write_callbacks > 0 && stats.body_bytes > 0);
     assert_true(stats.sse_events >= stats.token_chunks);
     histogram_destroy(&delay);
@@ -1035,7 +1042,9 @@ static void test_engine_mock_resetting_mid_stream_is_error_incomplete(void **sta
     run_against_faulty_mock(args, &o);
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
     assert_int_equal(o.record.http_status, 200);
-    assert_true(o.n_chunks <= 3); /* a reset may discard what was still unread */
+    /* The mock flushes the third token before it resets, and Linux keeps received data readable
+     * after an RST: all three arrive, then the reset. */
+    assert_int_equal(o.n_chunks, 3);
 }
 
 static void test_engine_mock_malformed_chunk_is_error_protocol(void **state) {
