@@ -30,10 +30,12 @@ struct merge {
     uint64_t unplaced;
     uint64_t digest;
 
-    int64_t window_start_ns;
-    int64_t window_end_ns;
-    int64_t first_send_ns; /* of measured records; 0 before the first */
-    int64_t last_end_ns;
+    int64_t window_start_ns; /* W0; 0 = not set (the rates count every record) */
+    int64_t window_limit_ns; /* the latest the window may end (start + duration); 0 = none */
+    int64_t window_end_ns;   /* W1, once closed */
+    bool window_closed;
+    int64_t first_send_ns; /* of any record; 0 before the first */
+    int64_t last_end_ns;   /* of any record */
 
     bool partial;
     char partial_reason[256];
@@ -200,20 +202,56 @@ static void live_add(merge_t *self, const request_record_t *rec, const metrics_t
         histogram_record(slot->ttft, m->value_ns[METRIC_TTFT]);
 }
 
-void merge_add(merge_t *self, const request_record_t *rec) {
-    metrics_t m;
-    metrics_compute(rec, &m);
+/* Output tokens of rec received in [lo, hi]: a chunk counts at its receive time with the tokens it
+ * carried. When usage and the chunks disagree on the total, the window gets the usage count's
+ * share. Only records straddling the window walk their chunks. */
+static uint64_t window_tokens(const request_record_t *rec, const metrics_t *m, int64_t lo,
+                              int64_t hi) {
+    uint32_t n = rec->n_chunks;
+    if (n == 0) /* nothing streamed (a reply in one piece): its tokens arrived at the end */
+        return rec->end_ns >= lo && rec->end_ns <= hi ? m->output_tokens : 0;
+    if (rec->chunk_ns[0] >= lo && rec->chunk_ns[n - 1] <= hi)
+        return m->output_tokens;
+    if (rec->chunk_ns[n - 1] < lo || rec->chunk_ns[0] > hi)
+        return 0;
+    uint64_t inside = 0;
+    for (uint32_t i = 0; i < n; i++)
+        if (rec->chunk_ns[i] >= lo && rec->chunk_ns[i] <= hi)
+            inside += metrics_chunk_tokens(rec, i);
+    if (m->chunk_tokens == m->output_tokens || m->chunk_tokens == 0)
+        return inside;
+    return (inside * m->output_tokens + m->chunk_tokens / 2) / m->chunk_tokens;
+}
+
+/* Counts what rec contributes to the rates of each slice: its tokens received inside the window
+ * and, when it ended inside, its completion. Every record counts, warm-up and failed included:
+ * a request sent during the warm-up still delivers tokens in the window. */
+static void window_add(merge_t *self, merge_stats_t **slices, int n, const request_record_t *rec,
+                       const metrics_t *m) {
+    int64_t lo = self->window_start_ns,
+            hi = self->window_limit_ns ? self->window_limit_ns : INT64_MAX;
+    uint64_t tokens = window_tokens(rec, m, lo, hi);
+    bool ended_inside = rec->end_ns != 0 && rec->end_ns >= lo && rec->end_ns <= hi;
+    /* a session the run's end cancelled did not finish; one abandoned after a failure did */
+    bool ok = m->ok && ended_inside, session = rec->session_end && !m->cancelled && ended_inside;
+    for (int s = 0; s < n; s++) {
+        slices[s]->window_output_tokens += tokens;
+        slices[s]->window_requests += ok;
+        slices[s]->window_input_tokens += ok ? m->input_tokens : 0;
+        slices[s]->window_sessions += session;
+    }
+}
+
+void merge_add_metrics(merge_t *self, const request_record_t *rec, const metrics_t *m) {
     self->records++;
     self->digest += rec->workload_hash;
     if (rec->endpoint < self->n_endpoints)
         self->endpoint_sent[rec->endpoint]++;
-    live_add(self, rec, &m);
-    if (rec->warmup) {
-        self->warmup++;
-        if (m.failed)
-            self->warmup_failed++;
-        return;
-    }
+    live_add(self, rec, m);
+    if (rec->send_ns && (self->first_send_ns == 0 || rec->send_ns < self->first_send_ns))
+        self->first_send_ns = rec->send_ns;
+    if (rec->end_ns > self->last_end_ns)
+        self->last_end_ns = rec->end_ns;
 
     merge_stats_t *slices[3];
     int n = 0;
@@ -225,26 +263,44 @@ void merge_add(merge_t *self, const request_record_t *rec) {
         slices[n++] = role;
     if (n < 3)
         self->unplaced++;
-    for (int s = 0; s < n; s++)
-        stats_add(slices[s], rec, &m);
+    window_add(self, slices, n, rec, m);
+    if (rec->warmup) {
+        self->warmup++;
+        if (m->failed)
+            self->warmup_failed++;
+        return;
+    }
 
-    if (rec->send_ns && (self->first_send_ns == 0 || rec->send_ns < self->first_send_ns))
-        self->first_send_ns = rec->send_ns;
-    if (rec->end_ns > self->last_end_ns)
-        self->last_end_ns = rec->end_ns;
-    if (!m.ok)
+    for (int s = 0; s < n; s++)
+        stats_add(slices[s], rec, m);
+    if (!m->ok)
         return;
     for (uint32_t i = 1; i < rec->n_chunks; i++) {
         uint32_t k;
         uint64_t itl = metrics_itl(rec, i, &k);
-        for (int s = 0; s < n; s++)
+        for (int s = 0; s < n && k; s++)
             histogram_record_n(slices[s]->latency[METRIC_ITL], itl, k);
     }
 }
 
+void merge_add(merge_t *self, const request_record_t *rec) {
+    metrics_t m;
+    metrics_compute(rec, &m);
+    merge_add_metrics(self, rec, &m);
+}
+
 void merge_set_run_window(merge_t *self, int64_t start_ns, int64_t end_ns) {
     self->window_start_ns = start_ns;
-    self->window_end_ns = end_ns;
+    self->window_limit_ns = end_ns;
+    self->window_closed = false;
+}
+
+void merge_close_run_window(merge_t *self, bool load_until_limit) {
+    int64_t end = self->last_end_ns;
+    if (self->window_limit_ns && (load_until_limit || end > self->window_limit_ns))
+        end = self->window_limit_ns;
+    self->window_end_ns = end;
+    self->window_closed = true;
 }
 
 void merge_mark_partial(merge_t *self, const char *reason) {
@@ -337,7 +393,11 @@ uint64_t merge_digest(const merge_t *self) {
 
 double merge_duration_s(const merge_t *self) {
     int64_t start = self->window_start_ns ? self->window_start_ns : self->first_send_ns;
-    int64_t end = self->window_end_ns ? self->window_end_ns : self->last_end_ns;
+    int64_t end = self->last_end_ns;
+    if (self->window_closed)
+        end = self->window_end_ns;
+    else if (self->window_limit_ns && end > self->window_limit_ns)
+        end = self->window_limit_ns;
     return start && end > start ? (double)(end - start) / NS_PER_S : 0.0;
 }
 

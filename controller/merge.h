@@ -1,9 +1,11 @@
 /* The controller's accumulator: every request record of a run (already on the controller's clock)
  * goes through merge_add, which turns it into metrics (common/metrics) and counts them into
  * histograms for the whole run, per endpoint and per role, plus a short sliding window for the
- * live status line. Warm-up records are counted apart and kept out of the statistics; failed ones
- * count by error class and stay out of the latency histograms. No allocation per record (a role's
- * statistics are allocated the first time that role is seen). Not thread-safe: one ingest loop. */
+ * live status line. Warm-up records are counted apart and kept out of the latency statistics;
+ * failed ones count by error class and stay out of the latency histograms. Rates count what
+ * happened inside the measured window, from every record (docs/metrics.md section 5). No
+ * allocation per record (a role's statistics are allocated the first time that role is seen).
+ * Not thread-safe: one ingest loop. */
 #ifndef STAMPEDE_MERGE_H
 #define STAMPEDE_MERGE_H
 
@@ -41,6 +43,11 @@ typedef struct merge_stats {
     uint64_t received_output_tokens;  /* what those received, summed */
     uint64_t output_mismatched;       /* those that received a different number */
     uint64_t sessions_ended;          /* records flagged session_end (any outcome) */
+    /* What the rates count: inside the measured window, from every record (warm-up included). */
+    uint64_t window_output_tokens; /* tokens of chunks received in the window, any outcome */
+    uint64_t window_requests;      /* ok requests that ended in the window */
+    uint64_t window_input_tokens;  /* input tokens of those */
+    uint64_t window_sessions; /* records flagged session_end, not cancelled, ended in the window */
 } merge_stats_t;
 
 /* What the live status line shows. */
@@ -61,9 +68,17 @@ merge_t *merge_new(const config_t *cfg);
 void merge_destroy(merge_t **self_p);
 /* Counts one finished request. Its chunk arrays are only read during the call. */
 void merge_add(merge_t *self, const request_record_t *rec);
-/* The measured window (controller clock) that throughput is divided by; end_ns 0 = still open.
- * Without it the window runs from the first measured send to the last measured end. */
+/* Same, with m = metrics_compute(rec) already done by the caller (who also traces it). */
+void merge_add_metrics(merge_t *self, const request_record_t *rec, const metrics_t *m);
+/* Opens the measured window (controller clock) before the first record: it starts at start_ns
+ * (run start + warmup) and cannot run past end_ns (run start + duration; 0 = no duration limit).
+ * Records merged before this call are counted as if the window were unbounded. Without a call the
+ * window runs from the first send to the last end of any record. */
 void merge_set_run_window(merge_t *self, int64_t start_ns, int64_t end_ns);
+/* Closes the window once every record is in. It ends at its limit when the load was offered until
+ * then (load_until_limit: the duration ran out), else at the last end of any record, no later
+ * than the limit (a count limit reached, an interrupt: the cancelled requests end at the stop). */
+void merge_close_run_window(merge_t *self, bool load_until_limit);
 /* Marks the results partial (interrupted, a worker lost...); reason is copied. */
 void merge_mark_partial(merge_t *self, const char *reason);
 /* Fills *out for the live line at controller instant now_ns. */
@@ -85,11 +100,13 @@ uint64_t merge_warmup(const merge_t *self);
 uint64_t merge_warmup_failed(const merge_t *self);
 /* Every record merged, warm-up included. */
 uint64_t merge_records(const merge_t *self);
-/* Records whose endpoint or role index had no slot (counted in the whole run only). */
+/* Records whose endpoint or role index had no slot (counted in the whole run only), warm-up
+ * included. */
 uint64_t merge_unplaced(const merge_t *self);
 /* Wrapping sum of every record's workload_hash (warm-up, failed and cancelled included). */
 uint64_t merge_digest(const merge_t *self);
-/* Length of the measured window in seconds (0 when nothing was measured). */
+/* Length of the measured window in seconds (0 when nothing was measured); while it is open, up to
+ * the last end seen. */
 double merge_duration_s(const merge_t *self);
 /* True when marked partial; *reason (may be NULL) gets the reason. */
 bool merge_partial(const merge_t *self, const char **reason);

@@ -23,8 +23,8 @@ static config_t three_endpoints(void) {
 
 typedef struct fixture {
     request_record_t rec;
-    int64_t chunk_ns[8];
-    uint16_t chunk_tokens[8];
+    int64_t chunk_ns[16];
+    uint16_t chunk_tokens[16];
 } fixture_t;
 
 /* An ok request sent at `send`, TTFT ttft_ms, then n_chunks - 1 chunks every itl_ms. */
@@ -43,6 +43,21 @@ static request_record_t *make(fixture_t *f, int64_t send, int64_t ttft_ms, uint3
     rec->first_token_ns = n_chunks ? f->chunk_ns[0] : 0;
     rec->first_content_ns = rec->first_token_ns;
     rec->end_ns = n_chunks ? f->chunk_ns[n_chunks - 1] : send + 10 * MS;
+    return rec;
+}
+
+/* An ok request sent at send_ms whose n chunks (one token each) arrive at the given instants (ms
+ * on the controller's clock); it ends 1 ms after the last chunk. */
+static request_record_t *at(fixture_t *f, int64_t send_ms, const int64_t *chunk_ms, uint32_t n) {
+    memset(f, 0, sizeof *f);
+    request_record_t *rec = &f->rec;
+    rec->send_ns = send_ms * MS;
+    for (uint32_t i = 0; i < n; i++)
+        f->chunk_ns[i] = chunk_ms[i] * MS;
+    rec->n_chunks = n;
+    rec->chunk_ns = f->chunk_ns;
+    rec->first_token_ns = rec->first_content_ns = f->chunk_ns[0];
+    rec->end_ns = f->chunk_ns[n - 1] + MS;
     return rec;
 }
 
@@ -222,15 +237,129 @@ static void test_merge_duration_and_sessions(void **state) {
         merge_add(m, rec);
     }
     assert_int_equal(merge_overall(m)->sessions_ended, 3);
-    /* from the first send (10 s) to the last end (15.2 s) */
+    /* no window set: from the first send (10 s) to the last end (15.2 s) */
     assert_true(merge_duration_s(m) > 5.2 - 1e-9 && merge_duration_s(m) < 5.2 + 1e-9);
     merge_set_run_window(m, 9 * S, 19 * S);
+    /* open, or closed by a count limit: up to the last end */
+    assert_true(merge_duration_s(m) > 6.2 - 1e-9 && merge_duration_s(m) < 6.2 + 1e-9);
+    merge_close_run_window(m, false);
+    assert_true(merge_duration_s(m) > 6.2 - 1e-9 && merge_duration_s(m) < 6.2 + 1e-9);
+    /* the duration ran out: up to its limit, however early the last request ended */
+    merge_close_run_window(m, true);
     assert_true(merge_duration_s(m) == 10.0);
     const char *reason = NULL;
     assert_false(merge_partial(m, &reason));
     merge_mark_partial(m, "interrupted (SIGINT)");
     assert_true(merge_partial(m, &reason));
     assert_string_equal(reason, "interrupted (SIGINT)");
+    merge_destroy(&m);
+}
+
+/* The rates' window arithmetic with hand-built records straddling W0 = 10 s and W1 = 20 s: tokens
+ * count by chunk receive time from every record (warm-up and failed included), requests, input
+ * tokens and sessions by end time; the latency statistics still leave the warm-up out. */
+static void test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end(void **state) {
+    config_t cfg = three_endpoints();
+    merge_t *m = merge_new(&cfg);
+    merge_set_run_window(m, 10 * S, 20 * S);
+    fixture_t f;
+    /* A: warm-up, chunks 8.5 s .. 13.0 s every 0.5 s: 7 of its 10 tokens arrive from 10.0 s on,
+     * and it ends inside (13.001 s), so it is one of the window's completions */
+    static const int64_t a[] = {8500, 9000, 9500, 10000, 10500, 11000, 11500, 12000, 12500, 13000};
+    request_record_t *rec = at(&f, 8000, a, 10);
+    rec->warmup = true;
+    rec->endpoint = 1;
+    rec->requested_input_tokens = 50;
+    merge_add(m, rec);
+    /* B: chunks 18.5 .. 23.0 s: 18.5, 19.0, 19.5 and 20.0 (inclusive) count; it ends after W1 */
+    static const int64_t b[] = {18500, 19000, 19500, 20000, 20500,
+                                21000, 21500, 22000, 22500, 23000};
+    rec = at(&f, 18000, b, 10);
+    rec->session_end = true;
+    rec->requested_input_tokens = 1000;
+    merge_add(m, rec);
+    /* C: inside, three chunks carrying 2, 3 and 1 tokens; ends a session inside */
+    static const int64_t c[] = {11100, 11200, 11300};
+    rec = at(&f, 11000, c, 3);
+    f.chunk_tokens[0] = 2;
+    f.chunk_tokens[1] = 3;
+    f.chunk_tokens[2] = 1;
+    rec->chunk_tokens = f.chunk_tokens;
+    rec->session_end = true;
+    rec->requested_input_tokens = 30;
+    merge_add(m, rec);
+    /* D: cut at 20.2 s (incomplete): its 2 tokens before W1 were delivered in the window */
+    static const int64_t d[] = {19600, 19800, 20200};
+    rec = at(&f, 19000, d, 3);
+    rec->error = ERROR_INCOMPLETE;
+    merge_add(m, rec);
+    /* E: warm-up over before W0: nothing */
+    static const int64_t e[] = {5000, 5500, 6000};
+    rec = at(&f, 4000, e, 3);
+    rec->warmup = true;
+    rec->session_end = true;
+    merge_add(m, rec);
+    /* F: usage says 8 tokens over 4 chunks, 2 of them inside: the window gets half, 4 */
+    static const int64_t g[] = {19000, 19500, 20500, 21000};
+    rec = at(&f, 18900, g, 4);
+    rec->has_usage = true;
+    rec->completion_tokens = 8;
+    rec->prompt_tokens = 64;
+    merge_add(m, rec);
+    /* G: cancelled by the run ending inside the window: its token counts, its session did not
+     * finish */
+    static const int64_t h[] = {15000};
+    rec = at(&f, 14000, h, 1);
+    rec->error = ERROR_CANCELLED;
+    rec->session_end = true;
+    merge_add(m, rec);
+    merge_close_run_window(m, true);
+
+    const merge_stats_t *all = merge_overall(m);
+    assert_int_equal(all->window_output_tokens, 7 + 4 + 6 + 2 + 0 + 4 + 1);
+    assert_int_equal(all->window_requests, 2);           /* A and C ended inside, ok */
+    assert_int_equal(all->window_input_tokens, 50 + 30); /* theirs */
+    assert_int_equal(all->window_sessions, 1); /* C (B ended after, E before, G cancelled) */
+    assert_true(merge_duration_s(m) == 10.0);
+    /* each slice counts its own records: A went to endpoint 1 */
+    assert_int_equal(merge_endpoint(m, 1)->window_output_tokens, 7);
+    assert_int_equal(merge_endpoint(m, 1)->window_requests, 1);
+    assert_int_equal(merge_endpoint(m, 0)->window_output_tokens, 4 + 6 + 2 + 4 + 1);
+    /* latency and totals: measured records only (B, C, D, F, G), warm-up apart */
+    assert_int_equal(all->requests, 5);
+    assert_int_equal(all->ok, 3);
+    assert_int_equal(all->output_tokens, 10 + 6 + 8);
+    assert_int_equal(histogram_count(all->latency[METRIC_TTFT]), 3);
+    assert_int_equal(merge_warmup(m), 2);
+
+    /* a count limit (or an interrupt) ends the window at the last end, here B's 23.001 s, no
+     * later than its limit: still 20 s */
+    merge_close_run_window(m, false);
+    assert_true(merge_duration_s(m) == 10.0);
+    merge_destroy(&m);
+
+    /* no duration limit: nothing is cut at the end, the window closes at the last end */
+    m = merge_new(&cfg);
+    merge_set_run_window(m, 10 * S, 0);
+    merge_add(m, at(&f, 18000, b, 10));
+    merge_close_run_window(m, false);
+    assert_int_equal(merge_overall(m)->window_output_tokens, 10);
+    assert_int_equal(merge_overall(m)->window_requests, 1);
+    assert_true(merge_duration_s(m) > 13.001 - 1e-9 && merge_duration_s(m) < 13.001 + 1e-9);
+    merge_destroy(&m);
+}
+
+/* A chunk received before the one it follows gives no ITL sample, never a sample of 0. */
+static void test_merge_leaves_backwards_gaps_out_of_itl(void **state) {
+    config_t cfg = three_endpoints();
+    merge_t *m = merge_new(&cfg);
+    fixture_t f;
+    static const int64_t chunks[] = {1000, 1020, 1010, 1030};
+    merge_add(m, at(&f, 900, chunks, 4));
+    const histogram_t *itl = merge_overall(m)->latency[METRIC_ITL];
+    assert_int_equal(histogram_count(itl), 2);
+    assert_int_equal(histogram_min(itl), 20 * MS);
+    assert_int_equal(merge_overall(m)->output_tokens, 4);
     merge_destroy(&m);
 }
 
@@ -295,6 +424,8 @@ int main(void) {
         cmocka_unit_test(test_merge_counts_tokens_and_their_source),
         cmocka_unit_test(test_merge_digest_is_a_wrapping_sum_independent_of_split),
         cmocka_unit_test(test_merge_duration_and_sessions),
+        cmocka_unit_test(test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end),
+        cmocka_unit_test(test_merge_leaves_backwards_gaps_out_of_itl),
         cmocka_unit_test(test_merge_places_out_of_range_ids_in_the_whole_run_only),
         cmocka_unit_test(test_merge_live_window_covers_the_last_five_seconds),
     };
