@@ -129,8 +129,8 @@ static void print_tokens(const merge_t *merge, FILE *out) {
     double duration = merge_duration_s(merge);
     fprintf(out,
             "\nthroughput    %.1f output tok/s, %.1f input tok/s, %.2f req/s, %.3f sessions/s\n",
-            per_s(all->output_tokens, duration), per_s(all->input_tokens, duration),
-            per_s(all->ok, duration), per_s(all->sessions_ended, duration));
+            per_s(all->window_output_tokens, duration), per_s(all->window_input_tokens, duration),
+            per_s(all->window_requests, duration), per_s(all->window_sessions, duration));
     fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; ", all->output_tokens,
             all->input_tokens);
     if (all->output_from_usage && all->output_from_chunks)
@@ -299,10 +299,17 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
         snprintf(key, sizeof key, "%s_ms", metrics_name((metrics_kind_t)k));
         json_object_set_new(o, key, metric_json(s->latency[k]));
     }
-    json_object_set_new(o, "output_tokens_per_s", json_real(per_s(s->output_tokens, duration_s)));
-    json_object_set_new(o, "input_tokens_per_s", json_real(per_s(s->input_tokens, duration_s)));
-    json_object_set_new(o, "requests_per_s", json_real(per_s(s->ok, duration_s)));
-    json_object_set_new(o, "sessions_per_s", json_real(per_s(s->sessions_ended, duration_s)));
+    json_object_set_new(o, "output_tokens_per_s",
+                        json_real(per_s(s->window_output_tokens, duration_s)));
+    json_object_set_new(o, "input_tokens_per_s",
+                        json_real(per_s(s->window_input_tokens, duration_s)));
+    json_object_set_new(o, "requests_per_s", json_real(per_s(s->window_requests, duration_s)));
+    json_object_set_new(o, "sessions_per_s", json_real(per_s(s->window_sessions, duration_s)));
+    json_object_set_new(
+        o, "window",
+        json_pack("{s:I, s:I, s:I, s:I}", "output_tokens", (json_int_t)s->window_output_tokens,
+                  "requests", (json_int_t)s->window_requests, "input_tokens",
+                  (json_int_t)s->window_input_tokens, "sessions", (json_int_t)s->window_sessions));
     json_object_set_new(o, "output_tokens", json_integer((json_int_t)s->output_tokens));
     json_object_set_new(o, "input_tokens", json_integer((json_int_t)s->input_tokens));
     json_object_set_new(o, "cached_tokens", json_integer((json_int_t)s->cached_tokens));
@@ -484,8 +491,23 @@ static void trace_instant(report_trace_t *self, const char *key, int64_t ns) {
         fprintf(self->file, ",\"%s\":%.3f", key, (double)(ns - self->run_start_ns) / 1e3);
 }
 
+/* Printable ASCII without quote or backslash goes out as it is: no JSON escaping needed. */
+static bool plain_ascii(const char *text, size_t len) {
+    for (size_t i = 0; i < len; i++) {
+        unsigned char c = (unsigned char)text[i];
+        if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\')
+            return false;
+    }
+    return true;
+}
+
 static void trace_message(report_trace_t *self, const char *message) {
     size_t len = strnlen(message, sizeof((request_record_t *)0)->error_message);
+    if (plain_ascii(message,
+                    len)) { /* the usual case (empty for every ok request): no allocation */
+        fprintf(self->file, ",\"error_message\":\"%.*s\"", (int)len, message);
+        return;
+    }
     json_t *string = json_stringn(message, len);
     char *text = string ? json_dumps(string, JSON_ENCODE_ANY) : NULL;
     if (text) {
@@ -528,9 +550,12 @@ static void trace_chunks(report_trace_t *self, const request_record_t *rec) {
     }
 }
 
-int report_trace_write(report_trace_t *self, const request_record_t *rec) {
-    metrics_t m;
-    metrics_compute(rec, &m);
+int report_trace_write(report_trace_t *self, const request_record_t *rec, const metrics_t *m) {
+    metrics_t computed;
+    if (!m) {
+        metrics_compute(rec, &computed);
+        m = &computed;
+    }
     FILE *f = self->file;
     fprintf(f,
             "{\"request_id\":%" PRIu64 ",\"session\":%" PRIu64 ",\"node\":%" PRIu32
@@ -546,7 +571,7 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec) {
     trace_instant(self, "first_token_us", rec->first_token_ns);
     trace_instant(self, "first_content_us", rec->first_content_ns);
     trace_instant(self, "end_us", rec->end_ns);
-    trace_metrics(self, &m);
+    trace_metrics(self, m);
     if (rec->has_usage)
         fprintf(f,
                 ",\"usage\":{\"prompt_tokens\":%" PRIu32 ",\"completion_tokens\":%" PRIu32
@@ -559,8 +584,8 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec) {
             ",\"output_tokens\":%" PRIu32 ",\"output_tokens_source\":\"%s\""
             ",\"reasoning_chunks\":%" PRIu32 ",\"content_chunks\":%" PRIu32
             ",\"content_bytes\":%" PRIu64,
-            rec->requested_input_tokens, rec->requested_output_tokens, m.output_tokens,
-            m.output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
+            rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
+            m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
     trace_chunks(self, rec);
     if (fputs("}\n", f) == EOF || ferror(f))

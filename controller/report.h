@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "merge.h"
+#include "metrics.h"
 #include "record.h"
 
 #define REPORT_SCHEMA_VERSION 1
@@ -59,8 +60,9 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
 typedef struct report_trace report_trace_t;
 /* Opens (truncates) path; NULL with errno set when it cannot. The caller closes it. */
 report_trace_t *report_trace_open(const char *path, int64_t run_start_ns);
-/* Appends rec (controller clock). 0 ok, -1 on a write error. */
-int report_trace_write(report_trace_t *self, const request_record_t *rec);
+/* Appends rec (controller clock) with its metrics m (metrics_compute(rec); NULL: computed here).
+ * 0 ok, -1 on a write error. */
+int report_trace_write(report_trace_t *self, const request_record_t *rec, const metrics_t *m);
 /* Flushes, closes, frees and sets *self_p to NULL. 0 ok, -1 when any write failed. */
 int report_trace_close(report_trace_t **self_p);
 

@@ -25,6 +25,10 @@ int results_make_dir(const char *path) {
 }
 
 void results_open_trace(controller_t *self) {
+    /* The start is known from here on and the first record comes later: the window opens now. */
+    int64_t duration = self->cfg.limits.duration_ns;
+    merge_set_run_window(self->merge, self->start_ns + self->cfg.warmup_ns,
+                         duration > 0 ? self->start_ns + duration : 0);
     if (!self->trace)
         return;
     char path[4096];
@@ -36,8 +40,10 @@ void results_open_trace(controller_t *self) {
 
 void results_record(void *arg, request_record_t *rec) {
     controller_t *self = arg;
-    merge_add(self->merge, rec);
-    if (self->trace_out && report_trace_write(self->trace_out, rec) != 0) {
+    metrics_t m;
+    metrics_compute(rec, &m);
+    merge_add_metrics(self->merge, rec, &m);
+    if (self->trace_out && report_trace_write(self->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->trace_out);
     }
@@ -122,7 +128,10 @@ static const char *limit_reached(const controller_t *self) {
 
 int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
-    merge_set_run_window(self->merge, self->start_ns + self->cfg.warmup_ns, 0);
+    /* A run the duration ended was offered load until start + duration, whenever its last request
+     * ended; any other run (a count limit, an interrupt) until its last request ended. */
+    bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
+    merge_close_run_window(self->merge, duration_ran_out);
     size_t n_clocks;
     report_worker_clock_t *clocks = worker_clocks(self, &n_clocks);
     const char *partial = NULL;

@@ -11,8 +11,9 @@
 
 /* Creates directory path and its parents (mode 0755). 0 ok, -1 with errno set. */
 int results_make_dir(const char *path);
-/* With --trace, opens OUT/requests.jsonl with times from the start (a failure is said, and the
- * run goes on without a trace). */
+/* Called once the start instant is set, before any record: opens the measured window (start +
+ * warmup, up to start + duration) and, with --trace, OUT/requests.jsonl with times from the start
+ * (a failure is said, and the run goes on without a trace). */
 void results_open_trace(controller_t *self);
 /* An ingest_record_fn (arg is the controller): merges rec, traces it, and counts it (ok or
  * failed, warm-up included) for the exit status, keeping the first error. */

@@ -52,13 +52,14 @@ static request_record_t *known(fixture_t *f, int i) {
     return rec;
 }
 
-/* 10 ok requests, 2 HTTP 5xx, 1 cancelled, over a 10 s window. */
+/* 10 ok requests, 2 HTTP 5xx, 1 cancelled (these three after the window), over a 10 s window. */
 static merge_t *known_merge(void) {
     config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.target.endpoints = urls;
     cfg.target.n_endpoints = 2;
     merge_t *m = merge_new(&cfg);
+    merge_set_run_window(m, RUN_START, RUN_START + 10 * S);
     fixture_t f;
     for (int i = 0; i < 10; i++)
         merge_add(m, known(&f, i));
@@ -69,7 +70,7 @@ static merge_t *known_merge(void) {
         rec->workload_hash = 0;
         merge_add(m, rec);
     }
-    merge_set_run_window(m, RUN_START, RUN_START + 10 * S);
+    merge_close_run_window(m, true);
     return m;
 }
 
@@ -143,7 +144,13 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     assert_close(number(level, "output_tokens_per_s"), 11.0, 1e-9, "output tok/s");
     assert_close(number(level, "input_tokens_per_s"), 100.0, 1e-9, "input tok/s");
     assert_close(number(level, "requests_per_s"), 1.0, 1e-9, "req/s");
-    assert_close(number(level, "sessions_per_s"), 0.5 + 0.1, 1e-9, "sessions/s");
+    /* the cancelled request that ended a session ended after the window: 5 sessions in 10 s */
+    assert_close(number(level, "sessions_per_s"), 0.5, 1e-9, "sessions/s");
+    assert_int_equal(number(level, "window.output_tokens"), 110);
+    assert_int_equal(number(level, "window.requests"), 10);
+    assert_int_equal(number(level, "window.input_tokens"), 1000);
+    assert_int_equal(number(level, "window.sessions"), 5);
+    assert_int_equal(number(level, "sessions_completed"), 6);
     assert_string_equal(
         json_string_value(json_object_get(json_object_get(level, "token_source"), "output")),
         "usage");
@@ -252,14 +259,16 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
     request_record_t *rec = known(&f, 2);
     static uint16_t tokens[11] = {1, 2, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     rec->chunk_tokens = tokens;
-    assert_int_equal(report_trace_write(trace, rec), 0);
+    metrics_t m;
+    metrics_compute(rec, &m);
+    assert_int_equal(report_trace_write(trace, rec, &m), 0);
     rec = known(&f, 3);
     rec->error = ERROR_HTTP_4XX;
     snprintf(rec->error_message, sizeof rec->error_message, "HTTP 400: \"too long\"\n");
     rec->n_chunks = 0;
     rec->first_token_ns = rec->first_content_ns = 0;
     rec->has_usage = false;
-    assert_int_equal(report_trace_write(trace, rec), 0);
+    assert_int_equal(report_trace_write(trace, rec, NULL), 0); /* metrics computed there */
     assert_int_equal(report_trace_close(&trace), 0);
     assert_null(trace);
 
@@ -288,6 +297,7 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
         json_integer_value(json_array_get(json_object_get(lines[0], "chunk_tokens"), 1)), 2);
     assert_close(number(lines[0], "ttft_ms"), 30.0, 1e-9, "ttft");
     assert_int_equal(number(lines[0], "usage.completion_tokens"), 11);
+    assert_string_equal(json_string_value(json_object_get(lines[0], "error_message")), "");
     assert_string_equal(json_string_value(json_object_get(lines[1], "error")), "http_4xx");
     assert_string_equal(json_string_value(json_object_get(lines[1], "error_message")),
                         "HTTP 400: \"too long\"\n");
