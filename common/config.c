@@ -148,11 +148,45 @@ static char *endpoint_normalize(const char *url) {
     return copy;
 }
 
-int config_set_endpoints(config_t *self, char **urls, size_t n) {
-    char why[512];
+int config_endpoints_check(char **urls, size_t n, size_t *bad, char *why, size_t len) {
     for (size_t i = 0; i < n; i++)
-        if (config_endpoint_check(urls[i], why, sizeof why) < 0)
+        if (config_endpoint_check(urls[i], why, len) < 0) {
+            if (bad)
+                *bad = i;
             return -1;
+        }
+    char **normal = calloc(n + 1, sizeof *normal);
+    int rc = normal ? 0 : -1;
+    if (!normal)
+        snprintf(why, len, "out of memory");
+    for (size_t i = 0; rc == 0 && i < n; i++) {
+        if (!(normal[i] = endpoint_normalize(urls[i]))) {
+            snprintf(why, len, "out of memory");
+            rc = -1;
+            break;
+        }
+        /* two entries that normalise alike would share one key in results.json */
+        for (size_t j = 0; j < i; j++)
+            if (strcmp(normal[i], normal[j]) == 0) {
+                snprintf(why, len,
+                         "'%s' is the same endpoint as '%s' (both are %s once a trailing / or /v1 "
+                         "is dropped); list each endpoint once",
+                         urls[i], urls[j], normal[i]);
+                if (bad)
+                    *bad = i;
+                rc = -1;
+                break;
+            }
+    }
+    if (normal)
+        free_endpoints(normal, n);
+    return rc;
+}
+
+int config_set_endpoints(config_t *self, char **urls, size_t n) {
+    char why[1024];
+    if (config_endpoints_check(urls, n, NULL, why, sizeof why) < 0)
+        return -1;
     char **copy = calloc(n + 1, sizeof *copy);
     if (copy == NULL)
         return -1;

@@ -112,8 +112,13 @@ void config_free(config_t *self);
  * empty: a missing file, a YAML syntax error). */
 void config_error_format(const config_error_t *err, char *buf, size_t len);
 /* Replaces the endpoint list (the --target flags override the file). Each URL is checked and
- * normalised as in the file; -1 (config unchanged) when one is invalid. */
+ * normalised as in the file; -1 (config unchanged) when one is invalid or two are the same
+ * endpoint (config_endpoints_check says which and why). */
 int config_set_endpoints(config_t *self, char **urls, size_t n);
+/* Checks a list of endpoint URLs: each as config_endpoint_check, and no two the same once
+ * normalised (results are keyed by URL: two would collapse into one entry). 0 ok; -1 with why
+ * filled (naming the URLs) and *bad (may be NULL) set to the index of the offending one. */
+int config_endpoints_check(char **urls, size_t n, size_t *bad, char *why, size_t len);
 
 /* Checks an endpoint URL (http:// or https://, a host, no spaces); 0 ok, -1 with why filled. */
 int config_endpoint_check(const char *url, char *why, size_t len);

@@ -54,8 +54,16 @@ static yaml_node_t *item_at(config_yaml_t *r, yaml_node_t *seq, size_t i) {
     return yaml_document_get_node(&r->doc, seq->data.sequence.items.start[i]);
 }
 
-/* A sequence of URLs (a single URL is accepted as a one-item list), checked one by one so the
- * error points at the bad item, then normalised by config_set_endpoints. */
+/* "target.endpoints[i]", or "target.endpoints" for a single URL given without a list. */
+static void endpoint_path(char *buf, size_t len, bool list, size_t i) {
+    if (list)
+        snprintf(buf, len, "target.endpoints[%zu]", i);
+    else
+        snprintf(buf, len, "target.endpoints");
+}
+
+/* A sequence of URLs (a single URL is accepted as a one-item list), checked one by one and then
+ * for duplicates so the error points at the bad item, then normalised by config_set_endpoints. */
 static int read_endpoints(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     const char *path = "target.endpoints";
     bool list = node->type == YAML_SEQUENCE_NODE;
@@ -66,16 +74,18 @@ static int read_endpoints(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if (urls == NULL)
         return config_yaml_fail(r, node, path, "out of memory");
     int rc = 0;
+    char item_path[CONFIG_YAML_KEY_MAX], why[1024];
     for (size_t i = 0; i < n && rc == 0; i++) {
-        char item_path[CONFIG_YAML_KEY_MAX], why[512];
         yaml_node_t *item = list ? item_at(r, node, i) : node;
-        if (list)
-            snprintf(item_path, sizeof item_path, "%s[%zu]", path, i);
-        else
-            snprintf(item_path, sizeof item_path, "%s", path);
+        endpoint_path(item_path, sizeof item_path, list, i);
         rc = config_yaml_string(r, item, item_path, &urls[i]);
         if (rc == 0 && config_endpoint_check(urls[i], why, sizeof why) < 0)
             rc = config_yaml_fail(r, item, item_path, "%s", why);
+    }
+    size_t bad = 0;
+    if (rc == 0 && config_endpoints_check(urls, n, &bad, why, sizeof why) < 0) {
+        endpoint_path(item_path, sizeof item_path, list, bad);
+        rc = config_yaml_fail(r, list ? item_at(r, node, bad) : node, item_path, "%s", why);
     }
     if (rc == 0 && config_set_endpoints(c, urls, n) < 0)
         rc = config_yaml_fail(r, node, path, "out of memory");

@@ -178,6 +178,12 @@ static const bad_case_t bad_cases[] = {
      "control character"},
     {"limits: {duration: 10s}\ntarget:\n  model: \"\"\n",
      "bad.yaml:3:10: target.model: expected a non-empty string, got ''"},
+    /* results.json keys per-endpoint blocks by URL: two entries would collapse into one */
+    {"limits: {duration: 10s}\ntarget:\n  endpoints:\n    - http://a:8000\n    - http://b:8000\n"
+     "    - http://a:8000/v1/\n",
+     "bad.yaml:6:7: target.endpoints[2]: 'http://a:8000/v1/' is the same endpoint as "
+     "'http://a:8000' (both are http://a:8000 once a trailing / or /v1 is dropped); list each "
+     "endpoint once"},
 };
 
 static void test_config_bad_files_give_exact_messages(void **state) {
@@ -636,6 +642,32 @@ static void test_config_set_endpoints_normalises_and_refuses_bad_urls(void **sta
     config_free(&c);
 }
 
+/* --target twice with the same server (here once with /v1) is refused, naming both URLs: the
+ * results would otherwise merge the two into one entry keyed by that URL. */
+static void test_config_set_endpoints_refuses_the_same_endpoint_twice(void **state) {
+    config_t c;
+    load_data_file(&c, "good_full.yaml");
+    size_t before = c.target.n_endpoints;
+    char *twice[] = {"http://10.0.0.1:8000", "http://10.0.0.2:8000", "http://10.0.0.1:8000/v1"};
+    assert_int_equal(config_set_endpoints(&c, twice, 3), -1);
+    assert_int_equal(c.target.n_endpoints, before); /* unchanged */
+    char why[1024];
+    size_t bad = 99;
+    assert_int_equal(config_endpoints_check(twice, 3, &bad, why, sizeof why), -1);
+    assert_int_equal(bad, 2);
+    assert_string_equal(why, "'http://10.0.0.1:8000/v1' is the same endpoint as "
+                             "'http://10.0.0.1:8000' (both are http://10.0.0.1:8000 once a "
+                             "trailing / or /v1 is dropped); list each endpoint once");
+    char *invalid[] = {"http://ok:1", "ftp://x"};
+    assert_int_equal(config_endpoints_check(invalid, 2, &bad, why, sizeof why), -1);
+    assert_int_equal(bad, 1);
+    char *distinct[] = {"http://10.0.0.1:8000", "http://10.0.0.1:8001", "https://10.0.0.1:8000"};
+    assert_int_equal(config_endpoints_check(distinct, 3, &bad, why, sizeof why), 0);
+    assert_int_equal(config_set_endpoints(&c, distinct, 3), 0);
+    assert_int_equal(c.target.n_endpoints, 3);
+    config_free(&c);
+}
+
 static void test_config_api_key_from_env_and_file(void **state) {
     config_t c;
     config_error_t err;
@@ -780,6 +812,7 @@ int main(void) {
         cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
         cmocka_unit_test(test_config_header_secrecy_by_name),
         cmocka_unit_test(test_config_set_endpoints_normalises_and_refuses_bad_urls),
+        cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
         cmocka_unit_test(test_config_api_key_from_env_and_file),
         cmocka_unit_test(test_config_copy_is_deep_and_equal),
         cmocka_unit_test(test_config_error_format_without_position_or_key),
