@@ -1,5 +1,9 @@
 #include "ingest.h"
 
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -7,6 +11,7 @@ struct ingest {
     int64_t *chunk_ns;
     uint16_t *chunk_tokens;
     size_t cap;
+    char error[200];
 };
 
 ingest_t *ingest_new(void) {
@@ -64,9 +69,61 @@ static int reserve(ingest_t *self, size_t n) {
     return 0;
 }
 
+static int refuse(ingest_t *self, const Stampede__Record *msg, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+
+static int refuse(ingest_t *self, const Stampede__Record *msg, const char *fmt, ...) {
+    int n = snprintf(self->error, sizeof self->error, "request %" PRIu64 ": ", msg->request_id);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(self->error + n, sizeof self->error - (size_t)n, fmt, ap);
+    va_end(ap);
+    return INGEST_REFUSED;
+}
+
+/* base + delta - offset_ns, a wire timestamp on the controller's clock; false when it does not fit
+ * in 64 bits (no honest worker is within centuries of that). */
+static bool shift(int64_t base, int64_t delta, int64_t offset_ns, int64_t *out) {
+    int64_t sum;
+    return !__builtin_add_overflow(base, delta, &sum) &&
+           !__builtin_sub_overflow(sum, offset_ns, out);
+}
+
 /* An optional wire delta back to an absolute controller-clock timestamp (0 = did not happen). */
-static int64_t stamp(int present, int64_t delta, int64_t base, int64_t offset_ns) {
-    return present ? base + delta - offset_ns : 0;
+static bool stamp(int present, int64_t delta, int64_t base, int64_t offset_ns, int64_t *out) {
+    *out = 0;
+    return !present || shift(base, delta, offset_ns, out);
+}
+
+/* Chunk receive times: running sums of microsecond gaps from send_ns. */
+static int decode_chunks(ingest_t *self, const Stampede__Record *msg, int64_t base,
+                         int64_t offset_ns, request_record_t *out) {
+    size_t n = msg->n_chunk_gap_us;
+    if (n > UINT32_MAX)
+        return refuse(self, msg, "%zu chunks", n);
+    if (msg->n_chunk_tokens && msg->n_chunk_tokens != n)
+        return refuse(self, msg, "%zu chunk token counts for %zu chunks", msg->n_chunk_tokens, n);
+    if (n == 0)
+        return 0;
+    if (reserve(self, n) < 0)
+        return INGEST_NO_MEMORY;
+    uint64_t us = 0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t rel_ns;
+        if (__builtin_add_overflow(us, msg->chunk_gap_us[i], &us) ||
+            __builtin_mul_overflow(us, (uint64_t)1000, &rel_ns) ||
+            !shift(base, rel_ns, offset_ns, &self->chunk_ns[i]))
+            return refuse(self, msg, "chunk %zu of %zu time out of range", i + 1, n);
+    }
+    out->n_chunks = (uint32_t)n;
+    out->chunk_ns = self->chunk_ns;
+    if (msg->n_chunk_tokens) {
+        for (size_t i = 0; i < n; i++)
+            self->chunk_tokens[i] =
+                msg->chunk_tokens[i] > UINT16_MAX ? UINT16_MAX : (uint16_t)msg->chunk_tokens[i];
+        out->chunk_tokens = self->chunk_tokens;
+    }
+    return 0;
 }
 
 int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns, uint32_t worker,
@@ -79,18 +136,23 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->worker = worker;
     out->request_id = msg->request_id;
     const int64_t base = msg->send_ns;
-    out->send_ns = base ? base - offset_ns : 0;
-    out->intended_ns = stamp(msg->_intended_case != STAMPEDE__RECORD___INTENDED__NOT_SET,
-                             msg->intended_delta_ns, base, offset_ns);
-    out->headers_ns = stamp(msg->_headers_case != STAMPEDE__RECORD___HEADERS__NOT_SET,
-                            msg->headers_delta_ns, base, offset_ns);
-    out->first_token_ns = stamp(msg->_first_token_case != STAMPEDE__RECORD___FIRST_TOKEN__NOT_SET,
-                                msg->first_token_delta_ns, base, offset_ns);
-    out->first_content_ns =
-        stamp(msg->_first_content_case != STAMPEDE__RECORD___FIRST_CONTENT__NOT_SET,
-              msg->first_content_delta_ns, base, offset_ns);
-    out->end_ns = stamp(msg->_end_case != STAMPEDE__RECORD___END__NOT_SET, msg->end_delta_ns, base,
-                        offset_ns);
+    if (base && !shift(base, 0, offset_ns, &out->send_ns))
+        return refuse(self, msg, "send time out of range");
+    if (!stamp(msg->_intended_case != STAMPEDE__RECORD___INTENDED__NOT_SET, msg->intended_delta_ns,
+               base, offset_ns, &out->intended_ns))
+        return refuse(self, msg, "intended start out of range");
+    if (!stamp(msg->_headers_case != STAMPEDE__RECORD___HEADERS__NOT_SET, msg->headers_delta_ns,
+               base, offset_ns, &out->headers_ns))
+        return refuse(self, msg, "headers time out of range");
+    if (!stamp(msg->_first_token_case != STAMPEDE__RECORD___FIRST_TOKEN__NOT_SET,
+               msg->first_token_delta_ns, base, offset_ns, &out->first_token_ns))
+        return refuse(self, msg, "first token time out of range");
+    if (!stamp(msg->_first_content_case != STAMPEDE__RECORD___FIRST_CONTENT__NOT_SET,
+               msg->first_content_delta_ns, base, offset_ns, &out->first_content_ns))
+        return refuse(self, msg, "first content time out of range");
+    if (!stamp(msg->_end_case != STAMPEDE__RECORD___END__NOT_SET, msg->end_delta_ns, base,
+               offset_ns, &out->end_ns))
+        return refuse(self, msg, "end time out of range");
     out->http_status = msg->http_status;
     out->error = ingest_error_class(msg->error);
     if (msg->error_message) {
@@ -109,37 +171,41 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->workload_hash = msg->workload_hash;
     out->warmup = msg->warmup;
     out->session_end = msg->session_end;
-
-    size_t n = msg->n_chunk_gap_us;
-    if (n) {
-        if (reserve(self, n) < 0)
-            return -1;
-        uint64_t us = 0;
-        for (size_t i = 0; i < n; i++) {
-            us += msg->chunk_gap_us[i];
-            self->chunk_ns[i] = base + (int64_t)us * 1000 - offset_ns;
-        }
-        out->n_chunks = (uint32_t)n;
-        out->chunk_ns = self->chunk_ns;
-        if (msg->n_chunk_tokens == n) {
-            for (size_t i = 0; i < n; i++)
-                self->chunk_tokens[i] =
-                    msg->chunk_tokens[i] > UINT16_MAX ? UINT16_MAX : (uint16_t)msg->chunk_tokens[i];
-            out->chunk_tokens = self->chunk_tokens;
-        }
-    }
-    return 0;
+    return decode_chunks(self, msg, base, offset_ns, out);
 }
 
+/* Puts "record I of N, " in front of the reason a record was refused, cutting its end if need be.
+ */
+static void name_record(ingest_t *self, size_t index, size_t n_records) {
+    char prefix[64];
+    size_t n = (size_t)snprintf(prefix, sizeof prefix, "record %zu of %zu, ", index + 1, n_records);
+    size_t keep = strlen(self->error);
+    if (n + keep >= sizeof self->error)
+        keep = sizeof self->error - 1 - n;
+    memmove(self->error + n, self->error, keep);
+    memcpy(self->error, prefix, n);
+    self->error[n + keep] = '\0';
+}
+
+/* Two passes over the same bytes: the first finds any record that does not decode (and grows the
+ * chunk storage to the longest record), so the second, which hands records on, cannot fail. */
 long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t offset_ns,
                   uint32_t worker, ingest_record_fn fn, void *arg) {
-    long n = 0;
+    request_record_t rec;
     for (size_t i = 0; i < batch->n_records; i++) {
-        request_record_t rec;
-        if (ingest_record(self, batch->records[i], offset_ns, worker, &rec) < 0)
-            return -1;
-        fn(arg, &rec);
-        n++;
+        int rc = ingest_record(self, batch->records[i], offset_ns, worker, &rec);
+        if (rc == INGEST_REFUSED)
+            name_record(self, i, batch->n_records);
+        if (rc < 0)
+            return rc;
     }
-    return n;
+    for (size_t i = 0; i < batch->n_records; i++) {
+        ingest_record(self, batch->records[i], offset_ns, worker, &rec);
+        fn(arg, &rec);
+    }
+    return (long)batch->n_records;
+}
+
+const char *ingest_error(const ingest_t *self) {
+    return self->error;
 }

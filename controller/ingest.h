@@ -1,7 +1,9 @@
 /* Turning the records of workers' event batches back into request_record_t on the controller's
  * clock: the inverse of worker/events, plus the conversion by the clock offset measured for the
  * worker (worker clock minus controller clock). Chunk arrays are decoded into storage the ingest
- * owns and reuses, so decoding allocates only while a record is longer than any before it. */
+ * owns and reuses, so decoding allocates only while a record is longer than any before it.
+ * Every value comes from the network: one whose timestamp arithmetic would overflow refuses the
+ * record, and a batch is merged whole or not at all. */
 #ifndef STAMPEDE_INGEST_H
 #define STAMPEDE_INGEST_H
 
@@ -12,6 +14,12 @@
 
 typedef struct ingest ingest_t;
 
+/* Why a record or a batch was not decoded (the negative results below). */
+typedef enum ingest_failure {
+    INGEST_NO_MEMORY = -1, /* worth another try: the same bytes may decode later */
+    INGEST_REFUSED = -2,   /* the bytes themselves are wrong; ingest_error says how */
+} ingest_failure_t;
+
 /* Called for each decoded record; the record and its chunk arrays are valid during the call. */
 typedef void (*ingest_record_fn)(void *arg, request_record_t *record);
 
@@ -21,13 +29,18 @@ ingest_t *ingest_new(void);
 void ingest_destroy(ingest_t **self_p);
 /* Decodes msg into *out with every timestamp moved to the controller's clock (minus offset_ns);
  * out->worker is set to worker. out's chunk arrays point into self's storage, valid until the
- * next call. 0 ok, -1 on allocation failure. */
+ * next call. 0 ok, INGEST_NO_MEMORY, or INGEST_REFUSED (a timestamp out of range, chunk token
+ * counts that do not match the chunks). */
 int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns, uint32_t worker,
                   request_record_t *out);
-/* Decodes every record of a batch and hands each to fn. Returns the number decoded, -1 on
- * allocation failure. */
+/* Decodes every record of a batch, then hands each to fn: either every record reaches fn or
+ * none does, so a batch refused and sent again is never merged twice. Returns the number of
+ * records, or INGEST_NO_MEMORY / INGEST_REFUSED (fn was not called). */
 long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t offset_ns,
                   uint32_t worker, ingest_record_fn fn, void *arg);
+/* What the last INGEST_REFUSED refused and why, e.g. "record 3 (request 17): chunk 2 time out of
+ * range"; owned by self, valid until the next call. */
+const char *ingest_error(const ingest_t *self);
 /* The record.h error class of a wire error class (unknown values map to ERROR_PROTOCOL). */
 error_class_t ingest_error_class(Stampede__ErrorClass wire);
 
