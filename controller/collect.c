@@ -42,6 +42,32 @@ static void check_complete(controller_t *self, registry_worker_t *w) {
     w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;
 }
 
+collect_batch_outcome_t collect_batch(registry_worker_t *w, ingest_t *ingest,
+                                      const Stampede__EventBatch *batch, ingest_record_fn fn,
+                                      void *arg) {
+    if (batch->seq != w->acked_seq + 1)
+        return COLLECT_OUT_OF_ORDER;
+    long n = ingest_batch(ingest, batch, w->offset_ns, (uint32_t)w->index, fn, arg);
+    if (n == INGEST_NO_MEMORY)
+        return COLLECT_NO_MEMORY;
+    w->acked_seq = batch->seq;
+    if (n == INGEST_REFUSED)
+        return COLLECT_REFUSED;
+    w->ingested += (uint64_t)n;
+    return COLLECT_MERGED;
+}
+
+/* A batch that can never be merged: the results say so, and the worker's Done will show its
+ * records missing from the count. */
+static void refuse_batch(controller_t *self, registry_worker_t *w, uint64_t seq) {
+    char why[400];
+    snprintf(why, sizeof why,
+             "worker %s: batch %" PRIu64 " refused, its records are not merged: %s", w->name, seq,
+             ingest_error(self->ingest));
+    merge_mark_partial(self->merge, why);
+    console_say(self, "%s", why);
+}
+
 void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,
                   int64_t rx_ns) {
     controller_t *self = arg;
@@ -58,14 +84,8 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         !registry_finished(w)) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
-        if (env->batch->seq == w->acked_seq + 1) {
-            long n = ingest_batch(self->ingest, env->batch, w->offset_ns, (uint32_t)w->index,
-                                  results_record, self);
-            if (n >= 0) {
-                w->ingested += (uint64_t)n;
-                w->acked_seq = env->batch->seq;
-            }
-        }
+        if (collect_batch(w, self->ingest, env->batch, results_record, self) == COLLECT_REFUSED)
+            refuse_batch(self, w, env->batch->seq);
         send_ack(self, w);
         check_complete(self, w);
     }

@@ -9,9 +9,26 @@
 #include <stdint.h>
 
 #include "controller.h"
+#include "ingest.h"
 #include "registry.h"
 #include "stampede.pb-c.h"
 
+/* What collect_batch did with a batch. */
+typedef enum collect_batch_outcome {
+    COLLECT_MERGED,       /* the next in sequence: every record handed on, acked_seq advanced */
+    COLLECT_OUT_OF_ORDER, /* a duplicate or a batch past a gap: nothing handed on */
+    COLLECT_REFUSED,      /* the next, but it does not decode: nothing handed on, and acked_seq
+                             advanced past it (the same bytes would be refused again) */
+    COLLECT_NO_MEMORY,    /* the next, but memory ran out: nothing handed on, nothing acked, so
+                             the worker sends it again */
+} collect_batch_outcome_t;
+
+/* The go-back-N step for one batch of w: hands every record of the batch that follows
+ * w->acked_seq to fn (with w's clock offset and index), or none of them; updates w->acked_seq
+ * and w->ingested. On COLLECT_REFUSED, ingest_error(ingest) says why. */
+collect_batch_outcome_t collect_batch(registry_worker_t *w, ingest_t *ingest,
+                                      const Stampede__EventBatch *batch, ingest_record_fn fn,
+                                      void *arg);
 /* A message from the data socket (a transport_message_fn; arg is the controller): merges the
  * next batch of a worker of the run, acks and releases the worker when it is complete. */
 void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,
