@@ -22,7 +22,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 start_mock --ttft-ms 50 --itl-ms 10
 metric() { # sum of a series of the mock's /metrics over all its labels
     curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && index($0, l) {s += $NF} END {print s + 0}'
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
 }
 cat >"$WORK/d.yaml" <<YAML
 seed: 4

@@ -14,7 +14,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 start_mock --ttft-ms 5 --itl-ms 2 --reset-after-tokens 5 --reset-rate 0.3 --seed 3
 metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
     curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && index($0, l) {s += $NF} END {print s + 0}'
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
 }
 cat >"$WORK/r.yaml" <<YAML
 seed: 3
