@@ -70,6 +70,9 @@ struct engine {
     char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" already looked at for pinning */
     uint32_t n_origins;
     uint32_t pinned;
+    char **endpoint_urls; /* per endpoint index: the URL already looked at for pinning, or NULL */
+    uint32_t endpoint_urls_len;
+    uint64_t url_lookups;
 
     uint32_t inflight;
     uint32_t *inflight_to; /* per endpoint index */
@@ -332,6 +335,9 @@ void engine_destroy(engine_t **self_p) {
     curl_slist_free_all(self->settings.resolve);
     for (uint32_t i = 0; i < self->n_origins; i++)
         free(self->origins[i]);
+    for (uint32_t i = 0; i < self->endpoint_urls_len; i++)
+        free(self->endpoint_urls[i]);
+    free(self->endpoint_urls);
     if (self->auth_line) {
         explicit_bzero(self->auth_line, strlen(self->auth_line));
         free(self->auth_line);
@@ -449,7 +455,10 @@ static void engine_pin_host(engine_t *self, const char *url) {
             return;
     if (self->n_origins == ENGINE_MAX_ORIGINS)
         return;
-    self->origins[self->n_origins++] = strdup(origin);
+    char *copy = strdup(origin);
+    if (!copy)
+        return; /* not pinned; looked at again by the next request */
+    self->origins[self->n_origins++] = copy;
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *found = NULL;
     if (getaddrinfo(host, NULL, &hints, &found) != 0)
@@ -482,8 +491,36 @@ static void engine_pin_host(engine_t *self, const char *url) {
     struct curl_slist *list = curl_slist_append(self->settings.resolve, line);
     if (list) {
         self->settings.resolve = list;
+        self->settings.resolve_version++;
         self->pinned++;
     }
+}
+
+/* Pins url's host unless this endpoint's URL was already looked at: a submit then costs one
+ * string comparison, no parsing. An endpoint index whose URL changes is looked at again. */
+static void engine_pin_endpoint(engine_t *self, uint32_t endpoint, const char *url) {
+    if (endpoint < self->endpoint_urls_len && self->endpoint_urls[endpoint] &&
+        strcmp(self->endpoint_urls[endpoint], url) == 0)
+        return;
+    self->url_lookups++;
+    engine_pin_host(self, url);
+    if (endpoint >= self->endpoint_urls_len) {
+        uint32_t len = self->endpoint_urls_len ? self->endpoint_urls_len : 8;
+        while (len <= endpoint)
+            len *= 2;
+        char **grown = realloc(self->endpoint_urls, len * sizeof(*grown));
+        if (!grown)
+            return; /* not remembered: looked at again next time */
+        memset(grown + self->endpoint_urls_len, 0,
+               (len - self->endpoint_urls_len) * sizeof(*grown));
+        self->endpoint_urls = grown;
+        self->endpoint_urls_len = len;
+    }
+    char *copy = strdup(url);
+    if (!copy)
+        return;
+    free(self->endpoint_urls[endpoint]);
+    self->endpoint_urls[endpoint] = copy;
 }
 
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {
@@ -497,7 +534,7 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
         engine_release_slot(self, slot);
         return -1;
     }
-    engine_pin_host(self, request->url);
+    engine_pin_endpoint(self, request->record->endpoint, request->url);
     slot->done = done;
     slot->arg = arg;
     slot->endpoint = request->record->endpoint;
@@ -543,6 +580,8 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->streams = self->n_slots;
     out->socket_events = self->socket_events;
     out->pinned_hosts = self->pinned;
+    out->url_lookups = self->url_lookups;
+    out->resolve_updates = self->counters.resolve_updates;
 }
 
 void engine_set_sent_delay(engine_t *self, histogram_t *delay) {

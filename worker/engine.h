@@ -48,7 +48,8 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options);
 void engine_destroy(engine_t **self_p);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
  * that cannot start (bad URL) is reported through done, from the loop. The first request to a
- * host name resolves it (blocking, once per host) and pins the addresses for every later one. */
+ * host name resolves it (blocking, once per host) and pins the addresses for every later one;
+ * the URL is looked at once per endpoint index (record->endpoint), while it stays the same. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
@@ -67,9 +68,11 @@ typedef struct engine_stats {
     uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
     uint64_t token_chunks;      /* chunks that carried a token */
     uint64_t body_bytes;
-    uint64_t connections;  /* TCP connections opened; requests_finished - this = reused */
-    uint32_t streams;      /* stream slots (easy handles + buffers) allocated */
-    uint32_t pinned_hosts; /* host names resolved once and pinned (CURLOPT_RESOLVE) */
+    uint64_t connections;     /* TCP connections opened; requests_finished - this = reused */
+    uint32_t streams;         /* stream slots (easy handles + buffers) allocated */
+    uint32_t pinned_hosts;    /* host names resolved once and pinned (CURLOPT_RESOLVE) */
+    uint64_t url_lookups;     /* URLs parsed for pinning: once per endpoint URL, not per request */
+    uint64_t resolve_updates; /* pinned-address lists handed to curl: once per stream and pin */
 } engine_stats_t;
 void engine_stats(const engine_t *self, engine_stats_t *out);
 

@@ -59,6 +59,7 @@ struct stream {
     size_t body_len;
     size_t body_cap;
 
+    uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
     struct curl_slist session_node; /* X-Session-ID in front of the shared headers */
     char *session_line;
     size_t session_cap;
@@ -495,9 +496,15 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
         stream_fail(self, ERROR_CONNECT, "cannot use URL %s", url);
         return -1;
     }
-    /* Every transfer re-asserts the pinned addresses: cheap, and whichever starts first fills
-     * the multi handle's shared DNS cache before any resolver thread is spawned. */
-    curl_easy_setopt(self->easy, CURLOPT_RESOLVE, self->settings->resolve);
+    /* curl loads a RESOLVE list into the multi handle's DNS cache, as permanent entries, at the
+     * next transfer of the handle that was given it; so a handle passes the list on only when a
+     * pin was added since it last did, and each new pin reaches the cache before a resolver
+     * thread would be spawned for it. */
+    if (self->resolve_version != self->settings->resolve_version) {
+        curl_easy_setopt(self->easy, CURLOPT_RESOLVE, self->settings->resolve);
+        self->resolve_version = self->settings->resolve_version;
+        self->settings->counters->resolve_updates++;
+    }
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS, body ? body : "");
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
     if (!session_header) {

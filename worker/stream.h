@@ -20,6 +20,7 @@ typedef struct stream_counters {
     uint64_t token_chunks;    /* events that carried a token (content, reasoning or tool call) */
     uint64_t body_bytes;      /* response body bytes */
     uint64_t connections;     /* new TCP connections curl opened (the rest were reused) */
+    uint64_t resolve_updates; /* times a stream handed curl a changed CURLOPT_RESOLVE list */
     histogram_t *sent_delay;  /* receive stamp - chunk "sent_ns", when set (not owned) */
 } stream_counters_t;
 
@@ -27,6 +28,7 @@ typedef struct stream_counters {
 typedef struct stream_settings {
     struct curl_slist *headers; /* Content-Type, Accept, Authorization, extra headers */
     struct curl_slist *resolve; /* "host:port:addresses" pinned by the engine; may be NULL */
+    uint64_t resolve_version;   /* bumped whenever resolve grows */
     long connect_timeout_ms;    /* 0 = curl's default; the whole-request timeout is the engine's */
     long buffer_size;           /* CURLOPT_BUFFERSIZE */
     stream_counters_t *counters;

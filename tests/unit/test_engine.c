@@ -533,6 +533,37 @@ static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
     run_close(&run);
 }
 
+/* The pin is looked up once per endpoint, and each stream hands curl the pinned addresses once,
+ * not on every request. */
+static void test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per_stream(void **s) {
+    engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char by_name[128];
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock_port);
+    char *body = chat_body(10, 1);
+    static chain_t chains[4];
+    for (int i = 0; i < 4; i++) {
+        chains[i] = (chain_t){.run = &run, .url = by_name, .body = body, .remaining = 5};
+        chain_next(&chains[i]);
+    }
+    run_until_done(&run, 20000 * MS);
+    int ok = 0;
+    for (int i = 0; i < 4; i++)
+        ok += chains[i].ok;
+    assert_int_equal(ok, 20);
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    assert_int_equal(stats.requests_finished, 20);
+    assert_int_equal(stats.url_lookups, 1);
+    assert_int_equal(stats.pinned_hosts, 1);
+    /* one per stream slot (4, or 5 when a done callback still held its slot at a resubmit) */
+    assert_true(stats.streams >= 4 && stats.streams <= 5);
+    assert_int_equal(stats.resolve_updates, stats.streams);
+    free(body);
+    run_close(&run);
+}
+
 static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state) {
     engine_options_t options = {.max_streams = 2, .timeout_ns = 20000 * MS};
     run_t run;
@@ -1116,6 +1147,8 @@ int main(void) {
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
         cmocka_unit_test(test_engine_host_name_is_resolved_once_and_pinned),
+        cmocka_unit_test(
+            test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per_stream),
         cmocka_unit_test(test_engine_sharded_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
     };
