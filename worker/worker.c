@@ -200,6 +200,28 @@ static void abandon_run(worker_loop_t *w, const char *why) {
     release_run(w, "run abandoned");
 }
 
+static void free_lines(char **lines) {
+    for (size_t i = 0; lines && lines[i]; i++)
+        free(lines[i]);
+    free(lines);
+}
+
+/* target.headers as "Name: value" lines, NULL-terminated; NULL when memory ran out. */
+static char **header_lines(const config_t *cfg) {
+    char **lines = calloc(cfg->target.n_headers + 1, sizeof *lines);
+    for (size_t i = 0; lines && i < cfg->target.n_headers; i++) {
+        const config_header_t *h = &cfg->target.headers[i];
+        size_t len = strlen(h->name) + strlen(h->value) + 3;
+        lines[i] = malloc(len);
+        if (!lines[i]) {
+            free_lines(lines);
+            return NULL;
+        }
+        snprintf(lines[i], len, "%s: %s", h->name, h->value);
+    }
+    return lines;
+}
+
 /* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
 static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, size_t errlen) {
     config_error_t cerr;
@@ -223,32 +245,30 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "%s", msg);
         return -1;
     }
-    const char **headers = calloc(w->cfg.target.n_headers + 1, sizeof *headers);
-    char **lines = calloc(w->cfg.target.n_headers + 1, sizeof *lines);
-    for (size_t i = 0; headers && lines && i < w->cfg.target.n_headers; i++) {
-        const config_header_t *h = &w->cfg.target.headers[i];
-        size_t len = strlen(h->name) + strlen(h->value) + 3;
-        lines[i] = malloc(len);
-        if (lines[i])
-            snprintf(lines[i], len, "%s: %s", h->name, h->value);
-        headers[i] = lines[i];
+    char **headers = header_lines(&w->cfg);
+    if (headers) {
+        uint32_t streams =
+            w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
+        engine_options_t opt = {
+            .max_streams = streams ? streams : WORKER_MAX_STREAMS,
+            .timeout_ns = w->cfg.target.timeout_ns,
+            .connect_timeout_ns = w->cfg.target.connect_timeout_ns,
+            .headers = (const char *const *)headers,
+            .api_key = api_key,
+        };
+        w->engine = engine_new(w->loop, &opt);
+        free_lines(headers);
     }
-    uint32_t streams = w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
-    engine_options_t opt = {
-        .max_streams = streams ? streams : WORKER_MAX_STREAMS,
-        .timeout_ns = w->cfg.target.timeout_ns,
-        .connect_timeout_ns = w->cfg.target.connect_timeout_ns,
-        .headers = headers,
-        .api_key = api_key,
-    };
-    w->engine = engine_new(w->loop, &opt);
-    for (size_t i = 0; lines && i < w->cfg.target.n_headers; i++)
-        free(lines[i]);
-    free(lines);
-    free(headers);
     if (api_key) {
         explicit_bzero(api_key, strlen(api_key));
         free(api_key);
+    }
+    if (!headers) {
+        /* a run without the user's headers (an auth or routing header) would test the wrong
+         * thing: refuse it */
+        snprintf(err, errlen, "out of memory building the %zu target.headers",
+                 w->cfg.target.n_headers);
+        return -1;
     }
     if (!w->engine) {
         snprintf(err, errlen, "cannot create the request engine");
@@ -530,6 +550,15 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
     return 0;
 }
 
+/* Asks every started loop to stop its load and return. */
+static void wake_loops(worker_loop_t *loops, uint32_t n) {
+    uint64_t one = 1;
+    for (uint32_t i = 0; i < n; i++)
+        if (loops[i].started && write(loops[i].wake_fd, &one, sizeof one) < 0)
+            fprintf(stderr, "worker %s: cannot wake its loop: %s\n", loops[i].name,
+                    strerror(errno));
+}
+
 int worker_main(int argc, char **argv) {
     worker_settings_t s;
     char name_buf[256];
@@ -567,13 +596,17 @@ int worker_main(int argc, char **argv) {
         else
             snprintf(w->name, sizeof w->name, "%.120s", s.name);
         w->wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-        if (w->wake_fd < 0 || pthread_create(&w->tid, NULL, loop_thread, w) != 0) {
-            fprintf(stderr, "stampede worker: cannot start loop %u: %s\n", i, strerror(errno));
+        int err = w->wake_fd < 0 ? errno : pthread_create(&w->tid, NULL, loop_thread, w);
+        if (err) {
+            fprintf(stderr, "stampede worker: cannot start loop %u: %s\n", i, strerror(err));
             rc = 1;
             break;
         }
         w->started = true;
     }
+    /* A worker short of loops must not run a partial load: the ones already started stop now. */
+    if (rc)
+        wake_loops(loops, s.threads);
     for (;;) {
         bool all_done = true;
         for (uint32_t i = 0; i < s.threads; i++)
@@ -585,10 +618,7 @@ int worker_main(int argc, char **argv) {
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM) {
             fprintf(stderr, "worker %s: %s: stopping\n", s.name, strsignal(sig));
-            uint64_t one = 1;
-            for (uint32_t i = 0; i < s.threads; i++)
-                if (loops[i].started && write(loops[i].wake_fd, &one, sizeof one) < 0)
-                    continue;
+            wake_loops(loops, s.threads);
         }
     }
     for (uint32_t i = 0; i < s.threads; i++) {

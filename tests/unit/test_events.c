@@ -1,12 +1,24 @@
 /* Event batches: what a worker packs is what the controller decodes (chunk times as varint
  * microsecond gaps, clock offsets undone), and the unacknowledged ring sends, keeps and resends
- * exactly what it should. */
+ * exactly what it should. Also the worker process around them: one whose loops cannot all start
+ * stops the ones that did. */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <cmocka.h>
 
@@ -14,6 +26,27 @@
 #include "events.h"
 #include "ingest.h"
 #include "stampede.pb-c.h"
+#include "worker.h"
+
+typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+
+/* When armed, the calls to pthread_create made by one thread fail (EAGAIN, as at a thread
+ * limit) after the first `calls_before_failure`; every other call goes to the real function. */
+static pthread_t failing_caller;
+static int calls_before_failure = -1;
+
+/* This program's pthread_create takes the place of libc's for the code linked into it (worker.c
+ * included); the real one (or a sanitizer's interceptor in front of it) is the next in line. */
+int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+                   void *arg) {
+    pthread_create_fn real = (pthread_create_fn)dlsym(RTLD_NEXT, "pthread_create");
+    if (calls_before_failure >= 0 && pthread_equal(pthread_self(), failing_caller)) {
+        if (calls_before_failure == 0)
+            return EAGAIN;
+        calls_before_failure--;
+    }
+    return real(thread, attr, start, arg);
+}
 
 #define RUN_ID 0x1122334455667788ULL
 
@@ -389,6 +422,58 @@ static void test_events_new_run_restarts_sequence_and_forgets_batches(void **st)
     events_destroy(&ev);
 }
 
+/* A loopback TCP port nothing listens on. */
+static int closed_port(void) {
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof addr;
+    assert_int_equal(bind(fd, (struct sockaddr *)&addr, sizeof addr), 0);
+    assert_int_equal(getsockname(fd, (struct sockaddr *)&addr, &len), 0);
+    close(fd);
+    return ntohs(addr.sin_port);
+}
+
+/* Loop 0 starts and keeps trying to reach a controller that is not there; loop 1 cannot start.
+ * The worker must stop loop 0 at once and exit 1, rather than run a part of its load. */
+static void test_worker_stops_its_started_loops_when_a_loop_cannot_start(void **st) {
+    char endpoint[64];
+    snprintf(endpoint, sizeof endpoint, "tcp://127.0.0.1:%d", closed_port());
+    char log_path[] = "/tmp/stampede-test-worker-XXXXXX";
+    int log = mkstemp(log_path);
+    assert_true(log >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(log, STDERR_FILENO);
+        failing_caller = pthread_self();
+        calls_before_failure = 1;
+        char *argv[] = {"worker", "--connect", endpoint, "--threads", "3", "--id", "w", NULL};
+        _exit(worker_main(7, argv));
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 200 && done == 0; i++) { /* 10 s */
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            usleep(50000);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    char text[4096] = "";
+    ssize_t n = pread(log, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(log);
+    unlink(log_path);
+    if (done == 0)
+        fail_msg("the worker still ran 10 s after loop 1 could not start; it said:\n%s", text);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 1);
+    if (!strstr(text, "cannot start loop 1: Resource temporarily unavailable"))
+        fail_msg("expected the reason for loop 1 in:\n%s", text);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(
@@ -401,6 +486,7 @@ int main(void) {
         cmocka_unit_test(test_events_refused_send_waits_ack_frees_and_rewind_resends_unacked),
         cmocka_unit_test(test_events_full_ring_holds_the_open_batch_then_drops_and_counts),
         cmocka_unit_test(test_events_new_run_restarts_sequence_and_forgets_batches),
+        cmocka_unit_test(test_worker_stops_its_started_loops_when_a_loop_cannot_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
