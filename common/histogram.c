@@ -10,6 +10,8 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "varint.h"
+
 #define SUB_BUCKET_HALF_MAGNITUDE 10
 #define SUB_BUCKET_HALF_COUNT (1u << SUB_BUCKET_HALF_MAGNITUDE)
 #define SUB_BUCKET_MASK ((uint64_t)(2 * SUB_BUCKET_HALF_COUNT - 1))
@@ -17,7 +19,6 @@
 #define BUCKET_COUNT 32
 #define COUNTS_LEN ((BUCKET_COUNT + 1) * SUB_BUCKET_HALF_COUNT)
 #define WIRE_VERSION 1
-#define VARINT_MAX_BYTES 10
 #define CHECKSUM_BYTES 4
 
 struct histogram {
@@ -199,42 +200,6 @@ bool histogram_equal(const histogram_t *a, const histogram_t *b) {
     return memcmp(&a->counts[lo], &b->counts[lo], (hi - lo + 1) * sizeof a->counts[0]) == 0;
 }
 
-static size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
-
-static uint8_t *varint_put(uint8_t *p, uint64_t v) {
-    while (v >= 0x80) {
-        *p++ = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    *p++ = (uint8_t)v;
-    return p;
-}
-
-/* Reads one LEB128 varint; false on truncation or a value that does not fit 64 bits. */
-static bool varint_get(const uint8_t **p, const uint8_t *end, uint64_t *out) {
-    uint64_t v = 0;
-    for (int i = 0; i < VARINT_MAX_BYTES; i++) {
-        if (*p >= end)
-            return false;
-        uint8_t byte = *(*p)++;
-        if (i == VARINT_MAX_BYTES - 1 && byte > 1)
-            return false;
-        v |= (uint64_t)(byte & 0x7f) << (7 * i);
-        if (!(byte & 0x80)) {
-            *out = v;
-            return true;
-        }
-    }
-    return false;
-}
-
 /* The wire form ends with the XXH32 of everything before it, little-endian, so that corrupt bytes
  * are refused even where they would still decode to a plausible histogram. */
 static void put_checksum(uint8_t *buf, size_t body) {
@@ -265,8 +230,8 @@ static size_t write_buckets(const histogram_t *self, uint8_t *out, uint64_t *buc
             continue;
         size += varint_size(i - previous) + varint_size(self->counts[i]);
         if (out) {
-            out = varint_put(out, i - previous);
-            out = varint_put(out, self->counts[i]);
+            out += varint_put(out, i - previous);
+            out += varint_put(out, self->counts[i]);
         }
         previous = i;
         ++*buckets;
@@ -290,12 +255,12 @@ size_t histogram_write(const histogram_t *self, uint8_t *buf, size_t cap) {
     write_buckets(self, NULL, &buckets);
     uint8_t *p = buf;
     *p++ = WIRE_VERSION;
-    p = varint_put(p, self->count);
-    p = varint_put(p, self->clamped);
-    p = varint_put(p, histogram_min(self));
-    p = varint_put(p, self->max);
-    p = varint_put(p, self->sum);
-    p = varint_put(p, buckets);
+    p += varint_put(p, self->count);
+    p += varint_put(p, self->clamped);
+    p += varint_put(p, histogram_min(self));
+    p += varint_put(p, self->max);
+    p += varint_put(p, self->sum);
+    p += varint_put(p, buckets);
     write_buckets(self, p, &buckets);
     put_checksum(buf, size - CHECKSUM_BYTES);
     return size;

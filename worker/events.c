@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "stampede.pb-c.h"
+#include "varint.h"
 
 #define EVENTS_HEADER_RESERVE 64
 #define EVENTS_SPARE_BUFFERS 8
@@ -51,25 +52,6 @@ struct events {
     uint32_t *tokens; /* scratch for one record's chunk token counts */
     size_t scratch_cap;
 };
-
-static size_t varint_put(uint8_t *p, uint64_t v) {
-    size_t n = 0;
-    while (v >= 0x80) {
-        p[n++] = (uint8_t)(v | 0x80);
-        v >>= 7;
-    }
-    p[n++] = (uint8_t)v;
-    return n;
-}
-
-static size_t varint_size(uint64_t v) {
-    size_t n = 1;
-    while (v >= 0x80) {
-        v >>= 7;
-        n++;
-    }
-    return n;
-}
 
 uint64_t events_round_us(int64_t rel_ns) {
     return rel_ns <= 0 ? 0 : (uint64_t)(rel_ns + 500) / 1000;
