@@ -11,13 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "controller.h"
+#include "results.h"
 
 #define RUN_DEFAULT_WORKERS 2
 #define RUN_MOCK_START_MS 10000
@@ -36,20 +36,6 @@ typedef struct run_state {
     int mock_out; /* read end of the mock's stdout, drained so it never blocks */
     char out_dir[4096];
 } run_state_t;
-
-static int make_dirs(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
 
 /* fork + exec of this binary with argv; the child gets its own process group and dies with us. */
 static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
@@ -323,7 +309,7 @@ int run_main(int argc, char **argv) {
     if (peek_config(argv[optind], out_flag, n_targets, st.out_dir, sizeof st.out_dir,
                     &needs_mock) != 0)
         goto out;
-    if (make_dirs(st.out_dir) != 0) {
+    if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
         goto out;
