@@ -100,7 +100,7 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
     fprintf(out, "\n\n");
     fprintf(out,
             "requests      %" PRIu64 " ok, %" PRIu64 " failed (%.2f %%), %" PRIu64
-            " cancelled, %" PRIu64 " warm-up (not counted)\n",
+            " cancelled, %" PRIu64 " warm-up (kept out of the latencies)\n",
             all->ok, all->failed, error_pct(all, all->failed), all->cancelled, merge_warmup(merge));
     if (all->failed) {
         const char *separator = "errors        ";
@@ -128,7 +128,8 @@ static void print_tokens(const merge_t *merge, FILE *out) {
     const merge_stats_t *all = merge_overall(merge);
     double duration = merge_duration_s(merge);
     fprintf(out,
-            "\nthroughput    %.1f output tok/s, %.1f input tok/s, %.2f req/s, %.3f sessions/s\n",
+            "\nthroughput    %.1f output tok/s, %.1f input tok/s, %.2f req/s, %.3f sessions/s "
+            "(in the measured window, warm-up requests' share included)\n",
             per_s(all->window_output_tokens, duration), per_s(all->window_input_tokens, duration),
             per_s(all->window_requests, duration), per_s(all->window_sessions, duration));
     fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; ", all->output_tokens,

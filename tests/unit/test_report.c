@@ -221,7 +221,8 @@ static void test_report_table_has_the_expected_lines(void **state) {
                     "TTFT               55.00     49.99     90.01     99.98     99.98          10");
     assert_contains(text,
                     "ITL                20.00     20.00     20.00     20.00     20.00         100");
-    assert_contains(text, "throughput    11.0 output tok/s, 100.0 input tok/s, 1.00 req/s");
+    assert_contains(text, "throughput    11.0 output tok/s, 100.0 input tok/s, 1.00 req/s, 0.500 "
+                          "sessions/s (in the measured window");
     assert_contains(text, "counts from usage");
     assert_contains(text, "schedule lag  p99 0.100 ms");
     assert_contains(text, "http://127.0.0.1:8002                    6         5       1");
