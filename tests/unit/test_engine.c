@@ -7,7 +7,6 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -16,81 +15,26 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 #include "engine.h"
 #include "loop.h"
+#include "mock_spawn.h"
 
 #define MS 1000000LL
 
 /* The mock, spawned once for the tests that need it. */
-
-static pid_t mock_pid;
-static int mock_port;
-
-/* Spawns `$STAMPEDE_BIN mock --port 0 ARGS...` (NULL-terminated) and reads its port. */
-static int mock_start(const char *const *args) {
-    const char *bin = getenv("STAMPEDE_BIN");
-    if (!bin) {
-        fprintf(stderr, "STAMPEDE_BIN is not set: cannot start `stampede mock`\n");
-        return -1;
-    }
-    const char *argv[32] = {bin, "mock", "--port", "0"};
-    int argc = 4;
-    for (int i = 0; args[i] && argc < 31; i++)
-        argv[argc++] = args[i];
-    argv[argc] = NULL;
-    int out[2];
-    if (pipe(out) < 0)
-        return -1;
-    mock_pid = fork();
-    if (mock_pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execv(bin, (char *const *)argv);
-        _exit(127);
-    }
-    close(out[1]);
-    char line[256];
-    size_t len = 0;
-    /* Read "listening on 127.0.0.1:PORT" within 10 s. */
-    while (len < sizeof(line) - 1) {
-        struct pollfd p = {.fd = out[0], .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0)
-            break;
-        ssize_t n = read(out[0], line + len, 1);
-        if (n <= 0)
-            break;
-        len += (size_t)n;
-        if (line[len - 1] == '\n')
-            break;
-    }
-    line[len] = '\0';
-    close(out[0]);
-    const char *colon = strrchr(line, ':');
-    if (!strstr(line, "listening on") || !colon) {
-        fprintf(stderr, "`%s mock` did not say where it listens: \"%s\"\n", bin, line);
-        return -1;
-    }
-    mock_port = atoi(colon + 1);
-    return mock_port > 0 ? 0 : -1;
-}
+static mock_child_t mock;
 
 static int mock_setup(void **state) {
     static const char *const fixed[] = {"--ttft-ms", "50", "--itl-ms", "10", NULL};
-    return mock_start(fixed);
+    return mock_spawn(&mock, fixed);
 }
 
 static int mock_teardown(void **state) {
-    if (mock_pid > 0) {
-        kill(mock_pid, SIGTERM);
-        waitpid(mock_pid, NULL, 0);
-        mock_pid = 0;
-    }
+    mock_stop(&mock);
     return 0;
 }
 
@@ -331,7 +275,7 @@ static void submit_one(run_t *run, const char *url, const char *body, outcome_t 
 }
 
 static void mock_url(char *url, size_t cap) {
-    snprintf(url, cap, "http://127.0.0.1:%d/v1/chat/completions", mock_port);
+    snprintf(url, cap, "http://127.0.0.1:%d/v1/chat/completions", mock.port);
 }
 
 /* Against the mock. */
@@ -517,7 +461,7 @@ static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
     run_t run;
     run_open(&run, &options);
     char by_name[128], by_address[128];
-    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock_port);
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock.port);
     mock_url(by_address, sizeof(by_address));
     char *body = chat_body(3, 1);
     static outcome_t o[6];
@@ -540,7 +484,7 @@ static void test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per
     run_t run;
     run_open(&run, &options);
     char by_name[128];
-    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock_port);
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock.port);
     char *body = chat_body(10, 1);
     static chain_t chains[4];
     for (int i = 0; i < 4; i++) {
@@ -1041,7 +985,7 @@ static void test_engine_sends_headers_session_id_and_bearer_key(void **state) {
 
 /* One request of 8 tokens against a mock started with fault-injection arguments. */
 static void run_against_faulty_mock(const char *const *args, outcome_t *o) {
-    assert_int_equal(mock_start(args), 0);
+    assert_int_equal(mock_spawn(&mock, args), 0);
     char url[128];
     mock_url(url, sizeof(url));
     engine_options_t options = {.max_streams = 1, .timeout_ns = 10000 * MS};
@@ -1052,7 +996,7 @@ static void run_against_faulty_mock(const char *const *args, outcome_t *o) {
     run_until_done(&run, 15000 * MS);
     free(body);
     run_close(&run);
-    mock_teardown(NULL);
+    mock_stop(&mock);
 }
 
 static void test_engine_mock_failing_with_503_is_error_http_5xx(void **state) {

@@ -1,6 +1,4 @@
-#include <poll.h>
 #include <setjmp.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -11,12 +9,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include "config.h"
 #include "engine.h"
 #include "loop.h"
+#include "mock_spawn.h"
 #include "plan.h"
 #include "prompt.h"
 #include "rng.h"
@@ -880,52 +878,16 @@ static void test_session_dag_branch_failure_stops_the_join(void **state) {
     harness_free(&h);
 }
 
-/* `stampede mock` spawned for the real-engine test; its port, read from "listening on ...:PORT". */
-static pid_t mock_pid;
-static int mock_port;
+/* `stampede mock`, spawned for the real-engine test. */
+static mock_child_t mock;
 
 static int mock_setup(void **state) {
-    const char *bin = getenv("STAMPEDE_BIN");
-    int out[2];
-    if (!bin || pipe(out) < 0) {
-        fprintf(stderr, "STAMPEDE_BIN is not set: cannot start `stampede mock`\n");
-        return -1;
-    }
-    mock_pid = fork();
-    if (mock_pid == 0) {
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", "5", "--itl-ms", "1", (char *)NULL);
-        _exit(127);
-    }
-    close(out[1]);
-    char line[256];
-    size_t len = 0;
-    while (len < sizeof line - 1) { /* one line, within 10 s */
-        struct pollfd p = {.fd = out[0], .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0 || read(out[0], line + len, 1) != 1)
-            break;
-        if (line[len++] == '\n')
-            break;
-    }
-    line[len] = '\0';
-    close(out[0]);
-    const char *colon = strrchr(line, ':');
-    if (!strstr(line, "listening on") || !colon) {
-        fprintf(stderr, "`%s mock` did not say where it listens: \"%s\"\n", bin, line);
-        return -1;
-    }
-    mock_port = atoi(colon + 1);
-    return mock_port > 0 ? 0 : -1;
+    static const char *const args[] = {"--ttft-ms", "5", "--itl-ms", "1", NULL};
+    return mock_spawn(&mock, args);
 }
 
 static int mock_teardown(void **state) {
-    if (mock_pid > 0) {
-        kill(mock_pid, SIGTERM);
-        waitpid(mock_pid, NULL, 0);
-        mock_pid = 0;
-    }
+    mock_stop(&mock);
     return 0;
 }
 
@@ -933,8 +895,10 @@ static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
     harness_t h;
     harness_init(&h, 1);
     char a[64], b[64];
-    snprintf(a, sizeof a, "http://127.0.0.1:%d", mock_port);
-    snprintf(b, sizeof b, "http://127.0.0.1:%d/v1/", mock_port);
+    /* two endpoints on the one mock: distinct URLs (the same URL twice is refused), one given
+     * bare and one with /v1/, which both get the API path once */
+    snprintf(a, sizeof a, "http://127.0.0.1:%d", mock.port);
+    snprintf(b, sizeof b, "http://localhost:%d/v1/", mock.port);
     char *urls[2] = {a, b};
     assert_int_equal(config_set_endpoints(&h.cfg, urls, 2), 0);
     dist_fixed(&h.cfg.workload.input_tokens, 10);
