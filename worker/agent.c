@@ -51,7 +51,9 @@ struct agent {
 
     bool welcomed;
     uint64_t run_id;
-    int64_t last_rx_ns;
+    int64_t last_rx_ns; /* latest evidence that the controller was alive, on our real clock */
+    bool have_offset;   /* offset_ns is known: liveness then comes from heartbeat send times */
+    int64_t offset_ns;  /* our reported clock minus the controller's (from Assign) */
     int64_t heartbeat_ns;
     uint64_t timer;
     uint64_t seq;
@@ -217,6 +219,8 @@ static void handle_welcome(agent_t *self, const Stampede__Envelope *env) {
      * the first Welcome of a registration counts. */
     bool again = self->welcomed;
     self->welcomed = true;
+    if (!again)
+        self->have_offset = false; /* a new registration: the offset is measured again */
     if (w->heartbeat_ms)
         self->heartbeat_ns = (int64_t)w->heartbeat_ms * 1000000;
     if (w->data_port)
@@ -236,6 +240,24 @@ static void handle_probe(agent_t *self, const Stampede__Envelope *env, int64_t r
     send_envelope(self, &self->ctl, &reply);
 }
 
+/* Liveness evidence. Before the offset is known, any message counts when it is read. Once it is
+ * known (a run is assigned), only a heartbeat counts, as of the instant the controller SENT it:
+ * after this worker was itself frozen (SIGSTOP, a stalled host), heartbeats queued during the
+ * freeze are old news, and reading them late must not make a vanished controller look alive. */
+static void note_alive(agent_t *self, const Stampede__Envelope *env, int64_t rx_ns) {
+    if (!self->have_offset) {
+        self->last_rx_ns = rx_ns;
+        return;
+    }
+    if (env->body_case != STAMPEDE__ENVELOPE__BODY_HEARTBEAT || env->heartbeat->sent_ns <= 0)
+        return;
+    int64_t sent = env->heartbeat->sent_ns + self->offset_ns - self->options.clock_shift_ns;
+    if (sent > rx_ns)
+        sent = rx_ns; /* the offset's error (at most half the probe RTT) */
+    if (sent > self->last_rx_ns)
+        self->last_rx_ns = sent;
+}
+
 static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
     Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
     if (!env) {
@@ -243,7 +265,7 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
                 len);
         return;
     }
-    self->last_rx_ns = rx_ns;
+    note_alive(self, env, rx_ns);
     switch (env->body_case) {
     case STAMPEDE__ENVELOPE__BODY_WELCOME:
         handle_welcome(self, env);
@@ -252,6 +274,8 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
         handle_probe(self, env, rx_ns);
         break;
     case STAMPEDE__ENVELOPE__BODY_ASSIGN:
+        self->offset_ns = env->assign->offset_ns;
+        self->have_offset = true;
         if (self->welcomed && self->cb.assign)
             self->cb.assign(self->arg, env->run_id, env->assign);
         break;
@@ -279,7 +303,7 @@ static void handle_data(agent_t *self, const uint8_t *data, size_t len, int64_t 
     Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
     if (!env)
         return;
-    self->last_rx_ns = rx_ns;
+    note_alive(self, env, rx_ns);
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_ACK && env->run_id == self->run_id)
         events_ack(self->events, env->ack->up_to_seq);
     stampede__envelope__free_unpacked(env, NULL);
@@ -363,6 +387,7 @@ static void on_timer(loop_t *loop, uint64_t id, void *arg) {
         send_hello(self);
     } else if (now - self->last_rx_ns > self->options.liveness_ns) {
         self->welcomed = false;
+        self->have_offset = false;
         fprintf(stderr, "worker %s: no word from the controller for %.1f s\n", self->name,
                 (now - self->last_rx_ns) / 1e9);
         if (self->cb.lost)
