@@ -46,7 +46,8 @@ typedef struct session_node {
 typedef struct session_slot {
     session_executor_t *owner;
     uint64_t next_session;
-    int64_t first_ns; /* ramp-up instant of its first session */
+    int64_t first_ns;   /* ramp-up instant of its first session, then of a session after a pause */
+    int64_t backoff_ns; /* pause before the next session after connect failures (0: none) */
     uint64_t timer;
     bool done;
 } session_slot_t;

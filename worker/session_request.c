@@ -57,6 +57,17 @@ static void session_request_fail(session_executor_t *self, session_request_t *re
     session_request_put(self, req);
 }
 
+/* Connect failures double the slot's pause before its next session (10 ms up to 100 ms); any
+ * answer from the server clears it. */
+static void session_request_backoff(session_slot_t *slot, error_class_t error) {
+    const int64_t first = 10 * 1000000LL, most = 100 * 1000000LL;
+    if (error == ERROR_CONNECT)
+        slot->backoff_ns =
+            slot->backoff_ns ? (slot->backoff_ns * 2 > most ? most : slot->backoff_ns * 2) : first;
+    else if (error != ERROR_CANCELLED)
+        slot->backoff_ns = 0;
+}
+
 static void session_request_done(void *arg, request_record_t *record, const char *reply,
                                  size_t reply_len);
 
@@ -216,6 +227,8 @@ static void session_request_done(void *arg, request_record_t *record, const char
 
     uint32_t sendable = 0;
     bool ok = record->error == ERROR_NONE;
+    if (run->slot)
+        session_request_backoff(run->slot, record->error);
     if (ok) {
         session_history_add_reply(run, node, reply, reply_len);
         sendable = session_run_release_children(run, node, now);

@@ -149,7 +149,12 @@ void session_schedule_start(session_executor_t *self) {
 }
 
 void session_schedule_next(session_executor_t *self, session_slot_t *slot) {
-    if (slot)
+    if (slot && slot->backoff_ns && !slot->done) {
+        /* The server refused connections: pause this slot rather than retry in a tight loop
+         * against a server that may be restarting (a shared rig must not see a connect storm). */
+        slot->first_ns = loop_now_ns() + slot->backoff_ns;
+        slot->timer = loop_timer_at(self->loop, slot->first_ns, session_slot_fire, slot);
+    } else if (slot)
         session_slot_next(slot, loop_now_ns());
     else
         session_rate_pump(self);

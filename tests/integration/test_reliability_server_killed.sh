@@ -11,7 +11,8 @@
 #    least one of them after having received chunks; any other incomplete request is one the
 #    dying server accepted and reset before answering (status 0, "connection lost after 0
 #    chunks");
-#  - the requests after the kill are connect errors that say the connection was refused;
+#  - the requests after the kill are connect errors that say the connection was refused, tried
+#    with a back-off (no connect storm against a server that may be restarting);
 #  - the ok requests before it are whole (50 tokens each), at least 8 of them.
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -72,6 +73,12 @@ assert all("refused" in (row["error_message"] or "").lower() or "failed to conne
 ok = [row for row in rows if row["error"] == "none"]
 assert len(ok) >= 8, f"only {len(ok)} requests ok before the kill"
 assert all(len(row["chunks_us"]) == 50 for row in ok), "an ok request is not whole"
-print(f"ok {len(ok)}, incomplete {len(incomplete)} ({len(cut)} cut streams), connect {len(refused)}")
+# Each slot pauses 10 ms, doubling to 100 ms, after a connect error: over the connect errors'
+# span, the 4 slots together cannot have tried faster than 4 per 10 ms (without the pause a dead
+# loopback port is retried tens of thousands of times a second).
+sends = sorted(row["send_us"] for row in refused)
+span_s = (sends[-1] - sends[0]) / 1e6 if len(sends) > 1 else 0
+assert len(refused) <= 4 + 4 * 100 * span_s, f"{len(refused)} connect attempts in {span_s:.3f} s: no back-off"
+print(f"ok {len(ok)}, incomplete {len(incomplete)} ({len(cut)} cut streams), connect {len(refused)} over {span_s:.2f} s")
 PY
 echo "ok: server killed mid-run: cut streams incomplete, later requests connect errors, run ended $ended_ms ms after the kill"
