@@ -269,16 +269,17 @@ static int resolve_config(controller_t *self) {
         return -1;
     }
     self->cfg_loaded = true;
-    for (size_t i = 0; i < o->n_targets; i++) {
+    if (o->n_targets) {
         char why[512];
-        if (config_endpoint_check(o->targets[i], why, sizeof why) != 0) {
-            fprintf(stderr, "%s: --target %s: %s\n", self->name, o->targets[i], why);
+        size_t bad = 0;
+        if (config_endpoints_check((char **)o->targets, o->n_targets, &bad, why, sizeof why)) {
+            fprintf(stderr, "%s: --target %s: %s\n", self->name, o->targets[bad], why);
             return -1;
         }
-    }
-    if (o->n_targets && config_set_endpoints(&self->cfg, (char **)o->targets, o->n_targets) != 0) {
-        fprintf(stderr, "%s: cannot use the --target URLs\n", self->name);
-        return -1;
+        if (config_set_endpoints(&self->cfg, (char **)o->targets, o->n_targets) != 0) {
+            fprintf(stderr, "%s: out of memory setting the --target URLs\n", self->name);
+            return -1;
+        }
     }
     if (self->cfg.target.n_endpoints == 0) {
         fprintf(stderr, "%s: %s names no endpoint (target.endpoints) and no --target was given\n",

@@ -99,6 +99,9 @@ for cmd in run controller; do
         # (e) a --target that is no URL: which one, and what a URL must look like
         expect_refusal "^$cmd: .*--target.*'?notaurl'?.*http://" \
             "$cmd" good.yaml --target notaurl "${args[@]}"
+        # (f) the same endpoint twice: results keyed by URL would silently merge the two
+        expect_refusal "^$cmd: --target http://127\.0\.0\.1:9/v1: .*same endpoint as 'http://127\.0\.0\.1:9'" \
+            "$cmd" good.yaml --target http://127.0.0.1:9 --target http://127.0.0.1:9/v1 "${args[@]}"
     done
 done
 if [ "${#FAILURES[@]}" -gt 0 ]; then
