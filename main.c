@@ -18,15 +18,13 @@ typedef struct command {
     const char *summary;
 } command_t;
 
-static void usage(FILE *out, const command_t *commands)
-{
+static void usage(FILE *out, const command_t *commands) {
     fprintf(out, "usage: stampede COMMAND [ARGS]   (stampede COMMAND --help for details)\n\n");
     for (const command_t *c = commands; c->name; c++)
         fprintf(out, "  %-12s %s\n", c->name, c->summary);
 }
 
-int main(int argc, char **argv)
-{
+int main(int argc, char **argv) {
     const command_t commands[] = {
         {"run", run_main, "run a workload file on this machine (controller, N workers, mock)"},
         {"controller", controller_main, "bind, wait for workers, run the plan, write results"},

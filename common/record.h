@@ -11,13 +11,13 @@
 
 typedef enum error_class {
     ERROR_NONE,
-    ERROR_CONNECT,     /* could not connect / connection refused / DNS */
-    ERROR_TIMEOUT,     /* request exceeded target.timeout */
+    ERROR_CONNECT, /* could not connect / connection refused / DNS */
+    ERROR_TIMEOUT, /* request exceeded target.timeout */
     ERROR_HTTP_4XX,
     ERROR_HTTP_5XX,
-    ERROR_INCOMPLETE,  /* stream ended (or connection reset) before [DONE] / finish_reason */
-    ERROR_PROTOCOL,    /* malformed SSE or JSON, or an error event inside a 200 stream */
-    ERROR_CANCELLED,   /* stopped by the run ending (not counted as a failure) */
+    ERROR_INCOMPLETE, /* stream ended (or connection reset) before [DONE] / finish_reason */
+    ERROR_PROTOCOL,   /* malformed SSE or JSON, or an error event inside a 200 stream */
+    ERROR_CANCELLED,  /* stopped by the run ending (not counted as a failure) */
     ERROR__COUNT
 } error_class_t;
 
@@ -25,28 +25,28 @@ typedef enum error_class {
 const char *error_class_name(error_class_t cls);
 
 typedef struct request_record {
-    uint64_t session;          /* global session index */
-    uint32_t node;             /* node within the session (turn for chats) */
-    uint32_t role;             /* role index (0 = default) */
-    uint32_t endpoint;         /* index into target.endpoints */
-    uint32_t worker;           /* worker index that sent it (set by the controller) */
-    uint64_t request_id;       /* global request ordinal */
+    uint64_t session;    /* global session index */
+    uint32_t node;       /* node within the session (turn for chats) */
+    uint32_t role;       /* role index (0 = default) */
+    uint32_t endpoint;   /* index into target.endpoints */
+    uint32_t worker;     /* worker index that sent it (set by the controller) */
+    uint64_t request_id; /* global request ordinal */
 
-    int64_t intended_ns;       /* when the schedule wanted it sent */
-    int64_t send_ns;           /* just before the request was handed to curl */
-    int64_t headers_ns;        /* response headers received */
-    int64_t first_token_ns;    /* first chunk carrying any token (content, reasoning or tool call) */
-    int64_t first_content_ns;  /* first chunk carrying content */
-    int64_t end_ns;            /* transfer finished (success or failure) */
+    int64_t intended_ns;      /* when the schedule wanted it sent */
+    int64_t send_ns;          /* just before the request was handed to curl */
+    int64_t headers_ns;       /* response headers received */
+    int64_t first_token_ns;   /* first chunk carrying any token (content, reasoning or tool call) */
+    int64_t first_content_ns; /* first chunk carrying content */
+    int64_t end_ns;           /* transfer finished (success or failure) */
 
-    int http_status;           /* 0 when no response */
+    int http_status; /* 0 when no response */
     error_class_t error;
-    char error_message[160];   /* short reason, e.g. "HTTP 500: engine overloaded" */
+    char error_message[160]; /* short reason, e.g. "HTTP 500: engine overloaded" */
 
-    bool has_usage;            /* the server sent usage */
-    uint32_t prompt_tokens;    /* from usage */
-    uint32_t completion_tokens; /* from usage */
-    uint32_t cached_tokens;    /* usage.prompt_tokens_details.cached_tokens */
+    bool has_usage;                   /* the server sent usage */
+    uint32_t prompt_tokens;           /* from usage */
+    uint32_t completion_tokens;       /* from usage */
+    uint32_t cached_tokens;           /* usage.prompt_tokens_details.cached_tokens */
     uint32_t requested_input_tokens;  /* prompt words we sent (history + fresh) */
     uint32_t requested_output_tokens; /* max_tokens we asked for */
 
@@ -60,12 +60,12 @@ typedef struct request_record {
     uint32_t content_chunks;   /* how many were content (or tool calls) */
     uint64_t content_bytes;    /* bytes of reply text received */
 
-    uint64_t workload_hash;    /* hash of what was generated for this request (lengths, intended
-                                  offset, fresh prompt text): summed over a run into a digest that
-                                  must not depend on the worker count */
-    bool warmup;               /* sent during warm-up: counted apart, excluded from statistics */
-    bool session_end;          /* the session finished with this request (its last node, or the
-                                  session was abandoned here): sessions/s counts these */
+    uint64_t workload_hash; /* hash of what was generated for this request (lengths, intended
+                               offset, fresh prompt text): summed over a run into a digest that
+                               must not depend on the worker count */
+    bool warmup;            /* sent during warm-up: counted apart, excluded from statistics */
+    bool session_end;       /* the session finished with this request (its last node, or the
+                               session was abandoned here): sessions/s counts these */
 } request_record_t;
 
 /* Output tokens of the request: usage.completion_tokens when present, else the chunk count
