@@ -24,6 +24,7 @@
 #include "mock_spawn.h"
 
 #define MS 1000000LL
+#define CHAT_PATH "/v1/chat/completions"
 
 /* The mock, spawned once for the tests that need it. */
 static mock_child_t mock;
@@ -156,14 +157,19 @@ static void *canned_serve(void *arg) {
     return NULL;
 }
 
-static canned_server_t *canned_start(const char *reply, canned_end_t end) {
-    canned_server_t *s = calloc(1, sizeof(*s));
-    s->reply = reply;
-    s->end = end;
+/* Takes s (calloc'd, its reply or script set), binds it to a loopback port and starts serving. */
+static canned_server_t *canned_listen(canned_server_t *s) {
     s->listen_fd = listen_loopback(&s->port);
     assert_true(s->listen_fd >= 0);
     assert_int_equal(pthread_create(&s->thread, NULL, canned_serve, s), 0);
     return s;
+}
+
+static canned_server_t *canned_start(const char *reply, canned_end_t end) {
+    canned_server_t *s = calloc(1, sizeof(*s));
+    s->reply = reply;
+    s->end = end;
+    return canned_listen(s);
 }
 
 static canned_server_t *scripted_start(const char *const *events, int n, int gap_ms) {
@@ -172,10 +178,7 @@ static canned_server_t *scripted_start(const char *const *events, int n, int gap
     s->n_script = n;
     s->gap_ms = gap_ms;
     s->end = CANNED_CLOSE;
-    s->listen_fd = listen_loopback(&s->port);
-    assert_true(s->listen_fd >= 0);
-    assert_int_equal(pthread_create(&s->thread, NULL, canned_serve, s), 0);
-    return s;
+    return canned_listen(s);
 }
 
 static void canned_stop(canned_server_t *s) {
@@ -275,7 +278,7 @@ static void submit_one(run_t *run, const char *url, const char *body, outcome_t 
 }
 
 static void mock_url(char *url, size_t cap) {
-    snprintf(url, cap, "http://127.0.0.1:%d/v1/chat/completions", mock.port);
+    snprintf(url, cap, "http://127.0.0.1:%d" CHAT_PATH, mock.port);
 }
 
 /* Against the mock. */
@@ -380,6 +383,23 @@ static void chain_next(chain_t *c) {
     c->run->pending++;
 }
 
+/* Starts n chains of `remaining` requests each, every one on its own stream slot. */
+static void chains_start(chain_t *chains, int n, run_t *run, const char *url, const char *body,
+                         int remaining) {
+    for (int i = 0; i < n; i++) {
+        chains[i] = (chain_t){.run = run, .url = url, .body = body, .remaining = remaining};
+        chain_next(&chains[i]);
+    }
+}
+
+/* How many requests of the n chains succeeded. */
+static int chains_ok(const chain_t *chains, int n) {
+    int ok = 0;
+    for (int i = 0; i < n; i++)
+        ok += chains[i].ok;
+    return ok;
+}
+
 static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections(void **state) {
     engine_options_t options = {.max_streams = 100, .timeout_ns = 30000 * MS};
     run_t run;
@@ -388,10 +408,7 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
     static chain_t chains[100];
-    for (int i = 0; i < 100; i++) {
-        chains[i] = (chain_t){.run = &run, .url = url, .body = body, .remaining = 3};
-        chain_next(&chains[i]);
-    }
+    chains_start(chains, 100, &run, url, body, 3);
     /* All slots taken: one more is refused. */
     request_record_t extra = {0};
     engine_request_t req = {.url = url, .body = body, .body_len = strlen(body), .record = &extra};
@@ -438,15 +455,9 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
     static chain_t chains[300];
-    for (int i = 0; i < 300; i++) {
-        chains[i] = (chain_t){.run = &run, .url = url, .body = body, .remaining = 3};
-        chain_next(&chains[i]);
-    }
+    chains_start(chains, 300, &run, url, body, 3);
     run_until_done(&run, 30000 * MS);
-    int ok = 0;
-    for (int i = 0; i < 300; i++)
-        ok += chains[i].ok;
-    assert_int_equal(ok, 900);
+    assert_int_equal(chains_ok(chains, 300), 900);
     engine_stats_t stats;
     engine_stats(run.engine, &stats);
     assert_int_equal(stats.requests_failed, 0);
@@ -461,7 +472,7 @@ static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
     run_t run;
     run_open(&run, &options);
     char by_name[128], by_address[128];
-    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock.port);
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     mock_url(by_address, sizeof(by_address));
     char *body = chat_body(3, 1);
     static outcome_t o[6];
@@ -484,18 +495,12 @@ static void test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per
     run_t run;
     run_open(&run, &options);
     char by_name[128];
-    snprintf(by_name, sizeof(by_name), "http://localhost:%d/v1/chat/completions", mock.port);
+    snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     char *body = chat_body(10, 1);
     static chain_t chains[4];
-    for (int i = 0; i < 4; i++) {
-        chains[i] = (chain_t){.run = &run, .url = by_name, .body = body, .remaining = 5};
-        chain_next(&chains[i]);
-    }
+    chains_start(chains, 4, &run, by_name, body, 5);
     run_until_done(&run, 20000 * MS);
-    int ok = 0;
-    for (int i = 0; i < 4; i++)
-        ok += chains[i].ok;
-    assert_int_equal(ok, 20);
+    assert_int_equal(chains_ok(chains, 4), 20);
     engine_stats_t stats;
     engine_stats(run.engine, &stats);
     assert_int_equal(stats.requests_finished, 20);
@@ -564,15 +569,37 @@ static void test_engine_sent_delay_histogram_and_counters(void **state) {
 
 /* Failure classes. */
 
-static void run_one_against(const char *url, const engine_options_t *options, outcome_t *o,
-                            int64_t limit_ns) {
+/* One streamed request of max_tokens to url, the whole run bounded by limit_ns. */
+static void run_tokens_against(const char *url, const engine_options_t *options, int max_tokens,
+                               outcome_t *o, int64_t limit_ns) {
     run_t run;
     run_open(&run, options);
-    char *body = chat_body(5, 1);
+    char *body = chat_body(max_tokens, 1);
     submit_one(&run, url, body, o);
     run_until_done(&run, limit_ns);
     free(body);
     run_close(&run);
+}
+
+static void run_one_against(const char *url, const engine_options_t *options, outcome_t *o,
+                            int64_t limit_ns) {
+    run_tokens_against(url, options, 5, o, limit_ns);
+}
+
+/* One request to path on the canned server s with the given request timeout (10 s bound on the
+ * whole run), then stops s. */
+static void run_one_on_canned_at(canned_server_t *s, const char *path, int64_t timeout_ns,
+                                 outcome_t *o) {
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, path);
+    engine_options_t options = {.max_streams = 1, .timeout_ns = timeout_ns};
+    run_one_against(url, &options, o, 10000 * MS);
+    canned_stop(s);
+}
+
+/* The common case: a chat completion with a 5 s request timeout. */
+static void run_one_on_canned(canned_server_t *s, outcome_t *o) {
+    run_one_on_canned_at(s, CHAT_PATH, 5000 * MS, o);
 }
 
 static void test_engine_refused_connection_is_error_connect(void **state) {
@@ -580,7 +607,7 @@ static void test_engine_refused_connection_is_error_connect(void **state) {
     int fd = listen_loopback(&port);
     close(fd); /* nothing listens there any more */
     char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d" CHAT_PATH, port);
     engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
     run_one_against(url, &options, &o, 10000 * MS);
@@ -599,13 +626,8 @@ static void test_engine_bad_url_is_reported_through_the_callback(void **state) {
 }
 
 static void test_engine_server_that_never_answers_is_error_timeout(void **state) {
-    canned_server_t *s = canned_start("", CANNED_SILENT);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 300 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned_at(canned_start("", CANNED_SILENT), CHAT_PATH, 300 * MS, &o);
     assert_int_equal(o.record.error, ERROR_TIMEOUT);
     double elapsed_ms = (double)(o.record.end_ns - o.record.send_ns) / MS;
     assert_true(elapsed_ms >= 299.0 && elapsed_ms < 3000.0);
@@ -625,13 +647,8 @@ static void test_engine_http_500_is_error_http_5xx_with_the_message(void **state
     char *reply = json_reply("500 Internal Server Error",
                              "{\"object\":\"error\",\"message\":\"engine overloaded, retry "
                              "later\",\"type\":\"x\",\"code\":500}");
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_HTTP_5XX);
     assert_int_equal(o.record.http_status, 500);
     assert_string_equal(o.record.error_message, "HTTP 500: engine overloaded, retry later");
@@ -640,13 +657,8 @@ static void test_engine_http_500_is_error_http_5xx_with_the_message(void **state
 
 static void test_engine_http_404_is_error_http_4xx_with_the_detail(void **state) {
     char *reply = json_reply("404 Not Found", "{\"detail\":\"Not Found\"}");
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/nothing", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned_at(canned_start(reply, CANNED_CLOSE), "/v1/nothing", 5000 * MS, &o);
     assert_int_equal(o.record.error, ERROR_HTTP_4XX);
     assert_int_equal(o.record.http_status, 404);
     assert_string_equal(o.record.error_message, "HTTP 404: Not Found");
@@ -660,13 +672,8 @@ static void test_engine_http_503_streamed_as_sse_still_yields_its_message(void *
             "HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/event-stream\r\n"
             "Content-Length: %zu\r\nConnection: close\r\n\r\n%s",
             strlen(event), event);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_HTTP_5XX);
     assert_string_equal(o.record.error_message, "HTTP 503: no replicas ready");
     free(reply);
@@ -675,13 +682,8 @@ static void test_engine_http_503_streamed_as_sse_still_yields_its_message(void *
 static void test_engine_redirect_is_error_protocol(void **state) {
     static const char reply[] = "HTTP/1.1 307 Temporary Redirect\r\nLocation: /elsewhere\r\n"
                                 "Content-Length: 0\r\nConnection: close\r\n\r\n";
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_PROTOCOL);
     assert_int_equal(o.record.http_status, 307);
     assert_string_equal(o.record.error_message, "HTTP 307: redirects are not followed");
@@ -703,68 +705,49 @@ static char *chunked(const char *const *events, int n, int terminate) {
     return out;
 }
 
+/* One request to a canned server answering with these n events as a chunked 200 stream, its body
+ * ended cleanly when terminate, the connection ended as end says. */
+static void run_one_on_events(const char *const *events, int n, int terminate, canned_end_t end,
+                              outcome_t *o) {
+    char *reply = chunked(events, n, terminate);
+    run_one_on_canned(canned_start(reply, end), o);
+    free(reply);
+}
+
 static void test_engine_server_hanging_up_mid_stream_is_error_incomplete(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b"), TOKEN_CHUNK("c")};
-    char *reply = chunked(events, 3, 0);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 3, 0, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
     assert_int_equal(o.n_chunks, 3);
     assert_string_equal(o.reply, "abc");
     assert_true(o.record.first_content_ns > 0);
-    free(reply);
 }
 
 static void test_engine_connection_reset_mid_stream_is_error_incomplete(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
-    char *reply = chunked(events, 2, 0);
-    canned_server_t *s = canned_start(reply, CANNED_RESET);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 2, 0, CANNED_RESET, &o);
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
-    free(reply);
 }
 
 static void test_engine_stream_ending_without_done_or_finish_is_error_incomplete(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
-    char *reply = chunked(events, 2, 1); /* a clean end of body, but no [DONE] */
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 2, 1, CANNED_CLOSE, &o); /* a clean end of body, but no [DONE] */
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
     assert_int_equal(o.n_chunks, 2);
-    free(reply);
 }
 
 static void test_engine_finish_reason_without_done_is_complete(void **state) {
     const char *events[] = {
         TOKEN_CHUNK("a"),
         "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\n"};
-    char *reply = chunked(events, 2, 1);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 2, 1, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 1);
     assert_false(o.record.has_usage);
-    free(reply);
 }
 
 static void test_engine_error_event_in_a_200_stream_is_error_protocol(void **state) {
@@ -772,49 +755,28 @@ static void test_engine_error_event_in_a_200_stream_is_error_protocol(void **sta
         TOKEN_CHUNK("a"),
         "event: error\ndata: {\"error\":{\"message\":\"KV cache exhausted\",\"code\":503}}\n\n",
         "data: [DONE]\n\n"};
-    char *reply = chunked(events, 3, 1);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 3, 1, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_PROTOCOL);
     assert_string_equal(o.record.error_message, "error event in stream: KV cache exhausted");
-    free(reply);
 }
 
 static void test_engine_error_object_in_a_data_chunk_is_error_protocol(void **state) {
     const char *events[] = {"data: {\"error\":{\"message\":\"bad things\",\"code\":400}}\n\n",
                             "data: [DONE]\n\n"};
-    char *reply = chunked(events, 2, 1);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 2, 1, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_PROTOCOL);
     assert_string_equal(o.record.error_message, "error in stream: bad things");
-    free(reply);
 }
 
 static void test_engine_malformed_json_chunk_is_error_protocol(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), "data: {\"choices\":[{\"delta\":\n\n",
                             "data: [DONE]\n\n"};
-    char *reply = chunked(events, 3, 1);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 3, 1, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_PROTOCOL);
     assert_non_null(strstr(o.record.error_message, "malformed chunk"));
-    free(reply);
 }
 
 static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
@@ -829,14 +791,8 @@ static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
         "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":7,\"completion_tokens\":4,"
         "\"prompt_tokens_details\":{\"cached_tokens\":3}}}\n\n",
         "data: [DONE]\n\n"};
-    char *reply = chunked(events, 7, 1);
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_events(events, 7, 1, CANNED_CLOSE, &o);
     request_record_t *r = &o.record;
     assert_int_equal(r->error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 4); /* the role-only chunk carries no token */
@@ -848,7 +804,6 @@ static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
     assert_int_equal(r->prompt_tokens, 7);
     assert_int_equal(r->completion_tokens, 4);
     assert_int_equal(r->cached_tokens, 3);
-    free(reply);
 }
 
 #define USAGE_CHUNK(text, finish, completion)                                                      \
@@ -865,13 +820,8 @@ static void test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk(
                                          TOKEN_CHUNK(" d"),
                                          USAGE_CHUNK(" e", "\"stop\"", 5),
                                          "data: [DONE]\n\n"};
-    canned_server_t *s = scripted_start(events, 6, 20);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(scripted_start(events, 6, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 5);
     if (o.has_chunk_tokens)
@@ -892,13 +842,8 @@ static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void *
         USAGE_CHUNK("a b", "null", 2),    USAGE_CHUNK(" c", "null", 3),
         USAGE_CHUNK(" d e", "null", 5),   USAGE_CHUNK(" f", "null", 6),
         USAGE_CHUNK(" g", "\"stop\"", 7), "data: [DONE]\n\n"};
-    canned_server_t *s = scripted_start(events, 6, 2);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(scripted_start(events, 6, 2), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 5);
     assert_true(o.has_chunk_tokens);
@@ -914,13 +859,8 @@ static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_firs
         "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"\"}}],"
         "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":0}}\n\n",
         USAGE_CHUNK("a b c", "null", 3), USAGE_CHUNK(" d", "\"length\"", 4), "data: [DONE]\n\n"};
-    canned_server_t *s = scripted_start(events, 4, 2);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(scripted_start(events, 4, 2), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 2);
     assert_true(o.has_chunk_tokens);
@@ -932,13 +872,8 @@ static void test_engine_sse_under_another_content_type_is_still_parsed(void **st
     static const char reply[] =
         "HTTP/1.1 200 OK\r\nContent-Type: TEXT/PLAIN\r\n"
         "Connection: close\r\n\r\n" TOKEN_CHUNK("x") TOKEN_CHUNK("y") "data: [DONE]\n\n";
-    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
-    char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
-    engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
-    run_one_against(url, &options, &o, 10000 * MS);
-    canned_stop(s);
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 2);
     assert_string_equal(o.reply, "xy");
@@ -949,7 +884,7 @@ static void test_engine_sends_headers_session_id_and_bearer_key(void **state) {
     char *reply = chunked(events, 2, 1);
     canned_server_t *s = canned_start(reply, CANNED_CLOSE);
     char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d" CHAT_PATH, s->port);
     const char *extra[] = {"X-Team: lab-7", NULL};
     engine_options_t options = {
         .max_streams = 1, .timeout_ns = 5000 * MS, .headers = extra, .api_key = "sk-test-123"};
@@ -989,13 +924,7 @@ static void run_against_faulty_mock(const char *const *args, outcome_t *o) {
     char url[128];
     mock_url(url, sizeof(url));
     engine_options_t options = {.max_streams = 1, .timeout_ns = 10000 * MS};
-    run_t run;
-    run_open(&run, &options);
-    char *body = chat_body(8, 1);
-    submit_one(&run, url, body, o);
-    run_until_done(&run, 15000 * MS);
-    free(body);
-    run_close(&run);
+    run_tokens_against(url, &options, 8, o, 15000 * MS);
     mock_stop(&mock);
 }
 
@@ -1052,7 +981,7 @@ static void cancel_all_timer(loop_t *loop, uint64_t id, void *arg) {
 static void test_engine_cancel_all_and_destroy_report_cancelled(void **state) {
     canned_server_t *s = canned_start("", CANNED_SILENT);
     char url[128];
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", s->port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d" CHAT_PATH, s->port);
     engine_options_t options = {.max_streams = 8, .timeout_ns = 10000 * MS};
     loop_t *loop = loop_new();
     engine_t *engine = engine_new(loop, &options);
