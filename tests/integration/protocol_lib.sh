@@ -121,3 +121,115 @@ assert_within() {
 assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }
+
+# Writes workload file $1: fixed-size requests (`kind: requests`) under a concurrent scheduler,
+# from KEY=VALUE arguments. target: api, model, ignore_eos, timeout, routing, endpoints,
+# api_key_env, headers; workload: input_tokens, output_tokens (8 each unless given); scheduler:
+# concurrency (1 unless given), ramp_up; warmup; limits: max_requests, duration. Plus seed.
+write_workload() {
+    local file=$1 arg key
+    shift
+    local -A v=([input_tokens]=8 [output_tokens]=8 [concurrency]=1)
+    for arg in "$@"; do
+        key=${arg%%=*}
+        case $key in
+        seed | api | model | ignore_eos | timeout | routing | endpoints | api_key_env | headers | \
+            input_tokens | output_tokens | concurrency | ramp_up | warmup | max_requests | duration)
+            v[$key]=${arg#*=} ;;
+        *) fail "write_workload: unknown key '$key' in '$arg'" ;;
+        esac
+    done
+    {
+        [ -z "${v[seed]:-}" ] || echo "seed: ${v[seed]}"
+        echo "target:"
+        for key in api model ignore_eos timeout routing endpoints api_key_env headers; do
+            [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
+        done
+        printf 'workload:\n  kind: requests\n  input_tokens: %s\n  output_tokens: %s\n' \
+            "${v[input_tokens]}" "${v[output_tokens]}"
+        printf 'scheduler:\n  kind: concurrent\n  concurrency: %s\n' "${v[concurrency]}"
+        [ -z "${v[ramp_up]:-}" ] || echo "  ramp_up: ${v[ramp_up]}"
+        [ -z "${v[warmup]:-}" ] || echo "warmup: ${v[warmup]}"
+        echo "limits:"
+        for key in max_requests duration; do
+            [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
+        done
+    } >"$file"
+}
+
+# Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
+# exit status, and fails (quoting the end of $3) if the bound killed it.
+run_bounded() {
+    local seconds=$1 out=$2 err=$3
+    shift 3
+    RUN_RC=0
+    timeout "$seconds" "$STAMPEDE" run "$@" >"$out" 2>"$err" || RUN_RC=$?
+    [ "$RUN_RC" != 124 ] || fail "stampede run hung (killed after $seconds s): $(tail -5 "$err")"
+}
+
+# Starts a --once worker named $1 on the controller last started (stderr to $WORK/$1.err), with
+# any further worker arguments; its pid is in WORKER_PID.
+start_once_worker() {
+    local id=$1
+    shift
+    start_worker "$WORK/$id.err" --connect "$CONTROLLER_EP" --once --id "$id" "$@"
+}
+
+# Prints the sum of a series of the mock's /metrics (at MOCK_URL) over its labels, only the lines
+# whose labels contain $2 if given.
+mock_metric() {
+    curl -s --max-time 2 "$MOCK_URL/metrics" |
+        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
+}
+
+# Waits at most $1 seconds until the mock has no request running at three polls in a row (the
+# requests of one slot follow each other within a millisecond, so one poll may fall between two);
+# sets MOCK_IDLE_SINCE (date +%s%N) to the first poll of those three. Returns 1 on the bound.
+wait_mock_idle() {
+    local i zeros=0
+    MOCK_IDLE_SINCE=""
+    for ((i = 0; i < $1 * 10 && zeros < 3; i++)); do
+        sleep 0.1
+        if [ "$(mock_metric vllm:num_requests_running)" = 0 ]; then
+            zeros=$((zeros + 1))
+            [ -n "$MOCK_IDLE_SINCE" ] || MOCK_IDLE_SINCE=$(date +%s%N)
+        else
+            zeros=0
+            MOCK_IDLE_SINCE=""
+        fi
+    done
+    [ "$zeros" -ge 3 ]
+}
+
+# Fails (naming what, $1) if the mock generates any token over the next 1.5 s.
+assert_no_tokens_for_1_5_s() {
+    local tokens
+    tokens=$(mock_metric vllm:generation_tokens_total)
+    sleep 1.5
+    assert_equal "$1" "$(mock_metric vllm:generation_tokens_total)" "$tokens"
+}
+
+# Runs the Python program on stdin with these bound: results (results.json in run directory $1),
+# level (its levels[0]), rows (the lines of its requests.jsonl, [] without a trace), argv (the
+# further arguments) and rows_by_worker_name(controller log). (Call with <<'PY' ... PY.)
+check_results() {
+    python3 -c "$RESULTS_PRELUDE
+$(cat)" "$@"
+}
+
+RESULTS_PRELUDE='
+import collections, json, os, re, sys
+results = json.load(open(os.path.join(sys.argv[1], "results.json")))
+level = results["levels"][0]
+_trace = os.path.join(sys.argv[1], "requests.jsonl")
+rows = [json.loads(line) for line in open(_trace)] if os.path.exists(_trace) else []
+argv = sys.argv[2:]
+
+def rows_by_worker_name(ctl_log):
+    """(worker index -> name as the controller log says, name -> that worker'"'"'s trace rows)"""
+    names = dict((int(i), n) for i, n in re.findall(r"worker (\d+) = (\S+?):", open(ctl_log).read()))
+    by = collections.defaultdict(list)
+    for row in rows:
+        by[names[row["worker"]]].append(row)
+    return names, by
+'
