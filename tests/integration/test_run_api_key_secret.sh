@@ -43,21 +43,9 @@ BACKGROUND+=($!)
 addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
     fail "the recording server did not start: $(cat "$WORK/server.out")"
 
-cat >"$WORK/w.yaml" <<YAML
-target:
-  endpoints: [http://${addr#listening on }]
-  api_key_env: STAMPEDE_TEST_API_KEY
-  headers: {X-Api-Key: $HEADER_SECRET}
-workload:
-  kind: requests
-  input_tokens: 4
-  output_tokens: 2
-scheduler:
-  kind: concurrent
-  concurrency: 2
-limits:
-  max_requests: 10
-YAML
+write_workload "$WORK/w.yaml" endpoints="[http://${addr#listening on }]" \
+    api_key_env=STAMPEDE_TEST_API_KEY headers="{X-Api-Key: $HEADER_SECRET}" input_tokens=4 \
+    output_tokens=2 concurrency=2 max_requests=10
 STAMPEDE_TEST_API_KEY=$KEY timeout 60 "$STAMPEDE" run "$WORK/w.yaml" --workers 2 \
     --out "$WORK/out" --trace >"$WORK/stdout" 2>"$WORK/stderr" ||
     fail "run failed: $(cat "$WORK/stderr")"
