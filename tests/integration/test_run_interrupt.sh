@@ -4,19 +4,8 @@
 # Killing `run` outright (SIGKILL) takes its children with it too (PR_SET_PDEATHSIG).
 source "$(dirname "$0")/protocol_lib.sh"
 
-cat >"$WORK/i.yaml" <<YAML
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 16
-  output_tokens: 200
-scheduler:
-  kind: concurrent
-  concurrency: 8
-limits:
-  duration: 60s
-YAML
+write_workload "$WORK/i.yaml" ignore_eos=true input_tokens=16 output_tokens=200 concurrency=8 \
+    duration=60s
 
 children_of_run() { # the worker and mock pids `run` announced on stderr
     grep -Eo "\(pid [0-9]+\)|pid [0-9]+\) registered" "$1" | grep -Eo "[0-9]+"
