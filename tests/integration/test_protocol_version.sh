@@ -4,19 +4,7 @@
 # controller does not count it (it then reports that no worker came).
 source "$(dirname "$0")/protocol_lib.sh"
 
-cat >"$WORK/v.yaml" <<YAML
-target:
-  endpoints: [http://127.0.0.1:9]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 1
-limits:
-  max_requests: 1
-YAML
+write_workload "$WORK/v.yaml" endpoints="[http://127.0.0.1:9]" max_requests=1
 start_controller "$WORK/ctl.err" "$WORK/v.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
     --out "$WORK/out" --register-timeout 4
 rc=0
