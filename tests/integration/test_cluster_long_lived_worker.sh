@@ -5,20 +5,8 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1
-cat >"$WORK/l.yaml" <<YAML
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 2
-limits:
-  max_requests: 30
-YAML
+write_workload "$WORK/l.yaml" ignore_eos=true endpoints="[$MOCK_URL]" concurrency=2 \
+    max_requests=30
 start_controller "$WORK/c1.err" "$WORK/l.yaml" --bind "tcp://127.0.0.1:*" --expect-workers 1 \
     --out "$WORK/out1" --register-timeout 20
 EP=$CONTROLLER_EP
