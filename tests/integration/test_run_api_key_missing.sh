@@ -4,20 +4,8 @@
 # and the message names the variable; the exit status is 1 and the workers exit.
 source "$(dirname "$0")/protocol_lib.sh"
 
-cat >"$WORK/k.yaml" <<YAML
-target:
-  endpoints: [http://127.0.0.1:9]
-  api_key_env: STAMPEDE_TEST_UNSET_KEY
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 2
-limits:
-  max_requests: 4
-YAML
+write_workload "$WORK/k.yaml" endpoints="[http://127.0.0.1:9]" api_key_env=STAMPEDE_TEST_UNSET_KEY \
+    concurrency=2 max_requests=4
 rc=0
 env -u STAMPEDE_TEST_UNSET_KEY timeout 60 "$STAMPEDE" run "$WORK/k.yaml" --workers 2 \
     --out "$WORK/out" >/dev/null 2>"$WORK/run.err" || rc=$?
