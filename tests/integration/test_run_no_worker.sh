@@ -3,19 +3,7 @@
 # non-zero exit; with some but not all workers it says how many came.
 source "$(dirname "$0")/protocol_lib.sh"
 
-cat >"$WORK/n.yaml" <<YAML
-target:
-  endpoints: [http://127.0.0.1:9]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 1
-limits:
-  max_requests: 1
-YAML
+write_workload "$WORK/n.yaml" endpoints="[http://127.0.0.1:9]" max_requests=1
 start_controller "$WORK/none.err" "$WORK/n.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
     --out "$WORK/out" --register-timeout 2
 wait_controller 20
@@ -25,7 +13,7 @@ grep -q "cannot run: no worker came within 2 s (expected 2 at tcp://127.0.0.1:[0
 
 start_controller "$WORK/one.err" "$WORK/n.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
     --out "$WORK/out" --register-timeout 3
-start_worker "$WORK/w.err" --connect "$CONTROLLER_EP" --once --id lonely
+start_once_worker lonely
 wait_controller 20
 assert_equal "exit status with 1 of 2 workers" "$CONTROLLER_RC" 1
 grep -q "cannot run: only 1 of 2 workers registered within 3 s" "$WORK/one.err" ||
