@@ -5,25 +5,13 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 10 --itl-ms 2
-cat >"$WORK/t.yaml" <<YAML
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 10
-scheduler:
-  kind: concurrent
-  concurrency: 10
-limits:
-  max_requests: 200
-YAML
+write_workload "$WORK/t.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=10 \
+    concurrency=10 max_requests=200
 start_controller "$WORK/ctl.err" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
     --out "$WORK/out" --register-timeout 20
-start_worker "$WORK/a.err" --connect "$CONTROLLER_EP" --once --threads 2 --id a
+start_once_worker a --threads 2
 A=$WORKER_PID
-start_worker "$WORK/b.err" --connect "$CONTROLLER_EP" --once --threads 2 --id b
+start_once_worker b --threads 2
 B=$WORKER_PID
 wait_controller 60
 assert_equal "controller exit status" "$CONTROLLER_RC" 0
