@@ -4,24 +4,10 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 0.5 --fail-status 500 --seed 5
-cat >"$WORK/f.yaml" <<YAML
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 100
-YAML
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/f.yaml" --workers 2 --out "$WORK/out" >/dev/null \
-    2>"$WORK/run.err" || rc=$?
-assert_equal "exit status" "$rc" 0
+write_workload "$WORK/f.yaml" ignore_eos=true endpoints="[$MOCK_URL]" concurrency=4 \
+    max_requests=100
+run_bounded 60 /dev/null "$WORK/run.err" "$WORK/f.yaml" --workers 2 --out "$WORK/out"
+assert_equal "exit status" "$RUN_RC" 0
 R="$WORK/out/results.json"
 ok=$(json_value "$R" 'l["requests_ok"]')
 e5=$(json_value "$R" 'l["errors"]["http_5xx"]')
