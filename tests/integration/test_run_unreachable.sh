@@ -5,23 +5,9 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 # A port that was free a moment ago: bind, read, close.
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')
-cat >"$WORK/u.yaml" <<YAML
-target:
-  endpoints: [http://127.0.0.1:$PORT]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 2
-limits:
-  max_requests: 10
-YAML
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/u.yaml" --workers 2 --out "$WORK/out" >"$WORK/table" \
-    2>"$WORK/run.err" || rc=$?
-assert_equal "exit status" "$rc" 1
+write_workload "$WORK/u.yaml" endpoints="[http://127.0.0.1:$PORT]" concurrency=2 max_requests=10
+run_bounded 60 "$WORK/table" "$WORK/run.err" "$WORK/u.yaml" --workers 2 --out "$WORK/out"
+assert_equal "exit status" "$RUN_RC" 1
 grep -q "every request failed (10 of 10): first error: connect.*(http://127.0.0.1:$PORT)" \
     "$WORK/run.err" || fail "message: $(tail -3 "$WORK/run.err")"
 assert_equal "requests_failed" "$(json_value "$WORK/out/results.json" 'l["requests_failed"]')" 10
