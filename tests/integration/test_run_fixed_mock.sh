@@ -10,29 +10,12 @@ for i in 1 2 3; do
     URLS+=("$MOCK_URL")
 done
 
-cat >"$WORK/fixed.yaml" <<YAML
-seed: 7
-target:
-  api: chat
-  model: mock-llama
-  ignore_eos: true
-  routing: round_robin
-workload:
-  kind: requests
-  input_tokens: 32
-  output_tokens: 20
-scheduler:
-  kind: concurrent
-  concurrency: 6
-limits:
-  max_requests: 91
-YAML
+write_workload "$WORK/fixed.yaml" seed=7 api=chat model=mock-llama ignore_eos=true \
+    routing=round_robin input_tokens=32 output_tokens=20 concurrency=6 max_requests=91
 
-rc=0
-timeout 120 "$STAMPEDE" run "$WORK/fixed.yaml" --workers 3 --target "${URLS[0]}" \
-    --target "${URLS[1]}" --target "${URLS[2]}" --out "$WORK/out" >"$WORK/table" \
-    2>"$WORK/run.err" || rc=$?
-[ "$rc" = 0 ] || fail "stampede run exited $rc: $(tail -5 "$WORK/run.err")"
+run_bounded 120 "$WORK/table" "$WORK/run.err" "$WORK/fixed.yaml" --workers 3 \
+    --target "${URLS[0]}" --target "${URLS[1]}" --target "${URLS[2]}" --out "$WORK/out"
+[ "$RUN_RC" = 0 ] || fail "stampede run exited $RUN_RC: $(tail -5 "$WORK/run.err")"
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json"
 
