@@ -15,27 +15,12 @@ start_mock --ttft-ms "$TTFT_MS" --itl-ms "$ITL_MS"
 
 # ramp_up spreads the slots' phases over one request time, so completions are spread evenly and
 # the count inside the window is off by at most about one per worker instead of one per slot.
-cat >"$WORK/throughput.yaml" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 16
-  output_tokens: $TOKENS
-scheduler:
-  kind: concurrent
-  concurrency: $CONCURRENCY
-  ramp_up: 1s
-warmup: 2s
-limits:
-  duration: 10s
-YAML
+write_workload "$WORK/throughput.yaml" seed=3 ignore_eos=true input_tokens=16 \
+    output_tokens="$TOKENS" concurrency="$CONCURRENCY" ramp_up=1s warmup=2s duration=10s
 
-rc=0
-timeout 90 "$STAMPEDE" run "$WORK/throughput.yaml" --workers 2 --target "$MOCK_URL" \
-    --out "$WORK/out" >"$WORK/table" 2>"$WORK/run.err" || rc=$?
-[ "$rc" = 0 ] || fail "stampede run exited $rc: $(tail -5 "$WORK/run.err")"
+run_bounded 90 "$WORK/table" "$WORK/run.err" "$WORK/throughput.yaml" --workers 2 \
+    --target "$MOCK_URL" --out "$WORK/out"
+[ "$RUN_RC" = 0 ] || fail "stampede run exited $RUN_RC: $(tail -5 "$WORK/run.err")"
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json"
 
