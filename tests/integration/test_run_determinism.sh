@@ -26,10 +26,8 @@ limits:
 YAML
 
 for n in 1 4; do
-    rc=0
-    timeout 120 "$STAMPEDE" run "$WORK/det.yaml" --workers $n --out "$WORK/out$n" \
-        >/dev/null 2>"$WORK/run$n.err" || rc=$?
-    [ "$rc" = 0 ] || fail "run with $n workers exited $rc: $(tail -5 "$WORK/run$n.err")"
+    run_bounded 120 /dev/null "$WORK/run$n.err" "$WORK/det.yaml" --workers $n --out "$WORK/out$n"
+    [ "$RUN_RC" = 0 ] || fail "run with $n workers exited $RUN_RC: $(tail -5 "$WORK/run$n.err")"
 done
 d1=$(json_value "$WORK/out1/results.json" 'l["workload_digest"]')
 d4=$(json_value "$WORK/out4/results.json" 'l["workload_digest"]')
