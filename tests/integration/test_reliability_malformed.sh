@@ -12,46 +12,24 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2 --malformed-rate 0.3 --seed 3
-metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
-    curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
-}
-cat >"$WORK/m.yaml" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 20
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 100
-YAML
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/m.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" \
-    --trace >"$WORK/table" 2>"$WORK/run.err" || rc=$?
-[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s): $(tail -5 "$WORK/run.err")"
-assert_equal "exit status" "$rc" 0
+write_workload "$WORK/m.yaml" seed=3 ignore_eos=true output_tokens=20 concurrency=4 \
+    max_requests=100
+run_bounded 60 "$WORK/table" "$WORK/run.err" "$WORK/m.yaml" --workers 2 --target "$MOCK_URL" \
+    --out "$WORK/out" --trace
+assert_equal "exit status" "$RUN_RC" 0
 grep -Eqi "lost|died|signal|assert|sanitizer|segmentation|core dumped" "$WORK/run.err" "$WORK/out/workers.log" &&
     fail "a process crashed or was lost: $(grep -Ehi "lost|died|signal|assert|sanitizer|segmentation|core dumped" "$WORK/run.err" "$WORK/out/workers.log")"
-malformed=$(metric stampede_mock_faults_injected_total 'kind="malformed"')
+malformed=$(mock_metric stampede_mock_faults_injected_total 'kind="malformed"')
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$malformed" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-level = r["levels"][0]
-rows = [json.loads(line) for line in open(sys.argv[2])]
-malformed = int(float(sys.argv[3]))
+check_results "$WORK/out" "$malformed" <<'PY'
+malformed = int(float(argv[0]))
 assert 10 <= malformed <= 50, f"the mock broke {malformed} of 100 streams at a 30 % rate"
 errors = level["errors"]
 assert errors["protocol"] == malformed, f"protocol {errors['protocol']}, the mock broke {malformed} streams"
 others = {k: v for k, v in errors.items() if k != "protocol" and v}
 assert not others, f"other error classes: {others}"
 assert level["requests_ok"] + errors["protocol"] == 100 == len(rows), (level["requests_ok"], errors, len(rows))
-assert not r["partial"], "results marked partial"
+assert not results["partial"], "results marked partial"
 for row in rows:
     if row["error"] == "protocol":
         msg = row["error_message"] or ""
