@@ -12,39 +12,17 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2 --reset-after-tokens 5 --reset-rate 0.3 --seed 3
-metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
-    curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
-}
-cat >"$WORK/r.yaml" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 20
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 100
-YAML
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/r.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" \
-    --trace >"$WORK/table" 2>"$WORK/run.err" || rc=$?
-[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s): $(tail -5 "$WORK/run.err")"
-assert_equal "exit status" "$rc" 0
-resets=$(metric stampede_mock_faults_injected_total 'kind="reset"')
-aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
-assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
+write_workload "$WORK/r.yaml" seed=3 ignore_eos=true output_tokens=20 concurrency=4 \
+    max_requests=100
+run_bounded 60 "$WORK/table" "$WORK/run.err" "$WORK/r.yaml" --workers 2 --target "$MOCK_URL" \
+    --out "$WORK/out" --trace
+assert_equal "exit status" "$RUN_RC" 0
+resets=$(mock_metric stampede_mock_faults_injected_total 'kind="reset"')
+aborted=$(mock_metric vllm:request_success_total 'finished_reason="abort"')
+assert_equal "requests running on the mock after the run" "$(mock_metric vllm:num_requests_running)" 0
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$resets" "$aborted" <<'PY'
-import json, sys
-r = json.load(open(sys.argv[1]))
-level = r["levels"][0]
-rows = [json.loads(line) for line in open(sys.argv[2])]
-resets, aborted = int(float(sys.argv[3])), int(float(sys.argv[4]))
+check_results "$WORK/out" "$resets" "$aborted" <<'PY'
+resets, aborted = int(float(argv[0])), int(float(argv[1]))
 assert 10 <= resets <= 50, f"the mock reset {resets} of 100 requests at a 30 % rate"
 errors = level["errors"]
 assert errors["incomplete"] == resets, f"incomplete {errors['incomplete']}, the mock reset {resets}"
@@ -53,7 +31,7 @@ assert not others, f"other error classes: {others}"
 assert level["requests_ok"] + errors["incomplete"] == 100 == len(rows), \
     f"ok {level['requests_ok']} + incomplete {errors['incomplete']}, {len(rows)} trace lines; expected 100"
 assert level["requests_failed"] == resets and level["requests_cancelled"] == 0, level
-assert not r["partial"], "results marked partial"
+assert not results["partial"], "results marked partial"
 for row in rows:
     if row["error"] == "incomplete":
         assert len(row["chunks_us"]) == 5, f"an incomplete request got {len(row['chunks_us'])} chunks, expected 5"
