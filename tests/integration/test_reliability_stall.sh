@@ -15,40 +15,18 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 5 --stall-ms 4000 --stall-after-tokens 3 --stall-rate 0.3 --seed 3
-metric() { # sum of a series of the mock's /metrics over its labels (containing $2, if given)
-    curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
-}
-cat >"$WORK/s.yaml" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-  timeout: 1s
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 10
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 30
-YAML
-rc=0
-timeout 30 "$STAMPEDE" run "$WORK/s.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" \
-    --trace >"$WORK/table" 2>"$WORK/run.err" || rc=$?
-[ "$rc" != 124 ] || fail "stampede run did not finish within 30 s: $(tail -5 "$WORK/run.err")"
-assert_equal "exit status" "$rc" 0
-stalls=$(metric stampede_mock_faults_injected_total 'kind="stall"')
+write_workload "$WORK/s.yaml" seed=3 ignore_eos=true timeout=1s output_tokens=10 concurrency=4 \
+    max_requests=30
+run_bounded 30 "$WORK/table" "$WORK/run.err" "$WORK/s.yaml" --workers 2 --target "$MOCK_URL" \
+    --out "$WORK/out" --trace
+assert_equal "exit status" "$RUN_RC" 0
+stalls=$(mock_metric stampede_mock_faults_injected_total 'kind="stall"')
 sleep 0.2
-assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
-aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
+assert_equal "requests running on the mock after the run" "$(mock_metric vllm:num_requests_running)" 0
+aborted=$(mock_metric vllm:request_success_total 'finished_reason="abort"')
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$stalls" "$aborted" <<'PY'
-import json, sys
-level = json.load(open(sys.argv[1]))["levels"][0]
-rows = [json.loads(line) for line in open(sys.argv[2])]
-stalls, aborted = int(float(sys.argv[3])), int(float(sys.argv[4]))
+check_results "$WORK/out" "$stalls" "$aborted" <<'PY'
+stalls, aborted = int(float(argv[0])), int(float(argv[1]))
 assert stalls >= 3, f"the mock stalled only {stalls} of 30 requests at a 30 % rate"
 errors = level["errors"]
 assert errors["timeout"] == stalls, f"timeout {errors['timeout']}, the mock stalled {stalls}"
