@@ -23,36 +23,15 @@ addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
     fail "the scripted server did not start: $(cat "$WORK/server.out")"
 URL="http://${addr#listening on }"
 
-cat >"$WORK/h.yaml" <<YAML
-seed: 2
-target:
-  model: rel
-  timeout: 10s
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 70
-YAML
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/h.yaml" --workers 2 --target "$URL" --out "$WORK/out" --trace \
-    >"$WORK/table" 2>"$WORK/run.err" || rc=$?
-[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s): $(tail -5 "$WORK/run.err")"
-assert_equal "exit status" "$rc" 0
+write_workload "$WORK/h.yaml" seed=2 model=rel timeout=10s concurrency=4 max_requests=70
+run_bounded 60 "$WORK/table" "$WORK/run.err" "$WORK/h.yaml" --workers 2 --target "$URL" \
+    --out "$WORK/out" --trace
+assert_equal "exit status" "$RUN_RC" 0
 grep -q "lost" "$WORK/run.err" && fail "a worker was lost: $(grep lost "$WORK/run.err")"
 curl -s --max-time 5 "$URL/counts" >"$WORK/counts.json" || fail "the scripted server does not answer"
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" "$WORK/counts.json" <<'PY'
-import collections, json, sys
-results, trace, counts_file = sys.argv[1:]
-r = json.load(open(results))
-level = r["levels"][0]
-counts = json.load(open(counts_file))
-rows = [json.loads(line) for line in open(trace)]
+check_results "$WORK/out" "$WORK/counts.json" <<'PY'
+counts = json.load(open(argv[0]))
 expected = {  # mode: (class, token chunks)
     "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("incomplete", 1),
     "fin": ("incomplete", 2), "midchunk": ("incomplete", 3), "empty": ("incomplete", 0),
@@ -79,7 +58,7 @@ for key, value in (("requests_ok", 20), ("requests_failed", 50), ("requests_canc
         problems.append(f"{key} = {level[key]}, expected {value}")
 if level["ttft_ms"]["count"] != 20:
     problems.append(f"TTFT count {level['ttft_ms']['count']}, expected 20 (ok requests only)")
-if r["partial"]:
+if results["partial"]:
     problems.append("results marked partial")
 assert not problems, "\n".join(problems)
 print("per mode (class, chunks):", dict(seen))
