@@ -18,21 +18,8 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 10
 MOCK_PID=${BACKGROUND[-1]}
-cat >"$WORK/k.yaml" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 50
-scheduler:
-  kind: concurrent
-  concurrency: 4
-  ramp_up: 1s
-limits:
-  max_requests: 300
-YAML
+write_workload "$WORK/k.yaml" seed=3 ignore_eos=true output_tokens=50 concurrency=4 ramp_up=1s \
+    max_requests=300
 "$STAMPEDE" run "$WORK/k.yaml" --workers 2 --target "$MOCK_URL" --out "$WORK/out" --trace \
     >"$WORK/table" 2>"$WORK/run.err" &
 RUN=$!
@@ -47,18 +34,14 @@ ended_ms=$((($(date +%s%N) - killed) / 1000000))
 assert_equal "exit status" "$EXIT_STATUS" 0
 grep -q "lost" "$WORK/run.err" && fail "a worker was lost: $(grep lost "$WORK/run.err")"
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" <<'PY'
-import collections, json, sys
-r = json.load(open(sys.argv[1]))
-level = r["levels"][0]
-rows = [json.loads(line) for line in open(sys.argv[2])]
+check_results "$WORK/out" <<'PY'
 assert len(rows) == 300, f"{len(rows)} trace lines, expected 300"
 classes = collections.Counter(row["error"] for row in rows)
 assert set(classes) <= {"none", "incomplete", "connect"}, f"unexpected classes: {classes}"
 errors = level["errors"]
 assert errors["incomplete"] == classes["incomplete"] and errors["connect"] == classes["connect"], (errors, classes)
 assert level["requests_ok"] == classes["none"] and level["requests_failed"] == 300 - classes["none"], level
-assert not r["partial"], "results marked partial"
+assert not results["partial"], "results marked partial"
 incomplete = [row for row in rows if row["error"] == "incomplete"]
 cut = [row for row in incomplete if row["status"] == 200]
 assert 1 <= len(cut) <= 4, f"{len(cut)} streams with a 200 head cut, expected the 4 in flight (1 to 4)"
