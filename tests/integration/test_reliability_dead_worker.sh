@@ -20,38 +20,21 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-metric() { # sum of a series of the mock's /metrics over all its labels
-    curl -s --max-time 2 "$MOCK_URL/metrics" |
-        awk -v m="$1" -v l="${2:-}" 'index($0, m "{") == 1 && (l == "" || index($0, l)) {s += $NF} END {print s + 0}'
-}
-cat >"$WORK/d.yaml" <<YAML
-seed: 4
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 40
-scheduler:
-  kind: concurrent
-  concurrency: 6
-limits:
-  duration: 10s
-YAML
+write_workload "$WORK/d.yaml" seed=4 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=40 \
+    concurrency=6 duration=10s
 start_controller "$WORK/ctl.err" "$WORK/d.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --trace --register-timeout 20
-start_worker "$WORK/alive1.err" --connect "$CONTROLLER_EP" --once --id alive1
+start_once_worker alive1
 ALIVE1=$WORKER_PID
-start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --once --id victim
+start_once_worker victim
 VICTIM=$WORKER_PID
-start_worker "$WORK/alive2.err" --connect "$CONTROLLER_EP" --once --id alive2
+start_once_worker alive2
 ALIVE2=$WORKER_PID
 
 wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start: $(cat "$WORK/ctl.err")"
 wait_for_line "$WORK/ctl.err" 15 "\] [3-9]\.[0-9] s \|" >/dev/null ||
     fail "the run did not reach 3 s: $(tail -3 "$WORK/ctl.err")"
-running=$(metric vllm:num_requests_running)
+running=$(mock_metric vllm:num_requests_running)
 [ "${running%.*}" -ge 1 ] || fail "no load before the kill (running = $running)"
 kill -KILL "$VICTIM"
 killed=$(date +%s%N)
@@ -80,24 +63,16 @@ done
 
 # Let the mock settle, then read its counters once.
 sleep 0.5
-assert_equal "requests running on the mock after the run" "$(metric vllm:num_requests_running)" 0
-tokens=$(metric vllm:generation_tokens_total)
-sleep 1.5
-assert_equal "tokens generated after the run" "$(metric vllm:generation_tokens_total)" "$tokens"
-length_total=$(metric vllm:request_success_total 'finished_reason="length"')
-aborted=$(metric vllm:request_success_total 'finished_reason="abort"')
+assert_equal "requests running on the mock after the run" "$(mock_metric vllm:num_requests_running)" 0
+assert_no_tokens_for_1_5_s "tokens generated after the run"
+length_total=$(mock_metric vllm:request_success_total 'finished_reason="length"')
+aborted=$(mock_metric vllm:request_success_total 'finished_reason="abort"')
 
-python3 - "$R" "$WORK/out/requests.jsonl" "$WORK/ctl.err" "$WORK" "$length_total" "$aborted" <<'PY'
-import collections, json, re, sys
-results, trace, ctl_log, work = sys.argv[1:5]
-length_total, aborted = int(float(sys.argv[5])), int(float(sys.argv[6]))
-level = json.load(open(results))["levels"][0]
-rows = [json.loads(line) for line in open(trace)]
-names = dict((int(i), n) for i, n in re.findall(r"worker (\d+) = (\S+?):", open(ctl_log).read()))
+check_results "$WORK/out" "$WORK/ctl.err" "$WORK" "$length_total" "$aborted" <<'PY'
+ctl_log, work = argv[:2]
+length_total, aborted = int(float(argv[2])), int(float(argv[3]))
+names, by = rows_by_worker_name(ctl_log)
 assert sorted(names.values()) == ["alive1", "alive2", "victim"], names
-by = collections.defaultdict(list)
-for r in rows:
-    by[names[r["worker"]]].append(r)
 
 counted = level["requests_ok"] + level["requests_failed"] + level["requests_cancelled"] + level["requests_warmup"]
 assert counted == len(rows), f"results count {counted} requests, the trace {len(rows)}"
