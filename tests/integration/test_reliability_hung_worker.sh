@@ -17,37 +17,21 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-metric() { # sum of a series of the mock's /metrics over all its labels
-    curl -s --max-time 2 "$MOCK_URL/metrics" | awk -v m="$1" 'index($0, m "{") == 1 {s += $NF} END {print s + 0}'
-}
 arrivals() { # requests the mock has seen: finished (for any reason) plus running
     local finished running
-    finished=$(metric vllm:request_success_total)
-    running=$(metric vllm:num_requests_running)
+    finished=$(mock_metric vllm:request_success_total)
+    running=$(mock_metric vllm:num_requests_running)
     echo $((${finished%.*} + ${running%.*}))
 }
-cat >"$WORK/h.yaml" <<YAML
-seed: 8
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 30
-scheduler:
-  kind: concurrent
-  concurrency: 6
-limits:
-  max_requests: 120
-YAML
+write_workload "$WORK/h.yaml" seed=8 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=30 \
+    concurrency=6 max_requests=120
 start_controller "$WORK/ctl.err" "$WORK/h.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --trace --register-timeout 20
-start_worker "$WORK/alive1.err" --connect "$CONTROLLER_EP" --once --id alive1
+start_once_worker alive1
 ALIVE1=$WORKER_PID
-start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --once --id victim
+start_once_worker victim
 VICTIM=$WORKER_PID
-start_worker "$WORK/alive2.err" --connect "$CONTROLLER_EP" --once --id alive2
+start_once_worker alive2
 ALIVE2=$WORKER_PID
 # A stopped process cannot act on the cleanup's SIGTERM: wake it first, whatever fails.
 trap 'kill -CONT "$VICTIM" 2>/dev/null; cleanup' EXIT
@@ -74,15 +58,9 @@ for w in alive1 alive2; do
     wait_exit "${!pid_var}" 15
     assert_equal "$w exit status" "$EXIT_STATUS" 0
 done
-python3 - "$R" "$WORK/out/requests.jsonl" "$WORK/ctl.err" "$WORK" <<'PY'
-import collections, json, re, sys
-results, trace, ctl_log, work = sys.argv[1:]
-level = json.load(open(results))["levels"][0]
-rows = [json.loads(line) for line in open(trace)]
-names = dict((int(i), n) for i, n in re.findall(r"worker (\d+) = (\S+?):", open(ctl_log).read()))
-by = collections.defaultdict(list)
-for r in rows:
-    by[names[r["worker"]]].append(r)
+check_results "$WORK/out" "$WORK/ctl.err" "$WORK" <<'PY'
+ctl_log, work = argv
+names, by = rows_by_worker_name(ctl_log)
 for w in ("alive1", "alive2"):
     announced = re.findall(r"finished: (\d+) requests", open(f"{work}/{w}.err").read())
     assert announced and int(announced[0]) == 40, f"{w} announced {announced}, expected 40 requests"
@@ -100,16 +78,9 @@ kill -CONT "$VICTIM"
 woke=$(date +%s%N)
 wait_for_line "$WORK/victim.err" 10 "no word from the controller" >/dev/null ||
     fail "the woken worker did not notice that its controller is gone: $(cat "$WORK/victim.err")"
-zeros=0
-for ((i = 0; i < 50 && zeros < 3; i++)); do # at most 5 s
-    sleep 0.1
-    if [ "$(metric vllm:num_requests_running)" = 0 ]; then zeros=$((zeros + 1)); else zeros=0; fi
-done
-[ "$zeros" -ge 3 ] || fail "the woken worker still has requests running on the mock 5 s later"
+wait_mock_idle 5 || fail "the woken worker still has requests running on the mock 5 s later"
 stopped_ms=$((($(date +%s%N) - woke) / 1000000))
-tokens=$(metric vllm:generation_tokens_total)
-sleep 1.5
-assert_equal "tokens generated after the woken worker stopped" "$(metric vllm:generation_tokens_total)" "$tokens"
+assert_no_tokens_for_1_5_s "tokens generated after the woken worker stopped"
 # Its controller went silent 5+ s before the wake-up: at most the two requests its two slots may
 # start while the wake-up's first events are handled, not a further share of a run nobody counts.
 orphaned=$(($(arrivals) - before))
