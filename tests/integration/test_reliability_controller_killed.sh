@@ -13,34 +13,15 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10
-metric() { # sum of a series of the mock's /metrics over all its labels
-    curl -s --max-time 2 "$MOCK_URL/metrics" | awk -v m="$1" 'index($0, m "{") == 1 {s += $NF} END {print s + 0}'
-}
 read -r PORT DATA_PORT < <(python3 -c '
 import socket
 socks = [socket.socket() for _ in range(2)]
 for s in socks:
     s.bind(("127.0.0.1", 0))
 print(*[s.getsockname()[1] for s in socks])')
-write_config() { # $1 file, $2 the limits line
-    cat >"$1" <<YAML
-seed: 5
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 20
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  $2
-YAML
-}
-write_config "$WORK/run1.yaml" "duration: 30s"
-write_config "$WORK/run2.yaml" "max_requests: 60"
+common=(seed=5 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 concurrency=4)
+write_workload "$WORK/run1.yaml" "${common[@]}" duration=30s
+write_workload "$WORK/run2.yaml" "${common[@]}" max_requests=60
 
 start_controller "$WORK/ctl1.err" "$WORK/run1.yaml" --bind "tcp://127.0.0.1:$PORT" \
     --data-port "$DATA_PORT" --expect-workers 2 --out "$WORK/out1" --register-timeout 20
@@ -48,26 +29,19 @@ start_worker "$WORK/a.err" --connect "tcp://127.0.0.1:$PORT" --id a
 start_worker "$WORK/b.err" --connect "tcp://127.0.0.1:$PORT" --id b
 wait_for_line "$WORK/ctl1.err" 20 "\] [3-9]\.[0-9] s \|" >/dev/null ||
     fail "run 1 did not reach 3 s: $(cat "$WORK/ctl1.err")"
-running=$(metric vllm:num_requests_running)
+running=$(mock_metric vllm:num_requests_running)
 [ "${running%.*}" -ge 1 ] || fail "no load before the kill (running = $running)"
 kill -KILL "$CONTROLLER_PID"
 killed=$(date +%s%N)
-zeros=0
-for ((i = 0; i < 60 && zeros < 3; i++)); do # at most 6 s
-    sleep 0.1
-    if [ "$(metric vllm:num_requests_running)" = 0 ]; then zeros=$((zeros + 1)); else zeros=0; fi
-done
-[ "$zeros" -ge 3 ] || fail "the workers kept their load 6 s after the controller died"
+wait_mock_idle 6 || fail "the workers kept their load 6 s after the controller died"
 stopped_ms=$((($(date +%s%N) - killed) / 1000000))
-tokens=$(metric vllm:generation_tokens_total)
-sleep 1.5
-assert_equal "tokens generated after the load stopped" "$(metric vllm:generation_tokens_total)" "$tokens"
+assert_no_tokens_for_1_5_s "tokens generated after the load stopped"
 for w in a b; do
     grep -q "no word from the controller" "$WORK/$w.err" && grep -q "stopping the load" "$WORK/$w.err" ||
         fail "worker $w did not say why it stopped: $(cat "$WORK/$w.err")"
 done
 
-finished_before=$(metric vllm:request_success_total)
+finished_before=$(mock_metric vllm:request_success_total)
 start_controller "$WORK/ctl2.err" "$WORK/run2.yaml" --bind "tcp://127.0.0.1:$PORT" \
     --data-port "$DATA_PORT" --expect-workers 2 --out "$WORK/out2" --register-timeout 20
 wait_controller 40
@@ -78,7 +52,7 @@ assert_equal "run 2 requests ok, failed, cancelled, warm-up" \
     "$(json_value "$R" '[l["requests_ok"], l["requests_failed"], l["requests_cancelled"], l["requests_warmup"]]')" \
     "[60, 0, 0, 0]"
 sleep 0.2
-finished_after=$(metric vllm:request_success_total)
+finished_after=$(mock_metric vllm:request_success_total)
 assert_equal "requests the mock served in run 2" "$((${finished_after%.*} - ${finished_before%.*}))" 60
 for w in a b; do
     grep -q "abandoning run" "$WORK/$w.err" || fail "worker $w did not drop run 1: $(cat "$WORK/$w.err")"
