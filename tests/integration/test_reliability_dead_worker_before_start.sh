@@ -9,28 +9,16 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10
-cat >"$WORK/b.yaml" <<YAML
-target:
-  ignore_eos: true
-  endpoints: [$MOCK_URL]
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 20
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  duration: 5s
-YAML
+write_workload "$WORK/b.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 \
+    concurrency=4 duration=5s
 start_controller "$WORK/ctl.err" "$WORK/b.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
     --out "$WORK/out" --register-timeout 30
-start_worker "$WORK/early.err" --connect "$CONTROLLER_EP" --once --id early
+start_once_worker early
 wait_for_line "$WORK/ctl.err" 10 "worker early \(.*registered \(1 of 2\)" >/dev/null ||
     fail "worker early did not register: $(cat "$WORK/ctl.err")"
 kill -KILL "$WORKER_PID"
 killed=$(date +%s%N)
-start_worker "$WORK/late.err" --connect "$CONTROLLER_EP" --once --id late
+start_once_worker late
 wait_for_line "$WORK/ctl.err" 10 "worker late \(.*registered \(2 of 2\)" >/dev/null ||
     fail "worker late did not register: $(cat "$WORK/ctl.err")"
 wait_controller 15
@@ -38,8 +26,7 @@ ended_ms=$((($(date +%s%N) - killed) / 1000000))
 assert_equal "controller exit status" "$CONTROLLER_RC" 1
 grep -q "cannot run: worker early " "$WORK/ctl.err" ||
     fail "the message does not name the dead worker: $(grep -v '^\[' "$WORK/ctl.err")"
-requests=$(curl -s --max-time 2 "$MOCK_URL/metrics" |
-    awk 'index($0, "vllm:request_success_total{") == 1 || index($0, "vllm:num_requests_running{") == 1 {s += $NF} END {print s + 0}')
+requests=$(($(mock_metric vllm:request_success_total) + $(mock_metric vllm:num_requests_running)))
 assert_equal "requests the mock saw" "$requests" 0
 [ ! -e "$WORK/out/results.json" ] || fail "results.json written for a run that never started"
 echo "ok: dead worker before the start refused after $ended_ms ms: $(grep 'cannot run' "$WORK/ctl.err")"
