@@ -8,31 +8,12 @@
 #    "every request failed (20 of 20)" with class http_4xx, results.json with errors.http_4xx 20.
 source "$(dirname "$0")/protocol_lib.sh"
 
-write_config() { # $1 file, $2 max_requests
-    cat >"$1" <<YAML
-seed: 3
-target:
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 8
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: $2
-YAML
-}
-
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1
 URL500=$MOCK_URL
-write_config "$WORK/f500.yaml" 40
-rc=0
-timeout 60 "$STAMPEDE" run "$WORK/f500.yaml" --workers 2 --target "$URL500" --out "$WORK/out500" \
-    >"$WORK/table500" 2>"$WORK/run500.err" || rc=$?
-[ "$rc" != 124 ] || fail "stampede run hung (killed after 60 s)"
-assert_equal "exit status when every request got HTTP 500" "$rc" 1
+write_workload "$WORK/f500.yaml" seed=3 ignore_eos=true concurrency=4 max_requests=40
+run_bounded 60 "$WORK/table500" "$WORK/run500.err" "$WORK/f500.yaml" --workers 2 \
+    --target "$URL500" --out "$WORK/out500"
+assert_equal "exit status when every request got HTTP 500" "$RUN_RC" 1
 grep -q "every request failed (40 of 40): first error: http_5xx: HTTP 500: simulated failure (--fail-rate) ($URL500)" \
     "$WORK/run500.err" || fail "message: $(grep -v '^\[' "$WORK/run500.err" | tail -3)"
 R="$WORK/out500/results.json"
@@ -45,11 +26,11 @@ grep -Eq "errors +http_5xx 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1 --fail-status 429
 URL429=$MOCK_URL
-write_config "$WORK/f429.yaml" 20
+write_workload "$WORK/f429.yaml" seed=3 ignore_eos=true concurrency=4 max_requests=20
 start_controller "$WORK/ctl.err" "$WORK/f429.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
     --target "$URL429" --out "$WORK/out429" --register-timeout 20
-start_worker "$WORK/w1.err" --connect "$CONTROLLER_EP" --once --id w1
-start_worker "$WORK/w2.err" --connect "$CONTROLLER_EP" --once --id w2
+start_once_worker w1
+start_once_worker w2
 wait_controller 30
 assert_equal "controller exit status when every request got HTTP 429" "$CONTROLLER_RC" 1
 grep -q "every request failed (20 of 20): first error: http_4xx: HTTP 429: .*($URL429)" "$WORK/ctl.err" ||
