@@ -6,38 +6,19 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
 URL=$MOCK_URL
-cat >"$WORK/offset.yaml" <<YAML
-seed: 3
-target:
-  api: chat
-  model: mock-llama
-  ignore_eos: true
-  endpoints: [$URL]
-workload:
-  kind: requests
-  input_tokens: 16
-  output_tokens: 10
-scheduler:
-  kind: concurrent
-  concurrency: 4
-limits:
-  max_requests: 80
-YAML
+write_workload "$WORK/offset.yaml" seed=3 api=chat model=mock-llama ignore_eos=true \
+    endpoints="[$URL]" input_tokens=16 output_tokens=10 concurrency=4 max_requests=80
 
 start_controller "$WORK/ctl.err" "$WORK/offset.yaml" --bind 'tcp://127.0.0.1:*' \
     --expect-workers 2 --out "$WORK/out" --trace --register-timeout 20
-EP=$CONTROLLER_EP
-STAMPEDE_TEST_CLOCK_OFFSET_NS=5000000000 start_worker "$WORK/shifted.err" --connect "$EP" --once \
-    --id shifted
-start_worker "$WORK/plain.err" --connect "$EP" --once --id plain
+STAMPEDE_TEST_CLOCK_OFFSET_NS=5000000000 start_once_worker shifted
+start_once_worker plain
 wait_controller 60
 [ "$CONTROLLER_RC" = 0 ] || fail "controller exited $CONTROLLER_RC: $(tail -5 "$WORK/ctl.err")"
 grep -q "TEST HOOK: clock readings shifted by 5000000000 ns" "$WORK/shifted.err" ||
     fail "the shifted worker did not announce its test hook"
 
-python3 - "$WORK/out/results.json" "$WORK/out/requests.jsonl" <<'PY'
-import json, sys
-results = json.load(open(sys.argv[1]))
+check_results "$WORK/out" <<'PY'
 clocks = {c["worker"]: c for c in results["run"]["clock"]}
 shifted = [w for w, c in clocks.items() if c["offset_ms"] > 4000]
 plain = [w for w, c in clocks.items() if abs(c["offset_ms"]) < 5]
@@ -46,7 +27,6 @@ s, p = shifted[0], plain[0]
 off = clocks[s]["offset_ms"]
 assert abs(off - 5000) <= 1.0, f"measured offset {off} ms, expected 5000 within 1 ms"
 
-rows = [json.loads(line) for line in open(sys.argv[2])]
 assert len(rows) == 80, f"{len(rows)} trace lines, expected 80"
 by = {s: [], p: []}
 for r in rows:
