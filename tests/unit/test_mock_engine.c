@@ -52,26 +52,36 @@ static mock_engine_config_t base_config(void) {
     return c;
 }
 
-/* Token ids i + salt, hashed into blocks for the sequence. */
-static void make_seq(mock_seq_t *seq, uint64_t *ids, uint64_t *hashes, uint32_t prompt,
-                     uint32_t output, uint64_t salt) {
+static uint64_t ids_buf[8][4096], hash_buf[8][256];
+
+/* Token ids i + salt, hashed into blocks for the sequence, in buffer slot `slot` (one slot per
+ * sequence alive at once). */
+static void make_seq(mock_seq_t *seq, int slot, uint32_t prompt, uint32_t output, uint64_t salt) {
+    uint64_t *ids = ids_buf[slot];
     memset(seq, 0, sizeof(*seq));
     for (uint32_t i = 0; i < prompt + output; i++)
         ids[i] = i + salt;
-    seq->block_hashes = hashes;
-    seq->n_block_hashes = mock_prefix_cache_hash_blocks(ids, prompt + output, hashes);
+    seq->block_hashes = hash_buf[slot];
+    seq->n_block_hashes = mock_prefix_cache_hash_blocks(ids, prompt + output, hash_buf[slot]);
     seq->prompt_tokens = prompt;
     seq->output_tokens = output;
 }
 
-static uint64_t ids_buf[8][4096], hash_buf[8][256];
+/* n sequences of the same size added at t = 0, sequence i salted with i * salt_step. */
+static void add_seqs(mock_engine_t *e, mock_seq_t *seqs, int n, uint32_t prompt, uint32_t output,
+                     uint64_t salt_step) {
+    for (int i = 0; i < n; i++) {
+        make_seq(&seqs[i], i, prompt, output, salt_step * (uint64_t)i);
+        mock_engine_add(e, &seqs[i], 0);
+    }
+}
 
 static void test_mock_engine_first_token_ends_the_prefill_step(void **state) {
     mock_engine_config_t c = base_config();
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[1];
     token_log_t log = {.seqs = seqs};
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 100, 3, 0);
+    make_seq(&seqs[0], 0, 100, 3, 0);
     assert_int_equal(mock_engine_add(e, &seqs[0], 0), 0);
     run_until_idle(e, &log, 0);
     assert_int_equal(log.n[0], 3);
@@ -90,10 +100,7 @@ static void test_mock_engine_step_time_is_base_times_running_to_alpha(void **sta
     c.prefill_tokens_per_s = 0;
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[4];
-    for (int i = 0; i < 4; i++) {
-        make_seq(&seqs[i], ids_buf[i], hash_buf[i], 8, 5, 1000 * (uint64_t)i);
-        mock_engine_add(e, &seqs[i], 0);
-    }
+    add_seqs(e, seqs, 4, 8, 5, 1000);
     int64_t d = mock_engine_step_begin(e, 0);
     assert_int_equal(d, 20 * MS); /* 10 ms x 4^0.5 */
     mock_engine_destroy(&e);
@@ -106,10 +113,7 @@ static void test_mock_engine_requests_beyond_max_num_seqs_wait(void **state) {
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[3];
     token_log_t log = {.seqs = seqs};
-    for (int i = 0; i < 3; i++) {
-        make_seq(&seqs[i], ids_buf[i], hash_buf[i], 8, 4, 100 * (uint64_t)i);
-        mock_engine_add(e, &seqs[i], 0);
-    }
+    add_seqs(e, seqs, 3, 8, 4, 100);
     run_until_idle(e, &log, 0);
     /* Two run together (4 steps of 10 ms); the third starts when they are done. */
     assert_int_equal(log.at[0][3], 40 * MS);
@@ -125,7 +129,7 @@ static void test_mock_engine_chunked_prefill_stays_within_the_token_budget(void 
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[1];
     token_log_t log = {.seqs = seqs};
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 200, 2, 0);
+    make_seq(&seqs[0], 0, 200, 2, 0);
     mock_engine_add(e, &seqs[0], 0);
     int64_t now = 0;
     uint32_t chunks[] = {64, 64, 64, 8};
@@ -140,17 +144,24 @@ static void test_mock_engine_chunked_prefill_stays_within_the_token_budget(void 
     mock_engine_destroy(&e);
 }
 
+/* Two identical sequences of 64 + 2 tokens: the first runs to its end, then the second is added;
+ * returns the time it was added. */
+static int64_t run_one_then_add_its_twin(mock_engine_t *e, mock_seq_t seqs[2], token_log_t *log) {
+    make_seq(&seqs[0], 0, 64, 2, 7);
+    make_seq(&seqs[1], 1, 64, 2, 7);
+    mock_engine_add(e, &seqs[0], 0);
+    int64_t now = run_until_idle(e, log, 0);
+    mock_engine_add(e, &seqs[1], now);
+    return now;
+}
+
 static void test_mock_engine_prefix_hit_skips_prefill_but_the_last_token(void **state) {
     mock_engine_config_t c = base_config();
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[2];
     token_log_t log = {.seqs = seqs};
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 64, 2, 7);
-    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 64, 2, 7);
-    mock_engine_add(e, &seqs[0], 0);
-    int64_t now = run_until_idle(e, &log, 0);
+    int64_t now = run_one_then_add_its_twin(e, seqs, &log);
     assert_int_equal(seqs[0].cached_tokens, 0);
-    mock_engine_add(e, &seqs[1], now);
     int64_t d = mock_engine_step_begin(e, now);
     /* 3 of 4 blocks hit (a full hit would leave nothing to compute): 16 tokens prefilled. */
     assert_int_equal(seqs[1].cached_tokens, 48);
@@ -169,11 +180,7 @@ static void test_mock_engine_without_prefix_cache_never_hits(void **state) {
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[2];
     token_log_t log = {.seqs = seqs};
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 64, 2, 7);
-    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 64, 2, 7);
-    mock_engine_add(e, &seqs[0], 0);
-    int64_t now = run_until_idle(e, &log, 0);
-    mock_engine_add(e, &seqs[1], now);
+    int64_t now = run_one_then_add_its_twin(e, seqs, &log);
     run_until_idle(e, &log, now);
     assert_int_equal(seqs[1].cached_tokens, 0);
     mock_engine_destroy(&e);
@@ -188,8 +195,8 @@ static void test_mock_engine_preempts_the_newest_when_blocks_run_out(void **stat
     mock_seq_t seqs[2];
     token_log_t log = {.seqs = seqs};
     /* Each needs 4 blocks at its longest (16 + 48 tokens): both cannot grow at once. */
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 16, 48, 0);
-    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 16, 48, 500);
+    make_seq(&seqs[0], 0, 16, 48, 0);
+    make_seq(&seqs[1], 1, 16, 48, 500);
     mock_engine_add(e, &seqs[0], 0);
     mock_engine_add(e, &seqs[1], 0);
     run_until_idle(e, &log, 0);
@@ -209,8 +216,8 @@ static void test_mock_engine_abort_frees_the_blocks(void **state) {
     mock_engine_config_t c = base_config();
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seqs[2];
-    make_seq(&seqs[0], ids_buf[0], hash_buf[0], 300, 50, 0);
-    make_seq(&seqs[1], ids_buf[1], hash_buf[1], 30, 5, 900);
+    make_seq(&seqs[0], 0, 300, 50, 0);
+    make_seq(&seqs[1], 1, 30, 5, 900);
     mock_engine_add(e, &seqs[0], 0);
     mock_engine_add(e, &seqs[1], 0);
     mock_engine_step_begin(e, 0);
@@ -236,8 +243,8 @@ static void test_mock_engine_forgets_a_sequence_aborted_mid_step(void **state) {
     mock_seq_t *gone = malloc(sizeof(*gone));
     mock_seq_t seqs[1];
     token_log_t log = {.seqs = seqs};
-    make_seq(gone, ids_buf[0], hash_buf[0], 20, 5, 0);
-    make_seq(&seqs[0], ids_buf[1], hash_buf[1], 20, 5, 300);
+    make_seq(gone, 0, 20, 5, 0);
+    make_seq(&seqs[0], 1, 20, 5, 300);
     mock_engine_add(e, gone, 0);
     mock_engine_add(e, &seqs[0], 0);
     int64_t d = mock_engine_step_begin(e, 0);
@@ -253,7 +260,7 @@ static void test_mock_engine_refuses_a_sequence_larger_than_the_pool(void **stat
     c.kv_cache_tokens = 64;
     mock_engine_t *e = mock_engine_new(&c);
     mock_seq_t seq;
-    make_seq(&seq, ids_buf[0], hash_buf[0], 60, 10, 0);
+    make_seq(&seq, 0, 60, 10, 0);
     assert_int_equal(mock_engine_add(e, &seq, 0), -1);
     assert_false(mock_engine_has_work(e));
     mock_engine_destroy(&e);
