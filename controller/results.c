@@ -144,7 +144,9 @@ int results_finish(controller_t *self, bool interrupted) {
         .clocks = clocks,
         .n_clocks = n_clocks,
         .start_unix_ns = self->start_unix_ns,
-        .stop_reason = interrupted ? "interrupted" : (is_partial ? partial : limit_reached(self)),
+        /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
+         */
+        .stop_reason = interrupted ? "interrupted" : limit_reached(self),
         .config_file = self->options.config_path,
         .seed = self->cfg.seed,
     };
