@@ -30,6 +30,9 @@
 #include "histogram.h"
 #include "loop.h"
 
+/* One way to start and stop `stampede mock`, shared with the unit tests. */
+#include "../tests/unit/mock_spawn.h"
+
 #define MS 1000000LL
 #define MAX_LEVELS 8
 
@@ -47,11 +50,6 @@ typedef struct bench_config {
     int floor;
     int pin; /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
 } bench_config_t;
-
-typedef struct server {
-    pid_t pid;
-    int port;
-} server_t;
 
 typedef struct slot {
     struct level *level;
@@ -110,53 +108,19 @@ static double cpu_seconds(const struct rusage *u) {
            u->ru_stime.tv_usec / 1e6;
 }
 
-static int server_start(server_t *server, double ttft_ms, double itl_ms, int pin) {
-    const char *bin = getenv("STAMPEDE_BIN");
-    if (!bin)
-        bin = "build/stampede";
-    int out[2];
-    if (pipe(out) < 0)
-        return -1;
+/* `stampede mock` in fixed mode, pinned to CPU 1 when pin (the mock is one thread, so pinning
+ * its pid pins all of it). STAMPEDE_BIN names the binary, build/stampede by default. */
+static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int pin) {
     char ttft[32], itl[32];
     snprintf(ttft, sizeof(ttft), "%g", ttft_ms);
     snprintf(itl, sizeof(itl), "%g", itl_ms);
-    server->pid = fork();
-    if (server->pid == 0) {
-        if (pin)
-            pin_to_cpu(0, 1);
-        dup2(out[1], 1);
-        close(out[0]);
-        close(out[1]);
-        execl(bin, bin, "mock", "--port", "0", "--ttft-ms", ttft, "--itl-ms", itl, (char *)NULL);
-        fprintf(stderr, "cannot run %s: %s\n", bin, strerror(errno));
-        _exit(127);
-    }
-    close(out[1]);
-    char line[256];
-    size_t len = 0;
-    while (len < sizeof(line) - 1) {
-        struct pollfd p = {.fd = out[0], .events = POLLIN};
-        if (poll(&p, 1, 10000) <= 0 || read(out[0], line + len, 1) <= 0)
-            break;
-        if (line[len++] == '\n')
-            break;
-    }
-    line[len] = '\0';
-    close(out[0]);
-    const char *colon = strrchr(line, ':');
-    if (!strstr(line, "listening on") || !colon) {
-        fprintf(stderr, "%s mock did not report its port (got \"%s\")\n", bin, line);
-        kill(server->pid, SIGTERM);
-        waitpid(server->pid, NULL, 0);
+    const char *const args[] = {"--ttft-ms", ttft, "--itl-ms", itl, NULL};
+    setenv("STAMPEDE_BIN", "build/stampede", 0);
+    if (mock_spawn(server, args) < 0)
         return -1;
-    }
-    server->port = atoi(colon + 1);
+    if (pin)
+        pin_to_cpu(server->pid, 1);
     return 0;
-}
-
-static void server_stop(server_t *server) {
-    kill(server->pid, SIGTERM);
-    waitpid(server->pid, NULL, 0);
 }
 
 static void slot_submit(slot_t *slot);
@@ -223,7 +187,7 @@ typedef struct result {
 } result_t;
 
 static int run_level(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
-    server_t server;
+    mock_child_t server;
     if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
         return -1;
     char url[128];
@@ -302,7 +266,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     histogram_destroy(&level.delay);
     histogram_destroy(&level.ttft);
     free(level.slots);
-    server_stop(&server);
+    mock_stop(&server);
     return 0;
 }
 
@@ -315,7 +279,7 @@ static int result_field(const char *line, const char *key, double *out) {
 }
 
 static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
-    server_t server;
+    mock_child_t server;
     if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
         return -1;
     char url[128], streams_s[16], tokens_s[16], seconds_s[32], warmup_s[32];
@@ -364,7 +328,7 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     fclose(f);
     int status;
     waitpid(pid, &status, 0);
-    server_stop(&server);
+    mock_stop(&server);
     return found ? 0 : -1;
 }
 
