@@ -182,24 +182,26 @@ static void test_chunk_content_only_from_choices_0_delta(void **state) {
 }
 
 static void test_chunk_error_object_forms(void **state) {
-    chunk_info_t c = parse_ok("{\"error\":{\"message\":\"This model's maximum context length is "
-                              "4096 tokens.\",\"type\":\"BadRequestError\",\"param\":null,"
-                              "\"code\":400}}");
-    assert_true(c.has_error);
-    assert_raw(c.error_message, c.error_message_len,
-               "This model's maximum context length is 4096 tokens.");
-    assert_int_equal(c.error_code, 400);
-
-    c = parse_ok("{\"object\":\"error\",\"message\":\"The model `x` does not exist.\",\"type\":"
-                 "\"NotFoundError\",\"param\":null,\"code\":404}");
-    assert_true(c.has_error);
-    assert_raw(c.error_message, c.error_message_len, "The model `x` does not exist.");
-    assert_int_equal(c.error_code, 404);
-
-    c = parse_ok("{\"error\":\"overloaded\"}");
-    assert_true(c.has_error);
-    assert_raw(c.error_message, c.error_message_len, "overloaded");
-    assert_int_equal(c.error_code, 0);
+    static const struct {
+        const char *json;
+        const char *message;
+        int code;
+    } forms[] = {
+        {"{\"error\":{\"message\":\"This model's maximum context length is 4096 tokens.\","
+         "\"type\":\"BadRequestError\",\"param\":null,\"code\":400}}",
+         "This model's maximum context length is 4096 tokens.", 400},
+        {"{\"object\":\"error\",\"message\":\"The model `x` does not exist.\",\"type\":"
+         "\"NotFoundError\",\"param\":null,\"code\":404}",
+         "The model `x` does not exist.", 404},
+        {"{\"error\":\"overloaded\"}", "overloaded", 0},
+    };
+    chunk_info_t c;
+    for (size_t i = 0; i < sizeof forms / sizeof forms[0]; i++) {
+        c = parse_ok(forms[i].json);
+        assert_true(c.has_error);
+        assert_raw(c.error_message, c.error_message_len, forms[i].message);
+        assert_int_equal(c.error_code, forms[i].code);
+    }
 
     c = parse_ok("{\"error\":{\"message\":\"bad key\",\"code\":\"invalid_api_key\"}}");
     assert_true(c.has_error);
@@ -328,26 +330,23 @@ static void test_chunk_every_strict_prefix_of_a_chunk_is_malformed(void **state)
     assert_int_equal(c.cached_tokens, 16);
 }
 
+/* {"x":[[...]]} with depth arrays, into out (room for 2 * depth + 16); returns its length. */
+static size_t nested_arrays(char *out, size_t depth) {
+    size_t n = (size_t)sprintf(out, "{\"x\":");
+    for (size_t i = 0; i < depth; i++)
+        out[n++] = '[';
+    for (size_t i = 0; i < depth; i++)
+        out[n++] = ']';
+    out[n++] = '}';
+    return n;
+}
+
 static void test_chunk_deep_nesting_is_refused_without_crashing(void **state) {
     size_t depth = 100000;
     char *deep = malloc(2 * depth + 16);
-    size_t n = 0;
-    n += (size_t)sprintf(deep, "{\"x\":");
-    for (size_t i = 0; i < depth; i++)
-        deep[n++] = '[';
-    for (size_t i = 0; i < depth; i++)
-        deep[n++] = ']';
-    deep[n++] = '}';
     chunk_info_t c;
-    assert_int_equal(parse_exact(deep, n, &c), -1);
-
-    n = (size_t)sprintf(deep, "{\"x\":");
-    for (size_t i = 0; i < 100; i++)
-        deep[n++] = '[';
-    for (size_t i = 0; i < 100; i++)
-        deep[n++] = ']';
-    deep[n++] = '}';
-    assert_int_equal(parse_exact(deep, n, &c), 0);
+    assert_int_equal(parse_exact(deep, nested_arrays(deep, depth), &c), -1);
+    assert_int_equal(parse_exact(deep, nested_arrays(deep, 100), &c), 0);
     free(deep);
 }
 
@@ -517,13 +516,19 @@ static int check_event(void *arg, const sse_event_t *event) {
     return 0;
 }
 
-static stream_check_t *check_fixture(const char *name) {
+/* Opens tests/data/sse/NAME (under $STAMPEDE_DATA when set); fails the test when it cannot. */
+static FILE *fixture_open(const char *name) {
     const char *dir = getenv("STAMPEDE_DATA");
     char path[1024];
     snprintf(path, sizeof path, "%s/sse/%s", dir ? dir : "tests/data", name);
     FILE *f = fopen(path, "rb");
     if (!f)
         fail_msg("cannot open fixture %s", path);
+    return f;
+}
+
+static stream_check_t *check_fixture(const char *name) {
+    FILE *f = fixture_open(name);
     stream_check_t *check = calloc(1, sizeof *check);
     check->name = name;
     sse_parser_t *parser = sse_parser_new(check_event, check);
@@ -643,11 +648,7 @@ static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **s
     static const char alphabet[] = "{}[]\",:0123456789-+.eEtrufalsn \t\n\\/x";
     payloads_t p = {0};
     for (size_t f = 0; f < sizeof fixtures / sizeof fixtures[0]; f++) {
-        const char *dir = getenv("STAMPEDE_DATA");
-        char path[1024];
-        snprintf(path, sizeof path, "%s/sse/%s", dir ? dir : "tests/data", fixtures[f]);
-        FILE *file = fopen(path, "rb");
-        assert_non_null(file);
+        FILE *file = fixture_open(fixtures[f]);
         char buf[8192];
         size_t n = fread(buf, 1, sizeof buf, file);
         fclose(file);
