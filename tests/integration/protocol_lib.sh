@@ -233,3 +233,24 @@ def rows_by_worker_name(ctl_log):
         by[names[row["worker"]]].append(row)
     return names, by
 '
+
+# Waits at most $2 seconds until the progress lines in log $1 show the run at $3 s or more (a
+# single digit), failing with the end of the log otherwise.
+wait_run_reaches() {
+    local log=$1 bound=$2 seconds=$3
+    wait_for_line "$log" "$bound" "\] [$seconds-9]\.[0-9] s \|" >/dev/null ||
+        fail "the run did not reach $seconds s: $(tail -3 "$log")"
+}
+
+# Starts --once workers alive1, victim and alive2 (pids in ALIVE1, VICTIM, ALIVE2) on the
+# controller last started, whose stderr is $WORK/ctl.err, and waits for the run to start.
+start_survivors_and_victim() {
+    start_once_worker alive1
+    ALIVE1=$WORKER_PID
+    start_once_worker victim
+    VICTIM=$WORKER_PID
+    start_once_worker alive2
+    ALIVE2=$WORKER_PID
+    wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
+        fail "the run did not start: $(cat "$WORK/ctl.err")"
+}
