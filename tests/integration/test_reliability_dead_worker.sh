@@ -24,16 +24,8 @@ write_workload "$WORK/d.yaml" seed=4 ignore_eos=true endpoints="[$MOCK_URL]" out
     concurrency=6 duration=10s
 start_controller "$WORK/ctl.err" "$WORK/d.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --trace --register-timeout 20
-start_once_worker alive1
-ALIVE1=$WORKER_PID
-start_once_worker victim
-VICTIM=$WORKER_PID
-start_once_worker alive2
-ALIVE2=$WORKER_PID
-
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start: $(cat "$WORK/ctl.err")"
-wait_for_line "$WORK/ctl.err" 15 "\] [3-9]\.[0-9] s \|" >/dev/null ||
-    fail "the run did not reach 3 s: $(tail -3 "$WORK/ctl.err")"
+start_survivors_and_victim
+wait_run_reaches "$WORK/ctl.err" 15 3
 running=$(mock_metric vllm:num_requests_running)
 [ "${running%.*}" -ge 1 ] || fail "no load before the kill (running = $running)"
 kill -KILL "$VICTIM"
