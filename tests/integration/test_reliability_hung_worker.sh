@@ -27,18 +27,10 @@ write_workload "$WORK/h.yaml" seed=8 ignore_eos=true endpoints="[$MOCK_URL]" out
     concurrency=6 max_requests=120
 start_controller "$WORK/ctl.err" "$WORK/h.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --trace --register-timeout 20
-start_once_worker alive1
-ALIVE1=$WORKER_PID
-start_once_worker victim
-VICTIM=$WORKER_PID
-start_once_worker alive2
-ALIVE2=$WORKER_PID
+start_survivors_and_victim
 # A stopped process cannot act on the cleanup's SIGTERM: wake it first, whatever fails.
 trap 'kill -CONT "$VICTIM" 2>/dev/null; cleanup' EXIT
-
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start: $(cat "$WORK/ctl.err")"
-wait_for_line "$WORK/ctl.err" 15 "\] [4-9]\.[0-9] s \|" >/dev/null ||
-    fail "the run did not reach 4 s: $(tail -3 "$WORK/ctl.err")"
+wait_run_reaches "$WORK/ctl.err" 15 4
 kill -STOP "$VICTIM"
 hung=$(date +%s%N)
 wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
