@@ -43,6 +43,8 @@ assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
 assert_equal "level partial" "$(json_value "$R" 'l["partial"]')" True
 json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||
     fail "partial_reason does not name the dead worker: $(json_value "$R" 'l.get("partial_reason")')"
+# The loss makes the results partial; what ended the run is still the duration.
+assert_equal "stop_reason" "$(json_value "$R" 'r["run"]["stop_reason"]')" "duration reached"
 grep -q "PARTIAL" "$WORK/ctl.err.out" || fail "the table does not say the results are partial"
 grep -q "records announced" "$WORK/ctl.err" && fail "controller reports missing records: $(cat "$WORK/ctl.err")"
 
