@@ -118,15 +118,9 @@ int transport_send(transport_t *self, transport_socket_t socket, const uint8_t *
     void *sock = socket == TRANSPORT_CONTROL ? self->ctl : self->data;
     env->proto_version = PROTOCOL_VERSION;
     env->seq = ++self->seq;
-    size_t len = stampede__envelope__get_packed_size(env);
-    if (len > self->buf_cap) {
-        uint8_t *p = realloc(self->buf, len);
-        if (!p)
-            return -1;
-        self->buf = p;
-        self->buf_cap = len;
-    }
-    stampede__envelope__pack(env, self->buf);
+    size_t len = agent_pack(env, &self->buf, &self->buf_cap);
+    if (!len)
+        return -1;
     /* ROUTER_MANDATORY: an unknown or full peer fails here instead of dropping silently. */
     if (zmq_send(sock, id, id_len, ZMQ_SNDMORE | ZMQ_DONTWAIT) < 0)
         return -1;

@@ -72,6 +72,9 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
                    const agent_callbacks_t *callbacks, void *arg);
 /* Closes the sockets (linger bounded) and frees. */
 void agent_destroy(agent_t **self_p);
+/* Packs env into *buf, growing it (*cap) as needed; the packed length, or 0 when out of memory.
+ * Shared with the controller's transport, so both ends encode one way. */
+size_t agent_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap);
 /* Answers an Assign. 0 sent (or queued to retry), -1 on encoding failure. */
 int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency);
 /* Reports the end of the run: repeated every heartbeat until the controller's Stop. */
