@@ -50,14 +50,15 @@ typedef struct request_record {
     uint32_t requested_input_tokens;  /* prompt words we sent (history + fresh) */
     uint32_t requested_output_tokens; /* max_tokens we asked for */
 
-    /* One entry per token-carrying chunk, in arrival order: receive time, and the number of
-     * tokens the chunk carried (1 unless the server told us more). Storage belongs to whoever
+    /* One entry per token-carrying chunk (the token events delivered by one read), in arrival
+     * order: receive time, and the number of tokens the chunk carried (its events' tokens added
+     * up; an event carries 1 unless the server's usage says more). Storage belongs to whoever
      * filled the record (a per-stream buffer on the worker, an arena on the controller). */
     uint32_t n_chunks;
     int64_t *chunk_ns;
     uint16_t *chunk_tokens;    /* may be NULL: every chunk carried one token */
-    uint32_t reasoning_chunks; /* how many of the chunks were reasoning_content */
-    uint32_t content_chunks;   /* how many were content (or tool calls) */
+    uint32_t reasoning_chunks; /* token events that were reasoning_content */
+    uint32_t content_chunks;   /* token events that were content (or tool calls) */
     uint64_t content_bytes;    /* bytes of reply text received */
 
     uint64_t workload_hash; /* hash of what was generated for this request (lengths, intended

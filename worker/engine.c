@@ -130,7 +130,9 @@ static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
     if (mask & LOOP_WRITABLE)
         flags |= CURL_CSELECT_OUT;
     int running;
+    shard->engine->counters.read_ns = loop_now_ns(); /* what this wake-up reads arrived now */
     curl_multi_socket_action(shard->multi, fd, flags, &running);
+    shard->engine->counters.read_ns = 0;
     engine_drain(shard);
 }
 

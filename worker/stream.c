@@ -36,7 +36,6 @@ struct stream {
     bool got_done;  /* data: [DONE] */
     bool got_finish;
     int64_t done_ns;
-    bool tokens_from_usage;    /* per-chunk usage told how many tokens each chunk carried */
     bool usage_seen;           /* some earlier event carried usage */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
     /* The first token chunk with usage when no usage came before it: counted as one token until a
@@ -44,7 +43,8 @@ struct stream {
      * running total; then it gets the tokens that total says it carried. */
     uint32_t usage_first_chunk; /* its index, UINT32_MAX when there is none */
     uint32_t usage_first_tokens;
-    int64_t now_ns; /* receive stamp of the write callback being parsed */
+    int64_t now_ns;   /* receive stamp of the write callback being parsed */
+    bool multi_token; /* some chunk carries more than one token */
 
     uint32_t n_chunks;
     uint32_t chunk_cap;
@@ -168,39 +168,55 @@ static uint16_t stream_clamp_tokens(uint32_t tokens) {
     return tokens > UINT16_MAX ? UINT16_MAX : (uint16_t)tokens;
 }
 
-/* How many tokens the chunk about to be stored carried. Usage on a token chunk is a running
- * total only when usage also came before it (vLLM's continuous_usage_stats): a server that puts
- * the one final usage on the last content chunk would otherwise credit that chunk with the whole
- * reply, shrinking every ITL sample. */
-static uint16_t stream_chunk_tokens(stream_t *self, const chunk_info_t *info) {
+/* Adds tokens to chunk i, saturating. */
+static void stream_add_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
+    uint32_t sum = (uint32_t)self->chunk_tokens[i] + tokens;
+    self->chunk_tokens[i] = stream_clamp_tokens(sum);
+    if (self->chunk_tokens[i] > 1)
+        self->multi_token = true;
+}
+
+/* How many tokens the event about to join chunk `into` carried. Usage on a token event is a
+ * running total only when usage also came before it (vLLM's continuous_usage_stats): a server
+ * that puts the one final usage on the last content event would otherwise credit that event with
+ * the whole reply, shrinking every ITL sample. */
+static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, uint32_t into) {
     if (!info->has_usage)
         return 1;
     uint32_t delta = info->completion_tokens > self->usage_completion
                          ? info->completion_tokens - self->usage_completion
                          : 1;
     if (!self->usage_seen) {
-        self->usage_first_chunk = self->n_chunks;
+        self->usage_first_chunk = into;
         self->usage_first_tokens = delta;
         return 1;
     }
     if (self->usage_first_chunk != UINT32_MAX) {
-        self->chunk_tokens[self->usage_first_chunk] = stream_clamp_tokens(self->usage_first_tokens);
+        /* it was counted as one token; the running total proved it carried more */
+        if (self->usage_first_tokens > 1)
+            stream_add_tokens(self, self->usage_first_chunk, self->usage_first_tokens - 1);
         self->usage_first_chunk = UINT32_MAX;
     }
-    self->tokens_from_usage = true;
-    return stream_clamp_tokens(delta);
+    return delta;
 }
 
+/* Token events with the same receive stamp (delivered by one read) form one chunk: they reached
+ * us at the same instant, so the gap before them is shared by all their tokens (docs/metrics.md
+ * section 2). */
 static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool content) {
     request_record_t *rec = self->record;
-    if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
-        stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
-        return;
+    bool join = self->n_chunks > 0 && self->chunk_ns[self->n_chunks - 1] == self->now_ns;
+    if (!join) {
+        if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
+            stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
+            return;
+        }
+        self->chunk_ns[self->n_chunks] = self->now_ns;
+        self->chunk_tokens[self->n_chunks] = 0;
+        self->n_chunks++;
     }
-    uint16_t tokens = stream_chunk_tokens(self, info);
-    self->chunk_ns[self->n_chunks] = self->now_ns;
-    self->chunk_tokens[self->n_chunks] = tokens;
-    self->n_chunks++;
+    uint32_t into = self->n_chunks - 1;
+    stream_add_tokens(self, into, stream_event_tokens(self, info, into));
     self->settings->counters->token_chunks++;
     if (!rec->first_token_ns)
         rec->first_token_ns = self->now_ns;
@@ -305,8 +321,10 @@ static void stream_headers_end(stream_t *self, int64_t now_ns) {
 }
 
 static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) {
-    int64_t now_ns = loop_now_ns(); /* first: every event in these bytes arrived now */
     stream_t *self = arg;
+    /* first: every event in these bytes arrived now */
+    int64_t now_ns =
+        self->settings->counters->read_ns ? self->settings->counters->read_ns : loop_now_ns();
     size_t len = size * nmemb;
     stream_counters_t *counters = self->settings->counters;
     counters->write_callbacks++;
@@ -457,12 +475,12 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->got_done = false;
     self->got_finish = false;
     self->done_ns = 0;
-    self->tokens_from_usage = false;
     self->usage_seen = false;
     self->usage_completion = 0;
     self->usage_first_chunk = UINT32_MAX;
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
+    self->multi_token = false;
     self->reply_len = 0;
     self->body_len = 0;
     self->curl_error[0] = '\0';
@@ -671,7 +689,7 @@ static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
     rec->n_chunks = self->n_chunks;
     rec->chunk_ns = self->n_chunks ? self->chunk_ns : NULL;
-    rec->chunk_tokens = self->n_chunks && self->tokens_from_usage ? self->chunk_tokens : NULL;
+    rec->chunk_tokens = self->n_chunks && self->multi_token ? self->chunk_tokens : NULL;
 }
 
 void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {

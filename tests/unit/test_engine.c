@@ -719,7 +719,9 @@ static void test_engine_server_hanging_up_mid_stream_is_error_incomplete(void **
     static outcome_t o;
     run_one_on_events(events, 3, 0, CANNED_CLOSE, &o);
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
-    assert_int_equal(o.n_chunks, 3);
+    assert_int_equal(o.n_chunks, 1); /* one write, one read: one chunk of 3 tokens */
+    assert_true(o.has_chunk_tokens);
+    assert_int_equal(o.chunk_tokens[0], 3);
     assert_string_equal(o.reply, "abc");
     assert_true(o.record.first_content_ns > 0);
 }
@@ -736,7 +738,8 @@ static void test_engine_stream_ending_without_done_or_finish_is_error_incomplete
     static outcome_t o;
     run_one_on_events(events, 2, 1, CANNED_CLOSE, &o); /* a clean end of body, but no [DONE] */
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
-    assert_int_equal(o.n_chunks, 2);
+    assert_int_equal(o.n_chunks, 1);
+    assert_int_equal(o.chunk_tokens[0], 2);
 }
 
 static void test_engine_finish_reason_without_done_is_complete(void **state) {
@@ -795,8 +798,10 @@ static void test_engine_reasoning_then_content_counts_and_usage(void **state) {
     run_one_on_events(events, 7, 1, CANNED_CLOSE, &o);
     request_record_t *r = &o.record;
     assert_int_equal(r->error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 4); /* the role-only chunk carries no token */
-    assert_int_equal(r->reasoning_chunks, 2);
+    /* one read: one chunk of the 4 token events (the role-only event carries no token) */
+    assert_int_equal(o.n_chunks, 1);
+    assert_int_equal(o.chunk_tokens[0], 4);
+    assert_int_equal(r->reasoning_chunks, 2); /* counted per event */
     assert_int_equal(r->content_chunks, 2);
     assert_true(r->first_token_ns <= r->first_content_ns);
     assert_string_equal(o.reply, "Hi\n\xc3\xa9");
@@ -868,6 +873,43 @@ static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_firs
     assert_int_equal(o.chunk_tokens[1], 1);
 }
 
+/* Events written together arrive in one read and form one chunk of their tokens; the gap before
+ * it belongs to all of them. Script elements are written 20 ms apart, each one write. */
+static void test_engine_events_of_one_read_are_one_chunk_of_their_tokens(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("a") TOKEN_CHUNK("b"),
+                                         TOKEN_CHUNK("c") TOKEN_CHUNK("d") TOKEN_CHUNK("e"),
+                                         TOKEN_CHUNK("f"), "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_one_on_canned(scripted_start(events, 4, 20), &o);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 3);
+    assert_true(o.has_chunk_tokens);
+    static const uint16_t expected[] = {2, 3, 1};
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    for (uint32_t i = 1; i < o.n_chunks; i++)
+        assert_true(o.chunk_ns[i] - o.chunk_ns[i - 1] >= 15 * MS);
+    assert_int_equal(o.record.content_chunks, 6);
+    assert_string_equal(o.reply, "abcdef");
+}
+
+/* Continuous usage with events coalesced: the running totals of the events of one read add up,
+ * the first one included once the second usage proves they are totals. */
+static void test_engine_coalesced_continuous_usage_adds_the_events_tokens(void **state) {
+    static const char *const events[] = {USAGE_CHUNK("a b", "null", 2) USAGE_CHUNK(" c", "null", 3),
+                                         USAGE_CHUNK(" d e", "null", 5),
+                                         USAGE_CHUNK(" f", "\"stop\"", 6) "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_one_on_canned(scripted_start(events, 3, 20), &o);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 3);
+    assert_true(o.has_chunk_tokens);
+    static const uint16_t expected[] = {3, 2, 1};
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_int_equal(o.record.completion_tokens, 6);
+}
+
 static void test_engine_sse_under_another_content_type_is_still_parsed(void **state) {
     static const char reply[] =
         "HTTP/1.1 200 OK\r\nContent-Type: TEXT/PLAIN\r\n"
@@ -875,7 +917,8 @@ static void test_engine_sse_under_another_content_type_is_still_parsed(void **st
     static outcome_t o;
     run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 2);
+    assert_int_equal(o.n_chunks, 1);
+    assert_int_equal(o.chunk_tokens[0], 2);
     assert_string_equal(o.reply, "xy");
 }
 
@@ -1044,6 +1087,8 @@ int main(void) {
         cmocka_unit_test(test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk),
         cmocka_unit_test(test_engine_continuous_usage_gives_each_chunk_its_token_count),
         cmocka_unit_test(test_engine_continuous_usage_after_a_role_chunk_counts_from_the_first),
+        cmocka_unit_test(test_engine_events_of_one_read_are_one_chunk_of_their_tokens),
+        cmocka_unit_test(test_engine_coalesced_continuous_usage_adds_the_events_tokens),
         cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),

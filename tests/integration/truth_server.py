@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""An OpenAI-compatible chat-completions server with a known truth, for the measurement tests.
+
+Each POST streams --tokens tokens, produced on a true per-token gap (token i is ready at
+t0 + i * gap, t0 being when the headers went out), but written several SSE events per send():
+the group sizes cycle through --groups (e.g. "2,3": 2 events in one send, then 3, then 2...), a
+group leaving when its last token is ready. No usage block, then [DONE]. So a client that keeps
+one ITL sample per event sees gaps of 0 and of k * gap; the truth is `gap` for every token.
+
+  --words-per-event W   every event carries W words ("several tokens in one event")
+  --reasoning R         the first R tokens are delta.reasoning_content, the rest delta.content
+  --header-delay-ms D   wait D ms after reading the request before sending the headers
+  --close               answer with Connection: close (a new connection per request)
+
+GET /stats answers {"requests": n, "connections": distinct connections that sent a POST}.
+Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
+"""
+import argparse
+import json
+import signal
+import socket
+import sys
+import threading
+import time
+
+
+def chunk(data):
+    raw = data.encode()
+    return b"%x\r\n%s\r\n" % (len(raw), raw)
+
+
+def event(delta, finish=None):
+    obj = {"id": "chatcmpl-truth", "object": "chat.completion.chunk", "created": 0,
+           "model": "truth", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
+    return chunk("data: " + json.dumps(obj, separators=(",", ":")) + "\n\n")
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.groups = [int(g) for g in args.groups.split(",")]
+        self.lock = threading.Lock()
+        self.requests = 0
+        self.connections = 0
+
+    def read_request(self, conn, data):
+        while b"\r\n\r\n" not in data:
+            more = conn.recv(65536)
+            if not more:
+                return None, None, b""
+            data += more
+        head, _, rest = data.partition(b"\r\n\r\n")
+        lines = head.decode("latin-1").split("\r\n")
+        headers = {}
+        for line in lines[1:]:
+            name, _, value = line.partition(":")
+            headers[name.strip().lower()] = value.strip()
+        if headers.get("expect", "").lower() == "100-continue":
+            conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
+        length = int(headers.get("content-length", "0"))
+        while len(rest) < length:
+            more = conn.recv(65536)
+            if not more:
+                return None, None, b""
+            rest += more
+        return lines[0], rest[:length], rest[length:]
+
+    def serve(self, conn):
+        counted = False
+        pending = b""
+        try:
+            while True:
+                request_line, _, pending = self.read_request(conn, pending)
+                if request_line is None:
+                    return
+                if request_line.startswith("GET /stats"):
+                    with self.lock:
+                        body = json.dumps({"requests": self.requests,
+                                           "connections": self.connections}).encode()
+                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                                 b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                                 % (len(body), body))
+                    return
+                with self.lock:
+                    self.requests += 1
+                    if not counted:
+                        self.connections += 1
+                        counted = True
+                self.stream(conn)
+                if self.args.close:
+                    return
+        except OSError:
+            pass
+        finally:
+            conn.close()
+
+    def token(self, i, last):
+        words = "".join(" w%d" % (i * self.args.words_per_event + j)
+                        for j in range(self.args.words_per_event))
+        key = "reasoning_content" if i < self.args.reasoning else "content"
+        return event({key: words}, "length" if last else None)
+
+    def stream(self, conn):
+        a = self.args
+        if a.header_delay_ms:
+            time.sleep(a.header_delay_ms / 1000)
+        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
+                     b"Transfer-Encoding: chunked\r\n"
+                     + (b"Connection: close\r\n" if a.close else b"") + b"\r\n")
+        t0 = time.monotonic()
+        i, g = 0, 0
+        while i < a.tokens:
+            k = min(self.groups[g % len(self.groups)], a.tokens - i)
+            g += 1
+            ready = t0 + (i + k - 1) * a.gap_ms / 1000
+            wait = ready - time.monotonic()
+            if wait > 0:
+                time.sleep(wait)
+            data = b"".join(self.token(j, j == a.tokens - 1) for j in range(i, i + k))
+            i += k
+            if i == a.tokens:
+                data += chunk("data: [DONE]\n\n") + b"0\r\n\r\n"
+            conn.sendall(data)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tokens", type=int, default=30)
+    parser.add_argument("--gap-ms", type=float, default=20)
+    parser.add_argument("--groups", default="1", help="events per send(), cycled, e.g. 2,3")
+    parser.add_argument("--words-per-event", type=int, default=1)
+    parser.add_argument("--reasoning", type=int, default=0)
+    parser.add_argument("--header-delay-ms", type=float, default=0)
+    parser.add_argument("--close", action="store_true")
+    server = Server(parser.parse_args())
+    listener = socket.socket()
+    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(128)
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
+    print("listening on 127.0.0.1:%d" % listener.getsockname()[1], flush=True)
+    while True:
+        conn, _ = listener.accept()
+        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        threading.Thread(target=server.serve, args=(conn,), daemon=True).start()
+
+
+if __name__ == "__main__":
+    main()
