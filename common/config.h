@@ -40,6 +40,7 @@ typedef struct config_target {
     int64_t connect_timeout_ns; /* default 10 s */
     config_routing_t routing;   /* default round_robin */
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
+    bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
     bool stream;                /* default true */
 } config_target_t;
 

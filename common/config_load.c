@@ -21,8 +21,10 @@ static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL
 static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
                                         "limits", "warmup", "output",   NULL};
 static const char *const target_keys[] = {
-    "endpoints",       "api",     "model",      "headers", "api_key_env", "api_key_file", "timeout",
-    "connect_timeout", "routing", "ignore_eos", "stream",  NULL};
+    "endpoints",   "api",          "model",      "headers",
+    "api_key_env", "api_key_file", "timeout",    "connect_timeout",
+    "routing",     "ignore_eos",   "min_tokens", "stream",
+    NULL};
 static const char *const workload_keys[] = {
     "kind", "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
@@ -244,6 +246,9 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "ignore_eos", NULL)) &&
         config_yaml_bool(r, v, "target.ignore_eos", &t->ignore_eos) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "min_tokens", NULL)) &&
+        config_yaml_bool(r, v, "target.min_tokens", &t->min_tokens) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)

@@ -167,9 +167,9 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     put_duration(out, t->timeout_ns);
     fputs("\n  connect_timeout: ", out);
     put_duration(out, t->connect_timeout_ns);
-    fprintf(out, "\n  routing: %s\n  ignore_eos: %s\n  stream: %s\n",
+    fprintf(out, "\n  routing: %s\n  ignore_eos: %s\n  min_tokens: %s\n  stream: %s\n",
             config_routing_name(t->routing), t->ignore_eos ? "true" : "false",
-            t->stream ? "true" : "false");
+            t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
 }
 
 static void put_workload(FILE *out, const config_workload_t *w) {

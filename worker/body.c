@@ -174,6 +174,10 @@ int body_end(body_t *self) {
                               : ",\"stream\":false");
     if (o->ignore_eos)
         body_puts(self, ",\"ignore_eos\":true");
+    if (o->min_tokens) {
+        snprintf(number, sizeof number, ",\"min_tokens\":%u", o->max_tokens);
+        body_puts(self, number);
+    }
     body_puts(self, "}");
     return self->failed ? -1 : 0;
 }

@@ -4,7 +4,8 @@
  * U+FFFD, so any reply a server sent can go back in the history and the body stays valid JSON.
  *
  *   chat:        {"model":M,"messages":[{"role":R,"content":T},...],"max_tokens":N,
- *                 "stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]}
+ *                 "stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]
+ *                 [,"min_tokens":N]}
  *   completions: {"model":M,"prompt":"T1\nT2\n...","max_tokens":N,"stream":true,...}
  *
  * Usage: body_begin, then body_add per message (in completions mode the texts are joined by a
@@ -24,6 +25,7 @@ typedef struct body_options {
     uint32_t max_tokens;
     bool stream; /* also asks for stream_options.include_usage */
     bool ignore_eos;
+    bool min_tokens; /* also sends min_tokens = max_tokens (vLLM, SGLang) */
 } body_options_t;
 
 typedef struct body {

@@ -85,7 +85,8 @@ uint64_t session_history_build_body(const session_executor_t *self, session_run_
                               .model = cfg->target.model,
                               .max_tokens = shape->output_tokens,
                               .stream = cfg->target.stream,
-                              .ignore_eos = cfg->target.ignore_eos};
+                              .ignore_eos = cfg->target.ignore_eos,
+                              .min_tokens = cfg->target.min_tokens};
     uint64_t words = 0;
     body_begin(body, &options);
     if (self->system_len) {

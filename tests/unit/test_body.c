@@ -65,6 +65,7 @@ static void test_body_chat_round_trips_every_message_through_jansson(void **stat
     assert_true(
         json_is_true(json_object_get(json_object_get(root, "stream_options"), "include_usage")));
     assert_null(json_object_get(root, "ignore_eos"));
+    assert_null(json_object_get(root, "min_tokens"));
     json_decref(root);
     body_free(&body);
 }
@@ -117,7 +118,8 @@ static void test_body_completions_joins_the_texts_into_one_prompt(void **state) 
                         .model = "llama",
                         .max_tokens = 7,
                         .stream = true,
-                        .ignore_eos = true};
+                        .ignore_eos = true,
+                        .min_tokens = true};
     body_begin(&body, &o);
     body_add(&body, "system", "sys words", 9);
     body_add(&body, "user", "ask", 3);
@@ -130,6 +132,7 @@ static void test_body_completions_joins_the_texts_into_one_prompt(void **state) 
     assert_null(json_object_get(root, "messages"));
     assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 7);
     assert_true(json_is_true(json_object_get(root, "ignore_eos")));
+    assert_int_equal(json_integer_value(json_object_get(root, "min_tokens")), 7);
     assert_true(json_is_true(json_object_get(root, "stream")));
     json_decref(root);
     body_free(&body);

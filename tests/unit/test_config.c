@@ -279,6 +279,7 @@ static void test_config_minimal_file_takes_every_default(void **state) {
     assert_int_equal(c.target.connect_timeout_ns, 10000000000LL);
     assert_int_equal(c.target.routing, ROUTING_ROUND_ROBIN);
     assert_false(c.target.ignore_eos);
+    assert_false(c.target.min_tokens);
     assert_true(c.target.stream);
     assert_int_equal(c.workload.kind, WORKLOAD_REQUESTS);
     assert_int_equal(c.workload.turns.kind, DIST_FIXED);
@@ -328,6 +329,7 @@ static void test_config_full_file_sets_every_key(void **state) {
     assert_int_equal(c.target.connect_timeout_ns, 1500000000LL);
     assert_int_equal(c.target.routing, ROUTING_STICKY);
     assert_true(c.target.ignore_eos);
+    assert_true(c.target.min_tokens);
     assert_false(c.target.stream);
     assert_int_equal(c.workload.kind, WORKLOAD_CHAT);
     assert_int_equal(c.workload.turns.kind, DIST_UNIFORM);
@@ -459,6 +461,7 @@ static void assert_config_equal(const config_t *a, const config_t *b, bool redac
     assert_int_equal(a->target.connect_timeout_ns, b->target.connect_timeout_ns);
     assert_int_equal(a->target.routing, b->target.routing);
     assert_int_equal(a->target.ignore_eos, b->target.ignore_eos);
+    assert_int_equal(a->target.min_tokens, b->target.min_tokens);
     assert_int_equal(a->target.stream, b->target.stream);
     assert_int_equal(a->workload.kind, b->workload.kind);
     assert_dist_equal(&a->workload.turns, &b->workload.turns, "turns");
