@@ -2,10 +2,16 @@
 
 #include <string.h>
 
-static const char *const names[METRIC__COUNT] = {"ttft", "ttfc", "tpot",
-                                                 "itl",  "e2e",  "schedule_lag"};
-static const char *const labels[METRIC__COUNT] = {"TTFT", "TTFC", "TPOT",
-                                                  "ITL",  "E2E",  "Schedule lag"};
+static const char *const names[METRIC__COUNT] = {"ttft",
+                                                 "ttfc",
+                                                 "tpot",
+                                                 "itl",
+                                                 "e2e",
+                                                 "schedule_lag",
+                                                 "ttft_from_intended",
+                                                 "e2e_from_intended"};
+static const char *const labels[METRIC__COUNT] = {
+    "TTFT", "TTFC", "TPOT", "ITL", "E2E", "Schedule lag", "TTFT intended", "E2E intended"};
 
 const char *metrics_name(metrics_kind_t kind) {
     return kind < METRIC__COUNT ? names[kind] : "unknown";
@@ -81,6 +87,11 @@ void metrics_compute(const request_record_t *rec, metrics_t *out) {
         out->value_ns[METRIC_SCHEDULE_LAG] =
             rec->send_ns > rec->intended_ns ? (uint64_t)rec->send_ns - (uint64_t)rec->intended_ns
                                             : 0;
+    }
+    /* from the intended start only for a request that was sent: lag and latency both exist */
+    if (out->has[METRIC_SCHEDULE_LAG]) {
+        interval(out, METRIC_TTFT_FROM_INTENDED, rec->intended_ns, first_token);
+        interval(out, METRIC_E2E_FROM_INTENDED, rec->intended_ns, rec->end_ns);
     }
     token_counts(rec, out);
     itl_summary(rec, out);

@@ -17,6 +17,10 @@ typedef enum metrics_kind {
     METRIC_ITL,          /* every gap between token chunks, split over the later chunk's tokens */
     METRIC_E2E,          /* send -> end of the transfer */
     METRIC_SCHEDULE_LAG, /* intended start -> send (coordinated omission made visible) */
+    /* intended start -> first token / end of the transfer: TTFT and E2E with the schedule lag in
+     * (wrk2's correction of coordinated omission) */
+    METRIC_TTFT_FROM_INTENDED,
+    METRIC_E2E_FROM_INTENDED,
     METRIC__COUNT
 } metrics_kind_t;
 
@@ -37,9 +41,11 @@ typedef struct metrics {
     int64_t output_vs_requested;
 } metrics_t;
 
-/* "ttft", "ttfc", "tpot", "itl", "e2e", "schedule_lag". */
+/* "ttft", "ttfc", "tpot", "itl", "e2e", "schedule_lag", "ttft_from_intended",
+ * "e2e_from_intended". */
 const char *metrics_name(metrics_kind_t kind);
-/* Human label for tables: "TTFT", "TTFC", "TPOT", "ITL", "E2E", "Schedule lag". */
+/* Human label for tables: "TTFT", "TTFC", "TPOT", "ITL", "E2E", "Schedule lag", "TTFT intended",
+ * "E2E intended". */
 const char *metrics_label(metrics_kind_t kind);
 /* Computes every metric of rec into *out (whatever its error class). */
 void metrics_compute(const request_record_t *rec, metrics_t *out);

@@ -15,6 +15,8 @@
 
 #define REPORT_SCHEMA_VERSION 1
 #define REPORT_LAG_WARNING_MS 10.0
+#define REPORT_INTENDED_ROWS_LAG_MS 1.0 /* lag p99 above: the table shows TTFT/E2E from intended   \
+                                         */
 
 /* One worker's clock probe result, as the controller measured it. */
 typedef struct report_worker_clock {

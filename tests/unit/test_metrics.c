@@ -47,6 +47,9 @@ static void test_metrics_single_token_chunks_with_usage(void **state) {
     assert_int_equal(m.value_ns[METRIC_TPOT], 10 * MS); /* 30 ms over 3 tokens after the first */
     assert_int_equal(m.value_ns[METRIC_E2E], 81 * MS);
     assert_int_equal(m.value_ns[METRIC_SCHEDULE_LAG], 2 * MS);
+    /* from the intended start: the 2 ms lag included */
+    assert_int_equal(m.value_ns[METRIC_TTFT_FROM_INTENDED], 52 * MS);
+    assert_int_equal(m.value_ns[METRIC_E2E_FROM_INTENDED], 83 * MS);
     assert_int_equal(m.itl_samples, 3);
     for (uint32_t i = 1; i < 4; i++) {
         uint32_t k;
@@ -181,9 +184,15 @@ static void test_metrics_schedule_lag_never_negative_and_needs_intended(void **s
     metrics_compute(&rec, &m);
     assert_true(m.has[METRIC_SCHEDULE_LAG]);
     assert_int_equal(m.value_ns[METRIC_SCHEDULE_LAG], 0);
+    assert_false(m.has[METRIC_TTFT_FROM_INTENDED]); /* no token, no end */
+    assert_false(m.has[METRIC_E2E_FROM_INTENDED]);
+    rec.end_ns = T0 + 5 * MS;
+    metrics_compute(&rec, &m);
+    assert_int_equal(m.value_ns[METRIC_E2E_FROM_INTENDED], 5 * MS - 1000);
     rec.intended_ns = 0;
     metrics_compute(&rec, &m);
     assert_false(m.has[METRIC_SCHEDULE_LAG]);
+    assert_false(m.has[METRIC_E2E_FROM_INTENDED]);
     assert_false(m.has[METRIC_TTFT]);
 }
 
@@ -259,6 +268,9 @@ static void test_metrics_names_and_labels(void **state) {
     assert_string_equal(metrics_name(METRIC_TTFT), "ttft");
     assert_string_equal(metrics_name(METRIC_SCHEDULE_LAG), "schedule_lag");
     assert_string_equal(metrics_label(METRIC_ITL), "ITL");
+    assert_string_equal(metrics_name(METRIC_TTFT_FROM_INTENDED), "ttft_from_intended");
+    assert_string_equal(metrics_name(METRIC_E2E_FROM_INTENDED), "e2e_from_intended");
+    assert_string_equal(metrics_name(METRIC__COUNT), "unknown");
 }
 
 int main(void) {

@@ -139,6 +139,10 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     assert_int_equal(number(level, "itl_ms.count"), 100);
     assert_close(number(level, "itl_ms.mean"), 20.0, 1e-9, "itl mean");
     assert_close(number(level, "schedule_lag_ms.p99"), 0.1, 1e-9, "lag p99");
+    /* from the intended start: TTFT and E2E with the 0.1 ms lag in */
+    assert_int_equal(number(level, "ttft_from_intended_ms.count"), 10);
+    assert_close(number(level, "ttft_from_intended_ms.mean"), 55.1, 1e-9, "ttft from intended");
+    assert_close(number(level, "e2e_from_intended_ms.min"), 210.1, 1e-9, "e2e from intended");
     assert_true(json_is_false(json_object_get(level, "schedule_lag_warning")));
     assert_close(number(level, "duration_s"), 10.0, 1e-9, "duration");
     assert_close(number(level, "output_tokens_per_s"), 11.0, 1e-9, "output tok/s");
@@ -225,6 +229,7 @@ static void test_report_table_has_the_expected_lines(void **state) {
                           "sessions/s (in the measured window");
     assert_contains(text, "counts from usage");
     assert_contains(text, "schedule lag  p99 0.100 ms");
+    assert_null(strstr(text, "TTFT intended")); /* lag p99 0.1 ms: nothing to correct */
     assert_contains(text, "http://127.0.0.1:8002                    6         5       1");
     assert_contains(text, "workload digest 000000000000a02d");
     assert_null(strstr(text, "WARNING"));
@@ -245,6 +250,10 @@ static void test_report_table_warns_when_the_schedule_slipped(void **state) {
     char *text = print_table(m, NULL);
     assert_contains(text, "PARTIAL RESULTS: interrupted");
     assert_contains(text, "WARNING: schedule lag p99 250.0 ms is above 10 ms");
+    /* 5 of 15 requests 250 ms late: from the intended start their TTFT is 250 ms longer */
+    assert_contains(text, "TTFT intended");
+    assert_contains(text, "E2E intended");
+    assert_contains(text, "the schedule lag included");
     free(text);
     merge_destroy(&m);
 }
@@ -297,6 +306,8 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
     assert_int_equal(
         json_integer_value(json_array_get(json_object_get(lines[0], "chunk_tokens"), 1)), 2);
     assert_close(number(lines[0], "ttft_ms"), 30.0, 1e-9, "ttft");
+    assert_close(number(lines[0], "ttft_from_intended_ms"), 30.1, 1e-9, "ttft from intended");
+    assert_close(number(lines[0], "e2e_from_intended_ms"), 230.1, 1e-9, "e2e from intended");
     assert_int_equal(number(lines[0], "usage.completion_tokens"), 11);
     assert_string_equal(json_string_value(json_object_get(lines[0], "error_message")), "");
     assert_string_equal(json_string_value(json_object_get(lines[1], "error")), "http_4xx");
