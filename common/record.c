@@ -24,6 +24,12 @@ const char *error_class_name(error_class_t cls) {
     return "unknown";
 }
 
+const char *record_phase_name(record_phase_t phase) {
+    static const char *const names[RECORD_PHASE__COUNT] = {
+        "blocked", "dns", "connecting", "tls", "sending", "waiting", "receiving"};
+    return phase < RECORD_PHASE__COUNT ? names[phase] : "unknown";
+}
+
 uint32_t record_chunk_tokens(const request_record_t *rec) {
     if (!rec->chunk_tokens)
         return rec->n_chunks;

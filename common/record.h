@@ -24,6 +24,21 @@ typedef enum error_class {
 /* "connect", "timeout", "http_4xx", "http_5xx", "incomplete", "protocol", "cancelled", "none". */
 const char *error_class_name(error_class_t cls);
 
+/* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */
+typedef enum record_phase {
+    RECORD_PHASE_BLOCKED,    /* handed to the transport -> curl started the transfer */
+    RECORD_PHASE_DNS,        /* name lookup (0 on a reused connection) */
+    RECORD_PHASE_CONNECTING, /* TCP connect (0 on a reused connection) */
+    RECORD_PHASE_TLS,        /* TLS handshake (0 on plain http or a reused connection) */
+    RECORD_PHASE_SENDING,    /* ready to send -> the last body byte handed to curl */
+    RECORD_PHASE_WAITING,    /* request sent -> first byte of the response */
+    RECORD_PHASE_RECEIVING,  /* first byte of the response -> end of the transfer */
+    RECORD_PHASE__COUNT
+} record_phase_t;
+
+/* "blocked", "dns", "connecting", "tls", "sending", "waiting", "receiving". */
+const char *record_phase_name(record_phase_t phase);
+
 typedef struct request_record {
     uint64_t session;    /* global session index */
     uint32_t node;       /* node within the session (turn for chats) */
@@ -64,9 +79,13 @@ typedef struct request_record {
     uint64_t workload_hash; /* hash of what was generated for this request (lengths, intended
                                offset, fresh prompt text): summed over a run into a digest that
                                must not depend on the worker count */
-    bool warmup;            /* sent during warm-up: counted apart, excluded from statistics */
-    bool session_end;       /* the session finished with this request (its last node, or the
-                               session was abandoned here): sessions/s counts these */
+    bool has_phases;        /* curl reported the transfer's timings */
+    int64_t phase_ns[RECORD_PHASE__COUNT]; /* each >= 0, when has_phases */
+    bool connection_reused;                /* curl opened no new connection for it */
+
+    bool warmup;      /* sent during warm-up: counted apart, excluded from statistics */
+    bool session_end; /* the session finished with this request (its last node, or the
+                         session was abandoned here): sessions/s counts these */
 } request_record_t;
 
 /* Output tokens of the request: usage.completion_tokens when present, else the chunk count

@@ -171,6 +171,14 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->workload_hash = msg->workload_hash;
     out->warmup = msg->warmup;
     out->session_end = msg->session_end;
+    if (msg->n_http_phase_ns != 0 && msg->n_http_phase_ns != RECORD_PHASE__COUNT)
+        return refuse(self, msg, "%zu HTTP phases, expected %d", msg->n_http_phase_ns,
+                      RECORD_PHASE__COUNT);
+    out->has_phases = msg->n_http_phase_ns == RECORD_PHASE__COUNT;
+    for (size_t i = 0; out->has_phases && i < RECORD_PHASE__COUNT; i++)
+        out->phase_ns[i] =
+            msg->http_phase_ns[i] > INT64_MAX ? INT64_MAX : (int64_t)msg->http_phase_ns[i];
+    out->connection_reused = msg->connection_reused;
     return decode_chunks(self, msg, base, offset_ns, out);
 }
 

@@ -241,6 +241,14 @@ static int pack_record(events_t *self, const request_record_t *rec) {
     m.workload_hash = rec->workload_hash;
     m.warmup = rec->warmup;
     m.session_end = rec->session_end;
+    uint64_t phases[RECORD_PHASE__COUNT];
+    if (rec->has_phases) {
+        for (int i = 0; i < RECORD_PHASE__COUNT; i++)
+            phases[i] = rec->phase_ns[i] > 0 ? (uint64_t)rec->phase_ns[i] : 0;
+        m.n_http_phase_ns = RECORD_PHASE__COUNT;
+        m.http_phase_ns = phases;
+    }
+    m.connection_reused = rec->connection_reused;
 
     if (rec->n_chunks) {
         if (scratch_reserve(self, rec->n_chunks) < 0)

@@ -59,7 +59,14 @@ struct stream {
     size_t body_len;
     size_t body_cap;
 
+    const char *upload; /* the request body, fed to curl by stream_on_read (not owned) */
+    size_t upload_len;
+    size_t upload_off;       /* bytes handed to curl so far */
+    int64_t upload_done_ns;  /* when the last body byte was handed to curl; 0 before */
+    int64_t first_header_ns; /* receive stamp of the first response header line; 0 before */
+
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
+    struct curl_slist expect_node;  /* "Expect:" in front of the headers: never wait for a 100 */
     struct curl_slist session_node; /* X-Session-ID in front of the shared headers */
     char *session_line;
     size_t session_cap;
@@ -361,6 +368,8 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
     size_t len = size * nmemb;
     if (self->headers_done) /* trailers */
         return len;
+    if (!self->first_header_ns)
+        self->first_header_ns = now_ns;
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         const char *space = memchr(line, ' ', len);
         int status = 0;
@@ -380,6 +389,29 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
         self->pending_sse = strcasestr(value, "text/event-stream") != NULL;
     }
     return len;
+}
+
+/* Feeds the request body to curl; stamps the call that hands over its last byte. */
+static size_t stream_on_read(char *buffer, size_t size, size_t nitems, void *arg) {
+    stream_t *self = arg;
+    size_t room = size * nitems, left = self->upload_len - self->upload_off;
+    size_t n = left < room ? left : room;
+    if (n)
+        memcpy(buffer, self->upload + self->upload_off, n);
+    self->upload_off += n;
+    if (self->upload_off == self->upload_len && !self->upload_done_ns)
+        self->upload_done_ns = loop_now_ns();
+    return n;
+}
+
+/* curl rewinds the body when it resends the request (a reused connection the server had closed). */
+static int stream_on_seek(void *arg, curl_off_t offset, int origin) {
+    stream_t *self = arg;
+    if (origin != SEEK_SET || offset < 0 || (size_t)offset > self->upload_len)
+        return CURL_SEEKFUNC_CANTSEEK;
+    self->upload_off = (size_t)offset;
+    self->upload_done_ns = 0;
+    return CURL_SEEKFUNC_OK;
 }
 
 /* Called once per new socket: counts connections opened (the rest of the requests reused one). */
@@ -409,6 +441,10 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_WRITEDATA, self);
     curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, stream_on_header);
     curl_easy_setopt(e, CURLOPT_HEADERDATA, self);
+    curl_easy_setopt(e, CURLOPT_READFUNCTION, stream_on_read);
+    curl_easy_setopt(e, CURLOPT_READDATA, self);
+    curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, stream_on_seek);
+    curl_easy_setopt(e, CURLOPT_SEEKDATA, self);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self->curl_error);
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, stream_on_socket_opened);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, self);
@@ -481,6 +517,9 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->multi_token = false;
+    self->upload_off = 0;
+    self->upload_done_ns = 0;
+    self->first_header_ns = 0;
     self->reply_len = 0;
     self->body_len = 0;
     self->curl_error[0] = '\0';
@@ -504,6 +543,9 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->reasoning_chunks = 0;
     record->content_chunks = 0;
     record->content_bytes = 0;
+    record->has_phases = false;
+    memset(record->phase_ns, 0, sizeof record->phase_ns);
+    record->connection_reused = false;
 }
 
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
@@ -523,10 +565,14 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
         self->resolve_version = self->settings->resolve_version;
         self->settings->counters->resolve_updates++;
     }
-    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS, body ? body : "");
-    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)(body ? body_len : 0));
+    /* The body goes through stream_on_read, so the moment its last byte leaves is known. */
+    self->upload = body ? body : "";
+    self->upload_len = body ? body_len : 0;
+    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)self->upload_len);
+    self->expect_node.data = (char *)"Expect:";
     if (!session_header) {
-        curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, self->settings->headers);
+        self->expect_node.next = self->settings->headers;
+        curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->expect_node);
         return 0;
     }
     if (strpbrk(session_header, "\r\n")) {
@@ -541,7 +587,8 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     snprintf(self->session_line, self->session_cap, "X-Session-ID: %s", session_header);
     self->session_node.data = self->session_line;
     self->session_node.next = self->settings->headers;
-    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->session_node);
+    self->expect_node.next = &self->session_node;
+    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->expect_node);
     return 0;
 }
 
@@ -685,6 +732,49 @@ static void stream_classify(stream_t *self, CURLcode result) {
                     self->n_chunks);
 }
 
+static int64_t stream_info_ns(CURL *easy, CURLINFO info) {
+    curl_off_t us = 0;
+    if (curl_easy_getinfo(easy, info, &us) != CURLE_OK || us < 0)
+        return 0;
+    return (int64_t)us * 1000;
+}
+
+static int64_t stream_clamp(int64_t value, int64_t max) {
+    return value < 0 ? 0 : value > max ? max : value;
+}
+
+/* The HTTP phases (docs/metrics.md section 2), read once from curl at the end. curl's times run
+ * from its own start of the transfer; that start is placed on our clock through the first
+ * response header line (received at curl's STARTTRANSFER), or through the end of the transfer. */
+static void stream_phases(stream_t *self) {
+    request_record_t *rec = self->record;
+    CURL *e = self->easy;
+    int64_t start = stream_info_ns(e, CURLINFO_STARTTRANSFER_TIME_T);
+    if (start <= 0)
+        return; /* no response byte: nothing to split */
+    int64_t lookup = stream_info_ns(e, CURLINFO_NAMELOOKUP_TIME_T);
+    int64_t connect = stream_info_ns(e, CURLINFO_CONNECT_TIME_T);
+    int64_t app = stream_info_ns(e, CURLINFO_APPCONNECT_TIME_T);
+    int64_t pre = stream_info_ns(e, CURLINFO_PRETRANSFER_TIME_T);
+    int64_t total = stream_info_ns(e, CURLINFO_TOTAL_TIME_T);
+    long connects = 0;
+    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
+    int64_t origin = self->first_header_ns ? self->first_header_ns - start : rec->end_ns - total;
+    int64_t *p = rec->phase_ns;
+    rec->has_phases = true;
+    rec->connection_reused = connects == 0;
+    p[RECORD_PHASE_BLOCKED] = stream_clamp(origin - rec->send_ns, INT64_MAX);
+    if (!rec->connection_reused) {
+        p[RECORD_PHASE_DNS] = lookup;
+        p[RECORD_PHASE_CONNECTING] = stream_clamp(connect - lookup, INT64_MAX);
+        p[RECORD_PHASE_TLS] = app > 0 ? stream_clamp(app - connect, INT64_MAX) : 0;
+    }
+    p[RECORD_PHASE_SENDING] =
+        self->upload_done_ns ? stream_clamp(self->upload_done_ns - origin - pre, start - pre) : 0;
+    p[RECORD_PHASE_WAITING] = stream_clamp(start - pre - p[RECORD_PHASE_SENDING], INT64_MAX);
+    p[RECORD_PHASE_RECEIVING] = stream_clamp(total - start, INT64_MAX);
+}
+
 static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
     rec->n_chunks = self->n_chunks;
@@ -702,6 +792,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         rec->http_status = (int)code;
     }
     stream_classify(self, result);
+    stream_phases(self);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */
     stream_publish(self);

@@ -122,6 +122,10 @@ static void fill_record(request_record_t *rec, int64_t *chunk_ns, uint16_t *toke
     rec->workload_hash = 0xdeadbeefcafef00dULL;
     rec->warmup = true;
     rec->session_end = true;
+    rec->has_phases = true;
+    for (int i = 0; i < RECORD_PHASE__COUNT; i++)
+        rec->phase_ns[i] = 1000003 * (i + 1);
+    rec->connection_reused = true;
 }
 
 static Stampede__Envelope *only_envelope(sink_t *s) {
@@ -184,6 +188,10 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
     assert_true(out.workload_hash == 0xdeadbeefcafef00dULL);
     assert_true(out.warmup);
     assert_true(out.session_end);
+    assert_true(out.has_phases);
+    for (int i = 0; i < RECORD_PHASE__COUNT; i++)
+        assert_int_equal(out.phase_ns[i], 1000003 * (i + 1));
+    assert_true(out.connection_reused);
     assert_int_equal(out.n_chunks, N);
     assert_non_null(out.chunk_tokens);
     for (uint32_t i = 0; i < N; i++) {

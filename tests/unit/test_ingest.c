@@ -151,6 +151,15 @@ static void test_ingest_chunk_token_counts_not_matching_the_chunks_are_refused(v
     expect_refused(&r, 0, "request 9: 2 chunk token counts for 3 chunks");
 }
 
+static void test_ingest_http_phases_short_of_the_seven_are_refused(void **state) {
+    Stampede__Record r;
+    good_record(&r, 9);
+    uint64_t phases[3] = {1, 2, 3};
+    r.http_phase_ns = phases;
+    r.n_http_phase_ns = 3;
+    expect_refused(&r, 0, "request 9: 3 HTTP phases, expected 7");
+}
+
 /* The bug this guards against: records 1 and 2 merged, record 3 refused, the batch left unacked
  * and resent, records 1 and 2 merged again. */
 static void test_ingest_batch_with_one_bad_record_hands_on_none(void **state) {
@@ -403,6 +412,7 @@ int main(void) {
         cmocka_unit_test(test_ingest_deltas_overflowing_are_refused),
         cmocka_unit_test(test_ingest_chunk_gaps_overflowing_are_refused),
         cmocka_unit_test(test_ingest_chunk_token_counts_not_matching_the_chunks_are_refused),
+        cmocka_unit_test(test_ingest_http_phases_short_of_the_seven_are_refused),
         cmocka_unit_test(test_ingest_batch_with_one_bad_record_hands_on_none),
         cmocka_unit_test(test_ingest_go_back_n_merges_each_batch_once_and_in_order),
         cmocka_unit_test(test_ingest_go_back_n_skips_a_refused_batch_without_merging_any_of_it),
