@@ -26,6 +26,7 @@ typedef struct controller_options {
     uint32_t expect_workers;     /* logical workers (a worker with --threads T counts T) */
     const char *out_dir;         /* NULL: the file's output.dir */
     bool trace;                  /* also when the file says output.trace */
+    bool http_phases;            /* the end table shows the HTTP phases (--http-phases) */
     int64_t register_timeout_ns; /* waiting for workers; default 60 s */
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
@@ -43,7 +44,7 @@ int controller_run(controller_t *self);
 void controller_destroy(controller_t **self_p);
 
 /* `stampede controller FILE --bind tcp://HOST:PORT --expect-workers N [--target URL]... [--out DIR]
- * [--trace] [--data-port P] [--register-timeout SECONDS]`. */
+ * [--trace] [--http-phases|--verbose] [--data-port P] [--register-timeout SECONDS]`. */
 int controller_main(int argc, char **argv);
 
 #endif

@@ -8,7 +8,7 @@ static void usage(FILE *out) {
     fprintf(
         out,
         "usage: stampede controller FILE --bind tcp://*:PORT --expect-workers N\n"
-        "                           [--target URL]... [--out DIR] [--trace]\n"
+        "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
         "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
         "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
@@ -16,6 +16,8 @@ static void usage(FILE *out) {
         "  --target URL           endpoint base URL, repeatable; overrides the file\n"
         "  --out DIR              results directory (default: the file's output.dir)\n"
         "  --trace                also write DIR/requests.jsonl with every chunk time\n"
+        "  --http-phases          the table also shows the HTTP phases (blocked, dns,\n"
+        "                         connecting, tls, sending, waiting, receiving); --verbose too\n"
         "  --register-timeout S   give up when the workers are not all there (default 60)\n");
 }
 
@@ -26,6 +28,8 @@ int controller_main(int argc, char **argv) {
         {"target", required_argument, NULL, 't'},
         {"out", required_argument, NULL, 'o'},
         {"trace", no_argument, NULL, 'T'},
+        {"http-phases", no_argument, NULL, 'P'},
+        {"verbose", no_argument, NULL, 'v'},
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
@@ -37,7 +41,7 @@ int controller_main(int argc, char **argv) {
         return 1;
     optind = 1;
     int c, rc = 1;
-    while ((c = getopt_long(argc, argv, "b:n:t:o:Td:r:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "b:n:t:o:TPvd:r:h", longopts, NULL)) != -1) {
         char *end = NULL;
         switch (c) {
         case 'b':
@@ -59,6 +63,10 @@ int controller_main(int argc, char **argv) {
             break;
         case 'T':
             o.trace = true;
+            break;
+        case 'P':
+        case 'v':
+            o.http_phases = true;
             break;
         case 'd':
             o.data_port = (uint32_t)strtoul(optarg, &end, 10);

@@ -52,12 +52,27 @@ static int stats_init(merge_stats_t *stats) {
     for (int k = 0; k < METRIC__COUNT; k++)
         if (!(stats->latency[k] = histogram_new()))
             return -1;
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        if (!(stats->phase[p] = histogram_new()))
+            return -1;
     return 0;
 }
 
 static void stats_free(merge_stats_t *stats) {
     for (int k = 0; k < METRIC__COUNT; k++)
         histogram_destroy(&stats->latency[k]);
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        histogram_destroy(&stats->phase[p]);
+}
+
+/* The HTTP phases of an ok request, and whether its connection was reused. */
+static void stats_add_phases(merge_stats_t *stats, const request_record_t *rec) {
+    if (!rec->has_phases)
+        return;
+    stats->phases_measured++;
+    stats->connection_reused += rec->connection_reused;
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        histogram_record(stats->phase[p], rec->phase_ns[p] > 0 ? (uint64_t)rec->phase_ns[p] : 0);
 }
 
 merge_t *merge_new(const config_t *cfg) {
@@ -175,6 +190,7 @@ static void stats_add(merge_stats_t *stats, const request_record_t *rec, const m
         if (k != METRIC_ITL && m->has[k])
             histogram_record(stats->latency[k], m->value_ns[k]);
     stats_count_tokens(stats, rec, m);
+    stats_add_phases(stats, rec);
 }
 
 static void live_add(merge_t *self, const request_record_t *rec, const metrics_t *m) {

@@ -48,6 +48,10 @@ typedef struct merge_stats {
     uint64_t window_requests;      /* ok requests that ended in the window */
     uint64_t window_input_tokens;  /* input tokens of those */
     uint64_t window_sessions; /* records flagged session_end, not cancelled, ended in the window */
+    /* HTTP phases of the ok requests whose record has them (docs/metrics.md section 2) */
+    histogram_t *phase[RECORD_PHASE__COUNT];
+    uint64_t phases_measured;   /* those requests */
+    uint64_t connection_reused; /* of those, the ones sent on a reused connection */
 } merge_stats_t;
 
 /* What the live status line shows. */

@@ -186,6 +186,18 @@ static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, 
                 p99, lag_threshold(meta));
 }
 
+/* The HTTP phases of the ok requests and the share sent on a reused connection. */
+static void print_http_phases(const merge_stats_t *all, FILE *out) {
+    fprintf(out, "\n%-14s%10s%10s%10s%10s%10s%12s\n", "HTTP (ms)", "mean", "p50", "p90", "p95",
+            "p99", "count");
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        print_latency_row(out, record_phase_name((record_phase_t)p), all->phase[p]);
+    if (all->phases_measured)
+        fprintf(out, "connections   %" PRIu64 " of %" PRIu64 " requests reused one (%.1f %%)\n",
+                all->connection_reused, all->phases_measured,
+                100.0 * (double)all->connection_reused / (double)all->phases_measured);
+}
+
 static void print_slice_row(FILE *out, int width, const char *name, const merge_stats_t *s) {
     char ttft50[32] = "-", ttft99[32] = "-", e2e50[32] = "-";
     const histogram_t *ttft = s->latency[METRIC_TTFT], *e2e = s->latency[METRIC_E2E];
@@ -240,6 +252,8 @@ void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out) {
     print_latency_table(all, out);
     print_tokens(merge, out);
     print_schedule(all, meta, out);
+    if (meta && meta->http_phases)
+        print_http_phases(all, out);
     print_slices(merge, meta, out);
     if (merge_unplaced(merge))
         fprintf(out,
@@ -266,6 +280,35 @@ static json_t *metric_json(const histogram_t *h) {
     json_object_set_new(block, "min", count ? json_real(ms(histogram_min(h))) : json_null());
     json_object_set_new(block, "max", count ? json_real(ms(histogram_max(h))) : json_null());
     return block;
+}
+
+/* {"mean","p50","p90","p95","p99"} in ms; nulls when empty. */
+static json_t *phase_json(const histogram_t *h) {
+    static const struct {
+        const char *key;
+        double p;
+    } percentiles[] = {{"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}};
+    bool any = histogram_count(h) > 0;
+    json_t *block = json_object();
+    json_object_set_new(block, "mean", any ? json_real(histogram_mean(h) / 1e6) : json_null());
+    for (size_t i = 0; i < sizeof percentiles / sizeof percentiles[0]; i++)
+        json_object_set_new(block, percentiles[i].key,
+                            any ? json_real(ms(histogram_percentile(h, percentiles[i].p)))
+                                : json_null());
+    return block;
+}
+
+/* Adds "http_ms" (one block per phase) and "connection_reused" (a share of the requests whose
+ * phases were measured; null without any) to a slice's object. */
+static void http_json(json_t *o, const merge_stats_t *s) {
+    json_t *phases = json_object();
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        json_object_set_new(phases, record_phase_name((record_phase_t)p), phase_json(s->phase[p]));
+    json_object_set_new(o, "http_ms", phases);
+    json_object_set_new(o, "connection_reused",
+                        s->phases_measured
+                            ? json_real((double)s->connection_reused / (double)s->phases_measured)
+                            : json_null());
 }
 
 static json_t *errors_json(const merge_stats_t *s) {
@@ -329,6 +372,7 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     json_object_set_new(o, "sessions_completed", json_integer((json_int_t)s->sessions_ended));
     json_object_set_new(o, "token_source", token_source_json(s));
     json_object_set_new(o, "output_vs_requested", requested_json(s));
+    http_json(o, s);
     return o;
 }
 
@@ -550,6 +594,19 @@ static void trace_metrics(report_trace_t *self, const metrics_t *m) {
     }
 }
 
+/* "http_ms":{"blocked":ms,...},"connection_reused":bool, or nulls when curl reported none. */
+static void trace_phases(report_trace_t *self, const request_record_t *rec) {
+    if (!rec->has_phases) {
+        fputs(",\"http_ms\":null,\"connection_reused\":null", self->file);
+        return;
+    }
+    fputs(",\"http_ms\":{", self->file);
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        fprintf(self->file, "%s\"%s\":%.6f", p ? "," : "", record_phase_name((record_phase_t)p),
+                (double)rec->phase_ns[p] / 1e6);
+    fprintf(self->file, "},\"connection_reused\":%s", rec->connection_reused ? "true" : "false");
+}
+
 static void trace_chunks(report_trace_t *self, const request_record_t *rec) {
     fputs(",\"chunks_us\":[", self->file);
     for (uint32_t i = 0; i < rec->n_chunks; i++)
@@ -586,6 +643,7 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
     trace_instant(self, "first_content_us", rec->first_content_ns);
     trace_instant(self, "end_us", rec->end_ns);
     trace_metrics(self, m);
+    trace_phases(self, rec);
     if (rec->has_usage)
         fprintf(f,
                 ",\"usage\":{\"prompt_tokens\":%" PRIu32 ",\"completion_tokens\":%" PRIu32

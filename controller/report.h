@@ -15,8 +15,9 @@
 
 #define REPORT_SCHEMA_VERSION 1
 #define REPORT_LAG_WARNING_MS 10.0
-#define REPORT_INTENDED_ROWS_LAG_MS 1.0 /* lag p99 above: the table shows TTFT/E2E from intended   \
-                                         */
+#define REPORT_INTENDED_ROWS_LAG_MS                                                                \
+    1.0 /* lag p99 above: the table shows TTFT/E2E from intended                                   \
+         */
 
 /* One worker's clock probe result, as the controller measured it. */
 typedef struct report_worker_clock {
@@ -39,6 +40,7 @@ typedef struct report_meta {
     const char *const *role_names; /* role_names[i] names role i; "role i" past n_role_names */
     size_t n_role_names;
     double lag_warning_ms; /* schedule lag p99 above this warns; 0 = 10 ms */
+    bool http_phases;      /* the table also shows the HTTP phases (--http-phases, --verbose) */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */

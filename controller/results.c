@@ -149,6 +149,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .stop_reason = interrupted ? "interrupted" : limit_reached(self),
         .config_file = self->options.config_path,
         .seed = self->cfg.seed,
+        .http_phases = self->options.http_phases,
     };
     report_print(self->merge, &meta, stdout);
     fflush(stdout);

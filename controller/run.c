@@ -213,11 +213,14 @@ static void reap_all(run_state_t *st) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede run FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
+            "                         [--http-phases|--verbose]\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
             "                 any, the embedded `stampede mock` is started)\n"
             "  --out DIR      results directory (default: the file's output.dir)\n"
-            "  --trace        also write DIR/requests.jsonl with every chunk time\n",
+            "  --trace        also write DIR/requests.jsonl with every chunk time\n"
+            "  --http-phases  the table also shows the HTTP phases (blocked, dns, connecting,\n"
+            "                 tls, sending, waiting, receiving); --verbose does the same\n",
             RUN_DEFAULT_WORKERS);
 }
 
@@ -254,11 +257,12 @@ int run_main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"workers", required_argument, NULL, 'w'}, {"target", required_argument, NULL, 't'},
         {"out", required_argument, NULL, 'o'},     {"trace", no_argument, NULL, 'T'},
+        {"http-phases", no_argument, NULL, 'P'},   {"verbose", no_argument, NULL, 'v'},
         {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
     };
     unsigned workers = RUN_DEFAULT_WORKERS;
     const char *out_flag = NULL;
-    bool trace = false;
+    bool trace = false, http_phases = false;
     const char **targets = calloc((size_t)argc + 2, sizeof *targets);
     size_t n_targets = 0;
     run_state_t st = {.mock_out = -1};
@@ -268,7 +272,7 @@ int run_main(int argc, char **argv) {
         return 1;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "w:t:o:Th", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "w:t:o:TPvh", longopts, NULL)) != -1) {
         char *end;
         switch (c) {
         case 'w': {
@@ -288,6 +292,10 @@ int run_main(int argc, char **argv) {
             break;
         case 'T':
             trace = true;
+            break;
+        case 'P':
+        case 'v':
+            http_phases = true;
             break;
         case 'h':
             usage(stdout);
@@ -333,6 +341,7 @@ int run_main(int argc, char **argv) {
         .expect_workers = workers,
         .out_dir = st.out_dir,
         .trace = trace,
+        .http_phases = http_phases,
         .register_timeout_ns = RUN_REGISTER_TIMEOUT_NS,
         .name = "run",
         .hook = check_children,

@@ -744,13 +744,14 @@ static int64_t stream_clamp(int64_t value, int64_t max) {
 }
 
 /* The HTTP phases (docs/metrics.md section 2), read once from curl at the end. curl's times run
- * from its own start of the transfer; that start is placed on our clock through the first
- * response header line (received at curl's STARTTRANSFER), or through the end of the transfer. */
+ * from its own start of the transfer, which is placed on our clock through the end of the
+ * transfer (curl's TOTAL ends where our end_ns is stamped, microseconds later). The response's
+ * first byte is our own stamp of its first header line: libcurl 7.88 sets STARTTRANSFER for a
+ * POST when the request is sent, not when the response begins. */
 static void stream_phases(stream_t *self) {
     request_record_t *rec = self->record;
     CURL *e = self->easy;
-    int64_t start = stream_info_ns(e, CURLINFO_STARTTRANSFER_TIME_T);
-    if (start <= 0)
+    if (!self->first_header_ns || !rec->end_ns)
         return; /* no response byte: nothing to split */
     int64_t lookup = stream_info_ns(e, CURLINFO_NAMELOOKUP_TIME_T);
     int64_t connect = stream_info_ns(e, CURLINFO_CONNECT_TIME_T);
@@ -759,7 +760,11 @@ static void stream_phases(stream_t *self) {
     int64_t total = stream_info_ns(e, CURLINFO_TOTAL_TIME_T);
     long connects = 0;
     curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
-    int64_t origin = self->first_header_ns ? self->first_header_ns - start : rec->end_ns - total;
+    int64_t origin = rec->end_ns - total;
+    int64_t ready = origin + pre; /* connected, request about to be written */
+    int64_t sent = self->upload_done_ns > ready ? self->upload_done_ns : ready;
+    if (sent > self->first_header_ns)
+        sent = self->first_header_ns;
     int64_t *p = rec->phase_ns;
     rec->has_phases = true;
     rec->connection_reused = connects == 0;
@@ -769,10 +774,9 @@ static void stream_phases(stream_t *self) {
         p[RECORD_PHASE_CONNECTING] = stream_clamp(connect - lookup, INT64_MAX);
         p[RECORD_PHASE_TLS] = app > 0 ? stream_clamp(app - connect, INT64_MAX) : 0;
     }
-    p[RECORD_PHASE_SENDING] =
-        self->upload_done_ns ? stream_clamp(self->upload_done_ns - origin - pre, start - pre) : 0;
-    p[RECORD_PHASE_WAITING] = stream_clamp(start - pre - p[RECORD_PHASE_SENDING], INT64_MAX);
-    p[RECORD_PHASE_RECEIVING] = stream_clamp(total - start, INT64_MAX);
+    p[RECORD_PHASE_SENDING] = stream_clamp(sent - ready, INT64_MAX);
+    p[RECORD_PHASE_WAITING] = stream_clamp(self->first_header_ns - sent, INT64_MAX);
+    p[RECORD_PHASE_RECEIVING] = stream_clamp(rec->end_ns - self->first_header_ns, INT64_MAX);
 }
 
 static void stream_publish(stream_t *self) {
