@@ -415,6 +415,38 @@ static void test_merge_live_window_covers_the_last_five_seconds(void **state) {
     merge_destroy(&m);
 }
 
+/* Phases go into every slice for the ok requests that have them; the reuse count follows. */
+static void test_merge_http_phases_and_connection_reuse_of_ok_requests(void **state) {
+    config_t cfg = three_endpoints();
+    merge_t *m = merge_new(&cfg);
+    fixture_t f;
+    for (int i = 0; i < 4; i++) {
+        request_record_t *rec = make(&f, (1 + i) * S, 50, 3, 10);
+        rec->endpoint = 2;
+        rec->has_phases = true;
+        for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+            rec->phase_ns[p] = (p + 1) * MS;
+        rec->phase_ns[RECORD_PHASE_WAITING] = (100 + i) * MS;
+        rec->connection_reused = i > 0; /* the first opened the connection */
+        merge_add(m, rec);
+    }
+    request_record_t *failed = make(&f, 9 * S, 50, 3, 10); /* failed: kept out */
+    failed->error = ERROR_HTTP_5XX;
+    failed->has_phases = true;
+    merge_add(m, failed);
+    merge_add(m, make(&f, 10 * S, 50, 3, 10)); /* ok without phases: not measured */
+    const merge_stats_t *all = merge_overall(m);
+    assert_int_equal(all->phases_measured, 4);
+    assert_int_equal(all->connection_reused, 3);
+    assert_int_equal(histogram_count(all->phase[RECORD_PHASE_WAITING]), 4);
+    assert_int_equal(histogram_min(all->phase[RECORD_PHASE_WAITING]), 100 * MS);
+    assert_int_equal(histogram_max(all->phase[RECORD_PHASE_WAITING]), 103 * MS);
+    assert_int_equal(histogram_max(all->phase[RECORD_PHASE_BLOCKED]), 1 * MS);
+    assert_int_equal(merge_endpoint(m, 2)->connection_reused, 3);
+    assert_int_equal(merge_endpoint(m, 0)->phases_measured, 0);
+    merge_destroy(&m);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_merge_counts_requests_per_endpoint),
@@ -428,6 +460,7 @@ int main(void) {
         cmocka_unit_test(test_merge_leaves_backwards_gaps_out_of_itl),
         cmocka_unit_test(test_merge_places_out_of_range_ids_in_the_whole_run_only),
         cmocka_unit_test(test_merge_live_window_covers_the_last_five_seconds),
+        cmocka_unit_test(test_merge_http_phases_and_connection_reuse_of_ok_requests),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -49,6 +49,10 @@ static request_record_t *known(fixture_t *f, int i) {
     rec->requested_output_tokens = 11;
     rec->workload_hash = 0x1000 + (uint64_t)i;
     rec->session_end = i % 2 == 1;
+    rec->has_phases = true;
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        rec->phase_ns[p] = p * MS / 10;  /* blocked 0, dns 0.1 ms, ... receiving 0.6 ms */
+    rec->connection_reused = i % 5 != 0; /* requests 0 and 5 opened a connection */
     return rec;
 }
 
@@ -168,6 +172,11 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     assert_close(number(ep, "ttft_ms.mean"), 60.0, 1e-9, "endpoint 2 ttft mean");
     assert_string_equal(json_string_value(json_object_get(level, "workload_digest")),
                         "000000000000a02d");
+    assert_close(number(level, "http_ms.dns.p50"), 0.1, 1e-4, "dns p50");
+    assert_close(number(level, "http_ms.receiving.mean"), 0.6, 1e-9, "receiving mean");
+    assert_close(number(level, "http_ms.blocked.p99"), 0.0, 1e-9, "blocked p99");
+    assert_close(number(level, "connection_reused"), 0.8, 1e-9, "connection reused share");
+    assert_close(number(ep, "connection_reused"), 0.8, 1e-9, "endpoint reuse share");
     json_decref(root);
     unlink(path);
     merge_destroy(&m);
@@ -234,6 +243,14 @@ static void test_report_table_has_the_expected_lines(void **state) {
     assert_contains(text, "workload digest 000000000000a02d");
     assert_null(strstr(text, "WARNING"));
     assert_null(strstr(text, "PARTIAL"));
+    assert_null(strstr(text, "HTTP (ms)")); /* only when asked */
+    free(text);
+    meta.http_phases = true;
+    text = print_table(m, &meta);
+    assert_contains(text, "HTTP (ms)           mean       p50       p90       p95       p99");
+    assert_contains(text,
+                    "waiting            0.500     0.500     0.500     0.500     0.500          10");
+    assert_contains(text, "connections   8 of 10 requests reused one (80.0 %)");
     free(text);
     merge_destroy(&m);
 }
@@ -306,6 +323,8 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
     assert_int_equal(
         json_integer_value(json_array_get(json_object_get(lines[0], "chunk_tokens"), 1)), 2);
     assert_close(number(lines[0], "ttft_ms"), 30.0, 1e-9, "ttft");
+    assert_close(number(lines[0], "http_ms.sending"), 0.4, 1e-9, "sending");
+    assert_true(json_is_true(json_object_get(lines[0], "connection_reused")));
     assert_close(number(lines[0], "ttft_from_intended_ms"), 30.1, 1e-9, "ttft from intended");
     assert_close(number(lines[0], "e2e_from_intended_ms"), 230.1, 1e-9, "e2e from intended");
     assert_int_equal(number(lines[0], "usage.completion_tokens"), 11);
