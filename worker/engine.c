@@ -117,7 +117,9 @@ static void engine_on_timer(loop_t *loop, uint64_t timer_id, void *arg) {
     engine_shard_t *shard = arg;
     shard->timer_id = 0;
     int running;
+    shard->engine->counters.read_ns = loop_now_ns(); /* what curl reads now arrived now */
     curl_multi_socket_action(shard->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    shard->engine->counters.read_ns = 0;
     engine_drain(shard);
 }
 

@@ -22,9 +22,9 @@ typedef struct stream_counters {
     uint64_t connections;     /* new TCP connections curl opened (the rest were reused) */
     uint64_t resolve_updates; /* times a stream handed curl a changed CURLOPT_RESOLVE list */
     histogram_t *sent_delay;  /* receive stamp - chunk "sent_ns", when set (not owned) */
-    /* Set by the engine just before it lets curl read a ready socket, 0 otherwise: every body
-     * byte curl delivers in that call (several reads, several HTTP chunks) shares this receive
-     * stamp, so the token events it carries form one chunk. */
+    /* Set by the engine just before each curl_multi_socket_action (a ready socket or curl's
+     * timer), 0 otherwise: every body byte curl delivers in that call (several reads, several
+     * HTTP chunks) shares this receive stamp, so the token events it carries form one chunk. */
     int64_t read_ns;
 } stream_counters_t;
 
