@@ -848,7 +848,7 @@ static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void *
         USAGE_CHUNK(" d e", "null", 5),   USAGE_CHUNK(" f", "null", 6),
         USAGE_CHUNK(" g", "\"stop\"", 7), "data: [DONE]\n\n"};
     static outcome_t o;
-    run_one_on_canned(scripted_start(events, 6, 2), &o);
+    run_one_on_canned(scripted_start(events, 6, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 5);
     assert_true(o.has_chunk_tokens);
@@ -865,7 +865,7 @@ static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_firs
         "\"usage\":{\"prompt_tokens\":9,\"completion_tokens\":0}}\n\n",
         USAGE_CHUNK("a b c", "null", 3), USAGE_CHUNK(" d", "\"length\"", 4), "data: [DONE]\n\n"};
     static outcome_t o;
-    run_one_on_canned(scripted_start(events, 4, 2), &o);
+    run_one_on_canned(scripted_start(events, 4, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
     assert_int_equal(o.n_chunks, 2);
     assert_true(o.has_chunk_tokens);
@@ -990,8 +990,12 @@ static void test_engine_mock_resetting_mid_stream_is_error_incomplete(void **sta
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
     assert_int_equal(o.record.http_status, 200);
     /* The mock flushes the third token before it resets, and Linux keeps received data readable
-     * after an RST: all three arrive, then the reset. */
-    assert_int_equal(o.n_chunks, 3);
+     * after an RST: all three arrive, then the reset (in 1 to 3 chunks: a loaded loop may read
+     * two tokens in one wake-up, which makes them one chunk). */
+    uint32_t tokens = 0;
+    for (uint32_t i = 0; i < o.n_chunks; i++)
+        tokens += o.has_chunk_tokens ? o.chunk_tokens[i] : 1;
+    assert_int_equal(tokens, 3);
 }
 
 static void test_engine_mock_malformed_chunk_is_error_protocol(void **state) {
