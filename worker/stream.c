@@ -13,6 +13,7 @@
 
 #include "chunk.h"
 #include "loop.h"
+#include "phases.h"
 #include "sse.h"
 
 #define STREAM_FIRST_CHUNKS 256
@@ -732,53 +733,6 @@ static void stream_classify(stream_t *self, CURLcode result) {
                     self->n_chunks);
 }
 
-static int64_t stream_info_ns(CURL *easy, CURLINFO info) {
-    curl_off_t us = 0;
-    if (curl_easy_getinfo(easy, info, &us) != CURLE_OK || us < 0)
-        return 0;
-    return (int64_t)us * 1000;
-}
-
-static int64_t stream_clamp(int64_t value, int64_t max) {
-    return value < 0 ? 0 : value > max ? max : value;
-}
-
-/* The HTTP phases (docs/metrics.md section 2), read once from curl at the end. curl's times run
- * from its own start of the transfer, which is placed on our clock through the end of the
- * transfer (curl's TOTAL ends where our end_ns is stamped, microseconds later). The response's
- * first byte is our own stamp of its first header line: libcurl 7.88 sets STARTTRANSFER for a
- * POST when the request is sent, not when the response begins. */
-static void stream_phases(stream_t *self) {
-    request_record_t *rec = self->record;
-    CURL *e = self->easy;
-    if (!self->first_header_ns || !rec->end_ns)
-        return; /* no response byte: nothing to split */
-    int64_t lookup = stream_info_ns(e, CURLINFO_NAMELOOKUP_TIME_T);
-    int64_t connect = stream_info_ns(e, CURLINFO_CONNECT_TIME_T);
-    int64_t app = stream_info_ns(e, CURLINFO_APPCONNECT_TIME_T);
-    int64_t pre = stream_info_ns(e, CURLINFO_PRETRANSFER_TIME_T);
-    int64_t total = stream_info_ns(e, CURLINFO_TOTAL_TIME_T);
-    long connects = 0;
-    curl_easy_getinfo(e, CURLINFO_NUM_CONNECTS, &connects);
-    int64_t origin = rec->end_ns - total;
-    int64_t ready = origin + pre; /* connected, request about to be written */
-    int64_t sent = self->upload_done_ns > ready ? self->upload_done_ns : ready;
-    if (sent > self->first_header_ns)
-        sent = self->first_header_ns;
-    int64_t *p = rec->phase_ns;
-    rec->has_phases = true;
-    rec->connection_reused = connects == 0;
-    p[RECORD_PHASE_BLOCKED] = stream_clamp(origin - rec->send_ns, INT64_MAX);
-    if (!rec->connection_reused) {
-        p[RECORD_PHASE_DNS] = lookup;
-        p[RECORD_PHASE_CONNECTING] = stream_clamp(connect - lookup, INT64_MAX);
-        p[RECORD_PHASE_TLS] = app > 0 ? stream_clamp(app - connect, INT64_MAX) : 0;
-    }
-    p[RECORD_PHASE_SENDING] = stream_clamp(sent - ready, INT64_MAX);
-    p[RECORD_PHASE_WAITING] = stream_clamp(self->first_header_ns - sent, INT64_MAX);
-    p[RECORD_PHASE_RECEIVING] = stream_clamp(rec->end_ns - self->first_header_ns, INT64_MAX);
-}
-
 static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
     rec->n_chunks = self->n_chunks;
@@ -796,7 +750,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         rec->http_status = (int)code;
     }
     stream_classify(self, result);
-    stream_phases(self);
+    phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */
     stream_publish(self);
