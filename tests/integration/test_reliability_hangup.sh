@@ -32,21 +32,24 @@ curl -s --max-time 5 "$URL/counts" >"$WORK/counts.json" || fail "the scripted se
 
 check_results "$WORK/out" "$WORK/counts.json" <<'PY'
 counts = json.load(open(argv[0]))
-expected = {  # mode: (class, token chunks)
+expected = {  # mode: (class, tokens)
     "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("incomplete", 1),
     "fin": ("incomplete", 2), "midchunk": ("incomplete", 3), "empty": ("incomplete", 0),
     "error_event": ("protocol", 6),
 }
 problems = []
 assert sum(counts.values()) == 70 and len(rows) == 70, f"served {counts}, {len(rows)} trace lines, expected 70"
-seen = collections.Counter((row["error"], len(row["chunks_us"] or [])) for row in rows)
+# tokens, not chunks: the server writes its events back to back, and events that arrive in one
+# read are one chunk of several tokens
+seen = collections.Counter(
+    (row["error"], sum(row.get("chunk_tokens") or [1] * len(row["chunks_us"] or []))) for row in rows)
 for mode, (cls, chunks) in expected.items():
     if counts[mode] != 10:
         problems.append(f"server served {counts[mode]} '{mode}' requests, expected 10")
     if seen[(cls, chunks)] != counts[mode]:
         got = {k: v for k, v in seen.items() if k[1] == chunks}
         problems.append(f"mode '{mode}' ({counts[mode]} served): expected class {cls} with {chunks} "
-                        f"chunks, the trace has {got}")
+                        f"tokens, the trace has {got}")
 bad = [row for row in rows if row["error"] == "protocol" and "engine core died" not in (row["error_message"] or "")]
 if bad:
     problems.append(f"protocol errors without the server's message: {bad[0]['error_message']!r}")
@@ -61,6 +64,6 @@ if level["ttft_ms"]["count"] != 20:
 if results["partial"]:
     problems.append("results marked partial")
 assert not problems, "\n".join(problems)
-print("per mode (class, chunks):", dict(seen))
+print("per mode (class, tokens):", dict(seen))
 PY
 echo "ok: hang-ups mid-stream counted as incomplete, the error event as protocol, the rest ok"
