@@ -1,4 +1,4 @@
-/* worker/loop: timers in deadline order, cancellation, fd callbacks (level and edge),
+/* common/loop: timers in deadline order, cancellation, fd callbacks (level and edge),
  * unwatching and cancelling from inside callbacks. */
 #define _GNU_SOURCE
 #include <errno.h>
