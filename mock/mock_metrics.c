@@ -152,7 +152,7 @@ static void mock_metrics_number(char *buf, size_t cap, double v) {
 }
 
 typedef struct mock_render {
-    mock_buf_t *out;
+    buffer_t *out;
     const char *labels; /* engine="0",model_name="..." */
     const char *model;
     int rc;
@@ -160,7 +160,7 @@ typedef struct mock_render {
 
 static void mock_render_head(mock_render_t *r, const char *name, const char *type,
                              const char *help) {
-    r->rc |= mock_buf_appendf(r->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+    r->rc |= buffer_appendf(r->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
 static void mock_render_value(mock_render_t *r, const char *name, const char *type,
@@ -168,7 +168,7 @@ static void mock_render_value(mock_render_t *r, const char *name, const char *ty
     char num[48];
     mock_metrics_number(num, sizeof(num), value);
     mock_render_head(r, name, type, help);
-    r->rc |= mock_buf_appendf(r->out, "%s{%s} %s\n", name, r->labels, num);
+    r->rc |= buffer_appendf(r->out, "%s{%s} %s\n", name, r->labels, num);
 }
 
 static void mock_render_histogram(mock_render_t *r, const char *name, const char *help,
@@ -183,14 +183,13 @@ static void mock_render_histogram(mock_render_t *r, const char *name, const char
         else
             snprintf(le, sizeof(le), "+Inf");
         mock_metrics_number(num, sizeof(num), (double)cumulative);
-        r->rc |=
-            mock_buf_appendf(r->out, "%s_bucket{engine=\"0\",le=\"%s\",model_name=\"%s\"} %s\n",
-                             name, le, r->model, num);
+        r->rc |= buffer_appendf(r->out, "%s_bucket{engine=\"0\",le=\"%s\",model_name=\"%s\"} %s\n",
+                                name, le, r->model, num);
     }
     mock_metrics_number(num, sizeof(num), (double)h->count);
-    r->rc |= mock_buf_appendf(r->out, "%s_count{%s} %s\n", name, r->labels, num);
+    r->rc |= buffer_appendf(r->out, "%s_count{%s} %s\n", name, r->labels, num);
     mock_metrics_number(num, sizeof(num), h->sum);
-    r->rc |= mock_buf_appendf(r->out, "%s_sum{%s} %s\n", name, r->labels, num);
+    r->rc |= buffer_appendf(r->out, "%s_sum{%s} %s\n", name, r->labels, num);
 }
 
 static void mock_render_vllm(mock_render_t *r, const mock_metrics_t *self,
@@ -219,7 +218,7 @@ static void mock_render_vllm(mock_render_t *r, const mock_metrics_t *self,
     for (int i = 0; i < MOCK_FINISH__COUNT; i++) {
         char num[48];
         mock_metrics_number(num, sizeof(num), (double)self->success[i]);
-        r->rc |= mock_buf_appendf(
+        r->rc |= buffer_appendf(
             r->out,
             "vllm:request_success_total{engine=\"0\",finished_reason=\"%s\",model_name=\"%s\"} "
             "%s\n",
@@ -265,11 +264,11 @@ static void mock_render_own(mock_render_t *r, const mock_metrics_t *self,
     mock_render_head(r, "stampede_mock_http_responses_total", "counter",
                      "HTTP responses sent, by status code.");
     for (int i = 0; i < MOCK_METRICS_STATUS_SLOTS && self->status_codes[i]; i++)
-        r->rc |= mock_buf_appendf(r->out,
-                                  "stampede_mock_http_responses_total{code=\"%d\",engine=\"0\","
-                                  "model_name=\"%s\"} %llu\n",
-                                  self->status_codes[i], r->model,
-                                  (unsigned long long)self->status_counts[i]);
+        r->rc |= buffer_appendf(r->out,
+                                "stampede_mock_http_responses_total{code=\"%d\",engine=\"0\","
+                                "model_name=\"%s\"} %llu\n",
+                                self->status_codes[i], r->model,
+                                (unsigned long long)self->status_counts[i]);
     mock_render_head(r, "stampede_mock_faults_injected_total", "counter",
                      "Faults injected on purpose (--fail-rate, --reset-after-tokens, "
                      "--stall-ms, --malformed-rate).");
@@ -277,14 +276,14 @@ static void mock_render_own(mock_render_t *r, const mock_metrics_t *self,
     uint64_t counts[] = {self->faults_fail, self->faults_reset, self->faults_stall,
                          self->faults_malformed};
     for (int i = 0; i < 4; i++)
-        r->rc |= mock_buf_appendf(r->out,
-                                  "stampede_mock_faults_injected_total{engine=\"0\",kind=\"%s\","
-                                  "model_name=\"%s\"} %llu\n",
-                                  kinds[i], r->model, (unsigned long long)counts[i]);
+        r->rc |= buffer_appendf(r->out,
+                                "stampede_mock_faults_injected_total{engine=\"0\",kind=\"%s\","
+                                "model_name=\"%s\"} %llu\n",
+                                kinds[i], r->model, (unsigned long long)counts[i]);
 }
 
 int mock_metrics_render(const mock_metrics_t *self, const mock_metrics_gauges_t *gauges,
-                        mock_buf_t *out) {
+                        buffer_t *out) {
     char labels[512];
     snprintf(labels, sizeof(labels), "engine=\"0\",model_name=\"%s\"", self->model_label);
     mock_render_t r = {.out = out, .labels = labels, .model = self->model_label, .rc = 0};

@@ -6,7 +6,7 @@
 
 #include <stdint.h>
 
-#include "mock_buf.h"
+#include "buffer.h"
 
 typedef struct mock_histogram {
     const double *bounds; /* upper bounds, ascending; borrowed (static tables) */
@@ -61,6 +61,6 @@ void mock_histogram_observe(mock_histogram_t *self, double value);
 void mock_metrics_count_status(mock_metrics_t *self, int status);
 /* Appends the text exposition (format 0.0.4) to out. 0 or -1 on allocation failure. */
 int mock_metrics_render(const mock_metrics_t *self, const mock_metrics_gauges_t *gauges,
-                        mock_buf_t *out);
+                        buffer_t *out);
 
 #endif

@@ -157,13 +157,13 @@ static int mock_stream_frame(mock_conn_t *c, bool chunked, const char *payload, 
     int rc = 0;
     if (chunked && len > 0) {
         int n = snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
-        rc |= mock_buf_append(&c->out, size_line, (size_t)n);
+        rc |= buffer_append(&c->out, size_line, (size_t)n);
     }
-    rc |= mock_buf_append(&c->out, payload, len);
+    rc |= buffer_append(&c->out, payload, len);
     if (chunked && len > 0)
-        rc |= mock_buf_append(&c->out, "\r\n", 2);
+        rc |= buffer_append(&c->out, "\r\n", 2);
     if (chunked && last)
-        rc |= mock_buf_append(&c->out, "0\r\n\r\n", 5);
+        rc |= buffer_append(&c->out, "0\r\n\r\n", 5);
     return rc;
 }
 
@@ -173,15 +173,15 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     mock_conn_t *c = req->conn;
     bool last = req->emitted + count >= req->output_tokens;
     size_t per_chunk = mock_chunk_max_bytes(&req->head, self->max_word_len);
-    mock_buf_t *scratch = &self->scratch;
-    scratch->off = scratch->len = 0;
-    if (mock_buf_reserve(scratch, (count + 3) * per_chunk) < 0) {
+    buffer_t *scratch = &self->scratch;
+    buffer_reset(scratch);
+    if (buffer_reserve(scratch, (count + 3) * per_chunk) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
     char *start = scratch->data, *p = start;
     mock_chunk_usage_t usage;
-    int64_t now = mock_now_ns(); /* sent_ns: formatting the chunks is all that follows */
+    int64_t now = loop_now_ns(); /* sent_ns: formatting the chunks is all that follows */
     for (uint32_t j = 0; j < count; j++) {
         uint32_t i = req->emitted++;
         int64_t due = mock_token_due(self, req, i);
@@ -236,10 +236,10 @@ static char *mock_stream_put_words(const mock_server_t *self, const mock_request
 }
 
 /* The whole body of a non-streaming response. */
-static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t *out) {
+static int mock_stream_body(mock_server_t *self, mock_request_t *req, buffer_t *out) {
     size_t need = 1024 + strlen(self->options.model) * 6 +
                   (size_t)req->output_tokens * (self->max_word_len + 1);
-    if (mock_buf_reserve(out, need) < 0)
+    if (buffer_reserve(out, need) < 0)
         return -1;
     char *start = out->data + out->len, *p = start;
     bool chat = req->kind == MOCK_API_CHAT;
@@ -277,8 +277,8 @@ static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t
 
 static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req) {
     mock_conn_t *c = req->conn;
-    mock_buf_t *body = &self->scratch;
-    body->off = body->len = 0;
+    buffer_t *body = &self->scratch;
+    buffer_reset(body);
     if (mock_stream_body(self, req, body) < 0) {
         mock_conn_close(self, c, false);
         return;
@@ -287,8 +287,8 @@ static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req)
     char head[512];
     int n = mock_http_format_head(head, sizeof(head), 200, "application/json", (long long)body->len,
                                   !keep_alive, NULL);
-    if (mock_buf_append(&c->out, head, (size_t)n) < 0 ||
-        mock_buf_append(&c->out, body->data, body->len) < 0) {
+    if (buffer_append(&c->out, head, (size_t)n) < 0 ||
+        buffer_append(&c->out, body->data, body->len) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
@@ -517,7 +517,7 @@ static void mock_stream_send_head(mock_server_t *self, mock_request_t *req) {
     int n = mock_http_format_head(head, sizeof(head), 200, "text/event-stream; charset=utf-8",
                                   req->chunked ? -1 : -2, !req->keep_alive, NULL);
     mock_metrics_count_status(&self->metrics, 200);
-    if (mock_buf_append(&req->conn->out, head, (size_t)n) < 0)
+    if (buffer_append(&req->conn->out, head, (size_t)n) < 0)
         mock_conn_close(self, req->conn, false);
 }
 
@@ -549,7 +549,7 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
 
 void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
                        mock_api_kind_t kind) {
-    int64_t now = mock_now_ns();
+    int64_t now = loop_now_ns();
     const mock_options_t *o = &self->options;
     bool keep_alive = http->keep_alive;
     char err[512];
