@@ -571,7 +571,7 @@ void mock_server_destroy(mock_server_t **self_p) {
     mock_engine_destroy(&self->engine);
     mock_prefix_cache_destroy(&self->fixed_cache);
     mock_vocab_destroy(&self->vocab);
-    if (self->metrics.model_label)
+    if (self->metrics.model)
         mock_metrics_clear(&self->metrics);
     buffer_clear(&self->scratch);
     buffer_clear(&self->page);

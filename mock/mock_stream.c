@@ -72,13 +72,13 @@ static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t
     mock_metrics_t *m = &self->metrics;
     if (req->accounted == 0) {
         req->first_token_ns = due;
-        mock_histogram_observe(&m->ttft, (double)(due - req->recv_ns) / 1e9);
-        mock_histogram_observe(&m->queue, (double)(req->scheduled_ns - req->seq.enqueued_ns) / 1e9);
-        mock_histogram_observe(&m->prefill, (double)(due - req->scheduled_ns) / 1e9);
-        mock_histogram_observe(&m->prompt_tokens_hist, req->prompt_tokens);
+        prom_histogram_observe(&m->ttft, (double)(due - req->recv_ns) / 1e9);
+        prom_histogram_observe(&m->queue, (double)(req->scheduled_ns - req->seq.enqueued_ns) / 1e9);
+        prom_histogram_observe(&m->prefill, (double)(due - req->scheduled_ns) / 1e9);
+        prom_histogram_observe(&m->prompt_tokens_hist, req->prompt_tokens);
         m->prompt_tokens += req->prompt_tokens;
     } else {
-        mock_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
+        prom_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
     }
     req->prev_token_ns = due;
     req->accounted++;
@@ -88,13 +88,13 @@ static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t
 static void mock_account_finish(mock_server_t *self, mock_request_t *req) {
     mock_metrics_t *m = &self->metrics;
     int64_t last = req->prev_token_ns;
-    mock_histogram_observe(&m->e2e, (double)(last - req->recv_ns) / 1e9);
-    mock_histogram_observe(&m->decode, (double)(last - req->first_token_ns) / 1e9);
-    mock_histogram_observe(&m->inference, (double)(last - req->scheduled_ns) / 1e9);
+    prom_histogram_observe(&m->e2e, (double)(last - req->recv_ns) / 1e9);
+    prom_histogram_observe(&m->decode, (double)(last - req->first_token_ns) / 1e9);
+    prom_histogram_observe(&m->inference, (double)(last - req->scheduled_ns) / 1e9);
     if (req->output_tokens > 1)
-        mock_histogram_observe(&m->tpot, (double)(last - req->first_token_ns) / 1e9 /
+        prom_histogram_observe(&m->tpot, (double)(last - req->first_token_ns) / 1e9 /
                                              (req->output_tokens - 1));
-    mock_histogram_observe(&m->generation_tokens_hist, req->output_tokens);
+    prom_histogram_observe(&m->generation_tokens_hist, req->output_tokens);
     m->success[req->finish]++;
 }
 
@@ -185,7 +185,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     for (uint32_t j = 0; j < count; j++) {
         uint32_t i = req->emitted++;
         int64_t due = mock_token_due(self, req, i);
-        mock_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
+        prom_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
         if (i == 0 && req->kind == MOCK_API_CHAT)
             p = mock_chunk_role(p, &req->head, now);
         size_t word_len;
