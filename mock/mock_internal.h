@@ -100,8 +100,9 @@ struct mock_server {
     mock_conn_t *conns;
     uint32_t n_conns;
     mock_conn_t *ready, *dead;
-    buffer_t scratch; /* one response's chunk payloads before framing */
-    buffer_t page;    /* /metrics and other whole bodies */
+    buffer_t scratch;    /* one response's chunk payloads before framing */
+    buffer_t page;       /* /metrics and other whole bodies */
+    buffer_t model_json; /* the served model name escaped for JSON, once */
     uint64_t request_counter;
     mock_timer_t accept_timer;
 };

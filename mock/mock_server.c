@@ -18,6 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "mock_internal.h"
 #include "prompt.h"
 #include "rlimit.h"
@@ -500,6 +501,15 @@ static int mock_server_build(mock_server_t *self, char *err, size_t errlen) {
         return -1;
     }
     self->max_word_len = 6 * prompt_max_word_length() + 1;
+    if (escape_json_append(&self->model_json, o->model, strlen(o->model)) < 0) {
+        snprintf(err, errlen, "--model: '%s' is not valid UTF-8", o->model);
+        return -1;
+    }
+    if (self->model_json.len > MOCK_CHUNK_MAX_MODEL_JSON) {
+        snprintf(err, errlen, "--model: the name is %zu bytes once escaped for JSON; at most %d",
+                 self->model_json.len, MOCK_CHUNK_MAX_MODEL_JSON);
+        return -1;
+    }
     uint64_t cache_tokens = o->prefix_cache_tokens ? o->prefix_cache_tokens : o->kv_cache_tokens;
     if (o->fixed) {
         if (o->prefix_cache)
@@ -542,6 +552,7 @@ mock_server_t *mock_server_new(const mock_options_t *options, char *err, size_t 
     dist_init(&self->options.reasoning);
     buffer_init(&self->scratch);
     buffer_init(&self->page);
+    buffer_init(&self->model_json);
     if (dist_copy(&self->options.output_len, &options->output_len) < 0 ||
         dist_copy(&self->options.reasoning, &options->reasoning) < 0) {
         snprintf(err, errlen, "out of memory");
@@ -575,6 +586,7 @@ void mock_server_destroy(mock_server_t **self_p) {
         mock_metrics_clear(&self->metrics);
     buffer_clear(&self->scratch);
     buffer_clear(&self->page);
+    buffer_clear(&self->model_json);
     mock_options_clear(&self->options);
     free(self);
     *self_p = NULL;

@@ -237,15 +237,16 @@ static char *mock_stream_put_words(const mock_server_t *self, const mock_request
 
 /* The whole body of a non-streaming response. */
 static int mock_stream_body(mock_server_t *self, mock_request_t *req, buffer_t *out) {
-    size_t need = 1024 + strlen(self->options.model) * 6 +
-                  (size_t)req->output_tokens * (self->max_word_len + 1);
+    size_t need =
+        1024 + self->model_json.len + (size_t)req->output_tokens * (self->max_word_len + 1);
     if (buffer_reserve(out, need) < 0)
         return -1;
     char *start = out->data + out->len, *p = start;
     bool chat = req->kind == MOCK_API_CHAT;
     p += sprintf(p, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":\"", req->id,
                  chat ? "chat.completion" : "text_completion", req->created);
-    p = mock_chunk_put_escaped(p, self->options.model, strlen(self->options.model));
+    memcpy(p, self->model_json.data, self->model_json.len);
+    p += self->model_json.len;
     p += sprintf(p, "\",\"choices\":[{\"index\":0,");
     if (chat) {
         uint32_t reasoning = req->reasoning_tokens;
@@ -508,7 +509,7 @@ static void mock_stream_name(mock_server_t *self, mock_request_t *req) {
              req->kind == MOCK_API_CHAT ? "chatcmpl-" : "cmpl-", (unsigned long long)a,
              (unsigned long long)b);
     req->created = (long long)time(NULL);
-    mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->options.model);
+    mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->model_json.data);
 }
 
 /* Sends the streaming response head at once, as vLLM (uvicorn) does. */

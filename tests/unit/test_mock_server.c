@@ -78,10 +78,22 @@ static void test_mock_server_new_reports_a_bad_address(void **state) {
     assert_string_equal(err, "--bind: 'not-an-ip' is not an IPv4 address");
 }
 
+static void test_mock_server_new_reports_a_model_name_that_is_not_utf8(void **state) {
+    mock_options_t options;
+    mock_options_init(&options);
+    snprintf(options.model, sizeof(options.model), "m\xff");
+    char err[256];
+    mock_server_t *server = mock_server_new(&options, err, sizeof(err));
+    mock_options_clear(&options);
+    assert_null(server);
+    assert_string_equal(err, "--model: 'm\xff' is not valid UTF-8");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
         cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
+        cmocka_unit_test(test_mock_server_new_reports_a_model_name_that_is_not_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
