@@ -1,5 +1,6 @@
 /* common/loop: timers in deadline order, cancellation, fd callbacks (level and edge),
- * unwatching and cancelling from inside callbacks. */
+ * unwatching and cancelling from inside callbacks, the before-sleep hook, the timer budget
+ * that lets sockets in, and the cached clock. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -327,6 +328,114 @@ static void test_loop_watch_of_a_bad_fd_fails_with_errno(void **state) {
     loop_destroy(&loop);
 }
 
+typedef struct turn_log {
+    int fd_calls;
+    int fd_calls_when_hook_ran;
+    int hook_calls;
+} turn_log_t;
+
+static void fd_then_hook_readable(loop_t *loop, int fd, int mask, void *arg) {
+    turn_log_t *t = arg;
+    char buf[16];
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    t->fd_calls++;
+}
+
+static void hook_stops_once_the_fd_ran(loop_t *loop, void *arg) {
+    turn_log_t *t = arg;
+    t->hook_calls++;
+    if (t->fd_calls && !t->fd_calls_when_hook_ran) {
+        t->fd_calls_when_hook_ran = t->fd_calls;
+        loop_stop(loop);
+    }
+}
+
+static void test_loop_before_sleep_runs_after_the_turns_callbacks(void **state) {
+    loop_t *loop = loop_new();
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    turn_log_t t = {0};
+    loop_before_sleep(loop, hook_stops_once_the_fd_ran, &t);
+    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, fd_then_hook_readable, &t), 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    int expired = 0;
+    uint64_t dog = loop_timer_at(loop, loop_now_ns() + 5000 * MS, watchdog_fired, &expired);
+    assert_int_equal(loop_run(loop), 0);
+    loop_timer_cancel(loop, dog);
+    assert_int_equal(expired, 0);
+    assert_int_equal(t.fd_calls_when_hook_ran, 1); /* the hook saw the turn's fd callback */
+    assert_true(t.hook_calls >= 1);
+    loop_before_sleep(loop, NULL, NULL);
+    close(fds[0]);
+    close(fds[1]);
+    loop_destroy(&loop);
+}
+
+typedef struct busy_timers {
+    int fired;
+    int fired_when_fd_ran; /* -1 until the fd callback runs */
+    int total;
+} busy_timers_t;
+
+/* Ten microseconds of work per timer; the last one stops the loop. */
+static void busy_timer(loop_t *loop, uint64_t id, void *arg) {
+    busy_timers_t *b = arg;
+    int64_t until = loop_now_ns() + 10000;
+    while (loop_now_ns() < until)
+        ;
+    if (++b->fired == b->total)
+        loop_stop(loop);
+}
+
+static void note_fd_turn(loop_t *loop, int fd, int mask, void *arg) {
+    busy_timers_t *b = arg;
+    if (b->fired_when_fd_ran < 0)
+        b->fired_when_fd_ran = b->fired;
+    loop_unwatch(loop, fd);
+}
+
+static void test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget(void **state) {
+    loop_t *loop = loop_new();
+    int fds[2];
+    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    /* 2,000 timers already due hold 20 ms of work; the fd is ready from the start. Without the
+     * 1 ms timer budget every one of them would run before the fd's turn. */
+    busy_timers_t b = {.fired_when_fd_ran = -1, .total = 2000};
+    for (int i = 0; i < b.total; i++)
+        assert_true(loop_timer_at(loop, 0, busy_timer, &b) > 0);
+    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, note_fd_turn, &b), 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    run_bounded(loop, 10000 * MS);
+    assert_int_equal(b.fired, b.total);
+    assert_true(b.fired_when_fd_ran >= 0);
+    assert_true(b.fired_when_fd_ran < b.total / 2);
+    close(fds[0]);
+    close(fds[1]);
+    loop_destroy(&loop);
+}
+
+typedef struct clock_seen {
+    int64_t deadline, cached, fresh;
+} clock_seen_t;
+
+static void read_both_clocks(loop_t *loop, uint64_t id, void *arg) {
+    clock_seen_t *c = arg;
+    c->cached = loop_time_ns(loop);
+    c->fresh = loop_now_ns();
+    loop_stop(loop);
+}
+
+static void test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead(void **state) {
+    loop_t *loop = loop_new();
+    clock_seen_t c = {.deadline = loop_now_ns() + 5 * MS};
+    loop_timer_at(loop, c.deadline, read_both_clocks, &c);
+    run_bounded(loop, 5000 * MS);
+    assert_true(c.cached >= c.deadline);
+    assert_true(c.cached <= c.fresh);
+    loop_destroy(&loop);
+}
+
 static void test_loop_now_is_monotonic_ns(void **state) {
     int64_t a = loop_now_ns();
     usleep(2000);
@@ -347,6 +456,9 @@ int main(void) {
         cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
         cmocka_unit_test(test_loop_writable_interest_and_watch_change),
         cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
+        cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
+        cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
+        cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
         cmocka_unit_test(test_loop_now_is_monotonic_ns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
