@@ -44,7 +44,7 @@ struct loop {
     loop_watch_entry_t *watches; /* indexed by fd */
     size_t watches_len;
 
-    timer_heap_t *timers;
+    timer_heap_t timers;
     int64_t armed_ns; /* the timerfd's pending deadline; 0 = none (fired or never armed) */
     int64_t now_ns;   /* the clock as the last timer pass read it */
 
@@ -69,9 +69,9 @@ loop_t *loop_new(void) {
         return NULL;
     self->epoll_fd = epoll_create1(EPOLL_CLOEXEC);
     self->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
-    self->timers = timer_heap_new();
+    timer_heap_init(&self->timers);
     self->now_ns = loop_now_ns();
-    if (self->epoll_fd < 0 || self->timer_fd < 0 || !self->timers)
+    if (self->epoll_fd < 0 || self->timer_fd < 0)
         goto fail;
     struct epoll_event ev = {.events = EPOLLIN | EPOLLET, .data.u64 = LOOP_TIMER_TAG};
     if (epoll_ctl(self->epoll_fd, EPOLL_CTL_ADD, self->timer_fd, &ev) < 0)
@@ -82,7 +82,6 @@ fail:
         close(self->epoll_fd);
     if (self->timer_fd >= 0)
         close(self->timer_fd);
-    timer_heap_destroy(&self->timers);
     free(self);
     return NULL;
 }
@@ -95,7 +94,7 @@ void loop_destroy(loop_t **self_p) {
     close(self->epoll_fd);
     close(self->timer_fd);
     free(self->watches);
-    timer_heap_destroy(&self->timers);
+    timer_heap_clear(&self->timers);
     free(self);
     *self_p = NULL;
 }
@@ -165,12 +164,12 @@ void loop_unwatch(loop_t *self, int fd) {
 
 uint64_t loop_timer_at(loop_t *self, int64_t when_ns, loop_timer_fn fn, void *arg) {
     assert(self && fn);
-    return timer_heap_add(self->timers, when_ns, (timer_heap_fn)fn, arg);
+    return timer_heap_add(&self->timers, when_ns, (timer_heap_fn)fn, arg);
 }
 
 void loop_timer_cancel(loop_t *self, uint64_t timer_id) {
     assert(self);
-    timer_heap_cancel(self->timers, timer_id);
+    timer_heap_cancel(&self->timers, timer_id);
 }
 
 void loop_before_sleep(loop_t *self, loop_hook_fn fn, void *arg) {
@@ -184,7 +183,7 @@ void loop_before_sleep(loop_t *self, loop_hook_fn fn, void *arg) {
  * earliest deadline. An armed deadline still ahead and no later than the earliest is kept
  * (waking early only costs a turn), so cancelling and re-arming later costs no syscall. */
 static int loop_arm(loop_t *self) {
-    const timer_heap_entry_t *top = timer_heap_peek(self->timers);
+    const timer_heap_entry_t *top = timer_heap_peek(&self->timers);
     if (!top)
         return -1;
     if (top->when_ns <= loop_now_ns())
@@ -203,12 +202,12 @@ static int loop_arm(loop_t *self) {
  * turn comes straight back). Timers armed during this pass wait for the next one, so a callback
  * that re-arms at "now" cannot keep the loop here forever. */
 static void loop_fire_timers(loop_t *self) {
-    if (!timer_heap_len(self->timers))
+    if (!timer_heap_len(&self->timers))
         return;
-    uint64_t last_seq = timer_heap_last_seq(self->timers);
+    uint64_t last_seq = timer_heap_last_seq(&self->timers);
     int64_t now = self->now_ns = loop_now_ns(), stop = now + LOOP_TIMER_BUDGET_NS;
     const timer_heap_entry_t *top;
-    for (uint32_t n = 1; !self->stopping && (top = timer_heap_peek(self->timers)); n++) {
+    for (uint32_t n = 1; !self->stopping && (top = timer_heap_peek(&self->timers)); n++) {
         if (top->seq > last_seq)
             break;
         if (top->when_ns > now || n % LOOP_TIMERS_PER_CLOCK_READ == 0) {
@@ -217,7 +216,7 @@ static void loop_fire_timers(loop_t *self) {
                 break;
         }
         timer_heap_entry_t due;
-        timer_heap_pop(self->timers, &due);
+        timer_heap_pop(&self->timers, &due);
         ((loop_timer_fn)due.fn)(self, due.id, due.arg);
     }
 }

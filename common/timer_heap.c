@@ -19,31 +19,15 @@ typedef struct timer_heap_slot {
     uint32_t next_free;
 } timer_heap_slot_t;
 
-struct timer_heap {
-    timer_heap_slot_t *slots;
-    size_t slots_len, slots_cap;
-    uint32_t free_head;
-    uint32_t *heap; /* slot indices */
-    size_t heap_len, heap_cap;
-    uint64_t seq;
-};
-
-timer_heap_t *timer_heap_new(void) {
-    timer_heap_t *self = calloc(1, sizeof(*self));
-    if (self)
-        self->free_head = TIMER_HEAP_NONE;
-    return self;
+void timer_heap_init(timer_heap_t *self) {
+    memset(self, 0, sizeof(*self));
+    self->free_head = TIMER_HEAP_NONE;
 }
 
-void timer_heap_destroy(timer_heap_t **self_p) {
-    assert(self_p);
-    timer_heap_t *self = *self_p;
-    if (!self)
-        return;
+void timer_heap_clear(timer_heap_t *self) {
     free(self->slots);
     free(self->heap);
-    free(self);
-    *self_p = NULL;
+    timer_heap_init(self);
 }
 
 static bool timer_heap_before(const timer_heap_t *self, uint32_t a, uint32_t b) {
@@ -168,14 +152,4 @@ bool timer_heap_pop(timer_heap_t *self, timer_heap_entry_t *out) {
     timer_heap_remove_at(self, 0);
     timer_heap_release(self, slot);
     return true;
-}
-
-size_t timer_heap_len(const timer_heap_t *self) {
-    assert(self);
-    return self->heap_len;
-}
-
-uint64_t timer_heap_last_seq(const timer_heap_t *self) {
-    assert(self);
-    return self->seq;
 }

@@ -22,12 +22,20 @@ typedef struct timer_heap_entry {
     void *arg;
 } timer_heap_entry_t;
 
-typedef struct timer_heap timer_heap_t;
+/* Embedded in its owner (a loop, a simulation); the fields are the functions' business. */
+typedef struct timer_heap {
+    struct timer_heap_slot *slots;
+    size_t slots_len, slots_cap;
+    uint32_t free_head;
+    uint32_t *heap; /* slot indices ordered by (when_ns, seq) */
+    size_t heap_len, heap_cap;
+    uint64_t seq;
+} timer_heap_t;
 
-/* An empty heap, or NULL without memory; the caller destroys it. */
-timer_heap_t *timer_heap_new(void);
-/* Frees *self_p (not what the entries point to) and sets it to NULL. */
-void timer_heap_destroy(timer_heap_t **self_p);
+/* Initialises an empty heap (no allocation). */
+void timer_heap_init(timer_heap_t *self);
+/* Frees the storage (not what the entries point to); the heap is then empty and usable. */
+void timer_heap_clear(timer_heap_t *self);
 /* Arms a deadline; returns its id (> 0, never reused), or 0 when out of memory. */
 uint64_t timer_heap_add(timer_heap_t *self, int64_t when_ns, timer_heap_fn fn, void *arg);
 /* Disarms id; an id that already came out or was cancelled is ignored (false). */
@@ -37,9 +45,13 @@ const timer_heap_entry_t *timer_heap_peek(const timer_heap_t *self);
 /* Removes the earliest entry into *out; false when empty. */
 bool timer_heap_pop(timer_heap_t *self, timer_heap_entry_t *out);
 /* Number of armed entries. */
-size_t timer_heap_len(const timer_heap_t *self);
+static inline size_t timer_heap_len(const timer_heap_t *self) {
+    return self->heap_len;
+}
 /* The seq of the latest entry armed (0 before the first): entries armed after a reading of it
  * have a larger seq. */
-uint64_t timer_heap_last_seq(const timer_heap_t *self);
+static inline uint64_t timer_heap_last_seq(const timer_heap_t *self) {
+    return self->seq;
+}
 
 #endif

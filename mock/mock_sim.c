@@ -29,7 +29,7 @@ typedef struct mock_sim_client {
 typedef struct mock_sim {
     const mock_sim_workload_t *w;
     mock_engine_t *engine;
-    timer_heap_t *heap; /* events in virtual time: a client's (arg: it) or the step's (NULL) */
+    timer_heap_t heap; /* events in virtual time: a client's (arg: it) or the step's (NULL) */
     mock_sim_client_t *clients;
     uint32_t n_clients, max_tokens;
     uint64_t seed, next_session, next_fresh_id;
@@ -61,7 +61,7 @@ static uint32_t mock_sim_table(const uint32_t *table, uint32_t step) {
  * out of memory (the simulation then ends short: a client's event is never dropped silently,
  * mock_sim_run reports it). */
 static bool mock_sim_schedule(mock_sim_t *sim, mock_sim_client_t *c, int64_t when_ns) {
-    if (timer_heap_add(sim->heap, when_ns, NULL, c))
+    if (timer_heap_add(&sim->heap, when_ns, NULL, c))
         return true;
     sim->out_of_memory = true;
     return false;
@@ -161,7 +161,7 @@ static void mock_sim_summary(const histogram_t *h, double *p50, double *mean, do
 
 static void mock_sim_free(mock_sim_t *sim) {
     mock_engine_destroy(&sim->engine); /* first: it aborts sequences that live in the clients */
-    timer_heap_destroy(&sim->heap);
+    timer_heap_clear(&sim->heap);
     for (uint32_t i = 0; sim->clients && i < sim->n_clients; i++) {
         free(sim->clients[i].ids);
         free(sim->clients[i].hashes);
@@ -187,12 +187,12 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     sim.next_fresh_id = 1ull << 40;
     sim.measure_from_ns = (int64_t)llround(warmup_s * 1e9);
     int64_t end_ns = sim.measure_from_ns + (int64_t)llround(measure_s * 1e9);
-    sim.heap = timer_heap_new();
+    timer_heap_init(&sim.heap);
     sim.ttft = histogram_new();
     sim.tpot = histogram_new();
     sim.engine = mock_engine_new(config);
     sim.clients = calloc(concurrency, sizeof(*sim.clients));
-    if (!sim.heap || !sim.ttft || !sim.tpot || !sim.engine || !sim.clients) {
+    if (!sim.ttft || !sim.tpot || !sim.engine || !sim.clients) {
         mock_sim_free(&sim);
         return -1;
     }
@@ -215,7 +215,7 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     mock_engine_stats_t before = {0};
     bool measuring = false;
     timer_heap_entry_t t;
-    while (timer_heap_pop(sim.heap, &t) && t.when_ns < end_ns) {
+    while (timer_heap_pop(&sim.heap, &t) && t.when_ns < end_ns) {
         int64_t now = t.when_ns;
         if (!measuring && now >= sim.measure_from_ns) {
             measuring = true;

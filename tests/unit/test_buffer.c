@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -80,12 +82,7 @@ static void test_buffer_grow_array_leaves_the_array_alone_on_overflow(void **sta
     free(items);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_buffer_appends_formats_and_consumes_in_order),
-        cmocka_unit_test(test_buffer_reserve_compacts_before_it_grows),
-        cmocka_unit_test(test_buffer_grow_array_doubles_and_zeroes_the_new_tail),
-        cmocka_unit_test(test_buffer_grow_array_leaves_the_array_alone_on_overflow),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_buffer_appends_formats_and_consumes_in_order),
+          cmocka_unit_test(test_buffer_reserve_compacts_before_it_grows),
+          cmocka_unit_test(test_buffer_grow_array_doubles_and_zeroes_the_new_tail),
+          cmocka_unit_test(test_buffer_grow_array_leaves_the_array_alone_on_overflow))

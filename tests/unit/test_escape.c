@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <jansson.h>
 #include <stdio.h>
 #include <string.h>
@@ -39,10 +41,5 @@ static void test_escape_json_keeps_embedded_nul_and_rejects_bad_utf8(void **stat
     buffer_clear(&out);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_escape_json_quotes_backslashes_and_controls),
-        cmocka_unit_test(test_escape_json_keeps_embedded_nul_and_rejects_bad_utf8),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_escape_json_quotes_backslashes_and_controls),
+          cmocka_unit_test(test_escape_json_keeps_embedded_nul_and_rejects_bad_utf8))

@@ -8,6 +8,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -97,12 +99,7 @@ static void test_prom_le_goes_last_when_every_label_sorts_before_it(void **state
     prom_histogram_clear(&h);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prom_number_prints_python_float_repr),
-        cmocka_unit_test(test_prom_counter_has_help_type_and_escaped_labels),
-        cmocka_unit_test(test_prom_histogram_buckets_are_cumulative_and_le_inclusive),
-        cmocka_unit_test(test_prom_le_goes_last_when_every_label_sorts_before_it),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_prom_number_prints_python_float_repr),
+          cmocka_unit_test(test_prom_counter_has_help_type_and_escaped_labels),
+          cmocka_unit_test(test_prom_histogram_buckets_are_cumulative_and_le_inclusive),
+          cmocka_unit_test(test_prom_le_goes_last_when_every_label_sorts_before_it))

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <sys/resource.h>
 
 #include "rlimit.h"
@@ -25,9 +27,4 @@ static void test_rlimit_raise_nofile_reaches_the_hard_limit(void **state) {
     assert_int_equal(rlimit_raise_nofile(), now); /* again: nothing changes */
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rlimit_raise_nofile_reaches_the_hard_limit),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_rlimit_raise_nofile_reaches_the_hard_limit))
