@@ -6,11 +6,8 @@
 #include "controller.h"
 #include "mock.h"
 #include "run.h"
+#include "version.h"
 #include "worker.h"
-
-#ifndef STAMPEDE_VERSION
-#define STAMPEDE_VERSION "0.1.0"
-#endif
 
 typedef struct command {
     const char *name;

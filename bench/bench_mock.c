@@ -20,16 +20,17 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
-#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
 #include "histogram.h"
+#include "loop.h"
 #include "mock.h"
 #include "mock_profiles.h"
 #include "mock_sim.h"
+#include "rlimit.h"
 
 typedef struct scenario {
     const char *name;
@@ -61,12 +62,6 @@ typedef struct bench {
     int64_t period_ns; /* each stream starts a request every period, on its own phase */
     int cursor;        /* the stream whose start is next (phases are in index order) */
 } bench_t;
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static void pin_to_cpu(int cpu) {
     cpu_set_t set;
@@ -219,7 +214,7 @@ static void bench_send(bench_t *b, bench_conn_t *c) {
  * when the last ends") keeps the streams' phases spread even when this client falls behind,
  * so the mock sees the same smooth schedule whatever the client's own hiccups. */
 static void bench_start_due(bench_t *b) {
-    int64_t now = now_ns();
+    int64_t now = loop_now_ns();
     for (int k = 0; k < b->n; k++) {
         bench_conn_t *c = &b->conns[b->cursor];
         if (c->next_ns > now)
@@ -245,7 +240,7 @@ static void bench_read(bench_t *b, bench_conn_t *c) {
             c->fd = -1;
             return;
         }
-        int64_t recv_ns = now_ns();
+        int64_t recv_ns = loop_now_ns();
         c->len += (size_t)n;
         char *p = c->buf, *end = c->buf + c->len;
         static const char key[] = "\"sent_ns\":";
@@ -314,7 +309,7 @@ static void run_scenario(const scenario_t *sc) {
      * their phases spread evenly over the period, as independent clients' would be. */
     double itl_ns = atof(sc->itl_ms) * 1e6;
     b.period_ns = (int64_t)(atof(sc->ttft_ms) * 1e6 + sc->tokens * itl_ns);
-    int64_t t0 = now_ns() + 200000000LL;
+    int64_t t0 = loop_now_ns() + 200000000LL;
     for (int i = 0; i < b.n; i++) {
         b.conns[i].next_ns = t0 + b.period_ns * i / b.n;
         if (bench_connect(&b, &b.conns[i]) < 0)
@@ -323,7 +318,7 @@ static void run_scenario(const scenario_t *sc) {
             bench_poll(&b, 0);
     }
     int64_t warm_until = t0 + b.period_ns + 1000000000LL;
-    while (now_ns() < warm_until) {
+    while (loop_now_ns() < warm_until) {
         bench_start_due(&b);
         bench_poll(&b, 1);
     }
@@ -332,12 +327,12 @@ static void run_scenario(const scenario_t *sc) {
     double cpu0 = mock_cpu_seconds(b.mock);
     uint64_t chunks0 = b.chunks, responses0 = b.responses;
     histogram_reset(b.lag);
-    int64_t start = now_ns(), stop = start + (int64_t)(sc->seconds * 1e9);
-    while (now_ns() < stop) {
+    int64_t start = loop_now_ns(), stop = start + (int64_t)(sc->seconds * 1e9);
+    while (loop_now_ns() < stop) {
         bench_start_due(&b);
         bench_poll(&b, 1);
     }
-    double wall = (double)(now_ns() - start) / 1e9;
+    double wall = (double)(loop_now_ns() - start) / 1e9;
     double cpu = mock_cpu_seconds(b.mock) - cpu0;
     uint64_t chunks = b.chunks - chunks0, responses = b.responses - responses0;
     scraped |= scrape_emission(b.port, &after);
@@ -405,11 +400,7 @@ static void print_profiles(void) {
 }
 
 int main(int argc, char **argv) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
+    rlimit_raise_nofile();
     signal(SIGPIPE, SIG_IGN);
     static const scenario_t scenarios[] = {
         {"1,000 streams, fixed mode, ITL 50 ms", 1000, "50", "50", 40, 4},

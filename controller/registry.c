@@ -8,10 +8,7 @@
 #include "agent.h"
 #include "console.h"
 #include "controller_internal.h"
-
-#ifndef STAMPEDE_VERSION
-#define STAMPEDE_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 #define WORKER_SILENCE_NS 5000000000LL
 

@@ -8,6 +8,7 @@
 #include <zmq.h>
 
 #include "agent.h"
+#include "loop.h"
 
 struct transport {
     void *ctx;
@@ -19,12 +20,6 @@ struct transport {
     uint8_t *buf; /* packing buffer, grown to the largest envelope sent */
     size_t buf_cap;
 };
-
-static int64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
 
 static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, char *bound,
                          size_t bound_len, const char *name) {
@@ -136,7 +131,7 @@ int transport_receive(transport_t *self, transport_socket_t socket, transport_me
         zmq_msg_close(&id);
         return 0;
     }
-    int64_t rx_ns = now_ns();
+    int64_t rx_ns = loop_now_ns();
     zmq_msg_init(&body);
     if (zmq_msg_more(&id) && zmq_msg_recv(&body, sock, ZMQ_DONTWAIT) >= 0) {
         fn(arg, zmq_msg_data(&id), zmq_msg_size(&id), zmq_msg_data(&body), zmq_msg_size(&body),

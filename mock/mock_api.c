@@ -196,25 +196,25 @@ static const char *mock_api_error_type(int status) {
     }
 }
 
-static int mock_api_dump(mock_buf_t *out, json_t *value) {
+static int mock_api_dump(buffer_t *out, json_t *value) {
     if (!value)
         return -1;
     char *text = json_dumps(value, JSON_COMPACT | JSON_PRESERVE_ORDER);
     json_decref(value);
     if (!text)
         return -1;
-    int rc = mock_buf_append(out, text, strlen(text));
+    int rc = buffer_append(out, text, strlen(text));
     free(text);
     return rc;
 }
 
-int mock_api_error_body(mock_buf_t *out, int status, const char *message) {
+int mock_api_error_body(buffer_t *out, int status, const char *message) {
     return mock_api_dump(out, json_pack("{s:s, s:s, s:s, s:n, s:i}", "object", "error", "message",
                                         message, "type", mock_api_error_type(status), "param",
                                         "code", status));
 }
 
-int mock_api_models_body(mock_buf_t *out, const char *model, uint32_t max_model_len,
+int mock_api_models_body(buffer_t *out, const char *model, uint32_t max_model_len,
                          long long created) {
     json_t *entry = json_pack("{s:s, s:s, s:I, s:s, s:s, s:n, s:i, s:[]}", "id", model, "object",
                               "model", "created", (json_int_t)created, "owned_by", "vllm", "root",

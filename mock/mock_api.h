@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "mock_buf.h"
+#include "buffer.h"
 #include "mock_tokens.h"
 
 typedef enum mock_api_kind {
@@ -38,9 +38,9 @@ int mock_api_parse(mock_api_kind_t kind, const char *body, size_t len, mock_api_
 void mock_api_request_clear(mock_api_request_t *self);
 
 /* vLLM's error object: {"object":"error","message":..,"type":..,"param":null,"code":status}. */
-int mock_api_error_body(mock_buf_t *out, int status, const char *message);
+int mock_api_error_body(buffer_t *out, int status, const char *message);
 /* The /v1/models list with one model. */
-int mock_api_models_body(mock_buf_t *out, const char *model, uint32_t max_model_len,
+int mock_api_models_body(buffer_t *out, const char *model, uint32_t max_model_len,
                          long long created);
 
 #endif

@@ -17,37 +17,14 @@ char *mock_chunk_put_u64(char *p, uint64_t v) {
     return p;
 }
 
-char *mock_chunk_put_escaped(char *p, const char *s, size_t len) {
-    static const char hex[] = "0123456789abcdef";
-    for (size_t i = 0; i < len; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            *p++ = '\\';
-            *p++ = (char)c;
-        } else if (c < 0x20) {
-            p = PUT(p, "\\u00");
-            *p++ = hex[c >> 4];
-            *p++ = hex[c & 15];
-        } else {
-            *p++ = (char)c;
-        }
-    }
-    return p;
-}
-
 void mock_chunk_head_init(mock_chunk_head_t *self, mock_api_kind_t kind, const char *id,
-                          long long created, const char *model) {
-    char escaped[6 * 64 + 1];
-    size_t model_len = strlen(model);
-    if (model_len > 64) /* the head has a fixed size; model names longer than this are cut */
-        model_len = 64;
-    *mock_chunk_put_escaped(escaped, model, model_len) = '\0';
+                          long long created, const char *model_json) {
     self->kind = kind;
     int n = snprintf(self->text, sizeof(self->text),
                      "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":\"%s\","
                      "\"choices\":[",
                      id, kind == MOCK_API_CHAT ? "chat.completion.chunk" : "text_completion",
-                     created, escaped);
+                     created, model_json);
     self->len = n < 0 ? 0 : (size_t)n < sizeof(self->text) ? (size_t)n : sizeof(self->text) - 1;
 }
 

@@ -12,6 +12,9 @@
 
 #include "mock_api.h"
 
+/* The longest escaped model name a head holds (the head has a fixed size). */
+#define MOCK_CHUNK_MAX_MODEL_JSON 256
+
 /* The fixed start of every chunk of one response, up to and including "choices":[ */
 typedef struct mock_chunk_head {
     mock_api_kind_t kind;
@@ -24,9 +27,11 @@ typedef struct mock_chunk_usage {
     uint32_t prompt_tokens, completion_tokens, cached_tokens;
 } mock_chunk_usage_t;
 
-/* Formats the head for response id (e.g. "chatcmpl-3f..") created at the given UNIX time. */
+/* Formats the head for response id (e.g. "chatcmpl-3f..") created at the given UNIX time;
+ * model_json is the model name already escaped for JSON (at most MOCK_CHUNK_MAX_MODEL_JSON
+ * bytes). */
 void mock_chunk_head_init(mock_chunk_head_t *self, mock_api_kind_t kind, const char *id,
-                          long long created, const char *model);
+                          long long created, const char *model_json);
 /* An upper bound of any one chunk of this response carrying a word of word_len bytes. */
 size_t mock_chunk_max_bytes(const mock_chunk_head_t *head, size_t word_len);
 /* Chat only: the first chunk, {"role":"assistant","content":""}. */
@@ -46,7 +51,5 @@ char *mock_chunk_malformed(char *p, const mock_chunk_head_t *head);
 char *mock_chunk_done(char *p);
 /* Writes the decimal form of v at p. */
 char *mock_chunk_put_u64(char *p, uint64_t v);
-/* Writes s as the body of a JSON string (escaped, no quotes) at p; needs 6 * len bytes. */
-char *mock_chunk_put_escaped(char *p, const char *s, size_t len);
 
 #endif

@@ -6,16 +6,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "buffer.h"
+#include "loop.h"
 #include "mock.h"
 #include "mock_api.h"
-#include "mock_buf.h"
 #include "mock_chunk.h"
 #include "mock_engine.h"
 #include "mock_http.h"
 #include "mock_metrics.h"
 #include "mock_options.h"
 #include "mock_prefix_cache.h"
-#include "mock_timer_heap.h"
 #include "mock_vocab.h"
 
 /* What a connection's or the server's timer is for. */
@@ -29,12 +29,19 @@ enum {
 
 typedef struct mock_request mock_request_t;
 
+/* One pending deadline on the server's loop, embedded in what it belongs to. */
+typedef struct mock_timer {
+    uint64_t id;   /* the loop timer's id; 0 = not scheduled */
+    uint32_t kind; /* MOCK_TIMER_*: what firing means */
+} mock_timer_t;
+
 /* One client connection: its buffers, and at most one response in progress (pipelined requests
  * wait in the input buffer until it is done). */
 typedef struct mock_conn {
     int fd;
-    mock_buf_t in, out;
-    uint32_t events;         /* registered epoll events */
+    buffer_t in, out;
+    mock_server_t *server;
+    int events;              /* LOOP_READABLE | LOOP_WRITABLE watched */
     bool closing;            /* close once out is flushed */
     bool dead;               /* fd closed; freed when the loop iteration ends */
     bool ready;              /* on the ready list: buffered input to process */
@@ -77,10 +84,9 @@ struct mock_request {
 
 struct mock_server {
     mock_options_t options;
-    int epfd, listen_fd, timer_fd, signal_fd, stop_fd;
+    loop_t *loop; /* owned: the fds below and every timer are on it */
+    int listen_fd, signal_fd, stop_fd;
     uint16_t port;
-    mock_timer_heap_t timers;
-    int64_t armed_ns;      /* the timerfd's pending deadline, 0 = none (fired or never armed) */
     mock_engine_t *engine; /* NULL in fixed mode */
     mock_timer_t step_timer;
     int64_t step_start_ns;
@@ -94,15 +100,13 @@ struct mock_server {
     mock_conn_t *conns;
     uint32_t n_conns;
     mock_conn_t *ready, *dead;
-    mock_buf_t scratch; /* one response's chunk payloads before framing */
-    mock_buf_t page;    /* /metrics and other whole bodies */
+    buffer_t scratch;    /* one response's chunk payloads before framing */
+    buffer_t page;       /* /metrics and other whole bodies */
+    buffer_t model_json; /* the served model name escaped for JSON, once */
     uint64_t request_counter;
     mock_timer_t accept_timer;
-    bool stopping;
 };
 
-/* CLOCK_MONOTONIC in ns. */
-int64_t mock_now_ns(void);
 /* (Re)schedules a timer on the server's heap. */
 void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns);
 /* Queues a whole response (head and body) on c and flushes. */

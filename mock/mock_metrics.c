@@ -1,6 +1,5 @@
 #include "mock_metrics.h"
 
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -23,53 +22,6 @@ static const double mock_emission_bounds[] = {
     2e-3,  5e-3,   10e-3,  25e-3,  50e-3,  100e-3, 250e-3, 500e-3, 1.0};
 #define COUNT_OF(a) (sizeof(a) / sizeof((a)[0]))
 
-static int mock_histogram_init(mock_histogram_t *self, const double *bounds, uint32_t n) {
-    self->bounds = bounds;
-    self->n_bounds = n;
-    self->count = 0;
-    self->sum = 0;
-    self->counts = calloc(n + 1, sizeof(*self->counts));
-    return self->counts ? 0 : -1;
-}
-
-static void mock_histogram_free(mock_histogram_t *self) {
-    free(self->counts);
-    self->counts = NULL;
-}
-
-void mock_histogram_observe(mock_histogram_t *self, double value) {
-    uint32_t lo = 0, hi = self->n_bounds; /* first bound >= value, or n_bounds for +Inf */
-    while (lo < hi) {
-        uint32_t mid = (lo + hi) / 2;
-        if (self->bounds[mid] < value)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    self->counts[lo]++;
-    self->count++;
-    self->sum += value;
-}
-
-static char *mock_metrics_escape_label(const char *s) {
-    char *out = malloc(strlen(s) * 2 + 1), *o = out;
-    if (!out)
-        return NULL;
-    for (; *s; s++) {
-        if (*s == '\\' || *s == '"') {
-            *o++ = '\\';
-            *o++ = *s;
-        } else if (*s == '\n') {
-            *o++ = '\\';
-            *o++ = 'n';
-        } else {
-            *o++ = *s;
-        }
-    }
-    *o = '\0';
-    return out;
-}
-
 int mock_metrics_init(mock_metrics_t *self, const char *model_name, uint32_t max_model_len) {
     memset(self, 0, sizeof(*self));
     double *token_bounds = self->token_bounds;
@@ -88,19 +40,19 @@ int mock_metrics_init(mock_metrics_t *self, const char *model_name, uint32_t max
         if (done)
             break;
     }
-    self->model_label = mock_metrics_escape_label(model_name);
-    int rc = self->model_label ? 0 : -1;
-    rc |= mock_histogram_init(&self->ttft, mock_ttft_bounds, COUNT_OF(mock_ttft_bounds));
-    rc |= mock_histogram_init(&self->itl, mock_itl_bounds, COUNT_OF(mock_itl_bounds));
-    rc |= mock_histogram_init(&self->tpot, mock_itl_bounds, COUNT_OF(mock_itl_bounds));
-    rc |= mock_histogram_init(&self->e2e, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
-    rc |= mock_histogram_init(&self->queue, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
-    rc |= mock_histogram_init(&self->prefill, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
-    rc |= mock_histogram_init(&self->decode, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
-    rc |= mock_histogram_init(&self->inference, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
-    rc |= mock_histogram_init(&self->prompt_tokens_hist, token_bounds, n_token_bounds);
-    rc |= mock_histogram_init(&self->generation_tokens_hist, token_bounds, n_token_bounds);
-    rc |= mock_histogram_init(&self->emission_error, mock_emission_bounds,
+    self->model = strdup(model_name);
+    int rc = self->model ? 0 : -1;
+    rc |= prom_histogram_init(&self->ttft, mock_ttft_bounds, COUNT_OF(mock_ttft_bounds));
+    rc |= prom_histogram_init(&self->itl, mock_itl_bounds, COUNT_OF(mock_itl_bounds));
+    rc |= prom_histogram_init(&self->tpot, mock_itl_bounds, COUNT_OF(mock_itl_bounds));
+    rc |= prom_histogram_init(&self->e2e, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
+    rc |= prom_histogram_init(&self->queue, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
+    rc |= prom_histogram_init(&self->prefill, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
+    rc |= prom_histogram_init(&self->decode, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
+    rc |= prom_histogram_init(&self->inference, mock_latency_bounds, COUNT_OF(mock_latency_bounds));
+    rc |= prom_histogram_init(&self->prompt_tokens_hist, token_bounds, n_token_bounds);
+    rc |= prom_histogram_init(&self->generation_tokens_hist, token_bounds, n_token_bounds);
+    rc |= prom_histogram_init(&self->emission_error, mock_emission_bounds,
                               COUNT_OF(mock_emission_bounds));
     if (rc) {
         mock_metrics_clear(self);
@@ -110,7 +62,7 @@ int mock_metrics_init(mock_metrics_t *self, const char *model_name, uint32_t max
 }
 
 void mock_metrics_clear(mock_metrics_t *self) {
-    mock_histogram_t *all[] = {&self->ttft,
+    prom_histogram_t *all[] = {&self->ttft,
                                &self->itl,
                                &self->tpot,
                                &self->e2e,
@@ -122,9 +74,9 @@ void mock_metrics_clear(mock_metrics_t *self) {
                                &self->generation_tokens_hist,
                                &self->emission_error};
     for (size_t i = 0; i < COUNT_OF(all); i++)
-        mock_histogram_free(all[i]);
-    free(self->model_label);
-    self->model_label = NULL;
+        prom_histogram_clear(all[i]);
+    free(self->model);
+    self->model = NULL;
 }
 
 void mock_metrics_count_status(mock_metrics_t *self, int status) {
@@ -137,60 +89,31 @@ void mock_metrics_count_status(mock_metrics_t *self, int status) {
     }
 }
 
-/* Python's float repr for the values we print: integral values keep a ".0", others use the
- * shortest form that reads back exactly. */
-static void mock_metrics_number(char *buf, size_t cap, double v) {
-    if (v == floor(v) && fabs(v) < 1e15) {
-        snprintf(buf, cap, "%.1f", v);
-        return;
-    }
-    for (int digits = 1; digits <= 17; digits++) {
-        snprintf(buf, cap, "%.*g", digits, v);
-        if (strtod(buf, NULL) == v)
-            return;
-    }
-}
-
+/* Renders with the labels every series carries: engine="0" and model_name, in alphabetical
+ * order as vLLM's multiprocess prometheus_client prints them. */
 typedef struct mock_render {
-    mock_buf_t *out;
-    const char *labels; /* engine="0",model_name="..." */
+    prom_writer_t w;
     const char *model;
-    int rc;
 } mock_render_t;
-
-static void mock_render_head(mock_render_t *r, const char *name, const char *type,
-                             const char *help) {
-    r->rc |= mock_buf_appendf(r->out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
-}
 
 static void mock_render_value(mock_render_t *r, const char *name, const char *type,
                               const char *help, double value) {
-    char num[48];
-    mock_metrics_number(num, sizeof(num), value);
-    mock_render_head(r, name, type, help);
-    r->rc |= mock_buf_appendf(r->out, "%s{%s} %s\n", name, r->labels, num);
+    prom_label_t labels[] = {{"engine", "0"}, {"model_name", r->model}};
+    prom_family(&r->w, name, type, help);
+    prom_sample(&r->w, name, labels, 2, value);
+}
+
+/* One sample with a third label, which sorts between engine and model_name. */
+static void mock_render_labelled(mock_render_t *r, const char *name, const char *label,
+                                 const char *value, double v) {
+    prom_label_t labels[] = {{"engine", "0"}, {label, value}, {"model_name", r->model}};
+    prom_sample(&r->w, name, labels, 3, v);
 }
 
 static void mock_render_histogram(mock_render_t *r, const char *name, const char *help,
-                                  const mock_histogram_t *h) {
-    char num[48], le[48];
-    mock_render_head(r, name, "histogram", help);
-    uint64_t cumulative = 0;
-    for (uint32_t i = 0; i <= h->n_bounds; i++) {
-        cumulative += h->counts[i];
-        if (i < h->n_bounds)
-            mock_metrics_number(le, sizeof(le), h->bounds[i]);
-        else
-            snprintf(le, sizeof(le), "+Inf");
-        mock_metrics_number(num, sizeof(num), (double)cumulative);
-        r->rc |=
-            mock_buf_appendf(r->out, "%s_bucket{engine=\"0\",le=\"%s\",model_name=\"%s\"} %s\n",
-                             name, le, r->model, num);
-    }
-    mock_metrics_number(num, sizeof(num), (double)h->count);
-    r->rc |= mock_buf_appendf(r->out, "%s_count{%s} %s\n", name, r->labels, num);
-    mock_metrics_number(num, sizeof(num), h->sum);
-    r->rc |= mock_buf_appendf(r->out, "%s_sum{%s} %s\n", name, r->labels, num);
+                                  const prom_histogram_t *h) {
+    prom_label_t labels[] = {{"engine", "0"}, {"model_name", r->model}};
+    prom_histogram(&r->w, name, help, labels, 2, h);
 }
 
 static void mock_render_vllm(mock_render_t *r, const mock_metrics_t *self,
@@ -214,17 +137,11 @@ static void mock_render_vllm(mock_render_t *r, const mock_metrics_t *self,
     mock_render_value(r, "vllm:generation_tokens_total", "counter",
                       "Number of generation tokens processed.", (double)self->generation_tokens);
     static const char *reasons[MOCK_FINISH__COUNT] = {"stop", "length", "abort"};
-    mock_render_head(r, "vllm:request_success_total", "counter",
-                     "Count of successfully processed requests.");
-    for (int i = 0; i < MOCK_FINISH__COUNT; i++) {
-        char num[48];
-        mock_metrics_number(num, sizeof(num), (double)self->success[i]);
-        r->rc |= mock_buf_appendf(
-            r->out,
-            "vllm:request_success_total{engine=\"0\",finished_reason=\"%s\",model_name=\"%s\"} "
-            "%s\n",
-            reasons[i], r->model, num);
-    }
+    prom_family(&r->w, "vllm:request_success_total", "counter",
+                "Count of successfully processed requests.");
+    for (int i = 0; i < MOCK_FINISH__COUNT; i++)
+        mock_render_labelled(r, "vllm:request_success_total", "finished_reason", reasons[i],
+                             (double)self->success[i]);
     mock_render_histogram(r, "vllm:request_prompt_tokens", "Number of prefill tokens processed.",
                           &self->prompt_tokens_hist);
     mock_render_histogram(r, "vllm:request_generation_tokens",
@@ -262,33 +179,30 @@ static void mock_render_own(mock_render_t *r, const mock_metrics_t *self,
                       g->connections_open);
     mock_render_value(r, "stampede_mock_connections_accepted_total", "counter",
                       "Client connections accepted.", (double)self->connections_accepted);
-    mock_render_head(r, "stampede_mock_http_responses_total", "counter",
-                     "HTTP responses sent, by status code.");
-    for (int i = 0; i < MOCK_METRICS_STATUS_SLOTS && self->status_codes[i]; i++)
-        r->rc |= mock_buf_appendf(r->out,
-                                  "stampede_mock_http_responses_total{code=\"%d\",engine=\"0\","
-                                  "model_name=\"%s\"} %llu\n",
-                                  self->status_codes[i], r->model,
-                                  (unsigned long long)self->status_counts[i]);
-    mock_render_head(r, "stampede_mock_faults_injected_total", "counter",
-                     "Faults injected on purpose (--fail-rate, --reset-after-tokens, "
-                     "--stall-ms, --malformed-rate).");
+    prom_family(&r->w, "stampede_mock_http_responses_total", "counter",
+                "HTTP responses sent, by status code.");
+    for (int i = 0; i < MOCK_METRICS_STATUS_SLOTS && self->status_codes[i]; i++) {
+        char code[16];
+        snprintf(code, sizeof(code), "%d", self->status_codes[i]);
+        prom_label_t labels[] = {{"code", code}, {"engine", "0"}, {"model_name", r->model}};
+        prom_sample(&r->w, "stampede_mock_http_responses_total", labels, 3,
+                    (double)self->status_counts[i]);
+    }
+    prom_family(&r->w, "stampede_mock_faults_injected_total", "counter",
+                "Faults injected on purpose (--fail-rate, --reset-after-tokens, "
+                "--stall-ms, --malformed-rate).");
     const char *kinds[] = {"fail", "reset", "stall", "malformed"};
     uint64_t counts[] = {self->faults_fail, self->faults_reset, self->faults_stall,
                          self->faults_malformed};
     for (int i = 0; i < 4; i++)
-        r->rc |= mock_buf_appendf(r->out,
-                                  "stampede_mock_faults_injected_total{engine=\"0\",kind=\"%s\","
-                                  "model_name=\"%s\"} %llu\n",
-                                  kinds[i], r->model, (unsigned long long)counts[i]);
+        mock_render_labelled(r, "stampede_mock_faults_injected_total", "kind", kinds[i],
+                             (double)counts[i]);
 }
 
 int mock_metrics_render(const mock_metrics_t *self, const mock_metrics_gauges_t *gauges,
-                        mock_buf_t *out) {
-    char labels[512];
-    snprintf(labels, sizeof(labels), "engine=\"0\",model_name=\"%s\"", self->model_label);
-    mock_render_t r = {.out = out, .labels = labels, .model = self->model_label, .rc = 0};
+                        buffer_t *out) {
+    mock_render_t r = {.w = prom_writer(out), .model = self->model};
     mock_render_vllm(&r, self, gauges);
     mock_render_own(&r, self, gauges);
-    return r.rc ? -1 : 0;
+    return r.w.rc;
 }

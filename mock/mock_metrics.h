@@ -6,15 +6,8 @@
 
 #include <stdint.h>
 
-#include "mock_buf.h"
-
-typedef struct mock_histogram {
-    const double *bounds; /* upper bounds, ascending; borrowed (static tables) */
-    uint32_t n_bounds;
-    uint64_t *counts; /* n_bounds + 1 (the last is +Inf), not cumulative; owned */
-    uint64_t count;
-    double sum;
-} mock_histogram_t;
+#include "buffer.h"
+#include "prom.h"
 
 typedef enum mock_finish {
     MOCK_FINISH_STOP,
@@ -27,14 +20,14 @@ typedef enum mock_finish {
 #define MOCK_METRICS_STATUS_SLOTS 16
 
 typedef struct mock_metrics {
-    char *model_label; /* escaped label value, owned */
+    char *model; /* the model_name label's value, owned */
     /* Per request (vLLM names). */
-    mock_histogram_t ttft, itl, tpot, e2e, queue, prefill, decode, inference;
-    mock_histogram_t prompt_tokens_hist, generation_tokens_hist;
+    prom_histogram_t ttft, itl, tpot, e2e, queue, prefill, decode, inference;
+    prom_histogram_t prompt_tokens_hist, generation_tokens_hist;
     uint64_t prompt_tokens, generation_tokens;
     uint64_t success[MOCK_FINISH__COUNT];
     /* The mock's own. */
-    mock_histogram_t emission_error;
+    prom_histogram_t emission_error;
     uint64_t chunks_sent, connections_accepted;
     int status_codes[MOCK_METRICS_STATUS_SLOTS];
     uint64_t status_counts[MOCK_METRICS_STATUS_SLOTS];
@@ -55,12 +48,10 @@ typedef struct mock_metrics_gauges {
 int mock_metrics_init(mock_metrics_t *self, const char *model_name, uint32_t max_model_len);
 /* Frees what init allocated. */
 void mock_metrics_clear(mock_metrics_t *self);
-/* Records one observation. */
-void mock_histogram_observe(mock_histogram_t *self, double value);
 /* Counts one HTTP response by status. */
 void mock_metrics_count_status(mock_metrics_t *self, int status);
 /* Appends the text exposition (format 0.0.4) to out. 0 or -1 on allocation failure. */
 int mock_metrics_render(const mock_metrics_t *self, const mock_metrics_gauges_t *gauges,
-                        mock_buf_t *out);
+                        buffer_t *out);
 
 #endif

@@ -183,8 +183,26 @@ static const mock_option_t *mock_option_find(const char *arg, size_t len) {
     return NULL;
 }
 
-static int mock_option_number(const mock_option_t *o, const char *value, double min, double max,
-                              bool integer, double *out, char *err, size_t errlen) {
+/* What each numeric kind accepts. */
+static const struct {
+    double min, max;
+    bool integer;
+} mock_option_ranges[] = {
+    [OPT_PORT] = {0, 65535, true},
+    [OPT_U32] = {1, UINT32_MAX, true},
+    [OPT_U32_ANY] = {0, UINT32_MAX, true},
+    [OPT_U64] = {0, 9007199254740992.0, true}, /* 2^53: every integer up to it is exact */
+    [OPT_SIZE] = {1, 1e15, true},
+    [OPT_MS] = {0, 1e12, false},
+    [OPT_RATE] = {0, 1, false},
+    [OPT_STATUS] = {100, 599, true},
+};
+
+/* Parses value within o's kind's range and stores it in field as that kind's C type. */
+static int mock_option_number(const mock_option_t *o, const char *value, char *field, char *err,
+                              size_t errlen) {
+    double min = mock_option_ranges[o->kind].min, max = mock_option_ranges[o->kind].max;
+    bool integer = mock_option_ranges[o->kind].integer;
     char *end;
     errno = 0;
     double v = strtod(value, &end);
@@ -194,14 +212,22 @@ static int mock_option_number(const mock_option_t *o, const char *value, double 
                  integer ? "an integer" : "a number", min, max, value);
         return -1;
     }
-    *out = v;
+    if (o->kind == OPT_PORT || o->kind == OPT_STATUS)
+        *(int *)field = (int)v;
+    else if (o->kind == OPT_U32 || o->kind == OPT_U32_ANY)
+        *(uint32_t *)field = (uint32_t)v;
+    else if (o->kind == OPT_U64)
+        *(uint64_t *)field = (uint64_t)v;
+    else if (o->kind == OPT_SIZE)
+        *(size_t *)field = (size_t)v;
+    else
+        *(double *)field = v;
     return 0;
 }
 
 static int mock_option_set(mock_options_t *self, const mock_option_t *o, const char *value,
                            char *err, size_t errlen) {
     char *field = (char *)self + o->offset;
-    double v;
     switch (o->kind) {
     case OPT_STRING:
         if (strlen(value) == 0 || strlen(value) >= o->size) {
@@ -212,42 +238,14 @@ static int mock_option_set(mock_options_t *self, const mock_option_t *o, const c
         memcpy(field, value, strlen(value) + 1);
         return 0;
     case OPT_PORT:
-        if (mock_option_number(o, value, 0, 65535, true, &v, err, errlen))
-            return -1;
-        *(int *)field = (int)v;
-        return 0;
     case OPT_U32:
     case OPT_U32_ANY:
-        if (mock_option_number(o, value, o->kind == OPT_U32 ? 1 : 0, UINT32_MAX, true, &v, err,
-                               errlen))
-            return -1;
-        *(uint32_t *)field = (uint32_t)v;
-        return 0;
     case OPT_U64:
-        if (mock_option_number(o, value, 0, 9007199254740992.0, true, &v, err, errlen))
-            return -1;
-        *(uint64_t *)field = (uint64_t)v;
-        return 0;
     case OPT_SIZE:
-        if (mock_option_number(o, value, 1, 1e15, true, &v, err, errlen))
-            return -1;
-        *(size_t *)field = (size_t)v;
-        return 0;
     case OPT_MS:
-        if (mock_option_number(o, value, 0, 1e12, false, &v, err, errlen))
-            return -1;
-        *(double *)field = v;
-        return 0;
     case OPT_RATE:
-        if (mock_option_number(o, value, 0, 1, false, &v, err, errlen))
-            return -1;
-        *(double *)field = v;
-        return 0;
     case OPT_STATUS:
-        if (mock_option_number(o, value, 100, 599, true, &v, err, errlen))
-            return -1;
-        *(int *)field = (int)v;
-        return 0;
+        return mock_option_number(o, value, field, err, errlen);
     case OPT_DIST: {
         dist_t parsed;
         char why[256];

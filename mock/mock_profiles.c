@@ -11,6 +11,13 @@
         .output_tokens = {170, 280, 280, 640}, .jitter = 0.2,                                      \
     }
 
+/* The two TP2 deployments of the same reference: one engine configuration, TTFT as medians. */
+#define QWEN3_TP2_H100                                                                             \
+    .max_num_seqs = 64, .max_num_batched_tokens = 8192, .max_model_len = 4096,                     \
+    .kv_cache_tokens = 262144, .alpha = 0.20,                                                      \
+    .source = "agentic-concurrency-scaling.md §3.1, §8 (TTFT medians)",                            \
+    .workload = AGENTIC_DIAMOND, .ttft_is_median = true
+
 static const mock_profile_t mock_profiles[] = {
     {
         .name = "default",
@@ -51,17 +58,10 @@ static const mock_profile_t mock_profiles[] = {
     {
         .name = "tp2-fp8",
         .summary = "Qwen3-Next-80B FP8, TP2 on 2x H100-96GB",
-        .max_num_seqs = 64,
-        .max_num_batched_tokens = 8192,
-        .max_model_len = 4096,
-        .kv_cache_tokens = 262144,
+        QWEN3_TP2_H100,
         .tpot_base_ms = 7.64,
-        .alpha = 0.20,
         .prefill_tokens_per_s = 7000,
         .ttft_overhead_ms = 78,
-        .source = "agentic-concurrency-scaling.md §3.1, §8 (TTFT medians)",
-        .workload = AGENTIC_DIAMOND,
-        .ttft_is_median = true,
         .points =
             {
                 {1, 152, 7.64, 0.05, 0.02},
@@ -73,17 +73,10 @@ static const mock_profile_t mock_profiles[] = {
     {
         .name = "tp2-fp16",
         .summary = "Qwen3-Next-80B BF16, TP2 on 2x H100-96GB",
-        .max_num_seqs = 64,
-        .max_num_batched_tokens = 8192,
-        .max_model_len = 4096,
-        .kv_cache_tokens = 262144,
+        QWEN3_TP2_H100,
         .tpot_base_ms = 6.55,
-        .alpha = 0.20,
         .prefill_tokens_per_s = 5500,
         .ttft_overhead_ms = 2,
-        .source = "agentic-concurrency-scaling.md §3.1, §8 (TTFT medians)",
-        .workload = AGENTIC_DIAMOND,
-        .ttft_is_median = true,
         .points =
             {
                 {1, 94, 6.55, 0.05, 0.02},

@@ -1,7 +1,6 @@
-/* The simulated server's event loop: one epoll instance watching the listening socket, every
- * connection, one timerfd armed to the earliest pending emission, a signalfd and a stop
- * eventfd. Connections are non-blocking with their own output buffers, so a slow reader only
- * ever delays itself. */
+/* The simulated server on common/loop: the listening socket, every connection, a signalfd and
+ * a stop eventfd are watched fds; every pending emission is a loop timer. Connections are
+ * non-blocking with their own output buffers, so a slow reader only ever delays itself. */
 #define _GNU_SOURCE /* accept4 */
 #include <arpa/inet.h>
 #include <errno.h>
@@ -12,50 +11,61 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/prctl.h>
-#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
-#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 
+#include "escape.h"
 #include "mock_internal.h"
 #include "prompt.h"
-
-/* epoll data for the fixed descriptors; connections use their own address. */
-enum {
-    MOCK_WATCH_LISTEN = 1,
-    MOCK_WATCH_TIMER,
-    MOCK_WATCH_SIGNAL,
-    MOCK_WATCH_STOP,
-};
+#include "rlimit.h"
 
 #define MOCK_MAX_HEADER_BYTES 65536
 #define MOCK_READ_AHEAD_BYTES (1u << 20) /* input buffered while a response is in progress */
-#define MOCK_TIMER_BUDGET_NS 1000000     /* timers run at most this long between socket turns */
 
-int64_t mock_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+static void mock_server_pause_accept(mock_server_t *self, bool pause);
+
+static void mock_server_on_conn_timer(loop_t *loop, uint64_t id, void *arg) {
+    mock_conn_t *c = arg;
+    c->timer.id = 0;
+    if (!c->dead)
+        mock_stream_on_timer(c->server, c, loop_time_ns(loop));
+}
+
+static void mock_server_on_own_timer(loop_t *loop, uint64_t id, void *arg) {
+    mock_server_t *self = arg;
+    if (id == self->step_timer.id) {
+        self->step_timer.id = 0;
+        mock_stream_on_step(self);
+    } else if (id == self->accept_timer.id) {
+        self->accept_timer.id = 0;
+        mock_server_pause_accept(self, false);
+    }
 }
 
 void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns) {
-    if (mock_timer_heap_schedule(&self->timers, timer, due_ns) < 0) {
+    loop_timer_cancel(self->loop, timer->id);
+    if (timer == &self->step_timer || timer == &self->accept_timer)
+        timer->id = loop_timer_at(self->loop, due_ns, mock_server_on_own_timer, self);
+    else
+        timer->id = loop_timer_at(self->loop, due_ns, mock_server_on_conn_timer,
+                                  (char *)timer - offsetof(mock_conn_t, timer));
+    if (!timer->id) {
         fprintf(stderr, "stampede mock: out of memory scheduling a timer\n");
         abort();
     }
 }
 
-static void mock_conn_watch(mock_server_t *self, mock_conn_t *c, uint32_t events) {
-    if (c->dead || c->events == events)
+static void mock_server_on_conn_event(loop_t *loop, int fd, int mask, void *arg);
+
+static void mock_conn_watch(mock_server_t *self, mock_conn_t *c, int mask) {
+    if (c->dead || c->events == mask)
         return;
-    struct epoll_event ev = {.events = events, .data.ptr = c};
-    if (epoll_ctl(self->epfd, EPOLL_CTL_MOD, c->fd, &ev) == 0)
-        c->events = events;
+    if (loop_watch(self->loop, c->fd, mask, 0, mock_server_on_conn_event, c) == 0)
+        c->events = mask;
 }
 
 void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset) {
@@ -65,10 +75,12 @@ void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset) {
         struct linger linger = {.l_onoff = 1, .l_linger = 0};
         setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
     }
+    loop_unwatch(self->loop, c->fd);
     close(c->fd);
     c->fd = -1;
     c->dead = true;
-    mock_timer_heap_cancel(&self->timers, &c->timer);
+    loop_timer_cancel(self->loop, c->timer.id);
+    c->timer.id = 0;
     if (c->req)
         mock_stream_abort(self, c->req);
     if (c->prev)
@@ -85,16 +97,16 @@ void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset) {
 void mock_conn_flush(mock_server_t *self, mock_conn_t *c) {
     if (c->dead || c->paused_until_ns)
         return;
-    while (mock_buf_pending(&c->out) > 0) {
-        ssize_t n = send(c->fd, mock_buf_head(&c->out), mock_buf_pending(&c->out), MSG_NOSIGNAL);
+    while (buffer_pending(&c->out) > 0) {
+        ssize_t n = send(c->fd, buffer_head(&c->out), buffer_pending(&c->out), MSG_NOSIGNAL);
         if (n > 0) {
-            mock_buf_consume(&c->out, (size_t)n);
+            buffer_consume(&c->out, (size_t)n);
             continue;
         }
         if (n < 0 && errno == EINTR)
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            mock_conn_watch(self, c, c->events | EPOLLOUT);
+            mock_conn_watch(self, c, c->events | LOOP_WRITABLE);
             return;
         }
         mock_conn_close(self, c, false);
@@ -104,8 +116,8 @@ void mock_conn_flush(mock_server_t *self, mock_conn_t *c) {
         mock_conn_close(self, c, false);
         return;
     }
-    if (c->events & EPOLLOUT)
-        mock_conn_watch(self, c, c->events & ~(uint32_t)EPOLLOUT);
+    if (c->events & LOOP_WRITABLE)
+        mock_conn_watch(self, c, c->events & ~LOOP_WRITABLE);
 }
 
 void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
@@ -114,8 +126,8 @@ void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const 
     int n = mock_http_format_head(head, sizeof(head), status, content_type, (long long)len,
                                   !keep_alive, extra_header);
     mock_metrics_count_status(&self->metrics, status);
-    if (n < 0 || mock_buf_append(&c->out, head, (size_t)n) < 0 ||
-        (body && mock_buf_append(&c->out, body, len) < 0)) {
+    if (n < 0 || buffer_append(&c->out, head, (size_t)n) < 0 ||
+        (body && buffer_append(&c->out, body, len) < 0)) {
         mock_conn_close(self, c, false);
         return;
     }
@@ -125,8 +137,8 @@ void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const 
 
 void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
                                bool keep_alive) {
-    mock_buf_t *page = &self->page;
-    page->off = page->len = 0;
+    buffer_t *page = &self->page;
+    buffer_reset(page);
     if (mock_api_error_body(page, status, message) < 0) {
         mock_conn_close(self, c, false);
         return;
@@ -142,9 +154,9 @@ void mock_conn_response_done(mock_server_t *self, mock_conn_t *c, bool keep_aliv
         c->closing = true; /* mock_conn_flush closes once the response is out */
         return;
     }
-    if (!(c->events & EPOLLIN))
-        mock_conn_watch(self, c, c->events | EPOLLIN);
-    if (mock_buf_pending(&c->in) > 0 && !c->ready) {
+    if (!(c->events & LOOP_READABLE))
+        mock_conn_watch(self, c, c->events | LOOP_READABLE);
+    if (buffer_pending(&c->in) > 0 && !c->ready) {
         c->ready = true;
         c->next_ready = self->ready;
         self->ready = c;
@@ -169,8 +181,8 @@ static void mock_server_metrics_page(mock_server_t *self, mock_conn_t *c, bool h
         g.prefix_queries = self->fixed_prefix_queries;
         g.prefix_hits = self->fixed_prefix_hits;
     }
-    mock_buf_t *page = &self->page;
-    page->off = page->len = 0;
+    buffer_t *page = &self->page;
+    buffer_reset(page);
     if (mock_metrics_render(&self->metrics, &g, page) < 0) {
         mock_conn_close(self, c, false);
         return;
@@ -214,8 +226,8 @@ static void mock_server_route(mock_server_t *self, mock_conn_t *c,
     } else if (mock_path_is(http, "/metrics")) {
         mock_server_metrics_page(self, c, head_only, keep_alive);
     } else if (mock_path_is(http, "/v1/models")) {
-        mock_buf_t *page = &self->page;
-        page->off = page->len = 0;
+        buffer_t *page = &self->page;
+        buffer_reset(page);
         if (mock_api_models_body(page, self->options.model, self->options.max_model_len,
                                  (long long)time(NULL)) < 0) {
             mock_conn_close(self, c, false);
@@ -250,39 +262,39 @@ static const char *mock_http_error_message(int status) {
 /* Parses and answers the requests buffered on c, one at a time (pipelining is served in
  * order: the next request waits until the response before it is complete). */
 static void mock_conn_process(mock_server_t *self, mock_conn_t *c) {
-    while (!c->dead && !c->req && !c->closing && mock_buf_pending(&c->in) > 0) {
+    while (!c->dead && !c->req && !c->closing && buffer_pending(&c->in) > 0) {
         mock_http_request_t http;
-        int r = mock_http_parse(mock_buf_head(&c->in), mock_buf_pending(&c->in),
-                                MOCK_MAX_HEADER_BYTES, self->options.max_body_bytes, &http);
+        int r = mock_http_parse(buffer_head(&c->in), buffer_pending(&c->in), MOCK_MAX_HEADER_BYTES,
+                                self->options.max_body_bytes, &http);
         if (r == MOCK_HTTP_INCOMPLETE) {
             if (http.header_bytes && http.expect_continue && !c->continue_sent) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
                 c->continue_sent = true;
-                if (mock_buf_append(&c->out, cont, sizeof(cont) - 1) == 0)
+                if (buffer_append(&c->out, cont, sizeof(cont) - 1) == 0)
                     mock_conn_flush(self, c);
             }
             return;
         }
         if (r != MOCK_HTTP_COMPLETE) {
-            c->in.off = c->in.len = 0; /* the stream is unparseable from here: answer, close */
+            buffer_reset(&c->in); /* the stream is unparseable from here: answer, close */
             mock_server_respond_error(self, c, r, mock_http_error_message(r), false);
             return;
         }
         c->continue_sent = false;
         mock_server_route(self, c, &http);
         if (!c->dead)
-            mock_buf_consume(&c->in, http.total_bytes);
+            buffer_consume(&c->in, http.total_bytes);
     }
 }
 
 static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
     size_t budget = MOCK_READ_AHEAD_BYTES;
     for (;;) {
-        if (c->req && mock_buf_pending(&c->in) >= MOCK_READ_AHEAD_BYTES) {
-            mock_conn_watch(self, c, c->events & ~(uint32_t)EPOLLIN); /* until this response ends */
+        if (c->req && buffer_pending(&c->in) >= MOCK_READ_AHEAD_BYTES) {
+            mock_conn_watch(self, c, c->events & ~LOOP_READABLE); /* until this response ends */
             break;
         }
-        if (mock_buf_reserve(&c->in, 16384) < 0) {
+        if (buffer_reserve(&c->in, 16384) < 0) {
             mock_conn_close(self, c, false);
             return;
         }
@@ -307,16 +319,19 @@ static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
     mock_conn_process(self, c);
 }
 
+static void mock_server_on_listen(loop_t *loop, int fd, int mask, void *arg);
+
 static void mock_server_pause_accept(mock_server_t *self, bool pause) {
-    struct epoll_event ev = {.events = pause ? 0 : EPOLLIN, .data.u64 = MOCK_WATCH_LISTEN};
-    epoll_ctl(self->epfd, EPOLL_CTL_MOD, self->listen_fd, &ev);
+    loop_watch(self->loop, self->listen_fd, pause ? 0 : LOOP_READABLE, 0, mock_server_on_listen,
+               self);
     if (pause) {
         self->accept_timer.kind = MOCK_TIMER_ACCEPT;
-        mock_server_schedule(self, &self->accept_timer, mock_now_ns() + 100000000);
+        mock_server_schedule(self, &self->accept_timer, loop_now_ns() + 100000000);
     }
 }
 
-static void mock_server_accept(mock_server_t *self) {
+static void mock_server_on_listen(loop_t *loop, int fd, int mask, void *arg) {
+    mock_server_t *self = arg;
     for (;;) {
         int fd = accept4(self->listen_fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
         if (fd < 0) {
@@ -337,11 +352,11 @@ static void mock_server_accept(mock_server_t *self) {
             return;
         }
         c->fd = fd;
-        mock_buf_init(&c->in);
-        mock_buf_init(&c->out);
-        c->events = EPOLLIN | EPOLLRDHUP;
-        struct epoll_event ev = {.events = c->events, .data.ptr = c};
-        if (epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev) < 0) {
+        c->server = self;
+        buffer_init(&c->in);
+        buffer_init(&c->out);
+        c->events = LOOP_READABLE;
+        if (loop_watch(self->loop, fd, c->events, 0, mock_server_on_conn_event, c) < 0) {
             close(fd);
             free(c);
             continue;
@@ -355,54 +370,14 @@ static void mock_server_accept(mock_server_t *self) {
     }
 }
 
-static void mock_server_on_conn_event(mock_server_t *self, mock_conn_t *c, uint32_t events) {
+static void mock_server_on_conn_event(loop_t *loop, int fd, int mask, void *arg) {
+    mock_conn_t *c = arg;
     if (c->dead)
         return;
-    if (events & EPOLLOUT)
-        mock_conn_flush(self, c);
-    if (!c->dead && (events & (EPOLLIN | EPOLLRDHUP | EPOLLHUP | EPOLLERR)))
-        mock_conn_on_readable(self, c);
-}
-
-/* Runs the timers that are due. A mock behind schedule would find timers due for ever and
- * starve its sockets (no accept, no read); after MOCK_TIMER_BUDGET_NS it returns to the loop, and
- * the timerfd, armed in the past, brings it straight back. */
-static void mock_server_run_timers(mock_server_t *self) {
-    int64_t now = mock_now_ns(), stop = now + MOCK_TIMER_BUDGET_NS;
-    for (uint32_t n = 1;; n++) {
-        mock_timer_t *t = mock_timer_heap_peek(&self->timers);
-        if (!t)
-            return;
-        if (t->due_ns > now || n % 64 == 0) {
-            now = mock_now_ns();
-            if (t->due_ns > now || now >= stop)
-                return;
-        }
-        mock_timer_heap_pop(&self->timers);
-        if (t->kind == MOCK_TIMER_STEP) {
-            mock_stream_on_step(self);
-        } else if (t->kind == MOCK_TIMER_ACCEPT) {
-            mock_server_pause_accept(self, false);
-        } else {
-            mock_conn_t *c = (mock_conn_t *)((char *)t - offsetof(mock_conn_t, timer));
-            if (!c->dead)
-                mock_stream_on_timer(self, c, now);
-        }
-    }
-}
-
-/* Arms the timerfd to the earliest deadline, with as few syscalls as possible: an armed
- * deadline that is still ahead and no later than the earliest one is kept (waking early only
- * costs a loop turn), and the timerfd is never read: it is watched edge-triggered, and
- * re-arming clears its expiry count. */
-static void mock_server_arm(mock_server_t *self) {
-    mock_timer_t *t = mock_timer_heap_peek(&self->timers);
-    if (!t || (self->armed_ns != 0 && self->armed_ns <= t->due_ns))
-        return;
-    int64_t due = t->due_ns > 0 ? t->due_ns : 1; /* 0 would disarm */
-    struct itimerspec its = {.it_value = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000}};
-    timerfd_settime(self->timer_fd, TFD_TIMER_ABSTIME, &its, NULL);
-    self->armed_ns = due;
+    if (mask & LOOP_WRITABLE)
+        mock_conn_flush(c->server, c);
+    if (!c->dead && (mask & LOOP_READABLE))
+        mock_conn_on_readable(c->server, c);
 }
 
 static void mock_server_process_ready(mock_server_t *self) {
@@ -417,8 +392,8 @@ static void mock_server_process_ready(mock_server_t *self) {
 
 static void mock_conn_free(mock_conn_t *c) {
     mock_request_free(c->req);
-    mock_buf_clear(&c->in);
-    mock_buf_clear(&c->out);
+    buffer_clear(&c->in);
+    buffer_clear(&c->out);
     free(c);
 }
 
@@ -430,41 +405,26 @@ static void mock_server_reap(mock_server_t *self) {
     }
 }
 
-static void mock_server_drain_fd(int fd) {
+/* Once per loop turn: requests left waiting in input buffers, then the dead connections. */
+static void mock_server_before_sleep(loop_t *loop, void *arg) {
+    mock_server_t *self = arg;
+    mock_server_process_ready(self);
+    mock_server_reap(self);
+}
+
+/* SIGTERM, SIGINT or mock_server_stop: the loop ends after this turn. */
+static void mock_server_on_stop(loop_t *loop, int fd, int mask, void *arg) {
     char buf[256];
     while (read(fd, buf, sizeof(buf)) > 0)
         continue;
+    loop_stop(loop);
 }
 
 int mock_server_run(mock_server_t *self) {
     prctl(PR_SET_TIMERSLACK, 1UL); /* timerfd wake-ups on time, not up to 50 us late */
-    struct epoll_event events[512];
-    while (!self->stopping) {
-        int n = epoll_wait(self->epfd, events, 512, -1);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            perror("stampede mock: epoll_wait");
-            return -1;
-        }
-        mock_server_run_timers(self); /* emissions first: they are the ones on a deadline */
-        for (int i = 0; i < n; i++) {
-            uint64_t tag = events[i].data.u64;
-            if (tag == MOCK_WATCH_LISTEN)
-                mock_server_accept(self);
-            else if (tag == MOCK_WATCH_TIMER)
-                self->armed_ns = 0; /* expired: nothing is armed any more */
-            else if (tag == MOCK_WATCH_SIGNAL || tag == MOCK_WATCH_STOP) {
-                mock_server_drain_fd(tag == MOCK_WATCH_SIGNAL ? self->signal_fd : self->stop_fd);
-                self->stopping = true;
-            } else {
-                mock_server_on_conn_event(self, events[i].data.ptr, events[i].events);
-            }
-        }
-        mock_server_run_timers(self);
-        mock_server_process_ready(self);
-        mock_server_reap(self);
-        mock_server_arm(self);
+    if (loop_run(self->loop) < 0) {
+        perror("stampede mock: epoll_wait");
+        return -1;
     }
     return 0;
 }
@@ -477,14 +437,6 @@ void mock_server_stop(mock_server_t *self) {
 
 uint16_t mock_server_port(const mock_server_t *self) {
     return self->port;
-}
-
-static void mock_server_raise_nofile(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
 }
 
 static int mock_server_listen(mock_server_t *self, char *err, size_t errlen) {
@@ -516,31 +468,25 @@ static int mock_server_listen(mock_server_t *self, char *err, size_t errlen) {
     return 0;
 }
 
-static int mock_server_watch_fd(mock_server_t *self, int fd, uint64_t tag) {
-    struct epoll_event ev = {.events = EPOLLIN | (tag == MOCK_WATCH_TIMER ? EPOLLET : 0),
-                             .data.u64 = tag};
-    return epoll_ctl(self->epfd, EPOLL_CTL_ADD, fd, &ev);
-}
-
 static int mock_server_open_fds(mock_server_t *self, char *err, size_t errlen) {
     sigset_t signals;
     sigemptyset(&signals);
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
-    self->epfd = epoll_create1(EPOLL_CLOEXEC);
-    self->timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK | TFD_CLOEXEC);
+    self->loop = loop_new();
     self->signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
     self->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
-    if (self->epfd < 0 || self->timer_fd < 0 || self->signal_fd < 0 || self->stop_fd < 0) {
+    if (!self->loop || self->signal_fd < 0 || self->stop_fd < 0) {
         snprintf(err, errlen, "cannot create the event loop: %s", strerror(errno));
         return -1;
     }
     if (mock_server_listen(self, err, errlen) < 0)
         return -1;
-    if (mock_server_watch_fd(self, self->listen_fd, MOCK_WATCH_LISTEN) < 0 ||
-        mock_server_watch_fd(self, self->timer_fd, MOCK_WATCH_TIMER) < 0 ||
-        mock_server_watch_fd(self, self->signal_fd, MOCK_WATCH_SIGNAL) < 0 ||
-        mock_server_watch_fd(self, self->stop_fd, MOCK_WATCH_STOP) < 0) {
+    loop_before_sleep(self->loop, mock_server_before_sleep, self);
+    if (loop_watch(self->loop, self->listen_fd, LOOP_READABLE, 0, mock_server_on_listen, self) <
+            0 ||
+        loop_watch(self->loop, self->signal_fd, LOOP_READABLE, 0, mock_server_on_stop, self) < 0 ||
+        loop_watch(self->loop, self->stop_fd, LOOP_READABLE, 0, mock_server_on_stop, self) < 0) {
         snprintf(err, errlen, "epoll_ctl: %s", strerror(errno));
         return -1;
     }
@@ -555,6 +501,15 @@ static int mock_server_build(mock_server_t *self, char *err, size_t errlen) {
         return -1;
     }
     self->max_word_len = 6 * prompt_max_word_length() + 1;
+    if (escape_json_append(&self->model_json, o->model, strlen(o->model)) < 0) {
+        snprintf(err, errlen, "--model: '%s' is not valid UTF-8", o->model);
+        return -1;
+    }
+    if (self->model_json.len > MOCK_CHUNK_MAX_MODEL_JSON) {
+        snprintf(err, errlen, "--model: the name is %zu bytes once escaped for JSON; at most %d",
+                 self->model_json.len, MOCK_CHUNK_MAX_MODEL_JSON);
+        return -1;
+    }
     uint64_t cache_tokens = o->prefix_cache_tokens ? o->prefix_cache_tokens : o->kv_cache_tokens;
     if (o->fixed) {
         if (o->prefix_cache)
@@ -591,20 +546,20 @@ mock_server_t *mock_server_new(const mock_options_t *options, char *err, size_t 
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
-    self->epfd = self->listen_fd = self->timer_fd = self->signal_fd = self->stop_fd = -1;
+    self->listen_fd = self->signal_fd = self->stop_fd = -1;
     self->options = *options;
     dist_init(&self->options.output_len);
     dist_init(&self->options.reasoning);
-    mock_timer_heap_init(&self->timers);
-    mock_buf_init(&self->scratch);
-    mock_buf_init(&self->page);
+    buffer_init(&self->scratch);
+    buffer_init(&self->page);
+    buffer_init(&self->model_json);
     if (dist_copy(&self->options.output_len, &options->output_len) < 0 ||
         dist_copy(&self->options.reasoning, &options->reasoning) < 0) {
         snprintf(err, errlen, "out of memory");
         mock_server_destroy(&self);
         return NULL;
     }
-    mock_server_raise_nofile();
+    rlimit_raise_nofile();
     if (mock_server_build(self, err, errlen) < 0 || mock_server_open_fds(self, err, errlen) < 0) {
         mock_server_destroy(&self);
         return NULL;
@@ -619,18 +574,19 @@ void mock_server_destroy(mock_server_t **self_p) {
     while (self->conns)
         mock_conn_close(self, self->conns, false);
     mock_server_reap(self);
-    int fds[] = {self->epfd, self->listen_fd, self->timer_fd, self->signal_fd, self->stop_fd};
+    int fds[] = {self->listen_fd, self->signal_fd, self->stop_fd};
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)
         if (fds[i] >= 0)
             close(fds[i]);
-    mock_timer_heap_clear(&self->timers);
+    loop_destroy(&self->loop);
     mock_engine_destroy(&self->engine);
     mock_prefix_cache_destroy(&self->fixed_cache);
     mock_vocab_destroy(&self->vocab);
-    if (self->metrics.model_label)
+    if (self->metrics.model)
         mock_metrics_clear(&self->metrics);
-    mock_buf_clear(&self->scratch);
-    mock_buf_clear(&self->page);
+    buffer_clear(&self->scratch);
+    buffer_clear(&self->page);
+    buffer_clear(&self->model_json);
     mock_options_clear(&self->options);
     free(self);
     *self_p = NULL;

@@ -4,15 +4,19 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "histogram.h"
 #include "mock_prefix_cache.h"
-#include "mock_timer_heap.h"
 #include "rng.h"
+#include "timer_heap.h"
 
 /* Draw fields of the simulation's own randomness (RNG_STREAM_MOCK, node 1). */
 enum { MOCK_SIM_DRAW_STEPS = 1, MOCK_SIM_DRAW_TOKENS = 2 };
 
+/* What a client's next event is. */
+typedef enum mock_sim_next { MOCK_SIM_SEND = 1, MOCK_SIM_ADMIT } mock_sim_next_t;
+
 typedef struct mock_sim_client {
-    mock_timer_t timer; /* first member: the heap hands it back */
+    mock_sim_next_t next;
     mock_seq_t seq;
     uint64_t *ids; /* history + this request's prompt + its output */
     uint64_t *hashes;
@@ -25,15 +29,15 @@ typedef struct mock_sim_client {
 typedef struct mock_sim {
     const mock_sim_workload_t *w;
     mock_engine_t *engine;
-    mock_timer_heap_t heap;
-    mock_timer_t step_timer;
+    timer_heap_t heap; /* events in virtual time: a client's (arg: it) or the step's (NULL) */
     mock_sim_client_t *clients;
     uint32_t n_clients, max_tokens;
     uint64_t seed, next_session, next_fresh_id;
     int64_t overhead_ns, measure_from_ns, step_start_ns;
-    double *ttft, *tpot;
-    uint64_t n_done, cap_done, window_tokens;
+    histogram_t *ttft, *tpot; /* ns, the same definition as the reports' */
+    uint64_t n_done, window_tokens;
     double running_sum, waiting_sum, sampled_ns; /* weighted by step duration */
+    bool out_of_memory;
 } mock_sim_t;
 
 static uint32_t mock_sim_draw(mock_sim_t *sim, mock_sim_client_t *c, uint32_t field,
@@ -51,6 +55,16 @@ static uint32_t mock_sim_table(const uint32_t *table, uint32_t step) {
     while (i > 0 && table[i] == 0)
         i--;
     return table[i];
+}
+
+/* Queues c's next event (NULL: the step in progress ends) at virtual time when_ns; false when
+ * out of memory (the simulation then ends short: a client's event is never dropped silently,
+ * mock_sim_run reports it). */
+static bool mock_sim_schedule(mock_sim_t *sim, mock_sim_client_t *c, int64_t when_ns) {
+    if (timer_heap_add(&sim->heap, when_ns, NULL, c))
+        return true;
+    sim->out_of_memory = true;
+    return false;
 }
 
 static void mock_sim_new_session(mock_sim_t *sim, mock_sim_client_t *c) {
@@ -96,25 +110,8 @@ static bool mock_sim_send(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
     c->history = prompt + output;
     c->step++;
     c->sent_ns = now;
-    mock_timer_heap_schedule(&sim->heap, &c->timer, now + sim->overhead_ns);
-    return true;
-}
-
-static void mock_sim_record(mock_sim_t *sim, double ttft_ms, double tpot_ms) {
-    if (sim->n_done == sim->cap_done) {
-        uint64_t cap = sim->cap_done ? sim->cap_done * 2 : 1024;
-        double *a = realloc(sim->ttft, cap * sizeof(double));
-        if (a)
-            sim->ttft = a;
-        double *b = realloc(sim->tpot, cap * sizeof(double));
-        if (b)
-            sim->tpot = b;
-        if (!a || !b)
-            return;
-        sim->cap_done = cap;
-    }
-    sim->ttft[sim->n_done] = ttft_ms;
-    sim->tpot[sim->n_done++] = tpot_ms;
+    c->next = MOCK_SIM_ADMIT;
+    return mock_sim_schedule(sim, c, now + sim->overhead_ns);
 }
 
 static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
@@ -125,14 +122,15 @@ static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
     if (seq->generated < seq->output_tokens)
         return;
     if (c->sent_ns >= sim->measure_from_ns) {
-        double tpot = seq->output_tokens > 1 ? (double)(seq->last_token_ns - seq->first_token_ns) /
-                                                   1e6 / (seq->output_tokens - 1)
-                                             : NAN;
-        mock_sim_record(sim, (double)(seq->first_token_ns - c->sent_ns) / 1e6, tpot);
+        sim->n_done++;
+        histogram_record(sim->ttft, (uint64_t)(seq->first_token_ns - c->sent_ns));
+        if (seq->output_tokens > 1)
+            histogram_record(sim->tpot,
+                             (uint64_t)llround((double)(seq->last_token_ns - seq->first_token_ns) /
+                                               (seq->output_tokens - 1)));
     }
-    int64_t next = now + (int64_t)llround(sim->w->think_ms * 1e6);
-    c->timer.kind = 1; /* a send, not an admission */
-    mock_timer_heap_schedule(&sim->heap, &c->timer, next);
+    c->next = MOCK_SIM_SEND;
+    mock_sim_schedule(sim, c, now + (int64_t)llround(sim->w->think_ms * 1e6));
 }
 
 static void mock_sim_kick(mock_sim_t *sim, int64_t now) {
@@ -150,39 +148,27 @@ static void mock_sim_kick(mock_sim_t *sim, int64_t now) {
         sim->sampled_ns += (double)d;
     }
     sim->step_start_ns = start + d;
-    mock_timer_heap_schedule(&sim->heap, &sim->step_timer, start + d);
+    mock_sim_schedule(sim, NULL, start + d);
 }
 
-static int mock_sim_compare(const void *a, const void *b) {
-    double x = *(const double *)a, y = *(const double *)b;
-    return x < y ? -1 : x > y;
-}
-
-/* Sorts v (NaNs last) and fills the p50, mean and p95 of its finite values. */
-static void mock_sim_summary(double *v, uint64_t n, double *p50, double *mean, double *p95) {
-    uint64_t m = 0;
-    double sum = 0;
-    for (uint64_t i = 0; i < n; i++)
-        if (!isnan(v[i])) {
-            v[m++] = v[i];
-            sum += v[i];
-        }
-    qsort(v, m, sizeof(double), mock_sim_compare);
-    *p50 = m ? v[(m - 1) / 2] : NAN;
-    *p95 = m ? v[(uint64_t)((m - 1) * 0.95)] : NAN;
-    *mean = m ? sum / m : NAN;
+/* The p50, mean and p95 of h in ms, as the reports compute them (NaN when empty). */
+static void mock_sim_summary(const histogram_t *h, double *p50, double *mean, double *p95) {
+    bool empty = histogram_count(h) == 0;
+    *p50 = empty ? NAN : (double)histogram_percentile(h, 50) / 1e6;
+    *p95 = empty ? NAN : (double)histogram_percentile(h, 95) / 1e6;
+    *mean = empty ? NAN : histogram_mean(h) / 1e6;
 }
 
 static void mock_sim_free(mock_sim_t *sim) {
     mock_engine_destroy(&sim->engine); /* first: it aborts sequences that live in the clients */
-    mock_timer_heap_clear(&sim->heap);
+    timer_heap_clear(&sim->heap);
     for (uint32_t i = 0; sim->clients && i < sim->n_clients; i++) {
         free(sim->clients[i].ids);
         free(sim->clients[i].hashes);
     }
     free(sim->clients);
-    free(sim->ttft);
-    free(sim->tpot);
+    histogram_destroy(&sim->ttft);
+    histogram_destroy(&sim->tpot);
 }
 
 int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
@@ -201,10 +187,12 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     sim.next_fresh_id = 1ull << 40;
     sim.measure_from_ns = (int64_t)llround(warmup_s * 1e9);
     int64_t end_ns = sim.measure_from_ns + (int64_t)llround(measure_s * 1e9);
-    mock_timer_heap_init(&sim.heap);
+    timer_heap_init(&sim.heap);
+    sim.ttft = histogram_new();
+    sim.tpot = histogram_new();
     sim.engine = mock_engine_new(config);
     sim.clients = calloc(concurrency, sizeof(*sim.clients));
-    if (!sim.engine || !sim.clients) {
+    if (!sim.ttft || !sim.tpot || !sim.engine || !sim.clients) {
         mock_sim_free(&sim);
         return -1;
     }
@@ -217,45 +205,43 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
             return -1;
         }
         mock_sim_new_session(&sim, c);
-        c->timer.kind = 1;
+        c->next = MOCK_SIM_SEND;
         /* Clients start spread over the first second so they do not move in lock step. */
-        mock_timer_heap_schedule(&sim.heap, &c->timer, (int64_t)i * 1000000000 / concurrency);
+        if (!mock_sim_schedule(&sim, c, (int64_t)i * 1000000000 / concurrency)) {
+            mock_sim_free(&sim);
+            return -1;
+        }
     }
     mock_engine_stats_t before = {0};
     bool measuring = false;
-    mock_timer_t *t;
-    while ((t = mock_timer_heap_pop(&sim.heap)) && t->due_ns < end_ns) {
-        int64_t now = t->due_ns;
+    timer_heap_entry_t t;
+    while (timer_heap_pop(&sim.heap, &t) && t.when_ns < end_ns) {
+        int64_t now = t.when_ns;
         if (!measuring && now >= sim.measure_from_ns) {
             measuring = true;
             mock_engine_get_stats(sim.engine, &before);
         }
-        if (t == &sim.step_timer) {
+        mock_sim_client_t *c = t.arg;
+        if (!c)
             mock_engine_step_end(sim.engine, now, mock_sim_on_token, &sim);
-        } else {
-            mock_sim_client_t *c = (mock_sim_client_t *)t;
-            if (t->kind == 1) {
-                if (mock_sim_send(&sim, c, now))
-                    c->timer.kind = 2;
-            } else {
-                mock_engine_add(sim.engine, &c->seq, now); /* it always fits: max_tokens <= pool */
-            }
-        }
+        else if (c->next == MOCK_SIM_SEND)
+            mock_sim_send(&sim, c, now);
+        else
+            mock_engine_add(sim.engine, &c->seq, now); /* it always fits: max_tokens <= pool */
         mock_sim_kick(&sim, now);
     }
     mock_engine_stats_t after;
     mock_engine_get_stats(sim.engine, &after);
     out->requests = sim.n_done;
-    mock_sim_summary(sim.ttft, sim.n_done, &out->ttft_p50_ms, &out->ttft_mean_ms,
-                     &out->ttft_p95_ms);
-    mock_sim_summary(sim.tpot, sim.n_done, &out->tpot_p50_ms, &out->tpot_mean_ms,
-                     &out->tpot_p95_ms);
+    mock_sim_summary(sim.ttft, &out->ttft_p50_ms, &out->ttft_mean_ms, &out->ttft_p95_ms);
+    mock_sim_summary(sim.tpot, &out->tpot_p50_ms, &out->tpot_mean_ms, &out->tpot_p95_ms);
     out->generation_tokens_per_s = (double)sim.window_tokens / measure_s;
     out->mean_running = sim.sampled_ns > 0 ? sim.running_sum / sim.sampled_ns : 0;
     out->mean_waiting = sim.sampled_ns > 0 ? sim.waiting_sum / sim.sampled_ns : 0;
     uint64_t queries = after.prefix_queries - before.prefix_queries;
     out->prefix_hit_rate = queries ? (double)(after.prefix_hits - before.prefix_hits) / queries : 0;
     out->preemptions = after.preemptions - before.preemptions;
+    bool complete = !sim.out_of_memory;
     mock_sim_free(&sim);
-    return 0;
+    return complete ? 0 : -1;
 }

@@ -72,13 +72,13 @@ static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t
     mock_metrics_t *m = &self->metrics;
     if (req->accounted == 0) {
         req->first_token_ns = due;
-        mock_histogram_observe(&m->ttft, (double)(due - req->recv_ns) / 1e9);
-        mock_histogram_observe(&m->queue, (double)(req->scheduled_ns - req->seq.enqueued_ns) / 1e9);
-        mock_histogram_observe(&m->prefill, (double)(due - req->scheduled_ns) / 1e9);
-        mock_histogram_observe(&m->prompt_tokens_hist, req->prompt_tokens);
+        prom_histogram_observe(&m->ttft, (double)(due - req->recv_ns) / 1e9);
+        prom_histogram_observe(&m->queue, (double)(req->scheduled_ns - req->seq.enqueued_ns) / 1e9);
+        prom_histogram_observe(&m->prefill, (double)(due - req->scheduled_ns) / 1e9);
+        prom_histogram_observe(&m->prompt_tokens_hist, req->prompt_tokens);
         m->prompt_tokens += req->prompt_tokens;
     } else {
-        mock_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
+        prom_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
     }
     req->prev_token_ns = due;
     req->accounted++;
@@ -88,13 +88,13 @@ static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t
 static void mock_account_finish(mock_server_t *self, mock_request_t *req) {
     mock_metrics_t *m = &self->metrics;
     int64_t last = req->prev_token_ns;
-    mock_histogram_observe(&m->e2e, (double)(last - req->recv_ns) / 1e9);
-    mock_histogram_observe(&m->decode, (double)(last - req->first_token_ns) / 1e9);
-    mock_histogram_observe(&m->inference, (double)(last - req->scheduled_ns) / 1e9);
+    prom_histogram_observe(&m->e2e, (double)(last - req->recv_ns) / 1e9);
+    prom_histogram_observe(&m->decode, (double)(last - req->first_token_ns) / 1e9);
+    prom_histogram_observe(&m->inference, (double)(last - req->scheduled_ns) / 1e9);
     if (req->output_tokens > 1)
-        mock_histogram_observe(&m->tpot, (double)(last - req->first_token_ns) / 1e9 /
+        prom_histogram_observe(&m->tpot, (double)(last - req->first_token_ns) / 1e9 /
                                              (req->output_tokens - 1));
-    mock_histogram_observe(&m->generation_tokens_hist, req->output_tokens);
+    prom_histogram_observe(&m->generation_tokens_hist, req->output_tokens);
     m->success[req->finish]++;
 }
 
@@ -157,13 +157,13 @@ static int mock_stream_frame(mock_conn_t *c, bool chunked, const char *payload, 
     int rc = 0;
     if (chunked && len > 0) {
         int n = snprintf(size_line, sizeof(size_line), "%zx\r\n", len);
-        rc |= mock_buf_append(&c->out, size_line, (size_t)n);
+        rc |= buffer_append(&c->out, size_line, (size_t)n);
     }
-    rc |= mock_buf_append(&c->out, payload, len);
+    rc |= buffer_append(&c->out, payload, len);
     if (chunked && len > 0)
-        rc |= mock_buf_append(&c->out, "\r\n", 2);
+        rc |= buffer_append(&c->out, "\r\n", 2);
     if (chunked && last)
-        rc |= mock_buf_append(&c->out, "0\r\n\r\n", 5);
+        rc |= buffer_append(&c->out, "0\r\n\r\n", 5);
     return rc;
 }
 
@@ -173,19 +173,19 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     mock_conn_t *c = req->conn;
     bool last = req->emitted + count >= req->output_tokens;
     size_t per_chunk = mock_chunk_max_bytes(&req->head, self->max_word_len);
-    mock_buf_t *scratch = &self->scratch;
-    scratch->off = scratch->len = 0;
-    if (mock_buf_reserve(scratch, (count + 3) * per_chunk) < 0) {
+    buffer_t *scratch = &self->scratch;
+    buffer_reset(scratch);
+    if (buffer_reserve(scratch, (count + 3) * per_chunk) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
     char *start = scratch->data, *p = start;
     mock_chunk_usage_t usage;
-    int64_t now = mock_now_ns(); /* sent_ns: formatting the chunks is all that follows */
+    int64_t now = loop_now_ns(); /* sent_ns: formatting the chunks is all that follows */
     for (uint32_t j = 0; j < count; j++) {
         uint32_t i = req->emitted++;
         int64_t due = mock_token_due(self, req, i);
-        mock_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
+        prom_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
         if (i == 0 && req->kind == MOCK_API_CHAT)
             p = mock_chunk_role(p, &req->head, now);
         size_t word_len;
@@ -236,16 +236,17 @@ static char *mock_stream_put_words(const mock_server_t *self, const mock_request
 }
 
 /* The whole body of a non-streaming response. */
-static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t *out) {
-    size_t need = 1024 + strlen(self->options.model) * 6 +
-                  (size_t)req->output_tokens * (self->max_word_len + 1);
-    if (mock_buf_reserve(out, need) < 0)
+static int mock_stream_body(mock_server_t *self, mock_request_t *req, buffer_t *out) {
+    size_t need =
+        1024 + self->model_json.len + (size_t)req->output_tokens * (self->max_word_len + 1);
+    if (buffer_reserve(out, need) < 0)
         return -1;
     char *start = out->data + out->len, *p = start;
     bool chat = req->kind == MOCK_API_CHAT;
     p += sprintf(p, "{\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":\"", req->id,
                  chat ? "chat.completion" : "text_completion", req->created);
-    p = mock_chunk_put_escaped(p, self->options.model, strlen(self->options.model));
+    memcpy(p, self->model_json.data, self->model_json.len);
+    p += self->model_json.len;
     p += sprintf(p, "\",\"choices\":[{\"index\":0,");
     if (chat) {
         uint32_t reasoning = req->reasoning_tokens;
@@ -277,8 +278,8 @@ static int mock_stream_body(mock_server_t *self, mock_request_t *req, mock_buf_t
 
 static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req) {
     mock_conn_t *c = req->conn;
-    mock_buf_t *body = &self->scratch;
-    body->off = body->len = 0;
+    buffer_t *body = &self->scratch;
+    buffer_reset(body);
     if (mock_stream_body(self, req, body) < 0) {
         mock_conn_close(self, c, false);
         return;
@@ -287,8 +288,8 @@ static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req)
     char head[512];
     int n = mock_http_format_head(head, sizeof(head), 200, "application/json", (long long)body->len,
                                   !keep_alive, NULL);
-    if (mock_buf_append(&c->out, head, (size_t)n) < 0 ||
-        mock_buf_append(&c->out, body->data, body->len) < 0) {
+    if (buffer_append(&c->out, head, (size_t)n) < 0 ||
+        buffer_append(&c->out, body->data, body->len) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
@@ -508,7 +509,7 @@ static void mock_stream_name(mock_server_t *self, mock_request_t *req) {
              req->kind == MOCK_API_CHAT ? "chatcmpl-" : "cmpl-", (unsigned long long)a,
              (unsigned long long)b);
     req->created = (long long)time(NULL);
-    mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->options.model);
+    mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->model_json.data);
 }
 
 /* Sends the streaming response head at once, as vLLM (uvicorn) does. */
@@ -517,7 +518,7 @@ static void mock_stream_send_head(mock_server_t *self, mock_request_t *req) {
     int n = mock_http_format_head(head, sizeof(head), 200, "text/event-stream; charset=utf-8",
                                   req->chunked ? -1 : -2, !req->keep_alive, NULL);
     mock_metrics_count_status(&self->metrics, 200);
-    if (mock_buf_append(&req->conn->out, head, (size_t)n) < 0)
+    if (buffer_append(&req->conn->out, head, (size_t)n) < 0)
         mock_conn_close(self, req->conn, false);
 }
 
@@ -549,7 +550,7 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
 
 void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
                        mock_api_kind_t kind) {
-    int64_t now = mock_now_ns();
+    int64_t now = loop_now_ns();
     const mock_options_t *o = &self->options;
     bool keep_alive = http->keep_alive;
     char err[512];

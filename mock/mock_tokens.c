@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <xxhash.h>
 
+#include "buffer.h"
+
 void mock_tokens_init(mock_tokens_t *self) {
     self->ids = NULL;
     self->len = self->cap = 0;
@@ -15,19 +17,9 @@ void mock_tokens_clear(mock_tokens_t *self) {
 }
 
 int mock_tokens_reserve(mock_tokens_t *self, uint32_t n) {
-    if ((uint64_t)self->len + n <= self->cap)
-        return 0;
-    uint64_t cap = self->cap ? self->cap : 256;
-    while (cap < (uint64_t)self->len + n)
-        cap *= 2;
-    if (cap > UINT32_MAX)
+    if ((uint64_t)self->len + n > UINT32_MAX)
         return -1;
-    uint64_t *ids = realloc(self->ids, cap * sizeof(*ids));
-    if (!ids)
-        return -1;
-    self->ids = ids;
-    self->cap = (uint32_t)cap;
-    return 0;
+    return buffer_grow_array(&self->ids, &self->cap, (size_t)self->len + n, sizeof(*self->ids));
 }
 
 int mock_tokens_push(mock_tokens_t *self, uint64_t id) {

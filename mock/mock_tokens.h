@@ -9,7 +9,8 @@
 /* A growable array of token ids. */
 typedef struct mock_tokens {
     uint64_t *ids; /* owned */
-    uint32_t len, cap;
+    uint32_t len;
+    size_t cap;
 } mock_tokens_t;
 
 /* Initialises an empty array. */

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "escape.h"
 #include "mock_tokens.h"
 #include "prompt.h"
 
@@ -17,33 +18,17 @@ struct mock_vocab {
     uint32_t n;
 };
 
-/* Escapes s for a JSON string body into a new string (what the vocabulary holds is plain, but a
- * quote or control byte must never break a chunk). */
-static char *mock_vocab_escape(const char *prefix, const char *s, size_t *len) {
-    size_t n = strlen(s), plen = strlen(prefix);
-    char *out = malloc(plen + n * 6 + 1);
-    if (!out)
+/* " word" escaped for a JSON string body, once at start-up (what the vocabulary holds is plain,
+ * but a quote or control byte must never break a chunk); NULL without memory. */
+static char *mock_vocab_escape(const char *word, size_t *len) {
+    buffer_t json;
+    buffer_init(&json);
+    if (buffer_append(&json, " ", 1) < 0 || escape_json_append(&json, word, strlen(word)) < 0) {
+        buffer_clear(&json);
         return NULL;
-    memcpy(out, prefix, plen);
-    size_t o = plen;
-    for (size_t i = 0; i < n; i++) {
-        unsigned char c = (unsigned char)s[i];
-        if (c == '"' || c == '\\') {
-            out[o++] = '\\';
-            out[o++] = (char)c;
-        } else if (c < 0x20) {
-            static const char hex[] = "0123456789abcdef";
-            memcpy(out + o, "\\u00", 4);
-            out[o + 4] = hex[c >> 4];
-            out[o + 5] = hex[c & 15];
-            o += 6;
-        } else {
-            out[o++] = (char)c;
-        }
     }
-    out[o] = '\0';
-    *len = o;
-    return out;
+    *len = json.len;
+    return json.data; /* the buffer's storage, now the word's */
 }
 
 mock_vocab_t *mock_vocab_new(void) {
@@ -58,7 +43,7 @@ mock_vocab_t *mock_vocab_new(void) {
     }
     for (uint32_t i = 0; i < self->n; i++) {
         const char *word = prompt_word(i);
-        self->words[i].json = mock_vocab_escape(" ", word, &self->words[i].len);
+        self->words[i].json = mock_vocab_escape(word, &self->words[i].len);
         if (!self->words[i].json) {
             mock_vocab_destroy(&self);
             return NULL;

@@ -8,9 +8,7 @@
 #include <unistd.h>
 #include <zmq.h>
 
-#ifndef STAMPEDE_VERSION
-#define STAMPEDE_VERSION "0.1.0"
-#endif
+#include "version.h"
 
 #define AGENT_MONITOR_EVENTS (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED)
 

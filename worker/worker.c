@@ -11,7 +11,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
-#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 #include <zmq.h>
@@ -22,6 +21,7 @@
 #include "events.h"
 #include "loop.h"
 #include "plan.h"
+#include "rlimit.h"
 #include "session.h"
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
@@ -470,14 +470,6 @@ static void usage(FILE *out) {
                  "  --id NAME      logical name shown by the controller (default HOST-PID)\n");
 }
 
-static void raise_nofile_limit(void) {
-    struct rlimit rl;
-    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
-        rl.rlim_cur = rl.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &rl);
-    }
-}
-
 static int parse_settings(int argc, char **argv, worker_settings_t *s, char *name_buf,
                           size_t name_len) {
     static const struct option longopts[] = {
@@ -565,7 +557,7 @@ int worker_main(int argc, char **argv) {
     int rc = parse_settings(argc, argv, &s, name_buf, sizeof name_buf);
     if (rc)
         return rc < 0 ? 0 : rc;
-    raise_nofile_limit();
+    rlimit_raise_nofile();
     if (s.clock_shift_ns)
         fprintf(stderr, "worker %s: TEST HOOK: clock readings shifted by %" PRId64 " ns\n", s.name,
                 s.clock_shift_ns);

@@ -1,5 +1,6 @@
-/* worker/loop: timers in deadline order, cancellation, fd callbacks (level and edge),
- * unwatching and cancelling from inside callbacks. */
+/* common/loop: timers in deadline order, cancellation, fd callbacks (level and edge),
+ * unwatching and cancelling from inside callbacks, the before-sleep hook, the timer budget
+ * that lets sockets in, and the cached clock. */
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
@@ -45,6 +46,22 @@ static void run_bounded(loop_t *loop, int64_t limit_ns) {
     loop_run(loop);
     loop_timer_cancel(loop, dog);
     assert_int_equal(expired, 0);
+}
+
+/* Runs the loop for ms milliseconds (bounded by the watchdog). */
+static void run_for_ms(loop_t *loop, int64_t ms) {
+    loop_timer_at(loop, loop_now_ns() + ms * MS, stop_loop, NULL);
+    run_bounded(loop, 5000 * MS);
+}
+
+/* A non-blocking pipe; close_pipe closes both ends. */
+static void open_pipe(int fds[2]) {
+    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+}
+
+static void close_pipe(int fds[2]) {
+    close(fds[0]);
+    close(fds[1]);
 }
 
 static void test_loop_timers_fire_in_deadline_order_and_not_early(void **state) {
@@ -192,7 +209,7 @@ static void pipe_seen(loop_t *loop, int fd, int mask, void *arg) {
 static void test_loop_timer_rearming_in_the_past_does_not_starve_fds(void **state) {
     loop_t *loop = loop_new();
     int fds[2];
-    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    open_pipe(fds);
     rearm_t r = {0};
     assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, pipe_seen, &r), 0);
     assert_int_equal(write(fds[1], "x", 1), 1);
@@ -200,8 +217,7 @@ static void test_loop_timer_rearming_in_the_past_does_not_starve_fds(void **stat
     run_bounded(loop, 5000 * MS);
     assert_int_equal(r.fd_seen, 1);
     assert_true(r.count < 1000);
-    close(fds[0]);
-    close(fds[1]);
+    close_pipe(fds);
     loop_destroy(&loop);
 }
 
@@ -222,60 +238,49 @@ static void count_readable(loop_t *loop, int fd, int mask, void *arg) {
         loop_unwatch(loop, s->other_fd);
 }
 
-static void stop_after_ms(loop_t *loop, int64_t ms) {
-    loop_timer_at(loop, loop_now_ns() + ms * MS, stop_loop, NULL);
-}
-
 static void test_loop_level_triggered_fd_reports_readable_until_drained(void **state) {
     loop_t *loop = loop_new();
     int fds[2];
-    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    open_pipe(fds);
     fd_seen_t s = {0};
     assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, count_readable, &s), 0);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     assert_int_equal(s.calls, 0); /* nothing written yet */
     assert_int_equal(write(fds[1], "ab", 2), 2);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     /* Never read: level-triggered keeps reporting it, once per loop iteration. */
     assert_true(s.calls > 1);
     assert_int_equal(s.mask & LOOP_READABLE, LOOP_READABLE);
     assert_ptr_equal(s.arg, &s);
     int before = s.calls;
     loop_unwatch(loop, fds[0]);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     assert_int_equal(s.calls, before);
-    close(fds[0]);
-    close(fds[1]);
+    close_pipe(fds);
     loop_destroy(&loop);
 }
 
 static void test_loop_edge_triggered_fd_reports_once_per_new_data(void **state) {
     loop_t *loop = loop_new();
     int fds[2];
-    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    open_pipe(fds);
     fd_seen_t s = {0};
     assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 1, count_readable, &s), 0);
     assert_int_equal(write(fds[1], "a", 1), 1);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     assert_int_equal(s.calls, 1); /* not drained, yet reported once only */
     assert_int_equal(write(fds[1], "b", 1), 1);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     assert_int_equal(s.calls, 2);
-    close(fds[0]);
-    close(fds[1]);
+    close_pipe(fds);
     loop_destroy(&loop);
 }
 
 static void test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event(void **state) {
     loop_t *loop = loop_new();
     int a[2], b[2];
-    assert_int_equal(pipe2(a, O_NONBLOCK), 0);
-    assert_int_equal(pipe2(b, O_NONBLOCK), 0);
+    open_pipe(a);
+    open_pipe(b);
     /* Both become readable in the same epoll batch; whichever runs first unwatches the
      * other, so exactly one callback runs in total. */
     fd_seen_t sa = {.other_fd = b[0], .unwatch_other = 1};
@@ -284,34 +289,28 @@ static void test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event(
     assert_int_equal(loop_watch(loop, b[0], LOOP_READABLE, 1, count_readable, &sb), 0);
     assert_int_equal(write(a[1], "a", 1), 1);
     assert_int_equal(write(b[1], "b", 1), 1);
-    stop_after_ms(loop, 20);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 20);
     assert_int_equal(sa.calls + sb.calls, 1);
-    close(a[0]);
-    close(a[1]);
-    close(b[0]);
-    close(b[1]);
+    close_pipe(a);
+    close_pipe(b);
     loop_destroy(&loop);
 }
 
 static void test_loop_writable_interest_and_watch_change(void **state) {
     loop_t *loop = loop_new();
     int fds[2];
-    assert_int_equal(pipe2(fds, O_NONBLOCK), 0);
+    open_pipe(fds);
     fd_seen_t s = {0};
     /* An empty pipe's write end is writable at once. */
     assert_int_equal(loop_watch(loop, fds[1], LOOP_WRITABLE, 1, count_readable, &s), 0);
-    stop_after_ms(loop, 10);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 10);
     assert_int_equal(s.calls, 1);
     assert_int_equal(s.mask & LOOP_WRITABLE, LOOP_WRITABLE);
     /* Changing the interest to readable-only on the write end: no more events. */
     assert_int_equal(loop_watch(loop, fds[1], LOOP_READABLE, 1, count_readable, &s), 0);
-    stop_after_ms(loop, 10);
-    run_bounded(loop, 5000 * MS);
+    run_for_ms(loop, 10);
     assert_int_equal(s.calls, 1);
-    close(fds[0]);
-    close(fds[1]);
+    close_pipe(fds);
     loop_destroy(&loop);
 }
 
@@ -324,6 +323,112 @@ static void test_loop_watch_of_a_bad_fd_fails_with_errno(void **state) {
     assert_int_equal(loop_watch(loop, fd, LOOP_READABLE, 0, count_readable, &s), -1);
     assert_int_equal(errno, EBADF);
     loop_unwatch(loop, fd); /* harmless */
+    loop_destroy(&loop);
+}
+
+typedef struct turn_log {
+    int fd_calls;
+    int fd_calls_when_hook_ran;
+    int hook_calls;
+} turn_log_t;
+
+static void fd_then_hook_readable(loop_t *loop, int fd, int mask, void *arg) {
+    turn_log_t *t = arg;
+    char buf[16];
+    while (read(fd, buf, sizeof(buf)) > 0)
+        ;
+    t->fd_calls++;
+}
+
+static void hook_stops_once_the_fd_ran(loop_t *loop, void *arg) {
+    turn_log_t *t = arg;
+    t->hook_calls++;
+    if (t->fd_calls && !t->fd_calls_when_hook_ran) {
+        t->fd_calls_when_hook_ran = t->fd_calls;
+        loop_stop(loop);
+    }
+}
+
+static void test_loop_before_sleep_runs_after_the_turns_callbacks(void **state) {
+    loop_t *loop = loop_new();
+    int fds[2];
+    open_pipe(fds);
+    turn_log_t t = {0};
+    loop_before_sleep(loop, hook_stops_once_the_fd_ran, &t);
+    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, fd_then_hook_readable, &t), 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    int expired = 0;
+    uint64_t dog = loop_timer_at(loop, loop_now_ns() + 5000 * MS, watchdog_fired, &expired);
+    assert_int_equal(loop_run(loop), 0);
+    loop_timer_cancel(loop, dog);
+    assert_int_equal(expired, 0);
+    assert_int_equal(t.fd_calls_when_hook_ran, 1); /* the hook saw the turn's fd callback */
+    assert_true(t.hook_calls >= 1);
+    loop_before_sleep(loop, NULL, NULL);
+    close_pipe(fds);
+    loop_destroy(&loop);
+}
+
+typedef struct busy_timers {
+    int fired;
+    int fired_when_fd_ran; /* -1 until the fd callback runs */
+    int total;
+} busy_timers_t;
+
+/* Ten microseconds of work per timer; the last one stops the loop. */
+static void busy_timer(loop_t *loop, uint64_t id, void *arg) {
+    busy_timers_t *b = arg;
+    int64_t until = loop_now_ns() + 10000;
+    while (loop_now_ns() < until)
+        ;
+    if (++b->fired == b->total)
+        loop_stop(loop);
+}
+
+static void note_fd_turn(loop_t *loop, int fd, int mask, void *arg) {
+    busy_timers_t *b = arg;
+    if (b->fired_when_fd_ran < 0)
+        b->fired_when_fd_ran = b->fired;
+    loop_unwatch(loop, fd);
+}
+
+static void test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget(void **state) {
+    loop_t *loop = loop_new();
+    int fds[2];
+    open_pipe(fds);
+    /* 2,000 timers already due hold 20 ms of work; the fd is ready from the start. Without the
+     * 1 ms timer budget every one of them would run before the fd's turn. */
+    busy_timers_t b = {.fired_when_fd_ran = -1, .total = 2000};
+    for (int i = 0; i < b.total; i++)
+        assert_true(loop_timer_at(loop, 0, busy_timer, &b) > 0);
+    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, note_fd_turn, &b), 0);
+    assert_int_equal(write(fds[1], "x", 1), 1);
+    run_bounded(loop, 10000 * MS);
+    assert_int_equal(b.fired, b.total);
+    assert_true(b.fired_when_fd_ran >= 0);
+    assert_true(b.fired_when_fd_ran < b.total / 2);
+    close_pipe(fds);
+    loop_destroy(&loop);
+}
+
+typedef struct clock_seen {
+    int64_t deadline, cached, fresh;
+} clock_seen_t;
+
+static void read_both_clocks(loop_t *loop, uint64_t id, void *arg) {
+    clock_seen_t *c = arg;
+    c->cached = loop_time_ns(loop);
+    c->fresh = loop_now_ns();
+    loop_stop(loop);
+}
+
+static void test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead(void **state) {
+    loop_t *loop = loop_new();
+    clock_seen_t c = {.deadline = loop_now_ns() + 5 * MS};
+    loop_timer_at(loop, c.deadline, read_both_clocks, &c);
+    run_bounded(loop, 5000 * MS);
+    assert_true(c.cached >= c.deadline);
+    assert_true(c.cached <= c.fresh);
     loop_destroy(&loop);
 }
 
@@ -347,6 +452,9 @@ int main(void) {
         cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
         cmocka_unit_test(test_loop_writable_interest_and_watch_change),
         cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
+        cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
+        cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
+        cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
         cmocka_unit_test(test_loop_now_is_monotonic_ns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

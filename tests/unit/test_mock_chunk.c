@@ -1,5 +1,5 @@
-/* The mock's streamed chunks: vLLM's JSON shape, sent_ns, usage, and its helpers (timer heap,
- * word tokenizer, reply words, metric text). */
+/* The mock's streamed chunks: vLLM's JSON shape, sent_ns, usage, and its helpers (word
+ * tokenizer, reply words, metric text). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -13,7 +13,6 @@
 
 #include "mock_chunk.h"
 #include "mock_metrics.h"
-#include "mock_timer_heap.h"
 #include "mock_tokens.h"
 #include "mock_vocab.h"
 #include "prompt.h"
@@ -31,7 +30,7 @@ static json_t *parse_event(const char *start, const char *end) {
 
 static void test_mock_chunk_token_matches_vllms_chat_chunk(void **state) {
     mock_chunk_head_t head;
-    mock_chunk_head_init(&head, MOCK_API_CHAT, "chatcmpl-abc", 1700000000, "m\"q");
+    mock_chunk_head_init(&head, MOCK_API_CHAT, "chatcmpl-abc", 1700000000, "m\\\"q");
     char buf[2048];
     char *end = mock_chunk_token(buf, &head, " word", 5, false, NULL, NULL, 123456789012345);
     json_t *got = parse_event(buf, end);
@@ -104,47 +103,12 @@ static void test_mock_chunk_completions_and_role_chunks(void **state) {
     assert_null(json_loadb(buf + 6, (size_t)(p - buf - 8), 0, &err));
 }
 
-static void test_mock_chunk_integers_and_escapes(void **state) {
+static void test_mock_chunk_integers(void **state) {
     char buf[64];
     *mock_chunk_put_u64(buf, 0) = '\0';
     assert_string_equal(buf, "0");
     *mock_chunk_put_u64(buf, UINT64_MAX) = '\0';
     assert_string_equal(buf, "18446744073709551615");
-    *mock_chunk_put_escaped(buf, "a\"b\\c\n\x01", 7) = '\0';
-    assert_string_equal(buf, "a\\\"b\\\\c\\u000a\\u0001");
-}
-
-static void test_mock_timer_heap_pops_in_deadline_then_arrival_order(void **state) {
-    enum { N = 1000 };
-    mock_timer_heap_t heap;
-    mock_timer_heap_init(&heap);
-    static mock_timer_t timers[N];
-    uint64_t x = 12345;
-    for (int i = 0; i < N; i++) {
-        x = x * 6364136223846793005ull + 1442695040888963407ull;
-        timers[i] = (mock_timer_t){.kind = (uint32_t)i};
-        assert_int_equal(mock_timer_heap_schedule(&heap, &timers[i], (int64_t)(x >> 54)), 0);
-    }
-    for (int i = 0; i < N; i += 3) /* move some, cancel others */
-        mock_timer_heap_schedule(&heap, &timers[i], timers[i].due_ns + 5);
-    for (int i = 1; i < N; i += 7)
-        mock_timer_heap_cancel(&heap, &timers[i]);
-    int64_t last_due = -1;
-    uint64_t last_seq = 0;
-    int popped = 0;
-    mock_timer_t *t;
-    while ((t = mock_timer_heap_pop(&heap))) {
-        assert_true(t->due_ns > last_due || (t->due_ns == last_due && t->sequence > last_seq));
-        assert_false(mock_timer_scheduled(t));
-        last_due = t->due_ns;
-        last_seq = t->sequence;
-        popped++;
-    }
-    int cancelled = 0;
-    for (int i = 1; i < N; i += 7)
-        cancelled++;
-    assert_int_equal(popped, N - cancelled);
-    mock_timer_heap_clear(&heap);
 }
 
 static void test_mock_tokens_count_whitespace_separated_words(void **state) {
@@ -182,15 +146,15 @@ static void test_mock_vocab_reply_words_are_deterministic_vocabulary_words(void 
 static void test_mock_metrics_histograms_render_cumulative_buckets(void **state) {
     mock_metrics_t m;
     assert_int_equal(mock_metrics_init(&m, "m\"1", 4096), 0);
-    mock_histogram_observe(&m.ttft, 0.003);
-    mock_histogram_observe(&m.ttft, 0.005); /* le is inclusive */
-    mock_histogram_observe(&m.ttft, 3000);
+    prom_histogram_observe(&m.ttft, 0.003);
+    prom_histogram_observe(&m.ttft, 0.005); /* le is inclusive */
+    prom_histogram_observe(&m.ttft, 3000);
     m.generation_tokens = 80;
     mock_metrics_gauges_t g = {.kv_usage = 0.25};
-    mock_buf_t out;
-    mock_buf_init(&out);
+    buffer_t out;
+    buffer_init(&out);
     assert_int_equal(mock_metrics_render(&m, &g, &out), 0);
-    assert_int_equal(mock_buf_append(&out, "", 1), 0);
+    assert_int_equal(buffer_append(&out, "", 1), 0);
     const char *text = out.data;
     assert_non_null(strstr(text,
                            "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.001\","
@@ -209,7 +173,7 @@ static void test_mock_metrics_histograms_render_cumulative_buckets(void **state)
     /* vLLM's 1-2-5 token buckets stop at max_model_len. */
     assert_non_null(strstr(text, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"2000.0\""));
     assert_null(strstr(text, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"5000.0\""));
-    mock_buf_clear(&out);
+    buffer_clear(&out);
     mock_metrics_clear(&m);
 }
 
@@ -218,8 +182,7 @@ int main(void) {
         cmocka_unit_test(test_mock_chunk_token_matches_vllms_chat_chunk),
         cmocka_unit_test(test_mock_chunk_last_token_and_usage_chunk),
         cmocka_unit_test(test_mock_chunk_completions_and_role_chunks),
-        cmocka_unit_test(test_mock_chunk_integers_and_escapes),
-        cmocka_unit_test(test_mock_timer_heap_pops_in_deadline_then_arrival_order),
+        cmocka_unit_test(test_mock_chunk_integers),
         cmocka_unit_test(test_mock_tokens_count_whitespace_separated_words),
         cmocka_unit_test(test_mock_vocab_reply_words_are_deterministic_vocabulary_words),
         cmocka_unit_test(test_mock_metrics_histograms_render_cumulative_buckets),

@@ -67,21 +67,34 @@ static void test_mock_server_runs_embedded_until_stopped(void **state) {
     assert_null(server);
 }
 
-static void test_mock_server_new_reports_a_bad_address(void **state) {
+/* mock_server_new on options that parse but cannot be served; the message it gives. */
+static void assert_refused(const char *bind, const char *model, const char *expected) {
     mock_options_t options;
     mock_options_init(&options);
-    snprintf(options.bind, sizeof(options.bind), "not-an-ip");
+    if (bind)
+        snprintf(options.bind, sizeof(options.bind), "%s", bind);
+    if (model)
+        snprintf(options.model, sizeof(options.model), "%s", model);
     char err[256];
     mock_server_t *server = mock_server_new(&options, err, sizeof(err));
     mock_options_clear(&options);
     assert_null(server);
-    assert_string_equal(err, "--bind: 'not-an-ip' is not an IPv4 address");
+    assert_string_equal(err, expected);
+}
+
+static void test_mock_server_new_reports_a_bad_address(void **state) {
+    assert_refused("not-an-ip", NULL, "--bind: 'not-an-ip' is not an IPv4 address");
+}
+
+static void test_mock_server_new_reports_a_model_name_that_is_not_utf8(void **state) {
+    assert_refused(NULL, "m\xff", "--model: 'm\xff' is not valid UTF-8");
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
         cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
+        cmocka_unit_test(test_mock_server_new_reports_a_model_name_that_is_not_utf8),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
