@@ -9,11 +9,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "clock_probe.h"
 #include "collect.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "envelope.h"
 #include "launch.h"
 #include "results.h"
 
@@ -91,7 +91,7 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         w->inflight = env->heartbeat->inflight;
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
         if (registry_in_run(w) && self->phase == PHASE_RUN && !registry_finished(w) &&
-            env->run_id != self->run_id && env->heartbeat->state == AGENT_IDLE)
+            env->run_id != self->run_id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
             registry_mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:

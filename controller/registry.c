@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "envelope.h"
 
 #ifndef STAMPEDE_VERSION
 #define STAMPEDE_VERSION "0.1.0"
