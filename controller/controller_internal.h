@@ -1,8 +1,9 @@
-/* What the files of the controller share: the controller itself, its phases, the timing they
- * agree on, and the few helpers every step uses. Internal to controller/; the public entry points
- * are in controller.h. A run walks through the files in order: registry (Hello, Welcome),
- * clock_probe, launch (Assign, Ready, Start), collect (batches, Done, release), results; transport
- * carries every message, console prints, and controller.c runs the loop and the phases. */
+/* What the files of the controller share: the controller itself (a fleet and its current run),
+ * its phases, the timing they agree on, and the few helpers every step uses. Internal to
+ * controller/; the public entry points are in controller.h. A run walks through the files in
+ * order: measurement (config, run id, merge), registry (Hello, Welcome), clock_probe, launch
+ * (Assign, Ready, Start), collect (batches, Done, release), results; transport carries every
+ * message, console prints, and controller.c runs the loop, the phases and the list of runs. */
 #ifndef STAMPEDE_CONTROLLER_INTERNAL_H
 #define STAMPEDE_CONTROLLER_INTERNAL_H
 

@@ -1,6 +1,6 @@
 /* `stampede run`: the quick start on one machine. The controller runs in this process; N local
- * workers are separate processes (fork + exec of this binary's `worker --once`, so no ZeroMQ or
- * czmq state crosses a fork); when neither the file nor --target names an endpoint, the embedded
+ * workers are separate processes (fork + exec of this binary's `worker --once`, so no ZeroMQ
+ * state crosses a fork); when neither the file nor --target names an endpoint, the embedded
  * simulated server (`stampede mock --port 0`) is started too. Children are in their own process
  * group (a terminal's Ctrl-C reaches only this process, which stops the workers cleanly), die with
  * this process (PR_SET_PDEATHSIG) and are reaped at the end: no orphans. Worker and mock logs go
