@@ -8,7 +8,8 @@
 #ifndef STAMPEDE_RUN_H
 #define STAMPEDE_RUN_H
 
-/* `run FILE [--workers N] [--target URL]... [--out DIR] [--trace]`. Exit status as
+/* `run FILE [FILE]... [--workers N] [--target URL]... [--out DIR] [--trace]`: several files run
+ * one after another on the same local workers (then long-lived, stopped at the end). Exit status as
  * controller_run: 0 ok, 1 could not start or every request failed, 130 interrupted. */
 int run_main(int argc, char **argv);
 
