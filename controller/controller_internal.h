@@ -46,9 +46,8 @@ struct controller {
     size_t n_workers;
     size_t cap_workers;
     int64_t next_heartbeat_ns;
-    bool tty;          /* stderr is a terminal: the live line is redrawn in place */
-    bool live_shown;   /* the live line is on screen, without a newline */
-    size_t run_number; /* 1, 2, … : which of the options' config files is running */
+    bool tty;        /* stderr is a terminal: the live line is redrawn in place */
+    bool live_shown; /* the live line is on screen, without a newline */
 
     /* The run in progress; the last member (measurement_end clears from config_path on). */
     struct {
