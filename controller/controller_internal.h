@@ -72,9 +72,10 @@ struct controller {
 
         /* What every merged record also feeds (results.c). */
         report_trace_t *trace_out;
-        uint64_t requests_ok;     /* warm-up included */
-        uint64_t requests_failed; /* warm-up included; cancelled requests are neither */
-        uint64_t sessions_ended;  /* warm-up included, any outcome */
+        uint64_t trace_dropped_said; /* the drops console_live already reported */
+        uint64_t requests_ok;        /* warm-up included */
+        uint64_t requests_failed;    /* warm-up included; cancelled requests are neither */
+        uint64_t sessions_ended;     /* warm-up included, any outcome */
         bool have_first_error;
         char first_error[200];
         uint32_t first_error_endpoint;

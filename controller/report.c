@@ -484,9 +484,15 @@ report_trace_t *report_trace_open(const char *path, int64_t run_start_ns) {
     report_trace_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
+    size_t queue = REPORT_TRACE_QUEUE_BYTES;
+    const char *hook = getenv("STAMPEDE_TEST_TRACE_QUEUE_BYTES");
+    if (hook && strtoull(hook, NULL, 10) > 0) {
+        queue = (size_t)strtoull(hook, NULL, 10);
+        fprintf(stderr, "TEST HOOK: the trace queue holds %zu bytes\n", queue);
+    }
     self->file = open_memstream(&self->line, &self->line_len);
     if (self->file)
-        self->writer = trace_writer_new(path, REPORT_TRACE_QUEUE_BYTES);
+        self->writer = trace_writer_new(path, queue);
     if (!self->writer) {
         int saved = errno;
         if (self->file)
