@@ -3,6 +3,7 @@
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 #include <time.h>
 
 #include "controller_internal.h"
@@ -29,10 +30,15 @@ static void say_trace_drops(controller_t *self) {
     uint64_t dropped = self->trace_out ? report_trace_dropped(self->trace_out) : 0;
     if (dropped <= self->trace_dropped_said)
         return;
-    console_say(self,
-                "the trace writer cannot keep up (slow disk or unread pipe): %" PRIu64
-                " lines dropped so far",
-                dropped);
+    int error = report_trace_error(self->trace_out);
+    if (error)
+        console_say(self, "cannot write %s/requests.jsonl: %s; %" PRIu64 " lines dropped so far",
+                    self->out_dir, strerror(error), dropped);
+    else
+        console_say(self,
+                    "the trace writer cannot keep up (slow disk or unread pipe): %" PRIu64
+                    " lines dropped so far",
+                    dropped);
     self->trace_dropped_said = dropped;
 }
 

@@ -631,6 +631,10 @@ uint64_t report_trace_dropped(report_trace_t *self) {
     return trace_writer_dropped(self->writer);
 }
 
+int report_trace_error(report_trace_t *self) {
+    return trace_writer_error(self->writer);
+}
+
 int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats) {
     report_trace_t *self = *self_p;
     if (!self)

@@ -75,6 +75,8 @@ report_trace_t *report_trace_open(const char *path, int64_t run_start_ns);
 int report_trace_write(report_trace_t *self, const request_record_t *rec, const metrics_t *m);
 /* Lines dropped so far (queue full, or the writer failed). */
 uint64_t report_trace_dropped(report_trace_t *self);
+/* errno of the writer's first open or write failure, 0 none. */
+int report_trace_error(report_trace_t *self);
 /* Lets the writer finish while it makes progress (gives up after REPORT_TRACE_STALL_MS without
  * any), fills stats when not NULL, frees and sets *self_p to NULL. 0 when every line was
  * written, -1 otherwise. */

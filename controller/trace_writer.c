@@ -174,6 +174,13 @@ uint64_t trace_writer_dropped(trace_writer_t *self) {
     return n;
 }
 
+int trace_writer_error(trace_writer_t *self) {
+    pthread_mutex_lock(&self->lock);
+    int error = self->error;
+    pthread_mutex_unlock(&self->lock);
+    return error;
+}
+
 static int64_t now_ms(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);

@@ -26,6 +26,8 @@ trace_writer_t *trace_writer_new(const char *path, size_t queue_bytes);
 bool trace_writer_push(trace_writer_t *self, const char *line, size_t len);
 /* Lines dropped so far. */
 uint64_t trace_writer_dropped(trace_writer_t *self);
+/* errno of the first open or write failure so far, 0 none. */
+int trace_writer_error(trace_writer_t *self);
 /* Lets the thread write what is queued while it makes progress, gives up after stall_ms without
  * any (the lines left count as dropped), stops it and frees. Fills stats when not NULL, sets
  * *self_p to NULL (NULL is fine). 0 when every line was written, -1 otherwise. */

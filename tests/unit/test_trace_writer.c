@@ -99,6 +99,9 @@ static void test_trace_writer_unwritable_path_reports_the_error(void **state) {
     trace_writer_t *w = trace_writer_new("/nonexistent-dir/requests.jsonl", 1 << 20);
     assert_non_null(w);
     trace_writer_push(w, "{}\n", 3);
+    for (int i = 0; i < 500 && !trace_writer_error(w); i++)
+        usleep(10000); /* the thread's open() fails soon; 5 s bounds a loaded machine */
+    assert_int_equal(trace_writer_error(w), ENOENT);
     trace_writer_stats_t stats;
     assert_int_equal(trace_writer_close(&w, 2000, &stats), -1);
     assert_int_equal(stats.error, ENOENT);
