@@ -5,7 +5,7 @@ JOBS       ?= $(shell nproc)
 
 # Debian packages the build, the tests and the benchmarks need.
 PACKAGES = build-essential cmake pkg-config \
-           libzmq3-dev libczmq-dev libprotobuf-c-dev protobuf-c-compiler \
+           libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
            prometheus python3 python3-aiohttp iproute2 procps curl
 

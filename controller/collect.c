@@ -74,7 +74,7 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
     registry_worker_t *w = registry_find(self, id, id_len);
     if (!w || !registry_in_run(w) || self->phase != PHASE_RUN)
         return;
-    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
     if (!env)
         return;
     w->last_rx_ns = rx_ns;
@@ -89,7 +89,6 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         send_ack(self, w);
         check_complete(self, w);
     }
-    stampede__envelope__free_unpacked(env, NULL);
 }
 
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done) {

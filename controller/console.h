@@ -10,7 +10,8 @@
 
 /* Prints "NAME: message" and a newline, erasing the live line first. */
 void console_say(controller_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Shows the live status line at controller instant now (merge_live over the last seconds). */
+/* Shows the live status line at controller instant now (merge_live over the last seconds), after
+ * a message when --trace lines were dropped since the last one. */
 void console_live(controller_t *self, int64_t now);
 /* Erases the live line if it is on screen (before the end-of-run table). */
 void console_clear(controller_t *self);

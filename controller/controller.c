@@ -9,12 +9,13 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "clock_probe.h"
 #include "collect.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "envelope.h"
 #include "launch.h"
+#include "measurement.h"
 #include "results.h"
 
 #define DATA_BURST 32 /* data messages per iteration before control is looked at again */
@@ -62,19 +63,16 @@ int controller_send_stop(controller_t *self, registry_worker_t *w, const char *r
 static void handle_control(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data,
                            size_t len, int64_t rx_ns) {
     controller_t *self = arg;
-    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
     if (!env)
         return;
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_HELLO) {
         registry_hello(self, id, id_len, env);
-        stampede__envelope__free_unpacked(env, NULL);
         return;
     }
     registry_worker_t *w = registry_find(self, id, id_len);
-    if (!w) {
-        stampede__envelope__free_unpacked(env, NULL);
+    if (!w)
         return;
-    }
     w->last_rx_ns = rx_ns;
     bool this_run = env->run_id == self->run_id && registry_in_run(w);
     if (this_run && w->state == REGISTRY_LOST && self->phase == PHASE_RUN)
@@ -91,7 +89,7 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         w->inflight = env->heartbeat->inflight;
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
         if (registry_in_run(w) && self->phase == PHASE_RUN && !registry_finished(w) &&
-            env->run_id != self->run_id && env->heartbeat->state == AGENT_IDLE)
+            env->run_id != self->run_id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
             registry_mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:
@@ -101,7 +99,6 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
     default:
         break;
     }
-    stampede__envelope__free_unpacked(env, NULL);
 }
 
 static void step_register(controller_t *self, int64_t now) {
@@ -259,52 +256,13 @@ static void deliver_releases(controller_t *self) {
     }
 }
 
-static int resolve_config(controller_t *self) {
-    const controller_options_t *o = &self->options;
-    config_error_t err;
-    if (config_load_file(&self->cfg, o->config_path, &err) != 0) {
-        char msg[1024];
-        config_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "%s: %s\n", self->name, msg);
-        return -1;
-    }
-    self->cfg_loaded = true;
-    if (o->n_targets) {
-        char why[512];
-        size_t bad = 0;
-        if (config_endpoints_check((char **)o->targets, o->n_targets, &bad, why, sizeof why)) {
-            fprintf(stderr, "%s: --target %s: %s\n", self->name, o->targets[bad], why);
-            return -1;
-        }
-        if (config_set_endpoints(&self->cfg, (char **)o->targets, o->n_targets) != 0) {
-            fprintf(stderr, "%s: out of memory setting the --target URLs\n", self->name);
-            return -1;
-        }
-    }
-    if (self->cfg.target.n_endpoints == 0) {
-        fprintf(stderr, "%s: %s names no endpoint (target.endpoints) and no --target was given\n",
-                self->name, o->config_path);
-        return -1;
-    }
-    self->out_dir = strdup(o->out_dir             ? o->out_dir
-                           : self->cfg.output.dir ? self->cfg.output.dir
-                                                  : "results");
-    self->trace = o->trace || self->cfg.output.trace;
-    if (o->out_dir) {
-        free(self->cfg.output.dir);
-        self->cfg.output.dir = strdup(o->out_dir);
-    }
-    self->cfg.output.trace = self->trace;
-    /* Headers travel unredacted to the workers (they send them); files get the redacted form. */
-    self->config_yaml = config_to_yaml_unredacted(&self->cfg);
-    if (!self->out_dir || !self->config_yaml)
-        return -1;
-    if (results_make_dir(self->out_dir) != 0) {
-        fprintf(stderr, "%s: cannot create the output directory %s: %s\n", self->name,
-                self->out_dir, strerror(errno));
-        return -1;
-    }
-    return 0;
+/* The workload files to run, in order: options.config_paths, or options.config_path alone. */
+static const char *config_at(const controller_t *self, size_t i) {
+    return self->options.n_configs ? self->options.config_paths[i] : self->options.config_path;
+}
+
+static size_t n_runs(const controller_t *self) {
+    return self->options.n_configs ? self->options.n_configs : 1;
 }
 
 controller_t *controller_new(const controller_options_t *options) {
@@ -317,14 +275,14 @@ controller_t *controller_new(const controller_options_t *options) {
         self->options.register_timeout_ns = 60000000000LL;
     if (!self->options.expect_workers)
         self->options.expect_workers = 1;
-    if (resolve_config(self) != 0 ||
-        !(self->transport = transport_new(options->bind, options->data_port, self->name))) {
-        controller_destroy(&self);
-        return NULL;
-    }
-    self->merge = merge_new(&self->cfg);
-    self->ingest = ingest_new();
-    if (!self->merge || !self->ingest) {
+    /* Every file is checked before the first run: a mistake in the last one costs no run. */
+    for (size_t i = 0; i < n_runs(self); i++)
+        if (measurement_check(self, config_at(self, i)) != 0) {
+            controller_destroy(&self);
+            return NULL;
+        }
+    if (!(self->transport = transport_new(options->bind, options->data_port, self->name)) ||
+        !(self->arena = envelope_arena_new())) {
         controller_destroy(&self);
         return NULL;
     }
@@ -335,16 +293,30 @@ const char *controller_endpoint(const controller_t *self) {
     return transport_endpoint(self->transport);
 }
 
-static uint64_t new_run_id(void) {
-    uint64_t run_id = 0;
-    while (!run_id) {
-        FILE *f = fopen("/dev/urandom", "rb");
-        if (!f || fread(&run_id, sizeof run_id, 1, f) != 1)
-            run_id = (uint64_t)controller_now_ns() * 0x9e3779b97f4a7c15ULL;
-        if (f)
-            fclose(f);
-    }
-    return run_id;
+/* One run over the fleet, from registration to its results. Its exit status (as controller_run). */
+static int run_one(controller_t *self, size_t number, bool *started) {
+    size_t total = n_runs(self);
+    *started = false;
+    if (measurement_begin(self, config_at(self, number - 1), number, total) != 0)
+        return 1;
+    if (total > 1)
+        console_say(self, "run %zu of %zu: %s, results in %s", number, total, self->config_path,
+                    self->out_dir);
+    uint32_t have = registry_count(self, REGISTRY_REGISTERED);
+    if (have < self->options.expect_workers)
+        console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
+                    transport_endpoint(self->transport), transport_data_port(self->transport),
+                    self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");
+    run_loop(self);
+    deliver_releases(self);
+    *started = self->start_ns != 0;
+    if (!self->abort_reason[0])
+        return results_finish(self, signals_seen != 0);
+    console_say(self, "cannot run: %s", self->abort_reason);
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]))
+            controller_send_stop(self, &self->workers[i], self->abort_reason, true, true);
+    return signals_seen ? 130 : 1;
 }
 
 int controller_run(controller_t *self) {
@@ -355,24 +327,21 @@ int controller_run(controller_t *self) {
     sigaction(SIGTERM, &sa, &old_term);
     signals_seen = 0;
     self->tty = isatty(STDERR_FILENO);
-    self->run_id = new_run_id();
-    self->phase = PHASE_REGISTER;
-    self->deadline_ns = controller_now_ns() + self->options.register_timeout_ns;
-    console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
-                transport_endpoint(self->transport), transport_data_port(self->transport),
-                self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");
-    run_loop(self);
-    deliver_releases(self);
-
-    int rc;
-    if (self->abort_reason[0]) {
-        console_say(self, "cannot run: %s", self->abort_reason);
-        for (size_t i = 0; i < self->n_workers; i++)
-            if (registry_in_run(&self->workers[i]))
-                controller_send_stop(self, &self->workers[i], self->abort_reason, true, true);
-        rc = signals_seen ? 130 : 1;
-    } else {
-        rc = results_finish(self, signals_seen != 0);
+    int rc = 0;
+    for (size_t i = 0; i < n_runs(self); i++) {
+        bool started;
+        int run_rc = run_one(self, i + 1, &started);
+        measurement_end(self);
+        if (!rc)
+            rc = run_rc;
+        /* An interrupt ends the list; so does a run that could not start (the next would not). */
+        if (signals_seen)
+            break;
+        if (!started && i + 1 < n_runs(self)) {
+            console_say(self, "the remaining %zu run%s not started", n_runs(self) - i - 1,
+                        n_runs(self) - i - 1 == 1 ? " is" : "s are");
+            break;
+        }
     }
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
@@ -383,14 +352,9 @@ void controller_destroy(controller_t **self_p) {
     controller_t *self = *self_p;
     if (!self)
         return;
-    report_trace_close(&self->trace_out);
+    measurement_end(self);
     transport_destroy(&self->transport);
-    merge_destroy(&self->merge);
-    ingest_destroy(&self->ingest);
-    if (self->cfg_loaded)
-        config_free(&self->cfg);
-    free(self->config_yaml);
-    free(self->out_dir);
+    envelope_arena_destroy(&self->arena);
     free(self->workers);
     free(self);
     *self_p = NULL;

@@ -1,9 +1,9 @@
-/* The controller: binds a control ROUTER and a data ROUTER, waits for the expected workers,
- * measures each one's clock offset, partitions the run (common/plan), assigns it, starts every
- * worker at the same controller instant, ingests and merges their event batches (control socket
- * first on every iteration, so batches never starve heartbeats or stops), and writes the results:
- * the table on stdout, OUT/results.json, OUT/config.yaml and, with --trace, OUT/requests.jsonl.
- * The protocol is described in docs/protocol.md. */
+/* The controller: a fleet of workers that runs one or more runs. It binds a control ROUTER and a
+ * data ROUTER, waits for the expected workers, measures each one's clock offset, partitions the run
+ * (common/plan), assigns it, starts every worker at the same controller instant, ingests and merges
+ * their event batches (control socket first on every iteration, so batches never starve heartbeats
+ * or stops), and writes the results: the table on stdout, OUT/results.json, OUT/config.yaml and,
+ * with --trace, OUT/requests.jsonl. The protocol is described in docs/protocol.md. */
 #ifndef STAMPEDE_CONTROLLER_H
 #define STAMPEDE_CONTROLLER_H
 
@@ -18,27 +18,31 @@ typedef struct controller controller_t;
 typedef int (*controller_hook_fn)(void *arg, char *why, size_t len);
 
 typedef struct controller_options {
-    const char *config_path;
+    const char *config_path;         /* the workload file, when config_paths is empty */
+    const char *const *config_paths; /* several: run one after another over one fleet */
+    size_t n_configs;
     const char *const *targets; /* --target URLs (override the file's endpoints) */
     size_t n_targets;
     const char *bind;   /* control endpoint, e.g. "tcp://0.0.0.0:5555"; port "*" picks a free one */
     uint32_t data_port; /* 0: control port + 1, or a free one when the control port is "*" */
-    uint32_t expect_workers;     /* logical workers (a worker with --threads T counts T) */
-    const char *out_dir;         /* NULL: the file's output.dir */
-    bool trace;                  /* also when the file says output.trace */
-    bool http_phases;            /* the end table shows the HTTP phases (--http-phases) */
+    uint32_t expect_workers; /* logical workers (a worker with --threads T counts T) */
+    const char *out_dir;     /* NULL: the file's output.dir; with several files, run-N under it */
+    bool trace;              /* also when the file says output.trace */
+    bool http_phases;        /* the end table shows the HTTP phases (--http-phases) */
     int64_t register_timeout_ns; /* waiting for workers; default 60 s */
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
     void *hook_arg;
 } controller_options_t;
 
-/* Loads and resolves the config and binds both sockets. NULL after printing why on stderr. */
+/* Checks every config file and binds both sockets. NULL after printing why on stderr. */
 controller_t *controller_new(const controller_options_t *options);
 /* The bound control endpoint with the real port, e.g. "tcp://127.0.0.1:40123". */
 const char *controller_endpoint(const controller_t *self);
-/* Runs one run to the end. Returns the exit status: 0 ok, 1 when the run could not start or every
- * request failed (the reason is printed), 130 when interrupted (partial results are written). */
+/* Runs each config file in turn over the same registered workers (clocks probed again before
+ * each), each with its own run id and results. Returns the first non-zero exit status of a run:
+ * 1 when a run could not start or every request failed (the reason is printed), 130 when
+ * interrupted (partial results are written; the runs after it are not started), else 0. */
 int controller_run(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);

@@ -7,9 +7,12 @@
 static void usage(FILE *out) {
     fprintf(
         out,
-        "usage: stampede controller FILE --bind tcp://*:PORT --expect-workers N\n"
+        "usage: stampede controller FILE [FILE]... --bind tcp://*:PORT --expect-workers N\n"
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
+        "  FILE...                workload files, run one after another over the same\n"
+        "                         connected workers (clocks probed again before each); with\n"
+        "                         several, run N writes its results to OUT/run-N\n"
         "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
         "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
         "  --expect-workers N     logical workers to wait for (worker --threads T counts T)\n"
@@ -94,16 +97,17 @@ int controller_main(int argc, char **argv) {
             goto out;
         }
     }
-    if (optind != argc - 1 || !o.bind || !o.expect_workers) {
+    if (optind >= argc || !o.bind || !o.expect_workers) {
         fprintf(stderr, "controller: %s\n",
-                optind >= argc      ? "a workload FILE is required"
-                : optind < argc - 1 ? "only one workload FILE is accepted"
-                : !o.bind           ? "--bind tcp://*:PORT is required"
-                                    : "--expect-workers N is required");
+                optind >= argc ? "a workload FILE is required"
+                : !o.bind      ? "--bind tcp://*:PORT is required"
+                               : "--expect-workers N is required");
         usage(stderr);
         goto out;
     }
     o.config_path = argv[optind];
+    o.config_paths = (const char *const *)&argv[optind];
+    o.n_configs = (size_t)(argc - optind);
     o.targets = targets;
     controller_t *ctl = controller_new(&o);
     if (!ctl)

@@ -5,9 +5,9 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "agent.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "envelope.h"
 #include "version.h"
 
 #define WORKER_SILENCE_NS 5000000000LL
@@ -201,6 +201,32 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
     w->state = REGISTRY_LOST;
     if (abandon)
         controller_send_stop(self, w, why, true, true);
+}
+
+void registry_next_run(controller_t *self) {
+    int64_t now = controller_now_ns();
+    uint32_t registered = 0;
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *w = &self->workers[i];
+        if (w->state == REGISTRY_LOST && now - w->last_rx_ns > WORKER_SILENCE_NS) {
+            console_say(self, "worker %s was lost and is silent; forgotten", w->name);
+            remove_worker(self, w);
+            i--;
+            continue;
+        }
+        registry_worker_t kept = *w;
+        memset(w, 0, sizeof *w);
+        memcpy(w->id, kept.id, kept.id_len);
+        w->id_len = kept.id_len;
+        memcpy(w->name, kept.name, sizeof w->name);
+        memcpy(w->host, kept.host, sizeof w->host);
+        w->pid = kept.pid;
+        w->last_rx_ns = kept.last_rx_ns;
+        w->index = -1;
+        w->state =
+            registered < self->options.expect_workers ? REGISTRY_REGISTERED : REGISTRY_WAITING;
+        registered += w->state == REGISTRY_REGISTERED;
+    }
 }
 
 void registry_mark_back(controller_t *self, registry_worker_t *w) {

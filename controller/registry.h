@@ -73,6 +73,10 @@ void registry_excuse_stall(controller_t *self, int64_t gap_ns);
 /* Marks w lost (its delivered records count; the results become partial). abandon also tells it
  * to drop the run (it may be alive but too late); otherwise it is taken back if it reappears. */
 void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *why, bool abandon);
+/* Between runs: every worker still heard from is made ready for the next run (registered, up
+ * to --expect-workers; waiting beyond), with nothing left of the last run; a worker lost in it
+ * and silent since is forgotten. */
+void registry_next_run(controller_t *self);
 /* A lost worker of the run spoke again: it is running, and its Done and batches still count. */
 void registry_mark_back(controller_t *self, registry_worker_t *w);
 

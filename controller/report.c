@@ -425,6 +425,16 @@ static json_t *run_json(const report_level_t *levels, size_t n_levels, const rep
     if (!meta)
         meta = &none;
     json_object_set_new(run, "workers", json_integer(meta->workers));
+    if (meta->run_id) {
+        char id[20];
+        snprintf(id, sizeof id, "%016" PRIx64, meta->run_id);
+        json_object_set_new(run, "run_id", json_string(id));
+    }
+    if (meta->traced)
+        json_object_set_new(run, "trace",
+                            json_pack("{s:I, s:I}", "lines_written",
+                                      (json_int_t)meta->trace_lines_written, "lines_dropped",
+                                      (json_int_t)meta->trace_lines_dropped));
     if (meta->start_unix_ns) {
         char when[40];
         format_time(when, sizeof when, meta->start_unix_ns);
@@ -514,26 +524,49 @@ int report_write_json(const merge_t *merge, const char *path, const report_meta_
 }
 
 struct report_trace {
-    FILE *file;
+    FILE *file; /* a memory stream: the line being formatted (the loop never touches the disk) */
+    char *line;
+    size_t line_len;
+    trace_writer_t *writer; /* the thread that writes the lines to the file */
     int64_t run_start_ns;
     bool failed;
-    char buffer[1 << 16];
 };
 
 report_trace_t *report_trace_open(const char *path, int64_t run_start_ns) {
     report_trace_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
-    self->file = fopen(path, "w");
-    if (!self->file) {
+    size_t queue = REPORT_TRACE_QUEUE_BYTES;
+    const char *hook = getenv("STAMPEDE_TEST_TRACE_QUEUE_BYTES");
+    if (hook && strtoull(hook, NULL, 10) > 0) {
+        queue = (size_t)strtoull(hook, NULL, 10);
+        fprintf(stderr, "TEST HOOK: the trace queue holds %zu bytes\n", queue);
+    }
+    self->file = open_memstream(&self->line, &self->line_len);
+    if (self->file)
+        self->writer = trace_writer_new(path, queue);
+    if (!self->writer) {
         int saved = errno;
+        if (self->file)
+            fclose(self->file);
+        free(self->line);
         free(self);
         errno = saved;
         return NULL;
     }
-    setvbuf(self->file, self->buffer, _IOFBF, sizeof self->buffer);
     self->run_start_ns = run_start_ns;
     return self;
+}
+
+/* Hands the formatted line to the writer and empties the memory stream for the next one. */
+static int trace_queue_line(report_trace_t *self) {
+    if (fflush(self->file) != 0 || ferror(self->file)) {
+        self->failed = true;
+        return -1;
+    }
+    trace_writer_push(self->writer, self->line, self->line_len);
+    fseeko(self->file, 0, SEEK_SET);
+    return 0;
 }
 
 /* "key":µs since the run start, or null when the instant did not happen. */
@@ -662,19 +695,33 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
     trace_chunks(self, rec);
     if (fputs("}\n", f) == EOF || ferror(f))
         self->failed = true;
-    return self->failed ? -1 : 0;
+    return self->failed ? -1 : trace_queue_line(self);
 }
 
-int report_trace_close(report_trace_t **self_p) {
+uint64_t report_trace_dropped(report_trace_t *self) {
+    return trace_writer_dropped(self->writer);
+}
+
+int report_trace_error(report_trace_t *self) {
+    return trace_writer_error(self->writer);
+}
+
+int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats) {
     report_trace_t *self = *self_p;
     if (!self)
         return 0;
     bool failed = self->failed || ferror(self->file);
-    if (fclose(self->file) == EOF)
+    fclose(self->file);
+    free(self->line);
+    if (trace_writer_close(&self->writer, REPORT_TRACE_STALL_MS, stats) != 0)
         failed = true;
     free(self);
     *self_p = NULL;
     return failed ? -1 : 0;
+}
+
+int report_trace_close(report_trace_t **self_p) {
+    return report_trace_finish(self_p, NULL);
 }
 
 void report_live_line(const live_t *live, char *buf, size_t len) {

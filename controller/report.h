@@ -12,6 +12,7 @@
 #include "merge.h"
 #include "metrics.h"
 #include "record.h"
+#include "trace_writer.h"
 
 #define REPORT_SCHEMA_VERSION 1
 #define REPORT_LAG_WARNING_MS 10.0
@@ -41,6 +42,10 @@ typedef struct report_meta {
     size_t n_role_names;
     double lag_warning_ms; /* schedule lag p99 above this warns; 0 = 10 ms */
     bool http_phases;      /* the table also shows the HTTP phases (--http-phases, --verbose) */
+    uint64_t run_id;       /* this run's id on the wire (0: none, e.g. stampede merge) */
+    bool traced;           /* --trace: the trace_* counts below are filled */
+    uint64_t trace_lines_written;
+    uint64_t trace_lines_dropped; /* the writer's queue was full, or it was stuck at the end */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
@@ -60,14 +65,27 @@ int report_write_json(const merge_t *merge, const char *path, const report_meta_
 int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
                              const report_meta_t *meta);
 
-/* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. */
+/* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. Lines are
+ * formatted on the caller's thread and written by a trace_writer thread (a bounded queue of
+ * REPORT_TRACE_QUEUE_BYTES; a line that does not fit is dropped and counted). */
 typedef struct report_trace report_trace_t;
-/* Opens (truncates) path; NULL with errno set when it cannot. The caller closes it. */
+#define REPORT_TRACE_QUEUE_BYTES (64u << 20)
+#define REPORT_TRACE_STALL_MS 2000 /* the close gives up on a writer stuck this long */
+/* Starts the writer of path (opened and truncated by its thread, so a FIFO without a reader
+ * blocks nothing); NULL with errno set when it cannot start. The caller closes it. */
 report_trace_t *report_trace_open(const char *path, int64_t run_start_ns);
-/* Appends rec (controller clock) with its metrics m (metrics_compute(rec); NULL: computed here).
- * 0 ok, -1 on a write error. */
+/* Formats rec (controller clock) with its metrics m (metrics_compute(rec); NULL: computed here)
+ * and queues the line. 0 ok (queued or dropped and counted), -1 when formatting failed. */
 int report_trace_write(report_trace_t *self, const request_record_t *rec, const metrics_t *m);
-/* Flushes, closes, frees and sets *self_p to NULL. 0 ok, -1 when any write failed. */
+/* Lines dropped so far (queue full, or the writer failed). */
+uint64_t report_trace_dropped(report_trace_t *self);
+/* errno of the writer's first open or write failure, 0 none. */
+int report_trace_error(report_trace_t *self);
+/* Lets the writer finish while it makes progress (gives up after REPORT_TRACE_STALL_MS without
+ * any), fills stats when not NULL, frees and sets *self_p to NULL. 0 when every line was
+ * written, -1 otherwise. */
+int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats);
+/* report_trace_finish without the stats. */
 int report_trace_close(report_trace_t **self_p);
 
 /* The live status line, NUL-terminated in buf (no newline), e.g.

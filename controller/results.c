@@ -147,15 +147,25 @@ int results_finish(controller_t *self, bool interrupted) {
         /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
          */
         .stop_reason = interrupted ? "interrupted" : limit_reached(self),
-        .config_file = self->options.config_path,
+        .config_file = self->config_path,
         .seed = self->cfg.seed,
         .http_phases = self->options.http_phases,
+        .run_id = self->run_id,
     };
     report_print(self->merge, &meta, stdout);
     fflush(stdout);
     int rc = 0;
-    if (report_trace_close(&self->trace_out) != 0)
-        console_say(self, "the trace %s/requests.jsonl is incomplete (write error)", self->out_dir);
+    if (self->trace_out) {
+        trace_writer_stats_t trace = {0};
+        meta.traced = true;
+        if (report_trace_finish(&self->trace_out, &trace) != 0)
+            console_say(self,
+                        "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
+                        self->out_dir, trace.lines_dropped, trace.error ? ": " : "",
+                        trace.error ? strerror(trace.error) : "");
+        meta.trace_lines_written = trace.lines_written;
+        meta.trace_lines_dropped = trace.lines_dropped;
+    }
     if (write_files(self, &meta) != 0)
         rc = 1;
     else

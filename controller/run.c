@@ -34,6 +34,7 @@ typedef struct run_state {
     run_child_t *children;
     size_t n_children;
     int mock_out; /* read end of the mock's stdout, drained so it never blocks */
+    bool once;    /* one run: the workers are --once and exit when released */
     char out_dir[4096];
 } run_state_t;
 
@@ -119,8 +120,14 @@ static int start_workers(run_state_t *st, const char *endpoint, unsigned n, int 
     for (unsigned i = 0; i < n; i++) {
         char id[32];
         snprintf(id, sizeof id, "local-%u", i);
-        char *argv[] = {"stampede", "worker", "--connect", (char *)endpoint,
-                        "--once",   "--id",   id,          NULL};
+        char *argv[] = {"stampede",
+                        "worker",
+                        "--connect",
+                        (char *)endpoint,
+                        "--id",
+                        id,
+                        st->once ? "--once" : NULL,
+                        NULL};
         pid_t pid = spawn(argv, log_fd, log_fd);
         if (pid < 0 || !add_child(st, pid, (int)i)) {
             fprintf(stderr, "run: cannot start local worker %u: %s\n", i, strerror(errno));
@@ -194,9 +201,10 @@ static void signal_children(run_state_t *st, bool workers, int sig) {
             kill(st->children[i].pid, sig);
 }
 
-/* Workers exit by themselves once released (--once); whatever is left is stopped. */
+/* Workers exit by themselves once released (--once); whatever is left is stopped (at once when
+ * they served several runs: they are long-lived). */
 static void reap_all(run_state_t *st) {
-    if (wait_children(st, true, 5000)) {
+    if (wait_children(st, true, st->once ? 5000 : 0)) {
         signal_children(st, true, SIGTERM);
         if (wait_children(st, true, 2000)) {
             signal_children(st, true, SIGKILL);
@@ -212,8 +220,10 @@ static void reap_all(run_state_t *st) {
 
 static void usage(FILE *out) {
     fprintf(out,
-            "usage: stampede run FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
-            "                         [--http-phases|--verbose]\n"
+            "usage: stampede run FILE [FILE]... [--workers N] [--target URL]... [--out DIR]\n"
+            "                    [--trace] [--http-phases|--verbose]\n"
+            "  FILE...        workload files, run one after another by the same local\n"
+            "                 workers; with several, run N writes to DIR/run-N\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
             "                 any, the embedded `stampede mock` is started)\n"
@@ -306,17 +316,22 @@ int run_main(int argc, char **argv) {
             goto out;
         }
     }
-    if (optind != argc - 1) {
-        fprintf(stderr, "run: %s\n",
-                optind >= argc ? "a workload FILE is required"
-                               : "only one workload FILE is accepted");
+    if (optind >= argc) {
+        fprintf(stderr, "run: a workload FILE is required\n");
         usage(stderr);
         goto out;
     }
-    bool needs_mock;
-    if (peek_config(argv[optind], out_flag, n_targets, st.out_dir, sizeof st.out_dir,
-                    &needs_mock) != 0)
-        goto out;
+    /* The mock serves only when no file names an endpoint (one that does not, beside one that
+     * does, is refused by the controller); logs go to the first file's output directory. */
+    bool needs_mock = true;
+    for (int i = argc - 1; i >= optind; i--) {
+        bool file_needs_mock;
+        if (peek_config(argv[i], out_flag, n_targets, st.out_dir, sizeof st.out_dir,
+                        &file_needs_mock) != 0)
+            goto out;
+        needs_mock = needs_mock && file_needs_mock;
+    }
+    st.once = optind == argc - 1;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
@@ -335,6 +350,8 @@ int run_main(int argc, char **argv) {
     }
     controller_options_t o = {
         .config_path = argv[optind],
+        .config_paths = (const char *const *)&argv[optind],
+        .n_configs = (size_t)(argc - optind),
         .targets = targets,
         .n_targets = n_targets,
         .bind = "tcp://127.0.0.1:*",

@@ -7,7 +7,7 @@
 #include <time.h>
 #include <zmq.h>
 
-#include "agent.h"
+#include "envelope.h"
 #include "loop.h"
 
 struct transport {
@@ -113,7 +113,7 @@ int transport_send(transport_t *self, transport_socket_t socket, const uint8_t *
     void *sock = socket == TRANSPORT_CONTROL ? self->ctl : self->data;
     env->proto_version = PROTOCOL_VERSION;
     env->seq = ++self->seq;
-    size_t len = agent_pack(env, &self->buf, &self->buf_cap);
+    size_t len = envelope_pack(env, &self->buf, &self->buf_cap);
     if (!len)
         return -1;
     /* ROUTER_MANDATORY: an unknown or full peer fails here instead of dropping silently. */

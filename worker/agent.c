@@ -77,23 +77,11 @@ int64_t agent_now_reported(const agent_t *self) {
 
 static void drain(agent_socket_t *s);
 
-size_t agent_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap) {
-    size_t len = stampede__envelope__get_packed_size(env);
-    if (len > *cap) {
-        uint8_t *p = realloc(*buf, len);
-        if (!p)
-            return 0;
-        *buf = p;
-        *cap = len;
-    }
-    return stampede__envelope__pack(env, *buf);
-}
-
 /* Packs env (version, run and seq filled here) and sends it without blocking: 0 sent, -1 not. */
 static int send_envelope(agent_t *self, agent_socket_t *s, Stampede__Envelope *env) {
     env->proto_version = self->options.proto_version;
     env->seq = ++self->seq;
-    size_t len = agent_pack(env, &self->buf, &self->buf_cap);
+    size_t len = envelope_pack(env, &self->buf, &self->buf_cap);
     if (!len)
         return -1;
     int rc = zmq_send(s->sock, self->buf, len, ZMQ_DONTWAIT);

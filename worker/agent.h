@@ -10,21 +10,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "envelope.h"
 #include "events.h"
 #include "loop.h"
 #include "stampede.pb-c.h"
 
-/* The protocol this build speaks; a controller refuses a worker that speaks another. */
-#define PROTOCOL_VERSION 1
-
 typedef struct agent agent_t;
 
-/* Worker states as reported in heartbeats. */
+/* Worker states as reported in heartbeats (their numbers are the protocol's, proto/envelope.h). */
 typedef enum {
-    AGENT_IDLE = 0,
-    AGENT_ASSIGNED = 1,
-    AGENT_RUNNING = 2,
-    AGENT_FINISHING = 3
+    AGENT_IDLE = ENVELOPE_WORKER_IDLE,
+    AGENT_ASSIGNED = ENVELOPE_WORKER_ASSIGNED,
+    AGENT_RUNNING = ENVELOPE_WORKER_RUNNING,
+    AGENT_FINISHING = ENVELOPE_WORKER_FINISHING
 } agent_state_t;
 
 /* What the worker reports in each heartbeat. */
@@ -72,9 +70,6 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
                    const agent_callbacks_t *callbacks, void *arg);
 /* Closes the sockets (linger bounded) and frees. */
 void agent_destroy(agent_t **self_p);
-/* Packs env into *buf, growing it (*cap) as needed; the packed length, or 0 when out of memory.
- * Shared with the controller's transport, so both ends encode one way. */
-size_t agent_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap);
 /* Answers an Assign. 0 sent (or queued to retry), -1 on encoding failure. */
 int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency);
 /* Reports the end of the run: repeated every heartbeat until the controller's Stop. */

@@ -1,0 +1,119 @@
+#include "envelope.h"
+
+#include <stdalign.h>
+#include <stdlib.h>
+
+#define ARENA_FIRST_BLOCK (64 * 1024)
+
+typedef struct arena_block {
+    struct arena_block *next;
+    size_t size; /* usable bytes after the header */
+    size_t used;
+} arena_block_t;
+
+struct envelope_arena {
+    arena_block_t *blocks;  /* the current block first */
+    arena_block_t *current; /* where the next allocation is tried */
+    ProtobufCAllocator allocator;
+    uint64_t blocks_allocated;
+    uint64_t allocations;
+};
+
+size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap) {
+    size_t len = stampede__envelope__get_packed_size(env);
+    if (len > *cap) {
+        uint8_t *p = realloc(*buf, len);
+        if (!p)
+            return 0;
+        *buf = p;
+        *cap = len;
+    }
+    return stampede__envelope__pack(env, *buf);
+}
+
+static size_t align_up(size_t n) {
+    size_t a = alignof(max_align_t);
+    return (n + a - 1) & ~(a - 1);
+}
+
+static uint8_t *block_data(arena_block_t *b) {
+    return (uint8_t *)b + align_up(sizeof *b);
+}
+
+/* A new block able to hold at least size bytes, appended after the last one. */
+static arena_block_t *add_block(envelope_arena_t *self, size_t size) {
+    size_t last = 0;
+    arena_block_t **tail = &self->blocks;
+    while (*tail) {
+        last = (*tail)->size;
+        tail = &(*tail)->next;
+    }
+    size_t want = last ? last * 2 : ARENA_FIRST_BLOCK;
+    while (want < size)
+        want *= 2;
+    arena_block_t *b = malloc(align_up(sizeof *b) + want);
+    if (!b)
+        return NULL;
+    b->next = NULL;
+    b->size = want;
+    b->used = 0;
+    *tail = b;
+    self->blocks_allocated++;
+    return b;
+}
+
+static void *arena_alloc(void *data, size_t size) {
+    envelope_arena_t *self = data;
+    size = align_up(size ? size : 1);
+    self->allocations++;
+    arena_block_t *b = self->current;
+    while (b && b->size - b->used < size)
+        b = b->next;
+    if (!b && !(b = add_block(self, size)))
+        return NULL;
+    self->current = b;
+    void *p = block_data(b) + b->used;
+    b->used += size;
+    return p;
+}
+
+static void arena_free(void *data, void *p) {
+    /* Everything is released at once by the next unpack. */
+}
+
+envelope_arena_t *envelope_arena_new(void) {
+    envelope_arena_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->allocator.alloc = arena_alloc;
+    self->allocator.free = arena_free;
+    self->allocator.allocator_data = self;
+    return self;
+}
+
+void envelope_arena_destroy(envelope_arena_t **self_p) {
+    envelope_arena_t *self = *self_p;
+    if (!self)
+        return;
+    for (arena_block_t *b = self->blocks, *next; b; b = next) {
+        next = b->next;
+        free(b);
+    }
+    free(self);
+    *self_p = NULL;
+}
+
+Stampede__Envelope *envelope_unpack(envelope_arena_t *self, const uint8_t *data, size_t len) {
+    for (arena_block_t *b = self->blocks; b; b = b->next)
+        b->used = 0;
+    self->current = self->blocks;
+    return stampede__envelope__unpack(&self->allocator, len, data);
+}
+
+uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self) {
+    return self->blocks_allocated;
+}
+
+uint64_t envelope_arena_allocations(const envelope_arena_t *self) {
+    return self->allocations;
+}

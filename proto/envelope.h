@@ -1,0 +1,43 @@
+/* What both ends of the wire share beyond the generated messages: the protocol version, the
+ * worker states a Heartbeat carries, one way to pack an envelope, and unpacking into an arena so
+ * a batch of many records costs a few allocations instead of one per message. Linked by the
+ * worker and the controller alike (the controller links neither worker/ nor mock/). */
+#ifndef STAMPEDE_ENVELOPE_H
+#define STAMPEDE_ENVELOPE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stampede.pb-c.h"
+
+/* The protocol this build speaks; a controller refuses a worker that speaks another. */
+#define PROTOCOL_VERSION 1
+
+/* Worker states as a Heartbeat reports them (Heartbeat.state). */
+typedef enum {
+    ENVELOPE_WORKER_IDLE = 0,
+    ENVELOPE_WORKER_ASSIGNED = 1,
+    ENVELOPE_WORKER_RUNNING = 2,
+    ENVELOPE_WORKER_FINISHING = 3
+} envelope_worker_state_t;
+
+/* Packs env into *buf, growing it (*cap) as needed; the packed length, or 0 when out of memory. */
+size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap);
+
+/* A bump allocator for unpacking: blocks are kept between messages and reused, so unpacking a
+ * message no larger than the biggest before it allocates nothing. */
+typedef struct envelope_arena envelope_arena_t;
+
+/* A new arena; NULL on allocation failure. */
+envelope_arena_t *envelope_arena_new(void);
+/* Frees the arena and its blocks and sets *self_p to NULL (NULL is fine). */
+void envelope_arena_destroy(envelope_arena_t **self_p);
+/* Unpacks data into the arena, forgetting whatever the previous call unpacked (valid until the
+ * next call or the destroy). NULL when the bytes do not decode or memory ran out. */
+Stampede__Envelope *envelope_unpack(envelope_arena_t *self, const uint8_t *data, size_t len);
+/* How many times the arena asked malloc for a block since it was made (for tests). */
+uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self);
+/* How many allocations protobuf-c asked of the arena since it was made (for tests). */
+uint64_t envelope_arena_allocations(const envelope_arena_t *self);
+
+#endif

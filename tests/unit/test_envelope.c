@@ -1,0 +1,144 @@
+/* proto/envelope: one packing for both ends, and unpacking into an arena that allocates blocks,
+ * not one malloc per message, and reuses them for the next envelope. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <cmocka.h>
+
+#include "envelope.h"
+
+#define N_RECORDS 5000
+#define N_CHUNKS 20
+
+/* A batch of N_RECORDS records of N_CHUNKS chunks each, packed; the caller frees it. */
+static uint8_t *pack_batch(uint64_t seq, size_t *len) {
+    Stampede__Record *records = calloc(N_RECORDS, sizeof *records);
+    Stampede__Record **ptrs = calloc(N_RECORDS, sizeof *ptrs);
+    uint64_t *gaps = calloc(N_RECORDS * N_CHUNKS, sizeof *gaps);
+    assert_non_null(records);
+    assert_non_null(ptrs);
+    assert_non_null(gaps);
+    for (size_t i = 0; i < N_RECORDS; i++) {
+        stampede__record__init(&records[i]);
+        records[i].request_id = seq * 1000000 + i;
+        records[i].send_ns = (int64_t)i * 1000;
+        records[i].error_message = i % 2 ? "timeout" : "";
+        records[i].n_chunk_gap_us = N_CHUNKS;
+        records[i].chunk_gap_us = &gaps[i * N_CHUNKS];
+        for (size_t c = 0; c < N_CHUNKS; c++)
+            gaps[i * N_CHUNKS + c] = i + c;
+        ptrs[i] = &records[i];
+    }
+    Stampede__EventBatch batch = STAMPEDE__EVENT_BATCH__INIT;
+    batch.seq = seq;
+    batch.n_records = N_RECORDS;
+    batch.records = ptrs;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_BATCH;
+    env.batch = &batch;
+    env.proto_version = PROTOCOL_VERSION;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    *len = envelope_pack(&env, &buf, &cap);
+    assert_true(*len > 0);
+    free(gaps);
+    free(ptrs);
+    free(records);
+    return buf;
+}
+
+static void assert_batch(const Stampede__Envelope *env, uint64_t seq) {
+    assert_non_null(env);
+    assert_int_equal(env->body_case, STAMPEDE__ENVELOPE__BODY_BATCH);
+    assert_int_equal(env->batch->seq, seq);
+    assert_int_equal(env->batch->n_records, N_RECORDS);
+    for (size_t i = 0; i < N_RECORDS; i++) {
+        const Stampede__Record *r = env->batch->records[i];
+        assert_int_equal(r->request_id, seq * 1000000 + i);
+        assert_int_equal(r->send_ns, (int64_t)i * 1000);
+        assert_string_equal(r->error_message, i % 2 ? "timeout" : "");
+        assert_int_equal(r->n_chunk_gap_us, N_CHUNKS);
+        assert_int_equal(r->chunk_gap_us[N_CHUNKS - 1], i + N_CHUNKS - 1);
+    }
+}
+
+static void test_envelope_large_batch_unpacks_whole_from_a_few_blocks(void **state) {
+    size_t len;
+    uint8_t *data = pack_batch(1, &len);
+    envelope_arena_t *arena = envelope_arena_new();
+    assert_non_null(arena);
+    Stampede__Envelope *env = envelope_unpack(arena, data, len);
+    assert_batch(env, 1);
+    /* protobuf-c asked the arena for every message and array (more than one per record) ... */
+    assert_true(envelope_arena_allocations(arena) > N_RECORDS);
+    /* ... and the arena asked malloc for a handful of doubling blocks. */
+    assert_in_range(envelope_arena_blocks_allocated(arena), 1, 12);
+    envelope_arena_destroy(&arena);
+    assert_null(arena);
+    free(data);
+}
+
+static void test_envelope_next_batch_reuses_the_blocks(void **state) {
+    size_t len1, len2;
+    uint8_t *first = pack_batch(1, &len1);
+    uint8_t *second = pack_batch(2, &len2);
+    envelope_arena_t *arena = envelope_arena_new();
+    assert_batch(envelope_unpack(arena, first, len1), 1);
+    uint64_t blocks = envelope_arena_blocks_allocated(arena);
+    for (int i = 0; i < 3; i++)
+        assert_batch(envelope_unpack(arena, second, len2), 2);
+    assert_int_equal(envelope_arena_blocks_allocated(arena), blocks);
+    envelope_arena_destroy(&arena);
+    free(first);
+    free(second);
+}
+
+static void test_envelope_truncated_bytes_give_null_and_the_arena_still_works(void **state) {
+    size_t len;
+    uint8_t *data = pack_batch(3, &len);
+    envelope_arena_t *arena = envelope_arena_new();
+    assert_null(envelope_unpack(arena, data, len / 2));
+    assert_batch(envelope_unpack(arena, data, len), 3);
+    envelope_arena_destroy(&arena);
+    free(data);
+}
+
+static void test_envelope_pack_grows_the_buffer_once(void **state) {
+    Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
+    hb.state = ENVELOPE_WORKER_RUNNING;
+    hb.inflight = 7;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    env.proto_version = PROTOCOL_VERSION;
+    uint8_t *buf = NULL;
+    size_t cap = 0;
+    size_t len = envelope_pack(&env, &buf, &cap);
+    assert_int_equal(len, stampede__envelope__get_packed_size(&env));
+    assert_int_equal(cap, len);
+    uint8_t *same = buf;
+    assert_int_equal(envelope_pack(&env, &buf, &cap), len);
+    assert_ptr_equal(buf, same);
+    envelope_arena_t *arena = envelope_arena_new();
+    Stampede__Envelope *back = envelope_unpack(arena, buf, len);
+    assert_non_null(back);
+    assert_int_equal(back->heartbeat->state, ENVELOPE_WORKER_RUNNING);
+    assert_int_equal(back->heartbeat->inflight, 7);
+    assert_int_equal(back->proto_version, PROTOCOL_VERSION);
+    envelope_arena_destroy(&arena);
+    free(buf);
+}
+
+int main(void) {
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_envelope_large_batch_unpacks_whole_from_a_few_blocks),
+        cmocka_unit_test(test_envelope_next_batch_reuses_the_blocks),
+        cmocka_unit_test(test_envelope_truncated_bytes_give_null_and_the_arena_still_works),
+        cmocka_unit_test(test_envelope_pack_grows_the_buffer_once),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
