@@ -46,10 +46,14 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options);
 /* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED and cannot submit
  * again) and frees; *self_p becomes NULL. Call it before loop_destroy. */
 void engine_destroy(engine_t **self_p);
+/* Resolves url's host now (blocking getaddrinfo) and pins its addresses (CURLOPT_RESOLVE) for
+ * every later request to that host and port, so no lookup ever runs once requests flow. Call it
+ * for every endpoint before the start. 0 ok (also for an address literal or a host already
+ * pinned); -1 with "cannot resolve host NAME (endpoint URL): reason" in err. */
+int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
- * that cannot start (bad URL) is reported through done, from the loop. The first request to a
- * host name resolves it (blocking, once per host) and pins the addresses for every later one;
- * the URL is looked at once per endpoint index (record->endpoint), while it stays the same. */
+ * that cannot start (bad URL) is reported through done, from the loop. It never resolves a name
+ * itself: a host engine_resolve did not pin is left to curl's own resolver. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
@@ -70,8 +74,7 @@ typedef struct engine_stats {
     uint64_t body_bytes;
     uint64_t connections;     /* TCP connections opened; requests_finished - this = reused */
     uint32_t streams;         /* stream slots (easy handles + buffers) allocated */
-    uint32_t pinned_hosts;    /* host names resolved once and pinned (CURLOPT_RESOLVE) */
-    uint64_t url_lookups;     /* URLs parsed for pinning: once per endpoint URL, not per request */
+    uint32_t pinned_hosts;    /* host names resolved by engine_resolve and pinned */
     uint64_t resolve_updates; /* pinned-address lists handed to curl: once per stream and pin */
 } engine_stats_t;
 void engine_stats(const engine_t *self, engine_stats_t *out);

@@ -274,6 +274,10 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "cannot create the request engine");
         return -1;
     }
+    /* Every name is looked up here, before Ready: once the run starts nothing blocks the loop. */
+    for (size_t e = 0; e < w->cfg.target.n_endpoints; e++)
+        if (engine_resolve(w->engine, w->cfg.target.endpoints[e], err, errlen) != 0)
+            return -1;
     w->exec = session_executor_new(w->loop, &w->cfg, &w->share, session_backend_engine(w->engine),
                                    on_record, on_finished, w);
     if (!w->exec) {
