@@ -113,7 +113,7 @@ static void session_rate_pump(session_executor_t *self) {
             loop_timer_cancel(self->loop, self->arrival_timer);
             self->arrival_timer = 0;
         }
-        self->next_arrival += self->share.n_workers;
+        self->next_arrival += self->share.arrival_workers;
         session_run_start(self, NULL, index, first, intended, offset);
     }
     session_check_finished(self);
@@ -143,7 +143,8 @@ void session_schedule_start(session_executor_t *self) {
     } else {
         workload_arrivals_init(&self->arrivals, cfg);
         self->next_arrival = self->share.worker_index;
-        self->sources_left = 1;
+        /* a worker beyond the cap's split owns no arrival: it finishes at the start */
+        self->sources_left = self->share.worker_index < self->share.arrival_workers ? 1 : 0;
         self->arrival_timer = loop_timer_at(self->loop, start_ns, session_arrival_fire, self);
     }
 }
