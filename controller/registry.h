@@ -47,6 +47,15 @@ typedef struct registry_worker {
     uint64_t ingested;
     uint32_t inflight;
     bool release_pending; /* its release (Stop after Done) could not be sent yet */
+    /* How its loop fared over the run, from its Done (docs/metrics.md "Run validity"). */
+    bool has_stats;
+    uint64_t write_callbacks;
+    uint64_t sse_events;
+    int64_t loop_cpu_ns;
+    int64_t loop_wall_ns;
+    uint64_t arrivals;
+    uint64_t cap_waits;
+    uint64_t window_starts; /* sessions it started inside the measured window (results.c) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a

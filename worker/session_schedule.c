@@ -101,12 +101,18 @@ static void session_rate_pump(session_executor_t *self) {
             self->sources_left = 0;
             break;
         }
-        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap)
-            return;
+        /* The timer is armed even when the cap is full, so an arrival held back is seen due. */
         if (intended > loop_now_ns()) {
             if (!self->arrival_timer)
                 self->arrival_timer =
                     loop_timer_at(self->loop, intended, session_arrival_fire, self);
+            return;
+        }
+        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap) {
+            if (self->cap_wait_counted != index + 1) {
+                self->cap_waits++; /* due, held back until a session ends: counted once */
+                self->cap_wait_counted = index + 1;
+            }
             return;
         }
         if (self->arrival_timer) { /* armed for this arrival but not fired yet */
@@ -114,6 +120,7 @@ static void session_rate_pump(session_executor_t *self) {
             self->arrival_timer = 0;
         }
         self->next_arrival += self->share.arrival_workers;
+        self->arrivals_started++;
         session_run_start(self, NULL, index, first, intended, offset);
     }
     session_check_finished(self);

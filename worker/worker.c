@@ -67,6 +67,11 @@ typedef struct worker_loop {
     int64_t lost_since_ns; /* --once: when the controller went silent (0 = not lost) */
     bool done_sent;        /* Done announced (every record of the run is in a sealed batch) */
     char *done_error;
+    uint64_t stats_timer;
+    int64_t stats_begin_cpu_ns; /* the loop thread's CPU clock at the start instant */
+    int64_t stats_begin_ns;     /* the start instant, once reached (0 before) */
+    bool have_stats;
+    agent_run_stats_t stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
     int exit_code;
 } worker_loop_t;
@@ -105,7 +110,7 @@ static void try_done(worker_loop_t *w) {
     if (w->done_sent || events_seal(w->events) < 0)
         return;
     agent_flush(w->agent);
-    agent_send_done(w->agent, w->done_error);
+    agent_send_done(w->agent, w->done_error, w->have_stats ? &w->stats : NULL);
     w->done_sent = true;
     log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
              w->requests_done, events_last_seq(w->events));
@@ -143,11 +148,52 @@ static void on_record(void *arg, const request_record_t *rec) {
         agent_flush(w->agent);
 }
 
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* The start instant: the loop's CPU share is measured from here. */
+static void stats_begin(loop_t *loop, uint64_t id, void *arg) {
+    worker_loop_t *w = arg;
+    w->stats_timer = 0;
+    w->stats_begin_ns = loop_now_ns();
+    w->stats_begin_cpu_ns = thread_cpu_ns();
+}
+
+/* What the run cost this loop, from the start instant to now (the end of the run). */
+static void stats_end(worker_loop_t *w) {
+    memset(&w->stats, 0, sizeof w->stats);
+    w->have_stats = w->engine && w->exec;
+    if (!w->have_stats)
+        return;
+    engine_stats_t engine;
+    engine_stats(w->engine, &engine);
+    w->stats.write_callbacks = engine.write_callbacks;
+    w->stats.sse_events = engine.sse_events;
+    if (w->stats_begin_ns) {
+        w->stats.loop_cpu_ns = thread_cpu_ns() - w->stats_begin_cpu_ns;
+        w->stats.loop_wall_ns = loop_now_ns() - w->stats_begin_ns;
+    }
+    w->stats.arrivals = session_executor_arrivals(w->exec);
+    w->stats.cap_waits = session_executor_cap_waits(w->exec);
+}
+
+static void stats_reset(worker_loop_t *w) {
+    if (w->stats_timer)
+        loop_timer_cancel(w->loop, w->stats_timer);
+    w->stats_timer = 0;
+    w->stats_begin_ns = 0;
+    w->have_stats = false;
+}
+
 /* Nothing more will be sent: ship the last batch and report Done (repeated until released). */
 static void finish_run(worker_loop_t *w, const char *error) {
     if (w->state == AGENT_FINISHING || w->state == AGENT_IDLE)
         return;
     w->state = AGENT_FINISHING;
+    stats_end(w);
     free(w->done_error);
     w->done_error = error ? strdup(error) : NULL;
     w->done_sent = false;
@@ -173,6 +219,7 @@ static void release_run(worker_loop_t *w, const char *why) {
         w->batch_timer = 0;
     }
     free_run(w);
+    stats_reset(w);
     agent_clear_done(w->agent);
     agent_set_run(w->agent, 0);
     w->state = AGENT_IDLE;
@@ -311,7 +358,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
         free_run(w);
         agent_send_ready(w->agent, false, err, 0);
         w->state = AGENT_FINISHING;
-        agent_send_done(w->agent, err);
+        agent_send_done(w->agent, err, NULL);
         return;
     }
     log_line(w,
@@ -329,6 +376,8 @@ static void on_start(void *arg, uint64_t run_id, int64_t start_ns) {
     if (session_executor_start(w->exec, start_ns) != 0)
         return;
     w->state = AGENT_RUNNING;
+    stats_reset(w);
+    w->stats_timer = loop_timer_at(w->loop, start_ns, stats_begin, w);
     log_line(w, "starting in %.0f ms", (start_ns - loop_now_ns()) / 1e6);
     if (!w->batch_timer)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
