@@ -99,6 +99,7 @@ static void collect_stats(registry_worker_t *w, const Stampede__WorkerStats *sta
         return;
     w->write_callbacks = stats->write_callbacks;
     w->sse_events = stats->sse_events;
+    w->token_events = stats->token_events;
     w->loop_cpu_ns = stats->loop_cpu_ns;
     w->loop_wall_ns = stats->loop_wall_ns;
     w->arrivals = stats->arrivals;

@@ -26,6 +26,7 @@ typedef struct controller_options {
     uint32_t expect_workers;     /* logical workers (a worker with --threads T counts T) */
     const char *out_dir;         /* NULL: the file's output.dir */
     bool trace;                  /* also when the file says output.trace */
+    bool allow_invalid;          /* an invalid run exits 0, not 3 (controller/validity.h) */
     int64_t register_timeout_ns; /* waiting for workers; default 60 s */
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
@@ -37,7 +38,8 @@ controller_t *controller_new(const controller_options_t *options);
 /* The bound control endpoint with the real port, e.g. "tcp://127.0.0.1:40123". */
 const char *controller_endpoint(const controller_t *self);
 /* Runs one run to the end. Returns the exit status: 0 ok, 1 when the run could not start or every
- * request failed (the reason is printed), 130 when interrupted (partial results are written). */
+ * request failed (the reason is printed), 3 when the run is invalid and options.allow_invalid is
+ * not set, 130 when interrupted (partial results are written). */
 int controller_run(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);

@@ -10,13 +10,16 @@ static void usage(FILE *out) {
         "usage: stampede controller FILE --bind tcp://*:PORT --expect-workers N\n"
         "                           [--target URL]... [--out DIR] [--trace]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
+        "                           [--allow-invalid]\n"
         "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
         "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
         "  --expect-workers N     logical workers to wait for (worker --threads T counts T)\n"
         "  --target URL           endpoint base URL, repeatable; overrides the file\n"
         "  --out DIR              results directory (default: the file's output.dir)\n"
         "  --trace                also write DIR/requests.jsonl with every chunk time\n"
-        "  --register-timeout S   give up when the workers are not all there (default 60)\n");
+        "  --register-timeout S   give up when the workers are not all there (default 60)\n"
+        "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
+        "                         lag, a worker lost...); without it such a run exits 3\n");
 }
 
 int controller_main(int argc, char **argv) {
@@ -29,6 +32,7 @@ int controller_main(int argc, char **argv) {
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
+        {"allow-invalid", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     controller_options_t o = {.name = "controller"};
@@ -59,6 +63,9 @@ int controller_main(int argc, char **argv) {
             break;
         case 'T':
             o.trace = true;
+            break;
+        case 'I':
+            o.allow_invalid = true;
             break;
         case 'd':
             o.data_port = (uint32_t)strtoul(optarg, &end, 10);

@@ -51,6 +51,7 @@ typedef struct registry_worker {
     bool has_stats;
     uint64_t write_callbacks;
     uint64_t sse_events;
+    uint64_t token_events;
     int64_t loop_cpu_ns;
     int64_t loop_wall_ns;
     uint64_t arrivals;

@@ -422,6 +422,23 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
     return root;
 }
 
+void report_print_rate(FILE *out, double requested_per_s, double achieved_per_s,
+                       const char *warning) {
+    fprintf(out, "Rate: requested %.4g/s, achieved %.4g/s\n", requested_per_s, achieved_per_s);
+    if (warning)
+        fprintf(out, "WARNING: the achieved rate is below the requested one: %s\n", warning);
+}
+
+void report_print_validity(FILE *out, const validity_t *validity) {
+    if (validity->valid) {
+        fprintf(out, "\nRun valid\n");
+        return;
+    }
+    fprintf(out, "\nRun INVALID:\n");
+    for (size_t i = 0; i < validity->n_reasons; i++)
+        fprintf(out, "  - %s\n", validity->reasons[i]);
+}
+
 int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
                              const report_meta_t *meta) {
     json_t *root = report_json(levels, n_levels, meta);
@@ -429,6 +446,12 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
         errno = ENOMEM;
         return -1;
     }
+    int rc = report_write_json_root(root, path);
+    json_decref(root);
+    return rc;
+}
+
+int report_write_json_root(json_t *root, const char *path) {
     /* written beside and renamed, so a reader never sees half a file */
     size_t tmp_len = strlen(path) + 8;
     char *tmp = malloc(tmp_len);
@@ -452,7 +475,6 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
     } else {
         errno = ENOMEM;
     }
-    json_decref(root);
     return rc;
 }
 

@@ -213,11 +213,15 @@ static void reap_all(run_state_t *st) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede run FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
+            "                         [--allow-invalid]\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
             "                 any, the embedded `stampede mock` is started)\n"
             "  --out DIR      results directory (default: the file's output.dir)\n"
-            "  --trace        also write DIR/requests.jsonl with every chunk time\n",
+            "  --trace        also write DIR/requests.jsonl with every chunk time\n"
+            "  --allow-invalid  exit 0 for a run judged invalid (client saturated, schedule\n"
+            "                 lag, a worker lost...); without it such a run exits 3. The\n"
+            "                 results are written either way, with validity.reasons\n",
             RUN_DEFAULT_WORKERS);
 }
 
@@ -252,13 +256,17 @@ static int open_log(const run_state_t *st, const char *name) {
 
 int run_main(int argc, char **argv) {
     static const struct option longopts[] = {
-        {"workers", required_argument, NULL, 'w'}, {"target", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},     {"trace", no_argument, NULL, 'T'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"workers", required_argument, NULL, 'w'},
+        {"target", required_argument, NULL, 't'},
+        {"out", required_argument, NULL, 'o'},
+        {"trace", no_argument, NULL, 'T'},
+        {"help", no_argument, NULL, 'h'},
+        {"allow-invalid", no_argument, NULL, 'I'},
+        {NULL, 0, NULL, 0},
     };
     unsigned workers = RUN_DEFAULT_WORKERS;
     const char *out_flag = NULL;
-    bool trace = false;
+    bool trace = false, allow_invalid = false;
     const char **targets = calloc((size_t)argc + 2, sizeof *targets);
     size_t n_targets = 0;
     run_state_t st = {.mock_out = -1};
@@ -288,6 +296,9 @@ int run_main(int argc, char **argv) {
             break;
         case 'T':
             trace = true;
+            break;
+        case 'I':
+            allow_invalid = true;
             break;
         case 'h':
             usage(stdout);
@@ -333,6 +344,7 @@ int run_main(int argc, char **argv) {
         .expect_workers = workers,
         .out_dir = st.out_dir,
         .trace = trace,
+        .allow_invalid = allow_invalid,
         .register_timeout_ns = RUN_REGISTER_TIMEOUT_NS,
         .name = "run",
         .hook = check_children,

@@ -23,6 +23,10 @@ double validity_events_per_read(const validity_worker_t *w) {
     return w->write_callbacks ? (double)w->sse_events / (double)w->write_callbacks : 0;
 }
 
+double validity_token_events_per_read(const validity_worker_t *w) {
+    return w->write_callbacks ? (double)w->token_events / (double)w->write_callbacks : 0;
+}
+
 double validity_loop_cpu_share(const validity_worker_t *w) {
     return w->loop_wall_ns > 0 ? (double)w->loop_cpu_ns / (double)w->loop_wall_ns : 0;
 }
@@ -38,16 +42,17 @@ static void validity_judge_saturation(const validity_input_t *in, validity_t *ou
         const validity_worker_t *w = &in->workers[i];
         if (!w->has_stats)
             continue;
-        double cpu = validity_loop_cpu_share(w), per_read = validity_events_per_read(w);
+        double cpu = validity_loop_cpu_share(w), per_read = validity_token_events_per_read(w);
         if (cpu > VALIDITY_LOOP_CPU_MAX)
             validity_add(
                 out, "client saturated: worker %s's loop used %.0f %% of a core (above %.0f %%)",
                 w->name, cpu * 100, VALIDITY_LOOP_CPU_MAX * 100);
-        if (per_read > VALIDITY_EVENTS_PER_READ_MAX)
-            validity_add(out,
-                         "client saturated: worker %s read %.2f SSE events per read (above %.1f): "
-                         "events waited in the socket for the client",
-                         w->name, per_read, VALIDITY_EVENTS_PER_READ_MAX);
+        if (per_read > VALIDITY_TOKEN_EVENTS_PER_READ_MAX)
+            validity_add(
+                out,
+                "client saturated: worker %s read %.2f token events per read (above %.1f): "
+                "tokens waited in the socket for the client",
+                w->name, per_read, VALIDITY_TOKEN_EVENTS_PER_READ_MAX);
     }
 }
 

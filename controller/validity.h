@@ -15,9 +15,11 @@
 #define VALIDITY_REASON_LEN 320
 /* A loop busier than this share of one core could not keep up with its streams. */
 #define VALIDITY_LOOP_CPU_MAX 0.90
-/* SSE events per body read above this: reads found several events waiting, the client fell
- * behind (a server that sends one event per write gives about 1, plus the few closing events). */
-#define VALIDITY_EVENTS_PER_READ_MAX 2.0
+/* Token events per body read above this: reads found several tokens waiting, the client fell
+ * behind (a server that writes one token per send gives 1). Token events, not all SSE events: the
+ * closing ones (finish, usage, [DONE]) come in the read of the last token, so a 1-token reply
+ * reads 4 events at once from a client that is not behind at all. */
+#define VALIDITY_TOKEN_EVENTS_PER_READ_MAX 1.5
 /* Share of requests that asked for an exact length and received another. */
 #define VALIDITY_OUTPUT_MISMATCH_MAX 0.05
 
@@ -28,6 +30,7 @@ typedef struct validity_worker {
     bool has_stats; /* it reported the figures below */
     uint64_t write_callbacks;
     uint64_t sse_events;
+    uint64_t token_events;
     int64_t loop_cpu_ns;
     int64_t loop_wall_ns;
     uint64_t cap_waits;
@@ -60,6 +63,8 @@ void validity_judge(const validity_input_t *in, validity_t *out);
 bool validity_exact_lengths(const config_t *cfg);
 /* SSE events per body read of w (0 when it read nothing). */
 double validity_events_per_read(const validity_worker_t *w);
+/* Token events per body read of w (0 when it read nothing): what the saturation verdict reads. */
+double validity_token_events_per_read(const validity_worker_t *w);
 /* w's loop CPU time over its wall time, as a share of one core (0 when not measured). */
 double validity_loop_cpu_share(const validity_worker_t *w);
 

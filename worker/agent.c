@@ -148,6 +148,7 @@ static void send_done(agent_t *self) {
         const agent_run_stats_t *s = &self->done_stats;
         stats.write_callbacks = s->write_callbacks;
         stats.sse_events = s->sse_events;
+        stats.token_events = s->token_events;
         stats.loop_cpu_ns = s->loop_cpu_ns;
         stats.loop_wall_ns = s->loop_wall_ns;
         stats.arrivals = s->arrivals;

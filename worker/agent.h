@@ -81,6 +81,7 @@ int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurr
 typedef struct agent_run_stats {
     uint64_t write_callbacks; /* body reads handed to the client */
     uint64_t sse_events;      /* SSE events parsed from them */
+    uint64_t token_events;    /* of those, events that carried a token */
     int64_t loop_cpu_ns;      /* the loop thread's CPU time from the start to the end */
     int64_t loop_wall_ns;     /* wall time over the same span */
     uint64_t arrivals;        /* rate mode: arrivals started */

@@ -172,6 +172,7 @@ static void stats_end(worker_loop_t *w) {
     engine_stats(w->engine, &engine);
     w->stats.write_callbacks = engine.write_callbacks;
     w->stats.sse_events = engine.sse_events;
+    w->stats.token_events = engine.token_chunks;
     if (w->stats_begin_ns) {
         w->stats.loop_cpu_ns = thread_cpu_ns() - w->stats_begin_cpu_ns;
         w->stats.loop_wall_ns = loop_now_ns() - w->stats_begin_ns;

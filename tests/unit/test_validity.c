@@ -17,6 +17,7 @@ static validity_worker_t healthy(const char *name) {
                                .has_stats = true,
                                .write_callbacks = 1000,
                                .sse_events = 1100,
+                               .token_events = 1000,
                                .loop_cpu_ns = SECOND / 4,
                                .loop_wall_ns = SECOND};
 }
@@ -60,14 +61,29 @@ static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **s
     assert_true(v.valid);
 }
 
-static void test_validity_several_events_per_read_is_saturation(void **state) {
+static void test_validity_several_token_events_per_read_is_saturation(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
-    w[0].sse_events = 3500; /* 3.5 per read */
+    w[0].sse_events = 4500;
+    w[0].token_events = 3500; /* 3.5 per read */
     validity_t v;
     validity_judge(&in, &v);
-    assert_one_reason(&v, "client saturated: worker a read 3.50 SSE events per read");
-    assert_true(validity_events_per_read(&w[0]) > 3.499 && validity_events_per_read(&w[0]) < 3.501);
+    assert_one_reason(&v, "client saturated: worker a read 3.50 token events per read");
+    assert_true(validity_token_events_per_read(&w[0]) > 3.499 &&
+                validity_token_events_per_read(&w[0]) < 3.501);
+}
+
+/* One-token replies: the closing events (finish, usage, [DONE]) share the token's read. */
+static void test_validity_closing_events_in_one_read_are_not_saturation(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    w[0].write_callbacks = 400;
+    w[0].sse_events = 1600;
+    w[0].token_events = 400;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_true(v.valid);
+    assert_true(validity_events_per_read(&w[0]) > 3.999 && validity_events_per_read(&w[0]) < 4.001);
 }
 
 static void test_validity_worker_without_stats_is_not_judged_saturated(void **state) {
@@ -153,7 +169,7 @@ static void test_validity_every_reason_is_listed(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
     w[0].loop_cpu_ns = SECOND;
-    w[0].sse_events = 5000;
+    w[0].token_events = 5000;
     w[1].lost = true;
     in.requests_ok = 0;
     in.requests_failed = 3;
@@ -167,7 +183,8 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
-        cmocka_unit_test(test_validity_several_events_per_read_is_saturation),
+        cmocka_unit_test(test_validity_several_token_events_per_read_is_saturation),
+        cmocka_unit_test(test_validity_closing_events_in_one_read_are_not_saturation),
         cmocka_unit_test(test_validity_worker_without_stats_is_not_judged_saturated),
         cmocka_unit_test(test_validity_schedule_lag_above_threshold_in_rate_mode),
         cmocka_unit_test(test_validity_schedule_lag_from_the_cap_is_not_a_reason),
