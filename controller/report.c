@@ -424,7 +424,7 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
 
 void report_print_rate(FILE *out, double requested_per_s, double achieved_per_s,
                        const char *warning) {
-    fprintf(out, "Rate: requested %.4g/s, achieved %.4g/s\n", requested_per_s, achieved_per_s);
+    fprintf(out, "Rate: requested %.6g/s, achieved %.6g/s\n", requested_per_s, achieved_per_s);
     if (warning)
         fprintf(out, "WARNING: the achieved rate is below the requested one: %s\n", warning);
 }
