@@ -39,6 +39,14 @@ void results_open_trace(controller_t *self) {
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
 }
 
+/* The run's worker with this index, or NULL. */
+static registry_worker_t *results_worker_at(const controller_t *self, uint32_t index) {
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].index == (int)index)
+            return &self->workers[i];
+    return NULL;
+}
+
 /* Counts a session start (its node 0 sent) inside the measured window for the worker that sent
  * it: the achieved rate. The window opens at start + warmup and ends no later than start +
  * duration; it closes earlier only at the last end of any request, after every send. */
@@ -49,11 +57,9 @@ static void results_count_start(controller_t *self, const request_record_t *rec)
     int64_t duration = self->cfg.limits.duration_ns;
     if (rec->send_ns < opens || (duration > 0 && rec->send_ns > self->start_ns + duration))
         return;
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (self->workers[i].index == (int)rec->worker) {
-            self->workers[i].window_starts++;
-            return;
-        }
+    registry_worker_t *w = results_worker_at(self, rec->worker);
+    if (w)
+        w->window_starts++;
 }
 
 void results_record(void *arg, request_record_t *rec) {
@@ -100,7 +106,7 @@ typedef struct results_extra {
 /* Every worker of the run, by index, as the verdict reads it; the caller frees the array. */
 static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
     validity_worker_t *out = calloc(self->in_run ? self->in_run : 1, sizeof *out);
-    *n = 0;
+    *n = out ? self->in_run : 0;
     for (size_t i = 0; out && i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w) || (uint32_t)w->index >= self->in_run)
@@ -114,7 +120,6 @@ static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
                                             .loop_cpu_ns = w->loop_cpu_ns,
                                             .loop_wall_ns = w->loop_wall_ns,
                                             .cap_waits = w->cap_waits};
-        (*n)++;
     }
     return out;
 }
@@ -203,12 +208,8 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     json_t *array = json_array();
     for (size_t i = 0; i < x->n_workers; i++) {
         const validity_worker_t *w = &x->workers[i];
-        uint64_t arrivals = 0, starts = 0;
-        for (size_t k = 0; k < self->n_workers; k++)
-            if (self->workers[k].index == (int)i) {
-                arrivals = self->workers[k].arrivals;
-                starts = self->workers[k].window_starts;
-            }
+        const registry_worker_t *r = results_worker_at(self, (uint32_t)i);
+        uint64_t arrivals = r ? r->arrivals : 0, starts = r ? r->window_starts : 0;
         json_t *o = json_object();
         json_object_set_new(o, "worker", json_integer((json_int_t)i));
         json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
