@@ -102,6 +102,7 @@ static void collect_stats(registry_worker_t *w, const Stampede__WorkerStats *sta
     w->token_events = stats->token_events;
     w->loop_cpu_ns = stats->loop_cpu_ns;
     w->loop_wall_ns = stats->loop_wall_ns;
+    w->loop_wait_ns = stats->loop_wait_ns;
     w->arrivals = stats->arrivals;
     w->cap_waits = stats->cap_waits;
 }

@@ -54,6 +54,7 @@ typedef struct registry_worker {
     uint64_t token_events;
     int64_t loop_cpu_ns;
     int64_t loop_wall_ns;
+    int64_t loop_wait_ns; /* -1 unknown */
     uint64_t arrivals;
     uint64_t cap_waits;
     uint64_t window_starts; /* sessions it started inside the measured window (results.c) */

@@ -119,6 +119,7 @@ static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
                                             .token_events = w->token_events,
                                             .loop_cpu_ns = w->loop_cpu_ns,
                                             .loop_wall_ns = w->loop_wall_ns,
+                                            .loop_wait_ns = w->loop_wait_ns,
                                             .cap_waits = w->cap_waits};
     }
     return out;
@@ -221,11 +222,17 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
                                          : json_null());
         json_object_set_new(o, "loop_cpu_share",
                             w->has_stats ? json_real(validity_loop_cpu_share(w)) : json_null());
+        json_object_set_new(o, "loop_busy_share",
+                            w->has_stats ? json_real(validity_loop_busy_share(w)) : json_null());
         json_object_set_new(o, "write_callbacks", json_integer((json_int_t)w->write_callbacks));
         json_object_set_new(o, "sse_events", json_integer((json_int_t)w->sse_events));
         json_object_set_new(o, "token_events", json_integer((json_int_t)w->token_events));
         json_object_set_new(o, "loop_cpu_s", json_real((double)w->loop_cpu_ns / 1e9));
         json_object_set_new(o, "loop_wall_s", json_real((double)w->loop_wall_ns / 1e9));
+        json_object_set_new(o, "loop_wait_s",
+                            w->has_stats && w->loop_wait_ns >= 0
+                                ? json_real((double)w->loop_wait_ns / 1e9)
+                                : json_null());
         json_object_set_new(o, "arrivals", json_integer((json_int_t)arrivals));
         json_object_set_new(o, "cap_waits", json_integer((json_int_t)w->cap_waits));
         json_object_set_new(o, "window_session_starts", json_integer((json_int_t)starts));

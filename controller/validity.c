@@ -31,28 +31,36 @@ double validity_loop_cpu_share(const validity_worker_t *w) {
     return w->loop_wall_ns > 0 ? (double)w->loop_cpu_ns / (double)w->loop_wall_ns : 0;
 }
 
+double validity_loop_busy_share(const validity_worker_t *w) {
+    if (w->loop_wall_ns <= 0)
+        return 0;
+    int64_t wait = w->loop_wait_ns > 0 ? w->loop_wait_ns : 0;
+    return (double)(w->loop_cpu_ns + wait) / (double)w->loop_wall_ns;
+}
+
 bool validity_exact_lengths(const config_t *cfg) {
     return cfg->target.ignore_eos;
 }
 
-/* The client, not the server, set the pace: a loop near a full core, or reads that found several
- * events waiting. */
+/* The client, not the server, set the pace: a loop near a full core, or a busy loop whose reads
+ * found several tokens waiting. */
 static void validity_judge_saturation(const validity_input_t *in, validity_t *out) {
     for (size_t i = 0; i < in->n_workers; i++) {
         const validity_worker_t *w = &in->workers[i];
         if (!w->has_stats)
             continue;
         double cpu = validity_loop_cpu_share(w), per_read = validity_token_events_per_read(w);
+        double busy = validity_loop_busy_share(w);
         if (cpu > VALIDITY_LOOP_CPU_MAX)
             validity_add(
                 out, "client saturated: worker %s's loop used %.0f %% of a core (above %.0f %%)",
                 w->name, cpu * 100, VALIDITY_LOOP_CPU_MAX * 100);
-        if (per_read > VALIDITY_TOKEN_EVENTS_PER_READ_MAX)
-            validity_add(
-                out,
-                "client saturated: worker %s read %.2f token events per read (above %.1f): "
-                "tokens waited in the socket for the client",
-                w->name, per_read, VALIDITY_TOKEN_EVENTS_PER_READ_MAX);
+        if (per_read > VALIDITY_TOKEN_EVENTS_PER_READ_MAX && busy > VALIDITY_LOOP_BUSY_FOR_READS)
+            validity_add(out,
+                         "client saturated: worker %s read %.2f token events per read (above %.1f) "
+                         "with its loop busy %.0f %% of the run (on a CPU or waiting for one): "
+                         "tokens waited in the socket for the client",
+                         w->name, per_read, VALIDITY_TOKEN_EVENTS_PER_READ_MAX, busy * 100);
     }
 }
 

@@ -15,11 +15,15 @@
 #define VALIDITY_REASON_LEN 320
 /* A loop busier than this share of one core could not keep up with its streams. */
 #define VALIDITY_LOOP_CPU_MAX 0.90
-/* Token events per body read above this: reads found several tokens waiting, the client fell
- * behind (a server that writes one token per send gives 1). Token events, not all SSE events: the
- * closing ones (finish, usage, [DONE]) come in the read of the last token, so a 1-token reply
- * reads 4 events at once from a client that is not behind at all. */
+/* Token events per body read above this, from a busy loop: reads found several tokens waiting, the
+ * client fell behind (a server that writes one token per send gives 1). Token events, not all SSE
+ * events: the closing ones (finish, usage, [DONE]) come in the read of the last token, so a
+ * 1-token reply reads 4 events at once from a client that is not behind at all. */
 #define VALIDITY_TOKEN_EVENTS_PER_READ_MAX 1.5
+/* ...and the loop busy (on a CPU, or runnable and waiting for one) above this share of the run:
+ * several tokens per read from an idle loop mean the server wrote them together (a coalescing
+ * server or proxy), not that the client fell behind. */
+#define VALIDITY_LOOP_BUSY_FOR_READS 0.5
 /* Share of requests that asked for an exact length and received another. */
 #define VALIDITY_OUTPUT_MISMATCH_MAX 0.05
 
@@ -33,6 +37,7 @@ typedef struct validity_worker {
     uint64_t token_events;
     int64_t loop_cpu_ns;
     int64_t loop_wall_ns;
+    int64_t loop_wait_ns; /* runnable but waiting for a CPU; negative when unknown */
     uint64_t cap_waits;
 } validity_worker_t;
 
@@ -67,5 +72,8 @@ double validity_events_per_read(const validity_worker_t *w);
 double validity_token_events_per_read(const validity_worker_t *w);
 /* w's loop CPU time over its wall time, as a share of one core (0 when not measured). */
 double validity_loop_cpu_share(const validity_worker_t *w);
+/* w's loop CPU time plus its wait for a CPU, over its wall time (0 when not measured): how much of
+ * the run the loop wanted a core. */
+double validity_loop_busy_share(const validity_worker_t *w);
 
 #endif

@@ -151,6 +151,7 @@ static void send_done(agent_t *self) {
         stats.token_events = s->token_events;
         stats.loop_cpu_ns = s->loop_cpu_ns;
         stats.loop_wall_ns = s->loop_wall_ns;
+        stats.loop_wait_ns = s->loop_wait_ns;
         stats.arrivals = s->arrivals;
         stats.cap_waits = s->cap_waits;
         done.stats = &stats;

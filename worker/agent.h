@@ -84,6 +84,7 @@ typedef struct agent_run_stats {
     uint64_t token_events;    /* of those, events that carried a token */
     int64_t loop_cpu_ns;      /* the loop thread's CPU time from the start to the end */
     int64_t loop_wall_ns;     /* wall time over the same span */
+    int64_t loop_wait_ns;     /* runnable but waiting for a CPU over the span; -1 unknown */
     uint64_t arrivals;        /* rate mode: arrivals started */
     uint64_t cap_waits;       /* rate mode: arrivals due while the cap was full */
 } agent_run_stats_t;

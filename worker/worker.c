@@ -68,8 +68,9 @@ typedef struct worker_loop {
     bool done_sent;        /* Done announced (every record of the run is in a sealed batch) */
     char *done_error;
     uint64_t stats_timer;
-    int64_t stats_begin_cpu_ns; /* the loop thread's CPU clock at the start instant */
-    int64_t stats_begin_ns;     /* the start instant, once reached (0 before) */
+    int64_t stats_begin_cpu_ns;  /* the loop thread's CPU clock at the start instant */
+    int64_t stats_begin_ns;      /* the start instant, once reached (0 before) */
+    int64_t stats_begin_wait_ns; /* the loop thread's run-queue wait then (-1 unknown) */
     bool have_stats;
     agent_run_stats_t stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
@@ -154,12 +155,24 @@ static int64_t thread_cpu_ns(void) {
     return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
 }
 
+/* Time this thread spent runnable but waiting for a CPU (the second field of
+ * /proc/thread-self/schedstat), -1 when the kernel does not say. Read twice per run. */
+static int64_t thread_wait_ns(void) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    long long running, waiting;
+    int n = f ? fscanf(f, "%lld %lld", &running, &waiting) : 0;
+    if (f)
+        fclose(f);
+    return n == 2 ? (int64_t)waiting : -1;
+}
+
 /* The start instant: the loop's CPU share is measured from here. */
 static void stats_begin(loop_t *loop, uint64_t id, void *arg) {
     worker_loop_t *w = arg;
     w->stats_timer = 0;
     w->stats_begin_ns = loop_now_ns();
     w->stats_begin_cpu_ns = thread_cpu_ns();
+    w->stats_begin_wait_ns = thread_wait_ns();
 }
 
 /* What the run cost this loop, from the start instant to now (the end of the run). */
@@ -173,9 +186,13 @@ static void stats_end(worker_loop_t *w) {
     w->stats.write_callbacks = engine.write_callbacks;
     w->stats.sse_events = engine.sse_events;
     w->stats.token_events = engine.token_chunks;
+    w->stats.loop_wait_ns = -1;
     if (w->stats_begin_ns) {
         w->stats.loop_cpu_ns = thread_cpu_ns() - w->stats_begin_cpu_ns;
         w->stats.loop_wall_ns = loop_now_ns() - w->stats_begin_ns;
+        int64_t wait = thread_wait_ns();
+        if (wait >= 0 && w->stats_begin_wait_ns >= 0)
+            w->stats.loop_wait_ns = wait - w->stats_begin_wait_ns;
     }
     w->stats.arrivals = session_executor_arrivals(w->exec);
     w->stats.cap_waits = session_executor_cap_waits(w->exec);

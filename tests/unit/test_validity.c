@@ -61,16 +61,30 @@ static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **s
     assert_true(v.valid);
 }
 
-static void test_validity_several_token_events_per_read_is_saturation(void **state) {
+static void test_validity_several_token_events_per_read_from_a_busy_loop_is_saturation(void **s) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
     w[0].sse_events = 4500;
-    w[0].token_events = 3500; /* 3.5 per read */
+    w[0].token_events = 3500;       /* 3.5 per read */
+    w[0].loop_wait_ns = SECOND / 2; /* a quarter of a core, and waiting half the run for one */
     validity_t v;
     validity_judge(&in, &v);
-    assert_one_reason(&v, "client saturated: worker a read 3.50 token events per read");
+    assert_one_reason(&v, "client saturated: worker a read 3.50 token events per read (above 1.5) "
+                          "with its loop busy 75 % of the run");
     assert_true(validity_token_events_per_read(&w[0]) > 3.499 &&
                 validity_token_events_per_read(&w[0]) < 3.501);
+}
+
+/* A server (or proxy) that writes several tokens at once, read by an idle loop: not the client. */
+static void test_validity_several_token_events_per_read_from_an_idle_loop_is_not(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    w[0].token_events = 2000;
+    w[0].loop_wait_ns = -1; /* unknown: counts as no wait */
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_true(v.valid);
+    assert_true(validity_loop_busy_share(&w[0]) > 0.249 && validity_loop_busy_share(&w[0]) < 0.251);
 }
 
 /* One-token replies: the closing events (finish, usage, [DONE]) share the token's read. */
@@ -169,7 +183,7 @@ static void test_validity_every_reason_is_listed(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
     w[0].loop_cpu_ns = SECOND;
-    w[0].token_events = 5000;
+    w[0].token_events = 5000; /* busy: its loop is at a full core */
     w[1].lost = true;
     in.requests_ok = 0;
     in.requests_failed = 3;
@@ -183,7 +197,9 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
-        cmocka_unit_test(test_validity_several_token_events_per_read_is_saturation),
+        cmocka_unit_test(
+            test_validity_several_token_events_per_read_from_a_busy_loop_is_saturation),
+        cmocka_unit_test(test_validity_several_token_events_per_read_from_an_idle_loop_is_not),
         cmocka_unit_test(test_validity_closing_events_in_one_read_are_not_saturation),
         cmocka_unit_test(test_validity_worker_without_stats_is_not_judged_saturated),
         cmocka_unit_test(test_validity_schedule_lag_above_threshold_in_rate_mode),
