@@ -38,6 +38,8 @@ typedef struct report_meta {
     const char *const *role_names; /* role_names[i] names role i; "role i" past n_role_names */
     size_t n_role_names;
     double lag_warning_ms; /* schedule lag p99 above this warns; 0 = 10 ms */
+    uint64_t
+        cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */

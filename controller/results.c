@@ -337,6 +337,14 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
     return 3;
 }
 
+static uint64_t results_cap_waits(const controller_t *self) {
+    uint64_t waits = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]))
+            waits += self->workers[i].cap_waits;
+    return waits;
+}
+
 int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     /* A run the duration ended was offered load until start + duration, whenever its last request
@@ -360,6 +368,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .stop_reason = interrupted ? "interrupted" : limit_reached(self),
         .config_file = self->options.config_path,
         .seed = self->cfg.seed,
+        .cap_waits = results_cap_waits(self),
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);

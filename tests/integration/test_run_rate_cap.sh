@@ -56,4 +56,7 @@ PY
 grep -q "^Rate: requested 20/s, achieved [0-9.]*/s$" "$WORK/table" || fail "no rate line: $(cat "$WORK/table")"
 grep -q "^WARNING: the achieved rate is below the requested one: the concurrency cap held" \
     "$WORK/table" || fail "no rate warning naming the cap: $(cat "$WORK/table")"
+grep -q "^WARNING: schedule lag p99 .* scheduler.concurrency held [0-9]* arrivals back" "$WORK/table" ||
+    fail "the schedule lag warning does not name the cap: $(cat "$WORK/table")"
+grep -q "the client could not keep" "$WORK/table" && fail "the cap's wait is blamed on the client"
 echo "ok: cap 1 on 2 workers: never 2 running in $samples samples ($ones saw 1), $done_requests requests"
