@@ -22,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "stream.h"
 
@@ -464,22 +465,25 @@ static size_t engine_resolve_line(const char *origin, const struct addrinfo *fou
     return len;
 }
 
-int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
-    assert(self && url && err);
+/* Test hook (docs/protocol.md, test-only): STAMPEDE_TEST_LOOKUP_DELAY_MS makes every host name
+ * lookup that much slower, like a resolver that lost a packet. */
+static void engine_test_lookup_delay(void) {
+    const char *delay = getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS");
+    long ms = delay ? strtol(delay, NULL, 10) : 0;
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int engine_lookup(const char *url, char *line, size_t cap, char *err, size_t errlen) {
+    assert(url && line && err);
     char host[256];
     int port;
     if (engine_url_host(url, host, sizeof(host), &port) < 0)
         return 0; /* an address literal, or nothing curl could look up either */
     char origin[272];
     snprintf(origin, sizeof(origin), "%s:%d", host, port);
-    for (uint32_t i = 0; i < self->n_origins; i++)
-        if (strcmp(self->origins[i], origin) == 0)
-            return 0;
-    if (self->n_origins == ENGINE_MAX_ORIGINS) {
-        snprintf(err, errlen, "cannot pin host %s (endpoint %s): more than %d host:port pairs",
-                 host, url, ENGINE_MAX_ORIGINS);
-        return -1;
-    }
+    engine_test_lookup_delay();
     struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
     struct addrinfo *found = NULL;
     int rc = getaddrinfo(host, NULL, &hints, &found);
@@ -488,19 +492,39 @@ int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
                  rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
         return -1;
     }
-    char line[sizeof(origin) + ENGINE_MAX_PINNED_ADDRESSES * (INET6_ADDRSTRLEN + 3) + 2];
-    size_t len = engine_resolve_line(origin, found, line, sizeof(line));
+    size_t len = engine_resolve_line(origin, found, line, cap);
     freeaddrinfo(found);
-    if (len == 0) {
+    if (len == 0 || len >= cap) {
         snprintf(err, errlen, "cannot resolve host %s (endpoint %s): no IPv4 or IPv6 address", host,
                  url);
         return -1;
     }
-    char *copy = strdup(origin);
+    return 1;
+}
+
+int engine_pin(engine_t *self, const char *line, char *err, size_t errlen) {
+    assert(self && line && err);
+    const char *colon = strchr(line, ':');
+    colon = colon ? strchr(colon + 1, ':') : NULL; /* "host:port:addresses" */
+    if (!colon) {
+        snprintf(err, errlen, "cannot pin '%s': not host:port:addresses", line);
+        return -1;
+    }
+    size_t origin_len = (size_t)(colon - line);
+    for (uint32_t i = 0; i < self->n_origins; i++)
+        if (strlen(self->origins[i]) == origin_len &&
+            strncmp(self->origins[i], line, origin_len) == 0)
+            return 0;
+    if (self->n_origins == ENGINE_MAX_ORIGINS) {
+        snprintf(err, errlen, "cannot pin %.*s: more than %d host:port pairs", (int)origin_len,
+                 line, ENGINE_MAX_ORIGINS);
+        return -1;
+    }
+    char *copy = strndup(line, origin_len);
     struct curl_slist *list = copy ? curl_slist_append(self->settings.resolve, line) : NULL;
     if (!list) {
         free(copy);
-        snprintf(err, errlen, "cannot pin host %s (endpoint %s): out of memory", host, url);
+        snprintf(err, errlen, "cannot pin %.*s: out of memory", (int)origin_len, line);
         return -1;
     }
     self->origins[self->n_origins++] = copy;
@@ -508,6 +532,12 @@ int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
     self->settings.resolve_version++;
     self->pinned++;
     return 0;
+}
+
+int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
+    char line[ENGINE_PIN_LINE_MAX];
+    int found = engine_lookup(url, line, sizeof(line), err, errlen);
+    return found <= 0 ? found : engine_pin(self, line, err, errlen);
 }
 
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {

@@ -22,6 +22,7 @@
 #include "events.h"
 #include "loop.h"
 #include "plan.h"
+#include "resolver.h"
 #include "session.h"
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
@@ -60,6 +61,7 @@ typedef struct worker_loop {
     bool cfg_loaded;
     plan_share_t share;
     engine_t *engine;
+    resolver_t *resolver; /* looking the endpoint hosts up; Ready waits for it */
     session_executor_t *exec;
     uint64_t requests_done;
     uint64_t batch_timer;
@@ -90,6 +92,7 @@ static void log_line(const worker_loop_t *w, const char *fmt, ...) {
 }
 
 static void free_run(worker_loop_t *w) {
+    resolver_destroy(&w->resolver);
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
     if (w->cfg_loaded) {
@@ -339,10 +342,6 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "cannot create the request engine");
         return -1;
     }
-    /* Every name is looked up here, before Ready: once the run starts nothing blocks the loop. */
-    for (size_t e = 0; e < w->cfg.target.n_endpoints; e++)
-        if (engine_resolve(w->engine, w->cfg.target.endpoints[e], err, errlen) != 0)
-            return -1;
     w->exec = session_executor_new(w->loop, &w->cfg, &w->share, session_backend_engine(w->engine),
                                    on_record, on_finished, w);
     if (!w->exec) {
@@ -356,10 +355,41 @@ static uint32_t share_concurrency(const plan_share_t *share) {
     return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
 }
 
+/* The run cannot be prepared: Ready says why, and Done follows (repeated until released). */
+static void refuse_run(worker_loop_t *w, const char *err) {
+    log_line(w, "cannot prepare run %016" PRIx64 ": %s", w->run_id, err);
+    free_run(w);
+    agent_send_ready(w->agent, false, err, 0);
+    w->state = AGENT_FINISHING;
+    agent_send_done(w->agent, err, NULL);
+}
+
+/* Every endpoint host was looked up (off the loop): pins the addresses so that no lookup runs
+ * once the run starts, then answers Ready, or refuses the run naming the host. */
+static void on_resolved(void *arg, resolver_t *resolver) {
+    worker_loop_t *w = arg;
+    char err[1024] = "";
+    const char *failed = resolver_error(resolver);
+    if (failed)
+        snprintf(err, sizeof err, "%s", failed);
+    for (size_t e = 0; !failed && e < w->cfg.target.n_endpoints; e++) {
+        const char *line = resolver_line(resolver, e);
+        if (line && engine_pin(w->engine, line, err, sizeof err) != 0)
+            failed = err;
+    }
+    resolver_destroy(&w->resolver);
+    if (failed) {
+        refuse_run(w, err);
+        return;
+    }
+    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+}
+
 static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     worker_loop_t *w = arg;
     if (w->state != AGENT_IDLE && run_id == w->run_id) {
-        agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
+        if (!w->resolver) /* else Ready goes out once the names are resolved */
+            agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
         return;
     }
     if (w->state != AGENT_IDLE)
@@ -372,24 +402,25 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     w->state = AGENT_ASSIGNED;
     char err[1024] = "";
     if (prepare_run(w, a, err, sizeof err) != 0) {
-        log_line(w, "cannot prepare run %016" PRIx64 ": %s", run_id, err);
-        free_run(w);
-        agent_send_ready(w->agent, false, err, 0);
-        w->state = AGENT_FINISHING;
-        agent_send_done(w->agent, err, NULL);
+        refuse_run(w, err);
         return;
     }
     log_line(w,
              "assigned run %016" PRIx64 " as worker %u of %u (concurrency %u), clock offset "
-             "%.3f ms, rtt %.3f ms",
+             "%.3f ms, rtt %.3f ms; resolving the endpoint hosts",
              run_id, a->worker_index, a->worker_count, share_concurrency(&w->share),
              a->offset_ns / 1e6, a->rtt_ns / 1e6);
-    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+    /* Names are looked up now, before Ready, on a thread: the loop keeps its heartbeats during
+     * a slow lookup, and nothing blocks it once the run starts. */
+    w->resolver =
+        resolver_new(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints, on_resolved, w);
+    if (!w->resolver)
+        refuse_run(w, "cannot start the thread that resolves the endpoint hosts");
 }
 
 static void on_start(void *arg, uint64_t run_id, int64_t start_ns) {
     worker_loop_t *w = arg;
-    if (w->state != AGENT_ASSIGNED || run_id != w->run_id || !w->exec)
+    if (w->state != AGENT_ASSIGNED || run_id != w->run_id || !w->exec || w->resolver)
         return;
     if (session_executor_start(w->exec, start_ns) != 0)
         return;
@@ -643,6 +674,9 @@ int worker_main(int argc, char **argv) {
     if (s.proto_version != PROTOCOL_VERSION)
         fprintf(stderr, "worker %s: TEST HOOK: announcing protocol version %u\n", s.name,
                 s.proto_version);
+    if (getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS"))
+        fprintf(stderr, "worker %s: TEST HOOK: host name lookups slowed by %s ms\n", s.name,
+                getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS"));
 
     /* Loops never see SIGINT/SIGTERM; this thread waits for them and wakes each loop. */
     sigset_t sigs;
