@@ -69,7 +69,7 @@ struct engine {
     uint32_t slots_cap;
     uint32_t free_head; /* UINT32_MAX when empty */
 
-    char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" resolved and pinned by engine_resolve */
+    char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" pinned by engine_pin */
     uint32_t n_origins;
     uint32_t pinned;
 
