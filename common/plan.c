@@ -36,18 +36,24 @@ int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan
         out->slot_count = (uint32_t)count;
     } else {
         out->kind = PLAN_RATE;
-        if (cfg->scheduler.concurrency > 0) {
-            plan_partition(cfg->scheduler.concurrency, n_workers, index, &first, &count);
-            out->rate_cap = count > 0 ? (uint32_t)count : 1;
+        out->arrival_workers = plan_arrival_workers(cfg, n_workers);
+        if (cfg->scheduler.concurrency > 0 && index < out->arrival_workers) {
+            plan_partition(cfg->scheduler.concurrency, out->arrival_workers, index, &first, &count);
+            out->rate_cap = (uint32_t)count; /* >= 1: there are no more parts than the cap */
         }
     }
     return 0;
 }
 
+uint32_t plan_arrival_workers(const config_t *cfg, uint32_t n_workers) {
+    uint32_t cap = cfg->scheduler.concurrency;
+    return cap > 0 && cap < n_workers ? cap : n_workers;
+}
+
 uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session) {
     assert(n_workers > 0);
     if (cfg->scheduler.kind == SCHEDULER_RATE)
-        return (uint32_t)(session % n_workers);
+        return (uint32_t)(session % plan_arrival_workers(cfg, n_workers));
     uint32_t slots = cfg->scheduler.concurrency;
     if (slots == 0)
         return 0;
@@ -56,7 +62,8 @@ uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t se
 
 int plan_share_owns(const plan_share_t *share, uint64_t session) {
     if (share->kind == PLAN_RATE)
-        return session % share->n_workers == share->worker_index;
+        return share->arrival_workers > 0 &&
+               session % share->arrival_workers == share->worker_index;
     if (share->total_slots == 0)
         return 0;
     uint64_t slot = session % share->total_slots;

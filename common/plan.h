@@ -6,10 +6,11 @@
  *   or ceil(C/W), the first C mod W workers the larger count). Global slot s runs sessions
  *   s, s+C, s+2C, ... one after another, so session i belongs to slot i mod C and to the worker
  *   whose range holds that slot. Workers beyond C get no slot and stay idle.
- * rate: there is one global seeded arrival sequence; arrival (= session) i belongs to worker
- *   i mod W. The optional cap on sessions in flight is partitioned like the slots, but every
- *   worker keeps at least 1 (a worker owns arrivals whatever the cap), so with a cap below W the
- *   effective cap is W. */
+ * rate: there is one global seeded arrival sequence. Without a cap, arrival (= session) i belongs
+ *   to worker i mod W. With a cap C on sessions in flight, only A = min(W, C) workers take
+ *   arrivals: arrival i belongs to worker i mod A, and C is partitioned over those A workers like
+ *   the slots (each gets floor(C/A) or ceil(C/A), at least 1), so the caps sum to exactly C. The
+ *   workers beyond A get no arrival and stay idle. */
 #ifndef STAMPEDE_PLAN_H
 #define STAMPEDE_PLAN_H
 
@@ -26,7 +27,9 @@ typedef struct plan_share {
     uint32_t total_slots; /* concurrent: C over the whole run (0 in rate mode) */
     uint32_t slot_first;  /* concurrent: first global slot of this worker */
     uint32_t slot_count;  /* concurrent: slots of this worker; 0 = idle */
-    uint32_t rate_cap;    /* rate: this worker's share of the cap on sessions in flight; 0 = none */
+    uint32_t rate_cap;    /* rate: this worker's share of the cap on sessions in flight; 0 = none
+                             (or, beyond arrival_workers, no arrivals at all) */
+    uint32_t arrival_workers; /* rate: the workers that take arrivals, indexes 0..this-1 */
 } plan_share_t;
 
 /* Splits total into n contiguous parts and gives part `index`: *first and *count, each count
@@ -36,6 +39,8 @@ void plan_partition(uint64_t total, uint32_t n, uint32_t index, uint64_t *first,
 /* The share of worker `index` among n_workers for this config. 0 ok; -1 when n_workers is 0 or
  * index >= n_workers. */
 int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out);
+/* Rate mode: how many of n_workers take arrivals (all without a cap, else min(n_workers, cap)). */
+uint32_t plan_arrival_workers(const config_t *cfg, uint32_t n_workers);
 /* The worker (0..n_workers-1) that runs global session `session`. */
 uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session);
 /* Whether `share` owns `session` (same rule as plan_session_owner). */

@@ -91,6 +91,21 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
     }
 }
 
+/* Keeps what the worker measured of its loop (absent from a worker that did not measure). */
+static void collect_stats(registry_worker_t *w, const Stampede__WorkerStats *stats) {
+    w->has_stats = stats != NULL;
+    if (!stats)
+        return;
+    w->write_callbacks = stats->write_callbacks;
+    w->sse_events = stats->sse_events;
+    w->token_events = stats->token_events;
+    w->loop_cpu_ns = stats->loop_cpu_ns;
+    w->loop_wall_ns = stats->loop_wall_ns;
+    w->loop_wait_ns = stats->loop_wait_ns;
+    w->arrivals = stats->arrivals;
+    w->cap_waits = stats->cap_waits;
+}
+
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done) {
     if (w->state == REGISTRY_COMPLETE) {
         /* our release was lost: again */
@@ -103,6 +118,7 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
     w->done_last_seq = done->last_seq;
     w->done_records = done->records;
     w->done_dropped = done->dropped;
+    collect_stats(w, done->stats);
     if (w->state == REGISTRY_LOST)
         w->state = REGISTRY_RUNNING;
     check_complete(self, w);

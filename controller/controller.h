@@ -29,6 +29,7 @@ typedef struct controller_options {
     const char *out_dir;     /* NULL: the file's output.dir; with several files, run-N under it */
     bool trace;              /* also when the file says output.trace */
     bool http_phases;        /* the end table shows the HTTP phases (--http-phases) */
+    bool allow_invalid;      /* an invalid run exits 0, not 3 (controller/validity.h) */
     int64_t register_timeout_ns; /* waiting for workers; default 60 s */
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
@@ -41,8 +42,9 @@ controller_t *controller_new(const controller_options_t *options);
 const char *controller_endpoint(const controller_t *self);
 /* Runs each config file in turn over the same registered workers (clocks probed again before
  * each), each with its own run id and results. Returns the first non-zero exit status of a run:
- * 1 when a run could not start or every request failed (the reason is printed), 130 when
- * interrupted (partial results are written; the runs after it are not started), else 0. */
+ * 1 when a run could not start or every request failed (the reason is printed), 3 when a run is
+ * invalid and options.allow_invalid is not set, 130 when interrupted (partial results are
+ * written; the runs after it are not started), else 0. */
 int controller_run(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);

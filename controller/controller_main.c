@@ -10,6 +10,7 @@ static void usage(FILE *out) {
         "usage: stampede controller FILE [FILE]... --bind tcp://*:PORT --expect-workers N\n"
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
+        "                           [--allow-invalid]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
         "                         several, run N writes its results to OUT/run-N\n"
@@ -21,7 +22,9 @@ static void usage(FILE *out) {
         "  --trace                also write DIR/requests.jsonl with every chunk time\n"
         "  --http-phases          the table also shows the HTTP phases (blocked, dns,\n"
         "                         connecting, tls, sending, waiting, receiving); --verbose too\n"
-        "  --register-timeout S   give up when the workers are not all there (default 60)\n");
+        "  --register-timeout S   give up when the workers are not all there (default 60)\n"
+        "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
+        "                         lag, a worker lost...); without it such a run exits 3\n");
 }
 
 int controller_main(int argc, char **argv) {
@@ -36,6 +39,7 @@ int controller_main(int argc, char **argv) {
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
+        {"allow-invalid", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     controller_options_t o = {.name = "controller"};
@@ -70,6 +74,9 @@ int controller_main(int argc, char **argv) {
         case 'P':
         case 'v':
             o.http_phases = true;
+            break;
+        case 'I':
+            o.allow_invalid = true;
             break;
         case 'd':
             o.data_port = (uint32_t)strtoul(optarg, &end, 10);

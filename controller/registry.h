@@ -47,6 +47,17 @@ typedef struct registry_worker {
     uint64_t ingested;
     uint32_t inflight;
     bool release_pending; /* its release (Stop after Done) could not be sent yet */
+    /* How its loop fared over the run, from its Done (docs/metrics.md "Run validity"). */
+    bool has_stats;
+    uint64_t write_callbacks;
+    uint64_t sse_events;
+    uint64_t token_events;
+    int64_t loop_cpu_ns;
+    int64_t loop_wall_ns;
+    int64_t loop_wait_ns; /* -1 unknown */
+    uint64_t arrivals;
+    uint64_t cap_waits;
+    uint64_t window_starts; /* sessions it started inside the measured window (results.c) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a

@@ -178,7 +178,14 @@ static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, 
     format_ms(p99, sizeof p99, lag_p99);
     format_ms(max, sizeof max, ms(histogram_max(lag)));
     fprintf(out, "schedule lag  p99 %s ms, max %s ms (send - intended start)\n", p99, max);
-    if (lag_p99 > lag_threshold(meta))
+    if (lag_p99 > lag_threshold(meta) && meta && meta->cap_waits)
+        fprintf(
+            out,
+            "WARNING: schedule lag p99 %s ms is above %g ms: scheduler.concurrency held %" PRIu64
+            " arrivals back until a session ended, so the offered load was lower than asked "
+            "and latencies measured from the send hide that wait\n",
+            p99, lag_threshold(meta), meta->cap_waits);
+    else if (lag_p99 > lag_threshold(meta))
         fprintf(out,
                 "WARNING: schedule lag p99 %s ms is above %g ms: the client could not keep the "
                 "schedule, so the offered load was lower than asked and latencies measured from "
@@ -484,6 +491,31 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
     return root;
 }
 
+/* A rate with four significant digits, whole from 1000/s up (never in exponent form). */
+static void format_rate(char *buf, size_t len, double value) {
+    snprintf(buf, len, value >= 1000 ? "%.0f" : "%.4g", value);
+}
+
+void report_print_rate(FILE *out, double requested_per_s, double achieved_per_s,
+                       const char *warning) {
+    char requested[32], achieved[32];
+    format_rate(requested, sizeof requested, requested_per_s);
+    format_rate(achieved, sizeof achieved, achieved_per_s);
+    fprintf(out, "Rate: requested %s/s, achieved %s/s\n", requested, achieved);
+    if (warning)
+        fprintf(out, "WARNING: the achieved rate is below the requested one: %s\n", warning);
+}
+
+void report_print_validity(FILE *out, const validity_t *validity) {
+    if (validity->valid) {
+        fprintf(out, "\nRun valid\n");
+        return;
+    }
+    fprintf(out, "\nRun INVALID:\n");
+    for (size_t i = 0; i < validity->n_reasons; i++)
+        fprintf(out, "  - %s\n", validity->reasons[i]);
+}
+
 int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
                              const report_meta_t *meta) {
     json_t *root = report_json(levels, n_levels, meta);
@@ -491,6 +523,12 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
         errno = ENOMEM;
         return -1;
     }
+    int rc = report_write_json_root(root, path);
+    json_decref(root);
+    return rc;
+}
+
+int report_write_json_root(json_t *root, const char *path) {
     /* written beside and renamed, so a reader never sees half a file */
     size_t tmp_len = strlen(path) + 8;
     char *tmp = malloc(tmp_len);
@@ -514,7 +552,6 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
     } else {
         errno = ENOMEM;
     }
-    json_decref(root);
     return rc;
 }
 

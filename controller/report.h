@@ -13,6 +13,7 @@
 #include "metrics.h"
 #include "record.h"
 #include "trace_writer.h"
+#include "validity.h"
 
 #define REPORT_SCHEMA_VERSION 1
 #define REPORT_LAG_WARNING_MS 10.0
@@ -46,6 +47,8 @@ typedef struct report_meta {
     bool traced;           /* --trace: the trace_* counts below are filled */
     uint64_t trace_lines_written;
     uint64_t trace_lines_dropped; /* the writer's queue was full, or it was stuck at the end */
+    uint64_t
+        cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
@@ -59,6 +62,9 @@ typedef struct report_level {
 void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out);
 /* The results.json document for these levels; the caller json_decref's it. NULL on no memory. */
 json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta);
+/* Writes the document root to path (beside, then renamed: a reader never sees half a file). 0 ok;
+ * -1 with errno set when it cannot write. root stays the caller's. */
+int report_write_json_root(json_t *root, const char *path);
 /* Writes results.json with one level (meta's). 0 ok; -1 with errno set when it cannot write. */
 int report_write_json(const merge_t *merge, const char *path, const report_meta_t *meta);
 /* Same with several levels (a sweep). */
@@ -68,6 +74,14 @@ int report_write_json_levels(const report_level_t *levels, size_t n_levels, cons
 /* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. Lines are
  * formatted on the caller's thread and written by a trace_writer thread (a bounded queue of
  * REPORT_TRACE_QUEUE_BYTES; a line that does not fit is dropped and counted). */
+/* The table's rate line, "Rate: requested X/s, achieved Y/s", and the warning when achieved fell
+ * short (warning: its cause, or NULL when the rate was met). */
+void report_print_rate(FILE *out, double requested_per_s, double achieved_per_s,
+                       const char *warning);
+/* The table's last line: "Run valid", or "RUN INVALID" and every reason, one per line. */
+void report_print_validity(FILE *out, const validity_t *validity);
+
+/* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. */
 typedef struct report_trace report_trace_t;
 #define REPORT_TRACE_QUEUE_BYTES (64u << 20)
 #define REPORT_TRACE_STALL_MS 2000 /* the close gives up on a writer stuck this long */

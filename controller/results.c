@@ -9,6 +9,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "validity.h"
 
 int results_make_dir(const char *path) {
     char buf[4096];
@@ -38,11 +39,35 @@ void results_open_trace(controller_t *self) {
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
 }
 
+/* The run's worker with this index, or NULL. */
+static registry_worker_t *results_worker_at(const controller_t *self, uint32_t index) {
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].index == (int)index)
+            return &self->workers[i];
+    return NULL;
+}
+
+/* Counts a session start (its node 0 sent) inside the measured window for the worker that sent
+ * it: the achieved rate. The window opens at start + warmup and ends no later than start +
+ * duration; it closes earlier only at the last end of any request, after every send. */
+static void results_count_start(controller_t *self, const request_record_t *rec) {
+    if (rec->node != 0 || rec->send_ns == 0)
+        return;
+    int64_t opens = self->start_ns + self->cfg.warmup_ns;
+    int64_t duration = self->cfg.limits.duration_ns;
+    if (rec->send_ns < opens || (duration > 0 && rec->send_ns > self->start_ns + duration))
+        return;
+    registry_worker_t *w = results_worker_at(self, rec->worker);
+    if (w)
+        w->window_starts++;
+}
+
 void results_record(void *arg, request_record_t *rec) {
     controller_t *self = arg;
     metrics_t m;
     metrics_compute(rec, &m);
     merge_add_metrics(self->merge, rec, &m);
+    results_count_start(self, rec);
     if (self->trace_out && report_trace_write(self->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->trace_out);
@@ -64,10 +89,182 @@ void results_record(void *arg, request_record_t *rec) {
     }
 }
 
-static int write_files(controller_t *self, const report_meta_t *meta) {
+/* What results.json says beyond report_json: the rate, the workers and the verdict. */
+typedef struct results_extra {
+    bool rate_mode;
+    double requested_per_s;     /* rate mode: scheduler.rate */
+    double achieved_per_s;      /* session starts per second over the measured window */
+    char rate_warning[400];     /* why achieved fell short of requested; empty when it did not */
+    validity_worker_t *workers; /* the run's workers, by index */
+    size_t n_workers;
+    validity_t validity;
+} results_extra_t;
+
+/* A shortfall above this share of the requested rate is warned about, naming its cause. */
+#define RESULTS_RATE_SHORTFALL 0.05
+
+/* Every worker of the run, by index, as the verdict reads it; the caller frees the array. */
+static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
+    validity_worker_t *out = calloc(self->in_run ? self->in_run : 1, sizeof *out);
+    *n = out ? self->in_run : 0;
+    for (size_t i = 0; out && i < self->n_workers; i++) {
+        const registry_worker_t *w = &self->workers[i];
+        if (!registry_in_run(w) || (uint32_t)w->index >= self->in_run)
+            continue;
+        out[w->index] = (validity_worker_t){.name = w->name,
+                                            .lost = w->state == REGISTRY_LOST,
+                                            .has_stats = w->has_stats,
+                                            .write_callbacks = w->write_callbacks,
+                                            .sse_events = w->sse_events,
+                                            .token_events = w->token_events,
+                                            .loop_cpu_ns = w->loop_cpu_ns,
+                                            .loop_wall_ns = w->loop_wall_ns,
+                                            .loop_wait_ns = w->loop_wait_ns,
+                                            .cap_waits = w->cap_waits};
+    }
+    return out;
+}
+
+static double results_lag_p99_ms(const merge_stats_t *all) {
+    const histogram_t *lag = all->latency[METRIC_SCHEDULE_LAG];
+    return histogram_count(lag) ? (double)histogram_percentile(lag, 99) / 1e6 : -1;
+}
+
+/* Requested against achieved, and the cause when achieved fell short: the cap holding arrivals
+ * back, else the client not keeping the schedule, else the arrivals drawn for the window. */
+static void results_rate(const controller_t *self, results_extra_t *x) {
+    x->rate_mode = self->cfg.scheduler.kind == SCHEDULER_RATE;
+    x->requested_per_s = x->rate_mode ? self->cfg.scheduler.rate : 0;
+    uint64_t starts = 0, arrivals = 0, cap_waits = 0;
+    double busiest = 0;
+    for (size_t i = 0; i < self->n_workers; i++) {
+        const registry_worker_t *w = &self->workers[i];
+        if (!registry_in_run(w))
+            continue;
+        starts += w->window_starts;
+        arrivals += w->arrivals;
+        cap_waits += w->cap_waits;
+    }
+    for (size_t i = 0; i < x->n_workers; i++)
+        if (validity_loop_cpu_share(&x->workers[i]) > busiest)
+            busiest = validity_loop_cpu_share(&x->workers[i]);
+    double duration = merge_duration_s(self->merge);
+    x->achieved_per_s = duration > 0 ? (double)starts / duration : 0;
+    x->rate_warning[0] = '\0';
+    if (!x->rate_mode || x->achieved_per_s >= x->requested_per_s * (1 - RESULTS_RATE_SHORTFALL))
+        return;
+    double lag = results_lag_p99_ms(merge_overall(self->merge));
+    if (cap_waits > 0)
+        snprintf(x->rate_warning, sizeof x->rate_warning,
+                 "the concurrency cap held arrivals back: %" PRIu64 " of %" PRIu64
+                 " arrivals waited for a free slot under scheduler.concurrency = %u",
+                 cap_waits, arrivals, self->cfg.scheduler.concurrency);
+    else if (lag > REPORT_LAG_WARNING_MS)
+        snprintf(x->rate_warning, sizeof x->rate_warning,
+                 "the client could not keep the schedule: schedule lag p99 %.3f ms, the busiest "
+                 "worker loop at %.0f %% of a core",
+                 lag, busiest * 100);
+    else
+        snprintf(x->rate_warning, sizeof x->rate_warning,
+                 "the arrival process drew fewer arrivals than the mean for this window (%" PRIu64
+                 " session starts in %.3f s); a longer run evens it out",
+                 starts, duration);
+}
+
+static void results_validity(const controller_t *self, results_extra_t *x) {
+    const merge_stats_t *all = merge_overall(self->merge);
+    validity_input_t in = {
+        .requests_ok = self->requests_ok,
+        .requests_failed = self->requests_failed,
+        .rate_mode = x->rate_mode,
+        .schedule_lag_p99_ms = results_lag_p99_ms(all),
+        .lag_threshold_ms = REPORT_LAG_WARNING_MS,
+        .exact_lengths = validity_exact_lengths(&self->cfg),
+        .requested_checked = all->requested_checked,
+        .output_mismatched = all->output_mismatched,
+        .workers = x->workers,
+        .n_workers = x->n_workers,
+    };
+    validity_judge(&in, &x->validity);
+}
+
+static json_t *results_rate_json(const results_extra_t *x) {
+    json_t *o = json_object();
+    json_object_set_new(o, "requested_per_s",
+                        x->rate_mode ? json_real(x->requested_per_s) : json_null());
+    json_object_set_new(o, "achieved_per_s", json_real(x->achieved_per_s));
+    json_object_set_new(o, "warning",
+                        x->rate_warning[0] ? json_string(x->rate_warning) : json_null());
+    return o;
+}
+
+static json_t *results_validity_json(const validity_t *v) {
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < v->n_reasons; i++)
+        json_array_append_new(reasons, json_string(v->reasons[i]));
+    return json_pack("{s:b, s:o}", "valid", v->valid, "reasons", reasons);
+}
+
+static json_t *results_workers_json(const controller_t *self, const results_extra_t *x) {
+    json_t *array = json_array();
+    for (size_t i = 0; i < x->n_workers; i++) {
+        const validity_worker_t *w = &x->workers[i];
+        const registry_worker_t *r = results_worker_at(self, (uint32_t)i);
+        uint64_t arrivals = r ? r->arrivals : 0, starts = r ? r->window_starts : 0;
+        json_t *o = json_object();
+        json_object_set_new(o, "worker", json_integer((json_int_t)i));
+        json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
+        json_object_set_new(o, "lost", json_boolean(w->lost));
+        json_object_set_new(o, "events_per_read",
+                            w->has_stats ? json_real(validity_events_per_read(w)) : json_null());
+        json_object_set_new(o, "token_events_per_read",
+                            w->has_stats ? json_real(validity_token_events_per_read(w))
+                                         : json_null());
+        json_object_set_new(o, "loop_cpu_share",
+                            w->has_stats ? json_real(validity_loop_cpu_share(w)) : json_null());
+        json_object_set_new(o, "loop_busy_share",
+                            w->has_stats ? json_real(validity_loop_busy_share(w)) : json_null());
+        json_object_set_new(o, "write_callbacks", json_integer((json_int_t)w->write_callbacks));
+        json_object_set_new(o, "sse_events", json_integer((json_int_t)w->sse_events));
+        json_object_set_new(o, "token_events", json_integer((json_int_t)w->token_events));
+        json_object_set_new(o, "loop_cpu_s", json_real((double)w->loop_cpu_ns / 1e9));
+        json_object_set_new(o, "loop_wall_s", json_real((double)w->loop_wall_ns / 1e9));
+        json_object_set_new(o, "loop_wait_s",
+                            w->has_stats && w->loop_wait_ns >= 0
+                                ? json_real((double)w->loop_wait_ns / 1e9)
+                                : json_null());
+        json_object_set_new(o, "arrivals", json_integer((json_int_t)arrivals));
+        json_object_set_new(o, "cap_waits", json_integer((json_int_t)w->cap_waits));
+        json_object_set_new(o, "window_session_starts", json_integer((json_int_t)starts));
+        json_array_append_new(array, o);
+    }
+    return array;
+}
+
+/* results.json: report_json's document with the rate (in the level), the workers and the verdict.
+ */
+static int results_write_json(const controller_t *self, const report_meta_t *meta,
+                              const results_extra_t *x, const char *path) {
+    report_level_t level = {.merge = self->merge};
+    json_t *root = report_json(&level, 1, meta);
+    if (!root) {
+        errno = ENOMEM;
+        return -1;
+    }
+    json_t *first = json_array_get(json_object_get(root, "levels"), 0);
+    if (first)
+        json_object_set_new(first, "rate", results_rate_json(x));
+    json_object_set_new(root, "validity", results_validity_json(&x->validity));
+    json_object_set_new(root, "workers", results_workers_json(self, x));
+    int rc = report_write_json_root(root, path);
+    json_decref(root);
+    return rc;
+}
+
+static int write_files(controller_t *self, const report_meta_t *meta, const results_extra_t *x) {
     char path[4096];
     snprintf(path, sizeof path, "%s/results.json", self->out_dir);
-    if (report_write_json(self->merge, path, meta) != 0) {
+    if (results_write_json(self, meta, x, path) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
@@ -126,6 +323,28 @@ static const char *limit_reached(const controller_t *self) {
     return limits->duration_ns > 0 ? "duration reached" : "completed";
 }
 
+/* An invalid run that would otherwise succeed exits 3, unless --allow-invalid; a failure (1)
+ * keeps its own status. */
+static int results_invalid_status(controller_t *self, const validity_t *validity, int rc) {
+    if (validity->valid || rc != 0)
+        return rc;
+    if (self->options.allow_invalid) {
+        console_say(self, "the run is invalid (see the table); exit 0 as --allow-invalid asks");
+        return 0;
+    }
+    console_say(self, "the run is invalid: %s%s (exit 3; --allow-invalid accepts it)",
+                validity->reasons[0], validity->n_reasons > 1 ? ", and more" : "");
+    return 3;
+}
+
+static uint64_t results_cap_waits(const controller_t *self) {
+    uint64_t waits = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]))
+            waits += self->workers[i].cap_waits;
+    return waits;
+}
+
 int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     /* A run the duration ended was offered load until start + duration, whenever its last request
@@ -151,8 +370,17 @@ int results_finish(controller_t *self, bool interrupted) {
         .seed = self->cfg.seed,
         .http_phases = self->options.http_phases,
         .run_id = self->run_id,
+        .cap_waits = results_cap_waits(self),
     };
+    results_extra_t extra = {0};
+    extra.workers = results_workers(self, &extra.n_workers);
+    results_rate(self, &extra);
+    results_validity(self, &extra);
     report_print(self->merge, &meta, stdout);
+    if (extra.rate_mode)
+        report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
+                          extra.rate_warning[0] ? extra.rate_warning : NULL);
+    report_print_validity(stdout, &extra.validity);
     fflush(stdout);
     int rc = 0;
     if (self->trace_out) {
@@ -166,7 +394,7 @@ int results_finish(controller_t *self, bool interrupted) {
         meta.trace_lines_written = trace.lines_written;
         meta.trace_lines_dropped = trace.lines_dropped;
     }
-    if (write_files(self, &meta) != 0)
+    if (write_files(self, &meta, &extra) != 0)
         rc = 1;
     else
         console_say(self, "results in %s/results.json%s", self->out_dir,
@@ -174,5 +402,7 @@ int results_finish(controller_t *self, bool interrupted) {
     free(clocks);
     if (verdict(self, interrupted) != 0)
         rc = 1;
+    rc = results_invalid_status(self, &extra.validity, rc);
+    free(extra.workers);
     return interrupted ? 130 : rc;
 }

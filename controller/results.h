@@ -19,7 +19,8 @@ void results_open_trace(controller_t *self);
  * failed, warm-up included) for the exit status, keeping the first error. */
 void results_record(void *arg, request_record_t *rec);
 /* Prints the table, writes the files and returns the exit status: 0 ok, 1 when a file cannot be
- * written or no request succeeded, 130 when interrupted. */
+ * written or no request succeeded, 3 when the run is invalid (controller/validity.h) unless
+ * --allow-invalid, 130 when interrupted. */
 int results_finish(controller_t *self, bool interrupted);
 
 #endif

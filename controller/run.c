@@ -222,6 +222,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede run FILE [FILE]... [--workers N] [--target URL]... [--out DIR]\n"
             "                    [--trace] [--http-phases|--verbose]\n"
+            "                    [--allow-invalid]\n"
             "  FILE...        workload files, run one after another by the same local\n"
             "                 workers; with several, run N writes to DIR/run-N\n"
             "  --workers N    local worker processes (default %d)\n"
@@ -230,7 +231,10 @@ static void usage(FILE *out) {
             "  --out DIR      results directory (default: the file's output.dir)\n"
             "  --trace        also write DIR/requests.jsonl with every chunk time\n"
             "  --http-phases  the table also shows the HTTP phases (blocked, dns, connecting,\n"
-            "                 tls, sending, waiting, receiving); --verbose does the same\n",
+            "                 tls, sending, waiting, receiving); --verbose does the same\n"
+            "  --allow-invalid  exit 0 for a run judged invalid (client saturated, schedule\n"
+            "                 lag, a worker lost...); without it such a run exits 3. The\n"
+            "                 results are written either way, with validity.reasons\n",
             RUN_DEFAULT_WORKERS);
 }
 
@@ -265,14 +269,19 @@ static int open_log(const run_state_t *st, const char *name) {
 
 int run_main(int argc, char **argv) {
     static const struct option longopts[] = {
-        {"workers", required_argument, NULL, 'w'}, {"target", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},     {"trace", no_argument, NULL, 'T'},
-        {"http-phases", no_argument, NULL, 'P'},   {"verbose", no_argument, NULL, 'v'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"workers", required_argument, NULL, 'w'},
+        {"target", required_argument, NULL, 't'},
+        {"out", required_argument, NULL, 'o'},
+        {"trace", no_argument, NULL, 'T'},
+        {"http-phases", no_argument, NULL, 'P'},
+        {"verbose", no_argument, NULL, 'v'},
+        {"help", no_argument, NULL, 'h'},
+        {"allow-invalid", no_argument, NULL, 'I'},
+        {NULL, 0, NULL, 0},
     };
     unsigned workers = RUN_DEFAULT_WORKERS;
     const char *out_flag = NULL;
-    bool trace = false, http_phases = false;
+    bool trace = false, http_phases = false, allow_invalid = false;
     const char **targets = calloc((size_t)argc + 2, sizeof *targets);
     size_t n_targets = 0;
     run_state_t st = {.mock_out = -1};
@@ -306,6 +315,9 @@ int run_main(int argc, char **argv) {
         case 'P':
         case 'v':
             http_phases = true;
+            break;
+        case 'I':
+            allow_invalid = true;
             break;
         case 'h':
             usage(stdout);
@@ -359,6 +371,7 @@ int run_main(int argc, char **argv) {
         .out_dir = st.out_dir,
         .trace = trace,
         .http_phases = http_phases,
+        .allow_invalid = allow_invalid,
         .register_timeout_ns = RUN_REGISTER_TIMEOUT_NS,
         .name = "run",
         .hook = check_children,

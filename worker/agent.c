@@ -62,6 +62,8 @@ struct agent {
     uint32_t ready_concurrency;
     bool done_pending;
     char *done_error;
+    bool done_has_stats;
+    agent_run_stats_t done_stats;
 
     uint8_t *buf;
     size_t buf_cap;
@@ -127,6 +129,19 @@ static void send_done(agent_t *self) {
     done.records = events_records(self->events);
     done.dropped = events_dropped(self->events);
     done.error = self->done_error ? self->done_error : (char *)"";
+    Stampede__WorkerStats stats = STAMPEDE__WORKER_STATS__INIT;
+    if (self->done_has_stats) {
+        const agent_run_stats_t *s = &self->done_stats;
+        stats.write_callbacks = s->write_callbacks;
+        stats.sse_events = s->sse_events;
+        stats.token_events = s->token_events;
+        stats.loop_cpu_ns = s->loop_cpu_ns;
+        stats.loop_wall_ns = s->loop_wall_ns;
+        stats.loop_wait_ns = s->loop_wait_ns;
+        stats.arrivals = s->arrivals;
+        stats.cap_waits = s->cap_waits;
+        done.stats = &stats;
+    }
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_DONE;
     env.done = &done;
@@ -561,9 +576,12 @@ int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurr
     return 0;
 }
 
-void agent_send_done(agent_t *self, const char *error) {
+void agent_send_done(agent_t *self, const char *error, const agent_run_stats_t *stats) {
     free(self->done_error);
     self->done_error = error ? strdup(error) : NULL;
+    self->done_has_stats = stats != NULL;
+    if (stats)
+        self->done_stats = *stats;
     self->done_pending = true;
     agent_flush(self);
     send_done(self);

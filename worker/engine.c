@@ -13,6 +13,7 @@
 #include <arpa/inet.h>
 #include <assert.h>
 #include <curl/curl.h>
+#include <errno.h>
 #include <netdb.h>
 #include <pthread.h>
 #include <signal.h>
@@ -21,6 +22,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <time.h>
 
 #include "stream.h"
 
@@ -67,12 +69,9 @@ struct engine {
     uint32_t slots_cap;
     uint32_t free_head; /* UINT32_MAX when empty */
 
-    char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" already looked at for pinning */
+    char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" pinned by engine_pin */
     uint32_t n_origins;
     uint32_t pinned;
-    char **endpoint_urls; /* per endpoint index: the URL already looked at for pinning, or NULL */
-    uint32_t endpoint_urls_len;
-    uint64_t url_lookups;
 
     uint32_t inflight;
     uint32_t *inflight_to; /* per endpoint index */
@@ -339,9 +338,6 @@ void engine_destroy(engine_t **self_p) {
     curl_slist_free_all(self->settings.resolve);
     for (uint32_t i = 0; i < self->n_origins; i++)
         free(self->origins[i]);
-    for (uint32_t i = 0; i < self->endpoint_urls_len; i++)
-        free(self->endpoint_urls[i]);
-    free(self->endpoint_urls);
     if (self->auth_line) {
         explicit_bzero(self->auth_line, strlen(self->auth_line));
         free(self->auth_line);
@@ -443,33 +439,13 @@ static int engine_url_host(const char *url, char *host, size_t host_cap, int *po
     return inet_pton(AF_INET, host, &v4) == 1 ? -1 : 0;
 }
 
-/* Resolves each host once, the first time a request names it, and pins the answer with
- * CURLOPT_RESOLVE: otherwise the first thousand requests to a new name would each start a
- * resolver thread before the first answer reached curl's cache. It blocks the loop for one
- * lookup per host; a host that does not resolve is left to curl, which reports it. */
-static void engine_pin_host(engine_t *self, const char *url) {
-    char host[256];
-    int port;
-    if (engine_url_host(url, host, sizeof(host), &port) < 0)
-        return;
-    char origin[272];
-    snprintf(origin, sizeof(origin), "%s:%d", host, port);
-    for (uint32_t i = 0; i < self->n_origins; i++)
-        if (strcmp(self->origins[i], origin) == 0)
-            return;
-    if (self->n_origins == ENGINE_MAX_ORIGINS)
-        return;
-    char *copy = strdup(origin);
-    if (!copy)
-        return; /* not pinned; looked at again by the next request */
-    self->origins[self->n_origins++] = copy;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
-    struct addrinfo *found = NULL;
-    if (getaddrinfo(host, NULL, &hints, &found) != 0)
-        return;
+/* The "host:port:addr[,addr...]" line CURLOPT_RESOLVE takes for origin, from getaddrinfo's
+ * answer; 0 when no IPv4 or IPv6 address was in it. */
+static size_t engine_resolve_line(const char *origin, const struct addrinfo *found, char *line,
+                                  size_t cap) {
     char addresses[ENGINE_MAX_PINNED_ADDRESSES][INET6_ADDRSTRLEN + 2];
     int n = 0;
-    for (struct addrinfo *a = found; a && n < ENGINE_MAX_PINNED_ADDRESSES; a = a->ai_next) {
+    for (const struct addrinfo *a = found; a && n < ENGINE_MAX_PINNED_ADDRESSES; a = a->ai_next) {
         char text[INET6_ADDRSTRLEN];
         bool v6 = a->ai_family == AF_INET6;
         if (a->ai_family != AF_INET && !v6)
@@ -485,46 +461,87 @@ static void engine_pin_host(engine_t *self, const char *url) {
         if (!seen)
             n++;
     }
-    freeaddrinfo(found);
     if (n == 0)
-        return;
-    char line[sizeof(origin) + sizeof(addresses) + ENGINE_MAX_PINNED_ADDRESSES + 2];
-    size_t len = (size_t)snprintf(line, sizeof(line), "%s:", origin);
-    for (int k = 0; k < n; k++)
-        len += (size_t)snprintf(line + len, sizeof(line) - len, "%s%s", k ? "," : "", addresses[k]);
-    struct curl_slist *list = curl_slist_append(self->settings.resolve, line);
-    if (list) {
-        self->settings.resolve = list;
-        self->settings.resolve_version++;
-        self->pinned++;
-    }
+        return 0;
+    size_t len = (size_t)snprintf(line, cap, "%s:", origin);
+    for (int k = 0; k < n && len < cap; k++)
+        len += (size_t)snprintf(line + len, cap - len, "%s%s", k ? "," : "", addresses[k]);
+    return len;
 }
 
-/* Pins url's host unless this endpoint's URL was already looked at: a submit then costs one
- * string comparison, no parsing. An endpoint index whose URL changes is looked at again. */
-static void engine_pin_endpoint(engine_t *self, uint32_t endpoint, const char *url) {
-    if (endpoint < self->endpoint_urls_len && self->endpoint_urls[endpoint] &&
-        strcmp(self->endpoint_urls[endpoint], url) == 0)
-        return;
-    self->url_lookups++;
-    engine_pin_host(self, url);
-    if (endpoint >= self->endpoint_urls_len) {
-        uint32_t len = self->endpoint_urls_len ? self->endpoint_urls_len : 8;
-        while (len <= endpoint)
-            len *= 2;
-        char **grown = realloc(self->endpoint_urls, len * sizeof(*grown));
-        if (!grown)
-            return; /* not remembered: looked at again next time */
-        memset(grown + self->endpoint_urls_len, 0,
-               (len - self->endpoint_urls_len) * sizeof(*grown));
-        self->endpoint_urls = grown;
-        self->endpoint_urls_len = len;
+/* Test hook (docs/protocol.md, test-only): STAMPEDE_TEST_LOOKUP_DELAY_MS makes every host name
+ * lookup that much slower, like a resolver that lost a packet. */
+static void engine_test_lookup_delay(void) {
+    const char *delay = getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS");
+    long ms = delay ? strtol(delay, NULL, 10) : 0;
+    struct timespec ts = {.tv_sec = ms / 1000, .tv_nsec = (ms % 1000) * 1000000L};
+    while (ms > 0 && nanosleep(&ts, &ts) != 0)
+        ;
+}
+
+int engine_lookup(const char *url, char *line, size_t cap, char *err, size_t errlen) {
+    assert(url && line && err);
+    char host[256];
+    int port;
+    if (engine_url_host(url, host, sizeof(host), &port) < 0)
+        return 0; /* an address literal, or nothing curl could look up either */
+    char origin[272];
+    snprintf(origin, sizeof(origin), "%s:%d", host, port);
+    engine_test_lookup_delay();
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM};
+    struct addrinfo *found = NULL;
+    int rc = getaddrinfo(host, NULL, &hints, &found);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot resolve host %s (endpoint %s): %s", host, url,
+                 rc == EAI_SYSTEM ? strerror(errno) : gai_strerror(rc));
+        return -1;
     }
-    char *copy = strdup(url);
-    if (!copy)
-        return;
-    free(self->endpoint_urls[endpoint]);
-    self->endpoint_urls[endpoint] = copy;
+    size_t len = engine_resolve_line(origin, found, line, cap);
+    freeaddrinfo(found);
+    if (len == 0 || len >= cap) {
+        snprintf(err, errlen, "cannot resolve host %s (endpoint %s): no IPv4 or IPv6 address", host,
+                 url);
+        return -1;
+    }
+    return 1;
+}
+
+int engine_pin(engine_t *self, const char *line, char *err, size_t errlen) {
+    assert(self && line && err);
+    const char *colon = strchr(line, ':');
+    colon = colon ? strchr(colon + 1, ':') : NULL; /* "host:port:addresses" */
+    if (!colon) {
+        snprintf(err, errlen, "cannot pin '%s': not host:port:addresses", line);
+        return -1;
+    }
+    size_t origin_len = (size_t)(colon - line);
+    for (uint32_t i = 0; i < self->n_origins; i++)
+        if (strlen(self->origins[i]) == origin_len &&
+            strncmp(self->origins[i], line, origin_len) == 0)
+            return 0;
+    if (self->n_origins == ENGINE_MAX_ORIGINS) {
+        snprintf(err, errlen, "cannot pin %.*s: more than %d host:port pairs", (int)origin_len,
+                 line, ENGINE_MAX_ORIGINS);
+        return -1;
+    }
+    char *copy = strndup(line, origin_len);
+    struct curl_slist *list = copy ? curl_slist_append(self->settings.resolve, line) : NULL;
+    if (!list) {
+        free(copy);
+        snprintf(err, errlen, "cannot pin %.*s: out of memory", (int)origin_len, line);
+        return -1;
+    }
+    self->origins[self->n_origins++] = copy;
+    self->settings.resolve = list;
+    self->settings.resolve_version++;
+    self->pinned++;
+    return 0;
+}
+
+int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
+    char line[ENGINE_PIN_LINE_MAX];
+    int found = engine_lookup(url, line, sizeof(line), err, errlen);
+    return found <= 0 ? found : engine_pin(self, line, err, errlen);
 }
 
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {
@@ -538,7 +555,6 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
         engine_release_slot(self, slot);
         return -1;
     }
-    engine_pin_endpoint(self, request->record->endpoint, request->url);
     slot->done = done;
     slot->arg = arg;
     slot->endpoint = request->record->endpoint;
@@ -584,7 +600,6 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->streams = self->n_slots;
     out->socket_events = self->socket_events;
     out->pinned_hosts = self->pinned;
-    out->url_lookups = self->url_lookups;
     out->resolve_updates = self->counters.resolve_updates;
 }
 

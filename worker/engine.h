@@ -46,10 +46,21 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options);
 /* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED and cannot submit
  * again) and frees; *self_p becomes NULL. Call it before loop_destroy. */
 void engine_destroy(engine_t **self_p);
+/* Room for one line of engine_lookup (a host:port and up to 8 addresses). */
+#define ENGINE_PIN_LINE_MAX 720
+/* Looks url's host up (blocking getaddrinfo; safe on any thread, needs no engine) and writes the
+ * CURLOPT_RESOLVE line "host:port:addr[,addr...]" into line. 1 written; 0 nothing to look up (an
+ * address literal); -1 with "cannot resolve host NAME (endpoint URL): reason" in err. */
+int engine_lookup(const char *url, char *line, size_t cap, char *err, size_t errlen);
+/* Pins a line of engine_lookup for every later request to its host and port, so no lookup ever
+ * runs once requests flow. 0 ok (also when that host:port is pinned already); -1 with why in err
+ * (out of memory, too many hosts). */
+int engine_pin(engine_t *self, const char *line, char *err, size_t errlen);
+/* engine_lookup and engine_pin in one, blocking the calling thread for the lookup. */
+int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
- * that cannot start (bad URL) is reported through done, from the loop. The first request to a
- * host name resolves it (blocking, once per host) and pins the addresses for every later one;
- * the URL is looked at once per endpoint index (record->endpoint), while it stays the same. */
+ * that cannot start (bad URL) is reported through done, from the loop. It never resolves a name
+ * itself: a host engine_pin did not pin is left to curl's own resolver. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
@@ -70,8 +81,7 @@ typedef struct engine_stats {
     uint64_t body_bytes;
     uint64_t connections;     /* TCP connections opened; requests_finished - this = reused */
     uint32_t streams;         /* stream slots (easy handles + buffers) allocated */
-    uint32_t pinned_hosts;    /* host names resolved once and pinned (CURLOPT_RESOLVE) */
-    uint64_t url_lookups;     /* URLs parsed for pinning: once per endpoint URL, not per request */
+    uint32_t pinned_hosts;    /* host names resolved by engine_resolve and pinned */
     uint64_t resolve_updates; /* pinned-address lists handed to curl: once per stream and pin */
 } engine_stats_t;
 void engine_stats(const engine_t *self, engine_stats_t *out);

@@ -162,6 +162,14 @@ uint32_t session_executor_active_sessions(const session_executor_t *self) {
     return self->active_sessions;
 }
 
+uint64_t session_executor_arrivals(const session_executor_t *self) {
+    return self->arrivals_started;
+}
+
+uint64_t session_executor_cap_waits(const session_executor_t *self) {
+    return self->cap_waits;
+}
+
 void session_executor_destroy(session_executor_t **self_p) {
     session_executor_t *self = *self_p;
     if (!self)

@@ -100,6 +100,10 @@ void session_executor_stop(session_executor_t *self, bool cancel_inflight);
 uint32_t session_executor_inflight(const session_executor_t *self);
 /* Sessions started and not yet over (including those waiting between turns). */
 uint32_t session_executor_active_sessions(const session_executor_t *self);
+/* Rate mode: arrivals this executor started, and how many of them were due while its share of
+ * scheduler.concurrency was full (they waited for a session to end and started late). */
+uint64_t session_executor_arrivals(const session_executor_t *self);
+uint64_t session_executor_cap_waits(const session_executor_t *self);
 /* Cancels what is still in flight (without reporting it) and frees everything. */
 void session_executor_destroy(session_executor_t **self_p);
 

@@ -115,6 +115,9 @@ struct session_executor {
     uint64_t next_arrival;
     uint64_t arrival_timer;
     uint32_t sources_left; /* slots (or the arrival stream) that may still start sessions */
+    uint64_t arrivals_started;
+    uint64_t cap_waits;        /* arrivals that were due while the cap was full */
+    uint64_t cap_wait_counted; /* 1 + the arrival last counted in cap_waits (0: none) */
 
     int64_t start_ns, end_ns, warmup_end_ns;
     uint64_t end_timer, finished_timer;

@@ -101,19 +101,26 @@ static void session_rate_pump(session_executor_t *self) {
             self->sources_left = 0;
             break;
         }
-        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap)
-            return;
+        /* The timer is armed even when the cap is full, so an arrival held back is seen due. */
         if (intended > loop_now_ns()) {
             if (!self->arrival_timer)
                 self->arrival_timer =
                     loop_timer_at(self->loop, intended, session_arrival_fire, self);
             return;
         }
+        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap) {
+            if (self->cap_wait_counted != index + 1) {
+                self->cap_waits++; /* due, held back until a session ends: counted once */
+                self->cap_wait_counted = index + 1;
+            }
+            return;
+        }
         if (self->arrival_timer) { /* armed for this arrival but not fired yet */
             loop_timer_cancel(self->loop, self->arrival_timer);
             self->arrival_timer = 0;
         }
-        self->next_arrival += self->share.n_workers;
+        self->next_arrival += self->share.arrival_workers;
+        self->arrivals_started++;
         session_run_start(self, NULL, index, first, intended, offset);
     }
     session_check_finished(self);
@@ -143,7 +150,8 @@ void session_schedule_start(session_executor_t *self) {
     } else {
         workload_arrivals_init(&self->arrivals, cfg);
         self->next_arrival = self->share.worker_index;
-        self->sources_left = 1;
+        /* a worker beyond the cap's split owns no arrival: it finishes at the start */
+        self->sources_left = self->share.worker_index < self->share.arrival_workers ? 1 : 0;
         self->arrival_timer = loop_timer_at(self->loop, start_ns, session_arrival_fire, self);
     }
 }

@@ -21,6 +21,7 @@
 #include "events.h"
 #include "loop.h"
 #include "plan.h"
+#include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
 
@@ -60,6 +61,7 @@ typedef struct worker_loop {
     bool cfg_loaded;
     plan_share_t share;
     engine_t *engine;
+    resolver_t *resolver; /* looking the endpoint hosts up; Ready waits for it */
     session_executor_t *exec;
     uint64_t requests_done;
     uint64_t batch_timer;
@@ -67,6 +69,12 @@ typedef struct worker_loop {
     int64_t lost_since_ns; /* --once: when the controller went silent (0 = not lost) */
     bool done_sent;        /* Done announced (every record of the run is in a sealed batch) */
     char *done_error;
+    uint64_t stats_timer;
+    int64_t stats_begin_cpu_ns;  /* the loop thread's CPU clock at the start instant */
+    int64_t stats_begin_ns;      /* the start instant, once reached (0 before) */
+    int64_t stats_begin_wait_ns; /* the loop thread's run-queue wait then (-1 unknown) */
+    bool have_stats;
+    agent_run_stats_t stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
     int exit_code;
 } worker_loop_t;
@@ -84,6 +92,7 @@ static void log_line(const worker_loop_t *w, const char *fmt, ...) {
 }
 
 static void free_run(worker_loop_t *w) {
+    resolver_destroy(&w->resolver);
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
     if (w->cfg_loaded) {
@@ -105,7 +114,7 @@ static void try_done(worker_loop_t *w) {
     if (w->done_sent || events_seal(w->events) < 0)
         return;
     agent_flush(w->agent);
-    agent_send_done(w->agent, w->done_error);
+    agent_send_done(w->agent, w->done_error, w->have_stats ? &w->stats : NULL);
     w->done_sent = true;
     log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
              w->requests_done, events_last_seq(w->events));
@@ -143,11 +152,69 @@ static void on_record(void *arg, const request_record_t *rec) {
         agent_flush(w->agent);
 }
 
+static int64_t thread_cpu_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+}
+
+/* Time this thread spent runnable but waiting for a CPU (the second field of
+ * /proc/thread-self/schedstat), -1 when the kernel does not say. Read twice per run. */
+static int64_t thread_wait_ns(void) {
+    FILE *f = fopen("/proc/thread-self/schedstat", "r");
+    long long running, waiting;
+    int n = f ? fscanf(f, "%lld %lld", &running, &waiting) : 0;
+    if (f)
+        fclose(f);
+    return n == 2 ? (int64_t)waiting : -1;
+}
+
+/* The start instant: the loop's CPU share is measured from here. */
+static void stats_begin(loop_t *loop, uint64_t id, void *arg) {
+    worker_loop_t *w = arg;
+    w->stats_timer = 0;
+    w->stats_begin_ns = loop_now_ns();
+    w->stats_begin_cpu_ns = thread_cpu_ns();
+    w->stats_begin_wait_ns = thread_wait_ns();
+}
+
+/* What the run cost this loop, from the start instant to now (the end of the run). */
+static void stats_end(worker_loop_t *w) {
+    memset(&w->stats, 0, sizeof w->stats);
+    w->have_stats = w->engine && w->exec;
+    if (!w->have_stats)
+        return;
+    engine_stats_t engine;
+    engine_stats(w->engine, &engine);
+    w->stats.write_callbacks = engine.write_callbacks;
+    w->stats.sse_events = engine.sse_events;
+    w->stats.token_events = engine.token_chunks;
+    w->stats.loop_wait_ns = -1;
+    if (w->stats_begin_ns) {
+        w->stats.loop_cpu_ns = thread_cpu_ns() - w->stats_begin_cpu_ns;
+        w->stats.loop_wall_ns = loop_now_ns() - w->stats_begin_ns;
+        int64_t wait = thread_wait_ns();
+        if (wait >= 0 && w->stats_begin_wait_ns >= 0)
+            w->stats.loop_wait_ns = wait - w->stats_begin_wait_ns;
+    }
+    w->stats.arrivals = session_executor_arrivals(w->exec);
+    w->stats.cap_waits = session_executor_cap_waits(w->exec);
+}
+
+static void stats_reset(worker_loop_t *w) {
+    if (w->stats_timer)
+        loop_timer_cancel(w->loop, w->stats_timer);
+    w->stats_timer = 0;
+    w->stats_begin_ns = 0;
+    w->have_stats = false;
+}
+
 /* Nothing more will be sent: ship the last batch and report Done (repeated until released). */
 static void finish_run(worker_loop_t *w, const char *error) {
     if (w->state == AGENT_FINISHING || w->state == AGENT_IDLE)
         return;
     w->state = AGENT_FINISHING;
+    stats_end(w);
     free(w->done_error);
     w->done_error = error ? strdup(error) : NULL;
     w->done_sent = false;
@@ -173,6 +240,7 @@ static void release_run(worker_loop_t *w, const char *why) {
         w->batch_timer = 0;
     }
     free_run(w);
+    stats_reset(w);
     agent_clear_done(w->agent);
     agent_set_run(w->agent, 0);
     w->state = AGENT_IDLE;
@@ -287,10 +355,41 @@ static uint32_t share_concurrency(const plan_share_t *share) {
     return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
 }
 
+/* The run cannot be prepared: Ready says why, and Done follows (repeated until released). */
+static void refuse_run(worker_loop_t *w, const char *err) {
+    log_line(w, "cannot prepare run %016" PRIx64 ": %s", w->run_id, err);
+    free_run(w);
+    agent_send_ready(w->agent, false, err, 0);
+    w->state = AGENT_FINISHING;
+    agent_send_done(w->agent, err, NULL);
+}
+
+/* Every endpoint host was looked up (off the loop): pins the addresses so that no lookup runs
+ * once the run starts, then answers Ready, or refuses the run naming the host. */
+static void on_resolved(void *arg, resolver_t *resolver) {
+    worker_loop_t *w = arg;
+    char err[1024] = "";
+    const char *failed = resolver_error(resolver);
+    if (failed)
+        snprintf(err, sizeof err, "%s", failed);
+    for (size_t e = 0; !failed && e < w->cfg.target.n_endpoints; e++) {
+        const char *line = resolver_line(resolver, e);
+        if (line && engine_pin(w->engine, line, err, sizeof err) != 0)
+            failed = err;
+    }
+    resolver_destroy(&w->resolver);
+    if (failed) {
+        refuse_run(w, err);
+        return;
+    }
+    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+}
+
 static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     worker_loop_t *w = arg;
     if (w->state != AGENT_IDLE && run_id == w->run_id) {
-        agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
+        if (!w->resolver) /* else Ready goes out once the names are resolved */
+            agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
         return;
     }
     if (w->state != AGENT_IDLE)
@@ -303,28 +402,31 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     w->state = AGENT_ASSIGNED;
     char err[1024] = "";
     if (prepare_run(w, a, err, sizeof err) != 0) {
-        log_line(w, "cannot prepare run %016" PRIx64 ": %s", run_id, err);
-        free_run(w);
-        agent_send_ready(w->agent, false, err, 0);
-        w->state = AGENT_FINISHING;
-        agent_send_done(w->agent, err);
+        refuse_run(w, err);
         return;
     }
     log_line(w,
              "assigned run %016" PRIx64 " as worker %u of %u (concurrency %u), clock offset "
-             "%.3f ms, rtt %.3f ms",
+             "%.3f ms, rtt %.3f ms; resolving the endpoint hosts",
              run_id, a->worker_index, a->worker_count, share_concurrency(&w->share),
              a->offset_ns / 1e6, a->rtt_ns / 1e6);
-    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+    /* Names are looked up now, before Ready, on a thread: the loop keeps its heartbeats during
+     * a slow lookup, and nothing blocks it once the run starts. */
+    w->resolver =
+        resolver_new(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints, on_resolved, w);
+    if (!w->resolver)
+        refuse_run(w, "cannot start the thread that resolves the endpoint hosts");
 }
 
 static void on_start(void *arg, uint64_t run_id, int64_t start_ns) {
     worker_loop_t *w = arg;
-    if (w->state != AGENT_ASSIGNED || run_id != w->run_id || !w->exec)
+    if (w->state != AGENT_ASSIGNED || run_id != w->run_id || !w->exec || w->resolver)
         return;
     if (session_executor_start(w->exec, start_ns) != 0)
         return;
     w->state = AGENT_RUNNING;
+    stats_reset(w);
+    w->stats_timer = loop_timer_at(w->loop, start_ns, stats_begin, w);
     log_line(w, "starting in %.0f ms", (start_ns - loop_now_ns()) / 1e6);
     if (!w->batch_timer)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
@@ -564,6 +666,9 @@ int worker_main(int argc, char **argv) {
     if (s.proto_version != PROTOCOL_VERSION)
         fprintf(stderr, "worker %s: TEST HOOK: announcing protocol version %u\n", s.name,
                 s.proto_version);
+    if (getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS"))
+        fprintf(stderr, "worker %s: TEST HOOK: host name lookups slowed by %s ms\n", s.name,
+                getenv("STAMPEDE_TEST_LOOKUP_DELAY_MS"));
 
     /* Loops never see SIGINT/SIGTERM; this thread waits for them and wakes each loop. */
     sigset_t sigs;

@@ -4,7 +4,8 @@
  * run; --once exits after one run. A loop that hears nothing from its controller for 3 s stops
  * its load at once (a shared server is never left under orphaned load) and registers again.
  *
- * Test hooks (documented in docs/protocol.md as test-only): STAMPEDE_TEST_CLOCK_OFFSET_NS adds
+ * Test hooks (documented in docs/protocol.md as test-only): STAMPEDE_TEST_LOOKUP_DELAY_MS slows
+ * every host name lookup by that many ms; STAMPEDE_TEST_CLOCK_OFFSET_NS adds
  * that many ns to every clock reading the worker reports; STAMPEDE_TEST_PROTO_VERSION makes it
  * announce another protocol version. */
 #ifndef STAMPEDE_WORKER_H

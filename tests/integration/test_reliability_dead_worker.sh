@@ -4,8 +4,8 @@
 # 10 s duration-bounded run, concurrency 6 (2 per worker). docs/protocol.md promises:
 #  - the controller notices: "worker victim lost: ..." on stderr within 10 s of the kill (5 s
 #    without a heartbeat, plus slack for a busy machine);
-#  - the run ends by itself: the controller exits within 25 s of the kill, status 0 (requests
-#    succeeded);
+#  - the run ends by itself: the controller exits within 25 s of the kill, status 3 (requests
+#    succeeded, but the lost worker's share was not taken over: the run is invalid);
 #  - results.json is written and marked partial, at the top and in the level, with a reason that
 #    names the dead worker; its table says PARTIAL;
 #  - what the dead worker delivered counts: its records in the trace are whole (all ok), and they
@@ -36,9 +36,13 @@ wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
 noticed_ms=$((($(date +%s%N) - killed) / 1000000))
 wait_controller 25
 ended_ms=$((($(date +%s%N) - killed) / 1000000))
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
+# A worker lost with its share not taken over makes the run invalid: exit 3, the reason named.
+assert_equal "controller exit status" "$CONTROLLER_RC" 3
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json after a lost worker: $(grep -v '^\[' "$WORK/ctl.err")"
+assert_equal "valid" "$(json_value "$R" 'r["validity"]["valid"]')" False
+json_value "$R" 'r["validity"]["reasons"]' | grep -q "worker victim was lost" ||
+    fail "validity does not name the lost worker: $(json_value "$R" 'r["validity"]')"
 assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
 assert_equal "level partial" "$(json_value "$R" 'l["partial"]')" True
 json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||

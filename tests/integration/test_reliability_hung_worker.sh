@@ -38,10 +38,14 @@ wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
 noticed_ms=$((($(date +%s%N) - hung) / 1000000))
 wait_controller 20
 ended_ms=$((($(date +%s%N) - hung) / 1000000))
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
+# A worker lost with its share not taken over makes the run invalid: exit 3, the reason named.
+assert_equal "controller exit status" "$CONTROLLER_RC" 3
 
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json after a hung worker"
+assert_equal "valid" "$(json_value "$R" 'r["validity"]["valid"]')" False
+json_value "$R" 'r["validity"]["reasons"]' | grep -q "worker victim was lost" ||
+    fail "validity does not name the lost worker: $(json_value "$R" 'r["validity"]')"
 assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
 json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||
     fail "partial_reason does not name the hung worker: $(json_value "$R" 'l.get("partial_reason")')"

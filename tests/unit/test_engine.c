@@ -474,35 +474,50 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
     run_close(&run);
 }
 
-static void test_engine_host_name_is_resolved_once_and_pinned(void **state) {
+static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **state) {
     engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
     run_open(&run, &options);
-    char by_name[128], by_address[128];
+    char by_name[128], by_address[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     mock_url(by_address, sizeof(by_address));
-    char *body = chat_body(3, 1);
-    static outcome_t o[6];
-    for (int i = 0; i < 6; i++)
-        submit_one(&run, i % 2 ? by_address : by_name, body, &o[i]);
-    run_until_done(&run, 20000 * MS);
-    for (int i = 0; i < 6; i++)
-        assert_int_equal(o[i].record.error, ERROR_NONE);
+    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
+    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
+    assert_int_equal(engine_resolve(run.engine, by_address, err, sizeof(err)), 0);
     engine_stats_t stats;
     engine_stats(run.engine, &stats);
-    assert_int_equal(stats.pinned_hosts, 1); /* localhost; the IP literal needs no lookup */
-    free(body);
+    assert_int_equal(stats.pinned_hosts, 1); /* localhost once; the IP literal needs no lookup */
     run_close(&run);
 }
 
-/* The pin is looked up once per endpoint, and each stream hands curl the pinned addresses once,
- * not on every request. */
-static void test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per_stream(void **s) {
+/* A label over 63 octets cannot be put in a DNS query, so the lookup fails on this host. */
+#define UNRESOLVABLE_HOST                                                                          \
+    "no-such-host-with-a-label-longer-than-sixty-three-octets-xxxxxxxx.invalid"
+
+static void test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve(void **state) {
+    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
+    run_t run;
+    run_open(&run, &options);
+    char err[512] = "";
+    const char *url = "http://" UNRESOLVABLE_HOST ":1/v1";
+    assert_int_equal(engine_resolve(run.engine, url, err, sizeof(err)), -1);
+    assert_non_null(strstr(err, "cannot resolve host " UNRESOLVABLE_HOST
+                                " (endpoint http://" UNRESOLVABLE_HOST));
+    assert_non_null(strstr(err, url));
+    engine_stats_t stats;
+    engine_stats(run.engine, &stats);
+    assert_int_equal(stats.pinned_hosts, 0);
+    run_close(&run);
+}
+
+/* Requests to a pinned host hand curl the pinned addresses once per stream, not per request. */
+static void test_engine_pins_are_set_once_per_stream(void **s) {
     engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
     run_t run;
     run_open(&run, &options);
-    char by_name[128];
+    char by_name[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
+    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
     char *body = chat_body(10, 1);
     static chain_t chains[4];
     chains_start(chains, 4, &run, by_name, body, 5);
@@ -511,7 +526,6 @@ static void test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per
     engine_stats_t stats;
     engine_stats(run.engine, &stats);
     assert_int_equal(stats.requests_finished, 20);
-    assert_int_equal(stats.url_lookups, 1);
     assert_int_equal(stats.pinned_hosts, 1);
     /* one per stream slot (4, or 5 when a done callback still held its slot at a resubmit) */
     assert_true(stats.streams >= 4 && stats.streams <= 5);
@@ -1073,9 +1087,9 @@ int main(void) {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
-        cmocka_unit_test(test_engine_host_name_is_resolved_once_and_pinned),
-        cmocka_unit_test(
-            test_engine_url_is_looked_at_once_per_endpoint_and_pins_set_once_per_stream),
+        cmocka_unit_test(test_engine_resolve_pins_a_host_name_once_before_any_request),
+        cmocka_unit_test(test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve),
+        cmocka_unit_test(test_engine_pins_are_set_once_per_stream),
         cmocka_unit_test(test_engine_sharded_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
     };

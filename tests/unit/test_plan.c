@@ -134,7 +134,7 @@ static void test_plan_rate_sessions_go_round_robin_over_workers(void **state) {
     assert_int_equal(share.rate_cap, 0);
 }
 
-static void test_plan_rate_cap_is_split_and_never_zero(void **state) {
+static void test_plan_rate_cap_is_split_over_workers(void **state) {
     config_t cfg = concurrent_config(10);
     cfg.scheduler.kind = SCHEDULER_RATE;
     uint32_t caps[4], sum = 0;
@@ -147,10 +147,37 @@ static void test_plan_rate_cap_is_split_and_never_zero(void **state) {
     assert_int_equal(sum, 10);
     assert_int_equal(caps[0], 3);
     assert_int_equal(caps[3], 2);
-    cfg.scheduler.concurrency = 2;
-    plan_share_t share;
-    assert_int_equal(plan_share_for(&cfg, 4, 3, &share), 0);
-    assert_int_equal(share.rate_cap, 1);
+    check_every_session_owned_once(&cfg, 4, 500);
+}
+
+/* A cap below the worker count stays the cap: only `cap` workers take arrivals, one slot each. */
+static void test_plan_rate_cap_below_workers_sums_to_the_cap(void **state) {
+    config_t cfg = concurrent_config(1);
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    uint32_t sum = 0;
+    for (uint32_t w = 0; w < 2; w++) {
+        plan_share_t share;
+        assert_int_equal(plan_share_for(&cfg, 2, w, &share), 0);
+        assert_int_equal(share.arrival_workers, 1);
+        assert_int_equal(share.rate_cap, w == 0 ? 1 : 0);
+        sum += share.rate_cap;
+    }
+    assert_int_equal(sum, 1);
+    for (uint64_t i = 0; i < 50; i++)
+        assert_int_equal(plan_session_owner(&cfg, 2, i), 0);
+    check_every_session_owned_once(&cfg, 2, 200);
+    cfg.scheduler.concurrency = 3;
+    sum = 0;
+    for (uint32_t w = 0; w < 7; w++) {
+        plan_share_t share;
+        assert_int_equal(plan_share_for(&cfg, 7, w, &share), 0);
+        assert_int_equal(share.rate_cap, w < 3 ? 1 : 0);
+        sum += share.rate_cap;
+    }
+    assert_int_equal(sum, 3);
+    for (uint64_t i = 0; i < 50; i++)
+        assert_int_equal(plan_session_owner(&cfg, 7, i), i % 3);
+    check_every_session_owned_once(&cfg, 7, 300);
 }
 
 static void test_plan_share_refuses_bad_index(void **state) {
@@ -169,7 +196,8 @@ int main(void) {
         cmocka_unit_test(test_plan_every_concurrent_session_owned_by_exactly_one_worker),
         cmocka_unit_test(test_plan_concurrent_session_runs_on_its_slot),
         cmocka_unit_test(test_plan_rate_sessions_go_round_robin_over_workers),
-        cmocka_unit_test(test_plan_rate_cap_is_split_and_never_zero),
+        cmocka_unit_test(test_plan_rate_cap_is_split_over_workers),
+        cmocka_unit_test(test_plan_rate_cap_below_workers_sums_to_the_cap),
         cmocka_unit_test(test_plan_share_refuses_bad_index),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

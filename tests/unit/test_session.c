@@ -656,6 +656,40 @@ static void test_session_rate_cap_delays_but_keeps_intended_times(void **state) 
     harness_free(&h);
 }
 
+/* Arrivals 0 and 1 find a free slot; each of the 18 after them is due while both are busy. */
+static void test_session_rate_cap_counts_each_held_arrival_once(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.kind = SCHEDULER_RATE;
+    h.cfg.scheduler.concurrency = 2;
+    h.cfg.scheduler.rate = 1000;
+    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
+    h.cfg.limits.max_sessions = 20;
+    h.fakes[0].latency_ns = 10 * MS;
+    harness_run(&h, 1);
+    assert_int_equal(session_executor_arrivals(h.execs[0]), 20);
+    assert_int_equal(session_executor_cap_waits(h.execs[0]), 18);
+    harness_free(&h);
+}
+
+/* 100/s with replies of 1 ms never fills a cap of 4: no arrival waits. */
+static void test_session_rate_cap_not_reached_counts_no_wait(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.kind = SCHEDULER_RATE;
+    h.cfg.scheduler.concurrency = 4;
+    h.cfg.scheduler.rate = 100;
+    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
+    h.cfg.limits.max_sessions = 10;
+    h.fakes[0].latency_ns = 1 * MS;
+    harness_run(&h, 1);
+    assert_int_equal(session_executor_arrivals(h.execs[0]), 10);
+    assert_int_equal(session_executor_cap_waits(h.execs[0]), 0);
+    harness_free(&h);
+}
+
 static uint64_t hash_sum(config_scheduler_kind_t kind, uint32_t workers, size_t *n) {
     harness_t h;
     harness_init(&h, 3);
@@ -956,6 +990,8 @@ int main(void) {
         cmocka_unit_test(test_session_least_inflight_avoids_the_slow_endpoint),
         cmocka_unit_test(test_session_rate_mode_follows_arrivals_and_splits_sessions),
         cmocka_unit_test(test_session_rate_cap_delays_but_keeps_intended_times),
+        cmocka_unit_test(test_session_rate_cap_counts_each_held_arrival_once),
+        cmocka_unit_test(test_session_rate_cap_not_reached_counts_no_wait),
         cmocka_unit_test(test_session_workload_hash_sum_is_the_same_for_1_and_4_workers),
         cmocka_unit_test(test_session_failed_turn_ends_its_session),
         cmocka_unit_test(test_session_requests_wait_for_a_free_transfer),

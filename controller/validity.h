@@ -1,0 +1,79 @@
+/* Whether a run measured the server rather than the client: a pure verdict over the merged totals
+ * and what each worker reported of its loop (docs/metrics.md "Run validity"). An invalid run still
+ * writes everything; `stampede run` and `stampede controller` then exit 3 unless --allow-invalid.
+ */
+#ifndef STAMPEDE_VALIDITY_H
+#define STAMPEDE_VALIDITY_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+
+#define VALIDITY_MAX_REASONS 16
+#define VALIDITY_REASON_LEN 320
+/* A loop busier than this share of one core could not keep up with its streams. */
+#define VALIDITY_LOOP_CPU_MAX 0.90
+/* Token events per body read above this, from a busy loop: reads found several tokens waiting, the
+ * client fell behind (a server that writes one token per send gives 1). Token events, not all SSE
+ * events: the closing ones (finish, usage, [DONE]) come in the read of the last token, so a
+ * 1-token reply reads 4 events at once from a client that is not behind at all. */
+#define VALIDITY_TOKEN_EVENTS_PER_READ_MAX 1.5
+/* ...and the loop busy (on a CPU, or runnable and waiting for one) above this share of the run:
+ * several tokens per read from an idle loop mean the server wrote them together (a coalescing
+ * server or proxy), not that the client fell behind. */
+#define VALIDITY_LOOP_BUSY_FOR_READS 0.5
+/* Share of requests that asked for an exact length and received another. */
+#define VALIDITY_OUTPUT_MISMATCH_MAX 0.05
+
+/* One worker of the run, as its Done and the controller's registry said. */
+typedef struct validity_worker {
+    const char *name;
+    bool lost;      /* lost and its share not taken over: its load is missing from the run */
+    bool has_stats; /* it reported the figures below */
+    uint64_t write_callbacks;
+    uint64_t sse_events;
+    uint64_t token_events;
+    int64_t loop_cpu_ns;
+    int64_t loop_wall_ns;
+    int64_t loop_wait_ns; /* runnable but waiting for a CPU; negative when unknown */
+    uint64_t cap_waits;
+} validity_worker_t;
+
+/* What the verdict looks at: the merged totals (warm-up excluded) and every worker. */
+typedef struct validity_input {
+    uint64_t requests_ok;
+    uint64_t requests_failed;
+    bool rate_mode;
+    double schedule_lag_p99_ms; /* rate mode; negative when nothing was measured */
+    double lag_threshold_ms;    /* schedule lag p99 above this is a reason (unless the cap) */
+    bool exact_lengths;         /* validity_exact_lengths(cfg) */
+    uint64_t requested_checked; /* ok requests that asked for a number of output tokens */
+    uint64_t output_mismatched; /* those that received another number */
+    const validity_worker_t *workers;
+    size_t n_workers;
+} validity_input_t;
+
+typedef struct validity {
+    bool valid;
+    size_t n_reasons;
+    char reasons[VALIDITY_MAX_REASONS][VALIDITY_REASON_LEN];
+} validity_t;
+
+/* Fills *out: valid, or every reason the run is not (each one sentence naming the figures). */
+void validity_judge(const validity_input_t *in, validity_t *out);
+/* Whether the workload asked the server for exact output lengths, so that a length mismatch
+ * says the server did not do what was asked (target.ignore_eos or target.min_tokens). */
+bool validity_exact_lengths(const config_t *cfg);
+/* SSE events per body read of w (0 when it read nothing). */
+double validity_events_per_read(const validity_worker_t *w);
+/* Token events per body read of w (0 when it read nothing): what the saturation verdict reads. */
+double validity_token_events_per_read(const validity_worker_t *w);
+/* w's loop CPU time over its wall time, as a share of one core (0 when not measured). */
+double validity_loop_cpu_share(const validity_worker_t *w);
+/* w's loop CPU time plus its wait for a CPU, over its wall time (0 when not measured): how much of
+ * the run the loop wanted a core. */
+double validity_loop_busy_share(const validity_worker_t *w);
+
+#endif
