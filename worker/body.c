@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 void body_init(body_t *self) {
     memset(self, 0, sizeof *self);
 }
@@ -20,16 +22,10 @@ static bool body_reserve(body_t *self, size_t extra) {
     size_t need = self->len + extra + 1;
     if (need <= self->cap)
         return true;
-    size_t cap = self->cap ? self->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    char *data = realloc(self->data, cap);
-    if (!data) {
+    if (buffer_grow_array(&self->data, &self->cap, need < 256 ? 256 : need, 1) < 0) {
         self->failed = true;
         return false;
     }
-    self->data = data;
-    self->cap = cap;
     return true;
 }
 
