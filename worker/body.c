@@ -71,7 +71,10 @@ static size_t body_utf8_length(const unsigned char *s, size_t avail) {
     return n;
 }
 
-/* Writes text as a JSON string body (without the quotes), copying runs of safe bytes at once. */
+/* Writes text as a JSON string body (without the quotes), copying runs of safe bytes at once.
+ * Not common/escape: jansson takes 7.5x as long (330 against 44 us for a 10k-word prompt,
+ * build/bench_body) on the worker's loop, where it delays other streams' receive stamps, and it
+ * rejects invalid UTF-8 that a server's reply may hold, where this writes U+FFFD. */
 static void body_put_escaped(body_t *self, const char *text, size_t len) {
     const unsigned char *s = (const unsigned char *)text;
     size_t run = 0, i = 0;
