@@ -22,6 +22,7 @@ run() {
 run histogram "$BUILD/bench_histogram"
 run merge "$BUILD/bench_merge"
 run sse "$BUILD/bench_sse"
+run body "$BUILD/bench_body"
 run mock "$BUILD/bench_mock"
 run engine "$BUILD/bench_engine"
 [ -f bench/run_system.sh ] && run system bash bench/run_system.sh

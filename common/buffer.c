@@ -79,3 +79,13 @@ int buffer_grow_array(void *items_p, size_t *cap, size_t need, size_t item_size)
     *cap = grown_cap;
     return 0;
 }
+
+int buffer_grow_pair(void *first_p, size_t first_size, void *second_p, size_t second_size,
+                     size_t *cap, size_t need) {
+    size_t first_cap = *cap, second_cap = *cap;
+    if (buffer_grow_array(first_p, &first_cap, need, first_size) < 0 ||
+        buffer_grow_array(second_p, &second_cap, need, second_size) < 0)
+        return -1;
+    *cap = first_cap;
+    return 0;
+}

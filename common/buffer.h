@@ -42,5 +42,10 @@ static inline char *buffer_head(const buffer_t *self) {
  * least need elements, doubling from 16; the new elements are zeroed. On failure (-1) the
  * array and *cap are unchanged. 0 when it already fits. */
 int buffer_grow_array(void *items_p, size_t *cap, size_t need, size_t item_size);
+/* Grows two parallel arrays that share one capacity *cap, as buffer_grow_array does each. On
+ * failure (-1) *cap is unchanged (the first array may be larger than it says, which is harmless).
+ */
+int buffer_grow_pair(void *first_p, size_t first_size, void *second_p, size_t second_size,
+                     size_t *cap, size_t need);
 
 #endif

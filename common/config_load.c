@@ -7,6 +7,7 @@
 #include <strings.h>
 #include <sys/stat.h>
 
+#include "buffer.h"
 #include "config_dist.h"
 #include "config_yaml.h"
 #include "units.h"
@@ -549,32 +550,26 @@ static char *read_file(const char *path, size_t *len, int *code) {
         fclose(f);
         return NULL;
     }
-    size_t cap = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096, n = 0;
-    char *buf = malloc(cap);
-    while (buf != NULL && !ferror(f) && !feof(f)) {
-        if (n + 1 == cap) {
-            char *bigger = realloc(buf, cap * 2);
-            if (bigger == NULL) {
-                free(buf);
-                buf = NULL;
-                break;
-            }
-            buf = bigger;
-            cap *= 2;
+    buffer_t text;
+    buffer_init(&text);
+    size_t room = st.st_size > 0 ? (size_t)st.st_size + 1 : 4096; /* the file and its NUL */
+    bool short_of_memory = false;
+    while (!ferror(f) && !feof(f)) {
+        if (buffer_reserve(&text, room) < 0) {
+            short_of_memory = true;
+            break;
         }
-        n += fread(buf + n, 1, cap - 1 - n, f);
+        text.len += fread(text.data + text.len, 1, text.cap - text.len - 1, f);
     }
-    *code = buf == NULL ? ENOMEM : EIO;
-    if (buf != NULL && ferror(f)) {
-        free(buf);
-        buf = NULL;
-    }
+    *code = short_of_memory ? ENOMEM : EIO;
+    if (short_of_memory || ferror(f))
+        buffer_clear(&text);
     fclose(f);
-    if (buf != NULL) {
-        buf[n] = '\0';
-        *len = n;
+    if (text.data != NULL) {
+        text.data[text.len] = '\0';
+        *len = text.len;
     }
-    return buf;
+    return text.data;
 }
 
 static void error_clear(config_error_t *err, const char *file) {

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "dist_internal.h"
 
 static const char *const dist_kind_names[DIST__COUNT] = {
@@ -219,18 +220,12 @@ bool dist_parse_number(const char *s, const char *end, double *out) {
 
 int dist_builder_push(dist_builder_t *b, double value, bool has_weight, double weight) {
     if (b->n == b->cap) {
-        size_t cap = b->cap ? b->cap * 2 : 64;
-        double *v = realloc(b->values, cap * sizeof *v);
-        if (v == NULL)
+        size_t need = b->cap ? b->n + 1 : 64;
+        int rc = b->weights ? buffer_grow_pair(&b->values, sizeof *b->values, &b->weights,
+                                               sizeof *b->weights, &b->cap, need)
+                            : buffer_grow_array(&b->values, &b->cap, need, sizeof *b->values);
+        if (rc < 0)
             return -1;
-        b->values = v;
-        if (b->weights) {
-            double *w = realloc(b->weights, cap * sizeof *w);
-            if (w == NULL)
-                return -1;
-            b->weights = w;
-        }
-        b->cap = cap;
     }
     if (has_weight && b->weights == NULL) {
         b->weights = malloc(b->cap * sizeof *b->weights);

@@ -8,6 +8,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 #define SSE_DEFAULT_LIMIT ((size_t)64 << 20)
 #define SSE_MIN_CAPACITY ((size_t)256)
 
@@ -64,15 +66,10 @@ static int parser_fail(sse_parser_t *self, int code, const char *fmt, ...) {
 static int parser_reserve(sse_parser_t *self, sse_buffer_t *buffer, size_t need, const char *what) {
     if (need <= buffer->cap)
         return 0;
-    size_t cap = buffer->cap ? buffer->cap : SSE_MIN_CAPACITY;
-    while (cap < need)
-        cap = cap > SIZE_MAX / 2 ? need : cap * 2;
-    char *bytes = realloc(buffer->bytes, cap);
-    if (!bytes)
+    if (buffer_grow_array(&buffer->bytes, &buffer->cap,
+                          need < SSE_MIN_CAPACITY ? SSE_MIN_CAPACITY : need, 1) < 0)
         return parser_fail(self, -ENOMEM, "out of memory growing the SSE %s buffer to %zu bytes",
-                           what, cap);
-    buffer->bytes = bytes;
-    buffer->cap = cap;
+                           what, need);
     self->allocs++;
     return 0;
 }

@@ -5,6 +5,7 @@
 #include <string.h>
 #include <xxhash.h>
 
+#include "buffer.h"
 #include "prompt.h"
 
 /* One quantity of one node: its own generator, so no draw depends on another's draw count. */
@@ -42,6 +43,7 @@ int workload_session_generate(const config_t *cfg, uint64_t index, workload_sess
     const config_workload_t *w = &cfg->workload;
     bool chat = w->kind == WORKLOAD_CHAT;
     uint32_t n = workload_session_size(cfg, index);
+    /* Exactly n nodes and no capacity kept: other generators (tests) hand over their own arrays. */
     workload_node_t *nodes = realloc(out->nodes, n * sizeof *nodes);
     if (nodes == NULL) {
         workload_session_free(out);
@@ -154,25 +156,8 @@ long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
     return prompt_append_words(&rng, cfg->workload.system_prompt_tokens, buf, cap);
 }
 
-/* A growable scratch buffer for prompt text while digesting. */
-typedef struct workload_text {
-    char *buf;
-    size_t cap;
-} workload_text_t;
-
-static int workload_text_reserve(workload_text_t *text, size_t cap) {
-    if (cap <= text->cap)
-        return 0;
-    char *buf = realloc(text->buf, cap);
-    if (buf == NULL)
-        return -1;
-    text->buf = buf;
-    text->cap = cap;
-    return 0;
-}
-
 static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
-                                     const workload_node_t *node, workload_text_t *text) {
+                                     const workload_node_t *node, buffer_t *text) {
     uint64_t fields[8 + WORKLOAD_MAX_PARENTS] = {0};
     uint64_t inherit_bits;
     memcpy(&inherit_bits, &node->inherit, sizeof inherit_bits);
@@ -187,16 +172,16 @@ static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
     for (uint32_t p = 0; p < node->n_parents && p < WORKLOAD_MAX_PARENTS; p++)
         fields[8 + p] = node->parents[p];
     uint64_t text_hash = 0;
-    if (workload_text_reserve(text, prompt_max_bytes(node->input_tokens)) == 0) {
-        long len = workload_fresh_text(cfg, session, node->index, node->input_tokens, text->buf,
+    if (buffer_reserve(text, prompt_max_bytes(node->input_tokens)) == 0) {
+        long len = workload_fresh_text(cfg, session, node->index, node->input_tokens, text->data,
                                        text->cap);
-        text_hash = XXH3_64bits(text->buf, len > 0 ? (size_t)len : 0);
+        text_hash = XXH3_64bits(text->data, len > 0 ? (size_t)len : 0);
     }
     return XXH3_64bits_withSeed(fields, sizeof fields, text_hash);
 }
 
 static uint64_t workload_session_digest_with(const config_t *cfg, uint64_t index,
-                                             workload_session_t *session, workload_text_t *text) {
+                                             workload_session_t *session, buffer_t *text) {
     if (workload_session_generate(cfg, index, session) != 0)
         return 0;
     uint64_t sum = 0;
@@ -207,20 +192,22 @@ static uint64_t workload_session_digest_with(const config_t *cfg, uint64_t index
 
 uint64_t workload_session_digest(const config_t *cfg, uint64_t index) {
     workload_session_t session = {0};
-    workload_text_t text = {0};
+    buffer_t text; /* scratch for prompt text while digesting */
+    buffer_init(&text);
     uint64_t digest = workload_session_digest_with(cfg, index, &session, &text);
     workload_session_free(&session);
-    free(text.buf);
+    buffer_clear(&text);
     return digest;
 }
 
 uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions) {
     workload_session_t session = {0};
-    workload_text_t text = {0};
+    buffer_t text; /* scratch for prompt text while digesting */
+    buffer_init(&text);
     uint64_t digest = 0;
-    if (workload_text_reserve(&text, prompt_max_bytes(cfg->workload.system_prompt_tokens)) == 0) {
-        long len = workload_system_text(cfg, text.buf, text.cap);
-        digest = XXH3_64bits(text.buf, len > 0 ? (size_t)len : 0);
+    if (buffer_reserve(&text, prompt_max_bytes(cfg->workload.system_prompt_tokens)) == 0) {
+        long len = workload_system_text(cfg, text.data, text.cap);
+        digest = XXH3_64bits(text.data, len > 0 ? (size_t)len : 0);
     }
     workload_arrivals_t arrivals;
     workload_arrivals_init(&arrivals, cfg);
@@ -232,6 +219,6 @@ uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions) {
         }
     }
     workload_session_free(&session);
-    free(text.buf);
+    buffer_clear(&text);
     return digest;
 }

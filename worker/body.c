@@ -4,6 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 void body_init(body_t *self) {
     memset(self, 0, sizeof *self);
 }
@@ -20,16 +22,10 @@ static bool body_reserve(body_t *self, size_t extra) {
     size_t need = self->len + extra + 1;
     if (need <= self->cap)
         return true;
-    size_t cap = self->cap ? self->cap : 256;
-    while (cap < need)
-        cap *= 2;
-    char *data = realloc(self->data, cap);
-    if (!data) {
+    if (buffer_grow_array(&self->data, &self->cap, need < 256 ? 256 : need, 1) < 0) {
         self->failed = true;
         return false;
     }
-    self->data = data;
-    self->cap = cap;
     return true;
 }
 
@@ -75,7 +71,10 @@ static size_t body_utf8_length(const unsigned char *s, size_t avail) {
     return n;
 }
 
-/* Writes text as a JSON string body (without the quotes), copying runs of safe bytes at once. */
+/* Writes text as a JSON string body (without the quotes), copying runs of safe bytes at once.
+ * Not common/escape: jansson takes 7.5x as long (330 against 44 us for a 10k-word prompt,
+ * build/bench_body) on the worker's loop, where it delays other streams' receive stamps, and it
+ * rejects invalid UTF-8 that a server's reply may hold, where this writes U+FFFD. */
 static void body_put_escaped(body_t *self, const char *text, size_t len) {
     const unsigned char *s = (const unsigned char *)text;
     size_t run = 0, i = 0;

@@ -8,11 +8,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "stampede.pb-c.h"
 #include "varint.h"
 
 #define EVENTS_HEADER_RESERVE 64
 #define EVENTS_SPARE_BUFFERS 8
+#define EVENTS_OPEN_BYTES ((size_t)64 * 1024) /* first size of an open batch's buffer */
 
 typedef struct events_batch {
     uint64_t seq;
@@ -94,7 +96,7 @@ events_t *events_new(const events_options_t *options) {
     if (!self->options.ring_bytes)
         self->options.ring_bytes = 256u * 1024 * 1024;
     self->ring = calloc(self->options.ring_batches, sizeof *self->ring);
-    self->open_cap = 64 * 1024;
+    self->open_cap = EVENTS_OPEN_BYTES;
     self->open = malloc(self->open_cap);
     if (!self->ring || !self->open) {
         events_destroy(&self);
@@ -166,35 +168,16 @@ void events_begin_run(events_t *self, uint64_t run_id, uint32_t worker_index) {
 }
 
 static int open_reserve(events_t *self, size_t more) {
-    if (self->open_len + more <= self->open_cap)
-        return 0;
-    size_t cap = self->open_cap ? self->open_cap * 2 : 64 * 1024;
-    while (cap < self->open_len + more)
-        cap *= 2;
-    uint8_t *p = realloc(self->open, cap);
-    if (!p)
-        return -1;
-    self->open = p;
-    self->open_cap = cap;
-    return 0;
+    size_t need = self->open_len + more;
+    return buffer_grow_array(&self->open, &self->open_cap,
+                             need < EVENTS_OPEN_BYTES ? EVENTS_OPEN_BYTES : need, 1);
 }
 
 static int scratch_reserve(events_t *self, size_t n) {
     if (n <= self->scratch_cap)
         return 0;
-    size_t cap = self->scratch_cap ? self->scratch_cap : 256;
-    while (cap < n)
-        cap *= 2;
-    uint64_t *g = realloc(self->gaps, cap * sizeof *g);
-    if (!g)
-        return -1;
-    self->gaps = g;
-    uint32_t *t = realloc(self->tokens, cap * sizeof *t);
-    if (!t)
-        return -1;
-    self->tokens = t;
-    self->scratch_cap = cap;
-    return 0;
+    return buffer_grow_pair(&self->gaps, sizeof(*self->gaps), &self->tokens, sizeof(*self->tokens),
+                            &self->scratch_cap, n < 256 ? 256 : n);
 }
 
 /* One optional timestamp as a delta from the base, both on the shifted clock. */
@@ -360,7 +343,7 @@ int events_seal(events_t *self) {
         self->open = self->spare[self->n_spare];
         self->open_cap = self->spare_cap[self->n_spare];
     } else {
-        self->open_cap = 64 * 1024;
+        self->open_cap = EVENTS_OPEN_BYTES;
         self->open = malloc(self->open_cap);
         if (!self->open)
             self->open_cap = 0;

@@ -15,6 +15,8 @@ void session_die(const char *what) {
     abort();
 }
 
+/* Reallocates to exactly n bytes or dies (the executor cannot go on without its tables); not a
+ * grower: callers choose the size. */
 void *session_grow(void *p, size_t n) {
     void *q = realloc(p, n ? n : 1);
     if (!q)

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "prompt.h"
 #include "session_internal.h"
 
@@ -22,13 +23,9 @@ static size_t session_history_count_words(const char *text, size_t len) {
 /* Makes room for `extra` more bytes (and a NUL) at the end of the run's text. */
 static void session_history_reserve(session_run_t *run, size_t extra) {
     size_t need = run->text_len + extra + 1;
-    if (need <= run->text_cap)
-        return;
-    size_t cap = run->text_cap ? run->text_cap : 4096;
-    while (cap < need)
-        cap *= 2;
-    run->text = session_grow(run->text, cap);
-    run->text_cap = cap;
+    if (need > run->text_cap &&
+        buffer_grow_array(&run->text, &run->text_cap, need < 4096 ? 4096 : need, 1) < 0)
+        session_die("out of memory");
 }
 
 /* Marks the ancestors of node `index` with a fresh epoch; returns how many there are. */

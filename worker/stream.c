@@ -11,6 +11,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "buffer.h"
 #include "chunk.h"
 #include "loop.h"
 #include "phases.h"
@@ -48,7 +49,7 @@ struct stream {
     bool multi_token; /* some chunk carries more than one token */
 
     uint32_t n_chunks;
-    uint32_t chunk_cap;
+    size_t chunk_cap;
     int64_t *chunk_ns;
     uint16_t *chunk_tokens;
 
@@ -89,36 +90,13 @@ static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ..
     va_end(ap);
 }
 
-static int stream_reserve(char **buf, size_t *cap, size_t need) {
-    if (need <= *cap)
-        return 0;
-    size_t grown = *cap ? *cap : 256;
-    while (grown < need)
-        grown *= 2;
-    char *p = realloc(*buf, grown);
-    if (!p)
-        return -1;
-    *buf = p;
-    *cap = grown;
-    return 0;
-}
-
-static int stream_reserve_chunks(stream_t *self, uint32_t need) {
+/* Room for `need` chunks in both per-chunk arrays (the fit test stays inline: once per chunk). */
+static int stream_reserve_chunks(stream_t *self, size_t need) {
     if (need <= self->chunk_cap)
         return 0;
-    uint32_t cap = self->chunk_cap ? self->chunk_cap : STREAM_FIRST_CHUNKS;
-    while (cap < need)
-        cap *= 2;
-    int64_t *ns = realloc(self->chunk_ns, cap * sizeof(*ns));
-    if (!ns)
-        return -1;
-    self->chunk_ns = ns;
-    uint16_t *tokens = realloc(self->chunk_tokens, cap * sizeof(*tokens));
-    if (!tokens)
-        return -1;
-    self->chunk_tokens = tokens;
-    self->chunk_cap = cap;
-    return 0;
+    return buffer_grow_pair(&self->chunk_ns, sizeof(*self->chunk_ns), &self->chunk_tokens,
+                            sizeof(*self->chunk_tokens), &self->chunk_cap,
+                            need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need);
 }
 
 /* Copies a message into out as printable text, cut at a UTF-8 character boundary. */
@@ -236,9 +214,11 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool co
         rec->reasoning_chunks++;
     }
     if (info->content && info->content_len) {
-        /* Unescaping never lengthens the text, so content_len bytes of room suffice. */
-        if (stream_reserve(&self->reply, &self->reply_cap, self->reply_len + info->content_len) <
-            0) {
+        /* Unescaping never lengthens the text, so content_len bytes of room suffice. The fit test
+         * stays inline: this runs once per token. */
+        size_t need = self->reply_len + info->content_len;
+        if (need > self->reply_cap &&
+            buffer_grow_array(&self->reply, &self->reply_cap, need, 1) < 0) {
             stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
             return;
         }
@@ -311,7 +291,7 @@ static size_t stream_keep_body(stream_t *self, const char *data, size_t len) {
             return 0;
         }
     }
-    if (stream_reserve(&self->body, &self->body_cap, self->body_len + len) < 0) {
+    if (buffer_grow_array(&self->body, &self->body_cap, self->body_len + len, 1) < 0) {
         stream_fail(self, ERROR_PROTOCOL, "out of memory holding the response body");
         return 0;
     }
@@ -581,7 +561,7 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
         return -1;
     }
     size_t need = strlen(session_header) + sizeof("X-Session-ID: ");
-    if (stream_reserve(&self->session_line, &self->session_cap, need) < 0) {
+    if (buffer_grow_array(&self->session_line, &self->session_cap, need, 1) < 0) {
         stream_fail(self, ERROR_CONNECT, "out of memory for the session header");
         return -1;
     }
@@ -661,7 +641,7 @@ static void stream_parse_json_body(stream_t *self) {
         }
     }
     size_t n = json_string_length(content);
-    if (n && stream_reserve(&self->reply, &self->reply_cap, n) == 0) {
+    if (n && buffer_grow_array(&self->reply, &self->reply_cap, n, 1) == 0) {
         memcpy(self->reply, json_string_value(content), n);
         self->reply_len = n;
         rec->content_bytes = n;

@@ -82,7 +82,36 @@ static void test_buffer_grow_array_leaves_the_array_alone_on_overflow(void **sta
     free(items);
 }
 
+static void test_buffer_grow_pair_grows_both_arrays_to_one_capacity(void **state) {
+    int64_t *stamps = NULL;
+    uint16_t *counts = NULL;
+    size_t cap = 0;
+    assert_int_equal(buffer_grow_pair(&stamps, sizeof(*stamps), &counts, sizeof(*counts), &cap, 20),
+                     0);
+    assert_int_equal(cap, 32);
+    for (size_t i = 0; i < cap; i++) {
+        assert_int_equal(stamps[i], 0);
+        assert_int_equal(counts[i], 0);
+        stamps[i] = -(int64_t)i;
+        counts[i] = (uint16_t)i;
+    }
+    assert_int_equal(buffer_grow_pair(&stamps, sizeof(*stamps), &counts, sizeof(*counts), &cap, 33),
+                     0);
+    assert_int_equal(cap, 64);
+    assert_int_equal(stamps[31], -31); /* kept */
+    assert_int_equal(counts[31], 31);
+    assert_int_equal(stamps[63], 0);
+    assert_int_equal(counts[63], 0);
+    assert_int_equal(
+        buffer_grow_pair(&stamps, sizeof(*stamps), &counts, sizeof(*counts), &cap, SIZE_MAX / 2),
+        -1);
+    assert_int_equal(cap, 64);
+    free(stamps);
+    free(counts);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_buffer_appends_formats_and_consumes_in_order),
           cmocka_unit_test(test_buffer_reserve_compacts_before_it_grows),
           cmocka_unit_test(test_buffer_grow_array_doubles_and_zeroes_the_new_tail),
-          cmocka_unit_test(test_buffer_grow_array_leaves_the_array_alone_on_overflow))
+          cmocka_unit_test(test_buffer_grow_array_leaves_the_array_alone_on_overflow),
+          cmocka_unit_test(test_buffer_grow_pair_grows_both_arrays_to_one_capacity))
