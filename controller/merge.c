@@ -183,6 +183,10 @@ static void stats_add(merge_stats_t *stats, const request_record_t *rec, const m
         stats->failed++;
         if (rec->error < ERROR__COUNT)
             stats->errors[rec->error]++;
+        /* How late the send was does not depend on how the request ended: a client that falls
+         * behind on requests that then fail has still not kept the schedule. */
+        if (m->has[METRIC_SCHEDULE_LAG])
+            histogram_record(stats->latency[METRIC_SCHEDULE_LAG], m->value_ns[METRIC_SCHEDULE_LAG]);
         return;
     }
     stats->ok++;

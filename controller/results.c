@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,6 +131,17 @@ static double results_lag_p99_ms(const merge_stats_t *all) {
     return histogram_count(lag) ? (double)histogram_percentile(lag, 99) / 1e6 : -1;
 }
 
+/* Whether starts falling short of expected is within what the arrival draw itself explains:
+ * never for constant arrivals; for Poisson and gamma, within three standard deviations of the
+ * count of a renewal process (sqrt(expected) times the gaps' coefficient of variation). */
+static bool results_rate_drawn_short(const config_scheduler_t *sched, double expected,
+                                     uint64_t starts) {
+    if (sched->arrival == ARRIVAL_CONSTANT || expected <= 0)
+        return false;
+    double cv = sched->arrival == ARRIVAL_GAMMA ? sched->arrival_cv : 1.0;
+    return expected - (double)starts <= 3 * cv * sqrt(expected);
+}
+
 /* Requested against achieved, and the cause when achieved fell short: the cap holding arrivals
  * back, else the client not keeping the schedule, else the arrivals drawn for the window. */
 static void results_rate(const controller_t *self, results_extra_t *x) {
@@ -164,11 +176,17 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
                  "the client could not keep the schedule: schedule lag p99 %.3f ms, the busiest "
                  "worker loop at %.0f %% of a core",
                  lag, busiest * 100);
-    else
+    else if (results_rate_drawn_short(&self->cfg.scheduler, x->requested_per_s * duration, starts))
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the arrival process drew fewer arrivals than the mean for this window (%" PRIu64
                  " session starts in %.3f s); a longer run evens it out",
                  starts, duration);
+    else
+        snprintf(x->rate_warning, sizeof x->rate_warning,
+                 "the workers started %" PRIu64 " sessions in %.3f s where the schedule had about "
+                 "%.0f; neither the cap, the schedule lag (p99 %.3f ms) nor the arrival draw "
+                 "explains it (see validity and the workers' log)",
+                 starts, duration, x->requested_per_s * duration, lag);
 }
 
 static void results_validity(const controller_t *self, results_extra_t *x) {
