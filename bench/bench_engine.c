@@ -4,10 +4,14 @@
  * loop Python benchmarks use (bench/peer_aiohttp.py) against the same mock, as a ratio.
  * Prints numbers and RESULT lines; never passes or fails on them.
  *
- *   bench_engine [--streams 1000,5000,10000] [--itl-ms 10,50,100] [--tokens 100] [--ttft-ms 10]
+ *   bench_engine [--streams 1000,5000,10000] [--itl-ms 20,50,100] [--tokens 100] [--ttft-ms 10]
  *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
- *                [--buffer BYTES]
- * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. */
+ *                [--buffer BYTES] [--coalesce 2,3] [--coalesce-streams 1000] [--no-coalesce]
+ * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. The
+ * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
+ * event per write and at the --coalesce pattern, same streams and token rate.
+ * Under `valgrind --tool=callgrind` the measured window is marked, so Ir / tokens is the client's
+ * user-space instructions per token (bench/callgrind_engine.sh). */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
@@ -38,6 +42,8 @@
 
 /* One way to start and stop `stampede mock`, shared with the unit tests. */
 #include "../tests/unit/mock_spawn.h"
+/* The benches' own server, for a fixed number of events per write. */
+#include "sse_server.h"
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
@@ -54,6 +60,10 @@ typedef struct bench_config {
     int peer;
     uint32_t buffer_size;
     int floor;
+    int coalesce;                        /* compare k events per write against one */
+    int coalesce_streams;                /* at this level's streams and ITL */
+    int pattern[SSE_SERVER_MAX_PATTERN]; /* events per write of the coalescing server */
+    int pattern_len;
     int pin; /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
 } bench_config_t;
 
@@ -129,6 +139,18 @@ static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int
     return 0;
 }
 
+/* The server a level runs against: the mock, or the benches' own with pattern events per write
+ * (pattern_len 0: the mock). The server runs on CPU 1 when pinning. */
+static int server_open(const bench_config_t *cfg, double itl_ms, const int *pattern,
+                       int pattern_len, mock_child_t *server) {
+    if (pattern_len == 0)
+        return server_start(server, cfg->ttft_ms, itl_ms, cfg->pin);
+    sse_server_config_t sc = {
+        .ttft_ms = cfg->ttft_ms, .itl_ms = itl_ms, .pattern_len = pattern_len};
+    memcpy(sc.pattern, pattern, (size_t)pattern_len * sizeof(int));
+    return sse_server_spawn(&sc, cfg->pin ? 1 : -1, &server->pid, &server->port);
+}
+
 static void slot_submit(slot_t *slot);
 
 static void slot_done(void *arg, request_record_t *record, const char *reply, size_t len) {
@@ -194,9 +216,10 @@ typedef struct result {
     double connections_per_request;
 } result_t;
 
-static int run_level(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
+static int run_level(const bench_config_t *cfg, int streams, double itl_ms, const int *pattern,
+                     int pattern_len, result_t *result) {
     mock_child_t server;
-    if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
+    if (server_open(cfg, itl_ms, pattern, pattern_len, &server) < 0)
         return -1;
     char url[128];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", server.port);
@@ -255,11 +278,11 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     result->errors = level.errors - level.errors_start;
     result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
     result->connections_per_request = requests ? (double)connections / (double)requests : 0;
-    printf("streams=%d itl=%gms: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests in "
-           "the window, %.3f new connections per request, TTFT p50 %.1f ms (mock: %g ms)\n",
-           streams, itl_ms, result->tokens_per_s, cpu / wall * 100, (double)requests,
-           result->connections_per_request, histogram_percentile(level.ttft, 50) / 1e6,
-           cfg->ttft_ms);
+    printf("streams=%d itl=%gms %s: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests "
+           "in the window, %.3f new connections per request, TTFT p50 %.1f ms (server: %g ms)\n",
+           streams, itl_ms, pattern_len ? "own server" : "mock", result->tokens_per_s,
+           cpu / wall * 100, (double)requests, result->connections_per_request,
+           histogram_percentile(level.ttft, 50) / 1e6, cfg->ttft_ms);
     if (level.errors) {
         printf("  errors:");
         for (int c = 0; c < ERROR__COUNT; c++)
@@ -449,6 +472,53 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
     return 0;
 }
 
+static double ratio(double a, double b) {
+    return b > 0 ? a / b : 0;
+}
+
+static void result_print(const char *name, int streams, double itl_ms, const result_t *r,
+                         const char *note) {
+    printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f delay_p50_us=%.0f "
+           "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
+           "tokens_per_socket_event=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.1f%s\n",
+           name, streams, itl_ms, r->cpu_us_per_token, r->delay_p50_us, r->delay_p99_us,
+           (unsigned long long)r->tokens, (unsigned long long)r->errors, r->events_per_callback,
+           r->tokens_per_socket_event, r->tokens_per_s, r->rss_kb_per_stream, note);
+    fflush(stdout);
+}
+
+/* The same client against the benches' own server writing one event per write, then the
+ * pattern's k per write (a coalescing server), at the same token rate: what coalescing costs
+ * or saves per token, and whether it moves the client's delay. */
+static int compare_coalescing(const bench_config_t *cfg) {
+    int level = 0;
+    for (int i = 0; i < cfg->levels; i++)
+        if (cfg->streams[i] == cfg->coalesce_streams)
+            level = i;
+    int streams = cfg->coalesce_streams, one[] = {1};
+    double itl = cfg->itl_ms[level];
+    char pattern_text[64] = "";
+    for (int i = 0, n = 0; i < cfg->pattern_len; i++)
+        n += snprintf(pattern_text + n, sizeof(pattern_text) - (size_t)n, "%s%d", i ? "," : "",
+                      cfg->pattern[i]);
+    result_t single = {0}, coalesced = {0};
+    if (run_level(cfg, streams, itl, one, 1, &single) < 0 ||
+        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced) < 0) {
+        fprintf(stderr, "the coalescing comparison could not start its server\n");
+        return -1;
+    }
+    result_print("stampede_1_per_write", streams, itl, &single, "");
+    char note[96];
+    snprintf(note, sizeof(note), " (events per write: %s)", pattern_text);
+    result_print("stampede_coalesced", streams, itl, &coalesced, note);
+    printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx delay_p50=%.2fx delay_p99=%.2fx "
+           "(%s events per write / 1 per write)\n",
+           streams, itl, ratio(coalesced.cpu_us_per_token, single.cpu_us_per_token),
+           ratio(coalesced.delay_p50_us, single.delay_p50_us),
+           ratio(coalesced.delay_p99_us, single.delay_p99_us), pattern_text);
+    return 0;
+}
+
 static int parse_list_int(const char *s, int *out, int max) {
     int n = 0;
     for (char *end; *s && n < max; s = *end ? end + 1 : end) {
@@ -471,7 +541,7 @@ static int parse_list_double(const char *s, double *out, int max) {
 
 int main(int argc, char **argv) {
     bench_config_t cfg = {.streams = {1000, 5000, 10000},
-                          .itl_ms = {10, 50, 100},
+                          .itl_ms = {20, 50, 100},
                           .levels = 3,
                           .tokens = 100,
                           .ttft_ms = 10,
@@ -479,7 +549,11 @@ int main(int argc, char **argv) {
                           .warmup = 2,
                           .peer_streams = 1000,
                           .peer = 1,
-                          .floor = 1};
+                          .floor = 1,
+                          .coalesce = 1,
+                          .coalesce_streams = 1000,
+                          .pattern = {2, 3},
+                          .pattern_len = 2};
     int n_itl = 3;
     static const struct option longs[] = {{"streams", required_argument, 0, 's'},
                                           {"itl-ms", required_argument, 0, 'i'},
@@ -491,6 +565,9 @@ int main(int argc, char **argv) {
                                           {"no-peer", no_argument, 0, 'n'},
                                           {"no-floor", no_argument, 0, 'F'},
                                           {"buffer", required_argument, 0, 'b'},
+                                          {"coalesce", required_argument, 0, 'c'},
+                                          {"coalesce-streams", required_argument, 0, 'C'},
+                                          {"no-coalesce", no_argument, 0, 'N'},
                                           {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -525,6 +602,22 @@ int main(int argc, char **argv) {
         case 'b':
             cfg.buffer_size = (uint32_t)atol(optarg);
             break;
+        case 'c':
+            cfg.pattern_len = sse_server_parse_pattern(optarg, cfg.pattern);
+            if (cfg.pattern_len < 0) {
+                fprintf(stderr,
+                        "bench_engine: --coalesce takes events per write, e.g. 2,3 "
+                        "(each 1 to 64, at most %d)\n",
+                        SSE_SERVER_MAX_PATTERN);
+                return 2;
+            }
+            break;
+        case 'C':
+            cfg.coalesce_streams = atoi(optarg);
+            break;
+        case 'N':
+            cfg.coalesce = 0;
+            break;
         default:
             fprintf(stderr, "usage: see the comment at the top of bench/bench_engine.c\n");
             return 2;
@@ -553,36 +646,33 @@ int main(int argc, char **argv) {
         fclose(loadavg);
     }
     int failed = 0;
-    result_t ours[MAX_LEVELS] = {0};
+    result_t ours[MAX_LEVELS] = {0}, floors[MAX_LEVELS] = {0};
     for (int i = 0; i < cfg.levels; i++) {
-        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], &ours[i]) < 0) {
+        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &ours[i]) < 0) {
             failed = 1;
             continue;
         }
-        printf("RESULT name=stampede streams=%d itl_ms=%g cpu_us_per_token=%.2f "
-               "delay_p50_us=%.0f delay_p99_us=%.0f tokens=%llu errors=%llu "
-               "events_per_callback=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
-               "rss_kb_per_stream=%.1f\n",
-               cfg.streams[i], cfg.itl_ms[i], ours[i].cpu_us_per_token, ours[i].delay_p50_us,
-               ours[i].delay_p99_us, (unsigned long long)ours[i].tokens,
-               (unsigned long long)ours[i].errors, ours[i].events_per_callback,
-               ours[i].tokens_per_socket_event, ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
-        fflush(stdout);
+        result_print("stampede", cfg.streams[i], cfg.itl_ms[i], &ours[i], "");
     }
     for (int i = 0; cfg.floor && i < cfg.levels; i++) {
-        result_t floor = {0};
-        if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floor) < 0) {
+        if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floors[i]) < 0) {
             fprintf(stderr, "the floor probe could not open %d loopback connections\n",
                     cfg.streams[i]);
             continue;
         }
-        printf("RESULT name=floor streams=%d itl_ms=%g cpu_us_per_token=%.2f delay_p50_us=%.0f "
-               "delay_p99_us=%.0f tokens=%llu tokens_per_socket_event=%.2f (epoll_wait + recv "
-               "only, no HTTP: the kernel's and the machine's share)\n",
-               cfg.streams[i], cfg.itl_ms[i], floor.cpu_us_per_token, floor.delay_p50_us,
-               floor.delay_p99_us, (unsigned long long)floor.tokens, floor.tokens_per_socket_event);
-        fflush(stdout);
+        result_print("floor", cfg.streams[i], cfg.itl_ms[i], &floors[i],
+                     " (epoll_wait + recv only, no HTTP: the kernel's and the machine's share)");
     }
+    for (int i = 0; cfg.floor && i < cfg.levels; i++)
+        if (floors[i].cpu_us_per_token > 0 && ours[i].cpu_us_per_token > 0)
+            printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx delay_p50=%.2fx "
+                   "delay_p99=%.2fx (stampede / floor; goal cpu <= 1.25x)\n",
+                   cfg.streams[i], cfg.itl_ms[i],
+                   ours[i].cpu_us_per_token / floors[i].cpu_us_per_token,
+                   ratio(ours[i].delay_p50_us, floors[i].delay_p50_us),
+                   ratio(ours[i].delay_p99_us, floors[i].delay_p99_us));
+    if (cfg.coalesce && compare_coalescing(&cfg) < 0)
+        failed = 1;
     if (cfg.peer) {
         int level = -1;
         for (int i = 0; i < cfg.levels; i++)
