@@ -283,6 +283,12 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
            streams, itl_ms, pattern_len ? "own server" : "mock", result->tokens_per_s,
            cpu / wall * 100, (double)requests, result->connections_per_request,
            histogram_percentile(level.ttft, 50) / 1e6, cfg->ttft_ms);
+    /* Closed loop: each stream receives its tokens over TTFT + tokens x ITL. */
+    double scheduled = streams * cfg->tokens / ((cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3);
+    if (result->tokens_per_s < 0.95 * scheduled)
+        printf("  note: %.0f tokens/s of the %.0f scheduled: the server or the client fell behind, "
+               "so this row's figures describe an overloaded machine\n",
+               result->tokens_per_s, scheduled);
     if (level.errors) {
         printf("  errors:");
         for (int c = 0; c < ERROR__COUNT; c++)
@@ -466,6 +472,7 @@ static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, resu
     result->delay_p99_us = histogram_percentile(delay, 99) / 1e3;
     histogram_destroy(&delay);
     result->tokens = bytes / 300;
+    result->tokens_per_s = (double)result->tokens / cfg->seconds;
     result->tokens_per_socket_event = recvs ? (double)result->tokens / (double)recvs : 0;
     result->cpu_us_per_token =
         result->tokens ? (cpu_seconds(&u1) - cpu_seconds(&u0)) * 1e6 / (double)result->tokens : 0;
