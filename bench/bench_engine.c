@@ -286,9 +286,10 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     /* Closed loop: each stream receives its tokens over TTFT + tokens x ITL. */
     double scheduled = streams * cfg->tokens / ((cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3);
     if (result->tokens_per_s < 0.95 * scheduled)
-        printf("  note: %.0f tokens/s of the %.0f scheduled: the server or the client fell behind, "
-               "so this row's figures describe an overloaded machine\n",
-               result->tokens_per_s, scheduled);
+        printf("NOTE streams=%d itl_ms=%g against the %s: %.0f tokens/s of the %.0f scheduled; the "
+               "server or the client fell behind, so this row describes an overloaded machine\n",
+               streams, itl_ms, pattern_len ? "own server" : "mock", result->tokens_per_s,
+               scheduled);
     if (level.errors) {
         printf("  errors:");
         for (int c = 0; c < ERROR__COUNT; c++)

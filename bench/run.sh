@@ -31,8 +31,8 @@ run engine "$BUILD/bench_engine"
 run callgrind bash bench/callgrind_engine.sh
 [ -f bench/run_system.sh ] && run system bash bench/run_system.sh
 
-# The engine's RESULT and RATIO lines as one table: absolute figures move with the machine's other
-# tenants, ratios within one run much less, instruction counts not at all.
+# The engine's RESULT lines as one table, then its RATIO and NOTE lines: absolute figures move
+# with the machine's other tenants, ratios within one run much less, instruction counts not at all.
 if grep -q '^RESULT name=\(stampede\|floor\|aiohttp\|callgrind\)' "$log"; then
     echo "== summary: the worker engine (client pinned to CPU 0, server to CPU 1)"
     awk '
@@ -51,7 +51,7 @@ if grep -q '^RESULT name=\(stampede\|floor\|aiohttp\|callgrind\)' "$log"; then
                    field("delay_p99_us"), field("tokens_per_socket_event"),
                    field("instructions_per_token")
         }
-        /^RATIO/ { ratios[++n] = $0 }
+        /^(RATIO|NOTE)/ { ratios[++n] = $0 }
         END { for (i = 1; i <= n; i++) print ratios[i] }
     ' "$log"
 fi
