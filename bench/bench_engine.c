@@ -13,20 +13,13 @@
  * Under `valgrind --tool=callgrind` the measured window is marked, so Ir / tokens is the client's
  * user-space instructions per token (bench/callgrind_engine.sh). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #if __has_include(<valgrind/callgrind.h>)
@@ -36,6 +29,7 @@
 #define CALLGRIND_DUMP_STATS_AT(name)
 #endif
 
+#include "bench_cpu.h"
 #include "engine.h"
 #include "histogram.h"
 #include "loop.h"
@@ -44,6 +38,8 @@
 #include "../tests/unit/mock_spawn.h"
 /* The benches' own server, for a fixed number of events per write. */
 #include "sse_server.h"
+/* Bare epoll + recv of the same traffic: the reference the engine is compared to. */
+#include "floor.h"
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
@@ -101,13 +97,6 @@ static int cpu_count(void) {
     return CPU_COUNT(&set);
 }
 
-static void pin_to_cpu(pid_t pid, int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(pid, sizeof(set), &set);
-}
-
 static long rss_kb(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     long size = 0, resident = 0;
@@ -117,11 +106,6 @@ static long rss_kb(void) {
         fclose(f);
     }
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static double cpu_seconds(const struct rusage *u) {
-    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
-           u->ru_stime.tv_usec / 1e6;
 }
 
 /* `stampede mock` in fixed mode, pinned to CPU 1 when pin (the mock is one thread, so pinning
@@ -135,7 +119,7 @@ static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int
     if (mock_spawn(server, args) < 0)
         return -1;
     if (pin)
-        pin_to_cpu(server->pid, 1);
+        bench_cpu_pin(server->pid, 1);
     return 0;
 }
 
@@ -266,7 +250,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     uint64_t events = level.stats_end.sse_events - level.stats_start.sse_events;
     uint64_t requests = level.stats_end.requests_finished - level.stats_start.requests_finished;
     uint64_t connections = level.stats_end.connections - level.stats_start.connections;
-    double cpu = cpu_seconds(&level.usage_end) - cpu_seconds(&level.usage_start);
+    double cpu = bench_cpu_seconds(&level.usage_end) - bench_cpu_seconds(&level.usage_start);
     double wall = (double)(level.t_end - level.t_start) / 1e9;
     result->tokens = tokens;
     result->cpu_us_per_token = tokens ? cpu * 1e6 / (double)tokens : 0;
@@ -332,7 +316,7 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     pid_t pid = fork();
     if (pid == 0) {
         if (cfg->pin)
-            pin_to_cpu(0, 0);
+            bench_cpu_pin(0, 0);
         dup2(out[1], 1);
         close(out[0]);
         close(out[1]);
@@ -370,113 +354,17 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     return found ? 0 : -1;
 }
 
-/* The kernel's share alone: the same token rate over the same number of loopback TCP connections,
- * ~300-byte messages like the mock's chunks, received with nothing but epoll_wait + recv. What
- * stampede costs above this is curl's and stampede's own work. */
+/* The floor at one level, as a result row. */
 static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
-    int listener = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(addr);
-    if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, 4096) < 0 ||
-        getsockname(listener, (struct sockaddr *)&addr, &alen) < 0)
+    floor_result_t floor;
+    if (floor_run(streams, itl_ms, cfg->warmup, cfg->seconds, cfg->pin, &floor) < 0)
         return -1;
-    double rate = streams * 1e3 / itl_ms; /* messages per second, as the mock's tokens */
-    double total_s = cfg->warmup + cfg->seconds + 0.5;
-    /* The sender accepts in its own process, so neither side holds more than one fd per stream. */
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (cfg->pin)
-            pin_to_cpu(0, 1);
-        int *server = calloc((size_t)streams, sizeof(int));
-        for (int i = 0; i < streams; i++) {
-            server[i] = accept(listener, NULL, NULL);
-            int one = 1;
-            setsockopt(server[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        }
-        char msg[300];
-        memset(msg, 'x', sizeof(msg));
-        int64_t start = loop_now_ns();
-        for (uint64_t k = 0;; k++) {
-            int64_t due = start + (int64_t)((double)k * 1e9 / rate);
-            if (due - start > (int64_t)(total_s * 1e9))
-                break;
-            int64_t sent;
-            while ((sent = loop_now_ns()) < due)
-                ;
-            memcpy(msg, &sent, sizeof(sent)); /* the floor's own sent_ns */
-            if (write(server[(k * 7919) % (uint64_t)streams], msg, sizeof(msg)) < 0)
-                break;
-        }
-        _exit(0);
-    }
-    close(listener);
-    int *client = calloc((size_t)streams, sizeof(int));
-    for (int i = 0; i < streams; i++) {
-        client[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(client[i], (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            return -1;
-        }
-    }
-    int ep = epoll_create1(0);
-    for (int i = 0; i < streams; i++) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-        epoll_ctl(ep, EPOLL_CTL_ADD, client[i], &ev);
-    }
-    uint64_t *received = calloc((size_t)streams, sizeof(uint64_t)); /* bytes, per connection */
-    histogram_t *delay = histogram_new();
-    static char buf[65536];
-    struct epoll_event events[512];
-    struct rusage u0, u1;
-    uint64_t bytes = 0, recvs = 0;
-    int64_t t0 = loop_now_ns(), window = t0 + (int64_t)(cfg->warmup * 1e9),
-            end = window + (int64_t)(cfg->seconds * 1e9);
-    int measuring = 0;
-    for (int64_t now = t0; now < end; now = loop_now_ns()) {
-        if (!measuring && now >= window) {
-            getrusage(RUSAGE_SELF, &u0);
-            bytes = 0;
-            recvs = 0;
-            histogram_reset(delay);
-            measuring = 1;
-        }
-        int n = epoll_wait(ep, events, 512, 100);
-        for (int i = 0; i < n; i++) {
-            uint32_t c = events[i].data.u32;
-            ssize_t got = recv(client[c], buf, sizeof(buf), 0);
-            int64_t at = loop_now_ns();
-            recvs++;
-            if (got <= 0)
-                continue;
-            bytes += (uint64_t)got;
-            /* Messages are 300 bytes, each starting with its send time. */
-            for (uint64_t off = (300 - received[c] % 300) % 300; off + 8 <= (uint64_t)got;
-                 off += 300) {
-                int64_t sent;
-                memcpy(&sent, buf + off, sizeof(sent));
-                if (at >= sent)
-                    histogram_record(delay, (uint64_t)(at - sent));
-            }
-            received[c] += (uint64_t)got;
-        }
-    }
-    getrusage(RUSAGE_SELF, &u1);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    for (int i = 0; i < streams; i++)
-        close(client[i]);
-    close(ep);
-    free(client);
-    free(received);
-    result->delay_p50_us = histogram_percentile(delay, 50) / 1e3;
-    result->delay_p99_us = histogram_percentile(delay, 99) / 1e3;
-    histogram_destroy(&delay);
-    result->tokens = bytes / 300;
-    result->tokens_per_s = (double)result->tokens / cfg->seconds;
-    result->tokens_per_socket_event = recvs ? (double)result->tokens / (double)recvs : 0;
-    result->cpu_us_per_token =
-        result->tokens ? (cpu_seconds(&u1) - cpu_seconds(&u0)) * 1e6 / (double)result->tokens : 0;
+    result->cpu_us_per_token = floor.cpu_us_per_token;
+    result->delay_p50_us = floor.delay_p50_us;
+    result->delay_p99_us = floor.delay_p99_us;
+    result->tokens = floor.tokens;
+    result->tokens_per_s = floor.tokens_per_s;
+    result->tokens_per_socket_event = floor.tokens_per_socket_event;
     return 0;
 }
 
@@ -639,7 +527,7 @@ int main(int argc, char **argv) {
         cfg.itl_ms[i] = cfg.itl_ms[n_itl - 1];
     cfg.pin = cpu_count() >= 2; /* before pinning ourselves, which narrows the count to one */
     if (cfg.pin)
-        pin_to_cpu(0, 0);
+        bench_cpu_pin(0, 0);
     printf("engine benchmark: mock fixed mode ttft=%gms, %d tokens per request, closed loop, "
            "%gs measured after a warm-up of max(%gs, ramp + 1s); client on CPU 0%s\n",
            cfg.ttft_ms, cfg.tokens, cfg.seconds, cfg.warmup,

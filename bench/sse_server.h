@@ -12,7 +12,6 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
-#include <sched.h>
 #include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
@@ -22,6 +21,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bench_cpu.h"
 #include "loop.h"
 
 #define SSE_SERVER_MAX_PATTERN 8
@@ -225,12 +225,8 @@ static inline int sse_server_spawn(const sse_server_config_t *cfg, int cpu, pid_
         return 0;
     }
     signal(SIGTERM, SIG_DFL);
-    if (cpu >= 0) {
-        cpu_set_t set;
-        CPU_ZERO(&set);
-        CPU_SET(cpu, &set);
-        sched_setaffinity(0, sizeof(set), &set);
-    }
+    if (cpu >= 0)
+        bench_cpu_pin(0, cpu);
     sse_server_t self = {.cfg = *cfg, .listen_fd = listener, .conns_len = 65536};
     self.loop = loop_new();
     self.conns = calloc((size_t)self.conns_len, sizeof(*self.conns));
