@@ -4,34 +4,42 @@
  * loop Python benchmarks use (bench/peer_aiohttp.py) against the same mock, as a ratio.
  * Prints numbers and RESULT lines; never passes or fails on them.
  *
- *   bench_engine [--streams 1000,5000,10000] [--itl-ms 10,50,100] [--tokens 100] [--ttft-ms 10]
+ *   bench_engine [--streams 1000,5000,10000] [--itl-ms 20,50,100] [--tokens 100] [--ttft-ms 10]
  *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
- *                [--buffer BYTES]
- * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. */
+ *                [--buffer BYTES] [--coalesce 2,3] [--coalesce-streams 1000] [--no-coalesce]
+ * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. The
+ * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
+ * event per write and at the --coalesce pattern, same streams and token rate.
+ * Under `valgrind --tool=callgrind` the measured window is marked, so Ir / tokens is the client's
+ * user-space instructions per token (bench/callgrind_engine.sh). */
 #define _GNU_SOURCE
-#include <arpa/inet.h>
-#include <errno.h>
 #include <getopt.h>
-#include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/epoll.h>
 #include <sys/resource.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else /* without valgrind's header, the window cannot be marked for callgrind */
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name)
+#endif
 
+#include "bench_cpu.h"
 #include "engine.h"
 #include "histogram.h"
 #include "loop.h"
 
 /* One way to start and stop `stampede mock`, shared with the unit tests. */
 #include "../tests/unit/mock_spawn.h"
+/* The benches' own server, for a fixed number of events per write. */
+#include "sse_server.h"
+/* Bare epoll + recv of the same traffic: the reference the engine is compared to. */
+#include "floor.h"
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
@@ -48,6 +56,10 @@ typedef struct bench_config {
     int peer;
     uint32_t buffer_size;
     int floor;
+    int coalesce;                        /* compare k events per write against one */
+    int coalesce_streams;                /* at this level's streams and ITL */
+    int pattern[SSE_SERVER_MAX_PATTERN]; /* events per write of the coalescing server */
+    int pattern_len;
     int pin; /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
 } bench_config_t;
 
@@ -85,13 +97,6 @@ static int cpu_count(void) {
     return CPU_COUNT(&set);
 }
 
-static void pin_to_cpu(pid_t pid, int cpu) {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    CPU_SET(cpu, &set);
-    sched_setaffinity(pid, sizeof(set), &set);
-}
-
 static long rss_kb(void) {
     FILE *f = fopen("/proc/self/statm", "r");
     long size = 0, resident = 0;
@@ -101,11 +106,6 @@ static long rss_kb(void) {
         fclose(f);
     }
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
-static double cpu_seconds(const struct rusage *u) {
-    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
-           u->ru_stime.tv_usec / 1e6;
 }
 
 /* `stampede mock` in fixed mode, pinned to CPU 1 when pin (the mock is one thread, so pinning
@@ -119,8 +119,20 @@ static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int
     if (mock_spawn(server, args) < 0)
         return -1;
     if (pin)
-        pin_to_cpu(server->pid, 1);
+        bench_cpu_pin(server->pid, 1);
     return 0;
+}
+
+/* The server a level runs against: the mock, or the benches' own with pattern events per write
+ * (pattern_len 0: the mock). The server runs on CPU 1 when pinning. */
+static int server_open(const bench_config_t *cfg, double itl_ms, const int *pattern,
+                       int pattern_len, mock_child_t *server) {
+    if (pattern_len == 0)
+        return server_start(server, cfg->ttft_ms, itl_ms, cfg->pin);
+    sse_server_config_t sc = {
+        .ttft_ms = cfg->ttft_ms, .itl_ms = itl_ms, .pattern_len = pattern_len};
+    memcpy(sc.pattern, pattern, (size_t)pattern_len * sizeof(int));
+    return sse_server_spawn(&sc, cfg->pin ? 1 : -1, &server->pid, &server->port);
 }
 
 static void slot_submit(slot_t *slot);
@@ -161,6 +173,7 @@ static void window_start(loop_t *loop, uint64_t id, void *arg) {
     getrusage(RUSAGE_SELF, &level->usage_start);
     level->t_start = loop_now_ns();
     level->errors_start = level->errors;
+    CALLGRIND_ZERO_STATS; /* under callgrind, instructions are counted over the window only */
 }
 
 static void window_end(loop_t *loop, uint64_t id, void *arg) {
@@ -168,6 +181,7 @@ static void window_end(loop_t *loop, uint64_t id, void *arg) {
     getrusage(RUSAGE_SELF, &level->usage_end);
     engine_stats(level->engine, &level->stats_end);
     level->t_end = loop_now_ns();
+    CALLGRIND_DUMP_STATS_AT("window");
     level->rss_peak_kb = rss_kb();
     level->stopping = 1;
     loop_stop(loop);
@@ -186,9 +200,10 @@ typedef struct result {
     double connections_per_request;
 } result_t;
 
-static int run_level(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
+static int run_level(const bench_config_t *cfg, int streams, double itl_ms, const int *pattern,
+                     int pattern_len, result_t *result) {
     mock_child_t server;
-    if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
+    if (server_open(cfg, itl_ms, pattern, pattern_len, &server) < 0)
         return -1;
     char url[128];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", server.port);
@@ -235,7 +250,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     uint64_t events = level.stats_end.sse_events - level.stats_start.sse_events;
     uint64_t requests = level.stats_end.requests_finished - level.stats_start.requests_finished;
     uint64_t connections = level.stats_end.connections - level.stats_start.connections;
-    double cpu = cpu_seconds(&level.usage_end) - cpu_seconds(&level.usage_start);
+    double cpu = bench_cpu_seconds(&level.usage_end) - bench_cpu_seconds(&level.usage_start);
     double wall = (double)(level.t_end - level.t_start) / 1e9;
     result->tokens = tokens;
     result->cpu_us_per_token = tokens ? cpu * 1e6 / (double)tokens : 0;
@@ -247,11 +262,18 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, resu
     result->errors = level.errors - level.errors_start;
     result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
     result->connections_per_request = requests ? (double)connections / (double)requests : 0;
-    printf("streams=%d itl=%gms: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests in "
-           "the window, %.3f new connections per request, TTFT p50 %.1f ms (mock: %g ms)\n",
-           streams, itl_ms, result->tokens_per_s, cpu / wall * 100, (double)requests,
-           result->connections_per_request, histogram_percentile(level.ttft, 50) / 1e6,
-           cfg->ttft_ms);
+    printf("streams=%d itl=%gms %s: %.0f tokens/s, client CPU %.0f%% of a core, %.0f requests "
+           "in the window, %.3f new connections per request, TTFT p50 %.1f ms (server: %g ms)\n",
+           streams, itl_ms, pattern_len ? "own server" : "mock", result->tokens_per_s,
+           cpu / wall * 100, (double)requests, result->connections_per_request,
+           histogram_percentile(level.ttft, 50) / 1e6, cfg->ttft_ms);
+    /* Closed loop: each stream receives its tokens over TTFT + tokens x ITL. */
+    double scheduled = streams * cfg->tokens / ((cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3);
+    if (result->tokens_per_s < 0.95 * scheduled)
+        printf("NOTE streams=%d itl_ms=%g against the %s: %.0f tokens/s of the %.0f scheduled; the "
+               "server or the client fell behind, so this row describes an overloaded machine\n",
+               streams, itl_ms, pattern_len ? "own server" : "mock", result->tokens_per_s,
+               scheduled);
     if (level.errors) {
         printf("  errors:");
         for (int c = 0; c < ERROR__COUNT; c++)
@@ -294,7 +316,7 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     pid_t pid = fork();
     if (pid == 0) {
         if (cfg->pin)
-            pin_to_cpu(0, 0);
+            bench_cpu_pin(0, 0);
         dup2(out[1], 1);
         close(out[0]);
         close(out[1]);
@@ -332,112 +354,64 @@ static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, resul
     return found ? 0 : -1;
 }
 
-/* The kernel's share alone: the same token rate over the same number of loopback TCP connections,
- * ~300-byte messages like the mock's chunks, received with nothing but epoll_wait + recv. What
- * stampede costs above this is curl's and stampede's own work. */
+/* The floor at one level, as a result row. */
 static int run_floor(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
-    int listener = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t alen = sizeof(addr);
-    if (bind(listener, (struct sockaddr *)&addr, sizeof(addr)) < 0 || listen(listener, 4096) < 0 ||
-        getsockname(listener, (struct sockaddr *)&addr, &alen) < 0)
+    floor_result_t floor;
+    if (floor_run(streams, itl_ms, cfg->warmup, cfg->seconds, cfg->pin, &floor) < 0)
         return -1;
-    double rate = streams * 1e3 / itl_ms; /* messages per second, as the mock's tokens */
-    double total_s = cfg->warmup + cfg->seconds + 0.5;
-    /* The sender accepts in its own process, so neither side holds more than one fd per stream. */
-    pid_t pid = fork();
-    if (pid == 0) {
-        if (cfg->pin)
-            pin_to_cpu(0, 1);
-        int *server = calloc((size_t)streams, sizeof(int));
-        for (int i = 0; i < streams; i++) {
-            server[i] = accept(listener, NULL, NULL);
-            int one = 1;
-            setsockopt(server[i], IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        }
-        char msg[300];
-        memset(msg, 'x', sizeof(msg));
-        int64_t start = loop_now_ns();
-        for (uint64_t k = 0;; k++) {
-            int64_t due = start + (int64_t)((double)k * 1e9 / rate);
-            if (due - start > (int64_t)(total_s * 1e9))
-                break;
-            int64_t sent;
-            while ((sent = loop_now_ns()) < due)
-                ;
-            memcpy(msg, &sent, sizeof(sent)); /* the floor's own sent_ns */
-            if (write(server[(k * 7919) % (uint64_t)streams], msg, sizeof(msg)) < 0)
-                break;
-        }
-        _exit(0);
+    result->cpu_us_per_token = floor.cpu_us_per_token;
+    result->delay_p50_us = floor.delay_p50_us;
+    result->delay_p99_us = floor.delay_p99_us;
+    result->tokens = floor.tokens;
+    result->tokens_per_s = floor.tokens_per_s;
+    result->tokens_per_socket_event = floor.tokens_per_socket_event;
+    return 0;
+}
+
+static double ratio(double a, double b) {
+    return b > 0 ? a / b : 0;
+}
+
+static void result_print(const char *name, int streams, double itl_ms, const result_t *r,
+                         const char *note) {
+    printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f delay_p50_us=%.0f "
+           "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
+           "tokens_per_socket_event=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.1f%s\n",
+           name, streams, itl_ms, r->cpu_us_per_token, r->delay_p50_us, r->delay_p99_us,
+           (unsigned long long)r->tokens, (unsigned long long)r->errors, r->events_per_callback,
+           r->tokens_per_socket_event, r->tokens_per_s, r->rss_kb_per_stream, note);
+    fflush(stdout);
+}
+
+/* The same client against the benches' own server writing one event per write, then the
+ * pattern's k per write (a coalescing server), at the same token rate: what coalescing costs
+ * or saves per token, and whether it moves the client's delay. */
+static int compare_coalescing(const bench_config_t *cfg) {
+    int level = 0;
+    for (int i = 0; i < cfg->levels; i++)
+        if (cfg->streams[i] == cfg->coalesce_streams)
+            level = i;
+    int streams = cfg->coalesce_streams, one[] = {1};
+    double itl = cfg->itl_ms[level];
+    char pattern_text[64] = "";
+    for (int i = 0, n = 0; i < cfg->pattern_len; i++)
+        n += snprintf(pattern_text + n, sizeof(pattern_text) - (size_t)n, "%s%d", i ? "," : "",
+                      cfg->pattern[i]);
+    result_t single = {0}, coalesced = {0};
+    if (run_level(cfg, streams, itl, one, 1, &single) < 0 ||
+        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced) < 0) {
+        fprintf(stderr, "the coalescing comparison could not start its server\n");
+        return -1;
     }
-    close(listener);
-    int *client = calloc((size_t)streams, sizeof(int));
-    for (int i = 0; i < streams; i++) {
-        client[i] = socket(AF_INET, SOCK_STREAM, 0);
-        if (connect(client[i], (struct sockaddr *)&addr, sizeof(addr)) < 0) {
-            kill(pid, SIGKILL);
-            waitpid(pid, NULL, 0);
-            return -1;
-        }
-    }
-    int ep = epoll_create1(0);
-    for (int i = 0; i < streams; i++) {
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t)i};
-        epoll_ctl(ep, EPOLL_CTL_ADD, client[i], &ev);
-    }
-    uint64_t *received = calloc((size_t)streams, sizeof(uint64_t)); /* bytes, per connection */
-    histogram_t *delay = histogram_new();
-    static char buf[65536];
-    struct epoll_event events[512];
-    struct rusage u0, u1;
-    uint64_t bytes = 0, recvs = 0;
-    int64_t t0 = loop_now_ns(), window = t0 + (int64_t)(cfg->warmup * 1e9),
-            end = window + (int64_t)(cfg->seconds * 1e9);
-    int measuring = 0;
-    for (int64_t now = t0; now < end; now = loop_now_ns()) {
-        if (!measuring && now >= window) {
-            getrusage(RUSAGE_SELF, &u0);
-            bytes = 0;
-            recvs = 0;
-            histogram_reset(delay);
-            measuring = 1;
-        }
-        int n = epoll_wait(ep, events, 512, 100);
-        for (int i = 0; i < n; i++) {
-            uint32_t c = events[i].data.u32;
-            ssize_t got = recv(client[c], buf, sizeof(buf), 0);
-            int64_t at = loop_now_ns();
-            recvs++;
-            if (got <= 0)
-                continue;
-            bytes += (uint64_t)got;
-            /* Messages are 300 bytes, each starting with its send time. */
-            for (uint64_t off = (300 - received[c] % 300) % 300; off + 8 <= (uint64_t)got;
-                 off += 300) {
-                int64_t sent;
-                memcpy(&sent, buf + off, sizeof(sent));
-                if (at >= sent)
-                    histogram_record(delay, (uint64_t)(at - sent));
-            }
-            received[c] += (uint64_t)got;
-        }
-    }
-    getrusage(RUSAGE_SELF, &u1);
-    kill(pid, SIGKILL);
-    waitpid(pid, NULL, 0);
-    for (int i = 0; i < streams; i++)
-        close(client[i]);
-    close(ep);
-    free(client);
-    free(received);
-    result->delay_p50_us = histogram_percentile(delay, 50) / 1e3;
-    result->delay_p99_us = histogram_percentile(delay, 99) / 1e3;
-    histogram_destroy(&delay);
-    result->tokens = bytes / 300;
-    result->tokens_per_socket_event = recvs ? (double)result->tokens / (double)recvs : 0;
-    result->cpu_us_per_token =
-        result->tokens ? (cpu_seconds(&u1) - cpu_seconds(&u0)) * 1e6 / (double)result->tokens : 0;
+    result_print("stampede_1_per_write", streams, itl, &single, "");
+    char note[96];
+    snprintf(note, sizeof(note), " (events per write: %s)", pattern_text);
+    result_print("stampede_coalesced", streams, itl, &coalesced, note);
+    printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx delay_p50=%.2fx delay_p99=%.2fx "
+           "(%s events per write / 1 per write)\n",
+           streams, itl, ratio(coalesced.cpu_us_per_token, single.cpu_us_per_token),
+           ratio(coalesced.delay_p50_us, single.delay_p50_us),
+           ratio(coalesced.delay_p99_us, single.delay_p99_us), pattern_text);
     return 0;
 }
 
@@ -463,7 +437,7 @@ static int parse_list_double(const char *s, double *out, int max) {
 
 int main(int argc, char **argv) {
     bench_config_t cfg = {.streams = {1000, 5000, 10000},
-                          .itl_ms = {10, 50, 100},
+                          .itl_ms = {20, 50, 100},
                           .levels = 3,
                           .tokens = 100,
                           .ttft_ms = 10,
@@ -471,7 +445,11 @@ int main(int argc, char **argv) {
                           .warmup = 2,
                           .peer_streams = 1000,
                           .peer = 1,
-                          .floor = 1};
+                          .floor = 1,
+                          .coalesce = 1,
+                          .coalesce_streams = 1000,
+                          .pattern = {2, 3},
+                          .pattern_len = 2};
     int n_itl = 3;
     static const struct option longs[] = {{"streams", required_argument, 0, 's'},
                                           {"itl-ms", required_argument, 0, 'i'},
@@ -483,6 +461,9 @@ int main(int argc, char **argv) {
                                           {"no-peer", no_argument, 0, 'n'},
                                           {"no-floor", no_argument, 0, 'F'},
                                           {"buffer", required_argument, 0, 'b'},
+                                          {"coalesce", required_argument, 0, 'c'},
+                                          {"coalesce-streams", required_argument, 0, 'C'},
+                                          {"no-coalesce", no_argument, 0, 'N'},
                                           {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
@@ -517,6 +498,22 @@ int main(int argc, char **argv) {
         case 'b':
             cfg.buffer_size = (uint32_t)atol(optarg);
             break;
+        case 'c':
+            cfg.pattern_len = sse_server_parse_pattern(optarg, cfg.pattern);
+            if (cfg.pattern_len < 0) {
+                fprintf(stderr,
+                        "bench_engine: --coalesce takes events per write, e.g. 2,3 "
+                        "(each 1 to 64, at most %d)\n",
+                        SSE_SERVER_MAX_PATTERN);
+                return 2;
+            }
+            break;
+        case 'C':
+            cfg.coalesce_streams = atoi(optarg);
+            break;
+        case 'N':
+            cfg.coalesce = 0;
+            break;
         default:
             fprintf(stderr, "usage: see the comment at the top of bench/bench_engine.c\n");
             return 2;
@@ -530,7 +527,7 @@ int main(int argc, char **argv) {
         cfg.itl_ms[i] = cfg.itl_ms[n_itl - 1];
     cfg.pin = cpu_count() >= 2; /* before pinning ourselves, which narrows the count to one */
     if (cfg.pin)
-        pin_to_cpu(0, 0);
+        bench_cpu_pin(0, 0);
     printf("engine benchmark: mock fixed mode ttft=%gms, %d tokens per request, closed loop, "
            "%gs measured after a warm-up of max(%gs, ramp + 1s); client on CPU 0%s\n",
            cfg.ttft_ms, cfg.tokens, cfg.seconds, cfg.warmup,
@@ -545,36 +542,33 @@ int main(int argc, char **argv) {
         fclose(loadavg);
     }
     int failed = 0;
-    result_t ours[MAX_LEVELS] = {0};
+    result_t ours[MAX_LEVELS] = {0}, floors[MAX_LEVELS] = {0};
     for (int i = 0; i < cfg.levels; i++) {
-        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], &ours[i]) < 0) {
+        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &ours[i]) < 0) {
             failed = 1;
             continue;
         }
-        printf("RESULT name=stampede streams=%d itl_ms=%g cpu_us_per_token=%.2f "
-               "delay_p50_us=%.0f delay_p99_us=%.0f tokens=%llu errors=%llu "
-               "events_per_callback=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
-               "rss_kb_per_stream=%.1f\n",
-               cfg.streams[i], cfg.itl_ms[i], ours[i].cpu_us_per_token, ours[i].delay_p50_us,
-               ours[i].delay_p99_us, (unsigned long long)ours[i].tokens,
-               (unsigned long long)ours[i].errors, ours[i].events_per_callback,
-               ours[i].tokens_per_socket_event, ours[i].tokens_per_s, ours[i].rss_kb_per_stream);
-        fflush(stdout);
+        result_print("stampede", cfg.streams[i], cfg.itl_ms[i], &ours[i], "");
     }
     for (int i = 0; cfg.floor && i < cfg.levels; i++) {
-        result_t floor = {0};
-        if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floor) < 0) {
+        if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floors[i]) < 0) {
             fprintf(stderr, "the floor probe could not open %d loopback connections\n",
                     cfg.streams[i]);
             continue;
         }
-        printf("RESULT name=floor streams=%d itl_ms=%g cpu_us_per_token=%.2f delay_p50_us=%.0f "
-               "delay_p99_us=%.0f tokens=%llu tokens_per_socket_event=%.2f (epoll_wait + recv "
-               "only, no HTTP: the kernel's and the machine's share)\n",
-               cfg.streams[i], cfg.itl_ms[i], floor.cpu_us_per_token, floor.delay_p50_us,
-               floor.delay_p99_us, (unsigned long long)floor.tokens, floor.tokens_per_socket_event);
-        fflush(stdout);
+        result_print("floor", cfg.streams[i], cfg.itl_ms[i], &floors[i],
+                     " (epoll_wait + recv only, no HTTP: the kernel's and the machine's share)");
     }
+    for (int i = 0; cfg.floor && i < cfg.levels; i++)
+        if (floors[i].cpu_us_per_token > 0 && ours[i].cpu_us_per_token > 0)
+            printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx delay_p50=%.2fx "
+                   "delay_p99=%.2fx (stampede / floor; goal cpu <= 1.25x)\n",
+                   cfg.streams[i], cfg.itl_ms[i],
+                   ours[i].cpu_us_per_token / floors[i].cpu_us_per_token,
+                   ratio(ours[i].delay_p50_us, floors[i].delay_p50_us),
+                   ratio(ours[i].delay_p99_us, floors[i].delay_p99_us));
+    if (cfg.coalesce && compare_coalescing(&cfg) < 0)
+        failed = 1;
     if (cfg.peer) {
         int level = -1;
         for (int i = 0; i < cfg.levels; i++)

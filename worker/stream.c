@@ -435,8 +435,6 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_POST, 1L);
     curl_easy_setopt(e, CURLOPT_USERAGENT, "stampede");
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, settings->buffer_size);
-    if (settings->connect_timeout_ms > 0)
-        curl_easy_setopt(e, CURLOPT_CONNECTTIMEOUT_MS, settings->connect_timeout_ms);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, settings->headers);
     return self;
 }

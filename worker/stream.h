@@ -33,7 +33,6 @@ typedef struct stream_settings {
     struct curl_slist *headers; /* Content-Type, Accept, Authorization, extra headers */
     struct curl_slist *resolve; /* "host:port:addresses" pinned by the engine; may be NULL */
     uint64_t resolve_version;   /* bumped whenever resolve grows */
-    long connect_timeout_ms;    /* 0 = curl's default; the whole-request timeout is the engine's */
     long buffer_size;           /* CURLOPT_BUFFERSIZE */
     stream_counters_t *counters;
 } stream_settings_t;

@@ -654,6 +654,49 @@ static void test_engine_server_that_never_answers_is_error_timeout(void **state)
     assert_true(elapsed_ms >= 299.0 && elapsed_ms < 3000.0);
 }
 
+/* A listener whose accept queue is full drops further SYNs, so a connect to it never completes. */
+static void test_engine_connect_that_never_completes_is_error_connect_at_the_deadline(void **s) {
+    int port;
+    int fd = listen_loopback(&port);
+    assert_true(fd >= 0);
+    assert_int_equal(listen(fd, 0), 0); /* room for one queued connection, never accepted */
+    struct sockaddr_in addr = {.sin_family = AF_INET,
+                               .sin_port = htons((uint16_t)port),
+                               .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int fillers[2];
+    for (int i = 0; i < 2; i++) {
+        fillers[i] = socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+        connect(fillers[i], (struct sockaddr *)&addr, sizeof(addr));
+    }
+    usleep(50 * 1000); /* the fillers' handshakes take the queue before the engine's SYN */
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d" CHAT_PATH, port);
+    engine_options_t options = {
+        .max_streams = 1, .timeout_ns = 5000 * MS, .connect_timeout_ns = 300 * MS};
+    static outcome_t o;
+    run_one_against(url, &options, &o, 10000 * MS);
+    for (int i = 0; i < 2; i++)
+        close(fillers[i]);
+    close(fd);
+    assert_int_equal(o.record.error, ERROR_CONNECT);
+    assert_string_equal(o.record.error_message, "connect timed out after 300 ms");
+    double elapsed_ms = (double)(o.record.end_ns - o.record.send_ns) / MS;
+    assert_true(elapsed_ms >= 299.0 && elapsed_ms < 3000.0);
+}
+
+/* The connect deadline ends with the connect: a stream lasting longer than it completes. */
+static void test_engine_connect_deadline_spares_a_connected_stream_that_outlasts_it(void **s) {
+    engine_options_t options = {
+        .max_streams = 1, .timeout_ns = 20000 * MS, .connect_timeout_ns = 100 * MS};
+    char url[128];
+    mock_url(url, sizeof(url));
+    static outcome_t o;
+    run_tokens_against(url, &options, 30, &o, 20000 * MS); /* 50 ms + 30 x 10 ms */
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 30);
+    assert_true(o.record.end_ns - o.record.send_ns > 200 * MS);
+}
+
 /* A complete JSON reply with the right Content-Length; the caller frees it. */
 static char *json_reply(const char *status_line, const char *body) {
     char *out = malloc(1024 + strlen(body));
@@ -1092,11 +1135,13 @@ int main(void) {
         cmocka_unit_test(test_engine_pins_are_set_once_per_stream),
         cmocka_unit_test(test_engine_sharded_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),
+        cmocka_unit_test(test_engine_connect_deadline_spares_a_connected_stream_that_outlasts_it),
     };
     const struct CMUnitTest fault_tests[] = {
         cmocka_unit_test(test_engine_refused_connection_is_error_connect),
         cmocka_unit_test(test_engine_bad_url_is_reported_through_the_callback),
         cmocka_unit_test(test_engine_server_that_never_answers_is_error_timeout),
+        cmocka_unit_test(test_engine_connect_that_never_completes_is_error_connect_at_the_deadline),
         cmocka_unit_test(test_engine_http_500_is_error_http_5xx_with_the_message),
         cmocka_unit_test(test_engine_http_404_is_error_http_4xx_with_the_detail),
         cmocka_unit_test(test_engine_http_503_streamed_as_sse_still_yields_its_message),

@@ -1,0 +1,24 @@
+/* CPU pinning and CPU time for the benches: the client on one core, its server on another.
+ * Header-only (static functions) because each bench/bench_*.c is a program of its own. */
+#ifndef STAMPEDE_BENCH_CPU_H
+#define STAMPEDE_BENCH_CPU_H
+
+#include <sched.h>
+#include <sys/resource.h>
+#include <sys/types.h>
+
+/* Pins process pid (0: the caller) to one CPU; best effort. */
+static inline void bench_cpu_pin(pid_t pid, int cpu) {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    CPU_SET(cpu, &set);
+    sched_setaffinity(pid, sizeof(set), &set);
+}
+
+/* User + system seconds of a getrusage result. */
+static inline double bench_cpu_seconds(const struct rusage *u) {
+    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
+           u->ru_stime.tv_usec / 1e6;
+}
+
+#endif
