@@ -342,9 +342,11 @@ static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **st
     /* TTFT: 50 ms of simulated prefill plus a loopback connect and request: 50 to 56 ms. */
     double ttft = median(ttft_ms, STREAMS);
     assert_true(ttft >= 49.9 && ttft <= 56.0);
-    /* ITL: the mean gap within 2 % of 10 ms, the typical single gap within 1 ms of it. */
+    /* ITL: the mean gap within 4 % below and 5 % above 10 ms (one late first or last chunk on a
+     * machine loaded by the parallel suite moves the mean by its delay / 39), the typical single
+     * gap within 1 ms of it. A chunk-per-event error would put the gaps at 0 and 20 ms. */
     double itl = median(itl_mean_ms, STREAMS);
-    assert_true(itl >= 9.8 && itl <= 10.2);
+    assert_true(itl >= 9.6 && itl <= 10.5);
     double gap = median(gap_median_ms, STREAMS);
     assert_true(gap >= 9.0 && gap <= 11.0);
     free(body);
