@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1127,6 +1130,52 @@ static void test_engine_cancel_all_and_destroy_report_cancelled(void **state) {
     free(body);
 }
 
+/* In a child (a lowered hard limit cannot be raised again): with 64 descriptors, an engine for
+ * 100 streams says so on stderr with both numbers; one for 32 streams stays quiet. */
+static void test_engine_warns_when_max_streams_exceed_the_open_file_limit(void **state) {
+    char log_path[] = "/tmp/stampede-test-engine-XXXXXX";
+    int log = mkstemp(log_path);
+    assert_true(log >= 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        dup2(log, STDERR_FILENO);
+        struct rlimit low = {.rlim_cur = 64, .rlim_max = 64};
+        if (setrlimit(RLIMIT_NOFILE, &low) != 0)
+            _exit(2);
+        loop_t *loop = loop_new();
+        engine_options_t many = {.max_streams = 100}, few = {.max_streams = 32};
+        engine_t *over = loop ? engine_new(loop, &many) : NULL;
+        engine_t *under = loop ? engine_new(loop, &few) : NULL;
+        int rc = over && under ? 0 : 3;
+        engine_destroy(&over);
+        engine_destroy(&under);
+        loop_destroy(&loop);
+        _exit(rc);
+    }
+    int status = 0;
+    pid_t done = 0;
+    for (int i = 0; i < 200 && done == 0; i++) { /* 10 s */
+        done = waitpid(pid, &status, WNOHANG);
+        if (done == 0)
+            usleep(50000);
+    }
+    if (done == 0) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+    }
+    char text[4096] = "";
+    ssize_t n = pread(log, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(log);
+    unlink(log_path);
+    assert_true(done == pid && WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0); /* both engines were made: a warning, not a failure */
+    assert_non_null(strstr(text, "stampede: engine for 100 streams: the open-file limit is 64 "
+                                 "(hard limit 64), below the 100 descriptors needed"));
+    assert_null(strstr(text, "engine for 32 streams"));
+}
+
 int main(void) {
     const struct CMUnitTest mock_tests[] = {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
@@ -1164,6 +1213,7 @@ int main(void) {
         cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
+        cmocka_unit_test(test_engine_warns_when_max_streams_exceed_the_open_file_limit),
     };
     const struct CMUnitTest mock_fault_tests[] = {
         cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_5xx),
