@@ -15,13 +15,12 @@ void session_die(const char *what) {
     abort();
 }
 
-/* Reallocates to exactly n bytes or dies (the executor cannot go on without its tables); not a
- * grower: callers choose the size. */
-void *session_grow(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
+/* The executor cannot go on without its runs and requests: no memory is fatal. */
+void *session_alloc(size_t n) {
+    void *p = calloc(1, n ? n : 1);
+    if (!p)
         session_die("out of memory");
-    return q;
+    return p;
 }
 
 /* on_finished runs from the loop, so the callee may destroy the executor. */

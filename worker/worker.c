@@ -152,6 +152,7 @@ static void on_record(void *arg, const request_record_t *rec) {
         agent_flush(w->agent);
 }
 
+/* The loop thread's CPU time, not a wall clock: loop_now_ns (CLOCK_MONOTONIC) cannot stand in. */
 static int64_t thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
