@@ -145,10 +145,8 @@ static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
 static int engine_on_curl_timer(CURLM *multi, long timeout_ms, void *arg) {
     engine_shard_t *shard = arg;
     engine_t *self = shard->engine;
-    if (shard->timer_id) {
-        loop_timer_cancel(self->loop, shard->timer_id);
-        shard->timer_id = 0;
-    }
+    loop_timer_cancel(self->loop, shard->timer_id);
+    shard->timer_id = 0;
     if (timeout_ms >= 0 && !self->closing)
         shard->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
                                         engine_on_timer, shard);
@@ -179,14 +177,10 @@ static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
  * live in this slot's stream, so a submit from inside the callback must get another slot. */
 static void engine_finish(engine_t *self, engine_slot_t *slot) {
     assert(slot->active);
-    if (slot->timeout_timer) {
-        loop_timer_cancel(self->loop, slot->timeout_timer);
-        slot->timeout_timer = 0;
-    }
-    if (slot->connect_timer) {
-        loop_timer_cancel(self->loop, slot->connect_timer);
-        slot->connect_timer = 0;
-    }
+    loop_timer_cancel(self->loop, slot->timeout_timer);
+    slot->timeout_timer = 0;
+    loop_timer_cancel(self->loop, slot->connect_timer);
+    slot->connect_timer = 0;
     slot->active = false;
     slot->in_multi = false;
     self->inflight--;
@@ -298,10 +292,8 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
 static void engine_cancel_slot(engine_t *self, engine_slot_t *slot) {
     if (slot->in_multi)
         curl_multi_remove_handle(slot->shard->multi, stream_easy(slot->stream));
-    if (slot->failure_timer) {
-        loop_timer_cancel(self->loop, slot->failure_timer);
-        slot->failure_timer = 0;
-    }
+    loop_timer_cancel(self->loop, slot->failure_timer);
+    slot->failure_timer = 0;
     request_record_t *record = stream_record(slot->stream);
     if (record->error == ERROR_NONE)
         stream_abandon(slot->stream, ERROR_CANCELLED, "cancelled", loop_now_ns());
@@ -337,8 +329,7 @@ void engine_destroy(engine_t **self_p) {
         engine_shard_t *shard = &self->shards[i];
         if (shard->multi) /* closes the cached connections (and unwatches them) */
             curl_multi_cleanup(shard->multi);
-        if (shard->timer_id)
-            loop_timer_cancel(self->loop, shard->timer_id);
+        loop_timer_cancel(self->loop, shard->timer_id);
     }
     free(self->shards);
     curl_slist_free_all(self->settings.headers);

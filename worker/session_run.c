@@ -197,10 +197,8 @@ void session_run_start(session_executor_t *self, session_slot_t *slot, uint64_t 
 /* Back to the pool; its slot or the arrival stream may start the next session. */
 static void session_run_end(session_run_t *run) {
     session_executor_t *self = run->owner;
-    if (run->reap_timer) {
-        loop_timer_cancel(self->loop, run->reap_timer);
-        run->reap_timer = 0;
-    }
+    loop_timer_cancel(self->loop, run->reap_timer);
+    run->reap_timer = 0;
     if (run->prev)
         run->prev->next = run->next;
     else
@@ -219,8 +217,7 @@ void session_run_free(session_executor_t *self, session_run_t *run) {
     for (uint32_t j = 0; j < run->n_nodes; j++)
         if (run->nodes[j].state == SESSION_NODE_WAITING)
             loop_timer_cancel(self->loop, run->nodes[j].timer);
-    if (run->reap_timer)
-        loop_timer_cancel(self->loop, run->reap_timer);
+    loop_timer_cancel(self->loop, run->reap_timer);
     workload_session_free(&run->shape);
     free(run->nodes);
     free(run->child_start);

@@ -171,12 +171,10 @@ void session_schedule_next(session_executor_t *self, session_slot_t *slot) {
 }
 
 void session_schedule_stop(session_executor_t *self) {
-    if (self->arrival_timer)
-        loop_timer_cancel(self->loop, self->arrival_timer);
+    loop_timer_cancel(self->loop, self->arrival_timer);
     self->arrival_timer = 0;
     for (uint32_t k = 0; self->slots && k < self->share.slot_count; k++) {
-        if (self->slots[k].timer)
-            loop_timer_cancel(self->loop, self->slots[k].timer);
+        loop_timer_cancel(self->loop, self->slots[k].timer);
         self->slots[k].timer = 0;
         self->slots[k].done = true;
     }

@@ -203,8 +203,7 @@ static void stats_end(worker_loop_t *w) {
 }
 
 static void stats_reset(worker_loop_t *w) {
-    if (w->stats_timer)
-        loop_timer_cancel(w->loop, w->stats_timer);
+    loop_timer_cancel(w->loop, w->stats_timer);
     w->stats_timer = 0;
     w->stats_begin_ns = 0;
     w->have_stats = false;
@@ -232,14 +231,10 @@ static void on_finished(void *arg) {
 
 /* Back to idle: the controller has everything of this run (or abandoned it); why is logged. */
 static void release_run(worker_loop_t *w, const char *why) {
-    if (w->cleanup_timer) {
-        loop_timer_cancel(w->loop, w->cleanup_timer);
-        w->cleanup_timer = 0;
-    }
-    if (w->batch_timer) {
-        loop_timer_cancel(w->loop, w->batch_timer);
-        w->batch_timer = 0;
-    }
+    loop_timer_cancel(w->loop, w->cleanup_timer);
+    w->cleanup_timer = 0;
+    loop_timer_cancel(w->loop, w->batch_timer);
+    w->batch_timer = 0;
     free_run(w);
     stats_reset(w);
     agent_clear_done(w->agent);
