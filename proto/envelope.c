@@ -3,6 +3,8 @@
 #include <stdalign.h>
 #include <stdlib.h>
 
+#include "buffer.h"
+
 #define ARENA_FIRST_BLOCK (64 * 1024)
 
 typedef struct arena_block {
@@ -21,13 +23,8 @@ struct envelope_arena {
 
 size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap) {
     size_t len = stampede__envelope__get_packed_size(env);
-    if (len > *cap) {
-        uint8_t *p = realloc(*buf, len);
-        if (!p)
-            return 0;
-        *buf = p;
-        *cap = len;
-    }
+    if (buffer_grow_array(buf, cap, len, 1) < 0)
+        return 0;
     return stampede__envelope__pack(env, *buf);
 }
 

@@ -544,8 +544,7 @@ void agent_destroy(agent_t **self_p) {
     agent_t *self = *self_p;
     if (!self)
         return;
-    if (self->timer)
-        loop_timer_cancel(self->loop, self->timer);
+    loop_timer_cancel(self->loop, self->timer);
     close_monitor(self, &self->ctl_mon, self->ctl.sock);
     close_monitor(self, &self->data_mon, self->data.sock);
     if (self->ctl.sock) {

@@ -21,9 +21,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <time.h>
 
+#include "buffer.h"
+#include "rlimit.h"
 #include "stream.h"
 
 #define ENGINE_DEFAULT_BUFFER (64 * 1024)
@@ -68,7 +69,7 @@ struct engine {
 
     engine_slot_t **slots; /* allocated on first use, then reused; never freed before destroy */
     uint32_t n_slots;
-    uint32_t slots_cap;
+    size_t slots_cap;
     uint32_t free_head; /* UINT32_MAX when empty */
 
     char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" pinned by engine_pin */
@@ -77,7 +78,7 @@ struct engine {
 
     uint32_t inflight;
     uint32_t *inflight_to; /* per endpoint index */
-    uint32_t inflight_to_len;
+    size_t inflight_to_len;
 
     uint64_t epoch;
     bool closing;
@@ -95,13 +96,13 @@ static void engine_curl_global_init(void) {
     curl_global_init(CURL_GLOBAL_DEFAULT);
 }
 
-/* One fd per stream: ask for the hard limit up front rather than fail at stream 1,024. */
-static void engine_raise_fd_limit(void) {
-    struct rlimit limit;
-    if (getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur < limit.rlim_max) {
-        limit.rlim_cur = limit.rlim_max;
-        setrlimit(RLIMIT_NOFILE, &limit);
-    }
+/* One fd per stream: the hard limit is asked for up front rather than failing at stream 1,024,
+ * and a limit below max_streams is said once here, not as connect errors deep in the run. */
+static void engine_fit_fd_limit(uint32_t max_streams) {
+    char why[256];
+    if (rlimit_fit_nofile(max_streams, why, sizeof why) < 0)
+        fprintf(stderr, "stampede: engine for %u streams: %s; streams past it fail to connect\n",
+                max_streams, why);
 }
 
 /* With CURLOPT_NOSIGNAL curl never touches signals, so a peer closing mid-send would kill the
@@ -144,10 +145,8 @@ static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
 static int engine_on_curl_timer(CURLM *multi, long timeout_ms, void *arg) {
     engine_shard_t *shard = arg;
     engine_t *self = shard->engine;
-    if (shard->timer_id) {
-        loop_timer_cancel(self->loop, shard->timer_id);
-        shard->timer_id = 0;
-    }
+    loop_timer_cancel(self->loop, shard->timer_id);
+    shard->timer_id = 0;
     if (timeout_ms >= 0 && !self->closing)
         shard->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
                                         engine_on_timer, shard);
@@ -178,14 +177,10 @@ static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
  * live in this slot's stream, so a submit from inside the callback must get another slot. */
 static void engine_finish(engine_t *self, engine_slot_t *slot) {
     assert(slot->active);
-    if (slot->timeout_timer) {
-        loop_timer_cancel(self->loop, slot->timeout_timer);
-        slot->timeout_timer = 0;
-    }
-    if (slot->connect_timer) {
-        loop_timer_cancel(self->loop, slot->connect_timer);
-        slot->connect_timer = 0;
-    }
+    loop_timer_cancel(self->loop, slot->timeout_timer);
+    slot->timeout_timer = 0;
+    loop_timer_cancel(self->loop, slot->connect_timer);
+    slot->connect_timer = 0;
     slot->active = false;
     slot->in_multi = false;
     self->inflight--;
@@ -251,7 +246,7 @@ static int engine_build_headers(engine_t *self, const engine_options_t *options)
 engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     assert(loop && options && options->max_streams > 0);
     pthread_once(&engine_curl_once, engine_curl_global_init);
-    engine_raise_fd_limit();
+    engine_fit_fd_limit(options->max_streams);
     engine_ignore_sigpipe();
     engine_t *self = calloc(1, sizeof(*self));
     if (!self)
@@ -297,10 +292,8 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
 static void engine_cancel_slot(engine_t *self, engine_slot_t *slot) {
     if (slot->in_multi)
         curl_multi_remove_handle(slot->shard->multi, stream_easy(slot->stream));
-    if (slot->failure_timer) {
-        loop_timer_cancel(self->loop, slot->failure_timer);
-        slot->failure_timer = 0;
-    }
+    loop_timer_cancel(self->loop, slot->failure_timer);
+    slot->failure_timer = 0;
     request_record_t *record = stream_record(slot->stream);
     if (record->error == ERROR_NONE)
         stream_abandon(slot->stream, ERROR_CANCELLED, "cancelled", loop_now_ns());
@@ -336,8 +329,7 @@ void engine_destroy(engine_t **self_p) {
         engine_shard_t *shard = &self->shards[i];
         if (shard->multi) /* closes the cached connections (and unwatches them) */
             curl_multi_cleanup(shard->multi);
-        if (shard->timer_id)
-            loop_timer_cancel(self->loop, shard->timer_id);
+        loop_timer_cancel(self->loop, shard->timer_id);
     }
     free(self->shards);
     curl_slist_free_all(self->settings.headers);
@@ -360,14 +352,9 @@ static engine_slot_t *engine_take_slot(engine_t *self) {
         self->free_head = slot->next_free;
         return slot;
     }
-    if (self->n_slots == self->slots_cap) {
-        uint32_t cap = self->slots_cap ? self->slots_cap * 2 : 64;
-        engine_slot_t **slots = realloc(self->slots, cap * sizeof(*slots));
-        if (!slots)
-            return NULL;
-        self->slots = slots;
-        self->slots_cap = cap;
-    }
+    if (buffer_grow_array(&self->slots, &self->slots_cap, (size_t)self->n_slots + 1,
+                          sizeof(*self->slots)) < 0)
+        return NULL;
     engine_slot_t *slot = calloc(1, sizeof(*slot));
     if (!slot)
         return NULL;
@@ -384,17 +371,9 @@ static engine_slot_t *engine_take_slot(engine_t *self) {
 }
 
 static int engine_count_endpoint(engine_t *self, uint32_t endpoint) {
-    if (endpoint >= self->inflight_to_len) {
-        uint32_t len = self->inflight_to_len ? self->inflight_to_len : 8;
-        while (len <= endpoint)
-            len *= 2;
-        uint32_t *grown = realloc(self->inflight_to, len * sizeof(*grown));
-        if (!grown)
-            return -1;
-        memset(grown + self->inflight_to_len, 0, (len - self->inflight_to_len) * sizeof(*grown));
-        self->inflight_to = grown;
-        self->inflight_to_len = len;
-    }
+    if (buffer_grow_array(&self->inflight_to, &self->inflight_to_len, (size_t)endpoint + 1,
+                          sizeof(*self->inflight_to)) < 0)
+        return -1;
     self->inflight_to[endpoint]++;
     return 0;
 }

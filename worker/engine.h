@@ -41,7 +41,8 @@ typedef void (*engine_done_fn)(void *arg, request_record_t *record, const char *
                                size_t reply_len);
 
 /* A new engine on loop (which must outlive it); NULL on failure. Raises RLIMIT_NOFILE to its hard
- * limit and ignores SIGPIPE (unless a handler is installed). options is copied. */
+ * limit (a warning on stderr when max_streams does not fit under it) and ignores SIGPIPE (unless
+ * a handler is installed). options is copied. */
 engine_t *engine_new(loop_t *loop, const engine_options_t *options);
 /* Cancels every transfer in flight (their callbacks run with ERROR_CANCELLED and cannot submit
  * again) and frees; *self_p becomes NULL. Call it before loop_destroy. */

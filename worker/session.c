@@ -15,13 +15,12 @@ void session_die(const char *what) {
     abort();
 }
 
-/* Reallocates to exactly n bytes or dies (the executor cannot go on without its tables); not a
- * grower: callers choose the size. */
-void *session_grow(void *p, size_t n) {
-    void *q = realloc(p, n ? n : 1);
-    if (!q)
+/* The executor cannot go on without its runs and requests: no memory is fatal. */
+void *session_alloc(size_t n) {
+    void *p = calloc(1, n ? n : 1);
+    if (!p)
         session_die("out of memory");
-    return q;
+    return p;
 }
 
 /* on_finished runs from the loop, so the callee may destroy the executor. */
@@ -43,8 +42,7 @@ void session_check_finished(session_executor_t *self) {
 /* The end of the run (duration reached, or stop): nothing more starts or is sent. */
 static void session_stop_issuing(session_executor_t *self) {
     self->issuing = false;
-    if (self->end_timer)
-        loop_timer_cancel(self->loop, self->end_timer);
+    loop_timer_cancel(self->loop, self->end_timer);
     self->end_timer = 0;
     session_schedule_stop(self);
     session_run_t *run = self->active;
@@ -181,10 +179,8 @@ void session_executor_destroy(session_executor_t **self_p) {
         self->backend.cancel_all(self->backend.ctx);
     if (self->inflight > 0)
         session_die("the backend kept requests in flight after cancel_all");
-    if (self->end_timer)
-        loop_timer_cancel(self->loop, self->end_timer);
-    if (self->finished_timer)
-        loop_timer_cancel(self->loop, self->finished_timer);
+    loop_timer_cancel(self->loop, self->end_timer);
+    loop_timer_cancel(self->loop, self->finished_timer);
     session_schedule_stop(self);
     session_run_t *lists[] = {self->active, self->free_runs};
     for (size_t l = 0; l < 2; l++)

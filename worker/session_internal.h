@@ -63,9 +63,9 @@ struct session_run {
     session_node_t *nodes;
     uint32_t *child_start; /* children of node j: children[child_start[j] .. child_start[j+1]) */
     uint32_t *children;
-    uint32_t *stack; /* ancestor walk */
-    uint32_t nodes_cap;
-    uint32_t children_cap;
+    uint32_t *stack;  /* ancestor walk */
+    size_t nodes_cap; /* of nodes, child_start and stack */
+    size_t children_cap;
     uint32_t epoch;
     char *text; /* fresh texts and replies of this session's nodes */
     size_t text_len, text_cap;
@@ -132,8 +132,8 @@ struct session_executor {
 
 /* Prints what went wrong (a broken invariant or no memory) and aborts. */
 void session_die(const char *what) __attribute__((noreturn));
-/* realloc that dies when memory is short; never returns NULL. */
-void *session_grow(void *p, size_t n);
+/* n zeroed bytes, or dies when memory is short; never returns NULL. */
+void *session_alloc(size_t n);
 /* When nothing can start, is waiting or in flight any more, schedules on_finished (once). */
 void session_check_finished(session_executor_t *self);
 

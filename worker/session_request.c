@@ -14,8 +14,7 @@ static session_request_t *session_request_get(session_executor_t *self) {
     if (req) {
         self->free_requests = req->next;
     } else {
-        req = session_grow(NULL, sizeof *req);
-        memset(req, 0, sizeof *req);
+        req = session_alloc(sizeof *req);
         body_init(&req->body);
         req->owner = self;
     }

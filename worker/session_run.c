@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "session_internal.h"
 
 static void session_run_end(session_run_t *run);
@@ -106,10 +107,8 @@ static void session_run_link_children(session_run_t *run, uint32_t edges) {
     uint32_t n = run->n_nodes;
     for (uint32_t j = 0; j < n; j++)
         run->child_start[j + 1] += run->child_start[j];
-    if (edges > run->children_cap) {
-        run->children_cap = edges;
-        run->children = session_grow(run->children, edges * sizeof(uint32_t));
-    }
+    if (buffer_grow_array(&run->children, &run->children_cap, edges, sizeof(uint32_t)) < 0)
+        session_die("out of memory");
     for (uint32_t j = 0; j < n; j++) /* mark serves as the fill cursor, then is reset */
         run->nodes[j].mark = run->child_start[j];
     for (uint32_t j = 0; j < n; j++)
@@ -123,12 +122,11 @@ static void session_run_link_children(session_run_t *run, uint32_t edges) {
 static void session_run_prepare(session_run_t *run) {
     const workload_session_t *shape = &run->shape;
     uint32_t n = run->n_nodes;
-    if (n + 1 > run->nodes_cap) {
-        run->nodes_cap = n + 1;
-        run->nodes = session_grow(run->nodes, run->nodes_cap * sizeof *run->nodes);
-        run->child_start = session_grow(run->child_start, run->nodes_cap * sizeof(uint32_t));
-        run->stack = session_grow(run->stack, run->nodes_cap * sizeof(uint32_t));
-    }
+    size_t need = (size_t)n + 1, nodes_cap = run->nodes_cap; /* the pair then agrees on the cap */
+    if (buffer_grow_array(&run->nodes, &nodes_cap, need, sizeof *run->nodes) < 0 ||
+        buffer_grow_pair(&run->child_start, sizeof(uint32_t), &run->stack, sizeof(uint32_t),
+                         &run->nodes_cap, need) < 0)
+        session_die("out of memory");
     uint32_t edges = 0;
     memset(run->child_start, 0, (n + 1) * sizeof(uint32_t));
     for (uint32_t j = 0; j < n; j++) {
@@ -154,8 +152,7 @@ static session_run_t *session_run_get(session_executor_t *self) {
     if (run) {
         self->free_runs = run->next;
     } else {
-        run = session_grow(NULL, sizeof *run);
-        memset(run, 0, sizeof *run);
+        run = session_alloc(sizeof *run);
         run->owner = self;
     }
     return run;
@@ -200,10 +197,8 @@ void session_run_start(session_executor_t *self, session_slot_t *slot, uint64_t 
 /* Back to the pool; its slot or the arrival stream may start the next session. */
 static void session_run_end(session_run_t *run) {
     session_executor_t *self = run->owner;
-    if (run->reap_timer) {
-        loop_timer_cancel(self->loop, run->reap_timer);
-        run->reap_timer = 0;
-    }
+    loop_timer_cancel(self->loop, run->reap_timer);
+    run->reap_timer = 0;
     if (run->prev)
         run->prev->next = run->next;
     else
@@ -222,8 +217,7 @@ void session_run_free(session_executor_t *self, session_run_t *run) {
     for (uint32_t j = 0; j < run->n_nodes; j++)
         if (run->nodes[j].state == SESSION_NODE_WAITING)
             loop_timer_cancel(self->loop, run->nodes[j].timer);
-    if (run->reap_timer)
-        loop_timer_cancel(self->loop, run->reap_timer);
+    loop_timer_cancel(self->loop, run->reap_timer);
     workload_session_free(&run->shape);
     free(run->nodes);
     free(run->child_start);

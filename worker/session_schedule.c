@@ -4,6 +4,7 @@
  * max_requests), for which each session's first global request ordinal is kept as prefix sums. */
 #include <string.h>
 
+#include "buffer.h"
 #include "session_internal.h"
 
 /* Sessions a slot or the arrival stream may still ask about: the prefix below is droppable. */
@@ -32,8 +33,9 @@ static void session_prefix_make_room(session_executor_t *self, uint64_t asking) 
         self->prefix_len -= drop;
         return;
     }
-    self->prefix_cap = self->prefix_cap ? self->prefix_cap * 2 : 64;
-    self->prefix = session_grow(self->prefix, self->prefix_cap * sizeof *self->prefix);
+    if (buffer_grow_array(&self->prefix, &self->prefix_cap, self->prefix_len + 1,
+                          sizeof *self->prefix) < 0)
+        session_die("out of memory");
 }
 
 /* Global ordinal of node 0 of session `index`: prefix sums extended on demand, because slots ask
@@ -169,12 +171,10 @@ void session_schedule_next(session_executor_t *self, session_slot_t *slot) {
 }
 
 void session_schedule_stop(session_executor_t *self) {
-    if (self->arrival_timer)
-        loop_timer_cancel(self->loop, self->arrival_timer);
+    loop_timer_cancel(self->loop, self->arrival_timer);
     self->arrival_timer = 0;
     for (uint32_t k = 0; self->slots && k < self->share.slot_count; k++) {
-        if (self->slots[k].timer)
-            loop_timer_cancel(self->loop, self->slots[k].timer);
+        loop_timer_cancel(self->loop, self->slots[k].timer);
         self->slots[k].timer = 0;
         self->slots[k].done = true;
     }

@@ -152,6 +152,7 @@ static void on_record(void *arg, const request_record_t *rec) {
         agent_flush(w->agent);
 }
 
+/* The loop thread's CPU time, not a wall clock: loop_now_ns (CLOCK_MONOTONIC) cannot stand in. */
 static int64_t thread_cpu_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
@@ -202,8 +203,7 @@ static void stats_end(worker_loop_t *w) {
 }
 
 static void stats_reset(worker_loop_t *w) {
-    if (w->stats_timer)
-        loop_timer_cancel(w->loop, w->stats_timer);
+    loop_timer_cancel(w->loop, w->stats_timer);
     w->stats_timer = 0;
     w->stats_begin_ns = 0;
     w->have_stats = false;
@@ -231,14 +231,10 @@ static void on_finished(void *arg) {
 
 /* Back to idle: the controller has everything of this run (or abandoned it); why is logged. */
 static void release_run(worker_loop_t *w, const char *why) {
-    if (w->cleanup_timer) {
-        loop_timer_cancel(w->loop, w->cleanup_timer);
-        w->cleanup_timer = 0;
-    }
-    if (w->batch_timer) {
-        loop_timer_cancel(w->loop, w->batch_timer);
-        w->batch_timer = 0;
-    }
+    loop_timer_cancel(w->loop, w->cleanup_timer);
+    w->cleanup_timer = 0;
+    loop_timer_cancel(w->loop, w->batch_timer);
+    w->batch_timer = 0;
     free_run(w);
     stats_reset(w);
     agent_clear_done(w->agent);

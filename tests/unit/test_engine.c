@@ -7,6 +7,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -1127,6 +1130,41 @@ static void test_engine_cancel_all_and_destroy_report_cancelled(void **state) {
     free(body);
 }
 
+/* An engine for one stream more than the hard open-file limit says so on stderr with both
+ * numbers (engine_new opens no connection, so nothing runs out here); one for 32 stays quiet. */
+static void test_engine_warns_when_max_streams_exceed_the_open_file_limit(void **state) {
+    struct rlimit rl;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &rl), 0);
+    if (rl.rlim_max >= UINT32_MAX)
+        skip();
+    engine_options_t over = {.max_streams = (uint32_t)rl.rlim_max + 1}, fits = {.max_streams = 32};
+    char expected[256], text[2048] = "", log_path[] = "/tmp/stampede-test-engine-XXXXXX";
+    snprintf(expected, sizeof expected,
+             "stampede: engine for %u streams: the open-file limit is %llu (hard limit %llu), "
+             "below the %u descriptors needed",
+             over.max_streams, (unsigned long long)rl.rlim_max, (unsigned long long)rl.rlim_max,
+             over.max_streams);
+    int log = mkstemp(log_path), saved = dup(STDERR_FILENO);
+    assert_true(log >= 0 && saved >= 0);
+    fflush(stderr);
+    dup2(log, STDERR_FILENO);
+    loop_t *loop = loop_new();
+    engine_t *a = engine_new(loop, &over), *b = engine_new(loop, &fits);
+    fflush(stderr);
+    dup2(saved, STDERR_FILENO);
+    close(saved);
+    ssize_t n = pread(log, text, sizeof text - 1, 0);
+    text[n > 0 ? n : 0] = '\0';
+    close(log);
+    unlink(log_path);
+    assert_non_null(strstr(text, expected));
+    assert_null(strstr(text, "engine for 32 streams"));
+    assert_true(a && b); /* a warning, not a failure */
+    engine_destroy(&a);
+    engine_destroy(&b);
+    loop_destroy(&loop);
+}
+
 int main(void) {
     const struct CMUnitTest mock_tests[] = {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
@@ -1164,6 +1202,7 @@ int main(void) {
         cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),
+        cmocka_unit_test(test_engine_warns_when_max_streams_exceed_the_open_file_limit),
     };
     const struct CMUnitTest mock_fault_tests[] = {
         cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_5xx),

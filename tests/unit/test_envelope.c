@@ -119,7 +119,7 @@ static void test_envelope_pack_grows_the_buffer_once(void **state) {
     size_t cap = 0;
     size_t len = envelope_pack(&env, &buf, &cap);
     assert_int_equal(len, stampede__envelope__get_packed_size(&env));
-    assert_int_equal(cap, len);
+    assert_true(cap >= len);
     uint8_t *same = buf;
     assert_int_equal(envelope_pack(&env, &buf, &cap), len);
     assert_ptr_equal(buf, same);
