@@ -2,6 +2,9 @@
 
 #include <limits.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Deeper nesting than any real chunk has; bounds the recursion of skip_value. */
 #define CHUNK_MAX_DEPTH 128
@@ -78,9 +81,24 @@ static inline uint64_t string_stops(uint64_t word) {
            BYTES_HIGHS;
 }
 
-/* The first byte at or after p that may not appear unescaped in a string, or end: eight bytes
- * a step while eight remain, then one. */
+/* The first byte at or after p that may not appear unescaped in a string, or end: sixteen bytes
+ * a step with SSE2, then eight while eight remain, then one. */
 static inline const char *skip_plain(const char *p, const char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i control = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stops =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)); /* <= 0x1f */
+        unsigned mask = (unsigned)_mm_movemask_epi8(stops);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
     while (end - p >= 8) {
         uint64_t word;
         memcpy(&word, p, 8);
@@ -184,8 +202,8 @@ static const char *scan_literal(const char *p, const char *end, const char *lite
 /* The next member of an object, from just after its '{' (first) or after a member's value:
  * p at the member's value with its key read, or p past the closing '}' with *key NULL; NULL
  * when malformed. */
-static inline const char *object_next(const char *p, const char *end, bool first, const char **key,
-                                      size_t *key_len) {
+static inline __attribute__((always_inline)) const char *
+object_next(const char *p, const char *end, bool first, const char **key, size_t *key_len) {
     p = skip_space(p, end);
     if (p >= end)
         return NULL;
