@@ -35,8 +35,31 @@ static const unsigned char json_space[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1,
 #define BYTES_ONES 0x0101010101010101ull
 #define BYTES_HIGHS 0x8080808080808080ull
 
-#define KEY_IS(literal)                                                                            \
-    (key_len == sizeof(literal) - 1 && memcmp(key, literal, sizeof(literal) - 1) == 0)
+#define KEY_IS(literal) key_is(key, key_len, literal, sizeof(literal) - 1)
+
+/* key == literal, as two overlapping words of 4 or 8 bytes for 4 to 16 bytes: compilers call
+ * memcmp for the odd sizes. */
+static inline bool key_is(const char *key, size_t key_len, const char *literal, size_t len) {
+    if (key_len != len)
+        return false;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, key, 8);
+        memcpy(&b, literal, 8);
+        memcpy(&c, key + len - 8, 8);
+        memcpy(&d, literal + len - 8, 8);
+        return a == b && c == d;
+    }
+    if (len >= 4 && len < 8) {
+        uint32_t a, b, c, d;
+        memcpy(&a, key, 4);
+        memcpy(&b, literal, 4);
+        memcpy(&c, key + len - 4, 4);
+        memcpy(&d, literal + len - 4, 4);
+        return a == b && c == d;
+    }
+    return memcmp(key, literal, len) == 0;
+}
 
 static bool is_digit(char c) {
     return c >= '0' && c <= '9';
