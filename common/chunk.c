@@ -237,15 +237,17 @@ object_next(const char *p, const char *end, bool first, const char **key, size_t
     if (!first) {
         if (*p != ',')
             return NULL;
-        p = skip_space(p + 1, end);
-        if (p >= end)
+        p++;
+        if (p < end && *p != '"') /* space is rare: test for the quote first */
+            p = skip_space(p, end);
+    }
+    if (p >= end || *p != '"' || !(p = scan_string(p, end, key, key_len)))
+        return NULL;
+    if (p >= end || *p != ':') {
+        p = skip_space(p, end);
+        if (p >= end || *p != ':')
             return NULL;
     }
-    if (*p != '"' || !(p = scan_string(p, end, key, key_len)))
-        return NULL;
-    p = skip_space(p, end);
-    if (p >= end || *p != ':')
-        return NULL;
     return skip_space(p + 1, end);
 }
 
@@ -319,6 +321,18 @@ static const char *skip_value(const char *p, const char *end, int depth) {
     default:
         return scan_number(p, end);
     }
+}
+
+/* skip_value with its commonest cases, a string and null, inlined into the member loops. */
+static inline const char *skip_member_value(const char *p, const char *end, int depth) {
+    if (p < end && *p == '"') {
+        const char *body;
+        size_t len;
+        return scan_string(p, end, &body, &len);
+    }
+    if (p < end && *p == 'n')
+        return scan_literal(p, end, "null", 4);
+    return skip_value(p, end, depth);
 }
 
 /* A string value is returned raw; null or any other type leaves *body untouched. */
@@ -426,7 +440,7 @@ static const char *parse_delta(const char *p, const char *end, int depth, chunk_
         else if (KEY_IS("tool_calls"))
             p = parse_tool_calls(p, end, depth, out);
         else
-            p = skip_value(p, end, depth);
+            p = skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -449,7 +463,7 @@ static const char *parse_choice(const char *p, const char *end, int depth, chunk
         else if (KEY_IS("finish_reason"))
             p = read_string(p, end, depth, &out->finish_reason, &out->finish_reason_len);
         else
-            p = skip_value(p, end, depth);
+            p = skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -465,7 +479,7 @@ static const char *parse_choices(const char *p, const char *end, int depth, chun
         if (!(p = array_next(p, end, first, &closed)) || closed)
             return p;
         p = first && p < end && *p == '{' ? parse_choice(p, end, depth, out)
-                                          : skip_value(p, end, depth);
+                                          : skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -483,7 +497,7 @@ static const char *parse_prompt_details(const char *p, const char *end, int dept
         if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
             return p;
         p = KEY_IS("cached_tokens") ? read_u32(p, end, depth, &out->cached_tokens)
-                                    : skip_value(p, end, depth);
+                                    : skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -507,7 +521,7 @@ static const char *parse_usage(const char *p, const char *end, int depth, chunk_
         else if (KEY_IS("prompt_tokens_details") && p < end && *p == '{')
             p = parse_prompt_details(p, end, depth, out);
         else
-            p = skip_value(p, end, depth);
+            p = skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -543,7 +557,7 @@ static const char *parse_error(const char *p, const char *end, int depth, chunk_
         else if (KEY_IS("code"))
             p = read_code(p, end, depth, &has_code, &out->error_code);
         else
-            p = skip_value(p, end, depth);
+            p = skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
@@ -587,7 +601,7 @@ static const char *parse_top(const char *p, const char *end, chunk_info_t *out,
         else if (KEY_IS("code"))
             p = read_code(p, end, depth, &legacy->has_code, &legacy->code);
         else
-            p = skip_value(p, end, depth);
+            p = skip_member_value(p, end, depth);
         if (!p)
             return NULL;
     }
