@@ -358,15 +358,11 @@ static const char *read_number(const char *p, const char *end, int depth, const 
     return skip_value(p, end, depth);
 }
 
-/* The value of a validated number token, truncated toward zero and saturated to [min, max]:
- * the digits before the decimal point once the exponent has moved it. */
-static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t max) {
-    const char *end = p + len;
-    bool negative = p < end && *p == '-';
-    p += negative;
-    const char *digits = p;
-    p = skip_digits(p, end);
-    size_t int_len = (size_t)(p - digits);
+/* The magnitude of a validated number token, truncated toward zero and saturated to limit: the
+ * digits before the decimal point once the exponent has moved it. digits[0..int_len) are the
+ * integer part; p is where it ends. */
+static uint64_t number_magnitude(const char *digits, size_t int_len, const char *p, const char *end,
+                                 uint64_t limit) {
     const char *fraction = p;
     size_t fraction_len = 0;
     if (p < end && *p == '.') {
@@ -384,7 +380,6 @@ static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t ma
                 exponent = exponent * 10 + (*p - '0');
         exponent = exponent_negative ? -exponent : exponent;
     }
-    uint64_t limit = !negative ? (uint64_t)max : min >= 0 ? 0 : (uint64_t)(-(min + 1)) + 1;
     int64_t whole = (int64_t)int_len + exponent; /* digits left of the moved decimal point */
     uint64_t v = 0;
     for (int64_t i = 0; i < whole; i++) {
@@ -399,6 +394,27 @@ static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t ma
             break;
         }
         v = v * 10 + digit;
+    }
+    return v;
+}
+
+/* The value of a validated number token, truncated toward zero and saturated to [min, max]. */
+static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t max) {
+    const char *end = p + len;
+    bool negative = p < end && *p == '-';
+    p += negative;
+    const char *digits = p;
+    p = skip_digits(p, end);
+    size_t int_len = (size_t)(p - digits);
+    uint64_t limit = !negative ? (uint64_t)max : min >= 0 ? 0 : (uint64_t)(-(min + 1)) + 1;
+    uint64_t v = 0;
+    if (p == end && int_len <= 19) {
+        /* A plain integer below 10^19 fits in uint64_t: no saturating step (a division each). */
+        for (size_t i = 0; i < int_len; i++)
+            v = v * 10 + (uint64_t)(digits[i] - '0');
+        v = v < limit ? v : limit;
+    } else {
+        v = number_magnitude(digits, int_len, p, end, limit);
     }
     if (!negative)
         return (int64_t)v;

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -986,6 +987,55 @@ static void test_chunk_keys_match_only_exactly(void **state) {
     }
 }
 
+/* Plain integers of up to 19 digits take a shorter path than longer ones, fractions and
+ * exponents: the same saturation on both sides of each field's limits. */
+static void test_chunk_integers_at_the_limits_of_each_field(void **state) {
+    static const struct {
+        const char *token;
+        int64_t sent_ns;
+        uint32_t tokens;
+        int code;
+    } cases[] = {
+        {"0", 0, 0, 0},
+        {"-0", 0, 0, 0},
+        {"7", 7, 7, 7},
+        {"4294967295", 4294967295, UINT32_MAX, INT_MAX},
+        {"4294967296", 4294967296, UINT32_MAX, INT_MAX},
+        {"2147483647", 2147483647, 2147483647, INT_MAX},
+        {"-2147483648", -2147483648LL, 0, INT_MIN},
+        {"-2147483649", -2147483649LL, 0, INT_MIN},
+        {"9223372036854775807", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"9223372036854775808", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"9999999999999999999", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"18446744073709551616", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"-9223372036854775808", INT64_MIN, 0, INT_MIN},
+        {"-9223372036854775809", INT64_MIN, 0, INT_MIN},
+        {"-9999999999999999999", INT64_MIN, 0, INT_MIN},
+        {"0000000000000000001", 0, 0, 0}, /* not JSON: refused below */
+        {"1763957123456789012", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+        {"1763957123456789012.9", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+        {"17639571234567890.12e2", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+    };
+    char json[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(json, sizeof json,
+                 "{\"sent_ns\":%s,\"usage\":{\"prompt_tokens\":%s},\"error\":{\"code\":%s}}",
+                 cases[i].token, cases[i].token, cases[i].token);
+        chunk_info_t c;
+        if (cases[i].token[0] == '0' && cases[i].token[1]) {
+            assert_int_equal(parse_exact(json, strlen(json), &c), -1);
+            continue;
+        }
+        c = parse_ok(json);
+        if (c.sent_ns != cases[i].sent_ns)
+            fail_msg("%s: sent_ns %lld", cases[i].token, (long long)c.sent_ns);
+        if (c.prompt_tokens != cases[i].tokens)
+            fail_msg("%s: prompt_tokens %u", cases[i].token, c.prompt_tokens);
+        if (c.error_code != cases[i].code)
+            fail_msg("%s: code %d", cases[i].token, c.error_code);
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
@@ -1023,6 +1073,7 @@ int main(void) {
         cmocka_unit_test(test_chunk_fields_found_in_any_key_order),
         cmocka_unit_test(test_chunk_nesting_limit_is_128_levels),
         cmocka_unit_test(test_chunk_keys_match_only_exactly),
+        cmocka_unit_test(test_chunk_integers_at_the_limits_of_each_field),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
