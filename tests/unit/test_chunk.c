@@ -1036,6 +1036,46 @@ static void test_chunk_integers_at_the_limits_of_each_field(void **state) {
     }
 }
 
+/* A number of 1 to 40 digits ended by each kind of byte, with many bytes after it (the 16-byte
+ * digit scan) or one (the byte loop): refused where the byte cannot follow a number, else read. */
+static void test_chunk_number_scan_stops_at_every_offset(void **state) {
+    static const struct {
+        const char *after; /* the digits, then this */
+        bool valid;
+    } ends[] = {
+        {",\"pad\":\"0123456789abcdef\"}", true},
+        {"}", true},
+        {" }", true},
+        {".5,\"pad\":\"0123456789abcdef\"}", true},
+        {"/,\"pad\":\"0123456789abcdef\"}", false}, /* '0' - 1 */
+        {":,\"pad\":\"0123456789abcdef\"}", false}, /* '9' + 1 */
+        {"\x80,\"pad\":\"0123456789abcdef\"}", false},
+        {"\xb0}", false}, /* '0' | 0x80 */
+        {"a}", false},
+        {"", false},
+    };
+    char digits[48], json[128];
+    for (size_t n = 1; n <= 40; n++) {
+        for (size_t i = 0; i < n; i++)
+            digits[i] = (char)('1' + i % 9);
+        digits[n] = 0;
+        for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+            int len = snprintf(json, sizeof json, "{\"sent_ns\":%s%s", digits, ends[e].after);
+            chunk_info_t c;
+            int rc = parse_exact(json, (size_t)len, &c);
+            if (rc != (ends[e].valid ? 0 : -1))
+                fail_msg("%zu digits then end #%zu: rc %d", n, e, rc);
+            if (!ends[e].valid)
+                continue;
+            int64_t expected = n <= 18 ? strtoll(digits, NULL, 10) : INT64_MAX;
+            if (n == 19)
+                expected = strtoll(digits, NULL, 10); /* 1234567891... < INT64_MAX */
+            if (c.sent_ns != expected)
+                fail_msg("%zu digits then end #%zu: %lld", n, e, (long long)c.sent_ns);
+        }
+    }
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
@@ -1074,6 +1114,7 @@ int main(void) {
         cmocka_unit_test(test_chunk_nesting_limit_is_128_levels),
         cmocka_unit_test(test_chunk_keys_match_only_exactly),
         cmocka_unit_test(test_chunk_integers_at_the_limits_of_each_field),
+        cmocka_unit_test(test_chunk_number_scan_stops_at_every_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
