@@ -69,6 +69,19 @@ static int load_stream(const char *path, stream_t *s) {
     return s->events ? 0 : -1;
 }
 
+/* Loads tests/data/sse/NAME from $STAMPEDE_DATA, the working directory or beside this source;
+ * path receives the file read. */
+static int open_fixture(const char *name, stream_t *s, char *path, size_t path_size) {
+    const char *data_dir = getenv("STAMPEDE_DATA");
+    snprintf(path, path_size, "%s/sse/%s", data_dir ? data_dir : "tests/data", name);
+    if (load_stream(path, s) == 0)
+        return 0;
+    char source[4096];
+    snprintf(source, sizeof source, "%s", __FILE__);
+    snprintf(path, path_size, "%s/../tests/data/sse/%s", dirname(source), name);
+    return load_stream(path, s);
+}
+
 /* Slice plan for one stream: events_per_slice > 0 cuts at event ends, else at fixed sizes. */
 static size_t plan_slices(const stream_t *s, size_t events_per_slice, size_t bytes_per_slice,
                           size_t *cuts, size_t max) {
@@ -148,17 +161,10 @@ int main(int argc, char **argv) {
         target = strtoull(env, NULL, 10);
 
     char path[4096];
-    const char *data_dir = getenv("STAMPEDE_DATA");
     stream_t s;
-    snprintf(path, sizeof path, "%s/sse/vllm_chat.sse", data_dir ? data_dir : "tests/data");
-    if (load_stream(path, &s) != 0) {
-        char source[4096];
-        snprintf(source, sizeof source, "%s", __FILE__);
-        snprintf(path, sizeof path, "%s/../tests/data/sse/vllm_chat.sse", dirname(source));
-        if (load_stream(path, &s) != 0) {
-            fprintf(stderr, "bench_sse: cannot read vllm_chat.sse (set STAMPEDE_DATA)\n");
-            return 1;
-        }
+    if (open_fixture("vllm_chat.sse", &s, path, sizeof path) != 0) {
+        fprintf(stderr, "bench_sse: cannot read vllm_chat.sse (set STAMPEDE_DATA)\n");
+        return 1;
     }
     printf("bench_sse: %s, %zu events (%zu bytes) per stream, %llu events per run, best of %d, "
            "CPU time\n",
@@ -188,6 +194,19 @@ int main(int argc, char **argv) {
         }
         if (!with_chunk)
             printf("chunk: %.1f ns/event\n", bench_chunk(&s, target, &sink));
+    }
+    /* The other servers' shapes: SGLang's nulls, reasoning, tool calls, /v1/completions. */
+    static const char *const others[] = {"sglang_chat.sse", "vllm_reasoning.sse",
+                                         "vllm_tool_calls.sse", "vllm_completions.sse"};
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        stream_t other;
+        char other_path[4096];
+        if (open_fixture(others[i], &other, other_path, sizeof other_path) != 0) {
+            fprintf(stderr, "bench_sse: cannot read %s\n", other_path);
+            return 1;
+        }
+        printf("chunk (%s): %.1f ns/event\n", others[i], bench_chunk(&other, target / 4, &sink));
+        free(other.bytes);
     }
 
     uint64_t allocs = sse_parser_alloc_count(parser);

@@ -2,15 +2,16 @@
 
 #include <limits.h>
 #include <string.h>
+#ifdef __SSE2__
+#include <emmintrin.h>
+#endif
 
 /* Deeper nesting than any real chunk has; bounds the recursion of skip_value. */
 #define CHUNK_MAX_DEPTH 128
 
-typedef struct scanner {
-    const char *p;
-    const char *end;
-    int depth;
-} scanner_t;
+/* The scanner's functions take p, the next byte, and end, and return p past what they read, or
+ * NULL when the payload is malformed there: cursors stay in registers, never behind a pointer
+ * that a store into chunk_info_t could alias. depth is the nesting of the enclosing container. */
 
 /* vLLM's older error form puts message and code at the top level beside "object":"error". */
 typedef struct legacy_error {
@@ -28,8 +29,37 @@ static const unsigned char string_plain[256] = {
     [0x5d ... 0xff] = 1,
 };
 
-#define KEY_IS(literal)                                                                            \
-    (key_len == sizeof(literal) - 1 && memcmp(key, literal, sizeof(literal) - 1) == 0)
+/* Bytes that JSON allows between tokens. */
+static const unsigned char json_space[256] = {[' '] = 1, ['\n'] = 1, ['\r'] = 1, ['\t'] = 1};
+
+#define BYTES_ONES 0x0101010101010101ull
+#define BYTES_HIGHS 0x8080808080808080ull
+
+#define KEY_IS(literal) key_is(key, key_len, literal, sizeof(literal) - 1)
+
+/* key == literal, as two overlapping words of 4 or 8 bytes for 4 to 16 bytes: compilers call
+ * memcmp for the odd sizes. */
+static inline bool key_is(const char *key, size_t key_len, const char *literal, size_t len) {
+    if (key_len != len)
+        return false;
+    if (len >= 8 && len <= 16) {
+        uint64_t a, b, c, d;
+        memcpy(&a, key, 8);
+        memcpy(&b, literal, 8);
+        memcpy(&c, key + len - 8, 8);
+        memcpy(&d, literal + len - 8, 8);
+        return a == b && c == d;
+    }
+    if (len >= 4 && len < 8) {
+        uint32_t a, b, c, d;
+        memcpy(&a, key, 4);
+        memcpy(&b, literal, 4);
+        memcpy(&c, key + len - 4, 4);
+        memcpy(&d, literal + len - 4, 4);
+        return a == b && c == d;
+    }
+    return memcmp(key, literal, len) == 0;
+}
 
 static bool is_digit(char c) {
     return c >= '0' && c <= '9';
@@ -58,27 +88,63 @@ static bool hex4(const char *p, uint32_t *value) {
     return true;
 }
 
-static void skip_ws(scanner_t *s) {
-    while (s->p < s->end && (*s->p == ' ' || *s->p == '\n' || *s->p == '\r' || *s->p == '\t'))
-        s->p++;
+static inline const char *skip_space(const char *p, const char *end) {
+    while (p < end && json_space[(unsigned char)*p])
+        p++;
+    return p;
 }
 
-static bool at(const scanner_t *s, char c) {
-    return s->p < s->end && *s->p == c;
+/* The high bit of each byte of word that is '"', '\\' or a control, exact up to the first such
+ * byte (above it, a borrow may set more): so the lowest bit set marks the first one. */
+static inline uint64_t string_stops(uint64_t word) {
+    uint64_t quote = word ^ (BYTES_ONES * '"');
+    uint64_t backslash = word ^ (BYTES_ONES * '\\');
+    return (((quote - BYTES_ONES) & ~quote) | ((backslash - BYTES_ONES) & ~backslash) |
+            ((word - BYTES_ONES * 0x20) & ~word)) &
+           BYTES_HIGHS;
 }
 
-/* At '"': validates the string and returns its raw body. */
-static int scan_string(scanner_t *s, const char **body, size_t *body_len) {
-    const char *p = s->p + 1;
-    const char *end = s->end;
-    const char *begin = p;
-    for (;;) {
-        while (p < end && string_plain[(unsigned char)*p])
-            p++;
-        if (p >= end || *p != '\\')
+/* The first byte at or after p that may not appear unescaped in a string, or end: sixteen bytes
+ * a step with SSE2, then eight while eight remain, then one. */
+static inline const char *skip_plain(const char *p, const char *end) {
+#ifdef __SSE2__
+    const __m128i quote = _mm_set1_epi8('"');
+    const __m128i backslash = _mm_set1_epi8('\\');
+    const __m128i control = _mm_set1_epi8(0x1f);
+    while (end - p >= 16) {
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i stops =
+            _mm_or_si128(_mm_or_si128(_mm_cmpeq_epi8(v, quote), _mm_cmpeq_epi8(v, backslash)),
+                         _mm_cmpeq_epi8(_mm_max_epu8(v, control), control)); /* <= 0x1f */
+        unsigned mask = (unsigned)_mm_movemask_epi8(stops);
+        if (mask)
+            return p + __builtin_ctz(mask);
+        p += 16;
+    }
+#endif
+    while (end - p >= 8) {
+        uint64_t word;
+        memcpy(&word, p, 8);
+        uint64_t stops = string_stops(word);
+        if (stops) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            return p + (__builtin_ctzll(stops) >> 3);
+#else
             break;
+#endif
+        }
+        p += 8;
+    }
+    while (p < end && string_plain[(unsigned char)*p])
+        p++;
+    return p;
+}
+
+/* The rest of a string from its first escape at p: validates up to the closing quote. */
+static const char *scan_escaped(const char *p, const char *end) {
+    for (;;) {
         if (end - p < 2)
-            return -1;
+            return NULL;
         switch (p[1]) {
         case '"':
         case '\\':
@@ -93,41 +159,62 @@ static int scan_string(scanner_t *s, const char **body, size_t *body_len) {
         case 'u': {
             uint32_t unused;
             if (end - p < 6 || !hex4(p + 2, &unused))
-                return -1;
+                return NULL;
             p += 6;
             break;
         }
         default:
-            return -1;
+            return NULL;
         }
+        p = skip_plain(p, end);
+        if (p >= end || *p != '\\')
+            return p;
     }
-    if (p >= end || *p != '"')
-        return -1; /* unterminated, or a raw control character */
-    *body = begin;
-    *body_len = (size_t)(p - begin);
-    s->p = p + 1;
-    return 0;
 }
 
+/* At '"': validates the string and returns its raw body and the byte after its closing quote. */
+static inline const char *scan_string(const char *p, const char *end, const char **body,
+                                      size_t *body_len) {
+    const char *begin = p + 1;
+    p = skip_plain(begin, end);
+    if (p < end && *p == '\\')
+        p = scan_escaped(p, end);
+    if (!p || p >= end || *p != '"')
+        return NULL; /* unterminated, or a raw control character */
+    *body = begin;
+    *body_len = (size_t)(p - begin);
+    return p + 1;
+}
+
+/* The first byte at or after p that is not a digit, or end: sixteen bytes a step with SSE2. */
 static const char *skip_digits(const char *p, const char *end) {
+#ifdef __SSE2__
+    if (end - p >= 16) { /* signed compares: bytes from 0x80 are below '0' */
+        __m128i v = _mm_loadu_si128((const __m128i *)(const void *)p);
+        __m128i digit = _mm_and_si128(_mm_cmpgt_epi8(v, _mm_set1_epi8('0' - 1)),
+                                      _mm_cmplt_epi8(v, _mm_set1_epi8('9' + 1)));
+        unsigned other = ~(unsigned)_mm_movemask_epi8(digit) & 0xffff;
+        if (other)
+            return p + __builtin_ctz(other);
+        p += 16;
+    }
+#endif
     while (p < end && is_digit(*p))
         p++;
     return p;
 }
 
 /* JSON number grammar: -?(0|[1-9][0-9]*)(.[0-9]+)?([eE][+-]?[0-9]+)? */
-static int scan_number(scanner_t *s) {
-    const char *p = s->p;
-    const char *end = s->end;
+static const char *scan_number(const char *p, const char *end) {
     if (p < end && *p == '-')
         p++;
     if (p >= end || !is_digit(*p))
-        return -1;
+        return NULL;
     p = *p == '0' ? p + 1 : skip_digits(p, end);
     if (p < end && *p == '.') {
         p++;
         if (p >= end || !is_digit(*p))
-            return -1;
+            return NULL;
         p = skip_digits(p, end);
     }
     if (p < end && (*p == 'e' || *p == 'E')) {
@@ -135,151 +222,159 @@ static int scan_number(scanner_t *s) {
         if (p < end && (*p == '+' || *p == '-'))
             p++;
         if (p >= end || !is_digit(*p))
-            return -1;
+            return NULL;
         p = skip_digits(p, end);
     }
-    s->p = p;
-    return 0;
+    return p;
 }
 
-static int scan_literal(scanner_t *s, const char *literal, size_t len) {
-    if ((size_t)(s->end - s->p) < len || memcmp(s->p, literal, len) != 0)
-        return -1;
-    s->p += len;
-    return 0;
+static const char *scan_literal(const char *p, const char *end, const char *literal, size_t len) {
+    if ((size_t)(end - p) < len || memcmp(p, literal, len) != 0)
+        return NULL;
+    return p + len;
 }
 
-static int open_container(scanner_t *s) {
-    if (++s->depth > CHUNK_MAX_DEPTH)
-        return -1;
-    s->p++;
-    return 0;
-}
-
-/* Moves to the next member of an object: 1 with the key read and p at its value, 0 after the
- * closing brace, -1 when malformed. count is the caller's member counter, 0 at the start. */
-static int object_next(scanner_t *s, int *count, const char **key, size_t *key_len) {
-    skip_ws(s);
-    if (at(s, '}')) {
-        s->p++;
-        s->depth--;
-        return 0;
+/* The next member of an object, from just after its '{' (first) or after a member's value:
+ * p at the member's value with its key read, or p past the closing '}' with *key NULL; NULL
+ * when malformed. */
+static inline __attribute__((always_inline)) const char *
+object_next(const char *p, const char *end, bool first, const char **key, size_t *key_len) {
+    p = skip_space(p, end);
+    if (p >= end)
+        return NULL;
+    if (*p == '}') {
+        *key = NULL;
+        return p + 1;
     }
-    if (*count > 0) {
-        if (!at(s, ','))
-            return -1;
-        s->p++;
-        skip_ws(s);
+    if (!first) {
+        if (*p != ',')
+            return NULL;
+        p++;
+        if (p < end && *p != '"') /* space is rare: test for the quote first */
+            p = skip_space(p, end);
     }
-    if (!at(s, '"') || scan_string(s, key, key_len))
-        return -1;
-    skip_ws(s);
-    if (!at(s, ':'))
-        return -1;
-    s->p++;
-    skip_ws(s);
-    (*count)++;
-    return 1;
+    if (p >= end || *p != '"' || !(p = scan_string(p, end, key, key_len)))
+        return NULL;
+    if (p >= end || *p != ':') {
+        p = skip_space(p, end);
+        if (p >= end || *p != ':')
+            return NULL;
+    }
+    return skip_space(p + 1, end);
 }
 
-/* Moves to the next element of an array: 1 with p at it, 0 after the bracket, -1 malformed. */
-static int array_next(scanner_t *s, int *count) {
-    skip_ws(s);
-    if (at(s, ']')) {
-        s->p++;
-        s->depth--;
-        return 0;
+/* The next element of an array, from just after its '[' (first) or after an element: p at the
+ * element, or p past the closing ']' with *closed set; NULL when malformed. */
+static inline const char *array_next(const char *p, const char *end, bool first, bool *closed) {
+    p = skip_space(p, end);
+    if (p >= end)
+        return NULL;
+    *closed = *p == ']';
+    if (*closed)
+        return p + 1;
+    if (!first) {
+        if (*p != ',')
+            return NULL;
+        p = skip_space(p + 1, end);
     }
-    if (*count > 0) {
-        if (!at(s, ','))
-            return -1;
-        s->p++;
-        skip_ws(s);
-    }
-    (*count)++;
-    return 1;
+    return p;
 }
 
-static int skip_value(scanner_t *s);
+static const char *skip_value(const char *p, const char *end, int depth);
 
-static int skip_object(scanner_t *s) {
+/* At '{': skips the object. */
+static const char *skip_object(const char *p, const char *end, int depth) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1)
-        if (skip_value(s))
-            return -1;
-    return rc;
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
+        if (!(p = skip_value(p, end, depth)))
+            return NULL;
+    }
 }
 
-static int skip_array(scanner_t *s) {
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = array_next(s, &count)) == 1)
-        if (skip_value(s))
-            return -1;
-    return rc;
+/* At '[': skips the array. */
+static const char *skip_array(const char *p, const char *end, int depth) {
+    bool closed;
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = array_next(p, end, first, &closed)) || closed)
+            return p;
+        if (!(p = skip_value(p, end, depth)))
+            return NULL;
+    }
 }
 
-static int skip_value(scanner_t *s) {
-    if (s->p >= s->end)
-        return -1;
-    switch (*s->p) {
+static const char *skip_value(const char *p, const char *end, int depth) {
+    if (p >= end)
+        return NULL;
+    switch (*p) {
     case '"': {
         const char *body;
         size_t len;
-        return scan_string(s, &body, &len);
+        return scan_string(p, end, &body, &len);
     }
     case '{':
-        return skip_object(s);
+        return skip_object(p, end, depth);
     case '[':
-        return skip_array(s);
+        return skip_array(p, end, depth);
     case 't':
-        return scan_literal(s, "true", 4);
+        return scan_literal(p, end, "true", 4);
     case 'f':
-        return scan_literal(s, "false", 5);
+        return scan_literal(p, end, "false", 5);
     case 'n':
-        return scan_literal(s, "null", 4);
+        return scan_literal(p, end, "null", 4);
     default:
-        return scan_number(s);
+        return scan_number(p, end);
     }
+}
+
+/* skip_value with its commonest cases, a string and null, inlined into the member loops. */
+static inline const char *skip_member_value(const char *p, const char *end, int depth) {
+    if (p < end && *p == '"') {
+        const char *body;
+        size_t len;
+        return scan_string(p, end, &body, &len);
+    }
+    if (p < end && *p == 'n')
+        return scan_literal(p, end, "null", 4);
+    return skip_value(p, end, depth);
 }
 
 /* A string value is returned raw; null or any other type leaves *body untouched. */
-static int read_string(scanner_t *s, const char **body, size_t *body_len) {
-    if (at(s, '"'))
-        return scan_string(s, body, body_len);
-    return skip_value(s);
+static const char *read_string(const char *p, const char *end, int depth, const char **body,
+                               size_t *body_len) {
+    if (p < end && *p == '"')
+        return scan_string(p, end, body, body_len);
+    return skip_value(p, end, depth);
 }
 
 /* A number value is returned as its token; any other type gives *len = 0. */
-static int read_number(scanner_t *s, const char **token, size_t *len) {
+static const char *read_number(const char *p, const char *end, int depth, const char **token,
+                               size_t *len) {
     *len = 0;
-    if (s->p < s->end && (*s->p == '-' || is_digit(*s->p))) {
-        const char *begin = s->p;
-        if (scan_number(s))
-            return -1;
-        *token = begin;
-        *len = (size_t)(s->p - begin);
-        return 0;
+    if (p < end && (*p == '-' || is_digit(*p))) {
+        const char *after = scan_number(p, end);
+        if (after) {
+            *token = p;
+            *len = (size_t)(after - p);
+        }
+        return after;
     }
-    return skip_value(s);
+    return skip_value(p, end, depth);
 }
 
-/* The value of a validated number token, truncated toward zero and saturated to [min, max]:
- * the digits before the decimal point once the exponent has moved it. */
-static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t max) {
-    const char *end = p + len;
-    bool negative = p < end && *p == '-';
-    p += negative;
-    const char *digits = p;
-    p = skip_digits(p, end);
-    size_t int_len = (size_t)(p - digits);
+/* The magnitude of a validated number token, truncated toward zero and saturated to limit: the
+ * digits before the decimal point once the exponent has moved it. digits[0..int_len) are the
+ * integer part; p is where it ends. */
+static uint64_t number_magnitude(const char *digits, size_t int_len, const char *p, const char *end,
+                                 uint64_t limit) {
     const char *fraction = p;
     size_t fraction_len = 0;
     if (p < end && *p == '.') {
@@ -297,7 +392,6 @@ static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t ma
                 exponent = exponent * 10 + (*p - '0');
         exponent = exponent_negative ? -exponent : exponent;
     }
-    uint64_t limit = !negative ? (uint64_t)max : min >= 0 ? 0 : (uint64_t)(-(min + 1)) + 1;
     int64_t whole = (int64_t)int_len + exponent; /* digits left of the moved decimal point */
     uint64_t v = 0;
     for (int64_t i = 0; i < whole; i++) {
@@ -313,201 +407,232 @@ static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t ma
         }
         v = v * 10 + digit;
     }
+    return v;
+}
+
+/* The value of a validated number token, truncated toward zero and saturated to [min, max]. */
+static int64_t number_clamped(const char *p, size_t len, int64_t min, int64_t max) {
+    const char *end = p + len;
+    bool negative = p < end && *p == '-';
+    p += negative;
+    const char *digits = p;
+    p = skip_digits(p, end);
+    size_t int_len = (size_t)(p - digits);
+    uint64_t limit = !negative ? (uint64_t)max : min >= 0 ? 0 : (uint64_t)(-(min + 1)) + 1;
+    uint64_t v = 0;
+    if (p == end && int_len <= 19) {
+        /* A plain integer below 10^19 fits in uint64_t: no saturating step (a division each). */
+        for (size_t i = 0; i < int_len; i++)
+            v = v * 10 + (uint64_t)(digits[i] - '0');
+        v = v < limit ? v : limit;
+    } else {
+        v = number_magnitude(digits, int_len, p, end, limit);
+    }
     if (!negative)
         return (int64_t)v;
     return v == 0 ? 0 : -(int64_t)(v - 1) - 1;
 }
 
-static int read_u32(scanner_t *s, uint32_t *value) {
+static const char *read_u32(const char *p, const char *end, int depth, uint32_t *value) {
     const char *token = NULL;
     size_t len;
-    if (read_number(s, &token, &len))
-        return -1;
-    if (len)
+    p = read_number(p, end, depth, &token, &len);
+    if (p && len)
         *value = (uint32_t)number_clamped(token, len, 0, UINT32_MAX);
-    return 0;
+    return p;
 }
 
-static int parse_tool_calls(scanner_t *s, chunk_info_t *out) {
-    if (!at(s, '['))
-        return skip_value(s);
-    scanner_t peek = {s->p + 1, s->end, 0};
-    skip_ws(&peek);
-    if (peek.p < peek.end && *peek.p != ']')
+static const char *parse_tool_calls(const char *p, const char *end, int depth, chunk_info_t *out) {
+    if (p >= end || *p != '[')
+        return skip_value(p, end, depth);
+    const char *first = skip_space(p + 1, end);
+    if (first < end && *first != ']')
         out->has_tool_calls = true;
-    return skip_array(s);
+    return skip_array(p, end, depth);
 }
 
-/* choices[0].delta (streaming) or choices[0].message (a non-streaming response). */
-static int parse_delta(scanner_t *s, chunk_info_t *out) {
+/* choices[0].delta (streaming) or choices[0].message (a non-streaming response), at '{'. */
+static const char *parse_delta(const char *p, const char *end, int depth, chunk_info_t *out) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
         if (KEY_IS("content"))
-            rc = read_string(s, &out->content, &out->content_len);
+            p = read_string(p, end, depth, &out->content, &out->content_len);
         else if (KEY_IS("reasoning_content") || KEY_IS("reasoning"))
-            rc = read_string(s, &out->reasoning, &out->reasoning_len);
+            p = read_string(p, end, depth, &out->reasoning, &out->reasoning_len);
         else if (KEY_IS("tool_calls"))
-            rc = parse_tool_calls(s, out);
+            p = parse_tool_calls(p, end, depth, out);
         else
-            rc = skip_value(s);
-        if (rc)
-            return -1;
+            p = skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int parse_choice(scanner_t *s, chunk_info_t *out) {
+/* choices[0], at '{'. */
+static const char *parse_choice(const char *p, const char *end, int depth, chunk_info_t *out) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
-        if ((KEY_IS("delta") || KEY_IS("message")) && at(s, '{'))
-            rc = parse_delta(s, out);
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
+        if ((KEY_IS("delta") || KEY_IS("message")) && p < end && *p == '{')
+            p = parse_delta(p, end, depth, out);
         else if (KEY_IS("text"))
-            rc = read_string(s, &out->content, &out->content_len);
+            p = read_string(p, end, depth, &out->content, &out->content_len);
         else if (KEY_IS("finish_reason"))
-            rc = read_string(s, &out->finish_reason, &out->finish_reason_len);
+            p = read_string(p, end, depth, &out->finish_reason, &out->finish_reason_len);
         else
-            rc = skip_value(s);
-        if (rc)
-            return -1;
+            p = skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int parse_choices(scanner_t *s, chunk_info_t *out) {
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = array_next(s, &count)) == 1) {
-        rc = count == 1 && at(s, '{') ? parse_choice(s, out) : skip_value(s);
-        if (rc)
-            return -1;
+/* The "choices" array, at '['. */
+static const char *parse_choices(const char *p, const char *end, int depth, chunk_info_t *out) {
+    bool closed;
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = array_next(p, end, first, &closed)) || closed)
+            return p;
+        p = first && p < end && *p == '{' ? parse_choice(p, end, depth, out)
+                                          : skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int parse_prompt_details(scanner_t *s, chunk_info_t *out) {
+/* usage.prompt_tokens_details, at '{'. */
+static const char *parse_prompt_details(const char *p, const char *end, int depth,
+                                        chunk_info_t *out) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
-        rc = KEY_IS("cached_tokens") ? read_u32(s, &out->cached_tokens) : skip_value(s);
-        if (rc)
-            return -1;
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
+        p = KEY_IS("cached_tokens") ? read_u32(p, end, depth, &out->cached_tokens)
+                                    : skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int parse_usage(scanner_t *s, chunk_info_t *out) {
+/* The top-level "usage" object, at '{'. */
+static const char *parse_usage(const char *p, const char *end, int depth, chunk_info_t *out) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
     out->has_usage = true;
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
         if (KEY_IS("prompt_tokens"))
-            rc = read_u32(s, &out->prompt_tokens);
+            p = read_u32(p, end, depth, &out->prompt_tokens);
         else if (KEY_IS("completion_tokens"))
-            rc = read_u32(s, &out->completion_tokens);
-        else if (KEY_IS("prompt_tokens_details") && at(s, '{'))
-            rc = parse_prompt_details(s, out);
+            p = read_u32(p, end, depth, &out->completion_tokens);
+        else if (KEY_IS("prompt_tokens_details") && p < end && *p == '{')
+            p = parse_prompt_details(p, end, depth, out);
         else
-            rc = skip_value(s);
-        if (rc)
-            return -1;
+            p = skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int read_code(scanner_t *s, bool *has_code, int *code) {
+static const char *read_code(const char *p, const char *end, int depth, bool *has_code, int *code) {
     const char *token = NULL;
     size_t len;
-    if (read_number(s, &token, &len))
-        return -1;
-    if (len) {
+    p = read_number(p, end, depth, &token, &len);
+    if (p && len) {
         *has_code = true;
         *code = (int)number_clamped(token, len, INT_MIN, INT_MAX);
     }
-    return 0;
+    return p;
 }
 
-static int parse_error(scanner_t *s, chunk_info_t *out) {
+/* The top-level "error", at '{' or '"'. */
+static const char *parse_error(const char *p, const char *end, int depth, chunk_info_t *out) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
     bool has_code = false;
     out->has_error = true;
-    if (at(s, '"'))
-        return scan_string(s, &out->error_message, &out->error_message_len);
-    if (open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
+    if (*p == '"')
+        return scan_string(p, end, &out->error_message, &out->error_message_len);
+    if (++depth > CHUNK_MAX_DEPTH)
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
         if (KEY_IS("message"))
-            rc = read_string(s, &out->error_message, &out->error_message_len);
+            p = read_string(p, end, depth, &out->error_message, &out->error_message_len);
         else if (KEY_IS("code"))
-            rc = read_code(s, &has_code, &out->error_code);
+            p = read_code(p, end, depth, &has_code, &out->error_code);
         else
-            rc = skip_value(s);
-        if (rc)
-            return -1;
+            p = skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
-static int parse_top(scanner_t *s, chunk_info_t *out, legacy_error_t *legacy) {
+/* The payload's object: p past its closing '}', or NULL. */
+static const char *parse_top(const char *p, const char *end, chunk_info_t *out,
+                             legacy_error_t *legacy) {
     const char *key;
     size_t key_len;
-    int count = 0;
-    int rc;
-    skip_ws(s);
-    if (!at(s, '{') || open_container(s))
-        return -1;
-    while ((rc = object_next(s, &count, &key, &key_len)) == 1) {
-        if (KEY_IS("choices") && at(s, '['))
-            rc = parse_choices(s, out);
-        else if (KEY_IS("usage") && at(s, '{'))
-            rc = parse_usage(s, out);
-        else if (KEY_IS("error") && (at(s, '{') || at(s, '"')))
-            rc = parse_error(s, out);
+    const int depth = 1;
+    p = skip_space(p, end);
+    if (p >= end || *p != '{')
+        return NULL;
+    p++;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            return p;
+        char c = p < end ? *p : 0;
+        if (KEY_IS("choices") && c == '[')
+            p = parse_choices(p, end, depth, out);
+        else if (KEY_IS("usage") && c == '{')
+            p = parse_usage(p, end, depth, out);
+        else if (KEY_IS("error") && (c == '{' || c == '"'))
+            p = parse_error(p, end, depth, out);
         else if (KEY_IS("sent_ns")) {
             const char *token = NULL;
             size_t len;
-            rc = read_number(s, &token, &len);
-            if (!rc && len) {
+            p = read_number(p, end, depth, &token, &len);
+            if (p && len) {
                 out->has_sent_ns = true;
                 out->sent_ns = number_clamped(token, len, INT64_MIN, INT64_MAX);
             }
         } else if (KEY_IS("object")) {
             const char *value = NULL;
             size_t len = 0;
-            rc = read_string(s, &value, &len);
+            p = read_string(p, end, depth, &value, &len);
             legacy->object_is_error = value && len == 5 && memcmp(value, "error", 5) == 0;
         } else if (KEY_IS("message"))
-            rc = read_string(s, &legacy->message, &legacy->message_len);
+            p = read_string(p, end, depth, &legacy->message, &legacy->message_len);
         else if (KEY_IS("code"))
-            rc = read_code(s, &legacy->has_code, &legacy->code);
+            p = read_code(p, end, depth, &legacy->has_code, &legacy->code);
         else
-            rc = skip_value(s);
-        if (rc)
-            return -1;
+            p = skip_member_value(p, end, depth);
+        if (!p)
+            return NULL;
     }
-    return rc;
 }
 
 int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
@@ -516,15 +641,10 @@ int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
         out->done = true;
         return 0;
     }
-    scanner_t s = {data, data + len, 0};
+    const char *end = data + len;
     legacy_error_t legacy = {0};
-    int rc = parse_top(&s, out, &legacy);
-    if (rc == 0) {
-        skip_ws(&s);
-        if (s.p != s.end)
-            rc = -1;
-    }
-    if (rc) {
+    const char *p = parse_top(data, end, out, &legacy);
+    if (!p || skip_space(p, end) != end) {
         memset(out, 0, sizeof *out);
         return -1;
     }

@@ -1,3 +1,4 @@
+#include <limits.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -639,24 +640,57 @@ static bool ascii_without_unicode_escapes(const char *p, size_t n) {
     return true;
 }
 
-/* Mutated real chunks: chunk_parse must agree with jansson on validity (where both define it the
- * same way: ASCII, no \u escapes, whose UTF-8 and NUL rules differ) and on every field. */
-static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **state) {
-    static const char *fixtures[] = {"vllm_chat.sse",        "sglang_chat.sse",
-                                     "vllm_reasoning.sse",   "vllm_tool_calls.sse",
-                                     "vllm_completions.sse", "error_event.sse"};
-    static const char alphabet[] = "{}[]\",:0123456789-+.eEtrufalsn \t\n\\/x";
-    payloads_t p = {0};
-    for (size_t f = 0; f < sizeof fixtures / sizeof fixtures[0]; f++) {
-        FILE *file = fixture_open(fixtures[f]);
+static const char *const fixture_names[] = {"vllm_chat.sse",        "sglang_chat.sse",
+                                            "vllm_reasoning.sse",   "vllm_tool_calls.sse",
+                                            "vllm_completions.sse", "error_event.sse"};
+
+/* Every event's data from every fixture, in order (77 in all). */
+static void load_fixture_payloads(payloads_t *p) {
+    for (size_t f = 0; f < sizeof fixture_names / sizeof fixture_names[0]; f++) {
+        FILE *file = fixture_open(fixture_names[f]);
         char buf[8192];
         size_t n = fread(buf, 1, sizeof buf, file);
         fclose(file);
-        sse_parser_t *parser = sse_parser_new(collect_payload, &p);
+        sse_parser_t *parser = sse_parser_new(collect_payload, p);
         assert_int_equal(sse_parser_feed(parser, buf, n), 0);
         sse_parser_destroy(&parser);
     }
-    assert_int_equal(p.count, 77);
+    assert_int_equal(p->count, 77);
+}
+
+static void free_payloads(payloads_t *p) {
+    for (size_t i = 0; i < p->count; i++)
+        free(p->bytes[i]);
+}
+
+/* Parses work[0..n) with chunk_parse and jansson, failing unless they agree on validity and on
+ * every field: 1 when both accept it, 0 when both refuse it, -1 when jansson cannot judge (not
+ * ASCII, \u escapes, [DONE]: its UTF-8 and NUL rules are stricter; numbers beyond a double). */
+static int agree_with_jansson(const char *work, size_t n, const char *what) {
+    chunk_info_t c;
+    int rc = parse_exact(work, n, &c);
+    if (c.done || !ascii_without_unicode_escapes(work, n))
+        return -1;
+    json_error_t error;
+    json_t *root = json_loadb(work, n, JSON_DECODE_INT_AS_REAL, &error);
+    if (!root && strstr(error.text, "overflow"))
+        return -1;
+    bool jansson_ok = root && json_is_object(root);
+    if (jansson_ok != (rc == 0))
+        fail_msg("%s: chunk_parse %d, jansson %s on: %.*s", what, rc,
+                 jansson_ok ? "ok" : error.text, (int)n, work);
+    if (jansson_ok)
+        assert_matches_jansson(&c, root, what);
+    json_decref(root);
+    return jansson_ok;
+}
+
+/* Mutated real chunks: chunk_parse must agree with jansson on validity (where both define it the
+ * same way: ASCII, no \u escapes, whose UTF-8 and NUL rules differ) and on every field. */
+static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **state) {
+    static const char alphabet[] = "{}[]\",:0123456789-+.eEtrufalsn \t\n\\/x";
+    payloads_t p = {0};
+    load_fixture_payloads(&p);
 
     rng_state = 0xD1B54A32D192ED03ull;
     size_t compared = 0, rejected = 0;
@@ -684,25 +718,9 @@ static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **s
                 break;
             }
         }
-        chunk_info_t c;
-        int rc = parse_exact(work, n, &c);
-        if (c.done || !ascii_without_unicode_escapes(work, n))
-            continue; /* [DONE] is not JSON; jansson's UTF-8 and NUL rules are stricter */
-        json_error_t error;
-        json_t *root = json_loadb(work, n, JSON_DECODE_INT_AS_REAL, &error);
-        if (!root && strstr(error.text, "overflow"))
-            continue; /* jansson refuses numbers beyond a double; JSON does not */
-        bool jansson_ok = root && json_is_object(root);
-        if (jansson_ok != (rc == 0))
-            fail_msg("chunk_parse %d, jansson %s on: %.*s", rc, jansson_ok ? "ok" : error.text,
-                     (int)n, work);
-        if (jansson_ok) {
-            assert_matches_jansson(&c, root, "fuzz");
-            compared++;
-        } else {
-            rejected++;
-        }
-        json_decref(root);
+        int verdict = agree_with_jansson(work, n, "fuzz");
+        compared += verdict == 1;
+        rejected += verdict == 0;
     }
     /* Both outcomes must be well represented for the comparison to mean anything. */
     assert_true(compared > 1000);
@@ -719,8 +737,343 @@ static void test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash(void **s
         assert_true(m <= n);
     }
     free(work);
-    for (size_t i = 0; i < p.count; i++)
-        free(p.bytes[i]);
+    free_payloads(&p);
+}
+
+/* Each byte offset of every fixture event, replaced by each byte that ends or breaks a token:
+ * chunk_parse agrees with jansson on validity and fields, wherever the byte falls relative to
+ * the 16- and 8-byte steps of the string scan and to the payload's end. */
+static void
+test_chunk_every_byte_of_every_fixture_event_replaced_agrees_with_jansson(void **state) {
+    static const char replacements[] = {'"', '\\', '\x01', '\x1f', ' ', '}',
+                                        ']', ',',  ':',    'x',    '0', 'n'};
+    payloads_t p = {0};
+    load_fixture_payloads(&p);
+    char *work = malloc(4096);
+    size_t compared = 0, rejected = 0;
+    for (size_t k = 0; k < p.count; k++) {
+        size_t n = p.len[k];
+        memcpy(work, p.bytes[k], n);
+        for (size_t at = 0; at < n; at++) {
+            char saved = work[at];
+            for (size_t r = 0; r < sizeof replacements; r++) {
+                if (replacements[r] == saved)
+                    continue;
+                work[at] = replacements[r];
+                int verdict = agree_with_jansson(work, n, "replaced byte");
+                compared += verdict == 1;
+                rejected += verdict == 0;
+            }
+            work[at] = saved;
+        }
+    }
+    assert_true(compared > 5000);
+    assert_true(rejected > 50000);
+    free(work);
+    free_payloads(&p);
+}
+
+/* Every strict prefix of every fixture event is refused (none ends in whitespace), and the
+ * whole event is accepted. */
+static void test_chunk_every_prefix_of_every_fixture_event_is_refused(void **state) {
+    payloads_t p = {0};
+    load_fixture_payloads(&p);
+    for (size_t k = 0; k < p.count; k++) {
+        chunk_info_t c;
+        for (size_t len = 0; len < p.len[k]; len++)
+            if (parse_exact(p.bytes[k], len, &c) != -1)
+                fail_msg("event %zu: accepted its first %zu bytes", k, len);
+        assert_int_equal(parse_exact(p.bytes[k], p.len[k], &c), 0);
+    }
+    free_payloads(&p);
+}
+
+/* A string of n bytes, 'a' but for special at offset at, as content (more bytes follow it) and as
+ * an error message (one byte follows it): found whole, or refused when special is a raw '"' or
+ * control, for every length and offset around the string scan's 16- and 8-byte steps. */
+static void test_chunk_string_scan_finds_each_special_byte_at_every_offset(void **state) {
+    static const struct {
+        const char *bytes; /* inserted at the offset */
+        bool valid;
+    } specials[] = {
+        {"\\\"", true},  {"\\\\", true},    {"\\u00e9", true},  {"\\ud83d\\ude00", true},
+        {"\\n", true},   {"\x7f", true},    {"\xc3\xa9", true}, {"\xff", true},
+        {"\x01", false}, {"\x1f", false},   {"\"", false},      {"\\", false},
+        {"\\x", false},  {"\\u12G", false},
+    };
+    char text[128], json[256];
+    for (size_t s = 0; s < sizeof specials / sizeof specials[0]; s++) {
+        size_t special_len = strlen(specials[s].bytes);
+        for (size_t n = 0; n <= 40; n++) {
+            for (size_t at = 0; at <= n; at++) {
+                memset(text, 'a', n);
+                memcpy(text + at, specials[s].bytes, special_len);
+                memset(text + at + special_len, 'a', n - at);
+                size_t text_len = n + special_len;
+                text[text_len] = 0;
+                static const char *const forms[] = {
+                    "{\"choices\":[{\"delta\":{\"content\":\"%s\"}}]}", "{\"error\":\"%s\"}"};
+                for (size_t f = 0; f < 2; f++) {
+                    int len = snprintf(json, sizeof json, forms[f], text);
+                    chunk_info_t c;
+                    int rc = parse_exact(json, (size_t)len, &c);
+                    if (rc != (specials[s].valid ? 0 : -1))
+                        fail_msg("special #%zu at %zu of %zu: rc %d on %s", s, at, n, rc, json);
+                    if (!specials[s].valid)
+                        continue;
+                    if (f == 0)
+                        assert_raw(c.content, c.content_len, text);
+                    else
+                        assert_raw(c.error_message, c.error_message_len, text);
+                    /* Cut anywhere inside the string: unterminated. */
+                    const char *body = f == 0 ? c.content : c.error_message;
+                    size_t cut = (size_t)(body - json) + text_len;
+                    assert_int_equal(parse_exact(json, cut, &c), -1);
+                }
+            }
+        }
+    }
+}
+
+/* Inserts whitespace of each kind before and after every structural character outside strings. */
+static size_t spread_tokens(const char *in, size_t n, char *out) {
+    static const char spaces[] = " \t\r\n";
+    size_t o = 0, k = 0;
+    bool in_string = false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = in[i];
+        bool structural = !in_string && strchr("{}[],:", ch) && ch;
+        if (structural)
+            out[o++] = spaces[k++ % 4];
+        out[o++] = ch;
+        if (structural) {
+            out[o++] = spaces[k++ % 4];
+            out[o++] = spaces[k++ % 4];
+        }
+        if (in_string && ch == '\\' && i + 1 < n)
+            out[o++] = in[++i];
+        else if (ch == '"')
+            in_string = !in_string;
+    }
+    return o;
+}
+
+static void assert_same_raw(const char *a, size_t a_len, const char *b, size_t b_len) {
+    assert_int_equal(a == NULL, b == NULL);
+    assert_int_equal(a_len, b_len);
+    if (a)
+        assert_memory_equal(a, b, a_len);
+}
+
+/* Two results of the same chunk written differently: equal fields, strings by their bytes. */
+static void assert_same_info(const chunk_info_t *a, const chunk_info_t *b) {
+    assert_same_raw(a->content, a->content_len, b->content, b->content_len);
+    assert_same_raw(a->reasoning, a->reasoning_len, b->reasoning, b->reasoning_len);
+    assert_same_raw(a->finish_reason, a->finish_reason_len, b->finish_reason, b->finish_reason_len);
+    assert_same_raw(a->error_message, a->error_message_len, b->error_message, b->error_message_len);
+    assert_int_equal(a->done, b->done);
+    assert_int_equal(a->has_content, b->has_content);
+    assert_int_equal(a->has_reasoning, b->has_reasoning);
+    assert_int_equal(a->has_tool_calls, b->has_tool_calls);
+    assert_int_equal(a->has_usage, b->has_usage);
+    assert_int_equal(a->prompt_tokens, b->prompt_tokens);
+    assert_int_equal(a->completion_tokens, b->completion_tokens);
+    assert_int_equal(a->cached_tokens, b->cached_tokens);
+    assert_int_equal(a->has_error, b->has_error);
+    assert_int_equal(a->error_code, b->error_code);
+    assert_int_equal(a->has_sent_ns, b->has_sent_ns);
+    assert_true(a->sent_ns == b->sent_ns);
+}
+
+static void
+test_chunk_whitespace_around_every_token_of_every_fixture_event_changes_nothing(void **state) {
+    payloads_t p = {0};
+    load_fixture_payloads(&p);
+    char *spread = malloc(4 * 4096);
+    for (size_t k = 0; k < p.count; k++) {
+        chunk_info_t compact, spaced;
+        assert_int_equal(parse_exact(p.bytes[k], p.len[k], &compact), 0);
+        size_t n = spread_tokens(p.bytes[k], p.len[k], spread);
+        assert_true(n > p.len[k] || compact.done);
+        if (compact.done)
+            continue;
+        assert_int_equal(parse_exact(spread, n, &spaced), 0);
+        assert_same_info(&compact, &spaced);
+    }
+    free(spread);
+    free_payloads(&p);
+}
+
+/* The fields do not depend on where their keys stand among the others, nor on nested objects and
+ * arrays (holding the same key names) before them. */
+static void test_chunk_fields_found_in_any_key_order(void **state) {
+    static const char *const orders[] = {
+        "{\"id\":\"x\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,\"delta\":{"
+        "\"role\":\"assistant\",\"content\":\"a\\\"b\\u00e9\"},\"logprobs\":null,\"finish_reason\":"
+        "\"stop\"}],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":2},\"sent_ns\":7}",
+        "{\"sent_ns\":7,\"usage\":{\"completion_tokens\":2,\"prompt_tokens\":5},\"choices\":[{"
+        "\"finish_reason\":\"stop\",\"logprobs\":null,\"delta\":{\"content\":\"a\\\"b\\u00e9\","
+        "\"role\":\"assistant\"},\"index\":0}],\"object\":\"chat.completion.chunk\",\"id\":\"x\"}",
+        "{\"meta\":{\"content\":\"no\",\"choices\":[{\"delta\":{\"content\":\"no\"}}]},\"choices\":"
+        "[{"
+        "\"logprobs\":{\"content\":[{\"token\":\"no\",\"bytes\":[1,2]}]},\"delta\":{\"x\":{"
+        "\"content\":\"no\"},\"content\":\"a\\\"b\\u00e9\",\"role\":\"assistant\"},"
+        "\"finish_reason\":\"stop\"}],\"usage\":{\"x\":[{\"prompt_tokens\":9}],\"prompt_tokens\":5,"
+        "\"completion_tokens\":2},\"sent_ns\":7}",
+    };
+    chunk_info_t first = parse_ok(orders[0]);
+    assert_raw(first.content, first.content_len, "a\\\"b\\u00e9");
+    assert_raw(first.finish_reason, first.finish_reason_len, "stop");
+    assert_int_equal(first.prompt_tokens, 5);
+    assert_int_equal(first.completion_tokens, 2);
+    assert_true(first.sent_ns == 7);
+    for (size_t i = 1; i < sizeof orders / sizeof orders[0]; i++) {
+        chunk_info_t c = parse_ok(orders[i]);
+        assert_same_info(&first, &c);
+    }
+    chunk_info_t c = parse_ok("{\"choices\":[{\"delta\":{\"content\":null,\"reasoning\":\"r\"}}]}");
+    assert_null(c.content);
+    assert_false(c.has_content);
+    assert_raw(c.reasoning, c.reasoning_len, "r");
+}
+
+/* {"x":[[...]]}: the top object and 127 arrays are 128 levels, the most accepted. */
+static void test_chunk_nesting_limit_is_128_levels(void **state) {
+    char deep[512];
+    chunk_info_t c;
+    assert_int_equal(parse_exact(deep, nested_arrays(deep, 127), &c), 0);
+    assert_int_equal(parse_exact(deep, nested_arrays(deep, 128), &c), -1);
+}
+
+/* A key one byte off a known key is some other key: its value is not taken, as under an unrelated
+ * key. */
+static void test_chunk_keys_match_only_exactly(void **state) {
+    static const struct {
+        const char *format; /* %s: the key */
+        const char *key;
+    } cases[] = {
+        {"{\"choices\":[{\"delta\":{\"%s\":\"v\"}}]}", "content"},
+        {"{\"choices\":[{\"delta\":{\"%s\":\"v\"}}]}", "reasoning_content"},
+        {"{\"choices\":[{\"delta\":{\"%s\":\"v\"}}]}", "reasoning"},
+        {"{\"choices\":[{\"delta\":{\"%s\":[1]}}]}", "tool_calls"},
+        {"{\"choices\":[{\"%s\":{\"content\":\"v\"}}]}", "delta"},
+        {"{\"choices\":[{\"%s\":\"v\"}]}", "text"},
+        {"{\"choices\":[{\"%s\":\"v\"}]}", "finish_reason"},
+        {"{\"%s\":[{\"text\":\"v\"}]}", "choices"},
+        {"{\"usage\":{\"%s\":1}}", "prompt_tokens"},
+        {"{\"usage\":{\"%s\":1}}", "completion_tokens"},
+        {"{\"usage\":{\"%s\":{\"cached_tokens\":1}}}", "prompt_tokens_details"},
+        {"{\"usage\":{\"prompt_tokens_details\":{\"%s\":1}}}", "cached_tokens"},
+        {"{\"%s\":1}", "sent_ns"},
+        {"{\"%s\":\"v\"}", "error"},
+    };
+    char key[64], json[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(json, sizeof json, cases[i].format, cases[i].key);
+        chunk_info_t exact = parse_ok(json);
+        snprintf(json, sizeof json, cases[i].format, "unrelated");
+        chunk_info_t unrelated = parse_ok(json);
+        if (memcmp(&exact, &unrelated, sizeof exact) == 0)
+            fail_msg("the exact key %s took nothing", cases[i].key);
+        size_t key_len = strlen(cases[i].key);
+        for (size_t at = 0; at < key_len; at++) {
+            memcpy(key, cases[i].key, key_len + 1);
+            key[at] ^= 0x20; /* another letter's case, or '_' <-> DEL */
+            snprintf(json, sizeof json, cases[i].format, key);
+            chunk_info_t off = parse_ok(json);
+            if (memcmp(&off, &unrelated, sizeof off) != 0)
+                fail_msg("%s took a field", json);
+        }
+    }
+}
+
+/* Plain integers of up to 19 digits take a shorter path than longer ones, fractions and
+ * exponents: the same saturation on both sides of each field's limits. */
+static void test_chunk_integers_at_the_limits_of_each_field(void **state) {
+    static const struct {
+        const char *token;
+        int64_t sent_ns;
+        uint32_t tokens;
+        int code;
+    } cases[] = {
+        {"0", 0, 0, 0},
+        {"-0", 0, 0, 0},
+        {"7", 7, 7, 7},
+        {"4294967295", 4294967295, UINT32_MAX, INT_MAX},
+        {"4294967296", 4294967296, UINT32_MAX, INT_MAX},
+        {"2147483647", 2147483647, 2147483647, INT_MAX},
+        {"-2147483648", -2147483648LL, 0, INT_MIN},
+        {"-2147483649", -2147483649LL, 0, INT_MIN},
+        {"9223372036854775807", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"9223372036854775808", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"9999999999999999999", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"18446744073709551616", INT64_MAX, UINT32_MAX, INT_MAX},
+        {"-9223372036854775808", INT64_MIN, 0, INT_MIN},
+        {"-9223372036854775809", INT64_MIN, 0, INT_MIN},
+        {"-9999999999999999999", INT64_MIN, 0, INT_MIN},
+        {"0000000000000000001", 0, 0, 0}, /* not JSON: refused below */
+        {"1763957123456789012", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+        {"1763957123456789012.9", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+        {"17639571234567890.12e2", 1763957123456789012LL, UINT32_MAX, INT_MAX},
+    };
+    char json[256];
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(json, sizeof json,
+                 "{\"sent_ns\":%s,\"usage\":{\"prompt_tokens\":%s},\"error\":{\"code\":%s}}",
+                 cases[i].token, cases[i].token, cases[i].token);
+        chunk_info_t c;
+        if (cases[i].token[0] == '0' && cases[i].token[1]) {
+            assert_int_equal(parse_exact(json, strlen(json), &c), -1);
+            continue;
+        }
+        c = parse_ok(json);
+        if (c.sent_ns != cases[i].sent_ns)
+            fail_msg("%s: sent_ns %lld", cases[i].token, (long long)c.sent_ns);
+        if (c.prompt_tokens != cases[i].tokens)
+            fail_msg("%s: prompt_tokens %u", cases[i].token, c.prompt_tokens);
+        if (c.error_code != cases[i].code)
+            fail_msg("%s: code %d", cases[i].token, c.error_code);
+    }
+}
+
+/* A number of 1 to 40 digits ended by each kind of byte, with many bytes after it (the 16-byte
+ * digit scan) or one (the byte loop): refused where the byte cannot follow a number, else read. */
+static void test_chunk_number_scan_stops_at_every_offset(void **state) {
+    static const struct {
+        const char *after; /* the digits, then this */
+        bool valid;
+    } ends[] = {
+        {",\"pad\":\"0123456789abcdef\"}", true},
+        {"}", true},
+        {" }", true},
+        {".5,\"pad\":\"0123456789abcdef\"}", true},
+        {"/,\"pad\":\"0123456789abcdef\"}", false}, /* '0' - 1 */
+        {":,\"pad\":\"0123456789abcdef\"}", false}, /* '9' + 1 */
+        {"\x80,\"pad\":\"0123456789abcdef\"}", false},
+        {"\xb0}", false}, /* '0' | 0x80 */
+        {"a}", false},
+        {"", false},
+    };
+    char digits[48], json[128];
+    for (size_t n = 1; n <= 40; n++) {
+        for (size_t i = 0; i < n; i++)
+            digits[i] = (char)('1' + i % 9);
+        digits[n] = 0;
+        for (size_t e = 0; e < sizeof ends / sizeof ends[0]; e++) {
+            int len = snprintf(json, sizeof json, "{\"sent_ns\":%s%s", digits, ends[e].after);
+            chunk_info_t c;
+            int rc = parse_exact(json, (size_t)len, &c);
+            if (rc != (ends[e].valid ? 0 : -1))
+                fail_msg("%zu digits then end #%zu: rc %d", n, e, rc);
+            if (!ends[e].valid)
+                continue;
+            int64_t expected = n <= 18 ? strtoll(digits, NULL, 10) : INT64_MAX;
+            if (n == 19)
+                expected = strtoll(digits, NULL, 10); /* 1234567891... < INT64_MAX */
+            if (c.sent_ns != expected)
+                fail_msg("%zu digits then end #%zu: %lld", n, e, (long long)c.sent_ns);
+        }
+    }
 }
 
 int main(void) {
@@ -752,6 +1105,16 @@ int main(void) {
         cmocka_unit_test(test_chunk_sglang_and_completions_streams),
         cmocka_unit_test(test_chunk_error_event_stream),
         cmocka_unit_test(test_chunk_fuzzed_chunks_agree_with_jansson_and_never_crash),
+        cmocka_unit_test(test_chunk_every_byte_of_every_fixture_event_replaced_agrees_with_jansson),
+        cmocka_unit_test(test_chunk_every_prefix_of_every_fixture_event_is_refused),
+        cmocka_unit_test(test_chunk_string_scan_finds_each_special_byte_at_every_offset),
+        cmocka_unit_test(
+            test_chunk_whitespace_around_every_token_of_every_fixture_event_changes_nothing),
+        cmocka_unit_test(test_chunk_fields_found_in_any_key_order),
+        cmocka_unit_test(test_chunk_nesting_limit_is_128_levels),
+        cmocka_unit_test(test_chunk_keys_match_only_exactly),
+        cmocka_unit_test(test_chunk_integers_at_the_limits_of_each_field),
+        cmocka_unit_test(test_chunk_number_scan_stops_at_every_offset),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
