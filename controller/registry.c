@@ -5,6 +5,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
@@ -65,14 +66,9 @@ static void welcome(controller_t *self, registry_worker_t *w) {
 /* A new entry for a worker that said Hello, or NULL when there is no memory for it. */
 static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
                               const Stampede__Hello *h) {
-    if (self->n_workers == self->cap_workers) {
-        size_t cap = self->cap_workers ? self->cap_workers * 2 : 16;
-        registry_worker_t *p = realloc(self->workers, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        self->workers = p;
-        self->cap_workers = cap;
-    }
+    if (buffer_grow_array(&self->workers, &self->cap_workers, self->n_workers + 1,
+                          sizeof *self->workers) < 0)
+        return NULL;
     registry_worker_t *w = &self->workers[self->n_workers++];
     memset(w, 0, sizeof *w);
     memcpy(w->id, id, len);
