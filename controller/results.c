@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -131,63 +130,58 @@ static double results_lag_p99_ms(const merge_stats_t *all) {
     return histogram_count(lag) ? (double)histogram_percentile(lag, 99) / 1e6 : -1;
 }
 
-/* Whether starts falling short of expected is within what the arrival draw itself explains:
- * never for constant arrivals; for Poisson and gamma, within three standard deviations of the
- * count of a renewal process (sqrt(expected) times the gaps' coefficient of variation). */
-static bool results_rate_drawn_short(const config_scheduler_t *sched, double expected,
-                                     uint64_t starts) {
-    if (sched->arrival == ARRIVAL_CONSTANT || expected <= 0)
-        return false;
-    double cv = sched->arrival == ARRIVAL_GAMMA ? sched->arrival_cv : 1.0;
-    return expected - (double)starts <= 3 * cv * sqrt(expected);
-}
-
-/* Requested against achieved, and the cause when achieved fell short: the cap holding arrivals
- * back, else the client not keeping the schedule, else the arrivals drawn for the window. */
+/* Requested against achieved, and the cause when achieved fell short (validity_rate_cause). */
 static void results_rate(const controller_t *self, results_extra_t *x) {
-    x->rate_mode = self->run->cfg.scheduler.kind == SCHEDULER_RATE;
-    x->requested_per_s = x->rate_mode ? self->run->cfg.scheduler.rate : 0;
-    uint64_t starts = 0, arrivals = 0, cap_waits = 0;
-    double busiest = 0;
+    const measurement_t *run = self->run;
+    x->rate_mode = run->cfg.scheduler.kind == SCHEDULER_RATE;
+    x->requested_per_s = x->rate_mode ? run->cfg.scheduler.rate : 0;
+    validity_rate_input_t in = {.lag_threshold_ms = REPORT_LAG_WARNING_MS,
+                                .scheduler = &run->cfg.scheduler};
     for (size_t i = 0; i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
-        starts += w->window_starts;
-        arrivals += w->arrivals;
-        cap_waits += w->cap_waits;
+        in.starts += w->window_starts;
+        in.arrivals += w->arrivals;
+        in.cap_waits += w->cap_waits;
     }
     for (size_t i = 0; i < x->n_workers; i++)
-        if (validity_loop_cpu_share(&x->workers[i]) > busiest)
-            busiest = validity_loop_cpu_share(&x->workers[i]);
-    double duration = merge_duration_s(self->run->merge);
-    x->achieved_per_s = duration > 0 ? (double)starts / duration : 0;
+        if (validity_loop_cpu_share(&x->workers[i]) > in.busiest_loop_share)
+            in.busiest_loop_share = validity_loop_cpu_share(&x->workers[i]);
+    double duration = merge_duration_s(run->merge);
+    x->achieved_per_s = duration > 0 ? (double)in.starts / duration : 0;
     x->rate_warning[0] = '\0';
     if (!x->rate_mode || x->achieved_per_s >= x->requested_per_s * (1 - RESULTS_RATE_SHORTFALL))
         return;
-    double lag = results_lag_p99_ms(merge_overall(self->run->merge));
-    if (cap_waits > 0)
+    in.schedule_lag_p99_ms = results_lag_p99_ms(merge_overall(run->merge));
+    in.expected_starts = x->requested_per_s * duration;
+    switch (validity_rate_cause(&in)) {
+    case VALIDITY_RATE_CAP:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the concurrency cap held arrivals back: %" PRIu64 " of %" PRIu64
                  " arrivals waited for a free slot under scheduler.concurrency = %u",
-                 cap_waits, arrivals, self->run->cfg.scheduler.concurrency);
-    else if (lag > REPORT_LAG_WARNING_MS)
+                 in.cap_waits, in.arrivals, run->cfg.scheduler.concurrency);
+        break;
+    case VALIDITY_RATE_CLIENT:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the client could not keep the schedule: schedule lag p99 %.3f ms, the busiest "
                  "worker loop at %.0f %% of a core",
-                 lag, busiest * 100);
-    else if (results_rate_drawn_short(&self->run->cfg.scheduler, x->requested_per_s * duration,
-                                      starts))
+                 in.schedule_lag_p99_ms, in.busiest_loop_share * 100);
+        break;
+    case VALIDITY_RATE_DRAW:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the arrival process drew fewer arrivals than the mean for this window (%" PRIu64
                  " session starts in %.3f s); a longer run evens it out",
-                 starts, duration);
-    else
+                 in.starts, duration);
+        break;
+    case VALIDITY_RATE_UNEXPLAINED:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the workers started %" PRIu64 " sessions in %.3f s where the schedule had about "
                  "%.0f; neither the cap, the schedule lag (p99 %.3f ms) nor the arrival draw "
                  "explains it (see validity and the workers' log)",
-                 starts, duration, x->requested_per_s * duration, lag);
+                 in.starts, duration, in.expected_starts, in.schedule_lag_p99_ms);
+        break;
+    }
 }
 
 static void results_validity(const controller_t *self, results_extra_t *x) {
