@@ -28,14 +28,15 @@ static void on_signal(int sig) {
 }
 
 void controller_abort(controller_t *self, const char *fmt, ...) {
-    assert(self->run);
-    if (self->run->abort_reason[0])
+    measurement_t *run = self->run;
+    assert(run);
+    if (run->abort_reason[0])
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(self->run->abort_reason, sizeof self->run->abort_reason, fmt, ap);
+    vsnprintf(run->abort_reason, sizeof run->abort_reason, fmt, ap);
     va_end(ap);
-    self->run->phase = PHASE_OVER;
+    run->phase = PHASE_OVER;
 }
 
 int controller_send(controller_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -111,49 +112,51 @@ static void step_register(controller_t *self, int64_t now) {
 }
 
 static void step_run(controller_t *self, int64_t now) {
+    measurement_t *run = self->run;
     bool all = true;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
             all = false;
     if (all) {
-        self->run->phase = PHASE_OVER;
-    } else if (self->run->stopping && now >= self->run->deadline_ns) {
+        run->phase = PHASE_OVER;
+    } else if (run->stopping && now >= run->deadline_ns) {
         for (size_t i = 0; i < self->n_workers; i++)
             if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
                 registry_mark_lost(self, &self->workers[i],
                                    "did not finish within 15 s of the stop", true);
-        self->run->phase = PHASE_OVER;
+        run->phase = PHASE_OVER;
     }
-    if (now >= self->run->next_live_ns) {
+    if (now >= run->next_live_ns) {
         console_live(self, now);
-        self->run->next_live_ns += 1000000000LL;
-        if (self->run->next_live_ns < now)
-            self->run->next_live_ns = now + 1000000000LL;
+        run->next_live_ns += 1000000000LL;
+        if (run->next_live_ns < now)
+            run->next_live_ns = now + 1000000000LL;
     }
 }
 
 /* Phase changes, deadlines and periodic work; called on every loop iteration. */
 static void step(controller_t *self, int64_t now) {
+    measurement_t *run = self->run;
     if (now >= self->next_heartbeat_ns) {
         registry_send_heartbeats(self, now);
         registry_check_silence(self, now);
         self->next_heartbeat_ns = now + CONTROLLER_HEARTBEAT_NS;
     }
-    switch (self->run->phase) {
+    switch (run->phase) {
     case PHASE_REGISTER:
         step_register(self, now);
         break;
     case PHASE_PROBE:
         if (clock_probe_step(self, now))
             launch_assign(self);
-        else if (now >= self->run->deadline_ns)
+        else if (now >= run->deadline_ns)
             controller_abort(self, "clock probes unanswered within %.0f s",
                              CONTROLLER_READY_TIMEOUT_NS / 1e9);
         break;
     case PHASE_ASSIGN:
-        if (registry_count(self, REGISTRY_READY) == self->run->in_run)
+        if (registry_count(self, REGISTRY_READY) == run->in_run)
             launch_start(self);
-        else if (now >= self->run->deadline_ns)
+        else if (now >= run->deadline_ns)
             controller_abort(self, "not every worker was ready within %.0f s",
                              CONTROLLER_READY_TIMEOUT_NS / 1e9);
         break;
@@ -166,34 +169,36 @@ static void step(controller_t *self, int64_t now) {
 }
 
 static void handle_signal(controller_t *self, int count) {
-    if (self->run->phase != PHASE_RUN) {
+    measurement_t *run = self->run;
+    if (run->phase != PHASE_RUN) {
         controller_abort(self, "interrupted before the start");
         return;
     }
-    if (count == 1 && !self->run->stopping) {
+    if (count == 1 && !run->stopping) {
         console_say(self,
                     "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
-        merge_mark_partial(self->run->merge, "interrupted");
+        merge_mark_partial(run->merge, "interrupted");
         collect_stop(self, "interrupted at the controller");
     } else {
         console_say(self, "interrupted again: writing what arrived");
         for (size_t i = 0; i < self->n_workers; i++)
             if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
                 self->workers[i].state = REGISTRY_LOST;
-        self->run->phase = PHASE_OVER;
+        run->phase = PHASE_OVER;
     }
 }
 
 /* The embedder's hook (a local child died): stops a running run, aborts one not yet started. */
 static void check_hook(controller_t *self) {
+    measurement_t *run = self->run;
     char why[512];
-    if (!self->options.hook || self->run->phase == PHASE_OVER ||
+    if (!self->options.hook || run->phase == PHASE_OVER ||
         !self->options.hook(self->options.hook_arg, why, sizeof why))
         return;
-    if (self->run->phase == PHASE_RUN) {
+    if (run->phase == PHASE_RUN) {
         console_say(self, "%s", why);
-        merge_mark_partial(self->run->merge, why);
-        if (!self->run->stopping)
+        merge_mark_partial(run->merge, why);
+        if (!run->stopping)
             collect_stop(self, why);
     } else {
         controller_abort(self, "%s", why);
@@ -293,14 +298,15 @@ const char *controller_endpoint(const controller_t *self) {
 static int run_one(controller_t *self, size_t number, bool *started) {
     size_t total = n_runs(self);
     *started = false;
-    self->run =
+    measurement_t *run =
         measurement_new(&self->options, self->name, config_at(self, number - 1), number, total);
-    if (!self->run)
+    if (!run)
         return 1;
+    self->run = run;
     registry_next_run(self);
     if (total > 1)
-        console_say(self, "run %zu of %zu: %s, results in %s", number, total,
-                    self->run->config_path, self->run->out_dir);
+        console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
+                    run->out_dir);
     uint32_t have = registry_count(self, REGISTRY_REGISTERED);
     if (have < self->options.expect_workers)
         console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
@@ -308,13 +314,13 @@ static int run_one(controller_t *self, size_t number, bool *started) {
                     self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");
     run_loop(self);
     deliver_releases(self);
-    *started = self->run->start_ns != 0;
-    if (!self->run->abort_reason[0])
+    *started = run->start_ns != 0;
+    if (!run->abort_reason[0])
         return results_finish(self, signals_seen != 0);
-    console_say(self, "cannot run: %s", self->run->abort_reason);
+    console_say(self, "cannot run: %s", run->abort_reason);
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]))
-            controller_send_stop(self, &self->workers[i], self->run->abort_reason, true, true);
+            controller_send_stop(self, &self->workers[i], run->abort_reason, true, true);
     return signals_seen ? 130 : 1;
 }
 
