@@ -2,6 +2,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "loop.h"
 
 #define PROBE_ROUNDS 8
 #define PROBE_RESEND_NS 1000000000LL
@@ -12,14 +13,14 @@ static void send_probe(controller_t *self, registry_worker_t *w) {
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_PROBE;
     env.probe = &probe;
-    w->probe_sent_ns = controller_now_ns();
+    w->probe_sent_ns = loop_now_ns();
     probe.t1 = w->probe_sent_ns;
     controller_send(self, w, &env);
 }
 
 void clock_probe_begin(controller_t *self) {
-    self->phase = PHASE_PROBE;
-    self->deadline_ns = controller_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    self->run->phase = PHASE_PROBE;
+    self->run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
     uint32_t index = 0;
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
@@ -30,7 +31,7 @@ void clock_probe_begin(controller_t *self) {
         w->round = 0;
         send_probe(self, w);
     }
-    self->in_run = index;
+    self->run->in_run = index;
     console_say(self, "all %u workers registered; measuring clocks", index);
 }
 

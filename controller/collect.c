@@ -5,6 +5,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "loop.h"
 #include "results.h"
 
 #define DRAIN_NS 15000000000LL
@@ -15,7 +16,7 @@ static void send_ack(controller_t *self, registry_worker_t *w) {
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_ACK;
     env.ack = &ack;
-    env.run_id = self->run_id;
+    env.run_id = self->run->id;
     transport_send(self->transport, TRANSPORT_DATA, w->id, w->id_len, &env);
 }
 
@@ -29,14 +30,14 @@ static void check_complete(controller_t *self, registry_worker_t *w) {
         char why[256];
         snprintf(why, sizeof why, "worker %s: %" PRIu64 " records announced, %" PRIu64 " merged",
                  w->name, w->done_records, w->ingested);
-        merge_mark_partial(self->merge, why);
+        merge_mark_partial(self->run->merge, why);
         console_say(self, "%s", why);
     }
     if (w->done_dropped) {
         char why[256];
         snprintf(why, sizeof why, "worker %s dropped %" PRIu64 " records (its queue was full)",
                  w->name, w->done_dropped);
-        merge_mark_partial(self->merge, why);
+        merge_mark_partial(self->run->merge, why);
         console_say(self, "%s", why);
     }
     w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;
@@ -63,8 +64,8 @@ static void refuse_batch(controller_t *self, registry_worker_t *w, uint64_t seq)
     char why[400];
     snprintf(why, sizeof why,
              "worker %s: batch %" PRIu64 " refused, its records are not merged: %s", w->name, seq,
-             ingest_error(self->ingest));
-    merge_mark_partial(self->merge, why);
+             ingest_error(self->run->ingest));
+    merge_mark_partial(self->run->merge, why);
     console_say(self, "%s", why);
 }
 
@@ -72,19 +73,20 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
                   int64_t rx_ns) {
     controller_t *self = arg;
     registry_worker_t *w = registry_find(self, id, id_len);
-    if (!w || !registry_in_run(w) || self->phase != PHASE_RUN)
+    if (!w || !registry_in_run(w) || self->run->phase != PHASE_RUN)
         return;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
     if (!env)
         return;
     w->last_rx_ns = rx_ns;
-    if (w->state == REGISTRY_LOST && env->run_id == self->run_id)
+    if (w->state == REGISTRY_LOST && env->run_id == self->run->id)
         registry_mark_back(self, w);
-    if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->run_id == self->run_id &&
+    if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->run_id == self->run->id &&
         !registry_finished(w)) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
-        if (collect_batch(w, self->ingest, env->batch, results_record, self) == COLLECT_REFUSED)
+        if (collect_batch(w, self->run->ingest, env->batch, results_record, self) ==
+            COLLECT_REFUSED)
             refuse_batch(self, w, env->batch->seq);
         send_ack(self, w);
         check_complete(self, w);
@@ -125,8 +127,8 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
 }
 
 void collect_stop(controller_t *self, const char *reason) {
-    self->stopping = true;
-    self->deadline_ns = controller_now_ns() + DRAIN_NS;
+    self->run->stopping = true;
+    self->run->deadline_ns = loop_now_ns() + DRAIN_NS;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
             controller_send_stop(self, &self->workers[i], reason, true, false);

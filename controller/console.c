@@ -27,25 +27,26 @@ void console_say(controller_t *self, const char *fmt, ...) {
 
 /* Says once per second while lines are being dropped, so a stalled trace is seen during the run. */
 static void say_trace_drops(controller_t *self) {
-    uint64_t dropped = self->trace_out ? report_trace_dropped(self->trace_out) : 0;
-    if (dropped <= self->trace_dropped_said)
+    measurement_t *run = self->run;
+    uint64_t dropped = run->trace_out ? report_trace_dropped(run->trace_out) : 0;
+    if (dropped <= run->trace_dropped_said)
         return;
-    int error = report_trace_error(self->trace_out);
+    int error = report_trace_error(run->trace_out);
     if (error)
         console_say(self, "cannot write %s/requests.jsonl: %s; %" PRIu64 " lines dropped so far",
-                    self->out_dir, strerror(error), dropped);
+                    run->out_dir, strerror(error), dropped);
     else
         console_say(self,
                     "the trace writer cannot keep up (slow disk or unread pipe): %" PRIu64
                     " lines dropped so far",
                     dropped);
-    self->trace_dropped_said = dropped;
+    run->trace_dropped_said = dropped;
 }
 
 void console_live(controller_t *self, int64_t now) {
     say_trace_drops(self);
     live_t live;
-    merge_live(self->merge, now, registry_inflight(self), &live);
+    merge_live(self->run->merge, now, registry_inflight(self), &live);
     char line[512];
     report_live_line(&live, line, sizeof line);
     if (self->tty) {

@@ -1,12 +1,12 @@
 #include "controller.h"
 
+#include <assert.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "clock_probe.h"
@@ -15,6 +15,7 @@
 #include "controller_internal.h"
 #include "envelope.h"
 #include "launch.h"
+#include "loop.h"
 #include "measurement.h"
 #include "results.h"
 
@@ -26,20 +27,16 @@ static void on_signal(int sig) {
     signals_seen++;
 }
 
-int64_t controller_now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
 void controller_abort(controller_t *self, const char *fmt, ...) {
-    if (self->abort_reason[0])
+    measurement_t *run = self->run;
+    assert(run);
+    if (run->abort_reason[0])
         return;
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(self->abort_reason, sizeof self->abort_reason, fmt, ap);
+    vsnprintf(run->abort_reason, sizeof run->abort_reason, fmt, ap);
     va_end(ap);
-    self->phase = PHASE_OVER;
+    run->phase = PHASE_OVER;
 }
 
 int controller_send(controller_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -55,7 +52,7 @@ int controller_send_stop(controller_t *self, registry_worker_t *w, const char *r
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_STOP;
     env.stop = &stop;
-    env.run_id = self->run_id;
+    env.run_id = self->run->id;
     return controller_send(self, w, &env);
 }
 
@@ -74,8 +71,8 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
     if (!w)
         return;
     w->last_rx_ns = rx_ns;
-    bool this_run = env->run_id == self->run_id && registry_in_run(w);
-    if (this_run && w->state == REGISTRY_LOST && self->phase == PHASE_RUN)
+    bool this_run = env->run_id == self->run->id && registry_in_run(w);
+    if (this_run && w->state == REGISTRY_LOST && self->run->phase == PHASE_RUN)
         registry_mark_back(self, w);
     switch (env->body_case) {
     case STAMPEDE__ENVELOPE__BODY_PROBE:
@@ -88,12 +85,12 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
         w->inflight = env->heartbeat->inflight;
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
-        if (registry_in_run(w) && self->phase == PHASE_RUN && !registry_finished(w) &&
-            env->run_id != self->run_id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
+        if (registry_in_run(w) && self->run->phase == PHASE_RUN && !registry_finished(w) &&
+            env->run_id != self->run->id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
             registry_mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:
-        if (this_run && (self->phase == PHASE_RUN || w->state == REGISTRY_COMPLETE))
+        if (this_run && (self->run->phase == PHASE_RUN || w->state == REGISTRY_COMPLETE))
             collect_done(self, w, env->done);
         break;
     default:
@@ -105,59 +102,61 @@ static void step_register(controller_t *self, int64_t now) {
     uint32_t n = registry_count(self, REGISTRY_REGISTERED);
     if (n >= self->options.expect_workers)
         clock_probe_begin(self);
-    else if (now >= self->deadline_ns && n == 0)
+    else if (now >= self->run->deadline_ns && n == 0)
         controller_abort(self, "no worker came within %.0f s (expected %u at %s)",
                          self->options.register_timeout_ns / 1e9, self->options.expect_workers,
                          transport_endpoint(self->transport));
-    else if (now >= self->deadline_ns)
+    else if (now >= self->run->deadline_ns)
         controller_abort(self, "only %u of %u workers registered within %.0f s", n,
                          self->options.expect_workers, self->options.register_timeout_ns / 1e9);
 }
 
 static void step_run(controller_t *self, int64_t now) {
+    measurement_t *run = self->run;
     bool all = true;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
             all = false;
     if (all) {
-        self->phase = PHASE_OVER;
-    } else if (self->stopping && now >= self->deadline_ns) {
+        run->phase = PHASE_OVER;
+    } else if (run->stopping && now >= run->deadline_ns) {
         for (size_t i = 0; i < self->n_workers; i++)
             if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
                 registry_mark_lost(self, &self->workers[i],
                                    "did not finish within 15 s of the stop", true);
-        self->phase = PHASE_OVER;
+        run->phase = PHASE_OVER;
     }
-    if (now >= self->next_live_ns) {
+    if (now >= run->next_live_ns) {
         console_live(self, now);
-        self->next_live_ns += 1000000000LL;
-        if (self->next_live_ns < now)
-            self->next_live_ns = now + 1000000000LL;
+        run->next_live_ns += 1000000000LL;
+        if (run->next_live_ns < now)
+            run->next_live_ns = now + 1000000000LL;
     }
 }
 
 /* Phase changes, deadlines and periodic work; called on every loop iteration. */
 static void step(controller_t *self, int64_t now) {
+    measurement_t *run = self->run;
     if (now >= self->next_heartbeat_ns) {
         registry_send_heartbeats(self, now);
         registry_check_silence(self, now);
         self->next_heartbeat_ns = now + CONTROLLER_HEARTBEAT_NS;
     }
-    switch (self->phase) {
+    switch (run->phase) {
     case PHASE_REGISTER:
         step_register(self, now);
         break;
     case PHASE_PROBE:
         if (clock_probe_step(self, now))
             launch_assign(self);
-        else if (now >= self->deadline_ns)
+        else if (now >= run->deadline_ns)
             controller_abort(self, "clock probes unanswered within %.0f s",
                              CONTROLLER_READY_TIMEOUT_NS / 1e9);
         break;
     case PHASE_ASSIGN:
-        if (registry_count(self, REGISTRY_READY) == self->in_run)
+        if (registry_count(self, REGISTRY_READY) == run->in_run)
             launch_start(self);
-        else if (now >= self->deadline_ns)
+        else if (now >= run->deadline_ns)
             controller_abort(self, "not every worker was ready within %.0f s",
                              CONTROLLER_READY_TIMEOUT_NS / 1e9);
         break;
@@ -170,34 +169,36 @@ static void step(controller_t *self, int64_t now) {
 }
 
 static void handle_signal(controller_t *self, int count) {
-    if (self->phase != PHASE_RUN) {
+    measurement_t *run = self->run;
+    if (run->phase != PHASE_RUN) {
         controller_abort(self, "interrupted before the start");
         return;
     }
-    if (count == 1 && !self->stopping) {
+    if (count == 1 && !run->stopping) {
         console_say(self,
                     "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
-        merge_mark_partial(self->merge, "interrupted");
+        merge_mark_partial(run->merge, "interrupted");
         collect_stop(self, "interrupted at the controller");
     } else {
         console_say(self, "interrupted again: writing what arrived");
         for (size_t i = 0; i < self->n_workers; i++)
             if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
                 self->workers[i].state = REGISTRY_LOST;
-        self->phase = PHASE_OVER;
+        run->phase = PHASE_OVER;
     }
 }
 
 /* The embedder's hook (a local child died): stops a running run, aborts one not yet started. */
 static void check_hook(controller_t *self) {
+    measurement_t *run = self->run;
     char why[512];
-    if (!self->options.hook || self->phase == PHASE_OVER ||
+    if (!self->options.hook || run->phase == PHASE_OVER ||
         !self->options.hook(self->options.hook_arg, why, sizeof why))
         return;
-    if (self->phase == PHASE_RUN) {
+    if (run->phase == PHASE_RUN) {
         console_say(self, "%s", why);
-        merge_mark_partial(self->merge, why);
-        if (!self->stopping)
+        merge_mark_partial(run->merge, why);
+        if (!run->stopping)
             collect_stop(self, why);
     } else {
         controller_abort(self, "%s", why);
@@ -207,16 +208,16 @@ static void check_hook(controller_t *self) {
 /* The event loop: control drained first on every iteration, then a bounded burst of data. */
 static void run_loop(controller_t *self) {
     int seen = 0;
-    int64_t last_iteration = controller_now_ns();
-    while (self->phase != PHASE_OVER) {
-        int64_t now = controller_now_ns();
+    int64_t last_iteration = loop_now_ns();
+    while (self->run->phase != PHASE_OVER) {
+        int64_t now = loop_now_ns();
         int64_t wait_ms = (self->next_heartbeat_ns - now) / 1000000;
         if (wait_ms > 100)
             wait_ms = 100;
         if (wait_ms < 0)
             wait_ms = 0;
         transport_wait(self->transport, true, (long)wait_ms);
-        int64_t gap = controller_now_ns() - last_iteration;
+        int64_t gap = loop_now_ns() - last_iteration;
         if (gap > 2 * CONTROLLER_HEARTBEAT_NS) {
             /* This process was not running (stopped, swapped out): the workers' silence over that
              * gap is ours, not theirs. */
@@ -234,21 +235,21 @@ static void run_loop(controller_t *self) {
             handle_signal(self, seen);
         }
         check_hook(self);
-        step(self, controller_now_ns());
-        last_iteration = controller_now_ns();
+        step(self, loop_now_ns());
+        last_iteration = loop_now_ns();
     }
 }
 
 /* Workers released while their connection was down are told when they repeat their Done (every
  * heartbeat), for a bounded time. */
 static void deliver_releases(controller_t *self) {
-    int64_t end = controller_now_ns() + 5 * CONTROLLER_HEARTBEAT_NS / 2;
+    int64_t end = loop_now_ns() + 5 * CONTROLLER_HEARTBEAT_NS / 2;
     for (;;) {
         bool pending = false;
         for (size_t i = 0; i < self->n_workers; i++)
             if (self->workers[i].state == REGISTRY_COMPLETE && self->workers[i].release_pending)
                 pending = true;
-        if (!pending || controller_now_ns() >= end)
+        if (!pending || loop_now_ns() >= end)
             return;
         transport_wait(self->transport, false, 100);
         while (transport_receive(self->transport, TRANSPORT_CONTROL, handle_control, self))
@@ -277,7 +278,7 @@ controller_t *controller_new(const controller_options_t *options) {
         self->options.expect_workers = 1;
     /* Every file is checked before the first run: a mistake in the last one costs no run. */
     for (size_t i = 0; i < n_runs(self); i++)
-        if (measurement_check(self, config_at(self, i)) != 0) {
+        if (measurement_check(&self->options, self->name, config_at(self, i)) != 0) {
             controller_destroy(&self);
             return NULL;
         }
@@ -297,11 +298,15 @@ const char *controller_endpoint(const controller_t *self) {
 static int run_one(controller_t *self, size_t number, bool *started) {
     size_t total = n_runs(self);
     *started = false;
-    if (measurement_begin(self, config_at(self, number - 1), number, total) != 0)
+    measurement_t *run =
+        measurement_new(&self->options, self->name, config_at(self, number - 1), number, total);
+    if (!run)
         return 1;
+    self->run = run;
+    registry_next_run(self);
     if (total > 1)
-        console_say(self, "run %zu of %zu: %s, results in %s", number, total, self->config_path,
-                    self->out_dir);
+        console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
+                    run->out_dir);
     uint32_t have = registry_count(self, REGISTRY_REGISTERED);
     if (have < self->options.expect_workers)
         console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
@@ -309,13 +314,13 @@ static int run_one(controller_t *self, size_t number, bool *started) {
                     self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");
     run_loop(self);
     deliver_releases(self);
-    *started = self->start_ns != 0;
-    if (!self->abort_reason[0])
+    *started = run->start_ns != 0;
+    if (!run->abort_reason[0])
         return results_finish(self, signals_seen != 0);
-    console_say(self, "cannot run: %s", self->abort_reason);
+    console_say(self, "cannot run: %s", run->abort_reason);
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]))
-            controller_send_stop(self, &self->workers[i], self->abort_reason, true, true);
+            controller_send_stop(self, &self->workers[i], run->abort_reason, true, true);
     return signals_seen ? 130 : 1;
 }
 
@@ -331,7 +336,7 @@ int controller_run(controller_t *self) {
     for (size_t i = 0; i < n_runs(self); i++) {
         bool started;
         int run_rc = run_one(self, i + 1, &started);
-        measurement_end(self);
+        measurement_destroy(&self->run);
         if (!rc)
             rc = run_rc;
         /* An interrupt ends the list; so does a run that could not start (the next would not). */
@@ -352,7 +357,7 @@ void controller_destroy(controller_t **self_p) {
     controller_t *self = *self_p;
     if (!self)
         return;
-    measurement_end(self);
+    measurement_destroy(&self->run);
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
     free(self->workers);

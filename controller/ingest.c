@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
+
 struct ingest {
     int64_t *chunk_ns;
     uint16_t *chunk_tokens;
@@ -51,24 +53,6 @@ error_class_t ingest_error_class(Stampede__ErrorClass wire) {
     }
 }
 
-static int reserve(ingest_t *self, size_t n) {
-    if (n <= self->cap)
-        return 0;
-    size_t cap = self->cap ? self->cap : 256;
-    while (cap < n)
-        cap *= 2;
-    int64_t *ns = realloc(self->chunk_ns, cap * sizeof *ns);
-    if (!ns)
-        return -1;
-    self->chunk_ns = ns;
-    uint16_t *tok = realloc(self->chunk_tokens, cap * sizeof *tok);
-    if (!tok)
-        return -1;
-    self->chunk_tokens = tok;
-    self->cap = cap;
-    return 0;
-}
-
 static int refuse(ingest_t *self, const Stampede__Record *msg, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 
@@ -105,7 +89,8 @@ static int decode_chunks(ingest_t *self, const Stampede__Record *msg, int64_t ba
         return refuse(self, msg, "%zu chunk token counts for %zu chunks", msg->n_chunk_tokens, n);
     if (n == 0)
         return 0;
-    if (reserve(self, n) < 0)
+    if (buffer_grow_pair(&self->chunk_ns, sizeof *self->chunk_ns, &self->chunk_tokens,
+                         sizeof *self->chunk_tokens, &self->cap, n) < 0)
         return INGEST_NO_MEMORY;
     uint64_t us = 0;
     for (size_t i = 0; i < n; i++) {

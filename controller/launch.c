@@ -4,33 +4,35 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "loop.h"
 #include "plan.h"
 #include "results.h"
 
 #define START_LEAD_NS 750000000LL
 
 void launch_assign(controller_t *self) {
-    self->phase = PHASE_ASSIGN;
-    self->deadline_ns = controller_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    measurement_t *run = self->run;
+    run->phase = PHASE_ASSIGN;
+    run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
         plan_share_t share;
-        plan_share_for(&self->cfg, self->in_run, (uint32_t)w->index, &share);
+        plan_share_for(&run->cfg, run->in_run, (uint32_t)w->index, &share);
         w->concurrency = share.kind == PLAN_CONCURRENT ? share.slot_count : share.rate_cap;
         Stampede__Assign a = STAMPEDE__ASSIGN__INIT;
-        a.config_yaml = self->config_yaml;
+        a.config_yaml = run->config_yaml;
         a.worker_index = (uint32_t)w->index;
-        a.worker_count = self->in_run;
+        a.worker_count = run->in_run;
         a.concurrency = w->concurrency;
         a.offset_ns = w->offset_ns;
         a.rtt_ns = w->rtt_ns;
-        a.trace = self->trace;
+        a.trace = run->trace;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
         env.assign = &a;
-        env.run_id = self->run_id;
+        env.run_id = run->id;
         w->state = REGISTRY_ASSIGNED;
         controller_send(self, w, &env);
         console_say(self, "worker %u = %s: concurrency %u, clock offset %+.3f ms (rtt %.3f ms)",
@@ -56,32 +58,33 @@ void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Read
 }
 
 void launch_start(controller_t *self) {
+    measurement_t *run = self->run;
     int64_t max_rtt = 0;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && self->workers[i].rtt_ns > max_rtt)
             max_rtt = self->workers[i].rtt_ns;
-    self->start_ns = controller_now_ns() + START_LEAD_NS + 2 * max_rtt;
+    run->start_ns = loop_now_ns() + START_LEAD_NS + 2 * max_rtt;
     struct timespec rt;
     clock_gettime(CLOCK_REALTIME, &rt);
-    self->start_unix_ns =
-        (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (self->start_ns - controller_now_ns());
-    self->phase = PHASE_RUN;
+    run->start_unix_ns =
+        (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
+    run->phase = PHASE_RUN;
     results_open_trace(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
         Stampede__Start start = STAMPEDE__START__INIT;
-        start.start_ns = self->start_ns;
+        start.start_ns = run->start_ns;
         start.offset_ns = w->offset_ns;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_START;
         env.start = &start;
-        env.run_id = self->run_id;
+        env.run_id = run->id;
         w->state = REGISTRY_RUNNING;
         controller_send(self, w, &env);
     }
     console_say(self, "all workers ready; start in %.0f ms (max clock-probe error ±%.3f ms)",
-                (self->start_ns - controller_now_ns()) / 1e6, max_rtt / 2e6);
-    self->next_live_ns = self->start_ns + 1000000000LL;
+                (run->start_ns - loop_now_ns()) / 1e6, max_rtt / 2e6);
+    run->next_live_ns = run->start_ns + 1000000000LL;
 }

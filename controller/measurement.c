@@ -6,54 +6,54 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "console.h"
-#include "controller_internal.h"
+#include "loop.h"
 #include "results.h"
 
-/* Loads path into *cfg with the --target URLs applied. 0 ok, -1 after printing why. */
-static int load_config(const controller_t *self, const char *path, config_t *cfg) {
-    const controller_options_t *o = &self->options;
+/* Loads path into *cfg with the --target URLs of o applied. 0 ok, -1 after printing why. */
+static int load_config(const controller_options_t *o, const char *name, const char *path,
+                       config_t *cfg) {
     config_error_t err;
     if (config_load_file(cfg, path, &err) != 0) {
         char msg[1024];
         config_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "%s: %s\n", self->name, msg);
+        fprintf(stderr, "%s: %s\n", name, msg);
         return -1;
     }
     if (o->n_targets) {
         char why[512];
         size_t bad = 0;
         if (config_endpoints_check((char **)o->targets, o->n_targets, &bad, why, sizeof why)) {
-            fprintf(stderr, "%s: --target %s: %s\n", self->name, o->targets[bad], why);
+            fprintf(stderr, "%s: --target %s: %s\n", name, o->targets[bad], why);
             config_free(cfg);
             return -1;
         }
         if (config_set_endpoints(cfg, (char **)o->targets, o->n_targets) != 0) {
-            fprintf(stderr, "%s: out of memory setting the --target URLs\n", self->name);
+            fprintf(stderr, "%s: out of memory setting the --target URLs\n", name);
             config_free(cfg);
             return -1;
         }
     }
     if (cfg->target.n_endpoints == 0) {
         fprintf(stderr, "%s: %s names no endpoint (target.endpoints) and no --target was given\n",
-                self->name, path);
+                name, path);
         config_free(cfg);
         return -1;
     }
     return 0;
 }
 
-int measurement_check(const controller_t *self, const char *config_path) {
+int measurement_check(const controller_options_t *options, const char *name,
+                      const char *config_path) {
     config_t cfg;
-    if (load_config(self, config_path, &cfg) != 0)
+    if (load_config(options, name, config_path, &cfg) != 0)
         return -1;
     config_free(&cfg);
     return 0;
 }
 
 /* The run's output directory, its trace flag and the YAML its workers are sent. */
-static int resolve_output(controller_t *self, size_t number, size_t n_runs) {
-    const controller_options_t *o = &self->options;
+static int resolve_output(measurement_t *self, const controller_options_t *o, const char *name,
+                          size_t number, size_t n_runs) {
     const char *base = o->out_dir             ? o->out_dir
                        : self->cfg.output.dir ? self->cfg.output.dir
                                               : "results";
@@ -69,11 +69,13 @@ static int resolve_output(controller_t *self, size_t number, size_t n_runs) {
     self->cfg.output.trace = self->trace;
     /* Headers travel unredacted to the workers (they send them); files get the redacted form. */
     self->config_yaml = config_to_yaml_unredacted(&self->cfg);
-    if (!self->out_dir || !self->cfg.output.dir || !self->config_yaml)
+    if (!self->out_dir || !self->cfg.output.dir || !self->config_yaml) {
+        fprintf(stderr, "%s: out of memory setting up the run of %s\n", name, self->config_path);
         return -1;
+    }
     if (results_make_dir(self->out_dir) != 0) {
-        fprintf(stderr, "%s: cannot create the output directory %s: %s\n", self->name,
-                self->out_dir, strerror(errno));
+        fprintf(stderr, "%s: cannot create the output directory %s: %s\n", name, self->out_dir,
+                strerror(errno));
         return -1;
     }
     return 0;
@@ -84,33 +86,47 @@ static uint64_t new_run_id(void) {
     while (!run_id) {
         FILE *f = fopen("/dev/urandom", "rb");
         if (!f || fread(&run_id, sizeof run_id, 1, f) != 1)
-            run_id = (uint64_t)controller_now_ns() * 0x9e3779b97f4a7c15ULL;
+            run_id = (uint64_t)loop_now_ns() * 0x9e3779b97f4a7c15ULL;
         if (f)
             fclose(f);
     }
     return run_id;
 }
 
-int measurement_begin(controller_t *self, const char *config_path, size_t number, size_t n_runs) {
-    measurement_end(self);
+measurement_t *measurement_new(const controller_options_t *options, const char *name,
+                               const char *config_path, size_t number, size_t n_runs) {
+    measurement_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        fprintf(stderr, "%s: out of memory for run %zu\n", name, number);
+        return NULL;
+    }
     self->config_path = config_path;
-    if (load_config(self, config_path, &self->cfg) != 0)
-        return -1;
+    if (load_config(options, name, config_path, &self->cfg) != 0) {
+        measurement_destroy(&self);
+        return NULL;
+    }
     self->cfg_loaded = true;
-    if (resolve_output(self, number, n_runs) != 0)
-        return -1;
+    if (resolve_output(self, options, name, number, n_runs) != 0) {
+        measurement_destroy(&self);
+        return NULL;
+    }
     self->merge = merge_new(&self->cfg);
     self->ingest = ingest_new();
-    if (!self->merge || !self->ingest)
-        return -1;
-    self->run_id = new_run_id();
+    if (!self->merge || !self->ingest) {
+        fprintf(stderr, "%s: out of memory setting up run %zu\n", name, number);
+        measurement_destroy(&self);
+        return NULL;
+    }
+    self->id = new_run_id();
     self->phase = PHASE_REGISTER;
-    self->deadline_ns = controller_now_ns() + self->options.register_timeout_ns;
-    registry_next_run(self);
-    return 0;
+    self->deadline_ns = loop_now_ns() + options->register_timeout_ns;
+    return self;
 }
 
-void measurement_end(controller_t *self) {
+void measurement_destroy(measurement_t **self_p) {
+    measurement_t *self = *self_p;
+    if (!self)
+        return;
     report_trace_close(&self->trace_out);
     merge_destroy(&self->merge);
     ingest_destroy(&self->ingest);
@@ -118,8 +134,6 @@ void measurement_end(controller_t *self) {
         config_free(&self->cfg);
     free(self->config_yaml);
     free(self->out_dir);
-    /* The run part is the struct's last member: all of it back to zero, whatever it holds. */
-    size_t at = offsetof(controller_t, config_path);
-    memset((char *)self + at, 0, sizeof *self - at);
-    self->phase = PHASE_REGISTER;
+    free(self);
+    *self_p = NULL;
 }

@@ -1,23 +1,72 @@
 /* One measured run on the fleet: its config (loaded, --target applied, checked), its output
- * directory, its run id, its merge and ingest, and the registry's workers made ready to be taken
- * into it. The steps in between (clock_probe, launch, collect, results) work on the run part of
- * the controller that measurement_begin fills and measurement_end empties. */
+ * directory, its run id, its phase and deadlines, its merge, ingest and trace, and what every
+ * merged record counts. The controller (the fleet, controller_internal.h) holds one as `run`
+ * from registration to the results and destroys it before the next; the steps in between
+ * (registry, clock_probe, launch, collect, results) read and write it there. */
 #ifndef STAMPEDE_MEASUREMENT_H
 #define STAMPEDE_MEASUREMENT_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
+#include "config.h"
 #include "controller.h"
+#include "ingest.h"
+#include "merge.h"
+#include "report.h"
 
-/* Loads config_path as a run would (the --target URLs applied) and frees it: 0 when it would
- * run, -1 after printing why on stderr (file, line, key). */
-int measurement_check(const controller_t *self, const char *config_path);
-/* Sets up run number (1-based) of n_runs from config_path: results go to the output directory
- * (--out, else the file's output.dir, else "results"), in run-N under it when n_runs > 1. A new
- * run id; the fleet's workers are made ready to be taken in (registry_next_run). 0 ok, -1 after
- * printing why. */
-int measurement_begin(controller_t *self, const char *config_path, size_t number, size_t n_runs);
-/* Frees what the run owned and clears the run part of the controller (NULL-safe parts). */
-void measurement_end(controller_t *self);
+typedef enum {
+    PHASE_REGISTER, /* waiting for --expect-workers workers */
+    PHASE_PROBE,    /* measuring their clocks */
+    PHASE_ASSIGN,   /* shares sent, waiting for every Ready */
+    PHASE_RUN,      /* started; batches and Done arrive */
+    PHASE_OVER      /* every worker released or lost, or the run aborted */
+} controller_phase_t;
+
+typedef struct measurement {
+    const char *config_path; /* the workload file of this run (the caller's string) */
+    config_t cfg;
+    bool cfg_loaded;
+    char *config_yaml; /* unredacted: what the workers are sent */
+    char *out_dir;
+    bool trace;
+    uint64_t id;     /* the run id every message of the run carries */
+    uint32_t in_run; /* workers taken into the run (indexes 0 … in_run-1) */
+
+    controller_phase_t phase;
+    int64_t deadline_ns; /* of the current phase (registration, probes, Ready, the drain) */
+    bool stopping;       /* Stop sent to the run's workers (interrupt, a local child died) */
+    int64_t start_ns;    /* the start instant on the controller's clock (loop_now_ns) */
+    int64_t start_unix_ns;
+    int64_t next_live_ns;
+    char abort_reason[1024]; /* why the run ended before it started, or aborted; first wins */
+
+    merge_t *merge;
+    ingest_t *ingest;
+    /* What every merged record also feeds (results.c). */
+    report_trace_t *trace_out;
+    uint64_t trace_dropped_said; /* the drops console_live already reported */
+    uint64_t requests_ok;        /* warm-up included */
+    uint64_t requests_failed;    /* warm-up included; cancelled requests are neither */
+    uint64_t sessions_ended;     /* warm-up included, any outcome */
+    bool have_first_error;
+    char first_error[200];
+    uint32_t first_error_endpoint;
+} measurement_t;
+
+/* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when
+ * it would run, -1 after printing why on stderr (prefixed with name; file, line, key). */
+int measurement_check(const controller_options_t *options, const char *name,
+                      const char *config_path);
+/* Run number (1-based) of n_runs from config_path, in PHASE_REGISTER with the registration
+ * deadline set: results go to the output directory (--out, else the file's output.dir, else
+ * "results"), in run-N under it when n_runs > 1; a new run id. NULL after printing why. The
+ * caller destroys it; config_path must outlive it. */
+measurement_t *measurement_new(const controller_options_t *options, const char *name,
+                               const char *config_path, size_t number, size_t n_runs);
+/* Closes the trace, frees the merge, ingest, config and buffers, then the run; sets *self_p to
+ * NULL. NULL-safe. */
+void measurement_destroy(measurement_t **self_p);
 
 #endif

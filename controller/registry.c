@@ -5,16 +5,18 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
+#include "loop.h"
 #include "version.h"
 
 #define WORKER_SILENCE_NS 5000000000LL
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(const controller_t *self, const registry_worker_t *w) {
-    return w->index >= 0 && self->phase >= PHASE_ASSIGN ? self->run_id : 0;
+    return w->index >= 0 && self->run->phase >= PHASE_ASSIGN ? self->run->id : 0;
 }
 
 static void refuse(controller_t *self, const uint8_t *id, size_t len, const Stampede__Hello *h,
@@ -64,14 +66,9 @@ static void welcome(controller_t *self, registry_worker_t *w) {
 /* A new entry for a worker that said Hello, or NULL when there is no memory for it. */
 static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
                               const Stampede__Hello *h) {
-    if (self->n_workers == self->cap_workers) {
-        size_t cap = self->cap_workers ? self->cap_workers * 2 : 16;
-        registry_worker_t *p = realloc(self->workers, cap * sizeof *p);
-        if (!p)
-            return NULL;
-        self->workers = p;
-        self->cap_workers = cap;
-    }
+    if (buffer_grow_array(&self->workers, &self->cap_workers, self->n_workers + 1,
+                          sizeof *self->workers) < 0)
+        return NULL;
     registry_worker_t *w = &self->workers[self->n_workers++];
     memset(w, 0, sizeof *w);
     memcpy(w->id, id, len);
@@ -80,7 +77,7 @@ static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
     snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "?");
     w->pid = h->pid;
     w->index = -1;
-    w->last_rx_ns = controller_now_ns();
+    w->last_rx_ns = loop_now_ns();
     return w;
 }
 
@@ -102,14 +99,14 @@ void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
     registry_worker_t *w = registry_find(self, id, id_len);
     if (w) {
         /* Back from a network cut: its Done and batches still count. */
-        if (w->state == REGISTRY_LOST && self->phase == PHASE_RUN)
+        if (w->state == REGISTRY_LOST && self->run->phase == PHASE_RUN)
             w->state = REGISTRY_RUNNING;
         welcome(self, w);
         return;
     }
     if (id_len > sizeof w->id)
         return;
-    bool counted = self->phase == PHASE_REGISTER &&
+    bool counted = self->run->phase == PHASE_REGISTER &&
                    registry_count(self, REGISTRY_REGISTERED) < self->options.expect_workers;
     w = add(self, id, id_len, h);
     if (!w)
@@ -180,7 +177,7 @@ void registry_check_silence(controller_t *self, int64_t now) {
             console_say(self, "worker %s went silent; forgotten", w->name);
             remove_worker(self, w);
             i--;
-        } else if (self->phase == PHASE_RUN) {
+        } else if (self->run->phase == PHASE_RUN) {
             registry_mark_lost(self, w, "no heartbeat for 5 s", false);
         } else {
             controller_abort(self, "worker %s went silent before the start", w->name);
@@ -197,14 +194,14 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
     char msg[512];
     snprintf(msg, sizeof msg, "worker %s lost: %s", w->name, why);
     console_say(self, "%s", msg);
-    merge_mark_partial(self->merge, msg);
+    merge_mark_partial(self->run->merge, msg);
     w->state = REGISTRY_LOST;
     if (abandon)
         controller_send_stop(self, w, why, true, true);
 }
 
 void registry_next_run(controller_t *self) {
-    int64_t now = controller_now_ns();
+    int64_t now = loop_now_ns();
     uint32_t registered = 0;
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];

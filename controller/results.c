@@ -2,7 +2,6 @@
 
 #include <errno.h>
 #include <inttypes.h>
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -27,16 +26,17 @@ int results_make_dir(const char *path) {
 }
 
 void results_open_trace(controller_t *self) {
+    measurement_t *run = self->run;
     /* The start is known from here on and the first record comes later: the window opens now. */
-    int64_t duration = self->cfg.limits.duration_ns;
-    merge_set_run_window(self->merge, self->start_ns + self->cfg.warmup_ns,
-                         duration > 0 ? self->start_ns + duration : 0);
-    if (!self->trace)
+    int64_t duration = run->cfg.limits.duration_ns;
+    merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
+                         duration > 0 ? run->start_ns + duration : 0);
+    if (!run->trace)
         return;
     char path[4096];
-    snprintf(path, sizeof path, "%s/requests.jsonl", self->out_dir);
-    self->trace_out = report_trace_open(path, self->start_ns);
-    if (!self->trace_out)
+    snprintf(path, sizeof path, "%s/requests.jsonl", run->out_dir);
+    run->trace_out = report_trace_open(path, run->start_ns);
+    if (!run->trace_out)
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
 }
 
@@ -52,11 +52,12 @@ static registry_worker_t *results_worker_at(const controller_t *self, uint32_t i
  * it: the achieved rate. The window opens at start + warmup and ends no later than start +
  * duration; it closes earlier only at the last end of any request, after every send. */
 static void results_count_start(controller_t *self, const request_record_t *rec) {
+    const measurement_t *run = self->run;
     if (rec->node != 0 || rec->send_ns == 0)
         return;
-    int64_t opens = self->start_ns + self->cfg.warmup_ns;
-    int64_t duration = self->cfg.limits.duration_ns;
-    if (rec->send_ns < opens || (duration > 0 && rec->send_ns > self->start_ns + duration))
+    int64_t opens = run->start_ns + run->cfg.warmup_ns;
+    int64_t duration = run->cfg.limits.duration_ns;
+    if (rec->send_ns < opens || (duration > 0 && rec->send_ns > run->start_ns + duration))
         return;
     registry_worker_t *w = results_worker_at(self, rec->worker);
     if (w)
@@ -67,24 +68,24 @@ void results_record(void *arg, request_record_t *rec) {
     controller_t *self = arg;
     metrics_t m;
     metrics_compute(rec, &m);
-    merge_add_metrics(self->merge, rec, &m);
+    merge_add_metrics(self->run->merge, rec, &m);
     results_count_start(self, rec);
-    if (self->trace_out && report_trace_write(self->trace_out, rec, &m) != 0) {
+    if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
-        report_trace_close(&self->trace_out);
+        report_trace_close(&self->run->trace_out);
     }
-    self->sessions_ended += rec->session_end;
+    self->run->sessions_ended += rec->session_end;
     if (rec->error == ERROR_NONE) {
-        self->requests_ok++;
+        self->run->requests_ok++;
         return;
     }
     if (rec->error == ERROR_CANCELLED) /* stopped by the run ending: neither ok nor failed */
         return;
-    self->requests_failed++;
-    if (!self->have_first_error) {
-        self->have_first_error = true;
-        self->first_error_endpoint = rec->endpoint;
-        snprintf(self->first_error, sizeof self->first_error, "%s%s%s",
+    self->run->requests_failed++;
+    if (!self->run->have_first_error) {
+        self->run->have_first_error = true;
+        self->run->first_error_endpoint = rec->endpoint;
+        snprintf(self->run->first_error, sizeof self->run->first_error, "%s%s%s",
                  error_class_name(rec->error), rec->error_message[0] ? ": " : "",
                  rec->error_message);
     }
@@ -106,11 +107,12 @@ typedef struct results_extra {
 
 /* Every worker of the run, by index, as the verdict reads it; the caller frees the array. */
 static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
-    validity_worker_t *out = calloc(self->in_run ? self->in_run : 1, sizeof *out);
-    *n = out ? self->in_run : 0;
+    const measurement_t *run = self->run;
+    validity_worker_t *out = calloc(run->in_run ? run->in_run : 1, sizeof *out);
+    *n = out ? run->in_run : 0;
     for (size_t i = 0; out && i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w) || (uint32_t)w->index >= self->in_run)
+        if (!registry_in_run(w) || (uint32_t)w->index >= run->in_run)
             continue;
         out[w->index] = (validity_worker_t){.name = w->name,
                                             .lost = w->state == REGISTRY_LOST,
@@ -131,73 +133,70 @@ static double results_lag_p99_ms(const merge_stats_t *all) {
     return histogram_count(lag) ? (double)histogram_percentile(lag, 99) / 1e6 : -1;
 }
 
-/* Whether starts falling short of expected is within what the arrival draw itself explains:
- * never for constant arrivals; for Poisson and gamma, within three standard deviations of the
- * count of a renewal process (sqrt(expected) times the gaps' coefficient of variation). */
-static bool results_rate_drawn_short(const config_scheduler_t *sched, double expected,
-                                     uint64_t starts) {
-    if (sched->arrival == ARRIVAL_CONSTANT || expected <= 0)
-        return false;
-    double cv = sched->arrival == ARRIVAL_GAMMA ? sched->arrival_cv : 1.0;
-    return expected - (double)starts <= 3 * cv * sqrt(expected);
-}
-
-/* Requested against achieved, and the cause when achieved fell short: the cap holding arrivals
- * back, else the client not keeping the schedule, else the arrivals drawn for the window. */
+/* Requested against achieved, and the cause when achieved fell short (validity_rate_cause). */
 static void results_rate(const controller_t *self, results_extra_t *x) {
-    x->rate_mode = self->cfg.scheduler.kind == SCHEDULER_RATE;
-    x->requested_per_s = x->rate_mode ? self->cfg.scheduler.rate : 0;
-    uint64_t starts = 0, arrivals = 0, cap_waits = 0;
-    double busiest = 0;
+    const measurement_t *run = self->run;
+    x->rate_mode = run->cfg.scheduler.kind == SCHEDULER_RATE;
+    x->requested_per_s = x->rate_mode ? run->cfg.scheduler.rate : 0;
+    validity_rate_input_t in = {.lag_threshold_ms = REPORT_LAG_WARNING_MS,
+                                .scheduler = &run->cfg.scheduler};
     for (size_t i = 0; i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
-        starts += w->window_starts;
-        arrivals += w->arrivals;
-        cap_waits += w->cap_waits;
+        in.starts += w->window_starts;
+        in.arrivals += w->arrivals;
+        in.cap_waits += w->cap_waits;
     }
     for (size_t i = 0; i < x->n_workers; i++)
-        if (validity_loop_cpu_share(&x->workers[i]) > busiest)
-            busiest = validity_loop_cpu_share(&x->workers[i]);
-    double duration = merge_duration_s(self->merge);
-    x->achieved_per_s = duration > 0 ? (double)starts / duration : 0;
+        if (validity_loop_cpu_share(&x->workers[i]) > in.busiest_loop_share)
+            in.busiest_loop_share = validity_loop_cpu_share(&x->workers[i]);
+    double duration = merge_duration_s(run->merge);
+    x->achieved_per_s = duration > 0 ? (double)in.starts / duration : 0;
     x->rate_warning[0] = '\0';
     if (!x->rate_mode || x->achieved_per_s >= x->requested_per_s * (1 - RESULTS_RATE_SHORTFALL))
         return;
-    double lag = results_lag_p99_ms(merge_overall(self->merge));
-    if (cap_waits > 0)
+    in.schedule_lag_p99_ms = results_lag_p99_ms(merge_overall(run->merge));
+    in.expected_starts = x->requested_per_s * duration;
+    switch (validity_rate_cause(&in)) {
+    case VALIDITY_RATE_CAP:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the concurrency cap held arrivals back: %" PRIu64 " of %" PRIu64
                  " arrivals waited for a free slot under scheduler.concurrency = %u",
-                 cap_waits, arrivals, self->cfg.scheduler.concurrency);
-    else if (lag > REPORT_LAG_WARNING_MS)
+                 in.cap_waits, in.arrivals, run->cfg.scheduler.concurrency);
+        break;
+    case VALIDITY_RATE_CLIENT:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the client could not keep the schedule: schedule lag p99 %.3f ms, the busiest "
                  "worker loop at %.0f %% of a core",
-                 lag, busiest * 100);
-    else if (results_rate_drawn_short(&self->cfg.scheduler, x->requested_per_s * duration, starts))
+                 in.schedule_lag_p99_ms, in.busiest_loop_share * 100);
+        break;
+    case VALIDITY_RATE_DRAW:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the arrival process drew fewer arrivals than the mean for this window (%" PRIu64
                  " session starts in %.3f s); a longer run evens it out",
-                 starts, duration);
-    else
+                 in.starts, duration);
+        break;
+    case VALIDITY_RATE_UNEXPLAINED:
         snprintf(x->rate_warning, sizeof x->rate_warning,
                  "the workers started %" PRIu64 " sessions in %.3f s where the schedule had about "
                  "%.0f; neither the cap, the schedule lag (p99 %.3f ms) nor the arrival draw "
                  "explains it (see validity and the workers' log)",
-                 starts, duration, x->requested_per_s * duration, lag);
+                 in.starts, duration, in.expected_starts, in.schedule_lag_p99_ms);
+        break;
+    }
 }
 
 static void results_validity(const controller_t *self, results_extra_t *x) {
-    const merge_stats_t *all = merge_overall(self->merge);
+    const measurement_t *run = self->run;
+    const merge_stats_t *all = merge_overall(run->merge);
     validity_input_t in = {
-        .requests_ok = self->requests_ok,
-        .requests_failed = self->requests_failed,
+        .requests_ok = run->requests_ok,
+        .requests_failed = run->requests_failed,
         .rate_mode = x->rate_mode,
         .schedule_lag_p99_ms = results_lag_p99_ms(all),
         .lag_threshold_ms = REPORT_LAG_WARNING_MS,
-        .exact_lengths = validity_exact_lengths(&self->cfg),
+        .exact_lengths = validity_exact_lengths(&run->cfg),
         .requested_checked = all->requested_checked,
         .output_mismatched = all->output_mismatched,
         .workers = x->workers,
@@ -263,7 +262,7 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
  */
 static int results_write_json(const controller_t *self, const report_meta_t *meta,
                               const results_extra_t *x, const char *path) {
-    report_level_t level = {.merge = self->merge};
+    report_level_t level = {.merge = self->run->merge};
     json_t *root = report_json(&level, 1, meta);
     if (!root) {
         errno = ENOMEM;
@@ -280,15 +279,16 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
 }
 
 static int write_files(controller_t *self, const report_meta_t *meta, const results_extra_t *x) {
+    const measurement_t *run = self->run;
     char path[4096];
-    snprintf(path, sizeof path, "%s/results.json", self->out_dir);
+    snprintf(path, sizeof path, "%s/results.json", run->out_dir);
     if (results_write_json(self, meta, x, path) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof path, "%s/config.yaml", self->out_dir);
+    snprintf(path, sizeof path, "%s/config.yaml", run->out_dir);
     FILE *f = fopen(path, "w");
-    if (!f || config_write_yaml(&self->cfg, f) != 0) {
+    if (!f || config_write_yaml(&run->cfg, f) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         if (f)
             fclose(f);
@@ -300,7 +300,8 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
 
 /* Every worker of the run's measured clock, for results.json; the caller frees it. */
 static report_worker_clock_t *worker_clocks(const controller_t *self, size_t *n_clocks) {
-    report_worker_clock_t *clocks = calloc(self->in_run ? self->in_run : 1, sizeof *clocks);
+    report_worker_clock_t *clocks =
+        calloc(self->run->in_run ? self->run->in_run : 1, sizeof *clocks);
     *n_clocks = 0;
     for (size_t i = 0; clocks && i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
@@ -314,13 +315,14 @@ static report_worker_clock_t *worker_clocks(const controller_t *self, size_t *n_
 /* The exit status the requests earn, warm-up included: 1 when none succeeded (saying why), else
  * 0. A cancelled request (stopped by the run ending) is neither a success nor a failure. */
 static int verdict(controller_t *self, bool interrupted) {
-    uint64_t ok = self->requests_ok, failed = self->requests_failed;
+    const measurement_t *run = self->run;
+    uint64_t ok = run->requests_ok, failed = run->requests_failed;
     if (ok == 0 && failed > 0) {
-        const char *url = self->first_error_endpoint < self->cfg.target.n_endpoints
-                              ? self->cfg.target.endpoints[self->first_error_endpoint]
+        const char *url = run->first_error_endpoint < run->cfg.target.n_endpoints
+                              ? run->cfg.target.endpoints[run->first_error_endpoint]
                               : "?";
         console_say(self, "every request failed (%" PRIu64 " of %" PRIu64 "): first error: %s (%s)",
-                    failed, failed, self->first_error, url);
+                    failed, failed, run->first_error, url);
         return 1;
     }
     if (ok == 0 && !interrupted) {
@@ -333,10 +335,11 @@ static int verdict(controller_t *self, bool interrupted) {
 /* Which limit ended a run that was neither interrupted nor cut short. The workers do not say, the
  * counts do: every request or session the limits allow was done, or else the duration ran out. */
 static const char *limit_reached(const controller_t *self) {
-    const config_limits_t *limits = &self->cfg.limits;
-    if (limits->max_requests && merge_records(self->merge) >= limits->max_requests)
+    const measurement_t *run = self->run;
+    const config_limits_t *limits = &run->cfg.limits;
+    if (limits->max_requests && merge_records(run->merge) >= limits->max_requests)
         return "max_requests reached";
-    if (limits->max_sessions && self->sessions_ended >= limits->max_sessions)
+    if (limits->max_sessions && run->sessions_ended >= limits->max_sessions)
         return "max_sessions reached";
     return limits->duration_ns > 0 ? "duration reached" : "completed";
 }
@@ -364,50 +367,51 @@ static uint64_t results_cap_waits(const controller_t *self) {
 }
 
 int results_finish(controller_t *self, bool interrupted) {
+    measurement_t *run = self->run;
     console_clear(self);
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
-    merge_close_run_window(self->merge, duration_ran_out);
+    merge_close_run_window(run->merge, duration_ran_out);
     size_t n_clocks;
     report_worker_clock_t *clocks = worker_clocks(self, &n_clocks);
     const char *partial = NULL;
-    bool is_partial = merge_partial(self->merge, &partial);
-    bool rate = self->cfg.scheduler.kind == SCHEDULER_RATE;
+    bool is_partial = merge_partial(run->merge, &partial);
+    bool rate = run->cfg.scheduler.kind == SCHEDULER_RATE;
     report_meta_t meta = {
         .level_kind = rate ? "rate" : "concurrency",
-        .level_value = rate ? self->cfg.scheduler.rate : (double)self->cfg.scheduler.concurrency,
-        .workers = self->in_run,
+        .level_value = rate ? run->cfg.scheduler.rate : (double)run->cfg.scheduler.concurrency,
+        .workers = run->in_run,
         .clocks = clocks,
         .n_clocks = n_clocks,
-        .start_unix_ns = self->start_unix_ns,
+        .start_unix_ns = run->start_unix_ns,
         /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
          */
         .stop_reason = interrupted ? "interrupted" : limit_reached(self),
-        .config_file = self->config_path,
-        .seed = self->cfg.seed,
+        .config_file = run->config_path,
+        .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,
-        .run_id = self->run_id,
+        .run_id = run->id,
         .cap_waits = results_cap_waits(self),
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);
     results_rate(self, &extra);
     results_validity(self, &extra);
-    report_print(self->merge, &meta, stdout);
+    report_print(run->merge, &meta, stdout);
     if (extra.rate_mode)
         report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                           extra.rate_warning[0] ? extra.rate_warning : NULL);
     report_print_validity(stdout, &extra.validity);
     fflush(stdout);
     int rc = 0;
-    if (self->trace_out) {
+    if (run->trace_out) {
         trace_writer_stats_t trace = {0};
         meta.traced = true;
-        if (report_trace_finish(&self->trace_out, &trace) != 0)
+        if (report_trace_finish(&run->trace_out, &trace) != 0)
             console_say(self,
                         "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
-                        self->out_dir, trace.lines_dropped, trace.error ? ": " : "",
+                        run->out_dir, trace.lines_dropped, trace.error ? ": " : "",
                         trace.error ? strerror(trace.error) : "");
         meta.trace_lines_written = trace.lines_written;
         meta.trace_lines_dropped = trace.lines_dropped;
@@ -415,7 +419,7 @@ int results_finish(controller_t *self, bool interrupted) {
     if (write_files(self, &meta, &extra) != 0)
         rc = 1;
     else
-        console_say(self, "results in %s/results.json%s", self->out_dir,
+        console_say(self, "results in %s/results.json%s", run->out_dir,
                     is_partial ? " (partial)" : "");
     free(clocks);
     if (verdict(self, interrupted) != 0)

@@ -15,8 +15,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "config.h"
 #include "controller.h"
+#include "loop.h"
 #include "results.h"
 
 #define RUN_DEFAULT_WORKERS 2
@@ -33,6 +35,7 @@ typedef struct run_child {
 typedef struct run_state {
     run_child_t *children;
     size_t n_children;
+    size_t cap_children;
     int mock_out; /* read end of the mock's stdout, drained so it never blocks */
     bool once;    /* one run: the workers are --once and exit when released */
     char out_dir[4096];
@@ -57,12 +60,11 @@ static pid_t spawn(char *const argv[], int out_fd, int err_fd) {
 }
 
 static run_child_t *add_child(run_state_t *st, pid_t pid, int index) {
-    run_child_t *p = realloc(st->children, (st->n_children + 1) * sizeof *p);
-    if (!p)
+    if (buffer_grow_array(&st->children, &st->cap_children, st->n_children + 1,
+                          sizeof *st->children) < 0)
         return NULL;
-    st->children = p;
-    p[st->n_children] = (run_child_t){.pid = pid, .index = index};
-    return &p[st->n_children++];
+    st->children[st->n_children] = (run_child_t){.pid = pid, .index = index};
+    return &st->children[st->n_children++];
 }
 
 /* Starts `stampede mock --port 0` and reads the port it prints; 0 on failure (reason printed). */
@@ -81,13 +83,9 @@ static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
     st->mock_out = fds[0];
     char line[256];
     size_t len = 0;
-    struct timespec t0;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    int64_t give_up_ns = loop_now_ns() + RUN_MOCK_START_MS * 1000000LL;
     for (;;) {
-        struct timespec t;
-        clock_gettime(CLOCK_MONOTONIC, &t);
-        long left = RUN_MOCK_START_MS -
-                    ((t.tv_sec - t0.tv_sec) * 1000 + (t.tv_nsec - t0.tv_nsec) / 1000000);
+        long left = (long)((give_up_ns - loop_now_ns()) / 1000000);
         struct pollfd pfd = {.fd = fds[0], .events = POLLIN};
         if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
             break;

@@ -8,6 +8,8 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "loop.h"
+
 typedef struct trace_line {
     struct trace_line *next;
     size_t len;
@@ -181,16 +183,10 @@ int trace_writer_error(trace_writer_t *self) {
     return error;
 }
 
-static int64_t now_ms(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits while the thread drains the queue and keeps making progress. True when it finished. */
 static bool wait_drained(trace_writer_t *self, long stall_ms) {
     uint64_t seen = (uint64_t)-1;
-    int64_t last_progress = now_ms();
+    int64_t last_progress = loop_now_ns();
     for (;;) {
         pthread_mutex_lock(&self->lock);
         bool idle = !self->head && !self->busy;
@@ -200,8 +196,8 @@ static bool wait_drained(trace_writer_t *self, long stall_ms) {
             return true;
         if (progress != seen) {
             seen = progress;
-            last_progress = now_ms();
-        } else if (now_ms() - last_progress >= stall_ms) {
+            last_progress = loop_now_ns();
+        } else if (loop_now_ns() - last_progress >= stall_ms * 1000000LL) {
             return false;
         }
         struct timespec d = {0, 10000000};

@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -108,4 +109,26 @@ void validity_judge(const validity_input_t *in, validity_t *out) {
     validity_judge_schedule(in, out);
     validity_judge_lost(in, out);
     validity_judge_outcomes(in, out);
+}
+
+/* Whether starts falling short of expected is within what the arrival draw itself explains:
+ * never for constant arrivals; for Poisson and gamma, within three standard deviations of the
+ * count of a renewal process (sqrt(expected) times the gaps' coefficient of variation). */
+static bool validity_rate_drawn_short(const config_scheduler_t *sched, double expected,
+                                      uint64_t starts) {
+    if (sched->arrival == ARRIVAL_CONSTANT || expected <= 0)
+        return false;
+    double cv = sched->arrival == ARRIVAL_GAMMA ? sched->arrival_cv : 1.0;
+    return expected - (double)starts <= 3 * cv * sqrt(expected);
+}
+
+validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in) {
+    assert(in && in->scheduler);
+    if (in->cap_waits > 0)
+        return VALIDITY_RATE_CAP;
+    if (in->schedule_lag_p99_ms > in->lag_threshold_ms)
+        return VALIDITY_RATE_CLIENT;
+    if (validity_rate_drawn_short(in->scheduler, in->expected_starts, in->starts))
+        return VALIDITY_RATE_DRAW;
+    return VALIDITY_RATE_UNEXPLAINED;
 }

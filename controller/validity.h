@@ -76,4 +76,32 @@ double validity_loop_cpu_share(const validity_worker_t *w);
  * the run the loop wanted a core. */
 double validity_loop_busy_share(const validity_worker_t *w);
 
+/* Why a rate-mode run started fewer sessions than its schedule asked, checked in this order. */
+typedef enum {
+    VALIDITY_RATE_CAP,         /* the concurrency cap held arrivals back */
+    VALIDITY_RATE_CLIENT,      /* the client could not keep the schedule (lag above threshold) */
+    VALIDITY_RATE_DRAW,        /* the arrival process drew fewer arrivals than the mean */
+    VALIDITY_RATE_UNEXPLAINED, /* none of the three */
+} validity_rate_cause_t;
+
+/* What the cause of a rate shortfall is chosen from: the run's workers summed, over the
+ * measured window. */
+typedef struct validity_rate_input {
+    uint64_t cap_waits;                  /* arrivals that waited for a free slot under the cap */
+    uint64_t arrivals;                   /* arrivals the schedules drew */
+    double schedule_lag_p99_ms;          /* negative when nothing was measured */
+    double lag_threshold_ms;             /* lag p99 above this: the client fell behind */
+    double busiest_loop_share;           /* the busiest worker loop's share of a core */
+    const config_scheduler_t *scheduler; /* the arrival process and its coefficient of variation */
+    double expected_starts;              /* requested rate times the window's length */
+    uint64_t starts;                     /* session starts inside the window */
+} validity_rate_input_t;
+
+/* The cause of a rate shortfall (the caller decides there is one): the cap when any arrival
+ * waited for it, else the client when the lag p99 is above the threshold, else the draw when
+ * the arrivals are random (Poisson, gamma) and the shortfall is within three standard deviations
+ * of a renewal count (3 cv sqrt(expected)), else unexplained. Constant arrivals are never the
+ * draw. */
+validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in);
+
 #endif

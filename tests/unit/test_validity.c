@@ -200,6 +200,70 @@ static void test_validity_every_reason_is_listed(void **state) {
     assert_int_equal(v.n_reasons, 4);
 }
 
+/* A rate shortfall of expected 1000 session starts (√1000 ≈ 31.6, 3σ ≈ 94.9 for Poisson), with
+ * no cap wait and a schedule lag well under the 10 ms threshold. */
+static validity_rate_input_t short_run(const config_scheduler_t *sched, uint64_t starts) {
+    return (validity_rate_input_t){.arrivals = starts,
+                                   .schedule_lag_p99_ms = 0.5,
+                                   .lag_threshold_ms = 10,
+                                   .busiest_loop_share = 0.2,
+                                   .scheduler = sched,
+                                   .expected_starts = 1000,
+                                   .starts = starts};
+}
+
+static void test_validity_rate_cause_is_the_cap_when_an_arrival_waited_for_it(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 500);
+    in.cap_waits = 1;
+    in.schedule_lag_p99_ms = 50; /* the cap comes first, even with the lag above the threshold */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_CAP);
+}
+
+static void test_validity_rate_cause_is_the_client_when_the_lag_is_above_threshold(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 950); /* within 3σ: the lag still comes first */
+    in.schedule_lag_p99_ms = 10.5;
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_CLIENT);
+    in.schedule_lag_p99_ms = 10; /* at the threshold is not above it */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_DRAW);
+}
+
+static void test_validity_rate_cause_poisson_within_3_sigma_is_the_draw(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 906); /* 94 short, 3σ = 94.87 */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_DRAW);
+    in.starts = 905; /* 95 short: just beyond */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_UNEXPLAINED);
+}
+
+static void test_validity_rate_cause_gamma_draw_scales_with_its_cv(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_GAMMA, .arrival_cv = 2};
+    validity_rate_input_t in = short_run(&sched, 811); /* 189 short, 3 · 2 · √1000 = 189.7 */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_DRAW);
+    sched.arrival_cv = 1; /* the same shortfall from gamma gaps as regular as Poisson's */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_UNEXPLAINED);
+}
+
+static void test_validity_rate_cause_constant_arrivals_are_never_the_draw(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_CONSTANT};
+    validity_rate_input_t in = short_run(&sched, 999); /* a single start short */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_UNEXPLAINED);
+}
+
+static void test_validity_rate_cause_poisson_far_beyond_3_sigma_is_none_of_the_three(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 500); /* 500 short: over 15σ */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_UNEXPLAINED);
+}
+
+static void test_validity_rate_cause_without_an_expected_count_is_not_the_draw(void **state) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 0);
+    in.expected_starts = 0; /* an empty window */
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_UNEXPLAINED);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
@@ -217,6 +281,13 @@ int main(void) {
         cmocka_unit_test(test_validity_exact_lengths_follow_ignore_eos),
         cmocka_unit_test(test_validity_exact_lengths_follow_min_tokens),
         cmocka_unit_test(test_validity_every_reason_is_listed),
+        cmocka_unit_test(test_validity_rate_cause_is_the_cap_when_an_arrival_waited_for_it),
+        cmocka_unit_test(test_validity_rate_cause_is_the_client_when_the_lag_is_above_threshold),
+        cmocka_unit_test(test_validity_rate_cause_poisson_within_3_sigma_is_the_draw),
+        cmocka_unit_test(test_validity_rate_cause_gamma_draw_scales_with_its_cv),
+        cmocka_unit_test(test_validity_rate_cause_constant_arrivals_are_never_the_draw),
+        cmocka_unit_test(test_validity_rate_cause_poisson_far_beyond_3_sigma_is_none_of_the_three),
+        cmocka_unit_test(test_validity_rate_cause_without_an_expected_count_is_not_the_draw),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
