@@ -114,10 +114,13 @@ static void try_done(worker_loop_t *w) {
     if (w->done_sent || events_seal(w->events) < 0)
         return;
     agent_flush(w->agent);
-    agent_send_done(w->agent, w->done_error, w->have_stats ? &w->stats : NULL);
+    /* Sending drains the socket, which may deliver the controller's release and end the run (its
+     * id, counters and events) before the send returns: what the log line says is read first. */
+    uint64_t run_id = w->run_id, requests = w->requests_done, batches = events_last_seq(w->events);
     w->done_sent = true;
-    log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", w->run_id,
-             w->requests_done, events_last_seq(w->events));
+    agent_send_done(w->agent, w->done_error, w->have_stats ? &w->stats : NULL);
+    log_line(w, "run %016" PRIx64 " finished: %" PRIu64 " requests, %" PRIu64 " batches", run_id,
+             requests, batches);
 }
 
 static void release_run(worker_loop_t *w, const char *why);
