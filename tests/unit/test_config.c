@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -796,31 +798,26 @@ static void test_config_names_match_the_file_grammar(void **state) {
     assert_string_equal(config_arrival_name(ARRIVAL_GAMMA), "gamma");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_bad_files_give_exact_messages),
-        cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
-        cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
-        cmocka_unit_test(test_config_bad_data_files_give_exact_messages),
-        cmocka_unit_test(test_config_directory_is_refused_with_errno_text),
-        cmocka_unit_test(test_config_minimal_file_takes_every_default),
-        cmocka_unit_test(test_config_full_file_sets_every_key),
-        cmocka_unit_test(test_config_empirical_from_file_and_inline_with_weights),
-        cmocka_unit_test(test_config_rate_file_bare_numbers_and_no_cap),
-        cmocka_unit_test(test_config_null_values_take_defaults),
-        cmocka_unit_test(test_config_round_trip_of_data_files),
-        cmocka_unit_test(test_config_round_trip_of_every_example),
-        cmocka_unit_test(test_config_round_trip_keeps_awkward_values_exact),
-        cmocka_unit_test(test_config_write_redacts_secret_headers_and_never_holds_keys),
-        cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
-        cmocka_unit_test(test_config_header_secrecy_by_name),
-        cmocka_unit_test(test_config_set_endpoints_normalises_and_refuses_bad_urls),
-        cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
-        cmocka_unit_test(test_config_api_key_from_env_and_file),
-        cmocka_unit_test(test_config_copy_is_deep_and_equal),
-        cmocka_unit_test(test_config_error_format_without_position_or_key),
-        cmocka_unit_test(test_config_damaged_files_fail_cleanly),
-        cmocka_unit_test(test_config_names_match_the_file_grammar),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
+          cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
+          cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
+          cmocka_unit_test(test_config_bad_data_files_give_exact_messages),
+          cmocka_unit_test(test_config_directory_is_refused_with_errno_text),
+          cmocka_unit_test(test_config_minimal_file_takes_every_default),
+          cmocka_unit_test(test_config_full_file_sets_every_key),
+          cmocka_unit_test(test_config_empirical_from_file_and_inline_with_weights),
+          cmocka_unit_test(test_config_rate_file_bare_numbers_and_no_cap),
+          cmocka_unit_test(test_config_null_values_take_defaults),
+          cmocka_unit_test(test_config_round_trip_of_data_files),
+          cmocka_unit_test(test_config_round_trip_of_every_example),
+          cmocka_unit_test(test_config_round_trip_keeps_awkward_values_exact),
+          cmocka_unit_test(test_config_write_redacts_secret_headers_and_never_holds_keys),
+          cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
+          cmocka_unit_test(test_config_header_secrecy_by_name),
+          cmocka_unit_test(test_config_set_endpoints_normalises_and_refuses_bad_urls),
+          cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
+          cmocka_unit_test(test_config_api_key_from_env_and_file),
+          cmocka_unit_test(test_config_copy_is_deep_and_equal),
+          cmocka_unit_test(test_config_error_format_without_position_or_key),
+          cmocka_unit_test(test_config_damaged_files_fail_cleanly),
+          cmocka_unit_test(test_config_names_match_the_file_grammar))

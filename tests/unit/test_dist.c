@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -490,31 +492,25 @@ static void test_dist_samples_depend_only_on_the_rng_coordinates(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dist_fixed_and_uniform_moments),
-        cmocka_unit_test(test_dist_normal_moments),
-        cmocka_unit_test(test_dist_lognormal_moments_from_mean_and_from_median),
-        cmocka_unit_test(test_dist_exponential_moments),
-        cmocka_unit_test(test_dist_poisson_moments_small_and_large_mean),
-        cmocka_unit_test(test_dist_poisson_pmf_matches_at_large_mean),
-        cmocka_unit_test(test_dist_gamma_moments_above_and_below_shape_one),
-        cmocka_unit_test(test_dist_inverse_gaussian_moments),
-        cmocka_unit_test(test_dist_pareto_moments),
-        cmocka_unit_test(test_dist_zipf_moments),
-        cmocka_unit_test(test_dist_zipf_frequencies_follow_the_power_law),
-        cmocka_unit_test(test_dist_zipf_mean_for_large_n_matches_the_exact_sum),
-        cmocka_unit_test(test_dist_empirical_moments_weighted_and_not),
-        cmocka_unit_test(test_dist_empirical_zero_weight_values_are_never_drawn),
-        cmocka_unit_test(test_dist_clamps_are_respected_and_reached),
-        cmocka_unit_test(test_dist_bad_parameters_give_exact_messages),
-        cmocka_unit_test(test_dist_set_refuses_parameters_the_kind_does_not_take),
-        cmocka_unit_test(test_dist_names_round_trip),
-        cmocka_unit_test(test_dist_spec_format_round_trips),
-        cmocka_unit_test(test_dist_load_file_reads_values_weights_and_comments),
-        cmocka_unit_test(test_dist_load_file_errors_name_file_and_line),
-        cmocka_unit_test(test_dist_copy_is_deep),
-        cmocka_unit_test(test_dist_samples_depend_only_on_the_rng_coordinates),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_dist_fixed_and_uniform_moments),
+          cmocka_unit_test(test_dist_normal_moments),
+          cmocka_unit_test(test_dist_lognormal_moments_from_mean_and_from_median),
+          cmocka_unit_test(test_dist_exponential_moments),
+          cmocka_unit_test(test_dist_poisson_moments_small_and_large_mean),
+          cmocka_unit_test(test_dist_poisson_pmf_matches_at_large_mean),
+          cmocka_unit_test(test_dist_gamma_moments_above_and_below_shape_one),
+          cmocka_unit_test(test_dist_inverse_gaussian_moments),
+          cmocka_unit_test(test_dist_pareto_moments), cmocka_unit_test(test_dist_zipf_moments),
+          cmocka_unit_test(test_dist_zipf_frequencies_follow_the_power_law),
+          cmocka_unit_test(test_dist_zipf_mean_for_large_n_matches_the_exact_sum),
+          cmocka_unit_test(test_dist_empirical_moments_weighted_and_not),
+          cmocka_unit_test(test_dist_empirical_zero_weight_values_are_never_drawn),
+          cmocka_unit_test(test_dist_clamps_are_respected_and_reached),
+          cmocka_unit_test(test_dist_bad_parameters_give_exact_messages),
+          cmocka_unit_test(test_dist_set_refuses_parameters_the_kind_does_not_take),
+          cmocka_unit_test(test_dist_names_round_trip),
+          cmocka_unit_test(test_dist_spec_format_round_trips),
+          cmocka_unit_test(test_dist_load_file_reads_values_weights_and_comments),
+          cmocka_unit_test(test_dist_load_file_errors_name_file_and_line),
+          cmocka_unit_test(test_dist_copy_is_deep),
+          cmocka_unit_test(test_dist_samples_depend_only_on_the_rng_coordinates))

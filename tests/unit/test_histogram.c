@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "histogram.h"
 
 #define SAMPLES 1000000
@@ -333,20 +335,15 @@ static void test_histogram_parse_rejects_inconsistent_encodings(void **state) {
     histogram_destroy(&h);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_lognormal),
-        cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_bimodal),
-        cmocka_unit_test(test_histogram_min_max_mean_are_exact),
-        cmocka_unit_test(test_histogram_values_below_2048_ns_are_exact),
-        cmocka_unit_test(test_histogram_empty_reports_zeros),
-        cmocka_unit_test(test_histogram_values_above_one_hour_are_clamped_and_counted),
-        cmocka_unit_test(test_histogram_merge_of_4_parts_equals_whole_bucket_for_bucket),
-        cmocka_unit_test(test_histogram_iteration_covers_every_count_in_order),
-        cmocka_unit_test(test_histogram_reset_empties_it),
-        cmocka_unit_test(test_histogram_serialize_parse_round_trip),
-        cmocka_unit_test(test_histogram_parse_rejects_truncated_and_flipped_bytes),
-        cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_lognormal),
+          cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_bimodal),
+          cmocka_unit_test(test_histogram_min_max_mean_are_exact),
+          cmocka_unit_test(test_histogram_values_below_2048_ns_are_exact),
+          cmocka_unit_test(test_histogram_empty_reports_zeros),
+          cmocka_unit_test(test_histogram_values_above_one_hour_are_clamped_and_counted),
+          cmocka_unit_test(test_histogram_merge_of_4_parts_equals_whole_bucket_for_bucket),
+          cmocka_unit_test(test_histogram_iteration_covers_every_count_in_order),
+          cmocka_unit_test(test_histogram_reset_empties_it),
+          cmocka_unit_test(test_histogram_serialize_parse_round_trip),
+          cmocka_unit_test(test_histogram_parse_rejects_truncated_and_flipped_bytes),
+          cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings))

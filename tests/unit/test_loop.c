@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "loop.h"
 
 #define MS 1000000LL
@@ -440,22 +442,17 @@ static void test_loop_now_is_monotonic_ns(void **state) {
     assert_true(b - a < 2000 * MS);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early),
-        cmocka_unit_test(test_loop_ten_thousand_random_timers_fire_sorted),
-        cmocka_unit_test(test_loop_cancelled_timer_never_fires_and_stale_cancel_is_harmless),
-        cmocka_unit_test(test_loop_timer_cancelled_from_a_callback_of_the_same_instant),
-        cmocka_unit_test(test_loop_timer_rearming_in_the_past_does_not_starve_fds),
-        cmocka_unit_test(test_loop_level_triggered_fd_reports_readable_until_drained),
-        cmocka_unit_test(test_loop_edge_triggered_fd_reports_once_per_new_data),
-        cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
-        cmocka_unit_test(test_loop_writable_interest_and_watch_change),
-        cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
-        cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
-        cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
-        cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
-        cmocka_unit_test(test_loop_now_is_monotonic_ns),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early),
+          cmocka_unit_test(test_loop_ten_thousand_random_timers_fire_sorted),
+          cmocka_unit_test(test_loop_cancelled_timer_never_fires_and_stale_cancel_is_harmless),
+          cmocka_unit_test(test_loop_timer_cancelled_from_a_callback_of_the_same_instant),
+          cmocka_unit_test(test_loop_timer_rearming_in_the_past_does_not_starve_fds),
+          cmocka_unit_test(test_loop_level_triggered_fd_reports_readable_until_drained),
+          cmocka_unit_test(test_loop_edge_triggered_fd_reports_once_per_new_data),
+          cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
+          cmocka_unit_test(test_loop_writable_interest_and_watch_change),
+          cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
+          cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
+          cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
+          cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
+          cmocka_unit_test(test_loop_now_is_monotonic_ns))

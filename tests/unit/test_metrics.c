@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "metrics.h"
 #include "record.h"
 
@@ -273,20 +275,15 @@ static void test_metrics_names_and_labels(void **state) {
     assert_string_equal(metrics_name(METRIC__COUNT), "unknown");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metrics_single_token_chunks_with_usage),
-        cmocka_unit_test(test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens),
-        cmocka_unit_test(test_metrics_stream_without_usage_counts_tokens_from_chunks),
-        cmocka_unit_test(test_metrics_reasoning_first_stream_separates_ttft_from_ttfc),
-        cmocka_unit_test(test_metrics_first_token_falls_back_to_first_chunk),
-        cmocka_unit_test(test_metrics_tpot_needs_two_tokens_and_two_chunks),
-        cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
-        cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
-        cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_token),
-        cmocka_unit_test(test_metrics_backwards_gap_yields_no_itl_sample),
-        cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
-        cmocka_unit_test(test_metrics_names_and_labels),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_metrics_single_token_chunks_with_usage),
+          cmocka_unit_test(test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens),
+          cmocka_unit_test(test_metrics_stream_without_usage_counts_tokens_from_chunks),
+          cmocka_unit_test(test_metrics_reasoning_first_stream_separates_ttft_from_ttfc),
+          cmocka_unit_test(test_metrics_first_token_falls_back_to_first_chunk),
+          cmocka_unit_test(test_metrics_tpot_needs_two_tokens_and_two_chunks),
+          cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
+          cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
+          cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_token),
+          cmocka_unit_test(test_metrics_backwards_gap_yields_no_itl_sample),
+          cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
+          cmocka_unit_test(test_metrics_names_and_labels))

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -177,15 +179,10 @@ static void test_mock_metrics_histograms_render_cumulative_buckets(void **state)
     mock_metrics_clear(&m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_chunk_token_matches_vllms_chat_chunk),
-        cmocka_unit_test(test_mock_chunk_last_token_and_usage_chunk),
-        cmocka_unit_test(test_mock_chunk_completions_and_role_chunks),
-        cmocka_unit_test(test_mock_chunk_integers),
-        cmocka_unit_test(test_mock_tokens_count_whitespace_separated_words),
-        cmocka_unit_test(test_mock_vocab_reply_words_are_deterministic_vocabulary_words),
-        cmocka_unit_test(test_mock_metrics_histograms_render_cumulative_buckets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_chunk_token_matches_vllms_chat_chunk),
+          cmocka_unit_test(test_mock_chunk_last_token_and_usage_chunk),
+          cmocka_unit_test(test_mock_chunk_completions_and_role_chunks),
+          cmocka_unit_test(test_mock_chunk_integers),
+          cmocka_unit_test(test_mock_tokens_count_whitespace_separated_words),
+          cmocka_unit_test(test_mock_vocab_reply_words_are_deterministic_vocabulary_words),
+          cmocka_unit_test(test_mock_metrics_histograms_render_cumulative_buckets))

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "phases.h"
 
 #define US 1000LL
@@ -109,13 +111,8 @@ static void test_phases_names_are_k6s(void **state) {
     assert_string_equal(record_phase_name(RECORD_PHASE__COUNT), "unknown");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_phases_of_a_cold_tls_request_add_up_to_e2e),
-        cmocka_unit_test(test_phases_of_a_reused_connection_have_no_connect),
-        cmocka_unit_test(test_phases_need_a_response),
-        cmocka_unit_test(test_phases_are_never_negative),
-        cmocka_unit_test(test_phases_names_are_k6s),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_phases_of_a_cold_tls_request_add_up_to_e2e),
+          cmocka_unit_test(test_phases_of_a_reused_connection_have_no_connect),
+          cmocka_unit_test(test_phases_need_a_response),
+          cmocka_unit_test(test_phases_are_never_negative),
+          cmocka_unit_test(test_phases_names_are_k6s))

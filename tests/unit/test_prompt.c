@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -156,14 +158,9 @@ static void test_prompt_words_are_drawn_uniformly(void **state) {
     free(counts);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prompt_vocabulary_has_1000_unique_lowercase_words),
-        cmocka_unit_test(test_prompt_n_words_are_exactly_n_vocabulary_words),
-        cmocka_unit_test(test_prompt_text_is_reproducible_from_its_coordinates),
-        cmocka_unit_test(test_prompt_refuses_what_does_not_fit_and_accepts_an_exact_fit),
-        cmocka_unit_test(test_prompt_appending_at_the_end_extends_the_text),
-        cmocka_unit_test(test_prompt_words_are_drawn_uniformly),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_prompt_vocabulary_has_1000_unique_lowercase_words),
+          cmocka_unit_test(test_prompt_n_words_are_exactly_n_vocabulary_words),
+          cmocka_unit_test(test_prompt_text_is_reproducible_from_its_coordinates),
+          cmocka_unit_test(test_prompt_refuses_what_does_not_fit_and_accepts_an_exact_fit),
+          cmocka_unit_test(test_prompt_appending_at_the_end_extends_the_text),
+          cmocka_unit_test(test_prompt_words_are_drawn_uniformly))

@@ -9,6 +9,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "sse.h"
 
 typedef struct recorded_event {
@@ -716,31 +718,26 @@ static void test_sse_destroy_null_is_harmless(void **state) {
     assert_null(parser);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
-        cmocka_unit_test(test_sse_vllm_stream_every_split_point_gives_identical_events),
-        cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
-        cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
-        cmocka_unit_test(test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_events),
-        cmocka_unit_test(test_sse_comment_lines_are_ignored),
-        cmocka_unit_test(test_sse_multi_line_data_joins_with_lf),
-        cmocka_unit_test(test_sse_event_error_is_reported_with_its_type),
-        cmocka_unit_test(test_sse_field_without_space_after_colon),
-        cmocka_unit_test(test_sse_id_persists_until_changed_and_nul_ids_are_ignored),
-        cmocka_unit_test(test_sse_reset_forgets_the_last_id_and_pending_event),
-        cmocka_unit_test(test_sse_event_without_data_is_not_dispatched_and_type_resets),
-        cmocka_unit_test(test_sse_bom_at_stream_start_is_skipped_at_every_split),
-        cmocka_unit_test(test_sse_only_one_leading_bom_is_skipped),
-        cmocka_unit_test(test_sse_1_mib_data_line_survives_any_split),
-        cmocka_unit_test(test_sse_buffers_grow_geometrically_for_a_1_mib_line_in_16_kib_slices),
-        cmocka_unit_test(test_sse_finish_reports_truncated_streams),
-        cmocka_unit_test(test_sse_whole_event_slices_copy_nothing_and_never_allocate),
-        cmocka_unit_test(test_sse_straddling_slices_stop_allocating_after_warm_up),
-        cmocka_unit_test(test_sse_callback_stop_value_is_returned_and_rest_dropped),
-        cmocka_unit_test(test_sse_line_over_limit_is_an_error_until_reset),
-        cmocka_unit_test(test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split),
-        cmocka_unit_test(test_sse_destroy_null_is_harmless),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
+          cmocka_unit_test(test_sse_vllm_stream_every_split_point_gives_identical_events),
+          cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
+          cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
+          cmocka_unit_test(test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_events),
+          cmocka_unit_test(test_sse_comment_lines_are_ignored),
+          cmocka_unit_test(test_sse_multi_line_data_joins_with_lf),
+          cmocka_unit_test(test_sse_event_error_is_reported_with_its_type),
+          cmocka_unit_test(test_sse_field_without_space_after_colon),
+          cmocka_unit_test(test_sse_id_persists_until_changed_and_nul_ids_are_ignored),
+          cmocka_unit_test(test_sse_reset_forgets_the_last_id_and_pending_event),
+          cmocka_unit_test(test_sse_event_without_data_is_not_dispatched_and_type_resets),
+          cmocka_unit_test(test_sse_bom_at_stream_start_is_skipped_at_every_split),
+          cmocka_unit_test(test_sse_only_one_leading_bom_is_skipped),
+          cmocka_unit_test(test_sse_1_mib_data_line_survives_any_split),
+          cmocka_unit_test(test_sse_buffers_grow_geometrically_for_a_1_mib_line_in_16_kib_slices),
+          cmocka_unit_test(test_sse_finish_reports_truncated_streams),
+          cmocka_unit_test(test_sse_whole_event_slices_copy_nothing_and_never_allocate),
+          cmocka_unit_test(test_sse_straddling_slices_stop_allocating_after_warm_up),
+          cmocka_unit_test(test_sse_callback_stop_value_is_returned_and_rest_dropped),
+          cmocka_unit_test(test_sse_line_over_limit_is_an_error_until_reset),
+          cmocka_unit_test(test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split),
+          cmocka_unit_test(test_sse_destroy_null_is_harmless))
