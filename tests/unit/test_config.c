@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "message_case.h"
 #include "unit_main.h"
 
 #include <dirent.h>
@@ -50,12 +51,7 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 /* A table of bad files, each with the exact message a user sees. */
-typedef struct bad_case {
-    const char *yaml;
-    const char *expected;
-} bad_case_t;
-
-static const bad_case_t bad_cases[] = {
+static const message_case_t bad_cases[] = {
     {"scheduler:\n  concurency: 4\nlimits: {duration: 10s}\n",
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
@@ -194,17 +190,17 @@ static void test_config_bad_files_give_exact_messages(void **state) {
         config_t cfg;
         config_error_t err;
         char msg[1024];
-        const char *yaml = bad_cases[i].yaml;
+        const char *yaml = bad_cases[i].input;
         int rc = config_load_string(&cfg, yaml, strlen(yaml), "bad.yaml", &err);
         if (rc == 0) {
-            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_cases[i].expected);
+            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_cases[i].message);
             config_free(&cfg);
             failures++;
             continue;
         }
         config_error_format(&err, msg, sizeof msg);
-        if (strcmp(msg, bad_cases[i].expected) != 0) {
-            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_cases[i].expected, msg);
+        if (strcmp(msg, bad_cases[i].message) != 0) {
+            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_cases[i].message, msg);
             failures++;
         }
     }
@@ -225,13 +221,9 @@ static void test_config_error_never_echoes_a_pasted_key(void **state) {
     assert_null(strstr(msg, "abc123"));
 }
 
-typedef struct bad_file_case {
-    const char *name;
-    const char *expected; /* after "PATH:" */
-} bad_file_case_t;
-
 static void test_config_bad_data_files_give_exact_messages(void **state) {
-    static const bad_file_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* file name, message after "PATH:" */
         {"bad_unknown_section.yaml",
          "4:1: schedular: unknown key 'schedular'; did you mean 'scheduler'?"},
         {"bad_tab_indent.yaml",
@@ -247,8 +239,8 @@ static void test_config_bad_data_files_give_exact_messages(void **state) {
         char path[1024], expected[2048], msg[2048];
         config_t cfg;
         config_error_t err;
-        data_path(path, sizeof path, cases[i].name);
-        snprintf(expected, sizeof expected, "%s:%s", path, cases[i].expected);
+        data_path(path, sizeof path, cases[i].input);
+        snprintf(expected, sizeof expected, "%s:%s", path, cases[i].message);
         assert_int_equal(config_load_file(&cfg, path, &err), -1);
         config_error_format(&err, msg, sizeof msg);
         assert_string_equal(msg, expected);

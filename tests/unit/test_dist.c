@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "message_case.h"
 #include "unit_main.h"
 
 #include <math.h>
@@ -252,13 +253,9 @@ static void test_dist_clamps_are_respected_and_reached(void **state) {
     }
 }
 
-typedef struct bad_case {
-    const char *spec;
-    const char *message;
-} bad_case_t;
-
 static void test_dist_bad_parameters_give_exact_messages(void **state) {
-    static const bad_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* spec, message */
         {"lognormal:mean=200,sigma=0", "lognormal needs sigma > 0"},
         {"lognormal:mean=200", "lognormal needs sigma"},
         {"lognormal:mean=200,median=100,sigma=1", "lognormal takes mean or median, not both"},
@@ -311,10 +308,10 @@ static void test_dist_bad_parameters_give_exact_messages(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dist_t d;
         char err[256] = "";
-        if (dist_parse_spec(cases[c].spec, &d, err, sizeof err) == 0)
-            fail_msg("'%s' was accepted, expected: %s", cases[c].spec, cases[c].message);
+        if (dist_parse_spec(cases[c].input, &d, err, sizeof err) == 0)
+            fail_msg("'%s' was accepted, expected: %s", cases[c].input, cases[c].message);
         if (strcmp(err, cases[c].message) != 0)
-            fail_msg("'%s': got \"%s\", expected \"%s\"", cases[c].spec, err, cases[c].message);
+            fail_msg("'%s': got \"%s\", expected \"%s\"", cases[c].input, err, cases[c].message);
     }
 }
 
@@ -428,13 +425,9 @@ static void test_dist_load_file_reads_values_weights_and_comments(void **state) 
     free(path);
 }
 
-typedef struct file_case {
-    const char *content;
-    const char *message; /* after "PATH" */
-} file_case_t;
-
 static void test_dist_load_file_errors_name_file_and_line(void **state) {
-    static const file_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* content, message after "PATH" */
         {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
         {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
         {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
@@ -443,7 +436,7 @@ static void test_dist_load_file_errors_name_file_and_line(void **state) {
         {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char *path = write_temp(cases[c].content);
+        char *path = write_temp(cases[c].input);
         char expected[512], err[512] = "";
         snprintf(expected, sizeof expected, "%s%s", path, cases[c].message);
         dist_t d;
