@@ -27,17 +27,7 @@
 #define CHAT_PATH "/v1/chat/completions"
 
 /* The mock, spawned once for the tests that need it. */
-static mock_child_t mock;
-
-static int mock_setup(void **state) {
-    static const char *const fixed[] = {"--ttft-ms", "50", "--itl-ms", "10", NULL};
-    return mock_spawn(&mock, fixed);
-}
-
-static int mock_teardown(void **state) {
-    mock_stop(&mock);
-    return 0;
-}
+MOCK_GROUP_FIXTURE("--ttft-ms", "50", "--itl-ms", "10")
 
 /* A raw-socket server on a thread: answers each connection with a canned reply. */
 
