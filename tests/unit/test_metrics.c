@@ -267,12 +267,17 @@ static void test_metrics_extreme_timestamps_do_not_overflow(void **state) {
 }
 
 static void test_metrics_names_and_labels(void **state) {
-    assert_string_equal(metrics_name(METRIC_TTFT), "ttft");
-    assert_string_equal(metrics_name(METRIC_SCHEDULE_LAG), "schedule_lag");
+    static const struct {
+        metrics_kind_t kind;
+        const char *name;
+    } names[] = {{METRIC_TTFT, "ttft"},
+                 {METRIC_SCHEDULE_LAG, "schedule_lag"},
+                 {METRIC_TTFT_FROM_INTENDED, "ttft_from_intended"},
+                 {METRIC_E2E_FROM_INTENDED, "e2e_from_intended"},
+                 {METRIC__COUNT, "unknown"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_string_equal(metrics_name(names[i].kind), names[i].name);
     assert_string_equal(metrics_label(METRIC_ITL), "ITL");
-    assert_string_equal(metrics_name(METRIC_TTFT_FROM_INTENDED), "ttft_from_intended");
-    assert_string_equal(metrics_name(METRIC_E2E_FROM_INTENDED), "e2e_from_intended");
-    assert_string_equal(metrics_name(METRIC__COUNT), "unknown");
 }
 
 UNIT_MAIN(cmocka_unit_test(test_metrics_single_token_chunks_with_usage),

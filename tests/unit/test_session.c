@@ -663,24 +663,25 @@ static void test_session_rate_cap_delays_but_keeps_intended_times(void **state) 
     harness_free(&h);
 }
 
+/* Runs harness_init_capped_rate's set-up on one worker; checks its arrivals and cap waits. */
+static void check_cap_waits(uint32_t cap, double rate, uint64_t sessions, int64_t latency_ns,
+                            uint64_t waits) {
+    harness_t h;
+    harness_init_capped_rate(&h, cap, rate, sessions, latency_ns);
+    harness_run(&h, 1);
+    assert_int_equal(session_executor_arrivals(h.execs[0]), sessions);
+    assert_int_equal(session_executor_cap_waits(h.execs[0]), waits);
+    harness_free(&h);
+}
+
 /* Arrivals 0 and 1 find a free slot; each of the 18 after them is due while both are busy. */
 static void test_session_rate_cap_counts_each_held_arrival_once(void **state) {
-    harness_t h;
-    harness_init_capped_rate(&h, 2, 1000, 20, 10 * MS);
-    harness_run(&h, 1);
-    assert_int_equal(session_executor_arrivals(h.execs[0]), 20);
-    assert_int_equal(session_executor_cap_waits(h.execs[0]), 18);
-    harness_free(&h);
+    check_cap_waits(2, 1000, 20, 10 * MS, 18);
 }
 
 /* 100/s with replies of 1 ms never fills a cap of 4: no arrival waits. */
 static void test_session_rate_cap_not_reached_counts_no_wait(void **state) {
-    harness_t h;
-    harness_init_capped_rate(&h, 4, 100, 10, 1 * MS);
-    harness_run(&h, 1);
-    assert_int_equal(session_executor_arrivals(h.execs[0]), 10);
-    assert_int_equal(session_executor_cap_waits(h.execs[0]), 0);
-    harness_free(&h);
+    check_cap_waits(4, 100, 10, 1 * MS, 0);
 }
 
 static uint64_t hash_sum(config_scheduler_kind_t kind, uint32_t workers, size_t *n) {
