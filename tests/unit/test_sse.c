@@ -11,6 +11,7 @@
 
 #include "unit_main.h"
 
+#include "rng.h"
 #include "sse.h"
 
 typedef struct recorded_event {
@@ -621,13 +622,10 @@ static void test_sse_line_over_limit_is_an_error_until_reset(void **state) {
     recorder_free(&r);
 }
 
-static uint64_t rng_state;
+static rng_t fuzz_rng; /* the fuzz test's draws (common/rng, on the test stream) */
 
 static uint64_t next_random(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return rng_next_u64(&fuzz_rng);
 }
 
 static size_t mutate(char *buf, size_t len, size_t cap) {
@@ -665,7 +663,7 @@ static void test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split(vo
     static const char *fixtures[] = {"vllm_chat.sse",        "sglang_chat.sse",
                                      "vllm_reasoning.sse",   "vllm_tool_calls.sse",
                                      "vllm_completions.sse", "error_event.sse"};
-    rng_state = 0x9E3779B97F4A7C15ull;
+    rng_init(&fuzz_rng, 0x9E3779B97F4A7C15ull, RNG_STREAM_TEST, 0, 0, 0);
     recorder_t whole = {0}, split = {0};
     sse_parser_t *a = sse_parser_new(record_event, &whole);
     sse_parser_t *b = sse_parser_new(record_event, &split);
