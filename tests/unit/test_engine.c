@@ -242,6 +242,18 @@ static void run_open(run_t *run, const engine_options_t *options) {
     current_run = run;
 }
 
+/* run_open with the two options most tests set. */
+static void run_open_streams(run_t *run, uint32_t max_streams, int64_t timeout_ns) {
+    engine_options_t options = {.max_streams = max_streams, .timeout_ns = timeout_ns};
+    run_open(run, &options);
+}
+
+static engine_stats_t run_stats(const run_t *run) {
+    engine_stats_t stats;
+    engine_stats(run->engine, &stats);
+    return stats;
+}
+
 static void run_close(run_t *run) {
     engine_destroy(&run->engine);
     assert_null(run->engine);
@@ -287,9 +299,8 @@ static double median(double *values, int n) {
  * does not decide the outcome while a systematic error still does. */
 static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **state) {
     enum { STREAMS = 5, TOKENS = 40 };
-    engine_options_t options = {.max_streams = STREAMS, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, STREAMS, 20000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(TOKENS, 1);
@@ -400,9 +411,8 @@ static int chains_ok(const chain_t *chains, int n) {
 }
 
 static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections(void **state) {
-    engine_options_t options = {.max_streams = 100, .timeout_ns = 30000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 100, 30000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
@@ -426,8 +436,7 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     }
     assert_int_equal(ok, 300);
     assert_int_equal(bad, 0);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_finished, 300);
     assert_int_equal(stats.requests_failed, 0);
     /* 300 requests over at most one connection per stream slot (100, and one more for the
@@ -447,9 +456,8 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
 /* 600 streams make three curl multi handles (shards); each slot keeps to one, so connections
  * are still reused and never outnumber the streams. */
 static void test_engine_sharded_streams_succeed_and_reuse_connections(void **state) {
-    engine_options_t options = {.max_streams = 600, .timeout_ns = 30000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 600, 30000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
@@ -457,8 +465,7 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
     chains_start(chains, 300, &run, url, body, 3);
     run_until_done(&run, 30000 * MS);
     assert_int_equal(chains_ok(chains, 300), 900);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_failed, 0);
     assert_true(stats.connections >= 1 && stats.connections <= 301);
     assert_int_equal(stats.token_chunks, 9000);
@@ -467,17 +474,15 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
 }
 
 static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     char by_name[128], by_address[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     mock_url(by_address, sizeof(by_address));
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
     assert_int_equal(engine_resolve(run.engine, by_address, err, sizeof(err)), 0);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.pinned_hosts, 1); /* localhost once; the IP literal needs no lookup */
     run_close(&run);
 }
@@ -487,26 +492,23 @@ static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **
     "no-such-host-with-a-label-longer-than-sixty-three-octets-xxxxxxxx.invalid"
 
 static void test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     char err[512] = "";
     const char *url = "http://" UNRESOLVABLE_HOST ":1/v1";
     assert_int_equal(engine_resolve(run.engine, url, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "cannot resolve host " UNRESOLVABLE_HOST
                                 " (endpoint http://" UNRESOLVABLE_HOST));
     assert_non_null(strstr(err, url));
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.pinned_hosts, 0);
     run_close(&run);
 }
 
 /* Requests to a pinned host hand curl the pinned addresses once per stream, not per request. */
 static void test_engine_pins_are_set_once_per_stream(void **s) {
-    engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 4, 20000 * MS);
     char by_name[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
@@ -515,8 +517,7 @@ static void test_engine_pins_are_set_once_per_stream(void **s) {
     chains_start(chains, 4, &run, by_name, body, 5);
     run_until_done(&run, 20000 * MS);
     assert_int_equal(chains_ok(chains, 4), 20);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_finished, 20);
     assert_int_equal(stats.pinned_hosts, 1);
     /* one per stream slot (4, or 5 when a done callback still held its slot at a resubmit) */
@@ -527,9 +528,8 @@ static void test_engine_pins_are_set_once_per_stream(void **s) {
 }
 
 static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state) {
-    engine_options_t options = {.max_streams = 2, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 2, 20000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(5, 0);
@@ -548,9 +548,8 @@ static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state
 }
 
 static void test_engine_sent_delay_histogram_and_counters(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     histogram_t *delay = histogram_new();
     engine_set_sent_delay(run.engine, delay);
     char url[128];
@@ -560,8 +559,7 @@ static void test_engine_sent_delay_histogram_and_counters(void **state) {
     for (int i = 0; i < 4; i++)
         submit_one(&run, url, body, &o[i]);
     run_until_done(&run, 20000 * MS);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     /* Every token chunk carries sent_ns (and the usage chunk may too). */
     assert_true(histogram_count(delay) >= 80);
     /* Loopback on one host: the client adds tens of microseconds per chunk (epoll wakeup, curl,
