@@ -894,6 +894,15 @@ static void test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk(
     assert_string_equal(o.reply, "a b c d e");
 }
 
+/* Fails unless the outcome has exactly these chunks, of these token counts each. */
+static void assert_chunk_tokens(const outcome_t *o, const uint16_t *expected, uint32_t n) {
+    assert_int_equal(o->n_chunks, n);
+    assert_true(o->has_chunk_tokens);
+    for (uint32_t i = 0; i < n; i++)
+        if (o->chunk_tokens[i] != expected[i])
+            fail_msg("chunk %u: %u tokens, expected %u", i, o->chunk_tokens[i], expected[i]);
+}
+
 /* vLLM's continuous_usage_stats: usage on every chunk is a running total, so each chunk carried
  * the difference, the first one included (it is credited once the second proves the totals). */
 static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void **state) {
@@ -904,11 +913,7 @@ static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void *
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 6, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 5);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {2, 1, 2, 1, 1};
-    for (uint32_t i = 0; i < 5; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){2, 1, 2, 1, 1}, 5);
     assert_int_equal(o.record.completion_tokens, 7);
 }
 
@@ -921,10 +926,7 @@ static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_firs
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 4, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 2);
-    assert_true(o.has_chunk_tokens);
-    assert_int_equal(o.chunk_tokens[0], 3);
-    assert_int_equal(o.chunk_tokens[1], 1);
+    assert_chunk_tokens(&o, (const uint16_t[]){3, 1}, 2);
 }
 
 /* Events written together arrive in one read and form one chunk of their tokens; the gap before
@@ -936,11 +938,7 @@ static void test_engine_events_of_one_read_are_one_chunk_of_their_tokens(void **
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 4, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 3);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {2, 3, 1};
-    for (uint32_t i = 0; i < 3; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){2, 3, 1}, 3);
     for (uint32_t i = 1; i < o.n_chunks; i++)
         assert_true(o.chunk_ns[i] - o.chunk_ns[i - 1] >= 15 * MS);
     assert_int_equal(o.record.content_chunks, 6);
@@ -956,11 +954,7 @@ static void test_engine_coalesced_continuous_usage_adds_the_events_tokens(void *
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 3, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 3);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {3, 2, 1};
-    for (uint32_t i = 0; i < 3; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){3, 2, 1}, 3);
     assert_int_equal(o.record.completion_tokens, 6);
 }
 
