@@ -210,39 +210,31 @@ static void test_sse_vllm_stream_gives_27_events_ending_in_done(void **state) {
     free(stream);
 }
 
-static void test_sse_vllm_stream_every_split_point_gives_identical_events(void **state) {
-    size_t len;
+/* The vLLM fixture with each LF written as `ending`, split at every point, gives the events of
+ * the LF original. */
+static void assert_line_ends_match_lf(const char *ending, const char *what) {
+    size_t len, ended_len;
     char *stream = read_fixture("vllm_chat.sse", &len);
+    char *ended = replace_lf(stream, len, ending, &ended_len);
+    assert_int_equal(ended_len, len + 27 * 2 * (strlen(ending) - 1)); /* 27 events, 2 LF each */
     recorder_t expected = {0};
     parse_whole(stream, len, &expected);
-    assert_every_split_matches(stream, len, &expected, "LF");
+    assert_every_split_matches(ended, ended_len, &expected, what);
     recorder_free(&expected);
+    free(ended);
     free(stream);
+}
+
+static void test_sse_vllm_stream_every_split_point_gives_identical_events(void **state) {
+    assert_line_ends_match_lf("\n", "LF");
 }
 
 static void test_sse_crlf_stream_every_split_point_matches_lf(void **state) {
-    size_t len, crlf_len;
-    char *stream = read_fixture("vllm_chat.sse", &len);
-    char *crlf = replace_lf(stream, len, "\r\n", &crlf_len);
-    assert_int_equal(crlf_len, len + 27 * 2);
-    recorder_t expected = {0};
-    parse_whole(stream, len, &expected);
-    assert_every_split_matches(crlf, crlf_len, &expected, "CRLF");
-    recorder_free(&expected);
-    free(crlf);
-    free(stream);
+    assert_line_ends_match_lf("\r\n", "CRLF");
 }
 
 static void test_sse_cr_only_stream_every_split_point_matches_lf(void **state) {
-    size_t len, cr_len;
-    char *stream = read_fixture("vllm_chat.sse", &len);
-    char *cr = replace_lf(stream, len, "\r", &cr_len);
-    recorder_t expected = {0};
-    parse_whole(stream, len, &expected);
-    assert_every_split_matches(cr, cr_len, &expected, "CR");
-    recorder_free(&expected);
-    free(cr);
-    free(stream);
+    assert_line_ends_match_lf("\r", "CR");
 }
 
 /* Every feature in one short stream, so every pair of split points is affordable. */
