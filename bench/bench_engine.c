@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <sched.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -415,17 +416,8 @@ static int compare_coalescing(const bench_config_t *cfg) {
     return 0;
 }
 
-static int parse_list_int(const char *s, int *out, int max) {
-    int n = 0;
-    for (char *end; *s && n < max; s = *end ? end + 1 : end) {
-        out[n++] = (int)strtol(s, &end, 10);
-        if (end == s)
-            return -1;
-    }
-    return n;
-}
-
-static int parse_list_double(const char *s, double *out, int max) {
+/* Reads up to `max` comma-separated numbers; returns how many, or -1 on one that is not. */
+static int parse_list(const char *s, double *out, int max) {
     int n = 0;
     for (char *end; *s && n < max; s = *end ? end + 1 : end) {
         out[n++] = strtod(s, &end);
@@ -433,6 +425,46 @@ static int parse_list_double(const char *s, double *out, int max) {
             return -1;
     }
     return n;
+}
+
+typedef enum option_kind { OPTION_INT, OPTION_DOUBLE, OPTION_BYTES, OPTION_OFF } option_kind_t;
+
+/* The options that set one field of the config (OPTION_OFF: turn a part of the bench off). */
+static const struct {
+    const char *name;
+    option_kind_t kind;
+    size_t offset; /* of the field in bench_config_t */
+} field_options[] = {
+    {"tokens", OPTION_INT, offsetof(bench_config_t, tokens)},
+    {"ttft-ms", OPTION_DOUBLE, offsetof(bench_config_t, ttft_ms)},
+    {"seconds", OPTION_DOUBLE, offsetof(bench_config_t, seconds)},
+    {"warmup", OPTION_DOUBLE, offsetof(bench_config_t, warmup)},
+    {"peer-streams", OPTION_INT, offsetof(bench_config_t, peer_streams)},
+    {"no-peer", OPTION_OFF, offsetof(bench_config_t, peer)},
+    {"no-floor", OPTION_OFF, offsetof(bench_config_t, floor)},
+    {"buffer", OPTION_BYTES, offsetof(bench_config_t, buffer_size)},
+    {"coalesce-streams", OPTION_INT, offsetof(bench_config_t, coalesce_streams)},
+    {"no-coalesce", OPTION_OFF, offsetof(bench_config_t, coalesce)},
+};
+#define N_FIELD_OPTIONS (sizeof field_options / sizeof field_options[0])
+#define FIELD_OPTION_VAL 256 /* getopt_long's value for field_options[i] is this + i */
+
+static void field_option_set(bench_config_t *cfg, size_t i, const char *arg) {
+    char *field = (char *)cfg + field_options[i].offset;
+    switch (field_options[i].kind) {
+    case OPTION_INT:
+        *(int *)field = atoi(arg);
+        break;
+    case OPTION_DOUBLE:
+        *(double *)field = atof(arg);
+        break;
+    case OPTION_BYTES:
+        *(uint32_t *)field = (uint32_t)atol(arg);
+        break;
+    case OPTION_OFF:
+        *(int *)field = 0;
+        break;
+    }
 }
 
 int main(int argc, char **argv) {
@@ -451,52 +483,26 @@ int main(int argc, char **argv) {
                           .pattern = {2, 3},
                           .pattern_len = 2};
     int n_itl = 3;
-    static const struct option longs[] = {{"streams", required_argument, 0, 's'},
-                                          {"itl-ms", required_argument, 0, 'i'},
-                                          {"tokens", required_argument, 0, 't'},
-                                          {"ttft-ms", required_argument, 0, 'f'},
-                                          {"seconds", required_argument, 0, 'd'},
-                                          {"warmup", required_argument, 0, 'w'},
-                                          {"peer-streams", required_argument, 0, 'p'},
-                                          {"no-peer", no_argument, 0, 'n'},
-                                          {"no-floor", no_argument, 0, 'F'},
-                                          {"buffer", required_argument, 0, 'b'},
-                                          {"coalesce", required_argument, 0, 'c'},
-                                          {"coalesce-streams", required_argument, 0, 'C'},
-                                          {"no-coalesce", no_argument, 0, 'N'},
-                                          {0, 0, 0, 0}};
+    struct option longs[3 + N_FIELD_OPTIONS + 1] = {{"streams", required_argument, 0, 's'},
+                                                    {"itl-ms", required_argument, 0, 'i'},
+                                                    {"coalesce", required_argument, 0, 'c'}};
+    for (size_t i = 0; i < N_FIELD_OPTIONS; i++)
+        longs[3 + i] =
+            (struct option){field_options[i].name,
+                            field_options[i].kind == OPTION_OFF ? no_argument : required_argument,
+                            0, FIELD_OPTION_VAL + (int)i};
     int c;
     while ((c = getopt_long(argc, argv, "", longs, NULL)) != -1) {
         switch (c) {
-        case 's':
-            cfg.levels = parse_list_int(optarg, cfg.streams, MAX_LEVELS);
+        case 's': {
+            double streams[MAX_LEVELS];
+            cfg.levels = parse_list(optarg, streams, MAX_LEVELS);
+            for (int i = 0; i < cfg.levels; i++)
+                cfg.streams[i] = (int)streams[i];
             break;
+        }
         case 'i':
-            n_itl = parse_list_double(optarg, cfg.itl_ms, MAX_LEVELS);
-            break;
-        case 't':
-            cfg.tokens = atoi(optarg);
-            break;
-        case 'f':
-            cfg.ttft_ms = atof(optarg);
-            break;
-        case 'd':
-            cfg.seconds = atof(optarg);
-            break;
-        case 'w':
-            cfg.warmup = atof(optarg);
-            break;
-        case 'p':
-            cfg.peer_streams = atoi(optarg);
-            break;
-        case 'n':
-            cfg.peer = 0;
-            break;
-        case 'F':
-            cfg.floor = 0;
-            break;
-        case 'b':
-            cfg.buffer_size = (uint32_t)atol(optarg);
+            n_itl = parse_list(optarg, cfg.itl_ms, MAX_LEVELS);
             break;
         case 'c':
             cfg.pattern_len = sse_server_parse_pattern(optarg, cfg.pattern);
@@ -508,15 +514,12 @@ int main(int argc, char **argv) {
                 return 2;
             }
             break;
-        case 'C':
-            cfg.coalesce_streams = atoi(optarg);
-            break;
-        case 'N':
-            cfg.coalesce = 0;
-            break;
         default:
-            fprintf(stderr, "usage: see the comment at the top of bench/bench_engine.c\n");
-            return 2;
+            if (c < FIELD_OPTION_VAL || c >= FIELD_OPTION_VAL + (int)N_FIELD_OPTIONS) {
+                fprintf(stderr, "usage: see the comment at the top of bench/bench_engine.c\n");
+                return 2;
+            }
+            field_option_set(&cfg, (size_t)(c - FIELD_OPTION_VAL), optarg);
         }
     }
     if (cfg.levels <= 0 || n_itl <= 0) {

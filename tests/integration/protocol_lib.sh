@@ -50,6 +50,20 @@ start_mock() {
     MOCK_URL="http://${addr#listening on }"
 }
 
+# Starts tests/integration/$1 (one of the tests' own Python servers) with the arguments after $2 in
+# the background, its output in $WORK/$2.server; sets URL to its base URL once it listens.
+# (Call it directly, never in $(...).)
+start_test_server() {
+    local script=$1 name=$2
+    shift 2
+    python3 "$(dirname "${BASH_SOURCE[0]}")/$script" "$@" >"$WORK/$name.server" 2>&1 &
+    BACKGROUND+=($!)
+    local addr
+    addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
+        fail "$name: $script did not start: $(cat "$WORK/$name.server")"
+    URL="http://${addr#listening on }"
+}
+
 # Starts a controller in the background (stderr to $1, stdout to $1.out) with the remaining
 # arguments; sets CONTROLLER_EP once it listens, and CONTROLLER_PID. (Call it directly.)
 start_controller() {
@@ -64,14 +78,9 @@ start_controller() {
 
 # Waits at most $1 seconds for the controller to exit; sets CONTROLLER_RC.
 wait_controller() {
-    local i
-    for ((i = 0; i < $1 * 10; i++)); do
-        kill -0 "$CONTROLLER_PID" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$CONTROLLER_PID" 2>/dev/null && fail "the controller did not finish within $1 s"
-    CONTROLLER_RC=0
-    wait "$CONTROLLER_PID" || CONTROLLER_RC=$?
+    wait_exit "$CONTROLLER_PID" "$1"
+    [ "$EXIT_STATUS" != timeout ] || fail "the controller did not finish within $1 s"
+    CONTROLLER_RC=$EXIT_STATUS
 }
 
 # Starts a worker in the background; its stderr goes to $1; its pid is in WORKER_PID.
@@ -122,10 +131,11 @@ assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }
 
-# Writes workload file $1: fixed-size requests (`kind: requests`) under a concurrent scheduler,
-# from KEY=VALUE arguments. target: api, model, ignore_eos, timeout, routing, endpoints,
-# api_key_env, headers; workload: input_tokens, output_tokens (8 each unless given); scheduler:
-# concurrency (1 unless given), ramp_up; warmup; limits: max_requests, duration. Plus seed.
+# Writes workload file $1: fixed-size requests (`kind: requests`) under a concurrent scheduler, or
+# a rate one when `rate` is given, from KEY=VALUE arguments. target: api, model, ignore_eos,
+# timeout, routing, endpoints, api_key_env, headers; workload: input_tokens, output_tokens (8 each
+# unless given); scheduler: concurrency (1 unless given; the cap in rate mode), ramp_up, rate,
+# arrival; warmup; limits: max_requests, duration. Plus seed.
 write_workload() {
     local file=$1 arg key
     shift
@@ -134,7 +144,8 @@ write_workload() {
         key=${arg%%=*}
         case $key in
         seed | api | model | ignore_eos | timeout | routing | endpoints | api_key_env | headers | \
-            input_tokens | output_tokens | concurrency | ramp_up | warmup | max_requests | duration)
+            input_tokens | output_tokens | concurrency | ramp_up | rate | arrival | warmup | \
+            max_requests | duration)
             v[$key]=${arg#*=} ;;
         *) fail "write_workload: unknown key '$key' in '$arg'" ;;
         esac
@@ -147,7 +158,11 @@ write_workload() {
         done
         printf 'workload:\n  kind: requests\n  input_tokens: %s\n  output_tokens: %s\n' \
             "${v[input_tokens]}" "${v[output_tokens]}"
-        printf 'scheduler:\n  kind: concurrent\n  concurrency: %s\n' "${v[concurrency]}"
+        printf 'scheduler:\n  kind: %s\n' "$([ -n "${v[rate]:-}" ] && echo rate || echo concurrent)"
+        for key in rate arrival; do
+            [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
+        done
+        echo "  concurrency: ${v[concurrency]}"
         [ -z "${v[ramp_up]:-}" ] || echo "  ramp_up: ${v[ramp_up]}"
         [ -z "${v[warmup]:-}" ] || echo "warmup: ${v[warmup]}"
         echo "limits:"
@@ -155,6 +170,17 @@ write_workload() {
             [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
         done
     } >"$file"
+}
+
+# Writes $WORK/$1.yaml, fixed requests to the mock at MOCK_URL ignoring EOS, from the KEY=VALUE
+# arguments after $3 (see write_workload), and starts a controller on it (stderr to $WORK/ctl.err,
+# results under $WORK/out) that expects $2 workers within $3 seconds.
+start_run_on_mock() {
+    local name=$1 workers=$2 register_timeout=$3
+    shift 3
+    write_workload "$WORK/$name.yaml" ignore_eos=true endpoints="[$MOCK_URL]" "$@"
+    start_controller "$WORK/ctl.err" "$WORK/$name.yaml" --bind 'tcp://127.0.0.1:*' \
+        --expect-workers "$workers" --out "$WORK/out" --register-timeout "$register_timeout"
 }
 
 # Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
@@ -253,4 +279,27 @@ start_survivors_and_victim() {
     ALIVE2=$WORKER_PID
     wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
         fail "the run did not start: $(cat "$WORK/ctl.err")"
+}
+
+# After worker victim (of start_survivors_and_victim) was killed or stopped at $1 (date +%s%N):
+# waits for the controller to report it lost ($3 names how, e.g. "dead") within 10 s and to exit
+# within $2 s, and checks the run is invalid (exit 3) and partial, both naming the victim. Sets R
+# (the results.json), NOTICED_MS and ENDED_MS (since $1).
+assert_victim_lost() {
+    local since=$1 bound=$2 how=$3
+    wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
+        fail "the controller did not report the $how worker within 10 s: $(grep -v '^\[' "$WORK/ctl.err")"
+    NOTICED_MS=$((($(date +%s%N) - since) / 1000000))
+    wait_controller "$bound"
+    ENDED_MS=$((($(date +%s%N) - since) / 1000000))
+    # A worker lost with its share not taken over makes the run invalid: exit 3, the reason named.
+    assert_equal "controller exit status" "$CONTROLLER_RC" 3
+    R="$WORK/out/results.json"
+    [ -f "$R" ] || fail "no results.json after a $how worker: $(grep -v '^\[' "$WORK/ctl.err")"
+    assert_equal "valid" "$(json_value "$R" 'r["validity"]["valid"]')" False
+    json_value "$R" 'r["validity"]["reasons"]' | grep -q "worker victim was lost" ||
+        fail "validity does not name the lost worker: $(json_value "$R" 'r["validity"]')"
+    assert_equal "partial" "$(json_value "$R" 'r["partial"]')" True
+    json_value "$R" 'l["partial_reason"]' | grep -q "victim" ||
+        fail "partial_reason does not name the $how worker: $(json_value "$R" 'l.get("partial_reason")')"
 }

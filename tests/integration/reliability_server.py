@@ -17,29 +17,18 @@ retries a request on one). GET /counts answers {"mode": requests served} as JSON
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
 """
 import argparse
-import json
-import signal
 import socket
-import sys
 import threading
+
+from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, json_response,
+                             read_request, serve_forever, sse_event)
 
 TOKENS = {"ok": 4, "finish_nodone": 5, "nodone": 1, "fin": 2, "midchunk": 3, "empty": 0,
           "error_event": 6}
 
 
-def chunk(data):
-    raw = data.encode()
-    return b"%x\r\n%s\r\n" % (len(raw), raw)
-
-
-def event(obj):
-    return chunk("data: " + json.dumps(obj, separators=(",", ":")) + "\n\n")
-
-
 def token(i, finish=None):
-    return event({"id": "chatcmpl-rel", "object": "chat.completion.chunk", "created": 0,
-                  "model": "rel", "choices": [{"index": 0, "delta": {"content": " w%d" % i},
-                                               "finish_reason": finish}]})
+    return completion_chunk("chatcmpl-rel", "rel", {"content": " w%d" % i}, finish)
 
 
 class Server:
@@ -56,39 +45,15 @@ class Server:
             self.counts[mode] += 1
             return mode
 
-    def read_request(self, conn):
-        data = b""
-        while b"\r\n\r\n" not in data:
-            more = conn.recv(65536)
-            if not more:
-                return None, None
-            data += more
-        head, _, body = data.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        length = int(headers.get("content-length", "0"))
-        while len(body) < length:
-            more = conn.recv(65536)
-            if not more:
-                return None, None
-            body += more
-        return lines[0], body
-
     def serve(self, conn):
         try:
-            request_line, _ = self.read_request(conn)
+            request_line, _, _ = read_request(conn)
             if request_line is None:
                 return
             if request_line.startswith("GET /counts"):
                 with self.lock:
-                    body = json.dumps(self.counts).encode()
-                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+                    counts = dict(self.counts)
+                conn.sendall(json_response(counts))
                 return
             if not request_line.startswith("POST "):
                 conn.sendall(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
@@ -102,18 +67,17 @@ class Server:
     def stream(self, conn, mode):
         if mode == "empty":
             return
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
+        conn.sendall(SSE_HEADERS + b"Connection: close\r\n\r\n")
         n = TOKENS[mode]
         finishes = mode in ("ok", "finish_nodone")
         for i in range(n):
             conn.sendall(token(i, "length" if finishes and i == n - 1 else None))
         if mode == "ok":
-            conn.sendall(event({"id": "chatcmpl-rel", "object": "chat.completion.chunk", "created": 0,
-                                "model": "rel", "choices": [],
-                                "usage": {"prompt_tokens": 8, "completion_tokens": n,
-                                          "total_tokens": 8 + n}}))
-            conn.sendall(chunk("data: [DONE]\n\n") + b"0\r\n\r\n")
+            conn.sendall(sse_event({"id": "chatcmpl-rel", "object": "chat.completion.chunk",
+                                    "created": 0, "model": "rel", "choices": [],
+                                    "usage": {"prompt_tokens": 8, "completion_tokens": n,
+                                              "total_tokens": 8 + n}}))
+            conn.sendall(DONE_AND_END)
         elif mode in ("finish_nodone", "nodone"):
             conn.sendall(b"0\r\n\r\n")
         elif mode == "midchunk":
@@ -123,10 +87,10 @@ class Server:
         elif mode == "fin":
             conn.shutdown(socket.SHUT_WR)
         elif mode == "error_event":
-            conn.sendall(event({"error": {"object": "error", "message": "engine core died",
-                                          "type": "InternalServerError", "param": None,
-                                          "code": 500}}))
-            conn.sendall(chunk("data: [DONE]\n\n") + b"0\r\n\r\n")
+            conn.sendall(sse_event({"error": {"object": "error", "message": "engine core died",
+                                              "type": "InternalServerError", "param": None,
+                                              "code": 500}}))
+            conn.sendall(DONE_AND_END)
 
 
 def main():
@@ -137,17 +101,7 @@ def main():
     unknown = [m for m in plan if m not in TOKENS]
     if unknown:
         parser.error("unknown mode(s): " + ", ".join(unknown))
-    server = Server(plan)
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print("listening on 127.0.0.1:%d" % listener.getsockname()[1], flush=True)
-    while True:
-        conn, _ = listener.accept()
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(target=server.serve, args=(conn,), daemon=True).start()
+    serve_forever(Server(plan).serve)
 
 
 if __name__ == "__main__":

@@ -6,10 +6,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 20
-write_workload "$WORK/p.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=50 \
-    concurrency=4 duration=40s
-start_controller "$WORK/ctl.err" "$WORK/p.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
-    --out "$WORK/out" --register-timeout 20
+start_run_on_mock p 1 20 output_tokens=50 concurrency=4 duration=40s
 start_once_worker w
 WORKER=$WORKER_PID
 wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start"

@@ -4,10 +4,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 20
-write_workload "$WORK/late.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 \
-    concurrency=2 duration=4s
-start_controller "$WORK/ctl.err" "$WORK/late.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
-    --out "$WORK/out" --register-timeout 20
+start_run_on_mock late 1 20 output_tokens=20 concurrency=2 duration=4s
 start_once_worker first
 wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null || fail "the run did not start"
 start_worker "$WORK/late.err" --connect "$CONTROLLER_EP" --id late

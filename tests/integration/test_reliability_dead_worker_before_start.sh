@@ -9,10 +9,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10
-write_workload "$WORK/b.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 \
-    concurrency=4 duration=5s
-start_controller "$WORK/ctl.err" "$WORK/b.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
-    --out "$WORK/out" --register-timeout 30
+start_run_on_mock b 2 30 output_tokens=20 concurrency=4 duration=5s
 start_once_worker early
 wait_for_line "$WORK/ctl.err" 10 "worker early \(.*registered \(1 of 2\)" >/dev/null ||
     fail "worker early did not register: $(cat "$WORK/ctl.err")"

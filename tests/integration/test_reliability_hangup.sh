@@ -16,12 +16,8 @@
 # 20); the run exits 0 (requests succeeded) with no worker lost and results not partial.
 source "$(dirname "$0")/protocol_lib.sh"
 
-python3 "$(dirname "$0")/reliability_server.py" \
-    --plan ok,finish_nodone,nodone,fin,midchunk,empty,error_event >"$WORK/server.out" 2>&1 &
-BACKGROUND+=($!)
-addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
-    fail "the scripted server did not start: $(cat "$WORK/server.out")"
-URL="http://${addr#listening on }"
+start_test_server reliability_server.py scripted \
+    --plan ok,finish_nodone,nodone,fin,midchunk,empty,error_event
 
 write_workload "$WORK/h.yaml" seed=2 model=rel timeout=10s concurrency=4 max_requests=70
 run_bounded 60 "$WORK/table" "$WORK/run.err" "$WORK/h.yaml" --workers 2 --target "$URL" \

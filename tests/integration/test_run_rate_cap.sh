@@ -7,23 +7,8 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 10 --itl-ms 10
-cat >"$WORK/r.yaml" <<YAML
-seed: 3
-target:
-  endpoints: [$MOCK_URL]
-  ignore_eos: true
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 25
-scheduler:
-  kind: rate
-  rate: 20/s
-  arrival: constant
-  concurrency: 1
-limits:
-  duration: 4s
-YAML
+write_workload "$WORK/r.yaml" seed=3 endpoints="[$MOCK_URL]" ignore_eos=true output_tokens=25 \
+    rate=20/s arrival=constant concurrency=1 duration=4s
 timeout 60 "$STAMPEDE" run "$WORK/r.yaml" --workers 2 --out "$WORK/out" >"$WORK/table" \
     2>"$WORK/run.err" &
 RUN_PID=$!

@@ -12,14 +12,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 # start_server NAME ARGS...: truth_server.py in the background; sets URL.
 start_server() {
-    local name=$1
-    shift
-    python3 "$(dirname "$0")/truth_server.py" "$@" >"$WORK/$name.server" 2>&1 &
-    BACKGROUND+=($!)
-    local addr
-    addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
-        fail "$name: the truth server did not start: $(cat "$WORK/$name.server")"
-    URL="http://${addr#listening on }"
+    start_test_server truth_server.py "$@"
 }
 
 # check NAME GAP_MS: the ITL assertions on run NAME's results and trace.

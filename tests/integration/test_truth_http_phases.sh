@@ -13,14 +13,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 # start_server NAME ARGS...: truth_server.py in the background; sets URL.
 start_server() {
-    local name=$1
-    shift
-    python3 "$(dirname "$0")/truth_server.py" "$@" >"$WORK/$name.server" 2>&1 &
-    BACKGROUND+=($!)
-    local addr
-    addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
-        fail "$name: the truth server did not start: $(cat "$WORK/$name.server")"
-    URL="http://${addr#listening on }"
+    start_test_server truth_server.py "$@"
 }
 
 # server_stats: the server's {"requests", "connections"} (a GET on a connection of its own).
@@ -77,23 +70,8 @@ PY
 
 # 3. rate mode held back by the concurrency cap
 start_server rate --tokens 3 --gap-ms 5 --header-delay-ms 100
-cat >"$WORK/r.yaml" <<EOF
-seed: 6
-target:
-  model: truth
-  timeout: 20s
-workload:
-  kind: requests
-  input_tokens: 8
-  output_tokens: 3
-scheduler:
-  kind: rate
-  rate: 20/s
-  arrival: constant
-  concurrency: 1
-limits:
-  max_requests: 8
-EOF
+write_workload "$WORK/r.yaml" seed=6 model=truth timeout=20s output_tokens=3 rate=20/s \
+    arrival=constant concurrency=1 max_requests=8
 run_bounded 60 "$WORK/r.table" "$WORK/r.err" "$WORK/r.yaml" --workers 1 --target "$URL" \
     --out "$WORK/r.out"
 assert_equal "rate: exit status" "$RUN_RC" 0

@@ -16,23 +16,11 @@ GET /stats answers {"requests": n, "connections": distinct connections that sent
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
 """
 import argparse
-import json
-import signal
-import socket
-import sys
 import threading
 import time
 
-
-def chunk(data):
-    raw = data.encode()
-    return b"%x\r\n%s\r\n" % (len(raw), raw)
-
-
-def event(delta, finish=None):
-    obj = {"id": "chatcmpl-truth", "object": "chat.completion.chunk", "created": 0,
-           "model": "truth", "choices": [{"index": 0, "delta": delta, "finish_reason": finish}]}
-    return chunk("data: " + json.dumps(obj, separators=(",", ":")) + "\n\n")
+from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, json_response,
+                             read_request, serve_forever)
 
 
 class Server:
@@ -43,43 +31,18 @@ class Server:
         self.requests = 0
         self.connections = 0
 
-    def read_request(self, conn, data):
-        while b"\r\n\r\n" not in data:
-            more = conn.recv(65536)
-            if not more:
-                return None, None, b""
-            data += more
-        head, _, rest = data.partition(b"\r\n\r\n")
-        lines = head.decode("latin-1").split("\r\n")
-        headers = {}
-        for line in lines[1:]:
-            name, _, value = line.partition(":")
-            headers[name.strip().lower()] = value.strip()
-        if headers.get("expect", "").lower() == "100-continue":
-            conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
-        length = int(headers.get("content-length", "0"))
-        while len(rest) < length:
-            more = conn.recv(65536)
-            if not more:
-                return None, None, b""
-            rest += more
-        return lines[0], rest[:length], rest[length:]
-
     def serve(self, conn):
         counted = False
         pending = b""
         try:
             while True:
-                request_line, _, pending = self.read_request(conn, pending)
+                request_line, _, pending = read_request(conn, pending)
                 if request_line is None:
                     return
                 if request_line.startswith("GET /stats"):
                     with self.lock:
-                        body = json.dumps({"requests": self.requests,
-                                           "connections": self.connections}).encode()
-                    conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
-                                 b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
-                                 % (len(body), body))
+                        stats = {"requests": self.requests, "connections": self.connections}
+                    conn.sendall(json_response(stats))
                     return
                 with self.lock:
                     self.requests += 1
@@ -98,15 +61,13 @@ class Server:
         words = "".join(" w%d" % (i * self.args.words_per_event + j)
                         for j in range(self.args.words_per_event))
         key = "reasoning_content" if i < self.args.reasoning else "content"
-        return event({key: words}, "length" if last else None)
+        return completion_chunk("chatcmpl-truth", "truth", {key: words}, "length" if last else None)
 
     def stream(self, conn):
         a = self.args
         if a.header_delay_ms:
             time.sleep(a.header_delay_ms / 1000)
-        conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
-                     b"Transfer-Encoding: chunked\r\n"
-                     + (b"Connection: close\r\n" if a.close else b"") + b"\r\n")
+        conn.sendall(SSE_HEADERS + (b"Connection: close\r\n" if a.close else b"") + b"\r\n")
         t0 = time.monotonic()
         i, g = 0, 0
         while i < a.tokens:
@@ -119,7 +80,7 @@ class Server:
             data = b"".join(self.token(j, j == a.tokens - 1) for j in range(i, i + k))
             i += k
             if i == a.tokens:
-                data += chunk("data: [DONE]\n\n") + b"0\r\n\r\n"
+                data += DONE_AND_END
             conn.sendall(data)
 
 
@@ -132,17 +93,7 @@ def main():
     parser.add_argument("--reasoning", type=int, default=0)
     parser.add_argument("--header-delay-ms", type=float, default=0)
     parser.add_argument("--close", action="store_true")
-    server = Server(parser.parse_args())
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print("listening on 127.0.0.1:%d" % listener.getsockname()[1], flush=True)
-    while True:
-        conn, _ = listener.accept()
-        conn.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        threading.Thread(target=server.serve, args=(conn,), daemon=True).start()
+    serve_forever(Server(parser.parse_args()).serve)
 
 
 if __name__ == "__main__":

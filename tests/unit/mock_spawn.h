@@ -77,4 +77,18 @@ static inline int mock_spawn(mock_child_t *child, const char *const *args) {
     return 0;
 }
 
+/* Declares `mock`, a mock_child_t, and the cmocka group fixtures mock_setup (spawns it with the
+ * mock arguments given, e.g. "--ttft-ms", "5") and mock_teardown (stops it), for a file whose test
+ * group shares one mock. */
+#define MOCK_GROUP_FIXTURE(...)                                                                    \
+    static mock_child_t mock;                                                                      \
+    static int mock_setup(void **state) {                                                          \
+        static const char *const args[] = {__VA_ARGS__, NULL};                                     \
+        return mock_spawn(&mock, args);                                                            \
+    }                                                                                              \
+    static int mock_teardown(void **state) {                                                       \
+        mock_stop(&mock);                                                                          \
+        return 0;                                                                                  \
+    }
+
 #endif

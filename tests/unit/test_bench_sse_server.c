@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "../../bench/sse_server.h"
 #include "engine.h"
 
@@ -117,10 +119,5 @@ static void test_sse_server_pattern_text_is_checked(void **state) {
     assert_int_equal(sse_server_parse_pattern("65", pattern), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sse_server_writes_2_then_3_events_per_write_one_itl_apart),
-        cmocka_unit_test(test_sse_server_pattern_text_is_checked),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_sse_server_writes_2_then_3_events_per_write_one_itl_apart),
+          cmocka_unit_test(test_sse_server_pattern_text_is_checked))

@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <jansson.h>
 #include <string.h>
 
@@ -238,15 +240,10 @@ static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(v
     body_free(&body);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_body_chat_round_trips_every_message_through_jansson),
-        cmocka_unit_test(test_body_keeps_nul_bytes_of_a_reply),
-        cmocka_unit_test(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
-        cmocka_unit_test(test_body_completions_joins_the_texts_into_one_prompt),
-        cmocka_unit_test(test_body_without_stream_asks_for_no_stream_options),
-        cmocka_unit_test(test_body_buffer_is_reused_and_fully_rewritten),
-        cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_body_chat_round_trips_every_message_through_jansson),
+          cmocka_unit_test(test_body_keeps_nul_bytes_of_a_reply),
+          cmocka_unit_test(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
+          cmocka_unit_test(test_body_completions_joins_the_texts_into_one_prompt),
+          cmocka_unit_test(test_body_without_stream_asks_for_no_stream_options),
+          cmocka_unit_test(test_body_buffer_is_reused_and_fully_rewritten),
+          cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json))

@@ -5,6 +5,9 @@
 
 #include <cmocka.h>
 
+#include "message_case.h"
+#include "unit_main.h"
+
 #include <dirent.h>
 #include <math.h>
 #include <stdio.h>
@@ -48,12 +51,7 @@ static bool ends_with(const char *s, const char *suffix) {
 }
 
 /* A table of bad files, each with the exact message a user sees. */
-typedef struct bad_case {
-    const char *yaml;
-    const char *expected;
-} bad_case_t;
-
-static const bad_case_t bad_cases[] = {
+static const message_case_t bad_cases[] = {
     {"scheduler:\n  concurency: 4\nlimits: {duration: 10s}\n",
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
@@ -192,17 +190,17 @@ static void test_config_bad_files_give_exact_messages(void **state) {
         config_t cfg;
         config_error_t err;
         char msg[1024];
-        const char *yaml = bad_cases[i].yaml;
+        const char *yaml = bad_cases[i].input;
         int rc = config_load_string(&cfg, yaml, strlen(yaml), "bad.yaml", &err);
         if (rc == 0) {
-            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_cases[i].expected);
+            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_cases[i].message);
             config_free(&cfg);
             failures++;
             continue;
         }
         config_error_format(&err, msg, sizeof msg);
-        if (strcmp(msg, bad_cases[i].expected) != 0) {
-            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_cases[i].expected, msg);
+        if (strcmp(msg, bad_cases[i].message) != 0) {
+            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_cases[i].message, msg);
             failures++;
         }
     }
@@ -223,13 +221,9 @@ static void test_config_error_never_echoes_a_pasted_key(void **state) {
     assert_null(strstr(msg, "abc123"));
 }
 
-typedef struct bad_file_case {
-    const char *name;
-    const char *expected; /* after "PATH:" */
-} bad_file_case_t;
-
 static void test_config_bad_data_files_give_exact_messages(void **state) {
-    static const bad_file_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* file name, message after "PATH:" */
         {"bad_unknown_section.yaml",
          "4:1: schedular: unknown key 'schedular'; did you mean 'scheduler'?"},
         {"bad_tab_indent.yaml",
@@ -245,8 +239,8 @@ static void test_config_bad_data_files_give_exact_messages(void **state) {
         char path[1024], expected[2048], msg[2048];
         config_t cfg;
         config_error_t err;
-        data_path(path, sizeof path, cases[i].name);
-        snprintf(expected, sizeof expected, "%s:%s", path, cases[i].expected);
+        data_path(path, sizeof path, cases[i].input);
+        snprintf(expected, sizeof expected, "%s:%s", path, cases[i].message);
         assert_int_equal(config_load_file(&cfg, path, &err), -1);
         config_error_format(&err, msg, sizeof msg);
         assert_string_equal(msg, expected);
@@ -796,31 +790,26 @@ static void test_config_names_match_the_file_grammar(void **state) {
     assert_string_equal(config_arrival_name(ARRIVAL_GAMMA), "gamma");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_config_bad_files_give_exact_messages),
-        cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
-        cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
-        cmocka_unit_test(test_config_bad_data_files_give_exact_messages),
-        cmocka_unit_test(test_config_directory_is_refused_with_errno_text),
-        cmocka_unit_test(test_config_minimal_file_takes_every_default),
-        cmocka_unit_test(test_config_full_file_sets_every_key),
-        cmocka_unit_test(test_config_empirical_from_file_and_inline_with_weights),
-        cmocka_unit_test(test_config_rate_file_bare_numbers_and_no_cap),
-        cmocka_unit_test(test_config_null_values_take_defaults),
-        cmocka_unit_test(test_config_round_trip_of_data_files),
-        cmocka_unit_test(test_config_round_trip_of_every_example),
-        cmocka_unit_test(test_config_round_trip_keeps_awkward_values_exact),
-        cmocka_unit_test(test_config_write_redacts_secret_headers_and_never_holds_keys),
-        cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
-        cmocka_unit_test(test_config_header_secrecy_by_name),
-        cmocka_unit_test(test_config_set_endpoints_normalises_and_refuses_bad_urls),
-        cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
-        cmocka_unit_test(test_config_api_key_from_env_and_file),
-        cmocka_unit_test(test_config_copy_is_deep_and_equal),
-        cmocka_unit_test(test_config_error_format_without_position_or_key),
-        cmocka_unit_test(test_config_damaged_files_fail_cleanly),
-        cmocka_unit_test(test_config_names_match_the_file_grammar),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
+          cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
+          cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
+          cmocka_unit_test(test_config_bad_data_files_give_exact_messages),
+          cmocka_unit_test(test_config_directory_is_refused_with_errno_text),
+          cmocka_unit_test(test_config_minimal_file_takes_every_default),
+          cmocka_unit_test(test_config_full_file_sets_every_key),
+          cmocka_unit_test(test_config_empirical_from_file_and_inline_with_weights),
+          cmocka_unit_test(test_config_rate_file_bare_numbers_and_no_cap),
+          cmocka_unit_test(test_config_null_values_take_defaults),
+          cmocka_unit_test(test_config_round_trip_of_data_files),
+          cmocka_unit_test(test_config_round_trip_of_every_example),
+          cmocka_unit_test(test_config_round_trip_keeps_awkward_values_exact),
+          cmocka_unit_test(test_config_write_redacts_secret_headers_and_never_holds_keys),
+          cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
+          cmocka_unit_test(test_config_header_secrecy_by_name),
+          cmocka_unit_test(test_config_set_endpoints_normalises_and_refuses_bad_urls),
+          cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
+          cmocka_unit_test(test_config_api_key_from_env_and_file),
+          cmocka_unit_test(test_config_copy_is_deep_and_equal),
+          cmocka_unit_test(test_config_error_format_without_position_or_key),
+          cmocka_unit_test(test_config_damaged_files_fail_cleanly),
+          cmocka_unit_test(test_config_names_match_the_file_grammar))

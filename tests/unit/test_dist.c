@@ -5,6 +5,9 @@
 
 #include <cmocka.h>
 
+#include "message_case.h"
+#include "unit_main.h"
+
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -250,13 +253,9 @@ static void test_dist_clamps_are_respected_and_reached(void **state) {
     }
 }
 
-typedef struct bad_case {
-    const char *spec;
-    const char *message;
-} bad_case_t;
-
 static void test_dist_bad_parameters_give_exact_messages(void **state) {
-    static const bad_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* spec, message */
         {"lognormal:mean=200,sigma=0", "lognormal needs sigma > 0"},
         {"lognormal:mean=200", "lognormal needs sigma"},
         {"lognormal:mean=200,median=100,sigma=1", "lognormal takes mean or median, not both"},
@@ -309,10 +308,10 @@ static void test_dist_bad_parameters_give_exact_messages(void **state) {
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dist_t d;
         char err[256] = "";
-        if (dist_parse_spec(cases[c].spec, &d, err, sizeof err) == 0)
-            fail_msg("'%s' was accepted, expected: %s", cases[c].spec, cases[c].message);
+        if (dist_parse_spec(cases[c].input, &d, err, sizeof err) == 0)
+            fail_msg("'%s' was accepted, expected: %s", cases[c].input, cases[c].message);
         if (strcmp(err, cases[c].message) != 0)
-            fail_msg("'%s': got \"%s\", expected \"%s\"", cases[c].spec, err, cases[c].message);
+            fail_msg("'%s': got \"%s\", expected \"%s\"", cases[c].input, err, cases[c].message);
     }
 }
 
@@ -426,13 +425,9 @@ static void test_dist_load_file_reads_values_weights_and_comments(void **state) 
     free(path);
 }
 
-typedef struct file_case {
-    const char *content;
-    const char *message; /* after "PATH" */
-} file_case_t;
-
 static void test_dist_load_file_errors_name_file_and_line(void **state) {
-    static const file_case_t cases[] = {
+    static const message_case_t cases[] = {
+        /* content, message after "PATH" */
         {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
         {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
         {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
@@ -441,7 +436,7 @@ static void test_dist_load_file_errors_name_file_and_line(void **state) {
         {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char *path = write_temp(cases[c].content);
+        char *path = write_temp(cases[c].input);
         char expected[512], err[512] = "";
         snprintf(expected, sizeof expected, "%s%s", path, cases[c].message);
         dist_t d;
@@ -490,31 +485,25 @@ static void test_dist_samples_depend_only_on_the_rng_coordinates(void **state) {
     }
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_dist_fixed_and_uniform_moments),
-        cmocka_unit_test(test_dist_normal_moments),
-        cmocka_unit_test(test_dist_lognormal_moments_from_mean_and_from_median),
-        cmocka_unit_test(test_dist_exponential_moments),
-        cmocka_unit_test(test_dist_poisson_moments_small_and_large_mean),
-        cmocka_unit_test(test_dist_poisson_pmf_matches_at_large_mean),
-        cmocka_unit_test(test_dist_gamma_moments_above_and_below_shape_one),
-        cmocka_unit_test(test_dist_inverse_gaussian_moments),
-        cmocka_unit_test(test_dist_pareto_moments),
-        cmocka_unit_test(test_dist_zipf_moments),
-        cmocka_unit_test(test_dist_zipf_frequencies_follow_the_power_law),
-        cmocka_unit_test(test_dist_zipf_mean_for_large_n_matches_the_exact_sum),
-        cmocka_unit_test(test_dist_empirical_moments_weighted_and_not),
-        cmocka_unit_test(test_dist_empirical_zero_weight_values_are_never_drawn),
-        cmocka_unit_test(test_dist_clamps_are_respected_and_reached),
-        cmocka_unit_test(test_dist_bad_parameters_give_exact_messages),
-        cmocka_unit_test(test_dist_set_refuses_parameters_the_kind_does_not_take),
-        cmocka_unit_test(test_dist_names_round_trip),
-        cmocka_unit_test(test_dist_spec_format_round_trips),
-        cmocka_unit_test(test_dist_load_file_reads_values_weights_and_comments),
-        cmocka_unit_test(test_dist_load_file_errors_name_file_and_line),
-        cmocka_unit_test(test_dist_copy_is_deep),
-        cmocka_unit_test(test_dist_samples_depend_only_on_the_rng_coordinates),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_dist_fixed_and_uniform_moments),
+          cmocka_unit_test(test_dist_normal_moments),
+          cmocka_unit_test(test_dist_lognormal_moments_from_mean_and_from_median),
+          cmocka_unit_test(test_dist_exponential_moments),
+          cmocka_unit_test(test_dist_poisson_moments_small_and_large_mean),
+          cmocka_unit_test(test_dist_poisson_pmf_matches_at_large_mean),
+          cmocka_unit_test(test_dist_gamma_moments_above_and_below_shape_one),
+          cmocka_unit_test(test_dist_inverse_gaussian_moments),
+          cmocka_unit_test(test_dist_pareto_moments), cmocka_unit_test(test_dist_zipf_moments),
+          cmocka_unit_test(test_dist_zipf_frequencies_follow_the_power_law),
+          cmocka_unit_test(test_dist_zipf_mean_for_large_n_matches_the_exact_sum),
+          cmocka_unit_test(test_dist_empirical_moments_weighted_and_not),
+          cmocka_unit_test(test_dist_empirical_zero_weight_values_are_never_drawn),
+          cmocka_unit_test(test_dist_clamps_are_respected_and_reached),
+          cmocka_unit_test(test_dist_bad_parameters_give_exact_messages),
+          cmocka_unit_test(test_dist_set_refuses_parameters_the_kind_does_not_take),
+          cmocka_unit_test(test_dist_names_round_trip),
+          cmocka_unit_test(test_dist_spec_format_round_trips),
+          cmocka_unit_test(test_dist_load_file_reads_values_weights_and_comments),
+          cmocka_unit_test(test_dist_load_file_errors_name_file_and_line),
+          cmocka_unit_test(test_dist_copy_is_deep),
+          cmocka_unit_test(test_dist_samples_depend_only_on_the_rng_coordinates))

@@ -30,17 +30,7 @@
 #define CHAT_PATH "/v1/chat/completions"
 
 /* The mock, spawned once for the tests that need it. */
-static mock_child_t mock;
-
-static int mock_setup(void **state) {
-    static const char *const fixed[] = {"--ttft-ms", "50", "--itl-ms", "10", NULL};
-    return mock_spawn(&mock, fixed);
-}
-
-static int mock_teardown(void **state) {
-    mock_stop(&mock);
-    return 0;
-}
+MOCK_GROUP_FIXTURE("--ttft-ms", "50", "--itl-ms", "10")
 
 /* A raw-socket server on a thread: answers each connection with a canned reply. */
 
@@ -255,6 +245,18 @@ static void run_open(run_t *run, const engine_options_t *options) {
     current_run = run;
 }
 
+/* run_open with the two options most tests set. */
+static void run_open_streams(run_t *run, uint32_t max_streams, int64_t timeout_ns) {
+    engine_options_t options = {.max_streams = max_streams, .timeout_ns = timeout_ns};
+    run_open(run, &options);
+}
+
+static engine_stats_t run_stats(const run_t *run) {
+    engine_stats_t stats;
+    engine_stats(run->engine, &stats);
+    return stats;
+}
+
 static void run_close(run_t *run) {
     engine_destroy(&run->engine);
     assert_null(run->engine);
@@ -300,9 +302,8 @@ static double median(double *values, int n) {
  * does not decide the outcome while a systematic error still does. */
 static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **state) {
     enum { STREAMS = 5, TOKENS = 40 };
-    engine_options_t options = {.max_streams = STREAMS, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, STREAMS, 20000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(TOKENS, 1);
@@ -413,9 +414,8 @@ static int chains_ok(const chain_t *chains, int n) {
 }
 
 static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections(void **state) {
-    engine_options_t options = {.max_streams = 100, .timeout_ns = 30000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 100, 30000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
@@ -439,8 +439,7 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
     }
     assert_int_equal(ok, 300);
     assert_int_equal(bad, 0);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_finished, 300);
     assert_int_equal(stats.requests_failed, 0);
     /* 300 requests over at most one connection per stream slot (100, and one more for the
@@ -460,9 +459,8 @@ static void test_engine_hundred_concurrent_streams_succeed_and_reuse_connections
 /* 600 streams make three curl multi handles (shards); each slot keeps to one, so connections
  * are still reused and never outnumber the streams. */
 static void test_engine_sharded_streams_succeed_and_reuse_connections(void **state) {
-    engine_options_t options = {.max_streams = 600, .timeout_ns = 30000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 600, 30000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(10, 1);
@@ -470,8 +468,7 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
     chains_start(chains, 300, &run, url, body, 3);
     run_until_done(&run, 30000 * MS);
     assert_int_equal(chains_ok(chains, 300), 900);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_failed, 0);
     assert_true(stats.connections >= 1 && stats.connections <= 301);
     assert_int_equal(stats.token_chunks, 9000);
@@ -480,17 +477,15 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
 }
 
 static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     char by_name[128], by_address[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     mock_url(by_address, sizeof(by_address));
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
     assert_int_equal(engine_resolve(run.engine, by_address, err, sizeof(err)), 0);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.pinned_hosts, 1); /* localhost once; the IP literal needs no lookup */
     run_close(&run);
 }
@@ -500,26 +495,23 @@ static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **
     "no-such-host-with-a-label-longer-than-sixty-three-octets-xxxxxxxx.invalid"
 
 static void test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     char err[512] = "";
     const char *url = "http://" UNRESOLVABLE_HOST ":1/v1";
     assert_int_equal(engine_resolve(run.engine, url, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "cannot resolve host " UNRESOLVABLE_HOST
                                 " (endpoint http://" UNRESOLVABLE_HOST));
     assert_non_null(strstr(err, url));
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.pinned_hosts, 0);
     run_close(&run);
 }
 
 /* Requests to a pinned host hand curl the pinned addresses once per stream, not per request. */
 static void test_engine_pins_are_set_once_per_stream(void **s) {
-    engine_options_t options = {.max_streams = 4, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 4, 20000 * MS);
     char by_name[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
@@ -528,8 +520,7 @@ static void test_engine_pins_are_set_once_per_stream(void **s) {
     chains_start(chains, 4, &run, by_name, body, 5);
     run_until_done(&run, 20000 * MS);
     assert_int_equal(chains_ok(chains, 4), 20);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.requests_finished, 20);
     assert_int_equal(stats.pinned_hosts, 1);
     /* one per stream slot (4, or 5 when a done callback still held its slot at a resubmit) */
@@ -540,9 +531,8 @@ static void test_engine_pins_are_set_once_per_stream(void **s) {
 }
 
 static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state) {
-    engine_options_t options = {.max_streams = 2, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 2, 20000 * MS);
     char url[128];
     mock_url(url, sizeof(url));
     char *body = chat_body(5, 0);
@@ -561,9 +551,8 @@ static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state
 }
 
 static void test_engine_sent_delay_histogram_and_counters(void **state) {
-    engine_options_t options = {.max_streams = 8, .timeout_ns = 20000 * MS};
     run_t run;
-    run_open(&run, &options);
+    run_open_streams(&run, 8, 20000 * MS);
     histogram_t *delay = histogram_new();
     engine_set_sent_delay(run.engine, delay);
     char url[128];
@@ -573,8 +562,7 @@ static void test_engine_sent_delay_histogram_and_counters(void **state) {
     for (int i = 0; i < 4; i++)
         submit_one(&run, url, body, &o[i]);
     run_until_done(&run, 20000 * MS);
-    engine_stats_t stats;
-    engine_stats(run.engine, &stats);
+    engine_stats_t stats = run_stats(&run);
     /* Every token chunk carries sent_ns (and the usage chunk may too). */
     assert_true(histogram_count(delay) >= 80);
     /* Loopback on one host: the client adds tens of microseconds per chunk (epoll wakeup, curl,
@@ -909,6 +897,15 @@ static void test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk(
     assert_string_equal(o.reply, "a b c d e");
 }
 
+/* Fails unless the outcome has exactly these chunks, of these token counts each. */
+static void assert_chunk_tokens(const outcome_t *o, const uint16_t *expected, uint32_t n) {
+    assert_int_equal(o->n_chunks, n);
+    assert_true(o->has_chunk_tokens);
+    for (uint32_t i = 0; i < n; i++)
+        if (o->chunk_tokens[i] != expected[i])
+            fail_msg("chunk %u: %u tokens, expected %u", i, o->chunk_tokens[i], expected[i]);
+}
+
 /* vLLM's continuous_usage_stats: usage on every chunk is a running total, so each chunk carried
  * the difference, the first one included (it is credited once the second proves the totals). */
 static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void **state) {
@@ -919,11 +916,7 @@ static void test_engine_continuous_usage_gives_each_chunk_its_token_count(void *
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 6, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 5);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {2, 1, 2, 1, 1};
-    for (uint32_t i = 0; i < 5; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){2, 1, 2, 1, 1}, 5);
     assert_int_equal(o.record.completion_tokens, 7);
 }
 
@@ -936,10 +929,7 @@ static void test_engine_continuous_usage_after_a_role_chunk_counts_from_the_firs
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 4, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 2);
-    assert_true(o.has_chunk_tokens);
-    assert_int_equal(o.chunk_tokens[0], 3);
-    assert_int_equal(o.chunk_tokens[1], 1);
+    assert_chunk_tokens(&o, (const uint16_t[]){3, 1}, 2);
 }
 
 /* Events written together arrive in one read and form one chunk of their tokens; the gap before
@@ -951,11 +941,7 @@ static void test_engine_events_of_one_read_are_one_chunk_of_their_tokens(void **
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 4, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 3);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {2, 3, 1};
-    for (uint32_t i = 0; i < 3; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){2, 3, 1}, 3);
     for (uint32_t i = 1; i < o.n_chunks; i++)
         assert_true(o.chunk_ns[i] - o.chunk_ns[i - 1] >= 15 * MS);
     assert_int_equal(o.record.content_chunks, 6);
@@ -971,11 +957,7 @@ static void test_engine_coalesced_continuous_usage_adds_the_events_tokens(void *
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 3, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 3);
-    assert_true(o.has_chunk_tokens);
-    static const uint16_t expected[] = {3, 2, 1};
-    for (uint32_t i = 0; i < 3; i++)
-        assert_int_equal(o.chunk_tokens[i], expected[i]);
+    assert_chunk_tokens(&o, (const uint16_t[]){3, 2, 1}, 3);
     assert_int_equal(o.record.completion_tokens, 6);
 }
 

@@ -9,10 +9,20 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "envelope.h"
 
 #define N_RECORDS 5000
 #define N_CHUNKS 20
+
+/* An envelope of this protocol version around the body `body_case` (the caller points it). */
+static Stampede__Envelope envelope_of(Stampede__Envelope__BodyCase body_case) {
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = body_case;
+    env.proto_version = PROTOCOL_VERSION;
+    return env;
+}
 
 /* A batch of N_RECORDS records of N_CHUNKS chunks each, packed; the caller frees it. */
 static uint8_t *pack_batch(uint64_t seq, size_t *len) {
@@ -37,10 +47,8 @@ static uint8_t *pack_batch(uint64_t seq, size_t *len) {
     batch.seq = seq;
     batch.n_records = N_RECORDS;
     batch.records = ptrs;
-    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-    env.body_case = STAMPEDE__ENVELOPE__BODY_BATCH;
+    Stampede__Envelope env = envelope_of(STAMPEDE__ENVELOPE__BODY_BATCH);
     env.batch = &batch;
-    env.proto_version = PROTOCOL_VERSION;
     uint8_t *buf = NULL;
     size_t cap = 0;
     *len = envelope_pack(&env, &buf, &cap);
@@ -111,10 +119,8 @@ static void test_envelope_pack_grows_the_buffer_once(void **state) {
     Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
     hb.state = ENVELOPE_WORKER_RUNNING;
     hb.inflight = 7;
-    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-    env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
+    Stampede__Envelope env = envelope_of(STAMPEDE__ENVELOPE__BODY_HEARTBEAT);
     env.heartbeat = &hb;
-    env.proto_version = PROTOCOL_VERSION;
     uint8_t *buf = NULL;
     size_t cap = 0;
     size_t len = envelope_pack(&env, &buf, &cap);
@@ -133,12 +139,7 @@ static void test_envelope_pack_grows_the_buffer_once(void **state) {
     free(buf);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_envelope_large_batch_unpacks_whole_from_a_few_blocks),
-        cmocka_unit_test(test_envelope_next_batch_reuses_the_blocks),
-        cmocka_unit_test(test_envelope_truncated_bytes_give_null_and_the_arena_still_works),
-        cmocka_unit_test(test_envelope_pack_grows_the_buffer_once),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_envelope_large_batch_unpacks_whole_from_a_few_blocks),
+          cmocka_unit_test(test_envelope_next_batch_reuses_the_blocks),
+          cmocka_unit_test(test_envelope_truncated_bytes_give_null_and_the_arena_still_works),
+          cmocka_unit_test(test_envelope_pack_grows_the_buffer_once))

@@ -88,44 +88,44 @@ static events_t *new_events(uint32_t batch_records, size_t ring_batches, int64_t
 
 /* A streamed request of n chunks 10 ms apart with sub-microsecond jitter. */
 static void fill_record(request_record_t *rec, int64_t *chunk_ns, uint16_t *tokens, uint32_t n) {
-    memset(rec, 0, sizeof *rec);
-    rec->session = 41;
-    rec->node = 2;
-    rec->role = 1;
-    rec->endpoint = 2;
-    rec->request_id = 12345;
-    rec->intended_ns = 1000000000000LL - 2500;
-    rec->send_ns = 1000000000000LL;
-    rec->headers_ns = rec->send_ns + 3000123;
-    rec->first_token_ns = rec->send_ns + 50000377;
-    rec->first_content_ns = rec->send_ns + 50000377;
+    const int64_t send = 1000000000000LL, first_token = send + 50000377;
     for (uint32_t i = 0; i < n; i++) {
-        chunk_ns[i] = rec->first_token_ns + (int64_t)i * 10000000 + (int64_t)((i * 7919) % 997);
+        chunk_ns[i] = first_token + (int64_t)i * 10000000 + (int64_t)((i * 7919) % 997);
         if (tokens)
             tokens[i] = (uint16_t)(1 + i % 3);
     }
-    rec->end_ns = chunk_ns[n - 1] + 1234;
-    rec->http_status = 200;
-    rec->error = ERROR_NONE;
-    rec->has_usage = true;
-    rec->prompt_tokens = 300;
-    rec->completion_tokens = n;
-    rec->cached_tokens = 128;
-    rec->requested_input_tokens = 299;
-    rec->requested_output_tokens = n;
-    rec->n_chunks = n;
-    rec->chunk_ns = chunk_ns;
-    rec->chunk_tokens = tokens;
-    rec->reasoning_chunks = 1;
-    rec->content_chunks = n - 1;
-    rec->content_bytes = 5 * n;
-    rec->workload_hash = 0xdeadbeefcafef00dULL;
-    rec->warmup = true;
-    rec->session_end = true;
-    rec->has_phases = true;
+    *rec = (request_record_t){.session = 41,
+                              .node = 2,
+                              .role = 1,
+                              .endpoint = 2,
+                              .request_id = 12345,
+                              .intended_ns = send - 2500,
+                              .send_ns = send,
+                              .headers_ns = send + 3000123,
+                              .first_token_ns = first_token,
+                              .first_content_ns = first_token,
+                              .end_ns = chunk_ns[n - 1] + 1234,
+                              .http_status = 200,
+                              .error = ERROR_NONE,
+                              .has_usage = true,
+                              .prompt_tokens = 300,
+                              .completion_tokens = n,
+                              .cached_tokens = 128,
+                              .requested_input_tokens = 299,
+                              .requested_output_tokens = n,
+                              .n_chunks = n,
+                              .chunk_ns = chunk_ns,
+                              .chunk_tokens = tokens,
+                              .reasoning_chunks = 1,
+                              .content_chunks = n - 1,
+                              .content_bytes = 5 * n,
+                              .workload_hash = 0xdeadbeefcafef00dULL,
+                              .warmup = true,
+                              .session_end = true,
+                              .has_phases = true,
+                              .connection_reused = true};
     for (int i = 0; i < RECORD_PHASE__COUNT; i++)
         rec->phase_ns[i] = 1000003 * (i + 1);
-    rec->connection_reused = true;
 }
 
 static Stampede__Envelope *only_envelope(sink_t *s) {
@@ -136,6 +136,35 @@ static Stampede__Envelope *only_envelope(sink_t *s) {
     return env;
 }
 
+/* One batch on its way from a worker's events to the controller's ingest. */
+typedef struct shipped {
+    events_t *ev;
+    sink_t sink;
+    Stampede__Envelope *env; /* the one envelope sent, unpacked */
+    ingest_t *in;
+} shipped_t;
+
+/* Adds `copies` of rec to new events (clock shifted by `shift`), seals and sends them as one batch;
+ * unpacks it and makes an ingest to read it with. */
+static void ship(shipped_t *s, const request_record_t *rec, int copies, int64_t shift) {
+    s->ev = new_events(0, 0, shift);
+    for (int i = 0; i < copies; i++)
+        assert_int_equal(events_add(s->ev, rec), 0);
+    assert_int_equal(events_seal(s->ev), 1);
+    s->sink = (sink_t){.accept = 64};
+    assert_int_equal(events_flush(s->ev, sink_send, &s->sink), 1);
+    s->env = only_envelope(&s->sink);
+    s->in = ingest_new();
+    assert_non_null(s->in);
+}
+
+static void shipped_clear(shipped_t *s) {
+    ingest_destroy(&s->in);
+    stampede__envelope__free_unpacked(s->env, NULL);
+    sink_clear(&s->sink);
+    events_destroy(&s->ev);
+}
+
 static void
 test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(void **st) {
     enum { N = 200 };
@@ -144,13 +173,9 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
     request_record_t rec;
     fill_record(&rec, chunk_ns, tokens, N);
     strcpy(rec.error_message, "none at all");
-    events_t *ev = new_events(0, 0, 0);
-    assert_int_equal(events_add(ev, &rec), 0);
-    assert_int_equal(events_seal(ev), 1);
-    sink_t sink = {.accept = 64};
-    assert_int_equal(events_flush(ev, sink_send, &sink), 1);
-
-    Stampede__Envelope *env = only_envelope(&sink);
+    shipped_t s;
+    ship(&s, &rec, 1, 0);
+    Stampede__Envelope *env = s.env;
     assert_int_equal(env->proto_version, PROTOCOL_VERSION);
     assert_true(env->run_id == RUN_ID);
     assert_int_equal(env->seq, 1);
@@ -158,9 +183,8 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
     assert_int_equal(env->batch->worker_index, 3);
     assert_int_equal(env->batch->n_records, 1);
 
-    ingest_t *in = ingest_new();
     request_record_t out;
-    assert_int_equal(ingest_record(in, env->batch->records[0], 0, 3, &out), 0);
+    assert_int_equal(ingest_record(s.in, env->batch->records[0], 0, 3, &out), 0);
     assert_int_equal(out.session, 41);
     assert_int_equal(out.node, 2);
     assert_int_equal(out.role, 1);
@@ -200,10 +224,7 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
         assert_true(err >= -500 && err <= 500);
         assert_int_equal(out.chunk_tokens[i], tokens[i]);
     }
-    ingest_destroy(&in);
-    stampede__envelope__free_unpacked(env, NULL);
-    sink_clear(&sink);
-    events_destroy(&ev);
+    shipped_clear(&s);
 }
 
 static void test_events_chunk_gaps_cost_about_two_bytes_per_token_and_never_drift(void **st) {
@@ -211,19 +232,13 @@ static void test_events_chunk_gaps_cost_about_two_bytes_per_token_and_never_drif
     int64_t *chunk_ns = malloc(N * sizeof *chunk_ns);
     request_record_t rec;
     fill_record(&rec, chunk_ns, NULL, N);
-    events_t *ev = new_events(0, 0, 0);
-    assert_int_equal(events_add(ev, &rec), 0);
-    assert_int_equal(events_seal(ev), 1);
-    sink_t sink = {.accept = 64};
-    events_flush(ev, sink_send, &sink);
+    shipped_t s;
+    ship(&s, &rec, 1, 0);
     /* 10 ms gaps are 10000 us: two varint bytes each, plus the fixed fields of the record */
-    assert_true(sink.len[0] < 2 * N + 200);
-
-    Stampede__Envelope *env = only_envelope(&sink);
-    assert_int_equal(env->batch->records[0]->n_chunk_tokens, 0); /* all ones: not sent */
-    ingest_t *in = ingest_new();
+    assert_true(s.sink.len[0] < 2 * N + 200);
+    assert_int_equal(s.env->batch->records[0]->n_chunk_tokens, 0); /* all ones: not sent */
     request_record_t out;
-    assert_int_equal(ingest_record(in, env->batch->records[0], 0, 0, &out), 0);
+    assert_int_equal(ingest_record(s.in, s.env->batch->records[0], 0, 0, &out), 0);
     assert_null(out.chunk_tokens);
     int64_t worst = 0;
     for (uint32_t i = 0; i < N; i++) {
@@ -231,10 +246,7 @@ static void test_events_chunk_gaps_cost_about_two_bytes_per_token_and_never_drif
         worst = err > worst ? err : worst;
     }
     assert_true(worst <= 500); /* expected <= 500 ns even at the 20000th chunk */
-    ingest_destroy(&in);
-    stampede__envelope__free_unpacked(env, NULL);
-    sink_clear(&sink);
-    events_destroy(&ev);
+    shipped_clear(&s);
     free(chunk_ns);
 }
 
@@ -244,26 +256,18 @@ static void test_events_clock_shift_is_undone_by_the_measured_offset(void **st) 
     int64_t chunk_ns[N];
     request_record_t rec;
     fill_record(&rec, chunk_ns, NULL, N);
-    events_t *ev = new_events(0, 0, shift);
-    events_add(ev, &rec);
-    events_seal(ev);
-    sink_t sink = {.accept = 64};
-    events_flush(ev, sink_send, &sink);
-    Stampede__Envelope *env = only_envelope(&sink);
-    assert_true(env->batch->records[0]->send_ns == rec.send_ns + shift);
-    ingest_t *in = ingest_new();
+    shipped_t s;
+    ship(&s, &rec, 1, shift);
+    assert_true(s.env->batch->records[0]->send_ns == rec.send_ns + shift);
     request_record_t out;
-    ingest_record(in, env->batch->records[0], shift, 0, &out);
+    ingest_record(s.in, s.env->batch->records[0], shift, 0, &out);
     assert_true(out.send_ns == rec.send_ns);
     assert_true(out.first_token_ns == rec.first_token_ns);
     assert_true(out.end_ns == rec.end_ns);
     assert_true(out.intended_ns == rec.intended_ns);
     for (uint32_t i = 0; i < N; i++)
         assert_true(llabs(out.chunk_ns[i] - chunk_ns[i]) <= 500);
-    ingest_destroy(&in);
-    stampede__envelope__free_unpacked(env, NULL);
-    sink_clear(&sink);
-    events_destroy(&ev);
+    shipped_clear(&s);
 }
 
 static void test_events_unsent_request_keeps_absolute_times_and_absent_stamps(void **st) {
@@ -274,15 +278,10 @@ static void test_events_unsent_request_keeps_absolute_times_and_absent_stamps(vo
     rec.end_ns = 5000900;
     rec.error = ERROR_CONNECT;
     strcpy(rec.error_message, "connect: Connection refused");
-    events_t *ev = new_events(0, 0, shift);
-    events_add(ev, &rec);
-    events_seal(ev);
-    sink_t sink = {.accept = 64};
-    events_flush(ev, sink_send, &sink);
-    Stampede__Envelope *env = only_envelope(&sink);
-    ingest_t *in = ingest_new();
+    shipped_t s;
+    ship(&s, &rec, 1, shift);
     request_record_t out;
-    ingest_record(in, env->batch->records[0], shift, 0, &out);
+    ingest_record(s.in, s.env->batch->records[0], shift, 0, &out);
     assert_int_equal(out.send_ns, 0);
     assert_int_equal(out.headers_ns, 0);
     assert_int_equal(out.first_token_ns, 0);
@@ -291,10 +290,7 @@ static void test_events_unsent_request_keeps_absolute_times_and_absent_stamps(vo
     assert_int_equal(out.error, ERROR_CONNECT);
     assert_string_equal(out.error_message, "connect: Connection refused");
     assert_int_equal(out.n_chunks, 0);
-    ingest_destroy(&in);
-    stampede__envelope__free_unpacked(env, NULL);
-    sink_clear(&sink);
-    events_destroy(&ev);
+    shipped_clear(&s);
 }
 
 static void test_events_batch_bytes_equal_what_protobuf_c_packs(void **st) {
@@ -303,23 +299,16 @@ static void test_events_batch_bytes_equal_what_protobuf_c_packs(void **st) {
     uint16_t tokens[N];
     request_record_t rec;
     fill_record(&rec, chunk_ns, tokens, N);
-    events_t *ev = new_events(0, 0, 0);
-    for (int i = 0; i < 3; i++)
-        events_add(ev, &rec);
-    events_seal(ev);
-    sink_t sink = {.accept = 64};
-    events_flush(ev, sink_send, &sink);
-    Stampede__Envelope *env = only_envelope(&sink);
-    assert_int_equal(env->batch->n_records, 3);
-    size_t len = stampede__envelope__get_packed_size(env);
-    assert_int_equal(len, sink.len[0]);
+    shipped_t s;
+    ship(&s, &rec, 3, 0);
+    assert_int_equal(s.env->batch->n_records, 3);
+    size_t len = stampede__envelope__get_packed_size(s.env);
+    assert_int_equal(len, s.sink.len[0]);
     uint8_t *again = malloc(len);
-    stampede__envelope__pack(env, again);
-    assert_memory_equal(again, sink.data[0], len);
+    stampede__envelope__pack(s.env, again);
+    assert_memory_equal(again, s.sink.data[0], len);
     free(again);
-    stampede__envelope__free_unpacked(env, NULL);
-    sink_clear(&sink);
-    events_destroy(&ev);
+    shipped_clear(&s);
 }
 
 static uint64_t sent_seq(const sink_t *s, size_t i) {

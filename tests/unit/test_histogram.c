@@ -10,6 +10,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "histogram.h"
 
 #define SAMPLES 1000000
@@ -193,11 +195,18 @@ static void test_histogram_merge_of_4_parts_equals_whole_bucket_for_bucket(void 
     histogram_destroy(&merged);
 }
 
-static void test_histogram_iteration_covers_every_count_in_order(void **state) {
+/* A new histogram of n lognormal samples (median_ns, sigma) drawn from the generator at `seed`. */
+static histogram_t *lognormal_histogram(uint64_t seed, int n, double median_ns, double sigma) {
     histogram_t *h = histogram_new();
-    rng_state = 5;
-    for (int i = 0; i < 50000; i++)
-        histogram_record(h, lognormal_ns(5e6, 1.0));
+    assert_non_null(h);
+    rng_state = seed;
+    for (int i = 0; i < n; i++)
+        histogram_record(h, lognormal_ns(median_ns, sigma));
+    return h;
+}
+
+static void test_histogram_iteration_covers_every_count_in_order(void **state) {
+    histogram_t *h = lognormal_histogram(5, 50000, 5e6, 1.0);
     histogram_iter_t it = HISTOGRAM_ITER_INIT;
     histogram_bucket_t b;
     uint64_t total = 0, previous_high = 0;
@@ -231,10 +240,7 @@ static void test_histogram_reset_empties_it(void **state) {
 }
 
 static void test_histogram_serialize_parse_round_trip(void **state) {
-    histogram_t *h = histogram_new();
-    rng_state = 9;
-    for (int i = 0; i < 100000; i++)
-        histogram_record(h, lognormal_ns(40e6, 0.5));
+    histogram_t *h = lognormal_histogram(9, 100000, 40e6, 0.5);
     histogram_record_n(h, 3 * HISTOGRAM_MAX_NS, 2);
     uint8_t *buf;
     size_t len;
@@ -333,20 +339,15 @@ static void test_histogram_parse_rejects_inconsistent_encodings(void **state) {
     histogram_destroy(&h);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_lognormal),
-        cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_bimodal),
-        cmocka_unit_test(test_histogram_min_max_mean_are_exact),
-        cmocka_unit_test(test_histogram_values_below_2048_ns_are_exact),
-        cmocka_unit_test(test_histogram_empty_reports_zeros),
-        cmocka_unit_test(test_histogram_values_above_one_hour_are_clamped_and_counted),
-        cmocka_unit_test(test_histogram_merge_of_4_parts_equals_whole_bucket_for_bucket),
-        cmocka_unit_test(test_histogram_iteration_covers_every_count_in_order),
-        cmocka_unit_test(test_histogram_reset_empties_it),
-        cmocka_unit_test(test_histogram_serialize_parse_round_trip),
-        cmocka_unit_test(test_histogram_parse_rejects_truncated_and_flipped_bytes),
-        cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_lognormal),
+          cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_bimodal),
+          cmocka_unit_test(test_histogram_min_max_mean_are_exact),
+          cmocka_unit_test(test_histogram_values_below_2048_ns_are_exact),
+          cmocka_unit_test(test_histogram_empty_reports_zeros),
+          cmocka_unit_test(test_histogram_values_above_one_hour_are_clamped_and_counted),
+          cmocka_unit_test(test_histogram_merge_of_4_parts_equals_whole_bucket_for_bucket),
+          cmocka_unit_test(test_histogram_iteration_covers_every_count_in_order),
+          cmocka_unit_test(test_histogram_reset_empties_it),
+          cmocka_unit_test(test_histogram_serialize_parse_round_trip),
+          cmocka_unit_test(test_histogram_parse_rejects_truncated_and_flipped_bytes),
+          cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings))

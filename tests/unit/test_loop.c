@@ -13,6 +13,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "loop.h"
 
 #define MS 1000000LL
@@ -43,7 +45,7 @@ static void watchdog_fired(loop_t *loop, uint64_t id, void *arg) {
 static void run_bounded(loop_t *loop, int64_t limit_ns) {
     int expired = 0;
     uint64_t dog = loop_timer_at(loop, loop_now_ns() + limit_ns, watchdog_fired, &expired);
-    loop_run(loop);
+    assert_int_equal(loop_run(loop), 0);
     loop_timer_cancel(loop, dog);
     assert_int_equal(expired, 0);
 }
@@ -62,6 +64,24 @@ static void open_pipe(int fds[2]) {
 static void close_pipe(int fds[2]) {
     close(fds[0]);
     close(fds[1]);
+}
+
+/* A loop and a pipe (fds[0] the read end), for the fd tests. */
+typedef struct piped_loop {
+    loop_t *loop;
+    int fds[2];
+} piped_loop_t;
+
+static piped_loop_t piped_loop_new(void) {
+    piped_loop_t p = {.loop = loop_new()};
+    assert_non_null(p.loop);
+    open_pipe(p.fds);
+    return p;
+}
+
+static void piped_loop_free(piped_loop_t *p) {
+    close_pipe(p->fds);
+    loop_destroy(&p->loop);
 }
 
 static void test_loop_timers_fire_in_deadline_order_and_not_early(void **state) {
@@ -207,18 +227,15 @@ static void pipe_seen(loop_t *loop, int fd, int mask, void *arg) {
 }
 
 static void test_loop_timer_rearming_in_the_past_does_not_starve_fds(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     rearm_t r = {0};
-    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, pipe_seen, &r), 0);
-    assert_int_equal(write(fds[1], "x", 1), 1);
-    loop_timer_at(loop, 0, rearm_now, &r);
-    run_bounded(loop, 5000 * MS);
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 0, pipe_seen, &r), 0);
+    assert_int_equal(write(p.fds[1], "x", 1), 1);
+    loop_timer_at(p.loop, 0, rearm_now, &r);
+    run_bounded(p.loop, 5000 * MS);
     assert_int_equal(r.fd_seen, 1);
     assert_true(r.count < 1000);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 typedef struct fd_seen {
@@ -239,79 +256,68 @@ static void count_readable(loop_t *loop, int fd, int mask, void *arg) {
 }
 
 static void test_loop_level_triggered_fd_reports_readable_until_drained(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     fd_seen_t s = {0};
-    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, count_readable, &s), 0);
-    run_for_ms(loop, 20);
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 0, count_readable, &s), 0);
+    run_for_ms(p.loop, 20);
     assert_int_equal(s.calls, 0); /* nothing written yet */
-    assert_int_equal(write(fds[1], "ab", 2), 2);
-    run_for_ms(loop, 20);
+    assert_int_equal(write(p.fds[1], "ab", 2), 2);
+    run_for_ms(p.loop, 20);
     /* Never read: level-triggered keeps reporting it, once per loop iteration. */
     assert_true(s.calls > 1);
     assert_int_equal(s.mask & LOOP_READABLE, LOOP_READABLE);
     assert_ptr_equal(s.arg, &s);
     int before = s.calls;
-    loop_unwatch(loop, fds[0]);
-    run_for_ms(loop, 20);
+    loop_unwatch(p.loop, p.fds[0]);
+    run_for_ms(p.loop, 20);
     assert_int_equal(s.calls, before);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 static void test_loop_edge_triggered_fd_reports_once_per_new_data(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     fd_seen_t s = {0};
-    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 1, count_readable, &s), 0);
-    assert_int_equal(write(fds[1], "a", 1), 1);
-    run_for_ms(loop, 20);
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 1, count_readable, &s), 0);
+    assert_int_equal(write(p.fds[1], "a", 1), 1);
+    run_for_ms(p.loop, 20);
     assert_int_equal(s.calls, 1); /* not drained, yet reported once only */
-    assert_int_equal(write(fds[1], "b", 1), 1);
-    run_for_ms(loop, 20);
+    assert_int_equal(write(p.fds[1], "b", 1), 1);
+    run_for_ms(p.loop, 20);
     assert_int_equal(s.calls, 2);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 static void test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event(void **state) {
-    loop_t *loop = loop_new();
-    int a[2], b[2];
-    open_pipe(a);
+    piped_loop_t p = piped_loop_new();
+    int b[2];
     open_pipe(b);
     /* Both become readable in the same epoll batch; whichever runs first unwatches the
      * other, so exactly one callback runs in total. */
     fd_seen_t sa = {.other_fd = b[0], .unwatch_other = 1};
-    fd_seen_t sb = {.other_fd = a[0], .unwatch_other = 1};
-    assert_int_equal(loop_watch(loop, a[0], LOOP_READABLE, 1, count_readable, &sa), 0);
-    assert_int_equal(loop_watch(loop, b[0], LOOP_READABLE, 1, count_readable, &sb), 0);
-    assert_int_equal(write(a[1], "a", 1), 1);
+    fd_seen_t sb = {.other_fd = p.fds[0], .unwatch_other = 1};
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 1, count_readable, &sa), 0);
+    assert_int_equal(loop_watch(p.loop, b[0], LOOP_READABLE, 1, count_readable, &sb), 0);
+    assert_int_equal(write(p.fds[1], "a", 1), 1);
     assert_int_equal(write(b[1], "b", 1), 1);
-    run_for_ms(loop, 20);
+    run_for_ms(p.loop, 20);
     assert_int_equal(sa.calls + sb.calls, 1);
-    close_pipe(a);
     close_pipe(b);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 static void test_loop_writable_interest_and_watch_change(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     fd_seen_t s = {0};
     /* An empty pipe's write end is writable at once. */
-    assert_int_equal(loop_watch(loop, fds[1], LOOP_WRITABLE, 1, count_readable, &s), 0);
-    run_for_ms(loop, 10);
+    assert_int_equal(loop_watch(p.loop, p.fds[1], LOOP_WRITABLE, 1, count_readable, &s), 0);
+    run_for_ms(p.loop, 10);
     assert_int_equal(s.calls, 1);
     assert_int_equal(s.mask & LOOP_WRITABLE, LOOP_WRITABLE);
     /* Changing the interest to readable-only on the write end: no more events. */
-    assert_int_equal(loop_watch(loop, fds[1], LOOP_READABLE, 1, count_readable, &s), 0);
-    run_for_ms(loop, 10);
+    assert_int_equal(loop_watch(p.loop, p.fds[1], LOOP_READABLE, 1, count_readable, &s), 0);
+    run_for_ms(p.loop, 10);
     assert_int_equal(s.calls, 1);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 static void test_loop_watch_of_a_bad_fd_fails_with_errno(void **state) {
@@ -350,23 +356,16 @@ static void hook_stops_once_the_fd_ran(loop_t *loop, void *arg) {
 }
 
 static void test_loop_before_sleep_runs_after_the_turns_callbacks(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     turn_log_t t = {0};
-    loop_before_sleep(loop, hook_stops_once_the_fd_ran, &t);
-    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, fd_then_hook_readable, &t), 0);
-    assert_int_equal(write(fds[1], "x", 1), 1);
-    int expired = 0;
-    uint64_t dog = loop_timer_at(loop, loop_now_ns() + 5000 * MS, watchdog_fired, &expired);
-    assert_int_equal(loop_run(loop), 0);
-    loop_timer_cancel(loop, dog);
-    assert_int_equal(expired, 0);
+    loop_before_sleep(p.loop, hook_stops_once_the_fd_ran, &t);
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 0, fd_then_hook_readable, &t), 0);
+    assert_int_equal(write(p.fds[1], "x", 1), 1);
+    run_bounded(p.loop, 5000 * MS);
     assert_int_equal(t.fd_calls_when_hook_ran, 1); /* the hook saw the turn's fd callback */
     assert_true(t.hook_calls >= 1);
-    loop_before_sleep(loop, NULL, NULL);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    loop_before_sleep(p.loop, NULL, NULL);
+    piped_loop_free(&p);
 }
 
 typedef struct busy_timers {
@@ -393,22 +392,19 @@ static void note_fd_turn(loop_t *loop, int fd, int mask, void *arg) {
 }
 
 static void test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget(void **state) {
-    loop_t *loop = loop_new();
-    int fds[2];
-    open_pipe(fds);
+    piped_loop_t p = piped_loop_new();
     /* 2,000 timers already due hold 20 ms of work; the fd is ready from the start. Without the
      * 1 ms timer budget every one of them would run before the fd's turn. */
     busy_timers_t b = {.fired_when_fd_ran = -1, .total = 2000};
     for (int i = 0; i < b.total; i++)
-        assert_true(loop_timer_at(loop, 0, busy_timer, &b) > 0);
-    assert_int_equal(loop_watch(loop, fds[0], LOOP_READABLE, 0, note_fd_turn, &b), 0);
-    assert_int_equal(write(fds[1], "x", 1), 1);
-    run_bounded(loop, 10000 * MS);
+        assert_true(loop_timer_at(p.loop, 0, busy_timer, &b) > 0);
+    assert_int_equal(loop_watch(p.loop, p.fds[0], LOOP_READABLE, 0, note_fd_turn, &b), 0);
+    assert_int_equal(write(p.fds[1], "x", 1), 1);
+    run_bounded(p.loop, 10000 * MS);
     assert_int_equal(b.fired, b.total);
     assert_true(b.fired_when_fd_ran >= 0);
     assert_true(b.fired_when_fd_ran < b.total / 2);
-    close_pipe(fds);
-    loop_destroy(&loop);
+    piped_loop_free(&p);
 }
 
 typedef struct clock_seen {
@@ -440,22 +436,17 @@ static void test_loop_now_is_monotonic_ns(void **state) {
     assert_true(b - a < 2000 * MS);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early),
-        cmocka_unit_test(test_loop_ten_thousand_random_timers_fire_sorted),
-        cmocka_unit_test(test_loop_cancelled_timer_never_fires_and_stale_cancel_is_harmless),
-        cmocka_unit_test(test_loop_timer_cancelled_from_a_callback_of_the_same_instant),
-        cmocka_unit_test(test_loop_timer_rearming_in_the_past_does_not_starve_fds),
-        cmocka_unit_test(test_loop_level_triggered_fd_reports_readable_until_drained),
-        cmocka_unit_test(test_loop_edge_triggered_fd_reports_once_per_new_data),
-        cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
-        cmocka_unit_test(test_loop_writable_interest_and_watch_change),
-        cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
-        cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
-        cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
-        cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
-        cmocka_unit_test(test_loop_now_is_monotonic_ns),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early),
+          cmocka_unit_test(test_loop_ten_thousand_random_timers_fire_sorted),
+          cmocka_unit_test(test_loop_cancelled_timer_never_fires_and_stale_cancel_is_harmless),
+          cmocka_unit_test(test_loop_timer_cancelled_from_a_callback_of_the_same_instant),
+          cmocka_unit_test(test_loop_timer_rearming_in_the_past_does_not_starve_fds),
+          cmocka_unit_test(test_loop_level_triggered_fd_reports_readable_until_drained),
+          cmocka_unit_test(test_loop_edge_triggered_fd_reports_once_per_new_data),
+          cmocka_unit_test(test_loop_unwatch_from_a_callback_drops_the_other_fds_pending_event),
+          cmocka_unit_test(test_loop_writable_interest_and_watch_change),
+          cmocka_unit_test(test_loop_watch_of_a_bad_fd_fails_with_errno),
+          cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
+          cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
+          cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
+          cmocka_unit_test(test_loop_now_is_monotonic_ns))

@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "metrics.h"
 #include "record.h"
 
@@ -29,17 +31,21 @@ static request_record_t stream(int64_t *chunk_ns, const int64_t *offsets_ms, uin
     return rec;
 }
 
+static metrics_t metrics_of(const request_record_t *rec) {
+    metrics_t m;
+    metrics_compute(rec, &m);
+    return m;
+}
+
 static void test_metrics_single_token_chunks_with_usage(void **state) {
-    static const int64_t offsets[] = {50, 60, 70, 80};
     int64_t chunks[4];
-    request_record_t rec = stream(chunks, offsets, 4);
+    request_record_t rec = stream(chunks, (const int64_t[]){50, 60, 70, 80}, 4);
     rec.intended_ns = T0 - 2 * MS;
     rec.has_usage = true;
     rec.completion_tokens = 4;
     rec.prompt_tokens = 100;
     rec.requested_output_tokens = 4;
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_true(m.ok);
     assert_false(m.failed);
     assert_int_equal(m.value_ns[METRIC_TTFT], 50 * MS);
@@ -63,15 +69,13 @@ static void test_metrics_single_token_chunks_with_usage(void **state) {
 }
 
 static void test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens(void **state) {
-    static const int64_t offsets[] = {100, 130, 150};
     static uint16_t tokens[] = {1, 3, 2};
     int64_t chunks[3];
-    request_record_t rec = stream(chunks, offsets, 3);
+    request_record_t rec = stream(chunks, (const int64_t[]){100, 130, 150}, 3);
     rec.chunk_tokens = tokens;
     rec.has_usage = true;
     rec.completion_tokens = 6;
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     uint32_t k;
     /* 30 ms carrying 3 tokens: three samples of 10 ms; 20 ms carrying 2: two of 10 ms */
     assert_int_equal(metrics_itl(&rec, 1, &k), 10 * MS);
@@ -86,13 +90,11 @@ static void test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens(void *
 }
 
 static void test_metrics_stream_without_usage_counts_tokens_from_chunks(void **state) {
-    static const int64_t offsets[] = {20, 40, 60, 80, 100};
     int64_t chunks[5];
-    request_record_t rec = stream(chunks, offsets, 5);
+    request_record_t rec = stream(chunks, (const int64_t[]){20, 40, 60, 80, 100}, 5);
     rec.requested_input_tokens = 250;
     rec.requested_output_tokens = 8;
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     bool from_usage = true;
     assert_int_equal(record_output_tokens(&rec, &from_usage), 5);
     assert_false(from_usage);
@@ -105,14 +107,12 @@ static void test_metrics_stream_without_usage_counts_tokens_from_chunks(void **s
 }
 
 static void test_metrics_reasoning_first_stream_separates_ttft_from_ttfc(void **state) {
-    static const int64_t offsets[] = {40, 45, 50, 300, 310};
     int64_t chunks[5];
-    request_record_t rec = stream(chunks, offsets, 5);
+    request_record_t rec = stream(chunks, (const int64_t[]){40, 45, 50, 300, 310}, 5);
     rec.reasoning_chunks = 3;
     rec.content_chunks = 2;
     rec.first_content_ns = chunks[3];
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_int_equal(m.value_ns[METRIC_TTFT], 40 * MS);
     assert_int_equal(m.value_ns[METRIC_TTFC], 300 * MS);
     /* the gap from the last reasoning token to the first content token is an ITL sample */
@@ -122,31 +122,27 @@ static void test_metrics_reasoning_first_stream_separates_ttft_from_ttfc(void **
 }
 
 static void test_metrics_first_token_falls_back_to_first_chunk(void **state) {
-    static const int64_t offsets[] = {70, 80};
     int64_t chunks[2];
-    request_record_t rec = stream(chunks, offsets, 2);
+    request_record_t rec = stream(chunks, (const int64_t[]){70, 80}, 2);
     rec.first_token_ns = 0;
     rec.first_content_ns = 0;
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_true(m.has[METRIC_TTFT]);
     assert_int_equal(m.value_ns[METRIC_TTFT], 70 * MS);
     assert_false(m.has[METRIC_TTFC]);
 }
 
 static void test_metrics_tpot_needs_two_tokens_and_two_chunks(void **state) {
-    static const int64_t one[] = {30};
     int64_t chunks[1];
-    request_record_t rec = stream(chunks, one, 1);
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    request_record_t rec = stream(chunks, (const int64_t[]){30}, 1);
+    metrics_t m = metrics_of(&rec);
     assert_false(m.has[METRIC_TPOT]);
     assert_false(m.has[METRIC_ITL]);
     assert_int_equal(m.itl_samples, 0);
     /* one chunk carrying every token: decode time is invisible */
     rec.has_usage = true;
     rec.completion_tokens = 40;
-    metrics_compute(&rec, &m);
+    m = metrics_of(&rec);
     assert_false(m.has[METRIC_TPOT]);
     assert_true(m.has[METRIC_TTFT]);
 }
@@ -154,14 +150,13 @@ static void test_metrics_tpot_needs_two_tokens_and_two_chunks(void **state) {
 static void test_metrics_error_classes_ok_failed_cancelled(void **state) {
     request_record_t rec;
     memset(&rec, 0, sizeof rec);
-    metrics_t m;
     rec.error = ERROR_HTTP_5XX;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_true(m.failed);
     assert_false(m.ok);
     assert_false(m.cancelled);
     rec.error = ERROR_CANCELLED;
-    metrics_compute(&rec, &m);
+    m = metrics_of(&rec);
     assert_true(m.cancelled);
     assert_false(m.failed);
     assert_false(m.ok);
@@ -180,17 +175,16 @@ static void test_metrics_schedule_lag_never_negative_and_needs_intended(void **s
     memset(&rec, 0, sizeof rec);
     rec.send_ns = T0;
     rec.intended_ns = T0 + 1000; /* sent 1 us early */
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_true(m.has[METRIC_SCHEDULE_LAG]);
     assert_int_equal(m.value_ns[METRIC_SCHEDULE_LAG], 0);
     assert_false(m.has[METRIC_TTFT_FROM_INTENDED]); /* no token, no end */
     assert_false(m.has[METRIC_E2E_FROM_INTENDED]);
     rec.end_ns = T0 + 5 * MS;
-    metrics_compute(&rec, &m);
+    m = metrics_of(&rec);
     assert_int_equal(m.value_ns[METRIC_E2E_FROM_INTENDED], 5 * MS - 1000);
     rec.intended_ns = 0;
-    metrics_compute(&rec, &m);
+    m = metrics_of(&rec);
     assert_false(m.has[METRIC_SCHEDULE_LAG]);
     assert_false(m.has[METRIC_E2E_FROM_INTENDED]);
     assert_false(m.has[METRIC_TTFT]);
@@ -199,17 +193,15 @@ static void test_metrics_schedule_lag_never_negative_and_needs_intended(void **s
 /* A token-carrying chunk that says it carried 0 tokens counts as 1 everywhere: in the output
  * token count as in the ITL samples, so that samples = tokens - 1 still holds. */
 static void test_metrics_chunk_of_zero_tokens_counts_as_one_token(void **state) {
-    static const int64_t offsets[] = {10, 30, 50};
     static uint16_t tokens[] = {0, 0, 2};
     int64_t chunks[3];
-    request_record_t rec = stream(chunks, offsets, 3);
+    request_record_t rec = stream(chunks, (const int64_t[]){10, 30, 50}, 3);
     rec.chunk_tokens = tokens;
     uint32_t k;
     assert_int_equal(metrics_itl(&rec, 1, &k), 20 * MS);
     assert_int_equal(k, 1);
     assert_int_equal(record_chunk_tokens(&rec), 1 + 1 + 2);
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_int_equal(m.output_tokens, 4);
     assert_int_equal(m.chunk_tokens, 4);
     assert_int_equal(m.itl_samples, 4 - 1);
@@ -219,24 +211,21 @@ static void test_metrics_chunk_of_zero_tokens_counts_as_one_token(void **state) 
 /* A chunk received before the one it follows (impossible on one clock) leaves that gap out: no
  * ITL sample at all, never a sample of 0. The chunk's token still counts. */
 static void test_metrics_backwards_gap_yields_no_itl_sample(void **state) {
-    static const int64_t offsets[] = {10, 30, 25, 45};
     int64_t chunks[4];
-    request_record_t rec = stream(chunks, offsets, 4);
+    request_record_t rec = stream(chunks, (const int64_t[]){10, 30, 25, 45}, 4);
     uint32_t k = 99;
     assert_int_equal(metrics_itl(&rec, 2, &k), 0);
     assert_int_equal(k, 0);
     assert_int_equal(metrics_itl(&rec, 3, &k), 20 * MS);
     assert_int_equal(k, 1);
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_int_equal(m.itl_samples, 2);
     assert_true(m.has[METRIC_ITL]);
     assert_int_equal(m.value_ns[METRIC_ITL], 20 * MS); /* (20 + 20) / 2, the backwards gap out */
     assert_int_equal(m.output_tokens, 4);
     /* one chunk pair, and it runs backwards: no ITL at all */
-    static const int64_t backwards[] = {30, 10};
-    rec = stream(chunks, backwards, 2);
-    metrics_compute(&rec, &m);
+    rec = stream(chunks, (const int64_t[]){30, 10}, 2); /* backwards */
+    m = metrics_of(&rec);
     assert_false(m.has[METRIC_ITL]);
     assert_int_equal(m.itl_samples, 0);
     assert_false(m.has[METRIC_TPOT]);
@@ -254,39 +243,38 @@ static void test_metrics_extreme_timestamps_do_not_overflow(void **state) {
     rec.end_ns = INT64_MAX;
     rec.n_chunks = 2;
     rec.chunk_ns = chunks;
-    metrics_t m;
-    metrics_compute(&rec, &m);
+    metrics_t m = metrics_of(&rec);
     assert_int_equal(m.value_ns[METRIC_TTFT], UINT64_MAX - 1);
     uint32_t k;
     assert_int_equal(metrics_itl(&rec, 1, &k), UINT64_MAX - 1);
     rec.send_ns = INT64_MAX;
-    metrics_compute(&rec, &m);
+    m = metrics_of(&rec);
     assert_int_equal(m.value_ns[METRIC_SCHEDULE_LAG], UINT64_MAX - 1);
 }
 
 static void test_metrics_names_and_labels(void **state) {
-    assert_string_equal(metrics_name(METRIC_TTFT), "ttft");
-    assert_string_equal(metrics_name(METRIC_SCHEDULE_LAG), "schedule_lag");
+    static const struct {
+        metrics_kind_t kind;
+        const char *name;
+    } names[] = {{METRIC_TTFT, "ttft"},
+                 {METRIC_SCHEDULE_LAG, "schedule_lag"},
+                 {METRIC_TTFT_FROM_INTENDED, "ttft_from_intended"},
+                 {METRIC_E2E_FROM_INTENDED, "e2e_from_intended"},
+                 {METRIC__COUNT, "unknown"}};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_string_equal(metrics_name(names[i].kind), names[i].name);
     assert_string_equal(metrics_label(METRIC_ITL), "ITL");
-    assert_string_equal(metrics_name(METRIC_TTFT_FROM_INTENDED), "ttft_from_intended");
-    assert_string_equal(metrics_name(METRIC_E2E_FROM_INTENDED), "e2e_from_intended");
-    assert_string_equal(metrics_name(METRIC__COUNT), "unknown");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_metrics_single_token_chunks_with_usage),
-        cmocka_unit_test(test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens),
-        cmocka_unit_test(test_metrics_stream_without_usage_counts_tokens_from_chunks),
-        cmocka_unit_test(test_metrics_reasoning_first_stream_separates_ttft_from_ttfc),
-        cmocka_unit_test(test_metrics_first_token_falls_back_to_first_chunk),
-        cmocka_unit_test(test_metrics_tpot_needs_two_tokens_and_two_chunks),
-        cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
-        cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
-        cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_token),
-        cmocka_unit_test(test_metrics_backwards_gap_yields_no_itl_sample),
-        cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
-        cmocka_unit_test(test_metrics_names_and_labels),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_metrics_single_token_chunks_with_usage),
+          cmocka_unit_test(test_metrics_multi_token_chunk_splits_its_gap_over_its_tokens),
+          cmocka_unit_test(test_metrics_stream_without_usage_counts_tokens_from_chunks),
+          cmocka_unit_test(test_metrics_reasoning_first_stream_separates_ttft_from_ttfc),
+          cmocka_unit_test(test_metrics_first_token_falls_back_to_first_chunk),
+          cmocka_unit_test(test_metrics_tpot_needs_two_tokens_and_two_chunks),
+          cmocka_unit_test(test_metrics_error_classes_ok_failed_cancelled),
+          cmocka_unit_test(test_metrics_schedule_lag_never_negative_and_needs_intended),
+          cmocka_unit_test(test_metrics_chunk_of_zero_tokens_counts_as_one_token),
+          cmocka_unit_test(test_metrics_backwards_gap_yields_no_itl_sample),
+          cmocka_unit_test(test_metrics_extreme_timestamps_do_not_overflow),
+          cmocka_unit_test(test_metrics_names_and_labels))

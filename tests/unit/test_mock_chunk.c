@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,12 +30,24 @@ static json_t *parse_event(const char *start, const char *end) {
     return v;
 }
 
+/* Writes the event of a token `word` that does not end the stream into buf (to *end); parsed. */
+static json_t *token_event(const mock_chunk_head_t *head, const char *word, int64_t sent_ns,
+                           char *buf, char **end) {
+    *end = mock_chunk_token(buf, head, word, strlen(word), false, NULL, NULL, sent_ns);
+    return parse_event(buf, *end);
+}
+
+/* Fails quoting `text` unless it contains `needle`. */
+static void assert_contains(const char *text, const char *needle) {
+    if (!strstr(text, needle))
+        fail_msg("no \"%s\" in:\n%s", needle, text);
+}
+
 static void test_mock_chunk_token_matches_vllms_chat_chunk(void **state) {
     mock_chunk_head_t head;
     mock_chunk_head_init(&head, MOCK_API_CHAT, "chatcmpl-abc", 1700000000, "m\\\"q");
-    char buf[2048];
-    char *end = mock_chunk_token(buf, &head, " word", 5, false, NULL, NULL, 123456789012345);
-    json_t *got = parse_event(buf, end);
+    char buf[2048], *end;
+    json_t *got = token_event(&head, " word", 123456789012345, buf, &end);
     json_t *want =
         json_pack("{s:s, s:s, s:I, s:s, s:[{s:i, s:{s:s}, s:n, s:n}], s:I}", "id", "chatcmpl-abc",
                   "object", "chat.completion.chunk", "created", (json_int_t)1700000000, "model",
@@ -83,9 +97,8 @@ static void test_mock_chunk_last_token_and_usage_chunk(void **state) {
 static void test_mock_chunk_completions_and_role_chunks(void **state) {
     mock_chunk_head_t head;
     mock_chunk_head_init(&head, MOCK_API_COMPLETIONS, "cmpl-1", 2, "m");
-    char buf[2048];
-    char *p = mock_chunk_token(buf, &head, " t", 2, false, NULL, NULL, 7);
-    json_t *c = parse_event(buf, p);
+    char buf[2048], *p;
+    json_t *c = token_event(&head, " t", 7, buf, &p);
     assert_string_equal(json_string_value(json_object_get(c, "object")), "text_completion");
     json_t *choice = json_array_get(json_object_get(c, "choices"), 0);
     assert_string_equal(json_string_value(json_object_get(choice, "text")), " t");
@@ -156,36 +169,29 @@ static void test_mock_metrics_histograms_render_cumulative_buckets(void **state)
     assert_int_equal(mock_metrics_render(&m, &g, &out), 0);
     assert_int_equal(buffer_append(&out, "", 1), 0);
     const char *text = out.data;
-    assert_non_null(strstr(text,
-                           "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.001\","
-                           "model_name=\"m\\\"1\"} 0.0\n"));
-    assert_non_null(strstr(text,
-                           "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.005\","
-                           "model_name=\"m\\\"1\"} 2.0\n"));
-    assert_non_null(strstr(text, "le=\"2560.0\",model_name=\"m\\\"1\"} 2.0\n"));
-    assert_non_null(strstr(text, "le=\"+Inf\",model_name=\"m\\\"1\"} 3.0\n"));
-    assert_non_null(strstr(text, "vllm:time_to_first_token_seconds_count{engine=\"0\","
-                                 "model_name=\"m\\\"1\"} 3.0\n"));
-    assert_non_null(strstr(text, "vllm:generation_tokens_total{engine=\"0\",model_name=\"m\\\"1\"} "
-                                 "80.0\n"));
-    assert_non_null(strstr(text, "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\\\"1\"} "
-                                 "0.25\n"));
+    assert_contains(text, "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.001\","
+                          "model_name=\"m\\\"1\"} 0.0\n");
+    assert_contains(text, "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.005\","
+                          "model_name=\"m\\\"1\"} 2.0\n");
+    assert_contains(text, "le=\"2560.0\",model_name=\"m\\\"1\"} 2.0\n");
+    assert_contains(text, "le=\"+Inf\",model_name=\"m\\\"1\"} 3.0\n");
+    assert_contains(text, "vllm:time_to_first_token_seconds_count{engine=\"0\","
+                          "model_name=\"m\\\"1\"} 3.0\n");
+    assert_contains(text, "vllm:generation_tokens_total{engine=\"0\",model_name=\"m\\\"1\"} "
+                          "80.0\n");
+    assert_contains(text, "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\\\"1\"} "
+                          "0.25\n");
     /* vLLM's 1-2-5 token buckets stop at max_model_len. */
-    assert_non_null(strstr(text, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"2000.0\""));
+    assert_contains(text, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"2000.0\"");
     assert_null(strstr(text, "vllm:request_prompt_tokens_bucket{engine=\"0\",le=\"5000.0\""));
     buffer_clear(&out);
     mock_metrics_clear(&m);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_chunk_token_matches_vllms_chat_chunk),
-        cmocka_unit_test(test_mock_chunk_last_token_and_usage_chunk),
-        cmocka_unit_test(test_mock_chunk_completions_and_role_chunks),
-        cmocka_unit_test(test_mock_chunk_integers),
-        cmocka_unit_test(test_mock_tokens_count_whitespace_separated_words),
-        cmocka_unit_test(test_mock_vocab_reply_words_are_deterministic_vocabulary_words),
-        cmocka_unit_test(test_mock_metrics_histograms_render_cumulative_buckets),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_chunk_token_matches_vllms_chat_chunk),
+          cmocka_unit_test(test_mock_chunk_last_token_and_usage_chunk),
+          cmocka_unit_test(test_mock_chunk_completions_and_role_chunks),
+          cmocka_unit_test(test_mock_chunk_integers),
+          cmocka_unit_test(test_mock_tokens_count_whitespace_separated_words),
+          cmocka_unit_test(test_mock_vocab_reply_words_are_deterministic_vocabulary_words),
+          cmocka_unit_test(test_mock_metrics_histograms_render_cumulative_buckets))

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -266,18 +268,13 @@ static void test_mock_engine_refuses_a_sequence_larger_than_the_pool(void **stat
     mock_engine_destroy(&e);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_engine_first_token_ends_the_prefill_step),
-        cmocka_unit_test(test_mock_engine_step_time_is_base_times_running_to_alpha),
-        cmocka_unit_test(test_mock_engine_requests_beyond_max_num_seqs_wait),
-        cmocka_unit_test(test_mock_engine_chunked_prefill_stays_within_the_token_budget),
-        cmocka_unit_test(test_mock_engine_prefix_hit_skips_prefill_but_the_last_token),
-        cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
-        cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
-        cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
-        cmocka_unit_test(test_mock_engine_forgets_a_sequence_aborted_mid_step),
-        cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_engine_first_token_ends_the_prefill_step),
+          cmocka_unit_test(test_mock_engine_step_time_is_base_times_running_to_alpha),
+          cmocka_unit_test(test_mock_engine_requests_beyond_max_num_seqs_wait),
+          cmocka_unit_test(test_mock_engine_chunked_prefill_stays_within_the_token_budget),
+          cmocka_unit_test(test_mock_engine_prefix_hit_skips_prefill_but_the_last_token),
+          cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
+          cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
+          cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
+          cmocka_unit_test(test_mock_engine_forgets_a_sequence_aborted_mid_step),
+          cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool))

@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <string.h>
 
 #include "mock_http.h"
@@ -102,14 +104,9 @@ static void test_mock_http_formats_response_heads(void **state) {
     assert_int_equal(mock_http_format_head(buf, 10, 200, "a", 0, false, NULL), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_http_parses_a_post_with_its_body),
-        cmocka_unit_test(test_mock_http_waits_for_every_byte_at_any_split),
-        cmocka_unit_test(test_mock_http_pipelined_requests_parse_one_at_a_time),
-        cmocka_unit_test(test_mock_http_connection_semantics_by_version),
-        cmocka_unit_test(test_mock_http_refusals_have_the_right_status),
-        cmocka_unit_test(test_mock_http_formats_response_heads),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_http_parses_a_post_with_its_body),
+          cmocka_unit_test(test_mock_http_waits_for_every_byte_at_any_split),
+          cmocka_unit_test(test_mock_http_pipelined_requests_parse_one_at_a_time),
+          cmocka_unit_test(test_mock_http_connection_semantics_by_version),
+          cmocka_unit_test(test_mock_http_refusals_have_the_right_status),
+          cmocka_unit_test(test_mock_http_formats_response_heads))

@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -103,12 +105,7 @@ static void test_mock_options_help_returns_1(void **state) {
     mock_options_clear(&o);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_options_explicit_flags_override_the_profile_in_any_order),
-        cmocka_unit_test(test_mock_options_fixed_mode_and_defaults),
-        cmocka_unit_test(test_mock_options_refusals_name_the_flag),
-        cmocka_unit_test(test_mock_options_help_returns_1),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_options_explicit_flags_override_the_profile_in_any_order),
+          cmocka_unit_test(test_mock_options_fixed_mode_and_defaults),
+          cmocka_unit_test(test_mock_options_refusals_name_the_flag),
+          cmocka_unit_test(test_mock_options_help_returns_1))

@@ -6,6 +6,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "mock_prefix_cache.h"
 
 static void test_mock_prefix_cache_hash_chains_cover_every_earlier_token(void **state) {
@@ -98,13 +100,8 @@ static void test_mock_prefix_cache_holds_many_blocks_exactly(void **state) {
     mock_prefix_cache_destroy(&c);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_prefix_cache_hash_chains_cover_every_earlier_token),
-        cmocka_unit_test(test_mock_prefix_cache_match_pins_the_leading_run),
-        cmocka_unit_test(test_mock_prefix_cache_evicts_least_recently_used_first),
-        cmocka_unit_test(test_mock_prefix_cache_never_evicts_pinned_blocks),
-        cmocka_unit_test(test_mock_prefix_cache_holds_many_blocks_exactly),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_prefix_cache_hash_chains_cover_every_earlier_token),
+          cmocka_unit_test(test_mock_prefix_cache_match_pins_the_leading_run),
+          cmocka_unit_test(test_mock_prefix_cache_evicts_least_recently_used_first),
+          cmocka_unit_test(test_mock_prefix_cache_never_evicts_pinned_blocks),
+          cmocka_unit_test(test_mock_prefix_cache_holds_many_blocks_exactly))

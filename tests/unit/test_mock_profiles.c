@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <stdio.h>
 
@@ -80,14 +82,9 @@ static void test_mock_sim_is_deterministic_in_its_seed(void **state) {
     assert_true(a.ttft_mean_ms != c.ttft_mean_ms);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_profile_tp1_fp8_matches_its_reference),
-        cmocka_unit_test(test_mock_profile_tp2_fp8_matches_its_reference),
-        cmocka_unit_test(test_mock_profile_tp2_fp16_matches_its_reference),
-        cmocka_unit_test(test_mock_profile_h200_llama70b_matches_its_reference),
-        cmocka_unit_test(test_mock_profile_h200_queues_beyond_max_num_seqs),
-        cmocka_unit_test(test_mock_sim_is_deterministic_in_its_seed),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_profile_tp1_fp8_matches_its_reference),
+          cmocka_unit_test(test_mock_profile_tp2_fp8_matches_its_reference),
+          cmocka_unit_test(test_mock_profile_tp2_fp16_matches_its_reference),
+          cmocka_unit_test(test_mock_profile_h200_llama70b_matches_its_reference),
+          cmocka_unit_test(test_mock_profile_h200_queues_beyond_max_num_seqs),
+          cmocka_unit_test(test_mock_sim_is_deterministic_in_its_seed))

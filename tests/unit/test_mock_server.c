@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
@@ -90,11 +92,6 @@ static void test_mock_server_new_reports_a_model_name_that_is_not_utf8(void **st
     assert_refused(NULL, "m\xff", "--model: 'm\xff' is not valid UTF-8");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
-        cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
-        cmocka_unit_test(test_mock_server_new_reports_a_model_name_that_is_not_utf8),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
+          cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
+          cmocka_unit_test(test_mock_server_new_reports_a_model_name_that_is_not_utf8))

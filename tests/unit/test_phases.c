@@ -7,6 +7,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "phases.h"
 
 #define US 1000LL
@@ -20,6 +22,15 @@ static request_record_t finished(void) {
     rec.send_ns = SEND;
     rec.end_ns = SEND + 300 * MS;
     return rec;
+}
+
+/* Fails naming the first phase of `rec` that is not as expected (in record_phase_t order). */
+static void assert_phases(const request_record_t *rec,
+                          const int64_t expected[RECORD_PHASE__COUNT]) {
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        if (rec->phase_ns[p] != expected[p])
+            fail_msg("phase %s: %lld ns, expected %lld", record_phase_name((record_phase_t)p),
+                     (long long)rec->phase_ns[p], (long long)expected[p]);
 }
 
 /* A cold connection: curl started 2 ms after the send, looked the name up in 10 us, connected in
@@ -39,13 +50,9 @@ static void test_phases_of_a_cold_tls_request_add_up_to_e2e(void **state) {
     phases_compute(&curl, upload_done, first_header, &rec);
     assert_true(rec.has_phases);
     assert_false(rec.connection_reused);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_BLOCKED], 2 * MS);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_DNS], 10 * US);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_CONNECTING], 150 * US);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_TLS], 3 * MS);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_SENDING], 1 * MS);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_WAITING], 100 * MS);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_RECEIVING], rec.end_ns - first_header);
+    /* blocked, dns, connecting, tls, sending, waiting, receiving */
+    assert_phases(&rec, (const int64_t[]){2 * MS, 10 * US, 150 * US, 3 * MS, 1 * MS, 100 * MS,
+                                          rec.end_ns - first_header});
     int64_t sum = 0;
     for (int p = 0; p < RECORD_PHASE__COUNT; p++)
         sum += rec.phase_ns[p];
@@ -64,13 +71,7 @@ static void test_phases_of_a_reused_connection_have_no_connect(void **state) {
                           .connects = 0};
     phases_compute(&curl, SEND + 10 * US, SEND + 120 * MS, &rec);
     assert_true(rec.connection_reused);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_BLOCKED], 0);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_DNS], 0);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_CONNECTING], 0);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_TLS], 0);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_SENDING], 0);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_WAITING], 120 * MS - 20 * US);
-    assert_int_equal(rec.phase_ns[RECORD_PHASE_RECEIVING], 180 * MS);
+    assert_phases(&rec, (const int64_t[]){0, 0, 0, 0, 0, 120 * MS - 20 * US, 180 * MS});
 }
 
 /* No response byte (refused, timed out before the headers): no phases, nothing guessed. */
@@ -109,13 +110,8 @@ static void test_phases_names_are_k6s(void **state) {
     assert_string_equal(record_phase_name(RECORD_PHASE__COUNT), "unknown");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_phases_of_a_cold_tls_request_add_up_to_e2e),
-        cmocka_unit_test(test_phases_of_a_reused_connection_have_no_connect),
-        cmocka_unit_test(test_phases_need_a_response),
-        cmocka_unit_test(test_phases_are_never_negative),
-        cmocka_unit_test(test_phases_names_are_k6s),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_phases_of_a_cold_tls_request_add_up_to_e2e),
+          cmocka_unit_test(test_phases_of_a_reused_connection_have_no_connect),
+          cmocka_unit_test(test_phases_need_a_response),
+          cmocka_unit_test(test_phases_are_never_negative),
+          cmocka_unit_test(test_phases_names_are_k6s))

@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <string.h>
 
 #include "plan.h"
@@ -187,18 +189,13 @@ static void test_plan_share_refuses_bad_index(void **state) {
     assert_int_equal(plan_share_for(&cfg, 3, 3, &share), -1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
-        cmocka_unit_test(test_plan_partition_160_over_7_sums_exactly),
-        cmocka_unit_test(test_plan_partition_5_over_8_leaves_three_idle),
-        cmocka_unit_test(test_plan_partition_sums_for_many_shapes),
-        cmocka_unit_test(test_plan_every_concurrent_session_owned_by_exactly_one_worker),
-        cmocka_unit_test(test_plan_concurrent_session_runs_on_its_slot),
-        cmocka_unit_test(test_plan_rate_sessions_go_round_robin_over_workers),
-        cmocka_unit_test(test_plan_rate_cap_is_split_over_workers),
-        cmocka_unit_test(test_plan_rate_cap_below_workers_sums_to_the_cap),
-        cmocka_unit_test(test_plan_share_refuses_bad_index),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
+          cmocka_unit_test(test_plan_partition_160_over_7_sums_exactly),
+          cmocka_unit_test(test_plan_partition_5_over_8_leaves_three_idle),
+          cmocka_unit_test(test_plan_partition_sums_for_many_shapes),
+          cmocka_unit_test(test_plan_every_concurrent_session_owned_by_exactly_one_worker),
+          cmocka_unit_test(test_plan_concurrent_session_runs_on_its_slot),
+          cmocka_unit_test(test_plan_rate_sessions_go_round_robin_over_workers),
+          cmocka_unit_test(test_plan_rate_cap_is_split_over_workers),
+          cmocka_unit_test(test_plan_rate_cap_below_workers_sums_to_the_cap),
+          cmocka_unit_test(test_plan_share_refuses_bad_index))

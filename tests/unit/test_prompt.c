@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <ctype.h>
 #include <math.h>
 #include <stdlib.h>
@@ -74,30 +76,32 @@ static void test_prompt_n_words_are_exactly_n_vocabulary_words(void **state) {
     }
 }
 
+/* prompt_append_words of `n` words into buf from a fresh prompt stream at (seed, entity, sub). */
+static long fresh_words(uint64_t seed, uint64_t entity, uint64_t sub, uint32_t n, char *buf,
+                        size_t cap) {
+    rng_t rng;
+    rng_init(&rng, seed, RNG_STREAM_PROMPT, entity, sub, RNG_FIELD_TEXT);
+    return prompt_append_words(&rng, n, buf, cap);
+}
+
 static void test_prompt_text_is_reproducible_from_its_coordinates(void **state) {
     char a[8192], b[8192], c[8192];
-    rng_t rng;
-    rng_init(&rng, 42, RNG_STREAM_PROMPT, 17, 3, RNG_FIELD_TEXT);
-    assert_true(prompt_append_words(&rng, 500, a, sizeof a) > 0);
-    rng_init(&rng, 42, RNG_STREAM_PROMPT, 17, 3, RNG_FIELD_TEXT);
-    assert_true(prompt_append_words(&rng, 500, b, sizeof b) > 0);
+    assert_true(fresh_words(42, 17, 3, 500, a, sizeof a) > 0);
+    assert_true(fresh_words(42, 17, 3, 500, b, sizeof b) > 0);
     assert_string_equal(a, b);
-    rng_init(&rng, 43, RNG_STREAM_PROMPT, 17, 3, RNG_FIELD_TEXT);
-    assert_true(prompt_append_words(&rng, 500, c, sizeof c) > 0);
+    assert_true(fresh_words(43, 17, 3, 500, c, sizeof c) > 0);
     assert_true(strcmp(a, c) != 0);
 }
 
 static void test_prompt_refuses_what_does_not_fit_and_accepts_an_exact_fit(void **state) {
     char buf[4096];
+    long len = fresh_words(5, 0, 0, 300, buf, sizeof buf);
+    assert_true(len > 0);
+    assert_int_equal(fresh_words(5, 0, 0, 300, buf, (size_t)len + 1), len);
+    assert_int_equal(fresh_words(5, 0, 0, 300, buf, (size_t)len), -1);
+    assert_string_equal(buf, "");
     rng_t rng;
     rng_init(&rng, 5, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_TEXT);
-    long len = prompt_append_words(&rng, 300, buf, sizeof buf);
-    assert_true(len > 0);
-    rng_init(&rng, 5, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_TEXT);
-    assert_int_equal(prompt_append_words(&rng, 300, buf, (size_t)len + 1), len);
-    rng_init(&rng, 5, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_TEXT);
-    assert_int_equal(prompt_append_words(&rng, 300, buf, (size_t)len), -1);
-    assert_string_equal(buf, "");
     assert_int_equal(prompt_append_words(&rng, 0, buf, 0), -1);
     assert_int_equal(prompt_append_words(&rng, 0, buf, 1), 0);
     assert_string_equal(buf, "");
@@ -156,14 +160,9 @@ static void test_prompt_words_are_drawn_uniformly(void **state) {
     free(counts);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_prompt_vocabulary_has_1000_unique_lowercase_words),
-        cmocka_unit_test(test_prompt_n_words_are_exactly_n_vocabulary_words),
-        cmocka_unit_test(test_prompt_text_is_reproducible_from_its_coordinates),
-        cmocka_unit_test(test_prompt_refuses_what_does_not_fit_and_accepts_an_exact_fit),
-        cmocka_unit_test(test_prompt_appending_at_the_end_extends_the_text),
-        cmocka_unit_test(test_prompt_words_are_drawn_uniformly),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_prompt_vocabulary_has_1000_unique_lowercase_words),
+          cmocka_unit_test(test_prompt_n_words_are_exactly_n_vocabulary_words),
+          cmocka_unit_test(test_prompt_text_is_reproducible_from_its_coordinates),
+          cmocka_unit_test(test_prompt_refuses_what_does_not_fit_and_accepts_an_exact_fit),
+          cmocka_unit_test(test_prompt_appending_at_the_end_extends_the_text),
+          cmocka_unit_test(test_prompt_words_are_drawn_uniformly))

@@ -12,6 +12,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "report.h"
 
 #define MS 1000000LL
@@ -357,15 +359,10 @@ static void test_report_live_line(void **state) {
     assert_non_null(strstr(buf, "TTFT p50 - |"));
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_report_json_parses_back_with_the_known_numbers),
-        cmocka_unit_test(test_report_json_marks_partial_and_holds_every_level),
-        cmocka_unit_test(test_report_json_refuses_an_unwritable_path),
-        cmocka_unit_test(test_report_table_has_the_expected_lines),
-        cmocka_unit_test(test_report_table_warns_when_the_schedule_slipped),
-        cmocka_unit_test(test_report_trace_writes_one_json_line_per_request),
-        cmocka_unit_test(test_report_live_line),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_report_json_parses_back_with_the_known_numbers),
+          cmocka_unit_test(test_report_json_marks_partial_and_holds_every_level),
+          cmocka_unit_test(test_report_json_refuses_an_unwritable_path),
+          cmocka_unit_test(test_report_table_has_the_expected_lines),
+          cmocka_unit_test(test_report_table_warns_when_the_schedule_slipped),
+          cmocka_unit_test(test_report_trace_writes_one_json_line_per_request),
+          cmocka_unit_test(test_report_live_line))

@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -162,16 +164,11 @@ static void test_rng_below_is_unbiased_and_in_range(void **state) {
     assert_int_equal(rng_next_below(&rng, 1), 0);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_rng_draws_are_identical_whatever_the_session_order),
-        cmocka_unit_test(test_rng_interleaved_generators_do_not_disturb_each_other),
-        cmocka_unit_test(test_rng_known_answer_for_fixed_coordinates),
-        cmocka_unit_test(test_rng_every_coordinate_changes_the_stream),
-        cmocka_unit_test(test_rng_double_is_uniform_within_a_stream),
-        cmocka_unit_test(test_rng_first_draws_are_uniform_across_sessions),
-        cmocka_unit_test(test_rng_open_interval_excludes_both_ends),
-        cmocka_unit_test(test_rng_below_is_unbiased_and_in_range),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_rng_draws_are_identical_whatever_the_session_order),
+          cmocka_unit_test(test_rng_interleaved_generators_do_not_disturb_each_other),
+          cmocka_unit_test(test_rng_known_answer_for_fixed_coordinates),
+          cmocka_unit_test(test_rng_every_coordinate_changes_the_stream),
+          cmocka_unit_test(test_rng_double_is_uniform_within_a_stream),
+          cmocka_unit_test(test_rng_first_draws_are_uniform_across_sessions),
+          cmocka_unit_test(test_rng_open_interval_excludes_both_ends),
+          cmocka_unit_test(test_rng_below_is_unbiased_and_in_range))

@@ -620,16 +620,23 @@ static void test_session_rate_mode_follows_arrivals_and_splits_sessions(void **s
     }
 }
 
+/* One endpoint, `sessions` single requests arriving at a constant `rate` per second under a cap of
+ * `cap` in flight, each answered after `latency_ns`. */
+static void harness_init_capped_rate(harness_t *h, uint32_t cap, double rate, uint64_t sessions,
+                                     int64_t latency_ns) {
+    harness_init(h, 1);
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.scheduler.kind = SCHEDULER_RATE;
+    h->cfg.scheduler.concurrency = cap;
+    h->cfg.scheduler.rate = rate;
+    h->cfg.scheduler.arrival = ARRIVAL_CONSTANT;
+    h->cfg.limits.max_sessions = sessions;
+    h->fakes[0].latency_ns = latency_ns;
+}
+
 static void test_session_rate_cap_delays_but_keeps_intended_times(void **state) {
     harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.kind = SCHEDULER_RATE;
-    h.cfg.scheduler.concurrency = 2;
-    h.cfg.scheduler.rate = 1000;
-    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
-    h.cfg.limits.max_sessions = 20;
-    h.fakes[0].latency_ns = 10 * MS; /* 2 in flight x 10 ms cannot keep 1 per ms */
+    harness_init_capped_rate(&h, 2, 1000, 20, 10 * MS); /* 2 x 10 ms cannot keep 1 per ms */
     harness_run(&h, 1);
     assert_int_equal(h.n_records, 20);
     assert_int_equal(h.fakes[0].max_inflight, 2);
@@ -656,38 +663,25 @@ static void test_session_rate_cap_delays_but_keeps_intended_times(void **state) 
     harness_free(&h);
 }
 
+/* Runs harness_init_capped_rate's set-up on one worker; checks its arrivals and cap waits. */
+static void check_cap_waits(uint32_t cap, double rate, uint64_t sessions, int64_t latency_ns,
+                            uint64_t waits) {
+    harness_t h;
+    harness_init_capped_rate(&h, cap, rate, sessions, latency_ns);
+    harness_run(&h, 1);
+    assert_int_equal(session_executor_arrivals(h.execs[0]), sessions);
+    assert_int_equal(session_executor_cap_waits(h.execs[0]), waits);
+    harness_free(&h);
+}
+
 /* Arrivals 0 and 1 find a free slot; each of the 18 after them is due while both are busy. */
 static void test_session_rate_cap_counts_each_held_arrival_once(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.kind = SCHEDULER_RATE;
-    h.cfg.scheduler.concurrency = 2;
-    h.cfg.scheduler.rate = 1000;
-    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
-    h.cfg.limits.max_sessions = 20;
-    h.fakes[0].latency_ns = 10 * MS;
-    harness_run(&h, 1);
-    assert_int_equal(session_executor_arrivals(h.execs[0]), 20);
-    assert_int_equal(session_executor_cap_waits(h.execs[0]), 18);
-    harness_free(&h);
+    check_cap_waits(2, 1000, 20, 10 * MS, 18);
 }
 
 /* 100/s with replies of 1 ms never fills a cap of 4: no arrival waits. */
 static void test_session_rate_cap_not_reached_counts_no_wait(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.kind = SCHEDULER_RATE;
-    h.cfg.scheduler.concurrency = 4;
-    h.cfg.scheduler.rate = 100;
-    h.cfg.scheduler.arrival = ARRIVAL_CONSTANT;
-    h.cfg.limits.max_sessions = 10;
-    h.fakes[0].latency_ns = 1 * MS;
-    harness_run(&h, 1);
-    assert_int_equal(session_executor_arrivals(h.execs[0]), 10);
-    assert_int_equal(session_executor_cap_waits(h.execs[0]), 0);
-    harness_free(&h);
+    check_cap_waits(4, 100, 10, 1 * MS, 0);
 }
 
 static uint64_t hash_sum(config_scheduler_kind_t kind, uint32_t workers, size_t *n) {
@@ -913,17 +907,7 @@ static void test_session_dag_branch_failure_stops_the_join(void **state) {
 }
 
 /* `stampede mock`, spawned for the real-engine test. */
-static mock_child_t mock;
-
-static int mock_setup(void **state) {
-    static const char *const args[] = {"--ttft-ms", "5", "--itl-ms", "1", NULL};
-    return mock_spawn(&mock, args);
-}
-
-static int mock_teardown(void **state) {
-    mock_stop(&mock);
-    return 0;
-}
+MOCK_GROUP_FIXTURE("--ttft-ms", "5", "--itl-ms", "1")
 
 static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
     harness_t h;

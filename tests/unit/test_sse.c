@@ -9,6 +9,9 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
+#include "rng.h"
 #include "sse.h"
 
 typedef struct recorded_event {
@@ -207,39 +210,31 @@ static void test_sse_vllm_stream_gives_27_events_ending_in_done(void **state) {
     free(stream);
 }
 
-static void test_sse_vllm_stream_every_split_point_gives_identical_events(void **state) {
-    size_t len;
+/* The vLLM fixture with each LF written as `ending`, split at every point, gives the events of
+ * the LF original. */
+static void assert_line_ends_match_lf(const char *ending, const char *what) {
+    size_t len, ended_len;
     char *stream = read_fixture("vllm_chat.sse", &len);
+    char *ended = replace_lf(stream, len, ending, &ended_len);
+    assert_int_equal(ended_len, len + 27 * 2 * (strlen(ending) - 1)); /* 27 events, 2 LF each */
     recorder_t expected = {0};
     parse_whole(stream, len, &expected);
-    assert_every_split_matches(stream, len, &expected, "LF");
+    assert_every_split_matches(ended, ended_len, &expected, what);
     recorder_free(&expected);
+    free(ended);
     free(stream);
+}
+
+static void test_sse_vllm_stream_every_split_point_gives_identical_events(void **state) {
+    assert_line_ends_match_lf("\n", "LF");
 }
 
 static void test_sse_crlf_stream_every_split_point_matches_lf(void **state) {
-    size_t len, crlf_len;
-    char *stream = read_fixture("vllm_chat.sse", &len);
-    char *crlf = replace_lf(stream, len, "\r\n", &crlf_len);
-    assert_int_equal(crlf_len, len + 27 * 2);
-    recorder_t expected = {0};
-    parse_whole(stream, len, &expected);
-    assert_every_split_matches(crlf, crlf_len, &expected, "CRLF");
-    recorder_free(&expected);
-    free(crlf);
-    free(stream);
+    assert_line_ends_match_lf("\r\n", "CRLF");
 }
 
 static void test_sse_cr_only_stream_every_split_point_matches_lf(void **state) {
-    size_t len, cr_len;
-    char *stream = read_fixture("vllm_chat.sse", &len);
-    char *cr = replace_lf(stream, len, "\r", &cr_len);
-    recorder_t expected = {0};
-    parse_whole(stream, len, &expected);
-    assert_every_split_matches(cr, cr_len, &expected, "CR");
-    recorder_free(&expected);
-    free(cr);
-    free(stream);
+    assert_line_ends_match_lf("\r", "CR");
 }
 
 /* Every feature in one short stream, so every pair of split points is affordable. */
@@ -619,13 +614,10 @@ static void test_sse_line_over_limit_is_an_error_until_reset(void **state) {
     recorder_free(&r);
 }
 
-static uint64_t rng_state;
+static rng_t fuzz_rng; /* the fuzz test's draws (common/rng, on the test stream) */
 
 static uint64_t next_random(void) {
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
+    return rng_next_u64(&fuzz_rng);
 }
 
 static size_t mutate(char *buf, size_t len, size_t cap) {
@@ -663,7 +655,7 @@ static void test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split(vo
     static const char *fixtures[] = {"vllm_chat.sse",        "sglang_chat.sse",
                                      "vllm_reasoning.sse",   "vllm_tool_calls.sse",
                                      "vllm_completions.sse", "error_event.sse"};
-    rng_state = 0x9E3779B97F4A7C15ull;
+    rng_init(&fuzz_rng, 0x9E3779B97F4A7C15ull, RNG_STREAM_TEST, 0, 0, 0);
     recorder_t whole = {0}, split = {0};
     sse_parser_t *a = sse_parser_new(record_event, &whole);
     sse_parser_t *b = sse_parser_new(record_event, &split);
@@ -716,31 +708,26 @@ static void test_sse_destroy_null_is_harmless(void **state) {
     assert_null(parser);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
-        cmocka_unit_test(test_sse_vllm_stream_every_split_point_gives_identical_events),
-        cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
-        cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
-        cmocka_unit_test(test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_events),
-        cmocka_unit_test(test_sse_comment_lines_are_ignored),
-        cmocka_unit_test(test_sse_multi_line_data_joins_with_lf),
-        cmocka_unit_test(test_sse_event_error_is_reported_with_its_type),
-        cmocka_unit_test(test_sse_field_without_space_after_colon),
-        cmocka_unit_test(test_sse_id_persists_until_changed_and_nul_ids_are_ignored),
-        cmocka_unit_test(test_sse_reset_forgets_the_last_id_and_pending_event),
-        cmocka_unit_test(test_sse_event_without_data_is_not_dispatched_and_type_resets),
-        cmocka_unit_test(test_sse_bom_at_stream_start_is_skipped_at_every_split),
-        cmocka_unit_test(test_sse_only_one_leading_bom_is_skipped),
-        cmocka_unit_test(test_sse_1_mib_data_line_survives_any_split),
-        cmocka_unit_test(test_sse_buffers_grow_geometrically_for_a_1_mib_line_in_16_kib_slices),
-        cmocka_unit_test(test_sse_finish_reports_truncated_streams),
-        cmocka_unit_test(test_sse_whole_event_slices_copy_nothing_and_never_allocate),
-        cmocka_unit_test(test_sse_straddling_slices_stop_allocating_after_warm_up),
-        cmocka_unit_test(test_sse_callback_stop_value_is_returned_and_rest_dropped),
-        cmocka_unit_test(test_sse_line_over_limit_is_an_error_until_reset),
-        cmocka_unit_test(test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split),
-        cmocka_unit_test(test_sse_destroy_null_is_harmless),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
+          cmocka_unit_test(test_sse_vllm_stream_every_split_point_gives_identical_events),
+          cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
+          cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
+          cmocka_unit_test(test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_events),
+          cmocka_unit_test(test_sse_comment_lines_are_ignored),
+          cmocka_unit_test(test_sse_multi_line_data_joins_with_lf),
+          cmocka_unit_test(test_sse_event_error_is_reported_with_its_type),
+          cmocka_unit_test(test_sse_field_without_space_after_colon),
+          cmocka_unit_test(test_sse_id_persists_until_changed_and_nul_ids_are_ignored),
+          cmocka_unit_test(test_sse_reset_forgets_the_last_id_and_pending_event),
+          cmocka_unit_test(test_sse_event_without_data_is_not_dispatched_and_type_resets),
+          cmocka_unit_test(test_sse_bom_at_stream_start_is_skipped_at_every_split),
+          cmocka_unit_test(test_sse_only_one_leading_bom_is_skipped),
+          cmocka_unit_test(test_sse_1_mib_data_line_survives_any_split),
+          cmocka_unit_test(test_sse_buffers_grow_geometrically_for_a_1_mib_line_in_16_kib_slices),
+          cmocka_unit_test(test_sse_finish_reports_truncated_streams),
+          cmocka_unit_test(test_sse_whole_event_slices_copy_nothing_and_never_allocate),
+          cmocka_unit_test(test_sse_straddling_slices_stop_allocating_after_warm_up),
+          cmocka_unit_test(test_sse_callback_stop_value_is_returned_and_rest_dropped),
+          cmocka_unit_test(test_sse_line_over_limit_is_an_error_until_reset),
+          cmocka_unit_test(test_sse_fuzzed_streams_never_crash_and_ignore_how_they_are_split),
+          cmocka_unit_test(test_sse_destroy_null_is_harmless))

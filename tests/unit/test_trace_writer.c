@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include "trace_writer.h"
 
 static int64_t now_ms(void) {
@@ -109,11 +111,6 @@ static void test_trace_writer_unwritable_path_reports_the_error(void **state) {
     assert_int_equal(stats.lines_dropped, 1);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_trace_writer_writes_every_line_in_order),
-        cmocka_unit_test(test_trace_writer_unread_fifo_drops_when_full_and_close_is_bounded),
-        cmocka_unit_test(test_trace_writer_unwritable_path_reports_the_error),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_trace_writer_writes_every_line_in_order),
+          cmocka_unit_test(test_trace_writer_unread_fifo_drops_when_full_and_close_is_bounded),
+          cmocka_unit_test(test_trace_writer_unwritable_path_reports_the_error))

@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <string.h>
 
@@ -180,15 +182,10 @@ static void test_units_format_duration_refuses_a_small_buffer(void **state) {
     assert_string_equal(buf, "2s");
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_units_parse_duration_accepts_every_unit_and_form),
-        cmocka_unit_test(test_units_parse_duration_refuses_bad_input_and_writes_nothing),
-        cmocka_unit_test(test_units_parse_rate_table),
-        cmocka_unit_test(test_units_parse_size_table),
-        cmocka_unit_test(test_units_format_duration_shortest_exact_form),
-        cmocka_unit_test(test_units_format_duration_round_trips_through_parse),
-        cmocka_unit_test(test_units_format_duration_refuses_a_small_buffer),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_units_parse_duration_accepts_every_unit_and_form),
+          cmocka_unit_test(test_units_parse_duration_refuses_bad_input_and_writes_nothing),
+          cmocka_unit_test(test_units_parse_rate_table),
+          cmocka_unit_test(test_units_parse_size_table),
+          cmocka_unit_test(test_units_format_duration_shortest_exact_form),
+          cmocka_unit_test(test_units_format_duration_round_trips_through_parse),
+          cmocka_unit_test(test_units_format_duration_refuses_a_small_buffer))

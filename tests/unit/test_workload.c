@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -345,19 +347,14 @@ static void test_workload_rate_mode_digest_covers_arrival_times(void **state) {
     clear_config(&cfg);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_workload_requests_are_single_nodes_without_parents),
-        cmocka_unit_test(test_workload_chat_is_a_chain_with_think_time),
-        cmocka_unit_test(test_workload_token_counts_round_to_at_least_one),
-        cmocka_unit_test(test_workload_each_quantity_is_drawn_independently),
-        cmocka_unit_test(test_workload_cursor_equals_brute_force_prefix_sums),
-        cmocka_unit_test(test_workload_cursor_with_constant_sizes_jumps_directly),
-        cmocka_unit_test(test_workload_arrivals_have_mean_gap_one_over_rate),
-        cmocka_unit_test(test_workload_arrivals_are_the_same_whatever_the_query_order),
-        cmocka_unit_test(test_workload_text_is_reproducible_and_the_system_prompt_shared),
-        cmocka_unit_test(test_workload_digest_is_independent_of_generation_order),
-        cmocka_unit_test(test_workload_rate_mode_digest_covers_arrival_times),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(cmocka_unit_test(test_workload_requests_are_single_nodes_without_parents),
+          cmocka_unit_test(test_workload_chat_is_a_chain_with_think_time),
+          cmocka_unit_test(test_workload_token_counts_round_to_at_least_one),
+          cmocka_unit_test(test_workload_each_quantity_is_drawn_independently),
+          cmocka_unit_test(test_workload_cursor_equals_brute_force_prefix_sums),
+          cmocka_unit_test(test_workload_cursor_with_constant_sizes_jumps_directly),
+          cmocka_unit_test(test_workload_arrivals_have_mean_gap_one_over_rate),
+          cmocka_unit_test(test_workload_arrivals_are_the_same_whatever_the_query_order),
+          cmocka_unit_test(test_workload_text_is_reproducible_and_the_system_prompt_shared),
+          cmocka_unit_test(test_workload_digest_is_independent_of_generation_order),
+          cmocka_unit_test(test_workload_rate_mode_digest_covers_arrival_times))
