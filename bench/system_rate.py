@@ -28,8 +28,9 @@ def run_rate(binary, rate):
     level = res.results["levels"][0]
     errors = level.get("errors") or {}
     lag = level.get("schedule_lag_ms")
-    requested = level.get("rate", rate)
-    achieved = level.get("requests_per_s")
+    rate_block = level.get("rate") or {}
+    requested = rate_block.get("requested_per_s", rate)
+    achieved = rate_block.get("achieved_per_s")
     duration = level.get("duration_s")
     attempted = None
     if duration:
