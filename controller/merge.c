@@ -45,6 +45,9 @@ struct merge {
     int64_t first_seen_ns;
     live_slot_t live[MERGE_LIVE_WINDOW_S];
     histogram_t *live_scratch;
+
+    sessions_t *sessions; /* per-session figures (controller/sessions.h) */
+    overlap_t *decode;    /* decode intervals of the ok requests (controller/overlap.h) */
 };
 
 static int stats_init(merge_stats_t *stats) {
@@ -85,6 +88,7 @@ merge_t *merge_new(const config_t *cfg) {
         ok = ok && (self->live[i].ttft = histogram_new());
     }
     size_t n = cfg ? cfg->target.n_endpoints : 0;
+    ok = ok && (self->sessions = sessions_new(cfg, n)) && (self->decode = overlap_new());
     if (ok && n > 0) {
         self->n_endpoints = n;
         self->endpoint_urls = calloc(n, sizeof *self->endpoint_urls);
@@ -115,6 +119,8 @@ void merge_destroy(merge_t **self_p) {
     free(self->endpoint_urls);
     free(self->endpoints);
     free(self->endpoint_sent);
+    sessions_destroy(&self->sessions);
+    overlap_destroy(&self->decode);
     for (int r = 0; r < MERGE_MAX_ROLES; r++) {
         if (self->roles[r])
             stats_free(self->roles[r]);
@@ -284,6 +290,9 @@ void merge_add_metrics(merge_t *self, const request_record_t *rec, const metrics
     if (n < 3)
         self->unplaced++;
     window_add(self, slices, n, rec, m);
+    sessions_add(self->sessions, rec); /* a failure leaves that session uncounted */
+    if (m->ok && !rec->warmup && rec->first_token_ns)
+        overlap_add(self->decode, rec->first_token_ns, rec->end_ns);
     if (rec->warmup) {
         self->warmup++;
         if (m->failed)
@@ -313,6 +322,7 @@ void merge_set_run_window(merge_t *self, int64_t start_ns, int64_t end_ns) {
     self->window_start_ns = start_ns;
     self->window_limit_ns = end_ns;
     self->window_closed = false;
+    sessions_set_window(self->sessions, start_ns, end_ns);
 }
 
 void merge_close_run_window(merge_t *self, bool load_until_limit) {
@@ -425,4 +435,18 @@ bool merge_partial(const merge_t *self, const char **reason) {
     if (reason)
         *reason = self->partial_reason;
     return self->partial;
+}
+
+const sessions_t *merge_sessions(const merge_t *self) {
+    return self->sessions;
+}
+
+overlap_t *merge_decode(const merge_t *self) {
+    return self->decode;
+}
+
+double merge_wall_clock_s(const merge_t *self) {
+    return self->last_end_ns > self->first_send_ns && self->first_send_ns
+               ? (double)(self->last_end_ns - self->first_send_ns) / NS_PER_S
+               : 0;
 }

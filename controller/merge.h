@@ -16,7 +16,9 @@
 #include "config.h"
 #include "histogram.h"
 #include "metrics.h"
+#include "overlap.h"
 #include "record.h"
+#include "sessions.h"
 
 #define MERGE_MAX_ROLES 64
 #define MERGE_LIVE_WINDOW_S 5
@@ -114,5 +116,13 @@ uint64_t merge_digest(const merge_t *self);
 double merge_duration_s(const merge_t *self);
 /* True when marked partial; *reason (may be NULL) gets the reason. */
 bool merge_partial(const merge_t *self, const char **reason);
+
+/* The per-session figures (sessions that closed so far). */
+const sessions_t *merge_sessions(const merge_t *self);
+/* The decode intervals (first token -> end) of the ok requests outside the warm-up, for the decode
+ * overlap (overlap_shares reorders them, nothing else changes them). */
+overlap_t *merge_decode(const merge_t *self);
+/* First send -> last end of any record (warm-up included) in seconds; 0 before two timestamps. */
+double merge_wall_clock_s(const merge_t *self);
 
 #endif

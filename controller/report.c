@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "metrics.h"
+#include "session_report.h"
 
 #define JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15))
 
@@ -262,6 +263,7 @@ void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out) {
     if (meta && meta->http_phases)
         print_http_phases(all, out);
     print_slices(merge, meta, out);
+    session_report_print(merge, meta, out);
     if (merge_unplaced(merge))
         fprintf(out,
                 "\nnote: %" PRIu64 " requests named an endpoint or role with no slot; they "
@@ -423,6 +425,7 @@ static json_t *level_json(const report_level_t *level, const report_meta_t *meta
     char digest[24];
     snprintf(digest, sizeof digest, "%016" PRIx64, merge_digest(merge));
     json_object_set_new(o, "workload_digest", json_string(digest));
+    session_report_json(o, merge, meta);
     return o;
 }
 
@@ -773,4 +776,16 @@ void report_live_line(const live_t *live, char *buf, size_t len) {
              " ok, %" PRIu64 " failed",
              live->elapsed_s, live->in_flight, live->requests_per_s, live->output_tokens_per_s,
              ttft, live->requests_ok, live->requests_failed);
+}
+
+json_t *report_metric_json(const histogram_t *h) {
+    return metric_json(h);
+}
+
+const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len) {
+    return role_name(meta, role, buf, len);
+}
+
+void report_format_ms(char *buf, size_t len, double value) {
+    format_ms(buf, len, value);
 }

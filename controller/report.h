@@ -102,6 +102,14 @@ int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats);
 /* report_trace_finish without the stats. */
 int report_trace_close(report_trace_t **self_p);
 
+/* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
+ * *_ms key of results.json has it. */
+json_t *report_metric_json(const histogram_t *h);
+/* meta's name of role (copied into buf as "role N" when it has none); returns it. */
+const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len);
+/* A table cell of milliseconds (about four significant digits) into buf. */
+void report_format_ms(char *buf, size_t len, double value);
+
 /* The live status line, NUL-terminated in buf (no newline), e.g.
  * "12.3 s | in flight 160 | 41.2 req/s | 5230 tok/s | TTFT p50 174 ms | 1234 ok, 3 failed". */
 void report_live_line(const live_t *live, char *buf, size_t len);
