@@ -19,7 +19,9 @@ typedef enum {
     ROUTING_LEAST_INFLIGHT
 } config_routing_t;
 typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT } config_workload_kind_t;
-typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE } config_scheduler_kind_t;
+/* sequential: one session in flight over the whole fleet, the next starting when the previous
+ * one completes (only worker 0 runs). */
+typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE, SCHEDULER_SEQUENTIAL } config_scheduler_kind_t;
 typedef enum { ARRIVAL_POISSON, ARRIVAL_CONSTANT, ARRIVAL_GAMMA } config_arrival_t;
 
 typedef struct config_header {
@@ -56,7 +58,7 @@ typedef struct config_workload {
 typedef struct config_scheduler {
     config_scheduler_kind_t kind;
     uint32_t concurrency; /* concurrent: sessions in flight; rate: cap on sessions in flight (0 =
-                             none) */
+                             none); sequential: always 1 */
     int64_t ramp_up_ns;   /* concurrent: slot k starts at k * ramp_up / concurrency */
     double rate;          /* rate: sessions per second */
     config_arrival_t arrival; /* rate: default poisson */

@@ -16,7 +16,7 @@ static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
 static const char *const workload_kind_names[] = {"requests", "chat", NULL};
-static const char *const scheduler_kind_names[] = {"concurrent", "rate", NULL};
+static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
@@ -46,7 +46,7 @@ const char *config_workload_kind_name(config_workload_kind_t kind) {
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
-    return (unsigned)kind < 2 ? scheduler_kind_names[kind] : "?";
+    return (unsigned)kind < 3 ? scheduler_kind_names[kind] : "?";
 }
 
 const char *config_arrival_name(config_arrival_t arrival) {
@@ -307,6 +307,11 @@ static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
         return config_yaml_fail(r, rate, "scheduler.rate",
                                 "a rate scheduler needs a rate greater than 0, got '%s'",
                                 (const char *)rate->data.scalar.value);
+    if (s->kind == SCHEDULER_SEQUENTIAL && s->concurrency != 1)
+        return config_yaml_fail(r, concurrency, "scheduler.concurrency",
+                                "a sequential scheduler runs one session at a time; drop "
+                                "concurrency (or use kind: concurrent), got '%u'",
+                                (unsigned)s->concurrency);
     if (s->kind == SCHEDULER_CONCURRENT && s->concurrency == 0)
         return config_yaml_fail(r, concurrency, "scheduler.concurrency",
                                 "a concurrent scheduler needs concurrency >= 1, got '0'");
