@@ -9,6 +9,7 @@
 
 #include "buffer.h"
 #include "config_dist.h"
+#include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -19,8 +20,8 @@ static const char *const workload_kind_names[] = {"requests", "chat", NULL};
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
-                                        "limits", "warmup", "output",   NULL};
+static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler", "limits",
+                                        "warmup", "output", "mock",     NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
@@ -423,7 +424,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (root != NULL && root->type != YAML_MAPPING_NODE && !config_yaml_is_null(root))
         return config_yaml_fail(r, root, "",
                                 "expected a mapping of sections (seed, target, workload, "
-                                "scheduler, limits, warmup, output), got %s",
+                                "scheduler, limits, warmup, output, mock), got %s",
                                 root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
     if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
         return -1;
@@ -438,7 +439,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
         config_yaml_duration(r, v, "warmup", false, &c->warmup_ns) < 0)
         return -1;
-    if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0)
+    if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
+        config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
         return -1;
     return check_run_bounds(r, root, c);
 }
