@@ -51,6 +51,21 @@ grep -q '^mock:$' "$WORK/len/config.yaml" &&
     grep -q '^  prefix_cache: false$' "$WORK/len/config.yaml" ||
     fail "config.yaml lacks the mock section: $(cat "$WORK/len/config.yaml")"
 
+# Two files: one mock serves both with the first file's section; the second's gets a note.
+cat >"$WORK/small.yaml" <<YAML
+target: {ignore_eos: true}
+workload: {input_tokens: 300, output_tokens: 4}
+limits: {max_requests: 2}
+mock: {max_model_len: 512}
+YAML
+sed 's/max_model_len: 512/max_model_len: 100/' "$WORK/small.yaml" >"$WORK/small2.yaml"
+run_bounded 120 /dev/null "$WORK/two.err" "$WORK/small.yaml" "$WORK/small2.yaml" --workers 1 \
+    --out "$WORK/two"
+[ "$RUN_RC" = 0 ] || fail "two-file run exited $RUN_RC: $(tail -5 "$WORK/two.err")"
+grep -q "note: $WORK/small2.yaml: its mock section is ignored: the embedded mock serves every file with the options of the first, $WORK/small.yaml" \
+    "$WORK/two.err" || fail "no note on the second file's section: $(cat "$WORK/two.err")"
+grep -q "note: $WORK/small.yaml" "$WORK/two.err" && fail "the first file's section was noted"
+
 # A real target: the section is ignored, with a note, and the requests reach that target.
 start_mock --ttft-ms 1 --itl-ms 1
 run_bounded 120 /dev/null "$WORK/target.err" "$WORK/len.yaml" --workers 1 --target "$MOCK_URL" \
