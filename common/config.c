@@ -6,6 +6,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_mock.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -58,6 +59,7 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.output_tokens);
     dist_clear(&self->workload.think_time);
     free(self->output.dir);
+    config_mock_free(&self->mock);
     memset(self, 0, sizeof *self);
 }
 
@@ -98,6 +100,8 @@ int config_copy(config_t *dst, const config_t *src) {
         if (dist_copy(d[i], s[i]) < 0)
             ok = false;
     }
+    if (config_mock_copy(&dst->mock, &src->mock) < 0)
+        ok = false;
     if (!ok) {
         config_free(dst);
         return -1;

@@ -19,7 +19,9 @@ typedef enum {
     ROUTING_LEAST_INFLIGHT
 } config_routing_t;
 typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT } config_workload_kind_t;
-typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE } config_scheduler_kind_t;
+/* sequential: one session in flight over the whole fleet, the next starting when the previous
+ * one completes (only worker 0 runs). */
+typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE, SCHEDULER_SEQUENTIAL } config_scheduler_kind_t;
 typedef enum { ARRIVAL_POISSON, ARRIVAL_CONSTANT, ARRIVAL_GAMMA } config_arrival_t;
 
 typedef struct config_header {
@@ -56,7 +58,7 @@ typedef struct config_workload {
 typedef struct config_scheduler {
     config_scheduler_kind_t kind;
     uint32_t concurrency; /* concurrent: sessions in flight; rate: cap on sessions in flight (0 =
-                             none) */
+                             none); sequential: always 1 */
     int64_t ramp_up_ns;   /* concurrent: slot k starts at k * ramp_up / concurrency */
     double rate;          /* rate: sessions per second */
     config_arrival_t arrival; /* rate: default poisson */
@@ -74,6 +76,23 @@ typedef struct config_output {
     bool trace; /* write requests.jsonl with every chunk timestamp */
 } config_output_t;
 
+/* One option of the embedded mock (the `mock:` section), checked at load. */
+typedef struct config_mock_option {
+    const char *key;  /* the file's key (static text), e.g. "max_model_len" */
+    const char *flag; /* the `stampede mock` flag it adds (static text), e.g. "--max-model-len";
+                         NULL when it adds none (prefix_cache: true, early_eos: false) */
+    char *value;      /* as config.yaml writes it back: "4096", "50ms", "true", "tp1-fp8" */
+    char *arg;        /* the flag's argument ("50": ttft in ms); NULL for a flag without one */
+    bool quoted;      /* value is free text: written back as a quoted string */
+} config_mock_option_t;
+
+/* Options for the `stampede mock` that `stampede run` starts when no target is given (ignored
+ * otherwise), in a fixed key order. */
+typedef struct config_mock {
+    config_mock_option_t *options;
+    size_t n_options;
+} config_mock_t;
+
 typedef struct config {
     char *source;  /* file name used in messages */
     uint64_t seed; /* default 1 */
@@ -83,6 +102,7 @@ typedef struct config {
     config_limits_t limits;
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
+    config_mock_t mock;
 } config_t;
 
 typedef struct config_error {
@@ -135,6 +155,11 @@ bool config_header_is_secret(const char *name);
  * controller -> worker wire, never for files or logs. */
 int config_write_yaml_unredacted(const config_t *self, FILE *out);
 char *config_to_yaml_unredacted(const config_t *self);
+
+/* The mock section as `stampede mock` arguments: a malloc'd NULL-terminated array (free() it, not
+ * its strings, which belong to *self and live as long as it), e.g. {"--max-model-len", "4096",
+ * "--no-prefix-cache", NULL}; NULL when memory is exhausted. */
+char **config_mock_args(const config_mock_t *self);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

@@ -9,6 +9,7 @@
 
 #include "buffer.h"
 #include "config_dist.h"
+#include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -16,11 +17,11 @@ static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
 static const char *const workload_kind_names[] = {"requests", "chat", NULL};
-static const char *const scheduler_kind_names[] = {"concurrent", "rate", NULL};
+static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
-                                        "limits", "warmup", "output",   NULL};
+static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler", "limits",
+                                        "warmup", "output", "mock",     NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
@@ -46,7 +47,7 @@ const char *config_workload_kind_name(config_workload_kind_t kind) {
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
-    return (unsigned)kind < 2 ? scheduler_kind_names[kind] : "?";
+    return (unsigned)kind < 3 ? scheduler_kind_names[kind] : "?";
 }
 
 const char *config_arrival_name(config_arrival_t arrival) {
@@ -307,6 +308,11 @@ static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
         return config_yaml_fail(r, rate, "scheduler.rate",
                                 "a rate scheduler needs a rate greater than 0, got '%s'",
                                 (const char *)rate->data.scalar.value);
+    if (s->kind == SCHEDULER_SEQUENTIAL && s->concurrency != 1)
+        return config_yaml_fail(r, concurrency, "scheduler.concurrency",
+                                "a sequential scheduler runs one session at a time; drop "
+                                "concurrency (or use kind: concurrent), got '%u'",
+                                (unsigned)s->concurrency);
     if (s->kind == SCHEDULER_CONCURRENT && s->concurrency == 0)
         return config_yaml_fail(r, concurrency, "scheduler.concurrency",
                                 "a concurrent scheduler needs concurrency >= 1, got '0'");
@@ -418,7 +424,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (root != NULL && root->type != YAML_MAPPING_NODE && !config_yaml_is_null(root))
         return config_yaml_fail(r, root, "",
                                 "expected a mapping of sections (seed, target, workload, "
-                                "scheduler, limits, warmup, output), got %s",
+                                "scheduler, limits, warmup, output, mock), got %s",
                                 root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
     if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
         return -1;
@@ -433,7 +439,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
         config_yaml_duration(r, v, "warmup", false, &c->warmup_ns) < 0)
         return -1;
-    if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0)
+    if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
+        config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
         return -1;
     return check_run_bounds(r, root, c);
 }

@@ -195,6 +195,21 @@ static void put_scheduler(FILE *out, const config_scheduler_t *s) {
             config_arrival_name(s->arrival), cv);
 }
 
+/* The mock section only when the file had one: a file without it stays without it. */
+static void put_mock(FILE *out, const config_mock_t *m) {
+    if (m->n_options == 0)
+        return;
+    fputs("mock:\n", out);
+    for (size_t i = 0; i < m->n_options; i++) {
+        fprintf(out, "  %s: ", m->options[i].key);
+        if (m->options[i].quoted)
+            put_string(out, m->options[i].value);
+        else
+            fputs(m->options[i].value, out);
+        fputc('\n', out);
+    }
+}
+
 static int write_config(const config_t *self, FILE *out, bool redact) {
     fputs("# stampede configuration, resolved: every key with its value, defaults included.\n"
           "# API keys are never written, only where they are read from.\n",
@@ -212,6 +227,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     fputs("\noutput:\n  dir: ", out);
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
+    put_mock(out, &self->mock);
     return ferror(out) ? -1 : 0;
 }
 

@@ -21,6 +21,12 @@ static uint32_t plan_part_of(uint64_t total, uint32_t n, uint64_t pos) {
     return (uint32_t)(larger + (pos - boundary) / base); /* base > 0 here: pos < total */
 }
 
+uint32_t plan_slots(const config_t *cfg) {
+    if (cfg->scheduler.kind == SCHEDULER_RATE)
+        return 0;
+    return cfg->scheduler.kind == SCHEDULER_SEQUENTIAL ? 1 : cfg->scheduler.concurrency;
+}
+
 int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out) {
     if (n_workers == 0 || index >= n_workers)
         return -1;
@@ -28,10 +34,10 @@ int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan
     out->worker_index = index;
     out->n_workers = n_workers;
     uint64_t first, count;
-    if (cfg->scheduler.kind == SCHEDULER_CONCURRENT) {
+    if (cfg->scheduler.kind != SCHEDULER_RATE) {
         out->kind = PLAN_CONCURRENT;
-        out->total_slots = cfg->scheduler.concurrency;
-        plan_partition(cfg->scheduler.concurrency, n_workers, index, &first, &count);
+        out->total_slots = plan_slots(cfg);
+        plan_partition(out->total_slots, n_workers, index, &first, &count);
         out->slot_first = (uint32_t)first;
         out->slot_count = (uint32_t)count;
     } else {
@@ -54,7 +60,7 @@ uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t se
     assert(n_workers > 0);
     if (cfg->scheduler.kind == SCHEDULER_RATE)
         return (uint32_t)(session % plan_arrival_workers(cfg, n_workers));
-    uint32_t slots = cfg->scheduler.concurrency;
+    uint32_t slots = plan_slots(cfg);
     if (slots == 0)
         return 0;
     return plan_part_of(slots, n_workers, session % slots);

@@ -10,7 +10,9 @@
  *   to worker i mod W. With a cap C on sessions in flight, only A = min(W, C) workers take
  *   arrivals: arrival i belongs to worker i mod A, and C is partitioned over those A workers like
  *   the slots (each gets floor(C/A) or ceil(C/A), at least 1), so the caps sum to exactly C. The
- *   workers beyond A get no arrival and stay idle. */
+ *   workers beyond A get no arrival and stay idle.
+ * sequential: planned as concurrent with a single slot, whatever the worker count: slot 0 runs
+ *   sessions 0, 1, 2, ... one after another, all on worker 0; the other workers stay idle. */
 #ifndef STAMPEDE_PLAN_H
 #define STAMPEDE_PLAN_H
 
@@ -36,6 +38,8 @@ typedef struct plan_share {
  * floor(total/n) or ceil(total/n) (the first total mod n parts get the larger), summing to total.
  */
 void plan_partition(uint64_t total, uint32_t n, uint32_t index, uint64_t *first, uint64_t *count);
+/* Global slots of a slot-based plan: concurrency for concurrent, 1 for sequential, 0 for rate. */
+uint32_t plan_slots(const config_t *cfg);
 /* The share of worker `index` among n_workers for this config. 0 ok; -1 when n_workers is 0 or
  * index >= n_workers. */
 int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out);

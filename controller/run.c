@@ -67,13 +67,46 @@ static run_child_t *add_child(run_state_t *st, pid_t pid, int index) {
     return &st->children[st->n_children++];
 }
 
-/* Starts `stampede mock --port 0` and reads the port it prints; 0 on failure (reason printed). */
-static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
+/* The last line the mock wrote to OUT/mock.log (its refusal of an option), into buf. */
+static void mock_log_last_line(const run_state_t *st, char *buf, size_t len) {
+    char path[4200], text[4096];
+    buf[0] = '\0';
+    snprintf(path, sizeof path, "%s/mock.log", st->out_dir);
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return;
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    while (n > 0 && text[n - 1] == '\n')
+        n--;
+    text[n] = '\0';
+    const char *nl = strrchr(text, '\n');
+    const char *last = nl ? nl + 1 : text;
+    size_t keep = strlen(last) < len ? strlen(last) : len - 1;
+    memcpy(buf, last, keep);
+    buf[keep] = '\0';
+}
+
+/* Starts `stampede mock --port 0` with the file's mock options (mock_args, NULL-terminated) and
+ * reads the port it prints; 0 on failure (reason printed). */
+static int start_mock(run_state_t *st, int log_fd, char *const *mock_args, const char *source,
+                      char *url, size_t url_len) {
     int fds[2];
-    if (pipe2(fds, O_CLOEXEC) != 0)
+    size_t n_args = 0;
+    while (mock_args[n_args] != NULL)
+        n_args++;
+    char **argv = calloc(n_args + 5, sizeof *argv);
+    if (argv == NULL || pipe2(fds, O_CLOEXEC) != 0) {
+        free(argv);
         return -1;
-    char *argv[] = {"stampede", "mock", "--port", "0", NULL};
+    }
+    argv[0] = "stampede";
+    argv[1] = "mock";
+    argv[2] = "--port";
+    argv[3] = "0";
+    memcpy(argv + 4, mock_args, n_args * sizeof *argv);
     pid_t pid = spawn(argv, fds[1], log_fd);
+    free(argv);
     close(fds[1]);
     if (pid < 0 || !add_child(st, pid, -1)) {
         close(fds[0]);
@@ -83,6 +116,7 @@ static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
     st->mock_out = fds[0];
     char line[256];
     size_t len = 0;
+    bool closed = false; /* the mock closed its stdout: it is exiting */
     int64_t give_up_ns = loop_now_ns() + RUN_MOCK_START_MS * 1000000LL;
     for (;;) {
         long left = (long)((give_up_ns - loop_now_ns()) / 1000000);
@@ -90,8 +124,10 @@ static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
         if (left <= 0 || poll(&pfd, 1, (int)left) <= 0)
             break;
         ssize_t n = read(fds[0], line + len, sizeof line - 1 - len);
-        if (n <= 0)
+        if (n <= 0) {
+            closed = true;
             break;
+        }
         len += (size_t)n;
         line[len] = '\0';
         char *nl = strchr(line, '\n');
@@ -107,6 +143,24 @@ static int start_mock(run_state_t *st, int log_fd, char *url, size_t url_len) {
         }
         if (len >= sizeof line - 1)
             break;
+    }
+    run_child_t *mock = &st->children[st->n_children - 1];
+    for (int i = 0; closed && !mock->reaped && i < 50; i++) { /* at most 1 s to exit */
+        mock->reaped = waitpid(mock->pid, &mock->status, WNOHANG) == mock->pid;
+        struct timespec d = {0, 20000000};
+        if (!mock->reaped)
+            nanosleep(&d, NULL);
+    }
+    if (mock->reaped) {
+        char why[1024];
+        mock_log_last_line(st, why, sizeof why);
+        if (n_args > 0)
+            fprintf(stderr,
+                    "run: %s: the embedded mock refused the options of the mock section: %s\n",
+                    source, why);
+        else
+            fprintf(stderr, "run: the embedded mock exited at start: %s\n", why);
+        return -1;
     }
     fprintf(stderr,
             "run: the embedded mock did not say where it listens within %d s; see %s/mock.log\n",
@@ -225,7 +279,8 @@ static void usage(FILE *out) {
             "                 workers; with several, run N writes to DIR/run-N\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
-            "                 any, the embedded `stampede mock` is started)\n"
+            "                 any, the embedded `stampede mock` is started, with the options\n"
+            "                 of the first file's mock: section)\n"
             "  --out DIR      results directory (default: the file's output.dir)\n"
             "  --trace        also write DIR/requests.jsonl with every chunk time\n"
             "  --http-phases  the table also shows the HTTP phases (blocked, dns, connecting,\n"
@@ -236,24 +291,31 @@ static void usage(FILE *out) {
             RUN_DEFAULT_WORKERS);
 }
 
-/* Output directory and whether an endpoint is named, from the file (the controller reloads it). */
-static int peek_config(const char *path, const char *out_flag, size_t n_targets, char *out_dir,
-                       size_t out_len, bool *needs_mock) {
-    config_t cfg;
+/* Loads a workload file for what `stampede run` decides before the controller (which loads it
+ * again): the output directory, whether an endpoint is named, the mock section. */
+static int peek_config(const char *path, config_t *cfg) {
     config_error_t err;
-    if (config_load_file(&cfg, path, &err) != 0) {
+    if (config_load_file(cfg, path, &err) != 0) {
         char msg[1024];
         config_error_format(&err, msg, sizeof msg);
         fprintf(stderr, "run: %s\n", msg);
         return -1;
     }
-    snprintf(out_dir, out_len, "%s",
-             out_flag         ? out_flag
-             : cfg.output.dir ? cfg.output.dir
-                              : "results");
-    *needs_mock = n_targets == 0 && cfg.target.n_endpoints == 0;
-    config_free(&cfg);
     return 0;
+}
+
+/* A mock section that does not reach the mock is said so, not silently dropped. */
+static void note_ignored_mock(const char *path, bool needs_mock, const char *first) {
+    if (needs_mock)
+        fprintf(stderr,
+                "run: note: %s: its mock section is ignored: the embedded mock serves every file "
+                "with the options of the first, %s\n",
+                path, first);
+    else
+        fprintf(stderr,
+                "run: note: %s: its mock section is ignored: the run has a target (--target or "
+                "target.endpoints), so no embedded mock is started\n",
+                path);
 }
 
 static int open_log(const run_state_t *st, const char *name) {
@@ -285,6 +347,9 @@ int run_main(int argc, char **argv) {
     run_state_t st = {.mock_out = -1};
     int rc = 1, worker_log = -1, mock_log = -1;
     char mock_url[64];
+    config_t first = {0}; /* the first file, whose mock section the embedded mock takes */
+    bool *has_mock = NULL;
+    char **mock_args = NULL;
     if (!targets)
         return 1;
     optind = 1;
@@ -332,15 +397,31 @@ int run_main(int argc, char **argv) {
         goto out;
     }
     /* The mock serves only when no file names an endpoint (one that does not, beside one that
-     * does, is refused by the controller); logs go to the first file's output directory. */
+     * does, is refused by the controller), with the first file's mock options; logs go to the
+     * first file's output directory. */
     bool needs_mock = true;
+    has_mock = calloc((size_t)argc, sizeof *has_mock);
+    if (!has_mock)
+        goto out;
     for (int i = argc - 1; i >= optind; i--) {
-        bool file_needs_mock;
-        if (peek_config(argv[i], out_flag, n_targets, st.out_dir, sizeof st.out_dir,
-                        &file_needs_mock) != 0)
+        config_t cfg;
+        if (peek_config(argv[i], &cfg) != 0)
             goto out;
-        needs_mock = needs_mock && file_needs_mock;
+        needs_mock = needs_mock && n_targets == 0 && cfg.target.n_endpoints == 0;
+        has_mock[i] = cfg.mock.n_options > 0;
+        if (i > optind) {
+            config_free(&cfg);
+            continue;
+        }
+        snprintf(st.out_dir, sizeof st.out_dir, "%s",
+                 out_flag         ? out_flag
+                 : cfg.output.dir ? cfg.output.dir
+                                  : "results");
+        first = cfg;
     }
+    for (int i = optind; i < argc; i++)
+        if (has_mock[i] && (!needs_mock || i > optind))
+            note_ignored_mock(argv[i], needs_mock, argv[optind]);
     st.once = optind == argc - 1;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
@@ -352,7 +433,9 @@ int run_main(int argc, char **argv) {
         goto out;
     if (needs_mock) {
         mock_log = open_log(&st, "mock.log");
-        if (mock_log < 0 || start_mock(&st, mock_log, mock_url, sizeof mock_url) != 0)
+        mock_args = config_mock_args(&first.mock);
+        if (mock_log < 0 || !mock_args ||
+            start_mock(&st, mock_log, mock_args, argv[optind], mock_url, sizeof mock_url) != 0)
             goto out;
         targets[n_targets++] = mock_url;
         fprintf(stderr, "run: no target given: embedded mock at %s (pid %d)\n", mock_url,
@@ -391,5 +474,8 @@ out:
         close(mock_log);
     free(st.children);
     free(targets);
+    free(has_mock);
+    free(mock_args);
+    config_free(&first);
     return rc;
 }

@@ -1,7 +1,9 @@
 /* When sessions start. concurrent: each slot of this share, from its ramp-up instant, runs its
- * sessions one after another. rate: this worker's arrivals start at their times, as far as the
- * share's cap on sessions in flight allows. Both stop at the limits (duration, max_sessions,
- * max_requests), for which each session's first global request ordinal is kept as prefix sums. */
+ * sessions one after another; sequential is the same with the fleet's single slot (worker 0's),
+ * so each session starts when the previous one has completed. rate: this worker's arrivals start
+ * at their times, as far as the share's cap on sessions in flight allows. Both stop at the limits
+ * (duration, max_sessions, max_requests), for which each session's first global request ordinal is
+ * kept as prefix sums. */
 #include <string.h>
 
 #include "buffer.h"

@@ -56,7 +56,7 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
      "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
-     "scheduler, limits, warmup, output"},
+     "scheduler, limits, warmup, output, mock"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
@@ -160,7 +160,7 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:3:21: target.headers.x-a: duplicate key 'x-a' (first given at line 3, column 13)"},
     {"- a\n- b\n",
      "bad.yaml:1:1: expected a mapping of sections (seed, target, workload, scheduler, limits, "
-     "warmup, output), got a sequence"},
+     "warmup, output, mock), got a sequence"},
     {"limits: {duration: 1s}\n---\nseed: 2\n",
      "bad.yaml:2:1: expected a single YAML document, found a second one"},
     {"limits: {duration: 10s}\noutput:\n  trace: maybe\n",

@@ -182,6 +182,35 @@ static void test_plan_rate_cap_below_workers_sums_to_the_cap(void **state) {
     check_every_session_owned_once(&cfg, 7, 300);
 }
 
+/* sequential: one slot for the fleet, whatever concurrency says: every session on worker 0, in
+ * order, and the other workers idle. */
+static void test_plan_sequential_runs_every_session_on_worker_0(void **state) {
+    config_t cfg = concurrent_config(1);
+    cfg.scheduler.kind = SCHEDULER_SEQUENTIAL;
+    assert_int_equal(plan_slots(&cfg), 1);
+    for (uint32_t workers = 1; workers <= 5; workers++) {
+        for (uint32_t w = 0; w < workers; w++) {
+            plan_share_t share;
+            assert_int_equal(plan_share_for(&cfg, workers, w, &share), 0);
+            assert_int_equal(share.kind, PLAN_CONCURRENT);
+            assert_int_equal(share.total_slots, 1);
+            assert_int_equal(share.slot_count, w == 0 ? 1 : 0);
+            if (w == 0)
+                assert_int_equal(share.slot_first, 0);
+        }
+        for (uint64_t i = 0; i < 50; i++)
+            assert_int_equal(plan_session_owner(&cfg, workers, i), 0);
+        check_every_session_owned_once(&cfg, workers, 200);
+    }
+    cfg.scheduler.concurrency = 8; /* a copy built by hand: the kind still wins */
+    assert_int_equal(plan_slots(&cfg), 1);
+    assert_int_equal(plan_session_owner(&cfg, 4, 3), 0);
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    assert_int_equal(plan_slots(&cfg), 0);
+    cfg.scheduler.kind = SCHEDULER_CONCURRENT;
+    assert_int_equal(plan_slots(&cfg), 8);
+}
+
 static void test_plan_share_refuses_bad_index(void **state) {
     config_t cfg = concurrent_config(4);
     plan_share_t share;
@@ -198,4 +227,5 @@ UNIT_MAIN(cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
           cmocka_unit_test(test_plan_rate_sessions_go_round_robin_over_workers),
           cmocka_unit_test(test_plan_rate_cap_is_split_over_workers),
           cmocka_unit_test(test_plan_rate_cap_below_workers_sums_to_the_cap),
+          cmocka_unit_test(test_plan_sequential_runs_every_session_on_worker_0),
           cmocka_unit_test(test_plan_share_refuses_bad_index))
