@@ -57,6 +57,7 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
     dist_clear(&self->workload.think_time);
+    free_endpoints(self->workload.roles, self->workload.n_roles);
     free(self->output.dir);
     memset(self, 0, sizeof *self);
 }
@@ -75,7 +76,12 @@ int config_copy(config_t *dst, const config_t *src) {
     *dst = *src;
     dst->target.endpoints = calloc(src->target.n_endpoints + 1, sizeof *dst->target.endpoints);
     dst->target.headers = calloc(src->target.n_headers + 1, sizeof *dst->target.headers);
-    ok = dst->target.endpoints != NULL && dst->target.headers != NULL;
+    dst->workload.roles = calloc(src->workload.n_roles + 1, sizeof *dst->workload.roles);
+    ok =
+        dst->target.endpoints != NULL && dst->target.headers != NULL && dst->workload.roles != NULL;
+    dst->workload.n_roles = ok ? src->workload.n_roles : 0;
+    for (size_t i = 0; i < dst->workload.n_roles; i++)
+        dst->workload.roles[i] = copy_or_null(src->workload.roles[i], &ok);
     dst->target.n_endpoints = ok ? src->target.n_endpoints : 0;
     dst->target.n_headers = ok ? src->target.n_headers : 0;
     for (size_t i = 0; i < dst->target.n_endpoints; i++)
@@ -269,5 +275,27 @@ int config_api_key(const config_t *self, char **key, config_error_t *err) {
     }
     if (self->target.api_key_file != NULL)
         return read_key_file(self, key, err);
+    return 0;
+}
+
+const char *config_role_name(const config_t *self, uint32_t i) {
+    return i < self->workload.n_roles ? self->workload.roles[i] : NULL;
+}
+
+int config_role_index(config_t *self, const char *name, uint32_t *index) {
+    config_workload_t *w = &self->workload;
+    for (size_t i = 0; i < w->n_roles; i++)
+        if (strcmp(w->roles[i], name) == 0) {
+            *index = (uint32_t)i;
+            return 0;
+        }
+    char **roles = realloc(w->roles, (w->n_roles + 2) * sizeof *roles);
+    if (roles == NULL)
+        return -1;
+    w->roles = roles;
+    if ((roles[w->n_roles] = strdup(name)) == NULL)
+        return -1;
+    roles[w->n_roles + 1] = NULL;
+    *index = (uint32_t)w->n_roles++;
     return 0;
 }

@@ -22,6 +22,9 @@ typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT } config_workload_kind_t;
 typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE } config_scheduler_kind_t;
 typedef enum { ARRIVAL_POISSON, ARRIVAL_CONSTANT, ARRIVAL_GAMMA } config_arrival_t;
 
+/* Role names a file may define (the controller keeps statistics for this many roles). */
+#define CONFIG_MAX_ROLES 64
+
 typedef struct config_header {
     char *name;
     char *value;
@@ -51,6 +54,8 @@ typedef struct config_workload {
     dist_t output_tokens;          /* max_tokens per request (rounded, >= 1) */
     dist_t think_time;             /* seconds between a reply and the next turn (>= 0) */
     uint32_t system_prompt_tokens; /* shared scaffold prepended to every session; default 0 */
+    char **roles;                  /* role names: roles[i] names role index i (none by default) */
+    size_t n_roles;
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -135,6 +140,11 @@ bool config_header_is_secret(const char *name);
  * controller -> worker wire, never for files or logs. */
 int config_write_yaml_unredacted(const config_t *self, FILE *out);
 char *config_to_yaml_unredacted(const config_t *self);
+
+/* The name of role index i: workload.roles[i], or NULL past the named roles. */
+const char *config_role_name(const config_t *self, uint32_t i);
+/* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
+int config_role_index(config_t *self, const char *name, uint32_t *index);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

@@ -181,7 +181,12 @@ static void put_workload(FILE *out, const config_workload_t *w) {
     put_dist(out, &w->output_tokens, false);
     fputs("\n  think_time: ", out);
     put_dist(out, &w->think_time, true);
-    fprintf(out, "\n  system_prompt_tokens: %u\n", (unsigned)w->system_prompt_tokens);
+    fprintf(out, "\n  system_prompt_tokens: %u\n  roles: [", (unsigned)w->system_prompt_tokens);
+    for (size_t i = 0; i < w->n_roles; i++) {
+        fputs(i ? ", " : "", out);
+        put_string(out, w->roles[i]);
+    }
+    fputs("]\n", out);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {

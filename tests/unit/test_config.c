@@ -182,6 +182,13 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:6:7: target.endpoints[2]: 'http://a:8000/v1/' is the same endpoint as "
      "'http://a:8000' (both are http://a:8000 once a trailing / or /v1 is dropped); list each "
      "endpoint once"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, planner]\n",
+     "bad.yaml:3:30: workload.roles[2]: role 'planner' is named twice"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: [\"plan ner\"]\n",
+     "bad.yaml:3:11: workload.roles[0]: 'plan ner' is not a role name (letters, digits, '_', '-', "
+     "'.')"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: planner\n",
+     "bad.yaml:3:10: workload.roles: expected a sequence of role names, e.g. [planner, executor]"},
 };
 
 static void test_config_bad_files_give_exact_messages(void **state) {
@@ -462,6 +469,9 @@ static void assert_config_equal(const config_t *a, const config_t *b, bool redac
     assert_dist_equal(&a->workload.input_tokens, &b->workload.input_tokens, "input_tokens");
     assert_dist_equal(&a->workload.output_tokens, &b->workload.output_tokens, "output_tokens");
     assert_dist_equal(&a->workload.think_time, &b->workload.think_time, "think_time");
+    assert_int_equal(a->workload.n_roles, b->workload.n_roles);
+    for (size_t i = 0; i < a->workload.n_roles; i++)
+        assert_string_equal(a->workload.roles[i], b->workload.roles[i]);
     assert_int_equal(a->workload.system_prompt_tokens, b->workload.system_prompt_tokens);
     assert_int_equal(a->scheduler.kind, b->scheduler.kind);
     assert_int_equal(a->scheduler.concurrency, b->scheduler.concurrency);
@@ -707,6 +717,28 @@ static void test_config_api_key_from_env_and_file(void **state) {
     config_free(&c);
 }
 
+static void test_config_roles_are_named_in_order_and_copied(void **state) {
+    config_t a, b;
+    load_text(&a, "limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, aggregator]\n");
+    assert_int_equal(a.workload.n_roles, 3);
+    assert_string_equal(config_role_name(&a, 0), "planner");
+    assert_string_equal(config_role_name(&a, 2), "aggregator");
+    assert_null(config_role_name(&a, 3));
+    uint32_t index = 9;
+    assert_int_equal(config_role_index(&a, "executor", &index), 0);
+    assert_int_equal(index, 1);
+    assert_int_equal(config_role_index(&a, "critic", &index), 0);
+    assert_int_equal(index, 3);
+    assert_string_equal(config_role_name(&a, 3), "critic");
+    assert_int_equal(config_copy(&b, &a), 0);
+    assert_config_equal(&a, &b, false);
+    char *text = config_to_yaml(&a);
+    assert_non_null(strstr(text, "roles: [\"planner\", \"executor\", \"aggregator\", \"critic\"]"));
+    free(text);
+    config_free(&a);
+    config_free(&b);
+}
+
 static void test_config_copy_is_deep_and_equal(void **state) {
     config_t a, b;
     load_data_file(&a, "good_empirical.yaml");
@@ -810,6 +842,7 @@ UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
           cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
           cmocka_unit_test(test_config_api_key_from_env_and_file),
           cmocka_unit_test(test_config_copy_is_deep_and_equal),
+          cmocka_unit_test(test_config_roles_are_named_in_order_and_copied),
           cmocka_unit_test(test_config_error_format_without_position_or_key),
           cmocka_unit_test(test_config_damaged_files_fail_cleanly),
           cmocka_unit_test(test_config_names_match_the_file_grammar))
