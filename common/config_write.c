@@ -103,6 +103,9 @@ static void put_param(FILE *out, const dist_t *d, dist_param_t p, bool time_valu
     put_value(out, d->param[p], time_valued && config_dist_param_has_unit(p));
 }
 
+/* The inside of a distribution's flow mapping: "dist: KIND, params...". */
+static void put_dist_body(FILE *out, const dist_t *d, bool time_valued);
+
 /* A plain number for fixed, else a flow mapping; empirical values are written inline so the
  * result stands alone (workers on other hosts do not have the file). */
 static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
@@ -110,7 +113,17 @@ static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
         put_value(out, d->param[DIST_P_VALUE], time_valued);
         return;
     }
-    fprintf(out, "{dist: %s", dist_kind_name(d->kind));
+    fputc('{', out);
+    put_dist_body(out, d, time_valued);
+    fputc('}', out);
+    if (d->file != NULL) {
+        fputs("  # values read from ", out);
+        put_string(out, d->file);
+    }
+}
+
+static void put_dist_body(FILE *out, const dist_t *d, bool time_valued) {
+    fprintf(out, "dist: %s", dist_kind_name(d->kind));
     char order[128], *save = NULL;
     unsigned written = 0;
     snprintf(order, sizeof order, "%s", dist_kind_params(d->kind));
@@ -132,10 +145,16 @@ static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
             put_list(out, d->weights, d->n_values, false);
         }
     }
-    fputc('}', out);
-    if (d->file != NULL) {
-        fputs("  # values read from ", out);
-        put_string(out, d->file);
+    if (d->kind == DIST_MIXTURE) {
+        fputs(", components: [", out);
+        for (size_t i = 0; i < d->n_values; i++) {
+            fputs(i ? ", {weight: " : "{weight: ", out);
+            put_value(out, d->weights ? d->weights[i] : 1.0, false);
+            fputs(", ", out);
+            put_dist_body(out, &d->components[i], time_valued);
+            fputc('}', out);
+        }
+        fputc(']', out);
     }
 }
 
