@@ -1,4 +1,5 @@
 #include "config.h"
+#include "config_graph.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -29,6 +30,7 @@ void config_init(config_t *self) {
     dist_fixed(&self->workload.input_tokens, 512);
     dist_fixed(&self->workload.output_tokens, 128);
     dist_fixed(&self->workload.think_time, 0);
+    config_graph_init(&self->workload.graph);
     self->scheduler.kind = SCHEDULER_CONCURRENT;
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
@@ -58,6 +60,7 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.output_tokens);
     dist_clear(&self->workload.think_time);
     free_endpoints(self->workload.roles, self->workload.n_roles);
+    config_graph_free(&self->workload.graph);
     free(self->output.dir);
     memset(self, 0, sizeof *self);
 }
@@ -103,6 +106,10 @@ int config_copy(config_t *dst, const config_t *src) {
         dist_init(d[i]);
         if (dist_copy(d[i], s[i]) < 0)
             ok = false;
+    }
+    if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
+        config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */
+        ok = false;
     }
     if (!ok) {
         config_free(dst);

@@ -9,13 +9,14 @@
 
 #include "buffer.h"
 #include "config_dist.h"
+#include "config_graph.h"
 #include "config_yaml.h"
 #include "units.h"
 
 static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
-static const char *const workload_kind_names[] = {"requests", "chat", NULL};
+static const char *const workload_kind_names[] = {"requests", "chat", "graph", NULL};
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
@@ -28,7 +29,7 @@ static const char *const target_keys[] = {
     NULL};
 static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
                                             "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         NULL};
+                                            "roles",         "graph",      NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -43,7 +44,7 @@ const char *config_routing_name(config_routing_t routing) {
 }
 
 const char *config_workload_kind_name(config_workload_kind_t kind) {
-    return (unsigned)kind < 2 ? workload_kind_names[kind] : "?";
+    return (unsigned)kind < 3 ? workload_kind_names[kind] : "?";
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
@@ -320,7 +321,7 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    return 0;
+    return config_graph_read(r, config_yaml_get(r, node, "graph", NULL), c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the

@@ -6,18 +6,17 @@
 #include <xxhash.h>
 
 #include "buffer.h"
+#include "graph_shapes.h"
 #include "prompt.h"
 
-/* One quantity of one node: its own generator, so no draw depends on another's draw count. */
-static double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session,
-                            uint32_t node, uint32_t field) {
+double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
+                     uint32_t field) {
     rng_t rng;
     rng_init(&rng, cfg->seed, RNG_STREAM_WORKLOAD, session, node, field);
     return dist_sample(dist, &rng);
 }
 
-/* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
-static uint32_t workload_count(double x, uint32_t max) {
+uint32_t workload_count(double x, uint32_t max) {
     if (!(x >= 1.0))
         return 1;
     if (x >= (double)max)
@@ -25,14 +24,20 @@ static uint32_t workload_count(double x, uint32_t max) {
     return (uint32_t)llround(x);
 }
 
-static int64_t workload_seconds_to_ns(double seconds) {
+int64_t workload_seconds_to_ns(double seconds) {
     if (!(seconds > 0.0))
         return 0;
     double ns = seconds * 1e9;
     return ns >= 0x1p62 ? (int64_t)0x4000000000000000LL : (int64_t)llround(ns);
 }
 
+uint32_t workload_max_parallel(const config_t *cfg) {
+    return cfg->workload.kind == WORKLOAD_GRAPH ? graph_max_parallel(cfg) : 1;
+}
+
 uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_session_size(cfg, index);
     if (cfg->workload.kind != WORKLOAD_CHAT)
         return 1;
     return workload_count(workload_draw(cfg, &cfg->workload.turns, index, 0, RNG_FIELD_TURNS),
@@ -64,6 +69,8 @@ int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n
 }
 
 int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_session_generate(cfg, index, out);
     const config_workload_t *w = &cfg->workload;
     bool chat = w->kind == WORKLOAD_CHAT;
     uint32_t n = workload_session_size(cfg, index);
@@ -99,6 +106,8 @@ void workload_session_free(workload_session_t *self) {
 
 /* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
 static uint32_t workload_constant_size(const config_t *cfg) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_constant_size(cfg);
     if (cfg->workload.kind != WORKLOAD_CHAT)
         return 1;
     if (cfg->workload.turns.kind == DIST_FIXED)

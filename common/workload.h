@@ -53,8 +53,20 @@ void workload_session_free(workload_session_t *self);
  * edges, for a generator to fill (parents pointing into out->edges). 0 ok; -1 (freed) on no memory.
  */
 int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n_edges);
+/* A bound on the requests of one session in flight at once: 1 for requests and chats, the widest
+ * fan of a graph (a worker sizes its transfers as sessions x this). */
+uint32_t workload_max_parallel(const config_t *cfg);
 /* Number of requests of session `index` without generating the rest (cheap). */
 uint32_t workload_session_size(const config_t *cfg, uint64_t index);
+
+/* One quantity of one node: rng_init(seed, RNG_STREAM_WORKLOAD, session, node, field) drawn once
+ * from dist, so no draw depends on another's draw count. */
+double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
+                     uint32_t field);
+/* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
+uint32_t workload_count(double x, uint32_t max);
+/* Seconds to ns, 0 for anything not > 0, saturating at 2^62. */
+int64_t workload_seconds_to_ns(double seconds);
 
 /* Global request ordinals: request k of the run is node j of session i, with
  * k = (sizes of sessions 0..i-1) + j. A cursor answers first_request(i) for increasing i in
