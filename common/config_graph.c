@@ -601,7 +601,8 @@ static int fill_defaults(config_t *c, node_read_t *nr) {
     return 0;
 }
 
-int config_graph_read(config_yaml_t *r, yaml_node_t *node, config_t *c) {
+int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
+    yaml_node_t *node = config_yaml_get(r, workload, "graph", NULL);
     config_workload_t *w = &c->workload;
     config_graph_t *g = &w->graph;
     const char *path = "workload.graph";
@@ -612,7 +613,7 @@ int config_graph_read(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         return 0;
     }
     if (node == NULL)
-        return config_yaml_fail(r, NULL, path,
+        return config_yaml_fail(r, workload, path,
                                 "kind: graph needs graph: {shape: linear | diamond | fanout | "
                                 "branching | template, ...}");
     if (config_yaml_check_keys(r, node, path, graph_keys) < 0)

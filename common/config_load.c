@@ -321,7 +321,7 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    return config_graph_read(r, config_yaml_get(r, node, "graph", NULL), c);
+    return config_graph_read(r, node, c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the
