@@ -562,6 +562,36 @@ static int read_count_dist(config_yaml_t *r, yaml_node_t *map, const char *name,
     return config_dist_read(r, v, key, false, lowest, out);
 }
 
+/* The keys each shape takes besides shape, nodes and message_overhead_tokens. */
+static const char *const shape_keys[5][7] = {
+    [GRAPH_LINEAR] = {"length", NULL},
+    [GRAPH_DIAMOND] = {"executors", "executor_count", NULL},
+    [GRAPH_FANOUT] = {"children", "child_length", "rounds", NULL},
+    [GRAPH_BRANCHING] = {"depth", "width", "fan_out", "fan_in", "max_depth", "max_width", NULL},
+    [GRAPH_TEMPLATE] = {NULL},
+};
+
+/* Refuses a parameter of another shape (children under a diamond, say). */
+static int check_shape_keys(config_yaml_t *r, yaml_node_t *map, config_graph_shape_t shape) {
+    for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = config_yaml_node(r, p->key);
+        const char *name = config_yaml_text(k);
+        if (!strcmp(name, "shape") || !strcmp(name, "nodes") ||
+            !strcmp(name, "message_overhead_tokens") ||
+            config_yaml_in_list(name, shape_keys[shape]))
+            continue;
+        char key[CONFIG_YAML_KEY_MAX], takes[256];
+        config_yaml_path(key, sizeof key, "workload.graph", name);
+        config_yaml_join(shape_keys[shape], takes, sizeof takes);
+        return config_yaml_fail(r, k, key,
+                                "a %s graph does not take %s (it takes: %s%snodes, "
+                                "message_overhead_tokens)",
+                                config_graph_shape_name(shape), name, takes, takes[0] ? ", " : "");
+    }
+    return 0;
+}
+
 /* The shape's own parameters. */
 static int read_parameters(config_yaml_t *r, yaml_node_t *map, config_graph_t *g) {
     yaml_node_t *v;
@@ -627,7 +657,7 @@ int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
     if (config_yaml_enum(r, v, "workload.graph.shape", shape_names, &index) < 0)
         return -1;
     g->shape = (config_graph_shape_t)index;
-    if (read_parameters(r, node, g) < 0)
+    if (check_shape_keys(r, node, g->shape) < 0 || read_parameters(r, node, g) < 0)
         return -1;
     yaml_node_t *nodes = config_yaml_get(r, node, "nodes", NULL);
     node_read_t *nr = NULL;

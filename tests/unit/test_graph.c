@@ -57,6 +57,9 @@ static const message_case_t bad_graphs[] = {
      "[0, 1], got 'most'"},
     {"limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph: {shape: fanout, children: 0}\n",
      "bad.yaml:4:36: workload.graph.children: expected at least 1, got 0"},
+    {"limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph: {shape: diamond, children: 2}\n",
+     "bad.yaml:4:27: workload.graph.children: a diamond graph does not take children (it takes: "
+     "executors, executor_count, nodes, message_overhead_tokens)"},
 };
 
 static void test_graph_bad_graphs_give_exact_messages(void **state) {
