@@ -1,4 +1,5 @@
 #include "config.h"
+#include "config_graph.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -30,6 +31,7 @@ void config_init(config_t *self) {
     dist_fixed(&self->workload.input_tokens, 512);
     dist_fixed(&self->workload.output_tokens, 128);
     dist_fixed(&self->workload.think_time, 0);
+    config_graph_init(&self->workload.graph);
     self->scheduler.kind = SCHEDULER_CONCURRENT;
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
@@ -58,6 +60,8 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
     dist_clear(&self->workload.think_time);
+    free_endpoints(self->workload.roles, self->workload.n_roles);
+    config_graph_free(&self->workload.graph);
     free(self->output.dir);
     config_mock_free(&self->mock);
     memset(self, 0, sizeof *self);
@@ -77,7 +81,12 @@ int config_copy(config_t *dst, const config_t *src) {
     *dst = *src;
     dst->target.endpoints = calloc(src->target.n_endpoints + 1, sizeof *dst->target.endpoints);
     dst->target.headers = calloc(src->target.n_headers + 1, sizeof *dst->target.headers);
-    ok = dst->target.endpoints != NULL && dst->target.headers != NULL;
+    dst->workload.roles = calloc(src->workload.n_roles + 1, sizeof *dst->workload.roles);
+    ok =
+        dst->target.endpoints != NULL && dst->target.headers != NULL && dst->workload.roles != NULL;
+    dst->workload.n_roles = ok ? src->workload.n_roles : 0;
+    for (size_t i = 0; i < dst->workload.n_roles; i++)
+        dst->workload.roles[i] = copy_or_null(src->workload.roles[i], &ok);
     dst->target.n_endpoints = ok ? src->target.n_endpoints : 0;
     dst->target.n_headers = ok ? src->target.n_headers : 0;
     for (size_t i = 0; i < dst->target.n_endpoints; i++)
@@ -102,6 +111,10 @@ int config_copy(config_t *dst, const config_t *src) {
     }
     if (config_mock_copy(&dst->mock, &src->mock) < 0)
         ok = false;
+    if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
+        config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */
+        ok = false;
+    }
     if (!ok) {
         config_free(dst);
         return -1;
@@ -273,5 +286,27 @@ int config_api_key(const config_t *self, char **key, config_error_t *err) {
     }
     if (self->target.api_key_file != NULL)
         return read_key_file(self, key, err);
+    return 0;
+}
+
+const char *config_role_name(const config_t *self, uint32_t i) {
+    return i < self->workload.n_roles ? self->workload.roles[i] : NULL;
+}
+
+int config_role_index(config_t *self, const char *name, uint32_t *index) {
+    config_workload_t *w = &self->workload;
+    for (size_t i = 0; i < w->n_roles; i++)
+        if (strcmp(w->roles[i], name) == 0) {
+            *index = (uint32_t)i;
+            return 0;
+        }
+    char **roles = realloc(w->roles, (w->n_roles + 2) * sizeof *roles);
+    if (roles == NULL)
+        return -1;
+    w->roles = roles;
+    if ((roles[w->n_roles] = strdup(name)) == NULL)
+        return -1;
+    roles[w->n_roles + 1] = NULL;
+    *index = (uint32_t)w->n_roles++;
     return 0;
 }

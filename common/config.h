@@ -18,11 +18,21 @@ typedef enum {
     ROUTING_RANDOM,
     ROUTING_LEAST_INFLIGHT
 } config_routing_t;
-typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT } config_workload_kind_t;
+typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT, WORKLOAD_GRAPH } config_workload_kind_t;
+typedef enum {
+    GRAPH_LINEAR,
+    GRAPH_DIAMOND,
+    GRAPH_FANOUT,
+    GRAPH_BRANCHING,
+    GRAPH_TEMPLATE
+} config_graph_shape_t;
 /* sequential: one session in flight over the whole fleet, the next starting when the previous
  * one completes (only worker 0 runs). */
 typedef enum { SCHEDULER_CONCURRENT, SCHEDULER_RATE, SCHEDULER_SEQUENTIAL } config_scheduler_kind_t;
 typedef enum { ARRIVAL_POISSON, ARRIVAL_CONSTANT, ARRIVAL_GAMMA } config_arrival_t;
+
+/* Role names a file may define (the controller keeps statistics for this many roles). */
+#define CONFIG_MAX_ROLES 64
 
 typedef struct config_header {
     char *name;
@@ -46,6 +56,47 @@ typedef struct config_target {
     bool stream;                /* default true */
 } config_target_t;
 
+/* One node's settings: a template node, or one slot of a generated shape (diamond: planner,
+ * executor, aggregator; linear: turn; fanout: main, child, continuation; branching: node). */
+typedef struct config_graph_node {
+    char *id;                   /* the template node's id, or the slot's name */
+    int line;                   /* where the file gives it (0: defaulted), for messages */
+    uint32_t role;              /* index into workload.roles */
+    uint32_t *parents;          /* template: indices of its parents (earlier nodes once loaded) */
+    size_t n_parents;           /* template */
+    uint32_t history_parent;    /* template: a parent or ancestor index (default: first parent) */
+    double history;             /* 1 = full, 0 = none (a sub-agent), else a fraction */
+    bool append_parent_replies; /* the parents' replies open its user text */
+    dist_t input_tokens;        /* fresh tokens (default: workload.input_tokens) */
+    dist_t output_tokens;       /* max_tokens (default: workload.output_tokens) */
+    dist_t wait_after_ready;    /* seconds after its parents finish (default: think_time) */
+} config_graph_node_t;
+
+/* Caps on a graph's fan: executors of a diamond, children of a fanout round; and on a branching
+ * layer's width (the generators keep these on their stack). */
+#define CONFIG_GRAPH_MAX_FAN 10000
+#define CONFIG_GRAPH_MAX_WIDTH 1024
+
+typedef struct config_graph {
+    config_graph_shape_t shape;
+    config_graph_node_t *nodes; /* template: the nodes, parents first; a shape: its slots */
+    size_t n_nodes;
+    uint32_t message_overhead_tokens; /* extra fresh tokens per appended parent reply (A2A) */
+    dist_t length;                    /* linear: requests per session (default uniform 100..150) */
+    uint32_t executor_count;          /* diamond: executors (default 3) */
+    bool sequential;                  /* diamond: executors one after another (AutoGen) */
+    uint32_t children;                /* fanout: sub-sessions per round (default 3) */
+    dist_t child_length;              /* fanout: requests per sub-session (default 1) */
+    uint32_t rounds; /* fanout: main -> children -> continuation rounds (default 1) */
+    dist_t depth;    /* branching: layers after the root (default 3) */
+    dist_t width;    /* branching: nodes per layer when given (else from fan_out) */
+    bool width_given;
+    dist_t fan_out;     /* branching: children per node (default 2) */
+    dist_t fan_in;      /* branching: parents per node (default 1) */
+    uint32_t max_depth; /* branching: cap on layers (default 16) */
+    uint32_t max_width; /* branching: cap on a layer's width (default 64) */
+} config_graph_t;
+
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
     dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
@@ -53,6 +104,9 @@ typedef struct config_workload {
     dist_t output_tokens;          /* max_tokens per request (rounded, >= 1) */
     dist_t think_time;             /* seconds between a reply and the next turn (>= 0) */
     uint32_t system_prompt_tokens; /* shared scaffold prepended to every session; default 0 */
+    char **roles;                  /* role names: roles[i] names role index i (none by default) */
+    size_t n_roles;
+    config_graph_t graph; /* kind graph: the shape and its nodes */
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -160,11 +214,16 @@ char *config_to_yaml_unredacted(const config_t *self);
  * its strings, which belong to *self and live as long as it), e.g. {"--max-model-len", "4096",
  * "--no-prefix-cache", NULL}; NULL when memory is exhausted. */
 char **config_mock_args(const config_mock_t *self);
+/* The name of role index i: workload.roles[i], or NULL past the named roles. */
+const char *config_role_name(const config_t *self, uint32_t i);
+/* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
+int config_role_index(config_t *self, const char *name, uint32_t *index);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);
 const char *config_routing_name(config_routing_t routing);
 const char *config_workload_kind_name(config_workload_kind_t kind);
+const char *config_graph_shape_name(config_graph_shape_t shape);
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind);
 const char *config_arrival_name(config_arrival_t arrival);
 

@@ -116,7 +116,7 @@ static yaml_node_pair_t *param_named_in(config_yaml_t *r, yaml_node_t *map, cons
 typedef struct dist_mapping {
     double *values, *weights;
     size_t n_values, n_weights;
-    yaml_node_t *values_node, *weights_node, *file_node;
+    yaml_node_t *values_node, *weights_node, *file_node, *components_node;
 } dist_mapping_t;
 
 /* A mapping without 'dist' but with a key one typo away from it ("dsit"). */
@@ -252,7 +252,55 @@ static int apply_empirical(config_yaml_t *r, yaml_node_t *map, const char *path,
 }
 
 static int dist_mapping(config_yaml_t *r, yaml_node_t *map, const char *path, bool time_valued,
-                        double lowest, dist_t *d) {
+                        double lowest, dist_t *d, double *weight);
+
+/* A mixture's components: a non-empty sequence of distribution mappings, each with an optional
+ * weight (default 1). */
+static int apply_components(config_yaml_t *r, yaml_node_t *map, const char *path, bool time_valued,
+                            double lowest, dist_t *d, dist_mapping_t *m) {
+    char key[CONFIG_YAML_KEY_MAX], msg[256];
+    if (d->kind != DIST_MIXTURE)
+        return 0;
+    if (m->components_node == NULL)
+        return config_yaml_fail(r, map, path,
+                                "mixture needs components: [{weight: W, dist: KIND, ...}, ...]");
+    yaml_node_t *seq = m->components_node;
+    config_yaml_path(key, sizeof key, path, "components");
+    size_t n = seq->type == YAML_SEQUENCE_NODE
+                   ? (size_t)(seq->data.sequence.items.top - seq->data.sequence.items.start)
+                   : 0;
+    if (n == 0)
+        return config_yaml_fail(r, seq, key,
+                                "expected a non-empty sequence of distribution mappings, each "
+                                "with a weight");
+    dist_t *components = calloc(n, sizeof *components);
+    double *weights = calloc(n, sizeof *weights);
+    int rc = components && weights ? 0 : config_yaml_fail(r, seq, key, "out of memory");
+    size_t read = 0;
+    for (; rc == 0 && read < n; read++) {
+        char item_path[CONFIG_YAML_KEY_MAX + 24];
+        yaml_node_t *item = config_yaml_node(r, seq->data.sequence.items.start[read]);
+        snprintf(item_path, sizeof item_path, "%s[%zu]", key, read);
+        weights[read] = 1.0;
+        if (item->type != YAML_MAPPING_NODE)
+            rc = config_yaml_fail(r, item, item_path,
+                                  "expected a distribution mapping such as {weight: 0.8, dist: "
+                                  "uniform, min: 1ms, max: 20ms}");
+        else
+            rc = dist_mapping(r, item, item_path, time_valued, lowest, &components[read],
+                              &weights[read]);
+    }
+    if (rc == 0 && dist_set_mixture(d, components, weights, n, msg, sizeof msg) < 0)
+        rc = config_yaml_fail(r, seq, key, "%s", msg);
+    for (size_t i = 0; components && i < read; i++)
+        dist_clear(&components[i]); /* moved-out ones are already empty */
+    free(components);
+    free(weights);
+    return rc;
+}
+
+static int dist_mapping(config_yaml_t *r, yaml_node_t *map, const char *path, bool time_valued,
+                        double lowest, dist_t *d, double *weight) {
     const char *keys[DIST_P__COUNT + 8];
     char storage[256], msg[256], key[CONFIG_YAML_KEY_MAX];
     dist_mapping_t m = {0};
@@ -269,6 +317,20 @@ static int dist_mapping(config_yaml_t *r, yaml_node_t *map, const char *path, bo
         if (strcmp(config_yaml_text(k), "dist") == 0)
             continue;
         config_yaml_path(key, sizeof key, path, config_yaml_text(k));
+        if (weight != NULL && strcmp(config_yaml_text(k), "weight") == 0) {
+            yaml_node_t *v = config_yaml_node(r, p->value);
+            if (dist_number(r, v, key, false, "a number", weight) < 0)
+                goto done;
+            if (!(*weight > 0.0)) {
+                config_yaml_fail(r, v, key, "expected a weight > 0, got '%s'", config_yaml_text(v));
+                goto done;
+            }
+            continue;
+        }
+        if (kind == DIST_MIXTURE && strcmp(config_yaml_text(k), "components") == 0) {
+            m.components_node = config_yaml_node(r, p->value);
+            continue;
+        }
         if (!config_yaml_in_list(config_yaml_text(k), keys)) {
             unknown_dist_key(r, k, key, kind, keys);
             goto done;
@@ -276,7 +338,8 @@ static int dist_mapping(config_yaml_t *r, yaml_node_t *map, const char *path, bo
         if (read_dist_key(r, p, path, time_valued, lowest, d, &m) < 0)
             goto done;
     }
-    if (apply_empirical(r, map, path, lowest, d, &m) < 0)
+    if (apply_empirical(r, map, path, lowest, d, &m) < 0 ||
+        apply_components(r, map, path, time_valued, lowest, d, &m) < 0)
         goto done;
     if (dist_prepare(d, msg, sizeof msg) < 0) {
         yaml_node_pair_t *named = param_named_in(r, map, msg);
@@ -305,7 +368,7 @@ int config_dist_read(config_yaml_t *r, yaml_node_t *node, const char *path, bool
                                      "{dist: uniform, min: 10, max: 20}";
     dist_t d;
     if (node->type == YAML_MAPPING_NODE) {
-        if (dist_mapping(r, node, path, time_valued, lowest, &d) < 0)
+        if (dist_mapping(r, node, path, time_valued, lowest, &d, NULL) < 0)
             return -1;
     } else {
         double value;

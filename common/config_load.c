@@ -9,6 +9,7 @@
 
 #include "buffer.h"
 #include "config_dist.h"
+#include "config_graph.h"
 #include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
@@ -16,7 +17,7 @@
 static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
-static const char *const workload_kind_names[] = {"requests", "chat", NULL};
+static const char *const workload_kind_names[] = {"requests", "chat", "graph", NULL};
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
@@ -27,8 +28,9 @@ static const char *const target_keys[] = {
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
     "routing",     "ignore_eos",   "min_tokens", "stream",
     NULL};
-static const char *const workload_keys[] = {
-    "kind", "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens", NULL};
+static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
+                                            "output_tokens", "think_time", "system_prompt_tokens",
+                                            "roles",         "graph",      NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -43,7 +45,7 @@ const char *config_routing_name(config_routing_t routing) {
 }
 
 const char *config_workload_kind_name(config_workload_kind_t kind) {
-    return (unsigned)kind < 2 ? workload_kind_names[kind] : "?";
+    return (unsigned)kind < 3 ? workload_kind_names[kind] : "?";
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
@@ -258,7 +260,37 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     return 0;
 }
 
-static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_workload_t *w) {
+/* workload.roles: a sequence of distinct names (letters, digits, '_', '-', '.'). */
+static int read_roles(config_yaml_t *r, yaml_node_t *node, config_t *c) {
+    if (node->type != YAML_SEQUENCE_NODE)
+        return config_yaml_fail(r, node, "workload.roles",
+                                "expected a sequence of role names, e.g. [planner, executor]");
+    size_t n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+    char path[CONFIG_YAML_KEY_MAX];
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item = item_at(r, node, i);
+        snprintf(path, sizeof path, "workload.roles[%zu]", i);
+        const char *name = config_yaml_scalar(r, item, path, "a role name");
+        if (name == NULL)
+            return -1;
+        if (name[0] == '\0' || strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ"
+                                            "0123456789_-.") != strlen(name))
+            return config_yaml_fail(
+                r, item, path, "'%s' is not a role name (letters, digits, '_', '-', '.')", name);
+        if (config_role_name(c, 0) &&
+            config_yaml_in_list(name, (const char *const *)c->workload.roles))
+            return config_yaml_fail(r, item, path, "role '%s' is named twice", name);
+        uint32_t index;
+        if (c->workload.n_roles >= CONFIG_MAX_ROLES)
+            return config_yaml_fail(r, item, path, "at most %d roles", CONFIG_MAX_ROLES);
+        if (config_role_index(c, name, &index) < 0)
+            return config_yaml_fail(r, item, path, "out of memory");
+    }
+    return 0;
+}
+
+static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
+    config_workload_t *w = &c->workload;
     yaml_node_t *v;
     uint64_t u;
     int index;
@@ -288,7 +320,9 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_workload_t
             return -1;
         w->system_prompt_tokens = (uint32_t)u;
     }
-    return 0;
+    if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
+        return -1;
+    return config_graph_read(r, node, c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the
@@ -432,7 +466,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         config_yaml_uint(r, v, "seed", UINT64_MAX, &c->seed) < 0)
         return -1;
     if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
-        parse_workload(r, config_yaml_get(r, root, "workload", NULL), &c->workload) < 0 ||
+        parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||
         parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler) < 0 ||
         parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0)
         return -1;

@@ -1,4 +1,5 @@
 #include "config.h"
+#include "config_graph.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -103,6 +104,9 @@ static void put_param(FILE *out, const dist_t *d, dist_param_t p, bool time_valu
     put_value(out, d->param[p], time_valued && config_dist_param_has_unit(p));
 }
 
+/* The inside of a distribution's flow mapping: "dist: KIND, params...". */
+static void put_dist_body(FILE *out, const dist_t *d, bool time_valued);
+
 /* A plain number for fixed, else a flow mapping; empirical values are written inline so the
  * result stands alone (workers on other hosts do not have the file). */
 static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
@@ -110,7 +114,17 @@ static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
         put_value(out, d->param[DIST_P_VALUE], time_valued);
         return;
     }
-    fprintf(out, "{dist: %s", dist_kind_name(d->kind));
+    fputc('{', out);
+    put_dist_body(out, d, time_valued);
+    fputc('}', out);
+    if (d->file != NULL) {
+        fputs("  # values read from ", out);
+        put_string(out, d->file);
+    }
+}
+
+static void put_dist_body(FILE *out, const dist_t *d, bool time_valued) {
+    fprintf(out, "dist: %s", dist_kind_name(d->kind));
     char order[128], *save = NULL;
     unsigned written = 0;
     snprintf(order, sizeof order, "%s", dist_kind_params(d->kind));
@@ -132,10 +146,16 @@ static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
             put_list(out, d->weights, d->n_values, false);
         }
     }
-    fputc('}', out);
-    if (d->file != NULL) {
-        fputs("  # values read from ", out);
-        put_string(out, d->file);
+    if (d->kind == DIST_MIXTURE) {
+        fputs(", components: [", out);
+        for (size_t i = 0; i < d->n_values; i++) {
+            fputs(i ? ", {weight: " : "{weight: ", out);
+            put_value(out, d->weights ? d->weights[i] : 1.0, false);
+            fputs(", ", out);
+            put_dist_body(out, &d->components[i], time_valued);
+            fputc('}', out);
+        }
+        fputc(']', out);
     }
 }
 
@@ -172,6 +192,98 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
 }
 
+static void put_history(FILE *out, double history) {
+    if (history >= 1.0)
+        fputs("full", out);
+    else if (history <= 0.0)
+        fputs("none", out);
+    else
+        put_value(out, history, false);
+}
+
+/* One node: a template node (id, parents, history parent) or a shape's slot. */
+static void put_graph_node(FILE *out, const config_workload_t *w, const config_graph_node_t *n,
+                           bool template) {
+    const config_graph_t *g = &w->graph;
+    const char *in = template ? "      " : "        "; /* the node's keys */
+    if (template) {
+        fputs("    - id: ", out);
+        put_string(out, n->id);
+        fprintf(out, "\n%sparents: [", in);
+        for (size_t p = 0; p < n->n_parents; p++) {
+            fputs(p ? ", " : "", out);
+            put_string(out, g->nodes[n->parents[p]].id);
+        }
+        fputs("]\n", out);
+        if (n->n_parents) {
+            fprintf(out, "%shistory_parent: ", in);
+            put_string(out, g->nodes[n->history_parent].id);
+            fputc('\n', out);
+        }
+    } else {
+        fputs("      ", out);
+        put_string(out, n->id);
+        fputs(":\n", out);
+    }
+    fprintf(out, "%shistory: ", in);
+    put_history(out, n->history);
+    if (n->role < w->n_roles) { /* else role 0 with no names: the key left out reads back so */
+        fprintf(out, "\n%srole: ", in);
+        put_string(out, w->roles[n->role]);
+    }
+    fprintf(out, "\n%sappend_parent_replies: %s\n%sinput_tokens: ", in,
+            n->append_parent_replies ? "true" : "false", in);
+    put_dist(out, &n->input_tokens, false);
+    fprintf(out, "\n%soutput_tokens: ", in);
+    put_dist(out, &n->output_tokens, false);
+    fprintf(out, "\n%swait_after_ready: ", in);
+    put_dist(out, &n->wait_after_ready, true);
+    fputc('\n', out);
+}
+
+/* workload.graph: every key of the shape, then its nodes. */
+static void put_graph(FILE *out, const config_workload_t *w) {
+    const config_graph_t *g = &w->graph;
+    fprintf(out, "  graph:\n    shape: %s\n    message_overhead_tokens: %u\n",
+            config_graph_shape_name(g->shape), (unsigned)g->message_overhead_tokens);
+    switch (g->shape) {
+    case GRAPH_LINEAR:
+        fputs("    length: ", out);
+        put_dist(out, &g->length, false);
+        fputc('\n', out);
+        break;
+    case GRAPH_DIAMOND:
+        fprintf(out, "    executors: %s\n    executor_count: %u\n",
+                config_graph_executors_name(g->sequential), (unsigned)g->executor_count);
+        break;
+    case GRAPH_FANOUT:
+        fprintf(out, "    children: %u\n    rounds: %u\n    child_length: ", (unsigned)g->children,
+                (unsigned)g->rounds);
+        put_dist(out, &g->child_length, false);
+        fputc('\n', out);
+        break;
+    case GRAPH_BRANCHING:
+        fputs("    depth: ", out);
+        put_dist(out, &g->depth, false);
+        if (g->width_given) {
+            fputs("\n    width: ", out);
+            put_dist(out, &g->width, false);
+        }
+        fputs("\n    fan_out: ", out);
+        put_dist(out, &g->fan_out, false);
+        fputs("\n    fan_in: ", out);
+        put_dist(out, &g->fan_in, false);
+        fprintf(out, "\n    max_depth: %u\n    max_width: %u\n", (unsigned)g->max_depth,
+                (unsigned)g->max_width);
+        break;
+    case GRAPH_TEMPLATE:
+        break;
+    }
+    fputs("    nodes:\n", out);
+    for (size_t i = 0; i < g->n_nodes; i++)
+        put_graph_node(out, w, &g->nodes[i], g->shape == GRAPH_TEMPLATE);
+}
+
 static void put_workload(FILE *out, const config_workload_t *w) {
     fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
     put_dist(out, &w->turns, false);
@@ -181,7 +293,14 @@ static void put_workload(FILE *out, const config_workload_t *w) {
     put_dist(out, &w->output_tokens, false);
     fputs("\n  think_time: ", out);
     put_dist(out, &w->think_time, true);
-    fprintf(out, "\n  system_prompt_tokens: %u\n", (unsigned)w->system_prompt_tokens);
+    fprintf(out, "\n  system_prompt_tokens: %u\n  roles: [", (unsigned)w->system_prompt_tokens);
+    for (size_t i = 0; i < w->n_roles; i++) {
+        fputs(i ? ", " : "", out);
+        put_string(out, w->roles[i]);
+    }
+    fputs("]\n", out);
+    if (w->kind == WORKLOAD_GRAPH)
+        put_graph(out, w);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {

@@ -16,7 +16,7 @@
 
 static const char *const dist_kind_names[DIST__COUNT] = {
     "fixed", "uniform",          "normal", "lognormal", "exponential", "poisson",
-    "gamma", "inverse_gaussian", "pareto", "zipf",      "empirical",
+    "gamma", "inverse_gaussian", "pareto", "zipf",      "empirical",   "mixture",
 };
 
 static const char *const dist_param_names[DIST_P__COUNT] = {
@@ -37,6 +37,7 @@ static const unsigned dist_kind_accepted[DIST__COUNT] = {
     [DIST_PARETO] = DIST_BIT(DIST_P_SCALE) | DIST_BIT(DIST_P_ALPHA) | DIST_BIT(DIST_P_MAX),
     [DIST_ZIPF] = DIST_BIT(DIST_P_N) | DIST_BIT(DIST_P_EXPONENT),
     [DIST_EMPIRICAL] = 0,
+    [DIST_MIXTURE] = DIST_CLAMP,
 };
 
 static const char *const dist_kind_param_lists[DIST__COUNT] = {
@@ -51,6 +52,7 @@ static const char *const dist_kind_param_lists[DIST__COUNT] = {
     [DIST_PARETO] = "scale alpha max",
     [DIST_ZIPF] = "n exponent",
     [DIST_EMPIRICAL] = "values weights file",
+    [DIST_MIXTURE] = "components min max",
 };
 
 void dist_error(char *err, size_t errlen, const char *fmt, ...) {
@@ -74,6 +76,8 @@ void dist_fixed(dist_t *self, double value) {
 }
 
 void dist_clear(dist_t *self) {
+    if (self->kind == DIST_MIXTURE)
+        dist_mixture_free(self->components, self->n_values);
     free(self->values);
     free(self->weights);
     free(self->file);
@@ -96,6 +100,13 @@ int dist_copy(dist_t *dst, const dist_t *src) {
     tmp.weights = dist_dup_array(src->weights, src->n_values);
     tmp.cdf = dist_dup_array(src->cdf, src->n_values);
     tmp.file = src->file ? strdup(src->file) : NULL;
+    tmp.components = NULL;
+    if (src->kind == DIST_MIXTURE &&
+        dist_mixture_copy(&tmp.components, src->components, src->n_values) < 0) {
+        tmp.kind = DIST_FIXED; /* nothing of the components to free */
+        dist_clear(&tmp);
+        return -1;
+    }
     if ((src->values && src->n_values && !tmp.values) ||
         (src->weights && src->n_values && !tmp.weights) ||
         (src->cdf && src->n_values && !tmp.cdf) || (src->file && !tmp.file)) {

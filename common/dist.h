@@ -25,6 +25,7 @@ typedef enum dist_kind {
     DIST_PARETO,           /* scale (x_m), alpha; optional max clamp */
     DIST_ZIPF,             /* n, exponent: integers 1..n with P(k) ∝ k^-exponent */
     DIST_EMPIRICAL,        /* values (+ optional weights), or file (one value per line) */
+    DIST_MIXTURE,          /* weighted components (other distributions); optional min/max clamp */
     DIST__COUNT
 } dist_kind_t;
 
@@ -53,7 +54,8 @@ typedef struct dist {
     double *values;              /* empirical: owned, freed by dist_clear */
     double *weights;             /* empirical: optional, owned; NULL = equal weights */
     size_t n_values;
-    char *file; /* empirical: source file if any, owned */
+    char *file;              /* empirical: source file if any, owned */
+    struct dist *components; /* mixture: n_values prepared components, owned; weights[] theirs */
     /* Filled by dist_prepare: derived constants and the empirical cumulative table. */
     double derived[4];
     double *cdf; /* owned */
@@ -86,6 +88,11 @@ int dist_set_values(dist_t *self, const double *values, const double *weights, s
 /* Empirical weights for the values already set; -1 ("empirical weights must match values ...")
  * when n differs from the number of values. Copies the array. */
 int dist_set_weights(dist_t *self, const double *weights, size_t n, char *err, size_t errlen);
+/* Mixture components: takes the n dists (prepared; *components is moved in, each left zeroed)
+ * and copies their n weights (> 0, finite). -1 with a message naming the component on a bad
+ * weight or no memory (then the components are still the caller's). */
+int dist_set_mixture(dist_t *self, dist_t *components, const double *weights, size_t n, char *err,
+                     size_t errlen);
 /* Empirical values from a file, one number (optionally "value weight") per line; '#' starts a
  * comment, blank lines are skipped. Errors name "path:line". */
 int dist_load_file(dist_t *self, const char *path, char *err, size_t errlen);

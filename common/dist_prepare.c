@@ -184,6 +184,8 @@ static int dist_prepare_kind(dist_t *self, char *err, size_t errlen) {
         return dist_zipf_prepare(self, err, errlen);
     case DIST_EMPIRICAL:
         return dist_prepare_empirical(self, err, errlen);
+    case DIST_MIXTURE:
+        return dist_mixture_prepare(self, err, errlen);
     default:
         dist_error(err, errlen, "unknown distribution kind %d", (int)self->kind);
         return -1;
@@ -236,6 +238,8 @@ double dist_mean(const dist_t *self) {
         return self->derived[3];
     case DIST_EMPIRICAL:
         return self->derived[0];
+    case DIST_MIXTURE:
+        return dist_mixture_mean(self);
     default:
         return NAN;
     }

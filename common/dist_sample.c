@@ -113,6 +113,8 @@ static double dist_sample_raw(const dist_t *self, rng_t *rng) {
         return dist_zipf_sample(self, rng);
     case DIST_EMPIRICAL:
         return dist_sample_empirical(self, rng);
+    case DIST_MIXTURE:
+        return dist_mixture_sample(self, rng);
     default:
         return 0.0;
     }

@@ -284,6 +284,8 @@ int dist_format_spec(const dist_t *self, char *buf, size_t len) {
             dist_out_str(&o, ",weights=");
             dist_out_list(&o, self->weights, self->n_values);
         }
+    } else if (self->kind == DIST_MIXTURE) {
+        return -1; /* components have no command-line form: a mixture is written in YAML */
     } else {
         dist_out_params(&o, self);
     }

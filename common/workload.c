@@ -6,18 +6,17 @@
 #include <xxhash.h>
 
 #include "buffer.h"
+#include "graph_shapes.h"
 #include "prompt.h"
 
-/* One quantity of one node: its own generator, so no draw depends on another's draw count. */
-static double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session,
-                            uint32_t node, uint32_t field) {
+double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
+                     uint32_t field) {
     rng_t rng;
     rng_init(&rng, cfg->seed, RNG_STREAM_WORKLOAD, session, node, field);
     return dist_sample(dist, &rng);
 }
 
-/* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
-static uint32_t workload_count(double x, uint32_t max) {
+uint32_t workload_count(double x, uint32_t max) {
     if (!(x >= 1.0))
         return 1;
     if (x >= (double)max)
@@ -25,36 +24,64 @@ static uint32_t workload_count(double x, uint32_t max) {
     return (uint32_t)llround(x);
 }
 
-static int64_t workload_seconds_to_ns(double seconds) {
+int64_t workload_seconds_to_ns(double seconds) {
     if (!(seconds > 0.0))
         return 0;
     double ns = seconds * 1e9;
     return ns >= 0x1p62 ? (int64_t)0x4000000000000000LL : (int64_t)llround(ns);
 }
 
+uint32_t workload_max_parallel(const config_t *cfg) {
+    return cfg->workload.kind == WORKLOAD_GRAPH ? graph_max_parallel(cfg) : 1;
+}
+
 uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_session_size(cfg, index);
     if (cfg->workload.kind != WORKLOAD_CHAT)
         return 1;
     return workload_count(workload_draw(cfg, &cfg->workload.turns, index, 0, RNG_FIELD_TURNS),
                           WORKLOAD_MAX_NODES);
 }
 
-int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
-    const config_workload_t *w = &cfg->workload;
-    bool chat = w->kind == WORKLOAD_CHAT;
-    uint32_t n = workload_session_size(cfg, index);
-    /* Exactly n nodes and no capacity kept: other generators (tests) hand over their own arrays. */
-    workload_node_t *nodes = realloc(out->nodes, n * sizeof *nodes);
+int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n_edges) {
+    /* Exactly the sizes asked and no capacity kept: other generators (tests) hand over their own
+     * arrays. */
+    workload_node_t *nodes = realloc(out->nodes, (n_nodes ? n_nodes : 1) * sizeof *nodes);
     if (nodes == NULL) {
         workload_session_free(out);
         return -1;
     }
-    memset(nodes, 0, n * sizeof *nodes);
+    out->nodes = nodes;
+    uint32_t *edges = realloc(out->edges, (n_edges ? n_edges : 1) * sizeof *edges);
+    if (edges == NULL) {
+        workload_session_free(out);
+        return -1;
+    }
+    out->edges = edges;
+    memset(nodes, 0, n_nodes * sizeof *nodes);
+    memset(edges, 0, n_edges * sizeof *edges);
+    for (uint32_t j = 0; j < n_nodes; j++)
+        nodes[j].index = j;
+    out->n_nodes = n_nodes;
+    out->n_edges = n_edges;
+    return 0;
+}
+
+int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_session_generate(cfg, index, out);
+    const config_workload_t *w = &cfg->workload;
+    bool chat = w->kind == WORKLOAD_CHAT;
+    uint32_t n = workload_session_size(cfg, index);
+    if (workload_session_reserve(out, n, n - 1) != 0)
+        return -1;
+    workload_node_t *nodes = out->nodes;
     for (uint32_t j = 0; j < n; j++) {
         workload_node_t *node = &nodes[j];
-        node->index = j;
         if (j > 0) {
             node->n_parents = 1;
+            node->parents = &out->edges[j - 1];
             node->parents[0] = j - 1;
             node->wait_after_ready_ns = workload_seconds_to_ns(
                 workload_draw(cfg, &w->think_time, index, j, RNG_FIELD_THINK_TIME));
@@ -68,18 +95,19 @@ int workload_session_generate(const config_t *cfg, uint64_t index, workload_sess
         node->inherit = chat ? 1.0 : 0.0;
     }
     out->index = index;
-    out->n_nodes = n;
-    out->nodes = nodes;
     return 0;
 }
 
 void workload_session_free(workload_session_t *self) {
     free(self->nodes);
+    free(self->edges);
     memset(self, 0, sizeof *self);
 }
 
 /* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
 static uint32_t workload_constant_size(const config_t *cfg) {
+    if (cfg->workload.kind == WORKLOAD_GRAPH)
+        return graph_constant_size(cfg);
     if (cfg->workload.kind != WORKLOAD_CHAT)
         return 1;
     if (cfg->workload.turns.kind == DIST_FIXED)
@@ -158,7 +186,7 @@ long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
 
 static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
                                      const workload_node_t *node, buffer_t *text) {
-    uint64_t fields[8 + WORKLOAD_MAX_PARENTS] = {0};
+    uint64_t fields[10] = {0};
     uint64_t inherit_bits;
     memcpy(&inherit_bits, &node->inherit, sizeof inherit_bits);
     fields[0] = session;
@@ -169,15 +197,16 @@ static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
     fields[5] = (uint64_t)node->wait_after_ready_ns;
     fields[6] = inherit_bits;
     fields[7] = node->n_parents;
-    for (uint32_t p = 0; p < node->n_parents && p < WORKLOAD_MAX_PARENTS; p++)
-        fields[8 + p] = node->parents[p];
+    fields[8] = (uint64_t)node->history << 32 | node->append_parent_replies;
+    fields[9] = node->history_parent;
+    uint64_t parents_hash = XXH3_64bits(node->parents, node->n_parents * sizeof(uint32_t));
     uint64_t text_hash = 0;
     if (buffer_reserve(text, prompt_max_bytes(node->input_tokens)) == 0) {
         long len = workload_fresh_text(cfg, session, node->index, node->input_tokens, text->data,
                                        text->cap);
         text_hash = XXH3_64bits(text->data, len > 0 ? (size_t)len : 0);
     }
-    return XXH3_64bits_withSeed(fields, sizeof fields, text_hash);
+    return XXH3_64bits_withSeed(fields, sizeof fields, text_hash ^ parents_hash);
 }
 
 static uint64_t workload_session_digest_with(const config_t *cfg, uint64_t index,

@@ -393,6 +393,8 @@ int results_finish(controller_t *self, bool interrupted) {
         .http_phases = self->options.http_phases,
         .run_id = run->id,
         .cap_waits = results_cap_waits(self),
+        .role_names = (const char *const *)run->cfg.workload.roles,
+        .n_role_names = run->cfg.workload.n_roles,
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);

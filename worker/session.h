@@ -4,9 +4,12 @@
  *
  * A session is a DAG of nodes (common/workload.h; parents have smaller indices). A node becomes
  * ready when all its parents finished, waits its wait_after_ready, then is sent; its prompt is the
- * shared system scaffold, then user text + the server's reply (verbatim) of the ancestors it
- * inherits (the last round(inherit x n) of its n ancestors, in node order; a chat turn inherits
- * every previous turn), then its own fresh user text. A failed request ends its session: nothing
+ * shared system scaffold, then user text + the server's reply (verbatim) of the turns it inherits,
+ * then its own user text (its parents' replies first when it appends them, then its fresh text).
+ * The turns inherited: ANCESTORS history, the last round(inherit x n) of its n ancestors in node
+ * order (a chat turn inherits every previous turn); CHAIN history, the last round(inherit x n) of
+ * the n turns of its history parent's conversation (that parent's inherited turns and its own), so
+ * inherit 1 is `full` and 0 is `none` (a sub-agent). A failed request ends its session: nothing
  * more of it is sent, what is in flight finishes. Memory is pooled: session and request state is
  * reused from session to session, and grows only with the largest session seen.
  *

@@ -51,17 +51,38 @@ static uint32_t session_history_mark_ancestors(session_run_t *run, uint32_t inde
     return count;
 }
 
+/* Copies len bytes to the end of the run's text (room already reserved). */
+static void session_history_put(session_run_t *run, const char *text, size_t len) {
+    memmove(run->text + run->text_len, text, len);
+    run->text_len += len;
+}
+
 void session_history_add_fresh(const session_executor_t *self, session_run_t *run,
                                session_node_t *node) {
     const workload_node_t *shape = &run->shape.nodes[node->index];
-    session_history_reserve(run, prompt_max_bytes(shape->input_tokens));
+    size_t replies = 0;
+    node->user_words = shape->input_tokens;
+    if (shape->append_parent_replies)
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            replies += run->nodes[shape->parents[p]].reply_len + 2;
+            node->user_words += run->nodes[shape->parents[p]].reply_words;
+        }
+    session_history_reserve(run, replies + prompt_max_bytes(shape->input_tokens));
+    node->user_off = run->text_len;
+    if (shape->append_parent_replies)
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            const session_node_t *parent = &run->nodes[shape->parents[p]];
+            /* run->text holds both ends; reserved above, so the source does not move */
+            session_history_put(run, run->text + parent->reply_off, parent->reply_len);
+            session_history_put(run, "\n\n", 2);
+        }
     long n = workload_fresh_text(self->cfg, run->shape.index, node->index, shape->input_tokens,
                                  run->text + run->text_len, run->text_cap - run->text_len);
     if (n < 0)
         session_die("fresh prompt text larger than prompt_max_bytes");
-    node->user_off = run->text_len;
-    node->user_len = (size_t)n;
+    node->fresh_len = (size_t)n;
     run->text_len += (size_t)n;
+    node->user_len = run->text_len - node->user_off;
 }
 
 void session_history_add_reply(session_run_t *run, session_node_t *node, const char *reply,
@@ -74,8 +95,74 @@ void session_history_add_reply(session_run_t *run, session_node_t *node, const c
     run->text_len += reply_len;
 }
 
+/* Keeps round(inherit x n) of n turns (all when inherit >= 1, none when <= 0). */
+static uint32_t session_history_keep(double inherit, uint32_t n) {
+    if (inherit >= 1)
+        return n;
+    if (!(inherit > 0))
+        return 0;
+    return (uint32_t)llround(inherit * n);
+}
+
+/* One earlier turn: its user text and the reply; returns its words. */
+static uint64_t session_history_add_turn(const session_run_t *run, const session_node_t *a,
+                                         body_t *body) {
+    body_add(body, "user", run->text + a->user_off, a->user_len);
+    body_add(body, "assistant", run->text + a->reply_off, a->reply_len);
+    return a->user_words + a->reply_words;
+}
+
+/* ANCESTORS history: the latest kept ancestors in node order. The node's conversation is then
+ * recorded as a chain through the latest kept ancestor (exact for chats, whose ancestors are a
+ * chain). */
+static uint64_t session_history_add_ancestors(session_run_t *run, session_node_t *node,
+                                              body_t *body) {
+    const workload_node_t *shape = &run->shape.nodes[node->index];
+    uint32_t ancestors = session_history_mark_ancestors(run, node->index);
+    uint32_t keep = session_history_keep(shape->inherit, ancestors);
+    uint32_t skip = ancestors - keep;
+    uint64_t words = 0;
+    node->conv_prev = UINT32_MAX;
+    node->conv_len = keep + 1;
+    for (uint32_t j = 0; j < node->index && keep; j++) {
+        const session_node_t *a = &run->nodes[j];
+        if (a->mark != run->epoch)
+            continue;
+        if (skip) {
+            skip--;
+            continue;
+        }
+        words += session_history_add_turn(run, a, body);
+        node->conv_prev = j;
+        keep--;
+    }
+    return words;
+}
+
+/* CHAIN history: the latest kept turns of the history parent's conversation (its own history, its
+ * user text and its reply), oldest first. A root has none. */
+static uint64_t session_history_add_chain(session_run_t *run, session_node_t *node, body_t *body) {
+    const workload_node_t *shape = &run->shape.nodes[node->index];
+    uint32_t n = 0;
+    if (shape->n_parents == 0) {
+        node->conv_prev = UINT32_MAX;
+        node->conv_len = 1;
+        return 0;
+    }
+    const session_node_t *hp = &run->nodes[shape->history_parent];
+    uint32_t keep = session_history_keep(shape->inherit, hp->conv_len);
+    for (uint32_t j = hp->index; n < keep && j != UINT32_MAX; j = run->nodes[j].conv_prev)
+        run->stack[n++] = j;
+    node->conv_prev = n ? hp->index : UINT32_MAX;
+    node->conv_len = n + 1;
+    uint64_t words = 0;
+    while (n)
+        words += session_history_add_turn(run, &run->nodes[run->stack[--n]], body);
+    return words;
+}
+
 uint64_t session_history_build_body(const session_executor_t *self, session_run_t *run,
-                                    const session_node_t *node, body_t *body) {
+                                    session_node_t *node, body_t *body) {
     const config_t *cfg = self->cfg;
     const workload_node_t *shape = &run->shape.nodes[node->index];
     body_options_t options = {.api = cfg->target.api,
@@ -90,26 +177,12 @@ uint64_t session_history_build_body(const session_executor_t *self, session_run_
         body_add(body, "system", self->system_text, self->system_len);
         words += cfg->workload.system_prompt_tokens;
     }
-    uint32_t ancestors = session_history_mark_ancestors(run, node->index);
-    uint32_t keep = shape->inherit >= 1   ? ancestors
-                    : shape->inherit <= 0 ? 0
-                                          : (uint32_t)llround(shape->inherit * ancestors);
-    uint32_t skip = ancestors - keep;
-    for (uint32_t j = 0; j < node->index && keep; j++) {
-        const session_node_t *a = &run->nodes[j];
-        if (a->mark != run->epoch)
-            continue;
-        if (skip) {
-            skip--;
-            continue;
-        }
-        body_add(body, "user", run->text + a->user_off, a->user_len);
-        body_add(body, "assistant", run->text + a->reply_off, a->reply_len);
-        words += run->shape.nodes[j].input_tokens + a->reply_words;
-        keep--;
-    }
+    if (shape->history == WORKLOAD_HISTORY_CHAIN)
+        words += session_history_add_chain(run, node, body);
+    else
+        words += session_history_add_ancestors(run, node, body);
     body_add(body, "user", run->text + node->user_off, node->user_len);
-    words += shape->input_tokens;
+    words += node->user_words;
     if (body_end(body) != 0)
         session_die("out of memory building a request body");
     return words;

@@ -35,9 +35,14 @@ typedef struct session_node {
     uint32_t mark;  /* equals run->epoch when marked by the current ancestor walk */
     uint64_t timer; /* SESSION_NODE_WAITING: the wait_after_ready timer */
     int64_t intended_ns;
-    size_t user_off; /* fresh text in run->text, once sent */
+    size_t user_off; /* user text in run->text, once sent: the parents' replies when the node
+                        appends them, then its fresh text */
     size_t user_len;
-    size_t reply_off; /* the server's reply in run->text, once done */
+    size_t fresh_len;    /* the fresh text: the last fresh_len bytes of the user text */
+    uint64_t user_words; /* words of the user text */
+    uint32_t conv_prev;  /* the turn before this node's in its conversation (UINT32_MAX: none) */
+    uint32_t conv_len;   /* turns in its conversation, its own included (set when sent) */
+    size_t reply_off;    /* the server's reply in run->text, once done */
     size_t reply_len;
     uint32_t reply_words;
     session_request_t *blocked; /* SESSION_NODE_BLOCKED: its request in the blocked queue */
@@ -165,15 +170,16 @@ void session_run_free(session_executor_t *self, session_run_t *run);
 
 /* session_history.c */
 
-/* Generates the node's fresh user text into the run's text. */
+/* Writes the node's user text into the run's text: its parents' replies first when it appends
+ * them (each followed by a blank line), then its fresh text. */
 void session_history_add_fresh(const session_executor_t *self, session_run_t *run,
                                session_node_t *node);
 /* Keeps the server's reply (verbatim) for the node's descendants, and its word count. */
 void session_history_add_reply(session_run_t *run, session_node_t *node, const char *reply,
                                size_t reply_len);
-/* Writes the node's body (system, inherited history, fresh text); returns the words sent. */
+/* Writes the node's body (system, inherited history, user text); returns the words sent. */
 uint64_t session_history_build_body(const session_executor_t *self, session_run_t *run,
-                                    const session_node_t *node, body_t *body);
+                                    session_node_t *node, body_t *body);
 
 /* session_request.c */
 

@@ -87,7 +87,7 @@ static uint64_t session_request_workload_hash(const session_executor_t *self,
                                               const session_run_t *run,
                                               const session_node_t *node) {
     const workload_node_t *shape = &run->shape.nodes[node->index];
-    uint64_t fields[12 + WORKLOAD_MAX_PARENTS];
+    uint64_t fields[14];
     size_t n = 0;
     uint64_t inherit_bits;
     memcpy(&inherit_bits, &shape->inherit, sizeof inherit_bits);
@@ -99,11 +99,13 @@ static uint64_t session_request_workload_hash(const session_executor_t *self,
     fields[n++] = (uint64_t)shape->wait_after_ready_ns;
     fields[n++] = inherit_bits;
     fields[n++] = (uint64_t)run->arrival_offset_ns;
-    fields[n++] = XXH3_64bits(run->text + node->user_off, node->user_len);
+    fields[n++] = XXH3_64bits(run->text + node->user_off + node->user_len - node->fresh_len,
+                              node->fresh_len); /* the fresh text only: never a reply */
     fields[n++] = self->system_hash;
     fields[n++] = shape->n_parents;
-    for (uint32_t p = 0; p < shape->n_parents && p < WORKLOAD_MAX_PARENTS; p++)
-        fields[n++] = shape->parents[p];
+    fields[n++] = (uint64_t)shape->history << 32 | shape->history_parent;
+    fields[n++] = shape->append_parent_replies;
+    fields[n++] = XXH3_64bits(shape->parents, shape->n_parents * sizeof(uint32_t));
     return XXH3_64bits(fields, n * sizeof fields[0]);
 }
 

@@ -131,8 +131,8 @@ static void session_run_prepare(session_run_t *run) {
     memset(run->child_start, 0, (n + 1) * sizeof(uint32_t));
     for (uint32_t j = 0; j < n; j++) {
         const workload_node_t *w = &shape->nodes[j];
-        if (w->n_parents > WORKLOAD_MAX_PARENTS)
-            session_die("a workload node has more than WORKLOAD_MAX_PARENTS parents");
+        if (w->history == WORKLOAD_HISTORY_CHAIN && w->n_parents && w->history_parent >= j)
+            session_die("a workload node's history parent does not precede it");
         for (uint32_t p = 0; p < w->n_parents; p++) {
             if (w->parents[p] >= j)
                 session_die("a workload node's parent does not precede it");

@@ -316,6 +316,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     if (headers) {
         uint32_t streams =
             w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
+        uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
+        streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
         engine_options_t opt = {
             .max_streams = streams ? streams : WORKER_MAX_STREAMS,
             .timeout_ns = w->cfg.target.timeout_ns,

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Same file and seed, 1 worker and 4 workers: the same requests are generated (the workload
-# digest, an order-independent sum of every request's hash, is equal) and the same number run.
+# digest, an order-independent sum of every request's hash, is equal) and the same number run;
+# then the same for every session-graph shape.
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1
@@ -42,3 +43,40 @@ assert_equal "sessions completed (1 worker)" "$s1" 40
 assert_equal "sessions completed (4 workers)" "$s4" 40
 assert_equal "workers in the 4-worker run" "$(json_value "$WORK/out4/results.json" 'r["run"]["workers"]')" 4
 echo "ok: digest $d1 with 1 and 4 workers, $n1 requests each"
+
+# Every session-graph shape: the same graphs, lengths, waits and prompt text with 1 and 4 workers.
+shapes=(
+    "shape: linear, length: {dist: uniform, min: 2, max: 6}"
+    "shape: diamond, executors: parallel, executor_count: 3"
+    "shape: diamond, executors: sequential, executor_count: 2, message_overhead_tokens: 7"
+    "shape: fanout, children: 3, child_length: {dist: uniform, min: 1, max: 2}"
+    "shape: branching, depth: {dist: uniform, min: 1, max: 3}, fan_out: {dist: uniform, min: 1, max: 2}, fan_in: {dist: uniform, min: 1, max: 2}, max_width: 4"
+    "shape: template, nodes: [{id: a}, {id: b, parents: [a], history: none}, {id: c, parents: [a, b], append_parent_replies: true}]"
+)
+for k in "${!shapes[@]}"; do
+    cat >"$WORK/graph$k.yaml" <<YAML
+seed: 12
+target: {api: chat, model: mock-llama, ignore_eos: true, endpoints: [$MOCK_URL]}
+workload:
+  kind: graph
+  input_tokens: {dist: uniform, min: 4, max: 40}
+  output_tokens: {dist: uniform, min: 2, max: 8}
+  system_prompt_tokens: 8
+  graph: {${shapes[$k]}}
+scheduler: {kind: concurrent, concurrency: 4}
+limits: {max_sessions: 12}
+YAML
+    for n in 1 4; do
+        run_bounded 120 /dev/null "$WORK/g$k-$n.err" "$WORK/graph$k.yaml" --workers $n --out "$WORK/g$k-$n"
+        [ "$RUN_RC" = 0 ] || fail "graph $k with $n workers exited $RUN_RC: $(tail -5 "$WORK/g$k-$n.err")"
+    done
+    g1=$(json_value "$WORK/g$k-1/results.json" 'l["workload_digest"]')
+    g4=$(json_value "$WORK/g$k-4/results.json" 'l["workload_digest"]')
+    assert_equal "graph '${shapes[$k]}': digest, 4 workers vs 1" "$g4" "$g1"
+    assert_equal "graph '${shapes[$k]}': requests, 4 workers vs 1" \
+        "$(json_value "$WORK/g$k-4/results.json" 'l["requests_ok"]')" \
+        "$(json_value "$WORK/g$k-1/results.json" 'l["requests_ok"]')"
+    assert_equal "graph '${shapes[$k]}': sessions completed" \
+        "$(json_value "$WORK/g$k-4/results.json" 'l["sessions_completed"]')" 12
+done
+echo "ok: every graph shape gives the same digest with 1 and 4 workers"

@@ -103,8 +103,8 @@ static const message_case_t bad_cases[] = {
      "spaces"},
     {"limits: {duration: 10s}\nworkload:\n  output_tokens: {dist: lognormall, mean: 5, sigma: 1}\n",
      "bad.yaml:3:25: workload.output_tokens.dist: expected one of fixed, uniform, normal, "
-     "lognormal, exponential, poisson, gamma, inverse_gaussian, pareto, zipf, empirical, got "
-     "'lognormall'; did you mean 'lognormal'?"},
+     "lognormal, exponential, poisson, gamma, inverse_gaussian, pareto, zipf, empirical, "
+     "mixture, got 'lognormall'; did you mean 'lognormal'?"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens: {dist: uniform, min: 1, max: 5, mean: "
      "3}\n",
      "bad.yaml:3:49: workload.input_tokens.mean: uniform does not take 'mean'; it takes: min, max"},
@@ -113,7 +113,7 @@ static const message_case_t bad_cases[] = {
     {"limits: {duration: 10s}\nworkload:\n  input_tokens: {mean: 5}\n",
      "bad.yaml:3:17: workload.input_tokens: a distribution mapping needs 'dist: KIND' (KIND one "
      "of fixed, uniform, normal, lognormal, exponential, poisson, gamma, inverse_gaussian, "
-     "pareto, zipf, empirical)"},
+     "pareto, zipf, empirical, mixture)"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens: {dsit: uniform, min: 1, max: 4}\n",
      "bad.yaml:3:18: workload.input_tokens.dsit: unknown key 'dsit'; did you mean 'dist'?"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens: {dist: lognormal, mean: 5, sigm: 1}\n",
@@ -182,6 +182,27 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:6:7: target.endpoints[2]: 'http://a:8000/v1/' is the same endpoint as "
      "'http://a:8000' (both are http://a:8000 once a trailing / or /v1 is dropped); list each "
      "endpoint once"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, planner]\n",
+     "bad.yaml:3:30: workload.roles[2]: role 'planner' is named twice"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: [\"plan ner\"]\n",
+     "bad.yaml:3:11: workload.roles[0]: 'plan ner' is not a role name (letters, digits, '_', '-', "
+     "'.')"},
+    {"limits: {duration: 10s}\nworkload:\n  roles: planner\n",
+     "bad.yaml:3:10: workload.roles: expected a sequence of role names, e.g. [planner, executor]"},
+    {"limits: {duration: 10s}\nworkload:\n  think_time:\n    dist: mixture\n    components:\n"
+     "      - {weight: 0, dist: uniform, min: 1ms, max: 20ms}\n",
+     "bad.yaml:6:18: workload.think_time.components[0].weight: expected a weight > 0, got '0'"},
+    {"limits: {duration: 10s}\nworkload:\n  think_time: {dist: mixture}\n",
+     "bad.yaml:3:15: workload.think_time: mixture needs components: [{weight: W, dist: KIND, "
+     "...}, ...]"},
+    {"limits: {duration: 10s}\nworkload:\n  think_time: {dist: mixture, components: []}\n",
+     "bad.yaml:3:43: workload.think_time.components: expected a non-empty sequence of "
+     "distribution mappings, each with a weight"},
+    {"limits: {duration: 10s}\nworkload:\n  think_time:\n    dist: mixture\n    components:\n"
+     "      - {weight: 1, dist: uniform, min: 1ms, max: 20ms}\n"
+     "      - {weight: 2, dist: pareto, scale: 100ms, alpha: -1}\n",
+     "bad.yaml:7:56: workload.think_time.components[1].alpha: pareto needs alpha > 0 and scale > "
+     "0"},
 };
 
 static void test_config_bad_files_give_exact_messages(void **state) {
@@ -426,8 +447,11 @@ static void assert_dist_equal(const dist_t *a, const dist_t *b, const char *what
     if ((a->weights == NULL) != (b->weights == NULL))
         fail_msg("%s: weights present in one only", what);
     for (size_t i = 0; i < a->n_values; i++)
-        if (a->values[i] != b->values[i] || (a->weights && a->weights[i] != b->weights[i]))
+        if ((a->values && a->values[i] != b->values[i]) ||
+            (a->weights && a->weights[i] != b->weights[i]))
             fail_msg("%s: value %zu differs", what, i);
+    for (size_t i = 0; a->kind == DIST_MIXTURE && i < a->n_values; i++)
+        assert_dist_equal(&a->components[i], &b->components[i], what);
 }
 
 /* Field by field; with redacted, secret-looking header values must read "<redacted>". */
@@ -462,6 +486,9 @@ static void assert_config_equal(const config_t *a, const config_t *b, bool redac
     assert_dist_equal(&a->workload.input_tokens, &b->workload.input_tokens, "input_tokens");
     assert_dist_equal(&a->workload.output_tokens, &b->workload.output_tokens, "output_tokens");
     assert_dist_equal(&a->workload.think_time, &b->workload.think_time, "think_time");
+    assert_int_equal(a->workload.n_roles, b->workload.n_roles);
+    for (size_t i = 0; i < a->workload.n_roles; i++)
+        assert_string_equal(a->workload.roles[i], b->workload.roles[i]);
     assert_int_equal(a->workload.system_prompt_tokens, b->workload.system_prompt_tokens);
     assert_int_equal(a->scheduler.kind, b->scheduler.kind);
     assert_int_equal(a->scheduler.concurrency, b->scheduler.concurrency);
@@ -707,6 +734,55 @@ static void test_config_api_key_from_env_and_file(void **state) {
     config_free(&c);
 }
 
+static void test_config_mixture_loads_writes_back_and_copies(void **state) {
+    config_t a, b, c;
+    load_text(&a, "limits: {duration: 10s}\nworkload:\n  think_time:\n    dist: mixture\n"
+                  "    max: 60s\n    components:\n"
+                  "      - {weight: 0.7, dist: uniform, min: 1ms, max: 20ms}\n"
+                  "      - {weight: 0.3, dist: pareto, scale: 100ms, alpha: 1.5}\n"
+                  "      - {dist: fixed, value: 2s}\n");
+    const dist_t *t = &a.workload.think_time;
+    assert_int_equal(t->kind, DIST_MIXTURE);
+    assert_int_equal(t->n_values, 3);
+    assert_float_equal(t->weights[0], 0.7, 0);
+    assert_float_equal(t->weights[2], 1.0, 0); /* default weight */
+    assert_float_equal(t->components[0].param[DIST_P_MAX], 0.020, 1e-12);
+    assert_float_equal(t->components[1].param[DIST_P_SCALE], 0.100, 1e-12);
+    assert_float_equal(t->param[DIST_P_MAX], 60.0, 0);
+    char *text = config_to_yaml_unredacted(&a);
+    assert_non_null(text);
+    load_text(&b, text);
+    assert_config_equal(&a, &b, false);
+    assert_int_equal(config_copy(&c, &a), 0);
+    assert_config_equal(&a, &c, false);
+    free(text);
+    config_free(&a);
+    config_free(&b);
+    config_free(&c);
+}
+
+static void test_config_roles_are_named_in_order_and_copied(void **state) {
+    config_t a, b;
+    load_text(&a, "limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, aggregator]\n");
+    assert_int_equal(a.workload.n_roles, 3);
+    assert_string_equal(config_role_name(&a, 0), "planner");
+    assert_string_equal(config_role_name(&a, 2), "aggregator");
+    assert_null(config_role_name(&a, 3));
+    uint32_t index = 9;
+    assert_int_equal(config_role_index(&a, "executor", &index), 0);
+    assert_int_equal(index, 1);
+    assert_int_equal(config_role_index(&a, "critic", &index), 0);
+    assert_int_equal(index, 3);
+    assert_string_equal(config_role_name(&a, 3), "critic");
+    assert_int_equal(config_copy(&b, &a), 0);
+    assert_config_equal(&a, &b, false);
+    char *text = config_to_yaml(&a);
+    assert_non_null(strstr(text, "roles: [\"planner\", \"executor\", \"aggregator\", \"critic\"]"));
+    free(text);
+    config_free(&a);
+    config_free(&b);
+}
+
 static void test_config_copy_is_deep_and_equal(void **state) {
     config_t a, b;
     load_data_file(&a, "good_empirical.yaml");
@@ -810,6 +886,8 @@ UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
           cmocka_unit_test(test_config_set_endpoints_refuses_the_same_endpoint_twice),
           cmocka_unit_test(test_config_api_key_from_env_and_file),
           cmocka_unit_test(test_config_copy_is_deep_and_equal),
+          cmocka_unit_test(test_config_roles_are_named_in_order_and_copied),
+          cmocka_unit_test(test_config_mixture_loads_writes_back_and_copies),
           cmocka_unit_test(test_config_error_format_without_position_or_key),
           cmocka_unit_test(test_config_damaged_files_fail_cleanly),
           cmocka_unit_test(test_config_names_match_the_file_grammar))

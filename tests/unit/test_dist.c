@@ -303,7 +303,7 @@ static void test_dist_bad_parameters_give_exact_messages(void **state) {
         {"", "empty distribution (expected a number or kind:name=value,...)"},
         {"lognrmal:mean=1",
          "'lognrmal' is neither a number nor a distribution (known: fixed uniform normal lognormal "
-         "exponential poisson gamma inverse_gaussian pareto zipf empirical)"},
+         "exponential poisson gamma inverse_gaussian pareto zipf empirical mixture)"},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
         dist_t d;
@@ -485,7 +485,76 @@ static void test_dist_samples_depend_only_on_the_rng_coordinates(void **state) {
     }
 }
 
+/* A spike of short waits (weight 3) and a Pareto tail from 100 ms (weight 1). */
+static void make_spike_and_tail(dist_t *d) {
+    char err[128];
+    dist_t parts[2];
+    dist_init(&parts[0]);
+    parts[0].kind = DIST_UNIFORM;
+    assert_int_equal(dist_set(&parts[0], DIST_P_MIN, 0.001, err, sizeof err), 0);
+    assert_int_equal(dist_set(&parts[0], DIST_P_MAX, 0.002, err, sizeof err), 0);
+    assert_int_equal(dist_prepare(&parts[0], err, sizeof err), 0);
+    dist_init(&parts[1]);
+    parts[1].kind = DIST_PARETO;
+    assert_int_equal(dist_set(&parts[1], DIST_P_SCALE, 0.1, err, sizeof err), 0);
+    assert_int_equal(dist_set(&parts[1], DIST_P_ALPHA, 3.0, err, sizeof err), 0);
+    assert_int_equal(dist_prepare(&parts[1], err, sizeof err), 0);
+    const double weights[2] = {3.0, 1.0};
+    dist_init(d);
+    d->kind = DIST_MIXTURE;
+    assert_int_equal(dist_set_mixture(d, parts, weights, 2, err, sizeof err), 0);
+    assert_int_equal(parts[0].kind, DIST_FIXED); /* moved in */
+    assert_int_equal(dist_prepare(d, err, sizeof err), 0);
+}
+
+static void test_dist_mixture_draws_components_by_weight(void **state) {
+    dist_t d, copy;
+    make_spike_and_tail(&d);
+    assert_float_equal(dist_mean(&d), (3 * 0.0015 + 1 * 0.15) / 4, 1e-12);
+    size_t spike = 0, n = 20000;
+    rng_t rng;
+    for (uint64_t i = 0; i < n; i++) {
+        rng_init(&rng, 3, RNG_STREAM_TEST, i, 0, 0);
+        double x = dist_sample(&d, &rng);
+        assert_true((x >= 0.001 && x <= 0.002) || x >= 0.1); /* nothing between the parts */
+        spike += x <= 0.002;
+    }
+    assert_true(fabs((double)spike / (double)n - 0.75) < 0.02);
+    assert_int_equal(dist_copy(&copy, &d), 0);
+    assert_ptr_not_equal(copy.components, d.components);
+    assert_same_draws(&d, &copy);
+    /* the mixture's own max clamps the tail */
+    char err[128];
+    assert_int_equal(dist_set(&copy, DIST_P_MAX, 0.5, err, sizeof err), 0);
+    assert_int_equal(dist_prepare(&copy, err, sizeof err), 0);
+    for (uint64_t i = 0; i < 2000; i++) {
+        rng_init(&rng, 3, RNG_STREAM_TEST, i, 0, 0);
+        assert_true(dist_sample(&copy, &rng) <= 0.5);
+    }
+    char spec[64];
+    assert_int_equal(dist_format_spec(&d, spec, sizeof spec), -1); /* no command-line form */
+    dist_clear(&copy);
+    dist_clear(&d);
+}
+
+static void test_dist_mixture_refuses_bad_weights_and_no_components(void **state) {
+    char err[128];
+    dist_t d, part;
+    dist_init(&d);
+    d.kind = DIST_MIXTURE;
+    assert_int_equal(dist_prepare(&d, err, sizeof err), -1);
+    assert_string_equal(err, "mixture needs components: [{weight: W, dist: KIND, ...}, ...]");
+    dist_fixed(&part, 1.0);
+    const double bad[1] = {-2.0};
+    assert_int_equal(dist_set_mixture(&d, &part, bad, 1, err, sizeof err), -1);
+    assert_string_equal(err, "mixture component 1 needs a weight > 0, got -2");
+    dist_clear(&part);
+    dist_clear(&d);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_dist_fixed_and_uniform_moments),
+          cmocka_unit_test(test_dist_mixture_draws_components_by_weight),
+          cmocka_unit_test(test_dist_mixture_refuses_bad_weights_and_no_components),
           cmocka_unit_test(test_dist_normal_moments),
           cmocka_unit_test(test_dist_lognormal_moments_from_mean_and_from_median),
           cmocka_unit_test(test_dist_exponential_moments),

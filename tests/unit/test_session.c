@@ -780,10 +780,11 @@ static int diamond_generate(void *arg, const config_t *cfg, uint64_t index,
         nodes[j].inherit = j == 3 ? *inherit : 1.0;
         nodes[j].role = j == 0 ? 1 : j == 3 ? 3 : 2;
     }
+    static uint32_t root[1] = {0}, join[2] = {1, 2};
     nodes[1].n_parents = nodes[2].n_parents = 1;
+    nodes[1].parents = nodes[2].parents = root;
     nodes[3].n_parents = 2;
-    nodes[3].parents[0] = 1;
-    nodes[3].parents[1] = 2;
+    nodes[3].parents = join;
     nodes[3].wait_after_ready_ns = 1 * MS;
     out->index = index;
     out->n_nodes = 4;
@@ -888,6 +889,126 @@ static void test_session_dag_inherits_the_latest_fraction_of_ancestors(void **st
     harness_free(&h);
 }
 
+/* A fan-out past the old cap of 8 parents: planner 0 -> 12 sub-agents (history none) -> report 13,
+ * which continues the planner's conversation and appends the sub-agents' replies; then a chain
+ * 14 (full history from 13) and 15 (half of 14's conversation). */
+#define WIDE_CHILDREN 12u
+#define WIDE_NODES (WIDE_CHILDREN + 4u)
+static int wide_generate(void *arg, const config_t *cfg, uint64_t index, workload_session_t *out) {
+    (void)arg;
+    (void)cfg;
+    if (workload_session_reserve(out, WIDE_NODES, 2 * WIDE_CHILDREN + 2) != 0)
+        return -1;
+    workload_node_t *nodes = out->nodes;
+    for (uint32_t j = 0; j < WIDE_NODES; j++) {
+        nodes[j].input_tokens = 5;
+        nodes[j].output_tokens = 4;
+        nodes[j].history = WORKLOAD_HISTORY_CHAIN;
+        nodes[j].inherit = 1.0;
+    }
+    uint32_t *e = out->edges;
+    for (uint32_t c = 1; c <= WIDE_CHILDREN; c++) {
+        nodes[c].n_parents = 1;
+        nodes[c].parents = e;
+        *e++ = 0;
+        nodes[c].history_parent = 0;
+        nodes[c].inherit = 0.0; /* a sub-agent: scaffold and its own task only */
+    }
+    workload_node_t *report = &nodes[WIDE_CHILDREN + 1];
+    report->n_parents = WIDE_CHILDREN;
+    report->parents = e;
+    for (uint32_t c = 1; c <= WIDE_CHILDREN; c++)
+        *e++ = c;
+    report->history_parent = 0;
+    report->append_parent_replies = true;
+    for (uint32_t j = WIDE_CHILDREN + 2; j < WIDE_NODES; j++) {
+        nodes[j].n_parents = 1;
+        nodes[j].parents = e;
+        *e++ = j - 1;
+        nodes[j].history_parent = j - 1;
+    }
+    nodes[WIDE_NODES - 1].inherit = 0.5;
+    out->index = index;
+    return 0;
+}
+
+/* The (role, content) messages of a body, system left out. */
+static size_t body_messages(const fake_item_t *item, char roles[][16], char contents[][2048],
+                            size_t cap) {
+    json_t *root = json_loads(item->body, 0, NULL);
+    assert_non_null(root);
+    json_t *messages = json_object_get(root, "messages");
+    size_t n = 0;
+    for (size_t i = 0; i < json_array_size(messages); i++) {
+        json_t *m = json_array_get(messages, i);
+        const char *role = json_string_value(json_object_get(m, "role"));
+        if (!strcmp(role, "system"))
+            continue;
+        assert_true(n < cap);
+        snprintf(roles[n], 16, "%s", role);
+        snprintf(contents[n], 2048, "%s", json_string_value(json_object_get(m, "content")));
+        n++;
+    }
+    json_decref(root);
+    return n;
+}
+
+static void fresh(const harness_t *h, uint32_t node, char *buf, size_t cap) {
+    assert_true(workload_fresh_text(&h->cfg, 0, node, 5, buf, cap) > 0);
+}
+
+static void test_session_graph_history_chain_none_and_appended_replies(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    dist_fixed(&h.cfg.workload.turns, WIDE_NODES);
+    h.cfg.scheduler.concurrency = 1;
+    h.cfg.limits.max_sessions = 1;
+    h.generate = wide_generate;
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, WIDE_NODES);
+    assert_int_equal(h.fakes[0].max_inflight, WIDE_CHILDREN); /* every sub-agent at once */
+    char roles[8][16], contents[8][2048], text[2048], reply[256];
+    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
+        const fake_item_t *item = h.fakes[0].items[i];
+        uint32_t node = item->sent.node;
+        size_t n = body_messages(item, roles, contents, 8);
+        if (node <= WIDE_CHILDREN) { /* planner and sub-agents: their own task only */
+            assert_int_equal(n, 1);
+            fresh(&h, node, text, sizeof text);
+            assert_string_equal(contents[0], text);
+        } else if (node == WIDE_CHILDREN + 1) { /* planner's turn, then the reports + its task */
+            assert_int_equal(n, 3);
+            fresh(&h, 0, text, sizeof text);
+            assert_string_equal(roles[0], "user");
+            assert_string_equal(contents[0], text);
+            fake_reply(0, reply, sizeof reply);
+            assert_string_equal(roles[1], "assistant");
+            assert_string_equal(contents[1], reply);
+            size_t len = 0;
+            for (uint32_t c = 1; c <= WIDE_CHILDREN; c++) {
+                len += (size_t)fake_reply(c, text + len, sizeof text - len);
+                len += (size_t)snprintf(text + len, sizeof text - len, "\n\n");
+            }
+            fresh(&h, node, text + len, sizeof text - len);
+            assert_string_equal(contents[2], text);
+        } else if (node == WIDE_CHILDREN + 2) { /* full: 0, the report, its own task */
+            assert_int_equal(n, 5);
+            fresh(&h, 0, text, sizeof text);
+            assert_string_equal(contents[0], text);
+            fake_reply(WIDE_CHILDREN + 1, reply, sizeof reply);
+            assert_string_equal(contents[3], reply);
+            fresh(&h, node, text, sizeof text);
+            assert_string_equal(contents[4], text);
+        } else { /* half of 3 turns (0, report, 14): round(1.5) = 2, the latest */
+            assert_int_equal(n, 5);
+            assert_true(strstr(contents[0], "reply 1:") == contents[0]); /* the report's text */
+            fresh(&h, WIDE_CHILDREN + 2, text, sizeof text);
+            assert_string_equal(contents[2], text);
+        }
+    }
+    harness_free(&h);
+}
+
 static void test_session_dag_branch_failure_stops_the_join(void **state) {
     harness_t h;
     harness_init(&h, 1);
@@ -982,6 +1103,7 @@ int main(void) {
         cmocka_unit_test(test_session_idle_worker_finishes_at_once),
         cmocka_unit_test(test_session_dag_fans_out_and_joins_after_both_parents),
         cmocka_unit_test(test_session_dag_inherits_the_latest_fraction_of_ancestors),
+        cmocka_unit_test(test_session_graph_history_chain_none_and_appended_replies),
         cmocka_unit_test(test_session_dag_branch_failure_stops_the_join),
     };
     const struct CMUnitTest engine_tests[] = {

@@ -16,10 +16,13 @@
 /* A graph of n nodes: parents[j] lists node j's parents (-1 ends the list), roles[j] its role. */
 static void make_graph(workload_session_t *g, workload_node_t *nodes, uint32_t n,
                        const int parents[][3], const uint32_t *roles) {
+    static uint32_t edges[8][3]; /* the parent lists; one graph per test */
+    assert_true(n <= 8);
     memset(nodes, 0, n * sizeof *nodes);
     for (uint32_t j = 0; j < n; j++) {
         nodes[j].index = j;
         nodes[j].role = roles[j];
+        nodes[j].parents = edges[j];
         for (int p = 0; p < 3 && parents[j][p] >= 0; p++)
             nodes[j].parents[nodes[j].n_parents++] = (uint32_t)parents[j][p];
     }

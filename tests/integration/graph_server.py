@@ -1,0 +1,70 @@
+#!/usr/bin/env python3
+"""A chat-completions server that records what agents send, for the session-graph tests.
+
+Request n (counted from 0 in arrival order) is answered with the reply "rN-a rN-b rN-c rN-d",
+one word per SSE event, --gap-ms apart, then a usage block and [DONE]. Each request is appended
+to --log as one JSON line once answered: {"n", "messages" (the request's), "reply", "start",
+"end"} (start and end in monotonic seconds: when the request was read and when its last event
+went out).
+
+Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
+"""
+import argparse
+import json
+import threading
+import time
+
+from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, read_request,
+                             serve_forever, sse_event)
+
+
+class Server:
+    def __init__(self, args):
+        self.args = args
+        self.lock = threading.Lock()
+        self.count = 0
+        self.log = open(args.log, "a", buffering=1)
+
+    def serve(self, conn):
+        pending = b""
+        try:
+            while True:
+                request_line, body, pending = read_request(conn, pending)
+                if request_line is None:
+                    return
+                start = time.monotonic()
+                with self.lock:
+                    n = self.count
+                    self.count += 1
+                words = ["r%d-%s" % (n, s) for s in "abcd"]
+                conn.sendall(SSE_HEADERS + b"\r\n")
+                for i, word in enumerate(words):
+                    time.sleep(self.args.gap_ms / 1000)
+                    text = word if i == 0 else " " + word
+                    conn.sendall(completion_chunk("chatcmpl-graph", "graph", {"content": text},
+                                                  "length" if i == len(words) - 1 else None))
+                conn.sendall(sse_event({"id": "chatcmpl-graph", "object": "chat.completion.chunk",
+                                        "choices": [], "usage": {"prompt_tokens": 1,
+                                                                 "completion_tokens": 4}})
+                             + DONE_AND_END)
+                end = time.monotonic()
+                messages = json.loads(body)["messages"]
+                with self.lock:
+                    self.log.write(json.dumps({"n": n, "messages": messages,
+                                               "reply": " ".join(words), "start": start,
+                                               "end": end}) + "\n")
+        except (BrokenPipeError, ConnectionResetError):
+            return
+        finally:
+            conn.close()
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--gap-ms", type=float, default=50)
+    parser.add_argument("--log", required=True)
+    serve_forever(Server(parser.parse_args()).serve)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,66 @@
+#!/bin/bash
+# A diamond session graph from the workload file, on a server that records every request:
+#  - the executors' prompt opens with the planner's reply, and the aggregator's prompt holds
+#    every executor's reply verbatim (upstream text is filled in, not invented);
+#  - executors: parallel overlap in time; executors: sequential never do;
+#  - results.json names the roles (per_role: planner, executor, aggregator).
+source "$(dirname "$0")/protocol_lib.sh"
+
+for mode in parallel sequential; do
+    start_test_server graph_server.py "$mode" --gap-ms 60 --log "$WORK/$mode.jsonl"
+    cat >"$WORK/$mode.yaml" <<YAML
+seed: 3
+target: {api: chat, model: graph, endpoints: [$URL]}
+workload:
+  kind: graph
+  system_prompt_tokens: 8
+  graph:
+    shape: diamond
+    executors: $mode
+    executor_count: 3
+    nodes:
+      planner: {input_tokens: 12, output_tokens: 4}
+      executor: {input_tokens: 6, output_tokens: 4}
+      aggregator: {input_tokens: 5, output_tokens: 4}
+scheduler: {kind: concurrent, concurrency: 1}
+limits: {max_sessions: 2}
+YAML
+    run_bounded 90 /dev/null "$WORK/$mode.err" "$WORK/$mode.yaml" --workers 1 --out "$WORK/out-$mode"
+    [ "$RUN_RC" = 0 ] || fail "$mode run exited $RUN_RC: $(tail -5 "$WORK/$mode.err")"
+
+    python3 - "$WORK/$mode.jsonl" "$mode" "$WORK/out-$mode/results.json" <<'PY'
+import json, sys
+log, mode, results = sys.argv[1], sys.argv[2], sys.argv[3]
+rows = sorted((json.loads(line) for line in open(log)), key=lambda r: r["n"])
+assert len(rows) == 10, f"{mode}: the server saw {len(rows)} requests, expected 2 sessions of 5"
+def last_user(row):
+    return [m for m in row["messages"] if m["role"] == "user"][-1]["content"]
+for s in range(2):  # concurrency 1: a session's five requests arrive together
+    planner, executors, aggregator = rows[5 * s], rows[5 * s + 1:5 * s + 4], rows[5 * s + 4]
+    for e in executors:
+        assert last_user(e).startswith(planner["reply"] + "\n\n"), \
+            f"{mode}: an executor's prompt does not open with the planner's reply: {last_user(e)!r}"
+        assert not any(m["role"] == "assistant" for m in e["messages"]), \
+            f"{mode}: an executor (history none) inherited turns: {e['messages']!r}"
+    report = last_user(aggregator)
+    for e in executors:
+        assert e["reply"] in report, \
+            f"{mode}: the aggregator's prompt lacks executor reply {e['reply']!r}: {report!r}"
+        assert planner["reply"] not in report
+    spans = sorted((e["start"], e["end"]) for e in executors)
+    if mode == "parallel":
+        assert max(a for a, _ in spans) < min(b for _, b in spans), \
+            f"parallel executors did not overlap: {spans}"
+    else:
+        for (a0, b0), (a1, b1) in zip(spans, spans[1:]):
+            assert a1 >= b0, f"sequential executors overlapped: {spans}"
+    assert aggregator["start"] >= max(b for _, b in spans), "the aggregator ran before its parents"
+level = json.load(open(results))["levels"][0]
+roles = level["per_role"]
+for name, n in (("planner", 2), ("executor", 6), ("aggregator", 2)):
+    assert name in roles, f"{mode}: per_role lacks {name}: {sorted(roles)}"
+    assert roles[name]["requests_ok"] == n, f"{mode}: {name}: {roles[name]['requests_ok']} ok requests"
+print(f"ok: {mode} diamond")
+PY
+done
+echo "ok: diamond prompts carry upstream replies; parallel executors overlap, sequential ones do not"
