@@ -62,15 +62,8 @@ int dist_mixture_prepare(dist_t *self, char *err, size_t errlen) {
 
 double dist_mixture_sample(const dist_t *self, rng_t *rng) {
     double target = rng_next_double(rng) * self->derived[0];
-    size_t lo = 0, hi = self->n_values - 1; /* the first cdf[i] > target is in [lo, hi] */
-    while (lo < hi) {
-        size_t mid = lo + (hi - lo) / 2;
-        if (self->cdf[mid] > target)
-            hi = mid;
-        else
-            lo = mid + 1;
-    }
-    return dist_sample(&self->components[lo], rng);
+    size_t i = dist_cdf_index(self->cdf, self->n_values - 1, target);
+    return dist_sample(&self->components[i], rng);
 }
 
 double dist_mixture_mean(const dist_t *self) {

@@ -73,19 +73,23 @@ static double dist_sample_inverse_gaussian(const dist_t *self, rng_t *rng) {
     return mu * mu / x;
 }
 
-static double dist_sample_empirical(const dist_t *self, rng_t *rng) {
-    if (self->cdf == NULL)
-        return self->values[rng_next_below(rng, self->n_values)];
-    double target = rng_next_double(rng) * self->derived[1];
-    size_t lo = 0, hi = (size_t)self->derived[2]; /* the answer is in [lo, hi] */
+size_t dist_cdf_index(const double *cdf, size_t last, double target) {
+    size_t lo = 0, hi = last; /* the answer is in [lo, hi] */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;
-        if (self->cdf[mid] > target)
+        if (cdf[mid] > target)
             hi = mid;
         else
             lo = mid + 1;
     }
-    return self->values[lo];
+    return lo;
+}
+
+static double dist_sample_empirical(const dist_t *self, rng_t *rng) {
+    if (self->cdf == NULL)
+        return self->values[rng_next_below(rng, self->n_values)];
+    double target = rng_next_double(rng) * self->derived[1];
+    return self->values[dist_cdf_index(self->cdf, (size_t)self->derived[2], target)];
 }
 
 static double dist_sample_raw(const dist_t *self, rng_t *rng) {
