@@ -14,7 +14,7 @@ import json
 import threading
 import time
 
-from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, read_request,
+from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, each_request,
                              serve_forever, sse_event)
 
 
@@ -26,12 +26,8 @@ class Server:
         self.log = open(args.log, "a", buffering=1)
 
     def serve(self, conn):
-        pending = b""
         try:
-            while True:
-                request_line, body, pending = read_request(conn, pending)
-                if request_line is None:
-                    return
+            for _, body in each_request(conn):
                 start = time.monotonic()
                 with self.lock:
                     n = self.count

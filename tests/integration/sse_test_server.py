@@ -66,6 +66,17 @@ def read_request(conn, data=b""):
     return lines[0], rest[:length], rest[length:]
 
 
+def each_request(conn):
+    """Yields (request line, body) for each request on the keep-alive connection `conn`, in
+    order, until the peer closes it."""
+    pending = b""
+    while True:
+        request_line, body, pending = read_request(conn, pending)
+        if request_line is None:
+            return
+        yield request_line, body
+
+
 def serve_forever(serve):
     """Listens on an ephemeral loopback port, says so on stdout, and runs serve(conn) on a thread
     per connection until SIGTERM."""

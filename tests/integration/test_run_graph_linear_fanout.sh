@@ -7,8 +7,11 @@
 #    reports appended.
 source "$(dirname "$0")/protocol_lib.sh"
 
-start_test_server graph_server.py linear --gap-ms 20 --log "$WORK/linear.jsonl"
-cat >"$WORK/linear.yaml" <<YAML
+# run_graph NAME GAP_MS GRAPH: one run of two sessions of the graph GRAPH against a fresh
+# graph_server.py answering GAP_MS apart and logging to $WORK/NAME.jsonl.
+run_graph() {
+    start_test_server graph_server.py "$1" --gap-ms "$2" --log "$WORK/$1.jsonl"
+    cat >"$WORK/$1.yaml" <<YAML
 seed: 4
 target: {api: chat, model: graph, endpoints: [$URL]}
 workload:
@@ -16,28 +19,16 @@ workload:
   system_prompt_tokens: 8
   input_tokens: 5
   output_tokens: 4
-  graph: {shape: linear, length: 6}
+  graph: $3
 scheduler: {kind: concurrent, concurrency: 1}
 limits: {max_sessions: 2}
 YAML
-run_bounded 90 /dev/null "$WORK/linear.err" "$WORK/linear.yaml" --workers 1 --out "$WORK/out-linear"
-[ "$RUN_RC" = 0 ] || fail "linear run exited $RUN_RC: $(tail -5 "$WORK/linear.err")"
+    run_bounded 90 /dev/null "$WORK/$1.err" "$WORK/$1.yaml" --workers 1 --out "$WORK/out-$1"
+    [ "$RUN_RC" = 0 ] || fail "$1 run exited $RUN_RC: $(tail -5 "$WORK/$1.err")"
+}
 
-start_test_server graph_server.py fanout --gap-ms 80 --log "$WORK/fanout.jsonl"
-cat >"$WORK/fanout.yaml" <<YAML
-seed: 4
-target: {api: chat, model: graph, endpoints: [$URL]}
-workload:
-  kind: graph
-  system_prompt_tokens: 8
-  input_tokens: 5
-  output_tokens: 4
-  graph: {shape: fanout, children: 3, child_length: 1}
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 2}
-YAML
-run_bounded 90 /dev/null "$WORK/fanout.err" "$WORK/fanout.yaml" --workers 1 --out "$WORK/out-fanout"
-[ "$RUN_RC" = 0 ] || fail "fanout run exited $RUN_RC: $(tail -5 "$WORK/fanout.err")"
+run_graph linear 20 "{shape: linear, length: 6}"
+run_graph fanout 80 "{shape: fanout, children: 3, child_length: 1}"
 
 python3 - "$WORK/linear.jsonl" "$WORK/fanout.jsonl" <<'PY'
 import json, sys

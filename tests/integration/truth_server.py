@@ -19,8 +19,8 @@ import argparse
 import threading
 import time
 
-from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, json_response,
-                             read_request, serve_forever)
+from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, each_request,
+                             json_response, serve_forever)
 
 
 class Server:
@@ -33,12 +33,8 @@ class Server:
 
     def serve(self, conn):
         counted = False
-        pending = b""
         try:
-            while True:
-                request_line, _, pending = read_request(conn, pending)
-                if request_line is None:
-                    return
+            for request_line, _ in each_request(conn):
                 if request_line.startswith("GET /stats"):
                     with self.lock:
                         stats = {"requests": self.requests, "connections": self.connections}

@@ -5,7 +5,7 @@
 
 #include <cmocka.h>
 
-#include "message_case.h"
+#include "config_case.h"
 #include "unit_main.h"
 
 #include <dirent.h>
@@ -33,15 +33,6 @@ static void load_data_file(config_t *cfg, const char *name) {
     if (config_load_file(cfg, path, &err) != 0) {
         config_error_format(&err, msg, sizeof msg);
         fail_msg("%s should load: %s", path, msg);
-    }
-}
-
-static void load_text(config_t *cfg, const char *yaml) {
-    char msg[1024];
-    config_error_t err;
-    if (config_load_string(cfg, yaml, strlen(yaml), "test.yaml", &err) != 0) {
-        config_error_format(&err, msg, sizeof msg);
-        fail_msg("should load: %s\n%s", msg, yaml);
     }
 }
 
@@ -206,26 +197,7 @@ static const message_case_t bad_cases[] = {
 };
 
 static void test_config_bad_files_give_exact_messages(void **state) {
-    size_t failures = 0;
-    for (size_t i = 0; i < sizeof bad_cases / sizeof bad_cases[0]; i++) {
-        config_t cfg;
-        config_error_t err;
-        char msg[1024];
-        const char *yaml = bad_cases[i].input;
-        int rc = config_load_string(&cfg, yaml, strlen(yaml), "bad.yaml", &err);
-        if (rc == 0) {
-            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_cases[i].message);
-            config_free(&cfg);
-            failures++;
-            continue;
-        }
-        config_error_format(&err, msg, sizeof msg);
-        if (strcmp(msg, bad_cases[i].message) != 0) {
-            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_cases[i].message, msg);
-            failures++;
-        }
-    }
-    assert_int_equal(failures, 0);
+    config_case_refusals(bad_cases, sizeof bad_cases / sizeof bad_cases[0]);
 }
 
 static void test_config_bad_table_has_at_least_fifteen_cases(void **state) {
@@ -430,7 +402,8 @@ static void test_config_rate_file_bare_numbers_and_no_cap(void **state) {
 
 static void test_config_null_values_take_defaults(void **state) {
     config_t c;
-    load_text(&c, "limits: {max_requests: 5}\ntarget:\n  model:\n  api_key_env: ~\nworkload:\n");
+    config_case_load(&c,
+                     "limits: {max_requests: 5}\ntarget:\n  model:\n  api_key_env: ~\nworkload:\n");
     assert_string_equal(c.target.model, "mock");
     assert_null(c.target.api_key_env);
     config_free(&c);
@@ -576,12 +549,13 @@ static void test_config_round_trip_of_every_example(void **state) {
 static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
     config_t a, b;
     config_error_t err;
-    load_text(&a, "limits: {duration: 1m0.000000001s}\n"
-                  "target:\n  model: \"we\\\"ird\\\\name\\ttab: #x\"\n"
-                  "  headers: {X-Note: \"a: b # c\"}\n"
-                  "workload:\n  think_time: {dist: lognormal, median: 0.1234567891234, sigma: "
-                  "0.3333333333333333}\n  input_tokens: {dist: normal, mean: 1e6, stddev: "
-                  "0.1}\nscheduler:\n  kind: rate\n  rate: 1/h\n");
+    config_case_load(&a,
+                     "limits: {duration: 1m0.000000001s}\n"
+                     "target:\n  model: \"we\\\"ird\\\\name\\ttab: #x\"\n"
+                     "  headers: {X-Note: \"a: b # c\"}\n"
+                     "workload:\n  think_time: {dist: lognormal, median: 0.1234567891234, sigma: "
+                     "0.3333333333333333}\n  input_tokens: {dist: normal, mean: 1e6, stddev: "
+                     "0.1}\nscheduler:\n  kind: rate\n  rate: 1/h\n");
     char *text = config_to_yaml(&a);
     assert_int_equal(config_load_string(&b, text, strlen(text), "w.yaml", &err), 0);
     assert_config_equal(&a, &b, true);
@@ -696,7 +670,7 @@ static void test_config_api_key_from_env_and_file(void **state) {
     config_t c;
     config_error_t err;
     char *key = NULL, msg[1024];
-    load_text(&c, "limits: {max_requests: 1}\ntarget: {api_key_env: STAMPEDE_TEST_KEY}\n");
+    config_case_load(&c, "limits: {max_requests: 1}\ntarget: {api_key_env: STAMPEDE_TEST_KEY}\n");
     setenv("STAMPEDE_TEST_KEY", "sk-from-env", 1);
     assert_int_equal(config_api_key(&c, &key, &err), 0);
     assert_string_equal(key, "sk-from-env");
@@ -717,7 +691,7 @@ static void test_config_api_key_from_env_and_file(void **state) {
     close(fd);
     char yaml[512];
     snprintf(yaml, sizeof yaml, "limits: {max_requests: 1}\ntarget: {api_key_file: %s}\n", path);
-    load_text(&c, yaml);
+    config_case_load(&c, yaml);
     assert_int_equal(config_api_key(&c, &key, &err), 0);
     assert_string_equal(key, "sk-from-file");
     free(key);
@@ -727,7 +701,7 @@ static void test_config_api_key_from_env_and_file(void **state) {
     assert_non_null(strstr(err.message, "No such file or directory"));
     config_free(&c);
 
-    load_text(&c, "limits: {max_requests: 1}\n");
+    config_case_load(&c, "limits: {max_requests: 1}\n");
     key = (char *)"sentinel";
     assert_int_equal(config_api_key(&c, &key, &err), 0);
     assert_null(key); /* none configured */
@@ -736,11 +710,11 @@ static void test_config_api_key_from_env_and_file(void **state) {
 
 static void test_config_mixture_loads_writes_back_and_copies(void **state) {
     config_t a, b, c;
-    load_text(&a, "limits: {duration: 10s}\nworkload:\n  think_time:\n    dist: mixture\n"
-                  "    max: 60s\n    components:\n"
-                  "      - {weight: 0.7, dist: uniform, min: 1ms, max: 20ms}\n"
-                  "      - {weight: 0.3, dist: pareto, scale: 100ms, alpha: 1.5}\n"
-                  "      - {dist: fixed, value: 2s}\n");
+    config_case_load(&a, "limits: {duration: 10s}\nworkload:\n  think_time:\n    dist: mixture\n"
+                         "    max: 60s\n    components:\n"
+                         "      - {weight: 0.7, dist: uniform, min: 1ms, max: 20ms}\n"
+                         "      - {weight: 0.3, dist: pareto, scale: 100ms, alpha: 1.5}\n"
+                         "      - {dist: fixed, value: 2s}\n");
     const dist_t *t = &a.workload.think_time;
     assert_int_equal(t->kind, DIST_MIXTURE);
     assert_int_equal(t->n_values, 3);
@@ -751,7 +725,7 @@ static void test_config_mixture_loads_writes_back_and_copies(void **state) {
     assert_float_equal(t->param[DIST_P_MAX], 60.0, 0);
     char *text = config_to_yaml_unredacted(&a);
     assert_non_null(text);
-    load_text(&b, text);
+    config_case_load(&b, text);
     assert_config_equal(&a, &b, false);
     assert_int_equal(config_copy(&c, &a), 0);
     assert_config_equal(&a, &c, false);
@@ -763,7 +737,8 @@ static void test_config_mixture_loads_writes_back_and_copies(void **state) {
 
 static void test_config_roles_are_named_in_order_and_copied(void **state) {
     config_t a, b;
-    load_text(&a, "limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, aggregator]\n");
+    config_case_load(
+        &a, "limits: {duration: 10s}\nworkload:\n  roles: [planner, executor, aggregator]\n");
     assert_int_equal(a.workload.n_roles, 3);
     assert_string_equal(config_role_name(&a, 0), "planner");
     assert_string_equal(config_role_name(&a, 2), "aggregator");

@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "message_case.h"
+#include "config_case.h"
 #include "unit_main.h"
 
 #include <stdio.h>
@@ -16,31 +16,6 @@
 #include <string.h>
 
 #include "config.h"
-
-static void load_text(config_t *cfg, const char *yaml) {
-    char msg[1024];
-    config_error_t err;
-    if (config_load_string(cfg, yaml, strlen(yaml), "test.yaml", &err) != 0) {
-        config_error_format(&err, msg, sizeof msg);
-        fail_msg("should load: %s\n%s", msg, yaml);
-    }
-}
-
-static void check_refusals(const message_case_t *cases, size_t n) {
-    for (size_t i = 0; i < n; i++) {
-        config_t cfg;
-        config_error_t err;
-        char msg[2048];
-        if (config_load_string(&cfg, cases[i].input, strlen(cases[i].input), "bad.yaml", &err) ==
-            0) {
-            config_free(&cfg);
-            fail_msg("case %zu loaded but should fail:\n%s", i, cases[i].input);
-        }
-        config_error_format(&err, msg, sizeof msg);
-        if (strcmp(msg, cases[i].message) != 0)
-            fail_msg("case %zu:\n got: %s\nwant: %s", i, msg, cases[i].message);
-    }
-}
 
 /* Written back and loaded again, the text is the same (the resolved config.yaml loads). */
 static char *assert_written_form_is_fixed_point(const config_t *c) {
@@ -58,7 +33,7 @@ static char *assert_written_form_is_fixed_point(const config_t *c) {
 
 static void test_config_sequential_loads_with_one_session_in_flight(void **state) {
     config_t c;
-    load_text(&c, "scheduler: {kind: sequential}\nlimits: {max_sessions: 3}\n");
+    config_case_load(&c, "scheduler: {kind: sequential}\nlimits: {max_sessions: 3}\n");
     assert_int_equal(c.scheduler.kind, SCHEDULER_SEQUENTIAL);
     assert_int_equal(c.scheduler.concurrency, 1);
     assert_string_equal(config_scheduler_kind_name(c.scheduler.kind), "sequential");
@@ -67,8 +42,8 @@ static void test_config_sequential_loads_with_one_session_in_flight(void **state
     free(text);
     config_free(&c);
     /* concurrency: 1 (what config.yaml writes) and an unused rate are accepted */
-    load_text(&c, "scheduler: {kind: sequential, concurrency: 1, rate: 5/s}\n"
-                  "limits: {duration: 1s}\n");
+    config_case_load(&c, "scheduler: {kind: sequential, concurrency: 1, rate: 5/s}\n"
+                         "limits: {duration: 1s}\n");
     assert_int_equal(c.scheduler.kind, SCHEDULER_SEQUENTIAL);
     config_free(&c);
 }
@@ -82,7 +57,7 @@ static void test_config_sequential_refuses_a_concurrency(void **state) {
          "bad.yaml:3:9: scheduler.kind: expected one of concurrent, rate, sequential, got "
          "'sequentail'; did you mean 'sequential'?"},
     };
-    check_refusals(cases, sizeof cases / sizeof cases[0]);
+    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
 static const char *const full_mock = "limits: {max_requests: 4}\n"
@@ -133,7 +108,7 @@ static void assert_full_mock_args(const config_mock_t *m) {
 static void test_config_mock_section_becomes_mock_arguments(void **state) {
     config_t c, copy, again;
     config_error_t err;
-    load_text(&c, full_mock);
+    config_case_load(&c, full_mock);
     assert_int_equal(c.mock.n_options, 10);
     assert_full_mock_args(&c.mock);
     char *text = assert_written_form_is_fixed_point(&c);
@@ -153,7 +128,7 @@ static void test_config_mock_section_becomes_mock_arguments(void **state) {
 
 static void test_config_mock_fixed_mode_in_milliseconds(void **state) {
     config_t c;
-    load_text(&c, "limits: {max_requests: 4}\nmock: {itl: 250us, ttft: 0.05}\n");
+    config_case_load(&c, "limits: {max_requests: 4}\nmock: {itl: 250us, ttft: 0.05}\n");
     char **args = config_mock_args(&c.mock);
     assert_non_null(args);
     assert_string_equal(args[0], "--ttft-ms");
@@ -167,7 +142,7 @@ static void test_config_mock_fixed_mode_in_milliseconds(void **state) {
 
 static void test_config_without_mock_section_writes_none(void **state) {
     config_t c;
-    load_text(&c, "limits: {max_requests: 4}\nmock:\n");
+    config_case_load(&c, "limits: {max_requests: 4}\nmock:\n");
     assert_int_equal(c.mock.n_options, 0);
     char **args = config_mock_args(&c.mock);
     assert_non_null(args);
@@ -205,7 +180,7 @@ static void test_config_mock_refusals_name_the_key(void **state) {
         {"limits: {duration: 1s}\nmock: [a]\n",
          "bad.yaml:2:7: mock: expected a mapping, got a sequence"},
     };
-    check_refusals(cases, sizeof cases / sizeof cases[0]);
+    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_sequential_loads_with_one_session_in_flight),

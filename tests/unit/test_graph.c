@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "message_case.h"
+#include "config_case.h"
 #include "unit_main.h"
 
 #include <stdio.h>
@@ -63,43 +63,16 @@ static const message_case_t bad_graphs[] = {
 };
 
 static void test_graph_bad_graphs_give_exact_messages(void **state) {
-    size_t failures = 0;
-    for (size_t i = 0; i < sizeof bad_graphs / sizeof bad_graphs[0]; i++) {
-        config_t cfg;
-        config_error_t err;
-        char msg[1024];
-        const char *yaml = bad_graphs[i].input;
-        if (config_load_string(&cfg, yaml, strlen(yaml), "bad.yaml", &err) == 0) {
-            print_error("case %zu loaded but should fail with:\n  %s\n", i, bad_graphs[i].message);
-            config_free(&cfg);
-            failures++;
-            continue;
-        }
-        config_error_format(&err, msg, sizeof msg);
-        if (strcmp(msg, bad_graphs[i].message) != 0) {
-            print_error("case %zu:\n  expected %s\n  got      %s\n", i, bad_graphs[i].message, msg);
-            failures++;
-        }
-    }
-    assert_int_equal(failures, 0);
-}
-
-static void load(config_t *cfg, const char *yaml) {
-    config_error_t err;
-    char msg[1024];
-    if (config_load_string(cfg, yaml, strlen(yaml), "graph.yaml", &err) != 0) {
-        config_error_format(&err, msg, sizeof msg);
-        fail_msg("should load: %s\n%s", msg, yaml);
-    }
+    config_case_refusals(bad_graphs, sizeof bad_graphs / sizeof bad_graphs[0]);
 }
 
 /* Loads yaml, then its written-back form: both must give the same sessions. */
 static void load_and_reload(config_t *cfg, const char *yaml) {
     config_t again;
-    load(cfg, yaml);
+    config_case_load(cfg, yaml);
     char *text = config_to_yaml_unredacted(cfg);
     assert_non_null(text);
-    load(&again, text);
+    config_case_load(&again, text);
     for (uint64_t i = 0; i < 5; i++)
         assert_true(workload_session_digest(cfg, i) == workload_session_digest(&again, i));
     free(text);
@@ -338,7 +311,7 @@ static void test_graph_digest_is_independent_of_generation_order(void **state) {
                  "  input_tokens: {dist: uniform, min: 10, max: 90}\n  graph: {%s}\n",
                  shapes[k]);
         config_t cfg;
-        load(&cfg, yaml);
+        config_case_load(&cfg, yaml);
         enum { N = 12 };
         uint64_t forwards[N], sum_workers = 0;
         for (uint64_t i = 0; i < N; i++)

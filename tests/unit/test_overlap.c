@@ -23,37 +23,37 @@ static long sweep(const int64_t (*iv)[2], size_t n, double **share) {
     return most;
 }
 
+/* Sweeps n intervals: the most open at once must be `most`, with share[k] exactly want[k]. */
+static void assert_shares(const int64_t (*iv)[2], size_t n, long most, const double *want) {
+    double *share;
+    assert_int_equal(sweep(iv, n, &share), most);
+    for (long k = 0; k < most; k++)
+        assert_true(share[k] == want[k]);
+    free(share);
+}
+
 /* [0,10) [5,15) [5,8): 1 open for 0-5 and 10-15 (10), 2 for 8-10 (2), 3 for 5-8 (3); 15 active. */
 static void test_overlap_levels_are_duration_weighted(void **state) {
     (void)state;
     const int64_t iv[][2] = {{5, 15}, {0, 10}, {5, 8}};
-    double *share;
-    assert_int_equal(sweep(iv, 3, &share), 3);
-    assert_true(share[0] == 1.0);
-    assert_true(share[1] == (double)5 / (double)15);
-    assert_true(share[2] == (double)3 / (double)15);
-    free(share);
+    const double want[] = {1.0, (double)5 / (double)15, (double)3 / (double)15};
+    assert_shares(iv, 3, 3, want);
 }
 
 /* Time with nothing decoding is not decode-active: it counts in neither part of the share. */
 static void test_overlap_gaps_are_not_decode_time(void **state) {
     (void)state;
     const int64_t iv[][2] = {{0, 10}, {20, 30}, {25, 26}};
-    double *share;
-    assert_int_equal(sweep(iv, 3, &share), 2);
-    assert_true(share[0] == 1.0);
-    assert_true(share[1] == (double)1 / (double)20);
-    free(share);
+    const double want[] = {1.0, (double)1 / (double)20};
+    assert_shares(iv, 3, 2, want);
 }
 
 /* One request ending as the next starts: never two at once. */
 static void test_overlap_touching_intervals_do_not_overlap(void **state) {
     (void)state;
     const int64_t iv[][2] = {{10, 20}, {0, 10}, {20, 35}};
-    double *share;
-    assert_int_equal(sweep(iv, 3, &share), 1);
-    assert_true(share[0] == 1.0);
-    free(share);
+    const double want[] = {1.0};
+    assert_shares(iv, 3, 1, want);
 }
 
 /* Empty and reversed intervals are ignored; none at all gives no shares. */

@@ -29,6 +29,15 @@ static void make_graph(workload_session_t *g, workload_node_t *nodes, uint32_t n
     *g = (workload_session_t){.index = 0, .n_nodes = n, .nodes = nodes};
 }
 
+/* A chain 0 -> 1 -> ... -> n - 1 (n <= 4); roles[j] is node j's role, all 0 when roles is NULL. */
+static void make_chain(workload_session_t *g, workload_node_t *nodes, uint32_t n,
+                       const uint32_t *roles) {
+    static const int chain[][3] = {{-1}, {0, -1}, {1, -1}, {2, -1}};
+    static const uint32_t zero[4] = {0};
+    assert_true(n <= 4);
+    make_graph(g, nodes, n, chain, roles ? roles : zero);
+}
+
 /* Planner 0 -> executors 1, 2 -> aggregator 3 (roles 0, 1, 1, 2). The executor that ended last
  * (2) is on the path: 100 + 395 + 280 ms of requests, the 5 + 20 ms waits on the path idle. */
 static void test_sessions_path_of_a_diamond(void **state) {
@@ -55,11 +64,10 @@ static void test_sessions_path_of_a_diamond(void **state) {
 /* Sequential executors (P -> E0 -> E1 -> A, no waits): the path is every request, idle 0. */
 static void test_sessions_path_sequential_has_no_idle(void **state) {
     (void)state;
-    const int parents[][3] = {{-1}, {0, -1}, {1, -1}, {2, -1}};
     const uint32_t roles[] = {0, 1, 1, 2};
     workload_node_t nodes[4];
     workload_session_t g;
-    make_graph(&g, nodes, 4, parents, roles);
+    make_chain(&g, nodes, 4, roles);
     const int64_t send[] = {0 + 1, 100 * MS, 250 * MS, 600 * MS};
     const int64_t end[] = {100 * MS, 250 * MS, 600 * MS, 900 * MS};
     sessions_path_t path;
@@ -73,11 +81,9 @@ static void test_sessions_path_sequential_has_no_idle(void **state) {
 /* A chat of three turns with 1 s of think time before turns 1 and 2: idle is the think time. */
 static void test_sessions_path_chat_idle_is_think_time(void **state) {
     (void)state;
-    const int parents[][3] = {{-1}, {0, -1}, {1, -1}};
-    const uint32_t roles[] = {0, 0, 0};
     workload_node_t nodes[3];
     workload_session_t g;
-    make_graph(&g, nodes, 3, parents, roles);
+    make_chain(&g, nodes, 3, NULL);
     const int64_t send[] = {10 * MS, 1210 * MS, 2500 * MS};
     const int64_t end[] = {210 * MS, 1500 * MS, 2600 * MS};
     uint64_t role_ns[1] = {0};
@@ -92,11 +98,9 @@ static void test_sessions_path_chat_idle_is_think_time(void **state) {
 /* An unsent node cuts the path there: the walk stops at the first node with no sent parent. */
 static void test_sessions_path_stops_at_unsent_parents(void **state) {
     (void)state;
-    const int parents[][3] = {{-1}, {0, -1}, {1, -1}};
-    const uint32_t roles[] = {0, 0, 0};
     workload_node_t nodes[3];
     workload_session_t g;
-    make_graph(&g, nodes, 3, parents, roles);
+    make_chain(&g, nodes, 3, NULL);
     const int64_t send[] = {0, 50 * MS, 100 * MS};
     const int64_t end[] = {0, 80 * MS, 130 * MS};
     sessions_path_t path;
