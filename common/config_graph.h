@@ -15,8 +15,8 @@ void config_graph_init(config_graph_t *g);
 void config_graph_free(config_graph_t *g);
 /* Deep copy into dst (not initialised before); 0 or -1 (dst empty) on no memory. */
 int config_graph_copy(config_graph_t *dst, const config_graph_t *src);
-/* Reads workload.graph from the workload mapping once kind, roles and the workload's distributions are
- * read; refuses a graph with another kind, an empty or cyclic template, an unknown parent and a
+/* Reads workload.graph from the workload mapping once kind, roles and the workload's distributions
+ * are read; refuses a graph with another kind, an empty or cyclic template, an unknown parent and a
  * history parent that is not an ancestor. 0 ok; -1 with r->err filled. */
 int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c);
 /* "parallel" or "sequential". */
