@@ -73,10 +73,6 @@ static int64_t reported_now(const agent_t *self) {
     return loop_now_ns() + self->options.clock_shift_ns;
 }
 
-int64_t agent_now_reported(const agent_t *self) {
-    return reported_now(self);
-}
-
 static void drain(agent_socket_t *s);
 
 /* Packs env (version, run and seq filled here) and sends it without blocking: 0 sent, -1 not. */
@@ -593,10 +589,6 @@ void agent_clear_done(agent_t *self) {
 
 bool agent_connected(const agent_t *self) {
     return self->welcomed;
-}
-
-uint64_t agent_run_id(const agent_t *self) {
-    return self->run_id;
 }
 
 void agent_set_run(agent_t *self, uint64_t run_id) {

@@ -93,11 +93,7 @@ void agent_clear_done(agent_t *self);
 void agent_flush(agent_t *self);
 /* True once a Welcome was received and no loss was detected since. */
 bool agent_connected(const agent_t *self);
-/* The run the agent currently belongs to (0 none). */
-uint64_t agent_run_id(const agent_t *self);
 /* Sets the run the agent belongs to (0 when the run is released). */
 void agent_set_run(agent_t *self, uint64_t run_id);
-/* This process's CLOCK_MONOTONIC as the controller sees it (with the test shift). */
-int64_t agent_now_reported(const agent_t *self);
 
 #endif
