@@ -289,6 +289,11 @@ static char **header_lines(const config_t *cfg) {
     return lines;
 }
 
+/* Streams the share may have in flight at once: its slots, or its rate mode's cap (0: none). */
+static uint32_t share_concurrency(const plan_share_t *share) {
+    return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
+}
+
 /* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
 static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, size_t errlen) {
     config_error_t cerr;
@@ -314,8 +319,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     }
     char **headers = header_lines(&w->cfg);
     if (headers) {
-        uint32_t streams =
-            w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
+        uint32_t streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
         engine_options_t opt = {
@@ -350,10 +354,6 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         return -1;
     }
     return 0;
-}
-
-static uint32_t share_concurrency(const plan_share_t *share) {
-    return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
 }
 
 /* The run cannot be prepared: Ready says why, and Done follows (repeated until released). */
