@@ -74,7 +74,7 @@ typedef struct worker_loop {
     int64_t stats_begin_ns;      /* the start instant, once reached (0 before) */
     int64_t stats_begin_wait_ns; /* the loop thread's run-queue wait then (-1 unknown) */
     bool have_stats;
-    agent_run_stats_t stats; /* measured when the run ends, sent with every Done */
+    Stampede__WorkerStats stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
     int exit_code;
 } worker_loop_t;
@@ -184,7 +184,7 @@ static void stats_begin(loop_t *loop, uint64_t id, void *arg) {
 
 /* What the run cost this loop, from the start instant to now (the end of the run). */
 static void stats_end(worker_loop_t *w) {
-    memset(&w->stats, 0, sizeof w->stats);
+    w->stats = (Stampede__WorkerStats)STAMPEDE__WORKER_STATS__INIT;
     w->have_stats = w->engine && w->exec;
     if (!w->have_stats)
         return;
