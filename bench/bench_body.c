@@ -6,8 +6,8 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <time.h>
 
+#include "bench_cpu.h"
 #include "body.h"
 #include "buffer.h"
 #include "escape.h"
@@ -16,12 +16,6 @@
 
 #define ROUNDS 5 /* the best of a few runs: the machine is shared and noisy */
 #define ITERATIONS 200
-
-static double cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 int main(int argc, char **argv) {
     uint32_t words = argc > 1 ? (uint32_t)strtoul(argv[1], NULL, 10) : 10000;
@@ -45,20 +39,20 @@ int main(int argc, char **argv) {
     uint64_t bytes = 0; /* consumed so the compiler cannot drop the work */
     int failures = 0;
     for (int round = 0; round < ROUNDS; round++) {
-        double t0 = cpu_ns();
+        double t0 = bench_cpu_thread_ns();
         for (int i = 0; i < ITERATIONS; i++) {
             body_begin(&body, &options);
             body_add(&body, "user", text, (size_t)len);
             failures += body_end(&body) < 0;
             bytes += body.len;
         }
-        double t1 = cpu_ns();
+        double t1 = bench_cpu_thread_ns();
         for (int i = 0; i < ITERATIONS; i++) {
             buffer_reset(&escaped);
             failures += escape_json_append(&escaped, text, (size_t)len) < 0;
             bytes += escaped.len;
         }
-        double t2 = cpu_ns();
+        double t2 = bench_cpu_thread_ns();
         if ((t1 - t0) / ITERATIONS < best_body)
             best_body = (t1 - t0) / ITERATIONS;
         if ((t2 - t1) / ITERATIONS < best_jansson)

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <sys/resource.h>
 #include <sys/types.h>
+#include <time.h>
 
 /* Pins process pid (0: the caller) to one CPU; best effort. */
 static inline void bench_cpu_pin(pid_t pid, int cpu) {
@@ -19,6 +20,13 @@ static inline void bench_cpu_pin(pid_t pid, int cpu) {
 static inline double bench_cpu_seconds(const struct rusage *u) {
     return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
            u->ru_stime.tv_usec / 1e6;
+}
+
+/* The calling thread's CPU time in nanoseconds. */
+static inline double bench_cpu_thread_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 #endif

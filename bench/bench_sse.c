@@ -8,8 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
+#include "bench_cpu.h"
 #include "chunk.h"
 #include "sse.h"
 
@@ -28,12 +28,6 @@ typedef struct stream {
     size_t ends[256]; /* offset after each event's blank line */
     size_t events;
 } stream_t;
-
-static double cpu_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-    return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 static int on_event(void *arg, const sse_event_t *event) {
     sink_t *sink = arg;
@@ -106,7 +100,7 @@ static double bench_sse(const stream_t *s, sse_parser_t *parser, sink_t *sink, c
     double best = 0;
     for (int round = 0; round < ROUNDS; round++) {
         sink->events = 0;
-        double start = cpu_ns();
+        double start = bench_cpu_thread_ns();
         while (sink->events < target_events) {
             size_t from = 0;
             for (size_t i = 0; i < ncuts; i++) {
@@ -116,7 +110,7 @@ static double bench_sse(const stream_t *s, sse_parser_t *parser, sink_t *sink, c
             sse_parser_finish(parser);
             sse_parser_reset(parser);
         }
-        double per_event = (cpu_ns() - start) / (double)sink->events;
+        double per_event = (bench_cpu_thread_ns() - start) / (double)sink->events;
         if (round == 0 || per_event < best)
             best = per_event;
     }
@@ -135,7 +129,7 @@ static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sin
     double best = 0;
     for (int round = 0; round < ROUNDS; round++) {
         uint64_t events = 0;
-        double start = cpu_ns();
+        double start = bench_cpu_thread_ns();
         while (events < target_events) {
             for (size_t i = 0; i < s->events; i++) {
                 chunk_info_t info;
@@ -145,7 +139,7 @@ static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sin
             }
             events += s->events;
         }
-        double per_event = (cpu_ns() - start) / (double)events;
+        double per_event = (bench_cpu_thread_ns() - start) / (double)events;
         if (round == 0 || per_event < best)
             best = per_event;
     }

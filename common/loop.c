@@ -30,10 +30,7 @@ typedef struct loop_watch_entry {
     loop_fd_fn fn;
     void *arg;
     uint32_t generation; /* bumped per new watch, so events queued for an old one are dropped */
-    int mask;
-    bool active;
-    bool edge;
-    bool in_epoll;
+    bool active;         /* watched, and so in the epoll set */
 } loop_watch_entry_t;
 
 struct loop {
@@ -127,7 +124,7 @@ int loop_watch(loop_t *self, int fd, int mask, int edge, loop_fd_fn fn, void *ar
         w->generation++;
     struct epoll_event ev = {.events = loop_epoll_events(mask, edge),
                              .data.u64 = ((uint64_t)w->generation << 32) | (uint32_t)fd};
-    int op = w->in_epoll ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
+    int op = w->active ? EPOLL_CTL_MOD : EPOLL_CTL_ADD;
     int rc = epoll_ctl(self->epoll_fd, op, fd, &ev);
     /* A closed-and-reopened fd number leaves the kernel and our table disagreeing; follow the
      * kernel. */
@@ -137,15 +134,11 @@ int loop_watch(loop_t *self, int fd, int mask, int edge, loop_fd_fn fn, void *ar
         rc = epoll_ctl(self->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
     if (rc < 0) {
         w->active = false;
-        w->in_epoll = false;
         return -1;
     }
     w->fn = fn;
     w->arg = arg;
-    w->mask = mask;
-    w->edge = edge != 0;
     w->active = true;
-    w->in_epoll = true;
     return 0;
 }
 
@@ -157,7 +150,6 @@ void loop_unwatch(loop_t *self, int fd) {
     /* The fd may already be closed (then the kernel dropped it); either way it is gone. */
     epoll_ctl(self->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
     w->active = false;
-    w->in_epoll = false;
     w->fn = NULL;
     w->arg = NULL;
 }

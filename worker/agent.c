@@ -63,7 +63,7 @@ struct agent {
     bool done_pending;
     char *done_error;
     bool done_has_stats;
-    agent_run_stats_t done_stats;
+    Stampede__WorkerStats done_stats;
 
     uint8_t *buf;
     size_t buf_cap;
@@ -71,10 +71,6 @@ struct agent {
 
 static int64_t reported_now(const agent_t *self) {
     return loop_now_ns() + self->options.clock_shift_ns;
-}
-
-int64_t agent_now_reported(const agent_t *self) {
-    return reported_now(self);
 }
 
 static void drain(agent_socket_t *s);
@@ -129,19 +125,8 @@ static void send_done(agent_t *self) {
     done.records = events_records(self->events);
     done.dropped = events_dropped(self->events);
     done.error = self->done_error ? self->done_error : (char *)"";
-    Stampede__WorkerStats stats = STAMPEDE__WORKER_STATS__INIT;
-    if (self->done_has_stats) {
-        const agent_run_stats_t *s = &self->done_stats;
-        stats.write_callbacks = s->write_callbacks;
-        stats.sse_events = s->sse_events;
-        stats.token_events = s->token_events;
-        stats.loop_cpu_ns = s->loop_cpu_ns;
-        stats.loop_wall_ns = s->loop_wall_ns;
-        stats.loop_wait_ns = s->loop_wait_ns;
-        stats.arrivals = s->arrivals;
-        stats.cap_waits = s->cap_waits;
-        done.stats = &stats;
-    }
+    if (self->done_has_stats)
+        done.stats = &self->done_stats;
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_DONE;
     env.done = &done;
@@ -575,7 +560,7 @@ int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurr
     return 0;
 }
 
-void agent_send_done(agent_t *self, const char *error, const agent_run_stats_t *stats) {
+void agent_send_done(agent_t *self, const char *error, const Stampede__WorkerStats *stats) {
     free(self->done_error);
     self->done_error = error ? strdup(error) : NULL;
     self->done_has_stats = stats != NULL;
@@ -593,10 +578,6 @@ void agent_clear_done(agent_t *self) {
 
 bool agent_connected(const agent_t *self) {
     return self->welcomed;
-}
-
-uint64_t agent_run_id(const agent_t *self) {
-    return self->run_id;
 }
 
 void agent_set_run(agent_t *self, uint64_t run_id) {

@@ -72,32 +72,16 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
 void agent_destroy(agent_t **self_p);
 /* Answers an Assign. 0 sent (or queued to retry), -1 on encoding failure. */
 int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency);
-/* How the loop fared over a run, sent with Done (proto WorkerStats, docs/metrics.md). */
-typedef struct agent_run_stats {
-    uint64_t write_callbacks; /* body reads handed to the client */
-    uint64_t sse_events;      /* SSE events parsed from them */
-    uint64_t token_events;    /* of those, events that carried a token */
-    int64_t loop_cpu_ns;      /* the loop thread's CPU time from the start to the end */
-    int64_t loop_wall_ns;     /* wall time over the same span */
-    int64_t loop_wait_ns;     /* runnable but waiting for a CPU over the span; -1 unknown */
-    uint64_t arrivals;        /* rate mode: arrivals started */
-    uint64_t cap_waits;       /* rate mode: arrivals due while the cap was full */
-} agent_run_stats_t;
-
-/* Reports the end of the run, with stats (copied; NULL: not measured): repeated every heartbeat
- * until the controller's Stop. */
-void agent_send_done(agent_t *self, const char *error, const agent_run_stats_t *stats);
+/* Reports the end of the run, with how the loop fared (proto WorkerStats, docs/metrics.md;
+ * copied; NULL: not measured): repeated every heartbeat until the controller's Stop. */
+void agent_send_done(agent_t *self, const char *error, const Stampede__WorkerStats *stats);
 /* Stops repeating Done (the run is released). */
 void agent_clear_done(agent_t *self);
 /* Sends sealed batches that have not gone out yet (never blocks). */
 void agent_flush(agent_t *self);
 /* True once a Welcome was received and no loss was detected since. */
 bool agent_connected(const agent_t *self);
-/* The run the agent currently belongs to (0 none). */
-uint64_t agent_run_id(const agent_t *self);
 /* Sets the run the agent belongs to (0 when the run is released). */
 void agent_set_run(agent_t *self, uint64_t run_id);
-/* This process's CLOCK_MONOTONIC as the controller sees it (with the test shift). */
-int64_t agent_now_reported(const agent_t *self);
 
 #endif

@@ -74,7 +74,6 @@ struct engine {
 
     char *origins[ENGINE_MAX_ORIGINS]; /* "host:port" pinned by engine_pin */
     uint32_t n_origins;
-    uint32_t pinned;
 
     uint32_t inflight;
     uint32_t *inflight_to; /* per endpoint index */
@@ -539,7 +538,6 @@ int engine_pin(engine_t *self, const char *line, char *err, size_t errlen) {
     self->origins[self->n_origins++] = copy;
     self->settings.resolve = list;
     self->settings.resolve_version++;
-    self->pinned++;
     return 0;
 }
 
@@ -607,7 +605,7 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->connections = self->counters.connections;
     out->streams = self->n_slots;
     out->socket_events = self->socket_events;
-    out->pinned_hosts = self->pinned;
+    out->pinned_hosts = self->n_origins;
     out->resolve_updates = self->counters.resolve_updates;
 }
 

@@ -78,11 +78,11 @@ typedef struct engine_stats {
     uint64_t socket_events;     /* readiness events handed to curl (about one recv each) */
     uint64_t write_callbacks;   /* curl body write callbacks (each stamps the clock once) */
     uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
-    uint64_t token_chunks;      /* chunks that carried a token */
+    uint64_t token_chunks;      /* SSE events that carried a token (several may share a chunk) */
     uint64_t body_bytes;
     uint64_t connections;     /* TCP connections opened; requests_finished - this = reused */
     uint32_t streams;         /* stream slots (easy handles + buffers) allocated */
-    uint32_t pinned_hosts;    /* host names resolved by engine_resolve and pinned */
+    uint32_t pinned_hosts;    /* host:port pairs pinned by engine_pin */
     uint64_t resolve_updates; /* pinned-address lists handed to curl: once per stream and pin */
 } engine_stats_t;
 void engine_stats(const engine_t *self, engine_stats_t *out);

@@ -74,7 +74,7 @@ typedef struct worker_loop {
     int64_t stats_begin_ns;      /* the start instant, once reached (0 before) */
     int64_t stats_begin_wait_ns; /* the loop thread's run-queue wait then (-1 unknown) */
     bool have_stats;
-    agent_run_stats_t stats; /* measured when the run ends, sent with every Done */
+    Stampede__WorkerStats stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
     int exit_code;
 } worker_loop_t;
@@ -184,7 +184,7 @@ static void stats_begin(loop_t *loop, uint64_t id, void *arg) {
 
 /* What the run cost this loop, from the start instant to now (the end of the run). */
 static void stats_end(worker_loop_t *w) {
-    memset(&w->stats, 0, sizeof w->stats);
+    w->stats = (Stampede__WorkerStats)STAMPEDE__WORKER_STATS__INIT;
     w->have_stats = w->engine && w->exec;
     if (!w->have_stats)
         return;
@@ -289,6 +289,11 @@ static char **header_lines(const config_t *cfg) {
     return lines;
 }
 
+/* Streams the share may have in flight at once: its slots, or its rate mode's cap (0: none). */
+static uint32_t share_concurrency(const plan_share_t *share) {
+    return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
+}
+
 /* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
 static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, size_t errlen) {
     config_error_t cerr;
@@ -314,8 +319,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     }
     char **headers = header_lines(&w->cfg);
     if (headers) {
-        uint32_t streams =
-            w->share.kind == PLAN_CONCURRENT ? w->share.slot_count : w->share.rate_cap;
+        uint32_t streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
         engine_options_t opt = {
@@ -350,10 +354,6 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         return -1;
     }
     return 0;
-}
-
-static uint32_t share_concurrency(const plan_share_t *share) {
-    return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
 }
 
 /* The run cannot be prepared: Ready says why, and Done follows (repeated until released). */

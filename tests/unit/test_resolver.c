@@ -5,6 +5,8 @@
 
 #include <cmocka.h>
 
+#include "unit_main.h"
+
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -106,12 +108,7 @@ static void test_resolver_destroyed_before_its_end_waits_for_the_thread(void **s
     loop_destroy(&loop);
 }
 
-int main(void) {
-    const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_resolver_gives_a_pin_line_per_name_and_none_for_an_address),
-        cmocka_unit_test(
-            test_resolver_names_the_host_it_cannot_resolve_and_the_loop_runs_meanwhile),
-        cmocka_unit_test(test_resolver_destroyed_before_its_end_waits_for_the_thread),
-    };
-    return cmocka_run_group_tests(tests, NULL, NULL);
-}
+UNIT_MAIN(
+    cmocka_unit_test(test_resolver_gives_a_pin_line_per_name_and_none_for_an_address),
+    cmocka_unit_test(test_resolver_names_the_host_it_cannot_resolve_and_the_loop_runs_meanwhile),
+    cmocka_unit_test(test_resolver_destroyed_before_its_end_waits_for_the_thread))
