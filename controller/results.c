@@ -31,10 +31,10 @@ void results_open_trace(controller_t *self) {
     int64_t duration = run->cfg.limits.duration_ns;
     merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
                          duration > 0 ? run->start_ns + duration : 0);
-    if (!run->trace)
+    if (!run->cfg.output.trace)
         return;
     char path[4096];
-    snprintf(path, sizeof path, "%s/requests.jsonl", run->out_dir);
+    snprintf(path, sizeof path, "%s/requests.jsonl", run->cfg.output.dir);
     run->trace_out = report_trace_open(path, run->start_ns);
     if (!run->trace_out)
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
@@ -281,12 +281,12 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
 static int write_files(controller_t *self, const report_meta_t *meta, const results_extra_t *x) {
     const measurement_t *run = self->run;
     char path[4096];
-    snprintf(path, sizeof path, "%s/results.json", run->out_dir);
+    snprintf(path, sizeof path, "%s/results.json", run->cfg.output.dir);
     if (results_write_json(self, meta, x, path) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof path, "%s/config.yaml", run->out_dir);
+    snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
     FILE *f = fopen(path, "w");
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
@@ -413,7 +413,7 @@ int results_finish(controller_t *self, bool interrupted) {
         if (report_trace_finish(&run->trace_out, &trace) != 0)
             console_say(self,
                         "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
-                        run->out_dir, trace.lines_dropped, trace.error ? ": " : "",
+                        run->cfg.output.dir, trace.lines_dropped, trace.error ? ": " : "",
                         trace.error ? strerror(trace.error) : "");
         meta.trace_lines_written = trace.lines_written;
         meta.trace_lines_dropped = trace.lines_dropped;
@@ -421,7 +421,7 @@ int results_finish(controller_t *self, bool interrupted) {
     if (write_files(self, &meta, &extra) != 0)
         rc = 1;
     else
-        console_say(self, "results in %s/results.json%s", run->out_dir,
+        console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
     free(clocks);
     if (verdict(self, interrupted) != 0)
