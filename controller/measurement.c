@@ -131,6 +131,7 @@ void measurement_destroy(measurement_t **self_p) {
     if (self->cfg_loaded)
         config_free(&self->cfg);
     free(self->config_yaml);
+    free(self->window_starts);
     free(self);
     *self_p = NULL;
 }

@@ -52,16 +52,15 @@ static registry_worker_t *results_worker_at(const controller_t *self, uint32_t i
  * it: the achieved rate. The window opens at start + warmup and ends no later than start +
  * duration; it closes earlier only at the last end of any request, after every send. */
 static void results_count_start(controller_t *self, const request_record_t *rec) {
-    const measurement_t *run = self->run;
+    measurement_t *run = self->run;
     if (rec->node != 0 || rec->send_ns == 0)
         return;
     int64_t opens = run->start_ns + run->cfg.warmup_ns;
     int64_t duration = run->cfg.limits.duration_ns;
     if (rec->send_ns < opens || (duration > 0 && rec->send_ns > run->start_ns + duration))
         return;
-    registry_worker_t *w = results_worker_at(self, rec->worker);
-    if (w)
-        w->window_starts++;
+    if (rec->worker < run->in_run)
+        run->window_starts[rec->worker]++;
 }
 
 void results_record(void *arg, request_record_t *rec) {
@@ -144,7 +143,7 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
         const registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
-        in.starts += w->window_starts;
+        in.starts += run->window_starts[w->index];
         in.arrivals += w->arrivals;
         in.cap_waits += w->cap_waits;
     }
@@ -227,7 +226,7 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     for (size_t i = 0; i < x->n_workers; i++) {
         const validity_worker_t *w = &x->workers[i];
         const registry_worker_t *r = results_worker_at(self, (uint32_t)i);
-        uint64_t arrivals = r ? r->arrivals : 0, starts = r ? r->window_starts : 0;
+        uint64_t arrivals = r ? r->arrivals : 0, starts = self->run->window_starts[i];
         json_t *o = json_object();
         json_object_set_new(o, "worker", json_integer((json_int_t)i));
         json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
