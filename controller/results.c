@@ -96,6 +96,7 @@ typedef struct results_extra {
     double requested_per_s;     /* rate mode: scheduler.rate */
     double achieved_per_s;      /* session starts per second over the measured window */
     char rate_warning[400];     /* why achieved fell short of requested; empty when it did not */
+    uint64_t cap_waits;         /* arrivals the run's workers held for a free slot, summed */
     validity_worker_t *workers; /* the run's workers, by index */
     size_t n_workers;
     validity_t validity;
@@ -147,6 +148,7 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
         in.arrivals += w->arrivals;
         in.cap_waits += w->cap_waits;
     }
+    x->cap_waits = in.cap_waits;
     for (size_t i = 0; i < x->n_workers; i++)
         if (validity_loop_cpu_share(&x->workers[i]) > in.busiest_loop_share)
             in.busiest_loop_share = validity_loop_cpu_share(&x->workers[i]);
@@ -357,14 +359,6 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
     return 3;
 }
 
-static uint64_t results_cap_waits(const controller_t *self) {
-    uint64_t waits = 0;
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (registry_in_run(&self->workers[i]))
-            waits += self->workers[i].cap_waits;
-    return waits;
-}
-
 int results_finish(controller_t *self, bool interrupted) {
     measurement_t *run = self->run;
     console_clear(self);
@@ -391,13 +385,13 @@ int results_finish(controller_t *self, bool interrupted) {
         .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,
         .run_id = run->id,
-        .cap_waits = results_cap_waits(self),
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);
     results_rate(self, &extra);
+    meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
     report_print(run->merge, &meta, stdout);
     if (extra.rate_mode)
