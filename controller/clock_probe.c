@@ -1,5 +1,7 @@
 #include "clock_probe.h"
 
+#include <stdlib.h>
+
 #include "console.h"
 #include "controller_internal.h"
 #include "loop.h"
@@ -21,6 +23,12 @@ static void send_probe(controller_t *self, registry_worker_t *w) {
 void clock_probe_begin(controller_t *self) {
     self->run->phase = PHASE_PROBE;
     self->run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    /* Indexes are taken from the workers known, so this holds every one of them. */
+    self->run->window_starts = calloc(self->n_workers + 1, sizeof *self->run->window_starts);
+    if (!self->run->window_starts) {
+        controller_abort(self, "out of memory for %zu workers", self->n_workers);
+        return;
+    }
     uint32_t index = 0;
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];

@@ -34,7 +34,7 @@ static void say_trace_drops(controller_t *self) {
     int error = report_trace_error(run->trace_out);
     if (error)
         console_say(self, "cannot write %s/requests.jsonl: %s; %" PRIu64 " lines dropped so far",
-                    run->out_dir, strerror(error), dropped);
+                    run->cfg.output.dir, strerror(error), dropped);
     else
         console_say(self,
                     "the trace writer cannot keep up (slow disk or unread pipe): %" PRIu64

@@ -306,7 +306,7 @@ static int run_one(controller_t *self, size_t number, bool *started) {
     registry_next_run(self);
     if (total > 1)
         console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
-                    run->out_dir);
+                    run->cfg.output.dir);
     uint32_t have = registry_count(self, REGISTRY_REGISTERED);
     if (have < self->options.expect_workers)
         console_say(self, "listening on %s (data port %u); waiting for %u worker%s",

@@ -49,6 +49,21 @@ int controller_run(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);
 
+/* getopt_long rows of the flags `stampede run` and `stampede controller` share. */
+/* clang-format off */
+#define CONTROLLER_SHARED_LONGOPTS                                                                 \
+    {"target", required_argument, NULL, 't'},                                                      \
+    {"out", required_argument, NULL, 'o'},                                                         \
+    {"trace", no_argument, NULL, 'T'},                                                             \
+    {"http-phases", no_argument, NULL, 'P'},                                                       \
+    {"verbose", no_argument, NULL, 'v'},                                                           \
+    {"allow-invalid", no_argument, NULL, 'I'}
+/* clang-format on */
+/* Applies a shared flag (t o T P v I) to options, appending --target to targets (argc entries
+ * suffice); false for any other flag. */
+bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
+                              const char *arg);
+
 /* `stampede controller FILE --bind tcp://HOST:PORT --expect-workers N [--target URL]... [--out DIR]
  * [--trace] [--http-phases|--verbose] [--data-port P] [--register-timeout SECONDS]`. */
 int controller_main(int argc, char **argv);

@@ -27,19 +27,38 @@ static void usage(FILE *out) {
         "                         lag, a worker lost...); without it such a run exits 3\n");
 }
 
+bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
+                              const char *arg) {
+    switch (flag) {
+    case 't':
+        targets[options->n_targets++] = arg;
+        return true;
+    case 'o':
+        options->out_dir = arg;
+        return true;
+    case 'T':
+        options->trace = true;
+        return true;
+    case 'P':
+    case 'v':
+        options->http_phases = true;
+        return true;
+    case 'I':
+        options->allow_invalid = true;
+        return true;
+    default:
+        return false;
+    }
+}
+
 int controller_main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"bind", required_argument, NULL, 'b'},
         {"expect-workers", required_argument, NULL, 'n'},
-        {"target", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},
-        {"trace", no_argument, NULL, 'T'},
-        {"http-phases", no_argument, NULL, 'P'},
-        {"verbose", no_argument, NULL, 'v'},
+        CONTROLLER_SHARED_LONGOPTS,
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
-        {"allow-invalid", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     controller_options_t o = {.name = "controller"};
@@ -50,6 +69,8 @@ int controller_main(int argc, char **argv) {
     int c, rc = 1;
     while ((c = getopt_long(argc, argv, "b:n:t:o:TPvd:r:h", longopts, NULL)) != -1) {
         char *end = NULL;
+        if (controller_options_apply(&o, targets, c, optarg))
+            continue;
         switch (c) {
         case 'b':
             o.bind = optarg;
@@ -61,22 +82,6 @@ int controller_main(int argc, char **argv) {
                         optarg);
                 goto out;
             }
-            break;
-        case 't':
-            targets[o.n_targets++] = optarg;
-            break;
-        case 'o':
-            o.out_dir = optarg;
-            break;
-        case 'T':
-            o.trace = true;
-            break;
-        case 'P':
-        case 'v':
-            o.http_phases = true;
-            break;
-        case 'I':
-            o.allow_invalid = true;
             break;
         case 'd':
             o.data_port = (uint32_t)strtoul(optarg, &end, 10);

@@ -28,7 +28,7 @@ void launch_assign(controller_t *self) {
         a.concurrency = w->concurrency;
         a.offset_ns = w->offset_ns;
         a.rtt_ns = w->rtt_ns;
-        a.trace = run->trace;
+        a.trace = run->cfg.output.trace;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
         env.assign = &a;

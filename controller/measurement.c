@@ -62,20 +62,18 @@ static int resolve_output(measurement_t *self, const controller_options_t *o, co
         snprintf(dir, sizeof dir, "%s/run-%zu", base, number);
     else
         snprintf(dir, sizeof dir, "%s", base);
-    self->out_dir = strdup(dir);
-    self->trace = o->trace || self->cfg.output.trace;
     free(self->cfg.output.dir);
     self->cfg.output.dir = strdup(dir);
-    self->cfg.output.trace = self->trace;
+    self->cfg.output.trace = o->trace || self->cfg.output.trace;
     /* Headers travel unredacted to the workers (they send them); files get the redacted form. */
     self->config_yaml = config_to_yaml_unredacted(&self->cfg);
-    if (!self->out_dir || !self->cfg.output.dir || !self->config_yaml) {
+    if (!self->cfg.output.dir || !self->config_yaml) {
         fprintf(stderr, "%s: out of memory setting up the run of %s\n", name, self->config_path);
         return -1;
     }
-    if (results_make_dir(self->out_dir) != 0) {
-        fprintf(stderr, "%s: cannot create the output directory %s: %s\n", name, self->out_dir,
-                strerror(errno));
+    if (results_make_dir(self->cfg.output.dir) != 0) {
+        fprintf(stderr, "%s: cannot create the output directory %s: %s\n", name,
+                self->cfg.output.dir, strerror(errno));
         return -1;
     }
     return 0;
@@ -133,7 +131,7 @@ void measurement_destroy(measurement_t **self_p) {
     if (self->cfg_loaded)
         config_free(&self->cfg);
     free(self->config_yaml);
-    free(self->out_dir);
+    free(self->window_starts);
     free(self);
     *self_p = NULL;
 }

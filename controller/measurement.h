@@ -26,13 +26,12 @@ typedef enum {
 
 typedef struct measurement {
     const char *config_path; /* the workload file of this run (the caller's string) */
-    config_t cfg;
+    config_t cfg; /* output.dir is this run's directory, output.trace also says --trace */
     bool cfg_loaded;
-    char *config_yaml; /* unredacted: what the workers are sent */
-    char *out_dir;
-    bool trace;
-    uint64_t id;     /* the run id every message of the run carries */
-    uint32_t in_run; /* workers taken into the run (indexes 0 … in_run-1) */
+    char *config_yaml;       /* unredacted: what the workers are sent */
+    uint64_t id;             /* the run id every message of the run carries */
+    uint32_t in_run;         /* workers taken into the run (indexes 0 … in_run-1) */
+    uint64_t *window_starts; /* by worker index: sessions it started inside the measured window */
 
     controller_phase_t phase;
     int64_t deadline_ns; /* of the current phase (registration, probes, Ready, the drain) */

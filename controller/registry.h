@@ -57,7 +57,6 @@ typedef struct registry_worker {
     int64_t loop_wait_ns; /* -1 unknown */
     uint64_t arrivals;
     uint64_t cap_waits;
-    uint64_t window_starts; /* sessions it started inside the measured window (results.c) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a

@@ -31,10 +31,10 @@ void results_open_trace(controller_t *self) {
     int64_t duration = run->cfg.limits.duration_ns;
     merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
                          duration > 0 ? run->start_ns + duration : 0);
-    if (!run->trace)
+    if (!run->cfg.output.trace)
         return;
     char path[4096];
-    snprintf(path, sizeof path, "%s/requests.jsonl", run->out_dir);
+    snprintf(path, sizeof path, "%s/requests.jsonl", run->cfg.output.dir);
     run->trace_out = report_trace_open(path, run->start_ns);
     if (!run->trace_out)
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
@@ -52,16 +52,15 @@ static registry_worker_t *results_worker_at(const controller_t *self, uint32_t i
  * it: the achieved rate. The window opens at start + warmup and ends no later than start +
  * duration; it closes earlier only at the last end of any request, after every send. */
 static void results_count_start(controller_t *self, const request_record_t *rec) {
-    const measurement_t *run = self->run;
+    measurement_t *run = self->run;
     if (rec->node != 0 || rec->send_ns == 0)
         return;
     int64_t opens = run->start_ns + run->cfg.warmup_ns;
     int64_t duration = run->cfg.limits.duration_ns;
     if (rec->send_ns < opens || (duration > 0 && rec->send_ns > run->start_ns + duration))
         return;
-    registry_worker_t *w = results_worker_at(self, rec->worker);
-    if (w)
-        w->window_starts++;
+    if (rec->worker < run->in_run)
+        run->window_starts[rec->worker]++;
 }
 
 void results_record(void *arg, request_record_t *rec) {
@@ -97,6 +96,7 @@ typedef struct results_extra {
     double requested_per_s;     /* rate mode: scheduler.rate */
     double achieved_per_s;      /* session starts per second over the measured window */
     char rate_warning[400];     /* why achieved fell short of requested; empty when it did not */
+    uint64_t cap_waits;         /* arrivals the run's workers held for a free slot, summed */
     validity_worker_t *workers; /* the run's workers, by index */
     size_t n_workers;
     validity_t validity;
@@ -144,10 +144,11 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
         const registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
             continue;
-        in.starts += w->window_starts;
+        in.starts += run->window_starts[w->index];
         in.arrivals += w->arrivals;
         in.cap_waits += w->cap_waits;
     }
+    x->cap_waits = in.cap_waits;
     for (size_t i = 0; i < x->n_workers; i++)
         if (validity_loop_cpu_share(&x->workers[i]) > in.busiest_loop_share)
             in.busiest_loop_share = validity_loop_cpu_share(&x->workers[i]);
@@ -227,7 +228,7 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     for (size_t i = 0; i < x->n_workers; i++) {
         const validity_worker_t *w = &x->workers[i];
         const registry_worker_t *r = results_worker_at(self, (uint32_t)i);
-        uint64_t arrivals = r ? r->arrivals : 0, starts = r ? r->window_starts : 0;
+        uint64_t arrivals = r ? r->arrivals : 0, starts = self->run->window_starts[i];
         json_t *o = json_object();
         json_object_set_new(o, "worker", json_integer((json_int_t)i));
         json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
@@ -281,12 +282,12 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
 static int write_files(controller_t *self, const report_meta_t *meta, const results_extra_t *x) {
     const measurement_t *run = self->run;
     char path[4096];
-    snprintf(path, sizeof path, "%s/results.json", run->out_dir);
+    snprintf(path, sizeof path, "%s/results.json", run->cfg.output.dir);
     if (results_write_json(self, meta, x, path) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    snprintf(path, sizeof path, "%s/config.yaml", run->out_dir);
+    snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
     FILE *f = fopen(path, "w");
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
@@ -358,14 +359,6 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
     return 3;
 }
 
-static uint64_t results_cap_waits(const controller_t *self) {
-    uint64_t waits = 0;
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (registry_in_run(&self->workers[i]))
-            waits += self->workers[i].cap_waits;
-    return waits;
-}
-
 int results_finish(controller_t *self, bool interrupted) {
     measurement_t *run = self->run;
     console_clear(self);
@@ -392,13 +385,13 @@ int results_finish(controller_t *self, bool interrupted) {
         .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,
         .run_id = run->id,
-        .cap_waits = results_cap_waits(self),
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);
     results_rate(self, &extra);
+    meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
     report_print(run->merge, &meta, stdout);
     if (extra.rate_mode)
@@ -413,7 +406,7 @@ int results_finish(controller_t *self, bool interrupted) {
         if (report_trace_finish(&run->trace_out, &trace) != 0)
             console_say(self,
                         "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
-                        run->out_dir, trace.lines_dropped, trace.error ? ": " : "",
+                        run->cfg.output.dir, trace.lines_dropped, trace.error ? ": " : "",
                         trace.error ? strerror(trace.error) : "");
         meta.trace_lines_written = trace.lines_written;
         meta.trace_lines_dropped = trace.lines_dropped;
@@ -421,7 +414,7 @@ int results_finish(controller_t *self, bool interrupted) {
     if (write_files(self, &meta, &extra) != 0)
         rc = 1;
     else
-        console_say(self, "results in %s/results.json%s", run->out_dir,
+        console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
     free(clocks);
     if (verdict(self, interrupted) != 0)

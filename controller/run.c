@@ -330,20 +330,13 @@ static int open_log(const run_state_t *st, const char *name) {
 int run_main(int argc, char **argv) {
     static const struct option longopts[] = {
         {"workers", required_argument, NULL, 'w'},
-        {"target", required_argument, NULL, 't'},
-        {"out", required_argument, NULL, 'o'},
-        {"trace", no_argument, NULL, 'T'},
-        {"http-phases", no_argument, NULL, 'P'},
-        {"verbose", no_argument, NULL, 'v'},
+        CONTROLLER_SHARED_LONGOPTS,
         {"help", no_argument, NULL, 'h'},
-        {"allow-invalid", no_argument, NULL, 'I'},
         {NULL, 0, NULL, 0},
     };
     unsigned workers = RUN_DEFAULT_WORKERS;
-    const char *out_flag = NULL;
-    bool trace = false, http_phases = false, allow_invalid = false;
+    controller_options_t o = {0}; /* the shared flags; the rest once the workers are known */
     const char **targets = calloc((size_t)argc + 2, sizeof *targets);
-    size_t n_targets = 0;
     run_state_t st = {.mock_out = -1};
     int rc = 1, worker_log = -1, mock_log = -1;
     char mock_url[64];
@@ -356,6 +349,8 @@ int run_main(int argc, char **argv) {
     int c;
     while ((c = getopt_long(argc, argv, "w:t:o:TPvh", longopts, NULL)) != -1) {
         char *end;
+        if (controller_options_apply(&o, targets, c, optarg))
+            continue;
         switch (c) {
         case 'w': {
             long n = strtol(optarg, &end, 10);
@@ -366,22 +361,6 @@ int run_main(int argc, char **argv) {
             workers = (unsigned)n;
             break;
         }
-        case 't':
-            targets[n_targets++] = optarg;
-            break;
-        case 'o':
-            out_flag = optarg;
-            break;
-        case 'T':
-            trace = true;
-            break;
-        case 'P':
-        case 'v':
-            http_phases = true;
-            break;
-        case 'I':
-            allow_invalid = true;
-            break;
         case 'h':
             usage(stdout);
             rc = 0;
@@ -407,14 +386,14 @@ int run_main(int argc, char **argv) {
         config_t cfg;
         if (peek_config(argv[i], &cfg) != 0)
             goto out;
-        needs_mock = needs_mock && n_targets == 0 && cfg.target.n_endpoints == 0;
+        needs_mock = needs_mock && o.n_targets == 0 && cfg.target.n_endpoints == 0;
         has_mock[i] = cfg.mock.n_options > 0;
         if (i > optind) {
             config_free(&cfg);
             continue;
         }
         snprintf(st.out_dir, sizeof st.out_dir, "%s",
-                 out_flag         ? out_flag
+                 o.out_dir        ? o.out_dir
                  : cfg.output.dir ? cfg.output.dir
                                   : "results");
         first = cfg;
@@ -437,27 +416,21 @@ int run_main(int argc, char **argv) {
         if (mock_log < 0 || !mock_args ||
             start_mock(&st, mock_log, mock_args, argv[optind], mock_url, sizeof mock_url) != 0)
             goto out;
-        targets[n_targets++] = mock_url;
+        targets[o.n_targets++] = mock_url;
         fprintf(stderr, "run: no target given: embedded mock at %s (pid %d)\n", mock_url,
                 (int)st.children[st.n_children - 1].pid);
     }
-    controller_options_t o = {
-        .config_path = argv[optind],
-        .config_paths = (const char *const *)&argv[optind],
-        .n_configs = (size_t)(argc - optind),
-        .targets = targets,
-        .n_targets = n_targets,
-        .bind = "tcp://127.0.0.1:*",
-        .expect_workers = workers,
-        .out_dir = st.out_dir,
-        .trace = trace,
-        .http_phases = http_phases,
-        .allow_invalid = allow_invalid,
-        .register_timeout_ns = RUN_REGISTER_TIMEOUT_NS,
-        .name = "run",
-        .hook = check_children,
-        .hook_arg = &st,
-    };
+    o.config_path = argv[optind];
+    o.config_paths = (const char *const *)&argv[optind];
+    o.n_configs = (size_t)(argc - optind);
+    o.targets = targets;
+    o.bind = "tcp://127.0.0.1:*";
+    o.expect_workers = workers;
+    o.out_dir = st.out_dir;
+    o.register_timeout_ns = RUN_REGISTER_TIMEOUT_NS;
+    o.name = "run";
+    o.hook = check_children;
+    o.hook_arg = &st;
     controller_t *ctl = controller_new(&o);
     if (!ctl)
         goto out;
