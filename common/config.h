@@ -147,6 +147,46 @@ typedef struct config_mock {
     size_t n_options;
 } config_mock_t;
 
+/* One service-level objective of the `slo:` section (docs/slo.md): a statistic of a latency metric
+ * at or below a bound, or the error rate at or below a percentage. */
+typedef enum {
+    CONFIG_SLO_PERCENTILE, /* the metric's percentile (p95) */
+    CONFIG_SLO_MEAN,
+    CONFIG_SLO_MAX,
+    CONFIG_SLO_ERROR_PCT /* failed / (ok + failed) in percent */
+} config_slo_stat_t;
+
+/* SLOs a file may give. */
+#define CONFIG_MAX_SLOS 16
+
+typedef struct config_slo_item {
+    uint32_t metric; /* a metrics_kind_t (common/metrics.h); unused for CONFIG_SLO_ERROR_PCT */
+    config_slo_stat_t stat;
+    double percentile; /* CONFIG_SLO_PERCENTILE: 0 < p < 100 */
+    int64_t bound_ns;  /* latency statistics: the largest value that meets the SLO */
+    double max_pct;    /* CONFIG_SLO_ERROR_PCT: the largest error rate that meets it */
+} config_slo_item_t;
+
+/* The `slo:` section, in file order (a metric's statistics stay together). */
+typedef struct config_slo {
+    config_slo_item_t items[CONFIG_MAX_SLOS];
+    size_t n;
+} config_slo_t;
+
+typedef enum { CAPACITY_AXIS_RATE, CAPACITY_AXIS_CONCURRENCY, CAPACITY_AXIS_RHO } config_axis_t;
+
+/* The `capacity:` section: how `stampede capacity` searches (docs/slo.md). */
+typedef struct config_capacity {
+    bool given;                    /* the file has the section */
+    config_axis_t axis;            /* default rate */
+    double start;                  /* first level probed; default 1 */
+    double precision;              /* bisection stops when the bracket is this narrow ... */
+    bool precision_relative;       /* ... in percent of the frontier ("5%"), else in the unit */
+    double max;                    /* highest level probed */
+    uint32_t repeat_near_boundary; /* extra runs of the frontier and first failing level */
+    double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
+} config_capacity_t;
+
 typedef struct config {
     char *source;  /* file name used in messages */
     uint64_t seed; /* default 1 */
@@ -157,6 +197,8 @@ typedef struct config {
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
     config_mock_t mock;
+    config_slo_t slo;
+    config_capacity_t capacity;
 } config_t;
 
 typedef struct config_error {
@@ -218,6 +260,13 @@ char **config_mock_args(const config_mock_t *self);
 const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
+
+/* An SLO's statistic as the file writes it: "p95", "p99.9", "mean", "max", "max_pct". */
+void config_slo_key(const config_slo_item_t *item, char *buf, size_t len);
+/* The SLO's metric as the file writes it: "ttfc", "itl", ..., or "errors". */
+const char *config_slo_metric_name(const config_slo_item_t *item);
+/* "rate", "concurrency", "rho". */
+const char *config_axis_name(config_axis_t axis);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

@@ -1,5 +1,6 @@
 #include "config.h"
 #include "config_graph.h"
+#include "config_slo.h"
 
 #include <ctype.h>
 #include <math.h>
@@ -347,6 +348,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
     put_mock(out, &self->mock);
+    config_slo_write(out, &self->slo, &self->capacity);
     return ferror(out) ? -1 : 0;
 }
 
