@@ -15,6 +15,7 @@
 #include "ingest.h"
 #include "merge.h"
 #include "report.h"
+#include "slo.h"
 
 typedef enum {
     PHASE_REGISTER, /* waiting for --expect-workers workers */
@@ -52,6 +53,7 @@ typedef struct measurement {
     bool have_first_error;
     char first_error[200];
     uint32_t first_error_endpoint;
+    slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when

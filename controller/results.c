@@ -63,12 +63,27 @@ static void results_count_start(controller_t *self, const request_record_t *rec)
         run->window_starts[rec->worker]++;
 }
 
+/* Counts rec for goodput against the file's SLOs; it counts in the rates when it ended inside the
+ * measured window, as the merge's request rate does. */
+static void results_count_goodput(controller_t *self, const request_record_t *rec,
+                                  const metrics_t *m) {
+    measurement_t *run = self->run;
+    if (run->cfg.slo.n == 0)
+        return;
+    int64_t opens = run->start_ns + run->cfg.warmup_ns;
+    int64_t duration = run->cfg.limits.duration_ns;
+    bool in_window =
+        rec->end_ns >= opens && (duration <= 0 || rec->end_ns <= run->start_ns + duration);
+    slo_goodput_add(&run->goodput, &run->cfg.slo, rec, m, in_window);
+}
+
 void results_record(void *arg, request_record_t *rec) {
     controller_t *self = arg;
     metrics_t m;
     metrics_compute(rec, &m);
     merge_add_metrics(self->run->merge, rec, &m);
     results_count_start(self, rec);
+    results_count_goodput(self, rec, &m);
     if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->run->trace_out);
@@ -100,6 +115,7 @@ typedef struct results_extra {
     validity_worker_t *workers; /* the run's workers, by index */
     size_t n_workers;
     validity_t validity;
+    slo_result_t slo; /* the file's SLOs judged on the run (n = 0: none) */
 } results_extra_t;
 
 /* A shortfall above this share of the requested rate is warned about, naming its cause. */
@@ -206,6 +222,18 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
     validity_judge(&in, &x->validity);
 }
 
+/* The file's SLOs on the whole run, with goodput over the measured window. */
+static void results_slo(const controller_t *self, results_extra_t *x) {
+    const measurement_t *run = self->run;
+    const merge_stats_t *all = merge_overall(run->merge);
+    slo_input_t in = {.latency = all->latency,
+                      .ok = all->ok,
+                      .failed = all->failed,
+                      .goodput = &run->goodput,
+                      .window_s = merge_duration_s(run->merge)};
+    slo_evaluate(&run->cfg.slo, &in, &x->slo);
+}
+
 static json_t *results_rate_json(const results_extra_t *x) {
     json_t *o = json_object();
     json_object_set_new(o, "requested_per_s",
@@ -274,6 +302,12 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "rate", results_rate_json(x));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
+    if (x->slo.n > 0) {
+        json_t *analysis = json_object_get(root, "analysis");
+        if (!analysis)
+            json_object_set_new(root, "analysis", analysis = json_object());
+        json_object_set_new(analysis, "slo", slo_json(&x->slo));
+    }
     int rc = report_write_json_root(root, path);
     json_decref(root);
     return rc;
@@ -393,11 +427,13 @@ int results_finish(controller_t *self, bool interrupted) {
     results_rate(self, &extra);
     meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
+    results_slo(self, &extra);
     report_print(run->merge, &meta, stdout);
     if (extra.rate_mode)
         report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                           extra.rate_warning[0] ? extra.rate_warning : NULL);
     report_print_validity(stdout, &extra.validity);
+    slo_print(stdout, &extra.slo);
     fflush(stdout);
     int rc = 0;
     if (run->trace_out) {
