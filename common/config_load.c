@@ -460,7 +460,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (root != NULL && root->type != YAML_MAPPING_NODE && !config_yaml_is_null(root))
         return config_yaml_fail(r, root, "",
                                 "expected a mapping of sections (seed, target, workload, "
-                                "scheduler, limits, warmup, output, mock, sweep), got %s",
+                                "scheduler, limits, warmup, output, mock), got %s",
                                 root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
     if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
         return -1;
