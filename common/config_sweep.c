@@ -113,9 +113,10 @@ static int config_sweep_levels(config_yaml_t *r, yaml_node_t *node, const char *
     return 0;
 }
 
-static int config_sweep_snapshots(config_yaml_t *r, yaml_node_t *node, config_sweep_t *s) {
+static int config_sweep_snapshots(config_yaml_t *r, yaml_node_t *sweep, config_sweep_t *s) {
+    yaml_node_t *node = config_yaml_get(r, sweep, "snapshots", NULL);
     if (!node)
-        return config_yaml_fail(r, NULL, "sweep.snapshots",
+        return config_yaml_fail(r, sweep, "sweep.snapshots",
                                 "a sweep needs its measurement window: snapshots: {count: 3, "
                                 "duration: 100s}");
     if (config_yaml_check_keys(r, node, "sweep.snapshots", sweep_snapshot_keys) < 0)
@@ -142,11 +143,11 @@ static int config_sweep_check(config_yaml_t *r, yaml_node_t *root, yaml_node_t *
     const config_sweep_t *s = &c->sweep;
     yaml_node_t *limits = config_yaml_get(r, root, "limits", NULL);
     yaml_node_t *v;
-    if (limits && (v = config_yaml_get(r, limits, "duration", NULL)))
+    if (c->limits.duration_ns > 0 && (v = config_yaml_get(r, limits, "duration", NULL)))
         return config_yaml_fail(r, v, "limits.duration",
                                 "a sweep sets each level's duration (sweep.warmup + "
                                 "sweep.snapshots count x duration); drop limits.duration");
-    if ((v = config_yaml_get(r, root, "warmup", NULL)))
+    if (c->warmup_ns > 0 && (v = config_yaml_get(r, root, "warmup", NULL)))
         return config_yaml_fail(r, v, "warmup",
                                 "a sweep has its own warm-up per level; use sweep.warmup");
     if (s->axis == SWEEP_AXIS_CONCURRENCY && c->scheduler.kind == SCHEDULER_SEQUENTIAL)
@@ -190,7 +191,7 @@ int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if ((v = config_yaml_get(r, node, "warmup", NULL)) &&
         config_yaml_duration(r, v, "sweep.warmup", false, &s->warmup_ns) < 0)
         return -1;
-    if (config_sweep_snapshots(r, config_yaml_get(r, node, "snapshots", NULL), s) < 0)
+    if (config_sweep_snapshots(r, node, s) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "drain", NULL)) &&
         config_yaml_duration(r, v, "sweep.drain", false, &s->drain_ns) < 0)

@@ -259,6 +259,9 @@ json_t *sweep_report_analysis_json(const sweep_report_level_t *levels, size_t n)
     json_object_set_new(o, "levels_analysed", json_integer((json_int_t)a.m));
     json_object_set_new(o, "saturation", saturation);
     json_object_set_new(o, "fits", fits);
+    /* Filled by the SLO evaluation and the capacity search (controller/slo, capacity). */
+    json_object_set_new(o, "slo", json_null());
+    json_object_set_new(o, "capacity", json_null());
     return o;
 }
 
@@ -299,8 +302,8 @@ void sweep_report_print(FILE *out, const sweep_report_level_t *levels, size_t n)
         const sweep_report_level_t *l = &levels[i];
         const double *f = l->figures;
         char level[32], valid[16], c[6][16];
-        snprintf(level, sizeof level, "%s%s %g", l->spec->axis == SWEEP_AXIS_RATE ? "rate" : "c",
-                 l->spec->axis == SWEEP_AXIS_RATE ? "" : "", l->spec->value);
+        snprintf(level, sizeof level, "%s %g", l->spec->axis == SWEEP_AXIS_RATE ? "rate" : "c",
+                 l->spec->value);
         snprintf(valid, sizeof valid, "%u/%u%s", l->valid, l->repetitions,
                  l->interrupted ? "!" : "");
         static const sweep_figure_t cols[] = {SWEEP_FIG_TTFT_P50,    SWEEP_FIG_TTFT_P95,
