@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +10,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "sweep_report.h"
 #include "sweep_run.h"
 #include "validity.h"
 
@@ -264,6 +266,37 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     return array;
 }
 
+/* A percentile of h in ms, NaN when it is empty. */
+static double results_ms(const histogram_t *h, double p) {
+    return histogram_count(h) ? (double)histogram_percentile(h, p) / 1e6 : NAN;
+}
+
+/* The run's level as the reports' "Reference Data (JSON)" (the keys a sweep's levels have). */
+static json_t *results_reference_json(const controller_t *self, const results_extra_t *x) {
+    const measurement_t *run = self->run;
+    const merge_stats_t *all = merge_overall(run->merge);
+    double duration = merge_duration_s(run->merge), f[SWEEP_FIG__COUNT];
+    for (int i = 0; i < SWEEP_FIG__COUNT; i++)
+        f[i] = NAN;
+    f[SWEEP_FIG_TTFT_P50] = results_ms(all->latency[METRIC_TTFT], 50);
+    f[SWEEP_FIG_TTFT_P95] = results_ms(all->latency[METRIC_TTFT], 95);
+    f[SWEEP_FIG_TPOT_P50] = results_ms(all->latency[METRIC_TPOT], 50);
+    f[SWEEP_FIG_TPOT_P95] = results_ms(all->latency[METRIC_TPOT], 95);
+    f[SWEEP_FIG_LATENCY_P50] = results_ms(all->latency[METRIC_E2E], 50);
+    f[SWEEP_FIG_LATENCY_P95] = results_ms(all->latency[METRIC_E2E], 95);
+    if (all->ok + all->failed)
+        f[SWEEP_FIG_ERROR_PCT] = 100.0 * (double)all->failed / (double)(all->ok + all->failed);
+    f[SWEEP_FIG_ACTUAL_RPS] = x->achieved_per_s;
+    f[SWEEP_FIG_TOPS] = duration > 0 ? (double)all->window_output_tokens / duration : 0;
+    if (all->usage_prompt_tokens)
+        f[SWEEP_FIG_KV_HIT_PCT] =
+            100.0 * (double)all->cached_tokens / (double)all->usage_prompt_tokens;
+    bool rate = run->cfg.scheduler.kind == SCHEDULER_RATE;
+    level_spec_t spec = {.axis = rate ? SWEEP_AXIS_RATE : SWEEP_AXIS_CONCURRENCY,
+                         .value = rate ? run->cfg.scheduler.rate : run->cfg.scheduler.concurrency};
+    return sweep_report_reference_of(&spec, f);
+}
+
 /* results.json: report_json's document with the rate (in the level), the workers and the verdict.
  */
 static int results_write_json(const controller_t *self, const report_meta_t *meta,
@@ -275,8 +308,11 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         return -1;
     }
     json_t *first = json_array_get(json_object_get(root, "levels"), 0);
-    if (first)
+    if (first) {
         json_object_set_new(first, "rate", results_rate_json(x));
+        json_object_set_new(first, "reference", results_reference_json(self, x));
+    }
+    json_object_set_new(root, "kind", json_string("run"));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     int rc = report_write_json_root(root, path);

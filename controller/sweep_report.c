@@ -77,6 +77,10 @@ json_t *sweep_report_stats_json(const window_stats_t *s) {
 json_t *sweep_report_reference_json(const level_spec_t *spec, const window_stats_t *pooled) {
     double f[SWEEP_FIG__COUNT];
     sweep_report_figures(pooled, f);
+    return sweep_report_reference_of(spec, f);
+}
+
+json_t *sweep_report_reference_of(const level_spec_t *spec, const double f[SWEEP_FIG__COUNT]) {
     json_t *o = json_object();
     json_object_set_new(o, "concurrency",
                         spec->axis == SWEEP_AXIS_CONCURRENCY ? sweep_report_value_json(spec->value)

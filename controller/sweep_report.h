@@ -48,6 +48,8 @@ void sweep_report_figures(const window_stats_t *s, double out[SWEEP_FIG__COUNT])
 json_t *sweep_report_stats_json(const window_stats_t *s);
 /* The level's `reference` object: exactly the reports' keys, from the pooled window. */
 json_t *sweep_report_reference_json(const level_spec_t *spec, const window_stats_t *pooled);
+/* The same from figures already computed (a plain run's, from its merge; NaN: null). */
+json_t *sweep_report_reference_of(const level_spec_t *spec, const double f[SWEEP_FIG__COUNT]);
 /* {figure: {"n","mean","stddev","ci95_low","ci95_high"}} over n rows of figures. */
 json_t *sweep_report_across_json(const double (*rows)[SWEEP_FIG__COUNT], size_t n);
 /* {figure: mean} over n rows (the reports' averaged snapshots); nulls without rows. */
