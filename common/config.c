@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_sweep.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -64,6 +65,7 @@ void config_free(config_t *self) {
     config_graph_free(&self->workload.graph);
     free(self->output.dir);
     config_mock_free(&self->mock);
+    config_sweep_free(&self->sweep);
     memset(self, 0, sizeof *self);
 }
 
@@ -110,6 +112,8 @@ int config_copy(config_t *dst, const config_t *src) {
             ok = false;
     }
     if (config_mock_copy(&dst->mock, &src->mock) < 0)
+        ok = false;
+    if (config_sweep_copy(&dst->sweep, &src->sweep) < 0)
         ok = false;
     if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
         config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */

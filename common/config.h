@@ -147,6 +147,24 @@ typedef struct config_mock {
     size_t n_options;
 } config_mock_t;
 
+/* What a sweep varies from level to level (the `sweep:` section; docs/sweeps.md). */
+typedef enum { SWEEP_AXIS_NONE, SWEEP_AXIS_CONCURRENCY, SWEEP_AXIS_RATE } config_sweep_axis_t;
+
+/* The `sweep:` section: the levels, and the warm-up, measurement window (snapshots), drain and
+ * repetitions each level gets. axis NONE: no sweep, the file is one run. */
+typedef struct config_sweep {
+    config_sweep_axis_t axis;
+    double *levels; /* concurrency (whole numbers) or sessions per second, in run order */
+    size_t n_levels;
+    int64_t warmup_ns;        /* per level, discarded; default 0 */
+    uint32_t snapshots;       /* snapshots per measurement window; default 1 */
+    int64_t snapshot_ns;      /* length of each; required */
+    int64_t drain_ns;         /* the most a level waits for its requests after the window */
+    uint32_t repeat;          /* repetitions of every level; default 1 */
+    double exclude_error_pct; /* a repetition with more errors is excluded; default 5 */
+    double rate_cap;          /* concurrency levels: session starts per second at most; 0 none */
+} config_sweep_t;
+
 /* One service-level objective of the `slo:` section (docs/slo.md): a statistic of a latency metric
  * at or below a bound, or the error rate at or below a percentage. */
 typedef enum {
@@ -197,6 +215,7 @@ typedef struct config {
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
     config_mock_t mock;
+    config_sweep_t sweep;
     config_slo_t slo;
     config_capacity_t capacity;
 } config_t;
@@ -261,6 +280,10 @@ const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
 
+/* Frees the sweep's levels and empties it (axis NONE): what a level's own run config does. */
+void config_sweep_free(config_sweep_t *self);
+/* "concurrency" or "rate" ("none" without a sweep). */
+const char *config_sweep_axis_name(config_sweep_axis_t axis);
 /* An SLO's statistic as the file writes it: "p95", "p99.9", "mean", "max", "max_pct". */
 void config_slo_key(const config_slo_item_t *item, char *buf, size_t len);
 /* The SLO's metric as the file writes it: "ttfc", "itl", ..., or "errors". */

@@ -12,6 +12,7 @@
 #include "config_graph.h"
 #include "config_mock.h"
 #include "config_slo.h"
+#include "config_sweep.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -23,8 +24,8 @@ static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequen
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler", "limits",
-                                        "warmup", "output", "mock",     "slo",       "capacity",
-                                        NULL};
+                                        "warmup", "output", "mock",     "sweep",     "slo",
+                                        "capacity", NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
@@ -438,7 +439,8 @@ static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t 
     const config_limits_t *l = &c->limits;
     yaml_node_t *limits_key = NULL;
     config_yaml_get(r, root, "limits", &limits_key);
-    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0)
+    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 &&
+        c->sweep.axis == SWEEP_AXIS_NONE) /* a sweep bounds each level by its snapshots */
         return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
                                 "no limit given: set at least one of limits.duration, "
                                 "limits.max_sessions or limits.max_requests (an unbounded run "
@@ -477,6 +479,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
         config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
+        return -1;
+    if (config_sweep_parse(r, root, c) < 0)
         return -1;
     if (config_slo_parse(r, config_yaml_get(r, root, "slo", NULL), &c->slo) < 0 ||
         config_capacity_parse(r, config_yaml_get(r, root, "capacity", NULL), c, &c->capacity) < 0)

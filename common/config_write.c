@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_dist.h"
+#include "config_sweep.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -348,6 +349,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
     put_mock(out, &self->mock);
+    config_sweep_write(out, &self->sweep);
     config_slo_write(out, &self->slo, &self->capacity);
     return ferror(out) ? -1 : 0;
 }

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "controller_internal.h"
+#include "sweep_run.h"
 
 void console_clear(controller_t *self) {
     if (self->live_shown) {
@@ -47,8 +48,14 @@ void console_live(controller_t *self, int64_t now) {
     say_trace_drops(self);
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
-    char line[512];
-    report_live_line(&live, line, sizeof line);
+    char line[768];
+    size_t at = 0;
+    if (self->sweep) { /* level i/n, repetition, phase, elapsed and remaining first */
+        sweep_run_progress(self->sweep, now, line, 256);
+        at = strlen(line);
+        at += (size_t)snprintf(line + at, sizeof line - at, " | ");
+    }
+    report_live_line(&live, line + at, sizeof line - at);
     if (self->tty) {
         fprintf(stderr, "\r\033[K%s", line);
         self->live_shown = true;

@@ -9,6 +9,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "sweep_run.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -31,6 +32,8 @@ void results_open_trace(controller_t *self) {
     int64_t duration = run->cfg.limits.duration_ns;
     merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
                          duration > 0 ? run->start_ns + duration : 0);
+    if (self->sweep)
+        sweep_run_start(self->sweep, run);
     if (!run->cfg.output.trace)
         return;
     char path[4096];
@@ -82,6 +85,8 @@ void results_record(void *arg, request_record_t *rec) {
     metrics_t m;
     metrics_compute(rec, &m);
     merge_add_metrics(self->run->merge, rec, &m);
+    if (self->sweep)
+        sweep_run_record(self->sweep, rec, &m);
     results_count_start(self, rec);
     results_count_goodput(self, rec, &m);
     if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
@@ -428,13 +433,17 @@ int results_finish(controller_t *self, bool interrupted) {
     meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
     results_slo(self, &extra);
-    report_print(run->merge, &meta, stdout);
-    if (extra.rate_mode)
-        report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
-                          extra.rate_warning[0] ? extra.rate_warning : NULL);
-    report_print_validity(stdout, &extra.validity);
-    slo_print(stdout, &extra.slo);
-    fflush(stdout);
+    if (self->sweep) { /* a repetition of a level: one line, the table comes after the sweep */
+        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted);
+    } else {
+        report_print(run->merge, &meta, stdout);
+        if (extra.rate_mode)
+            report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
+                              extra.rate_warning[0] ? extra.rate_warning : NULL);
+        report_print_validity(stdout, &extra.validity);
+        slo_print(stdout, &extra.slo);
+        fflush(stdout);
+    }
     int rc = 0;
     if (run->trace_out) {
         trace_writer_stats_t trace = {0};
@@ -449,7 +458,7 @@ int results_finish(controller_t *self, bool interrupted) {
     }
     if (write_files(self, &meta, &extra) != 0)
         rc = 1;
-    else
+    else if (!self->sweep)
         console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
     free(clocks);

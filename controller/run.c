@@ -401,7 +401,8 @@ int run_main(int argc, char **argv) {
     for (int i = optind; i < argc; i++)
         if (has_mock[i] && (!needs_mock || i > optind))
             note_ignored_mock(argv[i], needs_mock, argv[optind]);
-    st.once = optind == argc - 1;
+    /* A sweep runs each level as a run of its own: its workers stay for the next one. */
+    st.once = optind == argc - 1 && first.sweep.axis == SWEEP_AXIS_NONE;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
