@@ -3,6 +3,7 @@
 #include <string.h>
 
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
+#include "capacity_run.h"
 #include "controller.h"
 #include "mock.h"
 #include "run.h"
@@ -27,6 +28,7 @@ int main(int argc, char **argv) {
         {"controller", controller_main, "bind, wait for workers, run the plan, write results"},
         {"worker", worker_main, "connect to a controller and serve runs"},
         {"mock", mock_main, "the simulated OpenAI-compatible inference server"},
+        {"capacity", capacity_main, "the highest rate or concurrency that meets the file's SLOs"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

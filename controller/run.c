@@ -328,6 +328,10 @@ static int open_log(const run_state_t *st, const char *name) {
 }
 
 int run_main(int argc, char **argv) {
+    return run_main_source(argc, argv, NULL);
+}
+
+int run_main_source(int argc, char **argv, const struct sweep_source *source) {
     static const struct option longopts[] = {
         {"workers", required_argument, NULL, 'w'},
         CONTROLLER_SHARED_LONGOPTS,
@@ -402,7 +406,7 @@ int run_main(int argc, char **argv) {
         if (has_mock[i] && (!needs_mock || i > optind))
             note_ignored_mock(argv[i], needs_mock, argv[optind]);
     /* A sweep runs each level as a run of its own: its workers stay for the next one. */
-    st.once = optind == argc - 1 && first.sweep.axis == SWEEP_AXIS_NONE;
+    st.once = optind == argc - 1 && first.sweep.axis == SWEEP_AXIS_NONE && !source;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
@@ -432,6 +436,7 @@ int run_main(int argc, char **argv) {
     o.name = "run";
     o.hook = check_children;
     o.hook_arg = &st;
+    o.source = source;
     controller_t *ctl = controller_new(&o);
     if (!ctl)
         goto out;

@@ -12,5 +12,9 @@
  * one after another on the same local workers (then long-lived, stopped at the end). Exit status as
  * controller_run: 0 ok, 1 could not start or every request failed, 130 interrupted. */
 int run_main(int argc, char **argv);
+struct sweep_source;
+/* The same with every file's levels asked of source (controller/sweep.h; NULL: as run_main):
+ * `stampede capacity` runs its search this way. */
+int run_main_source(int argc, char **argv, const struct sweep_source *source);
 
 #endif
