@@ -1,0 +1,74 @@
+#!/bin/bash
+# stampede capacity on the embedded mock, whose limit is known: with max_num_seqs 8, a fixed
+# 10 ms step (alpha 0, prefill instant) and 40-token replies, up to 8 sessions in flight every
+# request starts at once (TTFT ~ one or two steps, 10-20 ms), and from 9 on requests wait for a
+# slot (hundreds of ms for some). The search over concurrency with TTFT p95 <= 40 ms must end on
+# frontier 8 and first failing level 9, each run twice, within the precision 1. Then a server
+# failing 30 % of requests against an error budget of 2 %: every level is stopped early, and the
+# search ends with nothing passing.
+source "$(dirname "$0")/protocol_lib.sh"
+
+cat >"$WORK/limit.yaml" <<YAML
+seed: 3
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 40}
+limits: {duration: 3s}
+warmup: 1s
+mock: {max_num_seqs: 8, tpot_base: 10ms, alpha: 0, prefill_tokens_per_s: 100000000,
+       ttft_overhead: 0ms, prefix_cache: false}
+slo:
+  ttft: {p95: 40ms}
+  errors: {max_pct: 1}
+capacity: {axis: concurrency, start: 1, precision: 1, max: 64, repeat_near_boundary: 1}
+YAML
+timeout 150 "$STAMPEDE" capacity "$WORK/limit.yaml" --workers 1 --out "$WORK/limit" \
+    >"$WORK/limit.out" 2>"$WORK/limit.err" || fail "capacity exited $?: $(tail -5 "$WORK/limit.err")"
+check_results "$WORK/limit" <<'PY' || fail "the search did not converge on the mock's limit"
+c = results["analysis"]["capacity"]
+assert c["axis"] == "concurrency" and c["outcome"] == "found", c
+assert c["frontier"] == {"level": 8, "passes": 2, "runs": 2}, c["frontier"]
+assert c["first_failing"]["level"] == 9 and c["first_failing"]["passes"] == 0, c["first_failing"]
+assert c["first_failing"]["binding"] == "TTFT p95 <= 40 ms", c["first_failing"]
+assert c["bracket"] <= c["precision"] == 1, c
+levels = [t["level"] for t in c["trials"]]
+assert levels[:5] == [1, 2, 4, 8, 16], levels  # exponential probing
+assert len(levels) <= 12, levels
+slo = results["analysis"]["slo"]
+assert [s["level"] for s in slo] == levels, (slo, levels)
+assert all(s["pass"] == (s["level"] <= 8) for s in slo), [(s["level"], s["pass"]) for s in slo]
+# every level the search ran is a level of the sweep document, in the same order
+assert [l["concurrency"] for l in results["levels"]] == levels, results["levels"]
+PY
+grep -q "frontier (highest passing):  concurrency 8 sessions" "$WORK/limit.out" &&
+    grep -q "first failing:               concurrency 9 sessions (binding: TTFT p95 <= 40 ms)" \
+        "$WORK/limit.out" || fail "no capacity summary: $(tail -8 "$WORK/limit.out")"
+
+cat >"$WORK/errors.yaml" <<YAML
+seed: 5
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 2}
+limits: {duration: 8s}
+warmup: 500ms
+mock: {ttft: 5ms, itl: 5ms, fail_rate: 0.3}
+slo:
+  errors: {max_pct: 2}
+capacity: {axis: concurrency, start: 4, precision: 1, max: 4, repeat_near_boundary: 0}
+YAML
+start=$(date +%s)
+timeout 100 "$STAMPEDE" capacity "$WORK/errors.yaml" --workers 1 --out "$WORK/errors" \
+    >"$WORK/errors.out" 2>"$WORK/errors.err" || true
+elapsed=$(($(date +%s) - start))
+check_results "$WORK/errors" <<'PY' || fail "the levels were not stopped early: $(tail -5 "$WORK/errors.err")"
+c = results["analysis"]["capacity"]
+assert c["outcome"] == "none_passes" and c["frontier"] is None, c
+assert [t["level"] for t in c["trials"]] == [4, 2, 1], c["trials"]
+for t in c["trials"]:
+    assert t["stopped_early"] and not t["pass"], t
+    assert t["reason"].startswith("errors <= 2 % lost: "), t
+assert all(l["stopped_early"] for l in results["levels"]), results["levels"]
+PY
+# three 8 s levels run to the end would take 25 s and more
+[ "$elapsed" -lt 22 ] || fail "the early stops saved no time: $elapsed s"
+grep -q "3 levels stopped early once an SLO was clearly lost" "$WORK/errors.out" ||
+    fail "the summary does not say the levels stopped early: $(tail -6 "$WORK/errors.out")"
+echo "PASS"
