@@ -260,32 +260,43 @@ static int capacity_run_write(const capacity_run_t *self, const char *dir) {
 }
 
 static void capacity_run_usage(FILE *out) {
-    fprintf(out,
-            "usage: stampede capacity FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
-            "                         [--allow-invalid]\n"
-            "  the highest rate, concurrency or normalised request rate (rho) at which every\n"
-            "  SLO of FILE's slo: section holds, searched as FILE's capacity: section says\n"
-            "  (exponential probing, bisection to the precision, repetitions near the\n"
-            "  boundary); each level runs FILE's warmup then the rest of limits.duration.\n"
-            "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
-            "  target, the embedded mock with FILE's mock: options. Results: DIR/results.json\n"
-            "  (every level, analysis.capacity, analysis.slo); see docs/slo.md.\n");
+    fprintf(
+        out,
+        "usage: stampede capacity FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
+        "                         [--allow-invalid]\n"
+        "       stampede capacity FILE --bind tcp://*:PORT --expect-workers N [--target URL]...\n"
+        "                         [--out DIR] [--data-port P] [--register-timeout SECONDS]\n"
+        "  the highest rate, concurrency or normalised request rate (rho) at which every\n"
+        "  SLO of FILE's slo: section holds, searched as FILE's capacity: section says\n"
+        "  (exponential probing, bisection to the precision, repetitions near the\n"
+        "  boundary); each level runs FILE's warmup then the rest of limits.duration.\n"
+        "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
+        "  target, the embedded mock with FILE's mock: options; with --bind it is\n"
+        "  `stampede controller`'s: N remote `stampede worker`s connect to it. Results:\n"
+        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n");
 }
 
 /* The workload file among argv's arguments (getopt as `stampede run` parses them), and the output
  * directory (--out, else the file's). 0 ok, 2 usage error, -1 help printed. */
-static int capacity_run_args(int argc, char **argv, const char **file, const char **out) {
+static int capacity_run_args(int argc, char **argv, const char **file, const char **out,
+                             bool *bind) {
     static const struct option longopts[] = {
         {"workers", required_argument, NULL, 'w'},
         CONTROLLER_SHARED_LONGOPTS,
+        {"bind", required_argument, NULL, 'b'},
+        {"expect-workers", required_argument, NULL, 'n'},
+        {"data-port", required_argument, NULL, 'd'},
+        {"register-timeout", required_argument, NULL, 'r'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
     int c;
     *out = NULL;
+    *bind = false;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "w:t:o:TPvh", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "w:t:o:TPvb:n:d:r:h", longopts, NULL)) != -1) {
+        *bind = *bind || c == 'b';
         if (c == 'h') {
             capacity_run_usage(stdout);
             return -1;
@@ -341,7 +352,8 @@ static int capacity_run_check(const char *file, const config_t *cfg) {
 
 int capacity_main(int argc, char **argv) {
     const char *file, *out_dir;
-    int rc = capacity_run_args(argc, argv, &file, &out_dir);
+    bool bind;
+    int rc = capacity_run_args(argc, argv, &file, &out_dir, &bind);
     if (rc != 0)
         return rc < 0 ? 0 : rc;
     config_t cfg;
@@ -371,7 +383,7 @@ int capacity_main(int argc, char **argv) {
     }
     self->cfg = &cfg;
     sweep_source_t source = {.next = capacity_run_next, .watch = capacity_run_watch, .arg = self};
-    rc = run_main_source(argc, argv, &source);
+    rc = bind ? controller_main_source(argc, argv, &source) : run_main_source(argc, argv, &source);
     if (self->n_trials == 0)
         goto out;
     capacity_run_print(self, stdout);

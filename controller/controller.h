@@ -71,5 +71,8 @@ bool controller_options_apply(controller_options_t *options, const char **target
 /* `stampede controller FILE --bind tcp://HOST:PORT --expect-workers N [--target URL]... [--out DIR]
  * [--trace] [--http-phases|--verbose] [--data-port P] [--register-timeout SECONDS]`. */
 int controller_main(int argc, char **argv);
+/* The same with every file's levels asked of source (NULL: as controller_main): `stampede
+ * capacity --bind` runs its search this way. */
+int controller_main_source(int argc, char **argv, const struct sweep_source *source);
 
 #endif

@@ -52,6 +52,10 @@ bool controller_options_apply(controller_options_t *options, const char **target
 }
 
 int controller_main(int argc, char **argv) {
+    return controller_main_source(argc, argv, NULL);
+}
+
+int controller_main_source(int argc, char **argv, const struct sweep_source *source) {
     static const struct option longopts[] = {
         {"bind", required_argument, NULL, 'b'},
         {"expect-workers", required_argument, NULL, 'n'},
@@ -121,6 +125,7 @@ int controller_main(int argc, char **argv) {
     o.config_paths = (const char *const *)&argv[optind];
     o.n_configs = (size_t)(argc - optind);
     o.targets = targets;
+    o.source = source;
     controller_t *ctl = controller_new(&o);
     if (!ctl)
         goto out;

@@ -5,7 +5,8 @@
 # slot (hundreds of ms for some). The search over concurrency with TTFT p95 <= 40 ms must end on
 # frontier 8 and first failing level 9, each run twice, within the precision 1. Then a server
 # failing 30 % of requests against an error budget of 2 %: every level is stopped early, and the
-# search ends with nothing passing.
+# search ends with nothing passing. Last, the controller form (--bind, a `stampede worker` of its
+# own, --target a fixed-time mock) searching a range that passes entirely.
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/limit.yaml" <<YAML
@@ -71,4 +72,32 @@ PY
 [ "$elapsed" -lt 22 ] || fail "the early stops saved no time: $elapsed s"
 grep -q "3 levels stopped early once an SLO was clearly lost" "$WORK/errors.out" ||
     fail "the summary does not say the levels stopped early: $(tail -6 "$WORK/errors.out")"
+
+start_mock --ttft-ms 5 --itl-ms 5
+cat >"$WORK/remote.yaml" <<YAML
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 8}
+limits: {duration: 2s}
+warmup: 500ms
+slo:
+  e2e: {p95: 500ms}
+capacity: {axis: concurrency, start: 2, precision: 1, max: 4, repeat_near_boundary: 1}
+YAML
+"$STAMPEDE" capacity "$WORK/remote.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
+    --target "$MOCK_URL" --out "$WORK/remote" >"$WORK/remote.out" 2>"$WORK/remote.err" &
+CONTROLLER_PID=$!
+BACKGROUND+=($CONTROLLER_PID)
+endpoint=$(wait_for_line "$WORK/remote.err" 10 'tcp://127\.0\.0\.1:[0-9]+') ||
+    fail "capacity --bind did not listen: $(cat "$WORK/remote.err")"
+start_worker "$WORK/worker.err" --connect "$endpoint" --id remote-0
+wait_controller 60
+[ "$CONTROLLER_RC" = 0 ] || fail "capacity --bind exited $CONTROLLER_RC: $(tail -5 "$WORK/remote.err")"
+check_results "$WORK/remote" <<'PY' || fail "the controller form did not search"
+c = results["analysis"]["capacity"]
+assert c["outcome"] == "max_passes" and c["first_failing"] is None, c
+assert c["frontier"] == {"level": 4, "passes": 2, "runs": 2}, c["frontier"]
+assert [t["level"] for t in c["trials"]] == [2, 4, 4], c["trials"]
+PY
+grep -q "every level up to max 4 sessions met the SLOs" "$WORK/remote.out" ||
+    fail "the summary does not say the range passed: $(tail -5 "$WORK/remote.out")"
 echo "PASS"
