@@ -257,6 +257,11 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
     }
 }
 
+void sweep_run_stopped(sweep_run_t *self, int64_t now) {
+    if (!self->stop_ns)
+        self->stop_ns = now;
+}
+
 void sweep_run_progress(const sweep_run_t *self, int64_t now, char *buf, size_t len) {
     char level[48], phase[48];
     if (self->source->planned)
@@ -312,8 +317,12 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
                               const char *stop_reason, bool interrupted) {
     if (!self->window)
         return;
+    /* A window the run did not fill is cut where the load stopped: at the stop (watch,
+     * interrupt), or at the last end when a count limit ended the run first. */
     if (self->stopped_early || interrupted)
         window_close(self->window, self->stop_ns ? self->stop_ns : loop_now_ns());
+    else if (stop_reason && strcmp(stop_reason, "duration reached") != 0)
+        window_close(self->window, window_last_end_ns(self->window));
     const window_stats_t *total = window_total(self->window);
     double figures[SWEEP_FIG__COUNT];
     sweep_report_figures(total, figures);

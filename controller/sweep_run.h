@@ -38,6 +38,8 @@ void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metr
 /* Periodic work during the repetition (from the fleet's loop): the drain's bound, the source's
  * watch. */
 void sweep_run_step(sweep_run_t *self, int64_t now);
+/* The repetition was told to stop at now (Ctrl-C): its window ends there. */
+void sweep_run_stopped(sweep_run_t *self, int64_t now);
 /* The repetition's live line prefix (level i/n, repetition, phase, elapsed and remaining). */
 void sweep_run_progress(const sweep_run_t *self, int64_t now, char *buf, size_t len);
 /* The repetition ended (results.c, once its verdict is known): kept or excluded by its error
