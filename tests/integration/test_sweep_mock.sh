@@ -1,7 +1,8 @@
 #!/bin/bash
 # A sweep on the embedded mock (fixed timing) with `stampede run`: every level, repetition and
 # snapshot is in results.json, with the reference keys, counts that add up, the rate cap held,
-# each repetition's own results.json, and the live line naming the level. Then a sweep whose
+# each repetition's own results.json, and the live line naming the level. A rate sweep runs its
+# rates. Then a sweep whose
 # repetitions all fail too often: excluded and counted ("0/2"), the level invalid. Then Ctrl-C in
 # the second level: exit 130, the first level written whole, the second marked interrupted.
 source "$(dirname "$0")/protocol_lib.sh"
@@ -69,6 +70,26 @@ assert levels[2]["actual_rps"] > 30, levels[2]["actual_rps"]  # c 6 is held by t
 a = results["analysis"]
 assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
 assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
+PY
+
+# A rate sweep: each level starts its sessions at its rate (constant arrivals).
+cat >"$WORK/rate.yaml" <<YAML
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 8}
+scheduler: {kind: rate, arrival: constant, rate: 1/s}
+sweep:
+  rate: [5/s, 20]
+  warmup: 200ms
+  snapshots: {count: 2, duration: 1s}
+mock: {ttft: 10ms, itl: 5ms}
+YAML
+run_bounded 60 /dev/null "$WORK/rate.err" "$WORK/rate.yaml" --workers 2 --out "$WORK/rate"
+[ "$RUN_RC" = 0 ] || fail "the rate sweep exited $RUN_RC: $(tail -5 "$WORK/rate.err")"
+check_results "$WORK/rate" <<'PY' || fail "the rate sweep did not run its rates"
+assert results["sweep"]["axis"] == "rate"
+for l, want in zip(results["levels"], (5, 20)):
+    assert l["rate"] == want and abs(l["actual_rps"] - want) <= 0.1 * want, (l["rate"], l["actual_rps"])
+    assert l["reference"]["concurrency"] is None
 PY
 
 # Every repetition above exclude_error_pct: excluded and counted, the level invalid.
