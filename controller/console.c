@@ -48,14 +48,11 @@ void console_live(controller_t *self, int64_t now) {
     say_trace_drops(self);
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
-    char line[768];
-    size_t at = 0;
-    if (self->sweep) { /* level i/n, repetition, phase, elapsed and remaining first */
-        sweep_run_progress(self->sweep, now, line, 256);
-        at = strlen(line);
-        at += (size_t)snprintf(line + at, sizeof line - at, " | ");
-    }
-    report_live_line(&live, line + at, sizeof line - at);
+    char line[512];
+    if (self->sweep) /* the level, its phase and what is left of it first */
+        sweep_run_live_line(self->sweep, now, &live, line, sizeof line);
+    else
+        report_live_line(&live, line, sizeof line);
     if (self->tty) {
         fprintf(stderr, "\r\033[K%s", line);
         self->live_shown = true;

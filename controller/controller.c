@@ -182,6 +182,8 @@ static void handle_signal(controller_t *self, int count) {
         console_say(self,
                     "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
         merge_mark_partial(run->merge, "interrupted");
+        if (self->sweep)
+            sweep_run_stopped(self->sweep, loop_now_ns());
         collect_stop(self, "interrupted at the controller");
     } else {
         console_say(self, "interrupted again: writing what arrived");

@@ -257,38 +257,50 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
     }
 }
 
-void sweep_run_progress(const sweep_run_t *self, int64_t now, char *buf, size_t len) {
+void sweep_run_stopped(sweep_run_t *self, int64_t now) {
+    if (!self->stop_ns)
+        self->stop_ns = now;
+}
+
+void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *live, char *buf,
+                         size_t len) {
     char level[48], phase[48];
     if (self->source->planned)
         snprintf(level, sizeof level, "level %zu/%zu", self->index + 1, self->source->planned);
     else
         snprintf(level, sizeof level, "level %zu", self->index + 1);
-    int64_t opens = self->start_ns + self->spec.warmup_ns;
-    double elapsed = self->start_ns ? (double)(now - self->start_ns) / 1e9 : 0, remaining;
-    if (!self->start_ns || now < opens) {
+    int64_t total = self->spec.warmup_ns + (int64_t)self->spec.snapshots * self->spec.snapshot_ns;
+    int64_t opens = self->start_ns + self->spec.warmup_ns, elapsed = 0, remaining = total;
+    if (!self->start_ns) {
+        snprintf(phase, sizeof phase, "starting");
+    } else if (now < opens) {
         snprintf(phase, sizeof phase, "warm-up");
-        remaining = (double)(self->window_end_ns - now) / 1e9;
     } else if (now < self->window_end_ns) {
         snprintf(phase, sizeof phase, "snapshot %lld/%u",
                  (long long)((now - opens) / self->spec.snapshot_ns) + 1,
                  (unsigned)self->spec.snapshots);
-        remaining = (double)(self->window_end_ns - now) / 1e9;
     } else {
         snprintf(phase, sizeof phase, "drain");
-        remaining = (double)(self->window_end_ns + self->spec.drain_ns - now) / 1e9;
+        total = self->spec.drain_ns; /* the drain's own clock: at most drain */
+        elapsed = now - self->window_end_ns;
     }
-    if (!self->start_ns)
-        remaining = (double)(self->spec.warmup_ns +
-                             (int64_t)self->spec.snapshots * self->spec.snapshot_ns) /
-                    1e9;
+    if (self->start_ns && now < self->window_end_ns)
+        elapsed = now - self->start_ns;
+    remaining = total - elapsed > 0 ? total - elapsed : 0;
+    /* TTFT p50 over the window so far (exact), else the last seconds' (warm-up) */
     const window_stats_t *w = self->window ? window_total(self->window) : NULL;
     double ttft = w ? window_stats_percentile_ms(w, METRIC_TTFT, 50) : -1;
+    if (ttft < 0)
+        ttft = live->ttft_p50_ms;
     char ttft_text[32] = "-";
     if (ttft >= 0)
         report_format_ms(ttft_text, sizeof ttft_text, ttft);
-    snprintf(buf, len, "%s %s %g rep %u/%u | %s | %.0f s, %.0f s left | window TTFT p50 %s ms",
+    snprintf(buf, len,
+             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left | in flight %" PRIu32
+             " | %.1f req/s | TTFT p50 %s ms | %" PRIu64 " errors",
              level, sweep_report_axis_key(&self->spec), self->spec.value, (unsigned)self->rep,
-             (unsigned)self->spec.repeat, phase, elapsed, remaining > 0 ? remaining : 0, ttft_text);
+             (unsigned)self->spec.repeat, phase, (double)elapsed / 1e9, (double)remaining / 1e9,
+             live->in_flight, live->requests_per_s, ttft_text, live->requests_failed);
 }
 
 /* {"index", "start_s", ...stats} of snapshot i of the window (start from the run's start). */
@@ -312,8 +324,12 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
                               const char *stop_reason, bool interrupted) {
     if (!self->window)
         return;
+    /* A window the run did not fill is cut where the load stopped: at the stop (watch,
+     * interrupt), or at the last end when a count limit ended the run first. */
     if (self->stopped_early || interrupted)
         window_close(self->window, self->stop_ns ? self->stop_ns : loop_now_ns());
+    else if (stop_reason && strcmp(stop_reason, "duration reached") != 0)
+        window_close(self->window, window_last_end_ns(self->window));
     const window_stats_t *total = window_total(self->window);
     double figures[SWEEP_FIG__COUNT];
     sweep_report_figures(total, figures);

@@ -11,6 +11,7 @@
 
 #include "controller.h"
 #include "measurement.h"
+#include "merge.h"
 #include "sweep.h"
 #include "validity.h"
 
@@ -38,8 +39,13 @@ void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metr
 /* Periodic work during the repetition (from the fleet's loop): the drain's bound, the source's
  * watch. */
 void sweep_run_step(sweep_run_t *self, int64_t now);
-/* The repetition's live line prefix (level i/n, repetition, phase, elapsed and remaining). */
-void sweep_run_progress(const sweep_run_t *self, int64_t now, char *buf, size_t len);
+/* The repetition was told to stop at now (Ctrl-C): its window ends there. */
+void sweep_run_stopped(sweep_run_t *self, int64_t now);
+/* The live line of the repetition at now, from the merge's live figures: level i/n, repetition,
+ * phase (warm-up, snapshot k/N, drain) with its elapsed and remaining seconds, in flight, req/s,
+ * TTFT p50 of the window so far, errors. */
+void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *live, char *buf,
+                         size_t len);
 /* The repetition ended (results.c, once its verdict is known): kept or excluded by its error
  * share, added to the level. */
 void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,

@@ -7,6 +7,7 @@ struct window {
     int64_t start_ns;
     int64_t snapshot_ns;
     uint32_t n_snapshots;
+    int64_t last_end_ns;
     window_stats_t total;
     window_stats_t *snapshots;
 };
@@ -160,7 +161,13 @@ static void window_add_sent(window_stats_t *s, const request_record_t *rec, cons
     }
 }
 
+int64_t window_last_end_ns(const window_t *self) {
+    return self->last_end_ns;
+}
+
 void window_add(window_t *self, const request_record_t *rec, const metrics_t *m) {
+    if (rec->end_ns > self->last_end_ns)
+        self->last_end_ns = rec->end_ns;
     int sent = window_index(self, rec->send_ns);
     if (rec->send_ns != 0 && sent >= 0) {
         window_add_sent(&self->snapshots[sent], rec, m);

@@ -51,6 +51,10 @@ int64_t window_edge_ns(const window_t *self, uint32_t i);
  * is cut to what had elapsed of it by then, so its rates divide by the time it was measured. */
 void window_close(window_t *self, int64_t end_ns);
 
+/* The latest end of any record added (0 before the first): where the load stopped when a count
+ * limit ended the run before the window did. */
+int64_t window_last_end_ns(const window_t *self);
+
 /* Fills *self with empty histograms and zero counts. 0 ok, -1 on no memory (then freed). */
 int window_stats_init(window_stats_t *self);
 /* Frees the histograms (NULL-safe ones) and zeroes *self. */

@@ -105,6 +105,7 @@ static void test_window_rates_count_tokens_when_they_arrived(void **state) {
     assert_int_equal(window_snapshot(w, 1)->output_tokens, 1);
     assert_int_equal(window_total(w)->output_tokens, 3);
     assert_int_equal(window_snapshot(w, 1)->requests_ended, 1);
+    assert_true(window_last_end_ns(w) == rec.end_ns);
     assert_int_equal(window_total(w)->ok, 0); /* sent before the window */
     assert_int_equal(window_total(w)->session_starts, 0);
     assert_true(fabs(window_stats_per_s(window_total(w), window_total(w)->output_tokens) - 0.15) <
