@@ -224,9 +224,13 @@ static void capacity_run_print(const capacity_run_t *self, FILE *out) {
     if (s.first_fail)
         fprintf(out, "  first failing:               %s %g %s (binding: %s)\n", axis,
                 s.first_fail->level, unit, s.first_fail->binding);
-    if (s.frontier && s.first_fail)
-        fprintf(out, "  bracket %g %s, asked %g%s\n", s.first_fail->level - s.frontier->level, unit,
-                c->precision, c->precision_relative ? " %" : "");
+    if (s.frontier && s.first_fail && c->precision_relative)
+        fprintf(out, "  bracket %g %s (asked: at most %g %% of the frontier, %g)\n",
+                s.first_fail->level - s.frontier->level, unit, c->precision,
+                c->precision / 100 * s.frontier->level);
+    else if (s.frontier && s.first_fail)
+        fprintf(out, "  bracket %g %s (asked: at most %g)\n",
+                s.first_fail->level - s.frontier->level, unit, c->precision);
     if (confidence[0])
         fprintf(out, "  confidence: %s\n", confidence);
     size_t early = 0;
