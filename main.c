@@ -28,7 +28,8 @@ int main(int argc, char **argv) {
         {"controller", controller_main, "bind, wait for workers, run the plan, write results"},
         {"worker", worker_main, "connect to a controller and serve runs"},
         {"mock", mock_main, "the simulated OpenAI-compatible inference server"},
-        {"capacity", capacity_main, "the highest rate, concurrency or rho that meets the file's SLOs"},
+        {"capacity", capacity_main,
+         "the highest rate, concurrency or rho that meets the file's SLOs"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

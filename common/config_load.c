@@ -23,9 +23,9 @@ static const char *const workload_kind_names[] = {"requests", "chat", "graph", N
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler", "limits",
-                                        "warmup", "output", "mock",     "sweep",     "slo",
-                                        "capacity", NULL};
+static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
+                                        "limits", "warmup", "output",   "mock",
+                                        "sweep",  "slo",    "capacity", NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",

@@ -151,7 +151,7 @@ static void test_slo_goodput_judges_a_request_by_its_mean_itl(void **state) {
     slo_goodput_t g = {0};
     f.rec.warmup = true;
     slo_goodput_add(&g, &slo, &f.rec, &m, true);
-    assert_int_equal(g.checked, 0); /* warm-up is not in the attainment... */
+    assert_int_equal(g.checked, 0);     /* warm-up is not in the attainment... */
     assert_int_equal(g.window_good, 1); /* ... but in the rate, like the request rate */
 }
 
