@@ -224,6 +224,32 @@ json_t *slo_json(const slo_result_t *r) {
     return o;
 }
 
+void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled) {
+    if (slo->n == 0)
+        return;
+    slo_input_t in = {.latency = pooled->latency, .ok = pooled->ok, .failed = pooled->failed};
+    slo_result_t r;
+    slo_evaluate(slo, &in, &r);
+    json_object_set_new(level, "slo", slo_json(&r));
+}
+
+void slo_analysis_json(json_t *analysis, json_t *levels) {
+    json_t *out = json_array();
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        json_t *level = json_array_get(levels, i), *slo = json_object_get(level, "slo");
+        if (!slo)
+            continue;
+        json_t *o = json_deep_copy(slo);
+        const char *axis = json_object_get(level, "concurrency") ? "concurrency" : "rate";
+        json_object_set(o, axis, json_object_get(level, axis));
+        json_array_append_new(out, o);
+    }
+    if (json_array_size(out) > 0)
+        json_object_set_new(analysis, "slo", out);
+    else
+        json_decref(out);
+}
+
 void slo_print(FILE *out, const slo_result_t *r) {
     if (r->n == 0)
         return;

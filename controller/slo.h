@@ -17,6 +17,7 @@
 #include "histogram.h"
 #include "metrics.h"
 #include "record.h"
+#include "window.h"
 
 /* Per-request counts for goodput; zero-initialise, then slo_goodput_add every record. */
 typedef struct slo_goodput {
@@ -89,6 +90,12 @@ bool slo_clearly_lost(const config_slo_t *slo, const slo_input_t *in, double pro
 /* analysis.slo of results.json: {pass, binding, checks: [...], goodput: {...}}; NULL on no
  * memory. The caller owns the reference. */
 json_t *slo_json(const slo_result_t *r);
+/* A sweep level's SLOs judged on its pooled window: level (its results.json object) gets "slo"
+ * (as slo_json, goodput null) when slo has any. */
+void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled);
+/* A sweep's analysis.slo: each level's "slo" in order, with the level's "concurrency" or "rate";
+ * left as it is when no level has one. */
+void slo_analysis_json(json_t *analysis, json_t *levels);
 /* The terminal block: one line per SLO (value, bound, margin, PASS/FAIL), the binding SLO and
  * goodput. Nothing when there is no SLO. */
 void slo_print(FILE *out, const slo_result_t *r);

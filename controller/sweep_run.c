@@ -14,6 +14,7 @@
 #include "loop.h"
 #include "report.h"
 #include "results.h"
+#include "slo.h"
 #include "sweep_report.h"
 #include "window.h"
 
@@ -482,8 +483,9 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(sweep, "levels_planned", json_integer((json_int_t)self->source->planned));
     json_object_set_new(root, "sweep", sweep);
     json_object_set_new(root, "levels", json_incref(self->levels));
-    json_object_set_new(root, "analysis",
-                        sweep_report_analysis_json(sweep_run_done(self), self->n_done));
+    json_t *analysis = sweep_report_analysis_json(sweep_run_done(self), self->n_done);
+    slo_analysis_json(analysis, self->levels);
+    json_object_set_new(root, "analysis", analysis);
     json_t *reasons = json_array();
     for (size_t i = 0; i < json_array_size(self->levels); i++) {
         json_t *v = json_object_get(json_array_get(self->levels, i), "validity");
@@ -513,7 +515,9 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
     if (self->reps_run == 0) /* nothing ran (it could not start, or Ctrl-C before) */
         return;
     const window_stats_t *from = self->valid ? &self->pooled : &self->pooled_all;
-    json_array_append_new(self->levels, sweep_run_level_json(self, interrupted, from));
+    json_t *level = sweep_run_level_json(self, interrupted, from);
+    slo_level_json(level, &self->cfg.slo, from);
+    json_array_append_new(self->levels, level);
     level_spec_t *specs = realloc(self->specs, (self->n_done + 1) * sizeof *specs);
     sweep_report_level_t *done =
         specs ? realloc(self->done, (self->n_done + 1) * sizeof *done) : NULL;

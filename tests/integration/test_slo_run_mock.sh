@@ -3,7 +3,8 @@
 # token): a regime every request meets passes, goodput is every request and its rate is the run's
 # request rate; with 20 % injected failures and an E2E bound that only the shorter replies meet,
 # the error SLO fails and binds, and goodput counts exactly the ok requests of the trace within
-# the bound. results.json carries analysis.slo and the terminal shows the block.
+# the bound. results.json carries analysis.slo and the terminal shows the block. A sweep judges
+# each level: with 10 ms of fixed ITL, an ITL p95 bound of 8 ms fails both levels, 30 ms passes.
 source "$(dirname "$0")/protocol_lib.sh"
 
 common() {
@@ -80,4 +81,29 @@ assert 0 < len(good) < len([r for r in judged if r["error"] == "none"]), len(goo
 PY
 grep -q "^SLOs: NOT MET$" "$WORK/fail.out" && grep -q "FAIL errors <= 2 %.*(binding)" "$WORK/fail.out" ||
     fail "the SLO block does not say the error SLO failed: $(tail -6 "$WORK/fail.out")"
+
+cat >"$WORK/sweep.yaml" <<YAML
+seed: 9
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 8}
+sweep: {concurrency: [1, 3], warmup: 300ms, snapshots: {count: 1, duration: 1500ms}, drain: 5s}
+mock: {ttft: 20ms, itl: 10ms}
+slo:
+  itl: {p95: 30ms, p50: 8ms}
+YAML
+run_bounded 60 "$WORK/sweep.out" "$WORK/sweep.err" "$WORK/sweep.yaml" --workers 1 --out "$WORK/sweep"
+[ "$RUN_RC" = 0 ] || fail "sweep exited $RUN_RC: $(tail -5 "$WORK/sweep.err")"
+python3 - "$WORK/sweep/results.json" <<'PY' || fail "the sweep's levels are not judged"
+import json, sys
+r = json.load(open(sys.argv[1]))
+levels, gathered = r["levels"], r["analysis"]["slo"]
+assert [g["concurrency"] for g in gathered] == [1, 3], gathered
+for level, g in zip(levels, gathered):
+    slo = level["slo"]
+    assert slo["pass"] is False and slo["binding"] == "ITL p50 <= 8 ms", slo
+    p95, p50 = slo["checks"]
+    assert p95["pass"] and not p50["pass"], slo["checks"]
+    assert abs(p95["value"] - level["itl_ms"]["p95"]) < 1e-6, (p95, level["itl_ms"])
+    assert g["checks"] == slo["checks"], (g, slo)
+PY
 echo "PASS"

@@ -221,6 +221,49 @@ static void test_slo_json_has_each_check_and_goodput(void **state) {
     merge_destroy(&r.merge);
 }
 
+static void test_slo_sweep_levels_are_judged_and_gathered_in_analysis(void **state) {
+    config_slo_t slo = {.items = {percentile(METRIC_TTFC, 95, 50), errors(2)}, .n = 2};
+    window_stats_t fast, slow;
+    assert_int_equal(window_stats_init(&fast), 0);
+    assert_int_equal(window_stats_init(&slow), 0);
+    for (int i = 0; i < 100; i++) {
+        histogram_record(fast.latency[METRIC_TTFC], 20 * MS);
+        histogram_record(slow.latency[METRIC_TTFC], 80 * MS);
+    }
+    fast.ok = slow.ok = 100;
+    json_t *levels = json_array(), *analysis = json_object();
+    json_t *a = json_pack("{s:i}", "concurrency", 4), *b = json_pack("{s:i}", "concurrency", 8);
+    slo_level_json(a, &slo, &fast);
+    slo_level_json(b, &slo, &slow);
+    json_array_append_new(levels, a);
+    json_array_append_new(levels, b);
+    assert_true(json_is_true(json_object_get(json_object_get(a, "slo"), "pass")));
+    assert_true(json_is_false(json_object_get(json_object_get(b, "slo"), "pass")));
+    assert_true(json_is_null(json_object_get(json_object_get(a, "slo"), "goodput")));
+    slo_analysis_json(analysis, levels);
+    json_t *gathered = json_object_get(analysis, "slo");
+    assert_int_equal(json_array_size(gathered), 2);
+    assert_int_equal(
+        json_integer_value(json_object_get(json_array_get(gathered, 1), "concurrency")), 8);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(gathered, 1), "binding")),
+                        "TTFC p95 <= 50 ms");
+    /* without SLOs nothing is added */
+    config_slo_t none = {.n = 0};
+    json_t *c = json_object(), *empty = json_object();
+    slo_level_json(c, &none, &fast);
+    assert_null(json_object_get(c, "slo"));
+    json_t *only = json_array();
+    json_array_append_new(only, c);
+    slo_analysis_json(empty, only);
+    assert_null(json_object_get(empty, "slo"));
+    json_decref(only);
+    json_decref(empty);
+    json_decref(levels);
+    json_decref(analysis);
+    window_stats_free(&fast);
+    window_stats_free(&slow);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_slo_p95_passes_with_its_margin_and_fails_below),
           cmocka_unit_test(test_slo_errors_over_budget_fail_and_bind),
           cmocka_unit_test(test_slo_passing_run_binds_on_the_least_headroom),
@@ -229,4 +272,5 @@ UNIT_MAIN(cmocka_unit_test(test_slo_p95_passes_with_its_margin_and_fails_below),
           cmocka_unit_test(test_slo_nothing_measured_fails),
           cmocka_unit_test(test_slo_clearly_lost_projects_the_level_total),
           cmocka_unit_test(test_slo_clearly_lost_on_max_and_error_budget_never_on_mean),
-          cmocka_unit_test(test_slo_json_has_each_check_and_goodput))
+          cmocka_unit_test(test_slo_json_has_each_check_and_goodput),
+          cmocka_unit_test(test_slo_sweep_levels_are_judged_and_gathered_in_analysis))
