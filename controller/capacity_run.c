@@ -37,7 +37,6 @@ typedef struct capacity_run {
     double level; /* the level asked for last, on the search's axis */
     capacity_trial_t trials[CAPACITY_MAX_TRIALS];
     size_t n_trials;
-    json_t *slo_levels; /* analysis.slo: each level's SLOs, in run order */
     /* the watch: the repetition it is following, since when, and why it stopped one */
     size_t watch_index;
     uint32_t watch_rep;
@@ -72,10 +71,6 @@ static void capacity_run_judge(capacity_run_t *self, const level_result_t *previ
         snprintf(t->why, sizeof t->why, "%s", self->lost);
     else if (r.binding >= 0)
         slo_label(&r.checks[r.binding].spec, t->why, sizeof t->why);
-    json_t *o = slo_json(&r);
-    json_object_set_new(o, "level", json_real(self->level));
-    json_object_set_new(o, "stopped_early", json_boolean(previous->stopped_early));
-    json_array_append_new(self->slo_levels, o);
     capacity_report(self->search, self->level, t->pass, t->why);
     char margin[64] = "";
     if (!previous->stopped_early && r.binding >= 0 && r.checks[r.binding].measured)
@@ -241,7 +236,7 @@ static void capacity_run_print(const capacity_run_t *self, FILE *out) {
                 early == 1 ? "" : "s");
 }
 
-/* analysis.capacity and analysis.slo into the results.json the sweep wrote. */
+/* analysis.capacity into the results.json the sweep wrote (which has each level's SLOs). */
 static int capacity_run_write(const capacity_run_t *self, const char *dir) {
     char path[4200];
     snprintf(path, sizeof path, "%s/results.json", dir);
@@ -255,7 +250,6 @@ static int capacity_run_write(const capacity_run_t *self, const char *dir) {
     if (!json_is_object(analysis))
         json_object_set_new(root, "analysis", analysis = json_object());
     json_object_set_new(analysis, "capacity", capacity_run_json(self));
-    json_object_set(analysis, "slo", self->slo_levels);
     int rc = report_write_json_root(root, path);
     if (rc != 0)
         fprintf(stderr, "capacity: cannot write %s: %s\n", path, strerror(errno));
@@ -380,7 +374,7 @@ int capacity_main(int argc, char **argv) {
                                 .integer = c->axis == CAPACITY_AXIS_CONCURRENCY,
                                 .repeat_near_boundary = c->repeat_near_boundary};
     capacity_run_t *self = calloc(1, sizeof *self);
-    if (!self || !(self->search = capacity_new(&params)) || !(self->slo_levels = json_array())) {
+    if (!self || !(self->search = capacity_new(&params))) {
         fprintf(stderr, "capacity: out of memory\n");
         rc = 1;
         goto out;
@@ -399,7 +393,6 @@ int capacity_main(int argc, char **argv) {
 out:
     if (self) {
         capacity_destroy(&self->search);
-        json_decref(self->slo_levels);
         free(self);
     }
     config_free(&cfg);

@@ -2,9 +2,9 @@
  * is a sweep source (controller/sweep.h): before each level the fleet passes it the level just
  * run, whose SLOs (controller/slo) decide pass or fail, and it answers with the next level; while
  * a level runs, its watch stops it early once an SLO is clearly lost. The fleet is the one
- * `stampede run` makes (local workers, the embedded mock when no target is named). At the end
- * OUT/results.json gets analysis.capacity and analysis.slo (each level's SLOs), and stdout the
- * search's summary (docs/slo.md). */
+ * `stampede run` makes (local workers, the embedded mock when no target is named), or with --bind
+ * the one `stampede controller` makes. At the end OUT/results.json (the sweep's, with each level's
+ * SLOs) gets analysis.capacity, and stdout the search's summary (docs/slo.md). */
 #ifndef STAMPEDE_CAPACITY_RUN_H
 #define STAMPEDE_CAPACITY_RUN_H
 

@@ -58,6 +58,13 @@ void slo_goodput_add(slo_goodput_t *self, const config_slo_t *slo, const request
     self->good += good;
 }
 
+void slo_goodput_pool(slo_goodput_t *dst, const slo_goodput_t *src) {
+    dst->checked += src->checked;
+    dst->good += src->good;
+    dst->window_good += src->window_good;
+    dst->window_good_output_tokens += src->window_good_output_tokens;
+}
+
 /* The statistic spec asks for, in ms (percent for errors); false when nothing was measured. */
 static bool slo_measure(const config_slo_item_t *spec, const slo_input_t *in, double *value) {
     if (spec->stat == CONFIG_SLO_ERROR_PCT) {
@@ -224,10 +231,15 @@ json_t *slo_json(const slo_result_t *r) {
     return o;
 }
 
-void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled) {
+void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled,
+                    const slo_goodput_t *goodput) {
     if (slo->n == 0)
         return;
-    slo_input_t in = {.latency = pooled->latency, .ok = pooled->ok, .failed = pooled->failed};
+    slo_input_t in = {.latency = pooled->latency,
+                      .ok = pooled->ok,
+                      .failed = pooled->failed,
+                      .goodput = goodput,
+                      .window_s = (double)pooled->duration_ns / 1e9};
     slo_result_t r;
     slo_evaluate(slo, &in, &r);
     json_object_set_new(level, "slo", slo_json(&r));
@@ -274,4 +286,36 @@ void slo_print(FILE *out, const slo_result_t *r) {
                 r->goodput_requests_per_s, r->goodput_output_tokens_per_s,
                 (unsigned long long)r->good_requests, (unsigned long long)r->checked_requests,
                 r->attainment_pct);
+}
+
+void slo_print_levels(FILE *out, json_t *levels) {
+    bool header = false;
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        json_t *level = json_array_get(levels, i), *slo = json_object_get(level, "slo");
+        if (!slo)
+            continue;
+        if (!header)
+            fprintf(out,
+                    "\nSLOs per level (binding SLO: measured against bound, margin; goodput)\n");
+        header = true;
+        const char *axis = json_object_get(level, "concurrency") ? "concurrency" : "rate";
+        json_t *binding = NULL, *checks = json_object_get(slo, "checks");
+        for (size_t k = 0; k < json_array_size(checks); k++)
+            if (json_equal(json_object_get(json_array_get(checks, k), "label"),
+                           json_object_get(slo, "binding")))
+                binding = json_array_get(checks, k);
+        json_t *value = json_object_get(binding, "value"), *g = json_object_get(slo, "goodput");
+        fprintf(out, "  %-11s %-8g %-4s %s", axis, json_number_value(json_object_get(level, axis)),
+                json_is_true(json_object_get(slo, "pass")) ? "PASS" : "FAIL",
+                json_string_value(json_object_get(slo, "binding")));
+        if (json_is_number(value))
+            fprintf(out, ": %.3f %s, margin %+.1f %%", json_number_value(value),
+                    json_string_value(json_object_get(binding, "unit")),
+                    json_number_value(json_object_get(binding, "margin")) * 100);
+        if (json_is_object(g))
+            fprintf(out, "; goodput %.3f req/s (%.1f %% of requests)",
+                    json_number_value(json_object_get(g, "requests_per_s")),
+                    json_number_value(json_object_get(g, "attainment_pct")));
+        fputc('\n', out);
+    }
 }

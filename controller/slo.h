@@ -72,6 +72,9 @@ bool slo_request_meets(const config_slo_t *slo, const metrics_t *m);
 void slo_goodput_add(slo_goodput_t *self, const config_slo_t *slo, const request_record_t *rec,
                      const metrics_t *m, bool in_window);
 
+/* Adds src's counts into dst (the repetitions of a level pooled). */
+void slo_goodput_pool(slo_goodput_t *dst, const slo_goodput_t *src);
+
 /* Judges every SLO of slo on in into *out. */
 void slo_evaluate(const config_slo_t *slo, const slo_input_t *in, slo_result_t *out);
 /* "TTFC p95 <= 750 ms", "errors <= 2 %" into buf. */
@@ -90,12 +93,17 @@ bool slo_clearly_lost(const config_slo_t *slo, const slo_input_t *in, double pro
 /* analysis.slo of results.json: {pass, binding, checks: [...], goodput: {...}}; NULL on no
  * memory. The caller owns the reference. */
 json_t *slo_json(const slo_result_t *r);
-/* A sweep level's SLOs judged on its pooled window: level (its results.json object) gets "slo"
- * (as slo_json, goodput null) when slo has any. */
-void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled);
+/* A sweep level's SLOs judged on its pooled window, with goodput from the same repetitions
+ * (NULL: none) over the window's length: level (its results.json object) gets "slo" (as
+ * slo_json) when slo has any. */
+void slo_level_json(json_t *level, const config_slo_t *slo, const window_stats_t *pooled,
+                    const slo_goodput_t *goodput);
 /* A sweep's analysis.slo: each level's "slo" in order, with the level's "concurrency" or "rate";
  * left as it is when no level has one. */
 void slo_analysis_json(json_t *analysis, json_t *levels);
+/* A sweep's terminal block: one line per level with an "slo" in levels (pass or fail, the binding
+ * SLO and its margin, goodput). Nothing when no level has one. */
+void slo_print_levels(FILE *out, json_t *levels);
 /* The terminal block: one line per SLO (value, bound, margin, PASS/FAIL), the binding SLO and
  * goodput. Nothing when there is no SLO. */
 void slo_print(FILE *out, const slo_result_t *r);

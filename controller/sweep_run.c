@@ -47,6 +47,7 @@ struct sweep_run {
     int64_t next_watch_ns;
     window_stats_t pooled;     /* the kept repetitions */
     window_stats_t pooled_all; /* every repetition (the level's figures when none is kept) */
+    slo_goodput_t good, good_all; /* goodput of the same (each repetition's, controller/slo.h) */
     uint32_t reps_run, valid;
     bool any_stopped_early;
     sweep_rows_t rep_rows;  /* kept repetitions' window figures */
@@ -153,6 +154,7 @@ int sweep_run_next_level(sweep_run_t *self) {
     self->index = self->n_done;
     self->have_level = true;
     self->reps_run = self->valid = 0;
+    self->good = self->good_all = (slo_goodput_t){0};
     self->any_stopped_early = false;
     self->reps = json_array();
     self->level_reasons = json_array();
@@ -338,9 +340,11 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     bool excluded = error_pct > self->spec.exclude_error_pct;
     self->reps_run++;
     window_stats_pool(&self->pooled_all, total);
+    slo_goodput_pool(&self->good_all, &self->fleet->run->goodput);
     if (!excluded) {
         self->valid++;
         window_stats_pool(&self->pooled, total);
+        slo_goodput_pool(&self->good, &self->fleet->run->goodput);
         sweep_rows_push(&self->rep_rows, figures);
     }
     json_t *snapshots = json_array();
@@ -516,7 +520,7 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
         return;
     const window_stats_t *from = self->valid ? &self->pooled : &self->pooled_all;
     json_t *level = sweep_run_level_json(self, interrupted, from);
-    slo_level_json(level, &self->cfg.slo, from);
+    slo_level_json(level, &self->cfg.slo, from, self->valid ? &self->good : &self->good_all);
     json_array_append_new(self->levels, level);
     level_spec_t *specs = realloc(self->specs, (self->n_done + 1) * sizeof *specs);
     sweep_report_level_t *done =
@@ -546,6 +550,7 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
+    slo_print_levels(stdout, self->levels);
     fflush(stdout);
     int rc = sweep_run_write(self, true);
     char path[4096];

@@ -4,7 +4,8 @@
 # request rate; with 20 % injected failures and an E2E bound that only the shorter replies meet,
 # the error SLO fails and binds, and goodput counts exactly the ok requests of the trace within
 # the bound. results.json carries analysis.slo and the terminal shows the block. A sweep judges
-# each level: with 10 ms of fixed ITL, an ITL p95 bound of 8 ms fails both levels, 30 ms passes.
+# each level: with 10 ms of fixed ITL, an ITL p50 bound of 8 ms fails both levels, a p95 of 30 ms
+# passes, and goodput (every request within the tail bound) is the level's request rate.
 source "$(dirname "$0")/protocol_lib.sh"
 
 common() {
@@ -105,5 +106,11 @@ for level, g in zip(levels, gathered):
     assert p95["pass"] and not p50["pass"], slo["checks"]
     assert abs(p95["value"] - level["itl_ms"]["p95"]) < 1e-6, (p95, level["itl_ms"])
     assert g["checks"] == slo["checks"], (g, slo)
+    good = slo["goodput"]  # per request: mean ITL 10 ms within the p95's 30 ms, so every one
+    assert good["good_requests"] == good["checked_requests"] > 0, good
+    assert abs(good["requests_per_s"] - level["requests_per_s"]) <= 1e-6 * level["requests_per_s"], (
+        good, level["requests_per_s"])
 PY
+grep -Eq "^  concurrency 3 +FAIL ITL p50 <= 8 ms: " "$WORK/sweep.out" ||
+    fail "no SLO line per level: $(tail -4 "$WORK/sweep.out")"
 echo "PASS"

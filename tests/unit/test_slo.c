@@ -233,13 +233,21 @@ static void test_slo_sweep_levels_are_judged_and_gathered_in_analysis(void **sta
     fast.ok = slow.ok = 100;
     json_t *levels = json_array(), *analysis = json_object();
     json_t *a = json_pack("{s:i}", "concurrency", 4), *b = json_pack("{s:i}", "concurrency", 8);
-    slo_level_json(a, &slo, &fast);
-    slo_level_json(b, &slo, &slow);
+    fast.duration_ns = slow.duration_ns = 10 * S;
+    slo_goodput_t good = {.checked = 100, .good = 90, .window_good = 50};
+    slo_goodput_t half = good;
+    slo_goodput_pool(&good, &half); /* two repetitions */
+    slo_level_json(a, &slo, &fast, &good);
+    slo_level_json(b, &slo, &slow, NULL);
     json_array_append_new(levels, a);
     json_array_append_new(levels, b);
     assert_true(json_is_true(json_object_get(json_object_get(a, "slo"), "pass")));
     assert_true(json_is_false(json_object_get(json_object_get(b, "slo"), "pass")));
-    assert_true(json_is_null(json_object_get(json_object_get(a, "slo"), "goodput")));
+    json_t *g = json_object_get(json_object_get(a, "slo"), "goodput");
+    assert_int_equal(json_integer_value(json_object_get(g, "good_requests")), 180);
+    assert_true(json_real_value(json_object_get(g, "attainment_pct")) == 90);
+    assert_true(json_real_value(json_object_get(g, "requests_per_s")) == 10); /* 100 in 10 s */
+    assert_true(json_is_null(json_object_get(json_object_get(b, "slo"), "goodput")));
     slo_analysis_json(analysis, levels);
     json_t *gathered = json_object_get(analysis, "slo");
     assert_int_equal(json_array_size(gathered), 2);
@@ -250,7 +258,7 @@ static void test_slo_sweep_levels_are_judged_and_gathered_in_analysis(void **sta
     /* without SLOs nothing is added */
     config_slo_t none = {.n = 0};
     json_t *c = json_object(), *empty = json_object();
-    slo_level_json(c, &none, &fast);
+    slo_level_json(c, &none, &fast, NULL);
     assert_null(json_object_get(c, "slo"));
     json_t *only = json_array();
     json_array_append_new(only, c);
