@@ -60,6 +60,7 @@ static json_t *sessions_json(const merge_t *merge, const report_meta_t *meta) {
     json_object_set_new(o, "makespan_ms", report_metric_json(s->makespan));
     json_object_set_new(o, "critical_path_ms", report_metric_json(s->critical));
     json_object_set_new(o, "idle_ms", report_metric_json(s->idle));
+    json_object_set_new(o, "sibling_wait_ms", report_metric_json(s->sibling_wait));
     json_t *share = json_object();
     char name[32];
     for (uint32_t r = 0; r < s->n_roles && s->critical_ns; r++)
@@ -170,6 +171,7 @@ static void print_sessions(const merge_t *merge, const report_meta_t *meta, FILE
     print_session_row(out, "makespan", s->makespan);
     print_session_row(out, "critical path", s->critical);
     print_session_row(out, "idle/wait", s->idle);
+    print_session_row(out, "sibling wait", s->sibling_wait);
     fprintf(out, "critical path share:");
     char name[32];
     for (uint32_t r = 0; r < s->n_roles; r++)

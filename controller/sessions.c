@@ -52,7 +52,8 @@ sessions_t *sessions_new(const config_t *cfg, size_t n_endpoints) {
     sessions_stats_t *s = &self->stats;
     s->n_endpoints = n_endpoints;
     bool ok = self->slots && (s->makespan = histogram_new()) && (s->critical = histogram_new()) &&
-              (s->idle = histogram_new()) && (s->requests = histogram_new());
+              (s->idle = histogram_new()) && (s->sibling_wait = histogram_new()) &&
+              (s->requests = histogram_new());
     if (ok && n_endpoints)
         ok = (s->endpoint_shared = calloc(n_endpoints, sizeof *s->endpoint_shared)) &&
              (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt));
@@ -83,6 +84,7 @@ void sessions_destroy(sessions_t **self_p) {
     histogram_destroy(&s->makespan);
     histogram_destroy(&s->critical);
     histogram_destroy(&s->idle);
+    histogram_destroy(&s->sibling_wait);
     histogram_destroy(&s->requests);
     free(s->endpoint_shared);
     free(s->endpoint_prompt);
@@ -155,6 +157,28 @@ static void remove_slot(sessions_t *self, size_t i) {
     self->n_open--;
 }
 
+/* The waits of finished parents for their siblings still in flight, at every fan-in node. */
+static int64_t sibling_wait(const workload_session_t *graph, const int64_t *send,
+                            const int64_t *end) {
+    int64_t total = 0;
+    for (uint32_t j = 0; j < graph->n_nodes; j++) {
+        const workload_node_t *node = &graph->nodes[j];
+        for (uint32_t a = 0; a < node->n_parents && node->n_parents > 1; a++) {
+            uint32_t q = node->parents[a];
+            if (q >= graph->n_nodes || !send[q])
+                continue;
+            int64_t last = end[q];
+            for (uint32_t b = 0; b < node->n_parents; b++) {
+                uint32_t r = node->parents[b];
+                if (r < graph->n_nodes && send[r] && send[r] < end[q] && end[r] > last)
+                    last = end[r];
+            }
+            total += last - end[q];
+        }
+    }
+    return total;
+}
+
 void sessions_path(const workload_session_t *graph, const int64_t *send, const int64_t *end,
                    uint64_t *role_ns, uint32_t n_roles, sessions_path_t *out) {
     memset(out, 0, sizeof *out);
@@ -190,6 +214,7 @@ void sessions_path(const workload_session_t *graph, const int64_t *send, const i
         j = next;
     }
     out->idle_ns = out->makespan_ns - out->critical_ns;
+    out->sibling_wait_ns = sibling_wait(graph, send, end);
 }
 
 /* Grows the per-node scratch to n nodes. */
@@ -296,6 +321,7 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
     histogram_record(s->makespan, (uint64_t)path.makespan_ns);
     histogram_record(s->critical, (uint64_t)path.critical_ns);
     histogram_record(s->idle, (uint64_t)path.idle_ns);
+    histogram_record(s->sibling_wait, (uint64_t)path.sibling_wait_ns);
     histogram_record(s->requests, g->n_nodes);
 }
 
