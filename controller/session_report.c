@@ -130,7 +130,11 @@ static const char *p50_cell(char *buf, size_t len, const histogram_t *h) {
     return buf;
 }
 
+/* Only when the workload names its roles or uses more than one: a single unnamed role repeats the
+ * latency table above. */
 static void print_roles(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    if (!(meta && meta->n_role_names) && merge_role_count(merge) < 2)
+        return;
     fprintf(out, "\n%-16s%9s%11s%11s%11s%11s%9s%9s%8s\n", "role (p50 ms)", "requests", "TTFT",
             "TTFC", "TPOT", "ITL", "prompt", "compl.", "errors");
     char name[32], c[4][32];
@@ -159,10 +163,15 @@ static void print_session_row(FILE *out, const char *label, const histogram_t *h
 }
 
 static void print_sessions(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    if (!sessions_multi_request(merge_sessions(merge)))
+        return;
     const sessions_stats_t *s = sessions_stats(merge_sessions(merge));
     fprintf(out, "\nsessions: %" PRIu64 " complete inside the window (of %" PRIu64 " closed)",
             s->counted, s->closed);
     if (!s->counted) {
+        if (s->closed)
+            fprintf(out, "; a session counts only when it starts after the warm-up and ends "
+                         "before the run's end: run longer, or bound it by max_sessions");
         fprintf(out, "\n");
         return;
     }

@@ -105,6 +105,10 @@ bool sessions_sticky(const sessions_t *self) {
     return self->cfg && self->cfg->target.routing == ROUTING_STICKY;
 }
 
+bool sessions_multi_request(const sessions_t *self) {
+    return self->cfg && self->cfg->workload.kind != WORKLOAD_REQUESTS;
+}
+
 const sessions_stats_t *sessions_stats(const sessions_t *self) {
     return &self->stats;
 }

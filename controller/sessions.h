@@ -66,6 +66,9 @@ int sessions_add(sessions_t *self, const request_record_t *rec);
 size_t sessions_open(const sessions_t *self);
 /* True when the workload routes each session to one endpoint (target.routing: sticky). */
 bool sessions_sticky(const sessions_t *self);
+/* True when a session can hold more than one request (a chat or a graph, not independent
+ * requests): only then do the per-session figures say anything. */
+bool sessions_multi_request(const sessions_t *self);
 /* The figures so far. */
 const sessions_stats_t *sessions_stats(const sessions_t *self);
 
