@@ -259,6 +259,8 @@ static void telemetry_on_page(void *arg, prom_page_t *page, const char *error, i
     telemetry_t *self = get->owner;
     telemetry_page_t *p = &self->pages[get->page];
     telemetry_mark_entry_t *m = get->mark;
+    if (m) /* a mark's pages count at the mark's instant, inside the spans it closes or opens */
+        start_ns = m->at_ns;
     if (page) {
         telemetry_reading_t *r = m ? &m->readings[get->page] : malloc(sizeof *r);
         if (r) {
