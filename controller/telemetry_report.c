@@ -1,8 +1,10 @@
 #include "telemetry_report.h"
 
 #include <math.h>
+#include <stdlib.h>
 #include <string.h>
 
+/* The most samples of one gauge written to results.json (a day at 1 s is 86 400). */
 #define TELEMETRY_REPORT_SERIES_MAX 100000
 
 /* A figure or null. */
@@ -120,8 +122,14 @@ static void telemetry_report_delta_into(json_t *o, const telemetry_delta_t *d, d
 
 static json_t *telemetry_report_series_json(const telemetry_t *t, size_t page, telemetry_mark_t a,
                                             telemetry_mark_t b) {
-    static double ts[TELEMETRY_REPORT_SERIES_MAX], values[TELEMETRY_REPORT_SERIES_MAX];
+    double *ts = malloc(TELEMETRY_REPORT_SERIES_MAX * sizeof *ts);
+    double *values = malloc(TELEMETRY_REPORT_SERIES_MAX * sizeof *values);
     json_t *o = json_object();
+    if (!ts || !values) {
+        free(ts);
+        free(values);
+        return o;
+    }
     for (size_t g = TELEMETRY_G_RUNNING; g <= TELEMETRY_G_GPU_FB_USED_MIB; g++) {
         size_t n = telemetry_series(t, page, (telemetry_gauge_t)g, a, b, ts, values,
                                     TELEMETRY_REPORT_SERIES_MAX);
@@ -141,6 +149,8 @@ static json_t *telemetry_report_series_json(const telemetry_t *t, size_t page, t
             json_array_append_new(v, telemetry_report_number(values[i]));
         json_object_set_new(o, telemetry_read_gauge_key((telemetry_gauge_t)g), v);
     }
+    free(ts);
+    free(values);
     return o;
 }
 
