@@ -24,6 +24,10 @@ elapsed_ms=$((($(date +%s%N) - started) / 1000000))
 # 2 s of load, the start lead and the worker's start-up, and at most 2.5 s waiting for the last
 # marks; a run that waited on the page at each of its ~10 periodic scrapes would take 20 s more
 [ "$elapsed_ms" -lt 12000 ] || fail "the run took $elapsed_ms ms: the dead page held it"
+# the controller's loop never waited on the page: no stall said, the live line kept its pace, the
+# worker was never taken for lost
+! grep -q 'stalled' "$WORK/hang.err" || fail "the controller stalled: $(grep stalled "$WORK/hang.err")"
+grep -Eq '\] [12]\.[0-9] s \|' "$WORK/hang.err" || fail "no live line during the run: $(cat "$WORK/hang.err")"
 grep -q "cannot read $HANG/metrics: timed out after 2000 ms" "$WORK/hang.err" ||
     fail "the dead page was not named: $(cat "$WORK/hang.err")"
 check_results "$WORK/hang" <<'PY' || fail "the dead page's figures are wrong"
@@ -34,6 +38,7 @@ assert p["requests"] is None and p["ttft"] is None and p["dialect"] is None, p
 assert s["gpu"]["pages"][0]["error"] is not None and s["gpu"]["energy_j"] is None, s["gpu"]
 # the load ran its 2 s: the client's figures are there
 assert level["requests_ok"] > 20, level["requests_ok"]
+assert not results["workers"][0]["lost"], results["workers"]
 assert results["validity"]["valid"], results["validity"]
 PY
 echo "PASS"
