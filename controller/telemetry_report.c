@@ -131,8 +131,8 @@ static json_t *telemetry_report_series_json(const telemetry_t *t, size_t page, t
         return o;
     }
     for (size_t g = TELEMETRY_G_RUNNING; g <= TELEMETRY_G_GPU_FB_USED_MIB; g++) {
-        size_t n = telemetry_series(t, page, (telemetry_gauge_t)g, a, b, ts, values,
-                                    TELEMETRY_REPORT_SERIES_MAX);
+        size_t n = telemetry_stats_series(t, page, (telemetry_gauge_t)g, a, b, ts, values,
+                                          TELEMETRY_REPORT_SERIES_MAX);
         bool any = false;
         for (size_t i = 0; i < n; i++)
             any |= !isnan(values[i]);

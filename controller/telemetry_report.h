@@ -12,6 +12,7 @@
 
 #include "merge.h"
 #include "telemetry.h"
+#include "telemetry_stats.h"
 
 /* The client against the server on one endpoint (or all): NAN where either side is absent. */
 typedef struct telemetry_gap {

@@ -27,7 +27,7 @@ int telemetry_run_close(controller_t *self, telemetry_stats_t *stats) {
     run->window_closes = telemetry_mark(run->telemetry, 0, "window-end");
     telemetry_stop_series(run->telemetry);
     telemetry_wait(run->telemetry, loop_now_ns() + TELEMETRY_SCRAPE_TIMEOUT_NS + 500000000LL);
-    return telemetry_delta(run->telemetry, run->window_opens, run->window_closes, stats);
+    return telemetry_stats_between(run->telemetry, run->window_opens, run->window_closes, stats);
 }
 
 void telemetry_run_judge(const telemetry_stats_t *stats, validity_t *validity) {

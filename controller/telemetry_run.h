@@ -9,6 +9,7 @@
 
 #include "controller_internal.h"
 #include "telemetry.h"
+#include "telemetry_stats.h"
 #include "validity.h"
 
 /* Once the start instant is set: the run's telemetry (when its config asks for any) with its
