@@ -90,13 +90,17 @@ static void telemetry_combine_gauges(telemetry_stats_t *out, size_t from, size_t
     }
 }
 
-static void telemetry_guard(telemetry_stats_t *out, const char *who, double served, uint64_t sent) {
-    if (isnan(served) || out->shared)
-        return;
+bool telemetry_stats_served_others(double served, uint64_t sent) {
+    if (isnan(served))
+        return false;
     double extra = served - (double)sent, allowed = TELEMETRY_GUARD_EXTRA_SHARE * (double)sent;
     if (allowed < TELEMETRY_GUARD_EXTRA_MIN)
         allowed = TELEMETRY_GUARD_EXTRA_MIN;
-    if (extra <= allowed)
+    return extra > allowed;
+}
+
+static void telemetry_guard(telemetry_stats_t *out, const char *who, double served, uint64_t sent) {
+    if (out->shared || !telemetry_stats_served_others(served, sent))
         return;
     out->shared = true;
     snprintf(out->shared_why, sizeof out->shared_why,

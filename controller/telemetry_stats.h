@@ -68,6 +68,10 @@ typedef struct telemetry_stats {
     char restarted_why[320];
 } telemetry_stats_t;
 
+/* The guard's test: served (a server's Δrequests; NAN: unknown) exceeds sent (the requests this
+ * run ended) by more than TELEMETRY_GUARD_EXTRA_SHARE of sent and more than
+ * TELEMETRY_GUARD_EXTRA_MIN. */
+bool telemetry_stats_served_others(double served, uint64_t sent);
 /* Fills *out with what happened between marks a and b (b later), the guard's verdict included.
  * 0, or -1 when out of memory. */
 int telemetry_stats_between(const telemetry_t *self, telemetry_mark_t a, telemetry_mark_t b,
