@@ -220,6 +220,8 @@ static void telemetry_on_page(void *arg, prom_page_t *page, const char *error, i
 
 static void telemetry_get(telemetry_t *self, size_t page, telemetry_mark_entry_t *m) {
     telemetry_get_t *get = malloc(sizeof *get);
+    if (get)
+        *get = (telemetry_get_t){self, page, m};
     if (!get || scrape_get(self->scrape, self->pages[page].url, telemetry_on_page, get) < 0) {
         free(get);
         if (m) {
@@ -228,7 +230,6 @@ static void telemetry_get(telemetry_t *self, size_t page, telemetry_mark_entry_t
         }
         return;
     }
-    *get = (telemetry_get_t){self, page, m};
     if (!m)
         self->pages[page].periodic_inflight = true;
 }
