@@ -44,8 +44,9 @@ assert len(why) == 1, v["reasons"]
 g = level["server"]["guard"]
 assert g["shared"] and g["shared_reason"] == why[0] and not g["restarted"], g
 p = level["server"]["pages"][0]
-# the server finished the run's requests and at least 100 of the other client's
-assert p["requests"] >= level["gap"]["endpoints"][0]["requests"]["client"] + 100, p["requests"]
+# the server finished the run's requests and the other client's (120 sent; a loaded machine may
+# finish some after the window's end)
+assert p["requests"] >= level["gap"]["endpoints"][0]["requests"]["client"] + 60, p["requests"]
 PY
 grep -q 'someone else is using this server' "$WORK/shared.out" || fail "the table does not say so"
 
