@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_telemetry.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -37,6 +38,7 @@ void config_init(config_t *self) {
     self->scheduler.arrival = ARRIVAL_POISSON;
     self->scheduler.arrival_cv = 1.0;
     self->output.dir = checked_strdup("results");
+    self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
 }
 
 static void free_endpoints(char **endpoints, size_t n) {
@@ -64,6 +66,7 @@ void config_free(config_t *self) {
     config_graph_free(&self->workload.graph);
     free(self->output.dir);
     config_mock_free(&self->mock);
+    config_telemetry_free(&self->telemetry);
     memset(self, 0, sizeof *self);
 }
 
@@ -110,6 +113,8 @@ int config_copy(config_t *dst, const config_t *src) {
             ok = false;
     }
     if (config_mock_copy(&dst->mock, &src->mock) < 0)
+        ok = false;
+    if (config_telemetry_copy(&dst->telemetry, &src->telemetry) < 0)
         ok = false;
     if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
         config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */

@@ -147,6 +147,21 @@ typedef struct config_mock {
     size_t n_options;
 } config_mock_t;
 
+/* Whether and where the controller scrapes server and GPU /metrics (config_telemetry.c). */
+typedef enum {
+    SERVER_METRICS_OFF,
+    SERVER_METRICS_AUTO,
+    SERVER_METRICS_URLS
+} config_server_metrics_t;
+typedef struct config_telemetry {
+    config_server_metrics_t server_metrics; /* default off */
+    char **server_urls;                     /* SERVER_METRICS_URLS: the pages to read */
+    size_t n_server_urls;
+    char **gpu_urls; /* DCGM exporter pages; none by default */
+    size_t n_gpu_urls;
+    int64_t scrape_interval_ns; /* time series period; default 1 s */
+} config_telemetry_t;
+
 typedef struct config {
     char *source;  /* file name used in messages */
     uint64_t seed; /* default 1 */
@@ -157,6 +172,7 @@ typedef struct config {
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
     config_mock_t mock;
+    config_telemetry_t telemetry; /* server_metrics, gpu_metrics, scrape_interval */
 } config_t;
 
 typedef struct config_error {

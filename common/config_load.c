@@ -11,6 +11,7 @@
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
+#include "config_telemetry.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -21,8 +22,9 @@ static const char *const workload_kind_names[] = {"requests", "chat", "graph", N
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler", "limits",
-                                        "warmup", "output", "mock",     NULL};
+static const char *const root_keys[] = {
+    "seed",   "target", "workload",       "scheduler",   "limits",          "warmup",
+    "output", "mock",   "server_metrics", "gpu_metrics", "scrape_interval", NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
@@ -475,6 +477,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
         config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
+        return -1;
+    if (config_telemetry_parse(r, root, &c->telemetry) < 0)
         return -1;
     return check_run_bounds(r, root, c);
 }

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_dist.h"
+#include "config_telemetry.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -347,6 +348,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
     put_mock(out, &self->mock);
+    config_telemetry_write(out, &self->telemetry);
     return ferror(out) ? -1 : 0;
 }
 

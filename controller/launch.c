@@ -7,6 +7,7 @@
 #include "loop.h"
 #include "plan.h"
 #include "results.h"
+#include "telemetry_run.h"
 
 #define START_LEAD_NS 750000000LL
 
@@ -70,6 +71,7 @@ void launch_start(controller_t *self) {
         (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
     run->phase = PHASE_RUN;
     results_open_trace(self);
+    telemetry_run_open(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))

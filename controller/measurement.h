@@ -15,6 +15,7 @@
 #include "ingest.h"
 #include "merge.h"
 #include "report.h"
+#include "telemetry.h"
 
 typedef enum {
     PHASE_REGISTER, /* waiting for --expect-workers workers */
@@ -52,6 +53,9 @@ typedef struct measurement {
     bool have_first_error;
     char first_error[200];
     uint32_t first_error_endpoint;
+    telemetry_t
+        *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */
+    telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when

@@ -9,6 +9,8 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "telemetry_report.h"
+#include "telemetry_run.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -69,6 +71,7 @@ void results_record(void *arg, request_record_t *rec) {
     metrics_compute(rec, &m);
     merge_add_metrics(self->run->merge, rec, &m);
     results_count_start(self, rec);
+    telemetry_record(self->run->telemetry, rec);
     if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->run->trace_out);
@@ -100,6 +103,7 @@ typedef struct results_extra {
     validity_worker_t *workers; /* the run's workers, by index */
     size_t n_workers;
     validity_t validity;
+    const telemetry_stats_t *server; /* the servers' side (NULL: no server metrics) */
 } results_extra_t;
 
 /* A shortfall above this share of the requested rate is warned about, naming its cause. */
@@ -272,6 +276,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
     json_t *first = json_array_get(json_object_get(root, "levels"), 0);
     if (first)
         json_object_set_new(first, "rate", results_rate_json(x));
+    if (first && x->server)
+        telemetry_run_json(self, x->server, first);
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     int rc = report_write_json_root(root, path);
@@ -362,6 +368,8 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
 int results_finish(controller_t *self, bool interrupted) {
     measurement_t *run = self->run;
     console_clear(self);
+    telemetry_stats_t server;
+    bool have_server = telemetry_run_close(self, &server) == 0;
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
@@ -393,7 +401,13 @@ int results_finish(controller_t *self, bool interrupted) {
     results_rate(self, &extra);
     meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
+    if (have_server) {
+        telemetry_run_judge(&server, &extra.validity);
+        extra.server = &server;
+    }
     report_print(run->merge, &meta, stdout);
+    if (have_server)
+        telemetry_report_print(stdout, &server, run->merge);
     if (extra.rate_mode)
         report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                           extra.rate_warning[0] ? extra.rate_warning : NULL);
@@ -421,5 +435,7 @@ int results_finish(controller_t *self, bool interrupted) {
         rc = 1;
     rc = results_invalid_status(self, &extra.validity, rc);
     free(extra.workers);
+    if (have_server)
+        telemetry_stats_clear(&server);
     return interrupted ? 130 : rc;
 }
