@@ -10,6 +10,7 @@
 #include "buffer.h"
 #include "config_dist.h"
 #include "config_graph.h"
+#include "config_trace.h"
 #include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
@@ -17,7 +18,7 @@
 static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
-static const char *const workload_kind_names[] = {"requests", "chat", "graph", NULL};
+static const char *const workload_kind_names[] = {"requests", "chat", "graph", "trace", NULL};
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
@@ -30,7 +31,8 @@ static const char *const target_keys[] = {
     NULL};
 static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
                                             "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         "graph",      NULL};
+                                            "roles",         "graph",      "trace",
+                                            NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -45,7 +47,7 @@ const char *config_routing_name(config_routing_t routing) {
 }
 
 const char *config_workload_kind_name(config_workload_kind_t kind) {
-    return (unsigned)kind < 3 ? workload_kind_names[kind] : "?";
+    return (unsigned)kind < 4 ? workload_kind_names[kind] : "?";
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
@@ -322,23 +324,28 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    return config_graph_read(r, node, c);
+    if (config_graph_read(r, node, c) < 0)
+        return -1;
+    return config_trace_read(r, node, c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the
  * concurrent one, a cv for gamma arrivals. */
-static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s,
+                           bool rate_from_trace) {
     yaml_node_t *kind = config_yaml_get(r, node, "kind", NULL);
     yaml_node_t *rate = config_yaml_get(r, node, "rate", NULL);
     yaml_node_t *concurrency = config_yaml_get(r, node, "concurrency", NULL);
     yaml_node_t *arrival = config_yaml_get(r, node, "arrival", NULL);
     if (s->kind == SCHEDULER_RATE && concurrency == NULL)
         s->concurrency = 0; /* no cap unless asked for */
-    if (s->kind == SCHEDULER_RATE && rate == NULL)
+    if (s->kind == SCHEDULER_RATE && rate_from_trace)
+        rate = NULL; /* a timed trace replay: the arrivals come from the trace */
+    else if (s->kind == SCHEDULER_RATE && rate == NULL)
         return config_yaml_fail(r, kind, "scheduler.rate",
                                 "a rate scheduler needs a rate (sessions per second), e.g. "
                                 "rate: 5/s");
-    if (s->kind == SCHEDULER_RATE && s->rate <= 0)
+    if (s->kind == SCHEDULER_RATE && s->rate <= 0 && !rate_from_trace)
         return config_yaml_fail(r, rate, "scheduler.rate",
                                 "a rate scheduler needs a rate greater than 0, got '%s'",
                                 (const char *)rate->data.scalar.value);
@@ -357,7 +364,8 @@ static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
     return 0;
 }
 
-static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s,
+                           bool rate_from_trace) {
     yaml_node_t *v;
     uint64_t u;
     int index;
@@ -394,7 +402,7 @@ static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
                                     "expected a number greater than 0, got '%s'",
                                     (const char *)v->data.scalar.value);
     }
-    return check_scheduler(r, node, s);
+    return check_scheduler(r, node, s, rate_from_trace);
 }
 
 static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l) {
@@ -436,7 +444,8 @@ static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t 
     const config_limits_t *l = &c->limits;
     yaml_node_t *limits_key = NULL;
     config_yaml_get(r, root, "limits", &limits_key);
-    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0)
+    bool trace_ends = c->workload.kind == WORKLOAD_TRACE && !c->workload.trace.wrap;
+    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 && !trace_ends)
         return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
                                 "no limit given: set at least one of limits.duration, "
                                 "limits.max_sessions or limits.max_requests (an unbounded run "
@@ -467,7 +476,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
         parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||
-        parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler) < 0 ||
+        parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler,
+                        c->workload.kind == WORKLOAD_TRACE) < 0 ||
         parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
@@ -645,6 +655,10 @@ int config_load_file(config_t *self, const char *path, config_error_t *err) {
     set_base_dir(&r, path);
     int rc = load_text(self, text, len, &r);
     free(text);
+    if (rc == 0 && config_trace_load(self, err) != 0) {
+        config_free(self);
+        rc = -1;
+    }
     return rc;
 }
 
