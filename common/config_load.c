@@ -11,6 +11,7 @@
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_trace.h"
+#include "config_veeksha.h"
 #include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
@@ -469,6 +470,15 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
                                 "expected a mapping of sections (seed, target, workload, "
                                 "scheduler, limits, warmup, output, mock), got %s",
                                 root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
+    if (root != NULL && root->type == YAML_MAPPING_NODE && config_veeksha_is(r, root)) {
+        /* a Veeksha workload file, read as it is; stampede's target, output and mock may join */
+        if (config_veeksha_parse(r, root, c) < 0 ||
+            parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
+            parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
+            config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
+            return -1;
+        return check_run_bounds(r, root, c);
+    }
     if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "seed", NULL)) &&
