@@ -10,9 +10,9 @@
 #include "buffer.h"
 #include "config_dist.h"
 #include "config_graph.h"
+#include "config_mock.h"
 #include "config_trace.h"
 #include "config_veeksha.h"
-#include "config_mock.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -30,10 +30,11 @@ static const char *const target_keys[] = {
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
     "routing",     "ignore_eos",   "min_tokens", "stream",
     NULL};
-static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
-                                            "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         "graph",      "trace",
-                                            NULL};
+static const char *const workload_keys[] = {"kind",         "turns",
+                                            "input_tokens", "output_tokens",
+                                            "think_time",   "system_prompt_tokens",
+                                            "roles",        "graph",
+                                            "trace",        NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -569,10 +570,34 @@ static int check_single_document(config_yaml_t *r, yaml_parser_t *parser) {
     return rc;
 }
 
+/* Skips the documents before r->document, of a file of several runs (config_documents.h). */
+static int skip_documents(config_yaml_t *r, yaml_parser_t *parser) {
+    for (int k = 1; k < r->document; k++) {
+        yaml_document_t before;
+        if (!yaml_parser_load(parser, &before))
+            return syntax_error(r, parser);
+        bool end = yaml_document_get_root_node(&before) == NULL;
+        yaml_document_delete(&before);
+        if (end) {
+            snprintf(r->err->message, sizeof r->err->message, "the file has no document %d",
+                     r->document);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int load(config_t *self, yaml_parser_t *parser, config_yaml_t *r) {
+    if (skip_documents(r, parser) != 0)
+        return -1;
     if (!yaml_parser_load(parser, &r->doc))
         return syntax_error(r, parser);
-    int rc = check_single_document(r, parser);
+    int rc = r->document > 0 ? 0 : check_single_document(r, parser);
+    if (rc == 0 && r->document > 0 && yaml_document_get_root_node(&r->doc) == NULL) {
+        snprintf(r->err->message, sizeof r->err->message, "the file has no document %d",
+                 r->document);
+        rc = -1;
+    }
     if (rc == 0)
         rc = parse_root(r, yaml_document_get_root_node(&r->doc), self);
     yaml_document_delete(&r->doc);
@@ -651,18 +676,32 @@ static void set_base_dir(config_yaml_t *r, const char *path) {
         snprintf(r->base_dir, sizeof r->base_dir, "%s", dir);
 }
 
+/* "FILE#k" names document k of FILE (config_documents.h) when no file has that very name. */
+static const char *document_path(const char *path, char *buf, size_t len, int *document) {
+    const char *hash = strrchr(path, '#');
+    struct stat st;
+    *document = 0;
+    if (!hash || !hash[1] || strspn(hash + 1, "0123456789") != strlen(hash + 1) ||
+        stat(path, &st) == 0 || (size_t)(hash - path) >= len)
+        return path;
+    *document = atoi(hash + 1);
+    snprintf(buf, len, "%.*s", (int)(hash - path), path);
+    return *document > 0 ? buf : path;
+}
+
 int config_load_file(config_t *self, const char *path, config_error_t *err) {
     config_yaml_t r = {.err = err, .file = path};
     size_t len = 0;
     int code = 0;
+    char file[PATH_MAX];
     error_clear(err, path);
-    char *text = read_file(path, &len, &code);
+    char *text = read_file(document_path(path, file, sizeof file, &r.document), &len, &code);
     if (text == NULL) {
         snprintf(err->message, sizeof err->message, "cannot read the file: %s", strerror(code));
         memset(self, 0, sizeof *self);
         return -1;
     }
-    set_base_dir(&r, path);
+    set_base_dir(&r, r.document ? file : path);
     int rc = load_text(self, text, len, &r);
     free(text);
     if (rc == 0 && config_trace_load(self, err) != 0) {
