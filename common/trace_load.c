@@ -699,7 +699,8 @@ static int load_build(loader_t *l, trace_t *out, bool timed) {
         !out->hashes)
         rc = load_fail(l, 0, NULL, "out of memory");
     if (rc == 0) {
-        memcpy(out->hashes, l->hashes, l->n_hashes * sizeof *out->hashes);
+        if (l->n_hashes)
+            memcpy(out->hashes, l->hashes, l->n_hashes * sizeof *out->hashes);
         out->n_hashes = l->n_hashes;
         for (size_t s = 0; s < l->n_sessions; s++)
             order[s] = (uint32_t)s;

@@ -21,15 +21,13 @@
 #include "unit_main.h"
 #include "workload.h"
 
-static char dir[64];
-
-/* Writes lines to DIR/t.jsonl and loads a config replaying it (format, scheduler kind, wrap);
- * returns config_trace_load's result, with the formatted error (DIR/ dropped) in msg. */
+/* Writes lines to a file and loads a config replaying it (format, scheduler kind, wrap); returns
+ * config_trace_load's result, with the formatted error (the file named t.jsonl) in msg and cfg
+ * freed when refused. */
 static int load_trace(config_t *cfg, const char *lines, const char *format, const char *scheduler,
                       bool wrap, char *msg, size_t len) {
     char path[128], yaml[1024];
-    snprintf(dir, sizeof dir, "/tmp");
-    snprintf(path, sizeof path, "%s/stampede-test-trace-%d.jsonl", dir, (int)getpid());
+    snprintf(path, sizeof path, "/tmp/stampede-test-trace-%d.jsonl", (int)getpid());
     FILE *f = fopen(path, "w");
     assert_non_null(f);
     fputs(lines, f);
@@ -51,6 +49,7 @@ static int load_trace(config_t *cfg, const char *lines, const char *format, cons
         const char *name = strstr(full, "stampede-test-trace-");
         const char *rest = name ? strchr(name, ':') : NULL;
         snprintf(msg, len, "t.jsonl%s", rest ? rest : full);
+        config_free(cfg); /* refused: nothing for the caller to free */
     }
     return rc;
 }
