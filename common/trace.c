@@ -111,7 +111,9 @@ int trace_session_generate(const config_t *cfg, uint64_t index, workload_session
         workload_node_t *node = &out->nodes[j];
         node->parents = &out->edges[edge];
         node->n_parents = t->n_parents;
-        memcpy(node->parents, &self->edges[t->parents_at], t->n_parents * sizeof *node->parents);
+        if (t->n_parents) /* a part without edges has no edge array */
+            memcpy(node->parents, &self->edges[t->parents_at],
+                   t->n_parents * sizeof *node->parents);
         edge += t->n_parents;
         node->role = t->role;
         node->input_tokens = t->input_tokens;
