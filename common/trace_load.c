@@ -11,68 +11,10 @@
 #include <xxhash.h>
 
 #include "buffer.h"
+#include "trace_load_internal.h"
 #include "workload.h"
 
-/* One line of the file, before its session is put in order. Ids are offsets into the arena. */
-typedef struct load_line {
-    int line;
-    uint32_t session;  /* index of its session in first-appearance order */
-    uint32_t id;       /* node id */
-    int64_t id_number; /* the id as an integer, when it is one */
-    bool id_is_number;
-    uint32_t refs_at; /* parent ids in loader.refs */
-    uint32_t n_parents;
-    uint32_t history_parent;  /* an id, or UINT32_MAX: none */
-    int64_t input_length;     /* -1: not given */
-    int64_t new_input_length; /* -1: not given */
-    uint32_t output_length;
-    uint32_t role;
-    int64_t wait_ns;
-    double history;
-    bool append;
-    uint32_t hashes_at;
-    uint32_t n_hashes;
-    uint32_t position; /* its index in the session once ordered */
-} load_line_t;
-
-typedef struct load_session {
-    uint32_t id;
-    int64_t id_number;
-    bool id_is_number;
-    uint32_t first_line; /* index into lines */
-    int64_t arrival_ns;  /* -1: none given */
-    uint32_t n_lines;
-    uint32_t lines_at; /* its lines (indices) in loader.order */
-} load_session_t;
-
-typedef struct id_slot {
-    uint32_t key;   /* arena offset + 1; 0 = empty */
-    uint32_t scope; /* session index for node ids, UINT32_MAX for session ids */
-    uint32_t value;
-} id_slot_t;
-
-typedef struct loader {
-    config_t *cfg;
-    config_error_t *err;
-    const char *file;
-    buffer_t arena;
-    id_slot_t *slots;
-    size_t n_slots, cap_slots; /* cap is a power of two */
-    load_line_t *lines;
-    size_t n_lines, cap_lines;
-    load_session_t *sessions;
-    size_t n_sessions, cap_sessions;
-    uint32_t *refs;
-    size_t n_refs, cap_refs;
-    uint64_t *hashes;
-    size_t n_hashes, cap_hashes;
-    uint32_t *order; /* lines grouped by session */
-} loader_t;
-
-static int load_fail(loader_t *l, int line, const char *key, const char *fmt, ...)
-    __attribute__((format(printf, 4, 5)));
-
-static int load_fail(loader_t *l, int line, const char *key, const char *fmt, ...) {
+int trace_load_fail(loader_t *l, int line, const char *key, const char *fmt, ...) {
     config_error_t *e = l->err;
     memset(e, 0, sizeof *e);
     snprintf(e->file, sizeof e->file, "%s", l->file);
@@ -85,7 +27,7 @@ static int load_fail(loader_t *l, int line, const char *key, const char *fmt, ..
     return -1;
 }
 
-static const char *load_text(const loader_t *l, uint32_t offset) {
+const char *trace_load_text(const loader_t *l, uint32_t offset) {
     return l->arena.data + offset;
 }
 
@@ -108,7 +50,7 @@ static int load_grow_slots(loader_t *l) {
         id_slot_t *s = &l->slots[i];
         if (!s->key)
             continue;
-        const char *text = load_text(l, s->key - 1);
+        const char *text = trace_load_text(l, s->key - 1);
         uint64_t h = XXH3_64bits_withSeed(text, strlen(text), s->scope);
         size_t k = h & (cap - 1);
         while (slots[k].key)
@@ -133,7 +75,7 @@ static id_slot_t *load_id(loader_t *l, uint32_t scope, const char *text, uint32_
     size_t k = h & (l->cap_slots - 1);
     while (l->slots[k].key) {
         id_slot_t *s = &l->slots[k];
-        if (s->scope == scope && strcmp(load_text(l, s->key - 1), text) == 0)
+        if (s->scope == scope && strcmp(trace_load_text(l, s->key - 1), text) == 0)
             return s;
         k = (k + 1) & (l->cap_slots - 1);
     }
@@ -171,13 +113,13 @@ static int load_count(loader_t *l, int line, json_t *o, const char *key, bool re
     json_t *v = json_object_get(o, key);
     if (!v || json_is_null(v)) {
         if (required)
-            return load_fail(l, line, key, "missing key '%s'", key);
+            return trace_load_fail(l, line, key, "missing key '%s'", key);
         return 0;
     }
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!(x >= (double)min) || x != floor(x) || x > (double)WORKLOAD_MAX_TOKENS)
-        return load_fail(l, line, key, "expected a whole number from %" PRId64 " to %u", min,
-                         WORKLOAD_MAX_TOKENS);
+        return trace_load_fail(l, line, key, "expected a whole number from %" PRId64 " to %u", min,
+                               WORKLOAD_MAX_TOKENS);
     *out = (int64_t)x;
     return 0;
 }
@@ -189,7 +131,7 @@ static int load_seconds(loader_t *l, int line, json_t *o, const char *key, int64
         return 0;
     double x = json_is_number(v) ? json_number_value(v) : NAN;
     if (!(x >= 0.0) || !isfinite(x))
-        return load_fail(l, line, key, "expected a number of seconds >= 0");
+        return trace_load_fail(l, line, key, "expected a number of seconds >= 0");
     *out = workload_seconds_to_ns(x);
     return 0;
 }
@@ -200,14 +142,15 @@ static int load_hashes(loader_t *l, int line, json_t *o, load_line_t *rec) {
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_array(v))
-        return load_fail(l, line, "hash_ids", "expected a list of whole numbers");
+        return trace_load_fail(l, line, "hash_ids", "expected a list of whole numbers");
     size_t n = json_array_size(v);
     if (buffer_grow_array(&l->hashes, &l->cap_hashes, l->n_hashes + n, sizeof *l->hashes) != 0)
-        return load_fail(l, line, "hash_ids", "out of memory");
+        return trace_load_fail(l, line, "hash_ids", "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *h = json_array_get(v, i);
         if (!json_is_integer(h) || json_integer_value(h) < 0)
-            return load_fail(l, line, "hash_ids", "item %zu: expected a whole number >= 0", i);
+            return trace_load_fail(l, line, "hash_ids", "item %zu: expected a whole number >= 0",
+                                   i);
         l->hashes[l->n_hashes++] = (uint64_t)json_integer_value(h);
     }
     rec->n_hashes = (uint32_t)n;
@@ -216,7 +159,7 @@ static int load_hashes(loader_t *l, int line, json_t *o, load_line_t *rec) {
 
 static load_line_t *load_new_line(loader_t *l, int line) {
     if (buffer_grow_array(&l->lines, &l->cap_lines, l->n_lines + 1, sizeof *l->lines) != 0) {
-        load_fail(l, line, NULL, "out of memory");
+        trace_load_fail(l, line, NULL, "out of memory");
         return NULL;
     }
     load_line_t *rec = &l->lines[l->n_lines];
@@ -233,7 +176,7 @@ static int load_new_session(loader_t *l, load_line_t *rec, uint32_t id, int64_t 
                             bool is_number) {
     if (buffer_grow_array(&l->sessions, &l->cap_sessions, l->n_sessions + 1, sizeof *l->sessions) !=
         0)
-        return load_fail(l, rec->line, NULL, "out of memory");
+        return trace_load_fail(l, rec->line, NULL, "out of memory");
     rec->session = (uint32_t)l->n_sessions;
     l->sessions[l->n_sessions++] = (load_session_t){.id = id,
                                                     .id_number = number,
@@ -251,10 +194,10 @@ static int load_mooncake_line(loader_t *l, int line, json_t *o) {
     int64_t output = 0;
     json_t *ts = json_object_get(o, "timestamp");
     if (!ts)
-        return load_fail(l, line, "timestamp", "missing key 'timestamp'");
+        return trace_load_fail(l, line, "timestamp", "missing key 'timestamp'");
     double ms = json_is_number(ts) ? json_number_value(ts) : NAN;
     if (!(ms >= 0.0) || !isfinite(ms))
-        return load_fail(l, line, "timestamp", "expected milliseconds >= 0");
+        return trace_load_fail(l, line, "timestamp", "expected milliseconds >= 0");
     if (load_count(l, line, o, "input_length", true, 1, &rec->new_input_length) != 0 ||
         load_count(l, line, o, "output_length", true, 1, &output) != 0 ||
         load_hashes(l, line, o, rec) != 0)
@@ -263,7 +206,7 @@ static int load_mooncake_line(loader_t *l, int line, json_t *o) {
     rec->input_length = rec->new_input_length;
     rec->id = load_intern(l, "0", 1);
     if (rec->id == UINT32_MAX || load_new_session(l, rec, rec->id, (int64_t)l->n_lines, true) != 0)
-        return load_fail(l, line, NULL, "out of memory");
+        return trace_load_fail(l, line, NULL, "out of memory");
     l->sessions[rec->session].arrival_ns = workload_seconds_to_ns(ms / 1e3);
     l->n_lines++;
     return 0;
@@ -280,7 +223,8 @@ static int load_role(loader_t *l, int line, json_t *o, load_line_t *rec) {
         return 0;
     if (json_is_integer(v)) { /* an unnamed role's index */
         if (json_integer_value(v) < 0 || json_integer_value(v) >= CONFIG_MAX_ROLES)
-            return load_fail(l, line, key, "a role index is from 0 to %d", CONFIG_MAX_ROLES - 1);
+            return trace_load_fail(l, line, key, "a role index is from 0 to %d",
+                                   CONFIG_MAX_ROLES - 1);
         rec->role = (uint32_t)json_integer_value(v);
         return 0;
     }
@@ -288,14 +232,15 @@ static int load_role(loader_t *l, int line, json_t *o, load_line_t *rec) {
     if (!name || !*name ||
         strspn(name, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_-.") !=
             strlen(name))
-        return load_fail(l, line, key, "expected a role name (letters, digits, '_', '-', '.')");
+        return trace_load_fail(l, line, key,
+                               "expected a role name (letters, digits, '_', '-', '.')");
     bool known = false;
     for (size_t i = 0; i < l->cfg->workload.n_roles && !known; i++)
         known = strcmp(l->cfg->workload.roles[i], name) == 0;
     if (!known && l->cfg->workload.n_roles >= CONFIG_MAX_ROLES)
-        return load_fail(l, line, key, "at most %d roles", CONFIG_MAX_ROLES);
+        return trace_load_fail(l, line, key, "at most %d roles", CONFIG_MAX_ROLES);
     if (config_role_index(l->cfg, name, &rec->role) != 0)
-        return load_fail(l, line, key, "out of memory");
+        return trace_load_fail(l, line, key, "out of memory");
     return 0;
 }
 
@@ -311,7 +256,7 @@ static int load_history(loader_t *l, int line, json_t *o, load_line_t *rec) {
     else if (json_is_number(v) && json_number_value(v) >= 0.0 && json_number_value(v) <= 1.0)
         rec->history = json_number_value(v);
     else
-        return load_fail(l, line, "history", "expected full, none or a fraction in [0, 1]");
+        return trace_load_fail(l, line, "history", "expected full, none or a fraction in [0, 1]");
     return 0;
 }
 
@@ -324,16 +269,16 @@ static int load_parents(loader_t *l, int line, json_t *o, load_line_t *rec) {
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_array(v))
-        return load_fail(l, line, "parents", "expected a list of node ids");
+        return trace_load_fail(l, line, "parents", "expected a list of node ids");
     size_t n = json_array_size(v);
     if (buffer_grow_array(&l->refs, &l->cap_refs, l->n_refs + n, sizeof *l->refs) != 0)
-        return load_fail(l, line, "parents", "out of memory");
+        return trace_load_fail(l, line, "parents", "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!load_id_text(json_array_get(v, i), id, sizeof id, &number, &is_number))
-            return load_fail(l, line, "parents", "item %zu: expected a node id", i);
+            return trace_load_fail(l, line, "parents", "item %zu: expected a node id", i);
         uint32_t at = load_intern(l, id, strlen(id));
         if (at == UINT32_MAX)
-            return load_fail(l, line, "parents", "out of memory");
+            return trace_load_fail(l, line, "parents", "out of memory");
         l->refs[l->n_refs++] = at;
     }
     rec->n_parents = (uint32_t)n;
@@ -353,12 +298,12 @@ static int load_session_line(loader_t *l, int line, json_t *o) {
     bool is_number, oom = false;
     json_t *v = json_object_get(o, "session");
     if (!v)
-        return load_fail(l, line, "session", "missing key 'session'");
+        return trace_load_fail(l, line, "session", "missing key 'session'");
     if (!load_id_text(v, id, sizeof id, &number, &is_number))
-        return load_fail(l, line, "session", "expected a string or a whole number");
+        return trace_load_fail(l, line, "session", "expected a string or a whole number");
     id_slot_t *slot = load_id(l, UINT32_MAX, id, (uint32_t)l->n_sessions, &oom);
     if (!slot)
-        return load_fail(l, line, "session", "out of memory");
+        return trace_load_fail(l, line, "session", "out of memory");
     if (slot->value == l->n_sessions &&
         load_new_session(l, rec, slot->key - 1, number, is_number) != 0)
         return -1;
@@ -366,16 +311,16 @@ static int load_session_line(loader_t *l, int line, json_t *o) {
     load_session_t *session = &l->sessions[rec->session];
     v = json_object_get(o, "node");
     if (!v)
-        return load_fail(l, line, "node", "missing key 'node'");
+        return trace_load_fail(l, line, "node", "missing key 'node'");
     if (!load_id_text(v, id, sizeof id, &rec->id_number, &rec->id_is_number))
-        return load_fail(l, line, "node", "expected a string or a whole number");
+        return trace_load_fail(l, line, "node", "expected a string or a whole number");
     slot = load_id(l, rec->session, id, (uint32_t)l->n_lines, &oom);
     if (!slot)
-        return load_fail(l, line, "node", "out of memory");
+        return trace_load_fail(l, line, "node", "out of memory");
     if (slot->value != l->n_lines)
-        return load_fail(l, line, "node",
-                         "session '%s': node '%s' is given twice (first at line %d)",
-                         load_text(l, session->id), id, l->lines[slot->value].line);
+        return trace_load_fail(l, line, "node",
+                               "session '%s': node '%s' is given twice (first at line %d)",
+                               trace_load_text(l, session->id), id, l->lines[slot->value].line);
     rec->id = slot->key - 1;
     if (load_parents(l, line, o, rec) != 0)
         return -1;
@@ -384,9 +329,9 @@ static int load_session_line(loader_t *l, int line, json_t *o) {
         rec->history_parent = UINT32_MAX; /* explicitly none */
     if (v && !json_is_null(v)) {
         if (!load_id_text(v, id, sizeof id, &number, &is_number))
-            return load_fail(l, line, "history_parent", "expected a node id or null");
+            return trace_load_fail(l, line, "history_parent", "expected a node id or null");
         if ((rec->history_parent = load_intern(l, id, strlen(id))) == UINT32_MAX)
-            return load_fail(l, line, "history_parent", "out of memory");
+            return trace_load_fail(l, line, "history_parent", "out of memory");
     }
     int64_t arrival_ns = -1;
     json_t *arrival = json_object_get(o, "arrival");
@@ -398,12 +343,12 @@ static int load_session_line(loader_t *l, int line, json_t *o) {
         load_history(l, line, o, rec) != 0 || load_hashes(l, line, o, rec) != 0)
         return -1;
     if (rec->input_length < 0 && rec->new_input_length < 0)
-        return load_fail(l, line, "new_input_length",
-                         "missing key 'new_input_length' (or 'input_length')");
+        return trace_load_fail(l, line, "new_input_length",
+                               "missing key 'new_input_length' (or 'input_length')");
     rec->output_length = (uint32_t)output;
     json_t *append = json_object_get(o, "append_parent_replies");
     if (append && !json_is_boolean(append) && !json_is_null(append))
-        return load_fail(l, line, "append_parent_replies", "expected true or false");
+        return trace_load_fail(l, line, "append_parent_replies", "expected true or false");
     rec->append = json_is_true(append);
     if (arrival && !json_is_null(arrival) &&
         (session->arrival_ns < 0 || arrival_ns < session->arrival_ns))
@@ -428,9 +373,9 @@ static int load_lines(loader_t *l, FILE *f, config_trace_format_t format) {
         json_error_t jerr;
         json_t *o = json_loadb(text, n, 0, &jerr);
         if (!o)
-            rc = load_fail(l, line, NULL, "not JSON: %s (column %d)", jerr.text, jerr.column);
+            rc = trace_load_fail(l, line, NULL, "not JSON: %s (column %d)", jerr.text, jerr.column);
         else if (!json_is_object(o))
-            rc = load_fail(l, line, NULL, "expected a JSON object per line");
+            rc = trace_load_fail(l, line, NULL, "expected a JSON object per line");
         else if (format == TRACE_FORMAT_MOONCAKE)
             rc = load_mooncake_line(l, line, o);
         else
@@ -439,308 +384,16 @@ static int load_lines(loader_t *l, FILE *f, config_trace_format_t format) {
     }
     free(text);
     if (rc == 0 && ferror(f))
-        rc = load_fail(l, 0, NULL, "cannot read the file: %s", strerror(errno));
+        rc = trace_load_fail(l, 0, NULL, "cannot read the file: %s", strerror(errno));
     if (rc == 0 && l->n_lines == 0)
-        rc = load_fail(l, 0, NULL, "the trace is empty: give at least one request line");
+        rc = trace_load_fail(l, 0, NULL, "the trace is empty: give at least one request line");
     return rc;
 }
 
-/* Node order before the topological sort: by integer id when every id of the session is an
- * integer, else the file's. */
-static const loader_t *sort_loader;
-
-static int compare_positions(const void *a, const void *b) {
-    const load_line_t *x = &sort_loader->lines[*(const uint32_t *)a];
-    const load_line_t *y = &sort_loader->lines[*(const uint32_t *)b];
-    if (x->id_number != y->id_number)
-        return x->id_number < y->id_number ? -1 : 1;
-    return x->line < y->line ? -1 : x->line > y->line;
-}
-
-/* Groups the lines by session into l->order. */
-static int load_group(loader_t *l) {
-    l->order = malloc((l->n_lines ? l->n_lines : 1) * sizeof *l->order);
-    if (!l->order)
-        return load_fail(l, 0, NULL, "out of memory");
-    for (size_t i = 0; i < l->n_lines; i++)
-        l->sessions[l->lines[i].session].n_lines++;
-    uint32_t at = 0;
-    for (size_t s = 0; s < l->n_sessions; s++) {
-        l->sessions[s].lines_at = at;
-        at += l->sessions[s].n_lines;
-        l->sessions[s].n_lines = 0;
-    }
-    for (size_t i = 0; i < l->n_lines; i++) {
-        load_session_t *s = &l->sessions[l->lines[i].session];
-        l->order[s->lines_at + s->n_lines++] = (uint32_t)i;
-    }
-    sort_loader = l;
-    for (size_t s = 0; s < l->n_sessions; s++) {
-        load_session_t *session = &l->sessions[s];
-        bool numbers = true;
-        for (uint32_t k = 0; k < session->n_lines && numbers; k++)
-            numbers = l->lines[l->order[session->lines_at + k]].id_is_number;
-        if (numbers)
-            qsort(&l->order[session->lines_at], session->n_lines, sizeof *l->order,
-                  compare_positions);
-        for (uint32_t k = 0; k < session->n_lines; k++)
-            l->lines[l->order[session->lines_at + k]].position = k;
-    }
-    return 0;
-}
-
-/* The line index of node `id` in session s, or UINT32_MAX. */
-static uint32_t load_find(loader_t *l, uint32_t s, uint32_t id) {
+uint32_t trace_load_find(loader_t *l, uint32_t s, uint32_t id) {
     bool oom = false;
-    id_slot_t *slot = load_id(l, s, load_text(l, id), UINT32_MAX, &oom);
+    id_slot_t *slot = load_id(l, s, trace_load_text(l, id), UINT32_MAX, &oom);
     return slot ? slot->value : UINT32_MAX;
-}
-
-typedef struct sort_state {
-    uint32_t *parents; /* per position: its parents' positions, end to end */
-    uint32_t *first;   /* per position: where its parents start (n + 1 entries) */
-    uint8_t *mark;     /* 0 new, 1 on the path, 2 placed */
-    uint32_t *stack;   /* positions on the path */
-    uint32_t *next;    /* per path entry: the next parent to visit */
-    uint32_t *topo;    /* position -> topological index */
-    uint32_t *by_topo; /* topological index -> position */
-    uint32_t *seen;    /* ancestor walk stamps */
-    uint32_t *walk;    /* ancestor walk queue */
-} sort_state_t;
-
-static int load_cycle(loader_t *l, const load_session_t *s, const sort_state_t *st, uint32_t top,
-                      uint32_t start) {
-    char path[400] = "";
-    size_t used = 0;
-    const uint32_t *lines = &l->order[s->lines_at];
-    uint32_t from = 0;
-    while (st->stack[from] != start)
-        from++;
-    /* stack[i + 1] is a parent of stack[i]: printed parent -> child, from the repeated node */
-    used += (size_t)snprintf(path + used, sizeof path - used, "%s",
-                             load_text(l, l->lines[lines[start]].id));
-    for (uint32_t i = top; i > from && used < sizeof path; i--)
-        used += (size_t)snprintf(path + used, sizeof path - used, " -> %s",
-                                 load_text(l, l->lines[lines[st->stack[i]]].id));
-    if (used < sizeof path)
-        snprintf(path + used, sizeof path - used, " -> %s",
-                 load_text(l, l->lines[lines[start]].id));
-    const load_line_t *rec = &l->lines[lines[start]];
-    return load_fail(l, rec->line, "parents", "session '%s': node '%s' is on a cycle: %s",
-                     load_text(l, s->id), load_text(l, rec->id), path);
-}
-
-/* Depth-first from each node in order, parents first: a topological order that keeps the given
- * order where the graph allows it; a node met again while on the path closes a cycle. */
-static int load_topo(loader_t *l, const load_session_t *s, sort_state_t *st) {
-    uint32_t n = s->n_lines, placed = 0;
-    memset(st->mark, 0, n);
-    for (uint32_t root = 0; root < n; root++) {
-        if (st->mark[root])
-            continue;
-        uint32_t top = 0;
-        st->stack[0] = root;
-        st->next[0] = 0;
-        st->mark[root] = 1;
-        for (;;) {
-            uint32_t v = st->stack[top];
-            if (st->next[top] < st->first[v + 1] - st->first[v]) {
-                uint32_t p = st->parents[st->first[v] + st->next[top]++];
-                if (st->mark[p] == 1)
-                    return load_cycle(l, s, st, top, p);
-                if (st->mark[p] == 0) {
-                    st->mark[p] = 1;
-                    st->stack[++top] = p;
-                    st->next[top] = 0;
-                }
-                continue;
-            }
-            st->mark[v] = 2;
-            st->topo[v] = placed;
-            st->by_topo[placed++] = v;
-            if (top == 0)
-                break;
-            top--;
-        }
-    }
-    return 0;
-}
-
-/* Whether position a is an ancestor of position b. */
-static bool load_is_ancestor(const sort_state_t *st, uint32_t a, uint32_t b, uint32_t stamp) {
-    uint32_t head = 0, tail = 0;
-    st->walk[tail++] = b;
-    st->seen[b] = stamp;
-    while (head < tail) {
-        uint32_t v = st->walk[head++];
-        for (uint32_t k = st->first[v]; k < st->first[v + 1]; k++) {
-            uint32_t p = st->parents[k];
-            if (p == a)
-                return true;
-            if (st->seen[p] != stamp) {
-                st->seen[p] = stamp;
-                st->walk[tail++] = p;
-            }
-        }
-    }
-    return false;
-}
-
-/* Resolves one session's parents and history parent, sorts it and appends its nodes to out. */
-static int load_session_nodes(loader_t *l, uint32_t si, sort_state_t *st, trace_t *out,
-                              uint32_t *stamp) {
-    const load_session_t *s = &l->sessions[si];
-    const uint32_t *lines = &l->order[s->lines_at];
-    uint32_t n = s->n_lines, k = 0;
-    for (uint32_t pos = 0; pos < n; pos++) {
-        const load_line_t *rec = &l->lines[lines[pos]];
-        st->first[pos] = k;
-        for (uint32_t p = 0; p < rec->n_parents; p++) {
-            uint32_t id = l->refs[rec->refs_at + p];
-            uint32_t line = load_find(l, si, id);
-            if (line == UINT32_MAX)
-                return load_fail(l, rec->line, "parents",
-                                 "session '%s': node '%s': unknown parent '%s'",
-                                 load_text(l, s->id), load_text(l, rec->id), load_text(l, id));
-            st->parents[k++] = l->lines[line].position;
-        }
-    }
-    st->first[n] = k;
-    if (load_topo(l, s, st) != 0)
-        return -1;
-    uint32_t base = (uint32_t)out->n_nodes;
-    for (uint32_t t = 0; t < n; t++) {
-        uint32_t pos = st->by_topo[t];
-        const load_line_t *rec = &l->lines[lines[pos]];
-        trace_node_t *node = &out->nodes[out->n_nodes++];
-        node->parents_at = (uint32_t)out->n_edges;
-        node->n_parents = rec->n_parents;
-        for (uint32_t q = st->first[pos]; q < st->first[pos + 1]; q++)
-            out->edges[out->n_edges++] = st->topo[st->parents[q]];
-        node->history_parent = TRACE_NONE;
-        int64_t fresh = rec->new_input_length;
-        if (rec->history_parent != UINT32_MAX) {
-            uint32_t line = load_find(l, si, rec->history_parent);
-            const char *hp = load_text(l, rec->history_parent);
-            if (line == UINT32_MAX)
-                return load_fail(l, rec->line, "history_parent",
-                                 "session '%s': node '%s': unknown history parent '%s'",
-                                 load_text(l, s->id), load_text(l, rec->id), hp);
-            uint32_t hpos = l->lines[line].position;
-            if (!load_is_ancestor(st, hpos, pos, ++*stamp))
-                return load_fail(l, rec->line, "history_parent",
-                                 "session '%s': node '%s': history parent '%s' is not an ancestor "
-                                 "of it",
-                                 load_text(l, s->id), load_text(l, rec->id), hp);
-            node->history_parent = st->topo[hpos];
-            const load_line_t *h = &l->lines[line];
-            /* only the whole prompt given: the fresh part is what the inherited turn lacks */
-            if (fresh < 0 && h->input_length >= 0)
-                fresh = rec->input_length -
-                        (int64_t)(rec->history * (double)(h->input_length + h->output_length));
-        }
-        if (fresh < 0)
-            fresh = rec->input_length;
-        node->input_tokens = fresh < 1 ? 1 : (uint32_t)fresh;
-        node->output_tokens = rec->output_length;
-        node->role = rec->role;
-        node->wait_ns = rec->wait_ns;
-        node->history = rec->history;
-        node->append_parent_replies = rec->append;
-        node->hashes_at = rec->hashes_at;
-        node->n_hashes = rec->n_hashes;
-    }
-    out->sessions[out->n_sessions++] =
-        (trace_session_t){.n_nodes = n, .first_node = base, .arrival_ns = s->arrival_ns};
-    return 0;
-}
-
-/* Session order: by arrival (timed), then integer ids numerically before other ids, then first
- * appearance. */
-static bool sort_timed;
-
-static int compare_sessions(const void *a, const void *b) {
-    const load_session_t *x = &sort_loader->sessions[*(const uint32_t *)a];
-    const load_session_t *y = &sort_loader->sessions[*(const uint32_t *)b];
-    if (sort_timed && x->arrival_ns != y->arrival_ns)
-        return x->arrival_ns < y->arrival_ns ? -1 : 1;
-    if (x->id_is_number != y->id_is_number)
-        return x->id_is_number ? -1 : 1;
-    if (x->id_is_number && x->id_number != y->id_number)
-        return x->id_number < y->id_number ? -1 : 1;
-    return x->first_line < y->first_line ? -1 : x->first_line > y->first_line;
-}
-
-static int load_build(loader_t *l, trace_t *out, bool timed) {
-    uint32_t max = 0;
-    for (size_t s = 0; s < l->n_sessions; s++)
-        if (l->sessions[s].n_lines > max)
-            max = l->sessions[s].n_lines;
-    size_t n1 = (size_t)max + 1;
-    sort_state_t st = {
-        .parents = malloc((l->n_refs + 1) * sizeof(uint32_t)),
-        .first = malloc(n1 * sizeof(uint32_t)),
-        .mark = malloc(n1),
-        .stack = malloc(n1 * sizeof(uint32_t)),
-        .next = malloc(n1 * sizeof(uint32_t)),
-        .topo = malloc(n1 * sizeof(uint32_t)),
-        .by_topo = malloc(n1 * sizeof(uint32_t)),
-        .seen = calloc(n1, sizeof(uint32_t)),
-        .walk = malloc(n1 * sizeof(uint32_t)),
-    };
-    uint32_t *order = malloc((l->n_sessions + 1) * sizeof *order);
-    out->sessions = calloc(l->n_sessions + 1, sizeof *out->sessions);
-    out->nodes = calloc(l->n_lines + 1, sizeof *out->nodes);
-    out->edges = malloc((l->n_refs + 1) * sizeof *out->edges);
-    out->hashes = malloc((l->n_hashes + 1) * sizeof *out->hashes);
-    int rc = 0;
-    if (!st.parents || !st.first || !st.mark || !st.stack || !st.next || !st.topo || !st.by_topo ||
-        !st.seen || !st.walk || !order || !out->sessions || !out->nodes || !out->edges ||
-        !out->hashes)
-        rc = load_fail(l, 0, NULL, "out of memory");
-    if (rc == 0) {
-        if (l->n_hashes)
-            memcpy(out->hashes, l->hashes, l->n_hashes * sizeof *out->hashes);
-        out->n_hashes = l->n_hashes;
-        for (size_t s = 0; s < l->n_sessions; s++)
-            order[s] = (uint32_t)s;
-        sort_loader = l;
-        sort_timed = timed;
-        qsort(order, l->n_sessions, sizeof *order, compare_sessions);
-    }
-    uint32_t stamp = 0;
-    for (size_t s = 0; rc == 0 && s < l->n_sessions; s++)
-        rc = load_session_nodes(l, order[s], &st, out, &stamp);
-    free(st.parents);
-    free(st.first);
-    free(st.mark);
-    free(st.stack);
-    free(st.next);
-    free(st.topo);
-    free(st.by_topo);
-    free(st.seen);
-    free(st.walk);
-    free(order);
-    return rc;
-}
-
-/* Arrivals from the first one; a timed replay needs one on every session. */
-static int load_arrivals(loader_t *l, bool timed) {
-    int64_t first = INT64_MAX;
-    for (size_t s = 0; s < l->n_sessions; s++) {
-        const load_session_t *session = &l->sessions[s];
-        if (session->arrival_ns < 0 && timed)
-            return load_fail(l, l->lines[session->first_line].line, "arrival",
-                             "session '%s' has no arrival time: a timed replay (scheduler.kind: "
-                             "rate) needs one on every session",
-                             load_text(l, session->id));
-        if (session->arrival_ns >= 0 && session->arrival_ns < first)
-            first = session->arrival_ns;
-    }
-    for (size_t s = 0; s < l->n_sessions && first != INT64_MAX; s++)
-        if (l->sessions[s].arrival_ns >= 0)
-            l->sessions[s].arrival_ns -= first;
-    return 0;
 }
 
 static void loader_free(loader_t *l) {
@@ -760,18 +413,18 @@ int trace_load(config_t *cfg, trace_t **out, config_error_t *err) {
     *out = NULL;
     FILE *f = t->path ? fopen(t->path, "r") : NULL;
     if (!f)
-        return load_fail(&l, 0, NULL, "cannot read the trace: %s",
-                         t->path ? strerror(errno) : "no workload.trace.path");
+        return trace_load_fail(&l, 0, NULL, "cannot read the trace: %s",
+                               t->path ? strerror(errno) : "no workload.trace.path");
     bool timed = cfg->scheduler.kind == SCHEDULER_RATE;
     trace_t *trace = trace_new();
-    int rc = trace ? load_lines(&l, f, t->format) : load_fail(&l, 0, NULL, "out of memory");
+    int rc = trace ? load_lines(&l, f, t->format) : trace_load_fail(&l, 0, NULL, "out of memory");
     fclose(f);
     if (rc == 0)
-        rc = load_arrivals(&l, timed);
+        rc = trace_order_arrivals(&l, timed);
     if (rc == 0)
-        rc = load_group(&l);
+        rc = trace_order_group(&l);
     if (rc == 0)
-        rc = load_build(&l, trace, timed);
+        rc = trace_order_build(&l, trace, timed);
     loader_free(&l);
     if (rc != 0) {
         trace_unref(&trace);
