@@ -65,6 +65,32 @@ static void test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload(void **
     config_free(&cfg);
 }
 
+static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **state) {
+    (void)state;
+    config_t cfg;
+    config_case_load(&cfg, "session_generator:\n"
+                           "  type: trace\n"
+                           "  trace_file: traces/workload_b_dag.jsonl\n"
+                           "  wrap_mode: true\n"
+                           "  flavor:\n"
+                           "    type: timed_synthetic_session\n"
+                           "    page_size: 16\n"
+                           "seed: 42\n"
+                           "traffic_scheduler: {type: rate}\n"
+                           "runtime: {benchmark_timeout: 30}\n");
+    assert_int_equal(cfg.workload.kind, WORKLOAD_TRACE);
+    assert_int_equal(cfg.workload.trace.format, TRACE_FORMAT_SESSION);
+    assert_true(cfg.workload.trace.wrap);
+    const char *path = cfg.workload.trace.path;
+    size_t len = strlen(path), tail = strlen("traces/workload_b_dag.jsonl");
+    assert_true(len >= tail);
+    assert_string_equal(path + len - tail, "traces/workload_b_dag.jsonl");
+    assert_int_equal(cfg.scheduler.kind, SCHEDULER_RATE);
+    assert_int_equal(cfg.limits.duration_ns, 30000000000LL);
+    assert_int_equal(cfg.seed, 42);
+    config_free(&cfg);
+}
+
 static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(void **state) {
     (void)state;
     static const message_case_t cases[] = {
@@ -96,4 +122,5 @@ static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(v
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload),
+          cmocka_unit_test(test_config_veeksha_trace_generator_maps_onto_a_trace_replay),
           cmocka_unit_test(test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key))

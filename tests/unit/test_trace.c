@@ -216,6 +216,18 @@ static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_te
     config_free(&cfg);
 }
 
+/* time_scale stretches the arrivals and the wrap period alike. */
+static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
+    cfg.workload.trace.time_scale = 2.0;
+    assert_int_equal(trace_arrival_ns(&cfg, 2), 600000000);
+    assert_int_equal(trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
+    config_free(&cfg);
+}
+
 static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
     (void)state;
     config_t cfg;
@@ -296,6 +308,7 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_refuses_bad_lines_with_file_line_key_and_reason),
     cmocka_unit_test(test_trace_timed_replay_needs_an_arrival_on_every_session),
     cmocka_unit_test(test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text),
+    cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
     cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
     cmocka_unit_test(test_trace_wire_wrap_sends_the_sessions_a_worker_reaches))
