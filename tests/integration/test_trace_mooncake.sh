@@ -5,7 +5,9 @@
 #    hash ids gets fewer than one block; with --no-prefix-cache nothing is cached;
 #  - a timed replay at 200 requests/s puts each request's intended start at its timestamp and
 #    sends it within 2 ms of it (p95: a loaded 2-core machine delays a few sends; intended vs
-#    actual start in requests.jsonl).
+#    actual start in requests.jsonl);
+#  - wrap keeps a short trace going for the duration, with new session ids and arrivals offset by
+#    the trace's period.
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/shared.jsonl" <<'JSONL'
@@ -73,5 +75,34 @@ p95, p99 = lags[int(0.95 * (len(lags) - 1))], lags[int(0.99 * (len(lags) - 1))]
 assert p95 <= 2.0, f"send - intended p95 {p95:.3f} ms > 2 ms (p99 {p99:.3f}, max {lags[-1]:.3f} ms)"
 print(f"ok: 400 arrivals at 200/s, send - intended p50 {lags[200]:.3f} ms, p95 {p95:.3f} ms, "
       f"p99 {p99:.3f} ms")
+PY
+# wrap: 5 requests 50 ms apart (period 200 ms + the mean gap 50 ms) keep going for the duration,
+# with new session ids and arrivals offset by the period: session i is intended at i x 50 ms.
+python3 - "$WORK/wrap.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for i in range(5):
+        f.write(json.dumps({"timestamp": 1000 + 50 * i, "input_length": 8, "output_length": 2}) + "\n")
+PY
+cat >"$WORK/wrap.yaml" <<YAML
+seed: 3
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload:
+  kind: trace
+  trace: {path: $WORK/wrap.jsonl, format: mooncake, wrap: true}
+scheduler: {kind: rate}
+limits: {duration: 1020ms}
+YAML
+run_bounded 60 /dev/null "$WORK/wrap.err" "$WORK/wrap.yaml" --workers 2 --trace --out "$WORK/wrap"
+[ "$RUN_RC" = 0 ] || fail "the wrapped replay exited $RUN_RC: $(tail -5 "$WORK/wrap.err")"
+python3 - "$WORK/wrap/requests.jsonl" <<'PY'
+import json, sys
+rows = sorted(map(json.loads, open(sys.argv[1])), key=lambda r: r["session"])
+assert [r["session"] for r in rows] == list(range(21)), \
+    f"sessions {[r['session'] for r in rows]}, expected 0..20 (arrivals before 1020 ms)"
+for r in rows:
+    assert abs(r["intended_us"] - r["session"] * 50000) < 1, \
+        f"session {r['session']} intended at {r['intended_us']} us, expected {r['session'] * 50000}"
+print(f"ok: wrap: {len(rows)} sessions from a 5-request trace, arrivals 50 ms apart throughout")
 PY
 echo "ok: Mooncake replay shares hash-id blocks and keeps the trace's arrival times"
