@@ -9,6 +9,7 @@
 
 #include "config_mock.h"
 #include "config_telemetry.h"
+#include "config_trace.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -33,6 +34,7 @@ void config_init(config_t *self) {
     dist_fixed(&self->workload.output_tokens, 128);
     dist_fixed(&self->workload.think_time, 0);
     config_graph_init(&self->workload.graph);
+    config_trace_init(&self->workload.trace);
     self->scheduler.kind = SCHEDULER_CONCURRENT;
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
@@ -64,6 +66,7 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.think_time);
     free_endpoints(self->workload.roles, self->workload.n_roles);
     config_graph_free(&self->workload.graph);
+    config_trace_free(&self->workload);
     free(self->output.dir);
     config_mock_free(&self->mock);
     config_telemetry_free(&self->telemetry);
@@ -115,6 +118,8 @@ int config_copy(config_t *dst, const config_t *src) {
     if (config_mock_copy(&dst->mock, &src->mock) < 0)
         ok = false;
     if (config_telemetry_copy(&dst->telemetry, &src->telemetry) < 0)
+        ok = false;
+    if (config_trace_copy(&dst->workload, &src->workload) < 0)
         ok = false;
     if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
         config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */
@@ -227,8 +232,10 @@ int config_set_endpoints(config_t *self, char **urls, size_t n) {
 
 void config_error_format(const config_error_t *err, char *buf, size_t len) {
     int n;
-    if (err->line > 0)
+    if (err->line > 0 && err->column > 0)
         n = snprintf(buf, len, "%s:%d:%d: ", err->file, err->line, err->column);
+    else if (err->line > 0) /* a line of a JSONL trace: no column */
+        n = snprintf(buf, len, "%s:%d: ", err->file, err->line);
     else
         n = snprintf(buf, len, "%s: ", err->file);
     size_t used = n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len);

@@ -18,7 +18,12 @@ typedef enum {
     ROUTING_RANDOM,
     ROUTING_LEAST_INFLIGHT
 } config_routing_t;
-typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT, WORKLOAD_GRAPH } config_workload_kind_t;
+typedef enum {
+    WORKLOAD_REQUESTS,
+    WORKLOAD_CHAT,
+    WORKLOAD_GRAPH,
+    WORKLOAD_TRACE
+} config_workload_kind_t;
 typedef enum {
     GRAPH_LINEAR,
     GRAPH_DIAMOND,
@@ -97,6 +102,19 @@ typedef struct config_graph {
     uint32_t max_width; /* branching: cap on a layer's width (default 64) */
 } config_graph_t;
 
+/* workload.trace (kind: trace): which file to replay and how (docs/workloads.md). */
+typedef enum { TRACE_FORMAT_SESSION, TRACE_FORMAT_MOONCAKE } config_trace_format_t;
+
+typedef struct config_trace {
+    char *path;                   /* made absolute at load */
+    config_trace_format_t format; /* default session */
+    uint32_t block_size;          /* tokens per hash id (default 512) */
+    double time_scale;            /* timed replay: arrival x time_scale (default 1) */
+    bool wrap; /* past the trace's last session, start over with new session ids */
+} config_trace_t;
+
+struct trace;
+
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
     dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
@@ -107,6 +125,9 @@ typedef struct config_workload {
     char **roles;                  /* role names: roles[i] names role index i (none by default) */
     size_t n_roles;
     config_graph_t graph; /* kind graph: the shape and its nodes */
+    config_trace_t trace; /* kind trace: the file and how to replay it */
+    struct trace *replay; /* kind trace: the loaded sessions (shared by copies), or NULL: loaded by
+                             config_load_file (or, on a worker, its part from Assign) */
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -234,6 +255,14 @@ char **config_mock_args(const config_mock_t *self);
 const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
+
+/* Kind trace: reads workload.trace.path into workload.replay (roles named in it are added to
+ * workload.roles; without wrap, limits.max_sessions is lowered to the trace's sessions; a timed
+ * replay's scheduler.rate becomes the trace's mean rate, for the report). config_load_file calls
+ * it; a config loaded from a string gets its trace separately. 0 ok; -1 with *err naming the
+ * trace file, line and reason. */
+int config_trace_load(config_t *self, config_error_t *err);
+const char *config_trace_format_name(config_trace_format_t format);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

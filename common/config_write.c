@@ -285,6 +285,17 @@ static void put_graph(FILE *out, const config_workload_t *w) {
         put_graph_node(out, w, &g->nodes[i], g->shape == GRAPH_TEMPLATE);
 }
 
+/* workload.trace: the file and how it is replayed (its sessions travel to workers apart). */
+static void put_trace(FILE *out, const config_trace_t *t) {
+    char scale[40];
+    format_double(t->time_scale, scale, sizeof scale);
+    fputs("  trace:\n    path: ", out);
+    put_string(out, t->path ? t->path : "");
+    fprintf(out, "\n    format: %s\n    block_size: %u\n    time_scale: %s\n    wrap: %s\n",
+            config_trace_format_name(t->format), (unsigned)t->block_size, scale,
+            t->wrap ? "true" : "false");
+}
+
 static void put_workload(FILE *out, const config_workload_t *w) {
     fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
     put_dist(out, &w->turns, false);
@@ -302,6 +313,8 @@ static void put_workload(FILE *out, const config_workload_t *w) {
     fputs("]\n", out);
     if (w->kind == WORKLOAD_GRAPH)
         put_graph(out, w);
+    if (w->kind == WORKLOAD_TRACE)
+        put_trace(out, &w->trace);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {

@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "config_documents.h"
+
 static void usage(FILE *out) {
     fprintf(
         out,
@@ -13,7 +15,8 @@ static void usage(FILE *out) {
         "                           [--allow-invalid]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
-        "                         several, run N writes its results to OUT/run-N\n"
+        "                         several, run N writes its results to OUT/run-N; a file of\n"
+        "                         several YAML documents (---) is one run per document\n"
         "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
         "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
         "  --expect-workers N     logical workers to wait for (worker --threads T counts T)\n"
@@ -62,6 +65,7 @@ int controller_main(int argc, char **argv) {
         {NULL, 0, NULL, 0},
     };
     controller_options_t o = {.name = "controller"};
+    char **runs = NULL; /* the files, a file of several YAML documents as several runs */
     const char **targets = calloc((size_t)argc + 1, sizeof *targets);
     if (!targets)
         return 1;
@@ -117,9 +121,12 @@ int controller_main(int argc, char **argv) {
         usage(stderr);
         goto out;
     }
-    o.config_path = argv[optind];
-    o.config_paths = (const char *const *)&argv[optind];
-    o.n_configs = (size_t)(argc - optind);
+    /* a file of several YAML documents is several runs */
+    runs = config_expand_documents(&argv[optind], (size_t)(argc - optind), &o.n_configs);
+    if (!runs)
+        goto out;
+    o.config_path = runs[0];
+    o.config_paths = (const char *const *)runs;
     o.targets = targets;
     controller_t *ctl = controller_new(&o);
     if (!ctl)
@@ -127,6 +134,7 @@ int controller_main(int argc, char **argv) {
     rc = controller_run(ctl);
     controller_destroy(&ctl);
 out:
+    config_documents_free(runs);
     free(targets);
     return rc;
 }

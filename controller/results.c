@@ -38,6 +38,8 @@ void results_open_trace(controller_t *self) {
     char path[4096];
     snprintf(path, sizeof path, "%s/requests.jsonl", run->cfg.output.dir);
     run->trace_out = report_trace_open(path, run->start_ns);
+    if (run->trace_out && report_trace_set_workload(run->trace_out, &run->cfg) != 0)
+        report_trace_close(&run->trace_out); /* no memory: said below, as for a failed open */
     if (!run->trace_out)
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
 }
