@@ -55,8 +55,19 @@ static const mock_option_t mock_option_table[] = {
     {"--prefix-cache-tokens", OPT_U64, F(prefix_cache_tokens), "N",
      "cap of the prefix cache (default: the whole KV pool)"},
     {"--no-prefix-cache", OPT_FLAG_OFF, F(prefix_cache), NULL, "disable prefix caching"},
-    {"--tpot-base-ms", OPT_MS, F(tpot_base_ms), "MS", "engine step time with one sequence"},
+    {"--tpot-base-ms", OPT_MS, F(tpot_base_ms), "MS",
+     "engine step time per sequence: step = fixed + MS x running^alpha + prefill"},
     {"--alpha", OPT_MS, F(alpha), "A", "step time grows as running^A"},
+    {"--step-fixed-ms", OPT_MS, F(step_fixed_ms), "MS",
+     "engine step time whatever the batch (reading the weights)"},
+    {"--spec-tokens", OPT_U32_ANY, F(spec_tokens), "K",
+     "speculative decoding: K draft tokens per step, so a streamed chunk carries 1 to K+1 "
+     "tokens (0 = off)"},
+    {"--spec-acceptance", OPT_RATE, F(spec_acceptance), "P",
+     "probability a draft token is accepted when the one before it was"},
+    {"--spec-draft-ms", OPT_MS, F(spec_draft_ms), "MS", "drafter time per draft token per step"},
+    {"--spec-verify-weight", OPT_MS, F(spec_verify_weight), "W",
+     "a verified draft token counts W sequences in the step time's running^alpha"},
     {"--prefill-tokens-per-s", OPT_MS, F(prefill_tokens_per_s), "R",
      "prefill speed added to a step's time (0 = free)"},
     {"--ttft-overhead-ms", OPT_MS, F(ttft_overhead_ms), "MS",
@@ -97,6 +108,11 @@ static void mock_options_apply_profile(mock_options_t *self, const mock_profile_
     self->alpha = p->alpha;
     self->prefill_tokens_per_s = p->prefill_tokens_per_s;
     self->ttft_overhead_ms = p->ttft_overhead_ms;
+    self->step_fixed_ms = p->step_fixed_ms;
+    self->spec_tokens = p->spec_tokens;
+    self->spec_acceptance = p->spec_acceptance;
+    self->spec_draft_ms = p->spec_draft_ms;
+    self->spec_verify_weight = p->spec_verify_weight;
 }
 
 void mock_options_init(mock_options_t *self) {

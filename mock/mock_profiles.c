@@ -143,5 +143,10 @@ void mock_profile_engine_config(const mock_profile_t *self, mock_engine_config_t
         .tpot_base_ms = self->tpot_base_ms,
         .alpha = self->alpha,
         .prefill_tokens_per_s = self->prefill_tokens_per_s,
+        .step_fixed_ms = self->step_fixed_ms,
+        .spec_tokens = self->spec_tokens,
+        .spec_acceptance = self->spec_acceptance,
+        .spec_draft_ms = self->spec_draft_ms,
+        .spec_verify_weight = self->spec_verify_weight,
     };
 }

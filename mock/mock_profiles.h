@@ -33,6 +33,9 @@ typedef struct mock_profile {
     double alpha;
     double prefill_tokens_per_s;
     double ttft_overhead_ms;
+    double step_fixed_ms;
+    uint32_t spec_tokens; /* speculative decoding (mock_engine_config_t), 0 = off */
+    double spec_acceptance, spec_draft_ms, spec_verify_weight;
     /* The calibration: where the figures come from, the load they were measured under, whether
      * the reference's TTFT and TPOT are medians (else means), and the points. */
     const char *source;

@@ -35,7 +35,7 @@ typedef struct mock_sim {
     uint64_t seed, next_session, next_fresh_id;
     int64_t overhead_ns, measure_from_ns, step_start_ns;
     histogram_t *ttft, *tpot; /* ns, the same definition as the reports' */
-    uint64_t n_done, window_tokens;
+    uint64_t n_done, window_tokens, window_chunks;
     double running_sum, waiting_sum, sampled_ns; /* weighted by step duration */
     bool out_of_memory;
 } mock_sim_t;
@@ -106,6 +106,7 @@ static bool mock_sim_send(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
     c->seq.output_tokens = output;
     c->seq.block_hashes = c->hashes;
     c->seq.n_block_hashes = mock_prefix_cache_hash_blocks(c->ids, prompt + output, c->hashes);
+    c->seq.key = c->session << 8 | c->step;
     c->seq.user = c;
     c->history = prompt + output;
     c->step++;
@@ -117,8 +118,10 @@ static bool mock_sim_send(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
 static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
     mock_sim_t *sim = arg;
     mock_sim_client_t *c = seq->user;
-    if (now >= sim->measure_from_ns)
-        sim->window_tokens++;
+    if (now >= sim->measure_from_ns) {
+        sim->window_tokens += seq->step_sampled;
+        sim->window_chunks++;
+    }
     if (seq->generated < seq->output_tokens)
         return;
     if (c->sent_ns >= sim->measure_from_ns) {
@@ -236,6 +239,7 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     mock_sim_summary(sim.ttft, &out->ttft_p50_ms, &out->ttft_mean_ms, &out->ttft_p95_ms);
     mock_sim_summary(sim.tpot, &out->tpot_p50_ms, &out->tpot_mean_ms, &out->tpot_p95_ms);
     out->generation_tokens_per_s = (double)sim.window_tokens / measure_s;
+    out->tokens_per_chunk = sim.window_chunks ? (double)sim.window_tokens / sim.window_chunks : 0;
     out->mean_running = sim.sampled_ns > 0 ? sim.running_sum / sim.sampled_ns : 0;
     out->mean_waiting = sim.sampled_ns > 0 ? sim.waiting_sum / sim.sampled_ns : 0;
     uint64_t queries = after.prefix_queries - before.prefix_queries;

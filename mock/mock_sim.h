@@ -32,6 +32,7 @@ typedef struct mock_sim_result {
     double ttft_p50_ms, ttft_mean_ms, ttft_p95_ms;
     double tpot_p50_ms, tpot_mean_ms, tpot_p95_ms; /* per request: (last - first) / (n - 1) */
     double generation_tokens_per_s;
+    double tokens_per_chunk; /* tokens sampled per sequence and step (> 1: speculative decoding) */
     double mean_running, mean_waiting; /* time-weighted over the engine's busy time */
     double prefix_hit_rate;            /* hits / queries over the window */
     uint64_t preemptions;
