@@ -193,7 +193,9 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     timer_heap_init(&sim.heap);
     sim.ttft = histogram_new();
     sim.tpot = histogram_new();
-    sim.engine = mock_engine_new(config);
+    mock_engine_config_t seeded = *config; /* the engine's draws follow the run's seed too */
+    seeded.seed = seed;
+    sim.engine = mock_engine_new(&seeded);
     sim.clients = calloc(concurrency, sizeof(*sim.clients));
     if (!sim.ttft || !sim.tpot || !sim.engine || !sim.clients) {
         mock_sim_free(&sim);

@@ -40,7 +40,8 @@ typedef struct mock_sim_result {
 
 /* Runs `concurrency` clients against an engine built from config for warmup_s + measure_s of
  * simulated time; overhead_ms is added before each request reaches the scheduler (the mock's
- * --ttft-overhead-ms). Deterministic in seed. 0 ok, -1 on a bad configuration or no memory. */
+ * --ttft-overhead-ms). Deterministic in seed, which also keys the engine's draws (config->seed is
+ * not used). 0 ok, -1 on a bad configuration or no memory. */
 int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
                  const mock_sim_workload_t *workload, uint32_t concurrency, double warmup_s,
                  double measure_s, uint64_t seed, mock_sim_result_t *out);
