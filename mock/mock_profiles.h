@@ -16,14 +16,14 @@
 
 /* One measured operating point: at this many concurrent clients, this TTFT and TPOT (ms; 0 =
  * not measured), how far the calibrated model may be from each (relative; a 0 tolerance: shown,
- * not held to), the reference's TPOT p95 (0 = not reported), and the model's own figures at
- * that point as calibration left them (the fit table of --help and docs/mock.md;
+ * not held to), the reference's TPOT p95 (0 = not reported) and its tolerance, and the model's own
+ * figures at that point as calibration left them (the fit table of --help and docs/mock.md;
  * tests/unit/test_mock_profiles.c holds them to the live replay). */
 typedef struct mock_profile_point {
     uint32_t concurrency;
     double ttft_ms, tpot_ms;
     double ttft_tolerance, tpot_tolerance;
-    double tpot_p95_ms;
+    double tpot_p95_ms, tpot_p95_tolerance;
     double fit_ttft_ms, fit_tpot_ms, fit_tpot_p95_ms;
 } mock_profile_point_t;
 
