@@ -9,6 +9,9 @@
 #  - c = 2 against a mock started here: the client's event and token totals equal the mock's own
 #    counters (stampede_mock_chunks_sent_total, vllm:generation_tokens_total), and the client's
 #    mean TPOT is the mock's (its request_time_per_output_token histogram) within 10 %.
+# And the events themselves (one stream with continuous usage and 7 reasoning tokens): each
+# event's words are exactly its growth of usage.completion_tokens, some carry several, and none
+# straddles the end of the reasoning.
 source "$(dirname "$0")/protocol_lib.sh"
 
 # check_chunks RUN_DIR REQUESTS: the accounting assertions on a run of REQUESTS x 64 tokens.
@@ -68,4 +71,35 @@ assert abs(client / server - 1) < 0.10, f"client TPOT {client:.2f} ms, mock's {s
 print(f"mock: {events:.0f} events, {tokens:.0f} tokens; TPOT client {client:.2f} ms, mock {server:.2f} ms")
 PY
     fail "c = 2: the client's counts or TPOT differ from the mock's"
+start_mock --profile h200-llama70b-eagle3 --reasoning-tokens 7
+python3 - "$MOCK_URL" <<'PY' || fail "the events' words do not match their usage"
+import json, sys, urllib.request
+body = {"messages": [{"role": "user", "content": "one two three"}], "max_tokens": 200,
+        "stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+req = urllib.request.Request(sys.argv[1] + "/v1/chat/completions", json.dumps(body).encode(),
+                             {"content-type": "application/json"})
+done, sizes, kinds = 0, [], []
+with urllib.request.urlopen(req, timeout=60) as resp:
+    for line in resp:
+        line = line.decode().strip()
+        if not line.startswith("data: {"):
+            continue
+        event = json.loads(line[6:])
+        if not event["choices"]:
+            continue
+        delta = event["choices"][0]["delta"]
+        text = delta.get("reasoning_content") or delta.get("content") or ""
+        if not text:
+            continue  # the role event
+        words = len(text.split())
+        grew = event["usage"]["completion_tokens"] - done
+        assert words == grew, (text, grew)
+        done += grew
+        sizes.append(words)
+        kinds.append("reasoning" if "reasoning_content" in delta else "content")
+assert done == 200 and sum(sizes) == 200, (done, sum(sizes))
+assert max(sizes) > 1 and max(sizes) <= 4 and min(sizes) >= 1, sorted(set(sizes))
+assert sum(n for n, k in zip(sizes, kinds) if k == "reasoning") == 7, list(zip(sizes, kinds))[:6]
+print(f"{len(sizes)} events for 200 tokens: sizes {dict((k, sizes.count(k)) for k in range(1, 5))}")
+PY
 echo "ok: EAGLE-3 events carry several tokens; usage, TPOT and ITL account for them exactly"
