@@ -182,10 +182,13 @@ static uint32_t mock_seq_target(const mock_seq_t *seq) {
 }
 
 /* Tokens a decode step of seq computes: its last token, plus the drafts the target verifies
- * (no more than the sequence has left to generate). */
+ * (no more than the sequence has left to generate, nor than a step's token budget holds). */
 static uint32_t mock_engine_decode_tokens(const mock_engine_t *self, const mock_seq_t *seq) {
-    uint32_t left = seq->output_tokens - seq->generated;
-    uint32_t drafts = self->config.spec_tokens < left - 1 ? self->config.spec_tokens : left - 1;
+    uint32_t drafts = self->config.spec_tokens;
+    if (drafts > seq->output_tokens - seq->generated - 1)
+        drafts = seq->output_tokens - seq->generated - 1;
+    if (drafts > self->config.max_num_batched_tokens - 1) /* a step must be able to hold it */
+        drafts = self->config.max_num_batched_tokens - 1;
     return 1 + drafts;
 }
 

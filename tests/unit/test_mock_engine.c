@@ -287,9 +287,11 @@ static void record_spec(mock_seq_t *seq, int64_t now_ns, void *arg) {
     log->counts[log->n++] = seq->step_sampled;
 }
 
-static void run_spec(uint64_t seed, double acceptance, uint32_t output, spec_log_t *log) {
+static void run_spec_with(uint32_t spec_tokens, uint32_t budget, uint64_t seed, double acceptance,
+                          uint32_t output, spec_log_t *log) {
     mock_engine_config_t c = base_config();
-    c.spec_tokens = 3;
+    c.spec_tokens = spec_tokens;
+    c.max_num_batched_tokens = budget;
     c.spec_acceptance = acceptance;
     c.seed = seed;
     mock_engine_t *e = mock_engine_new(&c);
@@ -304,6 +306,20 @@ static void run_spec(uint64_t seed, double acceptance, uint32_t output, spec_log
         mock_engine_step_end(e, now, record_spec, log);
     }
     mock_engine_destroy(&e);
+}
+
+static void run_spec(uint64_t seed, double acceptance, uint32_t output, spec_log_t *log) {
+    run_spec_with(3, 8192, seed, acceptance, output, log);
+}
+
+static void test_mock_engine_spec_drafts_never_pass_the_step_budget(void **state) {
+    static spec_log_t log;
+    run_spec_with(1000000, 150, 1, 1, 1000, &log); /* every draft accepted */
+    assert_int_equal(log.tokens, 1000);
+    assert_int_equal(log.first, 1);
+    for (uint32_t i = 1; i + 1 < log.n; i++)
+        assert_int_equal(log.counts[i], 150);
+    assert_int_equal(log.counts[log.n - 1], (1000 - 1) % 150);
 }
 
 static void
@@ -374,4 +390,5 @@ UNIT_MAIN(
     cmocka_unit_test(
         test_mock_engine_spec_decoding_keeps_1_to_4_tokens_per_step_as_acceptance_decides),
     cmocka_unit_test(test_mock_engine_spec_decoding_acceptance_is_deterministic_in_the_seed),
+    cmocka_unit_test(test_mock_engine_spec_drafts_never_pass_the_step_budget),
     cmocka_unit_test(test_mock_engine_spec_step_time_adds_the_drafter_and_weighted_verification))
