@@ -24,7 +24,9 @@ typedef struct mock_sim_workload {
     uint32_t system_tokens; /* a prefix every request of every session starts with */
     bool carry_history;     /* chat: a step's prompt is the previous prompt, its reply, new input */
     double think_ms;        /* pause between a reply and the next request of the session */
-    double jitter; /* +- fraction drawn around each token count, so runs do not lock step */
+    double jitter;     /* +- fraction drawn around each token count, so runs do not lock step */
+    double timeout_ms; /* a request not complete this long after it was sent is abandoned (the
+                        * client's timeout: an error, its session ends); 0 = never */
 } mock_sim_workload_t;
 
 typedef struct mock_sim_result {
@@ -36,6 +38,8 @@ typedef struct mock_sim_result {
     double mean_running, mean_waiting; /* time-weighted over the engine's busy time */
     double prefix_hit_rate;            /* hits / queries over the window */
     uint64_t preemptions;
+    uint64_t timeouts; /* requests sent in the window and abandoned at the client's timeout */
+    double error_pct;  /* timeouts / (completed + timeouts) of the window's requests */
 } mock_sim_result_t;
 
 /* Runs `concurrency` clients against an engine built from config for warmup_s + measure_s of

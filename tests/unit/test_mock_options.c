@@ -118,8 +118,8 @@ static void test_mock_options_help_lists_each_profile_with_its_fit_per_level(voi
     assert_non_null(strstr(text, "Fitted on sweep-combined-50-120.md"));
     assert_non_null(strstr(text, "Fitted on sweep-round-robin-eagle3-50-160.md"));
     assert_non_null(strstr(text, "acceptance 0.37"));
-    assert_non_null(strstr(text, "                  120     297     278     -7%"));
-    assert_non_null(strstr(text, "                  160   72361   98303 *  +36%"));
+    assert_non_null(strstr(text, "                  120     297     270     -9%"));
+    assert_non_null(strstr(text, "                  160   72361   56355    -22%"));
     assert_non_null(strstr(text, "--spec-tokens K"));
     free(text);
 }

@@ -142,21 +142,41 @@ static void test_mock_profile_h200_llama70b_eagle3_matches_every_level_of_its_sw
         const reference_level_t *l = &phase3[i];
         const mock_sim_result_t *r = replay(name, l->concurrency);
         expect_within("TPOT p50", name, l->concurrency, r->tpot_p50_ms, l->tpot_p50, 0.10);
-        if (l->concurrency <= 60)
-            expect_within("TTFT p50", name, l->concurrency, r->ttft_p50_ms, l->ttft_p50, 0.15);
-        else if (l->concurrency <= 100) /* past 100 its clients shed load (timeouts) */
-            expect_within("TTFT p50", name, l->concurrency, r->ttft_p50_ms, l->ttft_p50, 0.25);
-        if (l->concurrency >= 70) { /* the knee: 64 slots full, the queue grows with c */
+        expect_within("TPOT p95", name, l->concurrency, r->tpot_p95_ms, l->tpot_p95, 0.10);
+        expect_within("TTFT p50", name, l->concurrency, r->ttft_p50_ms, l->ttft_p50,
+                      l->concurrency <= 60 ? 0.15 : 0.25);
+        if (l->concurrency >= 70) { /* the knee: 64 slots full, a queue */
             assert_true(r->ttft_p50_ms > 5000);
-            assert_true(r->ttft_p50_ms > replay(name, l->concurrency - 10)->ttft_p50_ms);
             plateau_min = fmin(plateau_min, r->tpot_p50_ms);
             plateau_max = fmax(plateau_max, r->tpot_p50_ms);
         } else {
             assert_true(r->ttft_p50_ms < 1000);
         }
+        /* The queue grows with c until the clients' 120 s timeout caps what survives it. */
+        if (l->concurrency >= 80 && l->concurrency <= 140)
+            assert_true(r->ttft_p50_ms > replay(name, l->concurrency - 10)->ttft_p50_ms);
     }
     /* The reference's plateau: 68-76 ms from 70 to 160. */
     assert_true(plateau_min > 68 * 0.95 && plateau_max < 76 * 1.05);
+}
+
+/* The first level of the sweep 50 -> 160 where the profile's replay passes err_pct errors. */
+static uint32_t first_errors_past(const char *name, double err_pct) {
+    for (uint32_t c = 50; c <= 160; c += 10)
+        if (replay(name, c)->error_pct > err_pct)
+            return c;
+    return 0;
+}
+
+static void test_mock_profiles_h200_time_out_where_their_references_erred(void **state) {
+    /* Both reports' clients gave up after 120 s: Phase 0 lost 1.7 % at 110 and 7-8 % at 120
+     * (2 of 3 runs), Phase 3 16 % from 90 and 35-58 % from 120. */
+    assert_int_equal(first_errors_past("h200-llama70b", 0), 100); /* 0.3 %: a few */
+    assert_int_equal(first_errors_past("h200-llama70b", 5), 120);
+    uint32_t eagle = first_errors_past("h200-llama70b-eagle3", 5);
+    assert_true(eagle == 90 || eagle == 100);
+    assert_true(replay("h200-llama70b-eagle3", 140)->error_pct > 35);
+    assert_true(replay("h200-llama70b-eagle3", 70)->error_pct == 0);
 }
 
 static void test_mock_profile_h200_llama70b_eagle3_chunks_carry_1_to_4_tokens(void **state) {
@@ -193,8 +213,10 @@ static void test_mock_profiles_phase0_vs_phase3_has_the_reports_shape(void **sta
         double ttft_ratio = eagle->ttft_p50_ms / base->ttft_p50_ms;
         if (c <= 60 && !(ttft_ratio > 1 && ttft_ratio < 2)) /* +36-39 % */
             fail_msg("c=%u: TTFT ratio %.2f, expected 1-2", c, ttft_ratio);
-        if (c >= 70 && !(ttft_ratio > 5)) /* catastrophically worse from 70 (31x at 70) */
-            fail_msg("c=%u: TTFT ratio %.2f, expected > 5", c, ttft_ratio);
+        /* Catastrophically worse from 70: 31x at 70 to 165x at 120 in the report; past 120
+         * Phase 0 queues too and Phase 3's clients time out, so the ratio falls back. */
+        if (c >= 70 && !(ttft_ratio > (c <= 120 ? 20 : 3)))
+            fail_msg("c=%u: TTFT ratio %.2f, expected > %d", c, ttft_ratio, c <= 120 ? 20 : 3);
     }
     /* Saturation (TTFT p50 > 1 s) about 40 % lower: the report has 110 -> 70. */
     uint32_t base = first_ttft_past_1s("h200-llama70b");
@@ -242,6 +264,35 @@ static void test_mock_profile_h200_reference_tables_are_the_profiles_points(void
     }
 }
 
+static void test_mock_sim_abandons_requests_at_the_client_timeout(void **state) {
+    /* One slot, 0.5-1.5 s of decoding per request, 4 clients: a request waits ~3 s for the slot
+     * and ends ~4 s after it was sent, so a 3.5 s timeout abandons many; those that remain
+     * completed in time, and the queue is shorter than without the timeout. */
+    mock_engine_config_t config = {.max_num_seqs = 1,
+                                   .max_num_batched_tokens = 8192,
+                                   .kv_cache_tokens = 65536,
+                                   .tpot_base_ms = 10};
+    mock_sim_workload_t w = {.steps_min = 1,
+                             .steps_max = 1,
+                             .input_tokens = {50},
+                             .output_tokens = {100},
+                             .jitter = 0.5,
+                             .timeout_ms = 3500};
+    mock_sim_result_t with, without;
+    assert_int_equal(mock_sim_run(&config, 0, &w, 4, 10, 60, 1, &with), 0);
+    assert_true(with.timeouts > 10 && with.requests > 10);
+    assert_true(fabs(with.error_pct - 100.0 * with.timeouts / (with.timeouts + with.requests)) <
+                1e-9);
+    assert_true(with.ttft_p95_ms < 3500);
+    w.timeout_ms = 0;
+    assert_int_equal(mock_sim_run(&config, 0, &w, 4, 10, 60, 1, &without), 0);
+    assert_int_equal(without.timeouts, 0);
+    assert_true(without.error_pct == 0);
+    assert_true(without.ttft_p50_ms > with.ttft_p50_ms + 200);
+    w.timeout_ms = 5; /* inside the overhead: refused */
+    assert_int_equal(mock_sim_run(&config, 10, &w, 4, 10, 60, 1, &with), -1);
+}
+
 static void test_mock_sim_is_deterministic_in_its_seed(void **state) {
     const mock_profile_t *p = mock_profile_find("tp1-fp8");
     mock_engine_config_t config;
@@ -263,7 +314,9 @@ UNIT_MAIN(
     cmocka_unit_test(test_mock_profile_h200_llama70b_ttft_p95_spikes_from_90_while_p50_stays_low),
     cmocka_unit_test(test_mock_profile_h200_llama70b_eagle3_matches_every_level_of_its_sweep),
     cmocka_unit_test(test_mock_profile_h200_llama70b_eagle3_chunks_carry_1_to_4_tokens),
+    cmocka_unit_test(test_mock_profiles_h200_time_out_where_their_references_erred),
     cmocka_unit_test(test_mock_profiles_phase0_vs_phase3_has_the_reports_shape),
     cmocka_unit_test(test_mock_profile_fit_tables_are_what_the_model_gives),
     cmocka_unit_test(test_mock_profile_h200_reference_tables_are_the_profiles_points),
+    cmocka_unit_test(test_mock_sim_abandons_requests_at_the_client_timeout),
     cmocka_unit_test(test_mock_sim_is_deterministic_in_its_seed))
