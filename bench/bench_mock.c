@@ -378,11 +378,12 @@ static void print_profiles(void) {
             if (pt->tpot_ms > 0)
                 snprintf(ref_tpot, sizeof(ref_tpot), "%.2f", pt->tpot_ms);
             printf("  c=%-4u TTFT %7.1f (ref %5s)  TPOT %6.2f (ref %6s) p95 %6.2f  %6.0f tok/s  "
-                   "running %5.1f  waiting %5.1f  prefix hits %3.0f %%  tokens/chunk %.2f\n",
+                   "running %5.1f  waiting %5.1f  prefix hits %3.0f %%  tokens/chunk %.2f  errors "
+                   "%.1f %%\n",
                    pt->concurrency, p->ttft_is_median ? r.ttft_p50_ms : r.ttft_mean_ms, ref_ttft,
                    p->tpot_is_median ? r.tpot_p50_ms : r.tpot_mean_ms, ref_tpot, r.tpot_p95_ms,
                    r.generation_tokens_per_s, r.mean_running, r.mean_waiting,
-                   100 * r.prefix_hit_rate, r.tokens_per_chunk);
+                   100 * r.prefix_hit_rate, r.tokens_per_chunk, r.error_pct);
         }
     }
 }
