@@ -58,12 +58,12 @@ static uint32_t mock_sim_table(const uint32_t *table, uint32_t step) {
     return table[i];
 }
 
-/* Queues c's next event (NULL: the step in progress ends) at virtual time when_ns; false when
- * out of memory (the simulation then ends short: a client's event is never dropped silently,
- * mock_sim_run reports it). */
 /* Tags a client's timeout in the event heap (never called). */
 static void mock_sim_timeout_tag(void) {}
 
+/* Queues c's next event (NULL: the step in progress ends) at virtual time when_ns; false when
+ * out of memory (the simulation then ends short: a client's event is never dropped silently,
+ * mock_sim_run reports it). */
 static bool mock_sim_schedule(mock_sim_t *sim, mock_sim_client_t *c, int64_t when_ns) {
     if (timer_heap_add(&sim->heap, when_ns, NULL, c))
         return true;
