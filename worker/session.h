@@ -42,7 +42,15 @@
  * (XXH3 of the deterministic parts only: session, node, shape, fresh and system text, and in rate
  * mode the arrival offset), so the sum of hashes over a run is the same for any worker count.
  *
- * The executor's parts, file by file, are listed in worker/session_internal.h. */
+ * The executor's stages, one file each, in the order a request lives them; each calls only the
+ * ones after it and hears back through the callbacks it gave them:
+ *   session.c           the executor: wires the stages, the end of the run, stop, finish
+ *   session_schedule.c  which session starts, and when (slots, arrivals, limits)
+ *   session_graph.c     which node is ready (the one owner of a session's DAG state), its end
+ *   session_prompt.c    what a node says: scaffold, inherited history, upstream replies, fresh
+ *   session_scaffold.c  the system prompt shared by every session
+ *   body.c              the JSON of the request
+ *   session_send.c      its endpoint (route.c) and the backend (the engine), or the queue */
 #ifndef STAMPEDE_SESSION_H
 #define STAMPEDE_SESSION_H
 
