@@ -97,6 +97,15 @@ typedef struct config_graph {
     uint32_t max_width; /* branching: cap on a layer's width (default 64) */
 } config_graph_t;
 
+/* workload.scaffold (docs/workloads.md): with it, each role (or the workload, without roles) has a
+ * system prompt and tool definitions of its own, the same bytes in every session. */
+typedef struct config_scaffold {
+    bool given;           /* the file has the section */
+    uint32_t tools;       /* function tools in each chat request's tools array */
+    uint32_t tool_tokens; /* words of each tool's description */
+    double tool_results;  /* share of the turns that continue a conversation sent as role: tool */
+} config_scaffold_t;
+
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
     dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
@@ -107,6 +116,7 @@ typedef struct config_workload {
     char **roles;                  /* role names: roles[i] names role index i (none by default) */
     size_t n_roles;
     config_graph_t graph; /* kind graph: the shape and its nodes */
+    config_scaffold_t scaffold;
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -218,6 +228,13 @@ char **config_mock_args(const config_mock_t *self);
 const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
+
+/* Words of the scaffold of role index `role`: its system prompt, and its tool descriptions in
+ * chat mode. */
+uint32_t config_scaffold_words(const config_t *self, uint32_t role);
+/* Words two requests of roles a and b send in common at the start of their prompts: the whole
+ * scaffold when both have the same one (always without a scaffold section), else none. */
+uint32_t config_scaffold_shared_words(const config_t *self, uint32_t a, uint32_t b);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

@@ -11,6 +11,7 @@
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
+#include "config_scaffold.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -30,7 +31,8 @@ static const char *const target_keys[] = {
     NULL};
 static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
                                             "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         "graph",      NULL};
+                                            "roles",         "graph",      "scaffold",
+                                            NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -321,6 +323,8 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         w->system_prompt_tokens = (uint32_t)u;
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
+        return -1;
+    if (config_scaffold_read(r, node, c) < 0)
         return -1;
     return config_graph_read(r, node, c);
 }

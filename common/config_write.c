@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "config_dist.h"
+#include "config_scaffold.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -299,6 +300,7 @@ static void put_workload(FILE *out, const config_workload_t *w) {
         put_string(out, w->roles[i]);
     }
     fputs("]\n", out);
+    config_scaffold_write(out, w);
     if (w->kind == WORKLOAD_GRAPH)
         put_graph(out, w);
 }

@@ -247,7 +247,7 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
         if (parent && parent->ok)
             shared = node->inherit >= 1
                          ? (uint64_t)parent->prompt_tokens + parent->completion_tokens
-                         : self->cfg->workload.system_prompt_tokens;
+                         : config_scaffold_shared_words(self->cfg, g->nodes[h].role, node->role);
         if (shared > e->prompt_tokens)
             shared = e->prompt_tokens;
         s->reuse_shared += shared;

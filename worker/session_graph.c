@@ -210,7 +210,7 @@ static uint64_t session_graph_workload_hash(const session_graph_run_t *run, uint
     fields[n++] = inherit_bits;
     fields[n++] = (uint64_t)run->arrival_offset_ns;
     fields[n++] = session_prompt_fresh_hash(&run->prompt, j);
-    fields[n++] = run->owner->scaffold->hash;
+    fields[n++] = session_scaffold_of(run->owner->scaffold, shape->role)->hash;
     fields[n++] = shape->n_parents;
     fields[n++] = (uint64_t)shape->history << 32 | shape->history_parent;
     fields[n++] = shape->append_parent_replies;

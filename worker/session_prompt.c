@@ -1,12 +1,17 @@
 #include "session_prompt.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <xxhash.h>
 
 #include "prompt.h"
+#include "rng.h"
 #include "session_alloc.h"
+
+/* The draw of a node's tool result: a field of the prompt stream that no other draw uses. */
+#define SESSION_PROMPT_FIELD_TOOL 0x746f6f6cu /* "tool" */
 
 /* Whitespace-separated words of a reply (what the simulated server counts as tokens). */
 static size_t session_prompt_count_words(const char *text, size_t len) {
@@ -122,43 +127,33 @@ static uint32_t session_prompt_keep(double inherit, uint32_t n) {
     return (uint32_t)llround(inherit * n);
 }
 
-/* One earlier turn: its user text and the reply; returns its words. */
-static uint64_t session_prompt_add_turn(const session_prompt_t *self, uint32_t a, body_t *body) {
-    const session_prompt_turn_t *turn = &self->turns[a];
-    body_add(body, "user", self->text + turn->user_off, turn->user_len);
-    body_add(body, "assistant", self->text + turn->reply_off, turn->reply_len);
-    return turn->user_words + turn->reply_words;
-}
-
-/* ANCESTORS history: the latest kept ancestors in node order. The node's conversation is then
- * recorded as a chain through the latest kept ancestor (exact for chats, whose ancestors are a
- * chain). */
-static uint64_t session_prompt_add_ancestors(session_prompt_t *self, uint32_t index, body_t *body) {
+/* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n). The node's
+ * conversation is then recorded as a chain through the latest kept ancestor (exact for chats,
+ * whose ancestors are a chain). Returns n. */
+static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index) {
     const workload_node_t *shape = &self->shape->nodes[index];
     session_prompt_turn_t *turn = &self->turns[index];
     uint32_t ancestors = session_prompt_mark_ancestors(self, index);
     uint32_t keep = session_prompt_keep(shape->inherit, ancestors);
-    uint32_t skip = ancestors - keep;
-    uint64_t words = 0;
+    uint32_t skip = ancestors - keep, n = 0;
     turn->conv_prev = UINT32_MAX;
     turn->conv_len = keep + 1;
-    for (uint32_t j = 0; j < index && keep; j++) {
+    for (uint32_t j = 0; j < index && n < keep; j++) {
         if (self->turns[j].mark != self->epoch)
             continue;
         if (skip) {
             skip--;
             continue;
         }
-        words += session_prompt_add_turn(self, j, body);
+        self->stack[n++] = j;
         turn->conv_prev = j;
-        keep--;
     }
-    return words;
+    return n;
 }
 
 /* CHAIN history: the latest kept turns of the history parent's conversation (its own history, its
- * user text and its reply), oldest first. A root has none. */
-static uint64_t session_prompt_add_chain(session_prompt_t *self, uint32_t index, body_t *body) {
+ * user text and its reply), oldest first, into stack[0..n). A root has none. Returns n. */
+static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
     const workload_node_t *shape = &self->shape->nodes[index];
     session_prompt_turn_t *turn = &self->turns[index];
     uint32_t n = 0;
@@ -173,33 +168,88 @@ static uint64_t session_prompt_add_chain(session_prompt_t *self, uint32_t index,
         self->stack[n++] = j;
     turn->conv_prev = n ? hp : UINT32_MAX;
     turn->conv_len = n + 1;
-    uint64_t words = 0;
-    while (n)
-        words += session_prompt_add_turn(self, self->stack[--n], body);
-    return words;
+    for (uint32_t a = 0, b = n; a + 1 < b; a++, b--) { /* newest first -> oldest first */
+        uint32_t t = self->stack[a];
+        self->stack[a] = self->stack[b - 1];
+        self->stack[b - 1] = t;
+    }
+    return n;
+}
+
+/* Whether node j answers a tool call, and which tool: drawn from (seed, session, node) only. */
+static void session_prompt_draw_tool(session_prompt_t *self, const config_t *cfg, uint32_t j) {
+    const config_scaffold_t *s = &cfg->workload.scaffold;
+    session_prompt_turn_t *turn = &self->turns[j];
+    turn->tool_result = false;
+    if (!(s->tool_results > 0) || s->tools == 0)
+        return;
+    rng_t rng;
+    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, self->shape->index, j, SESSION_PROMPT_FIELD_TOOL);
+    turn->tool_result = rng_next_double(&rng) < s->tool_results;
+    turn->tool = (uint32_t)rng_next_below(&rng, s->tools);
+}
+
+/* "call_SESSION_NODE" and "tool_K" of node j's tool call. */
+static void session_prompt_tool_names(const session_prompt_t *self, uint32_t j, char *call,
+                                      size_t call_len, char *name, size_t name_len) {
+    snprintf(call, call_len, "call_%llu_%u", (unsigned long long)self->shape->index, (unsigned)j);
+    snprintf(name, name_len, "tool_%u", (unsigned)self->turns[j].tool);
+}
+
+/* Turn a's user text: a tool result when it is one and a turn precedes it in this body. */
+static void session_prompt_add_user(const session_prompt_t *self, uint32_t a, bool first,
+                                    body_t *body) {
+    const session_prompt_turn_t *turn = &self->turns[a];
+    if (turn->tool_result && !first) {
+        char call[48], name[24];
+        session_prompt_tool_names(self, a, call, sizeof call, name, sizeof name);
+        body_add_tool_result(body, call, self->text + turn->user_off, turn->user_len);
+    } else {
+        body_add(body, "user", self->text + turn->user_off, turn->user_len);
+    }
+}
+
+/* Turn a's reply: it calls a tool when the turn after it in this body is that tool's result. */
+static void session_prompt_add_assistant(const session_prompt_t *self, uint32_t a, uint32_t next,
+                                         body_t *body) {
+    const session_prompt_turn_t *turn = &self->turns[a];
+    if (self->turns[next].tool_result) {
+        char call[48], name[24];
+        session_prompt_tool_names(self, next, call, sizeof call, name, sizeof name);
+        body_add_tool_call(body, self->text + turn->reply_off, turn->reply_len, call, name);
+    } else {
+        body_add(body, "assistant", self->text + turn->reply_off, turn->reply_len);
+    }
 }
 
 uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
                               const session_scaffold_t *scaffold, uint32_t j, body_t *body) {
     const workload_node_t *shape = &self->shape->nodes[j];
     const session_prompt_turn_t *turn = &self->turns[j];
+    const session_scaffold_role_t *kind = session_scaffold_of(scaffold, shape->role);
     body_options_t options = {.api = cfg->target.api,
                               .model = cfg->target.model,
                               .max_tokens = shape->output_tokens,
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
-                              .min_tokens = cfg->target.min_tokens};
-    uint64_t words = 0;
+                              .min_tokens = cfg->target.min_tokens,
+                              .tools_json = kind->tools_json,
+                              .tools_len = kind->tools_len};
+    uint64_t words = kind->words;
     body_begin(body, &options);
-    if (scaffold->system_len) {
-        body_add(body, "system", scaffold->system_text, scaffold->system_len);
-        words += scaffold->system_words;
+    if (kind->system_len)
+        body_add(body, "system", kind->system_text, kind->system_len);
+    uint32_t n = shape->history == WORKLOAD_HISTORY_CHAIN ? session_prompt_chain(self, j)
+                                                          : session_prompt_ancestors(self, j);
+    session_prompt_draw_tool(self, cfg, j);
+    self->turns[j].tool_result &= n > 0; /* with no turn before it there is no call to answer */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = self->stack[i];
+        session_prompt_add_user(self, a, i == 0, body);
+        session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : j, body);
+        words += self->turns[a].user_words + self->turns[a].reply_words;
     }
-    if (shape->history == WORKLOAD_HISTORY_CHAIN)
-        words += session_prompt_add_chain(self, j, body);
-    else
-        words += session_prompt_add_ancestors(self, j, body);
-    body_add(body, "user", self->text + turn->user_off, turn->user_len);
+    session_prompt_add_user(self, j, n == 0, body);
     words += turn->user_words;
     if (body_end(body) != 0)
         session_alloc_die("out of memory building a request body");

@@ -5,10 +5,17 @@
  * The turns inherited: ANCESTORS history, the last round(inherit x n) of its n ancestors in node
  * order (a chat turn inherits every previous turn); CHAIN history, the last round(inherit x n) of
  * the n turns of its history parent's conversation (that parent's inherited turns and its own), so
- * inherit 1 is `full` and 0 is `none` (a sub-agent). */
+ * inherit 1 is `full` and 0 is `none` (a sub-agent).
+ *
+ * Tool results (workload.scaffold.tool_results): a node is one with that probability, drawn from
+ * (seed, session, node) alone. Its user text then goes as a role "tool" message answering the
+ * tool call the assistant message before it makes (call id call_SESSION_NODE, tool
+ * tool_K with K drawn the same way), as agents send them. A node with no turn before it in its
+ * prompt has no call to answer: its text then goes as a user message. */
 #ifndef STAMPEDE_SESSION_PROMPT_H
 #define STAMPEDE_SESSION_PROMPT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,7 +36,9 @@ typedef struct session_prompt_turn {
     size_t reply_off;    /* the server's reply in text, once done */
     size_t reply_len;
     uint32_t reply_words;
-    uint32_t mark; /* equals epoch when marked by the current ancestor walk */
+    uint32_t mark;    /* equals epoch when marked by the current ancestor walk */
+    bool tool_result; /* its user text answers the previous turn's tool call */
+    uint32_t tool;    /* tool_result: the index of the tool called */
 } session_prompt_turn_t;
 
 /* One session's text; pooled with its run, so it grows only with the largest session seen. */

@@ -3,8 +3,8 @@
 
 Request n (counted from 0 in arrival order) is answered with the reply "rN-a rN-b rN-c rN-d",
 one word per SSE event, --gap-ms apart, then a usage block and [DONE]. Each request is appended
-to --log as one JSON line once answered: {"n", "messages" (the request's), "reply", "start",
-"end"} (start and end in monotonic seconds: when the request was read and when its last event
+to --log as one JSON line once answered: {"n", "messages", "tools" and "max_tokens" (the
+request's; tools null when absent), "reply", "start", "end"} (start and end in monotonic seconds: when the request was read and when its last event
 went out).
 
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
@@ -44,9 +44,11 @@ class Server:
                                                                  "completion_tokens": 4}})
                              + DONE_AND_END)
                 end = time.monotonic()
-                messages = json.loads(body)["messages"]
+                request = json.loads(body)
                 with self.lock:
-                    self.log.write(json.dumps({"n": n, "messages": messages,
+                    self.log.write(json.dumps({"n": n, "messages": request["messages"],
+                                               "tools": request.get("tools"),
+                                               "max_tokens": request.get("max_tokens"),
                                                "reply": " ".join(words), "start": start,
                                                "end": end}) + "\n")
         except (BrokenPipeError, ConnectionResetError):
