@@ -106,6 +106,15 @@ typedef struct config_scaffold {
     double tool_results;  /* share of the turns that continue a conversation sent as role: tool */
 } config_scaffold_t;
 
+/* workload.compaction (docs/workloads.md): when a request's context would pass limit_tokens, a
+ * summarise request goes first and the conversation continues from its reply. */
+typedef struct config_compaction {
+    uint32_t limit_tokens;   /* prompt + max_tokens above this compacts first; 0 = off */
+    uint32_t summary_tokens; /* max_tokens of the summarise request (default 512) */
+    uint32_t prompt_tokens;  /* words of the summarise instruction (default 32) */
+    uint32_t role;           /* role index of summarise requests (default named "compaction") */
+} config_compaction_t;
+
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
     dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
@@ -117,6 +126,7 @@ typedef struct config_workload {
     size_t n_roles;
     config_graph_t graph; /* kind graph: the shape and its nodes */
     config_scaffold_t scaffold;
+    config_compaction_t compaction;
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -235,6 +245,9 @@ uint32_t config_scaffold_words(const config_t *self, uint32_t role);
 /* Words two requests of roles a and b send in common at the start of their prompts: the whole
  * scaffold when both have the same one (always without a scaffold section), else none. */
 uint32_t config_scaffold_shared_words(const config_t *self, uint32_t a, uint32_t b);
+
+/* Whether a request of role index `role` is a summarise request (compaction on, its role). */
+bool config_compaction_role(const config_t *self, uint32_t role);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

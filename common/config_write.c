@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_compaction.h"
 #include "config_dist.h"
 #include "config_scaffold.h"
 #include "units.h"
@@ -303,6 +304,7 @@ static void put_workload(FILE *out, const config_workload_t *w) {
     config_scaffold_write(out, w);
     if (w->kind == WORKLOAD_GRAPH)
         put_graph(out, w);
+    config_compaction_write(out, w);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {

@@ -19,12 +19,14 @@ typedef struct sessions_entry {
     bool ok;
     bool warmup;
     bool cancelled;
+    bool compaction; /* the summarise request sent before its node */
 } sessions_entry_t;
 
 typedef struct sessions_open {
     uint64_t session;
     sessions_entry_t *entries;
     size_t n, cap;
+    size_t compactions; /* entries that are summarise requests */
 } sessions_open_t;
 
 struct sessions {
@@ -52,7 +54,8 @@ sessions_t *sessions_new(const config_t *cfg, size_t n_endpoints) {
     sessions_stats_t *s = &self->stats;
     s->n_endpoints = n_endpoints;
     bool ok = self->slots && (s->makespan = histogram_new()) && (s->critical = histogram_new()) &&
-              (s->idle = histogram_new()) && (s->requests = histogram_new());
+              (s->idle = histogram_new()) && (s->requests = histogram_new()) &&
+              (s->compactions = histogram_new());
     if (ok && n_endpoints)
         ok = (s->endpoint_shared = calloc(n_endpoints, sizeof *s->endpoint_shared)) &&
              (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt));
@@ -84,6 +87,7 @@ void sessions_destroy(sessions_t **self_p) {
     histogram_destroy(&s->critical);
     histogram_destroy(&s->idle);
     histogram_destroy(&s->requests);
+    histogram_destroy(&s->compactions);
     free(s->endpoint_shared);
     free(s->endpoint_prompt);
     free(self);
@@ -236,7 +240,7 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
     sessions_stats_t *s = &self->stats;
     for (size_t i = 0; i < open->n; i++) {
         const sessions_entry_t *e = &open->entries[i];
-        if (!e->ok || e->warmup || e->node >= g->n_nodes)
+        if (!e->ok || e->warmup || e->compaction || e->node >= g->n_nodes)
             continue;
         const workload_node_t *node = &g->nodes[e->node];
         uint64_t shared = 0;
@@ -263,7 +267,7 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
  * cancelled, every one sent and ended, all inside the window. */
 static bool close_complete(const sessions_t *self, const sessions_open_t *open) {
     const workload_session_t *g = &self->graph;
-    if (open->n != g->n_nodes)
+    if (open->n - open->compactions != g->n_nodes)
         return false;
     for (uint32_t j = 0; j < g->n_nodes; j++) {
         if (self->node_entry[j] == NONE)
@@ -289,6 +293,11 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
         if (g->nodes[j].role < SESSIONS_MAX_ROLES && g->nodes[j].role >= s->n_roles)
             s->n_roles = g->nodes[j].role + 1;
     }
+    for (size_t i = 0; open->compactions && i < open->n; i++) {
+        const sessions_entry_t *e = &open->entries[i]; /* the node's time includes its summary */
+        if (e->compaction && e->node < g->n_nodes && e->send_ns && e->send_ns < self->send[e->node])
+            self->send[e->node] = e->send_ns;
+    }
     sessions_path_t path;
     sessions_path(g, self->send, self->end, s->role_critical_ns, SESSIONS_MAX_ROLES, &path);
     s->counted++;
@@ -297,10 +306,12 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
     histogram_record(s->critical, (uint64_t)path.critical_ns);
     histogram_record(s->idle, (uint64_t)path.idle_ns);
     histogram_record(s->requests, g->n_nodes);
+    histogram_record(s->compactions, open->compactions);
 }
 
 static void close_session(sessions_t *self, sessions_open_t *open) {
     self->stats.closed++;
+    self->stats.compactions_total += open->compactions;
     close_affinity(self, open);
     if (!self->cfg || workload_session_generate(self->cfg, open->session, &self->graph) != 0 ||
         scratch_reserve(self, self->graph.n_nodes) != 0)
@@ -311,7 +322,7 @@ static void close_session(sessions_t *self, sessions_open_t *open) {
     bool duplicate = false;
     for (size_t i = 0; i < open->n; i++) {
         uint32_t node = open->entries[i].node;
-        if (node >= g->n_nodes)
+        if (node >= g->n_nodes || open->entries[i].compaction)
             continue;
         duplicate = duplicate || self->node_entry[node] != NONE;
         self->node_entry[node] = (uint32_t)i;
@@ -349,7 +360,9 @@ int sessions_add(sessions_t *self, const request_record_t *rec) {
             .ok = rec->error == ERROR_NONE,
             .warmup = rec->warmup,
             .cancelled = rec->error == ERROR_CANCELLED,
+            .compaction = self->cfg && config_compaction_role(self->cfg, rec->role),
         };
+        open->compactions += open->entries[open->n - 1].compaction;
     }
     if (rc == 0 && !rec->session_end)
         return 0;

@@ -29,6 +29,7 @@ typedef struct session_graph_node {
     uint64_t timer; /* WAITING: the wait_after_ready timer */
     int64_t intended_ns;
     session_send_t *queued; /* QUEUED: its request in the sender's queue */
+    bool summarising;       /* its request out is the summarise request sent in its place */
 } session_graph_node_t;
 
 struct session_graph_run {
@@ -218,36 +219,48 @@ static uint64_t session_graph_workload_hash(const session_graph_run_t *run, uint
     return XXH3_64bits(fields, n * sizeof fields[0]);
 }
 
-/* Builds the node's request: its prompt (fresh text kept, body written) and its record. */
+/* Whether node j's context (prompt + max_tokens) would pass the compaction limit with turns to
+ * compact; a node compacts at most once. */
+static bool session_graph_compacts(const session_graph_run_t *run, uint32_t j, uint64_t words) {
+    const config_compaction_t *c = &run->owner->cfg->workload.compaction;
+    return c->limit_tokens && !run->prompt.turns[j].compacted && run->prompt.inherited > 0 &&
+           words + run->shape.nodes[j].output_tokens > c->limit_tokens;
+}
+
+/* Builds the node's request (its fresh text is already kept): its body and its record, or the
+ * summarise request that goes first when its context would pass the compaction limit. */
 static session_send_t *session_graph_build(session_graph_run_t *run, uint32_t j, int64_t now) {
     session_graph_t *self = run->owner;
     const workload_node_t *shape = &run->shape.nodes[j];
-    session_prompt_add_fresh(&run->prompt, self->cfg, j);
+    session_graph_node_t *node = &run->nodes[j];
     session_send_t *req = session_sender_get(self->sender);
     req->owner = run;
     req->node = j;
     req->submit_ns = now;
     uint64_t words = session_prompt_build(&run->prompt, self->cfg, self->scaffold, j, &req->body);
+    node->summarising = session_graph_compacts(run, j, words);
+    if (node->summarising)
+        words =
+            session_prompt_build_summarise(&run->prompt, self->cfg, self->scaffold, j, &req->body);
     request_record_t *rec = &req->record;
     memset(rec, 0, sizeof *rec);
     rec->session = run->shape.index;
     rec->node = j;
-    rec->role = shape->role;
+    rec->role = node->summarising ? self->cfg->workload.compaction.role : shape->role;
     rec->request_id = run->first_request + j;
-    rec->intended_ns = run->nodes[j].intended_ns;
+    rec->intended_ns = node->intended_ns;
     rec->requested_input_tokens = words > UINT32_MAX ? UINT32_MAX : (uint32_t)words;
-    rec->requested_output_tokens = shape->output_tokens;
-    rec->workload_hash = session_graph_workload_hash(run, j);
+    rec->requested_output_tokens =
+        node->summarising ? self->cfg->workload.compaction.summary_tokens : shape->output_tokens;
+    /* a summarise request depends on the server's replies: no part of the workload digest */
+    rec->workload_hash = node->summarising ? 0 : session_graph_workload_hash(run, j);
     return req;
 }
 
-/* Builds and hands the node's request on (or queues it, or records its failure). */
-static void session_graph_node_send(session_graph_node_t *node) {
-    session_graph_run_t *run = node->run;
+/* Hands the node's request on (or queues it, or records its failure). */
+static void session_graph_submit(session_graph_run_t *run, session_graph_node_t *node,
+                                 int64_t now) {
     session_graph_t *self = run->owner;
-    int64_t now = loop_now_ns();
-    if (!self->issuing || (self->end_ns && now >= self->end_ns))
-        return; /* stays pending: never sent */
     session_send_t *req = session_graph_build(run, node->index, now);
     switch (session_sender_send(self->sender, req)) {
     case SESSION_SEND_INFLIGHT:
@@ -263,6 +276,17 @@ static void session_graph_node_send(session_graph_node_t *node) {
         session_graph_fail(run, req);
         break;
     }
+}
+
+/* Keeps the node's fresh text and sends it, unless the run is over. */
+static void session_graph_node_send(session_graph_node_t *node) {
+    session_graph_run_t *run = node->run;
+    session_graph_t *self = run->owner;
+    int64_t now = loop_now_ns();
+    if (!self->issuing || (self->end_ns && now >= self->end_ns))
+        return; /* stays pending: never sent */
+    session_prompt_add_fresh(&run->prompt, self->cfg, node->index);
+    session_graph_submit(run, node, now);
 }
 
 /* A queued request left the sender's queue: in flight now, or refused. */
@@ -289,6 +313,33 @@ static int64_t session_graph_backoff(int64_t backoff_ns, error_class_t error) {
     return error == ERROR_CANCELLED ? backoff_ns : 0;
 }
 
+/* The summarise request answered: the node continues from the summary, sent now. */
+static void session_graph_summarised(session_graph_run_t *run, session_send_t *req,
+                                     request_record_t *record, const char *reply, size_t reply_len,
+                                     int64_t now) {
+    session_graph_t *self = run->owner;
+    session_graph_node_t *node = &run->nodes[req->node];
+    bool resend = false;
+    node->summarising = false;
+    if (record->error == ERROR_NONE) {
+        session_prompt_compact(&run->prompt, node->index, reply, reply_len);
+        resend = self->issuing && !run->ending && (!self->end_ns || now < self->end_ns);
+    } else {
+        session_graph_abandon(run);
+    }
+    record->session_end = run->inflight == 0 && run->waiting == 0 && !resend;
+    session_graph_report(run, record);
+    session_sender_put(self->sender, req);
+    if (resend && self->issuing && !run->ending) {
+        node->state = SESSION_GRAPH_PENDING;
+        node->intended_ns = now; /* wanted as soon as the summary is in */
+        session_graph_submit(run, node, now);
+    }
+    session_graph_settle(run);
+    session_sender_pump(self->sender);
+    session_graph_settled(self);
+}
+
 /* The sender's done callback: records the request, feeds the history, readies the children. */
 static void session_graph_done(void *arg, session_send_t *req, request_record_t *record,
                                const char *reply, size_t reply_len) {
@@ -299,10 +350,14 @@ static void session_graph_done(void *arg, session_send_t *req, request_record_t 
     run->nodes[j].state = SESSION_GRAPH_DONE;
     int64_t now = loop_now_ns();
     record->warmup = (record->send_ns ? record->send_ns : req->submit_ns) < self->warmup_end_ns;
+    run->backoff_ns = session_graph_backoff(run->backoff_ns, record->error);
+    if (run->nodes[j].summarising) {
+        session_graph_summarised(run, req, record, reply, reply_len, now);
+        return;
+    }
 
     uint32_t sendable = 0;
     bool ok = record->error == ERROR_NONE;
-    run->backoff_ns = session_graph_backoff(run->backoff_ns, record->error);
     if (ok) {
         session_prompt_add_reply(&run->prompt, j, reply, reply_len);
         sendable = session_graph_release_children(run, j, now);

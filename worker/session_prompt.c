@@ -35,6 +35,8 @@ void session_prompt_reset(session_prompt_t *self, const workload_session_t *shap
     self->shape = shape;
     self->epoch = 0;
     self->text_len = 0;
+    self->compactions = 0;
+    self->inherited = 0;
 }
 
 /* Makes room for `extra` more bytes (and a NUL) at the end of the text. */
@@ -127,18 +129,32 @@ static uint32_t session_prompt_keep(double inherit, uint32_t n) {
     return (uint32_t)llround(inherit * n);
 }
 
-/* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n). The node's
- * conversation is then recorded as a chain through the latest kept ancestor (exact for chats,
- * whose ancestors are a chain). Returns n. */
+/* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n); none before the
+ * latest compacted one, whose summary replaced them. The node's conversation is then recorded as
+ * a chain through the latest kept ancestor (exact for chats, whose ancestors are a chain).
+ * Returns n. */
 static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index) {
     const workload_node_t *shape = &self->shape->nodes[index];
     session_prompt_turn_t *turn = &self->turns[index];
-    uint32_t ancestors = session_prompt_mark_ancestors(self, index);
+    uint32_t ancestors = session_prompt_mark_ancestors(self, index), from = 0;
+    if (turn->compacted) {
+        ancestors = 0;
+        from = index;
+    } else if (self->compactions) {
+        for (uint32_t j = index; j-- > 0;)
+            if (self->turns[j].mark == self->epoch && self->turns[j].compacted) {
+                from = j;
+                break;
+            }
+        ancestors = 0;
+        for (uint32_t j = from; j < index; j++)
+            ancestors += self->turns[j].mark == self->epoch;
+    }
     uint32_t keep = session_prompt_keep(shape->inherit, ancestors);
     uint32_t skip = ancestors - keep, n = 0;
     turn->conv_prev = UINT32_MAX;
     turn->conv_len = keep + 1;
-    for (uint32_t j = 0; j < index && n < keep; j++) {
+    for (uint32_t j = from; j < index && n < keep; j++) {
         if (self->turns[j].mark != self->epoch)
             continue;
         if (skip) {
@@ -152,12 +168,13 @@ static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index)
 }
 
 /* CHAIN history: the latest kept turns of the history parent's conversation (its own history, its
- * user text and its reply), oldest first, into stack[0..n). A root has none. Returns n. */
+ * user text and its reply), oldest first, into stack[0..n). A root has none, nor a compacted node.
+ * Returns n. */
 static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
     const workload_node_t *shape = &self->shape->nodes[index];
     session_prompt_turn_t *turn = &self->turns[index];
     uint32_t n = 0;
-    if (shape->n_parents == 0) {
+    if (shape->n_parents == 0 || turn->compacted) {
         turn->conv_prev = UINT32_MAX;
         turn->conv_len = 1;
         return 0;
@@ -200,6 +217,8 @@ static void session_prompt_tool_names(const session_prompt_t *self, uint32_t j, 
 static void session_prompt_add_user(const session_prompt_t *self, uint32_t a, bool first,
                                     body_t *body) {
     const session_prompt_turn_t *turn = &self->turns[a];
+    if (turn->compacted) /* the summary it continues from, then its own text */
+        body_add(body, "user", self->text + turn->summary_off, turn->summary_len);
     if (turn->tool_result && !first) {
         char call[48], name[24];
         session_prompt_tool_names(self, a, call, sizeof call, name, sizeof name);
@@ -213,7 +232,7 @@ static void session_prompt_add_user(const session_prompt_t *self, uint32_t a, bo
 static void session_prompt_add_assistant(const session_prompt_t *self, uint32_t a, uint32_t next,
                                          body_t *body) {
     const session_prompt_turn_t *turn = &self->turns[a];
-    if (self->turns[next].tool_result) {
+    if (next != UINT32_MAX && self->turns[next].tool_result) {
         char call[48], name[24];
         session_prompt_tool_names(self, next, call, sizeof call, name, sizeof name);
         body_add_tool_call(body, self->text + turn->reply_off, turn->reply_len, call, name);
@@ -222,14 +241,22 @@ static void session_prompt_add_assistant(const session_prompt_t *self, uint32_t 
     }
 }
 
-uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
-                              const session_scaffold_t *scaffold, uint32_t j, body_t *body) {
+/* Words a turn adds to a prompt that inherits it. */
+static uint64_t session_prompt_turn_words(const session_prompt_turn_t *turn) {
+    return turn->user_words + turn->reply_words + (turn->compacted ? turn->summary_words : 0);
+}
+
+/* Node j's body, or with summarise the summarise request sent in its place: the same scaffold and
+ * inherited turns, then the instruction instead of the node's own text. */
+static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cfg,
+                                      const session_scaffold_t *scaffold, uint32_t j,
+                                      bool summarise, body_t *body) {
     const workload_node_t *shape = &self->shape->nodes[j];
-    const session_prompt_turn_t *turn = &self->turns[j];
     const session_scaffold_role_t *kind = session_scaffold_of(scaffold, shape->role);
     body_options_t options = {.api = cfg->target.api,
                               .model = cfg->target.model,
-                              .max_tokens = shape->output_tokens,
+                              .max_tokens = summarise ? cfg->workload.compaction.summary_tokens
+                                                      : shape->output_tokens,
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
                               .min_tokens = cfg->target.min_tokens,
@@ -241,19 +268,57 @@ uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
         body_add(body, "system", kind->system_text, kind->system_len);
     uint32_t n = shape->history == WORKLOAD_HISTORY_CHAIN ? session_prompt_chain(self, j)
                                                           : session_prompt_ancestors(self, j);
-    session_prompt_draw_tool(self, cfg, j);
-    self->turns[j].tool_result &= n > 0; /* with no turn before it there is no call to answer */
+    self->inherited = n;
+    if (!summarise) {
+        session_prompt_draw_tool(self, cfg, j);
+        /* with no turn before it (or a summary instead) there is no call to answer */
+        self->turns[j].tool_result &= n > 0 && !self->turns[j].compacted;
+    }
+    uint32_t last = summarise ? UINT32_MAX : j;
     for (uint32_t i = 0; i < n; i++) {
         uint32_t a = self->stack[i];
         session_prompt_add_user(self, a, i == 0, body);
-        session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : j, body);
-        words += self->turns[a].user_words + self->turns[a].reply_words;
+        session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : last, body);
+        words += session_prompt_turn_words(&self->turns[a]);
     }
-    session_prompt_add_user(self, j, n == 0, body);
-    words += turn->user_words;
+    if (summarise) {
+        body_add(body, "user", scaffold->compact_text, scaffold->compact_len);
+        words += scaffold->compact_words;
+    } else {
+        session_prompt_add_user(self, j, n == 0, body);
+        const session_prompt_turn_t *turn = &self->turns[j];
+        words += turn->user_words + (turn->compacted ? turn->summary_words : 0);
+    }
     if (body_end(body) != 0)
         session_alloc_die("out of memory building a request body");
     return words;
+}
+
+uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
+                              const session_scaffold_t *scaffold, uint32_t j, body_t *body) {
+    return session_prompt_render(self, cfg, scaffold, j, false, body);
+}
+
+uint64_t session_prompt_build_summarise(session_prompt_t *self, const config_t *cfg,
+                                        const session_scaffold_t *scaffold, uint32_t j,
+                                        body_t *body) {
+    return session_prompt_render(self, cfg, scaffold, j, true, body);
+}
+
+void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summary,
+                            size_t summary_len) {
+    session_prompt_turn_t *turn = &self->turns[j];
+    session_prompt_reserve(self, summary_len);
+    memcpy(self->text + self->text_len, summary, summary_len);
+    turn->summary_off = self->text_len;
+    turn->summary_len = summary_len;
+    turn->summary_words = (uint32_t)session_prompt_count_words(summary, summary_len);
+    self->text_len += summary_len;
+    turn->compacted = true;
+    turn->tool_result = false;
+    turn->conv_prev = UINT32_MAX;
+    turn->conv_len = 1;
+    self->compactions++;
 }
 
 void session_prompt_free(session_prompt_t *self) {

@@ -11,7 +11,10 @@
  * (seed, session, node) alone. Its user text then goes as a role "tool" message answering the
  * tool call the assistant message before it makes (call id call_SESSION_NODE, tool
  * tool_K with K drawn the same way), as agents send them. A node with no turn before it in its
- * prompt has no call to answer: its text then goes as a user message. */
+ * prompt has no call to answer: its text then goes as a user message.
+ *
+ * Compaction (workload.compaction): a compacted node starts a fresh conversation from the summary
+ * the server returned; no turn before it is sent again, by it or by the turns that inherit it. */
 #ifndef STAMPEDE_SESSION_PROMPT_H
 #define STAMPEDE_SESSION_PROMPT_H
 
@@ -39,6 +42,9 @@ typedef struct session_prompt_turn {
     uint32_t mark;    /* equals epoch when marked by the current ancestor walk */
     bool tool_result; /* its user text answers the previous turn's tool call */
     uint32_t tool;    /* tool_result: the index of the tool called */
+    bool compacted;   /* its conversation restarted from a summary (the server's reply) */
+    size_t summary_off, summary_len; /* compacted: the summary in text */
+    uint32_t summary_words;
 } session_prompt_turn_t;
 
 /* One session's text; pooled with its run, so it grows only with the largest session seen. */
@@ -50,6 +56,8 @@ typedef struct session_prompt {
     uint32_t epoch;
     char *text; /* fresh texts and replies of this session's nodes */
     size_t text_len, text_cap;
+    uint32_t compactions; /* turns compacted in this session */
+    uint32_t inherited;   /* turns the last body built inherited */
 } session_prompt_t;
 
 /* Forgets the previous session and sizes the turns for the first n_nodes nodes of shape. */
@@ -66,6 +74,17 @@ uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j);
 /* Writes node j's body (scaffold, inherited history, user text); returns the words sent. */
 uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
                               const session_scaffold_t *scaffold, uint32_t j, body_t *body);
+/* The summarise request sent in node j's place when its context would pass the compaction limit:
+ * node j's scaffold and inherited turns, then the summarise instruction; returns the words sent.
+ * max_tokens is workload.compaction.summary_tokens. */
+uint64_t session_prompt_build_summarise(session_prompt_t *self, const config_t *cfg,
+                                        const session_scaffold_t *scaffold, uint32_t j,
+                                        body_t *body);
+/* Node j continues from summary (the summarise request's reply, verbatim) instead of the turns
+ * before it: its prompt, and the prompts of the turns that inherit it, hold the scaffold, the
+ * summary as a user message, then its own text. */
+void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summary,
+                            size_t summary_len);
 /* Frees what the prompt owns (it can be reset again after). */
 void session_prompt_free(session_prompt_t *self);
 

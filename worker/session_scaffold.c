@@ -9,6 +9,9 @@
 #include "rng.h"
 #include "workload.h"
 
+/* The summarise instruction's draw: a field of the prompt stream that no other draw uses. */
+#define SESSION_SCAFFOLD_FIELD_COMPACT 0x636f6d70u /* "comp" */
+
 /* Role r's system text: rng(seed, prompt, r, 0, system); role 0's is workload_system_text's. */
 static long session_scaffold_system_text(const config_t *cfg, uint32_t role, char *buf,
                                          size_t cap) {
@@ -85,6 +88,16 @@ session_scaffold_t *session_scaffold_new(const config_t *cfg) {
     bool ok = self->roles != NULL;
     for (uint32_t r = 0; ok && r < self->n_roles; r++)
         ok = session_scaffold_fill(cfg, r, &self->roles[r]) == 0;
+    uint32_t compact_words = w->compaction.limit_tokens ? w->compaction.prompt_tokens : 0;
+    size_t cap = prompt_max_bytes(compact_words);
+    if (ok && (ok = (self->compact_text = malloc(cap)) != NULL)) {
+        rng_t rng;
+        rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, 0, 0, SESSION_SCAFFOLD_FIELD_COMPACT);
+        long n = prompt_append_words(&rng, compact_words, self->compact_text, cap);
+        ok = n >= 0;
+        self->compact_len = n > 0 ? (size_t)n : 0;
+        self->compact_words = compact_words;
+    }
     if (!ok)
         session_scaffold_destroy(&self);
     return self;
@@ -103,6 +116,7 @@ void session_scaffold_destroy(session_scaffold_t **self_p) {
         free(self->roles[r].tools_json);
     }
     free(self->roles);
+    free(self->compact_text);
     free(self);
     *self_p = NULL;
 }

@@ -26,6 +26,10 @@ typedef struct session_scaffold {
     session_scaffold_role_t *roles; /* one per role index; one shared when no section is given */
     uint32_t n_roles;
     uint32_t tools;
+    char *compact_text; /* owned: the summarise instruction (workload.compaction.prompt_tokens
+                           words, from the seed only), compact_len bytes */
+    size_t compact_len;
+    uint32_t compact_words;
 } session_scaffold_t;
 
 /* The scaffolds of cfg's workload; NULL when memory is short. */
