@@ -30,10 +30,9 @@ static const char *const target_keys[] = {
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
     "routing",     "ignore_eos",   "min_tokens", "stream",
     NULL};
-static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
-                                            "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         "graph",      "scaffold",
-                                            "compaction",    NULL};
+static const char *const workload_keys[] = {
+    "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
+    "roles", "graph", "scaffold",     "compaction",    NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
