@@ -232,9 +232,17 @@ static void close_affinity(sessions_t *self, const sessions_open_t *open) {
     self->stats.affinity_split += split;
 }
 
+/* Whether node's conversation restarted from a summary (a summarise request preceded it). */
+static bool open_compacted(const sessions_open_t *open, uint32_t node) {
+    for (size_t i = 0; open->compactions && i < open->n; i++)
+        if (open->entries[i].compaction && open->entries[i].node == node)
+            return true;
+    return false;
+}
+
 /* Prompt reuse of each ok request (docs/metrics.md section 12): with a history parent it
- * inherits in full, the parent's prompt and reply; with a partial or no inheritance, the system
- * scaffold; with no parent, nothing. */
+ * inherits in full, the parent's prompt and reply; with a partial or no inheritance, or after a
+ * compaction, the scaffold; with no parent, nothing. */
 static void close_reuse(sessions_t *self, const sessions_open_t *open) {
     const workload_session_t *g = &self->graph;
     sessions_stats_t *s = &self->stats;
@@ -248,7 +256,9 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
         const sessions_entry_t *parent = h < g->n_nodes && self->node_entry[h] != NONE
                                              ? &open->entries[self->node_entry[h]]
                                              : NULL;
-        if (parent && parent->ok)
+        if (parent && parent->ok && open_compacted(open, e->node))
+            shared = config_scaffold_shared_words(self->cfg, g->nodes[h].role, node->role);
+        else if (parent && parent->ok)
             shared = node->inherit >= 1
                          ? (uint64_t)parent->prompt_tokens + parent->completion_tokens
                          : config_scaffold_shared_words(self->cfg, g->nodes[h].role, node->role);
