@@ -6,28 +6,28 @@
 #    none of the turns before it; the next turn continues from there;
 #  - the count is reported: the terminal's session line, results.json sessions.compactions and a
 #    compaction row in roles.
+# Both for a linear graph (history through the history parent) and a chat (every ancestor).
 source "$(dirname "$0")/protocol_lib.sh"
 
-start_test_server graph_server.py compaction --gap-ms 2 --log "$WORK/log.jsonl"
-cat >"$WORK/w.yaml" <<YAML
+for kind in linear chat; do
+    start_test_server graph_server.py "$kind" --gap-ms 2 --log "$WORK/$kind.jsonl"
+    shape='kind: chat, turns: 8'
+    [ "$kind" = chat ] || shape='kind: graph, graph: {shape: linear, length: 8, nodes: {turn: {}}}'
+    cat >"$WORK/$kind.yaml" <<YAML
 seed: 4
 target: {api: chat, model: graph, endpoints: [$URL]}
-workload:
-  kind: graph
-  system_prompt_tokens: 10
-  compaction: {limit_tokens: 60, summary_tokens: 7, prompt_tokens: 5}
-  graph:
-    shape: linear
-    length: 8
-    nodes:
-      turn: {input_tokens: 10, output_tokens: 4}
+workload: {$shape,
+  system_prompt_tokens: 10,
+  input_tokens: 10, output_tokens: 4,
+  compaction: {limit_tokens: 60, summary_tokens: 7, prompt_tokens: 5}}
 scheduler: {kind: concurrent, concurrency: 1}
 limits: {max_sessions: 2}
 YAML
-run_bounded 60 "$WORK/out.txt" "$WORK/err.txt" "$WORK/w.yaml" --workers 1 --out "$WORK/out"
-[ "$RUN_RC" = 0 ] || fail "run exited $RUN_RC: $(tail -5 "$WORK/err.txt")"
+    run_bounded 60 "$WORK/$kind.out" "$WORK/$kind.err" "$WORK/$kind.yaml" --workers 1 \
+        --out "$WORK/out-$kind"
+    [ "$RUN_RC" = 0 ] || fail "$kind run exited $RUN_RC: $(tail -5 "$WORK/$kind.err")"
 
-python3 - "$WORK/log.jsonl" "$WORK/out/results.json" "$WORK/out.txt" <<'PY'
+    python3 - "$WORK/$kind.jsonl" "$WORK/out-$kind/results.json" "$WORK/$kind.out" "$kind" <<'PY'
 import json, sys
 rows = sorted((json.loads(line) for line in open(sys.argv[1])), key=lambda r: r["n"])
 words = lambda r: sum(len(m["content"].split()) for m in r["messages"])
@@ -59,10 +59,12 @@ level = json.load(open(sys.argv[2]))["levels"][0]
 c = level["sessions"]["compactions"]
 assert c["total"] == 4 and c["mean"] == 2 and c["max"] == 2, c
 assert level["roles"]["compaction"]["requests"] == 4, level["roles"].keys()
-assert level["roles"]["turn"]["requests"] == 16, level["roles"]["turn"]
+role = "turn" if sys.argv[4] == "linear" else "default"
+assert level["roles"][role]["requests"] == 16, level["roles"]
 assert level["sessions"]["count"] == 2, level["sessions"]
 text = open(sys.argv[3]).read()
 assert "2.00 compactions (max 2, 4 in all)" in text, text
-print("ok: compaction")
+print(f"ok: {sys.argv[4]} compaction")
 PY
+done
 echo "ok: compaction summarises at the limit, continues from the summary and is counted"
