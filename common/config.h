@@ -97,13 +97,22 @@ typedef struct config_graph {
     uint32_t max_width; /* branching: cap on a layer's width (default 64) */
 } config_graph_t;
 
+/* The sizes of one role's scaffold. */
+typedef struct config_scaffold_size {
+    uint32_t system_tokens; /* words of the system prompt */
+    uint32_t tools;         /* function tools in each chat request's tools array */
+    uint32_t tool_tokens;   /* words of each tool's description */
+} config_scaffold_size_t;
+
 /* workload.scaffold (docs/workloads.md): with it, each role (or the workload, without roles) has a
  * system prompt and tool definitions of its own, the same bytes in every session. */
 typedef struct config_scaffold {
     bool given;           /* the file has the section */
-    uint32_t tools;       /* function tools in each chat request's tools array */
-    uint32_t tool_tokens; /* words of each tool's description */
+    uint32_t tools;       /* every role's tools, unless scaffold.roles says otherwise */
+    uint32_t tool_tokens; /* every role's tool description words, likewise */
     double tool_results;  /* share of the turns that continue a conversation sent as role: tool */
+    bool role_given[CONFIG_MAX_ROLES];             /* scaffold.roles names this role */
+    config_scaffold_size_t role[CONFIG_MAX_ROLES]; /* role_given: its sizes, defaults filled in */
 } config_scaffold_t;
 
 /* workload.compaction (docs/workloads.md): when a request's context would pass limit_tokens, a
@@ -239,6 +248,9 @@ const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
 
+/* The sizes of role index `role`'s scaffold (without a scaffold section: the one shared system
+ * prompt of system_prompt_tokens and no tools). */
+config_scaffold_size_t config_scaffold_size(const config_t *self, uint32_t role);
 /* Words of the scaffold of role index `role`: its system prompt, and its tool descriptions in
  * chat mode. */
 uint32_t config_scaffold_words(const config_t *self, uint32_t role);

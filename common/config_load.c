@@ -324,7 +324,7 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    if (config_scaffold_read(r, node, c) < 0 || config_graph_read(r, node, c) < 0)
+    if (config_graph_read(r, node, c) < 0 || config_scaffold_read(r, node, c) < 0)
         return -1;
     return config_compaction_read(r, node, c);
 }

@@ -193,17 +193,19 @@ static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
     return n;
 }
 
-/* Whether node j answers a tool call, and which tool: drawn from (seed, session, node) only. */
-static void session_prompt_draw_tool(session_prompt_t *self, const config_t *cfg, uint32_t j) {
-    const config_scaffold_t *s = &cfg->workload.scaffold;
+/* Whether node j answers a call of one of its role's `tools` tools, and which: drawn from (seed,
+ * session, node) only. */
+static void session_prompt_draw_tool(session_prompt_t *self, const config_t *cfg, uint32_t j,
+                                     uint32_t tools) {
+    double share = cfg->workload.scaffold.tool_results;
     session_prompt_turn_t *turn = &self->turns[j];
     turn->tool_result = false;
-    if (!(s->tool_results > 0) || s->tools == 0)
+    if (!(share > 0) || tools == 0)
         return;
     rng_t rng;
     rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, self->shape->index, j, SESSION_PROMPT_FIELD_TOOL);
-    turn->tool_result = rng_next_double(&rng) < s->tool_results;
-    turn->tool = (uint32_t)rng_next_below(&rng, s->tools);
+    turn->tool_result = rng_next_double(&rng) < share;
+    turn->tool = (uint32_t)rng_next_below(&rng, tools);
 }
 
 /* "call_SESSION_NODE" and "tool_K" of node j's tool call. */
@@ -270,7 +272,7 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                                                           : session_prompt_ancestors(self, j);
     self->inherited = n;
     if (!summarise) {
-        session_prompt_draw_tool(self, cfg, j);
+        session_prompt_draw_tool(self, cfg, j, kind->tools);
         /* with no turn before it (or a summary instead) there is no call to answer */
         self->turns[j].tool_result &= n > 0 && !self->turns[j].compacted;
     }

@@ -12,32 +12,33 @@
 /* The summarise instruction's draw: a field of the prompt stream that no other draw uses. */
 #define SESSION_SCAFFOLD_FIELD_COMPACT 0x636f6d70u /* "comp" */
 
-/* Role r's system text: rng(seed, prompt, r, 0, system); role 0's is workload_system_text's. */
-static long session_scaffold_system_text(const config_t *cfg, uint32_t role, char *buf,
+/* Role r's system text of n words: rng(seed, prompt, r, 0, system); role 0's is
+ * workload_system_text's. */
+static long session_scaffold_system_text(const config_t *cfg, uint32_t role, uint32_t n, char *buf,
                                          size_t cap) {
     rng_t rng;
     rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, role, 0, RNG_FIELD_SYSTEM);
-    return prompt_append_words(&rng, cfg->workload.system_prompt_tokens, buf, cap);
+    return prompt_append_words(&rng, n, buf, cap);
 }
 
 /* Role r's tools array: tool k is named tool_k and described by rng(seed, prompt, r, k + 1,
  * system) words; its only parameter is a string. 0 ok, -1 on no memory. */
-static int session_scaffold_tools(const config_t *cfg, uint32_t role, buffer_t *out) {
+static int session_scaffold_tools(const config_t *cfg, uint32_t role,
+                                  const config_scaffold_size_t *size, buffer_t *out) {
     static const char tail[] = "\",\"parameters\":{\"type\":\"object\",\"properties\":{"
                                "\"input\":{\"type\":\"string\"}},\"required\":[\"input\"]}}}";
-    const config_scaffold_t *s = &cfg->workload.scaffold;
     int rc = buffer_append(out, "[", 1);
-    for (uint32_t k = 0; rc == 0 && k < s->tools; k++) {
+    for (uint32_t k = 0; rc == 0 && k < size->tools; k++) {
         rc = buffer_appendf(out,
                             "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%u\","
                             "\"description\":\"",
                             k ? "," : "", (unsigned)k);
         if (rc == 0)
-            rc = buffer_reserve(out, prompt_max_bytes(s->tool_tokens));
+            rc = buffer_reserve(out, prompt_max_bytes(size->tool_tokens));
         if (rc == 0) {
             rng_t rng;
             rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, role, k + 1, RNG_FIELD_SYSTEM);
-            long n = prompt_append_words(&rng, s->tool_tokens, out->data + out->len,
+            long n = prompt_append_words(&rng, size->tool_tokens, out->data + out->len,
                                          out->cap - out->len);
             rc = n < 0 ? -1 : 0;
             out->len += n < 0 ? 0 : (size_t)n;
@@ -50,29 +51,32 @@ static int session_scaffold_tools(const config_t *cfg, uint32_t role, buffer_t *
 
 /* Fills one role's scaffold; 0 ok, -1 on no memory. */
 static int session_scaffold_fill(const config_t *cfg, uint32_t role, session_scaffold_role_t *out) {
-    const config_scaffold_t *s = &cfg->workload.scaffold;
-    size_t cap = prompt_max_bytes(cfg->workload.system_prompt_tokens);
+    bool given = cfg->workload.scaffold.given;
+    config_scaffold_size_t size = config_scaffold_size(cfg, role);
+    size_t cap = prompt_max_bytes(size.system_tokens);
     out->system_text = malloc(cap);
     if (!out->system_text)
         return -1;
-    long n = s->given ? session_scaffold_system_text(cfg, role, out->system_text, cap)
-                      : workload_system_text(cfg, out->system_text, cap);
+    long n =
+        given ? session_scaffold_system_text(cfg, role, size.system_tokens, out->system_text, cap)
+              : workload_system_text(cfg, out->system_text, cap);
     if (n < 0)
         return -1;
     out->system_len = (size_t)n;
-    out->words = out->system_len ? cfg->workload.system_prompt_tokens : 0;
+    out->words = out->system_len ? size.system_tokens : 0;
     out->hash = XXH3_64bits(out->system_text, out->system_len);
-    if (!s->given || s->tools == 0 || cfg->target.api != API_CHAT)
+    if (!given || size.tools == 0 || cfg->target.api != API_CHAT)
         return 0;
     buffer_t tools;
     buffer_init(&tools);
-    if (session_scaffold_tools(cfg, role, &tools) < 0) {
+    if (session_scaffold_tools(cfg, role, &size, &tools) < 0) {
         buffer_clear(&tools);
         return -1;
     }
     out->tools_json = tools.data; /* the buffer's storage is now ours */
     out->tools_len = tools.len;
-    out->words += s->tools * s->tool_tokens;
+    out->tools = size.tools;
+    out->words += size.tools * size.tool_tokens;
     out->hash = XXH3_64bits_withSeed(out->tools_json, out->tools_len, out->hash);
     return 0;
 }
@@ -83,7 +87,6 @@ session_scaffold_t *session_scaffold_new(const config_t *cfg) {
         return NULL;
     const config_workload_t *w = &cfg->workload;
     self->n_roles = w->scaffold.given && w->n_roles > 1 ? (uint32_t)w->n_roles : 1;
-    self->tools = w->scaffold.given ? w->scaffold.tools : 0;
     self->roles = calloc(self->n_roles, sizeof *self->roles);
     bool ok = self->roles != NULL;
     for (uint32_t r = 0; ok && r < self->n_roles; r++)

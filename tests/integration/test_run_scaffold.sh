@@ -1,7 +1,7 @@
 #!/bin/bash
 # workload.scaffold on a server that records every request:
 #  - every request carries the system prompt and a tools array of valid OpenAI function tools,
-#    the same bytes in every session of a role; each role has its own;
+#    the same bytes in every session of a role; each role has its own, of its own sizes;
 #  - with tool_results: 1 every turn after the first answers a tool call: a role "tool" message
 #    with the tool_call_id of the assistant message before it, which carries the call;
 #  - a history `none` sub-agent (a diamond executor) shares only the scaffold with the planner.
@@ -67,7 +67,11 @@ target: {api: chat, model: graph, endpoints: [$URL]}
 workload:
   kind: graph
   roles: [planner, executor, aggregator]
-  scaffold: {system_tokens: 20, tools: 2, tool_tokens: 8}
+  scaffold:
+    system_tokens: 20
+    tools: 2
+    tool_tokens: 8
+    roles: {executor: {system_tokens: 12, tools: 1}}
   graph:
     shape: diamond
     executor_count: 2
@@ -97,6 +101,10 @@ for s in range(2):
         assert e["messages"][1]["content"].startswith(planner["reply"] + "\n\n")
         assert planner["messages"][1]["content"] not in e["messages"][1]["content"]
 assert len({v for v in roles.values()}) == 3, "two roles share a scaffold"
+sizes = {name: (len(json.loads(m)["content"].split()), len(json.loads(t)),
+                len(json.loads(t)[0]["function"]["description"].split()))
+         for name, (m, t) in roles.items()}
+assert sizes == {"planner": (20, 2, 8), "executor": (12, 1, 8), "aggregator": (20, 2, 8)}, sizes
 print("ok: one scaffold per role, the same in every session")
 PY
 echo "ok: scaffold tools, tool results and per-role scaffolds as agents send them"

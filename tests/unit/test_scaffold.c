@@ -56,6 +56,36 @@ static void test_scaffold_words_count_tools_in_chat_only(void **state) {
     config_free(&c);
 }
 
+static void test_scaffold_roles_have_their_own_sizes_and_write_back(void **state) {
+    config_t a, b;
+    config_case_load(&a, "limits: {duration: 10s}\n"
+                         "workload:\n"
+                         "  kind: graph\n"
+                         "  scaffold:\n"
+                         "    system_tokens: 30\n"
+                         "    tools: 5\n"
+                         "    tool_tokens: 6\n"
+                         "    roles: {executor: {system_tokens: 12, tools: 1}}\n"
+                         "  graph: {shape: diamond}\n");
+    config_scaffold_size_t p = config_scaffold_size(&a, 0), e = config_scaffold_size(&a, 1);
+    assert_int_equal(p.system_tokens, 30);
+    assert_int_equal(p.tools, 5);
+    assert_int_equal(e.system_tokens, 12);
+    assert_int_equal(e.tools, 1);
+    assert_int_equal(e.tool_tokens, 6); /* not given: the section's */
+    assert_int_equal(config_scaffold_words(&a, 1), 12 + 6);
+    char *text = config_to_yaml(&a);
+    config_case_load(&b, text);
+    e = config_scaffold_size(&b, 1);
+    assert_int_equal(e.system_tokens, 12);
+    assert_int_equal(e.tools, 1);
+    assert_int_equal(e.tool_tokens, 6);
+    assert_int_equal(config_scaffold_size(&b, 2).system_tokens, 30);
+    free(text);
+    config_free(&a);
+    config_free(&b);
+}
+
 static void test_scaffold_bad_keys_give_exact_messages(void **state) {
     static const message_case_t cases[] = {
         {"workload:\n  system_prompt_tokens: 5\n  scaffold: {system_tokens: 5}\n",
@@ -68,6 +98,15 @@ static void test_scaffold_bad_keys_give_exact_messages(void **state) {
          "bad.yaml:2:38: workload.scaffold.tool_results: expected a share in [0, 1], got 1.5"},
         {"workload:\n  scaffold: {tool: 2}\n",
          "bad.yaml:2:14: workload.scaffold.tool: unknown key 'tool'; did you mean 'tools'?"},
+        {"workload:\n  roles: [planner]\n  scaffold: {roles: {planer: {tools: 1}}}\n",
+         "bad.yaml:3:22: workload.scaffold.roles.planer: no role is named 'planer'; did you mean "
+         "'planner'?"},
+        {"workload:\n  scaffold: {roles: {a: {tools: 1}}}\n",
+         "bad.yaml:2:22: workload.scaffold.roles.a: no role is named 'a' (name roles in "
+         "workload.roles)"},
+        {"workload:\n  roles: [a]\n  scaffold: {roles: {a: {tool: 1}}}\n",
+         "bad.yaml:3:26: workload.scaffold.roles.a.tool: unknown key 'tool'; did you mean "
+         "'tools'?"},
         {"workload:\n  scaffold: {tools: 2000}\n",
          "bad.yaml:2:21: workload.scaffold.tools: expected a whole number <= 1024, got '2000'"},
     };
@@ -163,6 +202,7 @@ static void test_scaffold_tool_call_and_result_are_valid_chat_messages(void **st
 
 UNIT_MAIN(cmocka_unit_test(test_scaffold_keys_load_and_write_back),
           cmocka_unit_test(test_scaffold_words_count_tools_in_chat_only),
+          cmocka_unit_test(test_scaffold_roles_have_their_own_sizes_and_write_back),
           cmocka_unit_test(test_scaffold_bad_keys_give_exact_messages),
           cmocka_unit_test(test_scaffold_is_per_role_and_the_same_bytes_every_time),
           cmocka_unit_test(test_scaffold_tool_call_and_result_are_valid_chat_messages))
