@@ -114,6 +114,32 @@ typedef struct config_trace {
 } config_trace_t;
 
 struct trace;
+/* The sizes of one role's scaffold. */
+typedef struct config_scaffold_size {
+    uint32_t system_tokens; /* words of the system prompt */
+    uint32_t tools;         /* function tools in each chat request's tools array */
+    uint32_t tool_tokens;   /* words of each tool's description */
+} config_scaffold_size_t;
+
+/* workload.scaffold (docs/workloads.md): with it, each role (or the workload, without roles) has a
+ * system prompt and tool definitions of its own, the same bytes in every session. */
+typedef struct config_scaffold {
+    bool given;           /* the file has the section */
+    uint32_t tools;       /* every role's tools, unless scaffold.roles says otherwise */
+    uint32_t tool_tokens; /* every role's tool description words, likewise */
+    double tool_results;  /* share of the turns that continue a conversation sent as role: tool */
+    bool role_given[CONFIG_MAX_ROLES];             /* scaffold.roles names this role */
+    config_scaffold_size_t role[CONFIG_MAX_ROLES]; /* role_given: its sizes, defaults filled in */
+} config_scaffold_t;
+
+/* workload.compaction (docs/workloads.md): when a request's context would pass limit_tokens, a
+ * summarise request goes first and the conversation continues from its reply. */
+typedef struct config_compaction {
+    uint32_t limit_tokens;   /* prompt + max_tokens above this compacts first; 0 = off */
+    uint32_t summary_tokens; /* max_tokens of the summarise request (default 512) */
+    uint32_t prompt_tokens;  /* words of the summarise instruction (default 32) */
+    uint32_t role;           /* role index of summarise requests (default named "compaction") */
+} config_compaction_t;
 
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
@@ -128,6 +154,8 @@ typedef struct config_workload {
     config_trace_t trace; /* kind trace: the file and how to replay it */
     struct trace *replay; /* kind trace: the loaded sessions (shared by copies), or NULL: loaded by
                              config_load_file (or, on a worker, its part from Assign) */
+    config_scaffold_t scaffold;
+    config_compaction_t compaction;
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -263,6 +291,18 @@ int config_role_index(config_t *self, const char *name, uint32_t *index);
  * trace file, line and reason. */
 int config_trace_load(config_t *self, config_error_t *err);
 const char *config_trace_format_name(config_trace_format_t format);
+/* The sizes of role index `role`'s scaffold (without a scaffold section: the one shared system
+ * prompt of system_prompt_tokens and no tools). */
+config_scaffold_size_t config_scaffold_size(const config_t *self, uint32_t role);
+/* Words of the scaffold of role index `role`: its system prompt, and its tool descriptions in
+ * chat mode. */
+uint32_t config_scaffold_words(const config_t *self, uint32_t role);
+/* Words two requests of roles a and b send in common at the start of their prompts: the whole
+ * scaffold when both have the same one (always without a scaffold section), else none. */
+uint32_t config_scaffold_shared_words(const config_t *self, uint32_t a, uint32_t b);
+
+/* Whether a request of role index `role` is a summarise request (compaction on, its role). */
+bool config_compaction_role(const config_t *self, uint32_t role);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

@@ -8,12 +8,14 @@
 #include <sys/stat.h>
 
 #include "buffer.h"
+#include "config_compaction.h"
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
 #include "config_veeksha.h"
+#include "config_scaffold.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -32,11 +34,9 @@ static const char *const target_keys[] = {
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
     "routing",     "ignore_eos",   "min_tokens", "stream",
     NULL};
-static const char *const workload_keys[] = {"kind",         "turns",
-                                            "input_tokens", "output_tokens",
-                                            "think_time",   "system_prompt_tokens",
-                                            "roles",        "graph",
-                                            "trace",        NULL};
+static const char *const workload_keys[] = {
+    "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
+    "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -328,9 +328,10 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    if (config_graph_read(r, node, c) < 0)
+    if (config_graph_read(r, node, c) < 0 || config_trace_read(r, node, c) < 0 ||
+        config_scaffold_read(r, node, c) < 0)
         return -1;
-    return config_trace_read(r, node, c);
+    return config_compaction_read(r, node, c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the

@@ -6,8 +6,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_compaction.h"
 #include "config_dist.h"
 #include "config_telemetry.h"
+#include "config_scaffold.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -311,10 +313,12 @@ static void put_workload(FILE *out, const config_workload_t *w) {
         put_string(out, w->roles[i]);
     }
     fputs("]\n", out);
+    config_scaffold_write(out, w);
     if (w->kind == WORKLOAD_GRAPH)
         put_graph(out, w);
     if (w->kind == WORKLOAD_TRACE)
         put_trace(out, &w->trace);
+    config_compaction_write(out, w);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {

@@ -67,6 +67,10 @@ static json_t *sessions_json(const merge_t *merge, const report_meta_t *meta) {
         json_object_set_new(share, report_role_name(meta, r, name, sizeof name),
                             json_real(ratio(s->role_critical_ns[r], s->critical_ns)));
     json_object_set_new(o, "critical_path_share", share);
+    json_t *compactions = count_json(s->compactions);
+    if (json_is_object(compactions))
+        json_object_set_new(compactions, "total", json_integer((json_int_t)s->compactions_total));
+    json_object_set_new(o, "compactions", compactions);
     return o;
 }
 
@@ -175,7 +179,12 @@ static void print_sessions(const merge_t *merge, const report_meta_t *meta, FILE
         fprintf(out, "\n");
         return;
     }
-    fprintf(out, ", %.1f requests each on average\n", histogram_mean(s->requests));
+    fprintf(out, ", %.1f requests each on average", histogram_mean(s->requests));
+    if (s->compactions_total)
+        fprintf(out, ", %.2f compactions (max %" PRIu64 ", %" PRIu64 " in all)",
+                histogram_mean(s->compactions), histogram_max(s->compactions),
+                s->compactions_total);
+    fprintf(out, "\n");
     fprintf(out, "%-16s%11s%11s%11s%11s\n", "session (ms)", "mean", "p50", "p90", "p99");
     print_session_row(out, "makespan", s->makespan);
     print_session_row(out, "critical path", s->critical);

@@ -4,7 +4,9 @@
  * per record) only while it is open: from its first record to the one flagged session_end (a
  * session's records all come from one worker, in order). Then its graph is regenerated from the
  * seed (workload_session_generate), it is folded into histograms and sums, and freed: memory is
- * bounded by the sessions in flight, not the run. Not thread-safe: one ingest loop. */
+ * bounded by the sessions in flight, not the run. A summarise request (workload.compaction, known
+ * by its role) is counted as its session's compaction, and its time as part of the node it
+ * preceded. Not thread-safe: one ingest loop. */
 #ifndef STAMPEDE_SESSIONS_H
 #define STAMPEDE_SESSIONS_H
 
@@ -40,6 +42,9 @@ typedef struct sessions_stats {
     size_t n_endpoints;
     uint64_t affinity_checked; /* closed sessions with at least one request sent */
     uint64_t affinity_split;   /* of those, sessions that reached more than one endpoint */
+
+    histogram_t *compactions;   /* counted sessions: summarise requests (a count, not ns) */
+    uint64_t compactions_total; /* summarise requests of every closed session */
 } sessions_stats_t;
 
 /* One session's figures (sessions_path). */
