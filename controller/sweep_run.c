@@ -122,11 +122,12 @@ void sweep_run_destroy(sweep_run_t **self_p) {
     *self_p = NULL;
 }
 
-/* A level the source gave that cannot run: said, NULL; else NULL-free "". */
+/* Why a level the source gave cannot run, or NULL when it can. */
 static const char *sweep_run_bad_spec(const level_spec_t *s) {
     if (s->axis != SWEEP_AXIS_CONCURRENCY && s->axis != SWEEP_AXIS_RATE)
         return "its axis is neither concurrency nor rate";
-    if (!(s->value > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY && s->value != floor(s->value)))
+    if (!(s->value > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY &&
+                            (s->value != floor(s->value) || s->value > UINT32_MAX)))
         return "its value is not a positive level";
     if (s->snapshots == 0 || s->snapshot_ns <= 0)
         return "it has no measurement window (snapshots x duration)";
