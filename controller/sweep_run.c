@@ -160,7 +160,15 @@ int sweep_run_next_level(sweep_run_t *self) {
         console_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
         return -1;
     }
-    self->pooled.duration_ns = self->pooled_all.duration_ns = 0;
+    char planned[32] = "";
+    if (self->source->planned)
+        snprintf(planned, sizeof planned, "/%zu", self->source->planned);
+    char cap[64] = "";
+    if (self->spec.rate_cap > 0)
+        snprintf(cap, sizeof cap, ", at most %g session starts/s", self->spec.rate_cap);
+    console_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
+                sweep_report_axis_key(&self->spec), self->spec.value, cap,
+                (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
     return 1;
 }
 
@@ -536,6 +544,16 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
                                       .interrupted = interrupted,
                                       .stopped_early = self->any_stopped_early};
     self->has_previous = true;
+    double f[SWEEP_FIG__COUNT];
+    sweep_report_figures(from, f);
+    console_say(self->fleet,
+                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
+                "%.2f %% errors, %.3f conversations/s",
+                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+                (unsigned)self->valid, (unsigned)self->reps_run,
+                interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
+                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
+                f[SWEEP_FIG_ACTUAL_RPS]);
     sweep_run_write(self, false);
 }
 
