@@ -238,7 +238,7 @@ const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
 
-/* Frees the sweep's levels and empties it (axis NONE): what a level's own run config does. */
+/* Frees the sweep's levels and empties it (axis NONE: a plain run, as each level's config is). */
 void config_sweep_free(config_sweep_t *self);
 /* "concurrency" or "rate" ("none" without a sweep). */
 const char *config_sweep_axis_name(config_sweep_axis_t axis);
