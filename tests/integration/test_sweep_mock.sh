@@ -18,7 +18,7 @@ sweep:
   snapshots: {count: 2, duration: 1s}
   drain: 5s
   repeat: 2
-  rate_cap: 40/s
+  rate_cap: 20/s
 mock: {ttft: 20ms, itl: 10ms}
 YAML
 run_bounded 120 "$WORK/table" "$WORK/sweep.err" "$WORK/sweep.yaml" --workers 2 --out "$WORK/out"
@@ -62,11 +62,12 @@ for l in levels:
     a = l["across_repetitions"]["tpot_p50_ms"]
     assert a["n"] == 2 and a["ci95_low"] <= a["mean"] <= a["ci95_high"], a
     assert l["snapshot_mean"]["ttft_p50_ms"] is not None and l["stability"]["ttft_p50_ms"] >= 0
-    # one-request sessions, at most c in flight and no faster than the cap of 40/s
-    assert 0 < l["actual_rps"] <= 40 * 1.1, l["actual_rps"]
-    assert l["rate_cap"] == 40 and l["server"] is None and l["gap"] is None
+    # one-request sessions, at most c in flight and no faster than the cap of 20/s
+    assert 0 < l["actual_rps"] <= 20 * 1.1, l["actual_rps"]
+    assert l["rate_cap"] == 20 and l["server"] is None and l["gap"] is None
+# c 2 is held by its slots (requests of about 110 ms: 18/s), c 6 by the cap (slots for ~50/s)
 assert levels[0]["actual_rps"] < levels[2]["actual_rps"], "more slots, more starts"
-assert levels[2]["actual_rps"] > 30, levels[2]["actual_rps"]  # c 6 is held by the cap of 40/s
+assert levels[2]["actual_rps"] > 20 * 0.85, levels[2]["actual_rps"]
 a = results["analysis"]
 assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
 assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
