@@ -10,6 +10,7 @@
 #include "config_mock.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
+#include "config_sweep.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -70,6 +71,7 @@ void config_free(config_t *self) {
     free(self->output.dir);
     config_mock_free(&self->mock);
     config_telemetry_free(&self->telemetry);
+    config_sweep_free(&self->sweep);
     memset(self, 0, sizeof *self);
 }
 
@@ -120,6 +122,8 @@ int config_copy(config_t *dst, const config_t *src) {
     if (config_telemetry_copy(&dst->telemetry, &src->telemetry) < 0)
         ok = false;
     if (config_trace_copy(&dst->workload, &src->workload) < 0)
+        ok = false;
+    if (config_sweep_copy(&dst->sweep, &src->sweep) < 0)
         ok = false;
     if (config_graph_copy(&dst->workload.graph, &src->workload.graph) < 0) {
         config_graph_init(&dst->workload.graph); /* nothing shared with src left to free */

@@ -210,6 +210,23 @@ typedef struct config_telemetry {
     size_t n_gpu_urls;
     int64_t scrape_interval_ns; /* time series period; default 1 s */
 } config_telemetry_t;
+/* What a sweep varies from level to level (the `sweep:` section; docs/sweeps.md). */
+typedef enum { SWEEP_AXIS_NONE, SWEEP_AXIS_CONCURRENCY, SWEEP_AXIS_RATE } config_sweep_axis_t;
+
+/* The `sweep:` section: the levels, and the warm-up, measurement window (snapshots), drain and
+ * repetitions each level gets. axis NONE: no sweep, the file is one run. */
+typedef struct config_sweep {
+    config_sweep_axis_t axis;
+    double *levels; /* concurrency (whole numbers) or sessions per second, in run order */
+    size_t n_levels;
+    int64_t warmup_ns;        /* per level, discarded; default 0 */
+    uint32_t snapshots;       /* snapshots per measurement window; default 1 */
+    int64_t snapshot_ns;      /* length of each; required */
+    int64_t drain_ns;         /* the most a level waits for its requests after the window */
+    uint32_t repeat;          /* repetitions of every level; default 1 */
+    double exclude_error_pct; /* a repetition with more errors is excluded; default 5 */
+    double rate_cap;          /* concurrency levels: session starts per second at most; 0 none */
+} config_sweep_t;
 
 typedef struct config {
     char *source;  /* file name used in messages */
@@ -222,6 +239,7 @@ typedef struct config {
     config_output_t output;
     config_mock_t mock;
     config_telemetry_t telemetry; /* server_metrics, gpu_metrics, scrape_interval */
+    config_sweep_t sweep;
 } config_t;
 
 typedef struct config_error {
@@ -303,6 +321,10 @@ uint32_t config_scaffold_shared_words(const config_t *self, uint32_t a, uint32_t
 
 /* Whether a request of role index `role` is a summarise request (compaction on, its role). */
 bool config_compaction_role(const config_t *self, uint32_t role);
+/* Frees the sweep's levels and empties it (axis NONE: a plain run, as each level's config is). */
+void config_sweep_free(config_sweep_t *self);
+/* "concurrency" or "rate" ("none" without a sweep). */
+const char *config_sweep_axis_name(config_sweep_axis_t axis);
 
 /* Names as written in the file ("chat", "round_robin", ...). */
 const char *config_api_name(config_api_t api);

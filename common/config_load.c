@@ -16,6 +16,7 @@
 #include "config_trace.h"
 #include "config_veeksha.h"
 #include "config_scaffold.h"
+#include "config_sweep.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -28,7 +29,7 @@ static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL
 
 static const char *const root_keys[] = {
     "seed",   "target", "workload",       "scheduler",   "limits",          "warmup",
-    "output", "mock",   "server_metrics", "gpu_metrics", "scrape_interval", NULL};
+    "output", "mock",   "server_metrics", "gpu_metrics", "scrape_interval", "sweep", NULL};
 static const char *const target_keys[] = {
     "endpoints",   "api",          "model",      "headers",
     "api_key_env", "api_key_file", "timeout",    "connect_timeout",
@@ -450,7 +451,8 @@ static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t 
     yaml_node_t *limits_key = NULL;
     config_yaml_get(r, root, "limits", &limits_key);
     bool trace_ends = c->workload.kind == WORKLOAD_TRACE && !c->workload.trace.wrap;
-    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 && !trace_ends)
+    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 && !trace_ends &&
+        c->sweep.axis == SWEEP_AXIS_NONE) /* a sweep bounds each level by its snapshots */
         return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
                                 "no limit given: set at least one of limits.duration, "
                                 "limits.max_sessions or limits.max_requests (an unbounded run "
@@ -500,7 +502,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
         config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
         return -1;
-    if (config_telemetry_parse(r, root, &c->telemetry) < 0)
+    if (config_telemetry_parse(r, root, &c->telemetry) < 0 || config_sweep_parse(r, root, c) < 0)
         return -1;
     return check_run_bounds(r, root, c);
 }

@@ -10,6 +10,7 @@
 #include "config_dist.h"
 #include "config_telemetry.h"
 #include "config_scaffold.h"
+#include "config_sweep.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -366,6 +367,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
     put_mock(out, &self->mock);
     config_telemetry_write(out, &self->telemetry);
+    config_sweep_write(out, &self->sweep);
     return ferror(out) ? -1 : 0;
 }
 

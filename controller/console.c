@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "controller_internal.h"
+#include "sweep_run.h"
 
 void console_clear(controller_t *self) {
     if (self->live_shown) {
@@ -48,7 +49,10 @@ void console_live(controller_t *self, int64_t now) {
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
     char line[512];
-    report_live_line(&live, line, sizeof line);
+    if (self->sweep) /* the level, its phase and what is left of it first */
+        sweep_run_live_line(self->sweep, now, &live, line, sizeof line);
+    else
+        report_live_line(&live, line, sizeof line);
     if (self->tty) {
         fprintf(stderr, "\r\033[K%s", line);
         self->live_shown = true;

@@ -18,6 +18,8 @@
 #include "loop.h"
 #include "measurement.h"
 #include "results.h"
+#include "sweep.h"
+#include "sweep_run.h"
 
 #define DATA_BURST 32 /* data messages per iteration before control is looked at again */
 
@@ -126,6 +128,8 @@ static void step_run(controller_t *self, int64_t now) {
                                    "did not finish within 15 s of the stop", true);
         run->phase = PHASE_OVER;
     }
+    if (self->sweep)
+        sweep_run_step(self->sweep, now);
     if (now >= run->next_live_ns) {
         console_live(self, now);
         run->next_live_ns += 1000000000LL;
@@ -178,6 +182,8 @@ static void handle_signal(controller_t *self, int count) {
         console_say(self,
                     "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
         merge_mark_partial(run->merge, "interrupted");
+        if (self->sweep)
+            sweep_run_stopped(self->sweep, loop_now_ns());
         collect_stop(self, "interrupted at the controller");
     } else {
         console_say(self, "interrupted again: writing what arrived");
@@ -295,19 +301,12 @@ const char *controller_endpoint(const controller_t *self) {
     return transport_endpoint(self->transport);
 }
 
-/* One run over the fleet, from registration to its results. Its exit status (as controller_run). */
-static int run_one(controller_t *self, size_t number, bool *started) {
-    size_t total = n_runs(self);
+/* A prepared run over the fleet, from registration to its results. Its exit status (as
+ * controller_run); *started tells whether it got past its start. */
+static int run_prepared(controller_t *self, measurement_t *run, bool *started) {
     *started = false;
-    measurement_t *run =
-        measurement_new(&self->options, self->name, config_at(self, number - 1), number, total);
-    if (!run)
-        return 1;
     self->run = run;
     registry_next_run(self);
-    if (total > 1)
-        console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
-                    run->cfg.output.dir);
     uint32_t have = registry_count(self, REGISTRY_REGISTERED);
     if (have < self->options.expect_workers)
         console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
@@ -325,6 +324,70 @@ static int run_one(controller_t *self, size_t number, bool *started) {
     return signals_seen ? 130 : 1;
 }
 
+/* The levels of a sweep, one after another over the same fleet, each repetition a run of its
+ * own (clocks probed again before each); first is the file's run, used for the first
+ * repetition. The first non-zero status of a repetition, 130 when interrupted. */
+static int run_sweep(controller_t *self, measurement_t *first, size_t number) {
+    sweep_run_t *sweep = sweep_run_new(self, first, self->options.source);
+    if (!sweep) {
+        measurement_destroy(&first);
+        return 1;
+    }
+    self->sweep = sweep;
+    int rc = 0, got = 0;
+    bool started = true;
+    while (!signals_seen && started && (got = sweep_run_next_level(sweep)) > 0) {
+        for (uint32_t rep = 1; rep <= sweep_run_spec(sweep)->repeat && !signals_seen; rep++) {
+            measurement_t *run =
+                first ? first
+                      : measurement_new(&self->options, self->name, config_at(self, number - 1),
+                                        number, n_runs(self));
+            first = NULL;
+            int run_rc = 1;
+            if (run && sweep_run_prepare(sweep, run, rep) == 0)
+                run_rc = run_prepared(self, run, &started);
+            else
+                started = false;
+            measurement_destroy(&run);
+            self->run = NULL;
+            if (!rc)
+                rc = run_rc;
+            if (!started)
+                break;
+        }
+        sweep_run_end_level(sweep, signals_seen != 0 || !started);
+    }
+    if (got < 0 && !rc)
+        rc = 1;
+    measurement_destroy(&first);
+    if (sweep_run_finish(sweep, signals_seen != 0) != 0 && !rc)
+        rc = 1;
+    sweep_run_destroy(&sweep);
+    self->sweep = NULL;
+    return signals_seen ? 130 : rc;
+}
+
+/* One file over the fleet: a sweep when it has a `sweep:` section or the options bring a
+ * source, else one run. Its exit status (as controller_run). */
+static int run_one(controller_t *self, size_t number, bool *started) {
+    size_t total = n_runs(self);
+    *started = false;
+    measurement_t *run =
+        measurement_new(&self->options, self->name, config_at(self, number - 1), number, total);
+    if (!run)
+        return 1;
+    if (total > 1)
+        console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
+                    run->cfg.output.dir);
+    if (self->options.source || run->cfg.sweep.axis != SWEEP_AXIS_NONE) {
+        *started = true;
+        return run_sweep(self, run, number);
+    }
+    int rc = run_prepared(self, run, started);
+    measurement_destroy(&self->run);
+    return rc;
+}
+
 int controller_run(controller_t *self) {
     struct sigaction sa = {0}, old_int, old_term;
     sa.sa_handler = on_signal;
@@ -337,7 +400,6 @@ int controller_run(controller_t *self) {
     for (size_t i = 0; i < n_runs(self); i++) {
         bool started;
         int run_rc = run_one(self, i + 1, &started);
-        measurement_destroy(&self->run);
         if (!rc)
             rc = run_rc;
         /* An interrupt ends the list; so does a run that could not start (the next would not). */
@@ -358,7 +420,6 @@ void controller_destroy(controller_t **self_p) {
     controller_t *self = *self_p;
     if (!self)
         return;
-    measurement_destroy(&self->run);
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
     free(self->workers);

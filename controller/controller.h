@@ -12,6 +12,7 @@
 #include <stdint.h>
 
 typedef struct controller controller_t;
+struct sweep_source;
 
 /* Called on every loop iteration; returns non-zero with a message in why to abort the run (used
  * by `stampede run` to notice a local worker that died). */
@@ -34,6 +35,9 @@ typedef struct controller_options {
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
     void *hook_arg;
+    /* The levels to run for each file (controller/sweep.h: how a source is written); NULL: the
+     * file's `sweep:` section, or one plain run when it has none. */
+    const struct sweep_source *source;
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */

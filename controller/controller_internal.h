@@ -39,6 +39,7 @@ struct controller {
     bool tty;        /* stderr is a terminal: the live line is redrawn in place */
     bool live_shown; /* the live line is on screen, without a newline */
     measurement_t *run;
+    struct sweep_run *sweep; /* the sweep in progress (controller/sweep_run.h); NULL: plain run */
 };
 
 /* Ends the run in progress before it starts (or aborts it) with the reason printed at the end; the

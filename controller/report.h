@@ -15,7 +15,7 @@
 #include "trace_writer.h"
 #include "validity.h"
 
-#define REPORT_SCHEMA_VERSION 1
+#define REPORT_SCHEMA_VERSION 2
 #define REPORT_LAG_WARNING_MS 10.0
 #define REPORT_INTENDED_ROWS_LAG_MS                                                                \
     1.0 /* lag p99 above: the table shows TTFT/E2E from intended                                   \

@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +12,8 @@
 #include "controller_internal.h"
 #include "telemetry_report.h"
 #include "telemetry_run.h"
+#include "sweep_report.h"
+#include "sweep_run.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -33,6 +36,8 @@ void results_open_trace(controller_t *self) {
     int64_t duration = run->cfg.limits.duration_ns;
     merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
                          duration > 0 ? run->start_ns + duration : 0);
+    if (self->sweep)
+        sweep_run_start(self->sweep, run);
     if (!run->cfg.output.trace)
         return;
     char path[4096];
@@ -72,6 +77,8 @@ void results_record(void *arg, request_record_t *rec) {
     metrics_t m;
     metrics_compute(rec, &m);
     merge_add_metrics(self->run->merge, rec, &m);
+    if (self->sweep)
+        sweep_run_record(self->sweep, rec, &m);
     results_count_start(self, rec);
     telemetry_record(self->run->telemetry, rec);
     if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
@@ -265,6 +272,37 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     return array;
 }
 
+/* A percentile of h in ms, NaN when it is empty. */
+static double results_ms(const histogram_t *h, double p) {
+    return histogram_count(h) ? (double)histogram_percentile(h, p) / 1e6 : NAN;
+}
+
+/* The run's level as the reports' "Reference Data (JSON)" (the keys a sweep's levels have). */
+static json_t *results_reference_json(const controller_t *self, const results_extra_t *x) {
+    const measurement_t *run = self->run;
+    const merge_stats_t *all = merge_overall(run->merge);
+    double duration = merge_duration_s(run->merge), f[SWEEP_FIG__COUNT];
+    for (int i = 0; i < SWEEP_FIG__COUNT; i++)
+        f[i] = NAN;
+    f[SWEEP_FIG_TTFT_P50] = results_ms(all->latency[METRIC_TTFT], 50);
+    f[SWEEP_FIG_TTFT_P95] = results_ms(all->latency[METRIC_TTFT], 95);
+    f[SWEEP_FIG_TPOT_P50] = results_ms(all->latency[METRIC_TPOT], 50);
+    f[SWEEP_FIG_TPOT_P95] = results_ms(all->latency[METRIC_TPOT], 95);
+    f[SWEEP_FIG_LATENCY_P50] = results_ms(all->latency[METRIC_E2E], 50);
+    f[SWEEP_FIG_LATENCY_P95] = results_ms(all->latency[METRIC_E2E], 95);
+    if (all->ok + all->failed)
+        f[SWEEP_FIG_ERROR_PCT] = 100.0 * (double)all->failed / (double)(all->ok + all->failed);
+    f[SWEEP_FIG_ACTUAL_RPS] = x->achieved_per_s;
+    f[SWEEP_FIG_TOPS] = duration > 0 ? (double)all->window_output_tokens / duration : 0;
+    if (all->usage_prompt_tokens)
+        f[SWEEP_FIG_KV_HIT_PCT] =
+            100.0 * (double)all->cached_tokens / (double)all->usage_prompt_tokens;
+    bool rate = run->cfg.scheduler.kind == SCHEDULER_RATE;
+    level_spec_t spec = {.axis = rate ? SWEEP_AXIS_RATE : SWEEP_AXIS_CONCURRENCY,
+                         .value = rate ? run->cfg.scheduler.rate : run->cfg.scheduler.concurrency};
+    return sweep_report_reference_of(&spec, f);
+}
+
 /* results.json: report_json's document with the rate (in the level), the workers and the verdict.
  */
 static int results_write_json(const controller_t *self, const report_meta_t *meta,
@@ -276,10 +314,13 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         return -1;
     }
     json_t *first = json_array_get(json_object_get(root, "levels"), 0);
-    if (first)
+    if (first) {
         json_object_set_new(first, "rate", results_rate_json(x));
-    if (first && x->server)
-        telemetry_run_json(self, x->server, first);
+        json_object_set_new(first, "reference", results_reference_json(self, x));
+        if (x->server)
+            telemetry_run_json(self, x->server, first);
+    }
+    json_object_set_new(root, "kind", json_string("run"));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     int rc = report_write_json_root(root, path);
@@ -407,14 +448,20 @@ int results_finish(controller_t *self, bool interrupted) {
         telemetry_run_judge(&server, &extra.validity);
         extra.server = &server;
     }
-    report_print(run->merge, &meta, stdout);
-    if (have_server)
-        telemetry_report_print(stdout, &server, run->merge);
-    if (extra.rate_mode)
-        report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
-                          extra.rate_warning[0] ? extra.rate_warning : NULL);
-    report_print_validity(stdout, &extra.validity);
-    fflush(stdout);
+    if (self->sweep) { /* a repetition of a level: one line, the table comes after the sweep */
+        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted);
+    } else {
+        report_print(run->merge, &meta, stdout);
+        if (have_server)
+            telemetry_report_print(stdout, &server, run->merge);
+        if (extra.rate_mode)
+            report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
+                              extra.rate_warning[0] ? extra.rate_warning : NULL);
+        else /* the references' "Actual RPS", beside the table's request and token rates */
+            fprintf(stdout, "Actual RPS (conversation starts/s): %.3f\n", extra.achieved_per_s);
+        report_print_validity(stdout, &extra.validity);
+        fflush(stdout);
+    }
     int rc = 0;
     if (run->trace_out) {
         trace_writer_stats_t trace = {0};
@@ -429,7 +476,7 @@ int results_finish(controller_t *self, bool interrupted) {
     }
     if (write_files(self, &meta, &extra) != 0)
         rc = 1;
-    else
+    else if (!self->sweep)
         console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
     free(clocks);

@@ -278,7 +278,10 @@ static void usage(FILE *out) {
             "                    [--allow-invalid]\n"
             "  FILE...        workload files, run one after another by the same local\n"
             "                 workers; with several, run N writes to DIR/run-N; a file\n"
-            "                 of several YAML documents (---) is one run per document\n"
+            "                 of several YAML documents (---) is one run per document.\n"
+            "                 A file with a sweep: section runs each of its levels in turn\n"
+            "                 (DIR/levels/NN-<level>/rep-R, the sweep in DIR/results.json;\n"
+            "                 docs/sweeps.md)\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL, repeatable; overrides the file (without\n"
             "                 any, the embedded `stampede mock` is started, with the options\n"
@@ -406,7 +409,8 @@ int run_main(int argc, char **argv) {
     for (size_t i = 0; i < n_runs; i++)
         if (has_mock[i] && (!needs_mock || i > 0))
             note_ignored_mock(runs[i], needs_mock, runs[0]);
-    st.once = n_runs == 1;
+    /* A sweep runs each level as a run of its own: its workers stay for the next one. */
+    st.once = n_runs == 1 && first.sweep.axis == SWEEP_AXIS_NONE;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));

@@ -33,7 +33,7 @@ def main():
 
     with open(os.path.join(args.out, "results.json")) as f:
         res = json.load(f)
-    check(res.get("schema_version") == 1, f"schema_version is {res.get('schema_version')!r}, expected 1")
+    check(res.get("schema_version") == 2, f"schema_version is {res.get('schema_version')!r}, expected 2")
     check(res.get("partial") is False, f"partial is {res.get('partial')!r}, expected false")
     levels = res.get("levels") or []
     if not check(len(levels) == 1, f"{len(levels)} levels, expected 1"):

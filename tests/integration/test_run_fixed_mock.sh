@@ -19,7 +19,7 @@ run_bounded 120 "$WORK/table" "$WORK/run.err" "$WORK/fixed.yaml" --workers 3 \
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json"
 
-assert_equal "schema_version" "$(json_value "$R" 'r["schema_version"]')" 1
+assert_equal "schema_version" "$(json_value "$R" 'r["schema_version"]')" 2
 assert_equal "workers" "$(json_value "$R" 'r["run"]["workers"]')" 3
 assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 91
 assert_equal "requests_failed" "$(json_value "$R" 'l["requests_failed"]')" 0

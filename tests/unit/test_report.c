@@ -116,7 +116,7 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     json_t *root = json_load_file(path, 0, &error);
     if (!root)
         fail_msg("results.json does not parse: %s at line %d", error.text, error.line);
-    assert_int_equal(number(root, "schema_version"), 1);
+    assert_int_equal(number(root, "schema_version"), 2);
     assert_true(json_is_false(json_object_get(root, "partial")));
     json_t *run = json_object_get(root, "run");
     assert_int_equal(number(run, "workers"), 2);

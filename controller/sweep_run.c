@@ -1,0 +1,580 @@
+#include "sweep_run.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "collect.h"
+#include "console.h"
+#include "controller_internal.h"
+#include "loop.h"
+#include "report.h"
+#include "results.h"
+#include "sweep_report.h"
+#include "window.h"
+
+/* Rows of figures (one per repetition, or per snapshot), grown as they come. */
+typedef struct sweep_rows {
+    double (*rows)[SWEEP_FIG__COUNT];
+    size_t n;
+    size_t cap;
+} sweep_rows_t;
+
+struct sweep_run {
+    controller_t *fleet;
+    config_t cfg; /* the file's, sweep section included; output.dir is the sweep's directory */
+    const char *config_path;
+    sweep_list_t list;
+    sweep_source_t own;
+    const sweep_source_t *source;
+    int64_t start_unix_ns; /* of the first repetition */
+
+    /* The level being run. */
+    level_spec_t spec;
+    size_t index;     /* 0-based */
+    bool have_level;  /* spec holds a level not yet ended */
+    uint32_t rep;     /* 1-based, the repetition being run */
+    window_t *window; /* the repetition's, from its start */
+    int64_t start_ns; /* the repetition's start (controller clock) */
+    int64_t window_end_ns;
+    int64_t stop_ns; /* when the repetition was told to stop early (drain bound, watch); 0 none */
+    bool drained, stopped_early;
+    int64_t next_watch_ns;
+    window_stats_t pooled;     /* the kept repetitions */
+    window_stats_t pooled_all; /* every repetition (the level's figures when none is kept) */
+    uint32_t reps_run, valid;
+    bool any_stopped_early;
+    sweep_rows_t rep_rows;  /* kept repetitions' window figures */
+    sweep_rows_t snap_rows; /* kept repetitions' snapshot figures */
+    json_t *reps;
+    json_t *level_reasons;
+    level_result_t previous; /* handed to next(); its pooled stays valid until then */
+    bool has_previous;
+
+    /* The finished levels. */
+    json_t *levels;
+    level_spec_t *specs;
+    sweep_report_level_t *done;
+    size_t n_done;
+    bool interrupted;
+};
+
+static int sweep_rows_push(sweep_rows_t *rows, const double figures[SWEEP_FIG__COUNT]) {
+    if (rows->n == rows->cap) {
+        size_t cap = rows->cap ? rows->cap * 2 : 8;
+        void *grown = realloc(rows->rows, cap * sizeof *rows->rows);
+        if (!grown)
+            return -1;
+        rows->rows = grown;
+        rows->cap = cap;
+    }
+    memcpy(rows->rows[rows->n++], figures, sizeof rows->rows[0]);
+    return 0;
+}
+
+sweep_run_t *sweep_run_new(controller_t *fleet, const measurement_t *first,
+                           const sweep_source_t *source) {
+    sweep_run_t *self = calloc(1, sizeof *self);
+    if (!self || config_copy(&self->cfg, &first->cfg) != 0) {
+        free(self);
+        console_say(fleet, "out of memory setting up the sweep of %s", first->config_path);
+        return NULL;
+    }
+    self->fleet = fleet;
+    self->config_path = first->config_path;
+    if (source) {
+        self->source = source;
+    } else {
+        self->own = sweep_list_source(&self->list, &self->cfg.sweep);
+        self->source = &self->own;
+    }
+    self->levels = json_array();
+    return self;
+}
+
+static void sweep_run_level_free(sweep_run_t *self) {
+    window_destroy(&self->window);
+    window_stats_free(&self->pooled);
+    window_stats_free(&self->pooled_all);
+    free(self->rep_rows.rows);
+    free(self->snap_rows.rows);
+    self->rep_rows = (sweep_rows_t){0};
+    self->snap_rows = (sweep_rows_t){0};
+    json_decref(self->reps);
+    json_decref(self->level_reasons);
+    self->reps = self->level_reasons = NULL;
+}
+
+void sweep_run_destroy(sweep_run_t **self_p) {
+    sweep_run_t *self = *self_p;
+    if (!self)
+        return;
+    sweep_run_level_free(self);
+    json_decref(self->levels);
+    free(self->specs);
+    free(self->done);
+    config_free(&self->cfg);
+    free(self);
+    *self_p = NULL;
+}
+
+/* Why a level the source gave cannot run, or NULL when it can. */
+static const char *sweep_run_bad_spec(const level_spec_t *s) {
+    if (s->axis != SWEEP_AXIS_CONCURRENCY && s->axis != SWEEP_AXIS_RATE)
+        return "its axis is neither concurrency nor rate";
+    if (!(s->value > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY &&
+                            (s->value != floor(s->value) || s->value > UINT32_MAX)))
+        return "its value is not a positive level";
+    if (s->snapshots == 0 || s->snapshot_ns <= 0)
+        return "it has no measurement window (snapshots x duration)";
+    if (s->repeat == 0 || s->warmup_ns < 0 || s->drain_ns < 0)
+        return "its repeat, warm-up or drain is out of range";
+    return NULL;
+}
+
+int sweep_run_next_level(sweep_run_t *self) {
+    level_spec_t next;
+    int got =
+        self->source->next(self->source->arg, self->has_previous ? &self->previous : NULL, &next);
+    sweep_run_level_free(self);
+    self->has_previous = false;
+    if (got <= 0)
+        return got;
+    const char *bad = sweep_run_bad_spec(&next);
+    if (bad) {
+        console_say(self->fleet, "the sweep's level %zu cannot run: %s", self->n_done + 1, bad);
+        return -1;
+    }
+    self->spec = next;
+    self->index = self->n_done;
+    self->have_level = true;
+    self->reps_run = self->valid = 0;
+    self->any_stopped_early = false;
+    self->reps = json_array();
+    self->level_reasons = json_array();
+    if (window_stats_init(&self->pooled) != 0 || window_stats_init(&self->pooled_all) != 0) {
+        console_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
+        return -1;
+    }
+    char planned[32] = "";
+    if (self->source->planned)
+        snprintf(planned, sizeof planned, "/%zu", self->source->planned);
+    char cap[64] = "";
+    if (self->spec.rate_cap > 0)
+        snprintf(cap, sizeof cap, ", at most %g session starts/s", self->spec.rate_cap);
+    console_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
+                sweep_report_axis_key(&self->spec), self->spec.value, cap,
+                (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
+    return 1;
+}
+
+const level_spec_t *sweep_run_spec(const sweep_run_t *self) {
+    return &self->spec;
+}
+
+/* "NN-c50" or "NN-r2.5": the level's directory name. */
+static void sweep_run_level_name(const sweep_run_t *self, char *buf, size_t len) {
+    snprintf(buf, len, "%02zu-%s%g", self->index + 1,
+             self->spec.axis == SWEEP_AXIS_RATE ? "r" : "c", self->spec.value);
+}
+
+int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
+    char level[64], dir[4096];
+    sweep_run_level_name(self, level, sizeof level);
+    snprintf(dir, sizeof dir, "%s/levels/%s/rep-%u", self->cfg.output.dir, level, (unsigned)rep);
+    sweep_apply_level(&run->cfg, &self->spec);
+    free(run->cfg.output.dir);
+    run->cfg.output.dir = strdup(dir);
+    free(run->config_yaml);
+    run->config_yaml = config_to_yaml_unredacted(&run->cfg);
+    if (!run->cfg.output.dir || !run->config_yaml) {
+        console_say(self->fleet, "out of memory setting up %s", dir);
+        return -1;
+    }
+    if (results_make_dir(dir) != 0) {
+        console_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
+        return -1;
+    }
+    self->rep = rep;
+    self->stop_ns = self->next_watch_ns = 0;
+    self->drained = self->stopped_early = false;
+    return 0;
+}
+
+void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
+    window_destroy(&self->window);
+    self->start_ns = run->start_ns;
+    if (!self->start_unix_ns)
+        self->start_unix_ns = run->start_unix_ns;
+    int64_t opens = run->start_ns + self->spec.warmup_ns;
+    self->window_end_ns = opens + (int64_t)self->spec.snapshots * self->spec.snapshot_ns;
+    self->window = window_new(opens, self->spec.snapshot_ns, self->spec.snapshots);
+    if (!self->window)
+        console_say(self->fleet,
+                    "out of memory for the window of level %zu: its repetition %u "
+                    "has no snapshots",
+                    self->index + 1, (unsigned)self->rep);
+}
+
+void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metrics_t *m) {
+    if (self->window)
+        window_add(self->window, rec, m);
+}
+
+/* The repetition so far, as watch sees it. */
+static void sweep_run_so_far(const sweep_run_t *self, level_result_t *out) {
+    *out = (level_result_t){.spec = &self->spec,
+                            .index = self->index,
+                            .repetitions = self->rep,
+                            .valid = self->valid,
+                            .pooled = window_total(self->window)};
+}
+
+void sweep_run_step(sweep_run_t *self, int64_t now) {
+    controller_t *fleet = self->fleet;
+    measurement_t *run = fleet->run;
+    if (run->phase != PHASE_RUN || run->stopping || !self->start_ns)
+        return;
+    if (!self->drained && now >= self->window_end_ns + self->spec.drain_ns) {
+        self->drained = true;
+        self->stop_ns = now;
+        console_say(fleet,
+                    "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
+                    "still in flight",
+                    self->index + 1, (double)self->spec.drain_ns / 1e9);
+        collect_stop(fleet, "the level's drain ran out");
+        return;
+    }
+    int64_t opens = self->start_ns + self->spec.warmup_ns;
+    if (!self->source->watch || !self->window || now < opens || now >= self->window_end_ns ||
+        now < self->next_watch_ns)
+        return;
+    self->next_watch_ns = now + 1000000000LL;
+    level_result_t so_far;
+    sweep_run_so_far(self, &so_far);
+    if (self->source->watch(self->source->arg, &so_far)) {
+        self->stopped_early = self->any_stopped_early = true;
+        self->stop_ns = now;
+        console_say(fleet, "level %zu: stopped early, as the sweep's source asked",
+                    self->index + 1);
+        merge_mark_partial(run->merge, "stopped early by the sweep's source");
+        collect_stop(fleet, "stopped early by the sweep's source");
+    }
+}
+
+void sweep_run_stopped(sweep_run_t *self, int64_t now) {
+    if (!self->stop_ns)
+        self->stop_ns = now;
+}
+
+void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *live, char *buf,
+                         size_t len) {
+    char level[48], phase[48];
+    if (self->source->planned)
+        snprintf(level, sizeof level, "level %zu/%zu", self->index + 1, self->source->planned);
+    else
+        snprintf(level, sizeof level, "level %zu", self->index + 1);
+    int64_t total = self->spec.warmup_ns + (int64_t)self->spec.snapshots * self->spec.snapshot_ns;
+    int64_t opens = self->start_ns + self->spec.warmup_ns, elapsed = 0, remaining = total;
+    if (!self->start_ns) {
+        snprintf(phase, sizeof phase, "starting");
+    } else if (now < opens) {
+        snprintf(phase, sizeof phase, "warm-up");
+    } else if (now < self->window_end_ns) {
+        snprintf(phase, sizeof phase, "snapshot %lld/%u",
+                 (long long)((now - opens) / self->spec.snapshot_ns) + 1,
+                 (unsigned)self->spec.snapshots);
+    } else {
+        snprintf(phase, sizeof phase, "drain");
+        total = self->spec.drain_ns; /* the drain's own clock: at most drain */
+        elapsed = now - self->window_end_ns;
+    }
+    if (self->start_ns && now < self->window_end_ns)
+        elapsed = now - self->start_ns;
+    remaining = total - elapsed > 0 ? total - elapsed : 0;
+    /* TTFT p50 over the window so far (exact), else the last seconds' (warm-up) */
+    const window_stats_t *w = self->window ? window_total(self->window) : NULL;
+    double ttft = w ? window_stats_percentile_ms(w, METRIC_TTFT, 50) : -1;
+    if (ttft < 0)
+        ttft = live->ttft_p50_ms;
+    char ttft_text[32] = "-";
+    if (ttft >= 0)
+        report_format_ms(ttft_text, sizeof ttft_text, ttft);
+    snprintf(buf, len,
+             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left | in flight %" PRIu32
+             " | %.1f req/s | TTFT p50 %s ms | %" PRIu64 " errors",
+             level, sweep_report_axis_key(&self->spec), self->spec.value, (unsigned)self->rep,
+             (unsigned)self->spec.repeat, phase, (double)elapsed / 1e9, (double)remaining / 1e9,
+             live->in_flight, live->requests_per_s, ttft_text, live->requests_failed);
+}
+
+/* {"index", "start_s", ...stats} of snapshot i of the window (start from the run's start). */
+static json_t *sweep_run_snapshot_json(const sweep_run_t *self, uint32_t i) {
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer((json_int_t)i));
+    json_object_set_new(
+        o, "start_s", json_real((double)(window_edge_ns(self->window, i) - self->start_ns) / 1e9));
+    json_object_update_new(o, sweep_report_stats_json(window_snapshot(self->window, i)));
+    return o;
+}
+
+static json_t *sweep_run_validity_json(const validity_t *v) {
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < v->n_reasons; i++)
+        json_array_append_new(reasons, json_string(v->reasons[i]));
+    return json_pack("{s:b, s:o}", "valid", v->valid, "reasons", reasons);
+}
+
+void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
+                              const char *stop_reason, bool interrupted) {
+    if (!self->window)
+        return;
+    /* A window the run did not fill is cut where the load stopped: at the stop (watch,
+     * interrupt), or at the last end when a count limit ended the run first. */
+    if (self->stopped_early || interrupted)
+        window_close(self->window, self->stop_ns ? self->stop_ns : loop_now_ns());
+    else if (stop_reason && strcmp(stop_reason, "duration reached") != 0)
+        window_close(self->window, window_last_end_ns(self->window));
+    const window_stats_t *total = window_total(self->window);
+    double figures[SWEEP_FIG__COUNT];
+    sweep_report_figures(total, figures);
+    double error_pct = window_stats_error_pct(total);
+    bool excluded = error_pct > self->spec.exclude_error_pct;
+    self->reps_run++;
+    window_stats_pool(&self->pooled_all, total);
+    if (!excluded) {
+        self->valid++;
+        window_stats_pool(&self->pooled, total);
+        sweep_rows_push(&self->rep_rows, figures);
+    }
+    json_t *snapshots = json_array();
+    for (uint32_t i = 0; i < window_snapshots(self->window); i++) {
+        double row[SWEEP_FIG__COUNT];
+        sweep_report_figures(window_snapshot(self->window, i), row);
+        if (!excluded)
+            sweep_rows_push(&self->snap_rows, row);
+        json_array_append_new(snapshots, sweep_run_snapshot_json(self, i));
+    }
+    char level[64], path[4096], why[200] = "";
+    sweep_run_level_name(self, level, sizeof level);
+    snprintf(path, sizeof path, "levels/%s/rep-%u/results.json", level, (unsigned)self->rep);
+    if (excluded)
+        snprintf(why, sizeof why, "%.2f %% errors, above exclude_error_pct %g", error_pct,
+                 self->spec.exclude_error_pct);
+    json_t *rep = json_object();
+    json_object_set_new(rep, "repetition", json_integer(self->rep));
+    json_object_set_new(rep, "excluded", json_boolean(excluded));
+    json_object_set_new(rep, "excluded_reason", excluded ? json_string(why) : json_null());
+    json_object_set_new(rep, "interrupted", json_boolean(interrupted));
+    json_object_set_new(rep, "stopped_early", json_boolean(self->stopped_early));
+    json_object_set_new(rep, "drain_cut", json_boolean(self->drained));
+    json_object_set_new(rep, "stop_reason", json_string(stop_reason ? stop_reason : ""));
+    json_object_set_new(rep, "results", json_string(path));
+    json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
+    json_object_set_new(rep, "window", sweep_report_stats_json(total));
+    json_object_set_new(rep, "snapshots", snapshots);
+    json_array_append_new(self->reps, rep);
+    for (size_t i = 0; i < validity->n_reasons; i++) {
+        char reason[VALIDITY_REASON_LEN + 32];
+        snprintf(reason, sizeof reason, "repetition %u: %s", (unsigned)self->rep,
+                 validity->reasons[i]);
+        json_array_append_new(self->level_reasons, json_string(reason));
+    }
+    char ttft[32] = "-", tpot[32] = "-";
+    if (!isnan(figures[SWEEP_FIG_TTFT_P50]))
+        report_format_ms(ttft, sizeof ttft, figures[SWEEP_FIG_TTFT_P50]);
+    if (!isnan(figures[SWEEP_FIG_TPOT_P50]))
+        report_format_ms(tpot, sizeof tpot, figures[SWEEP_FIG_TPOT_P50]);
+    console_say(self->fleet,
+                "level %zu (%s %g) repetition %u/%u: TTFT p50 %s ms, TPOT p50 %s ms, %.2f %% "
+                "errors, %.3f conversations/s%s%s",
+                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+                (unsigned)self->rep, (unsigned)self->spec.repeat, ttft, tpot, error_pct,
+                figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
+    window_destroy(&self->window);
+    self->start_ns = 0;
+}
+
+/* The level's object in results.json. */
+static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
+                                    const window_stats_t *figures_from) {
+    json_t *o = json_object();
+    json_object_set_new(o, "index", json_integer((json_int_t)self->index));
+    json_object_set_new(o, sweep_report_axis_key(&self->spec),
+                        sweep_report_value_json(self->spec.value));
+    json_object_set_new(o, "rate_cap",
+                        self->spec.rate_cap > 0 ? json_real(self->spec.rate_cap) : json_null());
+    json_object_set_new(o, "interrupted", json_boolean(interrupted));
+    json_object_set_new(o, "stopped_early", json_boolean(self->any_stopped_early));
+    json_object_set_new(o, "repetitions_run", json_integer(self->reps_run));
+    json_object_set_new(o, "valid_runs", json_integer(self->valid));
+    char label[32];
+    snprintf(label, sizeof label, "%u/%u", (unsigned)self->valid, (unsigned)self->reps_run);
+    json_object_set_new(o, "valid_runs_label", json_string(label));
+    json_object_set_new(o, "pooled_over", json_string(self->valid ? "valid" : "all"));
+    json_object_update_new(o, sweep_report_stats_json(figures_from));
+    json_object_set_new(
+        o, "snapshot_mean",
+        sweep_report_mean_json((const double(*)[SWEEP_FIG__COUNT])self->snap_rows.rows,
+                               self->snap_rows.n));
+    json_object_set_new(
+        o, "stability",
+        sweep_report_stability_json((const double(*)[SWEEP_FIG__COUNT])self->snap_rows.rows,
+                                    self->snap_rows.n));
+    json_object_set_new(
+        o, "across_repetitions",
+        sweep_report_across_json((const double(*)[SWEEP_FIG__COUNT])self->rep_rows.rows,
+                                 self->rep_rows.n));
+    json_object_set_new(o, "reference", sweep_report_reference_json(&self->spec, figures_from));
+    bool valid = self->valid > 0 && json_array_size(self->level_reasons) == 0 && !interrupted;
+    if (self->valid == 0 && self->reps_run > 0)
+        json_array_append_new(self->level_reasons,
+                              json_string("every repetition was excluded (errors above "
+                                          "exclude_error_pct)"));
+    if (interrupted)
+        json_array_append_new(self->level_reasons, json_string("interrupted"));
+    json_object_set_new(o, "validity",
+                        json_pack("{s:b, s:O}", "valid", valid, "reasons", self->level_reasons));
+    json_object_set_new(o, "repetitions", json_incref(self->reps));
+    /* Filled by the server scrape (telemetry): the server's view and the client-server gap. */
+    json_object_set_new(o, "server", json_null());
+    json_object_set_new(o, "gap", json_null());
+    return o;
+}
+
+/* The finished levels, their specs pointing into self->specs (moved by realloc). */
+static const sweep_report_level_t *sweep_run_done(sweep_run_t *self) {
+    for (size_t i = 0; i < self->n_done; i++)
+        self->done[i].spec = &self->specs[i];
+    return self->done;
+}
+
+/* results.json of the sweep so far. 0 ok, -1 after saying why. */
+static int sweep_run_write(sweep_run_t *self, bool final) {
+    json_t *root = json_object();
+    json_object_set_new(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
+    json_object_set_new(root, "generator", json_string("stampede"));
+    json_object_set_new(root, "kind", json_string("sweep"));
+    bool partial = self->interrupted || !final;
+    json_object_set_new(root, "partial", json_boolean(partial));
+    json_t *run = json_object();
+    json_object_set_new(run, "config", json_string(self->config_path));
+    json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));
+    json_object_set_new(run, "workers", json_integer(self->fleet->options.expect_workers));
+    if (self->start_unix_ns) {
+        char when[40];
+        time_t seconds = (time_t)(self->start_unix_ns / 1000000000LL);
+        struct tm tm;
+        gmtime_r(&seconds, &tm);
+        strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", &tm);
+        json_object_set_new(run, "start_time", json_string(when));
+    }
+    json_object_set_new(run, "stop_reason",
+                        json_string(self->interrupted ? "interrupted"
+                                    : final           ? "completed"
+                                                      : "in progress"));
+    json_t *urls = json_array();
+    for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
+        json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
+    json_object_set_new(run, "endpoint_urls", urls);
+    json_object_set_new(root, "run", run);
+    const config_sweep_t *s = &self->cfg.sweep;
+    json_t *sweep = json_object();
+    json_object_set_new(sweep, "source", json_string(self->source == &self->own ? "list" : "hook"));
+    json_object_set_new(sweep, "axis",
+                        json_string(config_sweep_axis_name(
+                            s->axis != SWEEP_AXIS_NONE ? s->axis : self->spec.axis)));
+    json_object_set_new(sweep, "levels_planned", json_integer((json_int_t)self->source->planned));
+    json_object_set_new(root, "sweep", sweep);
+    json_object_set_new(root, "levels", json_incref(self->levels));
+    json_object_set_new(root, "analysis",
+                        sweep_report_analysis_json(sweep_run_done(self), self->n_done));
+    json_t *reasons = json_array();
+    for (size_t i = 0; i < json_array_size(self->levels); i++) {
+        json_t *v = json_object_get(json_array_get(self->levels, i), "validity");
+        if (!json_is_true(json_object_get(v, "valid"))) {
+            char reason[200];
+            snprintf(reason, sizeof reason, "level %zu is not valid", i + 1);
+            json_array_append_new(reasons, json_string(reason));
+        }
+    }
+    json_object_set_new(
+        root, "validity",
+        json_pack("{s:b, s:o}", "valid", json_array_size(reasons) == 0, "reasons", reasons));
+    char path[4096];
+    snprintf(path, sizeof path, "%s/results.json", self->cfg.output.dir);
+    int rc = report_write_json_root(root, path);
+    json_decref(root);
+    if (rc != 0)
+        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+    return rc;
+}
+
+void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
+    if (!self->have_level)
+        return;
+    self->have_level = false;
+    self->interrupted = self->interrupted || interrupted;
+    if (self->reps_run == 0) /* nothing ran (it could not start, or Ctrl-C before) */
+        return;
+    const window_stats_t *from = self->valid ? &self->pooled : &self->pooled_all;
+    json_array_append_new(self->levels, sweep_run_level_json(self, interrupted, from));
+    level_spec_t *specs = realloc(self->specs, (self->n_done + 1) * sizeof *specs);
+    sweep_report_level_t *done =
+        specs ? realloc(self->done, (self->n_done + 1) * sizeof *done) : NULL;
+    if (specs)
+        self->specs = specs;
+    if (done) {
+        self->done = done;
+        self->specs[self->n_done] = self->spec;
+        sweep_report_level_t *l = &self->done[self->n_done++];
+        *l = (sweep_report_level_t){
+            .repetitions = self->reps_run, .valid = self->valid, .interrupted = interrupted};
+        sweep_report_figures(from, l->figures);
+    }
+    self->previous = (level_result_t){.spec = &self->spec,
+                                      .index = self->index,
+                                      .repetitions = self->reps_run,
+                                      .valid = self->valid,
+                                      .pooled = from,
+                                      .interrupted = interrupted,
+                                      .stopped_early = self->any_stopped_early};
+    self->has_previous = true;
+    double f[SWEEP_FIG__COUNT];
+    sweep_report_figures(from, f);
+    console_say(self->fleet,
+                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
+                "%.2f %% errors, %.3f conversations/s",
+                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+                (unsigned)self->valid, (unsigned)self->reps_run,
+                interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
+                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
+                f[SWEEP_FIG_ACTUAL_RPS]);
+    sweep_run_write(self, false);
+}
+
+int sweep_run_finish(sweep_run_t *self, bool interrupted) {
+    self->interrupted = self->interrupted || interrupted;
+    console_clear(self->fleet);
+    sweep_report_print(stdout, sweep_run_done(self), self->n_done);
+    fflush(stdout);
+    int rc = sweep_run_write(self, true);
+    char path[4096];
+    snprintf(path, sizeof path, "%s/config.yaml", self->cfg.output.dir);
+    FILE *f = fopen(path, "w");
+    if (!f || config_write_yaml(&self->cfg, f) != 0) {
+        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+        rc = -1;
+    }
+    if (f)
+        fclose(f);
+    if (rc == 0)
+        console_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
+                    self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
+                    self->interrupted ? ", interrupted" : "");
+    return rc;
+}

@@ -1,0 +1,146 @@
+#!/bin/bash
+# A sweep on the embedded mock (fixed timing) with `stampede run`: every level, repetition and
+# snapshot is in results.json, with the reference keys, counts that add up, the rate cap held,
+# each repetition's own results.json, and the live line naming the level. A rate sweep runs its
+# rates. Then a sweep whose
+# repetitions all fail too often: excluded and counted ("0/2"), the level invalid. Then Ctrl-C in
+# the second level: exit 130, the first level written whole, the second marked interrupted.
+source "$(dirname "$0")/protocol_lib.sh"
+
+cat >"$WORK/sweep.yaml" <<YAML
+seed: 5
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 10}
+scheduler: {kind: concurrent}
+sweep:
+  concurrency: {from: 2, to: 6, step: 2}
+  warmup: 500ms
+  snapshots: {count: 2, duration: 1s}
+  drain: 5s
+  repeat: 2
+  rate_cap: 20/s
+mock: {ttft: 20ms, itl: 10ms}
+YAML
+run_bounded 120 "$WORK/table" "$WORK/sweep.err" "$WORK/sweep.yaml" --workers 2 --out "$WORK/out"
+[ "$RUN_RC" = 0 ] || fail "the sweep exited $RUN_RC: $(tail -5 "$WORK/sweep.err")"
+grep -q "level 2/3 concurrency 4 rep 2/2" "$WORK/sweep.err" || fail "no live line names the level"
+grep -Eq "^c 6 +2/2" "$WORK/table" || fail "the table has no row for c 6: $(cat "$WORK/table")"
+grep -q "Saturation" "$WORK/table" || fail "the table has no saturation points"
+check_results "$WORK/out" <<'PY' || fail "the sweep's results.json is not right"
+import math
+out = sys.argv[1]
+assert results["schema_version"] == 2 and results["kind"] == "sweep", results.get("kind")
+assert results["partial"] is False and results["run"]["stop_reason"] == "completed"
+levels = results["levels"]
+assert [l["concurrency"] for l in levels] == [2, 4, 6], [l["concurrency"] for l in levels]
+ref_keys = {"concurrency", "ttft_p50_ms", "ttft_p95_ms", "kv_hit_rate_pct", "error_pct",
+            "actual_rps", "tops", "tpot_p50_ms", "tpot_p95_ms", "latency_p50_ms",
+            "latency_p95_ms"}
+for l in levels:
+    c = l["concurrency"]
+    assert set(l["reference"]) == ref_keys, sorted(l["reference"])
+    assert l["reference"]["concurrency"] == c
+    assert l["valid_runs_label"] == "2/2" and l["validity"]["valid"], (c, l["validity"])
+    assert len(l["repetitions"]) == 2, c
+    ok = 0
+    for rep in l["repetitions"]:
+        assert len(rep["snapshots"]) == 2, (c, rep["repetition"])
+        w = rep["window"]
+        # the snapshots partition the window: counts add up, and their edges are 1 s apart
+        for key in ("requests_ok", "requests_failed", "session_starts", "output_tokens",
+                    "requests_ended"):
+            assert sum(s[key] for s in rep["snapshots"]) == w[key], (c, key)
+        starts = [s["start_s"] for s in rep["snapshots"]]
+        assert abs(starts[0] - 0.5) < 1e-6 and abs(starts[1] - 1.5) < 1e-6, starts
+        assert rep["snapshots"][0]["ttft_ms"]["count"] == rep["snapshots"][0]["requests_ok"]
+        assert os.path.exists(os.path.join(out, rep["results"])), rep["results"]
+        ok += w["requests_ok"]
+        # fixed timing: TTFT 20 ms, TPOT 10 ms
+        assert 19 < w["ttft_p50_ms"] < 60 and 9 < w["tpot_p50_ms"] < 30, w
+    assert l["requests_ok"] == ok, c                      # pooled over both repetitions
+    assert abs(l["duration_s"] - 4.0) < 1e-6, l["duration_s"]
+    a = l["across_repetitions"]["tpot_p50_ms"]
+    assert a["n"] == 2 and a["ci95_low"] <= a["mean"] <= a["ci95_high"], a
+    assert l["snapshot_mean"]["ttft_p50_ms"] is not None and l["stability"]["ttft_p50_ms"] >= 0
+    # one-request sessions, at most c in flight and no faster than the cap of 20/s
+    assert 0 < l["actual_rps"] <= 20 * 1.1, l["actual_rps"]
+    assert l["rate_cap"] == 20 and l["server"] is None and l["gap"] is None
+# c 2 is held by its slots (requests of about 110 ms: 18/s), c 6 by the cap (slots for ~50/s)
+assert levels[0]["actual_rps"] < levels[2]["actual_rps"], "more slots, more starts"
+assert levels[2]["actual_rps"] > 20 * 0.85, levels[2]["actual_rps"]
+a = results["analysis"]
+assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
+assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
+PY
+
+# A rate sweep: each level starts its sessions at its rate (constant arrivals).
+cat >"$WORK/rate.yaml" <<YAML
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 8}
+scheduler: {kind: rate, arrival: constant, rate: 1/s}
+sweep:
+  rate: [5/s, 20]
+  warmup: 200ms
+  snapshots: {count: 2, duration: 1s}
+mock: {ttft: 10ms, itl: 5ms}
+YAML
+run_bounded 60 /dev/null "$WORK/rate.err" "$WORK/rate.yaml" --workers 2 --out "$WORK/rate"
+[ "$RUN_RC" = 0 ] || fail "the rate sweep exited $RUN_RC: $(tail -5 "$WORK/rate.err")"
+check_results "$WORK/rate" <<'PY' || fail "the rate sweep did not run its rates"
+assert results["sweep"]["axis"] == "rate"
+for l, want in zip(results["levels"], (5, 20)):
+    assert l["rate"] == want and abs(l["actual_rps"] - want) <= 0.1 * want, (l["rate"], l["actual_rps"])
+    assert l["reference"]["concurrency"] is None
+PY
+
+# Every repetition above exclude_error_pct: excluded and counted, the level invalid.
+cat >"$WORK/fail.yaml" <<YAML
+seed: 6
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 4}
+sweep:
+  concurrency: [4]
+  snapshots: {duration: 1s}
+  repeat: 2
+  exclude_error_pct: 5
+mock: {ttft: 5ms, itl: 5ms, fail_rate: 0.4}
+YAML
+run_bounded 60 /dev/null "$WORK/fail.err" "$WORK/fail.yaml" --workers 1 --out "$WORK/fail"
+[ "$RUN_RC" = 0 ] || fail "the failing sweep exited $RUN_RC: $(tail -5 "$WORK/fail.err")"
+check_results "$WORK/fail" <<'PY' || fail "excluded repetitions are not counted"
+l = results["levels"][0]
+assert l["valid_runs_label"] == "0/2" and l["pooled_over"] == "all", l["valid_runs_label"]
+assert all(r["excluded"] for r in l["repetitions"])
+assert "above exclude_error_pct 5" in l["repetitions"][0]["excluded_reason"]
+assert not l["validity"]["valid"] and not results["validity"]["valid"]
+assert 20 < l["error_pct"] < 60, l["error_pct"]
+assert results["analysis"]["saturation"]["first_errors"]["concurrency"] == 4
+PY
+
+# Ctrl-C in the second level: the first is written whole, the second marked interrupted.
+cat >"$WORK/long.yaml" <<YAML
+target: {ignore_eos: true}
+workload: {input_tokens: 16, output_tokens: 10}
+sweep:
+  concurrency: [2, 3, 4]
+  snapshots: {count: 2, duration: 1500ms}
+mock: {ttft: 10ms, itl: 10ms}
+YAML
+"$STAMPEDE" run "$WORK/long.yaml" --workers 1 --out "$WORK/long" >/dev/null 2>"$WORK/long.err" &
+RUN=$!
+BACKGROUND+=($RUN)
+wait_for_line "$WORK/long.err" 60 "level 2/3 concurrency 3 rep 1/1 \| snapshot 1/2" >/dev/null ||
+    fail "the second level did not start: $(tail -5 "$WORK/long.err")"
+kill -INT "$RUN"
+wait_exit "$RUN" 30
+assert_equal "exit status after SIGINT" "$EXIT_STATUS" 130
+check_results "$WORK/long" <<'PY' || fail "the interrupted sweep did not keep its finished level"
+levels = results["levels"]
+assert results["partial"] and results["run"]["stop_reason"] == "interrupted"
+assert [l["concurrency"] for l in levels] == [2, 3], [l["concurrency"] for l in levels]
+assert not levels[0]["interrupted"] and levels[0]["validity"]["valid"]
+assert levels[0]["repetitions"][0]["window"]["requests_ok"] > 0
+assert levels[1]["interrupted"] and "interrupted" in levels[1]["validity"]["reasons"]
+assert results["analysis"]["levels_analysed"] == 1
+PY
+echo "ok: every level, repetition and snapshot in results.json; exclusion counted; Ctrl-C keeps the finished levels"
