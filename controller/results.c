@@ -10,10 +10,10 @@
 
 #include "console.h"
 #include "controller_internal.h"
-#include "telemetry_report.h"
-#include "telemetry_run.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
+#include "telemetry_report.h"
+#include "telemetry_run.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -449,7 +449,14 @@ int results_finish(controller_t *self, bool interrupted) {
         extra.server = &server;
     }
     if (self->sweep) { /* a repetition of a level: one line, the table comes after the sweep */
-        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted);
+        json_t *server_json = NULL;
+        if (have_server) { /* {"server", "gap"} of this repetition, for the sweep's level */
+            server_json = json_object();
+            telemetry_run_json(self, &server, server_json);
+        }
+        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted,
+                                 server_json);
+        json_decref(server_json);
     } else {
         report_print(run->merge, &meta, stdout);
         if (have_server)

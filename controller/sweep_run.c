@@ -52,6 +52,8 @@ struct sweep_run {
     sweep_rows_t snap_rows; /* kept repetitions' snapshot figures */
     json_t *reps;
     json_t *level_reasons;
+    json_t *server; /* the last valid repetition's {"server", "gap"} (NULL: none scraped) */
+    uint32_t server_rep;
     level_result_t previous; /* handed to next(); its pooled stays valid until then */
     bool has_previous;
 
@@ -106,7 +108,9 @@ static void sweep_run_level_free(sweep_run_t *self) {
     self->snap_rows = (sweep_rows_t){0};
     json_decref(self->reps);
     json_decref(self->level_reasons);
-    self->reps = self->level_reasons = NULL;
+    json_decref(self->server);
+    self->reps = self->level_reasons = self->server = NULL;
+    self->server_rep = 0;
 }
 
 void sweep_run_destroy(sweep_run_t **self_p) {
@@ -330,7 +334,7 @@ static json_t *sweep_run_validity_json(const validity_t *v) {
 }
 
 void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
-                              const char *stop_reason, bool interrupted) {
+                              const char *stop_reason, bool interrupted, json_t *server) {
     if (!self->window)
         return;
     /* A window the run did not fill is cut where the load stopped: at the stop (watch,
@@ -377,6 +381,15 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
     json_object_set_new(rep, "window", sweep_report_stats_json(total));
     json_object_set_new(rep, "snapshots", snapshots);
+    json_t *none = json_null();
+    json_object_set(rep, "server", server ? json_object_get(server, "server") : none);
+    json_object_set(rep, "gap", server ? json_object_get(server, "gap") : none);
+    json_decref(none);
+    if (server && (!excluded || !self->server)) {
+        json_decref(self->server);
+        self->server = json_incref(server);
+        self->server_rep = self->rep;
+    }
     json_array_append_new(self->reps, rep);
     for (size_t i = 0; i < validity->n_reasons; i++) {
         char reason[VALIDITY_REASON_LEN + 32];
@@ -440,9 +453,14 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
     json_object_set_new(o, "validity",
                         json_pack("{s:b, s:O}", "valid", valid, "reasons", self->level_reasons));
     json_object_set_new(o, "repetitions", json_incref(self->reps));
-    /* Filled by the server scrape (telemetry): the server's view and the client-server gap. */
-    json_object_set_new(o, "server", json_null());
-    json_object_set_new(o, "gap", json_null());
+    /* The server scrape (telemetry) of one repetition: the last valid one (or the last, when
+     * every one was excluded). Each repetition's own is in repetitions[]. */
+    json_t *none = json_null();
+    json_object_set(o, "server", self->server ? json_object_get(self->server, "server") : none);
+    json_object_set(o, "gap", self->server ? json_object_get(self->server, "gap") : none);
+    json_decref(none);
+    json_object_set_new(o, "server_from_repetition",
+                        self->server ? json_integer(self->server_rep) : json_null());
     return o;
 }
 

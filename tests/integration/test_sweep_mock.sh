@@ -73,7 +73,9 @@ assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
 assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
 PY
 
-# A rate sweep: each level starts its sessions at its rate (constant arrivals).
+# A rate sweep: each level starts its sessions at its rate (constant arrivals). The server scrape
+# (server_metrics: auto, the embedded mock's own page) gives each level and repetition its server
+# and gap blocks.
 cat >"$WORK/rate.yaml" <<YAML
 target: {ignore_eos: true}
 workload: {input_tokens: 16, output_tokens: 8}
@@ -83,6 +85,7 @@ sweep:
   warmup: 200ms
   snapshots: {count: 2, duration: 1s}
 mock: {ttft: 10ms, itl: 5ms}
+server_metrics: auto
 YAML
 run_bounded 60 /dev/null "$WORK/rate.err" "$WORK/rate.yaml" --workers 2 --out "$WORK/rate"
 [ "$RUN_RC" = 0 ] || fail "the rate sweep exited $RUN_RC: $(tail -5 "$WORK/rate.err")"
@@ -91,6 +94,11 @@ assert results["sweep"]["axis"] == "rate"
 for l, want in zip(results["levels"], (5, 20)):
     assert l["rate"] == want and abs(l["actual_rps"] - want) <= 0.1 * want, (l["rate"], l["actual_rps"])
     assert l["reference"]["concurrency"] is None
+    rep = l["repetitions"][0]
+    assert rep["server"]["pages"][0]["dialect"] == "vllm", rep["server"]
+    # a level of 1 s x 2 snapshots at this rate: the server saw at least the window's requests
+    assert l["server"]["total"]["requests"] >= 0.5 * 2 * want, (want, l["server"]["total"])
+    assert l["server_from_repetition"] == 1 and l["gap"]["total"] is not None, l["gap"]
 PY
 
 # Every repetition above exclude_error_pct: excluded and counted, the level invalid.
