@@ -58,6 +58,7 @@ typedef struct config_target {
     config_routing_t routing;   /* default round_robin */
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
+    bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     bool stream;                /* default true */
 } config_target_t;
 

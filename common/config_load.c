@@ -12,11 +12,11 @@
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
+#include "config_scaffold.h"
+#include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
 #include "config_veeksha.h"
-#include "config_scaffold.h"
-#include "config_sweep.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -28,13 +28,22 @@ static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequen
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {
-    "seed",   "target", "workload",       "scheduler",   "limits",          "warmup",
-    "output", "mock",   "server_metrics", "gpu_metrics", "scrape_interval", "sweep", NULL};
-static const char *const target_keys[] = {
-    "endpoints",   "api",          "model",      "headers",
-    "api_key_env", "api_key_file", "timeout",    "connect_timeout",
-    "routing",     "ignore_eos",   "min_tokens", "stream",
-    NULL};
+    "seed", "target",         "workload",    "scheduler",       "limits", "warmup", "output",
+    "mock", "server_metrics", "gpu_metrics", "scrape_interval", "sweep",  NULL};
+static const char *const target_keys[] = {"endpoints",
+                                          "api",
+                                          "model",
+                                          "headers",
+                                          "api_key_env",
+                                          "api_key_file",
+                                          "timeout",
+                                          "connect_timeout",
+                                          "routing",
+                                          "ignore_eos",
+                                          "min_tokens",
+                                          "stream",
+                                          "continuous_usage_stats",
+                                          NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
     "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
@@ -260,6 +269,9 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         return -1;
     if ((v = config_yaml_get(r, node, "min_tokens", NULL)) &&
         config_yaml_bool(r, v, "target.min_tokens", &t->min_tokens) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "continuous_usage_stats", NULL)) &&
+        config_yaml_bool(r, v, "target.continuous_usage_stats", &t->continuous_usage) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)

@@ -8,9 +8,9 @@
 
 #include "config_compaction.h"
 #include "config_dist.h"
-#include "config_telemetry.h"
 #include "config_scaffold.h"
 #include "config_sweep.h"
+#include "config_telemetry.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -194,6 +194,8 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     fprintf(out, "\n  routing: %s\n  ignore_eos: %s\n  min_tokens: %s\n  stream: %s\n",
             config_routing_name(t->routing), t->ignore_eos ? "true" : "false",
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
+    if (t->continuous_usage)
+        fputs("  continuous_usage_stats: true\n", out);
 }
 
 static void put_history(FILE *out, double history) {

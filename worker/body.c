@@ -203,8 +203,13 @@ int body_end(body_t *self) {
     body_puts(self, o->api == API_CHAT ? "]" : "\"");
     snprintf(number, sizeof number, ",\"max_tokens\":%u", o->max_tokens);
     body_puts(self, number);
-    body_puts(self, o->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}"
-                              : ",\"stream\":false");
+    if (!o->stream)
+        body_puts(self, ",\"stream\":false");
+    else if (o->continuous_usage)
+        body_puts(self, ",\"stream\":true,\"stream_options\":{\"include_usage\":true,"
+                        "\"continuous_usage_stats\":true}");
+    else
+        body_puts(self, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if (o->ignore_eos)
         body_puts(self, ",\"ignore_eos\":true");
     if (o->min_tokens) {

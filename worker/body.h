@@ -29,6 +29,7 @@ typedef struct body_options {
     bool stream; /* also asks for stream_options.include_usage */
     bool ignore_eos;
     bool min_tokens;        /* also sends min_tokens = max_tokens (vLLM, SGLang) */
+    bool continuous_usage;  /* stream_options.continuous_usage_stats: usage on every event */
     const char *tools_json; /* chat: the tools array, JSON written as is (NULL: none); borrowed
                                until body_end */
     size_t tools_len;

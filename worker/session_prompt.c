@@ -262,6 +262,7 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
                               .min_tokens = cfg->target.min_tokens,
+                              .continuous_usage = cfg->target.continuous_usage,
                               .tools_json = kind->tools_json,
                               .tools_len = kind->tools_len};
     uint64_t words = kind->words;

@@ -102,4 +102,22 @@ assert max(sizes) > 1 and max(sizes) <= 4 and min(sizes) >= 1, sorted(set(sizes)
 assert sum(n for n, k in zip(sizes, kinds) if k == "reasoning") == 7, list(zip(sizes, kinds))[:6]
 print(f"{len(sizes)} events for 200 tokens: sizes {dict((k, sizes.count(k)) for k in range(1, 5))}")
 PY
+
+# With target.continuous_usage_stats the client learns each event's token count from its usage:
+# ITL is then per token (one sample per token after the first event's), and its mean is TPOT's.
+sed -e 's/target: {ignore_eos: true}/target: {ignore_eos: true, continuous_usage_stats: true}/' \
+    "$WORK/embedded.yaml" >"$WORK/continuous.yaml"
+run_bounded 120 /dev/null "$WORK/continuous.err" "$WORK/continuous.yaml" --workers 1 --trace \
+    --out "$WORK/continuous"
+[ "$RUN_RC" = 0 ] || fail "continuous usage run exited $RUN_RC: $(tail -5 "$WORK/continuous.err")"
+check_results "$WORK/continuous" 24 <<'PY' || fail "continuous usage: ITL is not per token"
+n = int(argv[0])
+assert level["requests_ok"] == n and level["output_tokens"] == 64 * n, level["output_tokens"]
+first = sum(r["chunk_tokens"][0] if r.get("chunk_tokens") else 1 for r in rows)
+count = level["itl_ms"]["count"]
+assert 64 * n - 4 * n <= count <= 64 * n - n, (count, 64 * n)
+ratio = level["itl_ms"]["mean"] / level["tpot_ms"]["mean"]
+assert 0.9 < ratio < 1.1, f"ITL {level['itl_ms']['mean']:.1f} ms vs TPOT {level['tpot_ms']['mean']:.1f} ms"
+print(f"per token: {count} ITL samples, ITL/TPOT {ratio:.3f}")
+PY
 echo "ok: EAGLE-3 events carry several tokens; usage, TPOT and ITL account for them exactly"
