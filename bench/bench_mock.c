@@ -357,44 +357,33 @@ static void run_scenario(const scenario_t *sc) {
     histogram_destroy(&b.lag);
 }
 
-/* The built-in profiles replayed in virtual time under their reference load, next to the
- * figures they were calibrated from (ms; "-" = not in the reference). */
+/* The built-in profiles replayed in virtual time under their reference load, measured as each
+ * reference was (mock_profile_replay), next to the figures they were calibrated from (ms; "-" =
+ * not in the reference). */
 static void print_profiles(void) {
-    printf("\nprofiles in virtual time (mock_sim, 20 s warm-up + 120 s), model vs reference:\n");
+    printf("\nprofiles in virtual time (mock_profile_replay), model vs reference:\n");
     for (size_t i = 0; mock_profile_at(i); i++) {
         const mock_profile_t *p = mock_profile_at(i);
         if (p->n_points == 0)
             continue;
-        mock_engine_config_t config;
-        mock_profile_engine_config(p, &config);
         printf("%s (%s; TTFT %s, TPOT %s)\n", p->name, p->source,
                p->ttft_is_median ? "p50" : "mean", p->tpot_is_median ? "p50" : "mean");
-        uint32_t sweep[] = {50, 60, 70, 80, 90, 100, 110, 120};
-        uint32_t cs[MOCK_PROFILE_MAX_POINTS + 8], n = 0;
-        if (p->points[0].concurrency >= 50) /* the sweep's every level, for the curve's shape */
-            for (uint32_t k = 0; k < 8; k++)
-                cs[n++] = sweep[k];
-        else
-            for (uint32_t k = 0; k < p->n_points; k++)
-                cs[n++] = p->points[k].concurrency;
-        for (uint32_t k = 0; k < n; k++) {
+        for (uint32_t k = 0; k < p->n_points; k++) {
+            const mock_profile_point_t *pt = &p->points[k];
             mock_sim_result_t r;
-            mock_sim_run(&config, p->ttft_overhead_ms, &p->workload, cs[k], 20, 120, 1, &r);
+            mock_profile_replay(p, pt->concurrency, &r);
             char ref_ttft[16] = "-", ref_tpot[16] = "-";
-            for (uint32_t j = 0; j < p->n_points; j++) {
-                if (p->points[j].concurrency != cs[k])
-                    continue;
-                if (p->points[j].ttft_ms > 0)
-                    snprintf(ref_ttft, sizeof(ref_ttft), "%.0f", p->points[j].ttft_ms);
-                if (p->points[j].tpot_ms > 0)
-                    snprintf(ref_tpot, sizeof(ref_tpot), "%.2f", p->points[j].tpot_ms);
-            }
-            printf(
-                "  c=%-4u TTFT %7.1f (ref %5s)  TPOT %6.2f (ref %6s)  %6.0f tok/s  running %5.1f  "
-                "waiting %5.1f  prefix hits %3.0f %%\n",
-                cs[k], p->ttft_is_median ? r.ttft_p50_ms : r.ttft_mean_ms, ref_ttft,
-                p->tpot_is_median ? r.tpot_p50_ms : r.tpot_mean_ms, ref_tpot,
-                r.generation_tokens_per_s, r.mean_running, r.mean_waiting, 100 * r.prefix_hit_rate);
+            if (pt->ttft_ms > 0)
+                snprintf(ref_ttft, sizeof(ref_ttft), "%.0f", pt->ttft_ms);
+            if (pt->tpot_ms > 0)
+                snprintf(ref_tpot, sizeof(ref_tpot), "%.2f", pt->tpot_ms);
+            printf("  c=%-4u TTFT %7.1f (ref %5s)  TPOT %6.2f (ref %6s) p95 %6.2f  %6.0f tok/s  "
+                   "running %5.1f  waiting %5.1f  prefix hits %3.0f %%  tokens/chunk %.2f  errors "
+                   "%.1f %%\n",
+                   pt->concurrency, p->ttft_is_median ? r.ttft_p50_ms : r.ttft_mean_ms, ref_ttft,
+                   p->tpot_is_median ? r.tpot_p50_ms : r.tpot_mean_ms, ref_tpot, r.tpot_p95_ms,
+                   r.generation_tokens_per_s, r.mean_running, r.mean_waiting,
+                   100 * r.prefix_hit_rate, r.tokens_per_chunk, r.error_pct);
         }
     }
 }

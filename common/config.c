@@ -8,6 +8,8 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_telemetry.h"
+#include "config_trace.h"
 #include "config_sweep.h"
 #include "units.h"
 
@@ -33,11 +35,13 @@ void config_init(config_t *self) {
     dist_fixed(&self->workload.output_tokens, 128);
     dist_fixed(&self->workload.think_time, 0);
     config_graph_init(&self->workload.graph);
+    config_trace_init(&self->workload.trace);
     self->scheduler.kind = SCHEDULER_CONCURRENT;
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
     self->scheduler.arrival_cv = 1.0;
     self->output.dir = checked_strdup("results");
+    self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
 }
 
 static void free_endpoints(char **endpoints, size_t n) {
@@ -63,8 +67,10 @@ void config_free(config_t *self) {
     dist_clear(&self->workload.think_time);
     free_endpoints(self->workload.roles, self->workload.n_roles);
     config_graph_free(&self->workload.graph);
+    config_trace_free(&self->workload);
     free(self->output.dir);
     config_mock_free(&self->mock);
+    config_telemetry_free(&self->telemetry);
     config_sweep_free(&self->sweep);
     memset(self, 0, sizeof *self);
 }
@@ -112,6 +118,10 @@ int config_copy(config_t *dst, const config_t *src) {
             ok = false;
     }
     if (config_mock_copy(&dst->mock, &src->mock) < 0)
+        ok = false;
+    if (config_telemetry_copy(&dst->telemetry, &src->telemetry) < 0)
+        ok = false;
+    if (config_trace_copy(&dst->workload, &src->workload) < 0)
         ok = false;
     if (config_sweep_copy(&dst->sweep, &src->sweep) < 0)
         ok = false;
@@ -226,8 +236,10 @@ int config_set_endpoints(config_t *self, char **urls, size_t n) {
 
 void config_error_format(const config_error_t *err, char *buf, size_t len) {
     int n;
-    if (err->line > 0)
+    if (err->line > 0 && err->column > 0)
         n = snprintf(buf, len, "%s:%d:%d: ", err->file, err->line, err->column);
+    else if (err->line > 0) /* a line of a JSONL trace: no column */
+        n = snprintf(buf, len, "%s:%d: ", err->file, err->line);
     else
         n = snprintf(buf, len, "%s: ", err->file);
     size_t used = n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len);

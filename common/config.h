@@ -18,7 +18,12 @@ typedef enum {
     ROUTING_RANDOM,
     ROUTING_LEAST_INFLIGHT
 } config_routing_t;
-typedef enum { WORKLOAD_REQUESTS, WORKLOAD_CHAT, WORKLOAD_GRAPH } config_workload_kind_t;
+typedef enum {
+    WORKLOAD_REQUESTS,
+    WORKLOAD_CHAT,
+    WORKLOAD_GRAPH,
+    WORKLOAD_TRACE
+} config_workload_kind_t;
 typedef enum {
     GRAPH_LINEAR,
     GRAPH_DIAMOND,
@@ -53,6 +58,7 @@ typedef struct config_target {
     config_routing_t routing;   /* default round_robin */
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
+    bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     bool stream;                /* default true */
 } config_target_t;
 
@@ -97,6 +103,45 @@ typedef struct config_graph {
     uint32_t max_width; /* branching: cap on a layer's width (default 64) */
 } config_graph_t;
 
+/* workload.trace (kind: trace): which file to replay and how (docs/workloads.md). */
+typedef enum { TRACE_FORMAT_SESSION, TRACE_FORMAT_MOONCAKE } config_trace_format_t;
+
+typedef struct config_trace {
+    char *path;                   /* made absolute at load */
+    config_trace_format_t format; /* default session */
+    uint32_t block_size;          /* tokens per hash id (default 512) */
+    double time_scale;            /* timed replay: arrival x time_scale (default 1) */
+    bool wrap; /* past the trace's last session, start over with new session ids */
+} config_trace_t;
+
+struct trace;
+/* The sizes of one role's scaffold. */
+typedef struct config_scaffold_size {
+    uint32_t system_tokens; /* words of the system prompt */
+    uint32_t tools;         /* function tools in each chat request's tools array */
+    uint32_t tool_tokens;   /* words of each tool's description */
+} config_scaffold_size_t;
+
+/* workload.scaffold (docs/workloads.md): with it, each role (or the workload, without roles) has a
+ * system prompt and tool definitions of its own, the same bytes in every session. */
+typedef struct config_scaffold {
+    bool given;           /* the file has the section */
+    uint32_t tools;       /* every role's tools, unless scaffold.roles says otherwise */
+    uint32_t tool_tokens; /* every role's tool description words, likewise */
+    double tool_results;  /* share of the turns that continue a conversation sent as role: tool */
+    bool role_given[CONFIG_MAX_ROLES];             /* scaffold.roles names this role */
+    config_scaffold_size_t role[CONFIG_MAX_ROLES]; /* role_given: its sizes, defaults filled in */
+} config_scaffold_t;
+
+/* workload.compaction (docs/workloads.md): when a request's context would pass limit_tokens, a
+ * summarise request goes first and the conversation continues from its reply. */
+typedef struct config_compaction {
+    uint32_t limit_tokens;   /* prompt + max_tokens above this compacts first; 0 = off */
+    uint32_t summary_tokens; /* max_tokens of the summarise request (default 512) */
+    uint32_t prompt_tokens;  /* words of the summarise instruction (default 32) */
+    uint32_t role;           /* role index of summarise requests (default named "compaction") */
+} config_compaction_t;
+
 typedef struct config_workload {
     config_workload_kind_t kind;   /* requests: one-node sessions; chat: a chain of turns */
     dist_t turns;                  /* chat: turns per session (rounded, >= 1) */
@@ -107,6 +152,11 @@ typedef struct config_workload {
     char **roles;                  /* role names: roles[i] names role index i (none by default) */
     size_t n_roles;
     config_graph_t graph; /* kind graph: the shape and its nodes */
+    config_trace_t trace; /* kind trace: the file and how to replay it */
+    struct trace *replay; /* kind trace: the loaded sessions (shared by copies), or NULL: loaded by
+                             config_load_file (or, on a worker, its part from Assign) */
+    config_scaffold_t scaffold;
+    config_compaction_t compaction;
 } config_workload_t;
 
 typedef struct config_scheduler {
@@ -147,6 +197,20 @@ typedef struct config_mock {
     size_t n_options;
 } config_mock_t;
 
+/* Whether and where the controller scrapes server and GPU /metrics (config_telemetry.c). */
+typedef enum {
+    SERVER_METRICS_OFF,
+    SERVER_METRICS_AUTO,
+    SERVER_METRICS_URLS
+} config_server_metrics_t;
+typedef struct config_telemetry {
+    config_server_metrics_t server_metrics; /* default off */
+    char **server_urls;                     /* SERVER_METRICS_URLS: the pages to read */
+    size_t n_server_urls;
+    char **gpu_urls; /* DCGM exporter pages; none by default */
+    size_t n_gpu_urls;
+    int64_t scrape_interval_ns; /* time series period; default 1 s */
+} config_telemetry_t;
 /* What a sweep varies from level to level (the `sweep:` section; docs/sweeps.md). */
 typedef enum { SWEEP_AXIS_NONE, SWEEP_AXIS_CONCURRENCY, SWEEP_AXIS_RATE } config_sweep_axis_t;
 
@@ -215,6 +279,7 @@ typedef struct config {
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
     config_mock_t mock;
+    config_telemetry_t telemetry; /* server_metrics, gpu_metrics, scrape_interval */
     config_sweep_t sweep;
     config_slo_t slo;
     config_capacity_t capacity;
@@ -280,7 +345,26 @@ const char *config_role_name(const config_t *self, uint32_t i);
 /* The index of the named role, adding it to workload.roles when new; -1 on no memory. */
 int config_role_index(config_t *self, const char *name, uint32_t *index);
 
-/* Frees the sweep's levels and empties it (axis NONE): what a level's own run config does. */
+/* Kind trace: reads workload.trace.path into workload.replay (roles named in it are added to
+ * workload.roles; without wrap, limits.max_sessions is lowered to the trace's sessions; a timed
+ * replay's scheduler.rate becomes the trace's mean rate, for the report). config_load_file calls
+ * it; a config loaded from a string gets its trace separately. 0 ok; -1 with *err naming the
+ * trace file, line and reason. */
+int config_trace_load(config_t *self, config_error_t *err);
+const char *config_trace_format_name(config_trace_format_t format);
+/* The sizes of role index `role`'s scaffold (without a scaffold section: the one shared system
+ * prompt of system_prompt_tokens and no tools). */
+config_scaffold_size_t config_scaffold_size(const config_t *self, uint32_t role);
+/* Words of the scaffold of role index `role`: its system prompt, and its tool descriptions in
+ * chat mode. */
+uint32_t config_scaffold_words(const config_t *self, uint32_t role);
+/* Words two requests of roles a and b send in common at the start of their prompts: the whole
+ * scaffold when both have the same one (always without a scaffold section), else none. */
+uint32_t config_scaffold_shared_words(const config_t *self, uint32_t a, uint32_t b);
+
+/* Whether a request of role index `role` is a summarise request (compaction on, its role). */
+bool config_compaction_role(const config_t *self, uint32_t role);
+/* Frees the sweep's levels and empties it (axis NONE: a plain run, as each level's config is). */
 void config_sweep_free(config_sweep_t *self);
 /* "concurrency" or "rate" ("none" without a sweep). */
 const char *config_sweep_axis_name(config_sweep_axis_t axis);

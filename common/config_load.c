@@ -8,32 +8,47 @@
 #include <sys/stat.h>
 
 #include "buffer.h"
+#include "config_compaction.h"
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
+#include "config_scaffold.h"
 #include "config_slo.h"
 #include "config_sweep.h"
+#include "config_telemetry.h"
+#include "config_trace.h"
+#include "config_veeksha.h"
 #include "config_yaml.h"
 #include "units.h"
 
 static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
-static const char *const workload_kind_names[] = {"requests", "chat", "graph", NULL};
+static const char *const workload_kind_names[] = {"requests", "chat", "graph", "trace", NULL};
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",   "target", "workload", "scheduler",
-                                        "limits", "warmup", "output",   "mock",
-                                        "sweep",  "slo",    "capacity", NULL};
-static const char *const target_keys[] = {
-    "endpoints",   "api",          "model",      "headers",
-    "api_key_env", "api_key_file", "timeout",    "connect_timeout",
-    "routing",     "ignore_eos",   "min_tokens", "stream",
-    NULL};
-static const char *const workload_keys[] = {"kind",          "turns",      "input_tokens",
-                                            "output_tokens", "think_time", "system_prompt_tokens",
-                                            "roles",         "graph",      NULL};
+static const char *const root_keys[] = {
+    "seed", "target",         "workload",    "scheduler",       "limits", "warmup", "output",
+    "mock", "server_metrics", "gpu_metrics", "scrape_interval", "sweep",  "slo",
+    "capacity", NULL};
+static const char *const target_keys[] = {"endpoints",
+                                          "api",
+                                          "model",
+                                          "headers",
+                                          "api_key_env",
+                                          "api_key_file",
+                                          "timeout",
+                                          "connect_timeout",
+                                          "routing",
+                                          "ignore_eos",
+                                          "min_tokens",
+                                          "stream",
+                                          "continuous_usage_stats",
+                                          NULL};
+static const char *const workload_keys[] = {
+    "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
+    "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
@@ -48,7 +63,7 @@ const char *config_routing_name(config_routing_t routing) {
 }
 
 const char *config_workload_kind_name(config_workload_kind_t kind) {
-    return (unsigned)kind < 3 ? workload_kind_names[kind] : "?";
+    return (unsigned)kind < 4 ? workload_kind_names[kind] : "?";
 }
 
 const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
@@ -257,6 +272,9 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "min_tokens", NULL)) &&
         config_yaml_bool(r, v, "target.min_tokens", &t->min_tokens) < 0)
         return -1;
+    if ((v = config_yaml_get(r, node, "continuous_usage_stats", NULL)) &&
+        config_yaml_bool(r, v, "target.continuous_usage_stats", &t->continuous_usage) < 0)
+        return -1;
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
         return -1;
@@ -325,23 +343,29 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    return config_graph_read(r, node, c);
+    if (config_graph_read(r, node, c) < 0 || config_trace_read(r, node, c) < 0 ||
+        config_scaffold_read(r, node, c) < 0)
+        return -1;
+    return config_compaction_read(r, node, c);
 }
 
 /* What only makes sense together: a rate for the rate scheduler, a concurrency for the
  * concurrent one, a cv for gamma arrivals. */
-static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s,
+                           bool rate_from_trace) {
     yaml_node_t *kind = config_yaml_get(r, node, "kind", NULL);
     yaml_node_t *rate = config_yaml_get(r, node, "rate", NULL);
     yaml_node_t *concurrency = config_yaml_get(r, node, "concurrency", NULL);
     yaml_node_t *arrival = config_yaml_get(r, node, "arrival", NULL);
     if (s->kind == SCHEDULER_RATE && concurrency == NULL)
         s->concurrency = 0; /* no cap unless asked for */
-    if (s->kind == SCHEDULER_RATE && rate == NULL)
+    if (s->kind == SCHEDULER_RATE && rate_from_trace)
+        rate = NULL; /* a timed trace replay: the arrivals come from the trace */
+    else if (s->kind == SCHEDULER_RATE && rate == NULL)
         return config_yaml_fail(r, kind, "scheduler.rate",
                                 "a rate scheduler needs a rate (sessions per second), e.g. "
                                 "rate: 5/s");
-    if (s->kind == SCHEDULER_RATE && s->rate <= 0)
+    if (s->kind == SCHEDULER_RATE && s->rate <= 0 && !rate_from_trace)
         return config_yaml_fail(r, rate, "scheduler.rate",
                                 "a rate scheduler needs a rate greater than 0, got '%s'",
                                 (const char *)rate->data.scalar.value);
@@ -360,7 +384,8 @@ static int check_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
     return 0;
 }
 
-static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s) {
+static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler_t *s,
+                           bool rate_from_trace) {
     yaml_node_t *v;
     uint64_t u;
     int index;
@@ -397,7 +422,7 @@ static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
                                     "expected a number greater than 0, got '%s'",
                                     (const char *)v->data.scalar.value);
     }
-    return check_scheduler(r, node, s);
+    return check_scheduler(r, node, s, rate_from_trace);
 }
 
 static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l) {
@@ -439,7 +464,8 @@ static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t 
     const config_limits_t *l = &c->limits;
     yaml_node_t *limits_key = NULL;
     config_yaml_get(r, root, "limits", &limits_key);
-    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 &&
+    bool trace_ends = c->workload.kind == WORKLOAD_TRACE && !c->workload.trace.wrap;
+    if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 && !trace_ends &&
         c->sweep.axis == SWEEP_AXIS_NONE) /* a sweep bounds each level by its snapshots */
         return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
                                 "no limit given: set at least one of limits.duration, "
@@ -464,6 +490,15 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
                                 "expected a mapping of sections (seed, target, workload, "
                                 "scheduler, limits, warmup, output, mock), got %s",
                                 root->type == YAML_SEQUENCE_NODE ? "a sequence" : "a scalar");
+    if (root != NULL && root->type == YAML_MAPPING_NODE && config_veeksha_is(r, root)) {
+        /* a Veeksha workload file, read as it is; stampede's target, output and mock may join */
+        if (config_veeksha_parse(r, root, c) < 0 ||
+            parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
+            parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
+            config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
+            return -1;
+        return check_run_bounds(r, root, c);
+    }
     if (root != NULL && config_yaml_check_keys(r, root, "", root_keys) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "seed", NULL)) &&
@@ -471,7 +506,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
         parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||
-        parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler) < 0 ||
+        parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler,
+                        c->workload.kind == WORKLOAD_TRACE) < 0 ||
         parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
@@ -480,7 +516,7 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
         config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
         return -1;
-    if (config_sweep_parse(r, root, c) < 0)
+    if (config_telemetry_parse(r, root, &c->telemetry) < 0 || config_sweep_parse(r, root, c) < 0)
         return -1;
     if (config_slo_parse(r, config_yaml_get(r, root, "slo", NULL), &c->slo) < 0 ||
         config_capacity_parse(r, config_yaml_get(r, root, "capacity", NULL), c, &c->capacity) < 0)
@@ -558,10 +594,34 @@ static int check_single_document(config_yaml_t *r, yaml_parser_t *parser) {
     return rc;
 }
 
+/* Skips the documents before r->document, of a file of several runs (config_documents.h). */
+static int skip_documents(config_yaml_t *r, yaml_parser_t *parser) {
+    for (int k = 1; k < r->document; k++) {
+        yaml_document_t before;
+        if (!yaml_parser_load(parser, &before))
+            return syntax_error(r, parser);
+        bool end = yaml_document_get_root_node(&before) == NULL;
+        yaml_document_delete(&before);
+        if (end) {
+            snprintf(r->err->message, sizeof r->err->message, "the file has no document %d",
+                     r->document);
+            return -1;
+        }
+    }
+    return 0;
+}
+
 static int load(config_t *self, yaml_parser_t *parser, config_yaml_t *r) {
+    if (skip_documents(r, parser) != 0)
+        return -1;
     if (!yaml_parser_load(parser, &r->doc))
         return syntax_error(r, parser);
-    int rc = check_single_document(r, parser);
+    int rc = r->document > 0 ? 0 : check_single_document(r, parser);
+    if (rc == 0 && r->document > 0 && yaml_document_get_root_node(&r->doc) == NULL) {
+        snprintf(r->err->message, sizeof r->err->message, "the file has no document %d",
+                 r->document);
+        rc = -1;
+    }
     if (rc == 0)
         rc = parse_root(r, yaml_document_get_root_node(&r->doc), self);
     yaml_document_delete(&r->doc);
@@ -640,20 +700,38 @@ static void set_base_dir(config_yaml_t *r, const char *path) {
         snprintf(r->base_dir, sizeof r->base_dir, "%s", dir);
 }
 
+/* "FILE#k" names document k of FILE (config_documents.h) when no file has that very name. */
+static const char *document_path(const char *path, char *buf, size_t len, int *document) {
+    const char *hash = strrchr(path, '#');
+    struct stat st;
+    *document = 0;
+    if (!hash || !hash[1] || strspn(hash + 1, "0123456789") != strlen(hash + 1) ||
+        stat(path, &st) == 0 || (size_t)(hash - path) >= len)
+        return path;
+    *document = atoi(hash + 1);
+    snprintf(buf, len, "%.*s", (int)(hash - path), path);
+    return *document > 0 ? buf : path;
+}
+
 int config_load_file(config_t *self, const char *path, config_error_t *err) {
     config_yaml_t r = {.err = err, .file = path};
     size_t len = 0;
     int code = 0;
+    char file[PATH_MAX];
     error_clear(err, path);
-    char *text = read_file(path, &len, &code);
+    char *text = read_file(document_path(path, file, sizeof file, &r.document), &len, &code);
     if (text == NULL) {
         snprintf(err->message, sizeof err->message, "cannot read the file: %s", strerror(code));
         memset(self, 0, sizeof *self);
         return -1;
     }
-    set_base_dir(&r, path);
+    set_base_dir(&r, r.document ? file : path);
     int rc = load_text(self, text, len, &r);
     free(text);
+    if (rc == 0 && config_trace_load(self, err) != 0) {
+        config_free(self);
+        rc = -1;
+    }
     return rc;
 }
 

@@ -60,6 +60,11 @@ static const config_mock_key_t config_mock_keys[] = {
     {"stall_after_tokens", "--stall-after-tokens", MOCK_KEY_COUNT, MOCK_U32_ANY},
     {"stall_rate", "--stall-rate", MOCK_KEY_NUMBER, 0, 1},
     {"malformed_rate", "--malformed-rate", MOCK_KEY_NUMBER, 0, 1},
+    {"step_fixed", "--step-fixed-ms", MOCK_KEY_DURATION, 0, 1e12},
+    {"spec_tokens", "--spec-tokens", MOCK_KEY_COUNT, MOCK_U32_ANY},
+    {"spec_acceptance", "--spec-acceptance", MOCK_KEY_NUMBER, 0, 1},
+    {"spec_draft", "--spec-draft-ms", MOCK_KEY_DURATION, 0, 1e12},
+    {"spec_verify_weight", "--spec-verify-weight", MOCK_KEY_NUMBER, 0, 1e12},
 };
 
 #define CONFIG_MOCK_N_KEYS (sizeof config_mock_keys / sizeof config_mock_keys[0])

@@ -177,6 +177,8 @@ static double config_capacity_session_requests(const config_t *c) {
         return dist_mean(&w->turns);
     case WORKLOAD_GRAPH:
         break;
+    default: /* a trace: its sessions are as long as the trace says */
+        return 0;
     }
     switch (w->graph.shape) {
     case GRAPH_TEMPLATE:
@@ -232,11 +234,19 @@ static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const conf
                                 "axis concurrency wants whole numbers for start and max");
     if (self->axis == CAPACITY_AXIS_RHO && self->requests_per_session == 0) {
         self->requests_per_session = config_capacity_session_requests(c);
-        if (self->requests_per_session <= 0)
+        if (self->requests_per_session <= 0) {
+            char shape[64];
+            if (c->workload.kind == WORKLOAD_GRAPH)
+                snprintf(shape, sizeof shape, "a %s graph",
+                         config_graph_shape_name(c->workload.graph.shape));
+            else
+                snprintf(shape, sizeof shape, "a %s workload",
+                         config_workload_kind_name(c->workload.kind));
             return config_yaml_fail(r, node, "capacity.requests_per_session",
-                                    "axis rho needs the requests one session makes, which a %s "
-                                    "graph does not fix: give capacity.requests_per_session",
-                                    config_graph_shape_name(c->workload.graph.shape));
+                                    "axis rho needs the requests one session makes, which %s "
+                                    "does not fix: give capacity.requests_per_session",
+                                    shape);
+        }
     }
     return 0;
 }

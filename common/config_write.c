@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_compaction.h"
 #include "config_dist.h"
+#include "config_scaffold.h"
 #include "config_sweep.h"
+#include "config_telemetry.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
@@ -192,6 +195,8 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     fprintf(out, "\n  routing: %s\n  ignore_eos: %s\n  min_tokens: %s\n  stream: %s\n",
             config_routing_name(t->routing), t->ignore_eos ? "true" : "false",
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
+    if (t->continuous_usage)
+        fputs("  continuous_usage_stats: true\n", out);
 }
 
 static void put_history(FILE *out, double history) {
@@ -286,6 +291,17 @@ static void put_graph(FILE *out, const config_workload_t *w) {
         put_graph_node(out, w, &g->nodes[i], g->shape == GRAPH_TEMPLATE);
 }
 
+/* workload.trace: the file and how it is replayed (its sessions travel to workers apart). */
+static void put_trace(FILE *out, const config_trace_t *t) {
+    char scale[40];
+    format_double(t->time_scale, scale, sizeof scale);
+    fputs("  trace:\n    path: ", out);
+    put_string(out, t->path ? t->path : "");
+    fprintf(out, "\n    format: %s\n    block_size: %u\n    time_scale: %s\n    wrap: %s\n",
+            config_trace_format_name(t->format), (unsigned)t->block_size, scale,
+            t->wrap ? "true" : "false");
+}
+
 static void put_workload(FILE *out, const config_workload_t *w) {
     fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
     put_dist(out, &w->turns, false);
@@ -301,8 +317,12 @@ static void put_workload(FILE *out, const config_workload_t *w) {
         put_string(out, w->roles[i]);
     }
     fputs("]\n", out);
+    config_scaffold_write(out, w);
     if (w->kind == WORKLOAD_GRAPH)
         put_graph(out, w);
+    if (w->kind == WORKLOAD_TRACE)
+        put_trace(out, &w->trace);
+    config_compaction_write(out, w);
 }
 
 static void put_scheduler(FILE *out, const config_scheduler_t *s) {
@@ -349,6 +369,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");
     put_mock(out, &self->mock);
+    config_telemetry_write(out, &self->telemetry);
     config_sweep_write(out, &self->sweep);
     config_slo_write(out, &self->slo, &self->capacity);
     return ferror(out) ? -1 : 0;

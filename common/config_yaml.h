@@ -21,6 +21,7 @@ typedef struct config_yaml {
     char base_dir[PATH_MAX]; /* relative paths in the file resolve against it ("" = cwd) */
     const char *text;        /* the YAML text, for hints in syntax errors */
     size_t text_len;
+    int document; /* of a file of several runs, the document to read (1-based); 0: the only one */
 } config_yaml_t;
 
 /* Fills r->err at node's position (line 0 when node is NULL) and returns -1. */

@@ -232,32 +232,54 @@ static void loop_dispatch(loop_t *self, const struct epoll_event *ev) {
     w->fn(self, fd, mask, w->arg);
 }
 
+/* One turn: wait for events (up to the next timer when block, not at all otherwise), fire the
+ * due timers, deliver the events, run the before-sleep hook. 0, or -1 when epoll_wait fails. */
+static int loop_turn(loop_t *self, bool block) {
+    struct epoll_event events[LOOP_BATCH];
+    int timeout = loop_arm(self);
+    int n = epoll_wait(self->epoll_fd, events, LOOP_BATCH, block ? timeout : 0);
+    if (n < 0)
+        return errno == EINTR ? 0 : -1;
+    loop_fire_timers(self); /* first: they are the ones on a deadline */
+    /* The whole batch is delivered even after loop_stop: an edge-triggered event dropped
+     * here would never be reported again. */
+    for (int i = 0; i < n; i++) {
+        if (events[i].data.u64 == LOOP_TIMER_TAG)
+            self->armed_ns = 0; /* expired: nothing is armed any more */
+        else
+            loop_dispatch(self, &events[i]);
+    }
+    loop_fire_timers(self);
+    if (self->before_sleep)
+        self->before_sleep(self, self->before_sleep_arg);
+    return 0;
+}
+
 int loop_run(loop_t *self) {
     assert(self);
-    struct epoll_event events[LOOP_BATCH];
     self->stopping = false;
-    while (!self->stopping) {
-        int timeout = loop_arm(self);
-        int n = epoll_wait(self->epoll_fd, events, LOOP_BATCH, timeout);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
+    while (!self->stopping)
+        if (loop_turn(self, true) < 0)
             return -1;
-        }
-        loop_fire_timers(self); /* first: they are the ones on a deadline */
-        /* The whole batch is delivered even after loop_stop: an edge-triggered event dropped
-         * here would never be reported again. */
-        for (int i = 0; i < n; i++) {
-            if (events[i].data.u64 == LOOP_TIMER_TAG)
-                self->armed_ns = 0; /* expired: nothing is armed any more */
-            else
-                loop_dispatch(self, &events[i]);
-        }
-        loop_fire_timers(self);
-        if (self->before_sleep)
-            self->before_sleep(self, self->before_sleep_arg);
-    }
     return 0;
+}
+
+int loop_run_once(loop_t *self) {
+    assert(self);
+    self->stopping = false;
+    int rc = loop_turn(self, false);
+    /* The next timer wakes a poll on loop_fd; one already due, at once (an expired instant). */
+    if (loop_arm(self) == 0) {
+        struct itimerspec spec = {.it_value = {.tv_sec = 0, .tv_nsec = 1}};
+        timerfd_settime(self->timer_fd, TFD_TIMER_ABSTIME, &spec, NULL);
+        self->armed_ns = 1;
+    }
+    return rc;
+}
+
+int loop_fd(const loop_t *self) {
+    assert(self);
+    return self->epoll_fd;
 }
 
 void loop_stop(loop_t *self) {

@@ -34,6 +34,12 @@ void loop_timer_cancel(loop_t *self, uint64_t timer_id);
 void loop_before_sleep(loop_t *self, loop_hook_fn fn, void *arg);
 /* Runs until loop_stop: 0, or -1 (errno set) when epoll_wait fails. */
 int loop_run(loop_t *self);
+/* One turn without waiting: the due timers and the events already there, for a loop embedded in
+ * another one's poll (the controller's). 0, or -1 (errno set) when epoll_wait fails. */
+int loop_run_once(loop_t *self);
+/* A descriptor readable while the loop has events or a due timer, to poll from outside; a timer
+ * set outside a turn counts from the next loop_run_once. */
+int loop_fd(const loop_t *self);
 /* Makes loop_run return at the end of the current turn. */
 void loop_stop(loop_t *self);
 /* CLOCK_MONOTONIC now, in ns: stampede's one monotonic clock. */

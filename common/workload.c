@@ -8,6 +8,7 @@
 #include "buffer.h"
 #include "graph_shapes.h"
 #include "prompt.h"
+#include "trace.h"
 
 double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
                      uint32_t field) {
@@ -32,10 +33,16 @@ int64_t workload_seconds_to_ns(double seconds) {
 }
 
 uint32_t workload_max_parallel(const config_t *cfg) {
+    if (cfg->workload.kind == WORKLOAD_TRACE)
+        return cfg->workload.replay ? cfg->workload.replay->max_parallel : 1;
     return cfg->workload.kind == WORKLOAD_GRAPH ? graph_max_parallel(cfg) : 1;
 }
 
 uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
+    if (cfg->workload.kind == WORKLOAD_TRACE)
+        return cfg->workload.replay && cfg->workload.replay->n_sessions
+                   ? trace_session(cfg->workload.replay, index)->n_nodes
+                   : 1;
     if (cfg->workload.kind == WORKLOAD_GRAPH)
         return graph_session_size(cfg, index);
     if (cfg->workload.kind != WORKLOAD_CHAT)
@@ -69,6 +76,8 @@ int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n
 }
 
 int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
+    if (cfg->workload.kind == WORKLOAD_TRACE)
+        return trace_session_generate(cfg, index, out);
     if (cfg->workload.kind == WORKLOAD_GRAPH)
         return graph_session_generate(cfg, index, out);
     const config_workload_t *w = &cfg->workload;
@@ -106,6 +115,8 @@ void workload_session_free(workload_session_t *self) {
 
 /* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
 static uint32_t workload_constant_size(const config_t *cfg) {
+    if (cfg->workload.kind == WORKLOAD_TRACE)
+        return cfg->workload.replay && cfg->workload.replay->max_nodes == 1 ? 1 : 0;
     if (cfg->workload.kind == WORKLOAD_GRAPH)
         return graph_constant_size(cfg);
     if (cfg->workload.kind != WORKLOAD_CHAT)
@@ -158,6 +169,8 @@ void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg) {
 }
 
 int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index) {
+    if (self->cfg->workload.kind == WORKLOAD_TRACE)
+        return trace_arrival_ns(self->cfg, index);
     if (index < self->next_index) {
         self->next_index = 0;
         self->next_time_s = 0.0;
@@ -173,6 +186,8 @@ int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index) {
 
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                          char *buf, size_t cap) {
+    if (cfg->workload.kind == WORKLOAD_TRACE)
+        return trace_fresh_text(cfg, session, node, n_words, buf, cap);
     rng_t rng;
     rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
     return prompt_append_words(&rng, n_words, buf, cap);

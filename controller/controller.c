@@ -222,7 +222,8 @@ static void run_loop(controller_t *self) {
             wait_ms = 100;
         if (wait_ms < 0)
             wait_ms = 0;
-        transport_wait(self->transport, true, (long)wait_ms);
+        transport_wait_fd(self->transport, true, (long)wait_ms, telemetry_fd(self->run->telemetry));
+        telemetry_poll(self->run->telemetry);
         int64_t gap = loop_now_ns() - last_iteration;
         if (gap > 2 * CONTROLLER_HEARTBEAT_NS) {
             /* This process was not running (stopped, swapped out): the workers' silence over that

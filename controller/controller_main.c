@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "config_documents.h"
+
 static void usage(FILE *out) {
     fprintf(
         out,
@@ -13,8 +15,9 @@ static void usage(FILE *out) {
         "                           [--allow-invalid]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
-        "                         several, run N writes its results to OUT/run-N; a file\n"
-        "                         with a sweep: section runs each level in turn (the\n"
+        "                         several, run N writes its results to OUT/run-N; a file of\n"
+        "                         several YAML documents (---) is one run per document; a\n"
+        "                         file with a sweep: section runs each level in turn (the\n"
         "                         workers must be long-lived, not --once; docs/sweeps.md)\n"
         "  --bind EP              control endpoint; the data socket binds PORT+1 (or\n"
         "                         --data-port); workers connect with --connect tcp://HOST:PORT\n"
@@ -68,6 +71,7 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
         {NULL, 0, NULL, 0},
     };
     controller_options_t o = {.name = "controller"};
+    char **runs = NULL; /* the files, a file of several YAML documents as several runs */
     const char **targets = calloc((size_t)argc + 1, sizeof *targets);
     if (!targets)
         return 1;
@@ -123,9 +127,12 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
         usage(stderr);
         goto out;
     }
-    o.config_path = argv[optind];
-    o.config_paths = (const char *const *)&argv[optind];
-    o.n_configs = (size_t)(argc - optind);
+    /* a file of several YAML documents is several runs */
+    runs = config_expand_documents(&argv[optind], (size_t)(argc - optind), &o.n_configs);
+    if (!runs)
+        goto out;
+    o.config_path = runs[0];
+    o.config_paths = (const char *const *)runs;
     o.targets = targets;
     o.source = source;
     controller_t *ctl = controller_new(&o);
@@ -134,6 +141,7 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
     rc = controller_run(ctl);
     controller_destroy(&ctl);
 out:
+    config_documents_free(runs);
     free(targets);
     return rc;
 }

@@ -7,6 +7,8 @@
 #include "loop.h"
 #include "plan.h"
 #include "results.h"
+#include "telemetry_run.h"
+#include "trace_wire.h"
 
 #define START_LEAD_NS 750000000LL
 
@@ -14,6 +16,8 @@ void launch_assign(controller_t *self) {
     measurement_t *run = self->run;
     run->phase = PHASE_ASSIGN;
     run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    buffer_t part; /* kind trace: the worker's own sessions */
+    buffer_init(&part);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
@@ -29,6 +33,16 @@ void launch_assign(controller_t *self) {
         a.offset_ns = w->offset_ns;
         a.rtt_ns = w->rtt_ns;
         a.trace = run->cfg.output.trace;
+        buffer_reset(&part);
+        if (run->cfg.workload.kind == WORKLOAD_TRACE) {
+            if (trace_wire_encode(&run->cfg, &share, &part) != 0) {
+                controller_abort(self, "out of memory encoding worker %s's part of the trace",
+                                 w->name);
+                break;
+            }
+            a.trace_part.data = (uint8_t *)part.data;
+            a.trace_part.len = part.len;
+        }
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
         env.assign = &a;
@@ -38,6 +52,7 @@ void launch_assign(controller_t *self) {
         console_say(self, "worker %u = %s: concurrency %u, clock offset %+.3f ms (rtt %.3f ms)",
                     w->index, w->name, w->concurrency, w->offset_ns / 1e6, w->rtt_ns / 1e6);
     }
+    buffer_clear(&part);
 }
 
 void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready) {
@@ -70,6 +85,7 @@ void launch_start(controller_t *self) {
         (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
     run->phase = PHASE_RUN;
     results_open_trace(self);
+    telemetry_run_open(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))

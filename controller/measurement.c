@@ -126,6 +126,7 @@ void measurement_destroy(measurement_t **self_p) {
     if (!self)
         return;
     report_trace_close(&self->trace_out);
+    telemetry_destroy(&self->telemetry);
     merge_destroy(&self->merge);
     ingest_destroy(&self->ingest);
     if (self->cfg_loaded)

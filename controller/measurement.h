@@ -16,6 +16,7 @@
 #include "merge.h"
 #include "report.h"
 #include "slo.h"
+#include "telemetry.h"
 
 typedef enum {
     PHASE_REGISTER, /* waiting for --expect-workers workers */
@@ -53,6 +54,9 @@ typedef struct measurement {
     bool have_first_error;
     char first_error[200];
     uint32_t first_error_endpoint;
+    telemetry_t
+        *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */
+    telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
     slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
 } measurement_t;
 

@@ -8,6 +8,7 @@
 
 #include "metrics.h"
 #include "session_report.h"
+#include "trace_keys.h"
 
 #define JSON_FLAGS (JSON_INDENT(2) | JSON_REAL_PRECISION(15))
 
@@ -570,6 +571,7 @@ struct report_trace {
     trace_writer_t *writer; /* the thread that writes the lines to the file */
     int64_t run_start_ns;
     bool failed;
+    trace_keys_t *replay; /* the keys that make each line replayable (NULL: not written) */
 };
 
 report_trace_t *report_trace_open(const char *path, int64_t run_start_ns) {
@@ -732,10 +734,18 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
             m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
+    if (self->replay)
+        trace_keys_write(self->replay, f, rec->session, rec->node);
     trace_chunks(self, rec);
     if (fputs("}\n", f) == EOF || ferror(f))
         self->failed = true;
     return self->failed ? -1 : trace_queue_line(self);
+}
+
+int report_trace_set_workload(report_trace_t *self, const config_t *cfg) {
+    trace_keys_destroy(&self->replay);
+    self->replay = trace_keys_new(cfg);
+    return self->replay ? 0 : -1;
 }
 
 uint64_t report_trace_dropped(report_trace_t *self) {
@@ -751,6 +761,7 @@ int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats) {
     if (!self)
         return 0;
     bool failed = self->failed || ferror(self->file);
+    trace_keys_destroy(&self->replay);
     fclose(self->file);
     free(self->line);
     if (trace_writer_close(&self->writer, REPORT_TRACE_STALL_MS, stats) != 0)

@@ -91,6 +91,9 @@ report_trace_t *report_trace_open(const char *path, int64_t run_start_ns);
 /* Formats rec (controller clock) with its metrics m (metrics_compute(rec); NULL: computed here)
  * and queues the line. 0 ok (queued or dropped and counted), -1 when formatting failed. */
 int report_trace_write(report_trace_t *self, const request_record_t *rec, const metrics_t *m);
+/* Each line also gets the replay keys of its request, regenerated from cfg (which must outlive
+ * the writer), so requests.jsonl replays as a session trace (common/trace_keys.h). 0 or -1. */
+int report_trace_set_workload(report_trace_t *self, const config_t *cfg);
 /* Lines dropped so far (queue full, or the writer failed). */
 uint64_t report_trace_dropped(report_trace_t *self);
 /* errno of the writer's first open or write failure, 0 none. */

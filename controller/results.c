@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,7 +10,10 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "sweep_report.h"
 #include "sweep_run.h"
+#include "telemetry_report.h"
+#include "telemetry_run.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -39,6 +43,8 @@ void results_open_trace(controller_t *self) {
     char path[4096];
     snprintf(path, sizeof path, "%s/requests.jsonl", run->cfg.output.dir);
     run->trace_out = report_trace_open(path, run->start_ns);
+    if (run->trace_out && report_trace_set_workload(run->trace_out, &run->cfg) != 0)
+        report_trace_close(&run->trace_out); /* no memory: said below, as for a failed open */
     if (!run->trace_out)
         console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
 }
@@ -89,6 +95,7 @@ void results_record(void *arg, request_record_t *rec) {
         sweep_run_record(self->sweep, rec, &m);
     results_count_start(self, rec);
     results_count_goodput(self, rec, &m);
+    telemetry_record(self->run->telemetry, rec);
     if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
         console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
         report_trace_close(&self->run->trace_out);
@@ -121,6 +128,7 @@ typedef struct results_extra {
     size_t n_workers;
     validity_t validity;
     slo_result_t slo; /* the file's SLOs judged on the run (n = 0: none) */
+    const telemetry_stats_t *server; /* the servers' side (NULL: no server metrics) */
 } results_extra_t;
 
 /* A shortfall above this share of the requested rate is warned about, naming its cause. */
@@ -292,6 +300,37 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
     return array;
 }
 
+/* A percentile of h in ms, NaN when it is empty. */
+static double results_ms(const histogram_t *h, double p) {
+    return histogram_count(h) ? (double)histogram_percentile(h, p) / 1e6 : NAN;
+}
+
+/* The run's level as the reports' "Reference Data (JSON)" (the keys a sweep's levels have). */
+static json_t *results_reference_json(const controller_t *self, const results_extra_t *x) {
+    const measurement_t *run = self->run;
+    const merge_stats_t *all = merge_overall(run->merge);
+    double duration = merge_duration_s(run->merge), f[SWEEP_FIG__COUNT];
+    for (int i = 0; i < SWEEP_FIG__COUNT; i++)
+        f[i] = NAN;
+    f[SWEEP_FIG_TTFT_P50] = results_ms(all->latency[METRIC_TTFT], 50);
+    f[SWEEP_FIG_TTFT_P95] = results_ms(all->latency[METRIC_TTFT], 95);
+    f[SWEEP_FIG_TPOT_P50] = results_ms(all->latency[METRIC_TPOT], 50);
+    f[SWEEP_FIG_TPOT_P95] = results_ms(all->latency[METRIC_TPOT], 95);
+    f[SWEEP_FIG_LATENCY_P50] = results_ms(all->latency[METRIC_E2E], 50);
+    f[SWEEP_FIG_LATENCY_P95] = results_ms(all->latency[METRIC_E2E], 95);
+    if (all->ok + all->failed)
+        f[SWEEP_FIG_ERROR_PCT] = 100.0 * (double)all->failed / (double)(all->ok + all->failed);
+    f[SWEEP_FIG_ACTUAL_RPS] = x->achieved_per_s;
+    f[SWEEP_FIG_TOPS] = duration > 0 ? (double)all->window_output_tokens / duration : 0;
+    if (all->usage_prompt_tokens)
+        f[SWEEP_FIG_KV_HIT_PCT] =
+            100.0 * (double)all->cached_tokens / (double)all->usage_prompt_tokens;
+    bool rate = run->cfg.scheduler.kind == SCHEDULER_RATE;
+    level_spec_t spec = {.axis = rate ? SWEEP_AXIS_RATE : SWEEP_AXIS_CONCURRENCY,
+                         .value = rate ? run->cfg.scheduler.rate : run->cfg.scheduler.concurrency};
+    return sweep_report_reference_of(&spec, f);
+}
+
 /* results.json: report_json's document with the rate (in the level), the workers and the verdict.
  */
 static int results_write_json(const controller_t *self, const report_meta_t *meta,
@@ -303,8 +342,13 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         return -1;
     }
     json_t *first = json_array_get(json_object_get(root, "levels"), 0);
-    if (first)
+    if (first) {
         json_object_set_new(first, "rate", results_rate_json(x));
+        json_object_set_new(first, "reference", results_reference_json(self, x));
+        if (x->server)
+            telemetry_run_json(self, x->server, first);
+    }
+    json_object_set_new(root, "kind", json_string("run"));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     if (x->slo.n > 0) {
@@ -401,6 +445,8 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
 int results_finish(controller_t *self, bool interrupted) {
     measurement_t *run = self->run;
     console_clear(self);
+    telemetry_stats_t server;
+    bool have_server = telemetry_run_close(self, &server) == 0;
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
@@ -433,13 +479,28 @@ int results_finish(controller_t *self, bool interrupted) {
     meta.cap_waits = extra.cap_waits;
     results_validity(self, &extra);
     results_slo(self, &extra);
+    if (have_server) {
+        telemetry_run_judge(&server, &extra.validity);
+        extra.server = &server;
+    }
     if (self->sweep) { /* a repetition of a level: one line, the table comes after the sweep */
-        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted);
+        json_t *server_json = NULL;
+        if (have_server) { /* {"server", "gap"} of this repetition, for the sweep's level */
+            server_json = json_object();
+            telemetry_run_json(self, &server, server_json);
+        }
+        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted,
+                                 server_json);
+        json_decref(server_json);
     } else {
         report_print(run->merge, &meta, stdout);
+        if (have_server)
+            telemetry_report_print(stdout, &server, run->merge);
         if (extra.rate_mode)
             report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                               extra.rate_warning[0] ? extra.rate_warning : NULL);
+        else /* the references' "Actual RPS", beside the table's request and token rates */
+            fprintf(stdout, "Actual RPS (conversation starts/s): %.3f\n", extra.achieved_per_s);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);
         fflush(stdout);
@@ -466,5 +527,7 @@ int results_finish(controller_t *self, bool interrupted) {
         rc = 1;
     rc = results_invalid_status(self, &extra.validity, rc);
     free(extra.workers);
+    if (have_server)
+        telemetry_stats_clear(&server);
     return interrupted ? 130 : rc;
 }

@@ -17,6 +17,7 @@
 
 #include "buffer.h"
 #include "config.h"
+#include "config_documents.h"
 #include "controller.h"
 #include "loop.h"
 #include "results.h"
@@ -276,8 +277,9 @@ static void usage(FILE *out) {
             "                    [--trace] [--http-phases|--verbose]\n"
             "                    [--allow-invalid]\n"
             "  FILE...        workload files, run one after another by the same local\n"
-            "                 workers; with several, run N writes to DIR/run-N. A file\n"
-            "                 with a sweep: section runs each of its levels in turn\n"
+            "                 workers; with several, run N writes to DIR/run-N; a file\n"
+            "                 of several YAML documents (---) is one run per document.\n"
+            "                 A file with a sweep: section runs each of its levels in turn\n"
             "                 (DIR/levels/NN-<level>/rep-R, the sweep in DIR/results.json;\n"
             "                 docs/sweeps.md)\n"
             "  --workers N    local worker processes (default %d)\n"
@@ -350,6 +352,8 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
     config_t first = {0}; /* the first file, whose mock section the embedded mock takes */
     bool *has_mock = NULL;
     char **mock_args = NULL;
+    char **runs = NULL; /* the files, a file of several YAML documents as several runs */
+    size_t n_runs = 0;
     if (!targets)
         return 1;
     optind = 1;
@@ -386,16 +390,17 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
      * does, is refused by the controller), with the first file's mock options; logs go to the
      * first file's output directory. */
     bool needs_mock = true;
-    has_mock = calloc((size_t)argc, sizeof *has_mock);
-    if (!has_mock)
+    runs = config_expand_documents(&argv[optind], (size_t)(argc - optind), &n_runs);
+    has_mock = calloc(n_runs + 1, sizeof *has_mock);
+    if (!runs || !has_mock)
         goto out;
-    for (int i = argc - 1; i >= optind; i--) {
+    for (size_t i = n_runs; i-- > 0;) {
         config_t cfg;
-        if (peek_config(argv[i], &cfg) != 0)
+        if (peek_config(runs[i], &cfg) != 0)
             goto out;
         needs_mock = needs_mock && o.n_targets == 0 && cfg.target.n_endpoints == 0;
         has_mock[i] = cfg.mock.n_options > 0;
-        if (i > optind) {
+        if (i > 0) {
             config_free(&cfg);
             continue;
         }
@@ -405,11 +410,11 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
                                   : "results");
         first = cfg;
     }
-    for (int i = optind; i < argc; i++)
-        if (has_mock[i] && (!needs_mock || i > optind))
-            note_ignored_mock(argv[i], needs_mock, argv[optind]);
+    for (size_t i = 0; i < n_runs; i++)
+        if (has_mock[i] && (!needs_mock || i > 0))
+            note_ignored_mock(runs[i], needs_mock, runs[0]);
     /* A sweep runs each level as a run of its own: its workers stay for the next one. */
-    st.once = optind == argc - 1 && first.sweep.axis == SWEEP_AXIS_NONE && !source;
+    st.once = n_runs == 1 && first.sweep.axis == SWEEP_AXIS_NONE && !source;
     if (results_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
@@ -422,15 +427,15 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
         mock_log = open_log(&st, "mock.log");
         mock_args = config_mock_args(&first.mock);
         if (mock_log < 0 || !mock_args ||
-            start_mock(&st, mock_log, mock_args, argv[optind], mock_url, sizeof mock_url) != 0)
+            start_mock(&st, mock_log, mock_args, runs[0], mock_url, sizeof mock_url) != 0)
             goto out;
         targets[o.n_targets++] = mock_url;
         fprintf(stderr, "run: no target given: embedded mock at %s (pid %d)\n", mock_url,
                 (int)st.children[st.n_children - 1].pid);
     }
-    o.config_path = argv[optind];
-    o.config_paths = (const char *const *)&argv[optind];
-    o.n_configs = (size_t)(argc - optind);
+    o.config_path = runs[0];
+    o.config_paths = (const char *const *)runs;
+    o.n_configs = n_runs;
     o.targets = targets;
     o.bind = "tcp://127.0.0.1:*";
     o.expect_workers = workers;
@@ -458,6 +463,7 @@ out:
     free(targets);
     free(has_mock);
     free(mock_args);
+    config_documents_free(runs);
     config_free(&first);
     return rc;
 }

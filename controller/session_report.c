@@ -60,12 +60,17 @@ static json_t *sessions_json(const merge_t *merge, const report_meta_t *meta) {
     json_object_set_new(o, "makespan_ms", report_metric_json(s->makespan));
     json_object_set_new(o, "critical_path_ms", report_metric_json(s->critical));
     json_object_set_new(o, "idle_ms", report_metric_json(s->idle));
+    json_object_set_new(o, "sibling_wait_ms", report_metric_json(s->sibling_wait));
     json_t *share = json_object();
     char name[32];
     for (uint32_t r = 0; r < s->n_roles && s->critical_ns; r++)
         json_object_set_new(share, report_role_name(meta, r, name, sizeof name),
                             json_real(ratio(s->role_critical_ns[r], s->critical_ns)));
     json_object_set_new(o, "critical_path_share", share);
+    json_t *compactions = count_json(s->compactions);
+    if (json_is_object(compactions))
+        json_object_set_new(compactions, "total", json_integer((json_int_t)s->compactions_total));
+    json_object_set_new(o, "compactions", compactions);
     return o;
 }
 
@@ -129,7 +134,11 @@ static const char *p50_cell(char *buf, size_t len, const histogram_t *h) {
     return buf;
 }
 
+/* Only when the workload names its roles or uses more than one: a single unnamed role repeats the
+ * latency table above. */
 static void print_roles(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    if (!(meta && meta->n_role_names) && merge_role_count(merge) < 2)
+        return;
     fprintf(out, "\n%-16s%9s%11s%11s%11s%11s%9s%9s%8s\n", "role (p50 ms)", "requests", "TTFT",
             "TTFC", "TPOT", "ITL", "prompt", "compl.", "errors");
     char name[32], c[4][32];
@@ -158,18 +167,29 @@ static void print_session_row(FILE *out, const char *label, const histogram_t *h
 }
 
 static void print_sessions(const merge_t *merge, const report_meta_t *meta, FILE *out) {
+    if (!sessions_multi_request(merge_sessions(merge)))
+        return;
     const sessions_stats_t *s = sessions_stats(merge_sessions(merge));
     fprintf(out, "\nsessions: %" PRIu64 " complete inside the window (of %" PRIu64 " closed)",
             s->counted, s->closed);
     if (!s->counted) {
+        if (s->closed)
+            fprintf(out, "; a session counts only when it starts after the warm-up and ends "
+                         "before the run's end: run longer, or bound it by max_sessions");
         fprintf(out, "\n");
         return;
     }
-    fprintf(out, ", %.1f requests each on average\n", histogram_mean(s->requests));
+    fprintf(out, ", %.1f requests each on average", histogram_mean(s->requests));
+    if (s->compactions_total)
+        fprintf(out, ", %.2f compactions (max %" PRIu64 ", %" PRIu64 " in all)",
+                histogram_mean(s->compactions), histogram_max(s->compactions),
+                s->compactions_total);
+    fprintf(out, "\n");
     fprintf(out, "%-16s%11s%11s%11s%11s\n", "session (ms)", "mean", "p50", "p90", "p99");
     print_session_row(out, "makespan", s->makespan);
     print_session_row(out, "critical path", s->critical);
     print_session_row(out, "idle/wait", s->idle);
+    print_session_row(out, "sibling wait", s->sibling_wait);
     fprintf(out, "critical path share:");
     char name[32];
     for (uint32_t r = 0; r < s->n_roles; r++)

@@ -19,12 +19,14 @@ typedef struct sessions_entry {
     bool ok;
     bool warmup;
     bool cancelled;
+    bool compaction; /* the summarise request sent before its node */
 } sessions_entry_t;
 
 typedef struct sessions_open {
     uint64_t session;
     sessions_entry_t *entries;
     size_t n, cap;
+    size_t compactions; /* entries that are summarise requests */
 } sessions_open_t;
 
 struct sessions {
@@ -52,7 +54,8 @@ sessions_t *sessions_new(const config_t *cfg, size_t n_endpoints) {
     sessions_stats_t *s = &self->stats;
     s->n_endpoints = n_endpoints;
     bool ok = self->slots && (s->makespan = histogram_new()) && (s->critical = histogram_new()) &&
-              (s->idle = histogram_new()) && (s->requests = histogram_new());
+              (s->idle = histogram_new()) && (s->sibling_wait = histogram_new()) &&
+              (s->requests = histogram_new()) && (s->compactions = histogram_new());
     if (ok && n_endpoints)
         ok = (s->endpoint_shared = calloc(n_endpoints, sizeof *s->endpoint_shared)) &&
              (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt));
@@ -83,7 +86,9 @@ void sessions_destroy(sessions_t **self_p) {
     histogram_destroy(&s->makespan);
     histogram_destroy(&s->critical);
     histogram_destroy(&s->idle);
+    histogram_destroy(&s->sibling_wait);
     histogram_destroy(&s->requests);
+    histogram_destroy(&s->compactions);
     free(s->endpoint_shared);
     free(s->endpoint_prompt);
     free(self);
@@ -101,6 +106,10 @@ size_t sessions_open(const sessions_t *self) {
 
 bool sessions_sticky(const sessions_t *self) {
     return self->cfg && self->cfg->target.routing == ROUTING_STICKY;
+}
+
+bool sessions_multi_request(const sessions_t *self) {
+    return self->cfg && self->cfg->workload.kind != WORKLOAD_REQUESTS;
 }
 
 const sessions_stats_t *sessions_stats(const sessions_t *self) {
@@ -155,6 +164,28 @@ static void remove_slot(sessions_t *self, size_t i) {
     self->n_open--;
 }
 
+/* The waits of finished parents for their siblings still in flight, at every fan-in node. */
+static int64_t sibling_wait(const workload_session_t *graph, const int64_t *send,
+                            const int64_t *end) {
+    int64_t total = 0;
+    for (uint32_t j = 0; j < graph->n_nodes; j++) {
+        const workload_node_t *node = &graph->nodes[j];
+        for (uint32_t a = 0; a < node->n_parents && node->n_parents > 1; a++) {
+            uint32_t q = node->parents[a];
+            if (q >= graph->n_nodes || !send[q])
+                continue;
+            int64_t last = end[q];
+            for (uint32_t b = 0; b < node->n_parents; b++) {
+                uint32_t r = node->parents[b];
+                if (r < graph->n_nodes && send[r] && send[r] < end[q] && end[r] > last)
+                    last = end[r];
+            }
+            total += last - end[q];
+        }
+    }
+    return total;
+}
+
 void sessions_path(const workload_session_t *graph, const int64_t *send, const int64_t *end,
                    uint64_t *role_ns, uint32_t n_roles, sessions_path_t *out) {
     memset(out, 0, sizeof *out);
@@ -190,6 +221,7 @@ void sessions_path(const workload_session_t *graph, const int64_t *send, const i
         j = next;
     }
     out->idle_ns = out->makespan_ns - out->critical_ns;
+    out->sibling_wait_ns = sibling_wait(graph, send, end);
 }
 
 /* Grows the per-node scratch to n nodes. */
@@ -228,15 +260,23 @@ static void close_affinity(sessions_t *self, const sessions_open_t *open) {
     self->stats.affinity_split += split;
 }
 
+/* Whether node's conversation restarted from a summary (a summarise request preceded it). */
+static bool open_compacted(const sessions_open_t *open, uint32_t node) {
+    for (size_t i = 0; open->compactions && i < open->n; i++)
+        if (open->entries[i].compaction && open->entries[i].node == node)
+            return true;
+    return false;
+}
+
 /* Prompt reuse of each ok request (docs/metrics.md section 12): with a history parent it
- * inherits in full, the parent's prompt and reply; with a partial or no inheritance, the system
- * scaffold; with no parent, nothing. */
+ * inherits in full, the parent's prompt and reply; with a partial or no inheritance, or after a
+ * compaction, the scaffold; with no parent, nothing. */
 static void close_reuse(sessions_t *self, const sessions_open_t *open) {
     const workload_session_t *g = &self->graph;
     sessions_stats_t *s = &self->stats;
     for (size_t i = 0; i < open->n; i++) {
         const sessions_entry_t *e = &open->entries[i];
-        if (!e->ok || e->warmup || e->node >= g->n_nodes)
+        if (!e->ok || e->warmup || e->compaction || e->node >= g->n_nodes)
             continue;
         const workload_node_t *node = &g->nodes[e->node];
         uint64_t shared = 0;
@@ -244,10 +284,12 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
         const sessions_entry_t *parent = h < g->n_nodes && self->node_entry[h] != NONE
                                              ? &open->entries[self->node_entry[h]]
                                              : NULL;
-        if (parent && parent->ok)
+        if (parent && parent->ok && open_compacted(open, e->node))
+            shared = config_scaffold_shared_words(self->cfg, g->nodes[h].role, node->role);
+        else if (parent && parent->ok)
             shared = node->inherit >= 1
                          ? (uint64_t)parent->prompt_tokens + parent->completion_tokens
-                         : self->cfg->workload.system_prompt_tokens;
+                         : config_scaffold_shared_words(self->cfg, g->nodes[h].role, node->role);
         if (shared > e->prompt_tokens)
             shared = e->prompt_tokens;
         s->reuse_shared += shared;
@@ -263,7 +305,7 @@ static void close_reuse(sessions_t *self, const sessions_open_t *open) {
  * cancelled, every one sent and ended, all inside the window. */
 static bool close_complete(const sessions_t *self, const sessions_open_t *open) {
     const workload_session_t *g = &self->graph;
-    if (open->n != g->n_nodes)
+    if (open->n - open->compactions != g->n_nodes)
         return false;
     for (uint32_t j = 0; j < g->n_nodes; j++) {
         if (self->node_entry[j] == NONE)
@@ -289,6 +331,11 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
         if (g->nodes[j].role < SESSIONS_MAX_ROLES && g->nodes[j].role >= s->n_roles)
             s->n_roles = g->nodes[j].role + 1;
     }
+    for (size_t i = 0; open->compactions && i < open->n; i++) {
+        const sessions_entry_t *e = &open->entries[i]; /* the node's time includes its summary */
+        if (e->compaction && e->node < g->n_nodes && e->send_ns && e->send_ns < self->send[e->node])
+            self->send[e->node] = e->send_ns;
+    }
     sessions_path_t path;
     sessions_path(g, self->send, self->end, s->role_critical_ns, SESSIONS_MAX_ROLES, &path);
     s->counted++;
@@ -296,11 +343,14 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
     histogram_record(s->makespan, (uint64_t)path.makespan_ns);
     histogram_record(s->critical, (uint64_t)path.critical_ns);
     histogram_record(s->idle, (uint64_t)path.idle_ns);
+    histogram_record(s->sibling_wait, (uint64_t)path.sibling_wait_ns);
     histogram_record(s->requests, g->n_nodes);
+    histogram_record(s->compactions, open->compactions);
 }
 
 static void close_session(sessions_t *self, sessions_open_t *open) {
     self->stats.closed++;
+    self->stats.compactions_total += open->compactions;
     close_affinity(self, open);
     if (!self->cfg || workload_session_generate(self->cfg, open->session, &self->graph) != 0 ||
         scratch_reserve(self, self->graph.n_nodes) != 0)
@@ -311,7 +361,7 @@ static void close_session(sessions_t *self, sessions_open_t *open) {
     bool duplicate = false;
     for (size_t i = 0; i < open->n; i++) {
         uint32_t node = open->entries[i].node;
-        if (node >= g->n_nodes)
+        if (node >= g->n_nodes || open->entries[i].compaction)
             continue;
         duplicate = duplicate || self->node_entry[node] != NONE;
         self->node_entry[node] = (uint32_t)i;
@@ -349,7 +399,9 @@ int sessions_add(sessions_t *self, const request_record_t *rec) {
             .ok = rec->error == ERROR_NONE,
             .warmup = rec->warmup,
             .cancelled = rec->error == ERROR_CANCELLED,
+            .compaction = self->cfg && config_compaction_role(self->cfg, rec->role),
         };
+        open->compactions += open->entries[open->n - 1].compaction;
     }
     if (rc == 0 && !rec->session_end)
         return 0;

@@ -54,6 +54,8 @@ struct sweep_run {
     sweep_rows_t snap_rows; /* kept repetitions' snapshot figures */
     json_t *reps;
     json_t *level_reasons;
+    json_t *server; /* the last valid repetition's {"server", "gap"} (NULL: none scraped) */
+    uint32_t server_rep;
     level_result_t previous; /* handed to next(); its pooled stays valid until then */
     bool has_previous;
 
@@ -108,7 +110,9 @@ static void sweep_run_level_free(sweep_run_t *self) {
     self->snap_rows = (sweep_rows_t){0};
     json_decref(self->reps);
     json_decref(self->level_reasons);
-    self->reps = self->level_reasons = NULL;
+    json_decref(self->server);
+    self->reps = self->level_reasons = self->server = NULL;
+    self->server_rep = 0;
 }
 
 void sweep_run_destroy(sweep_run_t **self_p) {
@@ -124,11 +128,12 @@ void sweep_run_destroy(sweep_run_t **self_p) {
     *self_p = NULL;
 }
 
-/* A level the source gave that cannot run: said, NULL; else NULL-free "". */
+/* Why a level the source gave cannot run, or NULL when it can. */
 static const char *sweep_run_bad_spec(const level_spec_t *s) {
     if (s->axis != SWEEP_AXIS_CONCURRENCY && s->axis != SWEEP_AXIS_RATE)
         return "its axis is neither concurrency nor rate";
-    if (!(s->value > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY && s->value != floor(s->value)))
+    if (!(s->value > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY &&
+                            (s->value != floor(s->value) || s->value > UINT32_MAX)))
         return "its value is not a positive level";
     if (s->snapshots == 0 || s->snapshot_ns <= 0)
         return "it has no measurement window (snapshots x duration)";
@@ -162,7 +167,15 @@ int sweep_run_next_level(sweep_run_t *self) {
         console_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
         return -1;
     }
-    self->pooled.duration_ns = self->pooled_all.duration_ns = 0;
+    char planned[32] = "";
+    if (self->source->planned)
+        snprintf(planned, sizeof planned, "/%zu", self->source->planned);
+    char cap[64] = "";
+    if (self->spec.rate_cap > 0)
+        snprintf(cap, sizeof cap, ", at most %g session starts/s", self->spec.rate_cap);
+    console_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
+                sweep_report_axis_key(&self->spec), self->spec.value, cap,
+                (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
     return 1;
 }
 
@@ -324,7 +337,7 @@ static json_t *sweep_run_validity_json(const validity_t *v) {
 }
 
 void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
-                              const char *stop_reason, bool interrupted) {
+                              const char *stop_reason, bool interrupted, json_t *server) {
     if (!self->window)
         return;
     /* A window the run did not fill is cut where the load stopped: at the stop (watch,
@@ -373,6 +386,15 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
     json_object_set_new(rep, "window", sweep_report_stats_json(total));
     json_object_set_new(rep, "snapshots", snapshots);
+    json_t *none = json_null();
+    json_object_set(rep, "server", server ? json_object_get(server, "server") : none);
+    json_object_set(rep, "gap", server ? json_object_get(server, "gap") : none);
+    json_decref(none);
+    if (server && (!excluded || !self->server)) {
+        json_decref(self->server);
+        self->server = json_incref(server);
+        self->server_rep = self->rep;
+    }
     json_array_append_new(self->reps, rep);
     for (size_t i = 0; i < validity->n_reasons; i++) {
         char reason[VALIDITY_REASON_LEN + 32];
@@ -436,9 +458,14 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
     json_object_set_new(o, "validity",
                         json_pack("{s:b, s:O}", "valid", valid, "reasons", self->level_reasons));
     json_object_set_new(o, "repetitions", json_incref(self->reps));
-    /* Filled by the server scrape (telemetry): the server's view and the client-server gap. */
-    json_object_set_new(o, "server", json_null());
-    json_object_set_new(o, "gap", json_null());
+    /* The server scrape (telemetry) of one repetition: the last valid one (or the last, when
+     * every one was excluded). Each repetition's own is in repetitions[]. */
+    json_t *none = json_null();
+    json_object_set(o, "server", self->server ? json_object_get(self->server, "server") : none);
+    json_object_set(o, "gap", self->server ? json_object_get(self->server, "gap") : none);
+    json_decref(none);
+    json_object_set_new(o, "server_from_repetition",
+                        self->server ? json_integer(self->server_rep) : json_null());
     return o;
 }
 
@@ -543,6 +570,16 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
                                       .interrupted = interrupted,
                                       .stopped_early = self->any_stopped_early};
     self->has_previous = true;
+    double f[SWEEP_FIG__COUNT];
+    sweep_report_figures(from, f);
+    console_say(self->fleet,
+                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
+                "%.2f %% errors, %.3f conversations/s",
+                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+                (unsigned)self->valid, (unsigned)self->reps_run,
+                interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
+                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
+                f[SWEEP_FIG_ACTUAL_RPS]);
     sweep_run_write(self, false);
 }
 

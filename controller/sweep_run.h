@@ -6,6 +6,7 @@
 #ifndef STAMPEDE_SWEEP_RUN_H
 #define STAMPEDE_SWEEP_RUN_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -47,9 +48,10 @@ void sweep_run_stopped(sweep_run_t *self, int64_t now);
 void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *live, char *buf,
                          size_t len);
 /* The repetition ended (results.c, once its verdict is known): kept or excluded by its error
- * share, added to the level. */
+ * share, added to the level. server (may be NULL; not taken) holds the repetition's "server" and
+ * "gap" blocks from the server scrape. */
 void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
-                              const char *stop_reason, bool interrupted);
+                              const char *stop_reason, bool interrupted, json_t *server);
 /* Ends the level (interrupted: by Ctrl-C or a run that could not finish), writes results.json. */
 void sweep_run_end_level(sweep_run_t *self, bool interrupted);
 /* Writes the final results.json and config.yaml and prints the table. 0 ok, -1 when a file

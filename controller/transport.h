@@ -42,5 +42,8 @@ int transport_receive(transport_t *self, transport_socket_t socket, transport_me
                       void *arg);
 /* Waits up to timeout_ms for a message on control (and on data when with_data). */
 void transport_wait(transport_t *self, bool with_data, long timeout_ms);
+/* The same, also woken when fd (ignored when negative) is readable: the controller's other work
+ * (the server-metrics scraper's loop) shares the wait. */
+void transport_wait_fd(transport_t *self, bool with_data, long timeout_ms, int fd);
 
 #endif

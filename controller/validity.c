@@ -132,3 +132,10 @@ validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in) {
         return VALIDITY_RATE_DRAW;
     return VALIDITY_RATE_UNEXPLAINED;
 }
+
+void validity_judge_server(const validity_server_t *in, validity_t *out) {
+    if (in->shared)
+        validity_add(out, "%s", in->shared_why);
+    if (in->restarted)
+        validity_add(out, "%s", in->restarted_why);
+}

@@ -104,4 +104,17 @@ typedef struct validity_rate_input {
  * draw. */
 validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in);
 
+/* What the servers' own counters said about the run (controller/telemetry.c, the shared-rig
+ * guard). */
+typedef struct validity_server {
+    bool shared;            /* they served markedly more requests than this run sent */
+    const char *shared_why; /* the sentence saying so, with the figures */
+    bool restarted;         /* a counter went backwards: a server restarted mid-run */
+    const char *restarted_why;
+} validity_server_t;
+
+/* Adds the servers' causes to *out (each makes the run invalid): someone else using the server,
+ * a server restart. */
+void validity_judge_server(const validity_server_t *in, validity_t *out);
+
 #endif

@@ -3,7 +3,7 @@
  * exact over its own samples and the window's are never an average of the snapshots'. A record
  * belongs to the snapshot its send time falls in (latencies, outcomes, errors, cache hits); rates
  * count what happened inside each span whatever the record (tokens by chunk arrival, requests by
- * their end, session starts by their first send), as docs/metrics.md section 13 says. Records
+ * their end, session starts by their first send), as docs/metrics.md section 14 says. Records
  * sent before the window (warm-up) or after it are in no statistic. Pure: no I/O, no clock. */
 #ifndef STAMPEDE_WINDOW_H
 #define STAMPEDE_WINDOW_H

@@ -84,6 +84,19 @@ static int mock_api_parse_messages(json_t *root, mock_api_request_t *out, char *
     return 0;
 }
 
+/* The tools array counts as prompt, ahead of the messages as a chat template renders it: each
+ * function's description (names and schemas are left out). */
+static int mock_api_parse_tools(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
+    size_t i;
+    json_t *tool;
+    json_array_foreach(json_object_get(root, "tools"), i, tool) {
+        json_t *text = json_object_get(json_object_get(tool, "function"), "description");
+        if (json_is_string(text) && mock_api_add_text(out, text, err, errlen))
+            return 400;
+    }
+    return 0;
+}
+
 /* A prompt: a string, one string in an array, or token ids (one array of integers). */
 static int mock_api_parse_prompt(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
     json_t *prompt = json_object_get(root, "prompt");
@@ -148,7 +161,9 @@ static int mock_api_parse_fields(json_t *root, mock_api_request_t *out, char *er
     if (mock_api_uint(root, "min_tokens", 0, &out->min_tokens, &present, err, errlen))
         return 400;
     if (out->kind == MOCK_API_CHAT)
-        return mock_api_parse_messages(root, out, err, errlen);
+        return mock_api_parse_tools(root, out, err, errlen)
+                   ? 400
+                   : mock_api_parse_messages(root, out, err, errlen);
     return mock_api_parse_prompt(root, out, err, errlen);
 }
 

@@ -62,17 +62,16 @@ char *mock_chunk_role(char *p, const mock_chunk_head_t *head, int64_t sent_ns) {
     return mock_chunk_tail(p, sent_ns);
 }
 
-char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
-                       bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
-                       int64_t sent_ns) {
+char *mock_chunk_token_open(char *p, const mock_chunk_head_t *head, bool reasoning) {
     p = mock_chunk_start(p, head);
     if (head->kind == MOCK_API_CHAT)
-        p = reasoning ? PUT(p, "{\"index\":0,\"delta\":{\"reasoning_content\":\"")
-                      : PUT(p, "{\"index\":0,\"delta\":{\"content\":\"");
-    else
-        p = PUT(p, "{\"index\":0,\"text\":\"");
-    memcpy(p, word, word_len);
-    p += word_len;
+        return reasoning ? PUT(p, "{\"index\":0,\"delta\":{\"reasoning_content\":\"")
+                         : PUT(p, "{\"index\":0,\"delta\":{\"content\":\"");
+    return PUT(p, "{\"index\":0,\"text\":\"");
+}
+
+char *mock_chunk_token_close(char *p, const mock_chunk_head_t *head, const char *finish,
+                             const mock_chunk_usage_t *usage, int64_t sent_ns) {
     p = head->kind == MOCK_API_CHAT ? PUT(p, "\"},\"logprobs\":null,\"finish_reason\":")
                                     : PUT(p, "\",\"logprobs\":null,\"finish_reason\":");
     if (finish) {
@@ -89,6 +88,14 @@ char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word,
         p = mock_chunk_usage_object(p, usage);
     }
     return mock_chunk_tail(p, sent_ns);
+}
+
+char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
+                       bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
+                       int64_t sent_ns) {
+    p = mock_chunk_token_open(p, head, reasoning);
+    memcpy(p, word, word_len);
+    return mock_chunk_token_close(p + word_len, head, finish, usage, sent_ns);
 }
 
 char *mock_chunk_usage(char *p, const mock_chunk_head_t *head, const mock_chunk_usage_t *usage,

@@ -42,6 +42,13 @@ char *mock_chunk_role(char *p, const mock_chunk_head_t *head, int64_t sent_ns);
 char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
                        bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
                        int64_t sent_ns);
+/* The start of a token chunk, up to the opening quote of its text; the caller writes the
+ * JSON-escaped text of one or more tokens (several when speculative decoding accepted drafts)
+ * and ends it with mock_chunk_token_close. */
+char *mock_chunk_token_open(char *p, const mock_chunk_head_t *head, bool reasoning);
+/* The rest of a token chunk after its text; finish, usage and sent_ns as mock_chunk_token. */
+char *mock_chunk_token_close(char *p, const mock_chunk_head_t *head, const char *finish,
+                             const mock_chunk_usage_t *usage, int64_t sent_ns);
 /* The usage chunk that follows the last token when stream_options.include_usage is set. */
 char *mock_chunk_usage(char *p, const mock_chunk_head_t *head, const mock_chunk_usage_t *usage,
                        int64_t sent_ns);

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 
 #include "mock_prefix_cache.h"
+#include "rng.h"
 
 #define BLOCK MOCK_PREFIX_CACHE_BLOCK_TOKENS
 
@@ -180,10 +181,22 @@ static uint32_t mock_seq_target(const mock_seq_t *seq) {
     return seq->prompt_tokens + seq->generated;
 }
 
-/* Gives a decoding sequence the block its next token needs; may preempt the newest sequence
+/* Tokens a decode step of seq computes: its last token, plus the drafts the target verifies
+ * (no more than the sequence has left to generate, nor than a step's token budget holds). */
+static uint32_t mock_engine_decode_tokens(const mock_engine_t *self, const mock_seq_t *seq) {
+    uint32_t drafts = self->config.spec_tokens;
+    if (drafts > seq->output_tokens - seq->generated - 1)
+        drafts = seq->output_tokens - seq->generated - 1;
+    if (drafts > self->config.max_num_batched_tokens - 1) /* a step must be able to hold it */
+        drafts = self->config.max_num_batched_tokens - 1;
+    return 1 + drafts;
+}
+
+/* Gives a decoding sequence the blocks its step's tokens need; may preempt the newest sequence
  * (possibly seq itself). Returns false when seq was preempted. */
 static bool mock_engine_grow(mock_engine_t *self, mock_seq_t *seq) {
-    while (mock_blocks_for(seq->computed + 1) > seq->n_pins + seq->private_blocks) {
+    uint32_t tokens = mock_engine_decode_tokens(self, seq);
+    while (mock_blocks_for(seq->computed + tokens) > seq->n_pins + seq->private_blocks) {
         if (mock_engine_reserve(self, 1)) {
             seq->private_blocks++;
             break;
@@ -231,6 +244,7 @@ static bool mock_engine_admit(mock_engine_t *self, mock_seq_t *seq, int64_t now_
 int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns) {
     uint32_t budget = self->config.max_num_batched_tokens;
     uint64_t prefill_tokens = 0;
+    uint32_t decoding = 0, drafts = 0;
     self->n_stepped = 0;
     for (mock_seq_t *seq = self->running.head; seq; seq = seq->next) {
         seq->step_tokens = 0;
@@ -241,10 +255,15 @@ int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns) {
             seq->step_tokens = n < budget ? n : budget;
             prefill_tokens += seq->step_tokens;
         } else {
+            uint32_t n = mock_engine_decode_tokens(self, seq);
+            if (n > budget)
+                continue;
             /* Growing preempts from the tail: when seq itself goes, nothing runs after it. */
             if (!mock_engine_grow(self, seq))
                 break;
-            seq->step_tokens = 1;
+            seq->step_tokens = n;
+            decoding++;
+            drafts += n - 1;
         }
         budget -= seq->step_tokens;
         self->stepped[self->n_stepped++] = seq;
@@ -263,9 +282,13 @@ int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns) {
         return -1;
     self->in_step = true;
     self->counters.steps++;
-    double ms = self->config.tpot_base_ms * pow((double)self->n_stepped, self->config.alpha);
-    if (self->config.prefill_tokens_per_s > 0)
-        ms += 1e3 * (double)prefill_tokens / self->config.prefill_tokens_per_s;
+    const mock_engine_config_t *cf = &self->config;
+    double weight = (double)self->n_stepped + cf->spec_verify_weight * drafts;
+    double ms = cf->step_fixed_ms + cf->tpot_base_ms * pow(weight, cf->alpha);
+    if (decoding > 0)
+        ms += cf->spec_tokens * cf->spec_draft_ms;
+    if (cf->prefill_tokens_per_s > 0)
+        ms += 1e3 * (double)prefill_tokens / cf->prefill_tokens_per_s;
     int64_t ns = (int64_t)llround(ms * 1e6);
     return ns > 0 ? ns : 1;
 }
@@ -288,6 +311,19 @@ static void mock_engine_publish_blocks(mock_engine_t *self, mock_seq_t *seq) {
     }
 }
 
+/* Tokens a decode step of seq keeps: its own, then the drafts up to the first rejected one (each
+ * accepted with probability spec_acceptance), drawn from (seed, seq->key, tokens so far). */
+static uint32_t mock_engine_accepted(const mock_engine_t *self, const mock_seq_t *seq) {
+    uint32_t drafts = seq->step_tokens - 1, kept = 1;
+    if (drafts == 0)
+        return 1;
+    rng_t rng;
+    rng_init(&rng, self->config.seed, RNG_STREAM_MOCK, seq->key, 2, seq->generated);
+    while (kept <= drafts && rng_next_double(&rng) < self->config.spec_acceptance)
+        kept++;
+    return kept;
+}
+
 void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token_fn fn, void *arg) {
     if (!self->in_step)
         return;
@@ -298,18 +334,21 @@ void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token
         if (!seq || seq->state != MOCK_SEQ_RUNNING || seq->step_tokens == 0)
             continue; /* aborted or preempted after it was scheduled */
         bool prefilling = seq->computed < seq->prefill_target;
-        seq->computed += seq->step_tokens;
+        /* A decode keeps its accepted tokens' KV; a rejected draft's slot is written over. */
+        uint32_t sampled = prefilling ? 1 : mock_engine_accepted(self, seq);
+        seq->computed += prefilling ? seq->step_tokens : sampled;
         seq->step_tokens = 0;
         mock_engine_publish_blocks(self, seq);
         if (prefilling && seq->computed < seq->prefill_target)
             continue; /* a chunk of a longer prefill */
-        seq->generated++;
-        if (seq->generated == 1) {
+        if (seq->generated == 0) {
             seq->first_token_ns = now_ns;
             self->counters.prompt_tokens += seq->prompt_tokens;
         }
+        seq->step_sampled = sampled;
+        seq->generated += sampled;
         seq->last_token_ns = now_ns;
-        self->counters.generation_tokens++;
+        self->counters.generation_tokens += sampled;
         if (seq->generated >= seq->output_tokens) {
             mock_seq_list_remove(&self->running, seq);
             mock_engine_retire(self, seq, MOCK_SEQ_FINISHED);

@@ -17,6 +17,14 @@ typedef struct mock_engine_config {
     double tpot_base_ms;             /* step time with one sequence and no prefill */
     double alpha;                    /* step time grows as running^alpha */
     double prefill_tokens_per_s;     /* prefill speed; 0 = prefill costs nothing */
+    double step_fixed_ms;            /* step time independent of the batch (reading the weights) */
+    /* Speculative decoding (0 draft tokens = off): each decode step drafts spec_tokens tokens
+     * (spec_draft_ms each), the target verifies them, and a sequence keeps 1 + the run of
+     * accepted drafts, each accepted with probability spec_acceptance if the one before was. A
+     * verified draft token costs spec_verify_weight of the sequence's own share of the step. */
+    uint32_t spec_tokens;
+    double spec_acceptance, spec_draft_ms, spec_verify_weight;
+    uint64_t seed; /* keys the acceptance draws, with each sequence's key */
 } mock_engine_config_t;
 
 typedef enum mock_seq_state {
@@ -35,6 +43,7 @@ typedef struct mock_seq {
     uint32_t n_block_hashes;
     uint32_t prompt_tokens;
     uint32_t output_tokens; /* tokens to generate, >= 1 */
+    uint64_t key;           /* keys the sequence's acceptance draws (speculative decoding) */
     void *user;
     /* Engine state, read-only outside the engine. */
     mock_seq_state_t state;
@@ -43,6 +52,7 @@ typedef struct mock_seq {
     uint32_t generated;      /* output tokens sampled so far */
     uint32_t cached_tokens;  /* prefix-cache hit at first admission (what usage reports) */
     uint32_t step_tokens;    /* tokens scheduled in the current step */
+    uint32_t step_sampled;   /* tokens sampled at the end of the last step (1 + accepted drafts) */
     uint32_t n_pins, *pins;  /* cache blocks held (block i of the sequence is pins[i]) */
     uint32_t private_blocks;
     uint32_t preemptions;
@@ -56,7 +66,8 @@ typedef struct mock_seq {
 
 typedef struct mock_engine mock_engine_t;
 
-/* Called once per sampled token at the end of a step. When seq->generated ==
+/* Called at the end of a step once per sequence that sampled tokens: seq->step_sampled of them
+ * (more than 1 only with speculative decoding), all due at now_ns. When seq->generated ==
  * seq->output_tokens the sequence has already left the engine (state FINISHED). */
 typedef void (*mock_engine_token_fn)(mock_seq_t *seq, int64_t now_ns, void *arg);
 
@@ -78,7 +89,10 @@ int mock_engine_add(mock_engine_t *self, mock_seq_t *seq, int64_t now_ns);
 /* Removes seq wherever it is (the client went away) and frees its blocks; the engine keeps no
  * pointer to it afterwards, even in the middle of a step. */
 void mock_engine_abort(mock_engine_t *self, mock_seq_t *seq);
-/* Schedules one step at now_ns and returns its duration in ns, or -1 when there is no work. */
+/* Schedules one step at now_ns and returns its duration in ns, or -1 when there is no work:
+ * step_fixed_ms + spec_tokens * spec_draft_ms (when a sequence decodes) + tpot_base_ms * W^alpha
+ * + prefill tokens / prefill_tokens_per_s, W counting each sequence 1 and each verified draft
+ * token spec_verify_weight. */
 int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns);
 /* Completes the step begun last: samples tokens, calls fn for each, retires finished ones. */
 void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token_fn fn, void *arg);

@@ -55,8 +55,19 @@ static const mock_option_t mock_option_table[] = {
     {"--prefix-cache-tokens", OPT_U64, F(prefix_cache_tokens), "N",
      "cap of the prefix cache (default: the whole KV pool)"},
     {"--no-prefix-cache", OPT_FLAG_OFF, F(prefix_cache), NULL, "disable prefix caching"},
-    {"--tpot-base-ms", OPT_MS, F(tpot_base_ms), "MS", "engine step time with one sequence"},
+    {"--tpot-base-ms", OPT_MS, F(tpot_base_ms), "MS",
+     "engine step time per sequence: step = fixed + MS x running^alpha + prefill"},
     {"--alpha", OPT_MS, F(alpha), "A", "step time grows as running^A"},
+    {"--step-fixed-ms", OPT_MS, F(step_fixed_ms), "MS",
+     "engine step time whatever the batch (reading the weights)"},
+    {"--spec-tokens", OPT_U32_ANY, F(spec_tokens), "K",
+     "speculative decoding: K draft tokens per step, so a streamed chunk carries 1 to K+1 "
+     "tokens (0 = off)"},
+    {"--spec-acceptance", OPT_RATE, F(spec_acceptance), "P",
+     "probability a draft token is accepted when the one before it was"},
+    {"--spec-draft-ms", OPT_MS, F(spec_draft_ms), "MS", "drafter time per draft token per step"},
+    {"--spec-verify-weight", OPT_MS, F(spec_verify_weight), "W",
+     "a verified draft token counts W sequences in the step time's running^alpha"},
     {"--prefill-tokens-per-s", OPT_MS, F(prefill_tokens_per_s), "R",
      "prefill speed added to a step's time (0 = free)"},
     {"--ttft-overhead-ms", OPT_MS, F(ttft_overhead_ms), "MS",
@@ -97,6 +108,11 @@ static void mock_options_apply_profile(mock_options_t *self, const mock_profile_
     self->alpha = p->alpha;
     self->prefill_tokens_per_s = p->prefill_tokens_per_s;
     self->ttft_overhead_ms = p->ttft_overhead_ms;
+    self->step_fixed_ms = p->step_fixed_ms;
+    self->spec_tokens = p->spec_tokens;
+    self->spec_acceptance = p->spec_acceptance;
+    self->spec_draft_ms = p->spec_draft_ms;
+    self->spec_verify_weight = p->spec_verify_weight;
 }
 
 void mock_options_init(mock_options_t *self) {
@@ -145,6 +161,33 @@ static void mock_options_wrap(FILE *out, const char *text, int indent) {
     fputc('\n', out);
 }
 
+/* One cell of the fit table: reference, model, error; "-" where the reference has none, a "*"
+ * before an error the profile's test does not hold (tolerance 0). */
+static void mock_options_fit_cell(FILE *out, double ref, double model, double tolerance,
+                                  int precision) {
+    if (ref > 0)
+        fprintf(out, " %7.*f %7.*f %c%+5.0f%%", precision, ref, precision, model,
+                tolerance > 0 ? ' ' : '*', 100 * (model / ref - 1));
+    else
+        fprintf(out, " %7s %7.*f %7s", "-", precision, model, "-");
+}
+
+/* The profile's reference next to its model at every calibration point (ms). */
+static void mock_options_fit_table(FILE *out, const mock_profile_t *p) {
+    fprintf(out, "%17s%4s    %-24s%-24s%s\n", "", "", p->ttft_is_median ? "TTFT p50" : "TTFT mean",
+            p->tpot_is_median ? "TPOT p50" : "TPOT mean", "TPOT p95");
+    fprintf(out, "%17s%4s%s%s%s\n", "", "c", "     ref   model     err", "     ref   model     err",
+            "     ref   model     err");
+    for (uint32_t k = 0; k < p->n_points; k++) {
+        const mock_profile_point_t *pt = &p->points[k];
+        fprintf(out, "%17s%4u", "", pt->concurrency);
+        mock_options_fit_cell(out, pt->ttft_ms, pt->fit_ttft_ms, pt->ttft_tolerance, 0);
+        mock_options_fit_cell(out, pt->tpot_ms, pt->fit_tpot_ms, pt->tpot_tolerance, 1);
+        mock_options_fit_cell(out, pt->tpot_p95_ms, pt->fit_tpot_p95_ms, pt->tpot_p95_tolerance, 1);
+        fputc('\n', out);
+    }
+}
+
 void mock_options_usage(FILE *out) {
     fprintf(out, "usage: stampede mock [OPTIONS]\n\n"
                  "A simulated OpenAI-compatible inference server (vLLM-shaped): POST\n"
@@ -163,16 +206,32 @@ void mock_options_usage(FILE *out) {
     fprintf(out, "\nprofiles (--profile NAME; the flags above override a profile's values):\n");
     for (size_t i = 0; mock_profile_at(i); i++) {
         const mock_profile_t *p = mock_profile_at(i);
-        char text[512];
-        snprintf(text, sizeof(text),
-                 "%s. max_num_seqs %u, max_model_len %u, KV %llu tokens, step %.2f ms x "
-                 "running^%.2f + prefill at %.0f tokens/s, overhead %.0f ms.",
-                 p->summary, p->max_num_seqs, p->max_model_len,
-                 (unsigned long long)p->kv_cache_tokens, p->tpot_base_ms, p->alpha,
-                 p->prefill_tokens_per_s, p->ttft_overhead_ms);
-        fprintf(out, "  %-14s ", p->name);
+        char text[768];
+        int n = snprintf(text, sizeof(text),
+                         "%s. max_num_seqs %u, max_model_len %u, KV %llu tokens, step %.4g ms + "
+                         "%.4g ms x running^%.2f + prefill at %.0f tokens/s, overhead %.0f ms",
+                         p->summary, p->max_num_seqs, p->max_model_len,
+                         (unsigned long long)p->kv_cache_tokens, p->step_fixed_ms, p->tpot_base_ms,
+                         p->alpha, p->prefill_tokens_per_s, p->ttft_overhead_ms);
+        if (p->spec_tokens && n > 0 && (size_t)n < sizeof(text))
+            n += snprintf(text + n, sizeof(text) - (size_t)n,
+                          "; speculative decoding: %u drafts at %.4g ms, acceptance %.2f",
+                          p->spec_tokens, p->spec_draft_ms, p->spec_acceptance);
+        if (p->n_points && n > 0 && (size_t)n < sizeof(text))
+            snprintf(text + n, sizeof(text) - (size_t)n, ". Fitted on %s:", p->source);
+        else if (n > 0 && (size_t)n < sizeof(text))
+            snprintf(text + n, sizeof(text) - (size_t)n, ".");
+        if (strlen(p->name) > 14)
+            fprintf(out, "  %s\n%17s", p->name, "");
+        else
+            fprintf(out, "  %-14s ", p->name);
         mock_options_wrap(out, text, 17);
+        if (p->n_points)
+            mock_options_fit_table(out, p);
     }
+    fprintf(out, "\nFit tables: virtual-time replay of the reference's load (ms; * = shown, not "
+                 "held by\ntests/unit/test_mock_profiles.c). docs/mock.md says how each was "
+                 "derived.\n");
 }
 
 static const mock_option_t *mock_option_find(const char *arg, size_t len) {

@@ -24,7 +24,9 @@ typedef struct mock_options {
     char profile[32];
     uint32_t max_num_seqs, max_num_batched_tokens, max_model_len;
     uint64_t kv_cache_tokens, prefix_cache_tokens;
-    double tpot_base_ms, alpha, prefill_tokens_per_s, ttft_overhead_ms;
+    double tpot_base_ms, alpha, prefill_tokens_per_s, ttft_overhead_ms, step_fixed_ms;
+    uint32_t spec_tokens; /* speculative decoding: draft tokens per step (0 = off) */
+    double spec_acceptance, spec_draft_ms, spec_verify_weight;
     bool prefix_cache;
     /* Reply lengths. */
     dist_t output_len; /* natural length (EOS) of replies without max_tokens */

@@ -528,6 +528,12 @@ static int mock_server_build(mock_server_t *self, char *err, size_t errlen) {
         .tpot_base_ms = o->tpot_base_ms,
         .alpha = o->alpha,
         .prefill_tokens_per_s = o->prefill_tokens_per_s,
+        .step_fixed_ms = o->step_fixed_ms,
+        .spec_tokens = o->spec_tokens,
+        .spec_acceptance = o->spec_acceptance,
+        .spec_draft_ms = o->spec_draft_ms,
+        .spec_verify_weight = o->spec_verify_weight,
+        .seed = o->seed,
     };
     self->engine = mock_engine_new(&config);
     if (!self->engine) {

@@ -24,6 +24,7 @@ typedef struct mock_sim_client {
     uint64_t session, draws;
     uint32_t step, steps;
     int64_t sent_ns;
+    uint64_t timeout_id; /* the armed timeout of the request in flight (0: none) */
 } mock_sim_client_t;
 
 typedef struct mock_sim {
@@ -35,7 +36,7 @@ typedef struct mock_sim {
     uint64_t seed, next_session, next_fresh_id;
     int64_t overhead_ns, measure_from_ns, step_start_ns;
     histogram_t *ttft, *tpot; /* ns, the same definition as the reports' */
-    uint64_t n_done, window_tokens;
+    uint64_t n_done, n_timeouts, window_tokens, window_chunks;
     double running_sum, waiting_sum, sampled_ns; /* weighted by step duration */
     bool out_of_memory;
 } mock_sim_t;
@@ -56,6 +57,9 @@ static uint32_t mock_sim_table(const uint32_t *table, uint32_t step) {
         i--;
     return table[i];
 }
+
+/* Tags a client's timeout in the event heap (never called). */
+static void mock_sim_timeout_tag(void) {}
 
 /* Queues c's next event (NULL: the step in progress ends) at virtual time when_ns; false when
  * out of memory (the simulation then ends short: a client's event is never dropped silently,
@@ -106,21 +110,34 @@ static bool mock_sim_send(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
     c->seq.output_tokens = output;
     c->seq.block_hashes = c->hashes;
     c->seq.n_block_hashes = mock_prefix_cache_hash_blocks(c->ids, prompt + output, c->hashes);
+    c->seq.key = c->session << 8 | c->step;
     c->seq.user = c;
     c->history = prompt + output;
     c->step++;
     c->sent_ns = now;
     c->next = MOCK_SIM_ADMIT;
+    if (sim->w->timeout_ms > 0) {
+        c->timeout_id = timer_heap_add(&sim->heap, now + (int64_t)llround(sim->w->timeout_ms * 1e6),
+                                       mock_sim_timeout_tag, c);
+        if (!c->timeout_id)
+            sim->out_of_memory = true;
+    }
     return mock_sim_schedule(sim, c, now + sim->overhead_ns);
 }
 
 static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
     mock_sim_t *sim = arg;
     mock_sim_client_t *c = seq->user;
-    if (now >= sim->measure_from_ns)
-        sim->window_tokens++;
+    if (now >= sim->measure_from_ns) {
+        sim->window_tokens += seq->step_sampled;
+        sim->window_chunks++;
+    }
     if (seq->generated < seq->output_tokens)
         return;
+    if (c->timeout_id) {
+        timer_heap_cancel(&sim->heap, c->timeout_id);
+        c->timeout_id = 0;
+    }
     if (c->sent_ns >= sim->measure_from_ns) {
         sim->n_done++;
         histogram_record(sim->ttft, (uint64_t)(seq->first_token_ns - c->sent_ns));
@@ -129,6 +146,18 @@ static void mock_sim_on_token(mock_seq_t *seq, int64_t now, void *arg) {
                              (uint64_t)llround((double)(seq->last_token_ns - seq->first_token_ns) /
                                                (seq->output_tokens - 1)));
     }
+    c->next = MOCK_SIM_SEND;
+    mock_sim_schedule(sim, c, now + (int64_t)llround(sim->w->think_ms * 1e6));
+}
+
+/* The client gives up on its request: out of the engine, counted, and its session ends (the
+ * next request starts a new one after the think time). */
+static void mock_sim_time_out(mock_sim_t *sim, mock_sim_client_t *c, int64_t now) {
+    c->timeout_id = 0;
+    mock_engine_abort(sim->engine, &c->seq);
+    if (c->sent_ns >= sim->measure_from_ns)
+        sim->n_timeouts++;
+    c->step = c->steps;
     c->next = MOCK_SIM_SEND;
     mock_sim_schedule(sim, c, now + (int64_t)llround(sim->w->think_ms * 1e6));
 }
@@ -175,8 +204,9 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
                  const mock_sim_workload_t *workload, uint32_t concurrency, double warmup_s,
                  double measure_s, uint64_t seed, mock_sim_result_t *out) {
     memset(out, 0, sizeof(*out));
-    if (concurrency == 0 || workload->steps_min == 0 || workload->steps_max < workload->steps_min)
-        return -1;
+    if (concurrency == 0 || workload->steps_min == 0 || workload->steps_max < workload->steps_min ||
+        (workload->timeout_ms > 0 && workload->timeout_ms <= overhead_ms))
+        return -1; /* a timeout inside the overhead would fire before the request is queued */
     mock_sim_t sim = {.w = workload,
                       .seed = seed,
                       .n_clients = concurrency,
@@ -190,7 +220,9 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     timer_heap_init(&sim.heap);
     sim.ttft = histogram_new();
     sim.tpot = histogram_new();
-    sim.engine = mock_engine_new(config);
+    mock_engine_config_t seeded = *config; /* the engine's draws follow the run's seed too */
+    seeded.seed = seed;
+    sim.engine = mock_engine_new(&seeded);
     sim.clients = calloc(concurrency, sizeof(*sim.clients));
     if (!sim.ttft || !sim.tpot || !sim.engine || !sim.clients) {
         mock_sim_free(&sim);
@@ -222,7 +254,9 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
             mock_engine_get_stats(sim.engine, &before);
         }
         mock_sim_client_t *c = t.arg;
-        if (!c)
+        if (t.fn == mock_sim_timeout_tag)
+            mock_sim_time_out(&sim, c, now);
+        else if (!c)
             mock_engine_step_end(sim.engine, now, mock_sim_on_token, &sim);
         else if (c->next == MOCK_SIM_SEND)
             mock_sim_send(&sim, c, now);
@@ -233,9 +267,13 @@ int mock_sim_run(const mock_engine_config_t *config, double overhead_ms,
     mock_engine_stats_t after;
     mock_engine_get_stats(sim.engine, &after);
     out->requests = sim.n_done;
+    out->timeouts = sim.n_timeouts;
+    out->error_pct =
+        sim.n_done + sim.n_timeouts ? 100.0 * sim.n_timeouts / (sim.n_done + sim.n_timeouts) : 0;
     mock_sim_summary(sim.ttft, &out->ttft_p50_ms, &out->ttft_mean_ms, &out->ttft_p95_ms);
     mock_sim_summary(sim.tpot, &out->tpot_p50_ms, &out->tpot_mean_ms, &out->tpot_p95_ms);
     out->generation_tokens_per_s = (double)sim.window_tokens / measure_s;
+    out->tokens_per_chunk = sim.window_chunks ? (double)sim.window_tokens / sim.window_chunks : 0;
     out->mean_running = sim.sampled_ns > 0 ? sim.running_sum / sim.sampled_ns : 0;
     out->mean_waiting = sim.sampled_ns > 0 ? sim.waiting_sum / sim.sampled_ns : 0;
     uint64_t queries = after.prefix_queries - before.prefix_queries;

@@ -67,8 +67,10 @@ static int64_t mock_token_due(const mock_server_t *self, const mock_request_t *r
     return self->engine ? req->step_due_ns : mock_fixed_due(self, req, i);
 }
 
-/* Server-side per-token metrics, on the simulated (scheduled) times like vLLM's own. */
-static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t due) {
+/* Server-side metrics of n tokens due at once (a fixed-mode token, or what one engine step
+ * sampled for the request), on the simulated times like vLLM's own: one inter-token interval
+ * per step, as vLLM V1 observes it per iteration. */
+static void mock_account_tokens(mock_server_t *self, mock_request_t *req, int64_t due, uint32_t n) {
     mock_metrics_t *m = &self->metrics;
     if (req->accounted == 0) {
         req->first_token_ns = due;
@@ -81,8 +83,8 @@ static void mock_account_token(mock_server_t *self, mock_request_t *req, int64_t
         prom_histogram_observe(&m->itl, (double)(due - req->prev_token_ns) / 1e9);
     }
     req->prev_token_ns = due;
-    req->accounted++;
-    m->generation_tokens++;
+    req->accounted += n;
+    m->generation_tokens += n;
 }
 
 static void mock_account_finish(mock_server_t *self, mock_request_t *req) {
@@ -167,9 +169,27 @@ static int mock_stream_frame(mock_conn_t *c, bool chunked, const char *payload, 
     return rc;
 }
 
-/* Writes the next count tokens of a streaming request (coalesced into one write), with the
- * role chunk before the first and usage and [DONE] after the last. */
-static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t count) {
+/* Writes reply words [from, to) at p as JSON string content; the reply's first word and the
+ * first after the reasoning have no leading space. */
+static char *mock_stream_put_reply(const mock_server_t *self, const mock_request_t *req, char *p,
+                                   uint32_t from, uint32_t to) {
+    for (uint32_t i = from; i < to; i++) {
+        size_t len;
+        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
+        const char *word =
+            mock_vocab_json(self->vocab, w, i > 0 && i != req->reasoning_tokens, &len);
+        memcpy(p, word, len);
+        p += len;
+    }
+    return p;
+}
+
+/* Writes the next count tokens of a streaming request (coalesced into one write), per_event
+ * tokens to an SSE event (one per token in fixed mode; an engine step's accepted tokens share
+ * one, as speculative decoding's do in vLLM; an event never straddles the end of the
+ * reasoning), with the role chunk before the first and usage and [DONE] after the last. */
+static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t count,
+                             uint32_t per_event) {
     mock_conn_t *c = req->conn;
     bool last = req->emitted + count >= req->output_tokens;
     size_t per_chunk = mock_chunk_max_bytes(&req->head, self->max_word_len);
@@ -182,30 +202,30 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     char *start = scratch->data, *p = start;
     mock_chunk_usage_t usage;
     int64_t now = loop_now_ns(); /* sent_ns: formatting the chunks is all that follows */
-    for (uint32_t j = 0; j < count; j++) {
-        uint32_t i = req->emitted++;
+    for (uint32_t end = req->emitted + count; req->emitted < end;) {
+        uint32_t i = req->emitted, n = end - i < per_event ? end - i : per_event;
+        bool reasoning = i < req->reasoning_tokens;
+        if (reasoning && i + n > req->reasoning_tokens)
+            n = req->reasoning_tokens - i;
+        req->emitted += n;
         int64_t due = mock_token_due(self, req, i);
         prom_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
+        self->metrics.chunks_sent++;
         if (i == 0 && req->kind == MOCK_API_CHAT)
             p = mock_chunk_role(p, &req->head, now);
-        size_t word_len;
-        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
-        /* The reply's first word and the first word after the reasoning have no leading space. */
-        bool spaced = i > 0 && i != req->reasoning_tokens;
-        const char *word = mock_vocab_json(self->vocab, w, spaced, &word_len);
-        bool reasoning = i < req->reasoning_tokens;
-        const char *finish = i + 1 == req->output_tokens ? mock_finish_name(req->finish) : NULL;
-        if (req->malformed_at == i + 1) {
+        if (req->malformed_at > i && req->malformed_at <= i + n) {
             p = mock_chunk_malformed(p, &req->head);
             self->metrics.faults_malformed++;
             continue;
         }
+        const char *finish = i + n == req->output_tokens ? mock_finish_name(req->finish) : NULL;
         if (req->continuous_usage)
-            mock_put_usage(req, i + 1, &usage);
-        p = mock_chunk_token(p, &req->head, word, word_len, reasoning, finish,
-                             req->continuous_usage ? &usage : NULL, now);
+            mock_put_usage(req, i + n, &usage);
+        p = mock_chunk_token_open(p, &req->head, reasoning);
+        p = mock_stream_put_reply(self, req, p, i, i + n);
+        p = mock_chunk_token_close(p, &req->head, finish, req->continuous_usage ? &usage : NULL,
+                                   now);
     }
-    self->metrics.chunks_sent += count;
     if (last) {
         if (req->include_usage) {
             mock_put_usage(req, req->output_tokens, &usage);
@@ -220,19 +240,6 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     if (last)
         mock_stream_finish(self, req); /* before the write: the response is all queued */
     mock_conn_flush(self, c);
-}
-
-/* Reply words [from, to) as JSON string content: the first without a leading space. */
-static char *mock_stream_put_words(const mock_server_t *self, const mock_request_t *req, char *p,
-                                   uint32_t from, uint32_t to) {
-    for (uint32_t i = from; i < to; i++) {
-        size_t len;
-        uint32_t w = mock_vocab_reply_word(self->vocab, req->reply_key, i);
-        const char *word = mock_vocab_json(self->vocab, w, i > from, &len);
-        memcpy(p, word, len);
-        p += len;
-    }
-    return p;
 }
 
 /* The whole body of a non-streaming response. */
@@ -253,17 +260,17 @@ static int mock_stream_body(mock_server_t *self, mock_request_t *req, buffer_t *
         p += sprintf(p, "\"message\":{\"role\":\"assistant\",\"reasoning_content\":");
         if (reasoning > 0) {
             *p++ = '"';
-            p = mock_stream_put_words(self, req, p, 0, reasoning);
+            p = mock_stream_put_reply(self, req, p, 0, reasoning);
             *p++ = '"';
         } else {
             p += sprintf(p, "null");
         }
         p += sprintf(p, ",\"content\":\"");
-        p = mock_stream_put_words(self, req, p, reasoning, req->output_tokens);
+        p = mock_stream_put_reply(self, req, p, reasoning, req->output_tokens);
         p += sprintf(p, "\",\"tool_calls\":[]}");
     } else {
         p += sprintf(p, "\"text\":\"");
-        p = mock_stream_put_words(self, req, p, 0, req->output_tokens);
+        p = mock_stream_put_reply(self, req, p, 0, req->output_tokens);
         *p++ = '"';
     }
     p += sprintf(p,
@@ -316,7 +323,7 @@ static void mock_stream_after_tokens(mock_server_t *self, mock_request_t *req, i
         mock_conn_close(self, c, true);
         return;
     }
-    if (self->engine && req->stall && req->emitted == req->stall_after)
+    if (self->engine && req->stall && req->emitted >= req->stall_after)
         mock_stream_pause(self, req, now);
 }
 
@@ -324,7 +331,7 @@ static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int
     mock_conn_t *c = req->conn;
     if (!req->stream) {
         for (uint32_t i = 0; i < req->output_tokens; i++)
-            mock_account_token(self, req, mock_fixed_due(self, req, i));
+            mock_account_tokens(self, req, mock_fixed_due(self, req, i), 1);
         mock_stream_complete_whole(self, req);
         return;
     }
@@ -339,9 +346,9 @@ static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int
     while (count < limit && mock_fixed_due(self, req, req->emitted + count) <= now)
         count++;
     for (uint32_t j = 0; j < count; j++)
-        mock_account_token(self, req, mock_fixed_due(self, req, req->accounted));
+        mock_account_tokens(self, req, mock_fixed_due(self, req, req->accounted), 1);
     bool last = req->emitted + count >= req->output_tokens;
-    mock_stream_emit(self, req, count);
+    mock_stream_emit(self, req, count, 1);
     if (last || c->dead)
         return;
     mock_stream_after_tokens(self, req, now);
@@ -359,14 +366,14 @@ static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
         req->scheduled_ns = seq->first_scheduled_ns;
         req->cached_tokens = seq->cached_tokens;
     }
-    mock_account_token(self, req, now_ns);
+    mock_account_tokens(self, req, now_ns, seq->step_sampled);
     bool last = seq->generated >= seq->output_tokens;
     if (!req->stream) {
         if (last)
             mock_stream_complete_whole(self, req);
         return;
     }
-    mock_stream_emit(self, req, 1);
+    mock_stream_emit(self, req, seq->step_sampled, seq->step_sampled);
     if (!last && !req->conn->dead)
         mock_stream_after_tokens(self, req, now_ns);
 }
@@ -536,6 +543,7 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
     req->seq.n_block_hashes = req->n_blocks;
     req->seq.prompt_tokens = req->prompt_tokens;
     req->seq.output_tokens = req->output_tokens;
+    req->seq.key = req->number;
     req->seq.user = req;
     if (req->stall && req->stall_after == 0)
         mock_stream_pause(self, req, now);

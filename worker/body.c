@@ -135,6 +135,14 @@ static void body_put_string(body_t *self, const char *text, size_t len) {
     body_put(self, "\"", 1);
 }
 
+/* A chat message's opening up to its content: {"role":R,"content":T (no closing brace). */
+static void body_open_message(body_t *self, const char *role, const char *text, size_t len) {
+    body_puts(self, self->parts ? ",{\"role\":" : "{\"role\":");
+    body_put_string(self, role, strlen(role));
+    body_puts(self, ",\"content\":");
+    body_put_string(self, text, len);
+}
+
 void body_begin(body_t *self, const body_options_t *options) {
     self->len = 0;
     self->parts = 0;
@@ -150,10 +158,7 @@ void body_begin(body_t *self, const body_options_t *options) {
 
 void body_add(body_t *self, const char *role, const char *text, size_t len) {
     if (self->options.api == API_CHAT) {
-        body_puts(self, self->parts ? ",{\"role\":" : "{\"role\":");
-        body_put_string(self, role, strlen(role));
-        body_puts(self, ",\"content\":");
-        body_put_string(self, text, len);
+        body_open_message(self, role, text, len);
         body_puts(self, "}");
     } else {
         if (self->parts)
@@ -163,19 +168,57 @@ void body_add(body_t *self, const char *role, const char *text, size_t len) {
     self->parts++;
 }
 
+void body_add_tool_call(body_t *self, const char *text, size_t len, const char *call_id,
+                        const char *name) {
+    if (self->options.api != API_CHAT) {
+        body_add(self, "assistant", text, len);
+        return;
+    }
+    body_open_message(self, "assistant", text, len);
+    body_puts(self, ",\"tool_calls\":[{\"id\":");
+    body_put_string(self, call_id, strlen(call_id));
+    body_puts(self, ",\"type\":\"function\",\"function\":{\"name\":");
+    body_put_string(self, name, strlen(name));
+    body_puts(self, ",\"arguments\":\"{}\"}}]}");
+    self->parts++;
+}
+
+void body_add_tool_result(body_t *self, const char *call_id, const char *text, size_t len) {
+    if (self->options.api != API_CHAT) {
+        body_add(self, "tool", text, len);
+        return;
+    }
+    body_puts(self, self->parts ? ",{\"role\":\"tool\",\"tool_call_id\":"
+                                : "{\"role\":\"tool\",\"tool_call_id\":");
+    body_put_string(self, call_id, strlen(call_id));
+    body_puts(self, ",\"content\":");
+    body_put_string(self, text, len);
+    body_puts(self, "}");
+    self->parts++;
+}
+
 int body_end(body_t *self) {
     const body_options_t *o = &self->options;
     char number[48];
     body_puts(self, o->api == API_CHAT ? "]" : "\"");
     snprintf(number, sizeof number, ",\"max_tokens\":%u", o->max_tokens);
     body_puts(self, number);
-    body_puts(self, o->stream ? ",\"stream\":true,\"stream_options\":{\"include_usage\":true}"
-                              : ",\"stream\":false");
+    if (!o->stream)
+        body_puts(self, ",\"stream\":false");
+    else if (o->continuous_usage)
+        body_puts(self, ",\"stream\":true,\"stream_options\":{\"include_usage\":true,"
+                        "\"continuous_usage_stats\":true}");
+    else
+        body_puts(self, ",\"stream\":true,\"stream_options\":{\"include_usage\":true}");
     if (o->ignore_eos)
         body_puts(self, ",\"ignore_eos\":true");
     if (o->min_tokens) {
         snprintf(number, sizeof number, ",\"min_tokens\":%u", o->max_tokens);
         body_puts(self, number);
+    }
+    if (o->tools_json && o->api == API_CHAT) {
+        body_puts(self, ",\"tools\":");
+        body_put(self, o->tools_json, o->tools_len);
     }
     body_puts(self, "}");
     return self->failed ? -1 : 0;

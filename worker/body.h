@@ -5,7 +5,10 @@
  *
  *   chat:        {"model":M,"messages":[{"role":R,"content":T},...],"max_tokens":N,
  *                 "stream":true,"stream_options":{"include_usage":true}[,"ignore_eos":true]
- *                 [,"min_tokens":N]}
+ *                 [,"min_tokens":N][,"tools":[...]]}
+ *                an assistant message that calls a tool adds "tool_calls":[{"id":I,"type":
+ *                "function","function":{"name":F,"arguments":"{}"}}]; the tool's answer is
+ *                {"role":"tool","tool_call_id":I,"content":T}
  *   completions: {"model":M,"prompt":"T1\nT2\n...","max_tokens":N,"stream":true,...}
  *
  * Usage: body_begin, then body_add per message (in completions mode the texts are joined by a
@@ -25,7 +28,11 @@ typedef struct body_options {
     uint32_t max_tokens;
     bool stream; /* also asks for stream_options.include_usage */
     bool ignore_eos;
-    bool min_tokens; /* also sends min_tokens = max_tokens (vLLM, SGLang) */
+    bool min_tokens;        /* also sends min_tokens = max_tokens (vLLM, SGLang) */
+    bool continuous_usage;  /* stream_options.continuous_usage_stats: usage on every event */
+    const char *tools_json; /* chat: the tools array, JSON written as is (NULL: none); borrowed
+                               until body_end */
+    size_t tools_len;
 } body_options_t;
 
 typedef struct body {
@@ -45,6 +52,12 @@ void body_free(body_t *self);
 void body_begin(body_t *self, const body_options_t *options);
 /* Adds one message: role "system", "user" or "assistant"; text of len bytes (may hold NULs). */
 void body_add(body_t *self, const char *role, const char *text, size_t len);
+/* Adds an assistant message (text) that calls tool `name` with call id `call_id` (both plain
+ * [A-Za-z0-9_-] names); in completions mode only the text. */
+void body_add_tool_call(body_t *self, const char *text, size_t len, const char *call_id,
+                        const char *name);
+/* Adds the answer to tool call `call_id` (role "tool"); in completions mode only the text. */
+void body_add_tool_result(body_t *self, const char *call_id, const char *text, size_t len);
 /* Closes the JSON. 0 ok (data/len hold the body); -1 if an allocation failed on the way. */
 int body_end(body_t *self);
 

@@ -1,7 +1,6 @@
-/* The request engine: curl multi handles driven by curl_multi_socket_action from a loop_t.
- * curl tells us which sockets to watch (CURLMOPT_SOCKETFUNCTION) and when to call it back
- * (CURLMOPT_TIMERFUNCTION); each socket event costs one socket_action, never a scan over all
- * transfers. Finished transfers are drained with curl_multi_info_read after every action.
+/* The request engine: curl multi handles driven by curl_multi_socket_action from a loop_t
+ * (common/curl_loop). Finished transfers are drained with curl_multi_info_read after every
+ * action.
  *
  * The streams are split over several multi handles ("shards") of at most ENGINE_SHARD_STREAMS
  * each, all on the same loop: curl 7.88 walks its whole connection cache in every
@@ -24,6 +23,7 @@
 #include <time.h>
 
 #include "buffer.h"
+#include "curl_loop.h"
 #include "rlimit.h"
 #include "stream.h"
 
@@ -36,7 +36,7 @@
 typedef struct engine_shard {
     engine_t *engine;
     CURLM *multi;
-    uint64_t timer_id; /* the loop timer standing for curl's timeout */
+    curl_loop_t driver; /* drives multi from the engine's loop */
 } engine_shard_t;
 
 typedef struct engine_slot {
@@ -114,57 +114,17 @@ static void engine_ignore_sigpipe(void) {
 
 static void engine_drain(engine_shard_t *shard);
 
-static void engine_on_timer(loop_t *loop, uint64_t timer_id, void *arg) {
+/* What curl reads during an action arrived at this wake-up: the stamp the streams record. */
+static void engine_before_action(void *arg, bool socket_event) {
     engine_shard_t *shard = arg;
-    shard->timer_id = 0;
-    int running;
-    shard->engine->counters.read_ns = loop_now_ns(); /* what curl reads now arrived now */
-    curl_multi_socket_action(shard->multi, CURL_SOCKET_TIMEOUT, 0, &running);
+    shard->engine->socket_events += socket_event;
+    shard->engine->counters.read_ns = loop_now_ns();
+}
+
+static void engine_after_action(void *arg) {
+    engine_shard_t *shard = arg;
     shard->engine->counters.read_ns = 0;
     engine_drain(shard);
-}
-
-static void engine_on_socket(loop_t *loop, int fd, int mask, void *arg) {
-    engine_shard_t *shard = arg;
-    shard->engine->socket_events++;
-    int flags = 0;
-    if (mask & LOOP_READABLE)
-        flags |= CURL_CSELECT_IN;
-    if (mask & LOOP_WRITABLE)
-        flags |= CURL_CSELECT_OUT;
-    int running;
-    shard->engine->counters.read_ns = loop_now_ns(); /* what this wake-up reads arrived now */
-    curl_multi_socket_action(shard->multi, fd, flags, &running);
-    shard->engine->counters.read_ns = 0;
-    engine_drain(shard);
-}
-
-/* curl's timeout becomes one loop timer at an absolute instant; curl only calls this when the
- * timeout changes, and a 0 means "as soon as possible" (next loop pass). */
-static int engine_on_curl_timer(CURLM *multi, long timeout_ms, void *arg) {
-    engine_shard_t *shard = arg;
-    engine_t *self = shard->engine;
-    loop_timer_cancel(self->loop, shard->timer_id);
-    shard->timer_id = 0;
-    if (timeout_ms >= 0 && !self->closing)
-        shard->timer_id = loop_timer_at(self->loop, loop_now_ns() + (int64_t)timeout_ms * 1000000,
-                                        engine_on_timer, shard);
-    return 0;
-}
-
-static int engine_on_curl_socket(CURL *easy, curl_socket_t fd, int what, void *arg,
-                                 void *socket_arg) {
-    engine_shard_t *shard = arg;
-    if (what == CURL_POLL_REMOVE) {
-        loop_unwatch(shard->engine->loop, fd);
-        return 0;
-    }
-    int mask = 0;
-    if (what & CURL_POLL_IN)
-        mask |= LOOP_READABLE;
-    if (what & CURL_POLL_OUT)
-        mask |= LOOP_WRITABLE;
-    return loop_watch(shard->engine->loop, fd, mask, 0, engine_on_socket, shard) < 0 ? -1 : 0;
 }
 
 static void engine_release_slot(engine_t *self, engine_slot_t *slot) {
@@ -274,10 +234,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
             return NULL;
         }
         CURLM *m = shard->multi;
-        curl_multi_setopt(m, CURLMOPT_SOCKETFUNCTION, engine_on_curl_socket);
-        curl_multi_setopt(m, CURLMOPT_SOCKETDATA, shard);
-        curl_multi_setopt(m, CURLMOPT_TIMERFUNCTION, engine_on_curl_timer);
-        curl_multi_setopt(m, CURLMOPT_TIMERDATA, shard);
+        curl_loop_bind(&shard->driver, loop, m, engine_before_action, engine_after_action, shard);
         /* One HTTP/1.1 connection per stream, all kept for reuse, none queued behind a limit
          * (a shard never holds more transfers than the engine's max_streams). */
         curl_multi_setopt(m, CURLMOPT_MAX_TOTAL_CONNECTIONS, streams);
@@ -319,6 +276,9 @@ void engine_destroy(engine_t **self_p) {
         return;
     assert(self->callback_depth == 0 && "engine_destroy from inside a done callback");
     self->closing = true; /* callbacks of cancelled requests cannot submit new ones */
+    for (uint32_t i = 0; self->shards && i < self->n_shards; i++)
+        if (self->shards[i].multi) /* and curl's timeout is never armed again */
+            curl_loop_close(&self->shards[i].driver);
     engine_cancel_all(self);
     for (uint32_t i = 0; i < self->n_slots; i++) {
         stream_destroy(&self->slots[i]->stream);
@@ -328,7 +288,6 @@ void engine_destroy(engine_t **self_p) {
         engine_shard_t *shard = &self->shards[i];
         if (shard->multi) /* closes the cached connections (and unwatches them) */
             curl_multi_cleanup(shard->multi);
-        loop_timer_cancel(self->loop, shard->timer_id);
     }
     free(self->shards);
     curl_slist_free_all(self->settings.headers);

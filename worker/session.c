@@ -1,27 +1,22 @@
-/* The session executor's life: creation, start, stop, finish and destruction (see session.h). */
+/* The session executor: the stages of a session's request wired in the order a request lives
+ * them (see session.h), and the run's life around them: start, end of the run, stop, finish. */
 #include "session.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include <xxhash.h>
 
-#include "prompt.h"
-#include "route.h"
-#include "session_internal.h"
-#include "workload.h"
+#include "session_graph.h"
+#include "session_schedule.h"
 
-void session_die(const char *what) {
-    fprintf(stderr, "stampede: session executor: %s\n", what);
-    abort();
-}
-
-/* The executor cannot go on without its runs and requests: no memory is fatal. */
-void *session_alloc(size_t n) {
-    void *p = calloc(1, n ? n : 1);
-    if (!p)
-        session_die("out of memory");
-    return p;
-}
+struct session_executor {
+    loop_t *loop;
+    const config_t *cfg;
+    session_finished_fn on_finished;
+    void *arg;
+    session_schedule_t *schedule;
+    session_graph_t *graph;
+    uint64_t end_timer, finished_timer;
+    bool started, stopped, finished;
+};
 
 /* on_finished runs from the loop, so the callee may destroy the executor. */
 static void session_finished_fire(loop_t *loop, uint64_t id, void *arg) {
@@ -30,28 +25,30 @@ static void session_finished_fire(loop_t *loop, uint64_t id, void *arg) {
     self->on_finished(self->arg);
 }
 
-void session_check_finished(session_executor_t *self) {
-    if (self->finished || self->destroying || !(self->started || self->stopped))
+/* When nothing can start, is waiting or in flight any more, schedules on_finished (once). */
+static void session_check_finished(void *arg) {
+    session_executor_t *self = arg;
+    if (self->finished || !(self->started || self->stopped))
         return;
-    if (self->sources_left || self->active_sessions || self->inflight)
+    if (session_schedule_sources_left(self->schedule) || session_graph_active(self->graph) ||
+        session_graph_inflight(self->graph))
         return;
     self->finished = true;
     self->finished_timer = loop_timer_at(self->loop, loop_now_ns(), session_finished_fire, self);
 }
 
+/* A session ended: the schedule starts the next one. */
+static void session_ended(void *arg, void *source, int64_t backoff_ns) {
+    session_executor_t *self = arg;
+    session_schedule_next(self->schedule, source, backoff_ns);
+}
+
 /* The end of the run (duration reached, or stop): nothing more starts or is sent. */
 static void session_stop_issuing(session_executor_t *self) {
-    self->issuing = false;
     loop_timer_cancel(self->loop, self->end_timer);
     self->end_timer = 0;
-    session_schedule_stop(self);
-    session_run_t *run = self->active;
-    while (run) {
-        session_run_t *next = run->next;
-        session_run_abandon(run);
-        session_run_settle(run);
-        run = next;
-    }
+    session_schedule_stop(self->schedule);
+    session_graph_stop(self->graph);
     session_check_finished(self);
 }
 
@@ -75,11 +72,6 @@ static void session_engine_cancel_all(void *ctx) {
     engine_cancel_all(ctx);
 }
 
-static int session_generate_workload(void *arg, const config_t *cfg, uint64_t index,
-                                     workload_session_t *out) {
-    return workload_session_generate(cfg, index, out);
-}
-
 session_backend_t session_backend_engine(engine_t *engine) {
     return (session_backend_t){.submit = session_engine_submit,
                                .inflight_to = session_engine_inflight_to,
@@ -98,36 +90,27 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
         return NULL;
     self->loop = loop;
     self->cfg = cfg;
-    self->share = *share;
-    self->backend = backend;
-    self->on_record = on_record;
     self->on_finished = on_finished;
     self->arg = arg;
-    self->generate = session_generate_workload;
-    self->n_endpoints = (uint32_t)cfg->target.n_endpoints;
-    self->urls = calloc(self->n_endpoints, sizeof *self->urls);
-    size_t system_cap = prompt_max_bytes(cfg->workload.system_prompt_tokens);
-    self->system_text = malloc(system_cap);
-    if (share->kind == PLAN_CONCURRENT && share->slot_count)
-        self->slots = calloc(share->slot_count, sizeof *self->slots);
-    bool ok = self->urls && self->system_text &&
-              (self->slots || share->kind == PLAN_RATE || share->slot_count == 0);
-    for (uint32_t e = 0; ok && e < self->n_endpoints; e++)
-        ok = (self->urls[e] = route_url(cfg->target.endpoints[e], cfg->target.api)) != NULL;
-    long n = ok ? workload_system_text(cfg, self->system_text, system_cap) : -1;
-    if (n < 0) {
+    session_graph_hooks_t hooks = {.on_record = on_record,
+                                   .record_arg = arg,
+                                   .session_ended = session_ended,
+                                   .settled = session_check_finished,
+                                   .arg = self};
+    self->graph = session_graph_new(loop, cfg, backend, &hooks);
+    self->schedule = self->graph ? session_schedule_new(loop, cfg, share, self->graph,
+                                                        session_check_finished, self)
+                                 : NULL;
+    if (!self->schedule) {
         session_executor_destroy(&self);
         return NULL;
     }
-    self->system_len = (size_t)n;
-    self->system_hash = XXH3_64bits(self->system_text, self->system_len);
     return self;
 }
 
 void session_executor_set_generator(session_executor_t *self, session_generate_fn generate,
                                     void *arg) {
-    self->generate = generate;
-    self->generate_arg = arg;
+    session_graph_set_generator(self->graph, generate, arg);
 }
 
 int session_executor_start(session_executor_t *self, int64_t start_ns) {
@@ -135,13 +118,12 @@ int session_executor_start(session_executor_t *self, int64_t start_ns) {
         return -1;
     const config_t *cfg = self->cfg;
     self->started = true;
-    self->issuing = true;
-    self->start_ns = start_ns;
-    self->end_ns = cfg->limits.duration_ns > 0 ? start_ns + cfg->limits.duration_ns : 0;
-    self->warmup_end_ns = start_ns + (cfg->warmup_ns > 0 ? cfg->warmup_ns : 0);
-    if (self->end_ns)
-        self->end_timer = loop_timer_at(self->loop, self->end_ns, session_end_fire, self);
-    session_schedule_start(self);
+    int64_t end_ns = cfg->limits.duration_ns > 0 ? start_ns + cfg->limits.duration_ns : 0;
+    int64_t warmup_end_ns = start_ns + (cfg->warmup_ns > 0 ? cfg->warmup_ns : 0);
+    session_graph_begin(self->graph, end_ns, warmup_end_ns);
+    if (end_ns)
+        self->end_timer = loop_timer_at(self->loop, end_ns, session_end_fire, self);
+    session_schedule_start(self->schedule, start_ns, end_ns);
     session_check_finished(self);
     return 0;
 }
@@ -149,54 +131,36 @@ int session_executor_start(session_executor_t *self, int64_t start_ns) {
 void session_executor_stop(session_executor_t *self, bool cancel_inflight) {
     self->stopped = true;
     session_stop_issuing(self);
-    if (cancel_inflight && self->inflight > 0)
-        self->backend.cancel_all(self->backend.ctx);
+    if (cancel_inflight)
+        session_graph_cancel_all(self->graph);
     session_check_finished(self);
 }
 
 uint32_t session_executor_inflight(const session_executor_t *self) {
-    return self->inflight;
+    return session_graph_inflight(self->graph);
 }
 
 uint32_t session_executor_active_sessions(const session_executor_t *self) {
-    return self->active_sessions;
+    return session_graph_active(self->graph);
 }
 
 uint64_t session_executor_arrivals(const session_executor_t *self) {
-    return self->arrivals_started;
+    return session_schedule_arrivals(self->schedule);
 }
 
 uint64_t session_executor_cap_waits(const session_executor_t *self) {
-    return self->cap_waits;
+    return session_schedule_cap_waits(self->schedule);
 }
 
 void session_executor_destroy(session_executor_t **self_p) {
     session_executor_t *self = *self_p;
     if (!self)
         return;
-    self->destroying = true;
-    if (self->inflight > 0)
-        self->backend.cancel_all(self->backend.ctx);
-    if (self->inflight > 0)
-        session_die("the backend kept requests in flight after cancel_all");
+    self->finished = true; /* nothing reported from here on */
     loop_timer_cancel(self->loop, self->end_timer);
     loop_timer_cancel(self->loop, self->finished_timer);
-    session_schedule_stop(self);
-    session_run_t *lists[] = {self->active, self->free_runs};
-    for (size_t l = 0; l < 2; l++)
-        while (lists[l]) {
-            session_run_t *next = lists[l]->next;
-            session_run_free(self, lists[l]);
-            lists[l] = next;
-        }
-    session_request_free_list(self->blocked_head);
-    session_request_free_list(self->free_requests);
-    for (uint32_t e = 0; self->urls && e < self->n_endpoints; e++)
-        free(self->urls[e]);
-    free(self->urls);
-    free(self->system_text);
-    free(self->prefix);
-    free(self->slots);
+    session_schedule_destroy(&self->schedule);
+    session_graph_destroy(&self->graph);
     free(self);
     *self_p = NULL;
 }

@@ -4,8 +4,10 @@
  *
  * A session is a DAG of nodes (common/workload.h; parents have smaller indices). A node becomes
  * ready when all its parents finished, waits its wait_after_ready, then is sent; its prompt is the
- * shared system scaffold, then user text + the server's reply (verbatim) of the turns it inherits,
- * then its own user text (its parents' replies first when it appends them, then its fresh text).
+ * scaffold (the shared system prompt, or its role's system prompt and tools: session_scaffold.h),
+ * then user text + the server's reply (verbatim) of the turns it inherits, then its own user text
+ * (its parents' replies first when it appends them, then its fresh text), some of it sent as tool
+ * results and, past the compaction limit, from a summary instead (session_prompt.h).
  * The turns inherited: ANCESTORS history, the last round(inherit x n) of its n ancestors in node
  * order (a chat turn inherits every previous turn); CHAIN history, the last round(inherit x n) of
  * the n turns of its history parent's conversation (that parent's inherited turns and its own), so
@@ -36,13 +38,23 @@
  *
  * Records. on_record sees every request handed to the backend (successes, failures and
  * cancellations) with session, node, role, endpoint, request_id (= g), intended_ns, requested
- * token counts (words sent: system + inherited history + fresh, and max_tokens), warmup (sent
+ * token counts (words sent: scaffold + inherited history + fresh, and max_tokens), warmup (sent
  * before start + warmup), session_end (nothing more of the session will be sent; a session the end
  * of the run cuts while it waits between turns has no such record) and workload_hash
- * (XXH3 of the deterministic parts only: session, node, shape, fresh and system text, and in rate
- * mode the arrival offset), so the sum of hashes over a run is the same for any worker count.
+ * (XXH3 of the deterministic parts only: session, node, shape, fresh text and the role's
+ * scaffold, and in rate mode the arrival offset), so the sum of hashes over a run is the same for
+ * any worker count. A summarise request (workload.compaction) is recorded with its node's session,
+ * node and request_id, the compaction role and workload_hash 0: it depends on the server's replies.
  *
- * The executor's parts, file by file, are listed in worker/session_internal.h. */
+ * The executor's stages, one file each, in the order a request lives them; each calls only the
+ * ones after it and hears back through the callbacks it gave them:
+ *   session.c           the executor: wires the stages, the end of the run, stop, finish
+ *   session_schedule.c  which session starts, and when (slots, arrivals, limits)
+ *   session_graph.c     which node is ready (the one owner of a session's DAG state), its end
+ *   session_prompt.c    what a node says: scaffold, inherited history, upstream replies, fresh
+ *   session_scaffold.c  the system prompt and tools, per role or shared by every session
+ *   body.c              the JSON of the request
+ *   session_send.c      its endpoint (route.c) and the backend (the engine), or the queue */
 #ifndef STAMPEDE_SESSION_H
 #define STAMPEDE_SESSION_H
 

@@ -1,16 +1,48 @@
-/* When sessions start. concurrent: each slot of this share, from its ramp-up instant, runs its
- * sessions one after another; sequential is the same with the fleet's single slot (worker 0's),
- * so each session starts when the previous one has completed. rate: this worker's arrivals start
- * at their times, as far as the share's cap on sessions in flight allows. Both stop at the limits
- * (duration, max_sessions, max_requests), for which each session's first global request ordinal is
- * kept as prefix sums. */
+#include "session_schedule.h"
+
+#include <stdlib.h>
 #include <string.h>
 
 #include "buffer.h"
-#include "session_internal.h"
+#include "session_alloc.h"
+#include "workload.h"
+
+typedef struct session_slot {
+    session_schedule_t *owner;
+    uint64_t next_session;
+    int64_t first_ns;   /* ramp-up instant of its first session, then of a session after a pause */
+    int64_t backoff_ns; /* pause before the next session after connect failures (0: none) */
+    uint64_t timer;
+    bool done;
+} session_slot_t;
+
+struct session_schedule {
+    loop_t *loop;
+    const config_t *cfg;
+    plan_share_t share;
+    session_graph_t *graph;
+    void (*settled)(void *arg);
+    void *arg;
+
+    uint64_t prefix_base; /* prefix[i] = first request ordinal of session prefix_base + i */
+    uint64_t *prefix;
+    size_t prefix_len, prefix_cap;
+    uint64_t prefix_total; /* first ordinal of session prefix_base + prefix_len */
+
+    session_slot_t *slots;
+    workload_arrivals_t arrivals;
+    uint64_t next_arrival;
+    uint64_t arrival_timer;
+    uint32_t sources_left; /* slots (or the arrival stream) that may still start sessions */
+    uint64_t arrivals_started;
+    uint64_t cap_waits;        /* arrivals that were due while the cap was full */
+    uint64_t cap_wait_counted; /* 1 + the arrival last counted in cap_waits (0: none) */
+    int64_t start_ns, end_ns;
+    bool issuing;
+};
 
 /* Sessions a slot or the arrival stream may still ask about: the prefix below is droppable. */
-static uint64_t session_prefix_low(const session_executor_t *self) {
+static uint64_t session_schedule_prefix_low(const session_schedule_t *self) {
     if (self->share.kind == PLAN_RATE)
         return self->next_arrival;
     uint64_t low = UINT64_MAX;
@@ -21,8 +53,8 @@ static uint64_t session_prefix_low(const session_executor_t *self) {
 }
 
 /* Room for one more prefix sum: drops what no one will ask for again, or grows. */
-static void session_prefix_make_room(session_executor_t *self, uint64_t asking) {
-    uint64_t low = session_prefix_low(self);
+static void session_schedule_make_room(session_schedule_t *self, uint64_t asking) {
+    uint64_t low = session_schedule_prefix_low(self);
     if (asking < low)
         low = asking;
     uint64_t drop = low > self->prefix_base ? low - self->prefix_base : 0;
@@ -37,65 +69,66 @@ static void session_prefix_make_room(session_executor_t *self, uint64_t asking) 
     }
     if (buffer_grow_array(&self->prefix, &self->prefix_cap, self->prefix_len + 1,
                           sizeof *self->prefix) < 0)
-        session_die("out of memory");
+        session_alloc_die("out of memory");
 }
 
 /* Global ordinal of node 0 of session `index`: prefix sums extended on demand, because slots ask
  * for sessions out of order (workload_cursor only walks forward). */
-static uint64_t session_first_request(session_executor_t *self, uint64_t index) {
+static uint64_t session_schedule_first_request(session_schedule_t *self, uint64_t index) {
     while (index >= self->prefix_base + self->prefix_len) {
         if (self->prefix_len == self->prefix_cap)
-            session_prefix_make_room(self, index);
+            session_schedule_make_room(self, index);
         uint64_t session = self->prefix_base + self->prefix_len;
         self->prefix[self->prefix_len++] = self->prefix_total;
         self->prefix_total += workload_session_size(self->cfg, session);
     }
     if (index < self->prefix_base)
-        session_die("session ordinal asked below the prefix window");
+        session_alloc_die("session ordinal asked below the prefix window");
     return self->prefix[index - self->prefix_base];
 }
 
 /* Whether session `index` may not start (max_sessions, max_requests, the end of the run); when it
  * may, *first is its first request ordinal. */
-static bool session_limit_reached(session_executor_t *self, uint64_t index, uint64_t *first) {
+static bool session_schedule_limit_reached(session_schedule_t *self, uint64_t index,
+                                           uint64_t *first) {
     const config_limits_t *limits = &self->cfg->limits;
     if (!self->issuing || (self->end_ns && loop_now_ns() >= self->end_ns))
         return true;
     if (limits->max_sessions && index >= limits->max_sessions)
         return true;
-    *first = session_first_request(self, index);
+    *first = session_schedule_first_request(self, index);
     return limits->max_requests && *first >= limits->max_requests;
 }
 
 /* Starts the slot's next session, intended at intended_ns, or retires the slot at a limit. */
-static void session_slot_next(session_slot_t *slot, int64_t intended_ns) {
-    session_executor_t *self = slot->owner;
+static void session_schedule_slot_next(session_slot_t *slot, int64_t intended_ns) {
+    session_schedule_t *self = slot->owner;
     if (slot->done)
         return;
     uint64_t index = slot->next_session, first = 0;
-    if (session_limit_reached(self, index, &first)) {
+    if (session_schedule_limit_reached(self, index, &first)) {
         slot->done = true;
         self->sources_left--;
-        session_check_finished(self);
+        self->settled(self->arg);
         return;
     }
     slot->next_session += self->share.total_slots;
-    session_run_start(self, slot, index, first, intended_ns, -1);
+    session_graph_start(self->graph, slot, slot->backoff_ns, index, first, intended_ns, -1);
 }
 
-static void session_slot_fire(loop_t *loop, uint64_t id, void *arg) {
+static void session_schedule_slot_fire(loop_t *loop, uint64_t id, void *arg) {
     session_slot_t *slot = arg;
     slot->timer = 0;
-    session_slot_next(slot, slot->first_ns);
+    session_schedule_slot_next(slot, slot->first_ns);
 }
 
-static void session_arrival_fire(loop_t *loop, uint64_t id, void *arg);
+static void session_schedule_arrival_fire(loop_t *loop, uint64_t id, void *arg);
 
 /* Rate mode: starts every owned arrival that is due, as far as the cap allows. */
-static void session_rate_pump(session_executor_t *self) {
+static void session_schedule_rate_pump(session_schedule_t *self) {
     while (self->issuing && self->sources_left) {
         uint64_t index = self->next_arrival, first = 0;
-        if (session_limit_reached(self, index, &first)) {
+        if (session_schedule_limit_reached(self, index, &first)) {
             self->sources_left = 0;
             break;
         }
@@ -109,10 +142,10 @@ static void session_rate_pump(session_executor_t *self) {
         if (intended > loop_now_ns()) {
             if (!self->arrival_timer)
                 self->arrival_timer =
-                    loop_timer_at(self->loop, intended, session_arrival_fire, self);
+                    loop_timer_at(self->loop, intended, session_schedule_arrival_fire, self);
             return;
         }
-        if (self->share.rate_cap && self->active_sessions >= self->share.rate_cap) {
+        if (self->share.rate_cap && session_graph_active(self->graph) >= self->share.rate_cap) {
             if (self->cap_wait_counted != index + 1) {
                 self->cap_waits++; /* due, held back until a session ends: counted once */
                 self->cap_wait_counted = index + 1;
@@ -125,20 +158,42 @@ static void session_rate_pump(session_executor_t *self) {
         }
         self->next_arrival += self->share.arrival_workers;
         self->arrivals_started++;
-        session_run_start(self, NULL, index, first, intended, offset);
+        session_graph_start(self->graph, NULL, 0, index, first, intended, offset);
     }
-    session_check_finished(self);
+    self->settled(self->arg);
 }
 
-static void session_arrival_fire(loop_t *loop, uint64_t id, void *arg) {
-    session_executor_t *self = arg;
+static void session_schedule_arrival_fire(loop_t *loop, uint64_t id, void *arg) {
+    session_schedule_t *self = arg;
     self->arrival_timer = 0;
-    session_rate_pump(self);
+    session_schedule_rate_pump(self);
 }
 
-void session_schedule_start(session_executor_t *self) {
+session_schedule_t *session_schedule_new(loop_t *loop, const config_t *cfg,
+                                         const plan_share_t *share, session_graph_t *graph,
+                                         void (*settled)(void *arg), void *arg) {
+    session_schedule_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->loop = loop;
+    self->cfg = cfg;
+    self->share = *share;
+    self->graph = graph;
+    self->settled = settled;
+    self->arg = arg;
+    if (share->kind == PLAN_CONCURRENT && share->slot_count) {
+        self->slots = calloc(share->slot_count, sizeof *self->slots);
+        if (!self->slots)
+            session_schedule_destroy(&self);
+    }
+    return self;
+}
+
+void session_schedule_start(session_schedule_t *self, int64_t start_ns, int64_t end_ns) {
     const config_t *cfg = self->cfg;
-    int64_t start_ns = self->start_ns;
+    self->start_ns = start_ns;
+    self->end_ns = end_ns;
+    self->issuing = true;
     if (self->share.kind == PLAN_CONCURRENT) {
         int64_t ramp = cfg->scheduler.ramp_up_ns > 0 ? cfg->scheduler.ramp_up_ns : 0;
         for (uint32_t k = 0; k < self->share.slot_count; k++) {
@@ -148,7 +203,8 @@ void session_schedule_start(session_executor_t *self) {
             slot->next_session = global;
             slot->first_ns =
                 start_ns + (int64_t)((__int128)global * ramp / self->share.total_slots);
-            slot->timer = loop_timer_at(self->loop, slot->first_ns, session_slot_fire, slot);
+            slot->timer =
+                loop_timer_at(self->loop, slot->first_ns, session_schedule_slot_fire, slot);
         }
         self->sources_left = self->share.slot_count;
     } else {
@@ -156,23 +212,28 @@ void session_schedule_start(session_executor_t *self) {
         self->next_arrival = self->share.worker_index;
         /* a worker beyond the cap's split owns no arrival: it finishes at the start */
         self->sources_left = self->share.worker_index < self->share.arrival_workers ? 1 : 0;
-        self->arrival_timer = loop_timer_at(self->loop, start_ns, session_arrival_fire, self);
+        self->arrival_timer =
+            loop_timer_at(self->loop, start_ns, session_schedule_arrival_fire, self);
     }
 }
 
-void session_schedule_next(session_executor_t *self, session_slot_t *slot) {
+void session_schedule_next(session_schedule_t *self, void *source, int64_t backoff_ns) {
+    session_slot_t *slot = source;
+    if (slot)
+        slot->backoff_ns = backoff_ns;
     if (slot && slot->backoff_ns && !slot->done) {
         /* The server refused connections: pause this slot rather than retry in a tight loop
          * against a server that may be restarting (a shared rig must not see a connect storm). */
         slot->first_ns = loop_now_ns() + slot->backoff_ns;
-        slot->timer = loop_timer_at(self->loop, slot->first_ns, session_slot_fire, slot);
+        slot->timer = loop_timer_at(self->loop, slot->first_ns, session_schedule_slot_fire, slot);
     } else if (slot)
-        session_slot_next(slot, loop_now_ns());
+        session_schedule_slot_next(slot, loop_now_ns());
     else
-        session_rate_pump(self);
+        session_schedule_rate_pump(self);
 }
 
-void session_schedule_stop(session_executor_t *self) {
+void session_schedule_stop(session_schedule_t *self) {
+    self->issuing = false;
     loop_timer_cancel(self->loop, self->arrival_timer);
     self->arrival_timer = 0;
     for (uint32_t k = 0; self->slots && k < self->share.slot_count; k++) {
@@ -181,4 +242,27 @@ void session_schedule_stop(session_executor_t *self) {
         self->slots[k].done = true;
     }
     self->sources_left = 0;
+}
+
+uint32_t session_schedule_sources_left(const session_schedule_t *self) {
+    return self->sources_left;
+}
+
+uint64_t session_schedule_arrivals(const session_schedule_t *self) {
+    return self->arrivals_started;
+}
+
+uint64_t session_schedule_cap_waits(const session_schedule_t *self) {
+    return self->cap_waits;
+}
+
+void session_schedule_destroy(session_schedule_t **self_p) {
+    session_schedule_t *self = *self_p;
+    if (!self)
+        return;
+    session_schedule_stop(self);
+    free(self->prefix);
+    free(self->slots);
+    free(self);
+    *self_p = NULL;
 }

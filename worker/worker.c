@@ -24,6 +24,7 @@
 #include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
+#include "trace_wire.h"
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
 #define WORKER_MAX_STREAMS 10000
@@ -305,6 +306,12 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         return -1;
     }
     w->cfg_loaded = true;
+    if (w->cfg.workload.kind == WORKLOAD_TRACE &&
+        !(w->cfg.workload.replay = trace_wire_decode(a->trace_part.data, a->trace_part.len))) {
+        snprintf(err, errlen, "the assigned trace part (%zu bytes) does not decode",
+                 a->trace_part.len);
+        return -1;
+    }
     if (plan_share_for(&w->cfg, a->worker_count, a->worker_index, &w->share) != 0) {
         snprintf(err, errlen, "worker index %u is outside %u workers", a->worker_index,
                  a->worker_count);

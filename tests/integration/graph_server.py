@@ -2,8 +2,9 @@
 """A chat-completions server that records what agents send, for the session-graph tests.
 
 Request n (counted from 0 in arrival order) is answered with the reply "rN-a rN-b rN-c rN-d",
-one word per SSE event, --gap-ms apart, then a usage block and [DONE]. Each request is appended
-to --log as one JSON line once answered: {"n", "messages" (the request's), "reply", "start",
+one word per SSE event, --gap-ms apart (plus --stagger-ms x (N mod 3) before the first), then a
+usage block and [DONE]. Each request is appended to --log as one JSON line once answered: {"n",
+"messages", "tools" and "max_tokens" (the request's; tools null when absent), "reply", "start",
 "end"} (start and end in monotonic seconds: when the request was read and when its last event
 went out).
 
@@ -34,6 +35,7 @@ class Server:
                     self.count += 1
                 words = ["r%d-%s" % (n, s) for s in "abcd"]
                 conn.sendall(SSE_HEADERS + b"\r\n")
+                time.sleep(self.args.stagger_ms * (n % 3) / 1000)
                 for i, word in enumerate(words):
                     time.sleep(self.args.gap_ms / 1000)
                     text = word if i == 0 else " " + word
@@ -44,9 +46,11 @@ class Server:
                                                                  "completion_tokens": 4}})
                              + DONE_AND_END)
                 end = time.monotonic()
-                messages = json.loads(body)["messages"]
+                request = json.loads(body)
                 with self.lock:
-                    self.log.write(json.dumps({"n": n, "messages": messages,
+                    self.log.write(json.dumps({"n": n, "messages": request["messages"],
+                                               "tools": request.get("tools"),
+                                               "max_tokens": request.get("max_tokens"),
                                                "reply": " ".join(words), "start": start,
                                                "end": end}) + "\n")
         except (BrokenPipeError, ConnectionResetError):
@@ -59,6 +63,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--gap-ms", type=float, default=50)
     parser.add_argument("--log", required=True)
+    parser.add_argument("--stagger-ms", type=float, default=0)
     serve_forever(Server(parser.parse_args()).serve)
 
 

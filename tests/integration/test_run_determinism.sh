@@ -80,3 +80,51 @@ YAML
         "$(json_value "$WORK/g$k-4/results.json" 'l["sessions_completed"]')" 12
 done
 echo "ok: every graph shape gives the same digest with 1 and 4 workers"
+
+# Trace replay (docs/workloads.md): each worker is sent only its own sessions, and the requests are
+# the same with 1 and 4 workers: an untimed session trace wrapped past its end (concurrency 3 over
+# 7 sessions), and a timed Mooncake trace with shared hash ids.
+python3 - "$WORK/sessions.jsonl" "$WORK/mooncake.jsonl" <<'PY'
+import json, sys
+with open(sys.argv[1], "w") as f:
+    for s in range(7):
+        nodes = [("root", [], 30 + s), ("left", ["root"], 12), ("right", ["root"], 9),
+                 ("join", ["left", "right"], 5)][: 1 + s % 4]
+        for node, parents, fresh in nodes:
+            f.write(json.dumps({"session": f"s{s}", "node": node, "parents": parents,
+                                "role": "agent" if parents else "lead", "new_input_length": fresh,
+                                "output_length": 3 + s % 3, "append_parent_replies": bool(parents),
+                                "wait_after_ready": 0.002 * s}) + "\n")
+with open(sys.argv[2], "w") as f:
+    for i in range(30):
+        f.write(json.dumps({"timestamp": 20 * i, "input_length": 40 + i, "output_length": 3,
+                            "hash_ids": [i % 3, 100 + i]}) + "\n")
+PY
+traces=(
+    "trace: {path: $WORK/sessions.jsonl, format: session, wrap: true}|scheduler: {kind: concurrent, concurrency: 3}|limits: {max_sessions: 20}"
+    "trace: {path: $WORK/mooncake.jsonl, format: mooncake, block_size: 16}|scheduler: {kind: rate}|limits: {}"
+)
+for k in "${!traces[@]}"; do
+    IFS='|' read -r trace scheduler limits <<<"${traces[$k]}"
+    cat >"$WORK/trace$k.yaml" <<YAML
+seed: 13
+target: {api: chat, model: mock-llama, ignore_eos: true, endpoints: [$MOCK_URL]}
+workload: {kind: trace, $trace}
+$scheduler
+$limits
+YAML
+    for n in 1 4; do
+        run_bounded 120 /dev/null "$WORK/t$k-$n.err" "$WORK/trace$k.yaml" --workers $n --out "$WORK/t$k-$n"
+        [ "$RUN_RC" = 0 ] || fail "trace $k with $n workers exited $RUN_RC: $(tail -5 "$WORK/t$k-$n.err")"
+    done
+    t1=$(json_value "$WORK/t$k-1/results.json" 'l["workload_digest"]')
+    t4=$(json_value "$WORK/t$k-4/results.json" 'l["workload_digest"]')
+    assert_equal "trace $k: digest, 4 workers vs 1" "$t4" "$t1"
+    assert_equal "trace $k: requests, 4 workers vs 1" \
+        "$(json_value "$WORK/t$k-4/results.json" 'l["requests_ok"]')" \
+        "$(json_value "$WORK/t$k-1/results.json" 'l["requests_ok"]')"
+done
+assert_equal "wrapped trace: sessions completed" \
+    "$(json_value "$WORK/t0-4/results.json" 'l["sessions_completed"]')" 20
+assert_equal "Mooncake trace: requests" "$(json_value "$WORK/t1-4/results.json" 'l["requests_ok"]')" 30
+echo "ok: trace replays give the same digest with 1 and 4 workers"

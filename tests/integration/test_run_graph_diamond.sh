@@ -3,11 +3,14 @@
 #  - the executors' prompt opens with the planner's reply, and the aggregator's prompt holds
 #    every executor's reply verbatim (upstream text is filled in, not invented);
 #  - executors: parallel overlap in time; executors: sequential never do;
-#  - results.json names the roles (per_role: planner, executor, aggregator).
+#  - results.json names the roles (per_role: planner, executor, aggregator);
+#  - with executors of unequal length (the server staggers them), parallel executors wait for their
+#    siblings (sibling_wait > 0: the scaling report's idle/wait) and sequential ones never do
+#    (exactly 0); critical path <= makespan in both.
 source "$(dirname "$0")/protocol_lib.sh"
 
 for mode in parallel sequential; do
-    start_test_server graph_server.py "$mode" --gap-ms 60 --log "$WORK/$mode.jsonl"
+    start_test_server graph_server.py "$mode" --gap-ms 60 --stagger-ms 80 --log "$WORK/$mode.jsonl"
     cat >"$WORK/$mode.yaml" <<YAML
 seed: 3
 target: {api: chat, model: graph, endpoints: [$URL]}
@@ -60,7 +63,16 @@ roles = level["per_role"]
 for name, n in (("planner", 2), ("executor", 6), ("aggregator", 2)):
     assert name in roles, f"{mode}: per_role lacks {name}: {sorted(roles)}"
     assert roles[name]["requests_ok"] == n, f"{mode}: {name}: {roles[name]['requests_ok']} ok requests"
-print(f"ok: {mode} diamond")
+sess = level["sessions"]
+assert sess["count"] == 2, f"{mode}: {sess['count']} sessions counted"
+assert sess["critical_path_ms"]["max"] <= sess["makespan_ms"]["max"] + 0.001, sess
+wait = sess["sibling_wait_ms"]
+if mode == "parallel":
+    # executors of 240, 320 and 400 ms sent together: waits of about 160 + 80 ms per session
+    assert wait["min"] > 100, f"parallel: sibling wait {wait}"
+else:
+    assert wait["max"] == 0, f"sequential: sibling wait {wait}"
+print(f"ok: {mode} diamond, sibling wait {wait['mean']:.1f} ms")
 PY
 done
 echo "ok: diamond prompts carry upstream replies; parallel executors overlap, sequential ones do not"

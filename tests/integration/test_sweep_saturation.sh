@@ -1,15 +1,16 @@
 #!/bin/bash
 # Saturation on the mock: a sweep 4 -> 64 against an engine with max_num_seqs 16, step time
-# 8 ms x running^0.5 and no prefill cost. TPOT rises with concurrency up to 16 (the batch is full
-# from there on: the plateau is at 16), requests queue beyond it (TTFT p50 passes 1 s at 64: 48
-# wait for three batches of 20 tokens at 32 ms), and the TPOT fit over the unsaturated levels
-# recovers the profile's alpha 0.5 within 10 %. The levels are short; about 30 s in all.
+# 16 ms x running^0.5 and no prefill cost. TPOT rises with concurrency up to 16 (the batch is full
+# from there on: the plateau is at 16), requests queue beyond it (TTFT p50 about 0.7 s at 32, where
+# 16 wait for one batch of 10 tokens at 64 ms, and 2 s at 64, where 48 wait for three), and the
+# TPOT fit over the unsaturated levels recovers the profile's alpha 0.5 within 10 % (steps of 32
+# to 64 ms leave room for a loaded machine's timer delays). About 30 s in all.
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/sat.yaml" <<YAML
 seed: 9
 target: {ignore_eos: true}
-workload: {input_tokens: 16, output_tokens: 20}
+workload: {input_tokens: 16, output_tokens: 10}
 scheduler: {kind: concurrent}
 sweep:
   concurrency: [4, 8, 16, 32, 64]
@@ -19,7 +20,7 @@ sweep:
 mock:
   profile: default
   max_num_seqs: 16
-  tpot_base: 8ms
+  tpot_base: 16ms
   alpha: 0.5
   prefill_tokens_per_s: 100000000
   ttft_overhead: 0ms

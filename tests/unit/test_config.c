@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "config_documents.h"
 
 static const char *data_dir(void) {
     const char *dir = getenv("STAMPEDE_DATA");
@@ -47,7 +48,8 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
      "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
-     "scheduler, limits, warmup, output, mock, sweep, slo, capacity"},
+     "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
+     "sweep, slo, capacity"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
@@ -463,6 +465,12 @@ static void assert_config_equal(const config_t *a, const config_t *b, bool redac
     for (size_t i = 0; i < a->workload.n_roles; i++)
         assert_string_equal(a->workload.roles[i], b->workload.roles[i]);
     assert_int_equal(a->workload.system_prompt_tokens, b->workload.system_prompt_tokens);
+    assert_int_equal(a->workload.trace.format, b->workload.trace.format);
+    if (a->workload.trace.path || b->workload.trace.path)
+        assert_string_equal(a->workload.trace.path, b->workload.trace.path);
+    assert_int_equal(a->workload.trace.block_size, b->workload.trace.block_size);
+    assert_true(a->workload.trace.time_scale == b->workload.trace.time_scale);
+    assert_int_equal(a->workload.trace.wrap, b->workload.trace.wrap);
     assert_int_equal(a->scheduler.kind, b->scheduler.kind);
     assert_int_equal(a->scheduler.concurrency, b->scheduler.concurrency);
     assert_int_equal(a->scheduler.ramp_up_ns, b->scheduler.ramp_up_ns);
@@ -539,7 +547,13 @@ static void test_config_round_trip_of_every_example(void **state) {
             continue;
         char path[1024];
         snprintf(path, sizeof path, "examples/%s", e->d_name);
-        round_trip(path);
+        char *file = path;
+        size_t runs = 0; /* a file of several YAML documents: each document */
+        char **documents = config_expand_documents(&file, 1, &runs);
+        assert_non_null(documents);
+        for (size_t k = 0; k < runs; k++)
+            round_trip(documents[k]);
+        config_documents_free(documents);
         n++;
     }
     closedir(dir);

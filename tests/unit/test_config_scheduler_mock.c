@@ -154,6 +154,37 @@ static void test_config_without_mock_section_writes_none(void **state) {
     config_free(&c);
 }
 
+static void test_config_mock_speculative_decoding_keys_become_flags(void **state) {
+    config_t c;
+    config_case_load(&c, "limits: {max_requests: 4}\nmock: {profile: h200-llama70b-eagle3, "
+                         "spec_acceptance: 0.6, spec_tokens: 2, spec_draft: 2ms, "
+                         "step_fixed: 10ms, spec_verify_weight: 0.5}\n");
+    static const char *const want[] = {"--profile",
+                                       "h200-llama70b-eagle3",
+                                       "--step-fixed-ms",
+                                       "10",
+                                       "--spec-tokens",
+                                       "2",
+                                       "--spec-acceptance",
+                                       "0.6",
+                                       "--spec-draft-ms",
+                                       "2",
+                                       "--spec-verify-weight",
+                                       "0.5"};
+    char **args = config_mock_args(&c.mock);
+    assert_non_null(args);
+    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
+        assert_string_equal(args[i], want[i]);
+    assert_null(args[sizeof want / sizeof want[0]]);
+    free(args);
+    config_free(&c);
+    static const message_case_t cases[] = {
+        {"limits: {duration: 1s}\nmock:\n  spec_acceptance: 1.5\n",
+         "bad.yaml:3:20: mock.spec_acceptance: expected a number from 0 to 1, got '1.5'"},
+    };
+    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+}
+
 static void test_config_mock_refusals_name_the_key(void **state) {
     static const message_case_t cases[] = {
         {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
@@ -188,4 +219,5 @@ UNIT_MAIN(cmocka_unit_test(test_config_sequential_loads_with_one_session_in_flig
           cmocka_unit_test(test_config_mock_section_becomes_mock_arguments),
           cmocka_unit_test(test_config_mock_fixed_mode_in_milliseconds),
           cmocka_unit_test(test_config_without_mock_section_writes_none),
-          cmocka_unit_test(test_config_mock_refusals_name_the_key))
+          cmocka_unit_test(test_config_mock_refusals_name_the_key),
+          cmocka_unit_test(test_config_mock_speculative_decoding_keys_become_flags))

@@ -4,6 +4,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -428,6 +429,39 @@ static void test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahea
     loop_destroy(&loop);
 }
 
+/* A loop polled from outside (the controller's zmq_poll): loop_fd wakes the poll for a timer
+ * due later and for one already due, and loop_run_once fires them without waiting. */
+static void test_loop_fd_wakes_a_poll_for_due_timers_and_run_once_never_waits(void **state) {
+    loop_t *loop = loop_new();
+    static fired_t fired;
+    fired.n = 0;
+    loop_timer_at(loop, loop_now_ns() + 30 * MS, record_fire, &fired);
+    int64_t t0 = loop_now_ns();
+    assert_int_equal(loop_run_once(loop), 0);
+    assert_true(loop_now_ns() - t0 < 20 * MS);
+    assert_int_equal(fired.n, 0);
+    struct pollfd p = {.fd = loop_fd(loop), .events = POLLIN};
+    assert_int_equal(poll(&p, 1, 2000), 1);
+    assert_true(loop_now_ns() - t0 >= 29 * MS);
+    assert_int_equal(loop_run_once(loop), 0);
+    assert_int_equal(fired.n, 1);
+    loop_timer_at(loop, 0, record_fire, &fired); /* due already */
+    assert_int_equal(loop_run_once(loop), 0);
+    assert_int_equal(fired.n, 2);
+    /* Timers set outside a turn are known to loop_fd after the next loop_run_once. */
+    loop_timer_at(loop, loop_now_ns() + 5 * MS, record_fire, &fired);
+    loop_timer_at(loop, loop_now_ns() + 5 * MS, record_fire, &fired);
+    assert_int_equal(loop_run_once(loop), 0);
+    for (int i = 0; i < 200 && fired.n < 4; i++) {
+        assert_int_equal(poll(&p, 1, 2000), 1);
+        loop_run_once(loop);
+    }
+    assert_int_equal(fired.n, 4);
+    p.revents = 0;
+    assert_int_equal(poll(&p, 1, 50), 0); /* nothing left: the poll sleeps */
+    loop_destroy(&loop);
+}
+
 static void test_loop_now_is_monotonic_ns(void **state) {
     int64_t a = loop_now_ns();
     usleep(2000);
@@ -449,4 +483,5 @@ UNIT_MAIN(cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early
           cmocka_unit_test(test_loop_before_sleep_runs_after_the_turns_callbacks),
           cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
           cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
+          cmocka_unit_test(test_loop_fd_wakes_a_poll_for_due_timers_and_run_once_never_waits),
           cmocka_unit_test(test_loop_now_is_monotonic_ns))

@@ -268,13 +268,127 @@ static void test_mock_engine_refuses_a_sequence_larger_than_the_pool(void **stat
     mock_engine_destroy(&e);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_mock_engine_first_token_ends_the_prefill_step),
-          cmocka_unit_test(test_mock_engine_step_time_is_base_times_running_to_alpha),
-          cmocka_unit_test(test_mock_engine_requests_beyond_max_num_seqs_wait),
-          cmocka_unit_test(test_mock_engine_chunked_prefill_stays_within_the_token_budget),
-          cmocka_unit_test(test_mock_engine_prefix_hit_skips_prefill_but_the_last_token),
-          cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
-          cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
-          cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
-          cmocka_unit_test(test_mock_engine_forgets_a_sequence_aborted_mid_step),
-          cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool))
+/* Speculative decoding's per-step token counts of one sequence of `output` tokens. */
+typedef struct spec_log {
+    uint32_t steps_by_count[8]; /* decode steps that kept 1, 2, ... 7 or more tokens */
+    uint32_t tokens, first;
+    uint32_t counts[4096];
+    uint32_t n;
+} spec_log_t;
+
+static void record_spec(mock_seq_t *seq, int64_t now_ns, void *arg) {
+    spec_log_t *log = arg;
+    (void)now_ns;
+    if (log->tokens == 0)
+        log->first = seq->step_sampled; /* the prefill's step: always one token */
+    else
+        log->steps_by_count[seq->step_sampled < 7 ? seq->step_sampled : 7]++; /* 7: 7 or more */
+    log->tokens += seq->step_sampled;
+    log->counts[log->n++] = seq->step_sampled;
+}
+
+static void run_spec_with(uint32_t spec_tokens, uint32_t budget, uint64_t seed, double acceptance,
+                          uint32_t output, spec_log_t *log) {
+    mock_engine_config_t c = base_config();
+    c.spec_tokens = spec_tokens;
+    c.max_num_batched_tokens = budget;
+    c.spec_acceptance = acceptance;
+    c.seed = seed;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seq;
+    make_seq(&seq, 0, 100, output, 0);
+    seq.key = 42;
+    mock_engine_add(e, &seq, 0);
+    memset(log, 0, sizeof(*log));
+    int64_t now = 0;
+    for (int steps = 0; steps < 10000 && mock_engine_has_work(e); steps++) {
+        now += mock_engine_step_begin(e, now);
+        mock_engine_step_end(e, now, record_spec, log);
+    }
+    mock_engine_destroy(&e);
+}
+
+static void run_spec(uint64_t seed, double acceptance, uint32_t output, spec_log_t *log) {
+    run_spec_with(3, 8192, seed, acceptance, output, log);
+}
+
+static void test_mock_engine_spec_drafts_never_pass_the_step_budget(void **state) {
+    static spec_log_t log;
+    run_spec_with(1000000, 150, 1, 1, 1000, &log); /* every draft accepted */
+    assert_int_equal(log.tokens, 1000);
+    assert_int_equal(log.first, 1);
+    for (uint32_t i = 1; i + 1 < log.n; i++)
+        assert_int_equal(log.counts[i], 150);
+    assert_int_equal(log.counts[log.n - 1], (1000 - 1) % 150);
+}
+
+static void
+test_mock_engine_spec_decoding_keeps_1_to_4_tokens_per_step_as_acceptance_decides(void **state) {
+    spec_log_t log;
+    run_spec(1, 0.6, 3000, &log);
+    assert_int_equal(log.tokens, 3000); /* exactly the output, never more */
+    assert_int_equal(log.first, 1);
+    uint32_t steps = 0;
+    for (uint32_t k = 1; k <= 4; k++)
+        steps += log.steps_by_count[k];
+    assert_int_equal(log.steps_by_count[0] + log.steps_by_count[5] + log.steps_by_count[7], 0);
+    /* Drafts accepted in a run, each with p = 0.6: P(k tokens) = 0.6^(k-1) x 0.4 (k < 4), and
+     * 0.6^3 = 0.216 for all 4; a mean of 1 + 0.6 + 0.36 + 0.216 = 2.176 tokens per step. */
+    double mean = (double)(log.tokens - 1) / steps;
+    assert_true(mean > 2.176 * 0.96 && mean < 2.176 * 1.04);
+    double p1 = (double)log.steps_by_count[1] / steps, p4 = (double)log.steps_by_count[4] / steps;
+    assert_true(p1 > 0.40 - 0.04 && p1 < 0.40 + 0.04);
+    assert_true(p4 > 0.216 - 0.04 && p4 < 0.216 + 0.04);
+}
+
+static void test_mock_engine_spec_decoding_acceptance_is_deterministic_in_the_seed(void **state) {
+    static spec_log_t a, b, c, none;
+    run_spec(7, 0.5, 500, &a);
+    run_spec(7, 0.5, 500, &b);
+    run_spec(8, 0.5, 500, &c);
+    assert_int_equal(a.n, b.n);
+    assert_memory_equal(a.counts, b.counts, a.n * sizeof(a.counts[0]));
+    assert_true(a.n != c.n || memcmp(a.counts, c.counts, a.n * sizeof(a.counts[0])) != 0);
+    run_spec(7, 0, 500, &none); /* nothing accepted: one token a step, as without drafts */
+    assert_int_equal(none.n, 500);
+}
+
+static void
+test_mock_engine_spec_step_time_adds_the_drafter_and_weighted_verification(void **state) {
+    mock_engine_config_t c = base_config();
+    c.step_fixed_ms = 5;
+    c.tpot_base_ms = 2;
+    c.alpha = 1;
+    c.prefill_tokens_per_s = 0;
+    c.spec_tokens = 3;
+    c.spec_draft_ms = 4;
+    c.spec_verify_weight = 0.5;
+    mock_engine_t *e = mock_engine_new(&c);
+    mock_seq_t seqs[2];
+    add_seqs(e, seqs, 2, 32, 50, 1000);
+    /* The prefill step: no drafter, 2 sequences: 5 + 2 x 2. */
+    int64_t d = mock_engine_step_begin(e, 0);
+    assert_int_equal(d, 9 * MS);
+    token_log_t log = {.seqs = seqs};
+    mock_engine_step_end(e, d, record_token, &log);
+    /* Decoding: 5 + 3 drafts x 4 + 2 x (2 sequences + 2 x 3 drafts x 0.5) = 27. */
+    assert_int_equal(mock_engine_step_begin(e, d), 27 * MS);
+    mock_engine_destroy(&e);
+}
+
+UNIT_MAIN(
+    cmocka_unit_test(test_mock_engine_first_token_ends_the_prefill_step),
+    cmocka_unit_test(test_mock_engine_step_time_is_base_times_running_to_alpha),
+    cmocka_unit_test(test_mock_engine_requests_beyond_max_num_seqs_wait),
+    cmocka_unit_test(test_mock_engine_chunked_prefill_stays_within_the_token_budget),
+    cmocka_unit_test(test_mock_engine_prefix_hit_skips_prefill_but_the_last_token),
+    cmocka_unit_test(test_mock_engine_without_prefix_cache_never_hits),
+    cmocka_unit_test(test_mock_engine_preempts_the_newest_when_blocks_run_out),
+    cmocka_unit_test(test_mock_engine_abort_frees_the_blocks),
+    cmocka_unit_test(test_mock_engine_forgets_a_sequence_aborted_mid_step),
+    cmocka_unit_test(test_mock_engine_refuses_a_sequence_larger_than_the_pool),
+    cmocka_unit_test(
+        test_mock_engine_spec_decoding_keeps_1_to_4_tokens_per_step_as_acceptance_decides),
+    cmocka_unit_test(test_mock_engine_spec_decoding_acceptance_is_deterministic_in_the_seed),
+    cmocka_unit_test(test_mock_engine_spec_drafts_never_pass_the_step_budget),
+    cmocka_unit_test(test_mock_engine_spec_step_time_adds_the_drafter_and_weighted_verification))

@@ -10,6 +10,7 @@
 #include "unit_main.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "mock_options.h"
@@ -105,7 +106,44 @@ static void test_mock_options_help_returns_1(void **state) {
     mock_options_clear(&o);
 }
 
+static void test_mock_options_help_lists_each_profile_with_its_fit_per_level(void **state) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    mock_options_usage(out);
+    fclose(out);
+    /* Both H200 profiles, their sources and one row per reference level (the last ones). */
+    assert_non_null(strstr(text, "  h200-llama70b  Llama 3.1 70B"));
+    assert_non_null(strstr(text, "  h200-llama70b-eagle3\n"));
+    assert_non_null(strstr(text, "Fitted on sweep-combined-50-120.md"));
+    assert_non_null(strstr(text, "Fitted on sweep-round-robin-eagle3-50-160.md"));
+    assert_non_null(strstr(text, "acceptance 0.37"));
+    assert_non_null(strstr(text, "                  120     297     270     -9%"));
+    assert_non_null(strstr(text, "                  160   72361   56355    -22%"));
+    assert_non_null(strstr(text, "--spec-tokens K"));
+    free(text);
+}
+
+static void test_mock_options_spec_flags_override_the_eagle3_profile(void **state) {
+    char err[256];
+    mock_options_t o;
+    char *argv[] = {"mock", "--spec-acceptance", "0.9", "--profile", "h200-llama70b-eagle3"};
+    assert_int_equal(parse(&o, err, sizeof(err), 5, argv), 0);
+    assert_int_equal(o.spec_tokens, 3);
+    assert_true(o.spec_acceptance == 0.9);
+    assert_true(o.spec_draft_ms == 16.5);
+    assert_true(o.step_fixed_ms == 15);
+    assert_int_equal(o.max_num_seqs, 64);
+    mock_options_clear(&o);
+    char *bad[] = {"mock", "--spec-acceptance", "1.5"};
+    assert_int_equal(parse(&o, err, sizeof(err), 3, bad), -1);
+    assert_non_null(strstr(err, "--spec-acceptance"));
+    mock_options_clear(&o);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_mock_options_explicit_flags_override_the_profile_in_any_order),
           cmocka_unit_test(test_mock_options_fixed_mode_and_defaults),
           cmocka_unit_test(test_mock_options_refusals_name_the_flag),
-          cmocka_unit_test(test_mock_options_help_returns_1))
+          cmocka_unit_test(test_mock_options_help_returns_1),
+          cmocka_unit_test(test_mock_options_help_lists_each_profile_with_its_fit_per_level),
+          cmocka_unit_test(test_mock_options_spec_flags_override_the_eagle3_profile))

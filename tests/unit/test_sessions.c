@@ -55,6 +55,8 @@ static void test_sessions_path_of_a_diamond(void **state) {
     assert_int_equal(path.makespan_ns, 800 * MS);
     assert_int_equal(path.critical_ns, 775 * MS);
     assert_int_equal(path.idle_ns, 25 * MS);
+    /* executor 1 ended at 1300 while executor 2 (sent at 1105) ran until 1500 */
+    assert_int_equal(path.sibling_wait_ns, 200 * MS);
     assert_int_equal(path.length, 3);
     assert_int_equal(role_ns[0], 100 * MS);
     assert_int_equal(role_ns[1], 395 * MS);
@@ -75,6 +77,7 @@ static void test_sessions_path_sequential_has_no_idle(void **state) {
     assert_int_equal(path.makespan_ns, 900 * MS - 1);
     assert_int_equal(path.critical_ns, path.makespan_ns);
     assert_int_equal(path.idle_ns, 0);
+    assert_int_equal(path.sibling_wait_ns, 0);
     assert_int_equal(path.length, 4);
 }
 

@@ -1,0 +1,117 @@
+#include "config_trace.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "trace.h"
+#include "trace_load.h"
+
+static const char *const format_names[] = {"session", "mooncake", NULL};
+static const char *const trace_keys[] = {"path",       "format", "block_size",
+                                         "time_scale", "wrap",   NULL};
+
+const char *config_trace_format_name(config_trace_format_t format) {
+    return (unsigned)format < 2 ? format_names[format] : "?";
+}
+
+void config_trace_init(config_trace_t *t) {
+    memset(t, 0, sizeof *t);
+    t->format = TRACE_FORMAT_SESSION;
+    t->block_size = 512;
+    t->time_scale = 1.0;
+}
+
+void config_trace_free(config_workload_t *w) {
+    free(w->trace.path);
+    w->trace.path = NULL;
+    trace_unref(&w->replay);
+}
+
+int config_trace_copy(config_workload_t *dst, const config_workload_t *src) {
+    dst->trace.path = src->trace.path ? strdup(src->trace.path) : NULL;
+    dst->replay = trace_ref(src->replay);
+    return src->trace.path && !dst->trace.path ? -1 : 0;
+}
+
+int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
+    yaml_node_t *node = config_yaml_get(r, workload, "trace", NULL);
+    config_workload_t *w = &c->workload;
+    config_trace_t *t = &w->trace;
+    yaml_node_t *v;
+    uint64_t u;
+    int index;
+    if (w->kind != WORKLOAD_TRACE) {
+        if (node != NULL)
+            return config_yaml_fail(r, node, "workload.trace",
+                                    "a trace goes with kind: trace (kind is %s)",
+                                    config_workload_kind_name(w->kind));
+        return 0;
+    }
+    if (node == NULL)
+        return config_yaml_fail(r, workload, "workload.trace",
+                                "kind: trace needs trace: {path: FILE.jsonl, format: session | "
+                                "mooncake}");
+    if (config_yaml_check_keys(r, node, "workload.trace", trace_keys) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "path", NULL)) == NULL)
+        return config_yaml_fail(r, node, "workload.trace.path",
+                                "a trace needs path: the JSONL file to replay");
+    const char *text = config_yaml_scalar(r, v, "workload.trace.path", "a file name");
+    if (text == NULL)
+        return -1;
+    free(t->path);
+    t->path = config_yaml_resolve_path(r, text);
+    if (t->path == NULL)
+        return config_yaml_fail(r, v, "workload.trace.path", "out of memory");
+    if ((v = config_yaml_get(r, node, "format", NULL))) {
+        if (config_yaml_enum(r, v, "workload.trace.format", format_names, &index) < 0)
+            return -1;
+        t->format = (config_trace_format_t)index;
+    }
+    if ((v = config_yaml_get(r, node, "block_size", NULL))) {
+        if (config_yaml_uint(r, v, "workload.trace.block_size", 1u << 20, &u) < 0)
+            return -1;
+        if (u == 0)
+            return config_yaml_fail(r, v, "workload.trace.block_size",
+                                    "expected a whole number >= 1 (tokens per hash id)");
+        t->block_size = (uint32_t)u;
+    }
+    if ((v = config_yaml_get(r, node, "time_scale", NULL))) {
+        if (config_yaml_number(r, v, "workload.trace.time_scale", &t->time_scale) < 0)
+            return -1;
+        if (!(t->time_scale > 0))
+            return config_yaml_fail(r, v, "workload.trace.time_scale",
+                                    "expected a number greater than 0, got '%s'",
+                                    config_yaml_text(v));
+    }
+    if ((v = config_yaml_get(r, node, "wrap", NULL)) &&
+        config_yaml_bool(r, v, "workload.trace.wrap", &t->wrap) < 0)
+        return -1;
+    return 0;
+}
+
+int config_trace_load(config_t *self, config_error_t *err) {
+    config_workload_t *w = &self->workload;
+    if (w->kind != WORKLOAD_TRACE)
+        return 0;
+    trace_t *trace = NULL;
+    if (trace_load(self, &trace, err) != 0)
+        return -1;
+    trace_unref(&w->replay);
+    w->replay = trace;
+    if (!w->trace.wrap &&
+        (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions))
+        self->limits.max_sessions = trace->n_sessions;
+    if (self->scheduler.kind == SCHEDULER_RATE && trace->period_ns > 0)
+        self->scheduler.rate =
+            (double)trace->n_sessions / (trace->period_ns / 1e9 * w->trace.time_scale);
+    if (w->trace.wrap && self->scheduler.kind == SCHEDULER_RATE && trace->period_ns == 0) {
+        memset(err, 0, sizeof *err);
+        snprintf(err->file, sizeof err->file, "%s", w->trace.path);
+        snprintf(err->message, sizeof err->message,
+                 "wrap needs arrivals spread over some time: every session of this trace "
+                 "arrives at once");
+        return -1;
+    }
+    return 0;
+}

@@ -1,0 +1,84 @@
+/* A replay trace (workload.kind: trace): sessions of request nodes read from a JSONL file, in the
+ * session-trace format or Mooncake's (common/trace_load.c), or the part of one a worker was sent
+ * (common/trace_wire.c). Sessions are ordered and indexed 0..n_sessions-1; node indices within a
+ * session are topological (parents first). The workload functions (common/workload.h) read it:
+ * session index i is trace session i mod n_sessions (i >= n_sessions only with wrap). */
+#ifndef STAMPEDE_TRACE_H
+#define STAMPEDE_TRACE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "workload.h"
+
+/* No history parent. */
+#define TRACE_NONE UINT32_MAX
+/* A session absent from a worker's part (another worker runs it). */
+#define TRACE_ABSENT UINT32_MAX
+
+typedef struct trace_node {
+    uint32_t parents_at;     /* first parent in trace.edges */
+    uint32_t n_parents;      /* node indices of the same session, all below this node's */
+    uint32_t history_parent; /* an ancestor whose conversation it continues, or TRACE_NONE */
+    uint32_t role;           /* index into workload.roles */
+    uint32_t input_tokens;   /* fresh tokens (the trace's new-input length) */
+    uint32_t output_tokens;  /* max_tokens */
+    int64_t wait_ns;         /* wait_after_ready */
+    double history;          /* fraction of the history parent's conversation kept (1 = full) */
+    bool append_parent_replies;
+    uint32_t hashes_at; /* first hash id in trace.hashes */
+    uint32_t n_hashes;  /* prompt blocks named by hash id: block b of the fresh text is the text of
+                           hash id hashes[b] */
+} trace_node_t;
+
+typedef struct trace_session {
+    uint32_t n_nodes;    /* known for every session, present or not */
+    uint32_t first_node; /* its nodes in trace.nodes, or TRACE_ABSENT */
+    int64_t arrival_ns;  /* from the first session's arrival (timed traces; 0 otherwise) */
+} trace_session_t;
+
+typedef struct trace {
+    trace_session_t *sessions;
+    size_t n_sessions;
+    trace_node_t *nodes;
+    size_t n_nodes;
+    uint32_t *edges;
+    size_t n_edges;
+    uint64_t *hashes;
+    size_t n_hashes;
+    bool timed;            /* every session has an arrival time */
+    int64_t period_ns;     /* wrap: copy k of the trace arrives k x period later (last arrival +
+                              the mean gap between arrivals) */
+    uint32_t max_parallel; /* an upper bound on the nodes of one session in flight at once */
+    uint32_t max_nodes;    /* the largest session */
+    uint32_t refs;
+} trace_t;
+
+/* An empty trace with one reference; NULL on no memory. */
+trace_t *trace_new(void);
+/* Another reference to self (config_copy shares the trace). */
+trace_t *trace_ref(trace_t *self);
+/* Drops a reference, freeing the trace with the last, and sets *self_p to NULL. */
+void trace_unref(trace_t **self_p);
+/* Sets timed, period_ns, max_parallel and max_nodes from the sessions and nodes (after a load). */
+void trace_finish(trace_t *self);
+
+/* The trace session that session index i replays (i mod n_sessions). */
+const trace_session_t *trace_session(const trace_t *self, uint64_t index);
+/* Node j of the session replayed by session index i; NULL when absent from this part. */
+const trace_node_t *trace_node(const trace_t *self, uint64_t index, uint32_t node);
+
+/* workload_session_generate for kind trace: 0 ok, -1 on no memory or a session absent here. */
+int trace_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);
+/* The arrival of session index i in ns after the run start: the trace's arrival x time_scale,
+ * plus (i / n_sessions) x period x time_scale when wrapping. */
+int64_t trace_arrival_ns(const config_t *cfg, uint64_t index);
+/* The fresh text of (session, node), as workload_fresh_text: the text of each hash id's block
+ * (block_size words drawn from (seed, hash id) alone, so requests sharing a hash id share the
+ * block's text; the last block may be cut short), then words drawn from (seed, session, node). */
+long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
+                      char *buf, size_t cap);
+
+#endif

@@ -1,0 +1,86 @@
+/* Internal to common/trace_load.c (reading the lines of a trace file) and common/trace_order.c
+ * (putting each session's nodes in order and checking its graph): the loader both work on. */
+#ifndef STAMPEDE_TRACE_LOAD_INTERNAL_H
+#define STAMPEDE_TRACE_LOAD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "buffer.h"
+#include "config.h"
+#include "trace.h"
+
+/* One line of the file, before its session is put in order. Ids are offsets into the arena. */
+typedef struct load_line {
+    int line;
+    uint32_t session;  /* index of its session in first-appearance order */
+    uint32_t id;       /* node id */
+    int64_t id_number; /* the id as an integer, when it is one */
+    bool id_is_number;
+    uint32_t refs_at; /* parent ids in loader.refs */
+    uint32_t n_parents;
+    uint32_t history_parent;  /* an id, or UINT32_MAX: none */
+    int64_t input_length;     /* -1: not given */
+    int64_t new_input_length; /* -1: not given */
+    uint32_t output_length;
+    uint32_t role;
+    int64_t wait_ns;
+    double history;
+    bool append;
+    uint32_t hashes_at;
+    uint32_t n_hashes;
+    uint32_t position; /* its index in the session once ordered */
+} load_line_t;
+
+typedef struct load_session {
+    uint32_t id;
+    int64_t id_number;
+    bool id_is_number;
+    uint32_t first_line; /* index into lines */
+    int64_t arrival_ns;  /* -1: none given */
+    uint32_t n_lines;
+    uint32_t lines_at; /* its lines (indices) in loader.order */
+} load_session_t;
+
+typedef struct id_slot {
+    uint32_t key;   /* arena offset + 1; 0 = empty */
+    uint32_t scope; /* session index for node ids, UINT32_MAX for session ids */
+    uint32_t value;
+} id_slot_t;
+
+typedef struct loader {
+    config_t *cfg;
+    config_error_t *err;
+    const char *file;
+    buffer_t arena;
+    id_slot_t *slots;
+    size_t n_slots, cap_slots; /* cap is a power of two */
+    load_line_t *lines;
+    size_t n_lines, cap_lines;
+    load_session_t *sessions;
+    size_t n_sessions, cap_sessions;
+    uint32_t *refs;
+    size_t n_refs, cap_refs;
+    uint64_t *hashes;
+    size_t n_hashes, cap_hashes;
+    uint32_t *order; /* lines grouped by session */
+} loader_t;
+
+/* Fills l->err (file, line: 0 for the whole file, key) and returns -1. */
+int trace_load_fail(loader_t *l, int line, const char *key, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The interned text at an arena offset. */
+const char *trace_load_text(const loader_t *l, uint32_t offset);
+/* The line index of node id (an arena offset) in session s, or UINT32_MAX. */
+uint32_t trace_load_find(loader_t *l, uint32_t s, uint32_t id);
+
+/* Arrivals from the first session's; a timed replay needs one on every session. 0 or -1. */
+int trace_order_arrivals(loader_t *l, bool timed);
+/* Groups the lines by session (l->order), each session's in node order. 0 or -1. */
+int trace_order_group(loader_t *l);
+/* Puts the sessions in order, resolves and checks each one's parents and history parents, sorts
+ * its nodes parents first and fills out. 0 or -1 with the error set. */
+int trace_order_build(loader_t *l, trace_t *out, bool timed);
+
+#endif

@@ -1,0 +1,27 @@
+/* Server telemetry (controller/telemetry.h) on a run of the fleet: opened with the run's start,
+ * marked at the measured window's edges (start + warmup, and the run's end once every worker is
+ * done), polled by the controller's loop, and turned into the run's server figures, gap and
+ * validity causes at the end. A sweep marks its own levels and snapshots with telemetry_mark. */
+#ifndef STAMPEDE_TELEMETRY_RUN_H
+#define STAMPEDE_TELEMETRY_RUN_H
+
+#include <jansson.h>
+
+#include "controller_internal.h"
+#include "telemetry.h"
+#include "telemetry_stats.h"
+#include "validity.h"
+
+/* Once the start instant is set: the run's telemetry (when its config asks for any) with its
+ * first mark at start + warmup (now, before any request, when there is no warm-up). */
+void telemetry_run_open(controller_t *self);
+/* At the run's end: the closing mark, a wait of at most TELEMETRY_SCRAPE_TIMEOUT_NS for the
+ * pages, and the figures between the two marks into *stats (telemetry_stats_clear frees them).
+ * 0 done, -1 when the run has no telemetry (or memory ran out). */
+int telemetry_run_close(controller_t *self, telemetry_stats_t *stats);
+/* The shared-rig guard's causes added to the run's verdict. */
+void telemetry_run_judge(const telemetry_stats_t *stats, validity_t *validity);
+/* Sets "server" and "gap" in level (a results.json level object). */
+void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats, json_t *level);
+
+#endif

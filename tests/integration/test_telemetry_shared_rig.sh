@@ -1,0 +1,74 @@
+#!/bin/bash
+# The shared-rig guard. A second client hitting the same mock during the run makes the server
+# finish markedly more requests than the run sent: the run is invalid (exit 3) and its validity
+# says someone else is using this server. A mock restarted mid-run (killed and started again on
+# the same port) makes its counters go backwards between two periodic scrapes: the run is
+# invalid and its validity says the server restarted. A run alone on its mock stays valid (the
+# mock-deltas test checks that).
+source "$(dirname "$0")/protocol_lib.sh"
+
+write_run() { # name
+    cat >"$WORK/$1.yaml" <<YAML
+target: {endpoints: [$MOCK_URL], ignore_eos: true, timeout: 5s}
+workload: {kind: requests, input_tokens: 16, output_tokens: 8}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {duration: 4s}
+server_metrics: auto
+scrape_interval: 200ms
+YAML
+}
+
+start_run() { # name: `stampede run` in the background; RUN_PID, once its start is announced
+    timeout 60 "$STAMPEDE" run "$WORK/$1.yaml" --workers 1 --out "$WORK/$1" \
+        >"$WORK/$1.out" 2>"$WORK/$1.err" &
+    RUN_PID=$!
+    BACKGROUND+=($RUN_PID)
+    wait_for_line "$WORK/$1.err" 20 'start in' >/dev/null || fail "$1 did not start: $(cat "$WORK/$1.err")"
+}
+
+# 1. someone else's requests during the run
+start_mock --ttft-ms 10 --itl-ms 2
+write_run shared
+start_run shared
+sleep 1
+seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
+    -H 'Content-Type: application/json' \
+    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+wait_exit "$RUN_PID" 30
+[ "$EXIT_STATUS" = 3 ] || fail "shared: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/shared.err")"
+check_results "$WORK/shared" <<'PY' || fail "the second client went unnoticed"
+v = results["validity"]
+assert not v["valid"], v
+why = [r for r in v["reasons"] if r.startswith("someone else is using this server")]
+assert len(why) == 1, v["reasons"]
+g = level["server"]["guard"]
+assert g["shared"] and g["shared_reason"] == why[0] and not g["restarted"], g
+p = level["server"]["pages"][0]
+# the server finished the run's requests and the other client's (120 sent; a loaded machine may
+# finish some after the window's end)
+assert p["requests"] >= level["gap"]["endpoints"][0]["requests"]["client"] + 60, p["requests"]
+PY
+grep -q 'someone else is using this server' "$WORK/shared.out" || fail "the table does not say so"
+
+# 2. the mock restarts mid-run on the same port
+start_mock --ttft-ms 10 --itl-ms 2
+MOCK_PID=${BACKGROUND[-1]}
+PORT=${MOCK_URL##*:}
+write_run restart
+start_run restart
+sleep 1.5
+kill "$MOCK_PID"
+wait "$MOCK_PID" 2>/dev/null || true
+"$STAMPEDE" mock --port "$PORT" --ttft-ms 10 --itl-ms 2 >"$WORK/mock2.out" 2>&1 &
+BACKGROUND+=($!)
+wait_for_line "$WORK/mock2.out" 10 'listening on' >/dev/null || fail "the mock did not restart: $(cat "$WORK/mock2.out")"
+wait_exit "$RUN_PID" 30
+[ "$EXIT_STATUS" = 3 ] || fail "restart: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/restart.err")"
+check_results "$WORK/restart" <<'PY' || fail "the restart went unnoticed"
+v = results["validity"]
+why = [r for r in v["reasons"] if r.startswith("the server restarted during the run")]
+assert not v["valid"] and len(why) == 1, v["reasons"]
+assert "went from" in why[0], why[0]
+assert level["server"]["guard"]["restarted"], level["server"]["guard"]
+PY
+echo "PASS"

@@ -1,0 +1,115 @@
+#!/bin/bash
+# The --trace output of a run is itself a replay trace (docs/workloads.md, "Trace replay"): a
+# template graph with roles, history none/full, appended replies and think times is recorded on
+# the mock, replayed from requests.jsonl with 1 and then 3 workers, and each replay sends the same
+# requests: the same sessions, nodes, parents, history parents, roles, fresh and output lengths,
+# and the same prompt sizes (the prompt text is a function of the seed, session and node). A timed
+# chat run replays with the same requests and the same session arrivals.
+source "$(dirname "$0")/protocol_lib.sh"
+
+start_mock --ttft-ms 2 --itl-ms 1
+cat >"$WORK/graph.yaml" <<YAML
+seed: 11
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload:
+  kind: graph
+  roles: [planner, worker, reviewer]
+  system_prompt_tokens: 16
+  input_tokens: {dist: uniform, min: 10, max: 40}
+  output_tokens: {dist: uniform, min: 3, max: 9}
+  graph:
+    shape: template
+    nodes:
+      - {id: plan, role: planner}
+      - {id: w1, parents: [plan], role: worker, history: none, append_parent_replies: true}
+      - {id: w2, parents: [plan], role: worker, history: none, append_parent_replies: true,
+         wait_after_ready: 20ms}
+      - {id: review, parents: [w1, w2], history_parent: plan, role: reviewer,
+         append_parent_replies: true}
+      - {id: again, parents: [review], role: planner}
+scheduler: {kind: concurrent, concurrency: 3}
+limits: {max_sessions: 9}
+YAML
+run_bounded 60 /dev/null "$WORK/record.err" "$WORK/graph.yaml" --workers 2 --trace --out "$WORK/record"
+[ "$RUN_RC" = 0 ] || fail "the recorded run exited $RUN_RC: $(tail -5 "$WORK/record.err")"
+
+for workers in 1 3; do
+    cat >"$WORK/replay$workers.yaml" <<YAML
+seed: 11
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload:
+  kind: trace
+  system_prompt_tokens: 16
+  trace: {path: $WORK/record/requests.jsonl, format: session}
+scheduler: {kind: concurrent, concurrency: 3}
+YAML
+    run_bounded 60 /dev/null "$WORK/replay$workers.err" "$WORK/replay$workers.yaml" \
+        --workers $workers --trace --out "$WORK/replay$workers"
+    [ "$RUN_RC" = 0 ] || fail "the replay ($workers workers) exited $RUN_RC: $(tail -5 "$WORK/replay$workers.err")"
+    python3 - "$WORK/record/requests.jsonl" "$WORK/replay$workers/requests.jsonl" <<'PY'
+import json, sys
+KEYS = ("parents", "history_parent", "history", "append_parent_replies", "role_name",
+        "new_input_length", "output_length", "wait_after_ready", "requested_input_tokens",
+        "requested_output_tokens", "status")
+def load(path):
+    rows = {}
+    for line in open(path):
+        r = json.loads(line)
+        rows[(r["session"], r["node"])] = {k: r.get(k) for k in KEYS}
+    return rows
+recorded, replayed = load(sys.argv[1]), load(sys.argv[2])
+assert len(recorded) == 45, f"the recorded run has {len(recorded)} requests, expected 9 x 5"
+assert sorted(recorded) == sorted(replayed), \
+    f"different requests: {sorted(set(recorded) ^ set(replayed))}"
+for key, row in recorded.items():
+    assert row == replayed[key], f"request {key} differs: recorded {row}, replayed {replayed[key]}"
+assert recorded[(0, 3)]["parents"] == [1, 2] and recorded[(0, 3)]["history_parent"] == 0
+assert recorded[(0, 1)]["history"] == 0 and recorded[(0, 3)]["role_name"] == "reviewer"
+print(f"ok: {len(replayed)} requests replayed identically")
+PY
+done
+echo "ok: record -> replay gives the same requests, with 1 and 3 workers"
+
+# A timed chat run (rate scheduler) round-trips too: turns continue the conversation, and each
+# session's arrival is recorded, so the replay is timed like the original.
+cat >"$WORK/chat.yaml" <<YAML
+seed: 12
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload:
+  kind: chat
+  turns: {dist: uniform, min: 2, max: 4}
+  input_tokens: {dist: uniform, min: 5, max: 30}
+  output_tokens: {dist: uniform, min: 2, max: 6}
+  think_time: 10ms
+scheduler: {kind: rate, rate: 20/s}
+limits: {max_sessions: 12}
+YAML
+run_bounded 60 /dev/null "$WORK/chat.err" "$WORK/chat.yaml" --workers 2 --trace --out "$WORK/chat"
+[ "$RUN_RC" = 0 ] || fail "the recorded chat run exited $RUN_RC: $(tail -5 "$WORK/chat.err")"
+cat >"$WORK/chat-replay.yaml" <<YAML
+seed: 12
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload: {kind: trace, trace: {path: $WORK/chat/requests.jsonl}}
+scheduler: {kind: rate}
+YAML
+run_bounded 60 /dev/null "$WORK/chat-replay.err" "$WORK/chat-replay.yaml" --workers 3 --trace \
+    --out "$WORK/chat-replay"
+[ "$RUN_RC" = 0 ] || fail "the chat replay exited $RUN_RC: $(tail -5 "$WORK/chat-replay.err")"
+python3 - "$WORK/chat/requests.jsonl" "$WORK/chat-replay/requests.jsonl" <<'PY'
+import json, sys
+KEYS = ("parents", "history_parent", "new_input_length", "output_length", "wait_after_ready",
+        "requested_input_tokens", "arrival", "intended_us")
+def load(path):
+    return {(r["session"], r["node"]): {k: r.get(k) for k in KEYS} for r in map(json.loads, open(path))}
+recorded, replayed = load(sys.argv[1]), load(sys.argv[2])
+assert sorted(recorded) == sorted(replayed), f"different requests: {sorted(set(recorded) ^ set(replayed))}"
+for key, row in recorded.items():
+    got = replayed[key]
+    # a session's first request starts at its arrival; later turns depend on the replies' timing
+    if key[1] == 0:
+        assert abs(row["intended_us"] - got["intended_us"]) < 1, f"{key}: arrival moved"
+    row, got = dict(row, intended_us=None), dict(got, intended_us=None)
+    assert row == got, f"chat request {key} differs: recorded {row}, replayed {got}"
+print(f"ok: {len(replayed)} chat requests replayed identically, timed")
+PY
+echo "ok: a timed chat run replays with the same requests and arrivals"

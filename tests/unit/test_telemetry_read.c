@@ -1,0 +1,240 @@
+/* controller/telemetry_read: pages of vLLM, SGLang, Dynamo and DCGM names read into stampede's
+ * quantities, deltas between two pages, percentiles interpolated in the bucket as
+ * histogram_quantile does, absent metrics absent (NAN), restarts flagged. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "unit_main.h"
+
+#include <math.h>
+#include <string.h>
+
+#include "prom_parse.h"
+#include "telemetry_read.h"
+
+static void read_text(const char *text, telemetry_reading_t *out) {
+    prom_page_t *page = prom_page_parse(text, strlen(text));
+    assert_non_null(page);
+    assert_int_equal(page->lines_skipped, 0);
+    telemetry_read_page(page, out);
+    prom_page_destroy(&page);
+}
+
+#define NEAR(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
+
+/* Two engines (model_name m, engine 0 and 1): their series are summed. */
+static const char *const VLLM_A =
+    "# TYPE vllm:request_success_total counter\n"
+    "vllm:request_success_total{engine=\"0\",finished_reason=\"stop\"} 10.0\n"
+    "vllm:request_success_total{engine=\"1\",finished_reason=\"length\"} 5.0\n"
+    "vllm:generation_tokens_total{engine=\"0\"} 1000.0\n"
+    "vllm:prompt_tokens_total{engine=\"0\"} 2000.0\n"
+    "vllm:prefix_cache_queries_total 2000.0\nvllm:prefix_cache_hits_total 500.0\n"
+    "vllm:num_requests_running{engine=\"0\"} 3.0\nvllm:num_requests_running{engine=\"1\"} 4.0\n"
+    "vllm:kv_cache_usage_perc{engine=\"0\"} 0.25\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.75\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.1\"} 5.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\"} 8.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"} 10.0\n"
+    "vllm:time_to_first_token_seconds_count{engine=\"0\"} 10.0\n"
+    "vllm:time_to_first_token_seconds_sum{engine=\"0\"} 3.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.1\"} 0.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.5\"} 5.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"+Inf\"} 5.0\n"
+    "vllm:time_to_first_token_seconds_count{engine=\"1\"} 5.0\n"
+    "vllm:time_to_first_token_seconds_sum{engine=\"1\"} 1.5\n";
+
+/* A: TTFT cumulative (0.1: 5, 0.5: 13, +Inf: 15). B adds 100 observations: 40 in (0, 0.1], 60 in
+ * (0.1, 0.5], none above. */
+static const char *const VLLM_B =
+    "vllm:request_success_total{engine=\"0\",finished_reason=\"stop\"} 70.0\n"
+    "vllm:request_success_total{engine=\"1\",finished_reason=\"length\"} 45.0\n"
+    "vllm:generation_tokens_total{engine=\"0\"} 6000.0\n"
+    "vllm:prompt_tokens_total{engine=\"0\"} 12000.0\n"
+    "vllm:prefix_cache_queries_total 12000.0\nvllm:prefix_cache_hits_total 3000.0\n"
+    "vllm:num_requests_running{engine=\"0\"} 0.0\nvllm:num_requests_running{engine=\"1\"} 0.0\n"
+    "vllm:kv_cache_usage_perc{engine=\"0\"} 0.0\nvllm:kv_cache_usage_perc{engine=\"1\"} 0.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.1\"} 45.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.5\"} 68.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"} 70.0\n"
+    "vllm:time_to_first_token_seconds_count{engine=\"0\"} 70.0\n"
+    "vllm:time_to_first_token_seconds_sum{engine=\"0\"} 13.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.1\"} 0.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"0.5\"} 45.0\n"
+    "vllm:time_to_first_token_seconds_bucket{engine=\"1\",le=\"+Inf\"} 45.0\n"
+    "vllm:time_to_first_token_seconds_count{engine=\"1\"} 45.0\n"
+    "vllm:time_to_first_token_seconds_sum{engine=\"1\"} 11.5\n";
+
+static void test_telemetry_read_sums_vllm_series_over_engines(void **state) {
+    telemetry_reading_t a;
+    read_text(VLLM_A, &a);
+    assert_string_equal(a.dialect, "vllm");
+    NEAR(a.counter[TELEMETRY_C_REQUESTS], 15, 0);
+    NEAR(a.gauge[TELEMETRY_G_RUNNING], 7, 0);
+    NEAR(a.gauge[TELEMETRY_G_KV_USAGE], 50, 1e-9); /* mean of 25 % and 75 % */
+    assert_true(a.histogram[TELEMETRY_H_TTFT].present);
+    assert_false(a.histogram[TELEMETRY_H_TTFT].layout_mismatch);
+    NEAR(a.histogram[TELEMETRY_H_TTFT].cumulative[1], 13, 0);
+    assert_string_equal(telemetry_read_name(&a, TELEMETRY_H_TTFT),
+                        "vllm:time_to_first_token_seconds");
+}
+
+static void test_telemetry_read_delta_interpolates_percentiles_in_the_bucket(void **state) {
+    telemetry_reading_t a, b;
+    telemetry_delta_t d;
+    read_text(VLLM_A, &a);
+    read_text(VLLM_B, &b);
+    telemetry_read_delta(&a, &b, &d);
+    assert_false(d.restarted);
+    NEAR(d.counter[TELEMETRY_C_REQUESTS], 100, 0);
+    NEAR(d.counter[TELEMETRY_C_GENERATION_TOKENS], 5000, 0);
+    NEAR(d.counter[TELEMETRY_C_PREFIX_HITS] / d.counter[TELEMETRY_C_PREFIX_QUERIES], 0.25, 1e-12);
+    const telemetry_histogram_delta_t *t = &d.histogram[TELEMETRY_H_TTFT];
+    NEAR(t->count, 100, 0);
+    NEAR(t->mean_s, 0.20, 1e-12); /* Δsum 20 / Δcount 100 */
+    /* p50: rank 50 in (0.1, 0.5] holding 60 after 40: 0.1 + 0.4 * (50 - 40) / 60 */
+    NEAR(t->p50_s, 0.1 + 0.4 * 10.0 / 60.0, 1e-12);
+    /* p95: rank 95: 0.1 + 0.4 * 55 / 60 */
+    NEAR(t->p95_s, 0.1 + 0.4 * 55.0 / 60.0, 1e-12);
+    /* p50 of the first bucket: linear from 0 (rank 20 of 40 in (0, 0.1]) is checked by q 0.2 */
+    bool at_least;
+    NEAR(telemetry_read_quantile(&t->delta, 0.2, &at_least), 0.05, 1e-12);
+    assert_false(at_least);
+    /* absent quantities stay absent: vLLM pages without a queue histogram give NAN */
+    assert_true(isnan(d.histogram[TELEMETRY_H_QUEUE].p50_s));
+    assert_true(isnan(d.histogram[TELEMETRY_H_QUEUE].count));
+    assert_true(isnan(d.counter[TELEMETRY_C_GPU_ENERGY_MJ]));
+}
+
+static void test_telemetry_read_quantile_in_inf_bucket_is_a_lower_bound(void **state) {
+    telemetry_buckets_t b = {.present = true,
+                             .n = 3,
+                             .le = {0.1, 0.5, INFINITY},
+                             .cumulative = {1, 2, 100},
+                             .count = 100};
+    bool at_least;
+    NEAR(telemetry_read_quantile(&b, 0.99, &at_least), 0.5, 0);
+    assert_true(at_least);
+    b.cumulative[2] = 0;
+    b.cumulative[0] = b.cumulative[1] = 0;
+    assert_true(isnan(telemetry_read_quantile(&b, 0.5, &at_least))); /* empty */
+}
+
+static void test_telemetry_read_flags_a_counter_that_went_backwards(void **state) {
+    telemetry_reading_t a, b;
+    telemetry_delta_t d;
+    read_text(VLLM_B, &a);
+    read_text("vllm:request_success_total 3.0\nvllm:generation_tokens_total 90.0\n", &b);
+    telemetry_read_delta(&a, &b, &d);
+    assert_true(d.restarted);
+    assert_string_equal(d.restart_why, "vllm:request_success_total went from 115 to 3");
+    NEAR(d.counter[TELEMETRY_C_REQUESTS], 3, 0); /* b's own count after the reset */
+    read_text("process_start_time_seconds 100\nvllm:request_success_total 1\n", &a);
+    read_text("process_start_time_seconds 160\nvllm:request_success_total 9\n", &b);
+    telemetry_read_delta(&a, &b, &d);
+    assert_true(d.restarted);
+    assert_non_null(strstr(d.restart_why, "process_start_time_seconds moved by 60 s"));
+}
+
+static void test_telemetry_read_refuses_percentiles_of_mismatched_layouts(void **state) {
+    telemetry_reading_t a;
+    read_text("x:y 1\n"
+              "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"1\"} 1\n"
+              "vllm:e2e_request_latency_seconds_bucket{engine=\"0\",le=\"+Inf\"} 2\n"
+              "vllm:e2e_request_latency_seconds_count{engine=\"0\"} 2\n"
+              "vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"2\"} 1\n"
+              "vllm:e2e_request_latency_seconds_bucket{engine=\"1\",le=\"+Inf\"} 2\n"
+              "vllm:e2e_request_latency_seconds_count{engine=\"1\"} 2\n",
+              &a);
+    assert_true(a.histogram[TELEMETRY_H_E2E].present);
+    assert_true(a.histogram[TELEMETRY_H_E2E].layout_mismatch);
+    bool at_least;
+    assert_true(isnan(telemetry_read_quantile(&a.histogram[TELEMETRY_H_E2E], 0.5, &at_least)));
+}
+
+static void test_telemetry_read_recognises_sglang_names(void **state) {
+    telemetry_reading_t r;
+    read_text("sglang:num_running_reqs{tp_rank=\"0\"} 12\nsglang:num_queue_reqs 3\n"
+              "sglang:token_usage 0.4\nsglang:prompt_tokens_total 800\n"
+              "sglang:cached_tokens_total 200\nsglang:generation_tokens_total 900\n"
+              "sglang:num_requests_total 9\n"
+              "sglang:time_per_output_token_seconds_bucket{le=\"0.05\"} 4\n"
+              "sglang:time_per_output_token_seconds_bucket{le=\"+Inf\"} 5\n"
+              "sglang:time_per_output_token_seconds_count 5\n"
+              "sglang:time_per_output_token_seconds_sum 0.2\n",
+              &r);
+    assert_string_equal(r.dialect, "sglang");
+    NEAR(r.gauge[TELEMETRY_G_RUNNING], 12, 0);
+    NEAR(r.gauge[TELEMETRY_G_WAITING], 3, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 40, 1e-9);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 200, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 800, 0);
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 9, 0);
+    /* the older ITL name is read when the new one is missing */
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H_ITL),
+                        "sglang:time_per_output_token_seconds");
+    assert_false(r.histogram[TELEMETRY_H_TTFT].present);
+}
+
+static void test_telemetry_read_recognises_dynamo_frontend_names(void **state) {
+    telemetry_reading_t r;
+    read_text("dynamo_frontend_inflight_requests{model=\"m\"} 6\n"
+              "dynamo_frontend_queued_requests{model=\"m\"} 2\n"
+              "dynamo_frontend_requests_total{model=\"m\"} 40\n"
+              "dynamo_frontend_input_sequence_tokens_sum{model=\"m\"} 4000\n"
+              "dynamo_frontend_input_sequence_tokens_count{model=\"m\"} 40\n"
+              "dynamo_frontend_output_sequence_tokens_sum{model=\"m\"} 2000\n"
+              "vllm:num_requests_running 99\n",
+              &r);
+    assert_string_equal(r.dialect, "dynamo");
+    NEAR(r.gauge[TELEMETRY_G_RUNNING], 6, 0); /* the frontend's, not the passed-through engine's */
+    NEAR(r.counter[TELEMETRY_C_PROMPT_TOKENS], 4000, 0);
+    NEAR(r.counter[TELEMETRY_C_GENERATION_TOKENS], 2000, 0);
+    assert_true(isnan(r.gauge[TELEMETRY_G_KV_USAGE]));
+}
+
+static void test_telemetry_read_recognises_dcgm_names(void **state) {
+    telemetry_reading_t r;
+    read_text("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 80\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 60\n"
+              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300.5\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\"} 200\n"
+              "DCGM_FI_DEV_FB_USED{gpu=\"0\"} 1000\nDCGM_FI_DEV_FB_USED{gpu=\"1\"} 500\n"
+              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 7000\n"
+              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\"} 3000\n",
+              &r);
+    assert_string_equal(r.dialect, "dcgm");
+    NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 70, 0);
+    NEAR(r.gauge[TELEMETRY_G_GPU_POWER_W], 500.5, 0);
+    NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 1500, 0);
+    NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 10000, 0);
+    assert_true(isnan(r.counter[TELEMETRY_C_REQUESTS]));
+}
+
+static void test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent(void **state) {
+    telemetry_reading_t a, b;
+    telemetry_delta_t d, sum;
+    read_text(VLLM_A, &a);
+    read_text(VLLM_B, &b);
+    telemetry_read_delta(&a, &b, &d);
+    telemetry_read_delta_init(&sum);
+    telemetry_read_add(&sum, &d);
+    telemetry_read_add(&sum, &d);
+    telemetry_read_finish(&sum);
+    NEAR(sum.counter[TELEMETRY_C_REQUESTS], 200, 0);
+    NEAR(sum.histogram[TELEMETRY_H_TTFT].count, 200, 0);
+    NEAR(sum.histogram[TELEMETRY_H_TTFT].p50_s, d.histogram[TELEMETRY_H_TTFT].p50_s, 1e-12);
+    assert_true(isnan(sum.counter[TELEMETRY_C_GPU_ENERGY_MJ]));
+    assert_true(isnan(sum.histogram[TELEMETRY_H_PREFILL].mean_s));
+}
+
+UNIT_MAIN(cmocka_unit_test(test_telemetry_read_sums_vllm_series_over_engines),
+          cmocka_unit_test(test_telemetry_read_delta_interpolates_percentiles_in_the_bucket),
+          cmocka_unit_test(test_telemetry_read_quantile_in_inf_bucket_is_a_lower_bound),
+          cmocka_unit_test(test_telemetry_read_flags_a_counter_that_went_backwards),
+          cmocka_unit_test(test_telemetry_read_refuses_percentiles_of_mismatched_layouts),
+          cmocka_unit_test(test_telemetry_read_recognises_sglang_names),
+          cmocka_unit_test(test_telemetry_read_recognises_dynamo_frontend_names),
+          cmocka_unit_test(test_telemetry_read_recognises_dcgm_names),
+          cmocka_unit_test(test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent))

@@ -1,0 +1,314 @@
+/* Replay traces (common/trace*.c): the session-trace and Mooncake parsers, their refusals with
+ * file:line, key and reason, the sessions they give the workload functions, and a worker's part
+ * on the wire. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "config.h"
+#include "message_case.h"
+#include "plan.h"
+#include "prompt.h"
+#include "trace.h"
+#include "trace_wire.h"
+#include "unit_main.h"
+#include "workload.h"
+
+/* Writes lines to a file and loads a config replaying it (format, scheduler kind, wrap); returns
+ * config_trace_load's result, with the formatted error (the file named t.jsonl) in msg and cfg
+ * freed when refused. */
+static int load_trace(config_t *cfg, const char *lines, const char *format, const char *scheduler,
+                      bool wrap, char *msg, size_t len) {
+    char path[128], yaml[1024];
+    snprintf(path, sizeof path, "/tmp/stampede-test-trace-%d.jsonl", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(lines, f);
+    fclose(f);
+    snprintf(yaml, sizeof yaml,
+             "workload:\n  kind: trace\n  trace: {path: %s, format: %s, wrap: %s}\n"
+             "scheduler: {kind: %s}\nlimits: {duration: 10s}\n",
+             path, format, wrap ? "true" : "false", scheduler);
+    config_error_t err;
+    if (config_load_string(cfg, yaml, strlen(yaml), "w.yaml", &err) != 0) {
+        config_error_format(&err, msg, len);
+        fail_msg("the workload should load: %s", msg);
+    }
+    int rc = config_trace_load(cfg, &err);
+    unlink(path);
+    if (rc != 0) {
+        char full[900];
+        config_error_format(&err, full, sizeof full);
+        const char *name = strstr(full, "stampede-test-trace-");
+        const char *rest = name ? strchr(name, ':') : NULL;
+        snprintf(msg, len, "t.jsonl%s", rest ? rest : full);
+        config_free(cfg); /* refused: nothing for the caller to free */
+    }
+    return rc;
+}
+
+static const char *diamond =
+    "{\"session\": \"s1\", \"node\": \"agg\", \"parents\": [\"e1\", \"e2\"], \"history_parent\": "
+    "\"plan\", \"role\": \"aggregator\", \"new_input_length\": 30, \"output_length\": 40, "
+    "\"append_parent_replies\": true, \"arrival\": 2.5}\n"
+    "{\"session\": \"s1\", \"node\": \"plan\", \"role\": \"planner\", \"input_length\": 100, "
+    "\"output_length\": 20, \"arrival\": 2.5}\n"
+    "\n"
+    "{\"session\": \"s1\", \"node\": \"e1\", \"parents\": [\"plan\"], \"history\": \"none\", "
+    "\"role\": \"executor\", \"new_input_length\": 7, \"output_length\": 8, \"wait_after_ready\": "
+    "0.25}\n"
+    "{\"session\": \"s1\", \"node\": \"e2\", \"parents\": [\"plan\"], \"history\": \"none\", "
+    "\"role\": \"executor\", \"new_input_length\": 9, \"output_length\": 8}\n"
+    "{\"session\": 7, \"node\": 0, \"input_length\": 50, \"output_length\": 5, \"arrival\": 1}\n"
+    "{\"session\": 7, \"node\": 1, \"parents\": [0], \"input_length\": 80, \"output_length\": 5, "
+    "\"arrival\": 1}\n";
+
+static void
+test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, diamond, "session", "rate", false, msg, sizeof msg), 0);
+    const trace_t *t = cfg.workload.replay;
+    assert_int_equal(t->n_sessions, 2);
+    assert_true(t->timed);
+    /* session 7 arrives first (1 s), s1 at 2.5 s: arrivals count from the first */
+    assert_int_equal(workload_session_size(&cfg, 0), 2);
+    assert_int_equal(workload_session_size(&cfg, 1), 4);
+    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 1500000000);
+    assert_int_equal(cfg.limits.max_sessions, 2); /* no wrap: the trace's sessions */
+    assert_int_equal(t->max_parallel, 2);         /* the two executors */
+    workload_session_t s = {0};
+    assert_int_equal(workload_session_generate(&cfg, 1, &s), 0);
+    assert_int_equal(s.n_nodes, 4);
+    /* plan, e1, e2, agg: parents first, the file's order otherwise */
+    assert_int_equal(s.nodes[0].n_parents, 0);
+    assert_int_equal(s.nodes[0].input_tokens, 100); /* input_length alone: all of it fresh */
+    assert_string_equal(config_role_name(&cfg, s.nodes[0].role), "planner");
+    assert_int_equal(s.nodes[1].input_tokens, 7);
+    assert_int_equal(s.nodes[1].wait_after_ready_ns, 250000000);
+    assert_true(s.nodes[1].inherit == 0.0);
+    assert_int_equal(s.nodes[3].n_parents, 2);
+    assert_int_equal(s.nodes[3].parents[0], 1);
+    assert_int_equal(s.nodes[3].parents[1], 2);
+    assert_int_equal(s.nodes[3].history_parent, 0);
+    assert_true(s.nodes[3].inherit == 1.0);
+    assert_true(s.nodes[3].append_parent_replies);
+    assert_string_equal(config_role_name(&cfg, s.nodes[3].role), "aggregator");
+    /* session 7: node 1 gave only its whole prompt (80) after a turn of 50 + 5: 25 are fresh */
+    assert_int_equal(workload_session_generate(&cfg, 0, &s), 0);
+    assert_int_equal(s.nodes[1].input_tokens, 25);
+    assert_int_equal(s.nodes[1].history_parent, 0);
+    workload_session_free(&s);
+    config_free(&cfg);
+}
+
+static void test_trace_refuses_bad_lines_with_file_line_key_and_reason(void **state) {
+    (void)state;
+    static const message_case_t cases[] = {
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"b\", \"parents\": [\"z\"], \"output_length\": 3, "
+         "\"new_input_length\": 2}\n",
+         "t.jsonl:2: parents: session '1': node 'b': unknown parent 'z'"},
+        {"{\"session\": 1, \"node\": \"a\", \"parents\": [\"c\"], \"output_length\": 3, "
+         "\"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"b\", \"parents\": [\"a\"], \"output_length\": 3, "
+         "\"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"c\", \"parents\": [\"b\"], \"output_length\": 3, "
+         "\"new_input_length\": 2}\n",
+         "t.jsonl:1: parents: session '1': node 'a' is on a cycle: a -> b -> c -> a"},
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"b\", \"parents\": [\"a\"], \"output_length\": 3, "
+         "\"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"c\", \"parents\": [\"a\"], \"history_parent\": \"b\", "
+         "\"output_length\": 3, \"new_input_length\": 2}\n",
+         "t.jsonl:3: history_parent: session '1': node 'c': history parent 'b' is not an "
+         "ancestor of it"},
+        {"{\"session\": 1, \"node\": \"a\", \"new_input_length\": 2}\n",
+         "t.jsonl:1: output_length: missing key 'output_length'"},
+        {"{\"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n",
+         "t.jsonl:1: session: missing key 'session'"},
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3}\n",
+         "t.jsonl:1: new_input_length: missing key 'new_input_length' (or 'input_length')"},
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n"
+         "{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n",
+         "t.jsonl:2: node: session '1': node 'a' is given twice (first at line 1)"},
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 0, \"new_input_length\": 2}\n",
+         "t.jsonl:1: output_length: expected a whole number from 1 to 100000000"},
+        {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2\n",
+         "t.jsonl:1: not JSON: '}' expected near end of file (column 69)"},
+        {"", "t.jsonl: the trace is empty: give at least one request line"},
+    };
+    size_t failures = 0;
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        config_t cfg;
+        char msg[1024] = "";
+        int rc = load_trace(&cfg, cases[i].input, "session", "concurrent", false, msg, sizeof msg);
+        if (rc == 0) {
+            config_free(&cfg);
+            print_error("case %zu loaded\n", i);
+            failures++;
+        } else if (strcmp(msg, cases[i].message) != 0) {
+            print_error("case %zu:\n  expected %s\n  got      %s\n", i, cases[i].message, msg);
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
+static void test_trace_timed_replay_needs_an_arrival_on_every_session(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    const char *lines =
+        "{\"session\": 1, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2, "
+        "\"arrival\": 0}\n"
+        "{\"session\": 2, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2}\n";
+    assert_int_equal(load_trace(&cfg, lines, "session", "rate", false, msg, sizeof msg), -1);
+    assert_string_equal(msg, "t.jsonl:2: arrival: session '2' has no arrival time: a timed replay "
+                             "(scheduler.kind: rate) needs one on every session");
+    /* untimed, the same trace loads */
+    assert_int_equal(load_trace(&cfg, lines, "session", "concurrent", false, msg, sizeof msg), 0);
+    config_free(&cfg);
+}
+
+static const char *mooncake =
+    "{\"timestamp\": 100, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [7, 8, "
+    "9]}\n"
+    "{\"timestamp\": 250, \"input_length\": 700, \"output_length\": 12, \"hash_ids\": [7, 4]}\n"
+    "{\"timestamp\": 400, \"input_length\": 30, \"output_length\": 12}\n";
+
+static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
+    assert_int_equal(cfg.workload.replay->n_sessions, 3);
+    assert_int_equal(workload_session_size(&cfg, 2), 1);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 150000000);
+    /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
+    assert_int_equal(trace_arrival_ns(&cfg, 4), 450000000 + 150000000);
+    assert_int_equal(cfg.limits.max_sessions, 0); /* wrap: only the file's limits */
+    size_t cap = prompt_max_bytes(1100);
+    char *a = malloc(cap), *b = malloc(cap), *c = malloc(cap);
+    assert_true(workload_fresh_text(&cfg, 0, 0, 1100, a, cap) > 0);
+    assert_true(workload_fresh_text(&cfg, 1, 0, 700, b, cap) > 0);
+    assert_true(workload_fresh_text(&cfg, 3, 0, 1100, c, cap) > 0); /* wrapped copy of 0 */
+    /* the first 512 words (hash 7) are the same text, the next block differs */
+    size_t same = 0, words = 0;
+    while (a[same] && a[same] == b[same]) {
+        words += a[same] == ' ';
+        same++;
+    }
+    assert_int_equal(words, 512);
+    assert_string_equal(a, c); /* hash ids, not session ids, name the text */
+    free(a);
+    free(b);
+    free(c);
+    config_free(&cfg);
+}
+
+/* time_scale stretches the arrivals and the wrap period alike. */
+static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
+    cfg.workload.trace.time_scale = 2.0;
+    assert_int_equal(trace_arrival_ns(&cfg, 2), 600000000);
+    assert_int_equal(trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
+    config_free(&cfg);
+}
+
+static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg,
+                                "{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
+                                "{\"input_length\": 3, \"output_length\": 1}\n",
+                                "mooncake", "rate", false, msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "t.jsonl:2: timestamp: missing key 'timestamp'");
+}
+
+/* Each worker's part decodes to exactly the sessions it runs, with the same nodes and arrivals;
+ * every session's size travels, other sessions' nodes do not. */
+static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, diamond, "session", "rate", false, msg, sizeof msg), 0);
+    for (uint32_t w = 0; w < 2; w++) {
+        plan_share_t share;
+        assert_int_equal(plan_share_for(&cfg, 2, w, &share), 0);
+        buffer_t part;
+        buffer_init(&part);
+        assert_int_equal(trace_wire_encode(&cfg, &share, &part), 0);
+        trace_t *t = trace_wire_decode((const uint8_t *)part.data, part.len);
+        assert_non_null(t);
+        assert_int_equal(t->n_sessions, 2);
+        assert_int_equal(t->period_ns, cfg.workload.replay->period_ns);
+        config_t mine;
+        assert_int_equal(config_copy(&mine, &cfg), 0);
+        trace_unref(&mine.workload.replay);
+        mine.workload.replay = t;
+        for (uint64_t i = 0; i < 2; i++) {
+            assert_int_equal(workload_session_size(&mine, i), workload_session_size(&cfg, i));
+            bool own = plan_share_owns(&share, i);
+            assert_int_equal(trace_node(t, i, 0) != NULL, own);
+            if (own) {
+                assert_int_equal(workload_session_digest(&mine, i),
+                                 workload_session_digest(&cfg, i));
+                assert_int_equal(trace_arrival_ns(&mine, i), trace_arrival_ns(&cfg, i));
+            }
+        }
+        assert_null(trace_wire_decode((const uint8_t *)part.data, part.len - 1));
+        buffer_clear(&part);
+        config_free(&mine);
+    }
+    config_free(&cfg);
+}
+
+/* With wrap, session t + k x n runs on worker (t + k x n) mod W: a worker needs every trace
+ * session some such index reaches, and no other. */
+static void test_trace_wire_wrap_sends_the_sessions_a_worker_reaches(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    char lines[4096] = "";
+    for (int i = 0; i < 6; i++) /* 6 sessions */
+        snprintf(lines + strlen(lines), sizeof lines - strlen(lines),
+                 "{\"timestamp\": %d, \"input_length\": 3, \"output_length\": 1}\n", i * 10);
+    assert_int_equal(load_trace(&cfg, lines, "mooncake", "rate", true, msg, sizeof msg), 0);
+    for (uint32_t workers = 1; workers <= 5; workers++)
+        for (uint32_t w = 0; w < workers; w++) {
+            plan_share_t share;
+            plan_share_for(&cfg, workers, w, &share);
+            for (uint64_t t = 0; t < 6; t++) {
+                bool reached = false;
+                for (uint64_t i = t; i < 6 * workers * 2; i += 6)
+                    reached = reached || plan_share_owns(&share, i);
+                assert_int_equal(trace_wire_needed(&cfg, &share, t), reached);
+            }
+        }
+    config_free(&cfg);
+}
+
+UNIT_MAIN(
+    cmocka_unit_test(test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first),
+    cmocka_unit_test(test_trace_refuses_bad_lines_with_file_line_key_and_reason),
+    cmocka_unit_test(test_trace_timed_replay_needs_an_arrival_on_every_session),
+    cmocka_unit_test(test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text),
+    cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
+    cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
+    cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
+    cmocka_unit_test(test_trace_wire_wrap_sends_the_sessions_a_worker_reaches))

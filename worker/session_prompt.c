@@ -1,0 +1,332 @@
+#include "session_prompt.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <xxhash.h>
+
+#include "prompt.h"
+#include "rng.h"
+#include "session_alloc.h"
+
+/* The draw of a node's tool result: a field of the prompt stream that no other draw uses. */
+#define SESSION_PROMPT_FIELD_TOOL 0x746f6f6cu /* "tool" */
+
+/* Whitespace-separated words of a reply (what the simulated server counts as tokens). */
+static size_t session_prompt_count_words(const char *text, size_t len) {
+    size_t words = 0;
+    int in_word = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        int space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+        words += !space && !in_word;
+        in_word = !space;
+    }
+    return words;
+}
+
+void session_prompt_reset(session_prompt_t *self, const workload_session_t *shape,
+                          uint32_t n_nodes) {
+    size_t need = (size_t)n_nodes + 1;
+    session_alloc_grow(&self->turns, &self->turns_cap, need, sizeof *self->turns);
+    session_alloc_grow(&self->stack, &self->stack_cap, need, sizeof *self->stack);
+    memset(self->turns, 0, need * sizeof *self->turns);
+    self->shape = shape;
+    self->epoch = 0;
+    self->text_len = 0;
+    self->compactions = 0;
+    self->inherited = 0;
+}
+
+/* Makes room for `extra` more bytes (and a NUL) at the end of the text. */
+static void session_prompt_reserve(session_prompt_t *self, size_t extra) {
+    size_t need = self->text_len + extra + 1;
+    if (need > self->text_cap)
+        session_alloc_grow(&self->text, &self->text_cap, need < 4096 ? 4096 : need, 1);
+}
+
+/* Copies len bytes to the end of the text (room already reserved). */
+static void session_prompt_put(session_prompt_t *self, const char *text, size_t len) {
+    memmove(self->text + self->text_len, text, len);
+    self->text_len += len;
+}
+
+void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint32_t j) {
+    const workload_node_t *shape = &self->shape->nodes[j];
+    session_prompt_turn_t *turn = &self->turns[j];
+    size_t replies = 0;
+    turn->user_words = shape->input_tokens;
+    if (shape->append_parent_replies)
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            replies += self->turns[shape->parents[p]].reply_len + 2;
+            turn->user_words += self->turns[shape->parents[p]].reply_words;
+        }
+    session_prompt_reserve(self, replies + prompt_max_bytes(shape->input_tokens));
+    turn->user_off = self->text_len;
+    if (shape->append_parent_replies)
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            const session_prompt_turn_t *parent = &self->turns[shape->parents[p]];
+            /* text holds both ends; reserved above, so the source does not move */
+            session_prompt_put(self, self->text + parent->reply_off, parent->reply_len);
+            session_prompt_put(self, "\n\n", 2);
+        }
+    long n = workload_fresh_text(cfg, self->shape->index, j, shape->input_tokens,
+                                 self->text + self->text_len, self->text_cap - self->text_len);
+    if (n < 0)
+        session_alloc_die("fresh prompt text larger than prompt_max_bytes");
+    turn->fresh_len = (size_t)n;
+    self->text_len += (size_t)n;
+    turn->user_len = self->text_len - turn->user_off;
+}
+
+void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *reply,
+                              size_t reply_len) {
+    session_prompt_turn_t *turn = &self->turns[j];
+    session_prompt_reserve(self, reply_len);
+    memcpy(self->text + self->text_len, reply, reply_len);
+    turn->reply_off = self->text_len;
+    turn->reply_len = reply_len;
+    turn->reply_words = (uint32_t)session_prompt_count_words(reply, reply_len);
+    self->text_len += reply_len;
+}
+
+uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j) {
+    const session_prompt_turn_t *turn = &self->turns[j];
+    return XXH3_64bits(self->text + turn->user_off + turn->user_len - turn->fresh_len,
+                       turn->fresh_len);
+}
+
+/* Marks the ancestors of node `index` with a fresh epoch; returns how many there are. */
+static uint32_t session_prompt_mark_ancestors(session_prompt_t *self, uint32_t index) {
+    if (++self->epoch == 0) {
+        for (uint32_t j = 0; j < self->shape->n_nodes && j < self->turns_cap; j++)
+            self->turns[j].mark = 0;
+        self->epoch = 1;
+    }
+    uint32_t top = 0, count = 0;
+    self->stack[top++] = index;
+    while (top) {
+        const workload_node_t *shape = &self->shape->nodes[self->stack[--top]];
+        for (uint32_t p = 0; p < shape->n_parents; p++) {
+            uint32_t parent = shape->parents[p];
+            if (self->turns[parent].mark == self->epoch)
+                continue;
+            self->turns[parent].mark = self->epoch;
+            self->stack[top++] = parent;
+            count++;
+        }
+    }
+    return count;
+}
+
+/* Keeps round(inherit x n) of n turns (all when inherit >= 1, none when <= 0). */
+static uint32_t session_prompt_keep(double inherit, uint32_t n) {
+    if (inherit >= 1)
+        return n;
+    if (!(inherit > 0))
+        return 0;
+    return (uint32_t)llround(inherit * n);
+}
+
+/* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n); none before the
+ * latest compacted one, whose summary replaced them. The node's conversation is then recorded as
+ * a chain through the latest kept ancestor (exact for chats, whose ancestors are a chain).
+ * Returns n. */
+static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index) {
+    const workload_node_t *shape = &self->shape->nodes[index];
+    session_prompt_turn_t *turn = &self->turns[index];
+    uint32_t ancestors = session_prompt_mark_ancestors(self, index), from = 0;
+    if (turn->compacted) {
+        ancestors = 0;
+        from = index;
+    } else if (self->compactions) {
+        for (uint32_t j = index; j-- > 0;)
+            if (self->turns[j].mark == self->epoch && self->turns[j].compacted) {
+                from = j;
+                break;
+            }
+        ancestors = 0;
+        for (uint32_t j = from; j < index; j++)
+            ancestors += self->turns[j].mark == self->epoch;
+    }
+    uint32_t keep = session_prompt_keep(shape->inherit, ancestors);
+    uint32_t skip = ancestors - keep, n = 0;
+    turn->conv_prev = UINT32_MAX;
+    turn->conv_len = keep + 1;
+    for (uint32_t j = from; j < index && n < keep; j++) {
+        if (self->turns[j].mark != self->epoch)
+            continue;
+        if (skip) {
+            skip--;
+            continue;
+        }
+        self->stack[n++] = j;
+        turn->conv_prev = j;
+    }
+    return n;
+}
+
+/* CHAIN history: the latest kept turns of the history parent's conversation (its own history, its
+ * user text and its reply), oldest first, into stack[0..n). A root has none, nor a compacted node.
+ * Returns n. */
+static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
+    const workload_node_t *shape = &self->shape->nodes[index];
+    session_prompt_turn_t *turn = &self->turns[index];
+    uint32_t n = 0;
+    if (shape->n_parents == 0 || turn->compacted) {
+        turn->conv_prev = UINT32_MAX;
+        turn->conv_len = 1;
+        return 0;
+    }
+    uint32_t hp = shape->history_parent;
+    uint32_t keep = session_prompt_keep(shape->inherit, self->turns[hp].conv_len);
+    for (uint32_t j = hp; n < keep && j != UINT32_MAX; j = self->turns[j].conv_prev)
+        self->stack[n++] = j;
+    turn->conv_prev = n ? hp : UINT32_MAX;
+    turn->conv_len = n + 1;
+    for (uint32_t a = 0, b = n; a + 1 < b; a++, b--) { /* newest first -> oldest first */
+        uint32_t t = self->stack[a];
+        self->stack[a] = self->stack[b - 1];
+        self->stack[b - 1] = t;
+    }
+    return n;
+}
+
+/* Whether node j answers a call of one of its role's `tools` tools, and which: drawn from (seed,
+ * session, node) only. */
+static void session_prompt_draw_tool(session_prompt_t *self, const config_t *cfg, uint32_t j,
+                                     uint32_t tools) {
+    double share = cfg->workload.scaffold.tool_results;
+    session_prompt_turn_t *turn = &self->turns[j];
+    turn->tool_result = false;
+    if (!(share > 0) || tools == 0)
+        return;
+    rng_t rng;
+    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, self->shape->index, j, SESSION_PROMPT_FIELD_TOOL);
+    turn->tool_result = rng_next_double(&rng) < share;
+    turn->tool = (uint32_t)rng_next_below(&rng, tools);
+}
+
+/* "call_SESSION_NODE" and "tool_K" of node j's tool call. */
+static void session_prompt_tool_names(const session_prompt_t *self, uint32_t j, char *call,
+                                      size_t call_len, char *name, size_t name_len) {
+    snprintf(call, call_len, "call_%llu_%u", (unsigned long long)self->shape->index, (unsigned)j);
+    snprintf(name, name_len, "tool_%u", (unsigned)self->turns[j].tool);
+}
+
+/* Turn a's user text: a tool result when it is one and a turn precedes it in this body. */
+static void session_prompt_add_user(const session_prompt_t *self, uint32_t a, bool first,
+                                    body_t *body) {
+    const session_prompt_turn_t *turn = &self->turns[a];
+    if (turn->compacted) /* the summary it continues from, then its own text */
+        body_add(body, "user", self->text + turn->summary_off, turn->summary_len);
+    if (turn->tool_result && !first) {
+        char call[48], name[24];
+        session_prompt_tool_names(self, a, call, sizeof call, name, sizeof name);
+        body_add_tool_result(body, call, self->text + turn->user_off, turn->user_len);
+    } else {
+        body_add(body, "user", self->text + turn->user_off, turn->user_len);
+    }
+}
+
+/* Turn a's reply: it calls a tool when the turn after it in this body is that tool's result. */
+static void session_prompt_add_assistant(const session_prompt_t *self, uint32_t a, uint32_t next,
+                                         body_t *body) {
+    const session_prompt_turn_t *turn = &self->turns[a];
+    if (next != UINT32_MAX && self->turns[next].tool_result) {
+        char call[48], name[24];
+        session_prompt_tool_names(self, next, call, sizeof call, name, sizeof name);
+        body_add_tool_call(body, self->text + turn->reply_off, turn->reply_len, call, name);
+    } else {
+        body_add(body, "assistant", self->text + turn->reply_off, turn->reply_len);
+    }
+}
+
+/* Words a turn adds to a prompt that inherits it. */
+static uint64_t session_prompt_turn_words(const session_prompt_turn_t *turn) {
+    return turn->user_words + turn->reply_words + (turn->compacted ? turn->summary_words : 0);
+}
+
+/* Node j's body, or with summarise the summarise request sent in its place: the same scaffold and
+ * inherited turns, then the instruction instead of the node's own text. */
+static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cfg,
+                                      const session_scaffold_t *scaffold, uint32_t j,
+                                      bool summarise, body_t *body) {
+    const workload_node_t *shape = &self->shape->nodes[j];
+    const session_scaffold_role_t *kind = session_scaffold_of(scaffold, shape->role);
+    body_options_t options = {.api = cfg->target.api,
+                              .model = cfg->target.model,
+                              .max_tokens = summarise ? cfg->workload.compaction.summary_tokens
+                                                      : shape->output_tokens,
+                              .stream = cfg->target.stream,
+                              .ignore_eos = cfg->target.ignore_eos,
+                              .min_tokens = cfg->target.min_tokens,
+                              .continuous_usage = cfg->target.continuous_usage,
+                              .tools_json = kind->tools_json,
+                              .tools_len = kind->tools_len};
+    uint64_t words = kind->words;
+    body_begin(body, &options);
+    if (kind->system_len)
+        body_add(body, "system", kind->system_text, kind->system_len);
+    uint32_t n = shape->history == WORKLOAD_HISTORY_CHAIN ? session_prompt_chain(self, j)
+                                                          : session_prompt_ancestors(self, j);
+    self->inherited = n;
+    if (!summarise) {
+        session_prompt_draw_tool(self, cfg, j, kind->tools);
+        /* with no turn before it (or a summary instead) there is no call to answer */
+        self->turns[j].tool_result &= n > 0 && !self->turns[j].compacted;
+    }
+    uint32_t last = summarise ? UINT32_MAX : j;
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = self->stack[i];
+        session_prompt_add_user(self, a, i == 0, body);
+        session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : last, body);
+        words += session_prompt_turn_words(&self->turns[a]);
+    }
+    if (summarise) {
+        body_add(body, "user", scaffold->compact_text, scaffold->compact_len);
+        words += scaffold->compact_words;
+    } else {
+        session_prompt_add_user(self, j, n == 0, body);
+        const session_prompt_turn_t *turn = &self->turns[j];
+        words += turn->user_words + (turn->compacted ? turn->summary_words : 0);
+    }
+    if (body_end(body) != 0)
+        session_alloc_die("out of memory building a request body");
+    return words;
+}
+
+uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
+                              const session_scaffold_t *scaffold, uint32_t j, body_t *body) {
+    return session_prompt_render(self, cfg, scaffold, j, false, body);
+}
+
+uint64_t session_prompt_build_summarise(session_prompt_t *self, const config_t *cfg,
+                                        const session_scaffold_t *scaffold, uint32_t j,
+                                        body_t *body) {
+    return session_prompt_render(self, cfg, scaffold, j, true, body);
+}
+
+void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summary,
+                            size_t summary_len) {
+    session_prompt_turn_t *turn = &self->turns[j];
+    session_prompt_reserve(self, summary_len);
+    memcpy(self->text + self->text_len, summary, summary_len);
+    turn->summary_off = self->text_len;
+    turn->summary_len = summary_len;
+    turn->summary_words = (uint32_t)session_prompt_count_words(summary, summary_len);
+    self->text_len += summary_len;
+    turn->compacted = true;
+    turn->tool_result = false;
+    turn->conv_prev = UINT32_MAX;
+    turn->conv_len = 1;
+    self->compactions++;
+}
+
+void session_prompt_free(session_prompt_t *self) {
+    free(self->turns);
+    free(self->stack);
+    free(self->text);
+    memset(self, 0, sizeof *self);
+}

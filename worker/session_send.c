@@ -1,0 +1,168 @@
+#include "session_send.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "route.h"
+#include "session_alloc.h"
+
+struct session_sender {
+    const config_t *cfg;
+    session_backend_t backend;
+    session_send_done_fn done;
+    session_send_dequeued_fn dequeued;
+    void *arg;
+    uint32_t n_endpoints;
+    char **urls;
+    session_send_t *free_list, *queue_head, *queue_tail;
+    uint32_t inflight;
+    bool closing; /* destroy: done callbacks only give requests back */
+};
+
+session_sender_t *session_sender_new(const config_t *cfg, session_backend_t backend,
+                                     session_send_done_fn done, session_send_dequeued_fn dequeued,
+                                     void *arg) {
+    session_sender_t *self = calloc(1, sizeof *self);
+    if (!self)
+        return NULL;
+    self->cfg = cfg;
+    self->backend = backend;
+    self->done = done;
+    self->dequeued = dequeued;
+    self->arg = arg;
+    self->n_endpoints = (uint32_t)cfg->target.n_endpoints;
+    self->urls = calloc(self->n_endpoints ? self->n_endpoints : 1, sizeof *self->urls);
+    bool ok = self->urls != NULL;
+    for (uint32_t e = 0; ok && e < self->n_endpoints; e++)
+        ok = (self->urls[e] = route_url(cfg->target.endpoints[e], cfg->target.api)) != NULL;
+    if (!ok)
+        session_sender_destroy(&self);
+    return self;
+}
+
+session_send_t *session_sender_get(session_sender_t *self) {
+    session_send_t *req = self->free_list;
+    if (req) {
+        self->free_list = req->next;
+    } else {
+        req = session_alloc(sizeof *req);
+        body_init(&req->body);
+        req->sender = self;
+    }
+    req->next = NULL;
+    return req;
+}
+
+void session_sender_put(session_sender_t *self, session_send_t *req) {
+    req->owner = NULL;
+    req->next = self->free_list;
+    self->free_list = req;
+}
+
+/* The backend's done callback. */
+static void session_sender_done(void *arg, request_record_t *record, const char *reply,
+                                size_t reply_len) {
+    session_send_t *req = arg;
+    session_sender_t *self = req->sender;
+    self->inflight--;
+    if (self->closing) {
+        session_sender_put(self, req);
+        return;
+    }
+    self->done(self->arg, req, record, reply, reply_len);
+}
+
+/* 0 when the backend took the request (now in flight), -1 when no transfer can start now. */
+static int session_sender_submit(session_sender_t *self, session_send_t *req) {
+    if (self->backend.submit(self->backend.ctx, &req->request, session_sender_done, req) != 0)
+        return -1;
+    self->inflight++;
+    return 0;
+}
+
+session_send_result_t session_sender_send(session_sender_t *self, session_send_t *req) {
+    const config_target_t *target = &self->cfg->target;
+    request_record_t *rec = &req->record;
+    rec->endpoint = route_endpoint(target, self->cfg->seed, rec->session, rec->request_id,
+                                   self->backend.inflight_to, self->backend.ctx);
+    bool sticky = target->routing == ROUTING_STICKY;
+    if (sticky)
+        snprintf(req->session_id, sizeof req->session_id, "%llu", (unsigned long long)rec->session);
+    req->request = (engine_request_t){.url = self->urls[rec->endpoint],
+                                      .body = req->body.data,
+                                      .body_len = req->body.len,
+                                      .session_header = sticky ? req->session_id : NULL,
+                                      .record = rec};
+    if (session_sender_submit(self, req) == 0)
+        return SESSION_SEND_INFLIGHT;
+    if (self->inflight == 0)
+        return SESSION_SEND_REFUSED;
+    if (self->queue_tail)
+        self->queue_tail->next = req;
+    else
+        self->queue_head = req;
+    self->queue_tail = req;
+    return SESSION_SEND_QUEUED;
+}
+
+void session_sender_unqueue(session_sender_t *self, session_send_t *req) {
+    session_send_t **link = &self->queue_head, *prev = NULL;
+    while (*link != req) {
+        prev = *link;
+        link = &(*link)->next;
+    }
+    *link = req->next;
+    if (self->queue_tail == req)
+        self->queue_tail = prev;
+    session_sender_put(self, req);
+}
+
+void session_sender_pump(session_sender_t *self) {
+    while (self->queue_head) {
+        session_send_t *req = self->queue_head;
+        int rc = session_sender_submit(self, req);
+        if (rc != 0 && self->inflight > 0)
+            return;
+        self->queue_head = req->next;
+        if (!self->queue_head)
+            self->queue_tail = NULL;
+        req->next = NULL;
+        self->dequeued(self->arg, req, rc == 0);
+    }
+}
+
+uint32_t session_sender_inflight(const session_sender_t *self) {
+    return self->inflight;
+}
+
+void session_sender_cancel_all(session_sender_t *self) {
+    if (self->inflight > 0)
+        self->backend.cancel_all(self->backend.ctx);
+}
+
+/* Frees a list of pooled requests (linked by next). */
+static void session_sender_free_list(session_send_t *req) {
+    while (req) {
+        session_send_t *next = req->next;
+        body_free(&req->body);
+        free(req);
+        req = next;
+    }
+}
+
+void session_sender_destroy(session_sender_t **self_p) {
+    session_sender_t *self = *self_p;
+    if (!self)
+        return;
+    self->closing = true;
+    session_sender_cancel_all(self);
+    if (self->inflight > 0)
+        session_alloc_die("the backend kept requests in flight after cancel_all");
+    session_sender_free_list(self->queue_head);
+    session_sender_free_list(self->free_list);
+    for (uint32_t e = 0; self->urls && e < self->n_endpoints; e++)
+        free(self->urls[e]);
+    free(self->urls);
+    free(self);
+    *self_p = NULL;
+}
