@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport.h"
+
 typedef struct controller controller_t;
 
 /* Called on every loop iteration; returns non-zero with a message in why to abort the run (used
@@ -34,6 +36,7 @@ typedef struct controller_options {
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
     void *hook_arg;
+    transport_security_t security; /* --key, --authorized-keys, --insecure (docs/security.md) */
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
