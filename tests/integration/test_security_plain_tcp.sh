@@ -55,4 +55,6 @@ expect_refusal "--server-key without --key" "--key FILE and --server-key FILE go
     worker --connect tcp://127.0.0.1:9 --server-key "$WORK/ctl.pub"
 expect_refusal "a missing key file" "nowhere.key: No such file" \
     worker --connect tcp://127.0.0.1:9 --key "$WORK/nowhere.key" --server-key "$WORK/ctl.pub"
+expect_refusal "a --max-message-size too small" "--max-message-size wants a size from 4KiB to 1TiB" \
+    worker --connect tcp://127.0.0.1:9 --max-message-size 12
 echo "ok: plain TCP off loopback refused with the fix, bad key set-ups refused by file and line"
