@@ -9,6 +9,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "outfile.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -288,7 +289,7 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
         return -1;
     }
     snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = outfile_fopen(path);
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         if (f)
