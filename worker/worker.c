@@ -277,24 +277,40 @@ static void abandon_run(worker_loop_t *w, const char *why) {
 }
 
 static void free_lines(char **lines) {
-    for (size_t i = 0; lines && lines[i]; i++)
+    for (size_t i = 0; lines && lines[i]; i++) {
+        explicit_bzero(lines[i], strlen(lines[i])); /* header values may be secrets */
         free(lines[i]);
+    }
     free(lines);
 }
 
-/* target.headers as "Name: value" lines, NULL-terminated; NULL when memory ran out. */
-static char **header_lines(const config_t *cfg) {
+/* target.headers as "Name: value" lines, NULL-terminated, values read from their environment
+ * variable or file where the file says so; NULL with the reason in err. */
+static char **header_lines(const config_t *cfg, char *err, size_t errlen) {
     char **lines = calloc(cfg->target.n_headers + 1, sizeof *lines);
     for (size_t i = 0; lines && i < cfg->target.n_headers; i++) {
         const config_header_t *h = &cfg->target.headers[i];
-        size_t len = strlen(h->name) + strlen(h->value) + 3;
-        lines[i] = malloc(len);
-        if (!lines[i]) {
+        char *value = NULL;
+        config_error_t cerr;
+        if (config_header_value(cfg, h, &value, &cerr) != 0) {
+            config_error_format(&cerr, err, errlen);
             free_lines(lines);
             return NULL;
         }
-        snprintf(lines[i], len, "%s: %s", h->name, h->value);
+        size_t len = strlen(h->name) + strlen(value) + 3;
+        lines[i] = malloc(len);
+        if (lines[i])
+            snprintf(lines[i], len, "%s: %s", h->name, value);
+        explicit_bzero(value, strlen(value));
+        free(value);
+        if (!lines[i]) {
+            free_lines(lines);
+            lines = NULL;
+        }
     }
+    if (!lines)
+        snprintf(err, errlen, "out of memory building the %zu target.headers",
+                 cfg->target.n_headers);
     return lines;
 }
 
@@ -326,7 +342,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "%s", msg);
         return -1;
     }
-    char **headers = header_lines(&w->cfg);
+    char header_err[768] = "";
+    char **headers = header_lines(&w->cfg, header_err, sizeof header_err);
     if (headers) {
         uint32_t streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
@@ -348,8 +365,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     if (!headers) {
         /* a run without the user's headers (an auth or routing header) would test the wrong
          * thing: refuse it */
-        snprintf(err, errlen, "out of memory building the %zu target.headers",
-                 w->cfg.target.n_headers);
+        snprintf(err, errlen, "%s", header_err);
         return -1;
     }
     if (!w->engine) {

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Secrets on a secured fleet (a CURVE controller and two workers, loopback): the API key comes from
-# a file (target.api_key_file) and a secret-looking header is set in the workload; the server
+# a file (target.api_key_file) and the X-Api-Key header from the workers' environment
+# ({env: STAMPEDE_TEST_HEADER}, which the controller's environment does not have); the server
 # answers every third request with a 401 whose body echoes both. Asserted:
 #  - every request carried the key and the header;
 #  - neither appears in anything stampede printed or wrote: the controller's stdout and stderr,
@@ -58,7 +59,7 @@ addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
 (cd "$WORK" && "$STAMPEDE" keygen controller worker >/dev/null) || fail "keygen failed"
 mkdir "$WORK/authorized" && cp "$WORK/worker.pub" "$WORK/authorized/"
 write_workload "$WORK/w.yaml" endpoints="[http://${addr#listening on }]" \
-    headers="{X-Api-Key: $HEADER_SECRET}" input_tokens=4 output_tokens=1 concurrency=2 \
+    headers="{X-Api-Key: {env: STAMPEDE_TEST_HEADER}}" input_tokens=4 output_tokens=1 concurrency=2 \
     max_requests=30
 sed -i "s|^target:|target:\n  api_key_file: $WORK/api.key|" "$WORK/w.yaml"
 
@@ -66,9 +67,11 @@ umask 022
 start_controller "$WORK/ctl.err" "$WORK/w.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 2 \
     --out "$WORK/out" --trace --register-timeout 60 --key "$WORK/controller.key" \
     --authorized-keys "$WORK/authorized"
+export STAMPEDE_TEST_HEADER=$HEADER_SECRET
 for id in w1 w2; do
     start_once_worker "$id" --key "$WORK/worker.key" --server-key "$WORK/controller.pub"
 done
+unset STAMPEDE_TEST_HEADER
 wait_controller 60
 [ "$CONTROLLER_RC" = 0 ] || [ "$CONTROLLER_RC" = 3 ] ||
     fail "controller exit status $CONTROLLER_RC: $(tail -5 "$WORK/ctl.err")"
@@ -89,6 +92,8 @@ for f in "$WORK/ctl.err" "$WORK/ctl.err.out" "$WORK/w1.err" "$WORK/w2.err" "$WOR
 done
 grep -q 'invalid credentials: Bearer <redacted> / <redacted>' "$WORK/out/requests.jsonl" ||
     fail "the echoed 401 messages are not in the trace, redacted: $(grep -m1 401 "$WORK/out/requests.jsonl")"
+grep -q 'X-Api-Key"\?: {env: "\?STAMPEDE_TEST_HEADER"\?}' "$WORK/out/config.yaml" ||
+    fail "config.yaml does not show where the header comes from: $(grep -A3 headers "$WORK/out/config.yaml")"
 for f in results.json config.yaml requests.jsonl; do
     [ -s "$WORK/out/$f" ] || fail "$f was not written"
     assert_equal "mode of $f" "$(stat -c %a "$WORK/out/$f")" 640
