@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "metrics.h"
+#include "outfile.h"
 #include "session_report.h"
 #include "trace_keys.h"
 
@@ -540,7 +541,7 @@ int report_write_json_root(json_t *root, const char *path) {
     errno = 0;
     if (tmp) {
         snprintf(tmp, tmp_len, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
+        FILE *f = outfile_fopen(tmp);
         if (f) {
             int written = json_dumpf(root, f, JSON_FLAGS);
             int closed = fputc('\n', f) == EOF ? EOF : 0;
