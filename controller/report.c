@@ -735,7 +735,9 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
             m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
-    if (self->replay)
+    if (self->replay && trace_keys_skip(self->replay, rec->role))
+        fputs(",\"compaction\":true", f);
+    else if (self->replay)
         trace_keys_write(self->replay, f, rec->session, rec->node);
     trace_chunks(self, rec);
     if (fputs("}\n", f) == EOF || ferror(f))
