@@ -5,6 +5,7 @@
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
 #include "capacity_run.h"
 #include "controller.h"
+#include "keys.h"
 #include "mock.h"
 #include "run.h"
 #include "version.h"
@@ -28,6 +29,7 @@ int main(int argc, char **argv) {
         {"controller", controller_main, "bind, wait for workers, run the plan, write results"},
         {"worker", worker_main, "connect to a controller and serve runs"},
         {"mock", mock_main, "the simulated OpenAI-compatible inference server"},
+        {"keygen", keygen_main, "write a CURVE key pair NAME.key / NAME.pub (docs/security.md)"},
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
         {NULL, NULL, NULL},

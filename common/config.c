@@ -57,6 +57,8 @@ void config_free(config_t *self) {
     for (size_t i = 0; i < self->target.n_headers; i++) {
         free(self->target.headers[i].name);
         free(self->target.headers[i].value);
+        free(self->target.headers[i].value_env);
+        free(self->target.headers[i].value_file);
     }
     free(self->target.headers);
     free(self->target.api_key_env);
@@ -102,6 +104,8 @@ int config_copy(config_t *dst, const config_t *src) {
     for (size_t i = 0; i < dst->target.n_headers; i++) {
         dst->target.headers[i].name = copy_or_null(src->target.headers[i].name, &ok);
         dst->target.headers[i].value = copy_or_null(src->target.headers[i].value, &ok);
+        dst->target.headers[i].value_env = copy_or_null(src->target.headers[i].value_env, &ok);
+        dst->target.headers[i].value_file = copy_or_null(src->target.headers[i].value_file, &ok);
     }
     dst->source = copy_or_null(src->source, &ok);
     dst->target.model = copy_or_null(src->target.model, &ok);
@@ -261,19 +265,17 @@ static int api_key_error(const config_t *self, config_error_t *err, const char *
 }
 
 /* The first line of the file, without surrounding white space (files often end in a newline). */
-static int read_key_file(const config_t *self, char **key, config_error_t *err) {
-    const char *path = self->target.api_key_file;
+static int read_key_file(const config_t *self, const char *path, const char *config_key, char **key,
+                         config_error_t *err) {
     char buf[16384];
     FILE *f = fopen(path, "rb");
     if (f == NULL)
-        return api_key_error(self, err, "target.api_key_file", "cannot read %s: %s", path,
-                             strerror(errno));
+        return api_key_error(self, err, config_key, "cannot read %s: %s", path, strerror(errno));
     size_t n = fread(buf, 1, sizeof buf - 1, f);
     int failed = ferror(f);
     fclose(f);
     if (failed)
-        return api_key_error(self, err, "target.api_key_file", "cannot read %s: %s", path,
-                             "read error");
+        return api_key_error(self, err, config_key, "cannot read %s: %s", path, "read error");
     buf[n] = '\0';
     char *start = buf;
     while (isspace((unsigned char)*start))
@@ -282,10 +284,10 @@ static int read_key_file(const config_t *self, char **key, config_error_t *err) 
     while (len > 0 && isspace((unsigned char)start[len - 1]))
         len--;
     if (len == 0)
-        return api_key_error(self, err, "target.api_key_file", "%s holds no key%s", path, "");
+        return api_key_error(self, err, config_key, "%s holds no value%s", path, "");
     *key = strndup(start, len);
     memset(buf, 0, sizeof buf);
-    return *key ? 0 : api_key_error(self, err, "target.api_key_file", "%s%s", "out of memory", "");
+    return *key ? 0 : api_key_error(self, err, config_key, "%s%s", "out of memory", "");
 }
 
 int config_api_key(const config_t *self, char **key, config_error_t *err) {
@@ -301,8 +303,27 @@ int config_api_key(const config_t *self, char **key, config_error_t *err) {
                     : api_key_error(self, err, "target.api_key_env", "%s%s", "out of memory", "");
     }
     if (self->target.api_key_file != NULL)
-        return read_key_file(self, key, err);
+        return read_key_file(self, self->target.api_key_file, "target.api_key_file", key, err);
     return 0;
+}
+
+int config_header_value(const config_t *self, const config_header_t *h, char **value,
+                        config_error_t *err) {
+    char key[256];
+    snprintf(key, sizeof key, "target.headers.%s", h->name);
+    *value = NULL;
+    if (h->value_file != NULL)
+        return read_key_file(self, h->value_file, key, value, err);
+    if (h->value_env != NULL) {
+        const char *v = getenv(h->value_env);
+        if (v == NULL || v[0] == '\0')
+            return api_key_error(self, err, key, "environment variable %s is not set%s",
+                                 h->value_env, v ? " (it is empty)" : "");
+        *value = strdup(v);
+    } else {
+        *value = strdup(h->value ? h->value : "");
+    }
+    return *value ? 0 : api_key_error(self, err, key, "%s%s", "out of memory", "");
 }
 
 const char *config_role_name(const config_t *self, uint32_t i) {

@@ -41,7 +41,9 @@ typedef enum { ARRIVAL_POISSON, ARRIVAL_CONSTANT, ARRIVAL_GAMMA } config_arrival
 
 typedef struct config_header {
     char *name;
-    char *value;
+    char *value;      /* the value written in the file, or NULL when it comes from: */
+    char *value_env;  /* {env: NAME}: the worker's environment variable NAME */
+    char *value_file; /* {file: PATH}: the first line of PATH, read by the worker */
 } config_header_t;
 
 typedef struct config_target {
@@ -329,6 +331,10 @@ int config_copy(config_t *dst, const config_t *src);
  * none is configured, else a malloc'd string the caller frees (and never prints). 0 ok; -1 with
  * *err filled (variable unset, file unreadable or empty). */
 int config_api_key(const config_t *self, char **key, config_error_t *err);
+/* The value of header h (written in the file, or read now from its environment variable or file)
+ * as a malloc'd string the caller frees (and never prints). 0 ok; -1 with *err filled. */
+int config_header_value(const config_t *self, const config_header_t *h, char **value,
+                        config_error_t *err);
 /* True for header names whose values are secrets (authorization, cookies, api keys, tokens). */
 bool config_header_is_secret(const char *name);
 /* As config_write_yaml / config_to_yaml but with secret-looking header values kept: only for the

@@ -129,6 +129,37 @@ static bool header_name_valid(const char *name) {
     return true;
 }
 
+static bool env_name_valid(const char *name);
+
+/* A header value {env: NAME} or {file: PATH}: the secret stays out of the file and off the wire;
+ * each worker reads it when a run is assigned (common/config.h config_header_value). */
+static int read_header_source(config_yaml_t *r, yaml_node_t *v, const char *key,
+                              config_header_t *h) {
+    static const char *const source_keys[] = {"env", "file", NULL};
+    if (config_yaml_check_keys(r, v, key, source_keys) < 0)
+        return -1;
+    yaml_node_t *env = config_yaml_get(r, v, "env", NULL);
+    yaml_node_t *file = config_yaml_get(r, v, "file", NULL);
+    if ((env == NULL) == (file == NULL))
+        return config_yaml_fail(r, v, key,
+                                "expected a value, {env: VARIABLE} or {file: PATH} (one of them)");
+    if (env != NULL) {
+        if (config_yaml_string(r, env, key, &h->value_env) < 0)
+            return -1;
+        if (!env_name_valid(h->value_env))
+            return config_yaml_fail(r, env, key,
+                                    "expected the name of an environment variable (letters, "
+                                    "digits and _), not the value itself");
+        return 0;
+    }
+    char *path = NULL;
+    if (config_yaml_string(r, file, key, &path) < 0)
+        return -1;
+    h->value_file = config_yaml_resolve_path(r, path);
+    free(path);
+    return h->value_file ? 0 : config_yaml_fail(r, file, key, "out of memory");
+}
+
 static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t *t) {
     yaml_node_t *k = yaml_document_get_node(&r->doc, pair->key);
     yaml_node_t *v = yaml_document_get_node(&r->doc, pair->value);
@@ -140,6 +171,13 @@ static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t
     if (strcasecmp(name, "content-length") == 0 || strcasecmp(name, "transfer-encoding") == 0)
         return config_yaml_fail(r, k, key, "%s is set by stampede for each request", name);
     config_header_t *h = &t->headers[t->n_headers];
+    if (v->type == YAML_MAPPING_NODE) {
+        h->name = strdup(name);
+        t->n_headers++;
+        if (h->name == NULL)
+            return config_yaml_fail(r, k, key, "out of memory");
+        return read_header_source(r, v, key, h);
+    }
     if (config_yaml_string(r, v, key, &h->value) < 0)
         return -1;
     h->name = strdup(name);

@@ -182,6 +182,13 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
         fputs("\n    ", out);
         put_string(out, t->headers[i].name);
         fputs(": ", out);
+        if (t->headers[i].value_env || t->headers[i].value_file) {
+            fputs(t->headers[i].value_env ? "{env: " : "{file: ", out);
+            put_string(out, t->headers[i].value_env ? t->headers[i].value_env
+                                                    : t->headers[i].value_file);
+            fputs("}", out);
+            continue;
+        }
         put_string(out, hide ? REDACTED : t->headers[i].value);
     }
     fputs("\n  api_key_env: ", out);

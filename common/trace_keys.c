@@ -62,6 +62,10 @@ static int64_t trace_keys_arrival(trace_keys_t *self, uint64_t index) {
     return self->arrivals[index];
 }
 
+bool trace_keys_skip(const trace_keys_t *self, uint32_t role) {
+    return config_compaction_role(self->cfg, role);
+}
+
 void trace_keys_write(trace_keys_t *self, FILE *out, uint64_t session, uint32_t node) {
     const config_t *cfg = self->cfg;
     const workload_session_t *s = trace_keys_session(self, session);

@@ -5,6 +5,7 @@
 #ifndef STAMPEDE_TRACE_KEYS_H
 #define STAMPEDE_TRACE_KEYS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
@@ -16,6 +17,9 @@ typedef struct trace_keys trace_keys_t;
 trace_keys_t *trace_keys_new(const config_t *cfg);
 /* Frees it and sets *self_p to NULL. */
 void trace_keys_destroy(trace_keys_t **self_p);
+/* True for a request the replay must not send itself: a summarise request of compaction (role
+ * is the compaction role), which a replay with the same compaction settings sends on its own. */
+bool trace_keys_skip(const trace_keys_t *self, uint32_t role);
 /* Appends ,"parents":[...],"history_parent":...,"history":...,"append_parent_replies":...,
  * "role_name":...,"new_input_length":...,"output_length":...,"wait_after_ready":s and, when
  * they apply, "arrival":s and "hash_ids":[...] for node `node` of session `session` to out.

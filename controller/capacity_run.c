@@ -264,6 +264,7 @@ static void capacity_run_usage(FILE *out) {
         "                         [--allow-invalid]\n"
         "       stampede capacity FILE --bind tcp://*:PORT --expect-workers N [--target URL]...\n"
         "                         [--out DIR] [--data-port P] [--register-timeout SECONDS]\n"
+        "                         [--key FILE --authorized-keys DIR | --insecure]\n"
         "  the highest rate, concurrency or normalised request rate (rho) at which every\n"
         "  SLO of FILE's slo: section holds, searched as FILE's capacity: section says\n"
         "  (exponential probing, bisection to the precision, repetitions near the\n"
@@ -285,6 +286,9 @@ static int capacity_run_args(int argc, char **argv, const char **file, const cha
         {"expect-workers", required_argument, NULL, 'n'},
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
+        {"key", required_argument, NULL, 'k'},
+        {"authorized-keys", required_argument, NULL, 'a'},
+        {"insecure", no_argument, NULL, 'i'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };

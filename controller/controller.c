@@ -289,7 +289,8 @@ controller_t *controller_new(const controller_options_t *options) {
             controller_destroy(&self);
             return NULL;
         }
-    if (!(self->transport = transport_new(options->bind, options->data_port, self->name)) ||
+    if (!(self->transport =
+              transport_new(options->bind, options->data_port, &options->security, self->name)) ||
         !(self->arena = envelope_arena_new())) {
         controller_destroy(&self);
         return NULL;

@@ -11,6 +11,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "transport.h"
+
 typedef struct controller controller_t;
 struct sweep_source;
 
@@ -38,6 +40,7 @@ typedef struct controller_options {
     /* The levels to run for each file (controller/sweep.h: how a source is written); NULL: the
      * file's `sweep:` section, or one plain run when it has none. */
     const struct sweep_source *source;
+    transport_security_t security; /* --key, --authorized-keys, --insecure (docs/security.md) */
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */

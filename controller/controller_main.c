@@ -5,6 +5,8 @@
 #include <stdlib.h>
 
 #include "config_documents.h"
+/* Long-only flags of the security section (docs/security.md). */
+enum { CONTROLLER_OPT_KEY = 0x5301, CONTROLLER_OPT_AUTHORIZED_KEYS, CONTROLLER_OPT_INSECURE };
 
 static void usage(FILE *out) {
     fprintf(
@@ -13,6 +15,7 @@ static void usage(FILE *out) {
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
         "                           [--allow-invalid]\n"
+        "                           [--key FILE --authorized-keys DIR | --insecure]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
         "                         several, run N writes its results to OUT/run-N; a file of\n"
@@ -29,7 +32,14 @@ static void usage(FILE *out) {
         "                         connecting, tls, sending, waiting, receiving); --verbose too\n"
         "  --register-timeout S   give up when the workers are not all there (default 60)\n"
         "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
-        "                         lag, a worker lost...); without it such a run exits 3\n");
+        "                         lag, a worker lost...); without it such a run exits 3\n"
+        "  --key FILE             this controller's CURVE secret key (stampede keygen NAME\n"
+        "                         writes NAME.key and NAME.pub; workers get NAME.pub)\n"
+        "  --authorized-keys DIR  admit only workers whose public key is a *.pub in DIR;\n"
+        "                         each refusal is logged with the worker's address\n"
+        "  --insecure             allow plain TCP on an address other machines can reach\n"
+        "                         (without keys, only loopback binds are accepted)\n"
+        "  (docs/security.md: key set-up, Kubernetes Secrets)\n");
 }
 
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
@@ -67,11 +77,14 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
         CONTROLLER_SHARED_LONGOPTS,
         {"data-port", required_argument, NULL, 'd'},
         {"register-timeout", required_argument, NULL, 'r'},
+        {"key", required_argument, NULL, CONTROLLER_OPT_KEY},
+        {"authorized-keys", required_argument, NULL, CONTROLLER_OPT_AUTHORIZED_KEYS},
+        {"insecure", no_argument, NULL, CONTROLLER_OPT_INSECURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
-    controller_options_t o = {.name = "controller"};
     char **runs = NULL; /* the files, a file of several YAML documents as several runs */
+    controller_options_t o = {.name = "controller", .security.log_closes = true};
     const char **targets = calloc((size_t)argc + 1, sizeof *targets);
     if (!targets)
         return 1;
@@ -110,6 +123,15 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
             o.register_timeout_ns = (int64_t)(s * 1e9);
             break;
         }
+        case CONTROLLER_OPT_KEY:
+            o.security.key_file = optarg;
+            break;
+        case CONTROLLER_OPT_AUTHORIZED_KEYS:
+            o.security.authorized_keys = optarg;
+            break;
+        case CONTROLLER_OPT_INSECURE:
+            o.security.insecure = true;
+            break;
         case 'h':
             usage(stdout);
             rc = 0;

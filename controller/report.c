@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "metrics.h"
+#include "outfile.h"
 #include "session_report.h"
 #include "trace_keys.h"
 
@@ -540,7 +541,7 @@ int report_write_json_root(json_t *root, const char *path) {
     errno = 0;
     if (tmp) {
         snprintf(tmp, tmp_len, "%s.tmp", path);
-        FILE *f = fopen(tmp, "w");
+        FILE *f = outfile_fopen(tmp);
         if (f) {
             int written = json_dumpf(root, f, JSON_FLAGS);
             int closed = fputc('\n', f) == EOF ? EOF : 0;
@@ -734,7 +735,9 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
             m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
-    if (self->replay)
+    if (self->replay && trace_keys_skip(self->replay, rec->role))
+        fputs(",\"compaction\":true", f);
+    else if (self->replay)
         trace_keys_write(self->replay, f, rec->session, rec->node);
     trace_chunks(self, rec);
     if (fputs("}\n", f) == EOF || ferror(f))

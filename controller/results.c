@@ -14,6 +14,7 @@
 #include "sweep_run.h"
 #include "telemetry_report.h"
 #include "telemetry_run.h"
+#include "outfile.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -371,7 +372,7 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
         return -1;
     }
     snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
-    FILE *f = fopen(path, "w");
+    FILE *f = outfile_fopen(path);
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         if (f)

@@ -20,6 +20,7 @@
 #include "config_documents.h"
 #include "controller.h"
 #include "loop.h"
+#include "outfile.h"
 #include "results.h"
 
 #define RUN_DEFAULT_WORKERS 2
@@ -326,7 +327,7 @@ static void note_ignored_mock(const char *path, bool needs_mock, const char *fir
 static int open_log(const run_state_t *st, const char *name) {
     char path[4200];
     snprintf(path, sizeof path, "%s/%s", st->out_dir, name);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0644);
+    int fd = outfile_open(path, O_APPEND);
     if (fd < 0)
         fprintf(stderr, "run: cannot write %s: %s\n", path, strerror(errno));
     return fd;

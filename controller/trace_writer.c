@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "loop.h"
+#include "outfile.h"
 
 typedef struct trace_line {
     struct trace_line *next;
@@ -83,7 +84,7 @@ static void *writer_thread(void *arg) {
     pthread_setcanceltype(PTHREAD_CANCEL_DEFERRED, &old);
     pthread_cleanup_push(close_fd, self);
     /* open() of a FIFO waits for a reader: here, never on the controller's loop. */
-    self->fd = open(self->path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    self->fd = outfile_open(self->path, 0);
     if (self->fd < 0)
         fail(self, errno);
     for (;;) {

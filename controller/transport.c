@@ -8,7 +8,11 @@
 #include <zmq.h>
 
 #include "envelope.h"
+#include "gate.h"
+#include "keys.h"
 #include "loop.h"
+
+#define TRANSPORT_ZAP_DOMAIN "stampede"
 
 struct transport {
     void *ctx;
@@ -19,10 +23,14 @@ struct transport {
     uint64_t seq; /* one counter over both sockets */
     uint8_t *buf; /* packing buffer, grown to the largest envelope sent */
     size_t buf_cap;
+    bool curve;
+    char secret_key[KEYS_Z85_LEN + 1];
+    keys_ring_t *ring;
+    gate_t *gate;
 };
 
-static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, char *bound,
-                         size_t bound_len, const char *name) {
+static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, int64_t max_bytes,
+                         char *bound, size_t bound_len, const char *name) {
     void *sock = zmq_socket(self->ctx, ZMQ_ROUTER);
     if (!sock)
         return NULL;
@@ -35,6 +43,17 @@ static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, ch
     zmq_setsockopt(sock, ZMQ_HEARTBEAT_TTL, &timeout, sizeof timeout);
     if (rcvhwm)
         zmq_setsockopt(sock, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
+    zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max_bytes, sizeof max_bytes);
+    if (self->curve &&
+        (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
+         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->secret_key, KEYS_Z85_LEN) != 0 ||
+         zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, TRANSPORT_ZAP_DOMAIN, strlen(TRANSPORT_ZAP_DOMAIN)) !=
+             0)) {
+        fprintf(stderr, "%s: cannot make %s a CURVE server: %s\n", name, endpoint,
+                zmq_strerror(errno));
+        zmq_close(sock);
+        return NULL;
+    }
     if (zmq_bind(sock, endpoint) != 0) {
         fprintf(stderr, "%s: cannot bind %s: %s\n", name, endpoint, zmq_strerror(errno));
         zmq_close(sock);
@@ -50,13 +69,19 @@ static uint32_t endpoint_port(const char *endpoint) {
     return colon ? (uint32_t)strtoul(colon + 1, NULL, 10) : 0;
 }
 
-static int bind_sockets(transport_t *self, const char *bind, uint32_t data_port, const char *name) {
+static int check_bind(const char *bind, const char *name) {
     const char *colon = strrchr(bind, ':');
     if (strncmp(bind, "tcp://", 6) != 0 || !colon || colon < bind + 6) {
         fprintf(stderr, "%s: --bind %s: expected tcp://HOST:PORT (PORT may be *)\n", name, bind);
         return -1;
     }
-    self->ctl = bind_router(self, bind, 0, self->endpoint, sizeof self->endpoint, name);
+    return 0;
+}
+
+static int bind_sockets(transport_t *self, const char *bind, uint32_t data_port, const char *name) {
+    const char *colon = strrchr(bind, ':');
+    self->ctl = bind_router(self, bind, 0, TRANSPORT_MAX_CONTROL_BYTES, self->endpoint,
+                            sizeof self->endpoint, name);
     if (!self->ctl)
         return -1;
     bool any_port = !strcmp(colon + 1, "*") || !strcmp(colon + 1, "0");
@@ -68,19 +93,87 @@ static int bind_sockets(transport_t *self, const char *bind, uint32_t data_port,
     else
         snprintf(data_ep, sizeof data_ep, "%.*s:%u", (int)(colon - bind), bind,
                  endpoint_port(self->endpoint) + 1);
-    self->data = bind_router(self, data_ep, 100000, bound, sizeof bound, name);
+    self->data =
+        bind_router(self, data_ep, 100000, TRANSPORT_MAX_DATA_BYTES, bound, sizeof bound, name);
     if (!self->data)
         return -1;
     self->data_port = endpoint_port(bound);
     return 0;
 }
 
-transport_t *transport_new(const char *bind, uint32_t data_port, const char *name) {
+/* Loads the keys, or checks that plain TCP is allowed on bind; then starts the gate, whose ZAP
+ * handler must be bound before the first CURVE socket. */
+static int secure(transport_t *self, const char *bind, const transport_security_t *sec,
+                  const char *name) {
+    char err[1024];
+    if (!sec->key_file != !sec->authorized_keys) {
+        fprintf(stderr,
+                "%s: --key FILE and --authorized-keys DIR go together: the controller's own key "
+                "pair and the public keys of the workers it admits (docs/security.md)\n",
+                name);
+        return -1;
+    }
+    self->curve = sec->key_file != NULL;
+    if (self->curve) {
+        char public_key[KEYS_Z85_LEN + 1];
+        if (keys_read_secret(sec->key_file, self->secret_key, public_key, err, sizeof err) != 0 ||
+            !(self->ring = keys_ring_load(sec->authorized_keys, err, sizeof err))) {
+            fprintf(stderr, "%s: %s\n", name, err);
+            return -1;
+        }
+        fprintf(stderr, "%s: CURVE on, public key %s; admitting the %zu worker key%s in %s\n", name,
+                public_key, keys_ring_count(self->ring),
+                keys_ring_count(self->ring) == 1 ? "" : "s", sec->authorized_keys);
+    } else if (!keys_endpoint_is_local(bind) && !sec->insecure) {
+        fprintf(stderr,
+                "%s: --bind %s is reachable from other machines, and in plain TCP anyone who can "
+                "reach it could join the run and receive its workload. Secure it:\n"
+                "  stampede keygen controller && stampede keygen worker && mkdir -p workers.d && "
+                "cp worker.pub workers.d/\n"
+                "  stampede controller ... --bind %s --key controller.key --authorized-keys "
+                "workers.d\n"
+                "  stampede worker --connect tcp://HOST:PORT --key worker.key --server-key "
+                "controller.pub\n"
+                "or accept the risk with --insecure (docs/security.md)\n",
+                name, bind, bind);
+        return -1;
+    } else if (sec->insecure && !keys_endpoint_is_local(bind)) {
+        fprintf(stderr,
+                "%s: warning: --insecure: plain TCP on %s; any host that reaches it can join "
+                "the run\n",
+                name, bind);
+    }
+    self->gate = gate_new(self->ctx, self->ring, sec->authorized_keys, name, err, sizeof err);
+    if (!self->gate) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return -1;
+    }
+    return 0;
+}
+
+static int watch(transport_t *self, const transport_security_t *sec, const char *name) {
+    char err[512];
+    if (gate_watch(self->gate, self->ctl, "control", TRANSPORT_MAX_CONTROL_BYTES, sec->log_closes,
+                   err, sizeof err) != 0 ||
+        gate_watch(self->gate, self->data, "data", TRANSPORT_MAX_DATA_BYTES, sec->log_closes, err,
+                   sizeof err) != 0 ||
+        gate_start(self->gate, err, sizeof err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err);
+        return -1;
+    }
+    return 0;
+}
+
+transport_t *transport_new(const char *bind, uint32_t data_port,
+                           const transport_security_t *security, const char *name) {
+    static const transport_security_t plain = {0};
+    const transport_security_t *sec = security ? security : &plain;
     transport_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
     self->ctx = zmq_ctx_new();
-    if (!self->ctx || bind_sockets(self, bind, data_port, name) != 0)
+    if (!self->ctx || check_bind(bind, name) != 0 || secure(self, bind, sec, name) != 0 ||
+        bind_sockets(self, bind, data_port, name) != 0 || watch(self, sec, name) != 0)
         transport_destroy(&self);
     return self;
 }
@@ -89,12 +182,15 @@ void transport_destroy(transport_t **self_p) {
     transport_t *self = *self_p;
     if (!self)
         return;
+    gate_destroy(&self->gate); /* stops the monitors while the sockets are open */
     if (self->ctl)
         zmq_close(self->ctl);
     if (self->data)
         zmq_close(self->data);
     if (self->ctx)
         zmq_ctx_term(self->ctx); /* delivers what is queued (Stops), bounded by the linger */
+    keys_ring_destroy(&self->ring);
+    memset(self->secret_key, 0, sizeof self->secret_key);
     free(self->buf);
     free(self);
     *self_p = NULL;

@@ -2,7 +2,10 @@
  * Start, Stop, heartbeats, Done) and data (event batches and their Acks), so a backlog of batches
  * never delays a heartbeat or a Stop. A worker routes both with one id. Options as
  * docs/protocol.md lists them: ROUTER_MANDATORY (an unknown or full peer is an error, never a
- * silent drop), ROUTER_HANDOVER, ZMTP heartbeats, a bounded linger; data also RCVHWM 100 000. */
+ * silent drop), ROUTER_HANDOVER, ZMTP heartbeats, a bounded linger; data also RCVHWM 100 000.
+ * Both have a ZMQ_MAXMSGSIZE (libzmq closes the connection of a peer that sends more) and, with
+ * keys, CURVE with a ZAP handler that admits only the authorized workers (controller/gate.h,
+ * docs/security.md). */
 #ifndef STAMPEDE_TRANSPORT_H
 #define STAMPEDE_TRANSPORT_H
 
@@ -16,15 +19,33 @@ typedef struct transport transport_t;
 
 typedef enum { TRANSPORT_CONTROL, TRANSPORT_DATA } transport_socket_t;
 
+/* The largest message a worker may send on each socket (ZMQ_MAXMSGSIZE): control carries Hello,
+ * Ready, Heartbeat and Done (a few KiB); data an EventBatch, sealed at 256 KiB plus its last
+ * record (worker/events.h), whose chunk times are a few bytes per token. */
+#define TRANSPORT_MAX_CONTROL_BYTES (1LL << 20)
+#define TRANSPORT_MAX_DATA_BYTES (16LL << 20)
+
+/* Who may connect (docs/security.md). With key_file and authorized_keys (both or neither) both
+ * sockets are CURVE servers; without, plain TCP, refused on an address other machines can reach
+ * unless insecure. */
+typedef struct transport_security {
+    const char *key_file;        /* --key: the controller's secret key (stampede keygen) */
+    const char *authorized_keys; /* --authorized-keys DIR: every worker's NAME.pub */
+    bool insecure;               /* --insecure: plain TCP on a non-loopback address */
+    bool log_closes;             /* log every worker connection that closes, with its address */
+} transport_security_t;
+
 /* Called with one received message: the sender's routing id, the payload (both valid during the
  * call) and rx_ns, the CLOCK_MONOTONIC instant it was taken off the socket. */
 typedef void (*transport_message_fn)(void *arg, const uint8_t *id, size_t id_len,
                                      const uint8_t *data, size_t len, int64_t rx_ns);
 
 /* Binds control on bind ("tcp://HOST:PORT", PORT may be * or 0 for a free one) and data on
- * data_port, else PORT+1, else a free port when PORT is free. NULL after printing
- * "NAME: why" on stderr. The caller destroys it. */
-transport_t *transport_new(const char *bind, uint32_t data_port, const char *name);
+ * data_port, else PORT+1, else a free port when PORT is free, secured as security says (NULL:
+ * plain TCP under the same loopback rule). NULL after printing "NAME: why" on stderr. The caller
+ * destroys it. */
+transport_t *transport_new(const char *bind, uint32_t data_port,
+                           const transport_security_t *security, const char *name);
 /* Closes both sockets and terminates the context, which delivers what is queued (Stops) within
  * the 1 s linger; frees and sets *self_p to NULL (NULL is fine). */
 void transport_destroy(transport_t **self_p);

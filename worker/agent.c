@@ -10,7 +10,10 @@
 
 #include "version.h"
 
-#define AGENT_MONITOR_EVENTS (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED)
+#define AGENT_MONITOR_EVENTS                                                                       \
+    (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |                \
+     ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |                  \
+     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
 
 /* One socket on the loop: its ZMQ_FD is edge-triggered, so it is drained after every wakeup and
  * after every send (a send can consume the edge that announced incoming messages). */
@@ -48,6 +51,9 @@ struct agent {
     char *data_endpoint; /* connected data endpoint, NULL before the first Welcome */
 
     bool welcomed;
+    bool handshaken;            /* the control connection completed its handshake */
+    uint32_t failed_handshakes; /* in a row, on either socket */
+    bool gave_up;               /* refused: told once */
     uint64_t run_id;
     int64_t last_rx_ns; /* latest evidence that the controller was alive, on our real clock */
     bool have_offset;   /* offset_ns is known: liveness then comes from heartbeat send times */
@@ -330,6 +336,61 @@ static void on_socket(loop_t *loop, int fd, int mask, void *arg) {
     drain(arg);
 }
 
+/* A controller that refuses our key, or handshakes that keep failing (keys that do not match,
+ * CURVE on one side only), will not change by retrying: say why and give up (-1). A control
+ * connection that closes after its handshake is logged with the limit that may have closed it. */
+static int on_handshake_event(agent_t *self, agent_monitor_t *m, uint16_t event, uint32_t value) {
+    char why[512];
+    switch (event) {
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        self->failed_handshakes = 0;
+        if (!m->is_data)
+            self->handshaken = true;
+        return 0;
+    case ZMQ_EVENT_DISCONNECTED:
+        if (!m->is_data && self->handshaken)
+            fprintf(stderr,
+                    "worker %s: the control connection to %s closed (the controller left, or a "
+                    "message over --max-message-size %lld bytes)\n",
+                    self->name, self->endpoint, (long long)self->options.max_control_bytes);
+        if (!m->is_data)
+            self->handshaken = false;
+        return 0;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+        snprintf(why, sizeof why,
+                 "the controller at %s refused this worker's key %s (ZAP status %u): copy the "
+                 "worker's NAME.pub into the controller's --authorized-keys directory",
+                 self->endpoint, self->options.public_key ? self->options.public_key : "(none)",
+                 value);
+        break;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+        /* After a protocol error of its own (a mechanism mismatch) libzmq never reconnects; when
+         * the controller closes the handshake (a wrong server key) it does, and a few tries rule
+         * out a controller that merely went away during one. */
+        if (event == ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL &&
+            ++self->failed_handshakes < AGENT_HANDSHAKE_ATTEMPTS)
+            return 0;
+        snprintf(why, sizeof why, "the handshake with %s failed (%s): %s", self->endpoint,
+                 value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH ? "security mechanism mismatch"
+                 : event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL
+                     ? "protocol error"
+                     : "the controller closed it, several times in a row",
+                 self->options.server_key
+                     ? "--server-key is not the controller's public key, or the controller runs "
+                       "without --key"
+                     : "the controller wants CURVE keys: pass --key worker.key --server-key "
+                       "controller.pub (docs/security.md)");
+        break;
+    default:
+        return 0;
+    }
+    if (!self->gave_up && self->cb.refused)
+        self->cb.refused(self->arg, why);
+    self->gave_up = true;
+    return -1;
+}
+
 static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
     agent_monitor_t *m = arg;
     agent_t *self = m->agent;
@@ -345,8 +406,11 @@ static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
             break;
         }
         uint16_t event = 0;
-        if (zmq_msg_size(&msg) >= 2)
+        uint32_t value = 0;
+        if (zmq_msg_size(&msg) >= 6) {
             memcpy(&event, zmq_msg_data(&msg), sizeof event);
+            memcpy(&value, (const uint8_t *)zmq_msg_data(&msg) + 2, sizeof value);
+        }
         int more = zmq_msg_more(&msg);
         zmq_msg_close(&msg);
         while (more) { /* the endpoint frame */
@@ -357,6 +421,8 @@ static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
                 more = zmq_msg_more(&msg);
             zmq_msg_close(&msg);
         }
+        if (on_handshake_event(self, m, event, value) != 0)
+            return; /* refused: the loop is stopping */
         if (event != ZMQ_EVENT_CONNECTED)
             continue;
         if (m->is_data) {
@@ -400,7 +466,7 @@ static int set_int(void *sock, int option, int value) {
     return zmq_setsockopt(sock, option, &value, sizeof value);
 }
 
-static void *make_socket(agent_t *self, int linger) {
+static void *make_socket(agent_t *self, int linger, int64_t max_bytes) {
     void *sock = zmq_socket(self->ctx, ZMQ_DEALER);
     if (!sock)
         return NULL;
@@ -415,6 +481,15 @@ static void *make_socket(agent_t *self, int linger) {
     set_int(sock, ZMQ_HEARTBEAT_TTL, 3000);
     set_int(sock, ZMQ_RECONNECT_IVL, 100);
     set_int(sock, ZMQ_RECONNECT_IVL_MAX, 2000);
+    zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max_bytes, sizeof max_bytes);
+    const agent_options_t *o = &self->options;
+    if (o->server_key &&
+        (zmq_setsockopt(sock, ZMQ_CURVE_SERVERKEY, o->server_key, strlen(o->server_key)) != 0 ||
+         zmq_setsockopt(sock, ZMQ_CURVE_PUBLICKEY, o->public_key, strlen(o->public_key)) != 0 ||
+         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, o->secret_key, strlen(o->secret_key)) != 0)) {
+        zmq_close(sock);
+        return NULL;
+    }
     return sock;
 }
 
@@ -472,6 +547,8 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
     if (!self->options.liveness_ns)
         self->options.liveness_ns = 3 * self->options.heartbeat_ns;
     self->heartbeat_ns = self->options.heartbeat_ns;
+    if (!self->options.max_control_bytes)
+        self->options.max_control_bytes = AGENT_MAX_CONTROL_BYTES;
 
     uint8_t rnd[8] = {0};
     if (getrandom(rnd, sizeof rnd, 0) != (ssize_t)sizeof rnd)
@@ -480,8 +557,8 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
     for (size_t i = 0; i < sizeof rnd && n + 2 < (int)sizeof self->routing_id; i++)
         n += snprintf(self->routing_id + n, sizeof self->routing_id - (size_t)n, "%02x", rnd[i]);
 
-    void *ctl = make_socket(self, 500);
-    void *data = make_socket(self, 2000);
+    void *ctl = make_socket(self, 500, self->options.max_control_bytes);
+    void *data = make_socket(self, 2000, AGENT_MAX_DATA_BYTES);
     if (!self->endpoint || !self->name || !ctl || !data) {
         fprintf(stderr, "worker: cannot create sockets: %s\n", zmq_strerror(errno));
         if (ctl)

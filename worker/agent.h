@@ -60,12 +60,25 @@ typedef struct agent_options {
     int64_t clock_shift_ns; /* test hook: added to every clock reading this agent reports */
     int64_t heartbeat_ns;   /* default 1 s */
     int64_t liveness_ns;    /* controller silence that means lost; default 3 s */
+    const char *server_key; /* the controller's CURVE public key (Z85); NULL: plain TCP */
+    const char *public_key; /* this worker's CURVE key pair (Z85), with server_key */
+    const char *secret_key;
+    int64_t max_control_bytes; /* ZMQ_MAXMSGSIZE in: the Assign with its config (and trace) */
 } agent_options_t;
 
-/* Creates both sockets in ctx (a libzmq context created after any fork), connects the control
- * socket and puts it on loop. The data socket connects when the Welcome names its port. The
- * agent sends events' sealed batches and feeds acks back to events. NULL with a message on
- * stderr on failure. */
+/* The largest Assign a worker accepts by default (worker --max-message-size), and the largest
+ * message on its data socket (Acks). */
+#define AGENT_MAX_CONTROL_BYTES (64LL << 20)
+#define AGENT_MAX_DATA_BYTES (1LL << 20)
+/* Failed handshakes in a row (CURVE keys that do not match) before the worker gives up. */
+#define AGENT_HANDSHAKE_ATTEMPTS 3
+
+/* Creates both sockets in ctx (a libzmq context created after any fork), CURVE clients when
+ * options name keys, connects the control socket and puts it on loop. A controller that refuses
+ * this worker's key, or AGENT_HANDSHAKE_ATTEMPTS failed handshakes in a row (the wrong server key,
+ * CURVE on one side only), end in callbacks.refused with the reason. The data socket connects when
+ * the Welcome names its port. The agent sends events' sealed batches and feeds acks back to events.
+ * NULL with a message on stderr on failure. */
 agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_options_t *options,
                    const agent_callbacks_t *callbacks, void *arg);
 /* Closes the sockets (linger bounded) and frees. */

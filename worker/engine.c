@@ -24,6 +24,8 @@
 
 #include "buffer.h"
 #include "curl_loop.h"
+#include "config.h"
+#include "redact.h"
 #include "rlimit.h"
 #include "stream.h"
 
@@ -66,6 +68,8 @@ struct engine {
     stream_settings_t settings;
     stream_counters_t counters;
     char *auth_line;
+    char **secrets; /* the API key and secret header values, redacted from error messages */
+    size_t n_secrets;
 
     engine_slot_t **slots; /* allocated on first use, then reused; never freed before destroy */
     uint32_t n_slots;
@@ -148,6 +152,8 @@ static void engine_finish(engine_t *self, engine_slot_t *slot) {
     self->requests_finished++;
     if (record->error != ERROR_NONE && record->error != ERROR_CANCELLED)
         self->requests_failed++;
+    for (size_t i = 0; i < self->n_secrets && record->error_message[0]; i++)
+        redact_text(record->error_message, sizeof record->error_message, self->secrets[i]);
     size_t reply_len;
     const char *reply = stream_reply(slot->stream, &reply_len);
     self->callback_depth++;
@@ -180,6 +186,19 @@ static struct curl_slist *engine_append(struct curl_slist *list, const char *lin
     return grown ? grown : list;
 }
 
+/* Keeps a copy of a secret to redact from error messages (a server may echo what it was sent). */
+static void engine_add_secret(engine_t *self, const char *secret, size_t len, bool *ok) {
+    char **grown = realloc(self->secrets, (self->n_secrets + 1) * sizeof *grown);
+    char *copy = grown ? strndup(secret, len) : NULL;
+    if (grown)
+        self->secrets = grown;
+    if (!copy) {
+        *ok = false;
+        return;
+    }
+    self->secrets[self->n_secrets++] = copy;
+}
+
 static int engine_build_headers(engine_t *self, const engine_options_t *options) {
     bool ok = true;
     struct curl_slist *h = NULL;
@@ -194,10 +213,20 @@ static int engine_build_headers(engine_t *self, const engine_options_t *options)
         else {
             snprintf(self->auth_line, len, "Authorization: Bearer %s", options->api_key);
             h = engine_append(h, self->auth_line, &ok);
+            engine_add_secret(self, options->api_key, strlen(options->api_key), &ok);
         }
     }
-    for (const char *const *line = options->headers; line && *line; line++)
+    for (const char *const *line = options->headers; line && *line; line++) {
         h = engine_append(h, *line, &ok);
+        const char *colon = strchr(*line, ':');
+        if (!colon)
+            continue;
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)(colon - *line), *line);
+        const char *value = colon + 1 + strspn(colon + 1, " \t");
+        if (config_header_is_secret(name))
+            engine_add_secret(self, value, strlen(value), &ok);
+    }
     self->settings.headers = h;
     return ok ? 0 : -1;
 }
@@ -294,6 +323,11 @@ void engine_destroy(engine_t **self_p) {
     curl_slist_free_all(self->settings.resolve);
     for (uint32_t i = 0; i < self->n_origins; i++)
         free(self->origins[i]);
+    for (size_t i = 0; i < self->n_secrets; i++) {
+        explicit_bzero(self->secrets[i], strlen(self->secrets[i]));
+        free(self->secrets[i]);
+    }
+    free(self->secrets);
     if (self->auth_line) {
         explicit_bzero(self->auth_line, strlen(self->auth_line));
         free(self->auth_line);

@@ -19,12 +19,14 @@
 #include "config.h"
 #include "engine.h"
 #include "events.h"
+#include "keys.h"
 #include "loop.h"
 #include "plan.h"
 #include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
 #include "trace_wire.h"
+#include "units.h"
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
 #define WORKER_MAX_STREAMS 10000
@@ -39,6 +41,13 @@ typedef struct worker_settings {
     bool once;
     uint32_t proto_version;
     int64_t clock_shift_ns;
+    bool insecure;               /* --insecure: plain TCP to a non-loopback controller */
+    const char *key_file;        /* --key: this worker's CURVE secret key */
+    const char *server_key_file; /* --server-key: the controller's public key */
+    char public_key[KEYS_Z85_LEN + 1];
+    char secret_key[KEYS_Z85_LEN + 1];
+    char server_key[KEYS_Z85_LEN + 1];
+    int64_t max_control_bytes; /* --max-message-size */
 } worker_settings_t;
 
 /* One loop: everything a logical worker owns. Only its own thread touches it. */
@@ -269,24 +278,40 @@ static void abandon_run(worker_loop_t *w, const char *why) {
 }
 
 static void free_lines(char **lines) {
-    for (size_t i = 0; lines && lines[i]; i++)
+    for (size_t i = 0; lines && lines[i]; i++) {
+        explicit_bzero(lines[i], strlen(lines[i])); /* header values may be secrets */
         free(lines[i]);
+    }
     free(lines);
 }
 
-/* target.headers as "Name: value" lines, NULL-terminated; NULL when memory ran out. */
-static char **header_lines(const config_t *cfg) {
+/* target.headers as "Name: value" lines, NULL-terminated, values read from their environment
+ * variable or file where the file says so; NULL with the reason in err. */
+static char **header_lines(const config_t *cfg, char *err, size_t errlen) {
     char **lines = calloc(cfg->target.n_headers + 1, sizeof *lines);
     for (size_t i = 0; lines && i < cfg->target.n_headers; i++) {
         const config_header_t *h = &cfg->target.headers[i];
-        size_t len = strlen(h->name) + strlen(h->value) + 3;
-        lines[i] = malloc(len);
-        if (!lines[i]) {
+        char *value = NULL;
+        config_error_t cerr;
+        if (config_header_value(cfg, h, &value, &cerr) != 0) {
+            config_error_format(&cerr, err, errlen);
             free_lines(lines);
             return NULL;
         }
-        snprintf(lines[i], len, "%s: %s", h->name, h->value);
+        size_t len = strlen(h->name) + strlen(value) + 3;
+        lines[i] = malloc(len);
+        if (lines[i])
+            snprintf(lines[i], len, "%s: %s", h->name, value);
+        explicit_bzero(value, strlen(value));
+        free(value);
+        if (!lines[i]) {
+            free_lines(lines);
+            lines = NULL;
+        }
     }
+    if (!lines)
+        snprintf(err, errlen, "out of memory building the %zu target.headers",
+                 cfg->target.n_headers);
     return lines;
 }
 
@@ -324,7 +349,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "%s", msg);
         return -1;
     }
-    char **headers = header_lines(&w->cfg);
+    char header_err[768] = "";
+    char **headers = header_lines(&w->cfg, header_err, sizeof header_err);
     if (headers) {
         uint32_t streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
@@ -346,8 +372,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     if (!headers) {
         /* a run without the user's headers (an auth or routing header) would test the wrong
          * thing: refuse it */
-        snprintf(err, errlen, "out of memory building the %zu target.headers",
-                 w->cfg.target.n_headers);
+        snprintf(err, errlen, "%s", header_err);
         return -1;
     }
     if (!w->engine) {
@@ -534,6 +559,10 @@ static void *loop_thread(void *arg) {
         .capacity = WORKER_MAX_STREAMS,
         .proto_version = s->proto_version,
         .clock_shift_ns = s->clock_shift_ns,
+        .server_key = s->server_key_file ? s->server_key : NULL,
+        .public_key = s->public_key,
+        .secret_key = s->secret_key,
+        .max_control_bytes = s->max_control_bytes,
     };
     agent_callbacks_t cb = {
         .assign = on_assign,
@@ -573,26 +602,71 @@ out:
 static void usage(FILE *out) {
     fprintf(out, "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
                  "[--id NAME]\n"
+                 "                       [--key FILE --server-key FILE | --insecure]\n"
                  "  --connect EP   the controller's control endpoint\n"
                  "  --threads T    T independent loops, each registering as its own worker "
                  "(default 1)\n"
                  "  --once         exit after one run (for Kubernetes Jobs)\n"
-                 "  --id NAME      logical name shown by the controller (default HOST-PID)\n");
+                 "  --id NAME      logical name shown by the controller (default HOST-PID)\n"
+                 "  --key FILE     this worker's CURVE secret key (stampede keygen NAME writes\n"
+                 "                 NAME.key; the controller's --authorized-keys holds NAME.pub)\n"
+                 "  --server-key FILE  the controller's public key (its NAME.pub): a controller\n"
+                 "                 without the matching secret key is never joined\n"
+                 "  --insecure     allow plain TCP to a controller on another machine\n"
+                 "  --max-message-size SIZE  largest message taken from the controller (the\n"
+                 "                 Assign with its workload; default 64MiB)\n"
+                 "  (docs/security.md)\n");
+}
+
+/* Reads --key and --server-key, or checks that plain TCP is allowed to the endpoint. */
+static int load_keys(worker_settings_t *s) {
+    char err[1024];
+    if (!s->key_file != !s->server_key_file) {
+        fprintf(stderr, "stampede worker: --key FILE and --server-key FILE go together: this "
+                        "worker's secret key and the controller's public key "
+                        "(docs/security.md)\n");
+        return 1;
+    }
+    if (s->key_file) {
+        if (keys_read_secret(s->key_file, s->secret_key, s->public_key, err, sizeof err) != 0 ||
+            keys_read_public(s->server_key_file, s->server_key, err, sizeof err) != 0) {
+            fprintf(stderr, "stampede worker: %s\n", err);
+            return 1;
+        }
+        return 0;
+    }
+    if (keys_endpoint_is_local(s->endpoint) || s->insecure)
+        return 0;
+    fprintf(stderr,
+            "stampede worker: --connect %s: a controller on another machine is joined with CURVE "
+            "keys, so that no one else can pose as it or read the workload. Pass --key "
+            "worker.key --server-key controller.pub (made by `stampede keygen worker` and "
+            "`stampede keygen controller`; worker.pub goes in the controller's --authorized-keys "
+            "directory), or accept the risk with --insecure (docs/security.md)\n",
+            s->endpoint);
+    return 1;
 }
 
 static int parse_settings(int argc, char **argv, worker_settings_t *s, char *name_buf,
                           size_t name_len) {
     static const struct option longopts[] = {
-        {"connect", required_argument, NULL, 'c'}, {"threads", required_argument, NULL, 't'},
-        {"once", no_argument, NULL, 'o'},          {"id", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0},
+        {"connect", required_argument, NULL, 'c'},
+        {"threads", required_argument, NULL, 't'},
+        {"once", no_argument, NULL, 'o'},
+        {"id", required_argument, NULL, 'i'},
+        {"help", no_argument, NULL, 'h'},
+        {"key", required_argument, NULL, 'K'},
+        {"server-key", required_argument, NULL, 'S'},
+        {"insecure", no_argument, NULL, 'N'},
+        {"max-message-size", required_argument, NULL, 'M'},
+        {NULL, 0, NULL, 0},
     };
     memset(s, 0, sizeof *s);
     s->threads = 1;
     s->proto_version = PROTOCOL_VERSION;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:t:oi:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             s->endpoint = optarg;
@@ -616,6 +690,27 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         case 'i':
             s->name = optarg;
             break;
+        case 'K':
+            s->key_file = optarg;
+            break;
+        case 'S':
+            s->server_key_file = optarg;
+            break;
+        case 'N':
+            s->insecure = true;
+            break;
+        case 'M': {
+            uint64_t bytes;
+            if (units_parse_size(optarg, &bytes) != 0 || bytes < 4096 || bytes > (1ULL << 40)) {
+                fprintf(stderr,
+                        "stampede worker: --max-message-size wants a size from 4KiB to 1TiB, "
+                        "such as 64MiB; got '%s'\n",
+                        optarg);
+                return 1;
+            }
+            s->max_control_bytes = (int64_t)bytes;
+            break;
+        }
         case 'h':
             usage(stdout);
             return -1;
@@ -637,6 +732,8 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         fprintf(stderr, "stampede worker: --connect %s: expected tcp://HOST:PORT\n", s->endpoint);
         return 1;
     }
+    if (load_keys(s) != 0)
+        return 1;
     if (!s->name) {
         char host[200] = "worker";
         gethostname(host, sizeof host - 1);

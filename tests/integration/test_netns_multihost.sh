@@ -223,9 +223,10 @@ OUT=$WORK/out
 start controller "$NS_CTL" 60 "$STAMPEDE" controller "$WORK/run.yaml" --bind "tcp://127.0.0.1:$PORT" \
     --expect-workers 2 --target "$TARGET" --out "$OUT" --trace --register-timeout 20
 wait_line controller 'listening on' 10
-start w1 "$NS_W1" 60 "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once --id w1
+# --insecure: plain TCP to a non-loopback controller (the namespaces are this test's own).
+start w1 "$NS_W1" 60 "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once --id w1 --insecure
 start w2 "$NS_W2" 60 env STAMPEDE_TEST_CLOCK_OFFSET_NS=$SHIFT_NS \
-    "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once --id w2
+    "$STAMPEDE" worker --connect "tcp://$CTL_ADDR:$PORT" --once --id w2 --insecure
 
 finish controller 60
 [ $RC = 0 ] || fail "controller exited with status $RC, expected 0 (124 = timed out after 60 s)"

@@ -4,7 +4,9 @@
 # the mock, replayed from requests.jsonl with 1 and then 3 workers, and each replay sends the same
 # requests: the same sessions, nodes, parents, history parents, roles, fresh and output lengths,
 # and the same prompt sizes (the prompt text is a function of the seed, session and node). A timed
-# chat run replays with the same requests and the same session arrivals.
+# chat run replays with the same requests and the same session arrivals. A chat that compacts
+# records its summarise requests as "compaction": true; its replay, with the same compaction
+# settings, skips them and compacts on its own: the same nodes and the same number of summaries.
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 2 --itl-ms 1
@@ -113,3 +115,37 @@ for key, row in recorded.items():
 print(f"ok: {len(replayed)} chat requests replayed identically, timed")
 PY
 echo "ok: a timed chat run replays with the same requests and arrivals"
+
+cat >"$WORK/compact.yaml" <<YAML
+seed: 3
+target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
+workload:
+  kind: chat
+  turns: 6
+  input_tokens: 60
+  output_tokens: 20
+  compaction: {limit_tokens: 200, summary_tokens: 30}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {max_sessions: 4}
+YAML
+run_bounded 60 /dev/null "$WORK/compact.err" "$WORK/compact.yaml" --workers 1 --trace \
+    --out "$WORK/compact"
+[ "$RUN_RC" = 0 ] || fail "the compacting run exited $RUN_RC: $(tail -5 "$WORK/compact.err")"
+sed -e "s|kind: chat|kind: trace\n  trace: {path: $WORK/compact/requests.jsonl}|" \
+    -e '/^limits:/d' "$WORK/compact.yaml" >"$WORK/compact-replay.yaml"
+run_bounded 60 /dev/null "$WORK/compact-replay.err" "$WORK/compact-replay.yaml" --workers 2 \
+    --trace --out "$WORK/compact-replay"
+[ "$RUN_RC" = 0 ] || fail "the compaction replay exited $RUN_RC: $(tail -5 "$WORK/compact-replay.err")"
+python3 - "$WORK/compact/requests.jsonl" "$WORK/compact-replay/requests.jsonl" <<'PY'
+import json, sys
+def load(path):
+    rows = [json.loads(line) for line in open(path)]
+    nodes = sorted((r["session"], r["node"]) for r in rows if not r.get("compaction"))
+    return nodes, sum(1 for r in rows if r.get("compaction"))
+(nodes_a, summaries_a), (nodes_b, summaries_b) = load(sys.argv[1]), load(sys.argv[2])
+assert summaries_a > 0, "the recorded run never compacted"
+assert nodes_a == nodes_b, f"different nodes: {sorted(set(nodes_a) ^ set(nodes_b))}"
+assert summaries_a == summaries_b, f"{summaries_a} summaries recorded, {summaries_b} replayed"
+print(f"ok: {len(nodes_b)} nodes and {summaries_b} summarise requests replayed")
+PY
+echo "ok: a compacting chat replays with its own compaction"

@@ -1,0 +1,258 @@
+#include "keys.h"
+
+#include <arpa/inet.h>
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zmq.h>
+
+struct keys_ring {
+    size_t count;
+    uint8_t (*keys)[KEYS_BINARY_LEN];
+    char **names;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+/* Writes text into a new file of the given mode (never an existing one). */
+static int write_new(const char *path, mode_t mode, const char *text, char *err, size_t errlen) {
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
+    if (fd < 0)
+        return fail(err, errlen, "%s: %s%s", path, strerror(errno),
+                    errno == EEXIST ? " (remove it first: keygen never overwrites a key)" : "");
+    size_t len = strlen(text);
+    int rc = write(fd, text, len) == (ssize_t)len && fchmod(fd, mode) == 0 ? 0 : -1;
+    if (close(fd) != 0 || rc != 0) {
+        fail(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+        unlink(path);
+        return -1;
+    }
+    return 0;
+}
+
+int keys_generate(const char *path, char *err, size_t errlen) {
+    char public_z85[KEYS_Z85_LEN + 1], secret_z85[KEYS_Z85_LEN + 1];
+    if (zmq_curve_keypair(public_z85, secret_z85) != 0)
+        return fail(err, errlen, "cannot make a key pair: %s (libzmq built without CURVE?)",
+                    zmq_strerror(errno));
+    size_t n = strlen(path) + 5;
+    char *key_path = malloc(n), *pub_path = malloc(n);
+    char key_text[256], pub_text[256];
+    int rc = -1;
+    if (!key_path || !pub_path) {
+        fail(err, errlen, "out of memory");
+        goto out;
+    }
+    snprintf(key_path, n, "%s.key", path);
+    snprintf(pub_path, n, "%s.pub", path);
+    snprintf(key_text, sizeof key_text,
+             "# stampede CURVE secret key (Z85). Keep it private: mode 0600, never shared.\n%s\n",
+             secret_z85);
+    snprintf(pub_text, sizeof pub_text, "# stampede CURVE public key (Z85)\n%s\n", public_z85);
+    if (write_new(key_path, 0600, key_text, err, errlen) != 0)
+        goto out;
+    if (write_new(pub_path, 0644, pub_text, err, errlen) != 0) {
+        unlink(key_path);
+        goto out;
+    }
+    rc = 0;
+out:
+    memset(secret_z85, 0, sizeof secret_z85);
+    memset(key_text, 0, sizeof key_text);
+    free(key_path);
+    free(pub_path);
+    return rc;
+}
+
+/* The one key line of a key file: 40 Z85 characters that decode, into z85 (41 bytes). */
+static int read_key(const char *path, char *z85, char *err, size_t errlen) {
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return fail(err, errlen, "%s: %s", path, strerror(errno));
+    char line[512];
+    int lineno = 0, rc = -1;
+    bool found = false;
+    while (fgets(line, sizeof line, f)) {
+        lineno++;
+        char *p = line, *end = line + strlen(line);
+        while (isspace((unsigned char)*p))
+            p++;
+        while (end > p && isspace((unsigned char)end[-1]))
+            *--end = '\0';
+        if (!*p || *p == '#')
+            continue;
+        if (found) {
+            fail(err, errlen, "%s:%d: a second key line (a key file holds one key)", path, lineno);
+            goto out;
+        }
+        uint8_t binary[KEYS_BINARY_LEN];
+        if (end - p != KEYS_Z85_LEN || !zmq_z85_decode(binary, p)) {
+            fail(err, errlen, "%s:%d: expected a key of %d Z85 characters (stampede keygen)", path,
+                 lineno, KEYS_Z85_LEN);
+            goto out;
+        }
+        memcpy(z85, p, KEYS_Z85_LEN + 1);
+        found = true;
+    }
+    if (ferror(f))
+        fail(err, errlen, "%s: %s", path, strerror(errno));
+    else if (!found)
+        fail(err, errlen, "%s: holds no key (stampede keygen writes NAME.key and NAME.pub)", path);
+    else
+        rc = 0;
+out:
+    memset(line, 0, sizeof line);
+    fclose(f);
+    return rc;
+}
+
+int keys_read_secret(const char *path, char *secret_z85, char *public_z85, char *err,
+                     size_t errlen) {
+    if (read_key(path, secret_z85, err, errlen) != 0)
+        return -1;
+    if (zmq_curve_public(public_z85, secret_z85) != 0)
+        return fail(err, errlen, "%s: cannot derive the public key: %s", path, zmq_strerror(errno));
+    return 0;
+}
+
+int keys_read_public(const char *path, char *public_z85, char *err, size_t errlen) {
+    return read_key(path, public_z85, err, errlen);
+}
+
+static bool is_pub_file(const char *name) {
+    size_t n = strlen(name);
+    return n > 4 && name[0] != '.' && strcmp(name + n - 4, ".pub") == 0;
+}
+
+static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *err,
+                    size_t errlen) {
+    size_t n = strlen(dir) + strlen(name) + 2;
+    char *path = malloc(n);
+    char z85[KEYS_Z85_LEN + 1];
+    if (!path)
+        return fail(err, errlen, "out of memory");
+    snprintf(path, n, "%s/%s", dir, name);
+    int rc = keys_read_public(path, z85, err, errlen);
+    free(path);
+    if (rc != 0)
+        return -1;
+    void *keys = realloc(self->keys, (self->count + 1) * sizeof *self->keys);
+    if (keys)
+        self->keys = keys;
+    void *names = realloc(self->names, (self->count + 1) * sizeof *self->names);
+    if (names)
+        self->names = names;
+    if (!keys || !names || !(self->names[self->count] = strdup(name)))
+        return fail(err, errlen, "out of memory");
+    zmq_z85_decode(self->keys[self->count], z85);
+    self->count++;
+    return 0;
+}
+
+keys_ring_t *keys_ring_load(const char *dir, char *err, size_t errlen) {
+    DIR *d = opendir(dir);
+    if (!d) {
+        fail(err, errlen, "--authorized-keys %s: %s", dir, strerror(errno));
+        return NULL;
+    }
+    keys_ring_t *self = calloc(1, sizeof *self);
+    if (!self)
+        fail(err, errlen, "out of memory");
+    struct dirent *e;
+    while (self && (e = readdir(d)))
+        if (is_pub_file(e->d_name) && ring_add(self, dir, e->d_name, err, errlen) != 0)
+            keys_ring_destroy(&self);
+    closedir(d);
+    if (self && !self->count) {
+        fail(err, errlen,
+             "--authorized-keys %s: no *.pub file there (stampede keygen NAME writes NAME.pub; "
+             "copy each worker's NAME.pub into it)",
+             dir);
+        keys_ring_destroy(&self);
+    }
+    return self;
+}
+
+void keys_ring_destroy(keys_ring_t **self_p) {
+    keys_ring_t *self = *self_p;
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->count; i++)
+        free(self->names[i]);
+    free(self->names);
+    free(self->keys);
+    free(self);
+    *self_p = NULL;
+}
+
+const char *keys_ring_find(const keys_ring_t *self, const uint8_t *key) {
+    for (size_t i = 0; i < self->count; i++)
+        if (memcmp(self->keys[i], key, KEYS_BINARY_LEN) == 0)
+            return self->names[i];
+    return NULL;
+}
+
+size_t keys_ring_count(const keys_ring_t *self) {
+    return self->count;
+}
+
+bool keys_endpoint_is_local(const char *endpoint) {
+    if (!strncmp(endpoint, "ipc://", 6) || !strncmp(endpoint, "inproc://", 9))
+        return true;
+    if (strncmp(endpoint, "tcp://", 6) != 0)
+        return false;
+    const char *host = endpoint + 6, *colon = strrchr(host, ':');
+    if (!colon)
+        return false;
+    char h[256];
+    size_t n = (size_t)(colon - host);
+    if (n >= sizeof h)
+        return false;
+    memcpy(h, host, n);
+    h[n] = '\0';
+    char *name = h;
+    if (name[0] == '[' && n >= 2 && name[n - 1] == ']') {
+        name[n - 1] = '\0';
+        name++;
+    }
+    struct in_addr v4;
+    struct in6_addr v6;
+    if (inet_pton(AF_INET, name, &v4) == 1)
+        return (ntohl(v4.s_addr) >> 24) == 127;
+    if (inet_pton(AF_INET6, name, &v6) == 1)
+        return IN6_IS_ADDR_LOOPBACK(&v6);
+    return !strcmp(name, "localhost") || !strcmp(name, "lo");
+}
+
+int keygen_main(int argc, char **argv) {
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        fprintf(argc < 2 ? stderr : stdout,
+                "usage: stampede keygen NAME...\n"
+                "  writes a CURVE key pair per NAME: NAME.key (secret, mode 0600) and NAME.pub\n"
+                "  (public), 40 Z85 characters each; NAME may include a directory. Never\n"
+                "  overwrites a file. See docs/security.md.\n");
+        return argc < 2 ? 2 : 0;
+    }
+    for (int i = 1; i < argc; i++) {
+        char err[512];
+        if (keys_generate(argv[i], err, sizeof err) != 0) {
+            fprintf(stderr, "keygen: %s\n", err);
+            return 1;
+        }
+        printf("wrote %s.key (secret, 0600) and %s.pub\n", argv[i], argv[i]);
+    }
+    return 0;
+}

@@ -1,0 +1,379 @@
+#include "gate.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <zmq.h>
+
+#define GATE_ZAP_ENDPOINT "inproc://zeromq.zap.01"
+#define GATE_MAX_WATCHED 4
+#define GATE_ZAP_FRAMES 8
+#define GATE_MONITOR_EVENTS                                                                        \
+    (ZMQ_EVENT_ACCEPTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL |          \
+     ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |                       \
+     ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
+
+/* A connection accepted on a watched socket: its descriptor and the peer's "address:port", read
+ * when the accept was reported (the descriptor is closed by the time its disconnect is). */
+typedef struct gate_peer {
+    int fd;
+    char address[INET6_ADDRSTRLEN + 8];
+} gate_peer_t;
+
+/* One watched ROUTER: its monitor's PAIR end and what the monitor said so far. */
+typedef struct gate_watch {
+    void *watched;
+    void *monitor;
+    char label[16];
+    long long limit_bytes;
+    bool log_closes;
+    char failure[160]; /* the last handshake failure, told with the disconnect that follows it */
+    gate_peer_t *peers;
+    size_t n_peers, peers_cap;
+} gate_watch_t;
+
+struct gate {
+    void *ctx;
+    const keys_ring_t *ring;
+    char *authorized_dir;
+    char *name;
+    void *zap;     /* REP on the ZAP endpoint, NULL without a ring */
+    void *stop_tx; /* main thread's end of the stop pipe */
+    void *stop_rx; /* the thread's end */
+    gate_watch_t watches[GATE_MAX_WATCHED];
+    size_t n_watches;
+    pthread_t thread;
+    bool started;
+};
+
+static int fail(char *err, size_t errlen, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir, const char *name,
+                 char *err, size_t errlen) {
+    gate_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        fail(err, errlen, "out of memory");
+        return NULL;
+    }
+    self->ctx = ctx;
+    self->ring = ring;
+    self->name = strdup(name);
+    self->authorized_dir = strdup(authorized_dir ? authorized_dir : "");
+    char pipe_ep[64];
+    snprintf(pipe_ep, sizeof pipe_ep, "inproc://stampede-gate-%p", (void *)self);
+    self->stop_rx = zmq_socket(ctx, ZMQ_PAIR);
+    self->stop_tx = zmq_socket(ctx, ZMQ_PAIR);
+    if (!self->name || !self->authorized_dir || !self->stop_rx || !self->stop_tx ||
+        zmq_bind(self->stop_rx, pipe_ep) != 0 || zmq_connect(self->stop_tx, pipe_ep) != 0 ||
+        zmq_setsockopt(self->stop_tx, ZMQ_LINGER, &(int){0}, sizeof(int)) != 0) {
+        fail(err, errlen, "cannot set up the gate: %s", zmq_strerror(errno));
+        gate_destroy(&self);
+        return NULL;
+    }
+    if (ring) {
+        int linger = 0;
+        self->zap = zmq_socket(ctx, ZMQ_REP);
+        if (!self->zap || zmq_setsockopt(self->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
+            zmq_bind(self->zap, GATE_ZAP_ENDPOINT) != 0) {
+            fail(err, errlen, "cannot bind the ZAP handler on %s: %s", GATE_ZAP_ENDPOINT,
+                 zmq_strerror(errno));
+            gate_destroy(&self);
+            return NULL;
+        }
+    }
+    return self;
+}
+
+int gate_watch(gate_t *self, void *sock, const char *label, long long limit_bytes, bool log_closes,
+               char *err, size_t errlen) {
+    if (self->n_watches == GATE_MAX_WATCHED || self->started)
+        return fail(err, errlen, "gate: cannot watch another socket");
+    gate_watch_t *w = &self->watches[self->n_watches];
+    char ep[96];
+    snprintf(ep, sizeof ep, "inproc://stampede-gate-%p-%zu", (void *)self, self->n_watches);
+    if (zmq_socket_monitor(sock, ep, GATE_MONITOR_EVENTS) != 0)
+        return fail(err, errlen, "cannot monitor the %s socket: %s", label, zmq_strerror(errno));
+    w->watched = sock;
+    w->monitor = zmq_socket(self->ctx, ZMQ_PAIR);
+    if (!w->monitor || zmq_setsockopt(w->monitor, ZMQ_LINGER, &(int){0}, sizeof(int)) != 0 ||
+        zmq_connect(w->monitor, ep) != 0) {
+        zmq_socket_monitor(sock, NULL, 0);
+        if (w->monitor)
+            zmq_close(w->monitor);
+        memset(w, 0, sizeof *w);
+        return fail(err, errlen, "cannot monitor the %s socket: %s", label, zmq_strerror(errno));
+    }
+    snprintf(w->label, sizeof w->label, "%s", label);
+    w->limit_bytes = limit_bytes;
+    w->log_closes = log_closes;
+    self->n_watches++;
+    return 0;
+}
+
+/* The frames of one request: up to GATE_ZAP_FRAMES kept in frames (open, the caller closes them),
+ * more discarded. Returns how many frames the request had (at most GATE_ZAP_FRAMES + 1). */
+static int receive_request(void *sock, zmq_msg_t *frames, int *kept) {
+    int n = 0, more = 1;
+    *kept = 0;
+    while (more) {
+        zmq_msg_t extra, *m = *kept < GATE_ZAP_FRAMES ? &frames[*kept] : &extra;
+        zmq_msg_init(m);
+        if (zmq_msg_recv(m, sock, 0) < 0) {
+            zmq_msg_close(m);
+            break;
+        }
+        more = zmq_msg_more(m);
+        if (m == &extra)
+            zmq_msg_close(m);
+        else
+            (*kept)++;
+        if (n <= GATE_ZAP_FRAMES)
+            n++;
+    }
+    return n;
+}
+
+static bool frame_is(zmq_msg_t *m, const char *text) {
+    size_t n = strlen(text);
+    return zmq_msg_size(m) == n && memcmp(zmq_msg_data(m), text, n) == 0;
+}
+
+static void send_reply(void *sock, zmq_msg_t *request_id, const char *status, const char *text,
+                       const char *user_id) {
+    zmq_send(sock, "1.0", 3, ZMQ_SNDMORE);
+    if (request_id)
+        zmq_send(sock, zmq_msg_data(request_id), zmq_msg_size(request_id), ZMQ_SNDMORE);
+    else
+        zmq_send(sock, "", 0, ZMQ_SNDMORE);
+    zmq_send(sock, status, strlen(status), ZMQ_SNDMORE);
+    zmq_send(sock, text, strlen(text), ZMQ_SNDMORE);
+    zmq_send(sock, user_id, strlen(user_id), ZMQ_SNDMORE);
+    zmq_send(sock, "", 0, 0);
+}
+
+/* One ZAP request (RFC 27: version, request id, domain, address, identity, mechanism,
+ * credentials): 200 for a CURVE key in the ring, 400 for anything else, logged with the address. */
+static void serve_zap(gate_t *self) {
+    zmq_msg_t f[GATE_ZAP_FRAMES];
+    int kept, n = receive_request(self->zap, f, &kept);
+    char address[INET6_ADDRSTRLEN + 8] = "an unknown address";
+    if (kept >= 4 && zmq_msg_size(&f[3]) > 0 && zmq_msg_size(&f[3]) < sizeof address)
+        snprintf(address, sizeof address, "%.*s", (int)zmq_msg_size(&f[3]),
+                 (const char *)zmq_msg_data(&f[3]));
+    const char *found = NULL;
+    char key[KEYS_Z85_LEN + 1] = "";
+    if (n == 7 && frame_is(&f[0], "1.0") && frame_is(&f[5], "CURVE") &&
+        zmq_msg_size(&f[6]) == KEYS_BINARY_LEN) {
+        zmq_z85_encode(key, zmq_msg_data(&f[6]), KEYS_BINARY_LEN);
+        found = keys_ring_find(self->ring, zmq_msg_data(&f[6]));
+    }
+    if (found) {
+        send_reply(self->zap, &f[1], "200", "OK", found);
+    } else {
+        if (key[0])
+            fprintf(stderr,
+                    "%s: refused a worker at %s: its public key %s is not in --authorized-keys "
+                    "%s\n",
+                    self->name, address, key, self->authorized_dir);
+        else
+            fprintf(stderr, "%s: refused a connection from %s: not a CURVE client\n", self->name,
+                    address);
+        send_reply(self->zap, kept >= 2 ? &f[1] : NULL, "400", "key not authorized", "");
+    }
+    for (int i = 0; i < kept; i++)
+        zmq_msg_close(&f[i]);
+}
+
+static void peer_remember(gate_watch_t *w, int fd) {
+    struct sockaddr_storage sa;
+    socklen_t len = sizeof sa;
+    char host[INET6_ADDRSTRLEN] = "?";
+    unsigned port = 0;
+    if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0)
+        return; /* already gone: its disconnect names no address */
+    {
+        if (sa.ss_family == AF_INET) {
+            struct sockaddr_in *in = (struct sockaddr_in *)&sa;
+            inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
+            port = ntohs(in->sin_port);
+        } else if (sa.ss_family == AF_INET6) {
+            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
+            inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
+            port = ntohs(in6->sin6_port);
+        }
+    }
+    for (size_t i = 0; i < w->n_peers; i++)
+        if (w->peers[i].fd == fd) { /* a reused descriptor: the old connection is gone */
+            snprintf(w->peers[i].address, sizeof w->peers[i].address, "%s:%u", host, port);
+            return;
+        }
+    if (w->n_peers == w->peers_cap) {
+        size_t cap = w->peers_cap ? 2 * w->peers_cap : 16;
+        gate_peer_t *p = realloc(w->peers, cap * sizeof *p);
+        if (!p)
+            return;
+        w->peers = p;
+        w->peers_cap = cap;
+    }
+    w->peers[w->n_peers].fd = fd;
+    snprintf(w->peers[w->n_peers].address, sizeof w->peers[w->n_peers].address, "%s:%u", host,
+             port);
+    w->n_peers++;
+}
+
+/* The peer's "address:port" of fd into out, forgetting it; "an unknown peer" when not known. */
+static void peer_forget(gate_watch_t *w, int fd, char *out, size_t len) {
+    snprintf(out, len, "an unknown peer");
+    for (size_t i = 0; i < w->n_peers; i++)
+        if (w->peers[i].fd == fd) {
+            snprintf(out, len, "%s", w->peers[i].address);
+            w->peers[i] = w->peers[--w->n_peers];
+            return;
+        }
+}
+
+static void note_failure(gate_watch_t *w, uint16_t event, uint32_t value) {
+    if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+        snprintf(w->failure, sizeof w->failure, "its key was refused (ZAP status %u)", value);
+    else if (value == ZMQ_PROTOCOL_ERROR_ZMTP_CRYPTOGRAPHIC)
+        snprintf(w->failure, sizeof w->failure,
+                 "the CURVE handshake failed: the worker's --server-key is not this "
+                 "controller's public key");
+    else if (value == ZMQ_PROTOCOL_ERROR_ZMTP_MECHANISM_MISMATCH)
+        snprintf(w->failure, sizeof w->failure,
+                 "security mismatch: one side uses CURVE keys, the other plain TCP");
+    else if (event == ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL)
+        snprintf(w->failure, sizeof w->failure, "handshake protocol error 0x%x", value);
+    else
+        snprintf(w->failure, sizeof w->failure, "the handshake did not complete");
+}
+
+static void on_disconnect(gate_t *self, gate_watch_t *w, int fd) {
+    char peer[INET6_ADDRSTRLEN + 8];
+    peer_forget(w, fd, peer, sizeof peer);
+    if (w->failure[0])
+        fprintf(stderr, "%s: %s connection from %s closed: %s\n", self->name, w->label, peer,
+                w->failure);
+    else if (w->log_closes)
+        fprintf(stderr,
+                "%s: %s connection from %s closed (the peer left, or libzmq dropped it for a "
+                "message over the %lld-byte limit or a malformed frame)\n",
+                self->name, w->label, peer, w->limit_bytes);
+    w->failure[0] = '\0';
+}
+
+/* One monitor event: [uint16 event, uint32 value][endpoint]. */
+static void serve_monitor(gate_t *self, gate_watch_t *w) {
+    zmq_msg_t msg;
+    zmq_msg_init(&msg);
+    if (zmq_msg_recv(&msg, w->monitor, ZMQ_DONTWAIT) < 0) {
+        zmq_msg_close(&msg);
+        return;
+    }
+    uint16_t event = 0;
+    uint32_t value = 0;
+    if (zmq_msg_size(&msg) >= 6) {
+        memcpy(&event, zmq_msg_data(&msg), sizeof event);
+        memcpy(&value, (const uint8_t *)zmq_msg_data(&msg) + 2, sizeof value);
+    }
+    int more = zmq_msg_more(&msg);
+    zmq_msg_close(&msg);
+    while (more) {
+        zmq_msg_init(&msg);
+        more = zmq_msg_recv(&msg, w->monitor, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&msg);
+        zmq_msg_close(&msg);
+    }
+    switch (event) {
+    case ZMQ_EVENT_ACCEPTED:
+        peer_remember(w, (int)value);
+        break;
+    case ZMQ_EVENT_HANDSHAKE_SUCCEEDED:
+        w->failure[0] = '\0';
+        break;
+    case ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL:
+    case ZMQ_EVENT_HANDSHAKE_FAILED_AUTH:
+        note_failure(w, event, value);
+        break;
+    case ZMQ_EVENT_DISCONNECTED:
+        on_disconnect(self, w, (int)value);
+        break;
+    default:
+        break;
+    }
+}
+
+static void *gate_thread(void *arg) {
+    gate_t *self = arg;
+    zmq_pollitem_t items[2 + GATE_MAX_WATCHED];
+    size_t n = 0;
+    items[n++] = (zmq_pollitem_t){self->stop_rx, 0, ZMQ_POLLIN, 0};
+    size_t first_monitor = 1;
+    if (self->zap) {
+        items[n++] = (zmq_pollitem_t){self->zap, 0, ZMQ_POLLIN, 0};
+        first_monitor = 2;
+    }
+    for (size_t i = 0; i < self->n_watches; i++)
+        items[n++] = (zmq_pollitem_t){self->watches[i].monitor, 0, ZMQ_POLLIN, 0};
+    for (;;) {
+        if (zmq_poll(items, (int)n, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            break;
+        }
+        if (items[0].revents & ZMQ_POLLIN)
+            break;
+        if (self->zap && (items[1].revents & ZMQ_POLLIN))
+            serve_zap(self);
+        for (size_t i = 0; i < self->n_watches; i++)
+            if (items[first_monitor + i].revents & ZMQ_POLLIN)
+                serve_monitor(self, &self->watches[i]);
+    }
+    return NULL;
+}
+
+int gate_start(gate_t *self, char *err, size_t errlen) {
+    int rc = pthread_create(&self->thread, NULL, gate_thread, self);
+    if (rc != 0)
+        return fail(err, errlen, "cannot start the gate thread: %s", strerror(rc));
+    self->started = true;
+    return 0;
+}
+
+void gate_destroy(gate_t **self_p) {
+    gate_t *self = *self_p;
+    if (!self)
+        return;
+    for (size_t i = 0; i < self->n_watches; i++)
+        zmq_socket_monitor(self->watches[i].watched, NULL, 0);
+    if (self->started) {
+        zmq_send(self->stop_tx, "", 0, 0);
+        pthread_join(self->thread, NULL);
+    }
+    for (size_t i = 0; i < self->n_watches; i++) {
+        zmq_close(self->watches[i].monitor);
+        free(self->watches[i].peers);
+    }
+    if (self->zap)
+        zmq_close(self->zap);
+    if (self->stop_tx)
+        zmq_close(self->stop_tx);
+    if (self->stop_rx)
+        zmq_close(self->stop_rx);
+    free(self->name);
+    free(self->authorized_dir);
+    free(self);
+    *self_p = NULL;
+}
