@@ -84,8 +84,8 @@ void launch_start(controller_t *self) {
     run->start_unix_ns =
         (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
     run->phase = PHASE_RUN;
+    telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
-    telemetry_run_open(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))

@@ -16,6 +16,7 @@
 #include "results.h"
 #include "slo.h"
 #include "sweep_report.h"
+#include "telemetry_run.h"
 #include "window.h"
 
 /* Rows of figures (one per repetition, or per snapshot), grown as they come. */
@@ -42,11 +43,13 @@ struct sweep_run {
     window_t *window; /* the repetition's, from its start */
     int64_t start_ns; /* the repetition's start (controller clock) */
     int64_t window_end_ns;
+    telemetry_mark_t *snap_marks; /* server scrape marks at the snapshots' edges (count + 1) */
+    uint32_t n_snap_marks;        /* 0: no server scrape */
     int64_t stop_ns; /* when the repetition was told to stop early (drain bound, watch); 0 none */
     bool drained, stopped_early;
     int64_t next_watch_ns;
-    window_stats_t pooled;     /* the kept repetitions */
-    window_stats_t pooled_all; /* every repetition (the level's figures when none is kept) */
+    window_stats_t pooled;        /* the kept repetitions */
+    window_stats_t pooled_all;    /* every repetition (the level's figures when none is kept) */
     slo_goodput_t good, good_all; /* goodput of the same (each repetition's, controller/slo.h) */
     uint32_t reps_run, valid;
     bool any_stopped_early;
@@ -102,6 +105,9 @@ sweep_run_t *sweep_run_new(controller_t *fleet, const measurement_t *first,
 
 static void sweep_run_level_free(sweep_run_t *self) {
     window_destroy(&self->window);
+    free(self->snap_marks);
+    self->snap_marks = NULL;
+    self->n_snap_marks = 0;
     window_stats_free(&self->pooled);
     window_stats_free(&self->pooled_all);
     free(self->rep_rows.rows);
@@ -212,6 +218,27 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     return 0;
 }
 
+/* With server metrics on: a scrape mark at every snapshot edge (the window's opening is the run's
+ * own first mark; the window's end gets one, before the drain). */
+static void sweep_run_mark_snapshots(sweep_run_t *self, const measurement_t *run, int64_t opens) {
+    free(self->snap_marks);
+    self->snap_marks = NULL;
+    self->n_snap_marks = 0;
+    if (!run->telemetry)
+        return;
+    uint32_t n = self->spec.snapshots;
+    if (!(self->snap_marks = calloc((size_t)n + 1, sizeof *self->snap_marks)))
+        return;
+    self->snap_marks[0] = run->window_opens;
+    for (uint32_t i = 1; i <= n; i++) {
+        char label[48];
+        snprintf(label, sizeof label, i < n ? "snapshot-%u-start" : "window-edge", i + 1);
+        self->snap_marks[i] =
+            telemetry_mark(run->telemetry, opens + (int64_t)i * self->spec.snapshot_ns, label);
+    }
+    self->n_snap_marks = n + 1;
+}
+
 void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
     window_destroy(&self->window);
     self->start_ns = run->start_ns;
@@ -220,6 +247,7 @@ void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
     int64_t opens = run->start_ns + self->spec.warmup_ns;
     self->window_end_ns = opens + (int64_t)self->spec.snapshots * self->spec.snapshot_ns;
     self->window = window_new(opens, self->spec.snapshot_ns, self->spec.snapshots);
+    sweep_run_mark_snapshots(self, run, opens);
     if (!self->window)
         console_say(self->fleet,
                     "out of memory for the window of level %zu: its repetition %u "
@@ -326,6 +354,11 @@ static json_t *sweep_run_snapshot_json(const sweep_run_t *self, uint32_t i) {
     json_object_set_new(
         o, "start_s", json_real((double)(window_edge_ns(self->window, i) - self->start_ns) / 1e9));
     json_object_update_new(o, sweep_report_stats_json(window_snapshot(self->window, i)));
+    const measurement_t *run = self->fleet->run;
+    if (i + 1 < self->n_snap_marks && run && run->telemetry)
+        json_object_set_new(
+            o, "server",
+            telemetry_run_between_json(self->fleet, self->snap_marks[i], self->snap_marks[i + 1]));
     return o;
 }
 

@@ -46,3 +46,15 @@ void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats
                                      (const char *const *)run->cfg.target.endpoints));
     json_object_set_new(level, "gap", telemetry_report_gap_json(stats, run->merge));
 }
+
+json_t *telemetry_run_between_json(const controller_t *self, telemetry_mark_t a,
+                                   telemetry_mark_t b) {
+    const measurement_t *run = self->run;
+    telemetry_stats_t stats;
+    if (!run->telemetry || telemetry_stats_between(run->telemetry, a, b, &stats) != 0)
+        return json_null();
+    json_t *o = telemetry_report_server_json(run->telemetry, &stats, a, b,
+                                             (const char *const *)run->cfg.target.endpoints);
+    telemetry_stats_clear(&stats);
+    return o;
+}

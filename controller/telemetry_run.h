@@ -21,6 +21,10 @@ void telemetry_run_open(controller_t *self);
 int telemetry_run_close(controller_t *self, telemetry_stats_t *stats);
 /* The shared-rig guard's causes added to the run's verdict. */
 void telemetry_run_judge(const telemetry_stats_t *stats, validity_t *validity);
+/* The "server" block (as in a level) of what happened between marks a and b of the run's
+ * telemetry (a snapshot of a sweep); JSON null when they cannot be compared. */
+json_t *telemetry_run_between_json(const controller_t *self, telemetry_mark_t a,
+                                   telemetry_mark_t b);
 /* Sets "server" and "gap" in level (a results.json level object). */
 void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats, json_t *level);
 

@@ -75,7 +75,7 @@ PY
 
 # A rate sweep: each level starts its sessions at its rate (constant arrivals). The server scrape
 # (server_metrics: auto, the embedded mock's own page) gives each level and repetition its server
-# and gap blocks.
+# and gap blocks, and each snapshot the server's figures between its own edges.
 cat >"$WORK/rate.yaml" <<YAML
 target: {ignore_eos: true}
 workload: {input_tokens: 16, output_tokens: 8}
@@ -99,6 +99,11 @@ for l, want in zip(results["levels"], (5, 20)):
     # a level of 1 s x 2 snapshots at this rate: the server saw at least the window's requests
     assert l["server"]["total"]["requests"] >= 0.5 * 2 * want, (want, l["server"]["total"])
     assert l["server_from_repetition"] == 1 and l["gap"]["total"] is not None, l["gap"]
+    # a scrape at every snapshot edge: each snapshot has the server's own view of it
+    snaps = rep["snapshots"]
+    assert all(sn["server"]["pages"][0]["error"] is None for sn in snaps), snaps
+    served = sum(sn["server"]["total"]["requests"] for sn in snaps)
+    assert served >= 0.5 * 2 * want and snaps[0]["server"]["window_s"] > 0.5, [sn["server"]["total"] for sn in snaps]
 PY
 
 # Every repetition above exclude_error_pct: excluded and counted, the level invalid.
