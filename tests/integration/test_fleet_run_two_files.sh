@@ -2,6 +2,7 @@
 # `stampede run A B` runs both files on the same two local workers and the same embedded mock:
 # OUT/run-1 and OUT/run-2 each hold their own exact totals and run id, each worker registered
 # once, and no process is left behind.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/a.yaml" ignore_eos=true concurrency=2 max_requests=12

@@ -3,6 +3,7 @@
 # back to back over the same connected workers. Each run writes its own OUT/run-N/results.json
 # with its own run id and its own exact totals (not the sum of both), and every worker registered
 # once: one registration line per worker at the controller, one Welcome per worker.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1

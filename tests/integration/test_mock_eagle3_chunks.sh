@@ -12,6 +12,7 @@
 # And the events themselves (one stream with continuous usage and 7 reasoning tokens): each
 # event's words are exactly its growth of usage.completion_tokens, some carry several, and none
 # straddles the end of the reasoning.
+# ctest: parallel (rates within 10 % and relative TPOT/ITL ratios; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 # check_chunks RUN_DIR REQUESTS: the accounting assertions on a run of REQUESTS x 64 tokens.

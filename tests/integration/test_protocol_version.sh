@@ -2,6 +2,7 @@
 # A worker announcing another protocol version (test hook STAMPEDE_TEST_PROTO_VERSION) is
 # refused: the controller says so, the worker prints the controller's reason and exits 3, and the
 # controller does not count it (it then reports that no worker came).
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/v.yaml" endpoints="[http://127.0.0.1:9]" max_requests=1

@@ -9,6 +9,7 @@
 # Each case: exit status 1 within 10 s (the controller does not wait for workers it cannot use),
 # no stack trace or signal, and no lost data: an OUT directory holding a previous run's results
 # keeps them byte for byte, and a fresh OUT directory gets no results.json.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 cd "$WORK"

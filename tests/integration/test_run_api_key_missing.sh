@@ -2,6 +2,7 @@
 # The API key is read by each worker from its own environment (it never travels): when the
 # variable the file names is unset, the workers refuse the assignment, the run does not start,
 # and the message names the variable; the exit status is 1 and the workers exit.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/k.yaml" endpoints="[http://127.0.0.1:9]" api_key_env=STAMPEDE_TEST_UNSET_KEY \

@@ -4,6 +4,7 @@
 #  - every request carried "Authorization: Bearer <key>" and the X-Api-Key header;
 #  - neither secret appears anywhere stampede wrote: stdout, stderr, results.json, config.yaml
 #    (where the header is redacted), requests.jsonl, workers.log.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 KEY="sk-stampede-test-$RANDOM$RANDOM$RANDOM"

@@ -7,6 +7,7 @@
 #  - the count is reported: the terminal's session line, results.json sessions.compactions and a
 #    compaction row in roles.
 # Both for a linear graph (history through the history parent) and a chat (every ancestor).
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 for kind in linear chat; do

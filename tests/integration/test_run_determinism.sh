@@ -2,6 +2,7 @@
 # Same file and seed, 1 worker and 4 workers: the same requests are generated (the workload
 # digest, an order-independent sum of every request's hash, is equal) and the same number run;
 # then the same for every session-graph shape.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1

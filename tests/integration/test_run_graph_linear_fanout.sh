@@ -5,6 +5,7 @@
 #  - fanout: the three sub-agents of a round are in flight at once, each starts from the scaffold
 #    and main's reply only, and the continuation continues main's conversation with the three
 #    reports appended.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 # run_graph NAME GAP_MS GRAPH: one run of two sessions of the graph GRAPH against a fresh

@@ -7,6 +7,7 @@
 #    is test_run_scaffold.sh's.
 #  - A2A's envelope around inter-agent messages (examples/diamond-a2a.yaml) gets more HTTP 400s
 #    (max_model_len) than LangGraph (examples/diamond-langgraph.yaml) on the same seed and limit.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 for cache in true false; do

@@ -5,6 +5,7 @@
 # 256 get 400 and the others succeed. config.yaml carries the section back. With --target the
 # section is ignored with a note, and a profile the mock does not know stops the run naming the
 # file. The mock here (started by the test) is only the --target one.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/profile.yaml" <<YAML

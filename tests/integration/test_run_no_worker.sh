@@ -1,6 +1,7 @@
 #!/bin/bash
 # A controller that no worker reaches gives up after --register-timeout with a clear reason and a
 # non-zero exit; with some but not all workers it says how many came.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/n.yaml" endpoints="[http://127.0.0.1:9]" max_requests=1

@@ -5,6 +5,7 @@
 #  - with tool_results: 1 every turn after the first answers a tool call: a role "tool" message
 #    with the tool_call_id of the assistant message before it, which carries the call;
 #  - a history `none` sub-agent (a diamond executor) shares only the scaffold with the planner.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_test_server graph_server.py linear --gap-ms 5 --log "$WORK/linear.jsonl"

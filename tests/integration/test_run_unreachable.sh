@@ -1,6 +1,7 @@
 #!/bin/bash
 # A target nobody listens on: every request fails as a connect error, results.json says so, and
 # `stampede run` exits non-zero naming the reason and the endpoint.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 # A port that was free a moment ago: bind, read, close.

@@ -5,6 +5,7 @@
 #
 # The name has a label over 63 octets: it can never be put in a DNS query, so the lookup fails
 # on this host (after /etc/hosts) and no packet leaves it, whatever /etc/resolv.conf says.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 HOST=no-such-host-with-a-label-longer-than-sixty-three-octets-xxxxxxxx.invalid

@@ -5,6 +5,7 @@
 # rates. Then a sweep whose
 # repetitions all fail too often: excluded and counted ("0/2"), the level invalid. Then Ctrl-C in
 # the second level: exit 130, the first level written whole, the second marked interrupted.
+# ctest: parallel (rates within 10 % and relative TPOT/ITL ratios; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/sweep.yaml" <<YAML

@@ -2,6 +2,7 @@
 # A bad trace is refused by `stampede run` before anything runs, exit 1, with the trace file, line,
 # key and reason (docs/workloads.md, "The session-trace format"): an unknown parent, a cycle, a
 # history parent that is not an ancestor, a missing key (session and Mooncake formats).
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 check() {

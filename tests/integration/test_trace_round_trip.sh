@@ -7,6 +7,7 @@
 # chat run replays with the same requests and the same session arrivals. A chat that compacts
 # records its summarise requests as "compaction": true; its replay, with the same compaction
 # settings, skips them and compacts on its own: the same nodes and the same number of summaries.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 2 --itl-ms 1

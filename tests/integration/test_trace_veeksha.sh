@@ -4,6 +4,7 @@
 # (everything before its stampede `mock:` section) against a mock, one session at a time, 5
 # sessions of 110-150 turns whose prompts grow turn by turn with 400-600 fresh tokens and ask for
 # 150-250 output tokens. A misspelt key is refused naming the file, line and key.
+# ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 example="$(dirname "$0")/../../examples/veeksha-multiturn.yaml"
