@@ -122,7 +122,12 @@ static int compare_locate(const char *arg, compare_run_t *run, char *err, size_t
         snprintf(err, errlen, "%s: %s", arg, strerror(errno));
         return -1;
     }
-    char copy[COMPARE_PATH_MAX];
+    /* Room for "/results.json" after it in run->path. */
+    char copy[COMPARE_PATH_MAX - 16];
+    if (strlen(arg) >= sizeof copy) {
+        snprintf(err, errlen, "%.64s...: path too long", arg);
+        return -1;
+    }
     snprintf(copy, sizeof copy, "%s", arg);
     size_t len = strlen(copy);
     while (len > 1 && copy[len - 1] == '/')
