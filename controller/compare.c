@@ -277,6 +277,13 @@ static json_t *compare_level(const compare_run_t *run, double value) {
     return NULL;
 }
 
+/* Whether the run's level at value was judged invalid (its `validity.valid` is false): its figures
+ * are shown, marked. */
+static bool compare_invalid(const compare_run_t *run, double value) {
+    json_t *level = compare_level(run, value);
+    return level && json_is_false(json_object_get(json_object_get(level, "validity"), "valid"));
+}
+
 /* A metric of a level: the level's own key, else its `reference` block's; NAN when absent or
  * null. */
 static double compare_value(const compare_run_t *run, double level_value, const char *key) {
@@ -459,6 +466,11 @@ json_t *compare_json(const compare_t *self) {
             json_array_append_new(present,
                                   json_boolean(compare_level(&self->runs[r], self->levels[l])));
         json_object_set_new(o, "present", present);
+        json_t *invalid = json_array();
+        for (size_t r = 0; r < self->n_runs; r++)
+            json_array_append_new(invalid,
+                                  json_boolean(compare_invalid(&self->runs[r], self->levels[l])));
+        json_object_set_new(o, "invalid", invalid);
         for (size_t k = 0; k < COMPARE_N_METRICS; k++)
             json_object_set_new(by_metric, compare_metrics[k].key,
                                 compare_metric_json(self, &compare_metrics[k], self->levels[l]));
@@ -560,7 +572,8 @@ static void compare_md_metric(const compare_t *self, const compare_metric_t *m, 
             double v = compare_value(&self->runs[r], level, m->key);
             compare_format(cell, sizeof cell, v);
             bool bold = self->n_runs > 2 && compare_is_winner(&w, v);
-            fprintf(out, bold ? " **%s** |" : " %s |", cell);
+            const char *mark = !isnan(v) && compare_invalid(&self->runs[r], level) ? " †" : "";
+            fprintf(out, bold ? " **%s**%s |" : " %s%s |", cell, mark);
         }
         if (self->n_runs == 2) {
             compare_format_change(cell, sizeof cell, m,
@@ -683,11 +696,16 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
     }
     fprintf(out, "\n");
     if (self->n_runs == 2)
-        fprintf(out, "Change: the second run against the first; lower is better for latencies "
-                     "and errors, higher for throughput. — : the level is absent from a run.\n\n");
+        fprintf(out,
+                "Change: the second run against the first; lower is better for latencies "
+                "and errors, higher for throughput. — : the level is absent from a run. † : the "
+                "run judged the level invalid (its validity reasons are in its results.json)."
+                "\n\n");
     else
-        fprintf(out, "Winners in bold (lowest latency and errors, highest throughput). — : the "
-                     "level is absent from a run.\n\n");
+        fprintf(out,
+                "Winners in bold (lowest latency and errors, highest throughput). — : the "
+                "level is absent from a run. † : the run judged the level invalid (its validity "
+                "reasons are in its results.json).\n\n");
     for (size_t k = 0; k < COMPARE_N_METRICS; k++) {
         bool any = false;
         for (size_t l = 0; l < self->n_levels && !any; l++)

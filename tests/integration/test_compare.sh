@@ -13,7 +13,7 @@ cd "$FIX"
 # Two runs, Markdown: the EAGLE-3 report's table rows.
 "$STAMPEDE" compare base spec >"$WORK/two.md" 2>"$WORK/two.err" || fail "compare exited $?: $(cat "$WORK/two.err")"
 for row in '| 10 | 40.0 | 60.0 | +50% worse |' '| 20 | 50.0 | 45.0 | -10% better |' \
-    '| 20 | 250 | 5000 | +20x worse |' '| 30 | 80.0 | — | — |' '| 40 | — | 70.0 | — |' \
+    '| 20 | 250 | 5000 | +20x worse |' '| 30 | 80.0 | — | — |' '| 40 | — | 70.0 † | — |' \
     '| First errors | Concurrency 30 (2.00%) | Concurrency 20 (1.50%) |' \
     '### Saturation Point' '## Comparison: spec vs base'; do
     grep -qF -- "$row" "$WORK/two.md" || fail "two-run Markdown lacks: $row"

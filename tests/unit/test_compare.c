@@ -124,7 +124,12 @@ static void test_compare_absent_levels(void **state) {
     assert_true(json_is_null(json_array_get(json_object_get(tpot30, "verdict"), 1)));
     char *md = markdown(cmp);
     assert_non_null(strstr(md, "| 30 | 80.0 | — | — |"));
-    assert_non_null(strstr(md, "| 40 | — | 70.0 | — |"));
+    /* spec's level 40 is marked invalid in its file: shown, with a dagger. */
+    assert_non_null(strstr(md, "| 40 | — | 70.0 † | — |"));
+    json_t *invalid40 = json_object_get(level_of(root, 40), "invalid");
+    assert_true(json_is_false(json_array_get(invalid40, 0)));
+    assert_true(json_is_true(json_array_get(invalid40, 1)));
+    assert_true(json_is_false(json_array_get(json_object_get(level_of(root, 10), "invalid"), 1)));
     free(md);
     json_decref(root);
     compare_destroy(&cmp);
