@@ -4,6 +4,7 @@
 
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
 #include "capacity_run.h"
+#include "compare.h"
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
@@ -32,6 +33,7 @@ int main(int argc, char **argv) {
         {"keygen", keygen_main, "write a CURVE key pair NAME.key / NAME.pub (docs/security.md)"},
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
+        {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
