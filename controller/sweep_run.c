@@ -435,6 +435,7 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
     json_object_set_new(o, "valid_runs_label", json_string(label));
     json_object_set_new(o, "pooled_over", json_string(self->valid ? "valid" : "all"));
     json_object_update_new(o, sweep_report_stats_json(figures_from));
+    report_add_buckets(o, (const histogram_t *const *)figures_from->latency);
     json_object_set_new(
         o, "snapshot_mean",
         sweep_report_mean_json((const double(*)[SWEEP_FIG__COUNT])self->snap_rows.rows,
