@@ -9,13 +9,15 @@
 
 #include "outfile.h"
 #include "report.h"
+#include "report_hgrm.h"
 #include "report_md.h"
 
 static void report_cmd_usage(FILE *out) {
     fprintf(out,
             "usage: stampede report DIR [DIR...]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
-            "DIR/report.md (docs/reports.md). A run and a sweep write it at their end too;\n"
+            "DIR/report.md and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A run and a sweep "
+            "write it at their end too;\n"
             "this re-renders it, byte for byte the same from the same results.json.\n",
             REPORT_SCHEMA_VERSION);
 }
@@ -85,6 +87,8 @@ int report_cmd_render(const char *dir, char *err, size_t err_len) {
     if (!root)
         return -1;
     int rc = report_cmd_write(dir, "report.md", root, report_md_render, err, err_len);
+    if (rc == 0)
+        rc = report_hgrm_write(root, dir, err, err_len);
     json_decref(root);
     return rc;
 }

@@ -5,41 +5,15 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The number at key of o, NaN when it is absent or null. */
-static double report_md_number(const json_t *o, const char *key) {
-    const json_t *v = json_object_get(o, key);
-    return json_is_number(v) ? json_number_value(v) : NAN;
-}
+#include "report_doc.h"
 
 /* The number at o[block][key] (e.g. "ttft_ms", "p50"), NaN when absent. */
 static double report_md_block(const json_t *o, const char *block, const char *key) {
-    return report_md_number(json_object_get(o, block), key);
-}
-
-/* "rate" when the levels are rates, else "concurrency". */
-static const char *report_md_axis(const json_t *root) {
-    const json_t *sweep = json_object_get(root, "sweep");
-    const char *axis = json_string_value(json_object_get(sweep, "axis"));
-    if (axis)
-        return axis;
-    const json_t *first = json_array_get(json_object_get(root, "levels"), 0);
-    /* A run's level also has a "rate" object (requested and achieved): the level is a number. */
-    return json_is_number(json_object_get(first, "concurrency")) ? "concurrency" : "rate";
+    return report_doc_number(json_object_get(o, block), key);
 }
 
 static const char *report_md_axis_title(const json_t *root) {
-    return strcmp(report_md_axis(root), "rate") ? "Concurrency" : "Rate (sessions/s)";
-}
-
-/* The level's value as written in the tables ("50", "2.5"). */
-static void report_md_level(const json_t *root, const json_t *level, char *buf, size_t len) {
-    double v = report_md_number(level, report_md_axis(root));
-    if (isnan(v))
-        snprintf(buf, len, "?");
-    else if (v == floor(v) && fabs(v) < 1e15)
-        snprintf(buf, len, "%.0f", v);
-    else
-        snprintf(buf, len, "%g", v);
+    return strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate (sessions/s)";
 }
 
 /* Milliseconds as the reference writes them ("65ms"), with more digits below 100 ms. */
@@ -82,8 +56,8 @@ static const json_t *report_md_levels(const json_t *root) {
 
 /* The level's headline figure: its reference object has them for a run and a sweep alike. */
 static double report_md_figure(const json_t *level, const char *key) {
-    double v = report_md_number(json_object_get(level, "reference"), key);
-    return isnan(v) ? report_md_number(level, key) : v;
+    double v = report_doc_number(json_object_get(level, "reference"), key);
+    return isnan(v) ? report_doc_number(level, key) : v;
 }
 
 static void report_md_title(const json_t *root, FILE *out) {
@@ -107,7 +81,7 @@ static void report_md_methodology(const json_t *root, FILE *out) {
     fprintf(out, "- **%s levels:** ", report_md_axis_title(root));
     for (size_t i = 0; i < json_array_size(levels); i++) {
         char level[32];
-        report_md_level(root, json_array_get(levels, i), level, sizeof level);
+        report_doc_level_text(root, json_array_get(levels, i), level, sizeof level);
         fprintf(out, "%s%s", i ? ", " : "", level);
     }
     fprintf(out, "\n");
@@ -122,7 +96,7 @@ static void report_md_methodology(const json_t *root, FILE *out) {
             0),
         "duration_s");
     char buf[64];
-    report_md_plain(buf, sizeof buf, report_md_number(first, "duration_s"), "%.1fs");
+    report_md_plain(buf, sizeof buf, report_doc_number(first, "duration_s"), "%.1fs");
     fprintf(out, "- **Measurement:** %s measured window per level%s\n", buf,
             json_is_number(snaps) ? " (pooled over the repetitions' snapshots)" : "");
     const json_t *workers = json_object_get(run, "workers");
@@ -184,7 +158,7 @@ static void report_md_level_table(const json_t *root, const char *heading, const
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
         char value[32];
-        report_md_level(root, level, value, sizeof value);
+        report_doc_level_text(root, level, value, sizeof value);
         fprintf(out, "| %s |", value);
         row(level, out);
         fprintf(out, "\n");
@@ -234,8 +208,8 @@ static void report_md_point(const json_t *root, const json_t *point, bool with_e
         return;
     }
     char value[32];
-    report_md_level(root, point, value, sizeof value);
-    const char *axis = strcmp(report_md_axis(root), "rate") ? "Concurrency" : "Rate";
+    report_doc_level_text(root, point, value, sizeof value);
+    const char *axis = strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate";
     const json_t *index = json_object_get(point, "index");
     const json_t *level = json_array_get(report_md_levels(root),
                                          json_is_integer(index) ? json_integer_value(index) : -1);
@@ -264,10 +238,10 @@ static void report_md_saturation(const json_t *root, FILE *out) {
     const json_t *plateau = json_object_get(sat, "tpot_plateau");
     if (json_is_object(plateau)) {
         char ms[32], level[32];
-        report_md_ms(ms, sizeof ms, report_md_number(plateau, "tpot_p50_ms"));
-        report_md_level(root, plateau, level, sizeof level);
+        report_md_ms(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"));
+        report_doc_level_text(root, plateau, level, sizeof level);
         fprintf(out, "| TPOT p50 plateau | ~%s (%s %s) |\n", ms,
-                strcmp(report_md_axis(root), "rate") ? "conc" : "rate", level);
+                strcmp(report_doc_axis(root), "rate") ? "conc" : "rate", level);
     } else {
         fprintf(out, "| TPOT p50 plateau | not reached |\n");
     }
@@ -292,10 +266,10 @@ static void report_md_fits(const json_t *root, FILE *out) {
         if (!json_is_object(fit))
             continue;
         char points[32], base[32], exponent[32], r2[32];
-        report_md_plain(points, sizeof points, report_md_number(fit, "points"), "%.0f");
-        report_md_plain(base, sizeof base, report_md_number(fit, "base"), "%.4g");
-        report_md_plain(exponent, sizeof exponent, report_md_number(fit, "exponent"), "%.3f");
-        report_md_plain(r2, sizeof r2, report_md_number(fit, "r2"), "%.3f");
+        report_md_plain(points, sizeof points, report_doc_number(fit, "points"), "%.0f");
+        report_md_plain(base, sizeof base, report_doc_number(fit, "base"), "%.4g");
+        report_md_plain(exponent, sizeof exponent, report_doc_number(fit, "exponent"), "%.3f");
+        report_md_plain(r2, sizeof r2, report_doc_number(fit, "r2"), "%.3f");
         fprintf(out, "| %s | %s | %s | %s | %s |\n", names[i][1], points, base, exponent, r2);
     }
     fprintf(out, "\n");
@@ -327,17 +301,17 @@ static void report_md_roles(const json_t *root, FILE *out) {
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
         char value[32], ttft[32], tpot[32], itl[32], requests[32], errors[32], in[32], outt[32];
-        report_md_level(root, level, value, sizeof value);
+        report_doc_level_text(root, level, value, sizeof value);
         const char *name;
         const json_t *role;
         json_object_foreach(json_object_get(level, "roles"), name, role) {
             report_md_ms(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"));
             report_md_ms(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"));
             report_md_ms(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"));
-            report_md_plain(requests, sizeof requests, report_md_number(role, "requests"), "%.0f");
-            report_md_plain(errors, sizeof errors, report_md_number(role, "errors"), "%.0f");
-            report_md_plain(in, sizeof in, report_md_number(role, "prompt_tokens_mean"), "%.1f");
-            report_md_plain(outt, sizeof outt, report_md_number(role, "completion_tokens_mean"),
+            report_md_plain(requests, sizeof requests, report_doc_number(role, "requests"), "%.0f");
+            report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
+            report_md_plain(in, sizeof in, report_doc_number(role, "prompt_tokens_mean"), "%.1f");
+            report_md_plain(outt, sizeof outt, report_doc_number(role, "completion_tokens_mean"),
                             "%.1f");
             fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", value, name, requests,
                     errors, ttft, tpot, itl, in, outt);
@@ -350,8 +324,8 @@ static void report_md_sessions(const json_t *root, FILE *out) {
     const json_t *levels = report_md_levels(root);
     bool any = false;
     for (size_t i = 0; i < json_array_size(levels); i++)
-        any = any ||
-              report_md_number(json_object_get(json_array_get(levels, i), "sessions"), "count") > 0;
+        any = any || report_doc_number(json_object_get(json_array_get(levels, i), "sessions"),
+                                       "count") > 0;
     if (!any)
         return;
     fprintf(out,
@@ -362,11 +336,11 @@ static void report_md_sessions(const json_t *root, FILE *out) {
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
         const json_t *s = json_object_get(level, "sessions");
-        if (!(report_md_number(s, "count") > 0))
+        if (!(report_doc_number(s, "count") > 0))
             continue;
         char value[32], count[32], a[32], b[32], c[32], d[32], e[32];
-        report_md_level(root, level, value, sizeof value);
-        report_md_plain(count, sizeof count, report_md_number(s, "count"), "%.0f");
+        report_doc_level_text(root, level, value, sizeof value);
+        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
         report_md_latency(a, sizeof a, report_md_block(s, "makespan_ms", "p50"));
         report_md_latency(b, sizeof b, report_md_block(s, "makespan_ms", "p95"));
         report_md_latency(c, sizeof c, report_md_block(s, "critical_path_ms", "p50"));
@@ -394,15 +368,15 @@ static void report_md_gap(const json_t *root, FILE *out) {
         if (!json_is_object(total))
             continue;
         char value[32];
-        report_md_level(root, level, value, sizeof value);
+        report_doc_level_text(root, level, value, sizeof value);
         static const char *const metrics[][2] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}};
         for (size_t m = 0; m < 2; m++) {
             const json_t *g = json_object_get(total, metrics[m][0]);
             char client[32], server[32], gap[32], pct[32];
-            report_md_ms(client, sizeof client, report_md_number(g, "client_p50_ms"));
-            report_md_ms(server, sizeof server, report_md_number(g, "server_p50_ms"));
-            report_md_ms(gap, sizeof gap, report_md_number(g, "gap_p50_ms"));
-            report_md_pct(pct, sizeof pct, report_md_number(g, "gap_pct"));
+            report_md_ms(client, sizeof client, report_doc_number(g, "client_p50_ms"));
+            report_md_ms(server, sizeof server, report_doc_number(g, "server_p50_ms"));
+            report_md_ms(gap, sizeof gap, report_doc_number(g, "gap_p50_ms"));
+            report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
             fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, metrics[m][1], client, server,
                     gap, pct);
         }
@@ -415,7 +389,7 @@ static void report_md_reference(const json_t *root, FILE *out) {
     json_t *doc = json_object();
     json_t *start = json_object_get(run, "start_time");
     json_object_set_new(doc, "generated", start ? json_incref(start) : json_null());
-    json_object_set_new(doc, "mode", json_string(report_md_axis(root)));
+    json_object_set_new(doc, "mode", json_string(report_doc_axis(root)));
     json_t *refs = json_array();
     const json_t *levels = report_md_levels(root);
     for (size_t i = 0; i < json_array_size(levels); i++) {
