@@ -9,6 +9,7 @@
 
 #include "outfile.h"
 #include "report.h"
+#include "report_csv.h"
 #include "report_hgrm.h"
 #include "report_md.h"
 
@@ -16,7 +17,8 @@ static void report_cmd_usage(FILE *out) {
     fprintf(out,
             "usage: stampede report DIR [DIR...]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
-            "DIR/report.md and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A run and a sweep "
+            "DIR/report.md, DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A "
+            "run and a sweep "
             "write it at their end too;\n"
             "this re-renders it, byte for byte the same from the same results.json.\n",
             REPORT_SCHEMA_VERSION);
@@ -62,9 +64,18 @@ json_t *report_cmd_load(const char *dir, char *err, size_t err_len) {
     return root;
 }
 
+typedef int (*report_cmd_render_fn)(const json_t *root, const char *dir, FILE *out, char *err,
+                                    size_t err_len);
+
+static int report_cmd_md(const json_t *root, const char *dir, FILE *out, char *err,
+                         size_t err_len) {
+    report_md_render(root, out);
+    return 0;
+}
+
 /* Writes DIR/name through render (beside, then renamed: a reader never sees half a file). */
 static int report_cmd_write(const char *dir, const char *name, const json_t *root,
-                            void (*render)(const json_t *, FILE *), char *err, size_t err_len) {
+                            report_cmd_render_fn render, char *err, size_t err_len) {
     char path[4096], tmp[4200];
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(tmp, sizeof tmp, "%s.tmp", path);
@@ -73,7 +84,11 @@ static int report_cmd_write(const char *dir, const char *name, const json_t *roo
         snprintf(err, err_len, "%s: %s", tmp, strerror(errno));
         return -1;
     }
-    render(root, f);
+    if (render(root, dir, f, err, err_len) != 0) {
+        fclose(f);
+        unlink(tmp);
+        return -1;
+    }
     if (ferror(f) | (fclose(f) != 0) || rename(tmp, path) != 0) {
         snprintf(err, err_len, "%s: %s", path, strerror(errno));
         unlink(tmp);
@@ -86,7 +101,9 @@ int report_cmd_render(const char *dir, char *err, size_t err_len) {
     json_t *root = report_cmd_load(dir, err, err_len);
     if (!root)
         return -1;
-    int rc = report_cmd_write(dir, "report.md", root, report_md_render, err, err_len);
+    int rc = report_cmd_write(dir, "report.md", root, report_cmd_md, err, err_len);
+    if (rc == 0)
+        rc = report_cmd_write(dir, "results.csv", root, report_csv_render, err, err_len);
     if (rc == 0)
         rc = report_hgrm_write(root, dir, err, err_len);
     json_decref(root);
