@@ -505,6 +505,8 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
+    if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
+        json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
     const config_sweep_t *s = &self->cfg.sweep;
     json_t *sweep = json_object();
