@@ -602,6 +602,8 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     }
     if (f)
         fclose(f);
+    if (rc == 0 && results_reports(self->fleet, self->cfg.output.dir) != 0)
+        rc = -1;
     if (rc == 0)
         console_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
                     self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
