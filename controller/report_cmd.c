@@ -17,10 +17,9 @@ static void report_cmd_usage(FILE *out) {
     fprintf(out,
             "usage: stampede report DIR [DIR...]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
-            "DIR/report.md, DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A "
-            "run and a sweep "
-            "write it at their end too;\n"
-            "this re-renders it, byte for byte the same from the same results.json.\n",
+            "DIR/report.md, DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm\n"
+            "(docs/reports.md). A run and a sweep write them at their end too; this\n"
+            "re-renders them, byte for byte the same from the same results.json.\n",
             REPORT_SCHEMA_VERSION);
 }
 
