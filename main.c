@@ -8,6 +8,7 @@
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
+#include "report_cmd.h"
 #include "run.h"
 #include "version.h"
 #include "worker.h"
@@ -34,6 +35,7 @@ int main(int argc, char **argv) {
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
         {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
+        {"report", report_cmd_main, "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

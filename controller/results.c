@@ -15,6 +15,7 @@
 #include "telemetry_report.h"
 #include "telemetry_run.h"
 #include "outfile.h"
+#include "report_cmd.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -350,6 +351,9 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
             telemetry_run_json(self, x->server, first);
     }
     json_object_set_new(root, "kind", json_string("run"));
+    if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
+        json_object_set_new(json_object_get(root, "run"), "deployment",
+                            json_loads(self->run->cfg.deployment, 0, NULL));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     if (x->slo.n > 0) {
@@ -443,6 +447,15 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
     return 3;
 }
 
+int results_reports(controller_t *self, const char *dir) {
+    char err[4400];
+    if (report_cmd_render(dir, err, sizeof err) != 0) {
+        console_say(self, "cannot write the reports: %s", err);
+        return -1;
+    }
+    return 0;
+}
+
 int results_finish(controller_t *self, bool interrupted) {
     measurement_t *run = self->run;
     console_clear(self);
@@ -523,6 +536,8 @@ int results_finish(controller_t *self, bool interrupted) {
     else if (!self->sweep)
         console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
+    if (rc == 0 && !self->sweep && results_reports(self, run->cfg.output.dir) != 0)
+        rc = 1;
     free(clocks);
     if (verdict(self, interrupted) != 0)
         rc = 1;
