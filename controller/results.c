@@ -15,6 +15,7 @@
 #include "telemetry_report.h"
 #include "telemetry_run.h"
 #include "outfile.h"
+#include "report_html.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -369,6 +370,12 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
     snprintf(path, sizeof path, "%s/results.json", run->cfg.output.dir);
     if (results_write_json(self, meta, x, path) != 0) {
         console_say(self, "cannot write %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char html[4096], why[512];
+    snprintf(html, sizeof html, "%s/report.html", run->cfg.output.dir);
+    if (report_html_from_file(path, html, why, sizeof why) != 0) {
+        console_say(self, "cannot write %s", why);
         return -1;
     }
     snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);

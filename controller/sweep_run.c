@@ -13,6 +13,7 @@
 #include "controller_internal.h"
 #include "loop.h"
 #include "report.h"
+#include "report_html.h"
 #include "results.h"
 #include "slo.h"
 #include "sweep_report.h"
@@ -532,9 +533,12 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     char path[4096];
     snprintf(path, sizeof path, "%s/results.json", self->cfg.output.dir);
     int rc = report_write_json_root(root, path);
-    json_decref(root);
     if (rc != 0)
         console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+    snprintf(path, sizeof path, "%s/report.html", self->cfg.output.dir);
+    if (rc == 0 && (rc = report_html_write(root, path)) != 0)
+        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+    json_decref(root);
     return rc;
 }
 

@@ -1,0 +1,23 @@
+/* report.html: one self-contained page (inline CSS and SVG, no script, no external URL) with
+ * the charts of a run's or a sweep's results.json: latency percentiles, throughput and errors
+ * against the level, latency CDFs, time series, decode overlap and per-role bars. */
+#ifndef STAMPEDE_REPORT_HTML_H
+#define STAMPEDE_REPORT_HTML_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+#include "buffer.h"
+
+/* Appends the page for the results document root to out. Returns the number of charts drawn
+ * (each with at least one data mark), or -1 when root is not a results document with levels. */
+int report_html_render(const json_t *root, buffer_t *out);
+
+/* Writes the page for root to path (beside and renamed). 0 ok; -1 with errno set. */
+int report_html_write(const json_t *root, const char *path);
+
+/* Reads the results document at results_path and writes its page to html_path. 0 ok; -1 after
+ * filling why (at most size bytes) with the file and the reason. */
+int report_html_from_file(const char *results_path, const char *html_path, char *why, size_t size);
+
+#endif
