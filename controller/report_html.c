@@ -14,6 +14,7 @@
  * be unreadable; the tables and the charts against the level still show every level. */
 #define HTML_MAX_LEVEL_LINES 16
 #define HTML_MAX_POINTS 4096
+#define HTML_MAX_PAGES 8 /* server pages drawn per level */
 
 static const char report_html_css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}"
@@ -384,16 +385,26 @@ static int report_html_per_level(const json_t *levels, buffer_t *out) {
         static const char *const client[] = {"in_flight", "requests_per_s"};
         static const char *const server[] = {"running", "waiting"};
         static const char *const kv[] = {"kv_usage_pct"};
-        const json_t *server_series =
-            json_object_get(json_object_get(json_object_get(level, "server"), "total"), "series");
-        char title[128];
+        char title[192];
         snprintf(title, sizeof title, "Client: in flight and requests/s (%s)", name);
         charts += report_html_series(json_object_get(level, "client_series"), client, 2, title,
                                      "requests, requests/s", out) > 0;
-        snprintf(title, sizeof title, "Server: requests running and waiting (%s)", name);
-        charts += report_html_series(server_series, server, 2, title, "requests", out) > 0;
-        snprintf(title, sizeof title, "Server: KV cache usage (%s)", name);
-        charts += report_html_series(server_series, kv, 1, title, "%", out) > 0;
+        /* the servers' total when it has a series, else each page's own */
+        const json_t *server_json = json_object_get(level, "server");
+        const json_t *total = json_object_get(json_object_get(server_json, "total"), "series");
+        const json_t *pages = json_object_get(server_json, "pages");
+        size_t n_pages = total ? 1 : json_array_size(pages);
+        for (size_t p = 0; p < n_pages && p < HTML_MAX_PAGES; p++) {
+            const json_t *page = total ? NULL : json_array_get(pages, p);
+            const json_t *series = total ? total : json_object_get(page, "series");
+            char page_name[32] = "";
+            if (n_pages > 1)
+                snprintf(page_name, sizeof page_name, " page %zu", p + 1);
+            snprintf(title, sizeof title, "Server%s: running and waiting (%s)", page_name, name);
+            charts += report_html_series(series, server, 2, title, "requests", out) > 0;
+            snprintf(title, sizeof title, "Server%s: KV cache usage (%s)", page_name, name);
+            charts += report_html_series(series, kv, 1, title, "%", out) > 0;
+        }
         charts += report_html_overlap(level, name, out) > 0;
         charts += report_html_roles(level, name, "ttft_ms", "TTFT", out) > 0;
         charts += report_html_roles(level, name, "tpot_ms", "TPOT", out) > 0;
