@@ -52,6 +52,7 @@ static void free_endpoints(char **endpoints, size_t n) {
 
 void config_free(config_t *self) {
     free(self->source);
+    free(self->deployment);
     free_endpoints(self->target.endpoints, self->target.n_endpoints);
     free(self->target.model);
     for (size_t i = 0; i < self->target.n_headers; i++) {
@@ -108,6 +109,7 @@ int config_copy(config_t *dst, const config_t *src) {
         dst->target.headers[i].value_file = copy_or_null(src->target.headers[i].value_file, &ok);
     }
     dst->source = copy_or_null(src->source, &ok);
+    dst->deployment = copy_or_null(src->deployment, &ok);
     dst->target.model = copy_or_null(src->target.model, &ok);
     dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);

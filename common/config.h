@@ -285,6 +285,7 @@ typedef struct config {
     config_sweep_t sweep;
     config_slo_t slo;
     config_capacity_t capacity;
+    char *deployment; /* the `deployment:` map as compact JSON (NULL: none), for the reports */
 } config_t;
 
 typedef struct config_error {

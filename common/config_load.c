@@ -11,6 +11,7 @@
 #include "config_compaction.h"
 #include "config_dist.h"
 #include "config_graph.h"
+#include "config_deployment.h"
 #include "config_mock.h"
 #include "config_scaffold.h"
 #include "config_slo.h"
@@ -31,7 +32,7 @@ static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL
 static const char *const root_keys[] = {
     "seed", "target",         "workload",    "scheduler",       "limits", "warmup", "output",
     "mock", "server_metrics", "gpu_metrics", "scrape_interval", "sweep",  "slo",
-    "capacity", NULL};
+    "capacity", "deployment", NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",
@@ -558,6 +559,9 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if (config_slo_parse(r, config_yaml_get(r, root, "slo", NULL), &c->slo) < 0 ||
         config_capacity_parse(r, config_yaml_get(r, root, "capacity", NULL), c, &c->capacity) < 0)
+        return -1;
+    if (config_deployment_parse(r, config_yaml_get(r, root, "deployment", NULL), &c->deployment) <
+        0)
         return -1;
     return check_run_bounds(r, root, c);
 }

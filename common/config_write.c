@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_compaction.h"
+#include "config_deployment.h"
 #include "config_dist.h"
 #include "config_scaffold.h"
 #include "config_sweep.h"
@@ -379,6 +380,7 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     config_telemetry_write(out, &self->telemetry);
     config_sweep_write(out, &self->sweep);
     config_slo_write(out, &self->slo, &self->capacity);
+    config_deployment_write(out, self->deployment);
     return ferror(out) ? -1 : 0;
 }
 

@@ -387,6 +387,27 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     return o;
 }
 
+json_t *report_buckets_json(const histogram_t *h) {
+    json_t *array = json_array();
+    histogram_iter_t iter = HISTOGRAM_ITER_INIT;
+    histogram_bucket_t b;
+    while (histogram_next(h, &iter, &b))
+        json_array_append_new(array, json_pack("[f, I]", ms(b.highest_ns), (json_int_t)b.count));
+    return array;
+}
+
+void report_add_buckets(json_t *o, const histogram_t *const latency[METRIC__COUNT]) {
+    static const metrics_kind_t kinds[] = {METRIC_TTFT, METRIC_TTFC, METRIC_TPOT, METRIC_ITL,
+                                           METRIC_E2E};
+    char key[32];
+    for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++) {
+        snprintf(key, sizeof key, "%s_ms", metrics_name(kinds[i]));
+        json_t *block = json_object_get(o, key);
+        if (json_is_object(block))
+            json_object_set_new(block, "buckets", report_buckets_json(latency[kinds[i]]));
+    }
+}
+
 static json_t *level_json(const report_level_t *level, const report_meta_t *meta) {
     const merge_t *merge = level->merge;
     double duration = merge_duration_s(merge);
@@ -403,6 +424,7 @@ static json_t *level_json(const report_level_t *level, const report_meta_t *meta
     if (partial)
         json_object_set_new(o, "partial_reason", json_string(reason));
     json_object_update_new(o, stats_json(all, duration));
+    report_add_buckets(o, (const histogram_t *const *)all->latency);
     json_object_set_new(o, "requests_warmup", json_integer((json_int_t)merge_warmup(merge)));
     double lag_p99 = ms(histogram_percentile(all->latency[METRIC_SCHEDULE_LAG], 99));
     json_object_set_new(o, "schedule_lag_warning", json_boolean(lag_p99 > lag_threshold(meta)));

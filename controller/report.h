@@ -108,6 +108,12 @@ int report_trace_close(report_trace_t **self_p);
 /* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
  * *_ms key of results.json has it. */
 json_t *report_metric_json(const histogram_t *h);
+/* The non-empty buckets of h as [[upper_ms, count], ...] in increasing order (the histogram's
+ * layout, common/histogram.h): what the .hgrm export and the HTML CDFs read. */
+json_t *report_buckets_json(const histogram_t *h);
+/* Adds "buckets" (report_buckets_json) to the ttft_ms, ttfc_ms, tpot_ms, itl_ms and e2e_ms
+ * blocks of o, from latency[] indexed by metrics_kind_t. */
+void report_add_buckets(json_t *o, const histogram_t *const latency[METRIC__COUNT]);
 /* meta's name of role (copied into buf as "role N" when it has none); returns it. */
 const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len);
 /* A table cell of milliseconds (about four significant digits) into buf. */

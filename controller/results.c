@@ -353,6 +353,9 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "client_series", client_series_json(self->run->client_series));
     }
     json_object_set_new(root, "kind", json_string("run"));
+    if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
+        json_object_set_new(json_object_get(root, "run"), "deployment",
+                            json_loads(self->run->cfg.deployment, 0, NULL));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
     json_object_set_new(root, "workers", results_workers_json(self, x));
     if (x->slo.n > 0) {

@@ -436,6 +436,7 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
     json_object_set_new(o, "valid_runs_label", json_string(label));
     json_object_set_new(o, "pooled_over", json_string(self->valid ? "valid" : "all"));
     json_object_update_new(o, sweep_report_stats_json(figures_from));
+    report_add_buckets(o, (const histogram_t *const *)figures_from->latency);
     json_object_set_new(
         o, "snapshot_mean",
         sweep_report_mean_json((const double(*)[SWEEP_FIG__COUNT])self->snap_rows.rows,
@@ -505,6 +506,8 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
+    if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
+        json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
     const config_sweep_t *s = &self->cfg.sweep;
     json_t *sweep = json_object();

@@ -49,7 +49,7 @@ static const message_case_t bad_cases[] = {
     {"colour: red\nlimits: {duration: 10s}\n",
      "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
      "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
-     "sweep, slo, capacity"},
+     "sweep, slo, capacity, deployment"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},

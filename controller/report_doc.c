@@ -1,0 +1,42 @@
+#include "report_doc.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+double report_doc_number(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+const char *report_doc_axis(const json_t *root) {
+    const char *axis = json_string_value(json_object_get(json_object_get(root, "sweep"), "axis"));
+    if (axis)
+        return axis;
+    /* A run's level also has a "rate" object (requested and achieved): the level is a number. */
+    const json_t *first = json_array_get(json_object_get(root, "levels"), 0);
+    return json_is_number(json_object_get(first, "concurrency")) ? "concurrency" : "rate";
+}
+
+double report_doc_level_value(const json_t *root, const json_t *level) {
+    return report_doc_number(level, report_doc_axis(root));
+}
+
+const char *report_doc_level_text(const json_t *root, const json_t *level, char *buf, size_t len) {
+    double v = report_doc_level_value(root, level);
+    if (isnan(v))
+        snprintf(buf, len, "?");
+    else if (v == floor(v) && fabs(v) < 1e15)
+        snprintf(buf, len, "%.0f", v);
+    else
+        snprintf(buf, len, "%g", v);
+    return buf;
+}
+
+void report_doc_level_name(const json_t *root, size_t i, char *buf, size_t len) {
+    const json_t *level = json_array_get(json_object_get(root, "levels"), i);
+    char value[32];
+    report_doc_level_text(root, level, value, sizeof value);
+    snprintf(buf, len, "%02zu-%s%s", i + 1, strcmp(report_doc_axis(root), "rate") ? "c" : "r",
+             value);
+}

@@ -1,0 +1,20 @@
+/* Reading a results.json document (schema_version 2, docs/results.md) for the report writers:
+ * the level axis, a level's value and name, and numbers that may be absent. */
+#ifndef STAMPEDE_REPORT_DOC_H
+#define STAMPEDE_REPORT_DOC_H
+
+#include <jansson.h>
+#include <stddef.h>
+
+/* The number at key of o, NaN when o or the key is absent or not a number. */
+double report_doc_number(const json_t *o, const char *key);
+/* "rate" when root's levels are rates (sessions/s), else "concurrency". */
+const char *report_doc_axis(const json_t *root);
+/* The level's target (its "concurrency" or "rate" number), NaN when absent. */
+double report_doc_level_value(const json_t *root, const json_t *level);
+/* The level's value as text into buf ("50", "2.5", "?" when absent); returns buf. */
+const char *report_doc_level_text(const json_t *root, const json_t *level, char *buf, size_t len);
+/* The file name stem of level i, as a sweep's level directories: "01-c50", "02-r2.5". */
+void report_doc_level_name(const json_t *root, size_t i, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,427 @@
+#include "report_md.h"
+
+#include <math.h>
+#include <stdbool.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_doc.h"
+
+/* The number at o[block][key] (e.g. "ttft_ms", "p50"), NaN when absent. */
+static double report_md_block(const json_t *o, const char *block, const char *key) {
+    return report_doc_number(json_object_get(o, block), key);
+}
+
+static const char *report_md_axis_title(const json_t *root) {
+    return strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate (sessions/s)";
+}
+
+/* Milliseconds as the reference writes them ("65ms"), with more digits below 100 ms. */
+static void report_md_ms(char *buf, size_t len, double ms) {
+    if (isnan(ms))
+        snprintf(buf, len, "—");
+    else if (fabs(ms) >= 100)
+        snprintf(buf, len, "%.0fms", ms);
+    else if (fabs(ms) >= 10)
+        snprintf(buf, len, "%.1fms", ms);
+    else
+        snprintf(buf, len, "%.2fms", ms);
+}
+
+/* Seconds from milliseconds ("58.5s"), as the reference's latency table; ms below 1 s. */
+static void report_md_latency(char *buf, size_t len, double ms) {
+    if (!isnan(ms) && fabs(ms) >= 1000)
+        snprintf(buf, len, "%.1fs", ms / 1000);
+    else
+        report_md_ms(buf, len, ms);
+}
+
+static void report_md_pct(char *buf, size_t len, double pct) {
+    if (isnan(pct))
+        snprintf(buf, len, "—");
+    else
+        snprintf(buf, len, "%.1f%%", pct);
+}
+
+static void report_md_plain(char *buf, size_t len, double v, const char *format) {
+    if (isnan(v))
+        snprintf(buf, len, "—");
+    else
+        snprintf(buf, len, format, v);
+}
+
+static const json_t *report_md_levels(const json_t *root) {
+    return json_object_get(root, "levels");
+}
+
+/* The level's headline figure: its reference object has them for a run and a sweep alike. */
+static double report_md_figure(const json_t *level, const char *key) {
+    double v = report_doc_number(json_object_get(level, "reference"), key);
+    return isnan(v) ? report_doc_number(level, key) : v;
+}
+
+static void report_md_title(const json_t *root, FILE *out) {
+    const json_t *run = json_object_get(root, "run");
+    const char *config = json_string_value(json_object_get(run, "config"));
+    bool sweep = json_object_get(root, "sweep") != NULL;
+    size_t n = json_array_size(report_md_levels(root));
+    fprintf(out, "# Benchmark %s: %s (%zu level%s)\n\n", sweep ? "Sweep" : "Run",
+            config ? config : "stampede", n, n == 1 ? "" : "s");
+    const char *start = json_string_value(json_object_get(run, "start_time"));
+    /* The run's start, never the rendering's time: a re-render gives the same bytes. */
+    fprintf(out, "**Generated:** %s (run start)\n\n", start ? start : "unknown");
+}
+
+static void report_md_methodology(const json_t *root, FILE *out) {
+    const json_t *run = json_object_get(root, "run");
+    const json_t *levels = report_md_levels(root);
+    fprintf(out, "## Test Methodology\n\n");
+    fprintf(out, "- **Run kind:** %s\n",
+            json_object_get(root, "sweep") ? "sweep (levels run one after another)" : "single run");
+    fprintf(out, "- **%s levels:** ", report_md_axis_title(root));
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        char level[32];
+        report_doc_level_text(root, json_array_get(levels, i), level, sizeof level);
+        fprintf(out, "%s%s", i ? ", " : "", level);
+    }
+    fprintf(out, "\n");
+    const json_t *first = json_array_get(levels, 0);
+    const json_t *reps = json_object_get(first, "repetitions_run");
+    if (json_is_integer(reps))
+        fprintf(out, "- **Repetitions:** %lld per level (pooled over the valid ones)\n",
+                (long long)json_integer_value(reps));
+    const json_t *snaps = json_object_get(
+        json_array_get(
+            json_object_get(json_array_get(json_object_get(first, "repetitions"), 0), "snapshots"),
+            0),
+        "duration_s");
+    char buf[64];
+    report_md_plain(buf, sizeof buf, report_doc_number(first, "duration_s"), "%.1fs");
+    fprintf(out, "- **Measurement:** %s measured window per level%s\n", buf,
+            json_is_number(snaps) ? " (pooled over the repetitions' snapshots)" : "");
+    const json_t *workers = json_object_get(run, "workers");
+    if (json_is_integer(workers))
+        fprintf(out, "- **Workers:** %lld\n", (long long)json_integer_value(workers));
+    const json_t *seed = json_object_get(run, "seed");
+    if (json_is_integer(seed))
+        fprintf(out, "- **Seed:** %lld\n", (long long)json_integer_value(seed));
+    const json_t *urls = json_object_get(run, "endpoint_urls");
+    for (size_t i = 0; i < json_array_size(urls); i++)
+        fprintf(out, "%s`%s`", i ? ", " : "- **Endpoints:** ",
+                json_string_value(json_array_get(urls, i)));
+    if (json_array_size(urls))
+        fprintf(out, "\n");
+    const char *stop = json_string_value(json_object_get(run, "stop_reason"));
+    fprintf(out, "- **Stop reason:** %s\n", stop ? stop : "unknown");
+    fprintf(out, "- **Metric source:** stampede's client-side histograms (exact over each "
+                 "level's measured window; docs/metrics.md)\n\n");
+}
+
+/* A scalar of the deployment map as a table cell (nested values as compact JSON). */
+static void report_md_cell(const json_t *v, FILE *out) {
+    if (json_is_string(v)) {
+        for (const char *p = json_string_value(v); *p; p++)
+            fputs(*p == '|' ? "\\|" : *p == '\n' ? " " : (char[2]){*p, 0}, out);
+        return;
+    }
+    char *text = json_dumps(v, JSON_COMPACT | JSON_ENCODE_ANY | JSON_REAL_PRECISION(10));
+    fputs(text ? text : "", out);
+    free(text);
+}
+
+static void report_md_deployment(const json_t *root, FILE *out) {
+    fprintf(out, "## Deployment Details\n\n");
+    const json_t *deployment = json_object_get(json_object_get(root, "run"), "deployment");
+    if (!json_is_object(deployment) || json_object_size(deployment) == 0) {
+        fprintf(out, "No `deployment:` map in the workload file (docs/reports.md).\n\n");
+        return;
+    }
+    fprintf(out, "| Parameter | Value |\n|:----------|:------|\n");
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)deployment, key, value) {
+        fprintf(out, "| %s | ", key);
+        report_md_cell(value, out);
+        fprintf(out, " |\n");
+    }
+    fprintf(out, "\n");
+}
+
+typedef void (*report_md_row_fn)(const json_t *level, FILE *out);
+
+/* One table, a row per level: the axis column, then each column of row. */
+static void report_md_level_table(const json_t *root, const char *heading, const char *columns,
+                                  const char *rule, report_md_row_fn row, FILE *out) {
+    fprintf(out, "## %s\n\n| %s | %s |\n|:%s:|%s|\n", heading, report_md_axis_title(root), columns,
+            "-----------", rule);
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        fprintf(out, "| %s |", value);
+        row(level, out);
+        fprintf(out, "\n");
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md_tpot_row(const json_t *level, FILE *out) {
+    char a[32], b[32], c[32];
+    report_md_ms(a, sizeof a, report_md_figure(level, "tpot_p50_ms"));
+    report_md_ms(b, sizeof b, report_md_figure(level, "tpot_p95_ms"));
+    report_md_pct(c, sizeof c, report_md_figure(level, "error_pct"));
+    fprintf(out, " %s | %s | %s |", a, b, c);
+}
+
+static void report_md_ttft_row(const json_t *level, FILE *out) {
+    char a[32], b[32];
+    report_md_ms(a, sizeof a, report_md_figure(level, "ttft_p50_ms"));
+    report_md_ms(b, sizeof b, report_md_figure(level, "ttft_p95_ms"));
+    fprintf(out, " %s | %s |", a, b);
+}
+
+static void report_md_latency_row(const json_t *level, FILE *out) {
+    char a[32], b[32];
+    report_md_latency(a, sizeof a, report_md_figure(level, "latency_p50_ms"));
+    report_md_latency(b, sizeof b, report_md_figure(level, "latency_p95_ms"));
+    fprintf(out, " %s | %s |", a, b);
+}
+
+static void report_md_error_row(const json_t *level, FILE *out) {
+    char a[32];
+    report_md_pct(a, sizeof a, report_md_figure(level, "error_pct"));
+    fprintf(out, " %s |", a);
+}
+
+static void report_md_rps_row(const json_t *level, FILE *out) {
+    char a[32];
+    report_md_plain(a, sizeof a, report_md_figure(level, "actual_rps"), "%.2f");
+    fprintf(out, " %s |", a);
+}
+
+/* "Concurrency 110 (1.7%)" for a saturation point (with the level's error % when errors). */
+static void report_md_point(const json_t *root, const json_t *point, bool with_errors, char *buf,
+                            size_t len) {
+    if (!json_is_object(point)) {
+        snprintf(buf, len, "not reached");
+        return;
+    }
+    char value[32];
+    report_doc_level_text(root, point, value, sizeof value);
+    const char *axis = strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate";
+    const json_t *index = json_object_get(point, "index");
+    const json_t *level = json_array_get(report_md_levels(root),
+                                         json_is_integer(index) ? json_integer_value(index) : -1);
+    double pct = report_md_figure(level, "error_pct");
+    if (with_errors && !isnan(pct))
+        snprintf(buf, len, "%s %s (%.1f%%)", axis, value, pct);
+    else
+        snprintf(buf, len, "%s %s", axis, value);
+}
+
+static void report_md_saturation(const json_t *root, FILE *out) {
+    fprintf(out, "## Analysis\n\n### Saturation Point\n\n");
+    const json_t *sat = json_object_get(json_object_get(root, "analysis"), "saturation");
+    if (!json_is_object(sat)) {
+        fprintf(out, "No saturation analysis: it needs a sweep (docs/sweeps.md).\n\n");
+        return;
+    }
+    char buf[96];
+    fprintf(out, "| Metric | This run |\n|:-------|:-------:|\n");
+    report_md_point(root, json_object_get(sat, "first_errors"), true, buf, sizeof buf);
+    fprintf(out, "| First errors | %s |\n", buf);
+    report_md_point(root, json_object_get(sat, "sustained_errors"), false, buf, sizeof buf);
+    fprintf(out, "| Sustained >5%% errors | %s |\n", buf);
+    report_md_point(root, json_object_get(sat, "ttft_p50_over_1s"), false, buf, sizeof buf);
+    fprintf(out, "| TTFT p50 > 1s | %s |\n", buf);
+    const json_t *plateau = json_object_get(sat, "tpot_plateau");
+    if (json_is_object(plateau)) {
+        char ms[32], level[32];
+        report_md_ms(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"));
+        report_doc_level_text(root, plateau, level, sizeof level);
+        fprintf(out, "| TPOT p50 plateau | ~%s (%s %s) |\n", ms,
+                strcmp(report_doc_axis(root), "rate") ? "conc" : "rate", level);
+    } else {
+        fprintf(out, "| TPOT p50 plateau | not reached |\n");
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md_fits(const json_t *root, FILE *out) {
+    const json_t *fits = json_object_get(json_object_get(root, "analysis"), "fits");
+    if (!json_is_object(fits))
+        return;
+    static const char *const names[][2] = {
+        {"tpot", "TPOT p50 (ms)"},
+        {"throughput", "Output tokens/s"},
+        {"tpot_unsaturated", "TPOT p50 (ms), unsaturated levels"},
+        {"throughput_unsaturated", "Output tokens/s, unsaturated levels"}};
+    fprintf(out, "### Scaling Fit\n\nPower law `y = base × level^exponent`, fitted in log space "
+                 "(docs/sweeps.md).\n\n");
+    fprintf(out,
+            "| Fit | Points | Base | Exponent | R² |\n|:----|:------:|:----:|:--------:|:--:|\n");
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        const json_t *fit = json_object_get(fits, names[i][0]);
+        if (!json_is_object(fit))
+            continue;
+        char points[32], base[32], exponent[32], r2[32];
+        report_md_plain(points, sizeof points, report_doc_number(fit, "points"), "%.0f");
+        report_md_plain(base, sizeof base, report_doc_number(fit, "base"), "%.4g");
+        report_md_plain(exponent, sizeof exponent, report_doc_number(fit, "exponent"), "%.3f");
+        report_md_plain(r2, sizeof r2, report_doc_number(fit, "r2"), "%.3f");
+        fprintf(out, "| %s | %s | %s | %s | %s |\n", names[i][1], points, base, exponent, r2);
+    }
+    fprintf(out, "\n");
+}
+
+/* True when the level's roles are the workload's own (not only the default "role 0"). */
+static bool report_md_has_roles(const json_t *roles) {
+    const char *key;
+    const json_t *value;
+    json_object_foreach((json_t *)roles, key, value) {
+        if (strncmp(key, "role ", 5) != 0)
+            return true;
+    }
+    return json_object_size(roles) > 1;
+}
+
+static void report_md_roles(const json_t *root, FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    bool any = false;
+    for (size_t i = 0; i < json_array_size(levels); i++)
+        any = any || report_md_has_roles(json_object_get(json_array_get(levels, i), "roles"));
+    if (!any)
+        return;
+    fprintf(out,
+            "## Per-Role Metrics\n\n| %s | Role | Requests | Errors | TTFT p50 | TPOT p50 | "
+            "ITL p50 | Prompt tokens (mean) | Completion tokens (mean) |\n"
+            "|:---:|:-----|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\n",
+            report_md_axis_title(root));
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[32], ttft[32], tpot[32], itl[32], requests[32], errors[32], in[32], outt[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        const char *name;
+        const json_t *role;
+        json_object_foreach(json_object_get(level, "roles"), name, role) {
+            report_md_ms(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"));
+            report_md_ms(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"));
+            report_md_ms(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"));
+            report_md_plain(requests, sizeof requests, report_doc_number(role, "requests"), "%.0f");
+            report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
+            report_md_plain(in, sizeof in, report_doc_number(role, "prompt_tokens_mean"), "%.1f");
+            report_md_plain(outt, sizeof outt, report_doc_number(role, "completion_tokens_mean"),
+                            "%.1f");
+            fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", value, name, requests,
+                    errors, ttft, tpot, itl, in, outt);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md_sessions(const json_t *root, FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    bool any = false;
+    for (size_t i = 0; i < json_array_size(levels); i++)
+        any = any || report_doc_number(json_object_get(json_array_get(levels, i), "sessions"),
+                                       "count") > 0;
+    if (!any)
+        return;
+    fprintf(out,
+            "## Per-Session Metrics\n\n| %s | Sessions | Makespan p50 | Makespan p95 | "
+            "Critical path p50 | Idle/Wait p50 | Sibling wait p50 |\n"
+            "|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\n",
+            report_md_axis_title(root));
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        const json_t *s = json_object_get(level, "sessions");
+        if (!(report_doc_number(s, "count") > 0))
+            continue;
+        char value[32], count[32], a[32], b[32], c[32], d[32], e[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
+        report_md_latency(a, sizeof a, report_md_block(s, "makespan_ms", "p50"));
+        report_md_latency(b, sizeof b, report_md_block(s, "makespan_ms", "p95"));
+        report_md_latency(c, sizeof c, report_md_block(s, "critical_path_ms", "p50"));
+        report_md_latency(d, sizeof d, report_md_block(s, "idle_ms", "p50"));
+        report_md_latency(e, sizeof e, report_md_block(s, "sibling_wait_ms", "p50"));
+        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d, e);
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md_gap(const json_t *root, FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    bool any = false;
+    for (size_t i = 0; i < json_array_size(levels); i++)
+        any = any || json_is_object(json_object_get(json_array_get(levels, i), "gap"));
+    if (!any)
+        return;
+    fprintf(out,
+            "## Client vs Server Gap\n\n| %s | Metric | Client p50 | Server p50 | Gap | "
+            "Gap %% |\n|:---:|:-----|:---:|:---:|:---:|:---:|\n",
+            report_md_axis_title(root));
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        const json_t *total = json_object_get(json_object_get(level, "gap"), "total");
+        if (!json_is_object(total))
+            continue;
+        char value[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        static const char *const metrics[][2] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}};
+        for (size_t m = 0; m < 2; m++) {
+            const json_t *g = json_object_get(total, metrics[m][0]);
+            char client[32], server[32], gap[32], pct[32];
+            report_md_ms(client, sizeof client, report_doc_number(g, "client_p50_ms"));
+            report_md_ms(server, sizeof server, report_doc_number(g, "server_p50_ms"));
+            report_md_ms(gap, sizeof gap, report_doc_number(g, "gap_p50_ms"));
+            report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
+            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, metrics[m][1], client, server,
+                    gap, pct);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+static void report_md_reference(const json_t *root, FILE *out) {
+    const json_t *run = json_object_get(root, "run");
+    json_t *doc = json_object();
+    json_t *start = json_object_get(run, "start_time");
+    json_object_set_new(doc, "generated", start ? json_incref(start) : json_null());
+    json_object_set_new(doc, "mode", json_string(report_doc_axis(root)));
+    json_t *refs = json_array();
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        json_t *ref = json_object_get(json_array_get(levels, i), "reference");
+        if (json_is_object(ref))
+            json_array_append(refs, ref);
+    }
+    json_object_set_new(doc, "levels", refs);
+    char *text = json_dumps(doc, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_REAL_PRECISION(6));
+    fprintf(out, "## Reference Data (JSON)\n\n```json\n%s\n```\n", text ? text : "{}");
+    free(text);
+    json_decref(doc);
+}
+
+void report_md_render(const json_t *root, FILE *out) {
+    report_md_title(root, out);
+    report_md_methodology(root, out);
+    report_md_deployment(root, out);
+    report_md_level_table(root, "TPOT -- Time Per Output Token (ITL)",
+                          "TPOT p50 | TPOT p95 | Error %",
+                          ":--------:|:--------:|:-------:", report_md_tpot_row, out);
+    report_md_level_table(root, "TTFT -- Time to First Token", "TTFT p50 | TTFT p95",
+                          ":--------:|:--------:", report_md_ttft_row, out);
+    report_md_level_table(root, "End-to-End Latency", "Latency p50 | Latency p95",
+                          ":-----------:|:-----------:", report_md_latency_row, out);
+    report_md_level_table(root, "Error Rates", "Error %", ":-------:", report_md_error_row, out);
+    report_md_level_table(root, "Actual RPS (Conversation Starts/s)", "Actual RPS",
+                          ":----------:", report_md_rps_row, out);
+    report_md_saturation(root, out);
+    report_md_fits(root, out);
+    report_md_roles(root, out);
+    report_md_sessions(root, out);
+    report_md_gap(root, out);
+    report_md_reference(root, out);
+}
