@@ -11,6 +11,7 @@
 #include "report.h"
 #include "report_csv.h"
 #include "report_hgrm.h"
+#include "report_html.h"
 #include "report_md.h"
 
 static void report_cmd_usage(FILE *out) {
@@ -106,6 +107,8 @@ int report_cmd_render(const char *dir, char *err, size_t err_len) {
         rc = report_cmd_write(dir, "results.csv", root, report_csv_render, err, err_len);
     if (rc == 0)
         rc = report_hgrm_write(root, dir, err, err_len);
+    if (rc == 0)
+        rc = report_cmd_write(dir, "report.html", root, report_html_emit, err, err_len);
     json_decref(root);
     return rc;
 }

@@ -501,3 +501,17 @@ int report_html_from_file(const char *results_path, const char *html_path, char 
     json_decref(root);
     return rc;
 }
+
+int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, size_t err_len) {
+    buffer_t page;
+    buffer_init(&page);
+    int rc = -1;
+    if (report_html_render(root, &page) < 0)
+        snprintf(err, err_len, "%s/results.json: not a stampede results document (no levels)", dir);
+    else if (fwrite(buffer_head(&page), 1, buffer_pending(&page), out) != buffer_pending(&page))
+        snprintf(err, err_len, "%s/report.html: %s", dir, strerror(errno));
+    else
+        rc = 0;
+    buffer_clear(&page);
+    return rc;
+}

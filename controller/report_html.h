@@ -6,12 +6,17 @@
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 #include "buffer.h"
 
 /* Appends the page for the results document root to out. Returns the number of charts drawn
  * (each with at least one data mark), or -1 when root is not a results document with levels. */
 int report_html_render(const json_t *root, buffer_t *out);
+
+/* The page for root written to out (report_cmd's render signature; dir unused). 0 ok; -1 with
+ * the reason in err. */
+int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, size_t err_len);
 
 /* Writes the page for root to path (beside and renamed). 0 ok; -1 with errno set. */
 int report_html_write(const json_t *root, const char *path);
