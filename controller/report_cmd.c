@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "definitions.h"
 #include "outfile.h"
 #include "report.h"
 #include "report_csv.h"
@@ -16,12 +17,16 @@
 
 static void report_cmd_usage(FILE *out) {
     fprintf(out,
-            "usage: stampede report DIR [DIR...]\n\n"
+            "usage: stampede report DIR [DIR...] [--definitions vllm,aiperf,guidellm,sglang]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
             "DIR/report.md, DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A "
             "run and a sweep "
             "write it at their end too;\n"
-            "this re-renders it, byte for byte the same from the same results.json.\n",
+            "this re-renders it, byte for byte the same from the same results.json.\n"
+            "DIR/report.html has the charts (inline SVG, no network reference).\n\n"
+            "--definitions LIST  also prints TTFT, TPOT, ITL and output tok/s as each tool of\n"
+            "                    LIST defines them, recomputed from DIR/requests.jsonl (a run\n"
+            "                    with --trace): docs/metrics.md section 15\n",
             REPORT_SCHEMA_VERSION);
 }
 
@@ -113,7 +118,23 @@ int report_cmd_render(const char *dir, char *err, size_t err_len) {
     return rc;
 }
 
+/* Takes `--definitions LIST` out of argv (it may follow the directories); NULL when absent, ""
+ * when LIST is missing. */
+static const char *report_cmd_take_definitions(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--definitions") != 0)
+            continue;
+        const char *list = i + 1 < *argc ? argv[i + 1] : "";
+        int taken = i + 1 < *argc ? 2 : 1;
+        memmove(&argv[i], &argv[i + taken], (size_t)(*argc - i - taken + 1) * sizeof *argv);
+        *argc -= taken;
+        return list;
+    }
+    return NULL;
+}
+
 int report_cmd_main(int argc, char **argv) {
+    const char *definitions = report_cmd_take_definitions(&argc, argv);
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
@@ -137,6 +158,10 @@ int report_cmd_main(int argc, char **argv) {
             continue;
         }
         printf("report: %s/report.md\n", argv[i]);
+        if (definitions && definitions_report(argv[i], definitions, stdout, err, sizeof err) != 0) {
+            fprintf(stderr, "report: %s\n", err);
+            rc = 1;
+        }
     }
     return rc;
 }
