@@ -317,7 +317,8 @@ int definitions_report(const char *dir, const char *list, FILE *out, char *err, 
     definitions_t *acc[DEFINITIONS__COUNT] = {0};
     double *chunks = NULL, *scratch = NULL;
     uint32_t *tokens = NULL;
-    size_t chunks_cap = 0, scratch_cap = 0, tokens_cap = 0, line_no = 0, counted = 0, chunks_n = 0;
+    size_t chunks_cap = 0, scratch_cap = 0, tokens_cap = 0, line_no = 0, counted = 0, chunks_n = 0,
+           multi = 0;
     char *line = NULL;
     size_t line_cap = 0;
     int rc = 0;
@@ -351,6 +352,7 @@ int definitions_report(const char *dir, const char *list, FILE *out, char *err, 
             }
         counted += use > 0;
         chunks_n += use > 0 ? r.n_chunks : 0;
+        multi += use > 0 && r.chunk_tokens;
         json_decref(o);
     }
     fclose(f);
@@ -360,8 +362,11 @@ int definitions_report(const char *dir, const char *list, FILE *out, char *err, 
         rc = -1;
     }
     if (rc == 0) {
-        fprintf(out, "%s: %zu ok requests (warm-up left out), %zu chunks\n\n", path, counted,
-                chunks_n);
+        fprintf(out,
+                "%s: %zu ok requests (warm-up left out), %zu chunks, %zu requests with chunks "
+                "of several tokens%s\n\n",
+                path, counted, chunks_n, multi,
+                multi ? "" : " (tokens per chunk are known with target.continuous_usage_stats)");
         definitions_print(out, acc, tools, n_tools);
     }
     for (size_t t = 0; t < n_tools; t++)
