@@ -97,11 +97,12 @@ int definitions_add(definitions_t *self, const definitions_request_t *r) {
         if (decode_tokens > 0 && rc == 0)
             rc = definitions_push(&self->tpot, (r->end_us - c[0]) / 1000 / decode_tokens);
         break;
-    case DEFINITIONS_AIPERF: /* ITL: (request latency − TTFT) / (OSL − 1), one per request */
+    case DEFINITIONS_AIPERF: /* ITL: (request latency − TTFT) / (OSL − 1), one per request; its
+                                request latency ends at the last content response */
         if (isfinite(r->first_content_us) && rc == 0)
             rc = definitions_push(&self->ttfo, (r->first_content_us - r->send_us) / 1000);
         if (decode_tokens > 0 && rc == 0)
-            rc = definitions_push(&self->itl, (r->end_us - c[0]) / 1000 / decode_tokens);
+            rc = definitions_push(&self->itl, (last - c[0]) / 1000 / decode_tokens);
         break;
     case DEFINITIONS_GUIDELLM: /* TPOT includes the first token; ITL (last − first)/(n − 1) */
         if (r->output_tokens > 0 && rc == 0)
@@ -157,7 +158,7 @@ static const char *const definitions_notes[DEFINITIONS__COUNT] = {
     "vllm: TTFT first chunk (reasoning counts); ITL one sample per chunk gap, a chunk of k tokens "
     "is one gap; TPOT (last chunk - first chunk) / (tokens - 1)",
     "aiperf: TTFT first chunk (reasoning counts), TTFO first non-reasoning chunk; ITL one value "
-    "per request, (end - first chunk) / (tokens - 1); no TPOT",
+    "per request, (last chunk - first chunk) / (tokens - 1); no TPOT",
     "guidellm: TTFT first chunk; TPOT (last chunk - send) / tokens, TTFT included; ITL one value "
     "per request, (last chunk - first chunk) / (tokens - 1)",
     "sglang: TTFT first chunk; ITL a gap of k tokens is k samples of gap / k (native /generate); "

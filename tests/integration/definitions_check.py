@@ -37,7 +37,7 @@ def main():
             want["sglang"]["itl"] += [g / k[i]] * k[i]
         want["sglang"]["tpot"].append((end - c[0]) / 1000 / (n - 1))
         want["aiperf"]["ttfo"].append((r["first_content_us"] - send) / 1000)
-        want["aiperf"]["itl"].append((end - c[0]) / 1000 / (n - 1))
+        want["aiperf"]["itl"].append((c[-1] - c[0]) / 1000 / (n - 1))
         want["guidellm"]["tpot"].append((c[-1] - send) / 1000 / n)
         want["guidellm"]["itl"].append((c[-1] - c[0]) / 1000 / (n - 1))
     assert multi > 0, "the eagle3 mock sent no chunk of several tokens"
