@@ -7,7 +7,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "outfile.h"
 #include "report_svg.h"
 
 /* More levels than this get no per-level chart (CDF lines, time series, roles): the page would
@@ -450,56 +449,6 @@ int report_html_render(const json_t *root, buffer_t *out) {
                         "</p>\n</body></html>\n");
     free(lv.x);
     return charts;
-}
-
-int report_html_write(const json_t *root, const char *path) {
-    buffer_t page;
-    buffer_init(&page);
-    if (report_html_render(root, &page) < 0) {
-        buffer_clear(&page);
-        errno = EINVAL;
-        return -1;
-    }
-    size_t tmp_len = strlen(path) + 8;
-    char *tmp = malloc(tmp_len);
-    int rc = -1;
-    errno = 0;
-    FILE *f = NULL;
-    if (tmp) {
-        snprintf(tmp, tmp_len, "%s.tmp", path);
-        f = outfile_fopen(tmp);
-    }
-    if (f) {
-        size_t written = fwrite(buffer_head(&page), 1, buffer_pending(&page), f);
-        int closed = fclose(f);
-        if (written == buffer_pending(&page) && closed == 0 && rename(tmp, path) == 0)
-            rc = 0;
-        else if (errno == 0)
-            errno = EIO;
-        if (rc != 0)
-            remove(tmp);
-    } else if (errno == 0) {
-        errno = ENOMEM;
-    }
-    free(tmp);
-    buffer_clear(&page);
-    return rc;
-}
-
-int report_html_from_file(const char *results_path, const char *html_path, char *why, size_t size) {
-    json_error_t error;
-    json_t *root = json_load_file(results_path, 0, &error);
-    if (!root) {
-        snprintf(why, size, "%s:%d:%d: %s", results_path, error.line, error.column, error.text);
-        return -1;
-    }
-    int rc = report_html_write(root, html_path);
-    if (rc != 0)
-        snprintf(why, size, "%s: %s", errno == EINVAL ? results_path : html_path,
-                 errno == EINVAL ? "not a stampede results document (no levels array)"
-                                 : strerror(errno));
-    json_decref(root);
-    return rc;
 }
 
 int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, size_t err_len) {

@@ -14,15 +14,8 @@
  * (each with at least one data mark), or -1 when root is not a results document with levels. */
 int report_html_render(const json_t *root, buffer_t *out);
 
-/* The page for root written to out (report_cmd's render signature; dir unused). 0 ok; -1 with
- * the reason in err. */
+/* The page for root written to out (report_cmd's render signature; dir names the files in err). 0
+ * ok; -1 with the reason in err. */
 int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, size_t err_len);
-
-/* Writes the page for root to path (beside and renamed). 0 ok; -1 with errno set. */
-int report_html_write(const json_t *root, const char *path);
-
-/* Reads the results document at results_path and writes its page to html_path. 0 ok; -1 after
- * filling why (at most size bytes) with the file and the reason. */
-int report_html_from_file(const char *results_path, const char *html_path, char *why, size_t size);
 
 #endif

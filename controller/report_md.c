@@ -50,6 +50,11 @@ static void report_md_plain(char *buf, size_t len, double v, const char *format)
         snprintf(buf, len, format, v);
 }
 
+/* The axis column of the scaling report's tables: "c", or "rate". */
+static const char *report_md_axis_short(const json_t *root) {
+    return strcmp(report_doc_axis(root), "rate") ? "c" : "rate";
+}
+
 static const json_t *report_md_levels(const json_t *root) {
     return json_object_get(root, "levels");
 }
@@ -286,102 +291,155 @@ static bool report_md_has_roles(const json_t *roles) {
     return json_object_size(roles) > 1;
 }
 
-static void report_md_roles(const json_t *root, FILE *out) {
+/* The level's roles object when the workload names its roles, else NULL. */
+static const json_t *report_md_level_roles(const json_t *level) {
+    const json_t *roles = json_object_get(level, "roles");
+    return report_md_has_roles(roles) ? roles : NULL;
+}
+
+static bool report_md_any(const json_t *root, const json_t *(*get)(const json_t *level)) {
     const json_t *levels = report_md_levels(root);
-    bool any = false;
     for (size_t i = 0; i < json_array_size(levels); i++)
-        any = any || report_md_has_roles(json_object_get(json_array_get(levels, i), "roles"));
-    if (!any)
-        return;
+        if (get(json_array_get(levels, i)))
+            return true;
+    return false;
+}
+
+static const json_t *report_md_level_sessions(const json_t *level) {
+    const json_t *s = json_object_get(level, "sessions");
+    return report_doc_number(s, "count") > 0 ? s : NULL;
+}
+
+/* The scaling report's §4.5: session means, in ms. */
+static void report_md_critical_path(const json_t *root, FILE *out) {
     fprintf(out,
-            "## Per-Role Metrics\n\n| %s | Role | Requests | Errors | TTFT p50 | TPOT p50 | "
-            "ITL p50 | Prompt tokens (mean) | Completion tokens (mean) |\n"
-            "|:---:|:-----|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\n",
-            report_md_axis_title(root));
+            "### Critical Path vs Makespan\n\nMeans over the complete sessions of the "
+            "measured window, in ms (docs/metrics.md section 12).\n\n"
+            "| %s | Sessions | Makespan | Critical Path | Idle/Wait | Sibling Wait |\n"
+            "|---|----------|----------|---------------|-----------|--------------|\n",
+            report_md_axis_short(root));
+    const json_t *levels = report_md_levels(root);
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
-        char value[32], ttft[32], tpot[32], itl[32], requests[32], errors[32], in[32], outt[32];
+        const json_t *s = report_md_level_sessions(level);
+        if (!s)
+            continue;
+        char value[32], count[32], a[32], b[32], c[32], d[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
+        report_md_plain(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "%.0f");
+        report_md_plain(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "%.0f");
+        report_md_ms(c, sizeof c, report_md_block(s, "idle_ms", "mean"));
+        report_md_ms(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"));
+        fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
+    }
+    fprintf(out, "\n");
+}
+
+/* The scaling report's §6.1: each role's share of the critical paths. */
+static void report_md_critical_share(const json_t *root, FILE *out) {
+    fprintf(out, "### Critical Path Share by Role\n\n| %s | Role | Share |\n|---|------|-------|\n",
+            report_md_axis_short(root));
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        const json_t *s = report_md_level_sessions(level);
+        char value[32], pct[32];
+        report_doc_level_text(root, level, value, sizeof value);
+        const char *role;
+        const json_t *share;
+        json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
+            report_md_pct(pct, sizeof pct, json_number_value(share) * 100);
+            fprintf(out, "| %s | %s | %s |\n", value, role, pct);
+        }
+    }
+    fprintf(out, "\n");
+}
+
+/* The scaling report's §4.6, §4.7 and §7 in one table per role and level. */
+static void report_md_roles(const json_t *root, FILE *out) {
+    fprintf(out,
+            "### Per-Role Metrics\n\n| %s | Role | Requests | TTFT p50 | TPOT p50 | ITL p50 "
+            "| Errors | 4xx Errors | Prompt Tokens | Completion Tokens | P:D Ratio |\n"
+            "|---|------|----------|----------|----------|---------|--------|------------|"
+            "---------------|-------------------|-----------|\n",
+            report_md_axis_short(root));
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[32], ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32],
+            done[32], ratio[32];
         report_doc_level_text(root, level, value, sizeof value);
         const char *name;
         const json_t *role;
-        json_object_foreach(json_object_get(level, "roles"), name, role) {
+        json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
             report_md_ms(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"));
             report_md_ms(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"));
             report_md_ms(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"));
-            report_md_plain(requests, sizeof requests, report_doc_number(role, "requests"), "%.0f");
+            double n = report_doc_number(role, "requests");
+            double prompt = report_doc_number(role, "prompt_tokens_mean");
+            double completion = report_doc_number(role, "completion_tokens_mean");
+            report_md_plain(requests, sizeof requests, n, "%.0f");
             report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
-            report_md_plain(in, sizeof in, report_doc_number(role, "prompt_tokens_mean"), "%.1f");
-            report_md_plain(outt, sizeof outt, report_doc_number(role, "completion_tokens_mean"),
-                            "%.1f");
-            fprintf(out, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", value, name, requests,
-                    errors, ttft, tpot, itl, in, outt);
+            report_md_plain(http4, sizeof http4, report_doc_number(role, "errors_http_4xx"),
+                            "%.0f");
+            report_md_plain(in, sizeof in, prompt, "%.1f");
+            report_md_plain(done, sizeof done, completion, "%.1f");
+            report_md_plain(ratio, sizeof ratio, completion > 0 ? prompt / completion : NAN,
+                            "%.2f");
+            fprintf(out, "| %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s | %s | %s |\n", value,
+                    name, requests, ttft, tpot, itl, errors, requests, http4, requests, in, done,
+                    ratio);
         }
     }
     fprintf(out, "\n");
 }
 
-static void report_md_sessions(const json_t *root, FILE *out) {
-    const json_t *levels = report_md_levels(root);
-    bool any = false;
-    for (size_t i = 0; i < json_array_size(levels); i++)
-        any = any || report_doc_number(json_object_get(json_array_get(levels, i), "sessions"),
-                                       "count") > 0;
-    if (!any)
+static void report_md_agentic(const json_t *root, FILE *out) {
+    bool roles = report_md_any(root, report_md_level_roles);
+    bool sessions = report_md_any(root, report_md_level_sessions);
+    if (!roles && !sessions)
         return;
-    fprintf(out,
-            "## Per-Session Metrics\n\n| %s | Sessions | Makespan p50 | Makespan p95 | "
-            "Critical path p50 | Idle/Wait p50 | Sibling wait p50 |\n"
-            "|:---:|:---:|:---:|:---:|:---:|:---:|:---:|\n",
-            report_md_axis_title(root));
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *s = json_object_get(level, "sessions");
-        if (!(report_doc_number(s, "count") > 0))
-            continue;
-        char value[32], count[32], a[32], b[32], c[32], d[32], e[32];
-        report_doc_level_text(root, level, value, sizeof value);
-        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
-        report_md_latency(a, sizeof a, report_md_block(s, "makespan_ms", "p50"));
-        report_md_latency(b, sizeof b, report_md_block(s, "makespan_ms", "p95"));
-        report_md_latency(c, sizeof c, report_md_block(s, "critical_path_ms", "p50"));
-        report_md_latency(d, sizeof d, report_md_block(s, "idle_ms", "p50"));
-        report_md_latency(e, sizeof e, report_md_block(s, "sibling_wait_ms", "p50"));
-        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d, e);
-    }
-    fprintf(out, "\n");
+    fprintf(out, "## Sessions and Roles\n\n");
+    if (sessions)
+        report_md_critical_path(root, out);
+    if (roles)
+        report_md_roles(root, out);
+    if (roles && sessions)
+        report_md_critical_share(root, out);
 }
 
+static const json_t *report_md_level_gap(const json_t *level) {
+    const json_t *total = json_object_get(json_object_get(level, "gap"), "total");
+    return json_is_object(total) ? total : NULL;
+}
+
+/* The scaling report's §6.2, for TPOT and TTFT (level `gap`, docs/metrics.md section 13). */
 static void report_md_gap(const json_t *root, FILE *out) {
-    const json_t *levels = report_md_levels(root);
-    bool any = false;
-    for (size_t i = 0; i < json_array_size(levels); i++)
-        any = any || json_is_object(json_object_get(json_array_get(levels, i), "gap"));
-    if (!any)
+    if (!report_md_any(root, report_md_level_gap))
         return;
-    fprintf(out,
-            "## Client vs Server Gap\n\n| %s | Metric | Client p50 | Server p50 | Gap | "
-            "Gap %% |\n|:---:|:-----|:---:|:---:|:---:|:---:|\n",
-            report_md_axis_title(root));
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *total = json_object_get(json_object_get(level, "gap"), "total");
-        if (!json_is_object(total))
-            continue;
-        char value[32];
-        report_doc_level_text(root, level, value, sizeof value);
-        static const char *const metrics[][2] = {{"ttft", "TTFT"}, {"tpot", "TPOT"}};
-        for (size_t m = 0; m < 2; m++) {
-            const json_t *g = json_object_get(total, metrics[m][0]);
-            char client[32], server[32], gap[32], pct[32];
+    static const char *const metrics[][2] = {{"tpot", "TPOT"}, {"ttft", "TTFT"}};
+    fprintf(out, "## Client vs Server\n\n");
+    for (size_t m = 0; m < 2; m++) {
+        fprintf(out,
+                "### Client-Server %s Gap\n\n| %s | Client %s | Server %s | Gap |\n"
+                "|---|-------------|-------------|-----|\n",
+                metrics[m][1], report_md_axis_short(root), metrics[m][1], metrics[m][1]);
+        const json_t *levels = report_md_levels(root);
+        for (size_t i = 0; i < json_array_size(levels); i++) {
+            const json_t *level = json_array_get(levels, i);
+            const json_t *g = json_object_get(report_md_level_gap(level), metrics[m][0]);
+            if (!g)
+                continue;
+            char value[32], client[32], server[32], pct[32];
+            report_doc_level_text(root, level, value, sizeof value);
             report_md_ms(client, sizeof client, report_doc_number(g, "client_p50_ms"));
             report_md_ms(server, sizeof server, report_doc_number(g, "server_p50_ms"));
-            report_md_ms(gap, sizeof gap, report_doc_number(g, "gap_p50_ms"));
             report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
-            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, metrics[m][1], client, server,
-                    gap, pct);
+            fprintf(out, "| %s | %s | %s | %s |\n", value, client, server, pct);
         }
+        fprintf(out, "\n");
     }
-    fprintf(out, "\n");
 }
 
 static void report_md_reference(const json_t *root, FILE *out) {
@@ -420,8 +478,7 @@ void report_md_render(const json_t *root, FILE *out) {
                           ":----------:", report_md_rps_row, out);
     report_md_saturation(root, out);
     report_md_fits(root, out);
-    report_md_roles(root, out);
-    report_md_sessions(root, out);
+    report_md_agentic(root, out);
     report_md_gap(root, out);
     report_md_reference(root, out);
 }

@@ -16,7 +16,7 @@
 #include "telemetry_report.h"
 #include "telemetry_run.h"
 #include "outfile.h"
-#include "report_html.h"
+#include "report_cmd.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -377,12 +377,6 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
         console_say(self, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
-    char html[4096], why[512];
-    snprintf(html, sizeof html, "%s/report.html", run->cfg.output.dir);
-    if (report_html_from_file(path, html, why, sizeof why) != 0) {
-        console_say(self, "cannot write %s", why);
-        return -1;
-    }
     snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
     FILE *f = outfile_fopen(path);
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
@@ -453,6 +447,15 @@ static int results_invalid_status(controller_t *self, const validity_t *validity
     console_say(self, "the run is invalid: %s%s (exit 3; --allow-invalid accepts it)",
                 validity->reasons[0], validity->n_reasons > 1 ? ", and more" : "");
     return 3;
+}
+
+int results_reports(controller_t *self, const char *dir) {
+    char err[4400];
+    if (report_cmd_render(dir, err, sizeof err) != 0) {
+        console_say(self, "cannot write the reports: %s", err);
+        return -1;
+    }
+    return 0;
 }
 
 int results_finish(controller_t *self, bool interrupted) {
@@ -535,6 +538,8 @@ int results_finish(controller_t *self, bool interrupted) {
     else if (!self->sweep)
         console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
                     is_partial ? " (partial)" : "");
+    if (rc == 0 && !self->sweep && results_reports(self, run->cfg.output.dir) != 0)
+        rc = 1;
     free(clocks);
     if (verdict(self, interrupted) != 0)
         rc = 1;

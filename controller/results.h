@@ -18,6 +18,9 @@ void results_open_trace(controller_t *self);
 /* An ingest_record_fn (arg is the controller): merges rec, traces it, and counts it (ok or
  * failed, warm-up included) for the exit status, keeping the first error. */
 void results_record(void *arg, request_record_t *rec);
+/* Writes dir's report.md, results.csv and hgrm/ from its results.json (controller/report_cmd.h),
+ * saying why when it cannot. 0 ok, -1 said. */
+int results_reports(controller_t *self, const char *dir);
 /* Prints the table, writes the files and returns the exit status: 0 ok, 1 when a file cannot be
  * written or no request succeeded, 3 when the run is invalid (controller/validity.h) unless
  * --allow-invalid, 130 when interrupted. */

@@ -13,7 +13,6 @@
 #include "controller_internal.h"
 #include "loop.h"
 #include "report.h"
-#include "report_html.h"
 #include "results.h"
 #include "slo.h"
 #include "sweep_report.h"
@@ -536,12 +535,9 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     char path[4096];
     snprintf(path, sizeof path, "%s/results.json", self->cfg.output.dir);
     int rc = report_write_json_root(root, path);
+    json_decref(root);
     if (rc != 0)
         console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
-    snprintf(path, sizeof path, "%s/report.html", self->cfg.output.dir);
-    if (rc == 0 && (rc = report_html_write(root, path)) != 0)
-        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
-    json_decref(root);
     return rc;
 }
 
@@ -606,6 +602,8 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     }
     if (f)
         fclose(f);
+    if (rc == 0 && results_reports(self->fleet, self->cfg.output.dir) != 0)
+        rc = -1;
     if (rc == 0)
         console_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
                     self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",

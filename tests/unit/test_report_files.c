@@ -1,0 +1,439 @@
+/* The reports stampede writes from a results.json (controller/report_md, report_csv, report_hgrm,
+ * report_cmd) on the fixtures of tests/fixtures/report (made by `stampede run` on the .yaml
+ * files there), and the workload file's deployment: map they show. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "report_cmd.h"
+#include "report_csv.h"
+#include "report_hgrm.h"
+#include "report_md.h"
+#include "unit_main.h"
+
+#define FIXTURES "tests/fixtures/report"
+#define REFERENCE FIXTURES "/reference-sweep-round-robin-eagle3-50-160.md"
+
+static json_t *load_fixture(const char *name) {
+    char dir[256], err[1024];
+    snprintf(dir, sizeof dir, FIXTURES "/%s", name);
+    json_t *root = report_cmd_load(dir, err, sizeof err);
+    if (!root)
+        fail_msg("%s", err);
+    return root;
+}
+
+/* report_md_render into a malloc'd string. */
+static char *render_md(const json_t *root) {
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    report_md_render(root, out);
+    fclose(out);
+    return text;
+}
+
+static char *render_csv(const json_t *root, const char *dir) {
+    char *text = NULL, err[1024];
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    if (report_csv_render(root, dir, out, err, sizeof err) != 0)
+        fail_msg("%s", err);
+    fclose(out);
+    return text;
+}
+
+static char *read_text(const char *path) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    char buf[4096];
+    size_t n;
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, out);
+    fclose(f);
+    fclose(out);
+    return text;
+}
+
+static void test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load(void **state) {
+    (void)state;
+    const char *names[] = {"quickstart", "sweep", "diamond"};
+    for (size_t i = 0; i < 3; i++) {
+        char dir[256];
+        snprintf(dir, sizeof dir, FIXTURES "/%s", names[i]);
+        json_t *a = load_fixture(names[i]), *b = load_fixture(names[i]);
+        char *md_a = render_md(a), *md_b = render_md(b);
+        char *csv_a = render_csv(a, dir), *csv_b = render_csv(b, dir);
+        assert_string_equal(md_a, md_b);
+        assert_string_equal(csv_a, csv_b);
+        free(md_a), free(md_b), free(csv_a), free(csv_b);
+        json_decref(a), json_decref(b);
+    }
+}
+
+/* A Markdown section: its heading and the header row of its first table ("" when none), and
+ * the first cell of each row of that table (NUL-separated in rows). */
+typedef struct section {
+    char heading[160];
+    char header[400];
+    char rows[1024];
+    size_t rows_len;
+} section_t;
+
+static size_t parse_sections(const char *text, section_t *out, size_t cap) {
+    size_t n = 0;
+    int table_line = 0; /* 0 none, 1 header seen, 2 rule seen */
+    for (const char *line = text; line && *line;) {
+        const char *end = strchr(line, '\n');
+        size_t len = end ? (size_t)(end - line) : strlen(line);
+        if (len > 3 && line[0] == '#' && line[1] == '#' && n < cap) {
+            section_t *s = &out[n++];
+            memset(s, 0, sizeof *s);
+            snprintf(s->heading, sizeof s->heading, "%.*s", (int)len, line);
+            table_line = 0;
+        } else if (n > 0 && len > 0 && line[0] == '|') {
+            section_t *s = &out[n - 1];
+            if (table_line == 0 && !s->header[0]) {
+                snprintf(s->header, sizeof s->header, "%.*s", (int)len, line);
+                table_line = 1;
+            } else if (table_line == 1) {
+                table_line = 2;
+            } else if (table_line == 2) {
+                const char *cell_end = strchr(line + 1, '|');
+                int cell = (int)(cell_end - line - 1);
+                s->rows_len += (size_t)snprintf(s->rows + s->rows_len, sizeof s->rows - s->rows_len,
+                                                "%.*s;", cell, line + 1);
+            }
+        } else if (len == 0 || line[0] != '|') {
+            table_line = table_line == 2 || table_line == 1 ? 3 : table_line;
+        }
+        line = end ? end + 1 : NULL;
+    }
+    return n;
+}
+
+static const section_t *find_section(const section_t *s, size_t n, const char *heading, size_t from,
+                                     size_t *at) {
+    for (size_t i = from; i < n; i++)
+        if (!strcmp(s[i].heading, heading)) {
+            *at = i;
+            return &s[i];
+        }
+    return NULL;
+}
+
+/* Every section of the reference sweep report, but its Phase 3 vs Phase 0 analysis (that is
+ * `stampede compare`'s), is in report.md in the same order and with the same table columns; the
+ * saturation table has the reference's rows. */
+static void test_report_md_holds_the_reference_headings_and_columns(void **state) {
+    (void)state;
+    static section_t ref[64], ours[64];
+    char *reference = read_text(REFERENCE);
+    size_t n_ref = parse_sections(reference, ref, 64);
+    json_t *root = load_fixture("sweep");
+    char *md = render_md(root);
+    size_t n_ours = parse_sections(md, ours, 64);
+    size_t checked = 0, at = 0;
+    for (size_t i = 0; i < n_ref; i++) {
+        if (strncmp(ref[i].heading, "## ", 3) != 0 || !strncmp(ref[i].heading, "## Analysis:", 12))
+            continue;
+        const section_t *s = find_section(ours, n_ours, ref[i].heading, at, &at);
+        if (!s)
+            fail_msg("report.md has no '%s' after the previous reference heading", ref[i].heading);
+        assert_string_equal(s->header, ref[i].header);
+        checked++;
+    }
+    assert_int_equal(checked, 8); /* Methodology .. Actual RPS and Reference Data */
+    size_t ref_at, ours_at;
+    const section_t *want = find_section(ref, n_ref, "### Saturation Point", 0, &ref_at);
+    const section_t *got = find_section(ours, n_ours, "### Saturation Point", 0, &ours_at);
+    assert_non_null(want);
+    assert_non_null(got);
+    assert_string_equal(got->rows, want->rows);
+    assert_true(!strncmp(got->header, "| Metric |", 10));
+    free(md);
+    free(reference);
+    json_decref(root);
+}
+
+static void test_report_md_tables_have_a_row_per_level_with_the_level_figures(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep");
+    char *md = render_md(root);
+    const json_t *levels = json_object_get(root, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *ref = json_object_get(json_array_get(levels, i), "reference");
+        char row[128];
+        snprintf(row, sizeof row, "| %lld | %.2f |\n",
+                 (long long)json_integer_value(json_object_get(ref, "concurrency")),
+                 json_number_value(json_object_get(ref, "actual_rps")));
+        if (!strstr(md, row))
+            fail_msg("no Actual RPS row '%s'", row);
+    }
+    assert_non_null(
+        strstr(md, "| Model | Llama 3.3 70B Instruct FP8 (simulated by stampede mock) |"));
+    assert_non_null(strstr(md, "### Scaling Fit"));
+    free(md);
+    json_decref(root);
+}
+
+static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **state) {
+    (void)state;
+    json_t *graph = load_fixture("diamond"), *run = load_fixture("quickstart");
+    char *md = render_md(graph), *plain = render_md(run);
+    assert_non_null(strstr(md, "### Critical Path vs Makespan"));
+    assert_non_null(strstr(md, "| 6 | aggregator |"));
+    assert_null(strstr(md, "### Client-Server TPOT Gap"));
+    assert_non_null(strstr(plain, "### Client-Server TPOT Gap"));
+    assert_null(strstr(plain, "### Per-Role Metrics")); /* only the default role */
+    free(md), free(plain);
+    json_decref(graph), json_decref(run);
+}
+
+static size_t count_fields(const char *line, size_t len) {
+    size_t n = 1;
+    bool quoted = false;
+    for (size_t i = 0; i < len; i++) {
+        if (line[i] == '"')
+            quoted = !quoted;
+        else if (line[i] == ',' && !quoted)
+            n++;
+    }
+    return n;
+}
+
+static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep");
+    char *csv = render_csv(root, FIXTURES "/sweep");
+    size_t columns = count_fields(report_csv_columns, strlen(report_csv_columns));
+    size_t rows = 0;
+    for (char *line = csv; *line;) {
+        char *end = strchr(line, '\n');
+        assert_non_null(end);
+        assert_int_equal(count_fields(line, (size_t)(end - line)), columns);
+        rows++;
+        line = end + 1;
+    }
+    /* 3 levels x 2 repetitions x (all, one endpoint, one role), and the header */
+    assert_int_equal(rows, 1 + 3 * 2 * 3);
+    /* level 8 (index 2), repetition 2, all: its TTFT p50 is the repetition's own results.json's */
+    json_error_t jerr;
+    json_t *rep = json_load_file(FIXTURES "/sweep/levels/03-c8/rep-2/results.json", 0, &jerr);
+    assert_non_null(rep);
+    double p50 = json_number_value(json_object_get(
+        json_object_get(json_array_get(json_object_get(rep, "levels"), 0), "ttft_ms"), "p50"));
+    char want[128];
+    snprintf(want, sizeof want, "sweep,concurrency,2,8,2,false,all,all,");
+    char *row = strstr(csv, want);
+    assert_non_null(row);
+    /* ttft_p50_ms is the 19th column */
+    char *field = row;
+    for (int i = 0; i < 18; i++)
+        field = strchr(field, ',') + 1;
+    assert_true(fabs(strtod(field, NULL) - p50) <= 1e-6 * p50);
+    json_decref(rep);
+    free(csv);
+    json_decref(root);
+}
+
+/* Value and percentile rows of an .hgrm text; returns how many. */
+static size_t parse_hgrm(const char *text, double *values, double *percentiles, uint64_t *counts,
+                         size_t cap, uint64_t *total) {
+    size_t n = 0;
+    *total = 0;
+    for (const char *line = text; line && *line;) {
+        double v, p;
+        unsigned long long c, t;
+        if (sscanf(line, "#[Max = %*f, Total count = %llu]", &t) == 1)
+            *total = t;
+        else if (line[0] != '#' && sscanf(line, "%lf %lf %llu", &v, &p, &c) == 3 && n < cap) {
+            values[n] = v;
+            percentiles[n] = p;
+            counts[n++] = c;
+        }
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    return n;
+}
+
+/* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
+ * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
+ * printed 0.001 ms, and its counts add up. */
+static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void **state) {
+    (void)state;
+    json_t *root = load_fixture("quickstart");
+    const json_t *level = json_array_get(json_object_get(root, "levels"), 0);
+    const char *metrics[] = {"ttft_ms", "ttfc_ms", "tpot_ms", "itl_ms", "e2e_ms"};
+    static double values[4096], percentiles[4096];
+    static uint64_t counts[4096];
+    for (size_t m = 0; m < 5; m++) {
+        const json_t *block = json_object_get(level, metrics[m]);
+        char *text = NULL;
+        size_t len = 0;
+        FILE *out = open_memstream(&text, &len);
+        assert_int_equal(report_hgrm_render(block, out), 0);
+        fclose(out);
+        assert_true(
+            !strncmp(text, "       Value     Percentile TotalCount 1/(1-Percentile)\n\n", 57));
+        uint64_t total;
+        size_t n = parse_hgrm(text, values, percentiles, counts, 4096, &total);
+        uint64_t count = (uint64_t)json_integer_value(json_object_get(block, "count"));
+        assert_true(n > 2);
+        assert_int_equal(total, count);
+        assert_int_equal(counts[n - 1], count);
+        assert_true(percentiles[n - 1] == 1.0);
+        const struct {
+            const char *key;
+            double p;
+        } checks[] = {{"p50", 0.5}, {"p90", 0.9}, {"p95", 0.95}};
+        for (size_t c = 0; c < 3; c++) {
+            size_t i = 0;
+            while (i < n && percentiles[i] < checks[c].p)
+                i++;
+            assert_true(i < n);
+            double want = json_number_value(json_object_get(block, checks[c].key));
+            if (!(fabs(values[i] - want) <= want / 2048 + 0.0015))
+                fail_msg("%s %s: .hgrm %.3f, results.json %.6f", metrics[m], checks[c].key,
+                         values[i], want);
+        }
+        free(text);
+    }
+    json_decref(root);
+}
+
+static void test_report_hgrm_without_buckets_writes_nothing(void **state) {
+    (void)state;
+    json_t *block = json_pack("{s:i, s:n, s:[]}", "count", 0, "mean", "buckets");
+    char *text = NULL;
+    size_t len = 0;
+    FILE *out = open_memstream(&text, &len);
+    assert_int_equal(report_hgrm_render(block, out), -1);
+    fclose(out);
+    assert_int_equal(len, 0);
+    free(text);
+    json_decref(block);
+}
+
+/* A scratch directory holding results.json with text (NULL: none). */
+static char *scratch_dir(const char *text) {
+    char *dir = strdup("/tmp/stampede-report-XXXXXX");
+    assert_non_null(mkdtemp(dir));
+    if (text) {
+        char path[256];
+        snprintf(path, sizeof path, "%s/results.json", dir);
+        FILE *f = fopen(path, "w");
+        fputs(text, f);
+        fclose(f);
+    }
+    return dir;
+}
+
+static void remove_scratch(char *dir) {
+    char cmd[300];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+    free(dir);
+}
+
+static void test_report_bad_input_names_the_file(void **state) {
+    (void)state;
+    char err[4400], want[512];
+    char *old = scratch_dir("{\"schema_version\": 1, \"levels\": []}\n");
+    assert_int_equal(report_cmd_render(old, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s/results.json: schema_version 1, this stampede reads 2", old);
+    assert_string_equal(err, want);
+    remove_scratch(old);
+
+    char *empty = scratch_dir(NULL);
+    assert_int_equal(report_cmd_render(empty, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s/results.json: No such file or directory", empty);
+    assert_string_equal(err, want);
+    remove_scratch(empty);
+
+    assert_int_equal(report_cmd_render("/nonexistent/run", err, sizeof err), -1);
+    assert_string_equal(err, "/nonexistent/run: No such file or directory");
+
+    char *broken = scratch_dir("{\"schema_version\": 2,\n");
+    assert_int_equal(report_cmd_render(broken, err, sizeof err), -1);
+    snprintf(want, sizeof want, "%s/results.json:", broken);
+    assert_true(!strncmp(err, want, strlen(want)) && strstr(err, "not JSON"));
+    remove_scratch(broken);
+}
+
+/* A sweep whose repetition file is gone: the CSV names it, and report.md is still written. */
+static void test_report_sweep_missing_repetition_names_it(void **state) {
+    (void)state;
+    char *text = read_text(FIXTURES "/sweep/results.json");
+    char *dir = scratch_dir(text);
+    char err[4400];
+    assert_int_equal(report_cmd_render(dir, err, sizeof err), -1);
+    char want[512];
+    snprintf(want, sizeof want, "%s/levels/01-c2/rep-1/results.json (repetition 1 of level 0)",
+             dir);
+    if (strncmp(err, want, strlen(want)) != 0)
+        fail_msg("error '%s' does not start with '%s'", err, want);
+    char path[300];
+    snprintf(path, sizeof path, "%s/report.md", dir);
+    assert_int_equal(access(path, F_OK), 0);
+    remove_scratch(dir);
+    free(text);
+}
+
+static void test_config_deployment_is_kept_verbatim_and_written_back(void **state) {
+    (void)state;
+    const char *yaml = "limits: {duration: 1s}\n"
+                       "deployment:\n  Model: \"Llama | FP8\"\n  max-num-seqs: 64\n"
+                       "  flags: [--a, \"--b=1\"]\n  nested: {x: 1.50}\n";
+    config_t cfg, again;
+    config_error_t err;
+    assert_int_equal(config_load_string(&cfg, yaml, strlen(yaml), "d.yaml", &err), 0);
+    const char *want = "{\"Model\":\"Llama | FP8\",\"max-num-seqs\":\"64\",\"flags\":[\"--a\","
+                       "\"--b=1\"],\"nested\":{\"x\":\"1.50\"}}";
+    assert_string_equal(cfg.deployment, want);
+    char *written = config_to_yaml(&cfg);
+    assert_non_null(written);
+    assert_int_equal(config_load_string(&again, written, strlen(written), "back.yaml", &err), 0);
+    assert_string_equal(again.deployment, want);
+    config_free(&again);
+    free(written);
+    config_free(&cfg);
+}
+
+static void test_config_deployment_must_be_a_mapping(void **state) {
+    (void)state;
+    const char *yaml = "limits: {duration: 1s}\ndeployment: [a, b]\n";
+    config_t cfg;
+    config_error_t err;
+    assert_int_equal(config_load_string(&cfg, yaml, strlen(yaml), "d.yaml", &err), -1);
+    char msg[1024];
+    config_error_format(&err, msg, sizeof msg);
+    assert_string_equal(msg, "d.yaml:2:13: deployment: expected a mapping of deployment details "
+                             "(e.g. Model: ..., GPU: ...), got a sequence");
+}
+
+UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load),
+          cmocka_unit_test(test_report_md_holds_the_reference_headings_and_columns),
+          cmocka_unit_test(test_report_md_tables_have_a_row_per_level_with_the_level_figures),
+          cmocka_unit_test(test_report_md_shows_roles_sessions_and_the_gap_when_present),
+          cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
+          cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
+          cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),
+          cmocka_unit_test(test_report_bad_input_names_the_file),
+          cmocka_unit_test(test_report_sweep_missing_repetition_names_it),
+          cmocka_unit_test(test_config_deployment_is_kept_verbatim_and_written_back),
+          cmocka_unit_test(test_config_deployment_must_be_a_mapping))
