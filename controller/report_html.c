@@ -372,43 +372,57 @@ static size_t report_html_roles(const json_t *level, const char *level_name, con
     return marks;
 }
 
-/* The charts of each level on its own: time series, decode overlap, roles. */
+/* One level's own charts (time series, decode overlap, roles) appended to out; how many. */
+static int report_html_level_charts(const json_t *level, const char *name, buffer_t *out) {
+    static const char *const client[] = {"in_flight", "requests_per_s"};
+    static const char *const server[] = {"running", "waiting"};
+    static const char *const kv[] = {"kv_usage_pct"};
+    int charts = 0;
+    char title[192];
+    snprintf(title, sizeof title, "Client: in flight and requests/s (%s)", name);
+    charts += report_html_series(json_object_get(level, "client_series"), client, 2, title,
+                                 "requests, requests/s", out) > 0;
+    /* the servers' total when it has a series, else each page's own */
+    const json_t *server_json = json_object_get(level, "server");
+    const json_t *total = json_object_get(json_object_get(server_json, "total"), "series");
+    const json_t *pages = json_object_get(server_json, "pages");
+    size_t n_pages = total ? 1 : json_array_size(pages);
+    for (size_t p = 0; p < n_pages && p < HTML_MAX_PAGES; p++) {
+        const json_t *series = total ? total : json_object_get(json_array_get(pages, p), "series");
+        char page_name[32] = "";
+        if (n_pages > 1)
+            snprintf(page_name, sizeof page_name, " page %zu", p + 1);
+        snprintf(title, sizeof title, "Server%s: running and waiting (%s)", page_name, name);
+        charts += report_html_series(series, server, 2, title, "requests", out) > 0;
+        snprintf(title, sizeof title, "Server%s: KV cache usage (%s)", page_name, name);
+        charts += report_html_series(series, kv, 1, title, "%", out) > 0;
+    }
+    charts += report_html_overlap(level, name, out) > 0;
+    charts += report_html_roles(level, name, "ttft_ms", "TTFT", out) > 0;
+    charts += report_html_roles(level, name, "tpot_ms", "TPOT", out) > 0;
+    return charts;
+}
+
+/* A section per level that has charts of its own (a sweep's pooled levels often have none). */
 static int report_html_per_level(const json_t *levels, buffer_t *out) {
     int charts = 0;
+    buffer_t section;
+    buffer_init(&section);
     size_t n_levels = json_array_size(levels);
     for (size_t i = 0; i < n_levels && i < HTML_MAX_LEVEL_LINES; i++) {
         const json_t *level = json_array_get(levels, i);
         char name[64];
         report_html_level_name(level, i, name, sizeof name);
+        buffer_reset(&section);
+        int drawn = report_html_level_charts(level, name, &section);
+        if (drawn == 0)
+            continue;
         buffer_appendf(out, "<h2>Level %s</h2>\n<div class=\"charts\">", name);
-        static const char *const client[] = {"in_flight", "requests_per_s"};
-        static const char *const server[] = {"running", "waiting"};
-        static const char *const kv[] = {"kv_usage_pct"};
-        char title[192];
-        snprintf(title, sizeof title, "Client: in flight and requests/s (%s)", name);
-        charts += report_html_series(json_object_get(level, "client_series"), client, 2, title,
-                                     "requests, requests/s", out) > 0;
-        /* the servers' total when it has a series, else each page's own */
-        const json_t *server_json = json_object_get(level, "server");
-        const json_t *total = json_object_get(json_object_get(server_json, "total"), "series");
-        const json_t *pages = json_object_get(server_json, "pages");
-        size_t n_pages = total ? 1 : json_array_size(pages);
-        for (size_t p = 0; p < n_pages && p < HTML_MAX_PAGES; p++) {
-            const json_t *page = total ? NULL : json_array_get(pages, p);
-            const json_t *series = total ? total : json_object_get(page, "series");
-            char page_name[32] = "";
-            if (n_pages > 1)
-                snprintf(page_name, sizeof page_name, " page %zu", p + 1);
-            snprintf(title, sizeof title, "Server%s: running and waiting (%s)", page_name, name);
-            charts += report_html_series(series, server, 2, title, "requests", out) > 0;
-            snprintf(title, sizeof title, "Server%s: KV cache usage (%s)", page_name, name);
-            charts += report_html_series(series, kv, 1, title, "%", out) > 0;
-        }
-        charts += report_html_overlap(level, name, out) > 0;
-        charts += report_html_roles(level, name, "ttft_ms", "TTFT", out) > 0;
-        charts += report_html_roles(level, name, "tpot_ms", "TPOT", out) > 0;
+        buffer_append(out, buffer_head(&section), buffer_pending(&section));
         buffer_appendf(out, "</div>\n");
+        charts += drawn;
     }
+    buffer_clear(&section);
     return charts;
 }
 
