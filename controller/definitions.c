@@ -300,6 +300,12 @@ static int definitions_parse_tools(const char *list, int *tools, size_t *n_tools
     return 0;
 }
 
+int definitions_check(const char *list, char *err, size_t err_len) {
+    int tools[DEFINITIONS__COUNT];
+    size_t n_tools;
+    return definitions_parse_tools(list, tools, &n_tools, err, err_len);
+}
+
 int definitions_report(const char *dir, const char *list, FILE *out, char *err, size_t err_len) {
     int tools[DEFINITIONS__COUNT];
     size_t n_tools;

@@ -58,6 +58,8 @@ int definitions_add(definitions_t *self, const definitions_request_t *request);
 /* The figures over the requests added (sorts the samples kept). */
 void definitions_summary(definitions_t *self, definitions_summary_t *out);
 
+/* Checks a comma-separated list of tools: 0, or -1 with err naming the one not known. */
+int definitions_check(const char *tools, char *err, size_t err_len);
 /* Reads dir/requests.jsonl and prints one table per tool of the comma-separated list to out.
  * 0 ok; -1 with the reason in err (no trace, a tool not known, a line not readable: the file,
  * the line and the key). */

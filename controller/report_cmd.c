@@ -135,6 +135,11 @@ static const char *report_cmd_take_definitions(int *argc, char **argv) {
 
 int report_cmd_main(int argc, char **argv) {
     const char *definitions = report_cmd_take_definitions(&argc, argv);
+    char why[256];
+    if (definitions && definitions_check(definitions, why, sizeof why) != 0) {
+        fprintf(stderr, "report: %s\n", why);
+        return 2;
+    }
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {

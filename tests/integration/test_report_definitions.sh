@@ -47,6 +47,6 @@ grep -q "notrace/requests.jsonl: .*run with --trace" "$WORK/notrace.err" ||
     fail "no clear refusal: $(cat "$WORK/notrace.err")"
 rc=0
 timeout 30 "$STAMPEDE" report "$WORK/out" --definitions vllm,tgi >/dev/null 2>"$WORK/tool.err" || rc=$?
-[ "$rc" = 1 ] && grep -q "'tgi' is not a tool" "$WORK/tool.err" ||
+[ "$rc" = 2 ] && grep -q "'tgi' is not a tool" "$WORK/tool.err" ||
     fail "an unknown tool was not refused (rc $rc): $(cat "$WORK/tool.err")"
 echo "PASS"
