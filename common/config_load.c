@@ -9,9 +9,9 @@
 
 #include "buffer.h"
 #include "config_compaction.h"
+#include "config_deployment.h"
 #include "config_dist.h"
 #include "config_graph.h"
-#include "config_deployment.h"
 #include "config_mock.h"
 #include "config_scaffold.h"
 #include "config_slo.h"

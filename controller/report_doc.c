@@ -19,7 +19,11 @@ const char *report_doc_axis(const json_t *root) {
 }
 
 double report_doc_level_value(const json_t *root, const json_t *level) {
-    return report_doc_number(level, report_doc_axis(root));
+    const json_t *v = json_object_get(level, report_doc_axis(root));
+    /* A rate run's level keeps its target in the rate block (docs/metrics.md section 8). */
+    if (json_is_object(v))
+        return report_doc_number(v, "requested_per_s");
+    return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
 const char *report_doc_level_text(const json_t *root, const json_t *level, char *buf, size_t len) {

@@ -77,6 +77,26 @@ static void report_md_title(const json_t *root, FILE *out) {
     fprintf(out, "**Generated:** %s (run start)\n\n", start ? start : "unknown");
 }
 
+/* The warm-up and the window of a level: a sweep's from its first repetition's snapshots. */
+static void report_md_measurement(const json_t *first, FILE *out) {
+    const json_t *reps = json_object_get(first, "repetitions");
+    const json_t *snaps = json_object_get(json_array_get(reps, 0), "snapshots");
+    const json_t *snap = json_array_get(snaps, 0);
+    char window[32], warmup[32], each[32];
+    report_md_plain(window, sizeof window, report_doc_number(first, "duration_s"), "%.1fs");
+    if (!json_is_object(snap)) {
+        fprintf(out, "- **Measurement:** %s measured window\n", window);
+        return;
+    }
+    report_md_plain(warmup, sizeof warmup, report_doc_number(snap, "start_s"), "%.1fs");
+    report_md_plain(each, sizeof each, report_doc_number(snap, "duration_s"), "%gs");
+    fprintf(out, "- **Warmup:** %s per repetition\n", warmup);
+    fprintf(out,
+            "- **Measurement:** %s per level (%zu repetition%s × %zu snapshots @ %s, pooled)\n",
+            window, json_array_size(reps), json_array_size(reps) == 1 ? "" : "s",
+            json_array_size(snaps), each);
+}
+
 static void report_md_methodology(const json_t *root, FILE *out) {
     const json_t *run = json_object_get(root, "run");
     const json_t *levels = report_md_levels(root);
@@ -95,15 +115,10 @@ static void report_md_methodology(const json_t *root, FILE *out) {
     if (json_is_integer(reps))
         fprintf(out, "- **Repetitions:** %lld per level (pooled over the valid ones)\n",
                 (long long)json_integer_value(reps));
-    const json_t *snaps = json_object_get(
-        json_array_get(
-            json_object_get(json_array_get(json_object_get(first, "repetitions"), 0), "snapshots"),
-            0),
-        "duration_s");
-    char buf[64];
-    report_md_plain(buf, sizeof buf, report_doc_number(first, "duration_s"), "%.1fs");
-    fprintf(out, "- **Measurement:** %s measured window per level%s\n", buf,
-            json_is_number(snaps) ? " (pooled over the repetitions' snapshots)" : "");
+    double target = report_doc_number(json_object_get(first, "rate"), "requested_per_s");
+    if (!isnan(target))
+        fprintf(out, "- **Target RPS:** %g (session starts/s)\n", target);
+    report_md_measurement(first, out);
     const json_t *workers = json_object_get(run, "workers");
     if (json_is_integer(workers))
         fprintf(out, "- **Workers:** %lld\n", (long long)json_integer_value(workers));

@@ -22,6 +22,9 @@ for f in report.md results.csv hgrm/01-c2-ttft.hgrm hgrm/01-c2-tpot.hgrm hgrm/01
     hgrm/01-c2-e2e.hgrm hgrm/01-c2-ttfc.hgrm; do
     [ -s "$WORK/run/$f" ] || fail "the run left no $f"
 done
+for f in report.md results.csv hgrm/01-c2-ttft.hgrm; do
+    assert_equal "mode of $f" "$(stat -c %a "$WORK/run/$f")" 640
+done
 grep -qxF '| Model | mock-llama \| simulated |' "$WORK/run/report.md" ||
     fail "report.md lacks the deployment's Model row"
 assert_equal "run.deployment in results.json" \

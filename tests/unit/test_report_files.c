@@ -17,6 +17,7 @@
 #include "config.h"
 #include "report_cmd.h"
 #include "report_csv.h"
+#include "report_doc.h"
 #include "report_hgrm.h"
 #include "report_md.h"
 #include "unit_main.h"
@@ -201,6 +202,23 @@ static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **
     assert_null(strstr(plain, "### Per-Role Metrics")); /* only the default role */
     free(md), free(plain);
     json_decref(graph), json_decref(run);
+}
+
+/* A rate run's level keeps its target in the rate block: tables and file names still show it. */
+static void test_report_rate_run_levels_are_named_by_their_target(void **state) {
+    (void)state;
+    json_t *root =
+        json_pack("{s:i, s:[{s:{s:f}, s:{s:n, s:f}}]}", "schema_version", 2, "levels", "rate",
+                  "requested_per_s", 2.5, "reference", "concurrency", "actual_rps", 2.4);
+    char *md = render_md(root);
+    assert_non_null(strstr(md, "| Rate (sessions/s) | Actual RPS |"));
+    assert_non_null(strstr(md, "| 2.5 | 2.40 |\n"));
+    assert_non_null(strstr(md, "- **Target RPS:** 2.5 (session starts/s)\n"));
+    char name[64];
+    report_doc_level_name(root, 0, name, sizeof name);
+    assert_string_equal(name, "01-r2.5");
+    free(md);
+    json_decref(root);
 }
 
 static size_t count_fields(const char *line, size_t len) {
@@ -430,6 +448,7 @@ UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_f
           cmocka_unit_test(test_report_md_holds_the_reference_headings_and_columns),
           cmocka_unit_test(test_report_md_tables_have_a_row_per_level_with_the_level_figures),
           cmocka_unit_test(test_report_md_shows_roles_sessions_and_the_gap_when_present),
+          cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
           cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),
