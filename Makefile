@@ -7,7 +7,7 @@ JOBS       ?= $(shell nproc)
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
-           prometheus python3 python3-aiohttp iproute2 procps curl valgrind
+           prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium
 
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

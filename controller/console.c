@@ -6,6 +6,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "client_series.h"
 #include "controller_internal.h"
 #include "sweep_run.h"
 
@@ -48,6 +49,8 @@ void console_live(controller_t *self, int64_t now) {
     say_trace_drops(self);
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
+    client_series_add(self->run->client_series, live.elapsed_s, live.in_flight,
+                      live.requests_per_s);
     char line[512];
     if (self->sweep) /* the level, its phase and what is left of it first */
         sweep_run_live_line(self->sweep, now, &live, line, sizeof line);

@@ -110,7 +110,8 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
     }
     self->merge = merge_new(&self->cfg);
     self->ingest = ingest_new();
-    if (!self->merge || !self->ingest) {
+    self->client_series = client_series_new();
+    if (!self->merge || !self->ingest || !self->client_series) {
         fprintf(stderr, "%s: out of memory setting up run %zu\n", name, number);
         measurement_destroy(&self);
         return NULL;
@@ -129,6 +130,7 @@ void measurement_destroy(measurement_t **self_p) {
     telemetry_destroy(&self->telemetry);
     merge_destroy(&self->merge);
     ingest_destroy(&self->ingest);
+    client_series_destroy(&self->client_series);
     if (self->cfg_loaded)
         config_free(&self->cfg);
     free(self->config_yaml);

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "client_series.h"
 #include "config.h"
 #include "controller.h"
 #include "ingest.h"
@@ -58,6 +59,7 @@ typedef struct measurement {
         *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */
     telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
     slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
+    client_series_t *client_series; /* the live line's per-second samples (results.json) */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when

@@ -7,19 +7,25 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "definitions.h"
 #include "outfile.h"
 #include "report.h"
 #include "report_csv.h"
 #include "report_hgrm.h"
+#include "report_html.h"
 #include "report_md.h"
 
 static void report_cmd_usage(FILE *out) {
     fprintf(out,
-            "usage: stampede report DIR [DIR...]\n\n"
+            "usage: stampede report DIR [DIR...] [--definitions vllm,aiperf,guidellm,sglang]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
-            "DIR/report.md, DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm\n"
-            "(docs/reports.md). A run and a sweep write them at their end too; this\n"
-            "re-renders them, byte for byte the same from the same results.json.\n",
+            "DIR/report.md, DIR/report.html (charts: inline SVG, no network reference),\n"
+            "DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A run and a\n"
+            "sweep write them at their end too; this re-renders them, byte for byte the same\n"
+            "from the same results.json.\n\n"
+            "--definitions LIST  also prints TTFT, TPOT, ITL and output tok/s as each tool of\n"
+            "                    LIST defines them, recomputed from DIR/requests.jsonl (a run\n"
+            "                    with --trace): docs/metrics.md section 15\n",
             REPORT_SCHEMA_VERSION);
 }
 
@@ -105,11 +111,34 @@ int report_cmd_render(const char *dir, char *err, size_t err_len) {
         rc = report_cmd_write(dir, "results.csv", root, report_csv_render, err, err_len);
     if (rc == 0)
         rc = report_hgrm_write(root, dir, err, err_len);
+    if (rc == 0)
+        rc = report_cmd_write(dir, "report.html", root, report_html_emit, err, err_len);
     json_decref(root);
     return rc;
 }
 
+/* Takes `--definitions LIST` out of argv (it may follow the directories); NULL when absent, ""
+ * when LIST is missing. */
+static const char *report_cmd_take_definitions(int *argc, char **argv) {
+    for (int i = 1; i < *argc; i++) {
+        if (strcmp(argv[i], "--definitions") != 0)
+            continue;
+        const char *list = i + 1 < *argc ? argv[i + 1] : "";
+        int taken = i + 1 < *argc ? 2 : 1;
+        memmove(&argv[i], &argv[i + taken], (size_t)(*argc - i - taken + 1) * sizeof *argv);
+        *argc -= taken;
+        return list;
+    }
+    return NULL;
+}
+
 int report_cmd_main(int argc, char **argv) {
+    const char *definitions = report_cmd_take_definitions(&argc, argv);
+    char why[256];
+    if (definitions && definitions_check(definitions, why, sizeof why) != 0) {
+        fprintf(stderr, "report: %s\n", why);
+        return 2;
+    }
     int first = 1;
     for (; first < argc && argv[first][0] == '-'; first++) {
         if (!strcmp(argv[first], "-h") || !strcmp(argv[first], "--help")) {
@@ -133,6 +162,10 @@ int report_cmd_main(int argc, char **argv) {
             continue;
         }
         printf("report: %s/report.md\n", argv[i]);
+        if (definitions && definitions_report(argv[i], definitions, stdout, err, sizeof err) != 0) {
+            fprintf(stderr, "report: %s\n", err);
+            rc = 1;
+        }
     }
     return rc;
 }

@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "client_series.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "sweep_report.h"
@@ -349,6 +350,7 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "reference", results_reference_json(self, x));
         if (x->server)
             telemetry_run_json(self, x->server, first);
+        json_object_set_new(first, "client_series", client_series_json(self->run->client_series));
     }
     json_object_set_new(root, "kind", json_string("run"));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */

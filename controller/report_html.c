@@ -1,0 +1,480 @@
+#include "report_html.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "report_svg.h"
+
+/* More levels than this get no per-level chart (CDF lines, time series, roles): the page would
+ * be unreadable; the tables and the charts against the level still show every level. */
+#define HTML_MAX_LEVEL_LINES 16
+#define HTML_MAX_POINTS 4096
+#define HTML_MAX_PAGES 8 /* server pages drawn per level */
+
+static const char report_html_css[] =
+    "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}"
+    "h1{font-size:22px}h2{font-size:17px;margin-top:28px;border-bottom:1px solid #ccc}"
+    "table{border-collapse:collapse;margin:8px 0}td,th{border:1px solid #ccc;padding:3px 8px;"
+    "text-align:right}th{background:#f3f3f3}td:first-child,th:first-child{text-align:left}"
+    ".charts{display:flex;flex-wrap:wrap;gap:12px}figure.chart{margin:0;width:640px;"
+    "max-width:100%}svg{width:100%;height:auto;background:#fff}"
+    "svg .title{font-size:14px;font-weight:600}svg .tick{font-size:11px;fill:#444}"
+    "svg .axis-label{font-size:12px;fill:#222}svg .grid{stroke:#e4e4e4}svg .axis{stroke:#444}"
+    "svg .legend text{font-size:11px;fill:#222;stroke:none}svg polyline{stroke-width:1.5}"
+    "svg .legend rect{stroke:none}.bad{color:#b00020}"
+    "@media print{body{margin:0;font-size:11px}figure.chart{width:48%;break-inside:avoid}"
+    "h2{break-after:avoid}table{break-inside:avoid}}";
+
+/* A number from o[key] (integer or real), NAN when absent or null. */
+static double report_html_num(const json_t *o, const char *key) {
+    const json_t *v = json_object_get(o, key);
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
+/* o[block][key], e.g. the p95 of ttft_ms. */
+static double report_html_block(const json_t *o, const char *block, const char *key) {
+    return report_html_num(json_object_get(o, block), key);
+}
+
+/* The level's position on the x axis and that axis's name. */
+static double report_html_level_x(const json_t *level, size_t index, const char **axis) {
+    double c = report_html_num(level, "concurrency");
+    if (isfinite(c)) {
+        *axis = "concurrency (sessions in flight)";
+        return c;
+    }
+    const json_t *rate = json_object_get(level, "rate");
+    double r = json_is_object(rate) ? report_html_num(rate, "requested_per_s")
+                                    : report_html_num(level, "rate");
+    if (isfinite(r)) {
+        *axis = "rate (sessions/s)";
+        return r;
+    }
+    *axis = "level";
+    return (double)index + 1;
+}
+
+/* A short name for the level in legends: "c=16", "r=2.5", "level 3". */
+static void report_html_level_name(const json_t *level, size_t index, char *name, size_t size) {
+    const char *axis;
+    double x = report_html_level_x(level, index, &axis);
+    if (axis[0] == 'c')
+        snprintf(name, size, "c=%g", x);
+    else if (axis[0] == 'r')
+        snprintf(name, size, "r=%g/s", x);
+    else
+        snprintf(name, size, "level %zu", index + 1);
+}
+
+static void report_html_cell(buffer_t *out, double v, const char *fmt) {
+    if (isfinite(v))
+        buffer_appendf(out, fmt, v);
+    else
+        buffer_appendf(out, "<td>–</td>");
+}
+
+static void report_html_header(const json_t *root, buffer_t *out) {
+    const json_t *run = json_object_get(root, "run");
+    const char *kind = json_string_value(json_object_get(root, "kind"));
+    const char *config = json_string_value(json_object_get(run, "config"));
+    buffer_appendf(out, "<h1>stampede %s report", kind ? kind : "run");
+    if (config) {
+        buffer_appendf(out, ": ");
+        report_svg_text(out, config);
+    }
+    buffer_appendf(out, "</h1>\n<table>");
+    static const char *const keys[] = {"run_id", "start_time", "stop_reason", "seed", "workers"};
+    for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
+        const json_t *v = json_object_get(run, keys[i]);
+        if (!v || json_is_null(v))
+            continue;
+        char *text = json_is_string(v) ? strdup(json_string_value(v))
+                                       : json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT);
+        buffer_appendf(out, "<tr><th>%s</th><td>", keys[i]);
+        report_svg_text(out, text ? text : "");
+        buffer_appendf(out, "</td></tr>");
+        free(text);
+    }
+    const json_t *validity = json_object_get(root, "validity");
+    if (json_is_object(validity)) {
+        bool valid = json_is_true(json_object_get(validity, "valid"));
+        buffer_appendf(out, "<tr><th>valid</th><td class=\"%s\">%s", valid ? "" : "bad",
+                       valid ? "yes" : "no");
+        size_t i;
+        const json_t *reason;
+        json_array_foreach(json_object_get(validity, "reasons"), i, reason) {
+            buffer_appendf(out, "%s", i ? "; " : ": ");
+            report_svg_text(out, json_string_value(reason));
+        }
+        buffer_appendf(out, "</td></tr>");
+    }
+    if (json_is_true(json_object_get(root, "partial")))
+        buffer_appendf(out, "<tr><th>partial</th><td class=\"bad\">yes</td></tr>");
+    buffer_appendf(out, "</table>\n");
+}
+
+/* One row per level: the figures the reference reports print. */
+static void report_html_table(const json_t *levels, buffer_t *out) {
+    buffer_appendf(out, "<h2>Levels</h2>\n<table><tr><th>level</th><th>ok</th><th>failed</th>"
+                        "<th>error %%</th><th>TTFT p50 ms</th><th>TTFT p95 ms</th>"
+                        "<th>TPOT p50 ms</th><th>TPOT p95 ms</th><th>E2E p50 ms</th>"
+                        "<th>E2E p95 ms</th><th>output tok/s</th><th>req/s</th></tr>\n");
+    size_t i;
+    const json_t *level;
+    json_array_foreach(levels, i, level) {
+        char name[64];
+        report_html_level_name(level, i, name, sizeof name);
+        double tops = report_html_num(level, "output_tokens_per_s");
+        if (!isfinite(tops))
+            tops = report_html_num(level, "tops");
+        buffer_appendf(out, "<tr><td>%s</td>", name);
+        report_html_cell(out, report_html_num(level, "requests_ok"), "<td>%.0f</td>");
+        report_html_cell(out, report_html_num(level, "requests_failed"), "<td>%.0f</td>");
+        report_html_cell(out, report_html_num(level, "error_pct"), "<td>%.2f</td>");
+        static const char *const blocks[] = {"ttft_ms", "tpot_ms", "e2e_ms"};
+        for (size_t b = 0; b < 3; b++) {
+            report_html_cell(out, report_html_block(level, blocks[b], "p50"), "<td>%.2f</td>");
+            report_html_cell(out, report_html_block(level, blocks[b], "p95"), "<td>%.2f</td>");
+        }
+        report_html_cell(out, tops, "<td>%.1f</td>");
+        report_html_cell(out, report_html_num(level, "requests_per_s"), "<td>%.2f</td>");
+        buffer_appendf(out, "</tr>\n");
+    }
+    buffer_appendf(out, "</table>\n");
+}
+
+/* x of every level, for the charts against the level. */
+typedef struct {
+    size_t n;
+    double *x;
+    const char *axis;
+} report_html_levels_t;
+
+/* A metric's p50, p95 and p99 against the level. */
+static size_t report_html_percentiles(const json_t *levels, const report_html_levels_t *lv,
+                                      const char *block, const char *title, buffer_t *out) {
+    static const char *const keys[] = {"p50", "p95", "p99"};
+    double *y = malloc(3 * lv->n * sizeof *y);
+    if (!y)
+        return 0;
+    report_svg_series_t s[3];
+    for (size_t k = 0; k < 3; k++) {
+        for (size_t i = 0; i < lv->n; i++)
+            y[k * lv->n + i] = report_html_block(json_array_get(levels, i), block, keys[k]);
+        s[k] = (report_svg_series_t){keys[k], lv->n, lv->x, y + k * lv->n};
+    }
+    size_t marks = report_svg_lines(out, title, lv->axis, "milliseconds", s, 3);
+    free(y);
+    return marks;
+}
+
+/* One figure of every level against the level (first of the keys the level has). */
+static size_t report_html_figure(const json_t *levels, const report_html_levels_t *lv,
+                                 const char *key, const char *alt_key, const char *title,
+                                 const char *unit, buffer_t *out) {
+    double *y = malloc(lv->n * sizeof *y);
+    if (!y)
+        return 0;
+    for (size_t i = 0; i < lv->n; i++) {
+        const json_t *level = json_array_get(levels, i);
+        y[i] = report_html_num(level, key);
+        if (!isfinite(y[i]) && alt_key)
+            y[i] = report_html_num(level, alt_key);
+    }
+    report_svg_series_t s = {title, lv->n, lv->x, y};
+    size_t marks = report_svg_lines(out, title, lv->axis, unit, &s, 1);
+    free(y);
+    return marks;
+}
+
+/* Failed requests of each class as a share of the finished ones, against the level; the total
+ * error_pct alone when the levels carry no classes (a sweep's pooled levels). */
+static size_t report_html_errors(const json_t *levels, const report_html_levels_t *lv,
+                                 buffer_t *out) {
+    static const char *const classes[] = {"connect",  "timeout",    "http_4xx",
+                                          "http_5xx", "incomplete", "protocol"};
+    enum { N_CLASSES = sizeof classes / sizeof classes[0] };
+    double *y = malloc((N_CLASSES + 1) * lv->n * sizeof *y);
+    if (!y)
+        return 0;
+    report_svg_series_t s[N_CLASSES + 1];
+    size_t n_series = 0;
+    bool classed = false;
+    for (size_t c = 0; c < N_CLASSES; c++) {
+        double *row = y + n_series * lv->n;
+        for (size_t i = 0; i < lv->n; i++) {
+            const json_t *level = json_array_get(levels, i);
+            const json_t *errors = json_object_get(level, "errors");
+            double done =
+                report_html_num(level, "requests_ok") + report_html_num(level, "requests_failed");
+            double n = report_html_num(errors, classes[c]);
+            row[i] = json_is_object(errors) && done > 0 ? 100 * n / done : NAN;
+            classed |= json_is_object(errors);
+        }
+        s[n_series] = (report_svg_series_t){classes[c], lv->n, lv->x, row};
+        n_series++;
+    }
+    if (!classed) {
+        for (size_t i = 0; i < lv->n; i++)
+            y[i] = report_html_num(json_array_get(levels, i), "error_pct");
+        s[0] = (report_svg_series_t){"all classes", lv->n, lv->x, y};
+        n_series = 1;
+    }
+    size_t marks =
+        report_svg_lines(out, "Errors by class", lv->axis, "% of finished requests", s, n_series);
+    free(y);
+    return marks;
+}
+
+/* The CDF of one level's metric into x, y: from its histogram buckets ([[upper_ms, count],
+ * ...]) when results.json keeps them, else the percentile points of the metric block. */
+static size_t report_html_cdf_points(const json_t *block, double *x, double *y, size_t max) {
+    const json_t *buckets = json_object_get(block, "buckets");
+    size_t n = 0;
+    if (json_is_array(buckets) && json_array_size(buckets) > 0) {
+        double total = 0, seen = 0;
+        size_t i;
+        const json_t *b;
+        json_array_foreach(buckets, i, b) total += json_number_value(json_array_get(b, 1));
+        json_array_foreach(buckets, i, b) {
+            if (n >= max || !(total > 0))
+                break;
+            seen += json_number_value(json_array_get(b, 1));
+            x[n] = json_number_value(json_array_get(b, 0));
+            y[n++] = 100 * seen / total;
+        }
+        return n;
+    }
+    static const char *const keys[] = {"min", "p50", "p90", "p95", "p99", "p99_9", "max"};
+    static const double at[] = {0, 50, 90, 95, 99, 99.9, 100};
+    for (size_t k = 0; k < sizeof keys / sizeof keys[0] && n < max; k++) {
+        x[n] = report_html_num(block, keys[k]);
+        y[n] = at[k];
+        if (isfinite(x[n]))
+            n++;
+    }
+    return n;
+}
+
+/* The latency CDF of a metric, one line per level. */
+static size_t report_html_cdf(const json_t *levels, const char *block, const char *title,
+                              buffer_t *out) {
+    size_t n_levels = json_array_size(levels);
+    if (n_levels > HTML_MAX_LEVEL_LINES)
+        n_levels = HTML_MAX_LEVEL_LINES;
+    double *x = malloc(n_levels * HTML_MAX_POINTS * sizeof *x);
+    double *y = malloc(n_levels * HTML_MAX_POINTS * sizeof *y);
+    char(*names)[64] = malloc(n_levels * sizeof *names);
+    report_svg_series_t *s = malloc(n_levels * sizeof *s);
+    size_t marks = 0;
+    if (x && y && names && s && n_levels > 0) {
+        for (size_t i = 0; i < n_levels; i++) {
+            const json_t *level = json_array_get(levels, i);
+            report_html_level_name(level, i, names[i], sizeof names[i]);
+            size_t n =
+                report_html_cdf_points(json_object_get(level, block), x + i * HTML_MAX_POINTS,
+                                       y + i * HTML_MAX_POINTS, HTML_MAX_POINTS);
+            s[i] = (report_svg_series_t){names[i], n, x + i * HTML_MAX_POINTS,
+                                         y + i * HTML_MAX_POINTS};
+        }
+        marks =
+            report_svg_lines(out, title, "milliseconds", "% of requests at or below", s, n_levels);
+    }
+    free(x);
+    free(y);
+    free(names);
+    free(s);
+    return marks;
+}
+
+/* Series named keys[] of a {"t_s": [...], key: [...]} object, over time. */
+static size_t report_html_series(const json_t *series, const char *const *keys, size_t n_keys,
+                                 const char *title, const char *unit, buffer_t *out) {
+    const json_t *t = json_object_get(series, "t_s");
+    size_t n = json_array_size(t);
+    if (n == 0 || n_keys > 4)
+        return 0;
+    double *x = malloc(n * sizeof *x), *y = malloc(n_keys * n * sizeof *y);
+    report_svg_series_t s[4];
+    size_t n_series = 0, marks = 0;
+    if (x && y) {
+        for (size_t i = 0; i < n; i++)
+            x[i] = json_number_value(json_array_get(t, i));
+        for (size_t k = 0; k < n_keys; k++) {
+            const json_t *v = json_object_get(series, keys[k]);
+            if (!json_is_array(v))
+                continue;
+            double *row = y + n_series * n;
+            for (size_t i = 0; i < n; i++) {
+                const json_t *e = json_array_get(v, i);
+                row[i] = json_is_number(e) ? json_number_value(e) : NAN;
+            }
+            s[n_series++] = (report_svg_series_t){keys[k], n, x, row};
+        }
+        marks = report_svg_lines(out, title, "seconds", unit, s, n_series);
+    }
+    free(x);
+    free(y);
+    return marks;
+}
+
+/* Decode overlap (share of decoding time with at least k requests decoding) of one level. */
+static size_t report_html_overlap(const json_t *level, const char *name, buffer_t *out) {
+    const json_t *overlap = json_object_get(level, "decode_overlap");
+    size_t n = json_array_size(overlap);
+    if (n == 0)
+        return 0;
+    double *x = malloc(n * sizeof *x), *y = malloc(n * sizeof *y);
+    size_t marks = 0;
+    if (x && y) {
+        for (size_t i = 0; i < n; i++) {
+            x[i] = report_html_num(json_array_get(overlap, i), "k");
+            y[i] = 100 * report_html_num(json_array_get(overlap, i), "share");
+        }
+        report_svg_series_t s = {name, n, x, y};
+        char title[128];
+        snprintf(title, sizeof title, "Decode overlap (%s)", name);
+        marks = report_svg_lines(out, title, "k (requests decoding at once)",
+                                 "% of decoding time with ≥ k", &s, 1);
+    }
+    free(x);
+    free(y);
+    return marks;
+}
+
+/* Bars of one figure of every role of a level (e.g. TTFT p50). */
+static size_t report_html_roles(const json_t *level, const char *level_name, const char *block,
+                                const char *label, buffer_t *out) {
+    const json_t *roles = json_object_get(level, "roles");
+    size_t n = json_object_size(roles);
+    if (n == 0)
+        return 0;
+    const char **names = malloc(n * sizeof *names);
+    double *values = malloc(n * sizeof *values);
+    size_t i = 0, marks = 0;
+    if (names && values) {
+        const char *name;
+        const json_t *role;
+        json_object_foreach((json_t *)roles, name, role) {
+            names[i] = name;
+            values[i++] = report_html_block(role, block, "p50");
+        }
+        char title[160];
+        snprintf(title, sizeof title, "%s p50 per role (%s)", label, level_name);
+        marks = report_svg_bars(out, title, "milliseconds", names, values, n);
+    }
+    free(names);
+    free(values);
+    return marks;
+}
+
+/* One level's own charts (time series, decode overlap, roles) appended to out; how many. */
+static int report_html_level_charts(const json_t *level, const char *name, buffer_t *out) {
+    static const char *const client[] = {"in_flight", "requests_per_s"};
+    static const char *const server[] = {"running", "waiting"};
+    static const char *const kv[] = {"kv_usage_pct"};
+    int charts = 0;
+    char title[192];
+    snprintf(title, sizeof title, "Client: in flight and requests/s (%s)", name);
+    charts += report_html_series(json_object_get(level, "client_series"), client, 2, title,
+                                 "requests, requests/s", out) > 0;
+    /* the servers' total when it has a series, else each page's own */
+    const json_t *server_json = json_object_get(level, "server");
+    const json_t *total = json_object_get(json_object_get(server_json, "total"), "series");
+    const json_t *pages = json_object_get(server_json, "pages");
+    size_t n_pages = total ? 1 : json_array_size(pages);
+    for (size_t p = 0; p < n_pages && p < HTML_MAX_PAGES; p++) {
+        const json_t *series = total ? total : json_object_get(json_array_get(pages, p), "series");
+        char page_name[32] = "";
+        if (n_pages > 1)
+            snprintf(page_name, sizeof page_name, " page %zu", p + 1);
+        snprintf(title, sizeof title, "Server%s: running and waiting (%s)", page_name, name);
+        charts += report_html_series(series, server, 2, title, "requests", out) > 0;
+        snprintf(title, sizeof title, "Server%s: KV cache usage (%s)", page_name, name);
+        charts += report_html_series(series, kv, 1, title, "%", out) > 0;
+    }
+    charts += report_html_overlap(level, name, out) > 0;
+    charts += report_html_roles(level, name, "ttft_ms", "TTFT", out) > 0;
+    charts += report_html_roles(level, name, "tpot_ms", "TPOT", out) > 0;
+    return charts;
+}
+
+/* A section per level that has charts of its own (a sweep's pooled levels often have none). */
+static int report_html_per_level(const json_t *levels, buffer_t *out) {
+    int charts = 0;
+    buffer_t section;
+    buffer_init(&section);
+    size_t n_levels = json_array_size(levels);
+    for (size_t i = 0; i < n_levels && i < HTML_MAX_LEVEL_LINES; i++) {
+        const json_t *level = json_array_get(levels, i);
+        char name[64];
+        report_html_level_name(level, i, name, sizeof name);
+        buffer_reset(&section);
+        int drawn = report_html_level_charts(level, name, &section);
+        if (drawn == 0)
+            continue;
+        buffer_appendf(out, "<h2>Level %s</h2>\n<div class=\"charts\">", name);
+        buffer_append(out, buffer_head(&section), buffer_pending(&section));
+        buffer_appendf(out, "</div>\n");
+        charts += drawn;
+    }
+    buffer_clear(&section);
+    return charts;
+}
+
+int report_html_render(const json_t *root, buffer_t *out) {
+    const json_t *levels = json_object_get(root, "levels");
+    if (!json_is_object(root) || !json_is_array(levels))
+        return -1;
+    report_html_levels_t lv = {json_array_size(levels), NULL, "level"};
+    lv.x = malloc((lv.n ? lv.n : 1) * sizeof *lv.x);
+    if (!lv.x)
+        return -1;
+    for (size_t i = 0; i < lv.n; i++)
+        lv.x[i] = report_html_level_x(json_array_get(levels, i), i, &lv.axis);
+    buffer_appendf(out,
+                   "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+                   "<title>stampede report</title><style>%s</style></head><body>\n",
+                   report_html_css);
+    report_html_header(root, out);
+    report_html_table(levels, out);
+    int charts = 0;
+    buffer_appendf(out, "<h2>Latency against the level</h2>\n<div class=\"charts\">");
+    charts += report_html_percentiles(levels, &lv, "ttft_ms", "TTFT", out) > 0;
+    charts += report_html_percentiles(levels, &lv, "tpot_ms", "TPOT", out) > 0;
+    charts += report_html_percentiles(levels, &lv, "itl_ms", "ITL", out) > 0;
+    charts += report_html_percentiles(levels, &lv, "e2e_ms", "E2E latency", out) > 0;
+    buffer_appendf(out, "</div>\n<h2>Throughput and errors</h2>\n<div class=\"charts\">");
+    charts += report_html_figure(levels, &lv, "output_tokens_per_s", "tops", "Output tokens/s",
+                                 "tokens/s", out) > 0;
+    charts += report_html_figure(levels, &lv, "requests_per_s", NULL, "Requests/s", "requests/s",
+                                 out) > 0;
+    charts += report_html_errors(levels, &lv, out) > 0;
+    buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
+    charts += report_html_cdf(levels, "ttft_ms", "TTFT CDF per level", out) > 0;
+    charts += report_html_cdf(levels, "e2e_ms", "E2E latency CDF per level", out) > 0;
+    buffer_appendf(out, "</div>\n");
+    charts += report_html_per_level(levels, out);
+    buffer_appendf(out, "<p>Generated by stampede from results.json (docs/report-html.md)."
+                        "</p>\n</body></html>\n");
+    free(lv.x);
+    return charts;
+}
+
+int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, size_t err_len) {
+    buffer_t page;
+    buffer_init(&page);
+    int rc = -1;
+    if (report_html_render(root, &page) < 0)
+        snprintf(err, err_len, "%s/results.json: not a stampede results document (no levels)", dir);
+    else if (fwrite(buffer_head(&page), 1, buffer_pending(&page), out) != buffer_pending(&page))
+        snprintf(err, err_len, "%s/report.html: %s", dir, strerror(errno));
+    else
+        rc = 0;
+    buffer_clear(&page);
+    return rc;
+}
