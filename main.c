@@ -7,6 +7,7 @@
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
+#include "plan_cmd.h"
 #include "run.h"
 #include "version.h"
 #include "worker.h"
@@ -32,6 +33,8 @@ int main(int argc, char **argv) {
         {"keygen", keygen_main, "write a CURVE key pair NAME.key / NAME.pub (docs/security.md)"},
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
+        {"plan", plan_main,
+         "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
