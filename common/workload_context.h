@@ -11,17 +11,19 @@
 #include "config.h"
 
 typedef struct workload_context {
-    uint64_t sessions;       /* sampled: 0 .. sessions - 1 */
-    uint64_t requests;       /* their requests */
-    double mean_prompt;      /* tokens, mean over requests */
-    double mean_output;      /* max_tokens, mean over requests */
-    double mean_context;     /* prompt + output, mean over requests */
-    uint64_t max_context;    /* the longest request's prompt + output */
-    double mean_parallel;    /* requests of a session in flight at once: its requests / its depth
-                                (longest parent chain), mean over sessions */
-    double session_tokens;   /* KV of one session in flight: its contexts summed / its depth, mean
-                                over sessions (a chat: its mean context) */
-    uint32_t compaction_cap; /* workload.compaction.limit_tokens: no context counted above it */
+    uint64_t sessions;         /* sampled: 0 .. sessions - 1 */
+    uint64_t requests;         /* their requests */
+    double mean_prompt;        /* tokens, mean over requests */
+    double mean_output;        /* max_tokens, mean over requests */
+    double mean_context;       /* prompt + output, mean over requests */
+    uint64_t max_context;      /* the longest request's prompt + output */
+    double mean_parallel;      /* requests of a session in flight at once: its requests / its depth
+                                  (longest parent chain), mean over sessions */
+    double session_tokens;     /* KV of one session in flight: its contexts summed / its depth, mean
+                                  over sessions (a chat: its mean context) */
+    uint32_t compaction_cap;   /* workload.compaction.limit_tokens: no context counted above it */
+    uint32_t file_concurrency; /* scheduler.concurrency of a concurrent file (0 otherwise); the
+                                  caller's to fill */
 } workload_context_t;
 
 /* Estimates *out from sessions 0 .. n - 1 of cfg (fewer when limits.max_sessions is lower).

@@ -231,11 +231,11 @@ static int plan_cmd_model(const plan_cmd_args_t *a, kv_plan_input_t *in, char *s
     return 0;
 }
 
-/* "3276800000" or "0.5": exact when whole. */
+/* "3276800000 bytes (3.05 GiB, 3.28 GB)". */
 static void plan_cmd_bytes(double bytes, char *buf, size_t len) {
     char human[64];
     kv_plan_format_bytes(bytes, human, sizeof human);
-    snprintf(buf, len, bytes == floor(bytes) ? "%.0f bytes (%s)" : "%.1f bytes (%s)", bytes, human);
+    snprintf(buf, len, "%.0f bytes (%s)", bytes, human);
 }
 
 static void plan_cmd_print(const kv_plan_input_t *in, const kv_plan_t *p, const char *source,
@@ -293,9 +293,12 @@ static void plan_cmd_print_workload(const plan_cmd_args_t *a, const kv_plan_inpu
     printf("%-25s sweep: {concurrency: [", "sweep levels");
     for (size_t i = 0; i < n; i++)
         printf("%s%u", i ? ", " : "", levels[i]);
-    printf("]}   (R up to the fill point and past it: the knee is\n%-25s usually at 2R-4R for "
-           "long contexts, and latency climbs once KV fills)\n",
-           "");
+    printf("]}\n%-25s R doubling up to the fill point and past it: for long contexts the knee is\n"
+           "%-25s usually at 2R-4R, and latency climbs once KV fills (preemption, queueing)\n",
+           "", "");
+    if (w->file_concurrency)
+        printf("%-25s the file runs concurrency %u: %.0f %% of the fill point\n", "",
+               w->file_concurrency, 100.0 * w->file_concurrency / fill);
     if (a->context && w->max_context > a->context)
         printf("%-25s the workload's longest request (%llu tokens) is longer than --context "
                "(%llu): a server with max_model_len %llu rejects it\n",
@@ -314,6 +317,8 @@ static int plan_cmd_workload(const plan_cmd_args_t *a, workload_context_t *w) {
         return 1;
     }
     int rc = workload_context_estimate(&cfg, a->sample ? a->sample : PLAN_CMD_SAMPLE, w);
+    w->file_concurrency =
+        cfg.scheduler.kind == SCHEDULER_CONCURRENT ? cfg.scheduler.concurrency : 0;
     config_free(&cfg);
     if (rc != 0 || w->requests == 0) {
         fprintf(stderr, "plan: %s: could not generate its sessions (out of memory)\n", a->workload);
