@@ -199,8 +199,10 @@ static int plan_cmd_model(const plan_cmd_args_t *a, kv_plan_input_t *in, char *s
     in->dtype_bytes = a->dtype_bytes ? a->dtype_bytes : m.dtype_bytes;
     in->hidden = a->hidden ? a->hidden : m.hidden;
     uint32_t heads = a->heads ? a->heads : m.heads;
-    const char *missing = !in->layers        ? "--layers (or --model-config)"
-                          : !in->dtype_bytes ? "--dtype-bytes (the file has no torch_dtype)"
+    const char *missing = !in->layers ? "--layers (or --model-config)"
+                          : !in->dtype_bytes && a->model_config
+                              ? "--dtype-bytes (the file has no torch_dtype)"
+                          : !in->dtype_bytes ? "--dtype-bytes"
                                              : NULL;
     if (a->kv_ratio) {
         in->kv_ratio = a->kv_ratio;
@@ -257,9 +259,12 @@ static void plan_cmd_print(const kv_plan_input_t *in, const kv_plan_t *p, const 
     const char *unit_name;
     double unit = kv_plan_exact_unit(p->token_layer_gpu_bytes, &unit_name);
     plan_cmd_bytes(p->sequence_gpu_bytes, b1, sizeof b1);
-    printf("%-25s %s = %llu tokens%s x %u layers x %g %s = %.15g %s\n", "KV per sequence per GPU",
-           b1, (unsigned long long)in->context, context_from, p->layers_per_gpu,
-           p->token_layer_gpu_bytes / unit, unit_name, p->sequence_gpu_bytes / unit, unit_name);
+    printf("%-25s %s = %llu tokens%s x %u layers x %g %s", "KV per sequence per GPU", b1,
+           (unsigned long long)in->context, context_from, p->layers_per_gpu,
+           p->token_layer_gpu_bytes / unit, unit == 1 ? "bytes" : unit_name);
+    if (unit > 1)
+        printf(" = %.15g %s", p->sequence_gpu_bytes / unit, unit_name);
+    printf("\n");
     plan_cmd_bytes(in->free_bytes, b2, sizeof b2);
     printf("%-25s %s\n", "KV free per GPU", b2);
     printf("%-25s %llu concurrent sequence%s per replica (free / per sequence = %.1f), %llu in "
@@ -279,12 +284,12 @@ static void plan_cmd_print_workload(const plan_cmd_args_t *a, const kv_plan_inpu
     printf("\n%-25s %s: %llu sessions sampled, %.1f requests each, %.2f in flight at once\n",
            "workload", a->workload, (unsigned long long)w->sessions,
            (double)w->requests / (double)w->sessions, w->mean_parallel);
-    printf("%-25s mean %.0f tokens (prompt %.0f + output %.0f), longest %llu%s\n",
+    printf("%-25s mean %.1f tokens (prompt %.1f + output %.1f), longest %llu%s\n",
            "context per request", w->mean_context, w->mean_prompt, w->mean_output,
            (unsigned long long)w->max_context, w->compaction_cap ? " (compaction caps it)" : "");
     char b[128];
     plan_cmd_bytes(w->session_tokens * p->token_gpu_bytes, b, sizeof b);
-    printf("%-25s %.0f tokens, %s per GPU\n", "KV per session in flight", w->session_tokens, b);
+    printf("%-25s %.1f tokens, %s per GPU\n", "KV per session in flight", w->session_tokens, b);
     double fill = kv_plan_sessions_at(p, in, w->session_tokens);
     printf("%-25s %.0f sessions in flight (%.1f), with %.0f KV tokens per replica\n",
            "KV cache fills at", floor(fill), fill, floor(p->tokens_per_gpu));
@@ -297,8 +302,8 @@ static void plan_cmd_print_workload(const plan_cmd_args_t *a, const kv_plan_inpu
            "%-25s usually at 2R-4R, and latency climbs once KV fills (preemption, queueing)\n",
            "", "");
     if (w->file_concurrency)
-        printf("%-25s the file runs concurrency %u: %.0f %% of the fill point\n", "",
-               w->file_concurrency, 100.0 * w->file_concurrency / fill);
+        printf("%-25s the file runs concurrency %u: %.2g x the fill point\n", "",
+               w->file_concurrency, w->file_concurrency / fill);
     if (a->context && w->max_context > a->context)
         printf("%-25s the workload's longest request (%llu tokens) is longer than --context "
                "(%llu): a server with max_model_len %llu rejects it\n",
