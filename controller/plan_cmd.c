@@ -15,6 +15,8 @@
 
 /* Sessions the workload estimate generates unless --sample says otherwise. */
 #define PLAN_CMD_SAMPLE 1000
+/* Bound on --pp, --tp, --replicas and --gpus, so their products stay far inside 32 bits. */
+#define PLAN_CMD_MAX_GPUS 65536
 /* Concurrency levels suggested for a sweep at most. */
 #define PLAN_CMD_MAX_LEVELS 16
 
@@ -56,17 +58,22 @@ static int plan_cmd_number(const char *flag, const char *text, bool integer, dou
                            double *out) {
     double v;
     if (!config_yaml_parse_number(text, &v) || !(v > 0) || v > max || (integer && v != floor(v))) {
-        fprintf(stderr, "plan: %s: expected %s, got '%s'\n", flag,
-                integer ? "a whole number of at least 1" : "a number above 0", text);
+        if (integer)
+            fprintf(stderr, "plan: %s: expected a whole number from 1 to %.0f, got '%s'\n", flag,
+                    max, text);
+        else
+            fprintf(stderr, "plan: %s: expected a number above 0 (at most %g), got '%s'\n", flag,
+                    max, text);
         return -1;
     }
     *out = v;
     return 0;
 }
 
-static int plan_cmd_count(const char *flag, const char *text, uint32_t *out) {
+/* A whole number in [1, max]. */
+static int plan_cmd_count(const char *flag, const char *text, double max, uint32_t *out) {
     double v;
-    if (plan_cmd_number(flag, text, true, UINT32_MAX, &v) != 0)
+    if (plan_cmd_number(flag, text, true, max, &v) != 0)
         return -1;
     *out = (uint32_t)v;
     return 0;
@@ -78,29 +85,29 @@ static int plan_cmd_option(int c, const char *flag, const char *arg, plan_cmd_ar
     uint64_t bytes;
     switch (c) {
     case 'L':
-        return plan_cmd_count(flag, arg, &a->layers);
+        return plan_cmd_count(flag, arg, UINT32_MAX, &a->layers);
     case 'H':
         return plan_cmd_number(flag, arg, true, 1e12, &a->hidden);
     case 'r':
         return plan_cmd_number(flag, arg, false, 1, &a->kv_ratio);
     case 'a':
-        return plan_cmd_count(flag, arg, &a->heads);
+        return plan_cmd_count(flag, arg, UINT32_MAX, &a->heads);
     case 'k':
-        return plan_cmd_count(flag, arg, &a->kv_heads);
+        return plan_cmd_count(flag, arg, UINT32_MAX, &a->kv_heads);
     case 'd':
-        return plan_cmd_count(flag, arg, &a->head_dim);
+        return plan_cmd_count(flag, arg, UINT32_MAX, &a->head_dim);
     case 'b':
         return plan_cmd_number(flag, arg, false, 64, &a->dtype_bytes);
     case 'p':
-        return plan_cmd_count(flag, arg, &a->pp);
+        return plan_cmd_count(flag, arg, PLAN_CMD_MAX_GPUS, &a->pp);
     case 't':
-        return plan_cmd_count(flag, arg, &a->tp);
+        return plan_cmd_count(flag, arg, PLAN_CMD_MAX_GPUS, &a->tp);
     case 'R':
-        return plan_cmd_count(flag, arg, &a->replicas);
+        return plan_cmd_count(flag, arg, PLAN_CMD_MAX_GPUS, &a->replicas);
     case 'g':
-        return plan_cmd_count(flag, arg, &a->gpus);
+        return plan_cmd_count(flag, arg, PLAN_CMD_MAX_GPUS, &a->gpus);
     case 's':
-        return plan_cmd_count(flag, arg, &a->sample);
+        return plan_cmd_count(flag, arg, 1e6, &a->sample);
     case 'c':
         if (plan_cmd_number(flag, arg, true, 1e15, &v) != 0)
             return -1;
@@ -216,8 +223,15 @@ static int plan_cmd_model(const plan_cmd_args_t *a, kv_plan_input_t *in, char *s
     } else {
         in->kv_heads = a->kv_heads ? a->kv_heads : m.kv_heads;
         in->head_dim = a->head_dim ? a->head_dim : m.head_dim;
-        if (!in->head_dim && heads && in->hidden)
+        if (!in->head_dim && heads && in->hidden) {
+            if (fmod(in->hidden, heads) != 0) {
+                fprintf(stderr,
+                        "plan: --hidden %g is not a multiple of --heads %u; give --head-dim\n",
+                        in->hidden, heads);
+                return 2;
+            }
             in->head_dim = (uint32_t)(in->hidden / heads);
+        }
         if (!missing && !in->kv_heads)
             missing = "--kv-ratio with --hidden, or --kv-heads (or --model-config)";
         else if (!missing && !in->head_dim)

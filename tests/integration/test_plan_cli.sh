@@ -105,9 +105,13 @@ grep -q "^plan: missing --dtype-bytes" err.txt || fail "no dtype: $(cat err.txt)
 plan 2 --layers 80 --kv-ratio 0.125 --dtype-bytes 2 --context 1 --free-gib 40
 grep -q "^plan: missing --hidden (with --kv-ratio)" err.txt || fail "no hidden: $(cat err.txt)"
 plan 2 "${example[@]}" --free-gib -4
-grep -q "^plan: --free-gib: expected a number above 0, got '-4'" err.txt || fail "$(cat err.txt)"
+grep -q "^plan: --free-gib: expected a number above 0 .*got '-4'" err.txt || fail "$(cat err.txt)"
 plan 2 "${example[@]}" --free 40XB
 grep -q "^plan: --free: expected a size above 0" err.txt || fail "$(cat err.txt)"
+plan 2 "${example[@]}" --free-gib 40 --tp 100000
+grep -q "^plan: --tp: expected a whole number from 1 to 65536, got '100000'" err.txt || fail "$(cat err.txt)"
+plan 2 --layers 8 --hidden 100 --heads 3 --kv-heads 1 --dtype-bytes 2 --context 5 --free-gib 1
+grep -q "^plan: --hidden 100 is not a multiple of --heads 3; give --head-dim" err.txt || fail "$(cat err.txt)"
 plan 2 "${example[@]}" --free-gib 40 --pp 81
 grep -q "^plan: pp: more pipeline stages than layers" err.txt || fail "$(cat err.txt)"
 plan 2 "${example[@]}" --free-gib 40 --heads 8 --kv-heads 1
