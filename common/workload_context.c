@@ -137,7 +137,8 @@ static int workload_context_reserve(workload_context_walk_t *w, size_t n) {
     return 0;
 }
 
-int workload_context_estimate(const config_t *cfg, uint64_t n, workload_context_t *out) {
+int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requests,
+                              workload_context_t *out) {
     memset(out, 0, sizeof *out);
     out->compaction_cap = cfg->workload.compaction.limit_tokens;
     if (cfg->limits.max_sessions && cfg->limits.max_sessions < n)
@@ -145,7 +146,7 @@ int workload_context_estimate(const config_t *cfg, uint64_t n, workload_context_
     workload_context_walk_t w = {0};
     workload_session_t s = {0};
     int rc = 0;
-    for (uint64_t i = 0; i < n && rc == 0; i++) {
+    for (uint64_t i = 0; i < n && out->requests < max_requests && rc == 0; i++) {
         if (workload_session_generate(cfg, i, &s) != 0 || s.n_nodes == 0 ||
             workload_context_reserve(&w, s.n_nodes) != 0) {
             rc = -1;

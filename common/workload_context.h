@@ -26,8 +26,10 @@ typedef struct workload_context {
                                   caller's to fill */
 } workload_context_t;
 
-/* Estimates *out from sessions 0 .. n - 1 of cfg (fewer when limits.max_sessions is lower).
- * 0 ok; -1 on allocation failure. */
-int workload_context_estimate(const config_t *cfg, uint64_t n, workload_context_t *out);
+/* Estimates *out from sessions 0 .. n - 1 of cfg: fewer when limits.max_sessions is lower, or
+ * once max_requests are sampled (a session's history walk costs O(turns^2)). 0 ok; -1 on
+ * allocation failure. */
+int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requests,
+                              workload_context_t *out);
 
 #endif

@@ -15,6 +15,8 @@
 
 /* Sessions the workload estimate generates unless --sample says otherwise. */
 #define PLAN_CMD_SAMPLE 1000
+/* The workload sample stops once it holds this many requests. */
+#define PLAN_CMD_MAX_REQUESTS 1000000u
 /* Bound on --pp, --tp, --replicas and --gpus, so their products stay far inside 32 bits. */
 #define PLAN_CMD_MAX_GPUS 65536
 /* Concurrency levels suggested for a sweep at most. */
@@ -335,7 +337,8 @@ static int plan_cmd_workload(const plan_cmd_args_t *a, workload_context_t *w) {
         fprintf(stderr, "plan: %s\n", msg);
         return 1;
     }
-    int rc = workload_context_estimate(&cfg, a->sample ? a->sample : PLAN_CMD_SAMPLE, w);
+    int rc = workload_context_estimate(&cfg, a->sample ? a->sample : PLAN_CMD_SAMPLE,
+                                       PLAN_CMD_MAX_REQUESTS, w);
     w->file_concurrency =
         cfg.scheduler.kind == SCHEDULER_CONCURRENT ? cfg.scheduler.concurrency : 0;
     config_free(&cfg);

@@ -24,7 +24,7 @@ static void test_workload_context_chat_turns_carry_every_earlier_turn(void **sta
                            "  system_prompt_tokens: 50\n"
                            "limits: {duration: 10s}\n");
     workload_context_t w;
-    assert_int_equal(workload_context_estimate(&cfg, 20, &w), 0);
+    assert_int_equal(workload_context_estimate(&cfg, 20, 1000000, &w), 0);
     assert_int_equal(w.sessions, 20);
     assert_int_equal(w.requests, 60);
     assert_true(fabs(w.mean_context - 270) < 1e-9);
@@ -60,7 +60,7 @@ test_workload_context_graph_counts_parallel_branches_and_appended_replies(void *
                            "limits:\n"
                            "  max_sessions: 5\n");
     workload_context_t w;
-    assert_int_equal(workload_context_estimate(&cfg, 1000, &w), 0);
+    assert_int_equal(workload_context_estimate(&cfg, 1000, 1000000, &w), 0);
     assert_int_equal(w.sessions, 5); /* limits.max_sessions bounds the sample */
     assert_int_equal(w.requests, 20);
     assert_true(fabs(w.mean_context - 320) < 1e-9);
@@ -81,7 +81,7 @@ static void test_workload_context_compaction_caps_a_request_at_the_limit(void **
                            "  compaction: {limit_tokens: 300}\n"
                            "limits: {duration: 10s}\n");
     workload_context_t w;
-    assert_int_equal(workload_context_estimate(&cfg, 4, &w), 0);
+    assert_int_equal(workload_context_estimate(&cfg, 4, 1000000, &w), 0);
     assert_int_equal(w.max_context, 300);
     assert_true(fabs(w.mean_context - (160 + 270 + 300) / 3.0) < 1e-9);
     config_free(&cfg);
@@ -99,16 +99,30 @@ static void test_workload_context_same_seed_same_estimate(void **state) {
     config_case_load(&a, yaml);
     config_case_load(&b, yaml);
     workload_context_t x, y;
-    assert_int_equal(workload_context_estimate(&a, 200, &x), 0);
-    assert_int_equal(workload_context_estimate(&b, 200, &y), 0);
+    assert_int_equal(workload_context_estimate(&a, 200, 1000000, &x), 0);
+    assert_int_equal(workload_context_estimate(&b, 200, 1000000, &y), 0);
     assert_true(x.mean_context == y.mean_context && x.max_context == y.max_context);
     assert_true(x.mean_context > 300); /* later turns hold the earlier ones */
     config_free(&a);
     config_free(&b);
 }
 
+static void test_workload_context_sample_stops_at_the_request_budget(void **state) {
+    config_t cfg;
+    config_case_load(&cfg, "workload:\n"
+                           "  kind: chat\n"
+                           "  turns: 10\n"
+                           "limits: {duration: 10s}\n");
+    workload_context_t w;
+    assert_int_equal(workload_context_estimate(&cfg, 1000, 35, &w), 0);
+    assert_int_equal(w.sessions, 4); /* the fourth session passes 35 requests: sampling stops */
+    assert_int_equal(w.requests, 40);
+    config_free(&cfg);
+}
+
 UNIT_MAIN(
     cmocka_unit_test(test_workload_context_chat_turns_carry_every_earlier_turn),
     cmocka_unit_test(test_workload_context_graph_counts_parallel_branches_and_appended_replies),
     cmocka_unit_test(test_workload_context_compaction_caps_a_request_at_the_limit),
-    cmocka_unit_test(test_workload_context_same_seed_same_estimate))
+    cmocka_unit_test(test_workload_context_same_seed_same_estimate),
+    cmocka_unit_test(test_workload_context_sample_stops_at_the_request_budget))
