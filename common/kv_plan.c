@@ -47,7 +47,7 @@ int kv_plan_compute(const kv_plan_input_t *in, kv_plan_t *out, char *why, size_t
             2.0 * ceil((double)in->kv_heads / in->tp) * in->head_dim * in->dtype_bytes;
     else
         out->token_layer_gpu_bytes = out->token_layer_bytes / in->tp;
-    out->layers_per_gpu = (in->layers + in->pp - 1) / in->pp;
+    out->layers_per_gpu = (uint32_t)(((uint64_t)in->layers + in->pp - 1) / in->pp);
     out->token_gpu_bytes = out->layers_per_gpu * out->token_layer_gpu_bytes;
     out->sequence_gpu_bytes = (double)in->context * out->token_gpu_bytes;
     out->tokens_per_gpu = in->free_bytes / out->token_gpu_bytes;
@@ -66,7 +66,8 @@ double kv_plan_sessions_at(const kv_plan_t *self, const kv_plan_input_t *in,
 
 size_t kv_plan_sweep_levels(uint32_t replicas, double fill, uint32_t *levels, size_t max) {
     size_t n = 0;
-    uint32_t top = fill >= 1 ? (uint32_t)floor(fill) : 1;
+    /* 1 when not one session fits; bounded so 1.25 x top stays a uint32 */
+    uint32_t top = fill >= 1 ? (uint32_t)fmin(floor(fill), UINT32_MAX / 2) : 1;
     for (double level = replicas; level < top && n < max; level *= 2)
         levels[n++] = (uint32_t)level;
     if (n < max && (n == 0 || levels[n - 1] < top))

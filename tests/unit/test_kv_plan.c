@@ -96,6 +96,10 @@ static void test_kv_plan_uneven_pipeline_counts_the_fullest_stage(void **state) 
     assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
     assert_int_equal(p.layers_per_gpu, 16);
     assert_true(p.sequence_gpu_bytes == 40000.0 * 16 * 8192);
+    in.layers = UINT32_MAX; /* no overflow rounding up */
+    in.pp = 2;
+    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    assert_int_equal(p.layers_per_gpu, 2147483648u);
 }
 
 static void test_kv_plan_mla_keeps_one_latent_vector_whole_on_every_rank(void **state) {
@@ -179,6 +183,10 @@ static void test_kv_plan_sweep_levels_double_from_r_to_the_fill_and_past_it(void
     n = kv_plan_sweep_levels(4, 0.4, levels, 16); /* not one session fits: still one level */
     assert_int_equal(n, 1);
     assert_int_equal(levels[0], 1);
+    n = kv_plan_sweep_levels(1 << 30, 1e15, levels, 16); /* a fill past 32 bits is bounded */
+    assert_int_equal(n, 3);
+    assert_int_equal(levels[1], UINT32_MAX / 2);
+    assert_true(levels[2] > levels[1]);
     n = kv_plan_sweep_levels(1, 1e6, levels, 4); /* capped */
     assert_int_equal(n, 4);
     assert_int_equal(levels[3], 8);
