@@ -1,7 +1,6 @@
 #include "model_config.h"
 
 #include <jansson.h>
-#include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
