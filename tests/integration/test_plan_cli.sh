@@ -9,7 +9,8 @@
 #  (c) a malformed config.json: the file, line and column or the key, and exit 1;
 #  (d) missing or bad inputs: what is missing, exit 2;
 #  (e) --workload: the context it estimates equals, to the printed tenth of a token, what a run
-#      of the same file against the mock sent and received (usage), and the fill point and sweep
+#      of the same file against the mock sent and received (usage), for a chat and for a graph
+#      (roles, appended replies, partial and chained histories), and the fill point and sweep
 #      levels follow from the printed figures; an example file from examples/ works as is.
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -138,11 +139,13 @@ scheduler:
   concurrency: 4
 limits:
   max_sessions: 12
-output:
-  dir: out
 YAML
-timeout 120 "$STAMPEDE" run w.yaml --workers 1 --trace >run.txt 2>&1 || fail "the run failed: $(tail -5 run.txt)"
-measured=$(python3 - out/requests.jsonl <<'PY'
+# Runs FILE ($1) on the mock with $2 local workers and prints its requests'
+# context as the plan prints it, from the usage the server reported.
+measure_run() {
+    timeout 120 "$STAMPEDE" run "$1" --workers "$2" --out "run-$1" --trace >"run-$1.txt" 2>&1 ||
+        fail "the run of $1 failed: $(tail -5 "run-$1.txt")"
+    python3 - "run-$1/requests.jsonl" <<'PY' || fail "could not read the requests of $1"
 import json, sys
 rs = [json.loads(l) for l in open(sys.argv[1])]
 assert len(rs) > 12 and all(r["status"] == 200 for r in rs), "not every request ran"
@@ -151,10 +154,48 @@ o = [r["usage"]["completion_tokens"] for r in rs]
 print("mean %.1f tokens (prompt %.1f + output %.1f), longest %d" % (
     sum(p + o) / len(rs), sum(p) / len(rs), sum(o) / len(rs), max(a + b for a, b in zip(p, o))))
 PY
-) || fail "could not read the run's requests"
+}
+measured=$(measure_run w.yaml 1)
 plan 0 --layers 32 --hidden 4096 --kv-ratio 0.25 --dtype-bytes 2 --free-gib 20 --workload w.yaml
 has_line "workload                  w.yaml: 12 sessions sampled, 2.9 requests each, 1.00 in flight at once"
 has_line "context per request       $measured"
+# a graph: roles, a system prompt, appended replies, history none, a fraction, a history parent
+cat >g.yaml <<'YAML'
+seed: 9
+target:
+  api: chat
+  model: mock-llama
+  ignore_eos: true
+workload:
+  kind: graph
+  roles: [planner, worker, reviewer]
+  system_prompt_tokens: 16
+  input_tokens: {dist: uniform, min: 10, max: 40}
+  output_tokens: {dist: uniform, min: 5, max: 20}
+  graph:
+    shape: template
+    nodes:
+      - {id: plan, role: planner}
+      - {id: w1, parents: [plan], role: worker, history: none, append_parent_replies: true}
+      - {id: w2, parents: [plan], role: worker, history: 0.5}
+      - id: review
+        parents: [w1, w2]
+        history_parent: w2
+        role: reviewer
+        history: full
+        append_parent_replies: true
+      - {id: final, parents: [review], role: planner}
+scheduler:
+  kind: concurrent
+  concurrency: 4
+limits:
+  max_sessions: 8
+YAML
+measured_graph=$(measure_run g.yaml 2)
+plan 0 --layers 32 --hidden 4096 --kv-ratio 0.25 --dtype-bytes 2 --free-gib 20 --workload g.yaml
+has_line "workload                  g.yaml: 8 sessions sampled, 5.0 requests each, 1.25 in flight at once"
+has_line "context per request       $measured_graph"
+plan 0 --layers 32 --hidden 4096 --kv-ratio 0.25 --dtype-bytes 2 --free-gib 20 --workload w.yaml
 # the fill point is the KV tokens a replica holds over the tokens a session keeps in flight
 python3 - out.txt <<'PY' || fail "the fill point does not follow from the figures: $(cat out.txt)"
 import re, sys
