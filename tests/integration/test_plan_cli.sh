@@ -208,6 +208,9 @@ assert abs(fill - tokens / session) <= 0.05 * fill / session + 0.1, (fill, token
 levels = [int(x) for x in re.search(r"sweep: \{concurrency: \[([0-9, ]+)\]\}", t).group(1).split(",")]
 assert levels[0] == 1 and levels == sorted(set(levels)) and levels[-2] == int(fill), levels
 PY
+# a request longer than --context is pointed out
+plan 0 --layers 32 --hidden 4096 --kv-ratio 0.25 --dtype-bytes 2 --free-gib 20 --context 100 --workload w.yaml
+has_line "note                      the workload's longest request (281 tokens) is longer than --context (100): a server with max_model_len 100 rejects it"
 # an example file as shipped, with no --context: its longest request is the sequence
 plan 0 --model-config "$DATA/llama-3-70b.json" --tp 8 --free-gib 40 --workload "$SRC/examples/diamond-a2a.yaml"
 grep -q "^KV per sequence per GPU .* tokens (the workload's longest request) x 80 layers" out.txt ||
