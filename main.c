@@ -9,6 +9,7 @@
 #include "keys.h"
 #include "mock.h"
 #include "report_cmd.h"
+#include "plan_cmd.h"
 #include "run.h"
 #include "version.h"
 #include "worker.h"
@@ -36,6 +37,8 @@ int main(int argc, char **argv) {
          "the highest rate, concurrency or rho that meets the file's SLOs"},
         {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
         {"report", report_cmd_main, "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
+        {"plan", plan_main,
+         "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
