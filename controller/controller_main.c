@@ -61,6 +61,15 @@ bool controller_options_apply(controller_options_t *options, const char **target
     case 'I':
         options->allow_invalid = true;
         return true;
+    case CONTROLLER_OPT_METRICS_LISTEN:
+        options->metrics_listen = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_PREFIX:
+        options->metrics_prefix = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_COMPAT:
+        options->metrics_compat = arg;
+        return true;
     default:
         return false;
     }
