@@ -41,9 +41,9 @@ typedef struct controller_options {
      * file's `sweep:` section, or one plain run when it has none. */
     const struct sweep_source *source;
     transport_security_t security; /* --key, --authorized-keys, --insecure (docs/security.md) */
-    const char *metrics_listen; /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
-    const char *metrics_prefix; /* --metrics-prefix (NULL: "stampede_") */
-    const char *metrics_compat; /* --metrics-compat loadgen: also the reference names */
+    const char *metrics_listen;    /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
+    const char *metrics_prefix;    /* --metrics-prefix (NULL: "stampede_") */
+    const char *metrics_compat;    /* --metrics-compat loadgen: also the reference names */
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
@@ -78,8 +78,8 @@ enum {
     CONTROLLER_OPT_METRICS_PREFIX,
     CONTROLLER_OPT_METRICS_COMPAT
 };
-/* Applies a shared flag (t o T P v I, the --metrics-* ones) to options, appending --target to targets (argc entries
- * suffice); false for any other flag. */
+/* Applies a shared flag (t o T P v I, the --metrics-* ones) to options, appending --target to
+ * targets (argc entries suffice); false for any other flag. */
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
                               const char *arg);
 
