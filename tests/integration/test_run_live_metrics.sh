@@ -18,6 +18,17 @@ write_workload "$WORK/a.yaml" seed=11 ignore_eos=true endpoints="[$MOCK_A]" \
 write_workload "$WORK/b.yaml" seed=12 ignore_eos=true endpoints="[$MOCK_B]" input_tokens=16 \
     output_tokens=16 concurrency=4 duration=8s
 
+# Bad flags: a clear error naming the flag, non-zero exit, before any worker starts.
+rc=0
+timeout 20 "$STAMPEDE" run "$WORK/a.yaml" --metrics-listen nope 2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 1 ] && grep -q -- "--metrics-listen: 'nope' is not HOST:PORT" "$WORK/bad.err" ||
+    fail "--metrics-listen nope: exit $rc, $(cat "$WORK/bad.err")"
+rc=0
+timeout 20 "$STAMPEDE" run "$WORK/a.yaml" --metrics-listen 127.0.0.1:0 --metrics-compat x \
+    2>"$WORK/bad.err" || rc=$?
+[ "$rc" = 1 ] && grep -q -- "--metrics-compat knows only 'loadgen'" "$WORK/bad.err" ||
+    fail "--metrics-compat x: exit $rc, $(cat "$WORK/bad.err")"
+
 timeout 120 "$STAMPEDE" run "$WORK/a.yaml" "$WORK/b.yaml" --workers 2 --out "$WORK/out" --trace \
     --metrics-listen 127.0.0.1:0 --metrics-compat loadgen >"$WORK/table" 2>"$WORK/run.err" &
 RUN_PID=$!
