@@ -15,6 +15,7 @@
 #include "controller_internal.h"
 #include "envelope.h"
 #include "launch.h"
+#include "live_metrics.h"
 #include "loop.h"
 #include "measurement.h"
 #include "results.h"
@@ -211,6 +212,19 @@ static void check_hook(controller_t *self) {
     }
 }
 
+/* The fleet's gauges for --metrics-listen, then the scrapes that are ready. */
+static void controller_live_metrics(controller_t *self) {
+    if (!self->live_metrics)
+        return;
+    live_gauges_t g = {.in_flight = registry_inflight(self)};
+    if (self->sweep)
+        g.level = sweep_run_spec(self->sweep)->value;
+    g.workers_lost = registry_count(self, REGISTRY_LOST);
+    g.workers_connected = (uint32_t)self->n_workers - g.workers_lost;
+    live_metrics_set_gauges(self->live_metrics, &g);
+    live_metrics_poll(self->live_metrics);
+}
+
 /* The event loop: control drained first on every iteration, then a bounded burst of data. */
 static void run_loop(controller_t *self) {
     int seen = 0;
@@ -222,8 +236,11 @@ static void run_loop(controller_t *self) {
             wait_ms = 100;
         if (wait_ms < 0)
             wait_ms = 0;
-        transport_wait_fd(self->transport, true, (long)wait_ms, telemetry_fd(self->run->telemetry));
+        int fds[2] = {telemetry_fd(self->run->telemetry),
+                      self->live_metrics ? live_metrics_fd(self->live_metrics) : -1};
+        transport_wait_fds(self->transport, true, (long)wait_ms, fds, 2);
         telemetry_poll(self->run->telemetry);
+        controller_live_metrics(self);
         int64_t gap = loop_now_ns() - last_iteration;
         if (gap > 2 * CONTROLLER_HEARTBEAT_NS) {
             /* This process was not running (stopped, swapped out): the workers' silence over that
@@ -292,6 +309,12 @@ controller_t *controller_new(const controller_options_t *options) {
     if (!(self->transport =
               transport_new(options->bind, options->data_port, &options->security, self->name)) ||
         !(self->arena = envelope_arena_new())) {
+        controller_destroy(&self);
+        return NULL;
+    }
+    if (options->metrics_listen &&
+        !(self->live_metrics = live_metrics_new(options->metrics_listen, options->metrics_prefix,
+                                                options->metrics_compat, self->name))) {
         controller_destroy(&self);
         return NULL;
     }
@@ -423,6 +446,7 @@ void controller_destroy(controller_t **self_p) {
         return;
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
+    live_metrics_destroy(&self->live_metrics);
     free(self->workers);
     free(self);
     *self_p = NULL;

@@ -41,6 +41,9 @@ typedef struct controller_options {
      * file's `sweep:` section, or one plain run when it has none. */
     const struct sweep_source *source;
     transport_security_t security; /* --key, --authorized-keys, --insecure (docs/security.md) */
+    const char *metrics_listen;    /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
+    const char *metrics_prefix;    /* --metrics-prefix (NULL: "stampede_") */
+    const char *metrics_compat;    /* --metrics-compat loadgen: also the reference names */
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
@@ -64,10 +67,19 @@ void controller_destroy(controller_t **self_p);
     {"trace", no_argument, NULL, 'T'},                                                             \
     {"http-phases", no_argument, NULL, 'P'},                                                       \
     {"verbose", no_argument, NULL, 'v'},                                                           \
-    {"allow-invalid", no_argument, NULL, 'I'}
+    {"allow-invalid", no_argument, NULL, 'I'},                                                     \
+    {"metrics-listen", required_argument, NULL, CONTROLLER_OPT_METRICS_LISTEN},                    \
+    {"metrics-prefix", required_argument, NULL, CONTROLLER_OPT_METRICS_PREFIX},                    \
+    {"metrics-compat", required_argument, NULL, CONTROLLER_OPT_METRICS_COMPAT}
 /* clang-format on */
-/* Applies a shared flag (t o T P v I) to options, appending --target to targets (argc entries
- * suffice); false for any other flag. */
+/* getopt values of the shared flags that have no short letter. */
+enum {
+    CONTROLLER_OPT_METRICS_LISTEN = 0x5380,
+    CONTROLLER_OPT_METRICS_PREFIX,
+    CONTROLLER_OPT_METRICS_COMPAT
+};
+/* Applies a shared flag (t o T P v I, the --metrics-* ones) to options, appending --target to
+ * targets (argc entries suffice); false for any other flag. */
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
                               const char *arg);
 

@@ -40,6 +40,7 @@ struct controller {
     bool live_shown; /* the live line is on screen, without a newline */
     measurement_t *run;
     struct sweep_run *sweep; /* the sweep in progress (controller/sweep_run.h); NULL: plain run */
+    struct live_metrics *live_metrics; /* --metrics-listen (controller/live_metrics.h); or NULL */
 };
 
 /* Ends the run in progress before it starts (or aborts it) with the reason printed at the end; the

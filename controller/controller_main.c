@@ -16,6 +16,8 @@ static void usage(FILE *out) {
         "                           [--data-port P] [--register-timeout SECONDS]\n"
         "                           [--allow-invalid]\n"
         "                           [--key FILE --authorized-keys DIR | --insecure]\n"
+        "                           [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
+        "                            [--metrics-compat loadgen]]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
         "                         several, run N writes its results to OUT/run-N; a file of\n"
@@ -39,7 +41,12 @@ static void usage(FILE *out) {
         "                         each refusal is logged with the worker's address\n"
         "  --insecure             allow plain TCP on an address other machines can reach\n"
         "                         (without keys, only loopback binds are accepted)\n"
-        "  (docs/security.md: key set-up, Kubernetes Secrets)\n");
+        "  (docs/security.md: key set-up, Kubernetes Secrets)\n"
+        "  --metrics-listen HOST:PORT  serve live Prometheus metrics at /metrics (port 0\n"
+        "                         picks one; the address is printed on stderr)\n"
+        "  --metrics-prefix P     prefix of the metric names (default stampede_)\n"
+        "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds...)\n"
+        "  (docs/metrics.md, \"Live metrics\")\n");
 }
 
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
@@ -60,6 +67,15 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case 'I':
         options->allow_invalid = true;
+        return true;
+    case CONTROLLER_OPT_METRICS_LISTEN:
+        options->metrics_listen = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_PREFIX:
+        options->metrics_prefix = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_COMPAT:
+        options->metrics_compat = arg;
         return true;
     default:
         return false;

@@ -11,6 +11,8 @@
 #include "client_series.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "live_metrics.h"
+#include "loop.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
 #include "telemetry_report.h"
@@ -89,11 +91,29 @@ static void results_count_goodput(controller_t *self, const request_record_t *re
     slo_goodput_add(&run->goodput, &run->cfg.slo, rec, m, in_window);
 }
 
+/* Counts rec into --metrics-listen's live metrics, labelled by endpoint, role and level. */
+static void results_live(controller_t *self, const request_record_t *rec, const metrics_t *m) {
+    const config_t *cfg = &self->run->cfg;
+    const char *role = config_role_name(cfg, rec->role);
+    char level[32] = "run";
+    if (self->sweep)
+        snprintf(level, sizeof level, "%g", sweep_run_spec(self->sweep)->value);
+    live_labels_t labels = {
+        .endpoint =
+            rec->endpoint < cfg->target.n_endpoints ? cfg->target.endpoints[rec->endpoint] : "?",
+        .role = role ? role : "default",
+        .level = level,
+    };
+    live_metrics_record(self->live_metrics, rec, m, &labels, loop_now_ns());
+}
+
 void results_record(void *arg, request_record_t *rec) {
     controller_t *self = arg;
     metrics_t m;
     metrics_compute(rec, &m);
     merge_add_metrics(self->run->merge, rec, &m);
+    if (self->live_metrics)
+        results_live(self, rec, &m);
     if (self->sweep)
         sweep_run_record(self->sweep, rec, &m);
     results_count_start(self, rec);

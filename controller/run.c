@@ -277,6 +277,8 @@ static void usage(FILE *out) {
             "usage: stampede run FILE [FILE]... [--workers N] [--target URL]... [--out DIR]\n"
             "                    [--trace] [--http-phases|--verbose]\n"
             "                    [--allow-invalid]\n"
+            "                    [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
+            "                     [--metrics-compat loadgen]]\n"
             "  FILE...        workload files, run one after another by the same local\n"
             "                 workers; with several, run N writes to DIR/run-N; a file\n"
             "                 of several YAML documents (---) is one run per document.\n"
@@ -293,7 +295,12 @@ static void usage(FILE *out) {
             "                 tls, sending, waiting, receiving); --verbose does the same\n"
             "  --allow-invalid  exit 0 for a run judged invalid (client saturated, schedule\n"
             "                 lag, a worker lost...); without it such a run exits 3. The\n"
-            "                 results are written either way, with validity.reasons\n",
+            "                 results are written either way, with validity.reasons\n"
+            "  --metrics-listen HOST:PORT  serve live Prometheus metrics at /metrics during\n"
+            "                 the runs (port 0 picks one; the address is printed on stderr)\n"
+            "  --metrics-prefix P  prefix of the metric names (default stampede_)\n"
+            "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds\n"
+            "                 Summary, loadgen_requests_total...; docs/metrics.md)\n",
             RUN_DEFAULT_WORKERS);
 }
 

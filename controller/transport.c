@@ -258,3 +258,14 @@ void transport_wait_fd(transport_t *self, bool with_data, long timeout_ms, int f
         {NULL, fd, ZMQ_POLLIN, 0}, {self->ctl, 0, ZMQ_POLLIN, 0}, {self->data, 0, ZMQ_POLLIN, 0}};
     zmq_poll(items, with_data ? 3 : 2, timeout_ms);
 }
+
+void transport_wait_fds(transport_t *self, bool with_data, long timeout_ms, const int *fds,
+                        size_t n_fds) {
+    zmq_pollitem_t items[2 + TRANSPORT_MAX_FDS] = {{self->ctl, 0, ZMQ_POLLIN, 0},
+                                                   {self->data, 0, ZMQ_POLLIN, 0}};
+    int n = with_data ? 2 : 1; /* without data, the first fd takes the data socket's place */
+    for (size_t i = 0; i < n_fds && i < TRANSPORT_MAX_FDS; i++)
+        if (fds[i] >= 0)
+            items[n++] = (zmq_pollitem_t){NULL, fds[i], ZMQ_POLLIN, 0};
+    zmq_poll(items, n, timeout_ms);
+}

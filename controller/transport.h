@@ -66,5 +66,9 @@ void transport_wait(transport_t *self, bool with_data, long timeout_ms);
 /* The same, also woken when fd (ignored when negative) is readable: the controller's other work
  * (the server-metrics scraper's loop) shares the wait. */
 void transport_wait_fd(transport_t *self, bool with_data, long timeout_ms, int fd);
+/* The same with up to TRANSPORT_MAX_FDS extra descriptors (those < 0 are skipped). */
+#define TRANSPORT_MAX_FDS 4
+void transport_wait_fds(transport_t *self, bool with_data, long timeout_ms, const int *fds,
+                        size_t n_fds);
 
 #endif

@@ -1,0 +1,315 @@
+#define _GNU_SOURCE
+#include "live_http.h"
+
+#include <errno.h>
+#include <netdb.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "loop.h"
+
+typedef struct live_http_conn {
+    live_http_t *server;
+    int fd; /* -1: the slot is free */
+    char in[LIVE_HTTP_MAX_HEAD];
+    size_t in_len;
+    buffer_t out; /* the whole response, once the request is read */
+    bool answering;
+    uint64_t timer;
+} live_http_conn_t;
+
+struct live_http {
+    loop_t *loop;
+    int listen_fd;
+    char address[128];
+    live_http_render_fn render;
+    void *arg;
+    live_http_conn_t conns[LIVE_HTTP_MAX_CONNECTIONS];
+};
+
+static void live_http_close(live_http_conn_t *c) {
+    if (c->fd < 0)
+        return;
+    loop_unwatch(c->server->loop, c->fd);
+    close(c->fd);
+    c->fd = -1;
+    loop_timer_cancel(c->server->loop, c->timer);
+    c->timer = 0;
+    buffer_clear(&c->out);
+    c->in_len = 0;
+    c->answering = false;
+}
+
+static void live_http_on_timeout(loop_t *loop, uint64_t timer_id, void *arg) {
+    live_http_conn_t *c = arg;
+    c->timer = 0;
+    live_http_close(c);
+}
+
+/* Sends what the socket takes; closes the connection once the response is out or on an error. */
+static void live_http_flush(live_http_conn_t *c) {
+    while (buffer_pending(&c->out)) {
+        ssize_t n = send(c->fd, buffer_head(&c->out), buffer_pending(&c->out), MSG_NOSIGNAL);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            live_http_close(c);
+            return;
+        }
+        buffer_consume(&c->out, (size_t)n);
+    }
+    live_http_close(c);
+}
+
+static const char *live_http_reason(int status) {
+    switch (status) {
+    case 200:
+        return "OK";
+    case 400:
+        return "Bad Request";
+    case 404:
+        return "Not Found";
+    case 405:
+        return "Method Not Allowed";
+    case 431:
+        return "Request Header Fields Too Large";
+    default:
+        return "Internal Server Error";
+    }
+}
+
+/* The status of the request head in c->in (rendering the body into body when it is a GET). */
+static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body) {
+    const char *line = c->in, *eol = memchr(c->in, '\r', c->in_len);
+    const char *sp1 = eol ? memchr(line, ' ', (size_t)(eol - line)) : NULL;
+    const char *path = sp1 ? sp1 + 1 : NULL;
+    const char *sp2 = path ? memchr(path, ' ', (size_t)(eol - path)) : NULL;
+    if (!sp2 || *path != '/' || (size_t)(eol - sp2) < 9 || memcmp(sp2 + 1, "HTTP/1.", 7) != 0)
+        return 400;
+    size_t method_len = (size_t)(sp1 - line);
+    *head_only = method_len == 4 && memcmp(line, "HEAD", 4) == 0;
+    if (!*head_only && !(method_len == 3 && memcmp(line, "GET", 3) == 0))
+        return 405;
+    const char *query = memchr(path, '?', (size_t)(sp2 - path));
+    size_t path_len = (size_t)((query ? query : sp2) - path);
+    return c->server->render(c->server->arg, path, path_len, body);
+}
+
+static void live_http_on_conn(loop_t *loop, int fd, int mask, void *arg);
+
+/* Builds the response to the request read so far (status forced when non-zero) and starts
+ * sending it. */
+static void live_http_answer(live_http_conn_t *c, int status) {
+    buffer_t body;
+    buffer_init(&body);
+    bool head_only = false;
+    if (!status)
+        status = live_http_handle(c, &head_only, &body);
+    if (status != 200) {
+        buffer_reset(&body);
+        buffer_appendf(&body, "%d %s\n", status, live_http_reason(status));
+    }
+    int rc = buffer_appendf(&c->out,
+                            "HTTP/1.1 %d %s\r\nContent-Type: text/plain; version=0.0.4; "
+                            "charset=utf-8\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+                            status, live_http_reason(status), buffer_pending(&body),
+                            status == 405 ? "Allow: GET, HEAD\r\n" : "");
+    if (rc == 0 && !head_only)
+        rc = buffer_append(&c->out, buffer_head(&body), buffer_pending(&body));
+    buffer_clear(&body);
+    if (rc != 0) {
+        live_http_close(c);
+        return;
+    }
+    c->answering = true;
+    shutdown(c->fd, SHUT_RD);
+    live_http_flush(c);
+    if (c->fd >= 0 &&
+        loop_watch(c->server->loop, c->fd, LOOP_WRITABLE, 0, live_http_on_conn, c) != 0)
+        live_http_close(c);
+}
+
+/* Reads what arrived; answers once the head is complete (or too long, or the peer closed). */
+static void live_http_read(live_http_conn_t *c) {
+    for (;;) {
+        ssize_t n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+            return;
+        if (n <= 0) {
+            live_http_close(c);
+            return;
+        }
+        c->in_len += (size_t)n;
+        if (memmem(c->in, c->in_len, "\r\n\r\n", 4)) {
+            live_http_answer(c, 0);
+            return;
+        }
+        if (c->in_len == sizeof c->in) {
+            live_http_answer(c, 431);
+            return;
+        }
+    }
+}
+
+static void live_http_on_conn(loop_t *loop, int fd, int mask, void *arg) {
+    live_http_conn_t *c = arg;
+    if (c->answering)
+        live_http_flush(c);
+    else
+        live_http_read(c);
+}
+
+static void live_http_on_accept(loop_t *loop, int fd, int mask, void *arg) {
+    live_http_t *self = arg;
+    for (;;) {
+        int cfd = accept4(fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+        if (cfd < 0)
+            return; /* EAGAIN, or an error the next turn will see again */
+        live_http_conn_t *c = NULL;
+        for (size_t i = 0; i < LIVE_HTTP_MAX_CONNECTIONS && !c; i++)
+            if (self->conns[i].fd < 0)
+                c = &self->conns[i];
+        if (!c) {
+            close(cfd);
+            continue;
+        }
+        c->fd = cfd;
+        c->timer =
+            loop_timer_at(loop, loop_now_ns() + LIVE_HTTP_TIMEOUT_NS, live_http_on_timeout, c);
+        if (!c->timer || loop_watch(loop, cfd, LOOP_READABLE, 0, live_http_on_conn, c) != 0)
+            live_http_close(c);
+    }
+}
+
+/* Splits "HOST:PORT" or "[V6]:PORT" into host and port. 0 ok, -1 malformed. */
+static int live_http_split(const char *listen, char *host, size_t host_cap, char *port,
+                           size_t port_cap) {
+    const char *colon = strrchr(listen, ':');
+    if (!colon || !colon[1] || strspn(colon + 1, "0123456789") != strlen(colon + 1))
+        return -1;
+    const char *h = listen;
+    size_t hl = (size_t)(colon - listen);
+    if (hl >= 2 && h[0] == '[' && h[hl - 1] == ']') {
+        h++;
+        hl -= 2;
+    }
+    if (hl == 0 || hl >= host_cap || strlen(colon + 1) >= port_cap || strchr(colon + 1, ':'))
+        return -1;
+    memcpy(host, h, hl);
+    host[hl] = '\0';
+    snprintf(port, port_cap, "%s", colon + 1);
+    return 0;
+}
+
+/* Binds and listens on the first address host:port resolves to; the fd, or -1 with why set. */
+static int live_http_listen(const char *address, char *why, size_t len) {
+    char host[256], port[16];
+    if (live_http_split(address, host, sizeof host, port, sizeof port) != 0) {
+        snprintf(why, len, "'%s' is not HOST:PORT (e.g. 127.0.0.1:9464 or [::1]:0)", address);
+        return -1;
+    }
+    struct addrinfo hints = {0}, *res = NULL;
+    hints.ai_family = AF_UNSPEC;
+    hints.ai_socktype = SOCK_STREAM;
+    hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+    int gai = getaddrinfo(host, port, &hints, &res);
+    if (gai != 0) {
+        snprintf(why, len, "cannot resolve '%s': %s", host, gai_strerror(gai));
+        return -1;
+    }
+    int fd = socket(res->ai_family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof one) != 0 ||
+        bind(fd, res->ai_addr, res->ai_addrlen) != 0 || listen(fd, 64) != 0) {
+        snprintf(why, len, "cannot listen on %s: %s", address, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    return fd;
+}
+
+/* The bound address of fd as HOST:PORT into buf. */
+static void live_http_bound(int fd, char *buf, size_t len) {
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof ss;
+    char host[NI_MAXHOST], port[NI_MAXSERV];
+    if (getsockname(fd, (struct sockaddr *)&ss, &sl) != 0 ||
+        getnameinfo((struct sockaddr *)&ss, sl, host, sizeof host, port, sizeof port,
+                    NI_NUMERICHOST | NI_NUMERICSERV) != 0) {
+        snprintf(buf, len, "?");
+        return;
+    }
+    snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
+}
+
+live_http_t *live_http_new(const char *listen, live_http_render_fn render, void *arg, char *why,
+                           size_t len) {
+    live_http_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        snprintf(why, len, "out of memory");
+        return NULL;
+    }
+    self->listen_fd = -1;
+    self->render = render;
+    self->arg = arg;
+    for (size_t i = 0; i < LIVE_HTTP_MAX_CONNECTIONS; i++) {
+        self->conns[i].server = self;
+        self->conns[i].fd = -1;
+        buffer_init(&self->conns[i].out);
+    }
+    if (!(self->loop = loop_new())) {
+        snprintf(why, len, "cannot make an event loop: %s", strerror(errno));
+        live_http_destroy(&self);
+        return NULL;
+    }
+    if ((self->listen_fd = live_http_listen(listen, why, len)) < 0) {
+        live_http_destroy(&self);
+        return NULL;
+    }
+    if (loop_watch(self->loop, self->listen_fd, LOOP_READABLE, 0, live_http_on_accept, self) != 0) {
+        snprintf(why, len, "cannot watch the listener: %s", strerror(errno));
+        live_http_destroy(&self);
+        return NULL;
+    }
+    live_http_bound(self->listen_fd, self->address, sizeof self->address);
+    return self;
+}
+
+void live_http_destroy(live_http_t **self_p) {
+    live_http_t *self = *self_p;
+    if (!self)
+        return;
+    for (size_t i = 0; i < LIVE_HTTP_MAX_CONNECTIONS; i++)
+        if (self->loop)
+            live_http_close(&self->conns[i]);
+    if (self->listen_fd >= 0) {
+        if (self->loop)
+            loop_unwatch(self->loop, self->listen_fd);
+        close(self->listen_fd);
+    }
+    loop_destroy(&self->loop);
+    free(self);
+    *self_p = NULL;
+}
+
+const char *live_http_address(const live_http_t *self) {
+    return self->address;
+}
+
+int live_http_fd(const live_http_t *self) {
+    return loop_fd(self->loop);
+}
+
+void live_http_poll(live_http_t *self) {
+    loop_run_once(self->loop);
+}

@@ -1,0 +1,34 @@
+/* A small HTTP/1.x GET server on a common/loop of its own, for the live Prometheus endpoint: every
+ * socket is non-blocking, each connection answers one request and closes, and a connection that
+ * does not finish within LIVE_HTTP_TIMEOUT_NS is dropped, so a slow or stuck scraper never holds
+ * the controller. Its loop's descriptor is polled by the controller beside the ZeroMQ sockets. */
+#ifndef STAMPEDE_LIVE_HTTP_H
+#define STAMPEDE_LIVE_HTTP_H
+
+#include <stddef.h>
+
+#include "buffer.h"
+
+#define LIVE_HTTP_TIMEOUT_NS 10000000000LL /* one request, read and answered */
+#define LIVE_HTTP_MAX_CONNECTIONS 32       /* more at once are closed on accept */
+#define LIVE_HTTP_MAX_HEAD 8192            /* a longer request head is answered 431 */
+
+typedef struct live_http live_http_t;
+
+/* Writes the body for a GET (or HEAD) of path[0..len) into out; returns the HTTP status. */
+typedef int (*live_http_render_fn)(void *arg, const char *path, size_t len, buffer_t *out);
+
+/* Listens on listen ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one). NULL with the reason in
+ * why when the address is malformed or cannot be bound. The caller destroys it. */
+live_http_t *live_http_new(const char *listen, live_http_render_fn render, void *arg, char *why,
+                           size_t len);
+/* Closes the listener and every connection, frees, sets *self_p to NULL (NULL is fine). */
+void live_http_destroy(live_http_t **self_p);
+/* The bound address with its real port, e.g. "127.0.0.1:40123" or "[::1]:40123". */
+const char *live_http_address(const live_http_t *self);
+/* A descriptor readable while the server has work (to poll from outside). */
+int live_http_fd(const live_http_t *self);
+/* Does the work that is ready (accepts, reads, answers, timeouts) without waiting. */
+void live_http_poll(live_http_t *self);
+
+#endif
