@@ -3,7 +3,8 @@
 # shared), each for FUZZ_SECONDS or until FUZZ_RUNS inputs, starting from its checked-in corpus
 # (tests/fuzz/corpus/NAME, never written to: new inputs go to BUILD/fuzz-corpus/NAME), and prints
 # per target the inputs executed, libFuzzer's final coverage (cov: edges, ft: features) and the
-# crashes saved under BUILD/fuzz-crashes/NAME. Exits non-zero when a target crashed.
+# crashes saved under BUILD/fuzz-crashes/NAME. tests/fuzz/NAME.dict, when there is one, is its
+# libFuzzer dictionary. Exits non-zero when a target crashed.
 # Usage: tests/fuzz/run.sh BUILD_DIR [NAME...]   (default: every tests/fuzz/fuzz_*.c)
 set -u
 build=${1:?usage: run.sh BUILD_DIR [NAME...]}
@@ -30,9 +31,11 @@ for name in "${names[@]}"; do
     crashes="$build/fuzz-crashes/$name"
     log="$build/fuzz-$name.log"
     mkdir -p "$corpus" "$crashes"
+    dict=()
+    [ -f "$src/$name.dict" ] && dict=(-dict="$src/$name.dict") # keys and tokens it would guess slowly
     # -fork=0: stop at the first crash and keep it; -timeout: an input slower than 10 s is a hang.
     "$bin" -max_total_time="$seconds" -runs="$runs" -timeout=10 -rss_limit_mb=2048 \
-        -print_final_stats=1 -artifact_prefix="$crashes/" "$corpus" "$src/corpus/$name" \
+        -print_final_stats=1 -artifact_prefix="$crashes/" "${dict[@]}" "$corpus" "$src/corpus/$name" \
         >"$log" 2>&1
     rc=$?
     execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
