@@ -52,12 +52,14 @@ asan: deps
 
 # libFuzzer targets (tests/fuzz), built with clang and ASan+UBSan, each run for FUZZ_SECONDS (or
 # FUZZ_RUNS inputs) one after another; prints execs, coverage and crashes per target. Opt-in.
+# FUZZ_TARGETS="sse config" runs only those.
 FUZZ_SECONDS ?= 120
 FUZZ_RUNS    ?= -1
+FUZZ_TARGETS ?=
 fuzz: deps
 	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
-	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash tests/fuzz/run.sh $(FUZZ_BUILD)
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 bench: build
 	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh
