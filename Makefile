@@ -1,17 +1,19 @@
 # Thin wrapper over CMake. `make demo` and `make test` work on a fresh Debian 12 (root or sudo).
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
+FUZZ_BUILD ?= build-fuzz
 JOBS       ?= $(shell nproc)
 
 # Debian packages the build, the tests and the benchmarks need.
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
-           prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium
+           prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium \
+           clang libclang-rt-14-dev
 
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test unit integration asan bench demo clean format
+.PHONY: all deps configure build test unit integration asan bench demo clean format fuzz
 
 all: build
 
@@ -48,6 +50,17 @@ asan: deps
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
 
+# libFuzzer targets (tests/fuzz), built with clang and ASan+UBSan, each run for FUZZ_SECONDS (or
+# FUZZ_RUNS inputs) one after another; prints execs, coverage and crashes per target. Opt-in.
+# FUZZ_TARGETS="sse config" runs only those.
+FUZZ_SECONDS ?= 120
+FUZZ_RUNS    ?= -1
+FUZZ_TARGETS ?=
+fuzz: deps
+	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_FUZZ=ON >/dev/null
+	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
+	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
 bench: build
 	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh
 
@@ -58,4 +71,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)

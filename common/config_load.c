@@ -19,6 +19,7 @@
 #include "config_telemetry.h"
 #include "config_trace.h"
 #include "config_veeksha.h"
+#include "config_scan.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -681,7 +682,9 @@ static int load_text(config_t *self, const char *text, size_t len, config_yaml_t
     }
     yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
     self->source = strdup(r->file);
-    int rc = self->source ? load(self, &parser, r) : config_yaml_fail(r, NULL, "", "out of memory");
+    int rc = self->source ? config_scan_check(r) : config_yaml_fail(r, NULL, "", "out of memory");
+    if (rc == 0)
+        rc = load(self, &parser, r);
     yaml_parser_delete(&parser);
     if (rc < 0)
         config_free(self);

@@ -288,9 +288,16 @@ static bool header_valid(const wire_header_t *h) {
         return false;
     if (h->min > HISTOGRAM_MAX_NS && h->clamped != h->count)
         return false;
+    /* The true sum lies in [count * min, count * max]; the wire carries it modulo 2^64 (the sum
+     * wraps, as histogram_sum says), so the smallest true sum it can stand for must not pass high.
+     */
+    const unsigned __int128 wrap = (unsigned __int128)1 << 64;
     unsigned __int128 low = (unsigned __int128)h->count * h->min;
     unsigned __int128 high = (unsigned __int128)h->count * h->max;
-    return h->sum >= low && h->sum <= high;
+    unsigned __int128 sum = h->sum;
+    if (sum < low)
+        sum += (low - sum + wrap - 1) / wrap * wrap;
+    return sum <= high;
 }
 
 /* Checks buf is one valid encoding; when into is given (and only then) stores it there. */

@@ -69,6 +69,36 @@ static void refuse_batch(controller_t *self, registry_worker_t *w, uint64_t seq)
     console_say(self, "%s", why);
 }
 
+void collect_peer_name(const registry_worker_t *w, const uint8_t *id, size_t id_len, char *buf,
+                       size_t len) {
+    if (w) {
+        snprintf(buf, len, "worker %s", w->name);
+        return;
+    }
+    size_t used = (size_t)snprintf(buf, len, "unregistered peer with routing id 0x");
+    for (size_t i = 0; i < id_len && i < 16 && used + 3 <= len; i++)
+        used += (size_t)snprintf(buf + used, len - used, "%02x", id[i]);
+    if (id_len > 16 && used + 4 <= len)
+        snprintf(buf + used, len - used, "...");
+}
+
+bool collect_undecodable_logged(uint64_t failures) {
+    return failures <= COLLECT_UNDECODABLE_LOGGED || failures % 1000 == 0;
+}
+
+void collect_undecodable(controller_t *self, const uint8_t *id, size_t id_len, size_t len,
+                         const char *socket) {
+    uint64_t failures = envelope_arena_failures(self->arena);
+    if (!collect_undecodable_logged(failures))
+        return;
+    char peer[160];
+    collect_peer_name(registry_find(self, id, id_len), id, id_len, peer, sizeof peer);
+    console_say(self,
+                "refused a %zu-byte message on the %s socket from %s: %s (%" PRIu64
+                " refused so far)",
+                len, socket, peer, envelope_arena_error(self->arena), failures);
+}
+
 void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,
                   int64_t rx_ns) {
     controller_t *self = arg;
@@ -76,8 +106,10 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
     if (!w || !registry_in_run(w) || self->run->phase != PHASE_RUN)
         return;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
-    if (!env)
+    if (!env) {
+        collect_undecodable(self, id, id_len, len, "data");
         return;
+    }
     w->last_rx_ns = rx_ns;
     if (w->state == REGISTRY_LOST && env->run_id == self->run->id)
         registry_mark_back(self, w);

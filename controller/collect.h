@@ -5,6 +5,7 @@
 #ifndef STAMPEDE_COLLECT_H
 #define STAMPEDE_COLLECT_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -38,5 +39,18 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done);
 /* Sends Stop{cancel} with reason to every unfinished worker of the run and drains for 15 s. */
 void collect_stop(controller_t *self, const char *reason);
+
+/* Undecodable messages logged one by one before only every 1000th is. */
+#define COLLECT_UNDECODABLE_LOGGED 10
+/* "worker NAME" for a registered worker w, else the routing id in hex (its first 16 bytes). */
+void collect_peer_name(const registry_worker_t *w, const uint8_t *id, size_t id_len, char *buf,
+                       size_t len);
+/* Whether the failures-th undecodable message is logged (the first few, then every 1000th), so
+ * a peer that floods the controller with garbage cannot flood its console. */
+bool collect_undecodable_logged(uint64_t failures);
+/* Logs a message of len bytes from peer id on socket ("control", "data") that did not unpack,
+ * naming the peer and why (the controller's arena says), within collect_undecodable_logged. */
+void collect_undecodable(controller_t *self, const uint8_t *id, size_t id_len, size_t len,
+                         const char *socket);
 
 #endif

@@ -64,8 +64,10 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
                            size_t len, int64_t rx_ns) {
     controller_t *self = arg;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
-    if (!env)
+    if (!env) {
+        collect_undecodable(self, id, id_len, len, "control");
         return;
+    }
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_HELLO) {
         registry_hello(self, id, id_len, env);
         return;

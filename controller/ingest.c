@@ -185,6 +185,12 @@ static void name_record(ingest_t *self, size_t index, size_t n_records) {
 long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t offset_ns,
                   uint32_t worker, ingest_record_fn fn, void *arg) {
     request_record_t rec;
+    if (batch->n_records > INGEST_MAX_RECORDS) {
+        snprintf(self->error, sizeof self->error,
+                 "%zu records in one batch, more than the %d a worker ever sends", batch->n_records,
+                 INGEST_MAX_RECORDS);
+        return INGEST_REFUSED;
+    }
     for (size_t i = 0; i < batch->n_records; i++) {
         int rc = ingest_record(self, batch->records[i], offset_ns, worker, &rec);
         if (rc == INGEST_REFUSED)

@@ -20,6 +20,10 @@ typedef enum ingest_failure {
     INGEST_REFUSED = -2,   /* the bytes themselves are wrong; ingest_error says how */
 } ingest_failure_t;
 
+/* Records a batch may hold: a worker seals its batches at 512 (worker/events.c), so a batch past
+ * this is refused whole, before any record is decoded. */
+#define INGEST_MAX_RECORDS 65536
+
 /* Called for each decoded record; the record and its chunk arrays are valid during the call. */
 typedef void (*ingest_record_fn)(void *arg, request_record_t *record);
 
@@ -35,7 +39,8 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
                   request_record_t *out);
 /* Decodes every record of a batch, then hands each to fn: either every record reaches fn or
  * none does, so a batch refused and sent again is never merged twice. Returns the number of
- * records, or INGEST_NO_MEMORY / INGEST_REFUSED (fn was not called). */
+ * records, or INGEST_NO_MEMORY / INGEST_REFUSED (fn was not called; also for a batch of more than
+ * INGEST_MAX_RECORDS records). */
 long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t offset_ns,
                   uint32_t worker, ingest_record_fn fn, void *arg);
 /* What the last INGEST_REFUSED refused and why, e.g. "record 3 (request 17): chunk 2 time out of

@@ -1,6 +1,7 @@
 #include "envelope.h"
 
 #include <stdalign.h>
+#include <stdbool.h>
 #include <stdlib.h>
 
 #include "buffer.h"
@@ -19,6 +20,10 @@ struct envelope_arena {
     ProtobufCAllocator allocator;
     uint64_t blocks_allocated;
     uint64_t allocations;
+    size_t block_bytes; /* usable bytes of every block */
+    size_t limit;       /* block_bytes never passes it */
+    bool over_limit;    /* the last unpack failed for want of room under the limit */
+    uint64_t failures;
 };
 
 size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap) {
@@ -48,6 +53,12 @@ static arena_block_t *add_block(envelope_arena_t *self, size_t size) {
     size_t want = last ? last * 2 : ARENA_FIRST_BLOCK;
     while (want < size)
         want *= 2;
+    if (want > self->limit - self->block_bytes && size <= self->limit - self->block_bytes)
+        want = self->limit - self->block_bytes; /* the last block fills the budget exactly */
+    if (want > self->limit - self->block_bytes) {
+        self->over_limit = true;
+        return NULL;
+    }
     arena_block_t *b = malloc(align_up(sizeof *b) + want);
     if (!b)
         return NULL;
@@ -56,6 +67,7 @@ static arena_block_t *add_block(envelope_arena_t *self, size_t size) {
     b->used = 0;
     *tail = b;
     self->blocks_allocated++;
+    self->block_bytes += want;
     return b;
 }
 
@@ -85,6 +97,7 @@ envelope_arena_t *envelope_arena_new(void) {
     self->allocator.alloc = arena_alloc;
     self->allocator.free = arena_free;
     self->allocator.allocator_data = self;
+    self->limit = ENVELOPE_ARENA_LIMIT;
     return self;
 }
 
@@ -104,7 +117,23 @@ Stampede__Envelope *envelope_unpack(envelope_arena_t *self, const uint8_t *data,
     for (arena_block_t *b = self->blocks; b; b = b->next)
         b->used = 0;
     self->current = self->blocks;
-    return stampede__envelope__unpack(&self->allocator, len, data);
+    self->over_limit = false;
+    Stampede__Envelope *env = stampede__envelope__unpack(&self->allocator, len, data);
+    self->failures += env == NULL;
+    return env;
+}
+
+void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes) {
+    self->limit = max_bytes > self->block_bytes ? max_bytes : self->block_bytes;
+}
+
+const char *envelope_arena_error(const envelope_arena_t *self) {
+    return self->over_limit ? "unpacking it needs more memory than the arena's limit"
+                            : "it is not a valid protobuf Envelope";
+}
+
+uint64_t envelope_arena_failures(const envelope_arena_t *self) {
+    return self->failures;
 }
 
 uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self) {

@@ -40,4 +40,17 @@ uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self);
 /* How many allocations protobuf-c asked of the arena since it was made (for tests). */
 uint64_t envelope_arena_allocations(const envelope_arena_t *self);
 
+/* The default cap on an arena's blocks. protobuf-c allocates a whole message struct for each
+ * submessage on the wire, so a 2-byte empty Record costs ~250 bytes: without a cap a hostile
+ * message would cost ~100 times its size. An honest batch (512 records, 256 KiB) needs a few MiB.
+ */
+#define ENVELOPE_ARENA_LIMIT ((size_t)64 << 20)
+/* Caps the bytes of the arena's blocks (never below what it already holds): an unpack that would
+ * need more fails (NULL) and envelope_arena_error says so. */
+void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes);
+/* Why the last unpack returned NULL: the bytes do not decode, or they need more than the limit. */
+const char *envelope_arena_error(const envelope_arena_t *self);
+/* How many unpacks returned NULL since the arena was made (callers log the first few). */
+uint64_t envelope_arena_failures(const envelope_arena_t *self);
+
 #endif

@@ -299,8 +299,11 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
 
 static void handle_data(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
     Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
-    if (!env)
+    if (!env) {
+        fprintf(stderr, "worker %s: undecodable data message (%zu bytes) ignored\n", self->name,
+                len);
         return;
+    }
     note_alive(self, env, rx_ns);
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_ACK && env->run_id == self->run_id)
         events_ack(self->events, env->ack->up_to_seq);

@@ -139,7 +139,69 @@ static void test_envelope_pack_grows_the_buffer_once(void **state) {
     free(buf);
 }
 
+/* An Envelope{batch} of n empty records written by hand: 2 bytes each on the wire ("1a 00"), a
+ * whole Stampede__Record (~250 bytes) each once unpacked. The caller frees it. */
+static uint8_t *empty_records_batch(size_t n, size_t *len) {
+    size_t inner = 2 * n, at = 0;
+    uint8_t *data = malloc(inner + 16);
+    assert_non_null(data);
+    data[at++] = 0x82; /* Envelope.batch: field 16, length-delimited, as a two-byte varint */
+    data[at++] = 0x01;
+    for (size_t v = inner;; v >>= 7) {
+        data[at++] = (uint8_t)(v >= 0x80 ? (v & 0x7f) | 0x80 : v);
+        if (v < 0x80)
+            break;
+    }
+    for (size_t i = 0; i < n; i++) {
+        data[at++] = (3 << 3) | 2; /* EventBatch.records, empty */
+        data[at++] = 0;
+    }
+    *len = at;
+    return data;
+}
+
+/* A batch with an absurd count of records costs ~125 times its size to unpack: the arena's limit
+ * refuses it (saying so) instead of growing without bound, and the arena still works after. */
+static void test_envelope_arena_limit_refuses_an_absurd_record_count(void **state) {
+    size_t len;
+    uint8_t *data = empty_records_batch(100000, &len); /* 200 KB on the wire */
+    envelope_arena_t *arena = envelope_arena_new();
+    Stampede__Envelope *env = envelope_unpack(arena, data, len);
+    assert_non_null(env); /* ~25 MB: within the default limit */
+    assert_int_equal(env->batch->n_records, 100000);
+    envelope_arena_destroy(&arena);
+    arena = envelope_arena_new();
+    envelope_arena_set_limit(arena, 4 << 20);
+    assert_null(envelope_unpack(arena, data, len));
+    assert_string_equal(envelope_arena_error(arena),
+                        "unpacking it needs more memory than the arena's limit");
+    assert_int_equal(envelope_arena_failures(arena), 1);
+    uint64_t blocks = envelope_arena_blocks_allocated(arena);
+    assert_null(envelope_unpack(arena, data, len)); /* no new block: the limit is reached */
+    assert_int_equal(envelope_arena_blocks_allocated(arena), blocks);
+    size_t small_len;
+    uint8_t *small = empty_records_batch(100, &small_len);
+    env = envelope_unpack(arena, small, small_len);
+    assert_non_null(env);
+    assert_int_equal(env->batch->n_records, 100);
+    assert_int_equal(envelope_arena_failures(arena), 2);
+    envelope_arena_destroy(&arena);
+    free(small);
+    free(data);
+}
+
+static void test_envelope_garbage_is_refused_as_not_an_envelope(void **state) {
+    static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
+    envelope_arena_t *arena = envelope_arena_new();
+    assert_null(envelope_unpack(arena, garbage, sizeof garbage));
+    assert_string_equal(envelope_arena_error(arena), "it is not a valid protobuf Envelope");
+    assert_int_equal(envelope_arena_failures(arena), 1);
+    envelope_arena_destroy(&arena);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_envelope_large_batch_unpacks_whole_from_a_few_blocks),
           cmocka_unit_test(test_envelope_next_batch_reuses_the_blocks),
           cmocka_unit_test(test_envelope_truncated_bytes_give_null_and_the_arena_still_works),
-          cmocka_unit_test(test_envelope_pack_grows_the_buffer_once))
+          cmocka_unit_test(test_envelope_pack_grows_the_buffer_once),
+          cmocka_unit_test(test_envelope_arena_limit_refuses_an_absurd_record_count),
+          cmocka_unit_test(test_envelope_garbage_is_refused_as_not_an_envelope))

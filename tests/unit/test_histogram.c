@@ -339,6 +339,30 @@ static void test_histogram_parse_rejects_inconsistent_encodings(void **state) {
     histogram_destroy(&h);
 }
 
+/* Found by tests/fuzz/fuzz_histogram (corpus/histogram/regression_sum_wrapped): two values near
+ * 2^63 wrap the 64-bit sum, and the reader refused the writer's own bytes as "sum < count * min".
+ */
+static void test_histogram_with_a_wrapped_sum_reads_back(void **state) {
+    histogram_t *h = histogram_new();
+    histogram_record(h, 18374835657866150535ULL);
+    histogram_record(h, 4774450023231553601ULL);
+    assert_true(histogram_sum(h) < histogram_min(h)); /* wrapped */
+    uint8_t *buf;
+    size_t len;
+    assert_int_equal(histogram_serialize(h, &buf, &len), 0);
+    histogram_t *back = histogram_parse(buf, len);
+    assert_non_null(back);
+    assert_true(histogram_equal(h, back));
+    histogram_destroy(&back);
+    histogram_destroy(&h);
+    free(buf);
+    /* A sum no wrap explains is still refused: values 5 and 6 sum to 11, and neither 9 nor
+     * 2^64 + 9 lies in [2 * 5, 2 * 6]. */
+    uint8_t wire[64];
+    static const uint64_t below[] = {2, 0, 5, 6, 9, 2, 5, 1, 1, 1};
+    assert_null(histogram_parse(wire, craft(wire, below, 10)));
+}
+
 UNIT_MAIN(cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_lognormal),
           cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_bimodal),
           cmocka_unit_test(test_histogram_min_max_mean_are_exact),
@@ -350,4 +374,5 @@ UNIT_MAIN(cmocka_unit_test(test_histogram_percentiles_within_0_1_percent_on_logn
           cmocka_unit_test(test_histogram_reset_empties_it),
           cmocka_unit_test(test_histogram_serialize_parse_round_trip),
           cmocka_unit_test(test_histogram_parse_rejects_truncated_and_flipped_bytes),
-          cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings))
+          cmocka_unit_test(test_histogram_parse_rejects_inconsistent_encodings),
+          cmocka_unit_test(test_histogram_with_a_wrapped_sum_reads_back))

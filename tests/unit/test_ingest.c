@@ -6,6 +6,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -405,6 +406,51 @@ static void test_ingest_garbage_and_corrupted_envelopes_are_refused_or_decoded(v
     free(good);
 }
 
+/* A batch claiming more records than a worker ever sends is refused whole before any record is
+ * decoded, with a message the controller logs against the worker. */
+static void test_ingest_batch_with_an_absurd_record_count_is_refused(void **state) {
+    Stampede__Record r;
+    good_record(&r, 40);
+    size_t n = INGEST_MAX_RECORDS + 1;
+    Stampede__Record **records = malloc(n * sizeof *records);
+    assert_non_null(records);
+    for (size_t i = 0; i < n; i++)
+        records[i] = &r;
+    Stampede__EventBatch b = make_batch(records, n, 1);
+    ingest_t *in = ingest_new();
+    sink_t sink = {0};
+    assert_int_equal(ingest_batch(in, &b, 0, 0, sink_record, &sink), INGEST_REFUSED);
+    assert_int_equal(sink.n, 0);
+    assert_string_equal(ingest_error(in),
+                        "65537 records in one batch, more than the 65536 a worker ever sends");
+    b.n_records = INGEST_MAX_RECORDS; /* the limit itself is merged */
+    assert_int_equal(ingest_batch(in, &b, 0, 0, sink_record, &sink), INGEST_MAX_RECORDS);
+    assert_int_equal(sink.n, INGEST_MAX_RECORDS);
+    ingest_destroy(&in);
+    free(records);
+}
+
+/* The log line of an undecodable message names the peer: its worker name once registered, else
+ * its routing id; after the first few, only every 1000th is logged. */
+static void test_ingest_undecodable_message_names_its_peer(void **state) {
+    registry_worker_t w = worker_at(0);
+    snprintf(w.name, sizeof w.name, "host-a-42.0");
+    char peer[160];
+    static const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+    collect_peer_name(&w, id, 4, peer, sizeof peer);
+    assert_string_equal(peer, "worker host-a-42.0");
+    collect_peer_name(NULL, id, 4, peer, sizeof peer);
+    assert_string_equal(peer, "unregistered peer with routing id 0xdeadbeef");
+    collect_peer_name(NULL, id, sizeof id, peer, sizeof peer);
+    assert_string_equal(peer,
+                        "unregistered peer with routing id 0xdeadbeef0102030405060708090a0b0c...");
+    for (uint64_t k = 1; k <= COLLECT_UNDECODABLE_LOGGED; k++)
+        assert_true(collect_undecodable_logged(k));
+    assert_false(collect_undecodable_logged(COLLECT_UNDECODABLE_LOGGED + 1));
+    assert_false(collect_undecodable_logged(999));
+    assert_true(collect_undecodable_logged(1000));
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ingest_good_record_moves_to_the_controller_clock),
@@ -418,6 +464,8 @@ int main(void) {
         cmocka_unit_test(test_ingest_go_back_n_skips_a_refused_batch_without_merging_any_of_it),
         cmocka_unit_test(test_ingest_truncated_envelopes_merge_nothing),
         cmocka_unit_test(test_ingest_garbage_and_corrupted_envelopes_are_refused_or_decoded),
+        cmocka_unit_test(test_ingest_batch_with_an_absurd_record_count_is_refused),
+        cmocka_unit_test(test_ingest_undecodable_message_names_its_peer),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
