@@ -21,7 +21,7 @@ typedef enum mock_fault_kind {
     MOCK_FAULT_STALL,          /* the stream stops for MS after its first token */
     MOCK_FAULT_MALFORMED,      /* one SSE event's JSON is broken, the stream goes on */
     MOCK_FAULT_TRUNCATED,      /* an event's JSON is cut mid-object, then the connection closes */
-    MOCK_FAULT_NO_DONE,        /* the stream ends cleanly without data: [DONE] */
+    MOCK_FAULT_NO_DONE,        /* the stream ends cleanly halfway: no finish_reason, no [DONE] */
     MOCK_FAULT_SLOW_HEADERS,   /* MS before the status line */
     MOCK_FAULT_EVENT_ERROR,    /* an SSE `event: error` with a JSON error mid-stream */
     MOCK_FAULT_NOT_SSE,        /* 200 with an HTML page (a proxy's), Content-Type text/html */

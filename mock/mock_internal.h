@@ -92,7 +92,7 @@ struct mock_request {
     int64_t head_delay_ns;   /* slow-headers: everything starts this much later */
     uint32_t truncated_at;   /* 1-based token whose event is cut short, then the close */
     uint32_t event_error_at; /* 1-based token replaced by an `event: error`, then the end */
-    bool no_done;            /* the stream ends without data: [DONE] */
+    uint32_t no_done_at;     /* 1-based token before which the stream just ends, no [DONE] */
 };
 
 struct mock_server {

@@ -249,6 +249,10 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             mock_stream_break(self, req, start, p, false);
             return;
         }
+        if (req->no_done_at > i && req->no_done_at <= i + n) {
+            mock_stream_break(self, req, start, p, true);
+            return;
+        }
         if (req->event_error_at > i && req->event_error_at <= i + n) {
             p = mock_chunk_error_event(p);
             mock_stream_break(self, req, start, p, true);
@@ -267,10 +271,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             mock_put_usage(req, req->output_tokens, &usage);
             p = mock_chunk_usage(p, &req->head, &usage, now);
         }
-        if (req->no_done)
-            self->metrics.faults[MOCK_FAULT_NO_DONE]++;
-        else
-            p = mock_chunk_done(p);
+        p = mock_chunk_done(p);
     }
     if (mock_stream_frame(c, req->chunked, start, (size_t)(p - start), last) < 0) {
         mock_conn_close(self, c, false);
@@ -582,9 +583,9 @@ static void mock_stream_fault_set(mock_server_t *self, mock_request_t *req,
         req->event_error_at = n / 2 + 1;
         break;
     case MOCK_FAULT_NO_DONE:
-        if (!req->stream)
+        if (!req->stream || n < 2)
             return;
-        req->no_done = true;
+        req->no_done_at = n / 2 + 1;
         break;
     default:
         return;
