@@ -576,10 +576,12 @@ static const char *stream_curl_reason(const stream_t *self, CURLcode result) {
 }
 
 /* Whether an error body says the request exceeds the model's context: vLLM's "maximum context
- * length", its max_model_len wording, or OpenAI's "context_length_exceeded" code. */
+ * length" (both its wordings start so), its V1 "longer than the maximum model length", its
+ * max_model_len wording, or OpenAI's "context_length_exceeded" code. */
 static bool stream_says_context_length(const char *body, size_t len) {
     static const char *const needles[] = {"maximum context length", "max_model_len",
-                                          "context_length_exceeded"};
+                                          "context_length_exceeded",
+                                          "longer than the maximum model length"};
     for (size_t i = 0; body && i < sizeof(needles) / sizeof(needles[0]); i++)
         if (memmem(body, len, needles[i], strlen(needles[i])))
             return true;

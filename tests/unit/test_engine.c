@@ -744,6 +744,11 @@ static void test_engine_http_400_context_length_is_error_context_length(void **s
     assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
     assert_int_equal(o.record.http_status, 400);
     free(reply);
+    reply = json_reply("400 Bad Request", "{\"message\":\"The decoder prompt (length 9000) is "
+                                          "longer than the maximum model length of 8192.\"}");
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
+    free(reply);
 }
 
 static void test_engine_http_400_other_is_error_http_4xx(void **state) {
