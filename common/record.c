@@ -18,6 +18,16 @@ const char *error_class_name(error_class_t cls) {
         return "protocol";
     case ERROR_CANCELLED:
         return "cancelled";
+    case ERROR_HTTP_429:
+        return "http_429";
+    case ERROR_CONTEXT_LENGTH:
+        return "context_length";
+    case ERROR_SERVER_ERROR_EVENT:
+        return "server_error_event";
+    case ERROR_NOT_SSE:
+        return "not_sse";
+    case ERROR_NO_DONE:
+        return "no_done";
     case ERROR__COUNT:
         break;
     }

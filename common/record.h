@@ -15,13 +15,19 @@ typedef enum error_class {
     ERROR_TIMEOUT, /* request exceeded target.timeout */
     ERROR_HTTP_4XX,
     ERROR_HTTP_5XX,
-    ERROR_INCOMPLETE, /* stream ended (or connection reset) before [DONE] / finish_reason */
-    ERROR_PROTOCOL,   /* malformed SSE or JSON, or an error event inside a 200 stream */
-    ERROR_CANCELLED,  /* stopped by the run ending (not counted as a failure) */
+    ERROR_INCOMPLETE,         /* connection reset or closed mid-response, before [DONE] */
+    ERROR_PROTOCOL,           /* malformed SSE or JSON */
+    ERROR_CANCELLED,          /* stopped by the run ending (not counted as a failure) */
+    ERROR_HTTP_429,           /* HTTP 429: rate limited (not in http_4xx) */
+    ERROR_CONTEXT_LENGTH,     /* HTTP 400 saying the prompt exceeds the context length */
+    ERROR_SERVER_ERROR_EVENT, /* an error event (or error object) inside a 200 stream */
+    ERROR_NOT_SSE,            /* a 2xx body that is neither SSE nor JSON: a proxy's page */
+    ERROR_NO_DONE,            /* the stream ended cleanly with neither [DONE] nor finish_reason */
     ERROR__COUNT
 } error_class_t;
 
-/* "connect", "timeout", "http_4xx", "http_5xx", "incomplete", "protocol", "cancelled", "none". */
+/* "connect", "timeout", "http_4xx", "http_5xx", "incomplete", "protocol", "cancelled", "http_429",
+ * "context_length", "server_error_event", "not_sse", "no_done", "none". */
 const char *error_class_name(error_class_t cls);
 
 /* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */

@@ -48,6 +48,16 @@ error_class_t ingest_error_class(Stampede__ErrorClass wire) {
         return ERROR_PROTOCOL;
     case STAMPEDE__ERROR_CLASS__ERROR_CLASS_CANCELLED:
         return ERROR_CANCELLED;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_429:
+        return ERROR_HTTP_429;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_CONTEXT_LENGTH:
+        return ERROR_CONTEXT_LENGTH;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_SERVER_ERROR_EVENT:
+        return ERROR_SERVER_ERROR_EVENT;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_NOT_SSE:
+        return ERROR_NOT_SSE;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_NO_DONE:
+        return ERROR_NO_DONE;
     default:
         return ERROR_PROTOCOL;
     }

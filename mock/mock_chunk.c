@@ -111,6 +111,17 @@ char *mock_chunk_malformed(char *p, const mock_chunk_head_t *head) {
     return PUT(p, "{\"index\":0,\"delta\":{\"content\n\n");
 }
 
+char *mock_chunk_truncated(char *p, const mock_chunk_head_t *head) {
+    p = mock_chunk_start(p, head);
+    return PUT(p, "{\"index\":0,\"delta\":{\"con");
+}
+
+char *mock_chunk_error_event(char *p) {
+    return PUT(p, "event: error\ndata: {\"error\":{\"object\":\"error\",\"message\":"
+                  "\"simulated engine error (--faults event-error)\",\"type\":"
+                  "\"InternalServerError\",\"param\":null,\"code\":500}}\n\n");
+}
+
 char *mock_chunk_done(char *p) {
     return PUT(p, "data: [DONE]\n\n");
 }

@@ -52,6 +52,11 @@ char *mock_chunk_token_close(char *p, const mock_chunk_head_t *head, const char 
 /* The usage chunk that follows the last token when stream_options.include_usage is set. */
 char *mock_chunk_usage(char *p, const mock_chunk_head_t *head, const mock_chunk_usage_t *usage,
                        int64_t sent_ns);
+/* An event whose JSON stops mid-object with no end of event (fault injection: the close
+ * follows). */
+char *mock_chunk_truncated(char *p, const mock_chunk_head_t *head);
+/* An SSE `event: error` carrying vLLM's error object (fault injection). */
+char *mock_chunk_error_event(char *p);
 /* A chunk whose JSON is cut short (fault injection). */
 char *mock_chunk_malformed(char *p, const mock_chunk_head_t *head);
 /* data: [DONE] */

@@ -25,6 +25,13 @@ enum {
     MOCK_TIMER_RESUME,     /* a stalled stream resumes */
     MOCK_TIMER_STEP,       /* the engine step in progress ends */
     MOCK_TIMER_ACCEPT,     /* accepting resumes after running out of file descriptors */
+    MOCK_TIMER_HEADERS,    /* --faults slow-headers: the delayed request starts */
+};
+
+/* Fields of the mock's own random draws (RNG_STREAM_MOCK) shared across files. */
+enum {
+    MOCK_DRAW_FAULTS = 7,  /* --faults: a request's draw */
+    MOCK_DRAW_REFUSED = 8, /* --faults: an accepted connection's draw */
 };
 
 typedef struct mock_request mock_request_t;
@@ -80,6 +87,12 @@ struct mock_request {
     uint32_t malformed_at; /* 1-based number of the token sent as broken JSON; 0 = none */
     bool stall;            /* pause the output once stall_after tokens are out */
     uint32_t stall_after;
+    double stall_ms;         /* how long the stall lasts */
+    mock_fault_kind_t fault; /* --faults: what this request gets (MOCK_FAULT_NONE: nothing) */
+    int64_t head_delay_ns;   /* slow-headers: everything starts this much later */
+    uint32_t truncated_at;   /* 1-based token whose event is cut short, then the close */
+    uint32_t event_error_at; /* 1-based token replaced by an `event: error`, then the end */
+    uint32_t no_done_at;     /* 1-based token before which the stream just ends, no [DONE] */
 };
 
 struct mock_server {
@@ -104,6 +117,7 @@ struct mock_server {
     buffer_t page;       /* /metrics and other whole bodies */
     buffer_t model_json; /* the served model name escaped for JSON, once */
     uint64_t request_counter;
+    uint64_t accept_counter; /* connections accepted, refused ones too */
     mock_timer_t accept_timer;
 };
 

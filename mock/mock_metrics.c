@@ -197,6 +197,11 @@ static void mock_render_own(mock_render_t *r, const mock_metrics_t *self,
     for (int i = 0; i < 4; i++)
         mock_render_labelled(r, "stampede_mock_faults_injected_total", "kind", kinds[i],
                              (double)counts[i]);
+    prom_family(&r->w, "stampede_mock_faults_total", "counter",
+                "Faults injected by --faults, by kind (its SPEC name).");
+    for (int k = MOCK_FAULT_NONE + 1; k < MOCK_FAULT__COUNT; k++)
+        mock_render_labelled(r, "stampede_mock_faults_total", "kind",
+                             mock_fault_name((mock_fault_kind_t)k), (double)self->faults[k]);
 }
 
 int mock_metrics_render(const mock_metrics_t *self, const mock_metrics_gauges_t *gauges,

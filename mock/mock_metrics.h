@@ -7,6 +7,7 @@
 #include <stdint.h>
 
 #include "buffer.h"
+#include "mock_faults.h"
 #include "prom.h"
 
 typedef enum mock_finish {
@@ -32,7 +33,8 @@ typedef struct mock_metrics {
     int status_codes[MOCK_METRICS_STATUS_SLOTS];
     uint64_t status_counts[MOCK_METRICS_STATUS_SLOTS];
     uint64_t faults_fail, faults_reset, faults_stall, faults_malformed;
-    double token_bounds[32]; /* vLLM's build_1_2_5_buckets(max_model_len) */
+    uint64_t faults[MOCK_FAULT__COUNT]; /* --faults, by kind, as injected */
+    double token_bounds[32];            /* vLLM's build_1_2_5_buckets(max_model_len) */
 } mock_metrics_t;
 
 /* Engine state sampled when /metrics is rendered. */

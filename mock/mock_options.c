@@ -21,6 +21,7 @@ typedef enum mock_option_kind {
     OPT_FLAG,     /* bool set to true, no value */
     OPT_FLAG_OFF, /* bool set to false, no value */
     OPT_HELP,
+    OPT_FAULTS, /* mock_faults_t via mock_faults_parse */
 } mock_option_kind_t;
 
 typedef struct mock_option {
@@ -93,6 +94,12 @@ static const mock_option_t mock_option_table[] = {
     {"--stall-rate", OPT_RATE, F(stall_rate), "P", "fraction of requests that stall (default 1)"},
     {"--malformed-rate", OPT_RATE, F(malformed_rate), "P",
      "fraction of streams with one chunk of broken JSON mid-way"},
+    {"--faults", OPT_FAULTS, F(faults), "SPEC",
+     "inject faults: a comma-separated list of KIND[:P] (probability per request, default 1) or "
+     "KIND@N (every Nth request; refused counts connections), with /MS for stall and "
+     "slow-headers, e.g. 500:0.02,429:0.01,reset-mid:0.01,not-sse@50. Kinds: 500, 503, 429, "
+     "context-length, refused, reset-headers, reset-mid, stall, malformed, truncated, no-done, "
+     "slow-headers, event-error, not-sse (docs/mock.md)"},
     {"--help", OPT_HELP, 0, 0, NULL, "this text"},
 };
 
@@ -326,6 +333,8 @@ static int mock_option_set(mock_options_t *self, const mock_option_t *o, const c
         return 0;
     case OPT_HELP:
         return 0;
+    case OPT_FAULTS:
+        return mock_faults_parse((mock_faults_t *)field, value, err, errlen);
     }
     return 0;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "dist.h"
+#include "mock_faults.h"
 
 typedef struct mock_options {
     char bind[64];
@@ -43,6 +44,7 @@ typedef struct mock_options {
     uint32_t stall_after_tokens;
     double stall_rate;
     double malformed_rate;
+    mock_faults_t faults; /* --faults SPEC */
 } mock_options_t;
 
 /* Fills the defaults: port 8000, model "mock-llama", the "default" profile's engine. */

@@ -22,6 +22,7 @@
 #include "mock_internal.h"
 #include "prompt.h"
 #include "rlimit.h"
+#include "rng.h"
 
 #define MOCK_MAX_HEADER_BYTES 65536
 #define MOCK_READ_AHEAD_BYTES (1u << 20) /* input buffered while a response is in progress */
@@ -330,6 +331,23 @@ static void mock_server_pause_accept(mock_server_t *self, bool pause) {
     }
 }
 
+/* --faults refused: resets the fd at once, before reading anything. Returns whether it did. */
+static bool mock_server_refuse(mock_server_t *self, int fd) {
+    uint64_t number = ++self->accept_counter;
+    const mock_faults_t *faults = &self->options.faults;
+    if (!faults->n_rules)
+        return false;
+    rng_t rng;
+    rng_init(&rng, self->options.seed, RNG_STREAM_MOCK, number, 0, MOCK_DRAW_REFUSED);
+    if (!mock_faults_pick(faults, number, rng_next_double(&rng), 1))
+        return false;
+    struct linger linger = {.l_onoff = 1, .l_linger = 0};
+    setsockopt(fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
+    close(fd);
+    self->metrics.faults[MOCK_FAULT_REFUSED]++;
+    return true;
+}
+
 static void mock_server_on_listen(loop_t *loop, int fd, int mask, void *arg) {
     mock_server_t *self = arg;
     for (;;) {
@@ -344,6 +362,8 @@ static void mock_server_on_listen(loop_t *loop, int fd, int mask, void *arg) {
             }
             return;
         }
+        if (mock_server_refuse(self, fd))
+            continue;
         int one = 1;
         setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
         mock_conn_t *c = calloc(1, sizeof(*c));

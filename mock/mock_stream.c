@@ -25,6 +25,8 @@ enum {
     MOCK_DRAW_MALFORMED = 6,
 };
 
+static void mock_stream_begin(mock_server_t *self, mock_request_t *req, int64_t now);
+
 static const char *mock_finish_name(mock_finish_t finish) {
     return finish == MOCK_FINISH_STOP ? "stop" : "length";
 }
@@ -56,10 +58,11 @@ void mock_request_free(mock_request_t *req) {
 
 /* When token i (0-based) is due in fixed mode: arrival + ttft + i * itl, plus a stall. */
 static int64_t mock_fixed_due(const mock_server_t *self, const mock_request_t *req, uint32_t i) {
-    int64_t due = req->recv_ns + (int64_t)llround(self->options.ttft_ms * 1e6) +
+    int64_t due = req->recv_ns + req->head_delay_ns +
+                  (int64_t)llround(self->options.ttft_ms * 1e6) +
                   (int64_t)i * (int64_t)llround(self->options.itl_ms * 1e6);
     if (req->stall && i >= req->stall_after)
-        due += (int64_t)llround(self->options.stall_ms * 1e6);
+        due += (int64_t)llround(req->stall_ms * 1e6);
     return due;
 }
 
@@ -184,6 +187,26 @@ static char *mock_stream_put_reply(const mock_server_t *self, const mock_request
     return p;
 }
 
+/* Ends a stream early on a fault: what [start, p) holds goes out, the request is aborted, and
+ * the response either ends properly (clean: the chunked terminator, the connection may go on)
+ * or the connection closes once that is written (an event cut short). */
+static void mock_stream_break(mock_server_t *self, mock_request_t *req, const char *start,
+                              const char *p, bool clean) {
+    mock_conn_t *c = req->conn;
+    self->metrics.faults[req->fault]++;
+    bool keep_alive = clean && req->keep_alive;
+    int rc = mock_stream_frame(c, req->chunked, start, (size_t)(p - start), clean);
+    mock_stream_abort(self, req);
+    c->req = NULL;
+    mock_request_free(req);
+    if (rc < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_conn_response_done(self, c, keep_alive);
+    mock_conn_flush(self, c);
+}
+
 /* Writes the next count tokens of a streaming request (coalesced into one write), per_event
  * tokens to an SSE event (one per token in fixed mode; an engine step's accepted tokens share
  * one, as speculative decoding's do in vLLM; an event never straddles the end of the
@@ -215,8 +238,25 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             p = mock_chunk_role(p, &req->head, now);
         if (req->malformed_at > i && req->malformed_at <= i + n) {
             p = mock_chunk_malformed(p, &req->head);
-            self->metrics.faults_malformed++;
+            if (req->fault == MOCK_FAULT_MALFORMED)
+                self->metrics.faults[MOCK_FAULT_MALFORMED]++;
+            else
+                self->metrics.faults_malformed++;
             continue;
+        }
+        if (req->truncated_at > i && req->truncated_at <= i + n) {
+            p = mock_chunk_truncated(p, &req->head);
+            mock_stream_break(self, req, start, p, false);
+            return;
+        }
+        if (req->no_done_at > i && req->no_done_at <= i + n) {
+            mock_stream_break(self, req, start, p, true);
+            return;
+        }
+        if (req->event_error_at > i && req->event_error_at <= i + n) {
+            p = mock_chunk_error_event(p);
+            mock_stream_break(self, req, start, p, true);
+            return;
         }
         const char *finish = i + n == req->output_tokens ? mock_finish_name(req->finish) : NULL;
         if (req->continuous_usage)
@@ -310,7 +350,7 @@ static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req)
 static void mock_stream_pause(mock_server_t *self, mock_request_t *req, int64_t now) {
     mock_conn_t *c = req->conn;
     req->stall = false;
-    c->paused_until_ns = now + (int64_t)llround(self->options.stall_ms * 1e6);
+    c->paused_until_ns = now + (int64_t)llround(req->stall_ms * 1e6);
     c->timer.kind = MOCK_TIMER_RESUME;
     mock_server_schedule(self, &c->timer, c->paused_until_ns);
 }
@@ -319,7 +359,10 @@ static void mock_stream_pause(mock_server_t *self, mock_request_t *req, int64_t 
 static void mock_stream_after_tokens(mock_server_t *self, mock_request_t *req, int64_t now) {
     mock_conn_t *c = req->conn;
     if (req->reset_at && req->emitted >= req->reset_at) {
-        self->metrics.faults_reset++;
+        if (req->fault == MOCK_FAULT_RESET_MID)
+            self->metrics.faults[MOCK_FAULT_RESET_MID]++;
+        else
+            self->metrics.faults_reset++;
         mock_conn_close(self, c, true);
         return;
     }
@@ -349,7 +392,7 @@ static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int
         mock_account_tokens(self, req, mock_fixed_due(self, req, req->accounted), 1);
     bool last = req->emitted + count >= req->output_tokens;
     mock_stream_emit(self, req, count, 1);
-    if (last || c->dead)
+    if (last || c->dead || c->req != req) /* finished, closed, or ended by a fault */
         return;
     mock_stream_after_tokens(self, req, now);
     if (c->dead)
@@ -373,8 +416,9 @@ static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
             mock_stream_complete_whole(self, req);
         return;
     }
+    mock_conn_t *c = req->conn;
     mock_stream_emit(self, req, seq->step_sampled, seq->step_sampled);
-    if (!last && !req->conn->dead)
+    if (!last && !c->dead && c->req == req) /* not closed, nor ended by a fault */
         mock_stream_after_tokens(self, req, now_ns);
 }
 
@@ -433,6 +477,10 @@ void mock_stream_on_timer(mock_server_t *self, mock_conn_t *c, int64_t now_ns) {
         if (req)
             mock_stream_fixed_tick(self, req, now_ns);
         return;
+    case MOCK_TIMER_HEADERS:
+        if (req)
+            mock_stream_begin(self, req, now_ns);
+        return;
     }
 }
 
@@ -448,6 +496,17 @@ static void mock_stream_refuse(mock_server_t *self, mock_conn_t *c, mock_api_req
                                int status, const char *message, bool keep_alive) {
     mock_api_request_clear(api);
     mock_server_respond_error(self, c, status, message, keep_alive);
+}
+
+/* vLLM's message for a prompt plus completion beyond max_model_len. */
+static void mock_stream_context_error(char *err, size_t errlen, uint32_t limit, uint32_t prompt,
+                                      uint64_t completion) {
+    snprintf(err, errlen,
+             "This model's maximum context length is %u tokens. However, you requested %llu "
+             "tokens (%u in the messages, %llu in the completion). Please reduce the length "
+             "of the messages or completion.",
+             limit, (unsigned long long)prompt + completion, prompt,
+             (unsigned long long)completion);
 }
 
 /* Output length and finish reason: max_tokens (or what max_model_len leaves) unless the
@@ -477,11 +536,110 @@ static void mock_stream_faults(mock_server_t *self, mock_request_t *req) {
         mock_draw(self, req->number, MOCK_DRAW_STALL) < o->stall_rate) {
         req->stall = true;
         req->stall_after = o->stall_after_tokens;
+        req->stall_ms = o->stall_ms;
         self->metrics.faults_stall++;
     }
     if (o->malformed_rate > 0 &&
         mock_draw(self, req->number, MOCK_DRAW_MALFORMED) < o->malformed_rate)
         req->malformed_at = n / 2 + 1;
+}
+
+/* --faults kinds that act once the request is under way; stream-only kinds leave a
+ * non-streaming request alone (and uncounted), as do mid-stream kinds on a one-token reply. */
+static void mock_stream_fault_set(mock_server_t *self, mock_request_t *req,
+                                  const mock_fault_rule_t *rule) {
+    uint32_t n = req->output_tokens;
+    switch (rule->kind) {
+    case MOCK_FAULT_STALL:
+        if (n < 2)
+            return;
+        req->stall = true;
+        req->stall_after = 1;
+        req->stall_ms = rule->delay_ms;
+        self->metrics.faults[MOCK_FAULT_STALL]++;
+        break;
+    case MOCK_FAULT_SLOW_HEADERS:
+        req->head_delay_ns = (int64_t)llround(rule->delay_ms * 1e6);
+        self->metrics.faults[MOCK_FAULT_SLOW_HEADERS]++;
+        break;
+    case MOCK_FAULT_RESET_MID:
+        if (!req->stream || n < 2)
+            return;
+        req->reset_at = n / 2;
+        break;
+    case MOCK_FAULT_MALFORMED:
+        if (!req->stream)
+            return;
+        req->malformed_at = n / 2 + 1;
+        break;
+    case MOCK_FAULT_TRUNCATED:
+        if (!req->stream)
+            return;
+        req->truncated_at = n / 2 + 1;
+        break;
+    case MOCK_FAULT_EVENT_ERROR:
+        if (!req->stream)
+            return;
+        req->event_error_at = n / 2 + 1;
+        break;
+    case MOCK_FAULT_NO_DONE:
+        if (!req->stream || n < 2)
+            return;
+        req->no_done_at = n / 2 + 1;
+        break;
+    default:
+        return;
+    }
+    req->fault = rule->kind;
+}
+
+/* --faults kinds that answer instead of the model: an error status, a reset before the status
+ * line, or a proxy's HTML page. Returns whether the request was answered so. */
+static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_api_request_t *api,
+                                     const mock_fault_rule_t *rule, bool keep_alive) {
+    static const char html[] = "<html>\r\n<head><title>502 Bad Gateway</title></head>\r\n"
+                               "<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n"
+                               "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
+    char err[512];
+    buffer_t *page = &self->page;
+    switch (rule->kind) {
+    case MOCK_FAULT_500:
+    case MOCK_FAULT_503:
+        snprintf(err, sizeof(err), "simulated failure (--faults %s)", mock_fault_name(rule->kind));
+        mock_stream_refuse(self, c, api, rule->kind == MOCK_FAULT_500 ? 500 : 503, err, keep_alive);
+        break;
+    case MOCK_FAULT_429:
+        mock_api_request_clear(api);
+        buffer_reset(page);
+        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)") < 0) {
+            mock_conn_close(self, c, false);
+            break;
+        }
+        mock_server_respond(self, c, 429, "application/json", page->data, page->len, keep_alive,
+                            "retry-after: 1");
+        break;
+    case MOCK_FAULT_CONTEXT_LENGTH: {
+        uint32_t limit = self->options.max_model_len, prompt = api->prompt.len;
+        uint64_t completion = api->has_max_tokens ? api->max_tokens : 0;
+        if (prompt + completion <= limit)
+            completion = (uint64_t)limit + 1 - prompt;
+        mock_stream_context_error(err, sizeof(err), limit, prompt, completion);
+        mock_stream_refuse(self, c, api, 400, err, keep_alive);
+        break;
+    }
+    case MOCK_FAULT_RESET_HEADERS:
+        mock_api_request_clear(api);
+        mock_conn_close(self, c, true);
+        break;
+    case MOCK_FAULT_NOT_SSE:
+        mock_api_request_clear(api);
+        mock_server_respond(self, c, 200, "text/html", html, sizeof(html) - 1, keep_alive, NULL);
+        break;
+    default:
+        return false;
+    }
+    self->metrics.faults[rule->kind]++;
+    return true;
 }
 
 static mock_request_t *mock_request_new(mock_server_t *self, mock_api_request_t *api,
@@ -556,6 +714,17 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
     }
 }
 
+/* The response starts: the head of a stream at once, then the tokens' schedule. */
+static void mock_stream_begin(mock_server_t *self, mock_request_t *req, int64_t now) {
+    mock_conn_t *c = req->conn;
+    if (req->stream)
+        mock_stream_send_head(self, req);
+    if (!c->dead)
+        mock_stream_schedule(self, req, now);
+    if (!c->dead)
+        mock_conn_flush(self, c);
+}
+
 void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
                        mock_api_kind_t kind) {
     int64_t now = loop_now_ns();
@@ -580,17 +749,18 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
                            keep_alive);
         return;
     }
+    const mock_fault_rule_t *fault = NULL;
+    if (o->faults.n_rules)
+        fault = mock_faults_pick(&o->faults, number, mock_draw(self, number, MOCK_DRAW_FAULTS), 0);
+    if (fault && mock_stream_fault_answer(self, c, &api, fault, keep_alive))
+        return;
     if (api.prompt.len == 0 && mock_tokens_push(&api.prompt, mock_tokens_word_id("", 0)) < 0) {
         mock_stream_refuse(self, c, &api, 500, "out of memory", keep_alive);
         return;
     }
     uint32_t prompt = api.prompt.len, limit = o->max_model_len;
     if (api.has_max_tokens && (uint64_t)prompt + api.max_tokens > limit) {
-        snprintf(err, sizeof(err),
-                 "This model's maximum context length is %u tokens. However, you requested %llu "
-                 "tokens (%u in the messages, %u in the completion). Please reduce the length "
-                 "of the messages or completion.",
-                 limit, (unsigned long long)prompt + api.max_tokens, prompt, api.max_tokens);
+        mock_stream_context_error(err, sizeof(err), limit, prompt, api.max_tokens);
         mock_stream_refuse(self, c, &api, 400, err, keep_alive);
         return;
     }
@@ -628,12 +798,14 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     mock_api_request_clear(&api);
     mock_stream_name(self, req);
     mock_stream_faults(self, req);
+    if (fault)
+        mock_stream_fault_set(self, req, fault);
     c->req = req;
     self->active_requests++;
-    if (req->stream)
-        mock_stream_send_head(self, req);
-    if (!c->dead)
-        mock_stream_schedule(self, req, now);
-    if (!c->dead)
-        mock_conn_flush(self, c);
+    if (req->head_delay_ns) {
+        c->timer.kind = MOCK_TIMER_HEADERS;
+        mock_server_schedule(self, &c->timer, now + req->head_delay_ns);
+        return;
+    }
+    mock_stream_begin(self, req, now);
 }

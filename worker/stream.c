@@ -245,7 +245,7 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     if (event->event_len == 5 && memcmp(event->event, "error", 5) == 0) {
         char text[STREAM_MESSAGE_MAX + 1];
         stream_error_text(event->data, event->data_len, text, sizeof(text));
-        stream_fail(self, ERROR_PROTOCOL, "error event in stream: %s", text);
+        stream_fail(self, ERROR_SERVER_ERROR_EVENT, "error event in stream: %s", text);
         return 0;
     }
     if (event->data_len == 0)
@@ -268,7 +268,7 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     if (info.has_error) {
         char text[STREAM_MESSAGE_MAX + 1];
         stream_error_text(event->data, event->data_len, text, sizeof(text));
-        stream_fail(self, ERROR_PROTOCOL, "error in stream: %s", text);
+        stream_fail(self, ERROR_SERVER_ERROR_EVENT, "error in stream: %s", text);
     }
     bool content = info.has_content || info.has_tool_calls;
     if (content || info.has_reasoning)
@@ -575,12 +575,29 @@ static const char *stream_curl_reason(const stream_t *self, CURLcode result) {
     return self->curl_error[0] ? self->curl_error : curl_easy_strerror(result);
 }
 
+/* Whether an error body says the request exceeds the model's context: vLLM's "maximum context
+ * length" (both its wordings start so), its V1 "longer than the maximum model length", its
+ * max_model_len wording, or OpenAI's "context_length_exceeded" code. */
+static bool stream_says_context_length(const char *body, size_t len) {
+    static const char *const needles[] = {"maximum context length", "max_model_len",
+                                          "context_length_exceeded",
+                                          "longer than the maximum model length"};
+    for (size_t i = 0; body && i < sizeof(needles) / sizeof(needles[0]); i++)
+        if (memmem(body, len, needles[i], strlen(needles[i])))
+            return true;
+    return false;
+}
+
 static void stream_fail_http(stream_t *self) {
     char text[STREAM_MESSAGE_MAX + 1] = "";
     if (self->body_len)
         stream_error_text(self->body, self->body_len, text, sizeof(text));
-    stream_fail(self, self->status >= 500 ? ERROR_HTTP_5XX : ERROR_HTTP_4XX, "HTTP %d: %s",
-                self->status, text[0] ? text : "(empty body)");
+    error_class_t error = self->status >= 500 ? ERROR_HTTP_5XX : ERROR_HTTP_4XX;
+    if (self->status == 429)
+        error = ERROR_HTTP_429;
+    else if (self->status == 400 && stream_says_context_length(self->body, self->body_len))
+        error = ERROR_CONTEXT_LENGTH;
+    stream_fail(self, error, "HTTP %d: %s", self->status, text[0] ? text : "(empty body)");
 }
 
 /* A non-streaming reply: one JSON document, counted as one chunk at its end. */
@@ -589,8 +606,10 @@ static void stream_parse_json_body(stream_t *self) {
     json_error_t error;
     json_t *root = json_loadb(self->body ? self->body : "", self->body_len, 0, &error);
     if (!json_is_object(root)) {
-        stream_fail(self, ERROR_PROTOCOL, "response is not a JSON object (line %d: %s)", error.line,
-                    error.text);
+        char text[61];
+        stream_printable(self->body ? self->body : "", self->body_len, text, sizeof(text));
+        stream_fail(self, ERROR_NOT_SSE, "HTTP %d body is neither SSE nor JSON (%s): %s",
+                    self->status, error.text, text);
         json_decref(root);
         return;
     }
@@ -707,7 +726,8 @@ static void stream_classify(stream_t *self, CURLcode result) {
     else if (!self->streaming)
         stream_parse_json_body(self);
     else if (!self->got_done && !self->got_finish)
-        stream_fail(self, ERROR_INCOMPLETE, "stream ended without [DONE] after %u chunks",
+        stream_fail(self, ERROR_NO_DONE,
+                    "stream ended cleanly without [DONE] or finish_reason after %u chunks",
                     self->n_chunks);
 }
 

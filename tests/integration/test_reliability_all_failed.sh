@@ -5,7 +5,7 @@
 #    endpoint; results.json is still written (no lost data): 0 ok, 40 failed, errors.http_5xx 40;
 #    the table shows the error class.
 #  - HTTP 429 through `stampede controller` + 2 `stampede worker --once`, 20 requests: exit 1,
-#    "every request failed (20 of 20)" with class http_4xx, results.json with errors.http_4xx 20.
+#    "every request failed (20 of 20)" with class http_429, results.json with errors.http_429 20.
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1
@@ -21,7 +21,7 @@ R="$WORK/out500/results.json"
 assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
 assert_equal "requests_failed" "$(json_value "$R" 'l["requests_failed"]')" 40
 assert_equal "errors" "$(json_value "$R" 'l["errors"]')" \
-    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 40, "incomplete": 0, "protocol": 0}'
+    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 40, "incomplete": 0, "protocol": 0, "http_429": 0, "context_length": 0, "server_error_event": 0, "not_sse": 0, "no_done": 0}'
 grep -Eq "errors +http_5xx 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(head -5 "$WORK/table500")"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1 --fail-status 429
@@ -33,10 +33,10 @@ start_once_worker w1
 start_once_worker w2
 wait_controller 30
 assert_equal "controller exit status when every request got HTTP 429" "$CONTROLLER_RC" 1
-grep -q "every request failed (20 of 20): first error: http_4xx: HTTP 429: .*($URL429)" "$WORK/ctl.err" ||
+grep -q "every request failed (20 of 20): first error: http_429: HTTP 429: .*($URL429)" "$WORK/ctl.err" ||
     fail "message: $(grep -v '^\[' "$WORK/ctl.err" | tail -3)"
 R="$WORK/out429/results.json"
 [ -f "$R" ] || fail "no results.json when every request failed (controller)"
-assert_equal "errors.http_4xx" "$(json_value "$R" 'l["errors"]["http_4xx"]')" 20
+assert_equal "errors.http_429" "$(json_value "$R" 'l["errors"]["http_429"]')" 20
 assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
 echo "ok: every request failing exits 1 naming the class, status and endpoint; results still written"

@@ -5,14 +5,14 @@
 #   ok (4 chunks, [DONE])                               -> ok
 #   finish_nodone (5 chunks, finish_reason, no [DONE])  -> ok (docs/metrics.md: incomplete is
 #                                                          "ended before [DONE]/finish_reason")
-#   nodone (1 chunk, clean end, no finish, no [DONE])   -> incomplete
+#   nodone (1 chunk, clean end, no finish, no [DONE])   -> no_done
 #   fin (2 chunks, then FIN mid-body)                   -> incomplete
 #   midchunk (3 chunks, half a chunk, FIN)              -> incomplete
 #   empty (request read, connection closed, no byte)    -> incomplete
-#   error_event (6 chunks, an error event in the 200)   -> protocol, its message quoted
+#   error_event (6 chunks, an error event in the 200)   -> server_error_event, its message quoted
 # Asserted: for every mode, the trace holds exactly as many requests with that class and that
 # chunk count as the server served in that mode (10 each); results.json counts ok 20,
-# incomplete 40, protocol 10, nothing else; latencies come from the ok requests only (TTFT count
+# incomplete 30, no_done 10, server_error_event 10, nothing else; latencies come from the ok requests only (TTFT count
 # 20); the run exits 0 (requests succeeded) with no worker lost and results not partial.
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -29,9 +29,9 @@ curl -s --max-time 5 "$URL/counts" >"$WORK/counts.json" || fail "the scripted se
 check_results "$WORK/out" "$WORK/counts.json" <<'PY'
 counts = json.load(open(argv[0]))
 expected = {  # mode: (class, tokens)
-    "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("incomplete", 1),
+    "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("no_done", 1),
     "fin": ("incomplete", 2), "midchunk": ("incomplete", 3), "empty": ("incomplete", 0),
-    "error_event": ("protocol", 6),
+    "error_event": ("server_error_event", 6),
 }
 problems = []
 assert sum(counts.values()) == 70 and len(rows) == 70, f"served {counts}, {len(rows)} trace lines, expected 70"
@@ -46,10 +46,11 @@ for mode, (cls, chunks) in expected.items():
         got = {k: v for k, v in seen.items() if k[1] == chunks}
         problems.append(f"mode '{mode}' ({counts[mode]} served): expected class {cls} with {chunks} "
                         f"tokens, the trace has {got}")
-bad = [row for row in rows if row["error"] == "protocol" and "engine core died" not in (row["error_message"] or "")]
+bad = [row for row in rows if row["error"] == "server_error_event" and "engine core died" not in (row["error_message"] or "")]
 if bad:
     problems.append(f"protocol errors without the server's message: {bad[0]['error_message']!r}")
-want = {"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 40, "protocol": 10}
+want = {"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 30, "protocol": 0,
+        "http_429": 0, "context_length": 0, "server_error_event": 10, "not_sse": 0, "no_done": 10}
 if level["errors"] != want:
     problems.append(f"errors {level['errors']}, expected {want}")
 for key, value in (("requests_ok", 20), ("requests_failed", 50), ("requests_cancelled", 0)):

@@ -54,7 +54,7 @@ for shape in langgraph a2a; do
         --out "$WORK/$shape"
     [ "$RUN_RC" = 0 ] || fail "$shape run exited $RUN_RC: $(tail -5 "$WORK/$shape.err")"
 done
-langgraph=$(json_value "$WORK/langgraph/results.json" 'l["errors"]["http_4xx"]')
-a2a=$(json_value "$WORK/a2a/results.json" 'l["errors"]["http_4xx"]')
+langgraph=$(json_value "$WORK/langgraph/results.json" 'l["errors"]["context_length"]')
+a2a=$(json_value "$WORK/a2a/results.json" 'l["errors"]["context_length"]')
 [ "$a2a" -gt "$langgraph" ] || fail "A2A got $a2a 400s, LangGraph $langgraph: A2A should get more"
 echo "ok: history is cached on the mock only with its prefix cache; A2A $a2a 400s > LangGraph $langgraph"

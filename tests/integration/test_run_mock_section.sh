@@ -21,7 +21,7 @@ run_bounded 120 /dev/null "$WORK/profile.err" "$WORK/profile.yaml" --workers 1 -
 # every request failed: exit 1 by design
 [ "$RUN_RC" = 1 ] || fail "profile run exited $RUN_RC, expected 1: $(tail -5 "$WORK/profile.err")"
 assert_equal "400s with tp1-fp8 (max_model_len 4096) and 5000-token prompts" \
-    "$(json_value "$WORK/profile/results.json" 'l["errors"]["http_4xx"]')" 6
+    "$(json_value "$WORK/profile/results.json" 'l["errors"]["context_length"]')" 6
 grep -q "maximum context length is 4096 tokens" "$WORK/profile.err" ||
     fail "the 400 does not name the profile's 4096: $(tail -3 "$WORK/profile.err")"
 
@@ -45,7 +45,7 @@ short = [r for r in rows if r["requested_input_tokens"] + 8 <= 256]
 assert len(long) >= 5 and len(short) >= 5, (len(long), len(short))
 assert all(r["status"] == 400 for r in long), [(r["requested_input_tokens"], r["status"]) for r in long]
 assert all(r["status"] == 200 for r in short), [(r["requested_input_tokens"], r["status"]) for r in short]
-assert level["errors"]["http_4xx"] == len(long), (level["errors"], len(long))
+assert level["errors"]["context_length"] == len(long), (level["errors"], len(long))
 PY
 grep -q '^mock:$' "$WORK/len/config.yaml" &&
     grep -q '^  max_model_len: 256$' "$WORK/len/config.yaml" &&

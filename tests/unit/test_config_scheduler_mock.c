@@ -185,6 +185,18 @@ static void test_config_mock_speculative_decoding_keys_become_flags(void **state
     config_case_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
+static void test_config_mock_faults_key_becomes_the_faults_flag(void **state) {
+    config_t c;
+    config_case_load(&c, "limits: {max_requests: 4}\nmock: {faults: '500:0.02,not-sse@50'}\n");
+    char **args = config_mock_args(&c.mock);
+    assert_non_null(args);
+    assert_string_equal(args[0], "--faults");
+    assert_string_equal(args[1], "500:0.02,not-sse@50");
+    assert_null(args[2]);
+    free(args);
+    config_free(&c);
+}
+
 static void test_config_mock_refusals_name_the_key(void **state) {
     static const message_case_t cases[] = {
         {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
@@ -220,4 +232,5 @@ UNIT_MAIN(cmocka_unit_test(test_config_sequential_loads_with_one_session_in_flig
           cmocka_unit_test(test_config_mock_fixed_mode_in_milliseconds),
           cmocka_unit_test(test_config_without_mock_section_writes_none),
           cmocka_unit_test(test_config_mock_refusals_name_the_key),
-          cmocka_unit_test(test_config_mock_speculative_decoding_keys_become_flags))
+          cmocka_unit_test(test_config_mock_speculative_decoding_keys_become_flags),
+          cmocka_unit_test(test_config_mock_faults_key_becomes_the_faults_flag))

@@ -722,6 +722,53 @@ static void test_engine_http_404_is_error_http_4xx_with_the_detail(void **state)
     free(reply);
 }
 
+static void test_engine_http_429_is_error_http_429(void **state) {
+    char *reply = json_reply("429 Too Many Requests",
+                             "{\"object\":\"error\",\"message\":\"slow down\",\"code\":429}");
+    static outcome_t o;
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_HTTP_429);
+    assert_string_equal(o.record.error_message, "HTTP 429: slow down");
+    free(reply);
+}
+
+static void test_engine_http_400_context_length_is_error_context_length(void **state) {
+    char *reply = json_reply(
+        "400 Bad Request",
+        "{\"object\":\"error\",\"message\":\"This model's maximum context length is 2048 "
+        "tokens. However, you requested 2100 tokens (100 in the messages, 2000 in the "
+        "completion). Please reduce the length of the messages or completion.\",\"type\":"
+        "\"BadRequestError\",\"param\":null,\"code\":400}");
+    static outcome_t o;
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
+    assert_int_equal(o.record.http_status, 400);
+    free(reply);
+    reply = json_reply("400 Bad Request", "{\"message\":\"The decoder prompt (length 9000) is "
+                                          "longer than the maximum model length of 8192.\"}");
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
+    free(reply);
+}
+
+static void test_engine_http_400_other_is_error_http_4xx(void **state) {
+    char *reply = json_reply("400 Bad Request", "{\"message\":\"temperature must be >= 0\"}");
+    static outcome_t o;
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_HTTP_4XX);
+    free(reply);
+}
+
+static void test_engine_html_page_in_a_200_is_error_not_sse(void **state) {
+    static const char reply[] = "HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n"
+                                "Content-Length: 31\r\nConnection: close\r\n\r\n"
+                                "<html><h1>502 Bad Gateway</h1>\n";
+    static outcome_t o;
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_NOT_SSE);
+    assert_int_equal(o.record.http_status, 200);
+}
+
 static void test_engine_http_503_streamed_as_sse_still_yields_its_message(void **state) {
     char *reply = malloc(512);
     const char *event = "data: {\"error\":{\"message\":\"no replicas ready\"}}\n\n";
@@ -790,11 +837,11 @@ static void test_engine_connection_reset_mid_stream_is_error_incomplete(void **s
     assert_int_equal(o.record.error, ERROR_INCOMPLETE);
 }
 
-static void test_engine_stream_ending_without_done_or_finish_is_error_incomplete(void **state) {
+static void test_engine_stream_ending_without_done_or_finish_is_error_no_done(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
     static outcome_t o;
     run_one_on_events(events, 2, 1, CANNED_CLOSE, &o); /* a clean end of body, but no [DONE] */
-    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.record.error, ERROR_NO_DONE);
     assert_int_equal(o.n_chunks, 1);
     assert_int_equal(o.chunk_tokens[0], 2);
 }
@@ -810,23 +857,23 @@ static void test_engine_finish_reason_without_done_is_complete(void **state) {
     assert_false(o.record.has_usage);
 }
 
-static void test_engine_error_event_in_a_200_stream_is_error_protocol(void **state) {
+static void test_engine_error_event_in_a_200_stream_is_error_server_error_event(void **state) {
     const char *events[] = {
         TOKEN_CHUNK("a"),
         "event: error\ndata: {\"error\":{\"message\":\"KV cache exhausted\",\"code\":503}}\n\n",
         "data: [DONE]\n\n"};
     static outcome_t o;
     run_one_on_events(events, 3, 1, CANNED_CLOSE, &o);
-    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_int_equal(o.record.error, ERROR_SERVER_ERROR_EVENT);
     assert_string_equal(o.record.error_message, "error event in stream: KV cache exhausted");
 }
 
-static void test_engine_error_object_in_a_data_chunk_is_error_protocol(void **state) {
+static void test_engine_error_object_in_a_data_chunk_is_error_server_error_event(void **state) {
     const char *events[] = {"data: {\"error\":{\"message\":\"bad things\",\"code\":400}}\n\n",
                             "data: [DONE]\n\n"};
     static outcome_t o;
     run_one_on_events(events, 2, 1, CANNED_CLOSE, &o);
-    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_int_equal(o.record.error, ERROR_SERVER_ERROR_EVENT);
     assert_string_equal(o.record.error_message, "error in stream: bad things");
 }
 
@@ -1166,14 +1213,18 @@ int main(void) {
         cmocka_unit_test(test_engine_connect_that_never_completes_is_error_connect_at_the_deadline),
         cmocka_unit_test(test_engine_http_500_is_error_http_5xx_with_the_message),
         cmocka_unit_test(test_engine_http_404_is_error_http_4xx_with_the_detail),
+        cmocka_unit_test(test_engine_http_429_is_error_http_429),
+        cmocka_unit_test(test_engine_http_400_context_length_is_error_context_length),
+        cmocka_unit_test(test_engine_http_400_other_is_error_http_4xx),
+        cmocka_unit_test(test_engine_html_page_in_a_200_is_error_not_sse),
         cmocka_unit_test(test_engine_http_503_streamed_as_sse_still_yields_its_message),
         cmocka_unit_test(test_engine_redirect_is_error_protocol),
         cmocka_unit_test(test_engine_server_hanging_up_mid_stream_is_error_incomplete),
         cmocka_unit_test(test_engine_connection_reset_mid_stream_is_error_incomplete),
-        cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_incomplete),
+        cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_no_done),
         cmocka_unit_test(test_engine_finish_reason_without_done_is_complete),
-        cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_protocol),
-        cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_protocol),
+        cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_server_error_event),
+        cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_server_error_event),
         cmocka_unit_test(test_engine_malformed_json_chunk_is_error_protocol),
         cmocka_unit_test(test_engine_reasoning_then_content_counts_and_usage),
         cmocka_unit_test(test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk),

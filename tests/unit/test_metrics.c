@@ -167,6 +167,11 @@ static void test_metrics_error_classes_ok_failed_cancelled(void **state) {
     assert_string_equal(error_class_name(ERROR_INCOMPLETE), "incomplete");
     assert_string_equal(error_class_name(ERROR_PROTOCOL), "protocol");
     assert_string_equal(error_class_name(ERROR_CANCELLED), "cancelled");
+    assert_string_equal(error_class_name(ERROR_HTTP_429), "http_429");
+    assert_string_equal(error_class_name(ERROR_CONTEXT_LENGTH), "context_length");
+    assert_string_equal(error_class_name(ERROR_SERVER_ERROR_EVENT), "server_error_event");
+    assert_string_equal(error_class_name(ERROR_NOT_SSE), "not_sse");
+    assert_string_equal(error_class_name(ERROR_NO_DONE), "no_done");
     assert_string_equal(error_class_name(ERROR_NONE), "none");
 }
 
