@@ -8,8 +8,8 @@
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
-#include "report_cmd.h"
 #include "plan_cmd.h"
+#include "report_cmd.h"
 #include "run.h"
 #include "version.h"
 #include "worker.h"
@@ -36,7 +36,8 @@ int main(int argc, char **argv) {
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
         {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
-        {"report", report_cmd_main, "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
+        {"report", report_cmd_main,
+         "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
         {"plan", plan_main,
          "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
         {NULL, NULL, NULL},

@@ -8,9 +8,9 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
-#include "config_sweep.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {

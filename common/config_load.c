@@ -14,12 +14,12 @@
 #include "config_graph.h"
 #include "config_mock.h"
 #include "config_scaffold.h"
+#include "config_scan.h"
 #include "config_slo.h"
 #include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
 #include "config_veeksha.h"
-#include "config_scan.h"
 #include "config_yaml.h"
 #include "units.h"
 
@@ -31,9 +31,9 @@ static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequen
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {
-    "seed", "target",         "workload",    "scheduler",       "limits", "warmup", "output",
-    "mock", "server_metrics", "gpu_metrics", "scrape_interval", "sweep",  "slo",
-    "capacity", "deployment", NULL};
+    "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
+    "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
+    "slo",    "capacity", "deployment",     NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",

@@ -13,12 +13,12 @@
 #include "controller_internal.h"
 #include "live_metrics.h"
 #include "loop.h"
+#include "outfile.h"
+#include "report_cmd.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
 #include "telemetry_report.h"
 #include "telemetry_run.h"
-#include "outfile.h"
-#include "report_cmd.h"
 #include "validity.h"
 
 int results_make_dir(const char *path) {
@@ -150,7 +150,7 @@ typedef struct results_extra {
     validity_worker_t *workers; /* the run's workers, by index */
     size_t n_workers;
     validity_t validity;
-    slo_result_t slo; /* the file's SLOs judged on the run (n = 0: none) */
+    slo_result_t slo;                /* the file's SLOs judged on the run (n = 0: none) */
     const telemetry_stats_t *server; /* the servers' side (NULL: no server metrics) */
 } results_extra_t;
 

@@ -23,8 +23,8 @@
 #include <time.h>
 
 #include "buffer.h"
-#include "curl_loop.h"
 #include "config.h"
+#include "curl_loop.h"
 #include "redact.h"
 #include "rlimit.h"
 #include "stream.h"
