@@ -13,7 +13,8 @@
 #   (c - 64) / 64 of a request's service time. The report's replies are ~950 tokens (~70 s each),
 #   so its TTFT is 31x worse at 70; 950-token replies would need minutes per level, so this test
 #   uses 32-token replies (~2.5 s), where the wait at 70 is small (measured +74 %) and the knee
-#   shows from 100 (measured 7x at 100, 9x at 130). Asserted: >= +20 % worse at 70, >= 3x at 100
+#   shows from 100 (measured 7x at 100, 9x at 130). Asserted (levels 40, 100, 130, to keep
+#   make test short): >= +20 % worse at 40, >= 3x at 100
 #   and 130, and Phase 3's TTFT p50 passes 1 s (its saturation point) by 130 while Phase 0's does
 #   not first.
 source "$(dirname "$0")/protocol_lib.sh"
@@ -25,7 +26,7 @@ target: {api: chat, ignore_eos: true}
 workload: {kind: chat, turns: 1, input_tokens: 200, output_tokens: 32}
 scheduler: {kind: concurrent, ramp_up: 1500ms}
 sweep:
-  concurrency: [40, 70, 100, 130]
+  concurrency: [40, 100, 130]
   warmup: 2s
   snapshots: {count: 1, duration: 4s}
   drain: 5s
@@ -46,7 +47,7 @@ python3 - "$WORK/compare.json" <<'PY' || fail "the Phase 0 vs Phase 3 shape is n
 import json, sys
 c = json.load(open(sys.argv[1]))
 m = {l["level"]: l["metrics"] for l in c["levels"]}
-assert sorted(m) == [40, 70, 100, 130], sorted(m)
+assert sorted(m) == [40, 100, 130], sorted(m)
 
 def change(level, key):
     x = m[level][key]
@@ -57,8 +58,8 @@ pct, verdict = change(40, "tpot_p50_ms")
 assert verdict == "worse" and pct >= 5, ("TPOT at 40", pct, verdict)
 pct, verdict = change(130, "tpot_p50_ms")
 assert verdict == "better" and pct <= -5, ("TPOT at 130", pct, verdict)
-pct, verdict = change(70, "ttft_p50_ms")
-assert verdict == "worse" and pct >= 20, ("TTFT at 70", pct, verdict)
+pct, verdict = change(40, "ttft_p50_ms")
+assert verdict == "worse" and pct >= 20, ("TTFT at 40", pct, verdict)
 for level in (100, 130):
     pct, verdict = change(level, "ttft_p50_ms")
     assert verdict == "worse" and pct >= 200, ("TTFT at", level, pct, verdict)

@@ -10,6 +10,7 @@
 # the mock (requests it received = responses + reset-headers; the client sent 150), and a
 # connection refused at accept may be resent the same way, so the faults before any response
 # byte are bounded rather than exact.
+# ctest: parallel (class counts against the mock's own counters)
 source "$(dirname "$0")/protocol_lib.sh"
 
 SPEC='500@23,503@29,429@19,context-length@17,reset-headers@31,reset-mid@13,stall@71'

@@ -12,6 +12,7 @@
 #      of the same file against the mock sent and received (usage), for a chat and for a graph
 #      (roles, appended replies, partial and chained histories), and the fill point and sweep
 #      levels follow from the printed figures; an example file from examples/ works as is.
+# ctest: parallel (arithmetic and messages only)
 source "$(dirname "$0")/protocol_lib.sh"
 
 SRC=${STAMPEDE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}

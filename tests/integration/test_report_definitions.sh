@@ -4,6 +4,7 @@
 # reasoning tokens per reply. Every tool's figures equal an independent recomputation from
 # requests.jsonl, the tools disagree where their definitions do, and a run without a trace is
 # refused with a message saying so.
+# ctest: parallel (recomputed from the same trace; no timing bound)
 set -euo pipefail
 source "$STAMPEDE_SRC/tests/integration/protocol_lib.sh"
 

@@ -2,6 +2,7 @@
 # report.html in headless Chromium: a short run on the embedded mock (server metrics on) writes
 # OUT/report.html; Chromium's screenshot is not blank, every chart in its DOM has a data mark, and
 # the page references no network URL (src/href).
+# ctest: parallel (rendering and DOM content only)
 set -euo pipefail
 source "$STAMPEDE_SRC/tests/integration/protocol_lib.sh"
 command -v chromium >/dev/null || fail "chromium is not installed (make deps installs it)"

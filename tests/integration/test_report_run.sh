@@ -3,6 +3,7 @@
 # `stampede report DIR` re-renders them byte for byte. The workload file's deployment: map
 # reaches config.yaml, results.json run.deployment and the report's Deployment Details. A results
 # file of another schema version and a missing run directory exit 1 naming the file.
+# ctest: parallel (files and byte-for-byte re-renders only)
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/run.yaml" <<YAML

@@ -5,6 +5,7 @@
 # match, the TTFT Summary's p50 over the last 60 s agrees with the exact p50 of those records
 # within 1 %, promtool finds nothing to say, the loadgen names are there, and a scraper that
 # never finishes its request stalls neither the run nor the other scrapes.
+# ctest: parallel (the Summary is compared with the exact percentile over the same records; no timing bound)
 source "$(dirname "$0")/protocol_lib.sh"
 command -v promtool >/dev/null || fail "promtool is not installed (Debian prometheus)"
 

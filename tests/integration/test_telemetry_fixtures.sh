@@ -7,6 +7,7 @@
 # (SGLang and Dynamo have no per-request TPOT, queue or prefill histograms) is null. The load
 # itself goes to a mock; scrape_interval is longer than the run, so each page is read exactly
 # twice: at the window's opening (page A) and at its end (page B).
+# ctest: parallel (fixture pages with exact figures)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2
