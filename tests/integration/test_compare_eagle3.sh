@@ -17,6 +17,7 @@
 #   make test short): >= +20 % worse at 40, >= 3x at 100
 #   and 130, and Phase 3's TTFT p50 passes 1 s (its saturation point) by 130 while Phase 0's does
 #   not first.
+# ctest: parallel (relative changes with 5x margins between two profiles; no absolute timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
 for profile in h200-llama70b h200-llama70b-eagle3; do

@@ -6,6 +6,7 @@
 # the bound. results.json carries analysis.slo and the terminal shows the block. A sweep judges
 # each level: with 10 ms of fixed ITL, an ITL p50 bound of 8 ms fails both levels, a p95 of 30 ms
 # passes, and goodput (every request within the tail bound) is the level's request rate.
+# ctest: parallel (SLO bounds 3x or more away from the fixed mock timings; goodput checked against the trace)
 source "$(dirname "$0")/protocol_lib.sh"
 
 common() {
