@@ -66,7 +66,8 @@ void trace_finish(trace_t *self) {
         if (s->n_nodes > self->max_nodes)
             self->max_nodes = s->n_nodes;
     }
-    self->period_ns = last + (self->n_sessions > 1 ? last / (int64_t)(self->n_sessions - 1) : 0);
+    int64_t gap = self->n_sessions > 1 ? last / (int64_t)(self->n_sessions - 1) : 0;
+    self->period_ns = last > INT64_MAX - gap ? INT64_MAX : last + gap; /* saturating */
     bool *continued = malloc((self->max_nodes ? self->max_nodes : 1) * sizeof *continued);
     for (size_t i = 0; continued && i < self->n_sessions; i++) {
         const trace_session_t *s = &self->sessions[i];

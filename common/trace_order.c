@@ -146,6 +146,10 @@ static int load_session_nodes(loader_t *l, uint32_t si, sort_state_t *st, trace_
     const load_session_t *s = &l->sessions[si];
     const uint32_t *lines = &l->order[s->lines_at];
     uint32_t n = s->n_lines, k = 0;
+    if (n > WORKLOAD_MAX_NODES) /* what a worker accepts in its part (trace_wire_decode) */
+        return trace_load_fail(l, l->lines[lines[0]].line, "session",
+                               "session '%s' has %u requests; at most %u per session",
+                               trace_load_text(l, s->id), n, WORKLOAD_MAX_NODES);
     for (uint32_t pos = 0; pos < n; pos++) {
         const load_line_t *rec = &l->lines[lines[pos]];
         st->first[pos] = k;

@@ -99,6 +99,15 @@ static uint64_t get(reader_t *r) {
     return r->bad ? 0 : v;
 }
 
+/* A time in ns: the loader's times saturate at 2^62 (workload_seconds_to_ns), so a larger one is
+ * not from an encoder. */
+static int64_t get_ns(reader_t *r) {
+    uint64_t v = get(r);
+    if (v > ((uint64_t)1 << 62) + 1) /* + 1: arrivals travel as arrival + 1 */
+        r->bad = true;
+    return r->bad ? 0 : (int64_t)v;
+}
+
 /* A count that cannot exceed the bytes left (each item takes at least one). */
 static uint64_t get_count(reader_t *r) {
     uint64_t v = get(r);
@@ -126,7 +135,7 @@ static int get_node(reader_t *r, trace_t *t, trace_node_t *node, uint32_t j, siz
     node->role = (uint32_t)get(r);
     node->input_tokens = (uint32_t)get(r);
     node->output_tokens = (uint32_t)get(r);
-    node->wait_ns = (int64_t)get(r);
+    node->wait_ns = get_ns(r);
     uint64_t history_bits = get(r);
     memcpy(&node->history, &history_bits, sizeof node->history);
     node->append_parent_replies = get(r) != 0;
@@ -147,7 +156,7 @@ trace_t *trace_wire_decode(const uint8_t *data, size_t len) {
         return NULL;
     }
     size_t n = (size_t)get_count(&r), cap_nodes = 0, cap_edges = 0, cap_hashes = 0;
-    t->period_ns = (int64_t)get(&r);
+    t->period_ns = get_ns(&r);
     bool timed = get(&r) != 0;
     t->sessions = calloc(n + 1, sizeof *t->sessions);
     if (!t->sessions || r.bad || n == 0) {
@@ -155,8 +164,12 @@ trace_t *trace_wire_decode(const uint8_t *data, size_t len) {
         return NULL;
     }
     t->n_sessions = n;
-    for (size_t i = 0; i < n; i++) {
-        t->sessions[i].n_nodes = (uint32_t)get(&r);
+    for (size_t i = 0; i < n && !r.bad; i++) {
+        /* bounded as the loader bounds it: every session's size sizes the worker's tables */
+        uint64_t size = get(&r);
+        if (size > WORKLOAD_MAX_NODES)
+            r.bad = true;
+        t->sessions[i].n_nodes = (uint32_t)size;
         t->sessions[i].first_node = TRACE_ABSENT;
         t->sessions[i].arrival_ns = -1;
     }
@@ -170,9 +183,12 @@ trace_t *trace_wire_decode(const uint8_t *data, size_t len) {
         }
         first = false;
         trace_session_t *s = &t->sessions[at];
-        s->arrival_ns = (int64_t)get(&r) - 1;
+        s->arrival_ns = get_ns(&r) - 1;
         s->first_node = (uint32_t)t->n_nodes;
-        if (buffer_grow_array(&t->nodes, &cap_nodes, t->n_nodes + s->n_nodes, sizeof *t->nodes))
+        if (s->n_nodes > (size_t)(r.end - r.p)) /* a node takes at least one byte */
+            r.bad = true;
+        if (!r.bad &&
+            buffer_grow_array(&t->nodes, &cap_nodes, t->n_nodes + s->n_nodes, sizeof *t->nodes))
             r.bad = true;
         for (uint32_t j = 0; !r.bad && j < s->n_nodes; j++)
             if (get_node(&r, t, &t->nodes[t->n_nodes++], j, &cap_edges, &cap_hashes) != 0)

@@ -7,8 +7,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
 #include "envelope.h"
 #include "histogram.h"
+#include "plan.h"
+#include "trace_wire.h"
 
 /* Writes bytes to DIR/SUB/NAME; exits on failure (a tool, not a library). */
 static void make_corpus_write(const char *dir, const char *sub, const char *name,
@@ -194,6 +197,46 @@ static void make_corpus_control(const char *dir) {
     make_corpus_envelope(dir, "envelope", "ack", NULL, 0, &env);
 }
 
+/* Worker parts of two replay traces, as the controller encodes them for Assign.trace_part: the
+ * Mooncake example (one-request sessions with hash ids) and a small session trace with a diamond,
+ * each split over two workers. */
+static void make_corpus_trace(const char *dir, const char *name, const char *yaml) {
+    config_t cfg;
+    config_error_t err;
+    if (config_load_string(&cfg, yaml, strlen(yaml), name, &err) != 0 ||
+        config_trace_load(&cfg, &err) != 0) {
+        fprintf(stderr, "%s: %s\n", name, err.message);
+        exit(1);
+    }
+    for (uint32_t w = 0; w < 2; w++) {
+        plan_share_t share;
+        buffer_t part;
+        buffer_init(&part);
+        char file[128];
+        if (plan_share_for(&cfg, 2, w, &share) != 0 ||
+            trace_wire_encode(&cfg, &share, &part) != 0) {
+            fprintf(stderr, "%s: cannot encode worker %u's part\n", name, (unsigned)w);
+            exit(1);
+        }
+        snprintf(file, sizeof file, "%s-worker%u", name, (unsigned)w);
+        make_corpus_write(dir, "trace_wire", file, "", 0, part.data, part.len);
+        buffer_clear(&part);
+    }
+    config_free(&cfg);
+}
+
+static void make_corpus_traces(const char *dir) {
+    make_corpus_trace(dir, "mooncake",
+                      "target: {endpoints: [http://127.0.0.1:9]}\n"
+                      "workload: {kind: trace, trace: {path: examples/traces/mooncake-small.jsonl,"
+                      " format: mooncake}}\n"
+                      "scheduler: {kind: rate}\n");
+    make_corpus_trace(dir, "diamond",
+                      "target: {endpoints: [http://127.0.0.1:9]}\n"
+                      "workload: {kind: trace, trace: {path: tests/fuzz/trace_wire_seed.jsonl}}\n"
+                      "scheduler: {kind: concurrent, concurrency: 2}\n");
+}
+
 int main(int argc, char **argv) {
     if (argc != 2) {
         fprintf(stderr, "usage: %s CORPUS_DIR (tests/fuzz/corpus)\n", argv[0]);
@@ -202,5 +245,6 @@ int main(int argc, char **argv) {
     make_corpus_histograms(argv[1]);
     make_corpus_batches(argv[1]);
     make_corpus_control(argv[1]);
+    make_corpus_traces(argv[1]);
     return 0;
 }

@@ -242,6 +242,25 @@ static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
 
 /* Each worker's part decodes to exactly the sessions it runs, with the same nodes and arrivals;
  * every session's size travels, other sessions' nodes do not. */
+/* A part from the wire is bounded before anything is sized from it: a session larger than a
+ * session may be (the fuzz target's first find: a 28 GB allocation), and a present session
+ * claiming more nodes than bytes are left, are refused. */
+static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
+    (void)state;
+    /* version 1, 1 session, period 0, untimed, size 200000 (varint), no present session */
+    const uint8_t huge[] = {1, 1, 0, 0, 0xc0, 0x9a, 0x0c, 0};
+    assert_null(trace_wire_decode(huge, sizeof huge));
+    /* size 100 and present (step 1, arrival 1), but only 3 bytes of nodes follow */
+    const uint8_t short_nodes[] = {1, 1, 0, 0, 100, 1, 1, 0, 0, 0};
+    assert_null(trace_wire_decode(short_nodes, sizeof short_nodes));
+    /* the same session at its bound's edge is accepted as a size (absent: no nodes) */
+    const uint8_t edge[] = {1, 1, 0, 0, 0xa0, 0x8d, 0x06, 0};
+    trace_t *t = trace_wire_decode(edge, sizeof edge);
+    assert_non_null(t);
+    assert_int_equal(t->sessions[0].n_nodes, WORKLOAD_MAX_NODES);
+    trace_unref(&t);
+}
+
 static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **state) {
     (void)state;
     config_t cfg;
@@ -310,5 +329,6 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text),
     cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
     cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
+    cmocka_unit_test(test_trace_wire_refuses_sizes_beyond_the_bounds),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
     cmocka_unit_test(test_trace_wire_wrap_sends_the_sessions_a_worker_reaches))
