@@ -11,6 +11,8 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
+#include "zmq_monitor.h"
+
 #define GATE_ZAP_ENDPOINT "inproc://zeromq.zap.01"
 #define GATE_MAX_WATCHED 4
 #define GATE_ZAP_FRAMES 8
@@ -276,25 +278,10 @@ static void on_disconnect(gate_t *self, gate_watch_t *w, int fd) {
 
 /* One monitor event: [uint16 event, uint32 value][endpoint]. */
 static void serve_monitor(gate_t *self, gate_watch_t *w) {
-    zmq_msg_t msg;
-    zmq_msg_init(&msg);
-    if (zmq_msg_recv(&msg, w->monitor, ZMQ_DONTWAIT) < 0) {
-        zmq_msg_close(&msg);
+    uint16_t event;
+    uint32_t value;
+    if (zmq_monitor_read(w->monitor, &event, &value) != 0)
         return;
-    }
-    uint16_t event = 0;
-    uint32_t value = 0;
-    if (zmq_msg_size(&msg) >= 6) {
-        memcpy(&event, zmq_msg_data(&msg), sizeof event);
-        memcpy(&value, (const uint8_t *)zmq_msg_data(&msg) + 2, sizeof value);
-    }
-    int more = zmq_msg_more(&msg);
-    zmq_msg_close(&msg);
-    while (more) {
-        zmq_msg_init(&msg);
-        more = zmq_msg_recv(&msg, w->monitor, ZMQ_DONTWAIT) >= 0 && zmq_msg_more(&msg);
-        zmq_msg_close(&msg);
-    }
     switch (event) {
     case ZMQ_EVENT_ACCEPTED:
         peer_remember(w, (int)value);

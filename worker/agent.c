@@ -9,6 +9,7 @@
 #include <zmq.h>
 
 #include "version.h"
+#include "zmq_monitor.h"
 
 #define AGENT_MONITOR_EVENTS                                                                       \
     (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |                \
@@ -402,28 +403,10 @@ static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
         size_t size = sizeof events;
         if (zmq_getsockopt(m->sock, ZMQ_EVENTS, &events, &size) != 0 || !(events & ZMQ_POLLIN))
             break;
-        zmq_msg_t msg;
-        zmq_msg_init(&msg);
-        if (zmq_msg_recv(&msg, m->sock, ZMQ_DONTWAIT) < 0) {
-            zmq_msg_close(&msg);
+        uint16_t event;
+        uint32_t value;
+        if (zmq_monitor_read(m->sock, &event, &value) != 0)
             break;
-        }
-        uint16_t event = 0;
-        uint32_t value = 0;
-        if (zmq_msg_size(&msg) >= 6) {
-            memcpy(&event, zmq_msg_data(&msg), sizeof event);
-            memcpy(&value, (const uint8_t *)zmq_msg_data(&msg) + 2, sizeof value);
-        }
-        int more = zmq_msg_more(&msg);
-        zmq_msg_close(&msg);
-        while (more) { /* the endpoint frame */
-            zmq_msg_init(&msg);
-            if (zmq_msg_recv(&msg, m->sock, ZMQ_DONTWAIT) < 0)
-                more = 0;
-            else
-                more = zmq_msg_more(&msg);
-            zmq_msg_close(&msg);
-        }
         if (on_handshake_event(self, m, event, value) != 0)
             return; /* refused: the loop is stopping */
         if (event != ZMQ_EVENT_CONNECTED)
