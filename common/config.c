@@ -40,6 +40,7 @@ void config_init(config_t *self) {
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
     self->scheduler.arrival_cv = 1.0;
+    self->validity.max_schedule_lag_ns = 10 * 1000000LL; /* 10 ms */
     self->output.dir = checked_strdup("results");
     self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
 }

@@ -177,6 +177,11 @@ typedef struct config_limits {
     uint64_t max_requests; /* 0 = none */
 } config_limits_t;
 
+/* The `validity:` section: the thresholds of the run's verdict (docs/metrics.md §11). */
+typedef struct config_validity {
+    int64_t max_schedule_lag_ns; /* schedule lag p99 above this is a reason; default 10 ms */
+} config_validity_t;
+
 typedef struct config_output {
     char *dir;  /* default "results" */
     bool trace; /* write requests.jsonl with every chunk timestamp */
@@ -278,6 +283,7 @@ typedef struct config {
     config_workload_t workload;
     config_scheduler_t scheduler;
     config_limits_t limits;
+    config_validity_t validity;
     int64_t warmup_ns; /* requests sent before start + warmup are excluded from statistics */
     config_output_t output;
     config_mock_t mock;

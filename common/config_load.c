@@ -30,10 +30,23 @@ static const char *const workload_kind_names[] = {"requests", "chat", "graph", "
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {
-    "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
-    "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
-    "slo",    "capacity", "deployment",     NULL};
+static const char *const root_keys[] = {"seed",
+                                        "target",
+                                        "workload",
+                                        "scheduler",
+                                        "limits",
+                                        "warmup",
+                                        "output",
+                                        "mock",
+                                        "server_metrics",
+                                        "gpu_metrics",
+                                        "scrape_interval",
+                                        "sweep",
+                                        "slo",
+                                        "capacity",
+                                        "deployment",
+                                        "validity",
+                                        NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",
@@ -55,6 +68,7 @@ static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up"
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
+static const char *const validity_keys[] = {"max_schedule_lag", NULL};
 
 const char *config_api_name(config_api_t api) {
     return (unsigned)api < 2 ? api_names[api] : "?";
@@ -483,6 +497,18 @@ static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l)
     return 0;
 }
 
+static int parse_validity(config_yaml_t *r, yaml_node_t *node, config_validity_t *v) {
+    yaml_node_t *n;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "validity", validity_keys) < 0)
+        return -1;
+    if ((n = config_yaml_get(r, node, "max_schedule_lag", NULL)) &&
+        config_yaml_duration(r, n, "validity.max_schedule_lag", true, &v->max_schedule_lag_ns) < 0)
+        return -1;
+    return 0;
+}
+
 static int parse_output(config_yaml_t *r, yaml_node_t *node, config_output_t *o) {
     yaml_node_t *v;
     if (node == NULL)
@@ -548,7 +574,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||
         parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler,
                         c->workload.kind == WORKLOAD_TRACE) < 0 ||
-        parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0)
+        parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0 ||
+        parse_validity(r, config_yaml_get(r, root, "validity", NULL), &c->validity) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
         config_yaml_duration(r, v, "warmup", false, &c->warmup_ns) < 0)

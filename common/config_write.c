@@ -373,6 +373,8 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
             (unsigned long long)self->limits.max_sessions,
             (unsigned long long)self->limits.max_requests);
     put_duration(out, self->warmup_ns);
+    fputs("\nvalidity:\n  max_schedule_lag: ", out);
+    put_duration(out, self->validity.max_schedule_lag_ns);
     fputs("\noutput:\n  dir: ", out);
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");

@@ -185,12 +185,18 @@ static double results_lag_p99_ms(const merge_stats_t *all) {
     return histogram_count(lag) ? (double)histogram_percentile(lag, 99) / 1e6 : -1;
 }
 
+/* The file's validity.max_schedule_lag, in ms (REPORT_LAG_WARNING_MS when unset). */
+static double results_lag_threshold_ms(const config_t *cfg) {
+    return cfg->validity.max_schedule_lag_ns > 0 ? (double)cfg->validity.max_schedule_lag_ns / 1e6
+                                                 : REPORT_LAG_WARNING_MS;
+}
+
 /* Requested against achieved, and the cause when achieved fell short (validity_rate_cause). */
 static void results_rate(const controller_t *self, results_extra_t *x) {
     const measurement_t *run = self->run;
     x->rate_mode = run->cfg.scheduler.kind == SCHEDULER_RATE;
     x->requested_per_s = x->rate_mode ? run->cfg.scheduler.rate : 0;
-    validity_rate_input_t in = {.lag_threshold_ms = REPORT_LAG_WARNING_MS,
+    validity_rate_input_t in = {.lag_threshold_ms = results_lag_threshold_ms(&run->cfg),
                                 .scheduler = &run->cfg.scheduler};
     for (size_t i = 0; i < self->n_workers; i++) {
         const registry_worker_t *w = &self->workers[i];
@@ -248,7 +254,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .requests_failed = run->requests_failed,
         .rate_mode = x->rate_mode,
         .schedule_lag_p99_ms = results_lag_p99_ms(all),
-        .lag_threshold_ms = REPORT_LAG_WARNING_MS,
+        .lag_threshold_ms = results_lag_threshold_ms(&run->cfg),
         .exact_lengths = validity_exact_lengths(&run->cfg),
         .requested_checked = all->requested_checked,
         .output_mismatched = all->output_mismatched,
@@ -508,6 +514,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .run_id = run->id,
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
+        .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
     };
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);

@@ -49,7 +49,7 @@ static const message_case_t bad_cases[] = {
     {"colour: red\nlimits: {duration: 10s}\n",
      "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
      "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
-     "sweep, slo, capacity, deployment"},
+     "sweep, slo, capacity, deployment, validity"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
@@ -156,6 +156,10 @@ static const message_case_t bad_cases[] = {
      "warmup, output, mock), got a sequence"},
     {"limits: {duration: 1s}\n---\nseed: 2\n",
      "bad.yaml:2:1: expected a single YAML document, found a second one"},
+    {"limits: {duration: 10s}\nvalidity: {max_schedule_lag: 0s}\n",
+     "bad.yaml:2:30: validity.max_schedule_lag: expected a duration greater than 0, got '0s'"},
+    {"limits: {duration: 10s}\nvalidity: {max_lag: 1s}\n",
+     "bad.yaml:2:12: validity.max_lag: unknown key 'max_lag'; valid keys here: max_schedule_lag"},
     {"limits: {duration: 10s}\noutput:\n  trace: maybe\n",
      "bad.yaml:3:10: output.trace: expected true or false, got 'maybe'"},
     {"limits: {duration: 10s}\nscheduler: 5\n",
@@ -432,6 +436,7 @@ static void assert_dist_equal(const dist_t *a, const dist_t *b, const char *what
 /* Field by field; with redacted, secret-looking header values must read "<redacted>". */
 static void assert_config_equal(const config_t *a, const config_t *b, bool redacted) {
     assert_int_equal(a->seed, b->seed);
+    assert_int_equal(a->validity.max_schedule_lag_ns, b->validity.max_schedule_lag_ns);
     assert_int_equal(a->target.n_endpoints, b->target.n_endpoints);
     for (size_t i = 0; i < a->target.n_endpoints; i++)
         assert_string_equal(a->target.endpoints[i], b->target.endpoints[i]);
@@ -569,13 +574,15 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
                      "  headers: {X-Note: \"a: b # c\"}\n"
                      "workload:\n  think_time: {dist: lognormal, median: 0.1234567891234, sigma: "
                      "0.3333333333333333}\n  input_tokens: {dist: normal, mean: 1e6, stddev: "
-                     "0.1}\nscheduler:\n  kind: rate\n  rate: 1/h\n");
+                     "0.1}\nscheduler:\n  kind: rate\n  rate: 1/h\nvalidity: {max_schedule_lag: "
+                     "250ms}\n");
     char *text = config_to_yaml(&a);
     assert_int_equal(config_load_string(&b, text, strlen(text), "w.yaml", &err), 0);
     assert_config_equal(&a, &b, true);
     assert_int_equal(b.limits.duration_ns, 60000000001LL);
     assert_string_equal(b.target.model, "we\"ird\\name\ttab: #x");
     assert_true(b.scheduler.rate == 1.0 / 3600);
+    assert_int_equal(b.validity.max_schedule_lag_ns, 250000000LL);
     free(text);
     config_free(&a);
     config_free(&b);
