@@ -204,6 +204,45 @@ static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **
     json_decref(graph), json_decref(run);
 }
 
+/* A graph sweep (tests/fixtures/report/sweep-diamond): the Sessions and Roles tables have a row
+ * per level (per level and role), from each level's pooled roles and sessions. */
+static void test_report_md_graph_sweep_has_sessions_and_roles_per_level(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep-diamond");
+    char *md = render_md(root);
+    static section_t ours[64];
+    size_t n = parse_sections(md, ours, 64), at;
+    assert_non_null(find_section(ours, n, "## Sessions and Roles", 0, &at));
+    const section_t *paths = find_section(ours, n, "### Critical Path vs Makespan", 0, &at);
+    assert_non_null(paths);
+    assert_string_equal(paths->rows, " 1 ; 2 ;");
+    const section_t *roles = find_section(ours, n, "### Per-Role Metrics", 0, &at);
+    assert_non_null(roles);
+    assert_string_equal(roles->rows, " 1 ; 1 ; 1 ; 2 ; 2 ; 2 ;");
+    const section_t *share = find_section(ours, n, "### Critical Path Share by Role", 0, &at);
+    assert_non_null(share);
+    assert_string_equal(share->rows, " 1 ; 1 ; 1 ; 2 ; 2 ; 2 ;");
+    const json_t *levels = json_object_get(root, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        long long c = (long long)json_integer_value(json_object_get(level, "concurrency"));
+        const json_t *sessions = json_object_get(level, "sessions");
+        char row[128];
+        snprintf(row, sizeof row, "| %lld | %lld | ", c,
+                 (long long)json_integer_value(json_object_get(sessions, "count")));
+        if (!strstr(md, row))
+            fail_msg("no Critical Path row '%s'", row);
+        const json_t *executor = json_object_get(json_object_get(level, "roles"), "executor");
+        long long requests = (long long)json_integer_value(json_object_get(executor, "requests"));
+        assert_true(requests > 0);
+        snprintf(row, sizeof row, "| %lld | executor | %lld | ", c, requests);
+        if (!strstr(md, row))
+            fail_msg("no Per-Role row '%s'", row);
+    }
+    free(md);
+    json_decref(root);
+}
+
 /* A rate run's level keeps its target in the rate block: tables and file names still show it. */
 static void test_report_rate_run_levels_are_named_by_their_target(void **state) {
     (void)state;
@@ -448,6 +487,7 @@ UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_f
           cmocka_unit_test(test_report_md_holds_the_reference_headings_and_columns),
           cmocka_unit_test(test_report_md_tables_have_a_row_per_level_with_the_level_figures),
           cmocka_unit_test(test_report_md_shows_roles_sessions_and_the_gap_when_present),
+          cmocka_unit_test(test_report_md_graph_sweep_has_sessions_and_roles_per_level),
           cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
