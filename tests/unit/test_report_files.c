@@ -1,6 +1,7 @@
 /* The reports stampede writes from a results.json (controller/report_md, report_csv, report_hgrm,
  * report_cmd) on the fixtures of tests/fixtures/report (made by `stampede run` on the .yaml
- * files there), and the workload file's deployment: map they show. */
+ * files there: a run, a sweep, a diamond graph run and sweep, a run over two endpoints), and the
+ * workload file's deployment: map they show. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,8 +72,8 @@ static char *read_text(const char *path) {
 
 static void test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load(void **state) {
     (void)state;
-    const char *names[] = {"quickstart", "sweep", "diamond"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *names[] = {"quickstart", "sweep", "diamond", "two-endpoints"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[256];
         snprintf(dir, sizeof dir, FIXTURES "/%s", names[i]);
         json_t *a = load_fixture(names[i]), *b = load_fixture(names[i]);
@@ -355,6 +356,58 @@ static size_t parse_hgrm(const char *text, double *values, double *percentiles, 
 /* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
  * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
  * printed 0.001 ms, and its counts add up. */
+/* The field at column (0-based) of a CSV line without quoted fields, as a number. */
+static double csv_number(const char *line, int column) {
+    for (int i = 0; i < column; i++)
+        line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+/* A run over two endpoints (tests/fixtures/report/two-endpoints): results.csv has the all row, a
+ * row per endpoint with that endpoint's own figures (a fast and a slow mock), and the role row;
+ * the endpoints' requests add up to all's. */
+static void test_report_csv_has_a_row_per_endpoint(void **state) {
+    (void)state;
+    json_t *root = load_fixture("two-endpoints");
+    char *csv = render_csv(root, FIXTURES "/two-endpoints");
+    const json_t *level = json_array_get(json_object_get(root, "levels"), 0);
+    const json_t *per_endpoint = json_object_get(level, "per_endpoint");
+    assert_int_equal(json_object_size(per_endpoint), 2);
+    const char *all = strstr(csv, "\nrun,concurrency,0,4,1,false,all,all,");
+    assert_non_null(all);
+    double sum = 0;
+    const char *url;
+    const json_t *slice;
+    json_object_foreach((json_t *)per_endpoint, url, slice) {
+        char want[256];
+        snprintf(want, sizeof want, "\nrun,concurrency,0,4,1,false,endpoint,%s,", url);
+        const char *row = strstr(csv, want);
+        if (!row)
+            fail_msg("no results.csv row for endpoint %s", url);
+        double ok = csv_number(row + 1, 8), ttft_p50 = csv_number(row + 1, 18);
+        assert_float_equal(ok, json_number_value(json_object_get(slice, "requests_ok")), 0);
+        double want_p50 =
+            json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
+        assert_true(fabs(ttft_p50 - want_p50) <= 1e-6 * want_p50);
+        sum += ok;
+    }
+    assert_float_equal(sum, csv_number(all + 1, 8), 0);
+    assert_true(sum > 0);
+    /* the two mocks differ (TTFT 15 and 40 ms): each row has its endpoint's own figure */
+    double p50[2];
+    size_t n = 0;
+    json_object_foreach((json_t *)per_endpoint, url, slice) {
+        p50[n++] = json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
+    }
+    assert_true(fabs(p50[0] - p50[1]) > 10);
+    size_t rows = 0;
+    for (const char *p = csv; (p = strchr(p, '\n')); p++)
+        rows++;
+    assert_int_equal(rows, 1 + 1 + 2 + 1); /* header, all, two endpoints, the role */
+    free(csv);
+    json_decref(root);
+}
+
 static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void **state) {
     (void)state;
     json_t *root = load_fixture("quickstart");
@@ -515,6 +568,7 @@ UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_f
           cmocka_unit_test(test_report_md_graph_sweep_has_sessions_and_roles_per_level),
           cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
+          cmocka_unit_test(test_report_csv_has_a_row_per_endpoint),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
           cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),
           cmocka_unit_test(test_report_bad_input_names_the_file),
