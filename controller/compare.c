@@ -26,23 +26,30 @@ typedef struct compare_metric {
     const char *title; /* table heading and row label */
     const char *unit;  /* "ms", "%", "/s", "tok/s", "s" */
     compare_better_t better;
-    bool points; /* a percentage: changes are in percentage points */
+    bool points;      /* a percentage: changes are in percentage points */
+    const char *path; /* NULL, or where in the level the figure is ("gap/total/tpot/...") */
 } compare_metric_t;
 
-/* The reports' headline figures, in the EAGLE-3 report's order (TPOT, TTFT, E2E, errors, RPS). */
+/* The reports' headline figures, in the EAGLE-3 report's order (TPOT, TTFT, E2E, errors, RPS),
+ * each latency followed by the server's own (the scaling report's §3.1 Server TPOT and §3.3
+ * Server TTFT: the level's `gap` block, present only when the run scraped the servers). */
 static const compare_metric_t compare_metrics[] = {
-    {"tpot_p50_ms", "TPOT p50", "ms", COMPARE_LOWER, false},
-    {"tpot_p95_ms", "TPOT p95", "ms", COMPARE_LOWER, false},
-    {"ttft_p50_ms", "TTFT p50", "ms", COMPARE_LOWER, false},
-    {"ttft_p95_ms", "TTFT p95", "ms", COMPARE_LOWER, false},
-    {"latency_p50_ms", "E2E p50", "ms", COMPARE_LOWER, false},
-    {"latency_p95_ms", "E2E p95", "ms", COMPARE_LOWER, false},
-    {"error_pct", "Error rate", "%", COMPARE_LOWER, true},
-    {"actual_rps", "Actual RPS", "/s", COMPARE_HIGHER, false},
-    {"requests_per_s", "Requests/s", "/s", COMPARE_HIGHER, false},
-    {"tops", "Output tokens/s", "tok/s", COMPARE_HIGHER, false},
-    {"kv_hit_rate_pct", "KV hit rate", "%", COMPARE_HIGHER, true},
-    {"wall_clock_s", "Wall clock", "s", COMPARE_LOWER, false},
+    {"tpot_p50_ms", "TPOT p50", "ms", COMPARE_LOWER, false, NULL},
+    {"tpot_p95_ms", "TPOT p95", "ms", COMPARE_LOWER, false, NULL},
+    {"server_tpot_p50_ms", "Server TPOT p50", "ms", COMPARE_LOWER, false,
+     "gap/total/tpot/server_p50_ms"},
+    {"ttft_p50_ms", "TTFT p50", "ms", COMPARE_LOWER, false, NULL},
+    {"ttft_p95_ms", "TTFT p95", "ms", COMPARE_LOWER, false, NULL},
+    {"server_ttft_p50_ms", "Server TTFT p50", "ms", COMPARE_LOWER, false,
+     "gap/total/ttft/server_p50_ms"},
+    {"latency_p50_ms", "E2E p50", "ms", COMPARE_LOWER, false, NULL},
+    {"latency_p95_ms", "E2E p95", "ms", COMPARE_LOWER, false, NULL},
+    {"error_pct", "Error rate", "%", COMPARE_LOWER, true, NULL},
+    {"actual_rps", "Actual RPS", "/s", COMPARE_HIGHER, false, NULL},
+    {"requests_per_s", "Requests/s", "/s", COMPARE_HIGHER, false, NULL},
+    {"tops", "Output tokens/s", "tok/s", COMPARE_HIGHER, false, NULL},
+    {"kv_hit_rate_pct", "KV hit rate", "%", COMPARE_HIGHER, true, NULL},
+    {"wall_clock_s", "Wall clock", "s", COMPARE_LOWER, false, NULL},
 };
 #define COMPARE_N_METRICS (sizeof compare_metrics / sizeof compare_metrics[0])
 
@@ -296,6 +303,22 @@ static double compare_value(const compare_run_t *run, double level_value, const 
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+/* A metric of a level: at its path when it has one, else compare_value's key. */
+static double compare_metric_value(const compare_run_t *run, double level_value,
+                                   const compare_metric_t *m) {
+    if (!m->path)
+        return compare_value(run, level_value, m->key);
+    json_t *v = compare_level(run, level_value);
+    char part[64];
+    for (const char *p = m->path; v && *p;) {
+        size_t len = strcspn(p, "/");
+        snprintf(part, sizeof part, "%.*s", (int)len, p);
+        v = json_object_get(v, part);
+        p += len + (p[len] == '/');
+    }
+    return json_is_number(v) ? json_number_value(v) : NAN;
+}
+
 /* The change from a to b: percent (percentage points for a percentage), NAN when undefined. */
 static double compare_change(const compare_metric_t *m, double a, double b) {
     if (isnan(a) || isnan(b))
@@ -335,7 +358,7 @@ static compare_winner_t compare_winner(const compare_t *self, const compare_metr
                                        double level) {
     compare_winner_t w = {0, NAN, 0, 0, NAN};
     for (size_t r = 0; r < self->n_runs; r++) {
-        double v = compare_value(&self->runs[r], level, m->key);
+        double v = compare_metric_value(&self->runs[r], level, m);
         if (isnan(v))
             continue;
         w.present++;
@@ -349,7 +372,7 @@ static compare_winner_t compare_winner(const compare_t *self, const compare_metr
     }
     double second = NAN;
     for (size_t r = 0; r < self->n_runs; r++) {
-        double v = compare_value(&self->runs[r], level, m->key);
+        double v = compare_metric_value(&self->runs[r], level, m);
         if (!isnan(v) && v != w.best && (isnan(second) || compare_beats(m, v, second)))
             second = v;
     }
@@ -412,9 +435,9 @@ static json_t *compare_metric_json(const compare_t *self, const compare_metric_t
     json_t *values = json_array(), *change = json_array(), *verdict = json_array();
     json_t *winners = json_array();
     compare_winner_t w = compare_winner(self, m, level);
-    double first = compare_value(&self->runs[0], level, m->key);
+    double first = compare_metric_value(&self->runs[0], level, m);
     for (size_t r = 0; r < self->n_runs; r++) {
-        double v = compare_value(&self->runs[r], level, m->key);
+        double v = compare_metric_value(&self->runs[r], level, m);
         json_array_append_new(values, compare_number(v));
         json_array_append_new(change,
                               r ? compare_number(compare_change(m, first, v)) : json_null());
@@ -569,7 +592,7 @@ static void compare_md_metric(const compare_t *self, const compare_metric_t *m, 
         fprintf(out, "| %s |", cell);
         compare_winner_t w = compare_winner(self, m, level);
         for (size_t r = 0; r < self->n_runs; r++) {
-            double v = compare_value(&self->runs[r], level, m->key);
+            double v = compare_metric_value(&self->runs[r], level, m);
             compare_format(cell, sizeof cell, v);
             bool bold = self->n_runs > 2 && compare_is_winner(&w, v);
             const char *mark = !isnan(v) && compare_invalid(&self->runs[r], level) ? " †" : "";
@@ -577,8 +600,8 @@ static void compare_md_metric(const compare_t *self, const compare_metric_t *m, 
         }
         if (self->n_runs == 2) {
             compare_format_change(cell, sizeof cell, m,
-                                  compare_value(&self->runs[0], level, m->key),
-                                  compare_value(&self->runs[1], level, m->key));
+                                  compare_metric_value(&self->runs[0], level, m),
+                                  compare_metric_value(&self->runs[1], level, m));
             fprintf(out, " %s |", cell);
         }
         fprintf(out, "\n");
@@ -710,8 +733,8 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
         bool any = false;
         for (size_t l = 0; l < self->n_levels && !any; l++)
             for (size_t r = 0; r < self->n_runs && !any; r++)
-                any =
-                    !isnan(compare_value(&self->runs[r], self->levels[l], compare_metrics[k].key));
+                any = !isnan(
+                    compare_metric_value(&self->runs[r], self->levels[l], &compare_metrics[k]));
         if (any)
             compare_md_metric(self, &compare_metrics[k], out);
     }
@@ -748,9 +771,9 @@ void compare_print_csv(const compare_t *self, FILE *out) {
         for (size_t k = 0; k < COMPARE_N_METRICS; k++) {
             const compare_metric_t *m = &compare_metrics[k];
             compare_winner_t w = compare_winner(self, m, self->levels[l]);
-            double first = compare_value(&self->runs[0], self->levels[l], m->key);
+            double first = compare_metric_value(&self->runs[0], self->levels[l], m);
             for (size_t r = 0; r < self->n_runs; r++) {
-                double v = compare_value(&self->runs[r], self->levels[l], m->key);
+                double v = compare_metric_value(&self->runs[r], self->levels[l], m);
                 compare_csv_number(out, self->levels[l]);
                 fprintf(out, ",%s,%s,%s,", m->key, m->unit,
                         m->better == COMPARE_LOWER ? "lower" : "higher");
@@ -774,8 +797,9 @@ static void compare_usage(FILE *out) {
             "usage: stampede compare RUN RUN... [--format md|csv|json] [--out FILE]\n"
             "  RUN is a results directory (OUT of `stampede run`, a sweep or capacity) or a\n"
             "  results.json (schema_version 2); plain runs and sweeps mix. Per level and metric\n"
-            "  (TPOT, TTFT, E2E p50/p95, error rate, actual RPS, requests/s, output tokens/s,\n"
-            "  KV hit rate, wall clock): two runs give each value, the second's change against\n"
+            "  (TPOT, TTFT, E2E p50/p95, server TPOT and TTFT p50 when scraped, error rate,\n"
+            "  actual RPS, requests/s, output tokens/s, KV hit rate, wall clock): two runs give "
+            "each value, the second's change against\n"
             "  the first with better/worse (lower is better for latencies and errors, higher\n"
             "  for throughput) and the saturation points; three or more give one column per\n"
             "  run with the winners in bold and a winner per level table. Levels missing from a\n"

@@ -133,6 +133,55 @@ void merge_destroy(merge_t **self_p) {
     *self_p = NULL;
 }
 
+merge_stats_t *merge_stats_new(void) {
+    merge_stats_t *stats = malloc(sizeof *stats);
+    if (stats && stats_init(stats) != 0) {
+        stats_free(stats);
+        free(stats);
+        return NULL;
+    }
+    return stats;
+}
+
+void merge_stats_destroy(merge_stats_t **stats_p) {
+    if (!*stats_p)
+        return;
+    stats_free(*stats_p);
+    free(*stats_p);
+    *stats_p = NULL;
+}
+
+void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src) {
+    for (int k = 0; k < METRIC__COUNT; k++)
+        histogram_merge(dst->latency[k], src->latency[k]);
+    for (int p = 0; p < RECORD_PHASE__COUNT; p++)
+        histogram_merge(dst->phase[p], src->phase[p]);
+    for (int c = 0; c < ERROR__COUNT; c++)
+        dst->errors[c] += src->errors[c];
+    dst->requests += src->requests;
+    dst->ok += src->ok;
+    dst->failed += src->failed;
+    dst->cancelled += src->cancelled;
+    dst->output_tokens += src->output_tokens;
+    dst->input_tokens += src->input_tokens;
+    dst->cached_tokens += src->cached_tokens;
+    dst->usage_prompt_tokens += src->usage_prompt_tokens;
+    dst->output_from_usage += src->output_from_usage;
+    dst->output_from_chunks += src->output_from_chunks;
+    dst->usage_chunks_differ += src->usage_chunks_differ;
+    dst->requested_checked += src->requested_checked;
+    dst->requested_output_tokens += src->requested_output_tokens;
+    dst->received_output_tokens += src->received_output_tokens;
+    dst->output_mismatched += src->output_mismatched;
+    dst->sessions_ended += src->sessions_ended;
+    dst->window_output_tokens += src->window_output_tokens;
+    dst->window_requests += src->window_requests;
+    dst->window_input_tokens += src->window_input_tokens;
+    dst->window_sessions += src->window_sessions;
+    dst->phases_measured += src->phases_measured;
+    dst->connection_reused += src->connection_reused;
+}
+
 /* The role's statistics, allocated on first sight; NULL when it has no slot. */
 static merge_stats_t *role_stats(merge_t *self, uint32_t role) {
     if (role >= MERGE_MAX_ROLES)

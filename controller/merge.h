@@ -56,6 +56,14 @@ typedef struct merge_stats {
     uint64_t connection_reused; /* of those, the ones sent on a reused connection */
 } merge_stats_t;
 
+/* A slice's statistics on their own, empty (NULL on no memory), e.g. to pool repetitions into;
+ * destroyed with merge_stats_destroy (NULL-safe, sets *stats_p to NULL). */
+merge_stats_t *merge_stats_new(void);
+void merge_stats_destroy(merge_stats_t **stats_p);
+/* Adds src into dst: every histogram merged bucket by bucket and every count summed, so the
+ * pooled percentiles are those of every sample together (never an average of percentiles). */
+void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src);
+
 /* What the live status line shows. */
 typedef struct live {
     double elapsed_s;           /* since the earlier of the window start and the first send */

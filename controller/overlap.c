@@ -3,6 +3,7 @@
 #include <assert.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "buffer.h"
 
@@ -36,6 +37,18 @@ int overlap_add(overlap_t *self, int64_t start_ns, int64_t end_ns) {
     self->starts[self->n] = start_ns;
     self->ends[self->n] = end_ns;
     self->n++;
+    return 0;
+}
+
+int overlap_pool(overlap_t *dst, const overlap_t *src) {
+    if (src->n == 0)
+        return 0;
+    if (buffer_grow_pair(&dst->starts, sizeof *dst->starts, &dst->ends, sizeof *dst->ends,
+                         &dst->cap, dst->n + src->n) != 0)
+        return -1;
+    memcpy(dst->starts + dst->n, src->starts, src->n * sizeof *src->starts);
+    memcpy(dst->ends + dst->n, src->ends, src->n * sizeof *src->ends);
+    dst->n += src->n;
     return 0;
 }
 

@@ -18,6 +18,11 @@ void overlap_destroy(overlap_t **self_p);
 /* Counts one decode interval [start_ns, end_ns); an empty or reversed one is ignored. 0 ok, -1 on
  * allocation failure (the interval is then left out). */
 int overlap_add(overlap_t *self, int64_t start_ns, int64_t end_ns);
+/* Adds every interval of src to dst (src may have been swept: only the two event streams count,
+ * not which start went with which end). Timelines that never overlap in time (a sweep level's
+ * repetitions, run one after another) pool exactly: each one's stretches keep their level. 0 ok,
+ * -1 on allocation failure (dst unchanged). */
+int overlap_pool(overlap_t *dst, const overlap_t *src);
 /* Intervals counted. */
 size_t overlap_count(const overlap_t *self);
 /* Sweeps the intervals: share[k - 1] = (time with >= k intervals open) / (time with >= 1 open),

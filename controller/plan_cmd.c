@@ -26,6 +26,7 @@
 typedef struct plan_cmd_args {
     uint32_t layers, heads, kv_heads, head_dim, pp, tp, replicas, gpus, sample;
     double hidden, kv_ratio, dtype_bytes, free_bytes;
+    bool free_binary; /* the free memory was given in GiB (--free-gib, a KiB..TiB size) */
     uint64_t context;
     const char *model_config, *workload;
 } plan_cmd_args_t;
@@ -119,6 +120,7 @@ static int plan_cmd_option(int c, const char *flag, const char *arg, plan_cmd_ar
         if (plan_cmd_number(flag, arg, false, 1e9, &v) != 0)
             return -1;
         a->free_bytes = v * 1073741824.0;
+        a->free_binary = true;
         return 0;
     case 'F':
         if (units_parse_size(arg, &bytes) != 0 || bytes == 0) {
@@ -127,6 +129,7 @@ static int plan_cmd_option(int c, const char *flag, const char *arg, plan_cmd_ar
             return -1;
         }
         a->free_bytes = (double)bytes;
+        a->free_binary = strchr(arg, 'i') || strchr(arg, 'I'); /* KiB, MiB, GiB, TiB */
         return 0;
     case 'm':
         a->model_config = arg;
@@ -256,8 +259,30 @@ static void plan_cmd_bytes(double bytes, char *buf, size_t len) {
     snprintf(buf, len, "%.0f bytes (%s)", bytes, human);
 }
 
+/* The worked example's own arithmetic (reference/capacity-planning.md section 2.1): a token's
+ * bytes per layer in KiB ("8192 bytes = 8 KB"), a sequence as context x layers x that, its
+ * millions of KiB written as GB ("40,000 x 10 x 8 KB = 3.2 GB"), and the free figure as given (in
+ * GiB or GB) over it, rounded down ("~40GB available ... approximately 12"). Printed beside the
+ * exact bound, which counts bytes: the two differ by the units the document mixes. */
+static void plan_cmd_print_document(const kv_plan_input_t *in, const kv_plan_t *p,
+                                    bool free_binary) {
+    double kib = p->token_layer_gpu_bytes / 1024;
+    double million_kib = (double)in->context * p->layers_per_gpu * kib / 1e6;
+    double free_g = in->free_bytes / (free_binary ? 1073741824.0 : 1e9);
+    double count = million_kib > 0 ? floor(free_g / million_kib) : 0;
+    printf("%-25s %.3g KiB per token per layer, about %.3g GB per sequence, and about %.0f "
+           "sequence%s\n",
+           "as the document counts", kib, million_kib, count, count == 1 ? "" : "s");
+    printf("%-25s (reference/capacity-planning.md section 2.1: %llu x %u x %.3g KiB = %.15g KiB,\n"
+           "%-25s written %.3g GB; %.3g / %.3g = %.3g, rounded down; in bytes a sequence is\n"
+           "%-25s %.3g %s, and the memory bound above is exact)\n",
+           "", (unsigned long long)in->context, p->layers_per_gpu, kib, million_kib * 1e6, "",
+           million_kib, free_g, million_kib, free_g / million_kib, "",
+           p->sequence_gpu_bytes / (free_binary ? 1073741824.0 : 1e9), free_binary ? "GiB" : "GB");
+}
+
 static void plan_cmd_print(const kv_plan_input_t *in, const kv_plan_t *p, const char *source,
-                           const char *context_from) {
+                           const char *context_from, bool free_binary) {
     char b1[128], b2[128];
     printf("%-25s %u layers, %s, %g bytes per value\n", "model", in->layers, source,
            in->dtype_bytes);
@@ -287,6 +312,7 @@ static void plan_cmd_print(const kv_plan_input_t *in, const kv_plan_t *p, const 
            "all\n",
            "memory bound", (unsigned long long)p->sequences, p->sequences == 1 ? "" : "s",
            p->sequences_exact, (unsigned long long)p->sequences_total);
+    plan_cmd_print_document(in, p, free_binary);
     printf("%-25s concurrency %u (2R) most stable, %u (4R) exploratory, R = %u replica%s;\n",
            "guidance", p->stable, p->exploratory, in->replicas, in->replicas == 1 ? "" : "s");
     printf("%-25s beyond 4R long contexts usually get slower, not faster: prefill, not memory,\n"
@@ -381,7 +407,8 @@ int plan_main(int argc, char **argv) {
         fprintf(stderr, "plan: %s\n", why);
         return 2;
     }
-    plan_cmd_print(&in, &p, source, a.context ? "" : " (the workload's longest request)");
+    plan_cmd_print(&in, &p, source, a.context ? "" : " (the workload's longest request)",
+                   a.free_binary);
     if (a.workload)
         plan_cmd_print_workload(&a, &in, &p, &w);
     return 0;

@@ -322,13 +322,13 @@ static void http_json(json_t *o, const merge_stats_t *s) {
                             : json_null());
 }
 
-static json_t *errors_json(const merge_stats_t *s) {
-    json_t *errors = json_object();
+json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]) {
+    json_t *o = json_object();
     for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++)
         if (c != ERROR_CANCELLED)
-            json_object_set_new(errors, error_class_name((error_class_t)c),
-                                json_integer((json_int_t)s->errors[c]));
-    return errors;
+            json_object_set_new(o, error_class_name((error_class_t)c),
+                                json_integer((json_int_t)errors[c]));
+    return o;
 }
 
 static json_t *token_source_json(const merge_stats_t *s) {
@@ -356,7 +356,7 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     json_object_set_new(o, "requests_failed", json_integer((json_int_t)s->failed));
     json_object_set_new(o, "requests_cancelled", json_integer((json_int_t)s->cancelled));
     json_object_set_new(o, "error_pct", json_real(error_pct(s, s->failed)));
-    json_object_set_new(o, "errors", errors_json(s));
+    json_object_set_new(o, "errors", report_errors_json(s->errors));
     char key[32];
     for (int k = 0; k < METRIC__COUNT; k++) {
         snprintf(key, sizeof key, "%s_ms", metrics_name((metrics_kind_t)k));

@@ -108,6 +108,9 @@ int report_trace_close(report_trace_t **self_p);
 /* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
  * *_ms key of results.json has it. */
 json_t *report_metric_json(const histogram_t *h);
+/* {"connect": n, "timeout": n, ...}: the failed requests by class (every class but none and
+ * cancelled), errors[] indexed by error_class_t. */
+json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]);
 /* The non-empty buckets of h as [[upper_ms, count], ...] in increasing order (the histogram's
  * layout, common/histogram.h): what the .hgrm export and the HTML CDFs read. */
 json_t *report_buckets_json(const histogram_t *h);

@@ -192,7 +192,7 @@ static size_t report_html_figure(const json_t *levels, const report_html_levels_
 }
 
 /* Failed requests of each class as a share of the finished ones, against the level; the total
- * error_pct alone when the levels carry no classes (a sweep's pooled levels). */
+ * error_pct alone when the levels carry no classes (a results.json written before they did). */
 static size_t report_html_errors(const json_t *levels, const report_html_levels_t *lv,
                                  buffer_t *out) {
     static const char *const classes[] = {"connect",  "timeout",    "http_4xx",
@@ -403,7 +403,8 @@ static int report_html_level_charts(const json_t *level, const char *name, buffe
     return charts;
 }
 
-/* A section per level that has charts of its own (a sweep's pooled levels often have none). */
+/* A section per level that has charts of its own (a sweep's level: its client series from one
+ * repetition, its roles and decode overlap pooled over its valid ones). */
 static int report_html_per_level(const json_t *levels, buffer_t *out) {
     int charts = 0;
     buffer_t section;

@@ -30,14 +30,24 @@ static json_t *role_json(const merge_stats_t *s) {
     return o;
 }
 
-static json_t *roles_json(const merge_t *merge, const report_meta_t *meta) {
-    json_t *roles = json_object();
+/* roles[r] (NULL: role r never seen) for r < n_roles. */
+static json_t *roles_json(const merge_stats_t *const *roles, uint32_t n_roles,
+                          const report_meta_t *meta) {
+    json_t *o = json_object();
     char name[32];
-    for (uint32_t r = 0; r < merge_role_count(merge); r++)
-        if (merge_role(merge, r))
-            json_object_set_new(roles, report_role_name(meta, r, name, sizeof name),
-                                role_json(merge_role(merge, r)));
-    return roles;
+    for (uint32_t r = 0; r < n_roles; r++)
+        if (roles[r])
+            json_object_set_new(o, report_role_name(meta, r, name, sizeof name),
+                                role_json(roles[r]));
+    return o;
+}
+
+static json_t *merge_roles_json(const merge_t *merge, const report_meta_t *meta) {
+    const merge_stats_t *roles[MERGE_MAX_ROLES];
+    uint32_t n = merge_role_count(merge);
+    for (uint32_t r = 0; r < n && r < MERGE_MAX_ROLES; r++)
+        roles[r] = merge_role(merge, r);
+    return roles_json(roles, n < MERGE_MAX_ROLES ? n : MERGE_MAX_ROLES, meta);
 }
 
 /* Requests per session: a histogram of counts, not of nanoseconds. */
@@ -51,8 +61,7 @@ static json_t *count_json(const histogram_t *h) {
                      "max", (json_int_t)histogram_max(h));
 }
 
-static json_t *sessions_json(const merge_t *merge, const report_meta_t *meta) {
-    const sessions_stats_t *s = sessions_stats(merge_sessions(merge));
+static json_t *sessions_json(const sessions_stats_t *s, const report_meta_t *meta) {
     json_t *o = json_object();
     json_object_set_new(o, "count", json_integer((json_int_t)s->counted));
     json_object_set_new(o, "closed", json_integer((json_int_t)s->closed));
@@ -89,10 +98,10 @@ static json_t *affinity_json(const merge_t *merge) {
 }
 
 /* [{k, share}] for k = 1 .. the most requests decoding at once. */
-static json_t *overlap_json(const merge_t *merge) {
+static json_t *overlap_json(overlap_t *decode) {
     json_t *array = json_array();
     double *share = NULL;
-    long most = overlap_shares(merge_decode(merge), &share);
+    long most = overlap_shares(decode, &share);
     for (long k = 1; k <= most; k++)
         json_array_append_new(array,
                               json_pack("{s:I, s:f}", "k", (json_int_t)k, "share", share[k - 1]));
@@ -103,13 +112,13 @@ static json_t *overlap_json(const merge_t *merge) {
 void session_report_json(json_t *level, const merge_t *merge, const report_meta_t *meta) {
     const sessions_stats_t *s = sessions_stats(merge_sessions(merge));
     const merge_stats_t *all = merge_overall(merge);
-    json_object_set_new(level, "roles", roles_json(merge, meta));
-    json_object_set_new(level, "sessions", sessions_json(merge, meta));
+    json_object_set_new(level, "roles", merge_roles_json(merge, meta));
+    json_object_set_new(level, "sessions", sessions_json(s, meta));
     json_object_set_new(level, "prefix_cache_hit_rate",
                         ratio_json(all->cached_tokens, all->usage_prompt_tokens));
     json_object_set_new(level, "prompt_reuse_ratio", ratio_json(s->reuse_shared, s->reuse_prompt));
     json_object_set_new(level, "affinity", affinity_json(merge));
-    json_object_set_new(level, "decode_overlap", overlap_json(merge));
+    json_object_set_new(level, "decode_overlap", overlap_json(merge_decode(merge)));
     json_object_set_new(level, "wall_clock_s", json_real(merge_wall_clock_s(merge)));
     json_t *per_endpoint = json_object_get(level, "per_endpoint");
     for (size_t e = 0; per_endpoint && e < merge_endpoint_count(merge); e++) {
@@ -124,6 +133,16 @@ void session_report_json(json_t *level, const merge_t *merge, const report_meta_
                                 ? ratio_json(s->endpoint_shared[e], s->endpoint_prompt[e])
                                 : json_null());
     }
+}
+
+void session_report_pooled_json(json_t *level, const merge_stats_t *const *roles, uint32_t n_roles,
+                                const sessions_stats_t *sessions, overlap_t *decode,
+                                const report_meta_t *meta) {
+    json_object_set_new(level, "roles", roles_json(roles, n_roles, meta));
+    json_object_set_new(level, "sessions", sessions_json(sessions, meta));
+    json_object_set_new(level, "prompt_reuse_ratio",
+                        ratio_json(sessions->reuse_shared, sessions->reuse_prompt));
+    json_object_set_new(level, "decode_overlap", overlap_json(decode));
 }
 
 /* One cell: p50 of h in ms, "-" when empty. */

@@ -51,17 +51,62 @@ sessions_t *sessions_new(const config_t *cfg, size_t n_endpoints) {
     self->cfg = cfg;
     self->n_slots = 64;
     self->slots = calloc(self->n_slots, sizeof *self->slots);
-    sessions_stats_t *s = &self->stats;
+    if (!self->slots || sessions_stats_init(&self->stats, n_endpoints) != 0)
+        sessions_destroy(&self);
+    return self;
+}
+
+int sessions_stats_init(sessions_stats_t *s, size_t n_endpoints) {
+    memset(s, 0, sizeof *s);
     s->n_endpoints = n_endpoints;
-    bool ok = self->slots && (s->makespan = histogram_new()) && (s->critical = histogram_new()) &&
+    bool ok = (s->makespan = histogram_new()) && (s->critical = histogram_new()) &&
               (s->idle = histogram_new()) && (s->sibling_wait = histogram_new()) &&
               (s->requests = histogram_new()) && (s->compactions = histogram_new());
     if (ok && n_endpoints)
         ok = (s->endpoint_shared = calloc(n_endpoints, sizeof *s->endpoint_shared)) &&
              (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt));
-    if (!ok)
-        sessions_destroy(&self);
-    return self;
+    if (!ok) {
+        sessions_stats_free(s);
+        return -1;
+    }
+    return 0;
+}
+
+void sessions_stats_free(sessions_stats_t *s) {
+    histogram_destroy(&s->makespan);
+    histogram_destroy(&s->critical);
+    histogram_destroy(&s->idle);
+    histogram_destroy(&s->sibling_wait);
+    histogram_destroy(&s->requests);
+    histogram_destroy(&s->compactions);
+    free(s->endpoint_shared);
+    free(s->endpoint_prompt);
+    memset(s, 0, sizeof *s);
+}
+
+void sessions_stats_pool(sessions_stats_t *dst, const sessions_stats_t *src) {
+    dst->closed += src->closed;
+    dst->counted += src->counted;
+    histogram_merge(dst->makespan, src->makespan);
+    histogram_merge(dst->critical, src->critical);
+    histogram_merge(dst->idle, src->idle);
+    histogram_merge(dst->sibling_wait, src->sibling_wait);
+    histogram_merge(dst->requests, src->requests);
+    histogram_merge(dst->compactions, src->compactions);
+    dst->critical_ns += src->critical_ns;
+    for (uint32_t r = 0; r < src->n_roles && r < SESSIONS_MAX_ROLES; r++)
+        dst->role_critical_ns[r] += src->role_critical_ns[r];
+    if (src->n_roles > dst->n_roles)
+        dst->n_roles = src->n_roles;
+    dst->reuse_shared += src->reuse_shared;
+    dst->reuse_prompt += src->reuse_prompt;
+    for (size_t e = 0; e < dst->n_endpoints && e < src->n_endpoints; e++) {
+        dst->endpoint_shared[e] += src->endpoint_shared[e];
+        dst->endpoint_prompt[e] += src->endpoint_prompt[e];
+    }
+    dst->affinity_checked += src->affinity_checked;
+    dst->affinity_split += src->affinity_split;
+    dst->compactions_total += src->compactions_total;
 }
 
 static void open_free(sessions_open_t *open) {
@@ -82,15 +127,7 @@ void sessions_destroy(sessions_t **self_p) {
     free(self->node_entry);
     free(self->send);
     free(self->end);
-    sessions_stats_t *s = &self->stats;
-    histogram_destroy(&s->makespan);
-    histogram_destroy(&s->critical);
-    histogram_destroy(&s->idle);
-    histogram_destroy(&s->sibling_wait);
-    histogram_destroy(&s->requests);
-    histogram_destroy(&s->compactions);
-    free(s->endpoint_shared);
-    free(s->endpoint_prompt);
+    sessions_stats_free(&self->stats);
     free(self);
     *self_p = NULL;
 }

@@ -47,6 +47,15 @@ typedef struct sessions_stats {
     uint64_t compactions_total; /* summarise requests of every closed session */
 } sessions_stats_t;
 
+/* Empty figures for n_endpoints endpoints (e.g. to pool repetitions into). 0 ok, -1 on no memory
+ * (then freed). */
+int sessions_stats_init(sessions_stats_t *s, size_t n_endpoints);
+/* Frees the histograms and arrays and zeroes *s. */
+void sessions_stats_free(sessions_stats_t *s);
+/* Adds src into dst: histograms merged bucket by bucket, counts and sums added (the endpoints
+ * both have), n_roles the larger. */
+void sessions_stats_pool(sessions_stats_t *dst, const sessions_stats_t *src);
+
 /* One session's figures (sessions_path). */
 typedef struct sessions_path {
     int64_t makespan_ns;     /* first send -> last end */

@@ -15,6 +15,7 @@
 #include "report.h"
 #include "results.h"
 #include "slo.h"
+#include "sweep_pool.h"
 #include "sweep_report.h"
 #include "telemetry_run.h"
 #include "window.h"
@@ -51,6 +52,7 @@ struct sweep_run {
     window_stats_t pooled;        /* the kept repetitions */
     window_stats_t pooled_all;    /* every repetition (the level's figures when none is kept) */
     slo_goodput_t good, good_all; /* goodput of the same (each repetition's, controller/slo.h) */
+    sweep_pool_t pool, pool_all;  /* roles, sessions, decode overlap, series of the same */
     uint32_t reps_run, valid;
     bool any_stopped_early;
     sweep_rows_t rep_rows;  /* kept repetitions' window figures */
@@ -110,6 +112,8 @@ static void sweep_run_level_free(sweep_run_t *self) {
     self->n_snap_marks = 0;
     window_stats_free(&self->pooled);
     window_stats_free(&self->pooled_all);
+    sweep_pool_free(&self->pool);
+    sweep_pool_free(&self->pool_all);
     free(self->rep_rows.rows);
     free(self->snap_rows.rows);
     self->rep_rows = (sweep_rows_t){0};
@@ -169,7 +173,10 @@ int sweep_run_next_level(sweep_run_t *self) {
     self->any_stopped_early = false;
     self->reps = json_array();
     self->level_reasons = json_array();
-    if (window_stats_init(&self->pooled) != 0 || window_stats_init(&self->pooled_all) != 0) {
+    size_t n_endpoints = self->cfg.target.n_endpoints;
+    if (window_stats_init(&self->pooled) != 0 || window_stats_init(&self->pooled_all) != 0 ||
+        sweep_pool_init(&self->pool, n_endpoints) != 0 ||
+        sweep_pool_init(&self->pool_all, n_endpoints) != 0) {
         console_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
         return -1;
     }
@@ -385,8 +392,15 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     double error_pct = window_stats_error_pct(total);
     bool excluded = error_pct > self->spec.exclude_error_pct;
     self->reps_run++;
+    const measurement_t *run = self->fleet->run;
     window_stats_pool(&self->pooled_all, total);
-    slo_goodput_pool(&self->good_all, &self->fleet->run->goodput);
+    slo_goodput_pool(&self->good_all, &run->goodput);
+    if (sweep_pool_add(&self->pool_all, run->merge, run->client_series, self->rep) != 0 ||
+        (!excluded && sweep_pool_add(&self->pool, run->merge, run->client_series, self->rep) != 0))
+        console_say(self->fleet,
+                    "out of memory pooling level %zu's roles and sessions: its tables lack "
+                    "repetition %u",
+                    self->index + 1, (unsigned)self->rep);
     if (!excluded) {
         self->valid++;
         window_stats_pool(&self->pooled, total);
@@ -482,6 +496,10 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
         sweep_report_across_json((const double(*)[SWEEP_FIG__COUNT])self->rep_rows.rows,
                                  self->rep_rows.n));
     json_object_set_new(o, "reference", sweep_report_reference_json(&self->spec, figures_from));
+    /* roles, sessions, decode overlap: pooled over the same repetitions as the figures above */
+    report_meta_t meta = {.role_names = (const char *const *)self->cfg.workload.roles,
+                          .n_role_names = self->cfg.workload.n_roles};
+    sweep_pool_json(self->valid ? &self->pool : &self->pool_all, o, &meta);
     bool valid = self->valid > 0 && json_array_size(self->level_reasons) == 0 && !interrupted;
     if (self->valid == 0 && self->reps_run > 0)
         json_array_append_new(self->level_reasons,

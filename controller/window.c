@@ -34,6 +34,8 @@ void window_stats_pool(window_stats_t *dst, const window_stats_t *src) {
     dst->ok += src->ok;
     dst->failed += src->failed;
     dst->cancelled += src->cancelled;
+    for (int c = 0; c < ERROR__COUNT; c++)
+        dst->errors[c] += src->errors[c];
     dst->usage_prompt_tokens += src->usage_prompt_tokens;
     dst->cached_tokens += src->cached_tokens;
     dst->output_tokens += src->output_tokens;
@@ -139,6 +141,8 @@ static void window_add_sent(window_stats_t *s, const request_record_t *rec, cons
     }
     if (m->failed) {
         s->failed++;
+        if (rec->error < ERROR__COUNT)
+            s->errors[rec->error]++;
         return;
     }
     s->ok++;

@@ -1,7 +1,7 @@
 #!/bin/bash
 # `stampede compare` as a command on checked-in results files (tests/fixtures/compare): the
-# hand-made sweeps base and spec and plain run third (known numbers: change %, verdicts, winners,
-# absent levels), real outputs of `stampede run` (sweep-small: a shortened examples/sweep-small.yaml;
+# hand-made sweeps base and spec and plain run third (known numbers: change %, verdicts, winners
+# in Markdown and JSON, absent levels, the servers' TPOT and TTFT), real outputs of `stampede run` (sweep-small: a shortened examples/sweep-small.yaml;
 # quickstart: a shortened examples/quickstart.yaml, a plain run) whose values compare must take
 # from the right keys, every output format, --out, and bad input (exit 1, the file named) and usage
 # errors (exit 2).
@@ -25,6 +25,28 @@ for row in '| 20 | 50.0 | **45.0** | 47.5 |' '### Winner per level' \
     '| TPOT p50 | base (-33%) | spec (-5.3%) | — | — |'; do
     grep -qF -- "$row" "$WORK/three.md" || fail "three-run Markdown lacks: $row"
 done
+
+# Three runs as JSON: the winners (indexes into runs) and the margin over the runner-up, ties
+# included; the servers' TPOT and TTFT from the levels' gap blocks, lower better.
+"$STAMPEDE" compare base spec third --format json >"$WORK/three.json" || fail "three-run --format json exited $?"
+python3 - "$WORK/three.json" <<'PY' || fail "three-run compare JSON winners are not as expected"
+import json, sys
+c = json.load(open(sys.argv[1]))
+assert [r["name"] for r in c["runs"]] == ["base", "spec", "third"], c["runs"]
+m = {l["level"]: l["metrics"] for l in c["levels"]}
+def near(a, b):
+    return abs(a - b) <= 1e-9 * max(1, abs(b))
+assert m[20]["tpot_p50_ms"]["values"] == [50, 45, 47.5] and m[20]["tpot_p50_ms"]["winners"] == [1]
+assert near(m[20]["tpot_p50_ms"]["margin_pct"], (45 - 47.5) / 47.5 * 100), m[20]["tpot_p50_ms"]
+assert m[20]["tops"]["winners"] == [2] and near(m[20]["tops"]["margin_pct"], 5), m[20]["tops"]
+assert m[20]["error_pct"]["winners"] == [0, 2] and m[20]["error_pct"]["margin_pct"] is None
+assert m[20]["server_tpot_p50_ms"]["values"] == [47, 43, 44], m[20]["server_tpot_p50_ms"]
+assert m[20]["server_tpot_p50_ms"]["winners"] == [1]
+assert m[20]["server_ttft_p50_ms"]["winners"] == [2]
+assert m[30]["tpot_p50_ms"]["winners"] == [] and m[30]["server_tpot_p50_ms"]["values"] == [None] * 3
+better = {x["key"]: x["better"] for x in c["metrics"]}
+assert better["server_tpot_p50_ms"] == better["server_ttft_p50_ms"] == "lower", better
+PY
 
 # JSON and CSV, to a file with --out.
 "$STAMPEDE" compare base spec --format json --out "$WORK/two.json" || fail "--format json exited $?"

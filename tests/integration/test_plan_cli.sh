@@ -1,8 +1,10 @@
 #!/bin/bash
 # `stampede plan` (docs/plan.md):
-#  (a) the worked example of reference/capacity-planning.md §2.1, line for line: 8 KiB per token
-#      per layer, 40000 x 10 x 8 KiB = 3200000 KiB per sequence per GPU, and the memory bound in
-#      GiB (13: 40 GiB / 3.05 GiB) and in GB as the document counts it (12: 40 GB / 3.28 GB);
+#  (a) the worked example of reference/capacity-planning.md §2.1, line for line, from the issue's
+#      literal acceptance command (--free-gib 40): the document's figures "8 KiB per token per
+#      layer, about 3.2 GB per sequence, and about 12 sequences" with its arithmetic (40 / 3.2 =
+#      12.5, rounded down), beside the exact bound in bytes (13: 40 GiB / 3.05 GiB; with --free
+#      40GB, 12: 40 GB / 3.28 GB);
 #  (b) Hugging Face config.json variants: GQA heads split over TP ranks, head_dim that is not
 #      hidden / heads, MLA, a multimodal text_config, no num_key_value_heads (MHA), flags over
 #      the file;
@@ -37,9 +39,16 @@ error_is() {
     grep -Eq -- "$1" err.txt || fail "stderr '$(cat err.txt)' does not match /$1/"
 }
 
-# (a) the worked example
+# (a) the worked example: the issue's acceptance command, literally
+plan 0 --layers 80 --hidden 16384 --kv-ratio 0.125 --dtype-bytes 2 --pp 8 --context 40000 --free-gib 40
+grep -qF "8 KiB per token per layer, about 3.2 GB per sequence, and about 12 sequences" out.txt ||
+    fail "the acceptance command does not print the document's figures:
+$(cat out.txt)"
+has_line "as the document counts    8 KiB per token per layer, about 3.2 GB per sequence, and about 12 sequences"
+has_line "                          (reference/capacity-planning.md section 2.1: 40000 x 10 x 8 KiB = 3200000 KiB,"
+has_line "                          written 3.2 GB; 40 / 3.2 = 12.5, rounded down; in bytes a sequence is"
+has_line "                          3.05 GiB, and the memory bound above is exact)"
 example=(--layers 80 --hidden 16384 --kv-ratio 0.125 --dtype-bytes 2 --pp 8 --context 40000)
-plan 0 "${example[@]}" --free-gib 40
 has_line "model                     80 layers, KV width = hidden 16384 x KV ratio 0.125, 2 bytes per value"
 has_line "parallelism               PP 8 x TP 1 = 8 GPUs per replica, 10 layers per GPU, 1 replica"
 has_line "KV per token per layer    8192 bytes (8 KiB, 8.19 kB) = 2 (K and V) x 2048 x 2 bytes"
@@ -50,6 +59,11 @@ has_line "guidance                  concurrency 2 (2R) most stable, 4 (4R) explo
 plan 0 "${example[@]}" --free 40GB
 has_line "KV free per GPU           40000000000 bytes (37.3 GiB, 40 GB)"
 has_line "memory bound              12 concurrent sequences per replica (free / per sequence = 12.2), 12 in all"
+has_line "as the document counts    8 KiB per token per layer, about 3.2 GB per sequence, and about 12 sequences"
+has_line "                          3.28 GB, and the memory bound above is exact)"
+# the document's count follows the free figure as given: 20 GiB -> 20 / 3.2 = 6.25 -> 6
+plan 0 "${example[@]}" --free 20GiB
+has_line "as the document counts    8 KiB per token per layer, about 3.2 GB per sequence, and about 6 sequences"
 # replicas from GPUs: 64 GPUs are 8 replicas of PP 8
 plan 0 "${example[@]}" --free 40GB --gpus 64
 has_line "memory bound              12 concurrent sequences per replica (free / per sequence = 12.2), 96 in all"

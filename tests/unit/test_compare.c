@@ -8,6 +8,7 @@
 #include "unit_main.h"
 
 #include <math.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -191,6 +192,72 @@ static void test_compare_three_runs_winners(void **state) {
     compare_destroy(&cmp);
 }
 
+/* The servers' own TPOT and TTFT (the scaling report's §3.1 and §3.3) from each level's gap
+ * block, lower is better; absent where the run did not scrape (base's level 30, a run without
+ * gap blocks). */
+static void test_compare_server_tpot_and_ttft(void **state) {
+    const char *two[] = {FIX "base", FIX "spec"};
+    compare_t *cmp = load(two, 2);
+    json_t *root = compare_json(cmp);
+    json_t *stpot10 = metric_of(root, 10, "server_tpot_p50_ms");
+    assert_float_equal(at(json_object_get(stpot10, "values"), 0), 38, 1e-9);
+    assert_float_equal(at(json_object_get(stpot10, "values"), 1), 57, 1e-9);
+    assert_float_equal(at(json_object_get(stpot10, "change_pct"), 1), 50, 1e-9);
+    assert_string_equal(word(json_object_get(stpot10, "verdict"), 1), "worse");
+    json_t *sttft10 = metric_of(root, 10, "server_ttft_p50_ms");
+    assert_float_equal(at(json_object_get(sttft10, "change_pct"), 1), (150.0 - 180) / 180 * 100,
+                       1e-9);
+    assert_string_equal(word(json_object_get(sttft10, "verdict"), 1), "better");
+    json_t *stpot30 = metric_of(root, 30, "server_tpot_p50_ms");
+    assert_true(json_is_null(json_array_get(json_object_get(stpot30, "values"), 0)));
+    json_t *metrics = json_object_get(root, "metrics");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size(metrics); i++) {
+        json_t *m = json_array_get(metrics, i);
+        if (!strcmp(json_string_value(json_object_get(m, "key")), "server_ttft_p50_ms")) {
+            assert_string_equal(json_string_value(json_object_get(m, "better")), "lower");
+            listed = true;
+        }
+    }
+    assert_true(listed);
+    char *md = markdown(cmp);
+    assert_non_null(strstr(md, "### Server TPOT p50 (ms)"));
+    assert_non_null(strstr(md, "| 10 | 38.0 | 57.0 | +50% worse |"));
+    assert_non_null(strstr(md, "| 20 | 47.0 | 43.0 | -8.5% better |"));
+    assert_non_null(strstr(md, "| 10 | 180 | 150 | -17% better |"));
+    free(md);
+    json_decref(root);
+    compare_destroy(&cmp);
+
+    /* Three runs at c = 20: server TPOT 47 / 43 / 44 -> spec; server TTFT 230 / 240 / 220 ->
+     * third, 4.3 % under base. */
+    const char *three[] = {FIX "base", FIX "spec", FIX "third"};
+    cmp = load(three, 3);
+    root = compare_json(cmp);
+    json_t *stpot20 = metric_of(root, 20, "server_tpot_p50_ms");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(stpot20, "winners"), 0)), 1);
+    assert_float_equal(json_number_value(json_object_get(stpot20, "margin_pct")),
+                       (43.0 - 44) / 44 * 100, 1e-9);
+    json_t *sttft20 = metric_of(root, 20, "server_ttft_p50_ms");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(sttft20, "winners"), 0)), 2);
+    md = markdown(cmp);
+    assert_non_null(strstr(md, "| 20 | 47.0 | **43.0** | 44.0 |"));
+    assert_non_null(strstr(md, "| 20 | 230 | 240 | **220** |"));
+    assert_non_null(strstr(md, "| Server TTFT p50 | spec (-17%) | third (-4.3%) | — | — |"));
+    free(md);
+    json_decref(root);
+    compare_destroy(&cmp);
+
+    /* Runs that scraped nothing: no server table at all. */
+    const char *plain[] = {FIX "quickstart", FIX "sweep-small"};
+    cmp = load(plain, 2);
+    md = markdown(cmp);
+    assert_null(strstr(md, "Server TPOT"));
+    assert_null(strstr(md, "Server TTFT"));
+    free(md);
+    compare_destroy(&cmp);
+}
+
 static void test_compare_csv_rows(void **state) {
     const char *paths[] = {FIX "base", FIX "spec"};
     compare_t *cmp = load(paths, 2);
@@ -230,4 +297,5 @@ UNIT_MAIN(cmocka_unit_test(test_compare_two_runs_change_and_verdict),
           cmocka_unit_test(test_compare_absent_levels),
           cmocka_unit_test(test_compare_saturation_points),
           cmocka_unit_test(test_compare_three_runs_winners),
+          cmocka_unit_test(test_compare_server_tpot_and_ttft),
           cmocka_unit_test(test_compare_csv_rows), cmocka_unit_test(test_compare_bad_input))

@@ -1,6 +1,7 @@
 /* The reports stampede writes from a results.json (controller/report_md, report_csv, report_hgrm,
  * report_cmd) on the fixtures of tests/fixtures/report (made by `stampede run` on the .yaml
- * files there), and the workload file's deployment: map they show. */
+ * files there: a run, a sweep, a diamond graph run and sweep, a run over two endpoints), and the
+ * workload file's deployment: map they show. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -71,8 +72,8 @@ static char *read_text(const char *path) {
 
 static void test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load(void **state) {
     (void)state;
-    const char *names[] = {"quickstart", "sweep", "diamond"};
-    for (size_t i = 0; i < 3; i++) {
+    const char *names[] = {"quickstart", "sweep", "diamond", "two-endpoints"};
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[256];
         snprintf(dir, sizeof dir, FIXTURES "/%s", names[i]);
         json_t *a = load_fixture(names[i]), *b = load_fixture(names[i]);
@@ -139,10 +140,9 @@ static const section_t *find_section(const section_t *s, size_t n, const char *h
 /* Every section of the reference sweep report, but its Phase 3 vs Phase 0 analysis (that is
  * `stampede compare`'s), is in report.md in the same order and with the same table columns; the
  * saturation table has the reference's rows. */
-static void test_report_md_holds_the_reference_headings_and_columns(void **state) {
-    (void)state;
+static void check_reference_headings_and_columns(const char *path) {
     static section_t ref[64], ours[64];
-    char *reference = read_text(REFERENCE);
+    char *reference = read_text(path);
     size_t n_ref = parse_sections(reference, ref, 64);
     json_t *root = load_fixture("sweep");
     char *md = render_md(root);
@@ -153,8 +153,11 @@ static void test_report_md_holds_the_reference_headings_and_columns(void **state
             continue;
         const section_t *s = find_section(ours, n_ours, ref[i].heading, at, &at);
         if (!s)
-            fail_msg("report.md has no '%s' after the previous reference heading", ref[i].heading);
-        assert_string_equal(s->header, ref[i].header);
+            fail_msg("%s: report.md has no '%s' after the previous reference heading", path,
+                     ref[i].heading);
+        if (strcmp(s->header, ref[i].header) != 0)
+            fail_msg("%s: '%s' has columns '%s', report.md '%s'", path, ref[i].heading,
+                     ref[i].header, s->header);
         checked++;
     }
     assert_int_equal(checked, 8); /* Methodology .. Actual RPS and Reference Data */
@@ -168,6 +171,28 @@ static void test_report_md_holds_the_reference_headings_and_columns(void **state
     free(md);
     free(reference);
     json_decref(root);
+}
+
+static void test_report_md_holds_the_reference_headings_and_columns(void **state) {
+    (void)state;
+    check_reference_headings_and_columns(REFERENCE);
+}
+
+/* The same against the shared reference itself (../shared/reference beside the checkout, or the
+ * directory STAMPEDE_SHARED_REFERENCE names) when it is there, so a change to the reference that
+ * the fixture copy has not followed fails here. Skipped where the checkout has no such sibling. */
+static void test_report_md_holds_the_shared_reference_headings(void **state) {
+    (void)state;
+    const char *dir = getenv("STAMPEDE_SHARED_REFERENCE");
+    char path[1024];
+    snprintf(path, sizeof path, "%s/sweep-round-robin-eagle3-50-160.md",
+             dir && *dir ? dir : "../shared/reference");
+    if (access(path, R_OK) != 0) {
+        if (dir && *dir)
+            fail_msg("STAMPEDE_SHARED_REFERENCE=%s: no readable %s", dir, path);
+        skip();
+    }
+    check_reference_headings_and_columns(path);
 }
 
 static void test_report_md_tables_have_a_row_per_level_with_the_level_figures(void **state) {
@@ -202,6 +227,45 @@ static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **
     assert_null(strstr(plain, "### Per-Role Metrics")); /* only the default role */
     free(md), free(plain);
     json_decref(graph), json_decref(run);
+}
+
+/* A graph sweep (tests/fixtures/report/sweep-diamond): the Sessions and Roles tables have a row
+ * per level (per level and role), from each level's pooled roles and sessions. */
+static void test_report_md_graph_sweep_has_sessions_and_roles_per_level(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep-diamond");
+    char *md = render_md(root);
+    static section_t ours[64];
+    size_t n = parse_sections(md, ours, 64), at;
+    assert_non_null(find_section(ours, n, "## Sessions and Roles", 0, &at));
+    const section_t *paths = find_section(ours, n, "### Critical Path vs Makespan", 0, &at);
+    assert_non_null(paths);
+    assert_string_equal(paths->rows, " 1 ; 2 ;");
+    const section_t *roles = find_section(ours, n, "### Per-Role Metrics", 0, &at);
+    assert_non_null(roles);
+    assert_string_equal(roles->rows, " 1 ; 1 ; 1 ; 2 ; 2 ; 2 ;");
+    const section_t *share = find_section(ours, n, "### Critical Path Share by Role", 0, &at);
+    assert_non_null(share);
+    assert_string_equal(share->rows, " 1 ; 1 ; 1 ; 2 ; 2 ; 2 ;");
+    const json_t *levels = json_object_get(root, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        long long c = (long long)json_integer_value(json_object_get(level, "concurrency"));
+        const json_t *sessions = json_object_get(level, "sessions");
+        char row[128];
+        snprintf(row, sizeof row, "| %lld | %lld | ", c,
+                 (long long)json_integer_value(json_object_get(sessions, "count")));
+        if (!strstr(md, row))
+            fail_msg("no Critical Path row '%s'", row);
+        const json_t *executor = json_object_get(json_object_get(level, "roles"), "executor");
+        long long requests = (long long)json_integer_value(json_object_get(executor, "requests"));
+        assert_true(requests > 0);
+        snprintf(row, sizeof row, "| %lld | executor | %lld | ", c, requests);
+        if (!strstr(md, row))
+            fail_msg("no Per-Role row '%s'", row);
+    }
+    free(md);
+    json_decref(root);
 }
 
 /* A rate run's level keeps its target in the rate block: tables and file names still show it. */
@@ -292,6 +356,58 @@ static size_t parse_hgrm(const char *text, double *values, double *percentiles, 
 /* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
  * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
  * printed 0.001 ms, and its counts add up. */
+/* The field at column (0-based) of a CSV line without quoted fields, as a number. */
+static double csv_number(const char *line, int column) {
+    for (int i = 0; i < column; i++)
+        line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+/* A run over two endpoints (tests/fixtures/report/two-endpoints): results.csv has the all row, a
+ * row per endpoint with that endpoint's own figures (a fast and a slow mock), and the role row;
+ * the endpoints' requests add up to all's. */
+static void test_report_csv_has_a_row_per_endpoint(void **state) {
+    (void)state;
+    json_t *root = load_fixture("two-endpoints");
+    char *csv = render_csv(root, FIXTURES "/two-endpoints");
+    const json_t *level = json_array_get(json_object_get(root, "levels"), 0);
+    const json_t *per_endpoint = json_object_get(level, "per_endpoint");
+    assert_int_equal(json_object_size(per_endpoint), 2);
+    const char *all = strstr(csv, "\nrun,concurrency,0,4,1,false,all,all,");
+    assert_non_null(all);
+    double sum = 0;
+    const char *url;
+    const json_t *slice;
+    json_object_foreach((json_t *)per_endpoint, url, slice) {
+        char want[256];
+        snprintf(want, sizeof want, "\nrun,concurrency,0,4,1,false,endpoint,%s,", url);
+        const char *row = strstr(csv, want);
+        if (!row)
+            fail_msg("no results.csv row for endpoint %s", url);
+        double ok = csv_number(row + 1, 8), ttft_p50 = csv_number(row + 1, 18);
+        assert_float_equal(ok, json_number_value(json_object_get(slice, "requests_ok")), 0);
+        double want_p50 =
+            json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
+        assert_true(fabs(ttft_p50 - want_p50) <= 1e-6 * want_p50);
+        sum += ok;
+    }
+    assert_float_equal(sum, csv_number(all + 1, 8), 0);
+    assert_true(sum > 0);
+    /* the two mocks differ (TTFT 15 and 40 ms): each row has its endpoint's own figure */
+    double p50[2];
+    size_t n = 0;
+    json_object_foreach((json_t *)per_endpoint, url, slice) {
+        p50[n++] = json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
+    }
+    assert_true(fabs(p50[0] - p50[1]) > 10);
+    size_t rows = 0;
+    for (const char *p = csv; (p = strchr(p, '\n')); p++)
+        rows++;
+    assert_int_equal(rows, 1 + 1 + 2 + 1); /* header, all, two endpoints, the role */
+    free(csv);
+    json_decref(root);
+}
+
 static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void **state) {
     (void)state;
     json_t *root = load_fixture("quickstart");
@@ -446,10 +562,13 @@ static void test_config_deployment_must_be_a_mapping(void **state) {
 
 UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load),
           cmocka_unit_test(test_report_md_holds_the_reference_headings_and_columns),
+          cmocka_unit_test(test_report_md_holds_the_shared_reference_headings),
           cmocka_unit_test(test_report_md_tables_have_a_row_per_level_with_the_level_figures),
           cmocka_unit_test(test_report_md_shows_roles_sessions_and_the_gap_when_present),
+          cmocka_unit_test(test_report_md_graph_sweep_has_sessions_and_roles_per_level),
           cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
+          cmocka_unit_test(test_report_csv_has_a_row_per_endpoint),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
           cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),
           cmocka_unit_test(test_report_bad_input_names_the_file),

@@ -94,6 +94,40 @@ static void test_report_html_sweep_fixture_one_point_per_level_and_percentile(vo
     json_decref(root);
 }
 
+/* A graph sweep's levels (tests/fixtures/report/sweep-diamond) carry errors by class, roles,
+ * decode overlap and a client series: each level gets its own section of charts, with marks. */
+static void test_report_html_graph_sweep_charts_errors_series_overlap_and_roles(void **state) {
+    json_t *root = load("tests/fixtures/report/sweep-diamond/results.json");
+    buffer_t out;
+    /* 4 latency, 2 throughput, errors, 2 CDFs; per level: client, overlap, TTFT and TPOT roles */
+    int charts = render(root, &out);
+    assert_int_equal(charts, 9 + 2 * 4);
+    assert_every_chart_marked(out.data, (size_t)charts);
+    char *errors = figure(out.data, "Errors by class");
+    assert_non_null(strstr(errors, ">http_5xx<")); /* the classes, not the total alone */
+    assert_null(strstr(errors, ">all classes<"));
+    free(errors);
+    const char *levels[] = {"c=1", "c=2"};
+    for (size_t i = 0; i < 2; i++) {
+        char title[128];
+        snprintf(title, sizeof title, "Client: in flight and requests/s (%s)", levels[i]);
+        char *client = figure(out.data, title);
+        assert_true(count(client, "class=\"mark\"") >= 2); /* in flight and req/s */
+        free(client);
+        snprintf(title, sizeof title, "Decode overlap (%s)", levels[i]);
+        char *overlap = figure(out.data, title);
+        assert_true(count(overlap, "class=\"mark\"") >= 1);
+        free(overlap);
+        snprintf(title, sizeof title, "TTFT p50 per role (%s)", levels[i]);
+        char *roles = figure(out.data, title);
+        assert_int_equal(count(roles, "class=\"mark\""), 3); /* planner, executor, aggregator */
+        assert_non_null(strstr(roles, "aggregator"));
+        free(roles);
+    }
+    buffer_clear(&out);
+    json_decref(root);
+}
+
 static void test_report_html_cdf_from_buckets_is_cumulative_percent(void **state) {
     json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 15,"
                               "\"buckets\": [[10, 1], [20, 3]]}}]}",
@@ -151,6 +185,7 @@ static void test_report_html_refuses_a_document_without_levels(void **state) {
 
 UNIT_MAIN(cmocka_unit_test(test_report_html_run_fixture_draws_every_chart_with_marks),
           cmocka_unit_test(test_report_html_sweep_fixture_one_point_per_level_and_percentile),
+          cmocka_unit_test(test_report_html_graph_sweep_charts_errors_series_overlap_and_roles),
           cmocka_unit_test(test_report_html_cdf_from_buckets_is_cumulative_percent),
           cmocka_unit_test(test_report_html_error_classes_as_percent_of_finished),
           cmocka_unit_test(test_report_html_escapes_text_from_the_results),
