@@ -67,6 +67,7 @@
 #define MAX_CHUNKS 384
 #define STREAMS_PER_WORKER 100 /* at a 10 ms ITL: 10,000 tokens/s */
 #define MAX_WORKERS 4096
+#define DRAIN_NS (30 * SEC) /* after the replay, for the controller to merge its backlog */
 
 typedef enum { FW_NEW, FW_WELCOMED, FW_ASSIGNED, FW_RUNNING, FW_DONE, FW_RELEASED } fw_state_t;
 
@@ -144,7 +145,8 @@ struct fanin {
     int status;        /* the controller's, once it exited */
     int64_t exited_ns; /* when it was seen gone (0: running) */
     int64_t deadline_ns;
-    long hwm_kb; /* the controller's peak RSS at the window's end */
+    int unfinished; /* workers not released when the bench gave up waiting (see on_watch) */
+    long hwm_kb;    /* the controller's peak RSS at the window's end */
 };
 
 /* ---- the controller process ---- */
@@ -666,8 +668,16 @@ static void on_watch(loop_t *loop, uint64_t id, void *arg) {
         b->exited_ns = now;
         b->status = status;
     }
-    /* Its last releases may still be on their way: give them 2 s. */
-    if (b->exited_ns && now - b->exited_ns > 2 * SEC && !b->failed) {
+    /* Its last releases may still be on their way: give them 2 s. A controller that gave up
+     * on workers (no heartbeat for 5 s: it fell that far behind) or has not merged everything
+     * DRAIN_NS after the replay ended is past its ceiling: measured, not a failure. */
+    bool gone = b->exited_ns && now - b->exited_ns > 2 * SEC;
+    if (b->win_closed && (gone || now > b->win_to + DRAIN_NS)) {
+        b->unfinished = b->n - b->released;
+        loop_stop(loop);
+        return;
+    }
+    if (gone && !b->failed) {
         snprintf(b->failure, sizeof b->failure,
                  "the controller exited (status %d) with %d of %d workers released",
                  WIFEXITED(b->status) ? WEXITSTATUS(b->status) : 128 + WTERMSIG(b->status),
@@ -692,7 +702,7 @@ static void on_watch(loop_t *loop, uint64_t id, void *arg) {
             loop_timer_at(loop, b->win_to, on_window, b);
         }
     }
-    if (b->failed || now > b->deadline_ns) {
+    if (b->failed || (!b->win_closed && now > b->deadline_ns)) {
         if (!b->failed) {
             snprintf(b->failure, sizeof b->failure,
                      "the run did not end within its deadline (%d of %d workers released)",
@@ -869,7 +879,7 @@ static int run_one(int workers, double rate, double duration_s, bool pin, figure
             goto done;
         }
     /* registration + probes + the run + the controller's drain, generously */
-    b.deadline_ns = loop_now_ns() + b.duration_ns + 120 * SEC;
+    b.deadline_ns = loop_now_ns() + b.duration_ns + 90 * SEC;
     loop_timer_at(b.loop, loop_now_ns() + 100 * MS, on_watch, &b);
     loop_run(b.loop);
     if (b.failed) {
@@ -891,6 +901,11 @@ reap:;
     /* The controller writes its results and exits once every worker is released. */
     int status = b.status;
     long hwm_kb = b.hwm_kb;
+    if (b.unfinished && !b.exited_ns) {
+        kill(pid, SIGKILL);
+        waitpid(pid, &status, 0);
+        b.exited_ns = 1;
+    }
     for (int i = 0; !b.exited_ns && i < 600; i++) {
         long kb = proc_rss_kb(pid, "VmHWM");
         if (kb > 0)
@@ -904,7 +919,7 @@ reap:;
         }
         usleep(50000);
     }
-    if (rc == 0 && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    if (rc == 0 && !b.unfinished && !(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
         fprintf(stderr, "bench_fanin: %d workers: the controller exited with status %d\n", workers,
                 WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status));
         tail_log(log);
@@ -915,7 +930,7 @@ reap:;
         char results[320];
         snprintf(results, sizeof results, "%s/results.json", out);
         json_error_t jerr;
-        json_t *root = json_load_file(results, 0, &jerr);
+        json_t *root = b.unfinished ? NULL : json_load_file(results, 0, &jerr);
         json_t *level = root ? json_array_get(json_object_get(root, "levels"), 0) : NULL;
         json_int_t ok = level ? json_integer_value(json_object_get(level, "requests_ok")) : -1;
         json_int_t tokens =
@@ -935,8 +950,8 @@ reap:;
         fig->ack_p99_ms = histogram_percentile(b.ack, 99) / 1e6;
         fig->main_wait = b.ctl_wait / win_s;
         fig->starved = fig->main_wait > 0.2;
-        fig->saturated =
-            fig->main_cores >= 0.9 || fig->merged_ratio < 0.95 || fig->ack_p99_ms > 1000;
+        fig->saturated = fig->main_cores >= 0.9 || fig->merged_ratio < 0.95 ||
+                         fig->ack_p99_ms > 1000 || b.unfinished;
         printf("RESULT name=fanin workers=%d rate_per_worker=%.0f window_s=%.1f "
                "offered_tok_s=%.0f merged_tok_s=%.0f merged_ratio=%.3f "
                "controller_cores=%.3f controller_main_cores=%.3f controller_main_wait=%.3f "
@@ -946,7 +961,7 @@ reap:;
                "unacked_max=%zu send_refused=%" PRIu64 " controller_rss_hwm_kb=%ld "
                "bench_cores=%.3f bench_main_wait=%.3f records=%" PRIu64 " tokens=%" PRIu64
                " merged_records=%lld "
-               "merged_tokens=%lld totals_exact=%s saturated=%s starved=%s load=%s\n",
+               "merged_tokens=%lld released=%d totals_exact=%s saturated=%s starved=%s load=%s\n",
                workers, rate, win_s, (double)b.win_tokens_sent / win_s,
                (double)b.win_tokens_acked / win_s, fig->merged_ratio, fig->ctl_cores,
                fig->main_cores, fig->main_wait, fig->cpu_s_per_mtok,
@@ -954,10 +969,18 @@ reap:;
                histogram_percentile(b.jitter, 50) / 1e6, histogram_percentile(b.jitter, 99) / 1e6,
                histogram_max(b.jitter) / 1e6, b.unacked_max, b.send_refused, hwm_kb,
                b.bench_cpu / win_s, b.bench_wait / win_s, b.records_sent, b.tokens_sent,
-               (long long)ok, (long long)tokens, exact ? "yes" : "no",
+               (long long)ok, (long long)tokens, b.released,
+               b.unfinished ? "unchecked"
+               : exact      ? "yes"
+                            : "no",
                fig->saturated ? "yes" : "no", fig->starved ? "yes" : "no", load);
         fflush(stdout);
-        if (!exact) {
+        if (b.unfinished)
+            printf("NOTE fanin %d workers: %d workers were not released %.0f s after the replay "
+                   "(the controller lost them, no heartbeat for 5 s, or had not merged their "
+                   "batches yet): past the ceiling\n",
+                   workers, b.unfinished, DRAIN_NS / 1e9);
+        else if (!exact) {
             fprintf(stderr,
                     "bench_fanin: %d workers: the controller merged %lld records / %lld tokens, "
                     "%" PRIu64 " / %" PRIu64 " were sent (%s)\n",
