@@ -130,7 +130,7 @@ struct fanin {
     /* the window */
     int64_t win_from, win_to;
     bool win_open, win_closed;
-    uint64_t tokens_sent, tokens_acked, records_sent;
+    uint64_t tokens_sent, tokens_acked, records_sent, bytes_sent, win_bytes0, win_bytes;
     uint64_t win_tokens_sent0, win_tokens_acked0, win_tokens_sent, win_tokens_acked;
     double ctl_cpu0, ctl_main0, bench_cpu0, ctl_cpu, ctl_main, bench_cpu;
     double ctl_run0, ctl_wait0, ctl_wait, bench_run0, bench_wait0, bench_wait;
@@ -319,7 +319,10 @@ static void send_done(fw_t *w) {
 
 static int send_batch(void *arg, const uint8_t *data, size_t len) {
     fw_t *w = arg;
-    return zmq_send(w->data, data, len, ZMQ_DONTWAIT) < 0 ? -1 : 0;
+    if (zmq_send(w->data, data, len, ZMQ_DONTWAIT) < 0)
+        return -1;
+    w->b->bytes_sent += len;
+    return 0;
 }
 
 /* Hands sealed batches to ZeroMQ and stamps each one's send instant. */
@@ -731,6 +734,7 @@ static void on_window(loop_t *loop, uint64_t id, void *arg) {
         b->bench_cpu0 = self_cpu_s();
         b->win_tokens_sent0 = b->tokens_sent;
         b->win_tokens_acked0 = b->tokens_acked;
+        b->win_bytes0 = b->bytes_sent;
         b->win_wall0 = now;
     } else if (!b->win_closed) {
         b->win_closed = true;
@@ -741,6 +745,7 @@ static void on_window(loop_t *loop, uint64_t id, void *arg) {
         b->bench_wait = bwait - b->bench_wait0;
         b->win_tokens_sent = b->tokens_sent - b->win_tokens_sent0;
         b->win_tokens_acked = b->tokens_acked - b->win_tokens_acked0;
+        b->win_bytes = b->bytes_sent - b->win_bytes0;
         b->win_wall = now - b->win_wall0;
         b->hwm_kb = proc_rss_kb(b->controller, "VmHWM");
     }
@@ -954,7 +959,8 @@ reap:;
                          fig->ack_p99_ms > 1000 || b.unfinished;
         printf("RESULT name=fanin workers=%d rate_per_worker=%.0f window_s=%.1f "
                "offered_tok_s=%.0f merged_tok_s=%.0f merged_ratio=%.3f "
-               "controller_cores=%.3f controller_main_cores=%.3f controller_main_wait=%.3f "
+               "wire_mb_s=%.1f controller_cores=%.3f controller_main_cores=%.3f "
+               "controller_other_cores=%.3f controller_main_wait=%.3f "
                "cpu_s_per_mtok=%.3f "
                "ack_p50_ms=%.3f ack_p99_ms=%.3f ack_max_ms=%.3f "
                "hb_jitter_p50_ms=%.3f hb_jitter_p99_ms=%.3f hb_jitter_max_ms=%.3f "
@@ -963,8 +969,9 @@ reap:;
                " merged_records=%lld "
                "merged_tokens=%lld released=%d totals_exact=%s saturated=%s starved=%s load=%s\n",
                workers, rate, win_s, (double)b.win_tokens_sent / win_s,
-               (double)b.win_tokens_acked / win_s, fig->merged_ratio, fig->ctl_cores,
-               fig->main_cores, fig->main_wait, fig->cpu_s_per_mtok,
+               (double)b.win_tokens_acked / win_s, fig->merged_ratio,
+               (double)b.win_bytes / win_s / 1e6, fig->ctl_cores, fig->main_cores,
+               fig->ctl_cores - fig->main_cores, fig->main_wait, fig->cpu_s_per_mtok,
                histogram_percentile(b.ack, 50) / 1e6, fig->ack_p99_ms, histogram_max(b.ack) / 1e6,
                histogram_percentile(b.jitter, 50) / 1e6, histogram_percentile(b.jitter, 99) / 1e6,
                histogram_max(b.jitter) / 1e6, b.unacked_max, b.send_refused, hwm_kb,
@@ -1056,9 +1063,10 @@ int main(int argc, char **argv) {
     rlimit_raise_nofile();
     if (pin)
         bench_cpu_pin(0, 0);
-    printf("# %s controller (pinned to CPU 1: %s) against fake workers in this process (CPU 0);"
-           " each replays %.0f tokens/s (%d streams at a ~10 ms ITL, 128-384 tokens a request)\n",
-           stampede_bin(), pin ? "yes" : "no", rate, STREAMS_PER_WORKER);
+    printf("# %s controller%s against fake workers in this process%s; each replays %.0f tokens/s "
+           "(%d streams at a ~10 ms ITL, 128-384 tokens a request)\n",
+           stampede_bin(), pin ? " (pinned to CPU 1)" : "", pin ? " (CPU 0)" : "", rate,
+           STREAMS_PER_WORKER);
     figures_t figs[32];
     int n = 0, failed = 0;
     char *copy = strdup(list);
