@@ -15,13 +15,15 @@
  * Measured over the steady window (from the first records + 1 s to the end of the replay), per
  * worker count:
  *   - the controller's CPU (all its threads, and its main thread alone) from /proc/PID/stat and
- *     /proc/PID/task/PID/stat, as cores and as CPU seconds per million tokens merged;
+ *     /proc/PID/task/PID/stat, as cores and as CPU seconds per million tokens merged, and how
+ *     long its main thread waited for a CPU (schedstat: the machine's other load);
  *   - ack latency: a batch handed to ZeroMQ -> the Ack that covers it read here (p50/p99/max);
  *   - heartbeat jitter: |inter-arrival of the controller's heartbeats at one worker - 1 s|;
  *   - merged/offered: tokens acknowledged over tokens sent in the window, and the largest number
  *     of unacknowledged batches one worker held.
  * The controller saturates when its main thread is busy >= 90 % of the window or acks fall
- * behind (merged < 95 % of offered, or ack p99 above 1 s); the first worker count where that
+ * behind (merged < 95 % of offered, ack p99 above 1 s, or workers still unreleased 30 s after
+ * the replay: dropped for silence, or a backlog not merged); the first worker count where that
  * happens is printed as the ceiling, with the token rate one core merges (1e6 / CPU s per Mtok).
  * At the end the controller's results.json must count exactly the records sent.
  *
