@@ -401,10 +401,10 @@ static void replay(fw_t *w, int64_t now) {
         rec.phase_ns[RECORD_PHASE_RECEIVING] = t->end_rel - t->rel[0];
         rec.connection_reused = true;
         rec.session_end = true;
-        w->open_tokens += t->n;
         int rc = events_add(w->ev, &rec);
         if (rc < 0)
             continue; /* dropped, counted by events_dropped and reported in Done */
+        w->open_tokens += t->n;
         w->requests++;
         b->records_sent++;
         b->tokens_sent += t->n;
