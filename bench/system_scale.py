@@ -19,7 +19,10 @@ and peak RSS, each worker's peak RSS (VmHWM, sampled every 0.2 s) and idle RSS (
 the start), worker CPU per token; then a sizing NOTE: memory per stream from the two cases (the
 slope between 40 and 250 streams per worker) and "N streams per pod needs X MiB / Y CPU".
 
-    python3 bench/system_scale.py [c160|c2000]...    (STAMPEDE_BIN = the binary)"""
+    python3 bench/system_scale.py [c160|c2000|c2000long]...    (STAMPEDE_BIN = the binary)
+
+c2000long (not run by default) is c2000 with 4,096-token prompts: the memory a prompt adds to a
+stream (its request body, held while the request is in flight)."""
 
 import os
 import re
@@ -34,10 +37,14 @@ import system_common as sc
 MOCK_ARGS = ["--ttft-ms", "50", "--itl-ms", "40"]
 OUTPUT_TOKENS = 128
 TOKENS_PER_STREAM_S = 1000 / 40  # the mock's ITL
+# name: (concurrency, workers, requests, prompt tokens); c2000long is not in the default list:
+# the same fleet with 4,096-token prompts, to show what a prompt adds to a stream's memory.
 CASES = {
-    "c160": (160, 4, 480),
-    "c2000": (2000, 8, 6000),
+    "c160": (160, 4, 480, 32),
+    "c2000": (2000, 8, 6000, 32),
+    "c2000long": (2000, 8, 6000, 4096),
 }
+DEFAULT = ["c160", "c2000"]
 POLL_S = 0.2
 
 
@@ -58,7 +65,7 @@ def free_port_pair():
     raise sc.BenchError("no free pair of loopback ports")
 
 
-def write_workload(path, url, concurrency, requests):
+def write_workload(path, url, concurrency, requests, prompt_tokens):
     with open(path, "w") as f:
         f.write(f"""# bench/system_scale.py: concurrency {concurrency}, {requests} requests
 seed: 7
@@ -70,7 +77,7 @@ target:
   endpoints: [{url}]
 workload:
   kind: requests
-  input_tokens: 32
+  input_tokens: {prompt_tokens}
   output_tokens: {OUTPUT_TOKENS}
 scheduler:
   kind: concurrent
@@ -135,7 +142,7 @@ class Proc:
             return f.read().decode("utf-8", "replace")
 
 
-def run_case(binary, name, concurrency, workers, requests):
+def run_case(binary, name, concurrency, workers, requests, prompt_tokens):
     wd = sc.work_dir(f"scale-{name}")
     keys = os.path.join(wd, "keys")
     authorized = os.path.join(wd, "authorized")
@@ -148,7 +155,7 @@ def run_case(binary, name, concurrency, workers, requests):
     procs = []
     try:
         workload = os.path.join(wd, "workload.yaml")
-        write_workload(workload, mock.url, concurrency, requests)
+        write_workload(workload, mock.url, concurrency, requests, prompt_tokens)
         port = free_port_pair()
         out = os.path.join(wd, "out")
         load0 = os.getloadavg()
@@ -228,6 +235,7 @@ def run_case(binary, name, concurrency, workers, requests):
         ("concurrency", concurrency),
         ("workers", workers),
         ("streams_per_worker", streams),
+        ("prompt_tokens", prompt_tokens),
         ("requests", requests),
         ("per_worker", ",".join(str(c) for c in counts)),
         ("worker_sum", sum(counts)),
@@ -266,12 +274,16 @@ def run_case(binary, name, concurrency, workers, requests):
 def main():
     binary = sc.stampede_bin()
     sc.raise_nofile(20000)
-    names = sys.argv[1:] or list(CASES)
+    names = sys.argv[1:] or DEFAULT
     got = {}
     for name in names:
         if name not in CASES:
             raise sc.BenchError(f"unknown case '{name}' ({', '.join(CASES)})")
         got[name] = run_case(binary, name, *CASES[name])
+    if "c2000long" in got and "c2000" in got:
+        extra = (got["c2000long"]["rss_kb"] - got["c2000"]["rss_kb"]) / got["c2000"]["streams"]
+        print(f"NOTE scale: 4,096-token prompts add {extra:.1f} KiB per stream to a worker's peak "
+              f"RSS (over 32-token prompts)", flush=True)
     if "c160" in got and "c2000" in got:
         a, b = got["c160"], got["c2000"]
         per_stream_kb = (b["rss_kb"] - a["rss_kb"]) / (b["streams"] - a["streams"])
