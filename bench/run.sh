@@ -31,6 +31,7 @@ run body "$BUILD/bench_body"
 run mock "$BUILD/bench_mock"
 run engine "$BUILD/bench_engine"
 run callgrind bash bench/callgrind_engine.sh
+run fanin "$BUILD/bench_fanin"
 [ -f bench/run_system.sh ] && run system bash bench/run_system.sh
 
 # The engine's RESULT lines as one table, then its RATIO and NOTE lines: absolute figures move

@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Whole-system benchmarks of `stampede run` (controller + forked workers) against `stampede mock`:
 # rate mode at 1,000 and 5,000 req/s, the controller's merge rate and CPU share with 4 workers,
-# and 10,000 concurrent streams in one worker. Each prints `RESULT name=... key=value ...` lines;
+# 10,000 concurrent streams in one worker, and the scale cases of the Kubernetes layout
+# (system_scale.py: a separate controller and N `stampede worker` processes, CURVE on). Each prints `RESULT name=... key=value ...` lines;
 # none passes or fails on a figure, a benchmark fails only when it could not run.
-#   STAMPEDE_BIN=build/stampede bash bench/run_system.sh [rate|controller|streams]...
+#   STAMPEDE_BIN=build/stampede bash bench/run_system.sh [rate|controller|streams|scale]...
 # SYSBENCH_DIR=DIR keeps every run's outputs and logs under DIR (default: the system temp dir).
 set -uo pipefail
 export PYTHONDONTWRITEBYTECODE=1
@@ -34,14 +35,15 @@ bench() {
 }
 
 selected=("$@")
-[ ${#selected[@]} -eq 0 ] && selected=(rate controller streams)
+[ ${#selected[@]} -eq 0 ] && selected=(rate controller streams scale)
 for name in "${selected[@]}"; do
     case $name in
     rate) bench rate 180 bench/system_rate.py 1000 5000 ;;
     controller) bench controller 120 bench/system_controller.py 4 ;;
     streams) bench streams 150 bench/system_streams.py 10000 ;;
+    scale) bench scale 600 bench/system_scale.py c160 c2000 ;;
     *)
-        echo "run_system: unknown benchmark '$name' (rate, controller, streams)" >&2
+        echo "run_system: unknown benchmark '$name' (rate, controller, streams, scale)" >&2
         failed=1
         ;;
     esac
