@@ -21,6 +21,7 @@
 #include "results.h"
 #include "sweep.h"
 #include "sweep_run.h"
+#include "units.h"
 
 #define DATA_BURST 32 /* data messages per iteration before control is looked at again */
 
@@ -118,6 +119,7 @@ static void step_register(controller_t *self, int64_t now) {
 
 static void step_run(controller_t *self, int64_t now) {
     measurement_t *run = self->run;
+    collect_grace_step(self, now);
     bool all = true;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
@@ -183,16 +185,31 @@ static void handle_signal(controller_t *self, int count) {
     }
     if (count == 1 && !run->stopping) {
         console_say(self,
-                    "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
+                    "interrupted: stopping the workers and draining for up to %.1f s (Ctrl-C "
+                    "again to quit now)",
+                    self->options.grace_ns / 1e9);
         merge_mark_partial(run->merge, "interrupted");
         if (self->sweep)
             sweep_run_stopped(self->sweep, loop_now_ns());
-        collect_stop(self, "interrupted at the controller");
+        collect_stop_grace(self, "interrupted at the controller", self->options.grace_ns);
     } else {
-        console_say(self, "interrupted again: writing what arrived");
-        for (size_t i = 0; i < self->n_workers; i++)
-            if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
-                self->workers[i].state = REGISTRY_LOST;
+        /* Every worker still in the run is told to abandon it, so none waits for a controller
+         * that is gone (a --once worker exits at once). */
+        uint32_t told = 0;
+        for (size_t i = 0; i < self->n_workers; i++) {
+            registry_worker_t *w = &self->workers[i];
+            if (!registry_in_run(w) || registry_finished(w))
+                continue;
+            controller_send_stop(self, w, "the controller was interrupted twice", true, true);
+            w->state = REGISTRY_LOST;
+            told++;
+        }
+        if (told)
+            merge_mark_partial(run->merge, "interrupted twice: the workers abandoned the run");
+        console_say(self,
+                    "interrupted again: %u worker%s told to abandon the run; writing what "
+                    "arrived",
+                    told, told == 1 ? "" : "s");
         run->phase = PHASE_OVER;
     }
 }
@@ -302,6 +319,14 @@ controller_t *controller_new(const controller_options_t *options) {
         self->options.register_timeout_ns = 60000000000LL;
     if (!self->options.expect_workers)
         self->options.expect_workers = 1;
+    self->options.grace_ns = CONTROLLER_DEFAULT_GRACE_NS;
+    if (options->grace && units_parse_duration(options->grace, &self->options.grace_ns) != 0) {
+        fprintf(stderr,
+                "%s: --grace wants a duration such as 10s or 500ms (0: no grace), got '%s'\n",
+                self->name, options->grace);
+        free(self);
+        return NULL;
+    }
     /* Every file is checked before the first run: a mistake in the last one costs no run. */
     for (size_t i = 0; i < n_runs(self); i++)
         if (measurement_check(&self->options, self->name, config_at(self, i)) != 0) {

@@ -37,9 +37,10 @@ typedef struct measurement {
     uint64_t *window_starts; /* by worker index: sessions it started inside the measured window */
 
     controller_phase_t phase;
-    int64_t deadline_ns; /* of the current phase (registration, probes, Ready, the drain) */
-    bool stopping;       /* Stop sent to the run's workers (interrupt, a local child died) */
-    int64_t start_ns;    /* the start instant on the controller's clock (loop_now_ns) */
+    int64_t deadline_ns;  /* of the current phase (registration, probes, Ready, the drain) */
+    bool stopping;        /* Stop sent to the run's workers (interrupt, a local child died) */
+    int64_t cancel_at_ns; /* an interrupt's drain: when what is in flight is cancelled (0: not) */
+    int64_t start_ns;     /* the start instant on the controller's clock (loop_now_ns) */
     int64_t start_unix_ns;
     int64_t next_live_ns;
     char abort_reason[1024]; /* why the run ended before it started, or aborted; first wins */
