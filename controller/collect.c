@@ -5,6 +5,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "journal.h"
 #include "loop.h"
 #include "results.h"
 
@@ -117,9 +118,13 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         !registry_finished(w)) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
-        if (collect_batch(w, self->run->ingest, env->batch, results_record, self) ==
-            COLLECT_REFUSED)
+        collect_batch_outcome_t outcome =
+            collect_batch(w, self->run->ingest, env->batch, results_record, self);
+        if (outcome == COLLECT_REFUSED)
             refuse_batch(self, w, env->batch->seq);
+        /* Write-ahead: what is acknowledged is in the journal first (the worker frees it). */
+        if (outcome == COLLECT_MERGED || outcome == COLLECT_REFUSED)
+            journal_batch(self, data, len);
         send_ack(self, w);
         check_complete(self, w);
     }
@@ -153,6 +158,7 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
     w->done_records = done->records;
     w->done_dropped = done->dropped;
     collect_stats(w, done->stats);
+    journal_done(self, w);
     if (w->state == REGISTRY_LOST)
         w->state = REGISTRY_RUNNING;
     check_complete(self, w);

@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
+#include "journal.h"
 #include "launch.h"
 #include "live_metrics.h"
 #include "loop.h"
@@ -60,6 +62,35 @@ int controller_send_stop(controller_t *self, registry_worker_t *w, const char *r
     return controller_send(self, w, &env);
 }
 
+/* A worker leaving in order (SIGTERM on it): said, not counted as a loss. One that leaves a run
+ * still going takes its share of the load with it, and one whose last batches were not
+ * acknowledged has spooled them: the results say both. */
+static void handle_goodbye(controller_t *self, registry_worker_t *w, const Stampede__Envelope *env,
+                           bool this_run) {
+    const Stampede__Goodbye *bye = env->goodbye;
+    measurement_t *run = self->run;
+    char msg[1200];
+    int n = snprintf(msg, sizeof msg, "worker %s left: %s", w->name,
+                     bye->reason && *bye->reason ? bye->reason : "goodbye");
+    if (!this_run || run->phase != PHASE_RUN) {
+        console_say(self, "%s", msg);
+        if (!registry_in_run(w))
+            w->last_rx_ns = 0; /* forgotten at the next check, not waited for */
+        return;
+    }
+    bool was_finished = registry_finished(w);
+    if (w->acked_seq < bye->last_seq && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n,
+                 "; batches %" PRIu64 "-%" PRIu64 " not acknowledged%s%s", w->acked_seq + 1,
+                 bye->last_seq, bye->spool && *bye->spool ? ", spooled to " : "",
+                 bye->spool && *bye->spool ? bye->spool : "");
+    console_say(self, "%s", msg);
+    if (w->acked_seq < bye->last_seq || (!was_finished && !run->stopping))
+        merge_mark_partial(run->merge, msg);
+    if (!was_finished)
+        w->state = REGISTRY_COMPLETE; /* gone in order: nothing more to wait for, not lost */
+}
+
 /* A message from the control socket (a transport_message_fn), handed to the step it belongs to. */
 static void handle_control(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data,
                            size_t len, int64_t rx_ns) {
@@ -98,6 +129,9 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
     case STAMPEDE__ENVELOPE__BODY_DONE:
         if (this_run && (self->run->phase == PHASE_RUN || w->state == REGISTRY_COMPLETE))
             collect_done(self, w, env->done);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_GOODBYE:
+        handle_goodbye(self, w, env, this_run);
         break;
     default:
         break;
@@ -366,8 +400,12 @@ static int run_prepared(controller_t *self, measurement_t *run, bool *started) {
     run_loop(self);
     deliver_releases(self);
     *started = run->start_ns != 0;
-    if (!run->abort_reason[0])
-        return results_finish(self, signals_seen != 0);
+    if (!run->abort_reason[0]) {
+        int rc = results_finish(self, signals_seen != 0);
+        journal_close(self);
+        return rc;
+    }
+    journal_close(self);
     console_say(self, "cannot run: %s", run->abort_reason);
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]))

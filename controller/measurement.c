@@ -8,6 +8,7 @@
 
 #include "loop.h"
 #include "results.h"
+#include "spool.h"
 
 /* Loads path into *cfg with the --target URLs of o applied. 0 ok, -1 after printing why. */
 static int load_config(const controller_options_t *o, const char *name, const char *path,
@@ -127,6 +128,7 @@ void measurement_destroy(measurement_t **self_p) {
     if (!self)
         return;
     report_trace_close(&self->trace_out);
+    spool_writer_close(&self->journal);
     telemetry_destroy(&self->telemetry);
     merge_destroy(&self->merge);
     ingest_destroy(&self->ingest);

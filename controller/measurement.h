@@ -61,6 +61,11 @@ typedef struct measurement {
     telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
     slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
     client_series_t *client_series; /* the live line's per-second samples (results.json) */
+    struct spool_writer *journal;   /* OUT/journal.spool (controller/journal.h); NULL: none */
+    uint64_t journal_batches;
+    int64_t journal_ns;      /* spent appending and flushing batches */
+    const char *stop_reason; /* what ended the run when neither a limit nor an interrupt did
+                                (`stampede merge`: the controller was lost); NULL otherwise */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when

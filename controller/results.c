@@ -507,7 +507,9 @@ int results_finish(controller_t *self, bool interrupted) {
         .start_unix_ns = run->start_unix_ns,
         /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
          */
-        .stop_reason = interrupted ? "interrupted" : limit_reached(self),
+        .stop_reason = run->stop_reason ? run->stop_reason
+                       : interrupted    ? "interrupted"
+                                        : limit_reached(self),
         .config_file = run->config_path,
         .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,
