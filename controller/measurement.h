@@ -78,6 +78,11 @@ int measurement_check(const controller_options_t *options, const char *name,
  * caller destroys it; config_path must outlive it. */
 measurement_t *measurement_new(const controller_options_t *options, const char *name,
                                const char *config_path, size_t number, size_t n_runs);
+/* A run rebuilt from its redacted config (yaml; source names where it came from, and must outlive
+ * the run) for `stampede merge`: results go to out_dir; the run id is run_id; in PHASE_RUN, the
+ * start and workers left to the caller. NULL after printing why. */
+measurement_t *measurement_restore(const char *name, const char *source, const char *yaml,
+                                   const char *out_dir, uint64_t run_id);
 /* Closes the trace, frees the merge, ingest, config and buffers, then the run; sets *self_p to
  * NULL. NULL-safe. */
 void measurement_destroy(measurement_t **self_p);

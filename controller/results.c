@@ -491,7 +491,8 @@ int results_finish(controller_t *self, bool interrupted) {
     bool have_server = telemetry_run_close(self, &server) == 0;
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
-    bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
+    bool duration_ran_out =
+        !interrupted && !run->stop_reason && strcmp(limit_reached(self), "duration reached") == 0;
     merge_close_run_window(run->merge, duration_ran_out);
     size_t n_clocks;
     report_worker_clock_t *clocks = worker_clocks(self, &n_clocks);
