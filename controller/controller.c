@@ -65,14 +65,15 @@ int controller_send_stop(controller_t *self, registry_worker_t *w, const char *r
 /* A worker leaving in order (SIGTERM on it): said, not counted as a loss. One that leaves a run
  * still going takes its share of the load with it, and one whose last batches were not
  * acknowledged has spooled them: the results say both. */
-static void handle_goodbye(controller_t *self, registry_worker_t *w, const Stampede__Envelope *env,
-                           bool this_run) {
+static void handle_goodbye(controller_t *self, registry_worker_t *w,
+                           const Stampede__Envelope *env) {
     const Stampede__Goodbye *bye = env->goodbye;
     measurement_t *run = self->run;
     char msg[1200];
     int n = snprintf(msg, sizeof msg, "worker %s left: %s", w->name,
                      bye->reason && *bye->reason ? bye->reason : "goodbye");
-    if (!this_run || run->phase != PHASE_RUN) {
+    /* A worker released by the run says goodbye outside it (run id 0): it is still the run's. */
+    if (!registry_in_run(w) || run->phase != PHASE_RUN) {
         console_say(self, "%s", msg);
         if (!registry_in_run(w))
             w->last_rx_ns = 0; /* forgotten at the next check, not waited for */
@@ -85,7 +86,8 @@ static void handle_goodbye(controller_t *self, registry_worker_t *w, const Stamp
                  bye->last_seq, bye->spool && *bye->spool ? ", spooled to " : "",
                  bye->spool && *bye->spool ? bye->spool : "");
     console_say(self, "%s", msg);
-    if (w->acked_seq < bye->last_seq || (!was_finished && !run->stopping))
+    /* Leaving a run still going takes the worker's share of the load with it. */
+    if (w->acked_seq < bye->last_seq || !run->stopping)
         merge_mark_partial(run->merge, msg);
     if (!was_finished)
         w->state = REGISTRY_COMPLETE; /* gone in order: nothing more to wait for, not lost */
@@ -131,7 +133,7 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
             collect_done(self, w, env->done);
         break;
     case STAMPEDE__ENVELOPE__BODY_GOODBYE:
-        handle_goodbye(self, w, env, this_run);
+        handle_goodbye(self, w, env);
         break;
     default:
         break;
