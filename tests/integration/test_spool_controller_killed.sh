@@ -4,7 +4,8 @@
 # request, concurrency 9, so requests are in flight at the kill). Asserted:
 #  - the controller kept a journal (OUT/journal.spool) of every batch it acknowledged;
 #  - each worker notices the loss, stops its load, and spools what was not acknowledged (at least
-#    the requests the stop cancelled) to its --spool directory, 0640;
+#    the requests the stop cancelled) to its --spool directory, 0640, without the secret header
+#    value of the workload (nor does the journal hold it);
 #  - SIGTERM on each worker then: it cannot reach the controller, so it leaves at once, exits 0 and
 #    prints its own count of completed requests;
 #  - `stampede merge SPOOLS --into OUT` writes results.json (partial, stop_reason says the
@@ -17,7 +18,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10
 write_workload "$WORK/k.yaml" seed=3 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=100 \
-    concurrency=9 duration=60s
+    concurrency=9 duration=60s headers="{Authorization: 'Bearer sk-spool-secret-4242'}"
 mkdir -p "$WORK/spool"
 start_controller "$WORK/ctl.err" "$WORK/k.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --register-timeout 20
@@ -54,8 +55,9 @@ done
 ls "$WORK"/spool/*.tmp 2>/dev/null && fail "a spool was left half-written"
 SPOOLS=("$WORK"/spool/stampede-*.spool)
 assert_equal "spool files" "${#SPOOLS[@]}" 3
-for f in "${SPOOLS[@]}"; do
+for f in "${SPOOLS[@]}" "$WORK/out/journal.spool"; do
     assert_equal "mode of $f" "$(stat -c %a "$f")" 640
+    grep -aq "sk-spool-secret-4242" "$f" && fail "$f holds the secret header value"
 done
 
 "$STAMPEDE" merge "${SPOOLS[@]}" --into "$WORK/out" >"$WORK/merge.out" 2>"$WORK/merge.err" ||
