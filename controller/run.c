@@ -174,13 +174,11 @@ static int start_workers(run_state_t *st, const char *endpoint, unsigned n, int 
     for (unsigned i = 0; i < n; i++) {
         char id[32];
         snprintf(id, sizeof id, "local-%u", i);
-        char *argv[] = {"stampede",
-                        "worker",
-                        "--connect",
-                        (char *)endpoint,
-                        "--id",
-                        id,
-                        st->once ? "--once" : NULL,
+        char *argv[] = {"stampede",  "worker",
+                        "--connect", (char *)endpoint,
+                        "--id",      id,
+                        "--spool", /* beside the results, for stampede merge */
+                        st->out_dir, st->once ? "--once" : NULL,
                         NULL};
         pid_t pid = spawn(argv, log_fd, log_fd);
         if (pid < 0 || !add_child(st, pid, (int)i)) {
