@@ -13,7 +13,7 @@
 #    total, the requests the workers say they completed;
 #  - a spool given twice (a copy: every batch a resend) changes nothing: duplicates counted once;
 #  - a spool with one byte flipped, and one cut short, are refused (exit 1) naming the file and
-#    the offset, and write nothing.
+#    the offset, and write nothing; a journal cut short is read up to its last whole frame.
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10
@@ -100,4 +100,16 @@ rc=0
 assert_equal "merge of a truncated spool" "$rc" 1
 grep -Eq "short.spool: offset [0-9]+: truncated" "$WORK/merge4.err" || fail "no clear error: $(cat "$WORK/merge4.err")"
 [ -e "$WORK/out3/results.json" ] && fail "a refused merge wrote results"
+
+# A journal whose last frame was cut short (the controller died writing it) is read up to it;
+# the batch it held is then in no file here (the spools were written after it was acknowledged),
+# and merge names it instead of failing.
+mkdir -p "$WORK/out5"
+jsize=$(stat -c %s "$WORK/out/journal.spool")
+head -c $((jsize - 3)) "$WORK/out/journal.spool" >"$WORK/out5/journal.spool"
+"$STAMPEDE" merge "${SPOOLS[@]}" --into "$WORK/out5" >/dev/null 2>"$WORK/merge5.err" ||
+    fail "merge over a cut-short journal failed: $(cat "$WORK/merge5.err")"
+grep -Eq "journal.spool: offset [0-9]+: truncated: .*\(read up to it; the controller died writing it\)" "$WORK/merge5.err" ||
+    fail "the cut-short journal was not said: $(cat "$WORK/merge5.err")"
+assert_equal "partial with a cut-short journal" "$(json_value "$WORK/out5/results.json" 'r["partial"]')" True
 echo "ok: $total requests completed by the workers (a $count_a, b $count_b, c $count_c) = journal + spools merged; a duplicated spool counted once; corrupt and truncated spools refused"
