@@ -20,7 +20,7 @@
 /* One input file and what its frames said. */
 typedef struct merge_input {
     const char *path;
-    bool journal;       /* written by the controller */
+    bool journal; /* written by the controller */
     char *config_yaml;
     uint64_t batches;
 } merge_input_t;
