@@ -241,13 +241,21 @@ static int merge_batch(merge_state_t *st, const merge_input_t *in, const uint8_t
     return 0;
 }
 
-/* Retries the batches kept for later until none can go. */
+/* Retries the batches kept for later until none can go; drops those another file supplied. */
 static int merge_pending(merge_state_t *st) {
     for (bool progress = true; progress;) {
         progress = false;
         for (size_t i = 0; i < st->n_pending; i++) {
             pending_t *p = &st->pending[i];
-            if (p->seq != st->ctl.workers[p->worker].acked_seq + 1)
+            uint64_t acked = st->ctl.workers[p->worker].acked_seq;
+            if (p->seq <= acked) { /* another file had it: a resend */
+                st->workers[p->worker].duplicates++;
+                free(p->data);
+                *p = st->pending[--st->n_pending];
+                i--;
+                continue;
+            }
+            if (p->seq != acked + 1)
                 continue;
             merge_input_t from = {.path = "(a batch kept for later)", .journal = p->journal};
             int rc = merge_batch(st, &from, p->data, p->len, 0);

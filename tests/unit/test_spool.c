@@ -162,13 +162,20 @@ static void test_spool_foreign_file_is_refused(void **state) {
     tmp_remove(&t);
 }
 
-/* A worker's spool of run_id with 5 batches of 2 records, the first `acked` acknowledged. */
-static void write_worker_spool(const char *path, uint64_t run_id, uint64_t acked) {
+/* A run's config as the workers get it (redacted): enough for merge to rebuild the run. */
+#define SPOOL_TEST_CONFIG                                                                          \
+    "target:\n  endpoints: [\"http://127.0.0.1:9\"]\nworkload:\n  kind: requests\n"                \
+    "  input_tokens: 8\n  output_tokens: 8\nscheduler:\n  kind: concurrent\n  concurrency: 1\n"    \
+    "limits:\n  max_requests: 10\n"
+
+/* A worker's spool of run_id: `records` records in batches of 2, the first `acked` batches
+ * acknowledged (not in the spool). */
+static void write_spool_of(const char *path, uint64_t run_id, int records, uint64_t acked) {
     events_options_t opt = {.batch_records = 2, .proto_version = PROTOCOL_VERSION};
     events_t *ev = events_new(&opt);
     assert_non_null(ev);
     events_begin_run(ev, run_id, 0);
-    for (int i = 0; i < 10; i++) {
+    for (int i = 0; i < records; i++) {
         request_record_t rec = {.session = (uint64_t)i,
                                 .request_id = (uint64_t)i,
                                 .send_ns = 1000000000LL + i,
@@ -177,14 +184,49 @@ static void write_worker_spool(const char *path, uint64_t run_id, uint64_t acked
     }
     events_ack(ev, acked);
     spool_file_run_t run = {.run_id = run_id,
-                            .config_yaml = "seed: 1\n",
+                            .config_yaml = SPOOL_TEST_CONFIG,
                             .name = "w/0",
                             .count = 1,
-                            .requests_done = 10,
+                            .start_ns = 1000000000LL,
+                            .requests_done = (uint64_t)records,
                             .done = true};
     char err[512];
     assert_int_equal(spool_file_write(path, &run, ev, err, sizeof err), 0);
     events_destroy(&ev);
+}
+
+static void write_worker_spool(const char *path, uint64_t run_id, uint64_t acked) {
+    write_spool_of(path, run_id, 10, acked);
+}
+
+/* Runs `stampede merge` with argv, its stderr into path (its stdout, the table, dropped); its
+ * exit status. */
+static int merge_logged(int argc, char **argv, const char *path) {
+    fflush(stderr);
+    fflush(stdout);
+    int saved = dup(STDERR_FILENO), saved_out = dup(STDOUT_FILENO);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    int null = open("/dev/null", O_WRONLY);
+    dup2(fd, STDERR_FILENO);
+    dup2(null, STDOUT_FILENO);
+    close(fd);
+    close(null);
+    int rc = spool_merge_main(argc, argv);
+    fflush(stderr);
+    fflush(stdout);
+    dup2(saved, STDERR_FILENO);
+    dup2(saved_out, STDOUT_FILENO);
+    close(saved);
+    close(saved_out);
+    return rc;
+}
+
+static void read_text(const char *path, char *text, size_t len) {
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    size_t got = fread(text, 1, len - 1, f);
+    text[got] = '\0';
+    fclose(f);
 }
 
 static void test_spool_worker_spool_holds_the_unacknowledged_batches(void **state) {
@@ -242,22 +284,10 @@ static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
     snprintf(log, sizeof log, "%s/err", t.dir);
     write_worker_spool(a, 0x1111, 0);
     write_worker_spool(b, 0x2222, 0);
-    fflush(stderr);
-    int saved = dup(STDERR_FILENO);
-    int fd = open(log, O_WRONLY | O_CREAT | O_TRUNC, 0600);
-    dup2(fd, STDERR_FILENO);
-    close(fd);
     char *argv[] = {"merge", a, b, "--into", into, NULL};
-    int rc = spool_merge_main(5, argv);
-    fflush(stderr);
-    dup2(saved, STDERR_FILENO);
-    close(saved);
-    assert_int_equal(rc, 1);
-    char text[1024] = "";
-    FILE *f = fopen(log, "r");
-    size_t got = fread(text, 1, sizeof text - 1, f);
-    text[got] = '\0';
-    fclose(f);
+    assert_int_equal(merge_logged(5, argv, log), 1);
+    char text[1024];
+    read_text(log, text, sizeof text);
     char want[512];
     snprintf(want, sizeof want,
              "merge: %s is of run 0000000000002222, %s of run 0000000000001111: spools of "
@@ -268,9 +298,41 @@ static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
     tmp_remove(&t);
 }
 
+/* Batches 3-5 in the first spool, 1-3 in the second: 3-5 wait until 1-2 are in, batch 3 counts
+ * once, and the results hold the worker's 10 requests. */
+static void test_spool_merge_orders_and_counts_resends_once(void **state) {
+    (void)state;
+    tmp_t t;
+    tmp_make(&t);
+    char late[200], early[200], into[200], log[200], results[256];
+    snprintf(late, sizeof late, "%s/late.spool", t.dir);
+    snprintf(early, sizeof early, "%s/early.spool", t.dir);
+    snprintf(into, sizeof into, "%s/out", t.dir);
+    snprintf(log, sizeof log, "%s/err", t.dir);
+    snprintf(results, sizeof results, "%s/results.json", into);
+    write_spool_of(late, 0x77, 10, 2);
+    write_spool_of(early, 0x77, 6, 0);
+    char *argv[] = {"merge", late, early, "--into", into, "--allow-invalid", NULL};
+    int rc = merge_logged(6, argv, log);
+    char text[4096];
+    read_text(log, text, sizeof text);
+    if (rc != 0)
+        fail_msg("merge exited %d: %s", rc, text);
+    if (!strstr(text, "worker w/0: 10 records in batches 1-5 (0 from the journal, 5 from spools, 1 "
+                      "duplicates counted once); its own count: 10 requests completed") ||
+        strstr(text, "left out"))
+        fail_msg("unexpected merge output: %s", text);
+    static char json[1 << 20];
+    read_text(results, json, sizeof json);
+    assert_non_null(strstr(json, "\"requests_ok\": 10"));
+    assert_non_null(strstr(json, "\"partial\": true"));
+    tmp_remove(&t);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_spool_frames_read_back_as_written),
           cmocka_unit_test(test_spool_flipped_byte_is_corrupt_at_its_frame),
           cmocka_unit_test(test_spool_cut_off_end_is_truncated),
           cmocka_unit_test(test_spool_foreign_file_is_refused),
           cmocka_unit_test(test_spool_worker_spool_holds_the_unacknowledged_batches),
-          cmocka_unit_test(test_spool_merge_refuses_spools_of_different_runs))
+          cmocka_unit_test(test_spool_merge_refuses_spools_of_different_runs),
+          cmocka_unit_test(test_spool_merge_orders_and_counts_resends_once))
