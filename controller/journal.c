@@ -104,14 +104,13 @@ void journal_close(controller_t *self) {
         return;
     }
     const char *why = NULL;
-    bool partial = merge_partial(run->merge, &why);
-    console_say(
-        self,
-        "journal: %" PRIu64 " batches, %.1f MiB, %.1f ms appending and flushing (%.1f us a "
-        "batch); %s %s",
-        run->journal_batches, bytes / 1048576.0, run->journal_ns / 1e6,
-        run->journal_batches ? run->journal_ns / 1e3 / (double)run->journal_batches : 0.0,
-        partial ? "kept for `stampede merge`:" : "removed (the results are complete):", path);
-    if (!partial)
-        unlink(path);
+    if (!merge_partial(run->merge, &why)) {
+        unlink(path); /* results.json has it all */
+        return;
+    }
+    console_say(self,
+                "journal kept for `stampede merge`: %s (%" PRIu64 " batches, %.1f MiB, %.1f ms "
+                "appending and flushing, %.1f us a batch)",
+                path, run->journal_batches, bytes / 1048576.0, run->journal_ns / 1e6,
+                run->journal_batches ? run->journal_ns / 1e3 / (double)run->journal_batches : 0.0);
 }

@@ -24,8 +24,8 @@ void journal_open(controller_t *self);
 void journal_batch(controller_t *self, const uint8_t *data, size_t len);
 /* Appends w's Done (its last batch and record count). */
 void journal_done(controller_t *self, const registry_worker_t *w);
-/* Closes the journal at the end of the run: removed when the results are complete, kept (and its
- * path said) when they are partial; says what it cost. */
+/* Closes the journal at the end of the run: removed when the results are complete, kept when they
+ * are partial (its path and what it cost said). */
 void journal_close(controller_t *self);
 
 #endif
