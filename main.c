@@ -11,6 +11,7 @@
 #include "plan_cmd.h"
 #include "report_cmd.h"
 #include "run.h"
+#include "spool_merge.h"
 #include "version.h"
 #include "worker.h"
 
@@ -40,6 +41,8 @@ int main(int argc, char **argv) {
          "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
         {"plan", plan_main,
          "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
+        {"merge", spool_merge_main,
+         "fold workers' spools and DIR's journal into the results of a run whose controller died"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

@@ -25,6 +25,7 @@ run() {
 
 run histogram "$BUILD/bench_histogram"
 run merge "$BUILD/bench_merge"
+run journal "$BUILD/bench_journal"
 run trace "$BUILD/bench_trace"
 run sse "$BUILD/bench_sse"
 run body "$BUILD/bench_body"

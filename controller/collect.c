@@ -5,6 +5,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "journal.h"
 #include "loop.h"
 #include "results.h"
 
@@ -117,9 +118,13 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         !registry_finished(w)) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
-        if (collect_batch(w, self->run->ingest, env->batch, results_record, self) ==
-            COLLECT_REFUSED)
+        collect_batch_outcome_t outcome =
+            collect_batch(w, self->run->ingest, env->batch, results_record, self);
+        if (outcome == COLLECT_REFUSED)
             refuse_batch(self, w, env->batch->seq);
+        /* Write-ahead: what is acknowledged is in the journal first (the worker frees it). */
+        if (outcome == COLLECT_MERGED || outcome == COLLECT_REFUSED)
+            journal_batch(self, data, len);
         send_ack(self, w);
         check_complete(self, w);
     }
@@ -153,15 +158,48 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
     w->done_records = done->records;
     w->done_dropped = done->dropped;
     collect_stats(w, done->stats);
+    journal_done(self, w);
     if (w->state == REGISTRY_LOST)
         w->state = REGISTRY_RUNNING;
     check_complete(self, w);
 }
 
+/* Stop{cancel} (or not) with reason to every unfinished worker of the run; how many. */
+static uint32_t stop_unfinished(controller_t *self, const char *reason, bool cancel) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i])) {
+            controller_send_stop(self, &self->workers[i], reason, cancel, false);
+            n++;
+        }
+    return n;
+}
+
 void collect_stop(controller_t *self, const char *reason) {
     self->run->stopping = true;
+    self->run->cancel_at_ns = 0;
     self->run->deadline_ns = loop_now_ns() + DRAIN_NS;
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
-            controller_send_stop(self, &self->workers[i], reason, true, false);
+    stop_unfinished(self, reason, true);
+}
+
+void collect_stop_grace(controller_t *self, const char *reason, int64_t grace_ns) {
+    if (grace_ns <= 0) {
+        collect_stop(self, reason);
+        return;
+    }
+    self->run->stopping = true;
+    self->run->cancel_at_ns = loop_now_ns() + grace_ns;
+    self->run->deadline_ns = self->run->cancel_at_ns + DRAIN_NS;
+    stop_unfinished(self, reason, false);
+}
+
+void collect_grace_step(controller_t *self, int64_t now) {
+    measurement_t *run = self->run;
+    if (!run->stopping || !run->cancel_at_ns || now < run->cancel_at_ns)
+        return;
+    run->cancel_at_ns = 0;
+    uint32_t inflight = registry_inflight(self);
+    if (stop_unfinished(self, "the grace period ran out", true))
+        console_say(self, "grace period over: cancelling the requests still in flight (%u)",
+                    inflight);
 }

@@ -39,6 +39,13 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done);
 /* Sends Stop{cancel} with reason to every unfinished worker of the run and drains for 15 s. */
 void collect_stop(controller_t *self, const char *reason);
+/* The drain of an interrupt: Stop{cancel: false} (no new request; those in flight go on) to every
+ * unfinished worker; once grace_ns has passed, collect_grace_step sends Stop{cancel} to those not
+ * done yet, and the run waits 15 s more for them. grace_ns <= 0 is collect_stop. */
+void collect_stop_grace(controller_t *self, const char *reason, int64_t grace_ns);
+/* Called on every loop iteration of a run: cancels what is still in flight once the grace period
+ * of collect_stop_grace has passed. */
+void collect_grace_step(controller_t *self, int64_t now);
 
 /* Undecodable messages logged one by one before only every 1000th is. */
 #define COLLECT_UNDECODABLE_LOGGED 10

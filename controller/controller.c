@@ -2,6 +2,7 @@
 
 #include <assert.h>
 #include <errno.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -14,6 +15,7 @@
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
+#include "journal.h"
 #include "launch.h"
 #include "live_metrics.h"
 #include "loop.h"
@@ -21,6 +23,7 @@
 #include "results.h"
 #include "sweep.h"
 #include "sweep_run.h"
+#include "units.h"
 
 #define DATA_BURST 32 /* data messages per iteration before control is looked at again */
 
@@ -57,6 +60,37 @@ int controller_send_stop(controller_t *self, registry_worker_t *w, const char *r
     env.stop = &stop;
     env.run_id = self->run->id;
     return controller_send(self, w, &env);
+}
+
+/* A worker leaving in order (SIGTERM on it): said, not counted as a loss. One that leaves a run
+ * still going takes its share of the load with it, and one whose last batches were not
+ * acknowledged has spooled them: the results say both. */
+static void handle_goodbye(controller_t *self, registry_worker_t *w,
+                           const Stampede__Envelope *env) {
+    const Stampede__Goodbye *bye = env->goodbye;
+    measurement_t *run = self->run;
+    char msg[1200];
+    int n = snprintf(msg, sizeof msg, "worker %s left: %s", w->name,
+                     bye->reason && *bye->reason ? bye->reason : "goodbye");
+    /* A worker released by the run says goodbye outside it (run id 0): it is still the run's. */
+    if (!registry_in_run(w) || run->phase != PHASE_RUN) {
+        console_say(self, "%s", msg);
+        if (!registry_in_run(w))
+            w->last_rx_ns = 0; /* forgotten at the next check, not waited for */
+        return;
+    }
+    bool was_finished = registry_finished(w);
+    if (w->acked_seq < bye->last_seq && n > 0 && (size_t)n < sizeof msg)
+        snprintf(msg + n, sizeof msg - (size_t)n,
+                 "; batches %" PRIu64 "-%" PRIu64 " not acknowledged%s%s", w->acked_seq + 1,
+                 bye->last_seq, bye->spool && *bye->spool ? ", spooled to " : "",
+                 bye->spool && *bye->spool ? bye->spool : "");
+    console_say(self, "%s", msg);
+    /* Leaving a run still going takes the worker's share of the load with it. */
+    if (w->acked_seq < bye->last_seq || !run->stopping)
+        merge_mark_partial(run->merge, msg);
+    if (!was_finished)
+        w->state = REGISTRY_COMPLETE; /* gone in order: nothing more to wait for, not lost */
 }
 
 /* A message from the control socket (a transport_message_fn), handed to the step it belongs to. */
@@ -98,6 +132,9 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         if (this_run && (self->run->phase == PHASE_RUN || w->state == REGISTRY_COMPLETE))
             collect_done(self, w, env->done);
         break;
+    case STAMPEDE__ENVELOPE__BODY_GOODBYE:
+        handle_goodbye(self, w, env);
+        break;
     default:
         break;
     }
@@ -118,6 +155,7 @@ static void step_register(controller_t *self, int64_t now) {
 
 static void step_run(controller_t *self, int64_t now) {
     measurement_t *run = self->run;
+    collect_grace_step(self, now);
     bool all = true;
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
@@ -183,16 +221,31 @@ static void handle_signal(controller_t *self, int count) {
     }
     if (count == 1 && !run->stopping) {
         console_say(self,
-                    "interrupted: stopping the workers and draining (Ctrl-C again to quit now)");
+                    "interrupted: stopping the workers and draining for up to %.1f s (Ctrl-C "
+                    "again to quit now)",
+                    self->options.grace_ns / 1e9);
         merge_mark_partial(run->merge, "interrupted");
         if (self->sweep)
             sweep_run_stopped(self->sweep, loop_now_ns());
-        collect_stop(self, "interrupted at the controller");
+        collect_stop_grace(self, "interrupted at the controller", self->options.grace_ns);
     } else {
-        console_say(self, "interrupted again: writing what arrived");
-        for (size_t i = 0; i < self->n_workers; i++)
-            if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
-                self->workers[i].state = REGISTRY_LOST;
+        /* Every worker still in the run is told to abandon it, so none waits for a controller
+         * that is gone (a --once worker exits at once). */
+        uint32_t told = 0;
+        for (size_t i = 0; i < self->n_workers; i++) {
+            registry_worker_t *w = &self->workers[i];
+            if (!registry_in_run(w) || registry_finished(w))
+                continue;
+            controller_send_stop(self, w, "the controller was interrupted twice", true, true);
+            w->state = REGISTRY_LOST;
+            told++;
+        }
+        if (told)
+            merge_mark_partial(run->merge, "interrupted twice: the workers abandoned the run");
+        console_say(self,
+                    "interrupted again: %u worker%s told to abandon the run; writing what "
+                    "arrived",
+                    told, told == 1 ? "" : "s");
         run->phase = PHASE_OVER;
     }
 }
@@ -302,6 +355,14 @@ controller_t *controller_new(const controller_options_t *options) {
         self->options.register_timeout_ns = 60000000000LL;
     if (!self->options.expect_workers)
         self->options.expect_workers = 1;
+    self->options.grace_ns = CONTROLLER_DEFAULT_GRACE_NS;
+    if (options->grace && units_parse_duration(options->grace, &self->options.grace_ns) != 0) {
+        fprintf(stderr,
+                "%s: --grace wants a duration such as 10s or 500ms (0: no grace), got '%s'\n",
+                self->name, options->grace);
+        free(self);
+        return NULL;
+    }
     /* Every file is checked before the first run: a mistake in the last one costs no run. */
     for (size_t i = 0; i < n_runs(self); i++)
         if (measurement_check(&self->options, self->name, config_at(self, i)) != 0) {
@@ -341,8 +402,12 @@ static int run_prepared(controller_t *self, measurement_t *run, bool *started) {
     run_loop(self);
     deliver_releases(self);
     *started = run->start_ns != 0;
-    if (!run->abort_reason[0])
-        return results_finish(self, signals_seen != 0);
+    if (!run->abort_reason[0]) {
+        int rc = results_finish(self, signals_seen != 0);
+        journal_close(self);
+        return rc;
+    }
+    journal_close(self);
     console_say(self, "cannot run: %s", run->abort_reason);
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]))

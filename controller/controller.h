@@ -44,7 +44,13 @@ typedef struct controller_options {
     const char *metrics_listen;    /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
     const char *metrics_prefix;    /* --metrics-prefix (NULL: "stampede_") */
     const char *metrics_compat;    /* --metrics-compat loadgen: also the reference names */
+    /* --grace DURATION: on SIGINT/SIGTERM, how long the requests in flight may finish before they
+     * are cancelled (NULL: CONTROLLER_DEFAULT_GRACE_NS); parsed by controller_new */
+    const char *grace;
+    int64_t grace_ns;
 } controller_options_t;
+
+#define CONTROLLER_DEFAULT_GRACE_NS 5000000000LL
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
 controller_t *controller_new(const controller_options_t *options);
@@ -70,16 +76,18 @@ void controller_destroy(controller_t **self_p);
     {"allow-invalid", no_argument, NULL, 'I'},                                                     \
     {"metrics-listen", required_argument, NULL, CONTROLLER_OPT_METRICS_LISTEN},                    \
     {"metrics-prefix", required_argument, NULL, CONTROLLER_OPT_METRICS_PREFIX},                    \
-    {"metrics-compat", required_argument, NULL, CONTROLLER_OPT_METRICS_COMPAT}
+    {"metrics-compat", required_argument, NULL, CONTROLLER_OPT_METRICS_COMPAT},                    \
+    {"grace", required_argument, NULL, CONTROLLER_OPT_GRACE}
 /* clang-format on */
 /* getopt values of the shared flags that have no short letter. */
 enum {
     CONTROLLER_OPT_METRICS_LISTEN = 0x5380,
     CONTROLLER_OPT_METRICS_PREFIX,
-    CONTROLLER_OPT_METRICS_COMPAT
+    CONTROLLER_OPT_METRICS_COMPAT,
+    CONTROLLER_OPT_GRACE
 };
-/* Applies a shared flag (t o T P v I, the --metrics-* ones) to options, appending --target to
- * targets (argc entries suffice); false for any other flag. */
+/* Applies a shared flag (t o T P v I, the --metrics-* ones, --grace) to options, appending --target
+ * to targets (argc entries suffice); false for any other flag. */
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
                               const char *arg);
 

@@ -14,7 +14,7 @@ static void usage(FILE *out) {
         "usage: stampede controller FILE [FILE]... --bind tcp://*:PORT --expect-workers N\n"
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
-        "                           [--allow-invalid]\n"
+        "                           [--allow-invalid] [--grace DURATION]\n"
         "                           [--key FILE --authorized-keys DIR | --insecure]\n"
         "                           [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
         "                            [--metrics-compat loadgen]]\n"
@@ -35,6 +35,11 @@ static void usage(FILE *out) {
         "  --register-timeout S   give up when the workers are not all there (default 60)\n"
         "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
         "                         lag, a worker lost...); without it such a run exits 3\n"
+        "  --grace DURATION       on SIGINT/SIGTERM: the workers start nothing new and the\n"
+        "                         requests in flight have this long to finish before they are\n"
+        "                         cancelled (default 5s; 0 cancels at once). The results are\n"
+        "                         written marked partial, exit 130. A second signal quits at\n"
+        "                         once and tells every worker to abandon the run\n"
         "  --key FILE             this controller's CURVE secret key (stampede keygen NAME\n"
         "                         writes NAME.key and NAME.pub; workers get NAME.pub)\n"
         "  --authorized-keys DIR  admit only workers whose public key is a *.pub in DIR;\n"
@@ -76,6 +81,9 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case CONTROLLER_OPT_METRICS_COMPAT:
         options->metrics_compat = arg;
+        return true;
+    case CONTROLLER_OPT_GRACE:
+        options->grace = arg;
         return true;
     default:
         return false;

@@ -4,6 +4,7 @@
 
 #include "console.h"
 #include "controller_internal.h"
+#include "journal.h"
 #include "loop.h"
 #include "plan.h"
 #include "results.h"
@@ -86,6 +87,7 @@ void launch_start(controller_t *self) {
     run->phase = PHASE_RUN;
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
+    journal_open(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))

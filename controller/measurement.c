@@ -8,6 +8,7 @@
 
 #include "loop.h"
 #include "results.h"
+#include "spool.h"
 
 /* Loads path into *cfg with the --target URLs of o applied. 0 ok, -1 after printing why. */
 static int load_config(const controller_options_t *o, const char *name, const char *path,
@@ -122,11 +123,47 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
     return self;
 }
 
+measurement_t *measurement_restore(const char *name, const char *source, const char *yaml,
+                                   const char *out_dir, uint64_t run_id) {
+    measurement_t *self = calloc(1, sizeof *self);
+    if (!self) {
+        fprintf(stderr, "%s: out of memory\n", name);
+        return NULL;
+    }
+    self->config_path = source;
+    config_error_t err;
+    if (config_load_string(&self->cfg, yaml, strlen(yaml), source, &err) != 0) {
+        char msg[1024];
+        config_error_format(&err, msg, sizeof msg);
+        fprintf(stderr, "%s: the run's config in %s does not load: %s\n", name, source, msg);
+        free(self);
+        return NULL;
+    }
+    self->cfg_loaded = true;
+    controller_options_t o = {.out_dir = out_dir};
+    if (resolve_output(self, &o, name, 1, 1) != 0) {
+        measurement_destroy(&self);
+        return NULL;
+    }
+    self->merge = merge_new(&self->cfg);
+    self->ingest = ingest_new();
+    self->client_series = client_series_new();
+    if (!self->merge || !self->ingest || !self->client_series) {
+        fprintf(stderr, "%s: out of memory setting up the run\n", name);
+        measurement_destroy(&self);
+        return NULL;
+    }
+    self->id = run_id;
+    self->phase = PHASE_RUN;
+    return self;
+}
+
 void measurement_destroy(measurement_t **self_p) {
     measurement_t *self = *self_p;
     if (!self)
         return;
     report_trace_close(&self->trace_out);
+    spool_writer_close(&self->journal);
     telemetry_destroy(&self->telemetry);
     merge_destroy(&self->merge);
     ingest_destroy(&self->ingest);

@@ -37,9 +37,10 @@ typedef struct measurement {
     uint64_t *window_starts; /* by worker index: sessions it started inside the measured window */
 
     controller_phase_t phase;
-    int64_t deadline_ns; /* of the current phase (registration, probes, Ready, the drain) */
-    bool stopping;       /* Stop sent to the run's workers (interrupt, a local child died) */
-    int64_t start_ns;    /* the start instant on the controller's clock (loop_now_ns) */
+    int64_t deadline_ns;  /* of the current phase (registration, probes, Ready, the drain) */
+    bool stopping;        /* Stop sent to the run's workers (interrupt, a local child died) */
+    int64_t cancel_at_ns; /* an interrupt's drain: when what is in flight is cancelled (0: not) */
+    int64_t start_ns;     /* the start instant on the controller's clock (loop_now_ns) */
     int64_t start_unix_ns;
     int64_t next_live_ns;
     char abort_reason[1024]; /* why the run ended before it started, or aborted; first wins */
@@ -60,6 +61,11 @@ typedef struct measurement {
     telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
     slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
     client_series_t *client_series; /* the live line's per-second samples (results.json) */
+    struct spool_writer *journal;   /* OUT/journal.spool (controller/journal.h); NULL: none */
+    uint64_t journal_batches;
+    int64_t journal_ns;      /* spent appending and flushing batches */
+    const char *stop_reason; /* what ended the run when neither a limit nor an interrupt did
+                                (`stampede merge`: the controller was lost); NULL otherwise */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when
@@ -72,6 +78,11 @@ int measurement_check(const controller_options_t *options, const char *name,
  * caller destroys it; config_path must outlive it. */
 measurement_t *measurement_new(const controller_options_t *options, const char *name,
                                const char *config_path, size_t number, size_t n_runs);
+/* A run rebuilt from its redacted config (yaml; source names where it came from, and must outlive
+ * the run) for `stampede merge`: results go to out_dir; the run id is run_id; in PHASE_RUN, the
+ * start and workers left to the caller. NULL after printing why. */
+measurement_t *measurement_restore(const char *name, const char *source, const char *yaml,
+                                   const char *out_dir, uint64_t run_id);
 /* Closes the trace, frees the merge, ingest, config and buffers, then the run; sets *self_p to
  * NULL. NULL-safe. */
 void measurement_destroy(measurement_t **self_p);

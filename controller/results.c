@@ -491,7 +491,8 @@ int results_finish(controller_t *self, bool interrupted) {
     bool have_server = telemetry_run_close(self, &server) == 0;
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
-    bool duration_ran_out = !interrupted && strcmp(limit_reached(self), "duration reached") == 0;
+    bool duration_ran_out =
+        !interrupted && !run->stop_reason && strcmp(limit_reached(self), "duration reached") == 0;
     merge_close_run_window(run->merge, duration_ran_out);
     size_t n_clocks;
     report_worker_clock_t *clocks = worker_clocks(self, &n_clocks);
@@ -507,7 +508,9 @@ int results_finish(controller_t *self, bool interrupted) {
         .start_unix_ns = run->start_unix_ns,
         /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
          */
-        .stop_reason = interrupted ? "interrupted" : limit_reached(self),
+        .stop_reason = run->stop_reason ? run->stop_reason
+                       : interrupted    ? "interrupted"
+                                        : limit_reached(self),
         .config_file = run->config_path,
         .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,

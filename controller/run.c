@@ -174,13 +174,11 @@ static int start_workers(run_state_t *st, const char *endpoint, unsigned n, int 
     for (unsigned i = 0; i < n; i++) {
         char id[32];
         snprintf(id, sizeof id, "local-%u", i);
-        char *argv[] = {"stampede",
-                        "worker",
-                        "--connect",
-                        (char *)endpoint,
-                        "--id",
-                        id,
-                        st->once ? "--once" : NULL,
+        char *argv[] = {"stampede",  "worker",
+                        "--connect", (char *)endpoint,
+                        "--id",      id,
+                        "--spool", /* beside the results, for stampede merge */
+                        st->out_dir, st->once ? "--once" : NULL,
                         NULL};
         pid_t pid = spawn(argv, log_fd, log_fd);
         if (pid < 0 || !add_child(st, pid, (int)i)) {
@@ -276,7 +274,7 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede run FILE [FILE]... [--workers N] [--target URL]... [--out DIR]\n"
             "                    [--trace] [--http-phases|--verbose]\n"
-            "                    [--allow-invalid]\n"
+            "                    [--allow-invalid] [--grace DURATION]\n"
             "                    [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
             "                     [--metrics-compat loadgen]]\n"
             "  FILE...        workload files, run one after another by the same local\n"
@@ -296,6 +294,10 @@ static void usage(FILE *out) {
             "  --allow-invalid  exit 0 for a run judged invalid (client saturated, schedule\n"
             "                 lag, a worker lost...); without it such a run exits 3. The\n"
             "                 results are written either way, with validity.reasons\n"
+            "  --grace DURATION  on Ctrl-C/SIGTERM the requests in flight have this long to\n"
+            "                 finish before they are cancelled (default 5s; 0: at once); the\n"
+            "                 results are written marked partial, exit 130. A second signal\n"
+            "                 quits at once, the workers told to abandon the run\n"
             "  --metrics-listen HOST:PORT  serve live Prometheus metrics at /metrics during\n"
             "                 the runs (port 0 picks one; the address is printed on stderr)\n"
             "  --metrics-prefix P  prefix of the metric names (default stampede_)\n"

@@ -639,6 +639,24 @@ void agent_clear_done(agent_t *self) {
     self->ready_pending = false;
 }
 
+void agent_send_goodbye(agent_t *self, const char *reason, const char *spool) {
+    Stampede__Goodbye bye = STAMPEDE__GOODBYE__INIT;
+    bye.reason = (char *)(reason ? reason : "");
+    bye.last_seq = events_last_seq(self->events);
+    bye.records = events_records(self->events);
+    bye.acked_seq = events_acked_seq(self->events);
+    bye.spool = (char *)(spool ? spool : "");
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_GOODBYE;
+    env.goodbye = &bye;
+    env.run_id = self->run_id;
+    send_envelope(self, &self->ctl, &env);
+}
+
+bool agent_link_up(const agent_t *self) {
+    return self->handshaken;
+}
+
 bool agent_connected(const agent_t *self) {
     return self->welcomed;
 }

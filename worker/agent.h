@@ -92,6 +92,11 @@ void agent_send_done(agent_t *self, const char *error, const Stampede__WorkerSta
 void agent_clear_done(agent_t *self);
 /* Sends sealed batches that have not gone out yet (never blocks). */
 void agent_flush(agent_t *self);
+/* Tells the controller this worker leaves (SIGTERM): an orderly leave, with where its batches stand
+ * (the run's last and acknowledged batches) and the spool that holds the rest (NULL: none). */
+void agent_send_goodbye(agent_t *self, const char *reason, const char *spool);
+/* Whether the control connection is up (its handshake done, no disconnect since). */
+bool agent_link_up(const agent_t *self);
 /* True once a Welcome was received and no loss was detected since. */
 bool agent_connected(const agent_t *self);
 /* Sets the run the agent belongs to (0 when the run is released). */

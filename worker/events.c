@@ -376,6 +376,15 @@ size_t events_flush(events_t *self, events_send_fn send, void *arg) {
     return n;
 }
 
+size_t events_foreach_unacked(const events_t *self, events_send_fn fn, void *arg) {
+    for (size_t i = 0; i < self->count; i++) {
+        const events_batch_t *b = slot_at((events_t *)self, i);
+        if (fn(arg, b->buf + b->off, b->len) != 0)
+            return i;
+    }
+    return self->count;
+}
+
 void events_ack(events_t *self, uint64_t up_to_seq) {
     if (up_to_seq <= self->acked_seq)
         return;

@@ -42,6 +42,9 @@ int events_add(events_t *self, const request_record_t *rec);
 int events_seal(events_t *self);
 /* Hands sealed, unsent batches to send in order until it refuses one; returns how many went. */
 size_t events_flush(events_t *self, events_send_fn send, void *arg);
+/* Hands every sealed, unacknowledged batch (a packed envelope) to fn in sequence order, sent or
+ * not, without changing anything (for the spool); stops at the first refusal. How many went. */
+size_t events_foreach_unacked(const events_t *self, events_send_fn fn, void *arg);
 /* Cumulative acknowledgement: batches with seq <= up_to_seq are freed. Stale acks are ignored. */
 void events_ack(events_t *self, uint64_t up_to_seq);
 /* Every unacknowledged batch is to be sent again (after a reconnect). */

@@ -25,6 +25,7 @@
 #include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
+#include "spool_file.h"
 #include "trace_wire.h"
 #include "units.h"
 
@@ -33,6 +34,10 @@
 #define WORKER_BATCH_NS 50000000LL
 /* With --once, how long a loop waits for a lost controller to come back before giving up. */
 #define WORKER_ONCE_LOST_NS 60000000000LL
+/* On SIGTERM, how long a loop waits for the acknowledgement of its last batches before it spools
+ * them and leaves; a control connection that is down is not waited for beyond the first 200 ms. */
+#define WORKER_LEAVE_NS 5000000000LL
+#define WORKER_LEAVE_LINK_NS 200000000LL
 
 typedef struct worker_settings {
     const char *endpoint;
@@ -48,6 +53,8 @@ typedef struct worker_settings {
     char secret_key[KEYS_Z85_LEN + 1];
     char server_key[KEYS_Z85_LEN + 1];
     int64_t max_control_bytes; /* --max-message-size */
+    const char *spool_dir;     /* --spool: where unacknowledged batches go when the controller is
+                                  lost (default $TMPDIR, else /tmp) */
 } worker_settings_t;
 
 /* One loop: everything a logical worker owns. Only its own thread touches it. */
@@ -87,6 +94,20 @@ typedef struct worker_loop {
     Stampede__WorkerStats stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
     int exit_code;
+
+    /* The run as a spool describes it (spool_file.h), kept from its Assign and Start. */
+    char *spool_yaml; /* the run's config, redacted */
+    uint32_t worker_index, worker_count;
+    int64_t offset_ns, rtt_ns;
+    int64_t ctl_start_ns, start_unix_ns;
+    char spool_path[4096];                /* the spool written for the current run ("" none) */
+    uint64_t spooled_last, spooled_acked; /* what it held */
+    uint64_t exit_run_id;                 /* the last run, for the exit line */
+    /* SIGTERM: the signals seen, and the orderly leave in progress. */
+    uint64_t signals;
+    bool leaving;
+    int64_t leave_since_ns;
+    uint64_t leave_timer;
 } worker_loop_t;
 
 static void log_line(const worker_loop_t *w, const char *fmt, ...)
@@ -99,6 +120,60 @@ static void log_line(const worker_loop_t *w, const char *fmt, ...) {
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
     fprintf(stderr, "worker %s: %s\n", w->name, msg);
+}
+
+/* Whether some record of the run is not acknowledged yet (sealed or not). */
+static bool has_unacked(const worker_loop_t *w) {
+    return events_open_records(w->events) ||
+           events_acked_seq(w->events) < events_last_seq(w->events);
+}
+
+/* Writes the run's unacknowledged batches to the spool (every record sealed first, when the ring
+ * has room); said once per change. 0 written or nothing to write, -1 failed (said). */
+static int spool_now(worker_loop_t *w) {
+    if (w->state == AGENT_IDLE || !w->run_id || !w->spool_yaml)
+        return 0;
+    events_seal(w->events);
+    if (!has_unacked(w))
+        return 0;
+    uint64_t last = events_last_seq(w->events), acked = events_acked_seq(w->events);
+    if (w->spool_path[0] && w->spooled_last == last && w->spooled_acked == acked &&
+        !events_open_records(w->events))
+        return 0;
+    char path[4096], err[4400];
+    spool_file_path(w->settings->spool_dir, w->name, w->run_id, path, sizeof path);
+    spool_file_run_t run = {
+        .run_id = w->run_id,
+        .config_yaml = w->spool_yaml,
+        .start_ns = w->ctl_start_ns,
+        .start_unix_ns = w->start_unix_ns,
+        .name = w->name,
+        .index = w->worker_index,
+        .count = w->worker_count,
+        .offset_ns = w->offset_ns,
+        .rtt_ns = w->rtt_ns,
+        .requests_done = w->requests_done,
+        .done = w->state == AGENT_FINISHING && w->done_sent,
+    };
+    if (spool_file_write(path, &run, w->events, err, sizeof err) != 0) {
+        log_line(w, "cannot spool the unacknowledged batches: %s", err);
+        return -1;
+    }
+    snprintf(w->spool_path, sizeof w->spool_path, "%s", path);
+    w->spooled_last = last;
+    w->spooled_acked = acked;
+    log_line(w,
+             "spooled batches %" PRIu64 "-%" PRIu64 " (not acknowledged) of run %016" PRIx64
+             " to %s (stampede merge)",
+             acked + 1, last, w->run_id, path);
+    return 0;
+}
+
+/* Every batch of the spool reached the controller after all: the file goes. */
+static void spool_discard(worker_loop_t *w) {
+    if (w->spool_path[0] && unlink(w->spool_path) == 0)
+        log_line(w, "every spooled batch was acknowledged after all; removed %s", w->spool_path);
+    w->spool_path[0] = '\0';
 }
 
 static void free_run(worker_loop_t *w) {
@@ -141,6 +216,7 @@ static bool delivered_while_silent(worker_loop_t *w) {
     if (w->state != AGENT_FINISHING || !w->done_sent || agent_connected(w->agent) ||
         events_open_records(w->events) || events_acked_seq(w->events) != events_last_seq(w->events))
         return false;
+    spool_discard(w);
     release_run(w, "the controller went silent after acknowledging every record of the run");
     return true;
 }
@@ -154,6 +230,8 @@ static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
     agent_flush(w->agent);
     if (w->state == AGENT_FINISHING)
         try_done(w);
+    if (!agent_connected(w->agent))
+        spool_now(w); /* the controller is unreachable: what it has not acknowledged goes to disk */
     if (w->state == AGENT_RUNNING || w->state == AGENT_FINISHING)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
 }
@@ -254,6 +332,9 @@ static void release_run(worker_loop_t *w, const char *why) {
     agent_set_run(w->agent, 0);
     w->state = AGENT_IDLE;
     w->run_id = 0;
+    w->spool_path[0] = '\0'; /* a spool left behind (an abandoned run) is kept for merge */
+    free(w->spool_yaml);
+    w->spool_yaml = NULL;
     w->waiting_told = false;
     w->done_sent = false;
     if (w->settings->once) {
@@ -429,7 +510,13 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
         abandon_run(w, "a new run was assigned");
     free_run(w);
     w->run_id = run_id;
+    w->exit_run_id = run_id;
     w->requests_done = 0;
+    w->worker_index = a->worker_index;
+    w->worker_count = a->worker_count;
+    w->offset_ns = a->offset_ns;
+    w->rtt_ns = a->rtt_ns;
+    w->ctl_start_ns = w->start_unix_ns = 0;
     agent_set_run(w->agent, run_id);
     events_begin_run(w->events, run_id, a->worker_index);
     w->state = AGENT_ASSIGNED;
@@ -438,6 +525,8 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
         refuse_run(w, err);
         return;
     }
+    free(w->spool_yaml);
+    w->spool_yaml = config_to_yaml(&w->cfg); /* redacted: a spool holds no secret */
     log_line(w,
              "assigned run %016" PRIx64 " as worker %u of %u (concurrency %u), clock offset "
              "%.3f ms, rtt %.3f ms; resolving the endpoint hosts",
@@ -458,6 +547,11 @@ static void on_start(void *arg, uint64_t run_id, int64_t start_ns) {
     if (session_executor_start(w->exec, start_ns) != 0)
         return;
     w->state = AGENT_RUNNING;
+    /* The start on the controller's clock (start_ns is on ours), and as a wall-clock time. */
+    w->ctl_start_ns = start_ns + w->settings->clock_shift_ns - w->offset_ns;
+    struct timespec rt;
+    clock_gettime(CLOCK_REALTIME, &rt);
+    w->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (start_ns - loop_now_ns());
     stats_reset(w);
     w->stats_timer = loop_timer_at(w->loop, start_ns, stats_begin, w);
     log_line(w, "starting in %.0f ms", (start_ns - loop_now_ns()) / 1e6);
@@ -475,6 +569,7 @@ static void on_stop(void *arg, uint64_t run_id, const Stampede__Stop *stop) {
         return;
     }
     if (w->state == AGENT_FINISHING) {
+        spool_discard(w);
         release_run(w, "released by the controller");
         return;
     }
@@ -536,14 +631,80 @@ static void on_status(void *arg, agent_status_t *out) {
     }
 }
 
+/* The orderly leave (SIGTERM): out once the run's batches are acknowledged (or the controller
+ * released the run), or when the bound passes, or the control connection is down. */
+static void leave_tick(loop_t *loop, uint64_t id, void *arg) {
+    worker_loop_t *w = arg;
+    w->leave_timer = 0;
+    int64_t now = loop_now_ns();
+    bool delivered = w->state == AGENT_IDLE || (w->done_sent && !has_unacked(w));
+    bool link_down = !agent_link_up(w->agent) && now - w->leave_since_ns > WORKER_LEAVE_LINK_NS;
+    if (delivered || link_down || now - w->leave_since_ns > WORKER_LEAVE_NS) {
+        loop_stop(loop);
+        return;
+    }
+    w->leave_timer = loop_timer_at(loop, now + WORKER_BATCH_NS, leave_tick, w);
+}
+
+static void begin_leave(worker_loop_t *w) {
+    w->leaving = true;
+    w->leave_since_ns = loop_now_ns();
+    if (w->state == AGENT_RUNNING && w->exec) {
+        log_line(w, "stopping the load, sending the last batches and leaving (a second signal "
+                    "quits at once)");
+        session_executor_stop(w->exec, true);
+    } else if (w->state == AGENT_ASSIGNED) {
+        finish_run(w, "the worker was stopped by a signal before the start");
+    }
+    if (!w->leave_timer)
+        w->leave_timer = loop_timer_at(w->loop, loop_now_ns(), leave_tick, w);
+}
+
+/* The main thread's signals: the first is an orderly leave, a second (or a wake with 2, when the
+ * worker cannot start all its loops) stops at once. */
 static void on_wake(loop_t *loop, int fd, int mask, void *arg) {
     worker_loop_t *w = arg;
-    uint64_t v;
+    uint64_t v = 0;
     if (read(fd, &v, sizeof v) < 0 && errno != EAGAIN)
         return;
+    w->signals += v;
+    if (w->signals == 1 && !w->leaving) {
+        begin_leave(w);
+        return;
+    }
     if (w->exec)
         session_executor_stop(w->exec, true);
     loop_stop(loop);
+}
+
+/* On the way out: what is not acknowledged is spooled, a leaving loop says goodbye, and the loop
+ * says what it completed (for an operator or a test to check a merge against). */
+static void exit_report(worker_loop_t *w) {
+    if (!w->agent || !w->events)
+        return;
+    int spooled = has_unacked(w) ? spool_now(w) : 0;
+    bool unacked = has_unacked(w);
+    if (w->leaving) {
+        agent_send_goodbye(w->agent, "the worker was stopped (SIGTERM)",
+                           unacked && spooled == 0 ? w->spool_path : NULL);
+        if (unacked && spooled != 0 && w->exit_code == 0)
+            w->exit_code = 1;
+    }
+    if (!w->exit_run_id)
+        return;
+    uint64_t last = events_last_seq(w->events), acked = events_acked_seq(w->events);
+    char rest[4300] = "";
+    if (unacked && spooled == 0 && w->spool_path[0])
+        snprintf(rest, sizeof rest, "; batches %" PRIu64 "-%" PRIu64 " spooled to %s", acked + 1,
+                 last, w->spool_path);
+    else if (unacked)
+        snprintf(rest, sizeof rest,
+                 "; batches %" PRIu64 "-%" PRIu64 " not acknowledged, NOT spooled", acked + 1,
+                 last);
+    log_line(w,
+             "exiting: run %016" PRIx64 ": %" PRIu64 " requests completed, %" PRIu64
+             " records in %" PRIu64 " batches, %" PRIu64 " acknowledged%s",
+             w->exit_run_id, w->requests_done, events_records(w->events), last, acked, rest);
 }
 
 static void *loop_thread(void *arg) {
@@ -587,9 +748,11 @@ static void *loop_thread(void *arg) {
     }
     log_line(w, "connecting to %s", s->endpoint);
     loop_run(w->loop);
+    exit_report(w);
 out:
     free_run(w);
     free(w->done_error);
+    free(w->spool_yaml);
     agent_destroy(&w->agent);
     events_destroy(&w->events);
     if (w->loop)
@@ -600,22 +763,30 @@ out:
 }
 
 static void usage(FILE *out) {
-    fprintf(out, "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
-                 "[--id NAME]\n"
-                 "                       [--key FILE --server-key FILE | --insecure]\n"
-                 "  --connect EP   the controller's control endpoint\n"
-                 "  --threads T    T independent loops, each registering as its own worker "
-                 "(default 1)\n"
-                 "  --once         exit after one run (for Kubernetes Jobs)\n"
-                 "  --id NAME      logical name shown by the controller (default HOST-PID)\n"
-                 "  --key FILE     this worker's CURVE secret key (stampede keygen NAME writes\n"
-                 "                 NAME.key; the controller's --authorized-keys holds NAME.pub)\n"
-                 "  --server-key FILE  the controller's public key (its NAME.pub): a controller\n"
-                 "                 without the matching secret key is never joined\n"
-                 "  --insecure     allow plain TCP to a controller on another machine\n"
-                 "  --max-message-size SIZE  largest message taken from the controller (the\n"
-                 "                 Assign with its workload; default 64MiB)\n"
-                 "  (docs/security.md)\n");
+    fprintf(out,
+            "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
+            "[--id NAME]\n"
+            "                       [--key FILE --server-key FILE | --insecure] [--spool DIR]\n"
+            "  --connect EP   the controller's control endpoint\n"
+            "  --threads T    T independent loops, each registering as its own worker "
+            "(default 1)\n"
+            "  --once         exit after one run (for Kubernetes Jobs)\n"
+            "  --id NAME      logical name shown by the controller (default HOST-PID)\n"
+            "  --key FILE     this worker's CURVE secret key (stampede keygen NAME writes\n"
+            "                 NAME.key; the controller's --authorized-keys holds NAME.pub)\n"
+            "  --server-key FILE  the controller's public key (its NAME.pub): a controller\n"
+            "                 without the matching secret key is never joined\n"
+            "  --insecure     allow plain TCP to a controller on another machine\n"
+            "  --max-message-size SIZE  largest message taken from the controller (the\n"
+            "                 Assign with its workload; default 64MiB)\n"
+            "  --spool DIR    where the batches the controller has not acknowledged are\n"
+            "                 written while it is unreachable, and at exit, as\n"
+            "                 DIR/stampede-RUNID-NAME.spool for `stampede merge` (default\n"
+            "                 $TMPDIR, else /tmp)\n"
+            "  SIGTERM/SIGINT: stop the load, send the last batches, wait up to 5 s for\n"
+            "  their acknowledgement (spooling the rest), say goodbye, exit 0; a second\n"
+            "  signal quits at once\n"
+            "  (docs/security.md)\n");
 }
 
 /* Reads --key and --server-key, or checks that plain TCP is allowed to the endpoint. */
@@ -659,6 +830,7 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         {"server-key", required_argument, NULL, 'S'},
         {"insecure", no_argument, NULL, 'N'},
         {"max-message-size", required_argument, NULL, 'M'},
+        {"spool", required_argument, NULL, 'D'},
         {NULL, 0, NULL, 0},
     };
     memset(s, 0, sizeof *s);
@@ -666,7 +838,7 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
     s->proto_version = PROTOCOL_VERSION;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:D:", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             s->endpoint = optarg;
@@ -711,6 +883,9 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
             s->max_control_bytes = (int64_t)bytes;
             break;
         }
+        case 'D':
+            s->spool_dir = optarg;
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -734,6 +909,17 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
     }
     if (load_keys(s) != 0)
         return 1;
+    if (!s->spool_dir) {
+        const char *tmp = getenv("TMPDIR");
+        s->spool_dir = tmp && *tmp ? tmp : "/tmp";
+    }
+    if (access(s->spool_dir, W_OK | X_OK) != 0) {
+        fprintf(stderr,
+                "stampede worker: --spool %s: cannot write there (%s): the batches a lost "
+                "controller did not acknowledge are spooled there\n",
+                s->spool_dir, strerror(errno));
+        return 1;
+    }
     if (!s->name) {
         char host[200] = "worker";
         gethostname(host, sizeof host - 1);
@@ -749,11 +935,11 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
     return 0;
 }
 
-/* Asks every started loop to stop its load and return. */
-static void wake_loops(worker_loop_t *loops, uint32_t n) {
-    uint64_t one = 1;
+/* Signals every started loop: 1 starts its orderly leave (a second 1 stops it at once), 2 stops it
+ * at once. */
+static void wake_loops(worker_loop_t *loops, uint32_t n, uint64_t how) {
     for (uint32_t i = 0; i < n; i++)
-        if (loops[i].started && write(loops[i].wake_fd, &one, sizeof one) < 0)
+        if (loops[i].started && write(loops[i].wake_fd, &how, sizeof how) < 0)
             fprintf(stderr, "worker %s: cannot wake its loop: %s\n", loops[i].name,
                     strerror(errno));
 }
@@ -808,7 +994,8 @@ int worker_main(int argc, char **argv) {
     }
     /* A worker short of loops must not run a partial load: the ones already started stop now. */
     if (rc)
-        wake_loops(loops, s.threads);
+        wake_loops(loops, s.threads, 2);
+    int signals = 0;
     for (;;) {
         bool all_done = true;
         for (uint32_t i = 0; i < s.threads; i++)
@@ -819,8 +1006,13 @@ int worker_main(int argc, char **argv) {
         struct timespec tick = {0, 200000000};
         int sig = sigtimedwait(&sigs, NULL, &tick);
         if (sig == SIGINT || sig == SIGTERM) {
-            fprintf(stderr, "worker %s: %s: stopping\n", s.name, strsignal(sig));
-            wake_loops(loops, s.threads);
+            if (++signals == 1)
+                fprintf(stderr,
+                        "worker %s: %s: finishing the batches and leaving (again to quit now)\n",
+                        s.name, strsignal(sig));
+            else
+                fprintf(stderr, "worker %s: %s again: stopping now\n", s.name, strsignal(sig));
+            wake_loops(loops, s.threads, 1);
         }
     }
     for (uint32_t i = 0; i < s.threads; i++) {

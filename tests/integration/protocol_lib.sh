@@ -6,6 +6,8 @@ set -euo pipefail
 [ -x "$STAMPEDE" ] || { echo "FAIL: $STAMPEDE is not executable" >&2; exit 1; }
 
 WORK=$(mktemp -d /tmp/stampede-test.XXXXXX)
+# Workers spool to $TMPDIR by default (worker --spool): a test's spools go with its directory.
+export TMPDIR=$WORK
 BACKGROUND=()
 
 cleanup() {
