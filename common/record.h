@@ -88,6 +88,8 @@ typedef struct request_record {
     bool has_phases;        /* curl reported the transfer's timings */
     int64_t phase_ns[RECORD_PHASE__COUNT]; /* each >= 0, when has_phases */
     bool connection_reused;                /* curl opened no new connection for it */
+    uint64_t body_hash; /* XXH3-64 of the request body as sent (0: none): the same prompt text,
+                           history and options give the same hash, so a replay is checkable */
 
     bool warmup;      /* sent during warm-up: counted apart, excluded from statistics */
     bool session_end; /* the session finished with this request (its last node, or the

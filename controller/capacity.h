@@ -38,7 +38,7 @@ typedef struct capacity_level {
     double level;
     uint32_t passes;
     uint32_t fails;
-    char binding[96]; /* the binding SLO of its last run */
+    char binding[256]; /* the binding SLO of its last run (or why it was stopped early) */
 } capacity_level_t;
 
 typedef struct capacity_summary {

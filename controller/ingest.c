@@ -164,6 +164,7 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->content_chunks = msg->content_chunks;
     out->content_bytes = msg->content_bytes;
     out->workload_hash = msg->workload_hash;
+    out->body_hash = msg->body_hash;
     out->warmup = msg->warmup;
     out->session_end = msg->session_end;
     if (msg->n_http_phase_ns != 0 && msg->n_http_phase_ns != RECORD_PHASE__COUNT)

@@ -757,6 +757,10 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
             m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
+    if (rec->body_hash)
+        fprintf(f, ",\"body_hash\":\"%016" PRIx64 "\"", rec->body_hash);
+    else
+        fputs(",\"body_hash\":null", f);
     if (self->replay && trace_keys_skip(self->replay, rec->role))
         fputs(",\"compaction\":true", f);
     else if (self->replay)

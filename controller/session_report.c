@@ -26,7 +26,14 @@ static json_t *role_json(const merge_stats_t *s) {
     json_object_set_new(o, "completion_tokens_mean",
                         s->ok ? json_real(ratio(s->output_tokens, s->ok)) : json_null());
     json_object_set_new(o, "errors", json_integer((json_int_t)s->failed));
-    json_object_set_new(o, "errors_http_4xx", json_integer((json_int_t)s->errors[ERROR_HTTP_4XX]));
+    /* Every HTTP 4xx answer, as the scaling report's "400s" (§4.7) count them: the level's
+       `errors` block has each class once, so its http_4xx leaves out the 429s and the
+       max_model_len 400s that have classes of their own. */
+    uint64_t http_4xx =
+        s->errors[ERROR_HTTP_4XX] + s->errors[ERROR_HTTP_429] + s->errors[ERROR_CONTEXT_LENGTH];
+    json_object_set_new(o, "errors_http_4xx", json_integer((json_int_t)http_4xx));
+    json_object_set_new(o, "errors_context_length",
+                        json_integer((json_int_t)s->errors[ERROR_CONTEXT_LENGTH]));
     return o;
 }
 

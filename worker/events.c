@@ -242,6 +242,7 @@ static int pack_record(events_t *self, const request_record_t *rec) {
         m.http_phase_ns = phases;
     }
     m.connection_reused = rec->connection_reused;
+    m.body_hash = rec->body_hash;
 
     if (rec->n_chunks) {
         if (scratch_reserve(self, rec->n_chunks) < 0)

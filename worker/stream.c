@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <xxhash.h>
 
 #include "buffer.h"
 #include "chunk.h"
@@ -525,6 +526,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->has_phases = false;
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
+    record->body_hash = 0;
 }
 
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
@@ -547,6 +549,7 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     /* The body goes through stream_on_read, so the moment its last byte leaves is known. */
     self->upload = body ? body : "";
     self->upload_len = body ? body_len : 0;
+    record->body_hash = self->upload_len ? XXH3_64bits(self->upload, self->upload_len) : 0;
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)self->upload_len);
     self->expect_node.data = (char *)"Expect:";
     if (!session_header) {

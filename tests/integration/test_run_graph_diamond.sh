@@ -6,7 +6,8 @@
 #  - results.json names the roles (per_role: planner, executor, aggregator);
 #  - with executors of unequal length (the server staggers them), parallel executors wait for their
 #    siblings (sibling_wait > 0: the scaling report's idle/wait) and sequential ones never do
-#    (exactly 0); critical path <= makespan in both.
+#    (exactly 0), and a sequential session's idle (makespan - critical path) is about 0 (a few ms);
+#    critical path <= makespan in both.
 source "$(dirname "$0")/protocol_lib.sh"
 
 for mode in parallel sequential; do
@@ -72,7 +73,11 @@ if mode == "parallel":
     assert wait["min"] > 100, f"parallel: sibling wait {wait}"
 else:
     assert wait["max"] == 0, f"sequential: sibling wait {wait}"
-print(f"ok: {mode} diamond, sibling wait {wait['mean']:.1f} ms")
+    # the chain is the whole session: idle = makespan - critical path is only the worker's own
+    # gap between a reply's end and the next send (the scaling report's "sequential: idle ~ 0")
+    idle = sess["idle_ms"]
+    assert idle["max"] <= 10, f"sequential: idle {idle}, expected about 0"
+print(f"ok: {mode} diamond, sibling wait {wait['mean']:.1f} ms, idle max {sess['idle_ms']['max']} ms")
 PY
 done
 echo "ok: diamond prompts carry upstream replies; parallel executors overlap, sequential ones do not"

@@ -46,9 +46,13 @@ done
 # The example shapes with 12 tasks, a fast mock and a context limit the aggregators straddle:
 # LangGraph's aggregator context is ~825 prompt + ~640 completion tokens, A2A's 240 more.
 for shape in langgraph a2a; do
+    # The example's own mock section (tp1-fp8, max_model_len 4096) gives way to the fast one.
     sed -e 's/^  concurrency: 24$/  concurrency: 12/' -e 's/^  max_sessions: 48$/  max_sessions: 12/' \
-        -e '/^output:$/,$d' "$STAMPEDE_SRC/examples/diamond-$shape.yaml" >"$WORK/$shape.yaml"
+        -e '/^mock:$/,$d' "$STAMPEDE_SRC/examples/diamond-$shape.yaml" >"$WORK/$shape.yaml"
     grep -q "max_sessions: 12" "$WORK/$shape.yaml" || fail "examples/diamond-$shape.yaml changed shape"
+    grep -A2 "^mock:$" "$STAMPEDE_SRC/examples/diamond-$shape.yaml" | tr -d ' \n' |
+        grep -q "^mock:profile:tp1-fp8max_model_len:4096$" ||
+        fail "examples/diamond-$shape.yaml: no mock section with profile tp1-fp8 and max_model_len 4096"
     echo "mock: {max_model_len: 1600, ttft: 2ms, itl: 1ms}" >>"$WORK/$shape.yaml"
     run_bounded 60 /dev/null "$WORK/$shape.err" "$WORK/$shape.yaml" --workers 1 --allow-invalid \
         --out "$WORK/$shape"
@@ -57,4 +61,19 @@ done
 langgraph=$(json_value "$WORK/langgraph/results.json" 'l["errors"]["context_length"]')
 a2a=$(json_value "$WORK/a2a/results.json" 'l["errors"]["context_length"]')
 [ "$a2a" -gt "$langgraph" ] || fail "A2A got $a2a 400s, LangGraph $langgraph: A2A should get more"
-echo "ok: history is cached on the mock only with its prefix cache; A2A $a2a 400s > LangGraph $langgraph"
+# Per role (the §4.7 table): the aggregators, whose contexts straddle the limit, get the 400s;
+# the role's errors_context_length and its errors_http_4xx ("400s") both count them.
+role_400s() {
+    json_value "$WORK/$1/results.json" \
+        "l['roles']['aggregator']['errors_context_length'], l['roles']['aggregator']['errors_http_4xx'], l['roles']['aggregator']['errors']" |
+        tr -d '(),'
+}
+read -r lg_ctx lg_4xx lg_err <<<"$(role_400s langgraph)"
+read -r a2a_ctx a2a_4xx a2a_err <<<"$(role_400s a2a)"
+[ "$a2a_ctx" -gt 0 ] || fail "A2A's aggregator role has no context-length 400s"
+[ "$a2a_ctx" -gt "$lg_ctx" ] ||
+    fail "aggregator 400s: A2A $a2a_ctx, LangGraph $lg_ctx: A2A should get more"
+[ "$a2a_4xx" -ge "$a2a_ctx" ] && [ "$lg_4xx" -ge "$lg_ctx" ] ||
+    fail "errors_http_4xx leaves out the context-length 400s: A2A $a2a_4xx < $a2a_ctx or LangGraph $lg_4xx < $lg_ctx"
+[ "$a2a_err" -ge "$a2a_4xx" ] || fail "A2A aggregator errors $a2a_err < its 4xx $a2a_4xx"
+echo "ok: history is cached on the mock only with its prefix cache; A2A $a2a 400s > LangGraph $langgraph; aggregator A2A $a2a_ctx > LangGraph $lg_ctx"

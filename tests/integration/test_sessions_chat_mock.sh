@@ -50,7 +50,7 @@ assert_equal "role share" "$(json_value "$R" 'l["sessions"]["critical_path_share
 assert_equal "affinity held" "$(json_value "$R" 'l["affinity"]["held"]')" True
 assert_equal "sessions checked" "$(json_value "$R" 'l["affinity"]["sessions_checked"]')" 8
 assert_equal "roles" "$(json_value "$R" 'sorted(l["roles"]["role 0"])')" \
-    '["completion_tokens_mean", "errors", "errors_http_4xx", "itl_ms", "prompt_tokens_mean", "requests", "tpot_ms", "ttfc_ms", "ttft_ms"]'
+    '["completion_tokens_mean", "errors", "errors_context_length", "errors_http_4xx", "itl_ms", "prompt_tokens_mean", "requests", "tpot_ms", "ttfc_ms", "ttft_ms"]'
 assert_equal "role requests" "$(json_value "$R" 'l["roles"]["role 0"]["requests"]')" 32
 
 # Per session from the trace: makespan = first send -> last end, critical path = the durations

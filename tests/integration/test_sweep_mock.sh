@@ -1,7 +1,8 @@
 #!/bin/bash
 # A sweep on the embedded mock (fixed timing) with `stampede run`: every level, repetition and
 # snapshot is in results.json, with the reference keys, counts that add up, the rate cap held,
-# each repetition's own results.json, and the live line naming the level. A rate sweep runs its
+# each repetition's own results.json, and the live line naming the level; the clocks re-probed
+# before each repetition, with the same workers serving all of them. A rate sweep runs its
 # rates. Then a sweep whose
 # repetitions all fail too often: excluded and counted ("0/2"), the level invalid. Then Ctrl-C in
 # the second level: exit 130, the first level written whole, the second marked interrupted.
@@ -75,6 +76,27 @@ assert levels[2]["actual_rps"] > 20 * 0.85, levels[2]["actual_rps"]
 a = results["analysis"]
 assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
 assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
+PY
+
+# Workers stay connected and clocks are re-probed before every repetition of every level: one
+# probe per repetition (3 levels x 2), the two workers registered once, and every repetition's
+# own results.json measured both workers' clocks and was served by the same two workers.
+probes=$(grep -c "measuring clocks" "$WORK/sweep.err")
+[ "$probes" = 6 ] || fail "$probes clock probes, expected 3 levels x 2 repetitions"
+registered=$(grep -c "registered ([12] of 2)" "$WORK/sweep.err")
+[ "$registered" = 2 ] || fail "workers registered $registered times, expected once each"
+check_results "$WORK/out" <<'PY' || fail "a repetition was not probed or served by the same workers"
+names = None
+for l in results["levels"]:
+    for rep in l["repetitions"]:
+        r = json.load(open(os.path.join(sys.argv[1], rep["results"])))
+        clock = [(c["worker"], c["rtt_ms"] > 0) for c in r["run"]["clock"]]
+        assert clock == [(0, True), (1, True)], (l["concurrency"], rep["repetition"], r["run"]["clock"])
+        served = sorted((w["worker"], w["name"]) for w in r["workers"] if not w["lost"])
+        names = names or served
+        assert served == names, (l["concurrency"], rep["repetition"], served, names)
+        # the two workers each started sessions in this repetition's window
+        assert all(w["window_session_starts"] > 0 for w in r["workers"]), r["workers"]
 PY
 
 # A rate sweep: each level starts its sessions at its rate (constant arrivals). The server scrape

@@ -5,6 +5,8 @@
 # the same port) makes its counters go backwards between two periodic scrapes: the run is
 # invalid and its validity says the server restarted. A run alone on its mock stays valid (the
 # mock-deltas test checks that).
+# In a two-level sweep whose second level alone is hit by a second client, that level's validity
+# names it, and the first level's stays valid.
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_run() { # name
@@ -70,5 +72,42 @@ why = [r for r in v["reasons"] if r.startswith("the server restarted during the 
 assert not v["valid"] and len(why) == 1, v["reasons"]
 assert "went from" in why[0], why[0]
 assert level["server"]["guard"]["restarted"], level["server"]["guard"]
+PY
+# 3. a sweep: the second client comes during the second level only. That level's validity names
+# it; the first level, alone on the server, stays valid.
+start_mock --ttft-ms 10 --itl-ms 2
+cat >"$WORK/sweep.yaml" <<YAML
+target: {endpoints: [$MOCK_URL], ignore_eos: true, timeout: 5s}
+workload: {kind: requests, input_tokens: 16, output_tokens: 8}
+scheduler: {kind: concurrent}
+sweep:
+  concurrency: [2, 3]
+  warmup: 300ms
+  snapshots: {count: 1, duration: 3s}
+  drain: 2s
+server_metrics: auto
+scrape_interval: 200ms
+validity: {max_schedule_lag: 2s}
+YAML
+timeout 90 "$STAMPEDE" run "$WORK/sweep.yaml" --workers 1 --out "$WORK/sweep" \
+    >"$WORK/sweep.out" 2>"$WORK/sweep.err" &
+RUN_PID=$!
+BACKGROUND+=($RUN_PID)
+wait_for_line "$WORK/sweep.err" 60 'level 2/2 concurrency 3 rep 1/1 \| snapshot 1/1' >/dev/null ||
+    fail "the sweep's second level did not start: $(tail -5 "$WORK/sweep.err")"
+seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
+    -H 'Content-Type: application/json' \
+    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+wait_exit "$RUN_PID" 60
+[ "$EXIT_STATUS" = 3 ] || fail "sweep: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/sweep.err")"
+check_results "$WORK/sweep" <<'PY' || fail "the sweep did not name the second client in its level"
+first, second = results["levels"]
+assert first["concurrency"] == 2 and second["concurrency"] == 3
+assert first["validity"]["valid"], first["validity"]
+assert not any("someone else" in r for r in first["validity"]["reasons"]), first["validity"]
+why = [r for r in second["validity"]["reasons"] if "someone else is using this server" in r]
+assert not second["validity"]["valid"] and why, second["validity"]
+assert not results["validity"]["valid"], results["validity"]
+print("ok: the second level's validity:", why[0])
 PY
 echo "PASS"

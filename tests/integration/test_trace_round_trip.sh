@@ -3,7 +3,10 @@
 # template graph with roles, history none/full, appended replies and think times is recorded on
 # the mock, replayed from requests.jsonl with 1 and then 3 workers, and each replay sends the same
 # requests: the same sessions, nodes, parents, history parents, roles, fresh and output lengths,
-# and the same prompt sizes (the prompt text is a function of the seed, session and node). A timed
+# and the same prompt sizes, and the same request bytes: each request's body_hash (XXH3 of the body
+# as sent: system prompt, history, upstream replies, fresh text, max_tokens) is the recorded one
+# for the same (session, node) (the prompt text is a function of the seed, session and node; the
+# mock's reply is a function of its seed and the prompt). A timed
 # chat run replays with the same requests and the same session arrivals. A chat that compacts
 # records its summarise requests as "compaction": true; its replay, with the same compaction
 # settings, skips them and compacts on its own: the same nodes and the same number of summaries.
@@ -57,7 +60,7 @@ YAML
 import json, sys
 KEYS = ("parents", "history_parent", "history", "append_parent_replies", "role_name",
         "new_input_length", "output_length", "wait_after_ready", "requested_input_tokens",
-        "requested_output_tokens", "status")
+        "requested_output_tokens", "status", "body_hash")
 def load(path):
     rows = {}
     for line in open(path):
@@ -72,7 +75,10 @@ for key, row in recorded.items():
     assert row == replayed[key], f"request {key} differs: recorded {row}, replayed {replayed[key]}"
 assert recorded[(0, 3)]["parents"] == [1, 2] and recorded[(0, 3)]["history_parent"] == 0
 assert recorded[(0, 1)]["history"] == 0 and recorded[(0, 3)]["role_name"] == "reviewer"
-print(f"ok: {len(replayed)} requests replayed identically")
+hashes = [row["body_hash"] for row in recorded.values()]
+assert all(isinstance(h, str) and len(h) == 16 for h in hashes), f"body hashes: {hashes}"
+assert len(set(hashes)) == len(hashes), "two requests of the recorded run sent the same bytes"
+print(f"ok: {len(replayed)} requests replayed identically, byte for byte")
 PY
 done
 echo "ok: record -> replay gives the same requests, with 1 and 3 workers"
@@ -107,7 +113,7 @@ run_bounded 60 /dev/null "$WORK/chat-replay.err" "$WORK/chat-replay.yaml" --work
 python3 - "$WORK/chat/requests.jsonl" "$WORK/chat-replay/requests.jsonl" <<'PY'
 import json, sys
 KEYS = ("parents", "history_parent", "new_input_length", "output_length", "wait_after_ready",
-        "requested_input_tokens", "arrival", "intended_us")
+        "requested_input_tokens", "arrival", "intended_us", "body_hash")
 def load(path):
     return {(r["session"], r["node"]): {k: r.get(k) for k in KEYS} for r in map(json.loads, open(path))}
 recorded, replayed = load(sys.argv[1]), load(sys.argv[2])
