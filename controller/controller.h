@@ -44,6 +44,8 @@ typedef struct controller_options {
     const char *metrics_listen;    /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
     const char *metrics_prefix;    /* --metrics-prefix (NULL: "stampede_") */
     const char *metrics_compat;    /* --metrics-compat loadgen: also the reference names */
+    int64_t linger_ns;             /* --linger: serve the results over HTTP this long after */
+    bool print_report;             /* --print-report: report.md to stdout after each report */
 } controller_options_t;
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
@@ -56,6 +58,10 @@ const char *controller_endpoint(const controller_t *self);
  * invalid and options.allow_invalid is not set, 130 when interrupted (partial results are
  * written; the runs after it are not started), else 0. */
 int controller_run(controller_t *self);
+/* --linger: closes the ZeroMQ sockets (the workers see the controller gone) and serves the
+ * results directory read-only under /results/ on the --metrics-listen port for options.linger_ns,
+ * or until SIGINT/SIGTERM. Returns at once without a metrics server or a linger. */
+void controller_linger(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);
 
