@@ -112,10 +112,12 @@ static void step_register(controller_t *self, int64_t now) {
         clock_probe_begin(self);
     else if (now >= self->run->deadline_ns && n == 0)
         controller_abort(self,
-                         "no worker came within %.0f s (expected %u at %s; in an Indexed Job of "
-                         "one worker a pod: every index 0-%u is missing)",
+                         "no worker came within %g s (expected %u at %s); in an Indexed Job of "
+                         "one worker a pod, %s %u is missing",
                          self->options.register_timeout_ns / 1e9, self->options.expect_workers,
-                         transport_endpoint(self->transport), self->options.expect_workers - 1);
+                         transport_endpoint(self->transport),
+                         self->options.expect_workers == 1 ? "index" : "every index 0 to",
+                         self->options.expect_workers - 1);
     else if (now >= self->run->deadline_ns) {
         char why[1024];
         registry_describe_missing(self, why, sizeof why);

@@ -95,5 +95,10 @@ int controller_main(int argc, char **argv);
 /* The same with every file's levels asked of source (NULL: as controller_main): `stampede
  * capacity --bind` runs its search this way. */
 int controller_main_source(int argc, char **argv, const struct sweep_source *source);
+/* As controller_main_source, with after(arg, rc) called once the runs are over and before the
+ * --linger (the caller's own results, e.g. capacity's, are then written before they are served);
+ * a non-zero return of after replaces a zero rc. */
+int controller_main_after(int argc, char **argv, const struct sweep_source *source,
+                          int (*after)(void *arg, int rc), void *arg);
 
 #endif

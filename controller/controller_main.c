@@ -101,6 +101,11 @@ int controller_main(int argc, char **argv) {
 }
 
 int controller_main_source(int argc, char **argv, const struct sweep_source *source) {
+    return controller_main_after(argc, argv, source, NULL, NULL);
+}
+
+int controller_main_after(int argc, char **argv, const struct sweep_source *source,
+                          int (*after)(void *arg, int rc), void *arg) {
     static const struct option longopts[] = {
         {"bind", required_argument, NULL, 'b'},
         {"expect-workers", required_argument, NULL, 'n'},
@@ -208,6 +213,11 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
     if (!ctl)
         goto out;
     rc = controller_run(ctl);
+    if (after) {
+        int after_rc = after(arg, rc);
+        if (!rc)
+            rc = after_rc;
+    }
     controller_linger(ctl);
     controller_destroy(&ctl);
 out:

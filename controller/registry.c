@@ -258,7 +258,7 @@ void registry_describe_missing(const controller_t *self, char *buf, size_t len) 
     uint32_t expect = self->options.expect_workers;
     buffer_t b;
     buffer_init(&b);
-    buffer_appendf(&b, "only %u of %u workers registered within %.0f s", have, expect,
+    buffer_appendf(&b, "only %u of %u workers registered within %g s", have, expect,
                    self->options.register_timeout_ns / 1e9);
     /* An Indexed Job's pods: expect / threads of them, indexes 0..pods-1. */
     uint32_t threads = 0;
