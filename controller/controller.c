@@ -3,6 +3,8 @@
 #include <assert.h>
 #include <errno.h>
 #include <inttypes.h>
+#include <libgen.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -145,12 +147,18 @@ static void step_register(controller_t *self, int64_t now) {
     if (n >= self->options.expect_workers)
         clock_probe_begin(self);
     else if (now >= self->run->deadline_ns && n == 0)
-        controller_abort(self, "no worker came within %.0f s (expected %u at %s)",
+        controller_abort(self,
+                         "no worker came within %g s (expected %u at %s); in an Indexed Job of "
+                         "one worker a pod, %s %u is missing",
                          self->options.register_timeout_ns / 1e9, self->options.expect_workers,
-                         transport_endpoint(self->transport));
-    else if (now >= self->run->deadline_ns)
-        controller_abort(self, "only %u of %u workers registered within %.0f s", n,
-                         self->options.expect_workers, self->options.register_timeout_ns / 1e9);
+                         transport_endpoint(self->transport),
+                         self->options.expect_workers == 1 ? "index" : "every index 0 to",
+                         self->options.expect_workers - 1);
+    else if (now >= self->run->deadline_ns) {
+        char why[1024];
+        registry_describe_missing(self, why, sizeof why);
+        controller_abort(self, "%s", why);
+    }
 }
 
 static void step_run(controller_t *self, int64_t now) {
@@ -467,6 +475,14 @@ static int run_one(controller_t *self, size_t number, bool *started) {
         measurement_new(&self->options, self->name, config_at(self, number - 1), number, total);
     if (!run)
         return 1;
+    if (!self->results_root[0]) { /* several runs write to OUT/run-N: OUT is the root */
+        char dir[sizeof self->results_root];
+        snprintf(dir, sizeof dir, "%s", run->cfg.output.dir);
+        snprintf(self->results_root, sizeof self->results_root, "%s",
+                 self->options.out_dir ? self->options.out_dir
+                 : total > 1           ? dirname(dir)
+                                       : run->cfg.output.dir);
+    }
     if (total > 1)
         console_say(self, "run %zu of %zu: %s, results in %s", number, total, run->config_path,
                     run->cfg.output.dir);
@@ -505,6 +521,37 @@ int controller_run(controller_t *self) {
     sigaction(SIGINT, &old_int, NULL);
     sigaction(SIGTERM, &old_term, NULL);
     return rc;
+}
+
+void controller_linger(controller_t *self) {
+    if (!self->options.linger_ns || !self->live_metrics || !self->results_root[0] || signals_seen)
+        return;
+    transport_destroy(&self->transport); /* the workers see the controller gone */
+    if (live_metrics_serve_results(self->live_metrics, self->results_root) != 0)
+        return;
+    struct sigaction sa = {0}, old_int, old_term;
+    sa.sa_handler = on_signal;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGINT, &sa, &old_int);
+    sigaction(SIGTERM, &sa, &old_term);
+    char how_long[64];
+    units_format_duration(self->options.linger_ns, how_long, sizeof how_long);
+    console_say(self, "serving %s read-only at http://%s/results/ for %s (SIGTERM ends it)",
+                self->results_root, live_metrics_address(self->live_metrics), how_long);
+    int64_t end = loop_now_ns() + self->options.linger_ns;
+    while (!signals_seen) {
+        int64_t left_ms = (end - loop_now_ns()) / 1000000;
+        if (left_ms <= 0)
+            break;
+        struct pollfd p = {.fd = live_metrics_fd(self->live_metrics), .events = POLLIN};
+        if (poll(&p, 1, left_ms > 1000 ? 1000 : (int)left_ms) < 0 && errno != EINTR)
+            break;
+        live_metrics_poll(self->live_metrics);
+    }
+    console_say(self, "%s; no longer serving the results",
+                signals_seen ? "interrupted" : "the linger is over");
+    sigaction(SIGINT, &old_int, NULL);
+    sigaction(SIGTERM, &old_term, NULL);
 }
 
 void controller_destroy(controller_t **self_p) {

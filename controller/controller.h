@@ -48,6 +48,8 @@ typedef struct controller_options {
      * are cancelled (NULL: CONTROLLER_DEFAULT_GRACE_NS); parsed by controller_new */
     const char *grace;
     int64_t grace_ns;
+    int64_t linger_ns; /* --linger: serve the results over HTTP this long after */
+    bool print_report; /* --print-report: report.md to stdout after each report */
 } controller_options_t;
 
 #define CONTROLLER_DEFAULT_GRACE_NS 5000000000LL
@@ -62,6 +64,10 @@ const char *controller_endpoint(const controller_t *self);
  * invalid and options.allow_invalid is not set, 130 when interrupted (partial results are
  * written; the runs after it are not started), else 0. */
 int controller_run(controller_t *self);
+/* --linger: closes the ZeroMQ sockets (the workers see the controller gone) and serves the
+ * results directory read-only under /results/ on the --metrics-listen port for options.linger_ns,
+ * or until SIGINT/SIGTERM. Returns at once without a metrics server or a linger. */
+void controller_linger(controller_t *self);
 /* Closes the sockets (bounded linger) and frees. */
 void controller_destroy(controller_t **self_p);
 
@@ -97,5 +103,10 @@ int controller_main(int argc, char **argv);
 /* The same with every file's levels asked of source (NULL: as controller_main): `stampede
  * capacity --bind` runs its search this way. */
 int controller_main_source(int argc, char **argv, const struct sweep_source *source);
+/* As controller_main_source, with after(arg, rc) called once the runs are over and before the
+ * --linger (the caller's own results, e.g. capacity's, are then written before they are served);
+ * a non-zero return of after replaces a zero rc. */
+int controller_main_after(int argc, char **argv, const struct sweep_source *source,
+                          int (*after)(void *arg, int rc), void *arg);
 
 #endif

@@ -41,6 +41,7 @@ struct controller {
     measurement_t *run;
     struct sweep_run *sweep; /* the sweep in progress (controller/sweep_run.h); NULL: plain run */
     struct live_metrics *live_metrics; /* --metrics-listen (controller/live_metrics.h); or NULL */
+    char results_root[4096]; /* --out DIR or the first run's directory: what --linger serves */
 };
 
 /* Ends the run in progress before it starts (or aborts it) with the reason printed at the end; the

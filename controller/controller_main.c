@@ -5,8 +5,15 @@
 #include <stdlib.h>
 
 #include "config_documents.h"
-/* Long-only flags of the security section (docs/security.md). */
-enum { CONTROLLER_OPT_KEY = 0x5301, CONTROLLER_OPT_AUTHORIZED_KEYS, CONTROLLER_OPT_INSECURE };
+#include "units.h"
+/* Long-only flags of the security section (docs/security.md), then of the results' delivery. */
+enum {
+    CONTROLLER_OPT_KEY = 0x5301,
+    CONTROLLER_OPT_AUTHORIZED_KEYS,
+    CONTROLLER_OPT_INSECURE,
+    CONTROLLER_OPT_LINGER,
+    CONTROLLER_OPT_PRINT_REPORT
+};
 
 static void usage(FILE *out) {
     fprintf(
@@ -14,7 +21,8 @@ static void usage(FILE *out) {
         "usage: stampede controller FILE [FILE]... --bind tcp://*:PORT --expect-workers N\n"
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
-        "                           [--allow-invalid] [--grace DURATION]\n"
+        "                           [--allow-invalid] [--grace DURATION] [--print-report]\n"
+        "                           [--linger DURATION]\n"
         "                           [--key FILE --authorized-keys DIR | --insecure]\n"
         "                           [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
         "                            [--metrics-compat loadgen]]\n"
@@ -51,7 +59,14 @@ static void usage(FILE *out) {
         "                         picks one; the address is printed on stderr)\n"
         "  --metrics-prefix P     prefix of the metric names (default stampede_)\n"
         "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds...)\n"
-        "  (docs/metrics.md, \"Live metrics\")\n");
+        "  (docs/metrics.md, \"Live metrics\")\n"
+        "  --print-report         also print each report.md (the Markdown summary) on stdout,\n"
+        "                         e.g. into a Kubernetes pod's log\n"
+        "  --linger DURATION      after the last run, close the worker sockets and serve the\n"
+        "                         results directory read-only for DURATION (30s, 10m) on the\n"
+        "                         --metrics-listen port: GET /results/results.json,\n"
+        "                         /results/ lists it; SIGTERM ends it early "
+        "(docs/kubernetes.md)\n");
 }
 
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
@@ -95,6 +110,11 @@ int controller_main(int argc, char **argv) {
 }
 
 int controller_main_source(int argc, char **argv, const struct sweep_source *source) {
+    return controller_main_after(argc, argv, source, NULL, NULL);
+}
+
+int controller_main_after(int argc, char **argv, const struct sweep_source *source,
+                          int (*after)(void *arg, int rc), void *arg) {
     static const struct option longopts[] = {
         {"bind", required_argument, NULL, 'b'},
         {"expect-workers", required_argument, NULL, 'n'},
@@ -104,6 +124,8 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
         {"key", required_argument, NULL, CONTROLLER_OPT_KEY},
         {"authorized-keys", required_argument, NULL, CONTROLLER_OPT_AUTHORIZED_KEYS},
         {"insecure", no_argument, NULL, CONTROLLER_OPT_INSECURE},
+        {"linger", required_argument, NULL, CONTROLLER_OPT_LINGER},
+        {"print-report", no_argument, NULL, CONTROLLER_OPT_PRINT_REPORT},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -156,6 +178,16 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
         case CONTROLLER_OPT_INSECURE:
             o.security.insecure = true;
             break;
+        case CONTROLLER_OPT_LINGER:
+            if (units_parse_duration(optarg, &o.linger_ns) != 0 || o.linger_ns <= 0) {
+                fprintf(stderr, "controller: --linger wants a duration > 0 (%s), got '%s'\n",
+                        units_duration_help(), optarg);
+                goto out;
+            }
+            break;
+        case CONTROLLER_OPT_PRINT_REPORT:
+            o.print_report = true;
+            break;
         case 'h':
             usage(stdout);
             rc = 0;
@@ -164,6 +196,11 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
             usage(stderr);
             goto out;
         }
+    }
+    if (o.linger_ns && !o.metrics_listen) {
+        fprintf(stderr, "controller: --linger serves the results on the --metrics-listen port: "
+                        "pass --metrics-listen HOST:PORT too\n");
+        goto out;
     }
     if (optind >= argc || !o.bind || !o.expect_workers) {
         fprintf(stderr, "controller: %s\n",
@@ -185,6 +222,12 @@ int controller_main_source(int argc, char **argv, const struct sweep_source *sou
     if (!ctl)
         goto out;
     rc = controller_run(ctl);
+    if (after) {
+        int after_rc = after(arg, rc);
+        if (!rc)
+            rc = after_rc;
+    }
+    controller_linger(ctl);
     controller_destroy(&ctl);
 out:
     config_documents_free(runs);

@@ -1,13 +1,17 @@
 #define _GNU_SOURCE
 #include "live_http.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netdb.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "loop.h"
@@ -77,6 +81,8 @@ static const char *live_http_reason(int status) {
         return "Not Found";
     case 405:
         return "Method Not Allowed";
+    case 413:
+        return "Content Too Large";
     case 431:
         return "Request Header Fields Too Large";
     default:
@@ -85,7 +91,8 @@ static const char *live_http_reason(int status) {
 }
 
 /* The status of the request head in c->in (rendering the body into body when it is a GET). */
-static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body) {
+static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body,
+                            const char **content_type) {
     const char *line = c->in, *eol = memchr(c->in, '\r', c->in_len);
     const char *sp1 = eol ? memchr(line, ' ', (size_t)(eol - line)) : NULL;
     const char *path = sp1 ? sp1 + 1 : NULL;
@@ -98,7 +105,7 @@ static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body
         return 405;
     const char *query = memchr(path, '?', (size_t)(sp2 - path));
     size_t path_len = (size_t)((query ? query : sp2) - path);
-    return c->server->render(c->server->arg, path, path_len, body);
+    return c->server->render(c->server->arg, path, path_len, body, content_type);
 }
 
 static void live_http_on_conn(loop_t *loop, int fd, int mask, void *arg);
@@ -109,16 +116,18 @@ static void live_http_answer(live_http_conn_t *c, int status) {
     buffer_t body;
     buffer_init(&body);
     bool head_only = false;
+    const char *type = "text/plain; version=0.0.4; charset=utf-8";
     if (!status)
-        status = live_http_handle(c, &head_only, &body);
+        status = live_http_handle(c, &head_only, &body, &type);
     if (status != 200) {
         buffer_reset(&body);
         buffer_appendf(&body, "%d %s\n", status, live_http_reason(status));
+        type = "text/plain; charset=utf-8";
     }
     int rc = buffer_appendf(&c->out,
-                            "HTTP/1.1 %d %s\r\nContent-Type: text/plain; version=0.0.4; "
-                            "charset=utf-8\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-                            status, live_http_reason(status), buffer_pending(&body),
+                            "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
+                            "Connection: close\r\n\r\n",
+                            status, live_http_reason(status), type, buffer_pending(&body),
                             status == 405 ? "Allow: GET, HEAD\r\n" : "");
     if (rc == 0 && !head_only)
         rc = buffer_append(&c->out, buffer_head(&body), buffer_pending(&body));
@@ -312,4 +321,119 @@ int live_http_fd(const live_http_t *self) {
 
 void live_http_poll(live_http_t *self) {
     loop_run_once(self->loop);
+}
+
+/* The content type of a file by its name's ending. */
+static const char *live_http_type(const char *name) {
+    static const struct {
+        const char *suffix, *type;
+    } types[] = {
+        {".json", "application/json"},           {".jsonl", "application/x-ndjson"},
+        {".md", "text/markdown; charset=utf-8"}, {".html", "text/html; charset=utf-8"},
+        {".csv", "text/csv; charset=utf-8"},     {".svg", "image/svg+xml"},
+        {".yaml", "application/yaml"},           {".hgrm", "text/plain; charset=utf-8"},
+        {".txt", "text/plain; charset=utf-8"},   {".log", "text/plain; charset=utf-8"},
+    };
+    size_t n = strlen(name);
+    for (size_t i = 0; i < sizeof types / sizeof types[0]; i++) {
+        size_t k = strlen(types[i].suffix);
+        if (n > k && strcmp(name + n - k, types[i].suffix) == 0)
+            return types[i].type;
+    }
+    return "application/octet-stream";
+}
+
+/* rel is a safe relative path: components of [A-Za-z0-9_.,+=@-] not starting with '.', no empty
+ * one but a trailing '/' (a directory). */
+static bool live_http_safe(const char *rel, size_t len) {
+    size_t start = 0;
+    for (size_t i = 0; i <= len; i++) {
+        if (i < len && rel[i] != '/') {
+            char ch = rel[i];
+            bool ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+                      (ch >= '0' && ch <= '9') || strchr("_.,+=@-", ch);
+            if (!ok || (i == start && ch == '.'))
+                return false;
+            continue;
+        }
+        if (i == start && !(i == len && i > 0)) /* an empty component, but a trailing '/' */
+            return i == 0 && len == 0;
+        start = i + 1;
+    }
+    return true;
+}
+
+/* A directory's listing into out: names sorted, directories with a trailing '/'. */
+static int live_http_listing(const char *dir, buffer_t *out) {
+    struct dirent **names = NULL;
+    int n = scandir(dir, &names, NULL, alphasort);
+    if (n < 0)
+        return 404;
+    int rc = 200;
+    for (int i = 0; i < n; i++) {
+        const char *name = names[i]->d_name;
+        if (name[0] != '.' && rc == 200) {
+            char path[PATH_MAX];
+            struct stat st;
+            snprintf(path, sizeof path, "%s/%s", dir, name);
+            bool is_dir = stat(path, &st) == 0 && S_ISDIR(st.st_mode);
+            if (buffer_appendf(out, "%s%s\n", name, is_dir ? "/" : "") != 0)
+                rc = 500;
+        }
+        free(names[i]);
+    }
+    free(names);
+    return rc;
+}
+
+int live_http_file(const char *root, const char *rel, size_t len, buffer_t *out,
+                   const char **content_type) {
+    char path[PATH_MAX], real_root[PATH_MAX], real[PATH_MAX];
+    if (!live_http_safe(rel, len) || len + strlen(root) + 2 >= sizeof path ||
+        !realpath(root, real_root))
+        return 404;
+    snprintf(path, sizeof path, "%s/%.*s", root, (int)len, rel);
+    /* What the path resolves to must still lie beneath root (a symbolic link may point out). */
+    size_t rl = strlen(real_root);
+    if (!realpath(path, real) ||
+        !(strcmp(real, real_root) == 0 || (strncmp(real, real_root, rl) == 0 && real[rl] == '/')))
+        return 404;
+    int fd = open(real, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+    struct stat st;
+    if (fd < 0 || fstat(fd, &st) != 0) {
+        if (fd >= 0)
+            close(fd);
+        return 404;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        close(fd);
+        *content_type = "text/plain; charset=utf-8";
+        return live_http_listing(real, out);
+    }
+    if (!S_ISREG(st.st_mode) || (len && rel[len - 1] == '/')) {
+        close(fd);
+        return 404;
+    }
+    if (st.st_size > LIVE_HTTP_MAX_FILE) {
+        close(fd);
+        return 413;
+    }
+    int rc = 200;
+    char chunk[65536];
+    for (;;) {
+        ssize_t n = read(fd, chunk, sizeof chunk);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            rc = 500;
+        if (n <= 0)
+            break;
+        if (buffer_append(out, chunk, (size_t)n) != 0) {
+            rc = 500;
+            break;
+        }
+    }
+    close(fd);
+    *content_type = live_http_type(real);
+    return rc;
 }

@@ -12,11 +12,14 @@
 #define LIVE_HTTP_TIMEOUT_NS 10000000000LL /* one request, read and answered */
 #define LIVE_HTTP_MAX_CONNECTIONS 32       /* more at once are closed on accept */
 #define LIVE_HTTP_MAX_HEAD 8192            /* a longer request head is answered 431 */
+#define LIVE_HTTP_MAX_FILE (512LL << 20)   /* a larger file is answered 413 */
 
 typedef struct live_http live_http_t;
 
-/* Writes the body for a GET (or HEAD) of path[0..len) into out; returns the HTTP status. */
-typedef int (*live_http_render_fn)(void *arg, const char *path, size_t len, buffer_t *out);
+/* Writes the body for a GET (or HEAD) of path[0..len) into out; returns the HTTP status.
+ * *content_type starts as the Prometheus text type; the function may point it elsewhere. */
+typedef int (*live_http_render_fn)(void *arg, const char *path, size_t len, buffer_t *out,
+                                   const char **content_type);
 
 /* Listens on listen ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one). NULL with the reason in
  * why when the address is malformed or cannot be bound. The caller destroys it. */
@@ -30,5 +33,12 @@ const char *live_http_address(const live_http_t *self);
 int live_http_fd(const live_http_t *self);
 /* Does the work that is ready (accepts, reads, answers, timeouts) without waiting. */
 void live_http_poll(live_http_t *self);
+/* Serves rel[0..len) (the request path after a prefix, e.g. "run-1/results.json") read-only from
+ * the directory root into out: a regular file's bytes with its content type, or a directory's
+ * listing (one name a line, directories with a trailing '/'). 404 for anything that is not there
+ * or not beneath root: a component that is empty, starts with '.' (no "..", no hidden files),
+ * holds '%' or '\\', or a symbolic link leading out of root; 413 past LIVE_HTTP_MAX_FILE. */
+int live_http_file(const char *root, const char *rel, size_t len, buffer_t *out,
+                   const char **content_type);
 
 #endif

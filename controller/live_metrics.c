@@ -77,6 +77,7 @@ struct live_metrics {
     live_window_t compat_ttft_window;
     prom_histogram_t compat_ttft;
     uint64_t compat_sessions;
+    char *results_root; /* live_metrics_serve_results: served under /results/ */
 };
 
 static void live_series_destroy(live_series_t **self_p) {
@@ -135,12 +136,21 @@ static live_series_t *live_metrics_series(live_metrics_t *self, const live_label
     return s;
 }
 
-static int live_metrics_serve(void *arg, const char *path, size_t len, buffer_t *out) {
+static int live_metrics_serve(void *arg, const char *path, size_t len, buffer_t *out,
+                              const char **content_type) {
     live_metrics_t *self = arg;
     if (len == 8 && memcmp(path, "/metrics", 8) == 0)
         return live_metrics_render(self, loop_now_ns(), out) == 0 ? 200 : 500;
     if (len == 1 && path[0] == '/')
-        return buffer_appendf(out, "stampede live metrics: GET /metrics\n") == 0 ? 200 : 500;
+        return buffer_appendf(out, "stampede live metrics: GET /metrics%s\n",
+                              self->results_root ? ", GET /results/ (the results, read-only)"
+                                                 : "") == 0
+                   ? 200
+                   : 500;
+    if (self->results_root && len >= 9 && memcmp(path, "/results/", 9) == 0)
+        return live_http_file(self->results_root, path + 9, len - 9, out, content_type);
+    if (self->results_root && len == 8 && memcmp(path, "/results", 8) == 0)
+        return live_http_file(self->results_root, "", 0, out, content_type);
     return 404;
 }
 
@@ -198,6 +208,7 @@ void live_metrics_destroy(live_metrics_t **self_p) {
     if (!self)
         return;
     live_http_destroy(&self->http);
+    free(self->results_root);
     for (size_t i = 0; i < self->n_series; i++)
         live_series_destroy(&self->series[i]);
     free(self->series);
@@ -419,4 +430,17 @@ int live_metrics_render(live_metrics_t *self, int64_t now_ns, buffer_t *out) {
     if (self->compat_loadgen)
         live_render_compat(self, &w, now_ns);
     return w.rc;
+}
+
+int live_metrics_serve_results(live_metrics_t *self, const char *dir) {
+    char *copy = strdup(dir);
+    if (!copy)
+        return -1;
+    free(self->results_root);
+    self->results_root = copy;
+    return 0;
+}
+
+const char *live_metrics_address(const live_metrics_t *self) {
+    return self->http ? live_http_address(self->http) : NULL;
 }

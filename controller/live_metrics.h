@@ -51,6 +51,12 @@ void live_metrics_record(live_metrics_t *self, const request_record_t *rec, cons
                          const live_labels_t *labels, int64_t now_ns);
 /* Sets the gauges. */
 void live_metrics_set_gauges(live_metrics_t *self, const live_gauges_t *gauges);
+/* From now on also serves the directory dir read-only under /results/ (controller --linger):
+ * GET /results/results.json, /results/ for a listing (controller/live_http.h: live_http_file).
+ * 0 ok, -1 out of memory. */
+int live_metrics_serve_results(live_metrics_t *self, const char *dir);
+/* The server's bound address ("127.0.0.1:9464"), NULL without a server. */
+const char *live_metrics_address(const live_metrics_t *self);
 /* Appends the exposition (text format 0.0.4) at now_ns to out. 0 ok, -1 out of memory. */
 int live_metrics_render(live_metrics_t *self, int64_t now_ns, buffer_t *out);
 

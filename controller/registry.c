@@ -78,6 +78,9 @@ static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
     w->pid = h->pid;
     w->index = -1;
     w->last_rx_ns = loop_now_ns();
+    w->job_index =
+        h->_job_index_case == STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX ? (int64_t)h->job_index : -1;
+    w->threads = h->threads ? h->threads : 1;
     return w;
 }
 
@@ -229,4 +232,79 @@ void registry_next_run(controller_t *self) {
 void registry_mark_back(controller_t *self, registry_worker_t *w) {
     console_say(self, "worker %s is back", w->name);
     w->state = REGISTRY_RUNNING;
+}
+
+/* Appends "a, c-e" for the set bits of seen[0..n) that equal want. */
+static void append_ranges(buffer_t *b, const bool *seen, size_t n, bool want) {
+    bool first = true;
+    for (size_t i = 0; i < n; i++) {
+        if (seen[i] != want)
+            continue;
+        size_t j = i;
+        while (j + 1 < n && seen[j + 1] == want)
+            j++;
+        buffer_appendf(b,
+                       j == i       ? "%s%zu"
+                       : j == i + 1 ? "%s%zu, %zu"
+                                    : "%s%zu-%zu",
+                       first ? "" : ", ", i, j);
+        first = false;
+        i = j;
+    }
+}
+
+void registry_describe_missing(const controller_t *self, char *buf, size_t len) {
+    uint32_t have = registry_count(self, REGISTRY_REGISTERED);
+    uint32_t expect = self->options.expect_workers;
+    buffer_t b;
+    buffer_init(&b);
+    buffer_appendf(&b, "only %u of %u workers registered within %g s", have, expect,
+                   self->options.register_timeout_ns / 1e9);
+    /* An Indexed Job's pods: expect / threads of them, indexes 0..pods-1. */
+    uint32_t threads = 0;
+    bool indexed = false;
+    for (size_t i = 0; i < self->n_workers; i++) {
+        const registry_worker_t *w = &self->workers[i];
+        if (w->state != REGISTRY_REGISTERED || w->job_index < 0)
+            continue;
+        indexed = true;
+        if (w->threads > threads)
+            threads = w->threads;
+    }
+    size_t pods = indexed ? (expect + threads - 1) / threads : 0;
+    size_t span = pods;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (self->workers[i].state == REGISTRY_REGISTERED &&
+            self->workers[i].job_index >= (int64_t)span)
+            span = (size_t)self->workers[i].job_index + 1;
+    bool *seen = span ? calloc(span, sizeof *seen) : NULL;
+    if (seen) {
+        size_t missing = 0;
+        for (size_t i = 0; i < self->n_workers; i++)
+            if (self->workers[i].state == REGISTRY_REGISTERED && self->workers[i].job_index >= 0)
+                seen[self->workers[i].job_index] = true;
+        for (size_t i = 0; i < pods; i++)
+            missing += !seen[i];
+        if (missing) {
+            buffer_appendf(&b, "; missing worker index%s ", missing == 1 ? "" : "es");
+            append_ranges(&b, seen, pods, false);
+            buffer_appendf(&b, " (JOB_COMPLETION_INDEX of the Indexed Job: see that pod's "
+                               "events and log)");
+        }
+        buffer_appendf(&b, "; registered indexes ");
+        append_ranges(&b, seen, span, true);
+    }
+    free(seen);
+    /* The registered workers by name, a few of them. */
+    size_t named = 0;
+    for (size_t i = 0; i < self->n_workers && named < 8; i++) {
+        if (self->workers[i].state != REGISTRY_REGISTERED)
+            continue;
+        buffer_appendf(&b, "%s%s", named ? ", " : "; registered: ", self->workers[i].name);
+        named++;
+    }
+    if (have > named)
+        buffer_appendf(&b, " and %u more", have - (uint32_t)named);
+    snprintf(buf, len, "%s", buffer_pending(&b) ? (const char *)buffer_head(&b) : "");
+    buffer_clear(&b);
 }

@@ -57,6 +57,8 @@ typedef struct registry_worker {
     int64_t loop_wait_ns; /* -1 unknown */
     uint64_t arrivals;
     uint64_t cap_waits;
+    int64_t job_index; /* its Hello's job_index (an Indexed Job's JOB_COMPLETION_INDEX); -1 none */
+    uint32_t threads;  /* loops in its process (its Hello's threads, at least 1) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
@@ -71,6 +73,10 @@ uint32_t registry_count(const controller_t *self, registry_state_t state);
 bool registry_in_run(const registry_worker_t *w);
 /* Whether w has nothing more to give the run: complete or lost. */
 bool registry_finished(const registry_worker_t *w);
+/* Why registration is short, for the timeout's message, into buf: "only N of M workers
+ * registered ...", naming the Indexed Job indexes missing (from the registered workers' job_index
+ * and thread count) and the workers that did register. */
+void registry_describe_missing(const controller_t *self, char *buf, size_t len);
 /* Requests in flight on the run's unfinished workers, as their last heartbeats said. */
 uint32_t registry_inflight(const controller_t *self);
 /* Sends a heartbeat to every worker not lost. */

@@ -481,6 +481,22 @@ int results_reports(controller_t *self, const char *dir) {
         console_say(self, "cannot write the reports: %s", err);
         return -1;
     }
+    if (self->options.print_report) { /* --print-report: the Markdown summary into the log */
+        char path[4200], chunk[8192];
+        snprintf(path, sizeof path, "%s/report.md", dir);
+        FILE *f = fopen(path, "r");
+        if (!f) {
+            console_say(self, "cannot print %s: %s", path, strerror(errno));
+            return -1;
+        }
+        fflush(stdout);
+        printf("\n<!-- %s -->\n", path);
+        size_t n;
+        while ((n = fread(chunk, 1, sizeof chunk, f)) > 0)
+            fwrite(chunk, 1, n, stdout);
+        fclose(f);
+        fflush(stdout);
+    }
     return 0;
 }
 

@@ -14,7 +14,10 @@
 #define AGENT_MONITOR_EVENTS                                                                       \
     (ZMQ_EVENT_CONNECTED | ZMQ_EVENT_DISCONNECTED | ZMQ_EVENT_HANDSHAKE_SUCCEEDED |                \
      ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |                  \
-     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
+     ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_CONNECT_RETRIED)
+/* While the controller is not up, a retry is logged at most this often (libzmq retries with
+ * backoff: ZMQ_RECONNECT_IVL doubling up to ZMQ_RECONNECT_IVL_MAX). */
+#define AGENT_RETRY_LOG_NS 10000000000LL
 
 /* One socket on the loop: its ZMQ_FD is edge-triggered, so it is drained after every wakeup and
  * after every send (a send can consume the edge that announced incoming messages). */
@@ -54,6 +57,9 @@ struct agent {
     bool welcomed;
     bool handshaken;            /* the control connection completed its handshake */
     uint32_t failed_handshakes; /* in a row, on either socket */
+    uint32_t connect_retries;   /* control connection attempts that failed since the last one */
+    int64_t retries_since_ns;   /* when the first of them failed */
+    int64_t retry_logged_ns;    /* when one was last logged */
     bool gave_up;               /* refused: told once */
     uint64_t run_id;
     int64_t last_rx_ns; /* latest evidence that the controller was alive, on our real clock */
@@ -106,6 +112,10 @@ static void send_hello(agent_t *self) {
     hello.threads = self->options.threads;
     hello.capacity = self->options.capacity;
     hello.version = STAMPEDE_VERSION;
+    if (self->options.has_job_index) {
+        hello._job_index_case = STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX;
+        hello.job_index = self->options.job_index;
+    }
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_HELLO;
     env.hello = &hello;
@@ -395,6 +405,30 @@ static int on_handshake_event(agent_t *self, agent_monitor_t *m, uint16_t event,
     return -1;
 }
 
+/* The control connection's attempts: a controller not up yet (its Service not resolvable, its
+ * port closed) is retried with backoff by libzmq; the first failure, then one every
+ * AGENT_RETRY_LOG_NS, and the connection that finally works are logged. */
+static void log_connect_retry(agent_t *self, uint16_t event, uint32_t value) {
+    int64_t now = loop_now_ns();
+    if (event == ZMQ_EVENT_CONNECT_RETRIED) {
+        if (!self->connect_retries++)
+            self->retries_since_ns = now;
+        if (self->connect_retries == 1 || now - self->retry_logged_ns >= AGENT_RETRY_LOG_NS) {
+            self->retry_logged_ns = now;
+            fprintf(stderr,
+                    "worker %s: the controller at %s is not reachable yet (attempt %u, %.0f s); "
+                    "retrying in %u ms\n",
+                    self->name, self->endpoint, self->connect_retries,
+                    (now - self->retries_since_ns) / 1e9, value);
+        }
+    } else if (event == ZMQ_EVENT_CONNECTED && self->connect_retries) {
+        fprintf(stderr, "worker %s: connected to %s after %u failed attempt%s over %.1f s\n",
+                self->name, self->endpoint, self->connect_retries,
+                self->connect_retries == 1 ? "" : "s", (now - self->retries_since_ns) / 1e9);
+        self->connect_retries = 0;
+    }
+}
+
 static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
     agent_monitor_t *m = arg;
     agent_t *self = m->agent;
@@ -409,6 +443,8 @@ static void on_monitor(loop_t *loop, int fd, int mask, void *arg) {
             break;
         if (on_handshake_event(self, m, event, value) != 0)
             return; /* refused: the loop is stopping */
+        if (!m->is_data)
+            log_connect_retry(self, event, value);
         if (event != ZMQ_EVENT_CONNECTED)
             continue;
         if (m->is_data) {
@@ -428,6 +464,11 @@ static void on_timer(loop_t *loop, uint64_t id, void *arg) {
     agent_t *self = arg;
     int64_t now = loop_now_ns();
     if (!self->welcomed) {
+        /* Not registered: the status callback still runs, for its give-up rules (--once,
+         * --idle-exit) while the controller is gone. */
+        agent_status_t status = {0};
+        if (self->cb.status)
+            self->cb.status(self->arg, &status);
         send_hello(self);
     } else if (now - self->last_rx_ns > self->options.liveness_ns) {
         self->welcomed = false;

@@ -64,6 +64,8 @@ typedef struct agent_options {
     const char *public_key; /* this worker's CURVE key pair (Z85), with server_key */
     const char *secret_key;
     int64_t max_control_bytes; /* ZMQ_MAXMSGSIZE in: the Assign with its config (and trace) */
+    bool has_job_index;        /* job_index goes in the Hello (worker --index) */
+    uint32_t job_index;
 } agent_options_t;
 
 /* The largest Assign a worker accepts by default (worker --max-message-size), and the largest

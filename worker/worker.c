@@ -55,6 +55,9 @@ typedef struct worker_settings {
     int64_t max_control_bytes; /* --max-message-size */
     const char *spool_dir;     /* --spool: where unacknowledged batches go when the controller is
                                   lost (default $TMPDIR, else /tmp) */
+    bool has_job_index;        /* --index, or JOB_COMPLETION_INDEX from the environment */
+    uint32_t job_index;
+    int64_t idle_exit_ns; /* --idle-exit: idle with the controller gone this long: exit 0 */
 } worker_settings_t;
 
 /* One loop: everything a logical worker owns. Only its own thread touches it. */
@@ -622,10 +625,20 @@ static void on_status(void *arg, agent_status_t *out) {
     out->state = w->state;
     out->inflight = w->exec ? session_executor_inflight(w->exec) : 0;
     out->requests_done = w->requests_done;
-    if (w->settings->once && w->lost_since_ns &&
-        loop_now_ns() - w->lost_since_ns > WORKER_ONCE_LOST_NS) {
-        log_line(w, "the controller did not come back within %lld s; giving up (--once)",
-                 (long long)(WORKER_ONCE_LOST_NS / 1000000000LL));
+    const worker_settings_t *s = w->settings;
+    int64_t gone = w->lost_since_ns ? loop_now_ns() - w->lost_since_ns : 0;
+    if (s->idle_exit_ns && w->state == AGENT_IDLE && gone > s->idle_exit_ns) {
+        char d[32];
+        units_format_duration(s->idle_exit_ns, d, sizeof d);
+        log_line(w,
+                 "idle, the controller gone for over %s: its runs are over; exiting "
+                 "(--idle-exit)",
+                 d);
+        loop_stop(w->loop);
+    } else if ((s->once || s->idle_exit_ns) && gone > WORKER_ONCE_LOST_NS) {
+        log_line(w, "the controller did not come back within %lld s; giving up (%s)",
+                 (long long)(WORKER_ONCE_LOST_NS / 1000000000LL),
+                 s->once ? "--once" : "--idle-exit");
         w->exit_code = 1;
         loop_stop(w->loop);
     }
@@ -724,6 +737,8 @@ static void *loop_thread(void *arg) {
         .public_key = s->public_key,
         .secret_key = s->secret_key,
         .max_control_bytes = s->max_control_bytes,
+        .has_job_index = s->has_job_index,
+        .job_index = s->job_index,
     };
     agent_callbacks_t cb = {
         .assign = on_assign,
@@ -766,12 +781,22 @@ static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
             "[--id NAME]\n"
+            "                       [--index N] [--idle-exit DURATION]\n"
             "                       [--key FILE --server-key FILE | --insecure] [--spool DIR]\n"
             "  --connect EP   the controller's control endpoint\n"
             "  --threads T    T independent loops, each registering as its own worker "
             "(default 1)\n"
-            "  --once         exit after one run (for Kubernetes Jobs)\n"
+            "  --once         exit after one run (a Job of one run; for a sweep or several\n"
+            "                 runs, --idle-exit)\n"
             "  --id NAME      logical name shown by the controller (default HOST-PID)\n"
+            "  --index N      this worker's index in a Kubernetes Indexed Job, sent at\n"
+            "                 registration so the controller names missing indexes\n"
+            "                 (default: $JOB_COMPLETION_INDEX when set)\n"
+            "  --idle-exit DURATION  exit 0 once idle with the controller gone for\n"
+            "                 DURATION (30s): long-lived workers of a Kubernetes Job end\n"
+            "                 when the controller's runs or sweep are over\n"
+            "  Until the controller is up, the connection is retried with backoff\n"
+            "  (0.1 s doubling to 2 s), logged every 10 s.\n"
             "  --key FILE     this worker's CURVE secret key (stampede keygen NAME writes\n"
             "                 NAME.key; the controller's --authorized-keys holds NAME.pub)\n"
             "  --server-key FILE  the controller's public key (its NAME.pub): a controller\n"
@@ -818,6 +843,20 @@ static int load_keys(worker_settings_t *s) {
     return 1;
 }
 
+/* An Indexed Job's completion index from text (--index or JOB_COMPLETION_INDEX) into s. */
+static int parse_index(const char *text, const char *what, worker_settings_t *s) {
+    char *end;
+    errno = 0;
+    unsigned long v = strtoul(text, &end, 10);
+    if (errno || end == text || *end || *text == '-' || v > UINT32_MAX) {
+        fprintf(stderr, "stampede worker: %s wants an index 0, 1, 2...; got '%s'\n", what, text);
+        return 1;
+    }
+    s->has_job_index = true;
+    s->job_index = (uint32_t)v;
+    return 0;
+}
+
 static int parse_settings(int argc, char **argv, worker_settings_t *s, char *name_buf,
                           size_t name_len) {
     static const struct option longopts[] = {
@@ -831,6 +870,8 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         {"insecure", no_argument, NULL, 'N'},
         {"max-message-size", required_argument, NULL, 'M'},
         {"spool", required_argument, NULL, 'D'},
+        {"index", required_argument, NULL, 'X'},
+        {"idle-exit", required_argument, NULL, 'E'},
         {NULL, 0, NULL, 0},
     };
     memset(s, 0, sizeof *s);
@@ -838,7 +879,7 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
     s->proto_version = PROTOCOL_VERSION;
     optind = 1;
     int c;
-    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:D:", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:D:X:E:", longopts, NULL)) != -1) {
         switch (c) {
         case 'c':
             s->endpoint = optarg;
@@ -886,6 +927,18 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         case 'D':
             s->spool_dir = optarg;
             break;
+        case 'X':
+            if (parse_index(optarg, "--index", s) != 0)
+                return 1;
+            break;
+        case 'E':
+            if (units_parse_duration(optarg, &s->idle_exit_ns) != 0 || s->idle_exit_ns <= 0) {
+                fprintf(stderr,
+                        "stampede worker: --idle-exit wants a duration > 0 (%s), got '%s'\n",
+                        units_duration_help(), optarg);
+                return 1;
+            }
+            break;
         case 'h':
             usage(stdout);
             return -1;
@@ -907,6 +960,10 @@ static int parse_settings(int argc, char **argv, worker_settings_t *s, char *nam
         fprintf(stderr, "stampede worker: --connect %s: expected tcp://HOST:PORT\n", s->endpoint);
         return 1;
     }
+    const char *job_index = getenv("JOB_COMPLETION_INDEX");
+    if (!s->has_job_index && job_index && *job_index &&
+        parse_index(job_index, "JOB_COMPLETION_INDEX", s) != 0)
+        return 1;
     if (load_keys(s) != 0)
         return 1;
     if (!s->spool_dir) {
