@@ -48,7 +48,7 @@ bool validity_exact_lengths(const config_t *cfg) {
 static void validity_judge_saturation(const validity_input_t *in, validity_t *out) {
     for (size_t i = 0; i < in->n_workers; i++) {
         const validity_worker_t *w = &in->workers[i];
-        if (!w->has_stats)
+        if (!w->has_stats || w->loop_wall_ns < VALIDITY_LOOP_MIN_WALL_NS)
             continue;
         double cpu = validity_loop_cpu_share(w), per_read = validity_token_events_per_read(w);
         double busy = validity_loop_busy_share(w);

@@ -24,6 +24,10 @@
  * several tokens per read from an idle loop mean the server wrote them together (a coalescing
  * server or proxy), not that the client fell behind. */
 #define VALIDITY_LOOP_BUSY_FOR_READS 0.5
+/* A loop measured over a shorter span than this is not judged for saturation: a worker that had
+ * nothing to send ends its run microseconds after the start, and the start and end work alone
+ * then fill its span (a 26 us span with 25 us of CPU is "97 % of a core" of nothing). */
+#define VALIDITY_LOOP_MIN_WALL_NS 1000000000LL
 /* Share of requests that asked for an exact length and received another. */
 #define VALIDITY_OUTPUT_MISMATCH_MAX 0.05
 

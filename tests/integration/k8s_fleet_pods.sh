@@ -54,15 +54,6 @@ done <"$metrics"
 kill -TERM "$ctl"
 rc=0
 wait "$ctl" || rc=$?
-# A capacity search's low levels leave some of 4 workers without a session in a 4 s level; such
-# a worker's loop is then reported saturated (a false positive of main's validity check, seen
-# with `stampede run` too), which makes that level invalid: exit 3. Tolerated for the capacity
-# overlay only, and only when that is every reason given.
-if [ "$rc" = 3 ] && [ "${ACCEPT_SATURATED:-}" = 1 ] &&
-    ! grep "the run is invalid:" "$root/controller.err" | grep -vq "client saturated: worker [^ ]*'s loop used"; then
-    echo "NOTE: exit 3 from idle workers judged saturated (see k8s_fleet_pods.sh)" >&2
-    rc=0
-fi
 [ "$rc" = 0 ] || fail "controller exit status $rc: $(tail -20 "$root/controller.err")"
 for ((i = 0; i < n; i++)); do
     eval "p=\$worker_pid_$i"

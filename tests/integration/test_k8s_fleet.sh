@@ -52,8 +52,7 @@ for overlay in "${overlays[@]}"; do
     mkdir -p "$root"
     python3 "$here/k8s_launch.py" "$WORK/$overlay.json" "$STAMPEDE" "$root" "$WORK/secrets.json" \
         --shorten || fail "$overlay: the manifests cannot be launched"
-    ACCEPT_SATURATED=$([ "$overlay" = capacity ] && echo 1 || echo 0) \
-        timeout 240 unshare --net --mount -- bash "$here/k8s_fleet_pods.sh" "$root" \
+    timeout 240 unshare --net --mount -- bash "$here/k8s_fleet_pods.sh" "$root" \
         "$WORK/dashboard-metrics.txt" "$STAMPEDE" >"$WORK/$overlay.log" 2>&1 &
     pids+=($!)
     BACKGROUND+=($!)

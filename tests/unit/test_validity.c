@@ -61,6 +61,23 @@ static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **s
     assert_true(v.valid);
 }
 
+/* A worker with nothing to send ends its run at once: 25 us of CPU in a 26 us span is no
+ * saturation, and the same share over a second is. */
+static void test_validity_loop_measured_under_a_second_is_not_judged(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    w[1].loop_cpu_ns = 25000;
+    w[1].loop_wall_ns = 26000;
+    w[1].loop_wait_ns = 0;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_true(v.valid);
+    w[1].loop_cpu_ns = SECOND * 97 / 100;
+    w[1].loop_wall_ns = SECOND;
+    validity_judge(&in, &v);
+    assert_one_reason(&v, "client saturated: worker b's loop used 97 % of a core");
+}
+
 static void test_validity_several_token_events_per_read_from_a_busy_loop_is_saturation(void **s) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
@@ -268,6 +285,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
+        cmocka_unit_test(test_validity_loop_measured_under_a_second_is_not_judged),
         cmocka_unit_test(
             test_validity_several_token_events_per_read_from_a_busy_loop_is_saturation),
         cmocka_unit_test(test_validity_several_token_events_per_read_from_an_idle_loop_is_not),
