@@ -100,6 +100,8 @@ typedef struct request_record {
     int64_t retry_wait_ns; /* time spent waiting out Retry-After before those resends */
     uint32_t resends;      /* times libcurl resent it on a fresh connection after a reused one
                               died before any response byte (invisible otherwise) */
+    int32_t retry_after_s; /* worker only, not on the wire: the last response's Retry-After in
+                              seconds, -1 when it had none */
 
     bool warmup;      /* sent during warm-up: counted apart, excluded from statistics */
     bool session_end; /* the session finished with this request (its last node, or the

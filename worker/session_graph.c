@@ -505,7 +505,7 @@ session_graph_t *session_graph_new(loop_t *loop, const config_t *cfg, session_ba
     self->generate = session_graph_generate_workload;
     self->scaffold = session_scaffold_new(cfg);
     self->sender =
-        session_sender_new(cfg, backend, session_graph_done, session_graph_dequeued, self);
+        session_sender_new(loop, cfg, backend, session_graph_done, session_graph_dequeued, self);
     if (!self->scaffold || !self->sender)
         session_graph_destroy(&self);
     return self;

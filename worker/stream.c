@@ -832,6 +832,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
     }
     stream_classify(self, result);
     rec->resends = self->resends;
+    rec->retry_after_s = self->retry_after_s > INT32_MAX ? INT32_MAX : (int32_t)self->retry_after_s;
     phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */

@@ -1,0 +1,81 @@
+#!/bin/bash
+# target.retry_on_429 against the mock's 429 fault (`--faults 429@4`: every 4th request the mock
+# receives is answered 429 with `retry-after: 1`), 20 streamed requests, concurrency 2, --trace.
+#  - honour: no request fails; every 429 the mock sent was waited out and resent (results.json
+#    retries.retries_429 = the mock's count = the trace's retries summed); each wait lasted the
+#    Retry-After's 1 s (>= 1000 ms, < 1800 ms); a retried request's TTFT runs from its last send
+#    (under 500 ms with a 2 ms TTFT mock) while ttft_from_intended includes the wait (>= 1000 ms).
+#  - honour with retry_after_max 300ms: the waits are capped (>= 300 ms, < 900 ms).
+#  - ignore: each 429 is an http_429 error, nothing is resent.
+# A bad value is refused naming file:line:key.
+# ctest: parallel (bounds 300 ms or more wide)
+source "$(dirname "$0")/protocol_lib.sh"
+
+workload() { # FILE MODE [EXTRA TARGET LINE]
+    cat >"$1" <<YAML
+seed: 4
+target:
+  ignore_eos: true
+  retry_on_429: $2
+${3:-}
+workload: {kind: requests, input_tokens: 8, output_tokens: 8}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {max_requests: 20}
+YAML
+}
+
+check_run() { # OUT MODE MIN_WAIT_MS MAX_WAIT_MS
+    local injected
+    injected=$(mock_metric stampede_mock_faults_total 'kind="429"')
+    check_results "$1" "$injected" "$2" "$3" "$4" <<'PY'
+injected, mode, lo, hi = int(float(argv[0])), argv[1], float(argv[2]), float(argv[3])
+retries = level["retries"]
+assert injected >= 4, f"the mock sent only {injected} 429s"
+assert len(rows) == 20, f"{len(rows)} trace rows"
+if mode == "ignore":
+    assert level["errors"]["http_429"] == injected, (level["errors"], injected)
+    assert retries["retries_429"] == 0 and all(r["retries"] == 0 for r in rows), retries
+    print(f"ignore: {injected} 429s -> {level['errors']['http_429']} http_429 errors")
+    sys.exit(0)
+assert level["requests_failed"] == 0, level["errors"]
+assert level["requests_ok"] == 20, level["requests_ok"]
+assert retries["retries_429"] == injected == sum(r["retries"] for r in rows), (retries, injected)
+retried = [r for r in rows if r["retries"]]
+assert retries["requests_retried"] == len(retried), (retries, len(retried))
+for r in retried:
+    per = r["retry_wait_ms"] / r["retries"]
+    assert lo <= per < hi, f"a wait of {per:.0f} ms per retry, expected [{lo}, {hi})"
+    assert r["ttft_ms"] < 500, f"TTFT {r['ttft_ms']} ms: not measured from the last send"
+    assert r["ttft_from_intended_ms"] >= lo * r["retries"], r["ttft_from_intended_ms"]
+assert abs(retries["retry_wait_s"] * 1000 - sum(r["retry_wait_ms"] for r in rows)) < 1, retries
+print(f"{mode}: {injected} 429s, {len(retried)} requests retried, waits "
+      f"{sorted(round(r['retry_wait_ms']) for r in retried)} ms")
+PY
+}
+
+start_mock --ttft-ms 2 --itl-ms 1 --faults 429@4
+workload "$WORK/honour.yaml" honour
+run_bounded 120 "$WORK/t1" "$WORK/e1" "$WORK/honour.yaml" --workers 1 --target "$MOCK_URL" \
+    --out "$WORK/honour" --trace
+assert_equal "exit status (honour)" "$RUN_RC" 0
+check_run "$WORK/honour" honour 1000 1800
+
+start_mock --ttft-ms 2 --itl-ms 1 --faults 429@4
+workload "$WORK/cap.yaml" honour "  retry_after_max: 300ms"
+run_bounded 120 "$WORK/t2" "$WORK/e2" "$WORK/cap.yaml" --workers 1 --target "$MOCK_URL" \
+    --out "$WORK/cap" --trace
+assert_equal "exit status (capped)" "$RUN_RC" 0
+check_run "$WORK/cap" capped 300 900
+
+start_mock --ttft-ms 2 --itl-ms 1 --faults 429@4
+workload "$WORK/ignore.yaml" ignore
+run_bounded 120 "$WORK/t3" "$WORK/e3" "$WORK/ignore.yaml" --workers 1 --target "$MOCK_URL" \
+    --out "$WORK/ignore" --trace
+assert_equal "exit status (ignore)" "$RUN_RC" 0
+check_run "$WORK/ignore" ignore 0 0
+
+workload "$WORK/bad.yaml" sometimes
+run_bounded 30 /dev/null "$WORK/e4" "$WORK/bad.yaml" --workers 1 --target "$MOCK_URL" --out "$WORK/bad"
+[ "$RUN_RC" -ne 0 ] || fail "retry_on_429: sometimes was accepted"
+grep -q "bad.yaml:4.*target.retry_on_429" "$WORK/e4" || fail "message: $(cat "$WORK/e4")"
+echo "ok: 429s honoured (Retry-After waited, capped, TTFT from the last send) or counted as errors"
