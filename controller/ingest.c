@@ -189,6 +189,8 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
             msg->http_phase_ns[i] > INT64_MAX ? INT64_MAX : (int64_t)msg->http_phase_ns[i];
     out->connection_reused = msg->connection_reused;
     out->retries = msg->retries;
+    if (msg->retry_wait_ns < 0)
+        return refuse(self, msg, "negative retry wait");
     out->retry_wait_ns = msg->retry_wait_ns;
     out->resends = msg->resends;
     return decode_chunks(self, msg, base, offset_ns, out);

@@ -85,6 +85,7 @@ static void session_sender_retry_fire(loop_t *loop, uint64_t id, void *arg) {
     (void)id;
     session_send_t *req = arg;
     session_sender_t *self = req->sender;
+    int64_t now = loop_now_ns();
     if (self->backend.submit(self->backend.ctx, &req->request, session_sender_done, req) != 0) {
         req->retry_timer = loop_timer_at(loop, loop_now_ns() + SESSION_SEND_RETRY_POLL_NS,
                                          session_sender_retry_fire, req);
@@ -97,7 +98,7 @@ static void session_sender_retry_fire(loop_t *loop, uint64_t id, void *arg) {
         return;
     }
     /* the wait, and any wait for a transfer after it, up to this send */
-    req->record.retry_wait_ns += req->record.send_ns - req->retry_from_ns;
+    req->record.retry_wait_ns += now - req->retry_from_ns;
     session_sender_unlink_retry(self, req);
 }
 

@@ -7,6 +7,7 @@
 #    (under 500 ms with a 2 ms TTFT mock) while ttft_from_intended includes the wait (>= 1000 ms).
 #  - honour with retry_after_max 300ms: the waits are capped (>= 300 ms, < 900 ms).
 #  - ignore: each 429 is an http_429 error, nothing is resent.
+#  - against reliability_server.py (not the mock), a Retry-After given as an HTTP-date is waited.
 # A bad value is refused naming file:line:key.
 # ctest: parallel (bounds 300 ms or more wide)
 source "$(dirname "$0")/protocol_lib.sh"
@@ -73,6 +74,30 @@ run_bounded 120 "$WORK/t3" "$WORK/e3" "$WORK/ignore.yaml" --workers 1 --target "
     --out "$WORK/ignore" --trace
 assert_equal "exit status (ignore)" "$RUN_RC" 0
 check_run "$WORK/ignore" ignore 0 0
+
+# Against a server that is not the mock: reliability_server.py answers every other request 429
+# with Retry-After as an HTTP-date 2 s ahead (1 to 2 s once both sides round to whole seconds).
+start_test_server reliability_server.py scripted --plan ratelimited,ok
+cat >"$WORK/date.yaml" <<YAML
+seed: 4
+target: {model: rel, retry_on_429: honour}
+workload: {kind: requests, input_tokens: 8, output_tokens: 4}
+scheduler: {kind: concurrent, concurrency: 1}
+limits: {max_requests: 3}
+YAML
+run_bounded 60 "$WORK/t5" "$WORK/e5" "$WORK/date.yaml" --workers 1 --target "$URL" \
+    --out "$WORK/date" --trace
+assert_equal "exit status (HTTP-date)" "$RUN_RC" 0
+curl -s --max-time 5 "$URL/counts" >"$WORK/counts.json"
+check_results "$WORK/date" "$WORK/counts.json" <<'PY'
+counts = json.load(open(argv[0]))
+assert counts["ratelimited"] == 3 and counts["ok"] == 3, counts
+assert level["requests_ok"] == 3 and level["requests_failed"] == 0, level["errors"]
+assert [r["retries"] for r in rows] == [1, 1, 1], [r["retries"] for r in rows]
+waits = [r["retry_wait_ms"] for r in rows]
+assert all(900 <= w < 2600 for w in waits), f"waits {waits} ms for an HTTP-date 2 s ahead"
+print(f"HTTP-date Retry-After: waits {[round(w) for w in waits]} ms")
+PY
 
 workload "$WORK/bad.yaml" sometimes
 run_bounded 30 /dev/null "$WORK/e4" "$WORK/bad.yaml" --workers 1 --target "$MOCK_URL" --out "$WORK/bad"
