@@ -567,6 +567,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
     record->resends = 0;
+    record->retry_after_s = -1;
 }
 
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
