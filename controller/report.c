@@ -117,6 +117,13 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
         }
         fprintf(out, "\n");
     }
+    if (all->retries || all->resends)
+        fprintf(out,
+                "retries       %" PRIu64 " after HTTP 429 (%" PRIu64
+                " requests, %.1f s waited), %" PRIu64
+                " resent by libcurl after a reused connection closed unanswered\n",
+                all->retries, all->retried_requests, (double)all->retry_wait_ns / 1e9,
+                all->resends);
 }
 
 /* The rows measured from the send, then, when the client fell behind its schedule (lag p99 above

@@ -59,6 +59,8 @@ workload "$WORK/honour.yaml" honour
 run_bounded 120 "$WORK/t1" "$WORK/e1" "$WORK/honour.yaml" --workers 1 --target "$MOCK_URL" \
     --out "$WORK/honour" --trace
 assert_equal "exit status (honour)" "$RUN_RC" 0
+grep -Eq "^retries +[0-9]+ after HTTP 429 \([0-9]+ requests, [0-9.]+ s waited\)" "$WORK/t1" ||
+    fail "the table does not show the retries: $(head -8 "$WORK/t1")"
 check_run "$WORK/honour" honour 1000 1800
 
 start_mock --ttft-ms 2 --itl-ms 1 --faults 429@4
