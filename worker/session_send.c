@@ -99,6 +99,7 @@ static void session_sender_retry_fire(loop_t *loop, uint64_t id, void *arg) {
     }
     /* the wait, and any wait for a transfer after it, up to this send */
     req->record.retry_wait_ns += now - req->retry_from_ns;
+    req->record.retries++;
     session_sender_unlink_retry(self, req);
 }
 
@@ -122,7 +123,6 @@ static bool session_sender_retry(session_sender_t *self, session_send_t *req,
     if (!req->retry_timer)
         return false;
     req->retry_from_ns = record->end_ns ? record->end_ns : now;
-    req->record.retries++;
     req->next = self->retrying;
     self->retrying = req;
     return true;
@@ -214,7 +214,7 @@ void session_sender_cancel_all(session_sender_t *self) {
         req->record.error = ERROR_CANCELLED;
         snprintf(req->record.error_message, sizeof req->record.error_message,
                  "cancelled while waiting to resend after HTTP 429 (retry %u)",
-                 (unsigned)req->record.retries);
+                 (unsigned)req->record.retries + 1);
         req->record.retry_wait_ns += loop_now_ns() - req->retry_from_ns;
         self->inflight--;
         if (self->closing)

@@ -505,10 +505,6 @@ stream_t *stream_of_easy(CURL *easy) {
     return self;
 }
 
-long stream_retry_after_s(const stream_t *self) {
-    return self->retry_after_s;
-}
-
 request_record_t *stream_record(const stream_t *self) {
     return self->record;
 }

@@ -48,10 +48,9 @@ stream_t *stream_new(const stream_settings_t *settings, void *user);
 void stream_destroy(stream_t **self_p);
 
 /* The delay a Retry-After value asks for, in seconds: delay-seconds, or an HTTP-date less now
- * (0 when it is past); -1 when the value is neither. */
+ * (0 when it is past); -1 when the value is neither. A request's record carries its final
+ * response's as retry_after_s. */
 long stream_parse_retry_after(const char *value, time_t now);
-/* The Retry-After of the request's final response, in seconds; -1 when it had none. */
-long stream_retry_after_s(const stream_t *self);
 
 /* The easy handle, to add to or remove from a multi handle. */
 CURL *stream_easy(const stream_t *self);
