@@ -62,6 +62,9 @@ typedef struct config_target {
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     bool stream;                /* default true */
+    bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */
+    int64_t retry_after_max_ns; /* cap on one Retry-After wait; default 10 s */
+    uint32_t retry_429_max;     /* resends of one request after 429s at most; default 5 */
 } config_target_t;
 
 /* One node's settings: a template node, or one slot of a generated shape (diamond: planner,
@@ -175,7 +178,12 @@ typedef struct config_limits {
     int64_t duration_ns;   /* 0 = none */
     uint64_t max_sessions; /* 0 = none */
     uint64_t max_requests; /* 0 = none */
+    double max_error_pct;  /* circuit breaker: stop the run (a sweep: the level) once failed /
+                              (ok + failed) passes it over CONFIG_BREAKER_MIN_REQUESTS; 0 = off */
 } config_limits_t;
+
+/* The sample the circuit breaker (limits.max_error_pct) waits for before it judges. */
+#define CONFIG_BREAKER_MIN_REQUESTS 50
 
 /* The `validity:` section: the thresholds of the run's verdict (docs/metrics.md §11). */
 typedef struct config_validity {

@@ -60,13 +60,18 @@ static const char *const target_keys[] = {"endpoints",
                                           "min_tokens",
                                           "stream",
                                           "continuous_usage_stats",
+                                          "retry_on_429",
+                                          "retry_after_max",
+                                          "retry_429_max",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
     "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
-static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests", NULL};
+static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests",
+                                          "max_error_pct", NULL};
+static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
 
@@ -332,6 +337,20 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
         return -1;
+    if ((v = config_yaml_get(r, node, "retry_on_429", NULL))) {
+        if (config_yaml_enum(r, v, "target.retry_on_429", retry_on_429_names, &index) < 0)
+            return -1;
+        t->retry_on_429 = index == 1;
+    }
+    if ((v = config_yaml_get(r, node, "retry_after_max", NULL)) &&
+        config_yaml_duration(r, v, "target.retry_after_max", false, &t->retry_after_max_ns) < 0)
+        return -1;
+    uint64_t retries;
+    if ((v = config_yaml_get(r, node, "retry_429_max", NULL))) {
+        if (config_yaml_uint(r, v, "target.retry_429_max", 1000, &retries) < 0)
+            return -1;
+        t->retry_429_max = (uint32_t)retries;
+    }
     return 0;
 }
 
@@ -494,6 +513,14 @@ static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l)
     if ((v = config_yaml_get(r, node, "max_requests", NULL)) &&
         config_yaml_uint(r, v, "limits.max_requests", UINT64_MAX, &l->max_requests) < 0)
         return -1;
+    if ((v = config_yaml_get(r, node, "max_error_pct", NULL))) {
+        if (config_yaml_number(r, v, "limits.max_error_pct", &l->max_error_pct) < 0)
+            return -1;
+        if (!(l->max_error_pct > 0 && l->max_error_pct < 100))
+            return config_yaml_fail(r, v, "limits.max_error_pct",
+                                    "expected a percentage above 0 and below 100, got %g",
+                                    l->max_error_pct);
+    }
     return 0;
 }
 

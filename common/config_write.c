@@ -205,6 +205,9 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
     if (t->continuous_usage)
         fputs("  continuous_usage_stats: true\n", out);
+    fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
+    put_duration(out, t->retry_after_max_ns);
+    fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);
 }
 
 static void put_history(FILE *out, double history) {
@@ -369,9 +372,15 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_scheduler(out, &self->scheduler);
     fputs("limits:\n  duration: ", out);
     put_duration(out, self->limits.duration_ns);
-    fprintf(out, "\n  max_sessions: %llu\n  max_requests: %llu\nwarmup: ",
+    fprintf(out, "\n  max_sessions: %llu\n  max_requests: %llu\n",
             (unsigned long long)self->limits.max_sessions,
             (unsigned long long)self->limits.max_requests);
+    if (self->limits.max_error_pct > 0) {
+        fputs("  max_error_pct: ", out);
+        put_value(out, self->limits.max_error_pct, false);
+        fputc('\n', out);
+    }
+    fputs("warmup: ", out);
     put_duration(out, self->warmup_ns);
     fputs("\nvalidity:\n  max_schedule_lag: ", out);
     put_duration(out, self->validity.max_schedule_lag_ns);

@@ -28,6 +28,20 @@ const char *error_class_name(error_class_t cls) {
         return "not_sse";
     case ERROR_NO_DONE:
         return "no_done";
+    case ERROR_REFUSED:
+        return "refused";
+    case ERROR_RESET_BEFORE_HEADERS:
+        return "reset_before_headers";
+    case ERROR_RESET_MID_STREAM:
+        return "reset_mid_stream";
+    case ERROR_TRUNCATED_JSON:
+        return "truncated_json";
+    case ERROR_MALFORMED_SSE:
+        return "malformed_sse";
+    case ERROR_HTTP_500:
+        return "http_500";
+    case ERROR_HTTP_503:
+        return "http_503";
     case ERROR__COUNT:
         break;
     }

@@ -15,19 +15,27 @@ typedef enum error_class {
     ERROR_TIMEOUT, /* request exceeded target.timeout */
     ERROR_HTTP_4XX,
     ERROR_HTTP_5XX,
-    ERROR_INCOMPLETE,         /* connection reset or closed mid-response, before [DONE] */
-    ERROR_PROTOCOL,           /* malformed SSE or JSON */
-    ERROR_CANCELLED,          /* stopped by the run ending (not counted as a failure) */
-    ERROR_HTTP_429,           /* HTTP 429: rate limited (not in http_4xx) */
-    ERROR_CONTEXT_LENGTH,     /* HTTP 400 saying the prompt exceeds the context length */
-    ERROR_SERVER_ERROR_EVENT, /* an error event (or error object) inside a 200 stream */
-    ERROR_NOT_SSE,            /* a 2xx body that is neither SSE nor JSON: a proxy's page */
-    ERROR_NO_DONE,            /* the stream ended cleanly with neither [DONE] nor finish_reason */
+    ERROR_INCOMPLETE,           /* connection reset or closed mid-response, before [DONE] */
+    ERROR_PROTOCOL,             /* malformed SSE or JSON */
+    ERROR_CANCELLED,            /* stopped by the run ending (not counted as a failure) */
+    ERROR_HTTP_429,             /* HTTP 429: rate limited (not in http_4xx) */
+    ERROR_CONTEXT_LENGTH,       /* HTTP 400 saying the prompt exceeds the context length */
+    ERROR_SERVER_ERROR_EVENT,   /* an error event (or error object) inside a 200 stream */
+    ERROR_NOT_SSE,              /* a 2xx body that is neither SSE nor JSON: a proxy's page */
+    ERROR_NO_DONE,              /* the stream ended cleanly with neither [DONE] nor finish_reason */
+    ERROR_REFUSED,              /* connection refused, or reset before any response byte */
+    ERROR_RESET_BEFORE_HEADERS, /* closed by the server after the request, no response byte */
+    ERROR_RESET_MID_STREAM,     /* reset or closed after the response head, stream unfinished */
+    ERROR_TRUNCATED_JSON,       /* the connection ended inside an event: its JSON cut short */
+    ERROR_MALFORMED_SSE,        /* an event that is not valid JSON, or broken SSE framing */
+    ERROR_HTTP_500,             /* HTTP 500 (not in http_5xx) */
+    ERROR_HTTP_503,             /* HTTP 503 (not in http_5xx) */
     ERROR__COUNT
 } error_class_t;
 
 /* "connect", "timeout", "http_4xx", "http_5xx", "incomplete", "protocol", "cancelled", "http_429",
- * "context_length", "server_error_event", "not_sse", "no_done", "none". */
+ * "context_length", "server_error_event", "not_sse", "no_done", "refused", "reset_before_headers",
+ * "reset_mid_stream", "truncated_json", "malformed_sse", "http_500", "http_503", "none". */
 const char *error_class_name(error_class_t cls);
 
 /* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */
@@ -88,8 +96,14 @@ typedef struct request_record {
     bool has_phases;        /* curl reported the transfer's timings */
     int64_t phase_ns[RECORD_PHASE__COUNT]; /* each >= 0, when has_phases */
     bool connection_reused;                /* curl opened no new connection for it */
-    uint64_t body_hash; /* XXH3-64 of the request body as sent (0: none): the same prompt text,
-                           history and options give the same hash, so a replay is checkable */
+    uint64_t body_hash;    /* XXH3-64 of the request body as sent (0: none): the same prompt text,
+                              history and options give the same hash, so a replay is checkable */
+    uint32_t retries;      /* times it was sent again after a 429 (target.retry_on_429: honour) */
+    int64_t retry_wait_ns; /* time spent waiting out Retry-After before those resends */
+    uint32_t resends;      /* times libcurl resent it on a fresh connection after a reused one
+                              died before any response byte (invisible otherwise) */
+    int32_t retry_after_s; /* worker only, not on the wire: the last response's Retry-After in
+                              seconds, -1 when it had none */
 
     bool warmup;      /* sent during warm-up: counted apart, excluded from statistics */
     bool session_end; /* the session finished with this request (its last node, or the

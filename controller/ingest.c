@@ -58,6 +58,20 @@ error_class_t ingest_error_class(Stampede__ErrorClass wire) {
         return ERROR_NOT_SSE;
     case STAMPEDE__ERROR_CLASS__ERROR_CLASS_NO_DONE:
         return ERROR_NO_DONE;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_REFUSED:
+        return ERROR_REFUSED;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_RESET_BEFORE_HEADERS:
+        return ERROR_RESET_BEFORE_HEADERS;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_RESET_MID_STREAM:
+        return ERROR_RESET_MID_STREAM;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_TRUNCATED_JSON:
+        return ERROR_TRUNCATED_JSON;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_MALFORMED_SSE:
+        return ERROR_MALFORMED_SSE;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_500:
+        return ERROR_HTTP_500;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_503:
+        return ERROR_HTTP_503;
     default:
         return ERROR_PROTOCOL;
     }
@@ -175,6 +189,11 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
         out->phase_ns[i] =
             msg->http_phase_ns[i] > INT64_MAX ? INT64_MAX : (int64_t)msg->http_phase_ns[i];
     out->connection_reused = msg->connection_reused;
+    out->retries = msg->retries;
+    if (msg->retry_wait_ns < 0)
+        return refuse(self, msg, "negative retry wait");
+    out->retry_wait_ns = msg->retry_wait_ns;
+    out->resends = msg->resends;
     return decode_chunks(self, msg, base, offset_ns, out);
 }
 

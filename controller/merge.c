@@ -229,6 +229,10 @@ static void stats_add(merge_stats_t *stats, const request_record_t *rec, const m
     stats->requests++;
     if (rec->session_end)
         stats->sessions_ended++;
+    stats->retries += rec->retries;
+    stats->retried_requests += rec->retries > 0;
+    stats->retry_wait_ns += rec->retry_wait_ns > 0 ? (uint64_t)rec->retry_wait_ns : 0;
+    stats->resends += rec->resends;
     if (m->cancelled) {
         stats->cancelled++;
         stats->errors[ERROR_CANCELLED]++;

@@ -54,6 +54,11 @@ typedef struct merge_stats {
     histogram_t *phase[RECORD_PHASE__COUNT];
     uint64_t phases_measured;   /* those requests */
     uint64_t connection_reused; /* of those, the ones sent on a reused connection */
+    /* Resends, whatever the outcome (docs/metrics.md section 3). */
+    uint64_t retries;          /* after a 429, target.retry_on_429: honour */
+    uint64_t retried_requests; /* requests resent after a 429 at least once */
+    uint64_t retry_wait_ns;    /* waited out before those retries, summed */
+    uint64_t resends;          /* libcurl's resends after a reused connection died unanswered */
 } merge_stats_t;
 
 /* A slice's statistics on their own, empty (NULL on no memory), e.g. to pool repetitions into;

@@ -117,6 +117,13 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
         }
         fprintf(out, "\n");
     }
+    if (all->retries || all->resends)
+        fprintf(out,
+                "retries       %" PRIu64 " after HTTP 429 (%" PRIu64
+                " requests, %.1f s waited), %" PRIu64
+                " resent by libcurl after a reused connection closed unanswered\n",
+                all->retries, all->retried_requests, (double)all->retry_wait_ns / 1e9,
+                all->resends);
 }
 
 /* The rows measured from the send, then, when the client fell behind its schedule (lag p99 above
@@ -357,6 +364,11 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     json_object_set_new(o, "requests_cancelled", json_integer((json_int_t)s->cancelled));
     json_object_set_new(o, "error_pct", json_real(error_pct(s, s->failed)));
     json_object_set_new(o, "errors", report_errors_json(s->errors));
+    json_object_set_new(o, "retries",
+                        json_pack("{s:I, s:I, s:f, s:I}", "retries_429", (json_int_t)s->retries,
+                                  "requests_retried", (json_int_t)s->retried_requests,
+                                  "retry_wait_s", (double)s->retry_wait_ns / 1e9,
+                                  "connection_resends", (json_int_t)s->resends));
     char key[32];
     for (int k = 0; k < METRIC__COUNT; k++) {
         snprintf(key, sizeof key, "%s_ms", metrics_name((metrics_kind_t)k));
@@ -705,6 +717,12 @@ static void trace_phases(report_trace_t *self, const request_record_t *rec) {
     fprintf(self->file, "},\"connection_reused\":%s", rec->connection_reused ? "true" : "false");
 }
 
+/* "retries", "retry_wait_ms" and "resends" (docs/metrics.md section 3). */
+static void trace_retries(report_trace_t *self, const request_record_t *rec) {
+    fprintf(self->file, ",\"retries\":%" PRIu32 ",\"retry_wait_ms\":%.3f,\"resends\":%" PRIu32,
+            rec->retries, (double)rec->retry_wait_ns / 1e6, rec->resends);
+}
+
 static void trace_chunks(report_trace_t *self, const request_record_t *rec) {
     fputs(",\"chunks_us\":[", self->file);
     for (uint32_t i = 0; i < rec->n_chunks; i++)
@@ -742,6 +760,7 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
     trace_instant(self, "end_us", rec->end_ns);
     trace_metrics(self, m);
     trace_phases(self, rec);
+    trace_retries(self, rec);
     if (rec->has_usage)
         fprintf(f,
                 ",\"usage\":{\"prompt_tokens\":%" PRIu32 ",\"completion_tokens\":%" PRIu32

@@ -191,12 +191,16 @@ static size_t report_html_figure(const json_t *levels, const report_html_levels_
     return marks;
 }
 
-/* Failed requests of each class as a share of the finished ones, against the level; the total
- * error_pct alone when the levels carry no classes (a results.json written before they did). */
+/* Failed requests of each class some level counts, as a share of the finished ones, against the
+ * level; the total error_pct alone when the levels carry no classes (a results.json written before
+ * they did) or none failed. */
 static size_t report_html_errors(const json_t *levels, const report_html_levels_t *lv,
                                  buffer_t *out) {
-    static const char *const classes[] = {"connect",  "timeout",    "http_4xx",
-                                          "http_5xx", "incomplete", "protocol"};
+    static const char *const classes[] = {
+        "refused",          "connect",        "timeout",       "http_4xx", "http_429",
+        "context_length",   "http_500",       "http_503",      "http_5xx", "reset_before_headers",
+        "reset_mid_stream", "truncated_json", "malformed_sse", "no_done",  "server_error_event",
+        "not_sse",          "incomplete",     "protocol"};
     enum { N_CLASSES = sizeof classes / sizeof classes[0] };
     double *y = malloc((N_CLASSES + 1) * lv->n * sizeof *y);
     if (!y)
@@ -206,6 +210,7 @@ static size_t report_html_errors(const json_t *levels, const report_html_levels_
     bool classed = false;
     for (size_t c = 0; c < N_CLASSES; c++) {
         double *row = y + n_series * lv->n;
+        bool seen = false;
         for (size_t i = 0; i < lv->n; i++) {
             const json_t *level = json_array_get(levels, i);
             const json_t *errors = json_object_get(level, "errors");
@@ -214,11 +219,12 @@ static size_t report_html_errors(const json_t *levels, const report_html_levels_
             double n = report_html_num(errors, classes[c]);
             row[i] = json_is_object(errors) && done > 0 ? 100 * n / done : NAN;
             classed |= json_is_object(errors);
+            seen |= n > 0;
         }
-        s[n_series] = (report_svg_series_t){classes[c], lv->n, lv->x, row};
-        n_series++;
+        if (seen) /* a class no level counts would be one more line at zero */
+            s[n_series++] = (report_svg_series_t){classes[c], lv->n, lv->x, row};
     }
-    if (!classed) {
+    if (!classed || n_series == 0) {
         for (size_t i = 0; i < lv->n; i++)
             y[i] = report_html_num(json_array_get(levels, i), "error_pct");
         s[0] = (report_svg_series_t){"all classes", lv->n, lv->x, y};

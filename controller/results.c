@@ -8,6 +8,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "breaker.h"
 #include "client_series.h"
 #include "console.h"
 #include "controller_internal.h"
@@ -131,6 +132,7 @@ void results_record(void *arg, request_record_t *rec) {
     if (rec->error == ERROR_CANCELLED) /* stopped by the run ending: neither ok nor failed */
         return;
     self->run->requests_failed++;
+    breaker_check(self);
     if (!self->run->have_first_error) {
         self->run->have_first_error = true;
         self->run->first_error_endpoint = rec->endpoint;
@@ -260,6 +262,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .output_mismatched = all->output_mismatched,
         .workers = x->workers,
         .n_workers = x->n_workers,
+        .breaker = run->breaker[0] ? run->breaker : NULL,
     };
     validity_judge(&in, &x->validity);
 }
@@ -524,9 +527,10 @@ int results_finish(controller_t *self, bool interrupted) {
         .start_unix_ns = run->start_unix_ns,
         /* What ended the run; why it is partial (a lost worker) is results.json's partial_reason.
          */
-        .stop_reason = run->stop_reason ? run->stop_reason
-                       : interrupted    ? "interrupted"
-                                        : limit_reached(self),
+        .stop_reason = run->breaker[0]    ? run->breaker
+                       : run->stop_reason ? run->stop_reason
+                       : interrupted      ? "interrupted"
+                                          : limit_reached(self),
         .config_file = run->config_path,
         .seed = run->cfg.seed,
         .http_phases = self->options.http_phases,

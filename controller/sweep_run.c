@@ -298,14 +298,16 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
     self->next_watch_ns = now + 1000000000LL;
     level_result_t so_far;
     sweep_run_so_far(self, &so_far);
-    if (self->source->watch(self->source->arg, &so_far)) {
-        self->stopped_early = self->any_stopped_early = true;
-        self->stop_ns = now;
-        console_say(fleet, "level %zu: stopped early, as the sweep's source asked",
-                    self->index + 1);
-        merge_mark_partial(run->merge, "stopped early by the sweep's source");
-        collect_stop(fleet, "stopped early by the sweep's source");
-    }
+    if (self->source->watch(self->source->arg, &so_far))
+        sweep_run_stop_early(self, now, "stopped early by the sweep's source");
+}
+
+void sweep_run_stop_early(sweep_run_t *self, int64_t now, const char *why) {
+    self->stopped_early = self->any_stopped_early = true;
+    self->stop_ns = now;
+    console_say(self->fleet, "level %zu: %s", self->index + 1, why);
+    merge_mark_partial(self->fleet->run->merge, why);
+    collect_stop(self->fleet, why);
 }
 
 void sweep_run_stopped(sweep_run_t *self, int64_t now) {

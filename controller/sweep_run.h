@@ -40,6 +40,10 @@ void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metr
 /* Periodic work during the repetition (from the fleet's loop): the drain's bound, the source's
  * watch. */
 void sweep_run_step(sweep_run_t *self, int64_t now);
+/* Stops the repetition at now, for why (the source's watch, the circuit breaker): said on the
+ * terminal, the results marked partial and stopped_early, the workers told to cancel and drain;
+ * the sweep then goes on with its next level. */
+void sweep_run_stop_early(sweep_run_t *self, int64_t now, const char *why);
 /* The repetition was told to stop at now (Ctrl-C): its window ends there. */
 void sweep_run_stopped(sweep_run_t *self, int64_t now);
 /* The live line of the repetition at now, from the merge's live figures: level i/n, repetition,

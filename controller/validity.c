@@ -88,6 +88,8 @@ static void validity_judge_lost(const validity_input_t *in, validity_t *out) {
 }
 
 static void validity_judge_outcomes(const validity_input_t *in, validity_t *out) {
+    if (in->breaker)
+        validity_add(out, "stopped by the %s", in->breaker);
     if (in->requests_ok == 0 && in->requests_failed > 0)
         validity_add(out, "every request failed (%" PRIu64 ")", in->requests_failed);
     if (!in->exact_lengths || in->requested_checked == 0)

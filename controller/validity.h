@@ -57,6 +57,7 @@ typedef struct validity_input {
     uint64_t output_mismatched; /* those that received another number */
     const validity_worker_t *workers;
     size_t n_workers;
+    const char *breaker; /* why limits.max_error_pct stopped the run; NULL when it did not */
 } validity_input_t;
 
 typedef struct validity {

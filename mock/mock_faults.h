@@ -16,7 +16,7 @@ typedef enum mock_fault_kind {
     MOCK_FAULT_429,            /* with Retry-After */
     MOCK_FAULT_CONTEXT_LENGTH, /* HTTP 400 with vLLM's context-length error body */
     MOCK_FAULT_REFUSED,        /* the connection is reset at accept, before reading */
-    MOCK_FAULT_RESET_HEADERS,  /* RST after the request is read, before the status line */
+    MOCK_FAULT_RESET_HEADERS,  /* closed (FIN) after the request is read, before the status line */
     MOCK_FAULT_RESET_MID,      /* RST halfway through the stream */
     MOCK_FAULT_STALL,          /* the stream stops for MS after its first token */
     MOCK_FAULT_MALFORMED,      /* one SSE event's JSON is broken, the stream goes on */

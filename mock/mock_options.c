@@ -99,7 +99,8 @@ static const mock_option_t mock_option_table[] = {
      "KIND@N (every Nth request; refused counts connections), with /MS for stall and "
      "slow-headers, e.g. 500:0.02,429:0.01,reset-mid:0.01,not-sse@50. Kinds: 500, 503, 429, "
      "context-length, refused, reset-headers, reset-mid, stall, malformed, truncated, no-done, "
-     "slow-headers, event-error, not-sse (docs/mock.md)"},
+     "slow-headers, event-error, not-sse; each lands in its own error class of stampede's "
+     "results (docs/mock.md)"},
     {"--help", OPT_HELP, 0, 0, NULL, "this text"},
 };
 

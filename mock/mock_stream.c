@@ -627,9 +627,9 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
         mock_stream_refuse(self, c, api, 400, err, keep_alive);
         break;
     }
-    case MOCK_FAULT_RESET_HEADERS:
+    case MOCK_FAULT_RESET_HEADERS: /* the request read, a close without a byte (FIN) */
         mock_api_request_clear(api);
-        mock_conn_close(self, c, true);
+        mock_conn_close(self, c, false);
         break;
     case MOCK_FAULT_NOT_SSE:
         mock_api_request_clear(api);

@@ -85,6 +85,20 @@ static Stampede__ErrorClass error_to_wire(error_class_t cls) {
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_NOT_SSE;
     case ERROR_NO_DONE:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_NO_DONE;
+    case ERROR_REFUSED:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_REFUSED;
+    case ERROR_RESET_BEFORE_HEADERS:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_RESET_BEFORE_HEADERS;
+    case ERROR_RESET_MID_STREAM:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_RESET_MID_STREAM;
+    case ERROR_TRUNCATED_JSON:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_TRUNCATED_JSON;
+    case ERROR_MALFORMED_SSE:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_MALFORMED_SSE;
+    case ERROR_HTTP_500:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_500;
+    case ERROR_HTTP_503:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_503;
     default:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_NONE;
     }
@@ -243,6 +257,9 @@ static int pack_record(events_t *self, const request_record_t *rec) {
     }
     m.connection_reused = rec->connection_reused;
     m.body_hash = rec->body_hash;
+    m.retries = rec->retries;
+    m.retry_wait_ns = rec->retry_wait_ns;
+    m.resends = rec->resends;
 
     if (rec->n_chunks) {
         if (scratch_reserve(self, rec->n_chunks) < 0)

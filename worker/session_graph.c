@@ -304,11 +304,11 @@ static void session_graph_dequeued(void *arg, session_send_t *req, bool sent) {
     }
 }
 
-/* Connect failures double the source's pause before its next session (10 ms up to 100 ms); any
- * answer from the server clears it. */
+/* Connect failures (refusals too) double the source's pause before its next session (10 ms up to
+ * 100 ms); any answer from the server clears it. */
 static int64_t session_graph_backoff(int64_t backoff_ns, error_class_t error) {
     const int64_t first = 10 * 1000000LL, most = 100 * 1000000LL;
-    if (error == ERROR_CONNECT)
+    if (error == ERROR_CONNECT || error == ERROR_REFUSED)
         return backoff_ns ? (backoff_ns * 2 > most ? most : backoff_ns * 2) : first;
     return error == ERROR_CANCELLED ? backoff_ns : 0;
 }
@@ -505,7 +505,7 @@ session_graph_t *session_graph_new(loop_t *loop, const config_t *cfg, session_ba
     self->generate = session_graph_generate_workload;
     self->scaffold = session_scaffold_new(cfg);
     self->sender =
-        session_sender_new(cfg, backend, session_graph_done, session_graph_dequeued, self);
+        session_sender_new(loop, cfg, backend, session_graph_done, session_graph_dequeued, self);
     if (!self->scaffold || !self->sender)
         session_graph_destroy(&self);
     return self;

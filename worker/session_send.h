@@ -11,6 +11,7 @@
 
 #include "body.h"
 #include "config.h"
+#include "loop.h"
 #include "record.h"
 #include "session.h"
 
@@ -21,6 +22,8 @@ typedef struct session_send {
     void *owner;                   /* the caller's: what the request belongs to */
     uint32_t node;                 /* the caller's: which of the owner's nodes it is */
     int64_t submit_ns;
+    uint64_t retry_timer;  /* waiting to be resent after a 429: its loop timer */
+    int64_t retry_from_ns; /* when that 429 ended */
     body_t body;
     request_record_t record;
     engine_request_t request;
@@ -44,8 +47,11 @@ typedef enum {
     SESSION_SEND_REFUSED   /* no free transfer and nothing of ours in flight: the caller's */
 } session_send_result_t;
 
-/* A sender to cfg's endpoints (cfg must outlive it); NULL when memory is short. */
-session_sender_t *session_sender_new(const config_t *cfg, session_backend_t backend,
+/* A sender to cfg's endpoints (cfg and loop must outlive it); NULL when memory is short. With
+ * target.retry_on_429 honour, a request answered 429 is not handed back: it waits its Retry-After
+ * (capped) on loop and is sent again, up to target.retry_429_max times, counting as in flight the
+ * whole time (docs/metrics.md section 3). */
+session_sender_t *session_sender_new(loop_t *loop, const config_t *cfg, session_backend_t backend,
                                      session_send_done_fn done, session_send_dequeued_fn dequeued,
                                      void *arg);
 /* A request from the pool (its body buffer kept from earlier use). */
@@ -61,7 +67,8 @@ void session_sender_unqueue(session_sender_t *self, session_send_t *req);
 void session_sender_pump(session_sender_t *self);
 /* Requests the backend holds. */
 uint32_t session_sender_inflight(const session_sender_t *self);
-/* Cancels everything in flight (done runs for each before this returns). */
+/* Cancels everything in flight, waits for a retry included (done runs for each before this
+ * returns). */
 void session_sender_cancel_all(session_sender_t *self);
 /* Cancels what is in flight without reporting it, and frees everything. */
 void session_sender_destroy(session_sender_t **self_p);

@@ -3,13 +3,16 @@
 #include "stream.h"
 
 #include <assert.h>
+#include <errno.h>
 #include <jansson.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 #include <xxhash.h>
 
 #include "buffer.h"
@@ -67,6 +70,8 @@ struct stream {
     size_t upload_off;       /* bytes handed to curl so far */
     int64_t upload_done_ns;  /* when the last body byte was handed to curl; 0 before */
     int64_t first_header_ns; /* receive stamp of the first response header line; 0 before */
+    uint32_t resends;        /* curl rewound the body to send it again (a reused connection died) */
+    long retry_after_s;      /* the last response's Retry-After in seconds; -1 when absent */
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
     struct curl_slist expect_node;  /* "Expect:" in front of the headers: never wait for a 100 */
@@ -255,8 +260,8 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     if (chunk_parse(event->data, event->data_len, &info) < 0) {
         char text[61];
         stream_printable(event->data, event->data_len, text, sizeof(text));
-        stream_fail(self, ERROR_PROTOCOL, "malformed chunk after %u tokens: %s", self->n_chunks,
-                    text);
+        stream_fail(self, ERROR_MALFORMED_SSE, "malformed chunk after %u tokens: %s",
+                    self->n_chunks, text);
         return 0;
     }
     if (info.done) {
@@ -337,7 +342,7 @@ static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) 
     self->now_ns = now_ns;
     int rc = sse_parser_feed(self->parser, data, len);
     if (rc < 0) {
-        stream_fail(self, ERROR_PROTOCOL, "malformed event stream: %s",
+        stream_fail(self, ERROR_MALFORMED_SSE, "malformed event stream: %s",
                     sse_parser_error(self->parser));
         return CURL_WRITEFUNC_ERROR;
     }
@@ -369,8 +374,35 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
         memcpy(value, line + 13, n);
         value[n] = '\0';
         self->pending_sse = strcasestr(value, "text/event-stream") != NULL;
+    } else if (len > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
+        char value[64];
+        size_t n = len - 12 < sizeof(value) - 1 ? len - 12 : sizeof(value) - 1;
+        memcpy(value, line + 12, n);
+        while (n > 0 && (value[n - 1] == '\r' || value[n - 1] == '\n' || value[n - 1] == ' '))
+            n--;
+        value[n] = '\0';
+        self->retry_after_s = stream_parse_retry_after(value, time(NULL));
     }
     return len;
+}
+
+long stream_parse_retry_after(const char *value, time_t now) {
+    while (*value == ' ' || *value == '\t')
+        value++;
+    if (*value >= '0' && *value <= '9') {
+        char *end;
+        errno = 0;
+        long long s = strtoll(value, &end, 10);
+        while (*end == ' ' || *end == '\t' || *end == '\r' || *end == '\n')
+            end++;
+        if (*end || errno || s < 0)
+            return -1;
+        return s > LONG_MAX ? LONG_MAX : (long)s;
+    }
+    time_t when = curl_getdate(value, NULL); /* an HTTP-date: RFC 9110 section 10.2.3 */
+    if (when == (time_t)-1)
+        return -1;
+    return when > now ? (long)(when - now) : 0;
 }
 
 /* Feeds the request body to curl; stamps the call that hands over its last byte. */
@@ -386,11 +418,14 @@ static size_t stream_on_read(char *buffer, size_t size, size_t nitems, void *arg
     return n;
 }
 
-/* curl rewinds the body when it resends the request (a reused connection the server had closed). */
+/* curl rewinds the body when it resends the request (a reused connection the server had closed):
+ * counted, since a response the server never sent would otherwise leave no trace. */
 static int stream_on_seek(void *arg, curl_off_t offset, int origin) {
     stream_t *self = arg;
     if (origin != SEEK_SET || offset < 0 || (size_t)offset > self->upload_len)
         return CURL_SEEKFUNC_CANTSEEK;
+    if (offset == 0 && self->upload_off > 0)
+        self->resends++;
     self->upload_off = (size_t)offset;
     self->upload_done_ns = 0;
     return CURL_SEEKFUNC_OK;
@@ -500,6 +535,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->upload_off = 0;
     self->upload_done_ns = 0;
     self->first_header_ns = 0;
+    self->resends = 0;
+    self->retry_after_s = -1;
     self->reply_len = 0;
     self->body_len = 0;
     self->curl_error[0] = '\0';
@@ -527,6 +564,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
     record->body_hash = 0;
+    record->resends = 0;
+    record->retry_after_s = -1;
 }
 
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
@@ -596,7 +635,11 @@ static void stream_fail_http(stream_t *self) {
     if (self->body_len)
         stream_error_text(self->body, self->body_len, text, sizeof(text));
     error_class_t error = self->status >= 500 ? ERROR_HTTP_5XX : ERROR_HTTP_4XX;
-    if (self->status == 429)
+    if (self->status == 500)
+        error = ERROR_HTTP_500;
+    else if (self->status == 503)
+        error = ERROR_HTTP_503;
+    else if (self->status == 429)
         error = ERROR_HTTP_429;
     else if (self->status == 400 && stream_says_context_length(self->body, self->body_len))
         error = ERROR_CONTEXT_LENGTH;
@@ -670,6 +713,36 @@ static void stream_parse_json_body(stream_t *self) {
     json_decref(root);
 }
 
+/* The connection ended before the response did (docs/metrics.md section 3): with no response byte,
+ * a reset of a connection curl had just opened (the request's own, or the one libcurl resent it
+ * on) is a refusal, any other hang-up (a clean close, or a part of a head) a reset before the
+ * headers;
+ * after the head, a stream cut inside an event is truncated JSON, one cut between events a reset
+ * mid-stream; a non-SSE body cut short is incomplete. */
+static void stream_fail_lost(stream_t *self, CURLcode result) {
+    const char *reason = stream_curl_reason(self, result);
+    if (!self->headers_done) {
+        long new_connections = 0;
+        curl_easy_getinfo(self->easy, CURLINFO_NUM_CONNECTS, &new_connections);
+        bool reset = result == CURLE_RECV_ERROR || result == CURLE_SEND_ERROR;
+        if (!self->first_header_ns && reset && new_connections > 0)
+            stream_fail(self, ERROR_REFUSED, "connection reset before any response byte: %s",
+                        reason);
+        else
+            stream_fail(self, ERROR_RESET_BEFORE_HEADERS,
+                        "connection closed before the response headers: %s", reason);
+    } else if (!self->streaming) {
+        stream_fail(self, ERROR_INCOMPLETE, "connection lost after %zu body bytes: %s",
+                    self->body_len, reason);
+    } else if (sse_parser_finish(self->parser)) {
+        stream_fail(self, ERROR_TRUNCATED_JSON,
+                    "connection lost inside an event after %u chunks: %s", self->n_chunks, reason);
+    } else {
+        stream_fail(self, ERROR_RESET_MID_STREAM, "connection lost after %u chunks: %s",
+                    self->n_chunks, reason);
+    }
+}
+
 static void stream_classify(stream_t *self, CURLcode result) {
     request_record_t *rec = self->record;
     if (self->headers_done && self->status >= 400) {
@@ -681,9 +754,17 @@ static void stream_classify(stream_t *self, CURLcode result) {
     switch (result) {
     case CURLE_OK:
         break;
+    case CURLE_COULDNT_CONNECT: {
+        long os_errno = 0;
+        curl_easy_getinfo(self->easy, CURLINFO_OS_ERRNO, &os_errno);
+        /* refused, or reset by the server before curl saw the connection up */
+        bool refused = os_errno == ECONNREFUSED || os_errno == ECONNRESET;
+        stream_fail(self, refused ? ERROR_REFUSED : ERROR_CONNECT, "%s (%s)",
+                    stream_curl_reason(self, result), strerror((int)os_errno));
+        return;
+    }
     case CURLE_COULDNT_RESOLVE_HOST:
     case CURLE_COULDNT_RESOLVE_PROXY:
-    case CURLE_COULDNT_CONNECT:
     case CURLE_URL_MALFORMAT:
     case CURLE_UNSUPPORTED_PROTOCOL:
     case CURLE_SSL_CONNECT_ERROR:
@@ -707,8 +788,7 @@ static void stream_classify(stream_t *self, CURLcode result) {
     case CURLE_HTTP2_STREAM:
         if (self->got_done) /* the server hung up after [DONE]: the reply is whole */
             break;
-        stream_fail(self, ERROR_INCOMPLETE, "connection lost after %u chunks: %s", self->n_chunks,
-                    stream_curl_reason(self, result));
+        stream_fail_lost(self, result);
         return;
     case CURLE_WRITE_ERROR: /* we aborted and already said why */
         stream_fail(self, ERROR_PROTOCOL, "transfer aborted");
@@ -751,6 +831,8 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         rec->http_status = (int)code;
     }
     stream_classify(self, result);
+    rec->resends = self->resends;
+    rec->retry_after_s = self->retry_after_s > INT32_MAX ? INT32_MAX : (int32_t)self->retry_after_s;
     phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */

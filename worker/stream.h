@@ -9,6 +9,7 @@
 #include <curl/curl.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "histogram.h"
 #include "record.h"
@@ -45,6 +46,11 @@ stream_t *stream_new(const stream_settings_t *settings, void *user);
 /* Frees the easy handle and the buffers; *self_p becomes NULL. The handle must not be in a
  * multi handle any more. */
 void stream_destroy(stream_t **self_p);
+
+/* The delay a Retry-After value asks for, in seconds: delay-seconds, or an HTTP-date less now
+ * (0 when it is past); -1 when the value is neither. A request's record carries its final
+ * response's as retry_after_s. */
+long stream_parse_retry_after(const char *value, time_t now);
 
 /* The easy handle, to add to or remove from a multi handle. */
 CURL *stream_easy(const stream_t *self);

@@ -11,20 +11,23 @@ of token chunks, so a client's trace tells the modes apart:
   midchunk       3 tokens, then half of a chunk, then FIN
   empty          reads the request and closes without a byte
   error_event    6 tokens, then an error event inside the 200 stream, then [DONE]
+  ratelimited    HTTP 429 whose Retry-After is an HTTP-date 2 s ahead (RFC 9110 10.2.3)
 
 Every response says Connection: close, so a client never reuses a connection (and never
 retries a request on one). GET /counts answers {"mode": requests served} as JSON.
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
 """
 import argparse
+import email.utils
 import socket
+import time
 import threading
 
 from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, json_response,
                              read_request, serve_forever, sse_event)
 
 TOKENS = {"ok": 4, "finish_nodone": 5, "nodone": 1, "fin": 2, "midchunk": 3, "empty": 0,
-          "error_event": 6}
+          "error_event": 6, "ratelimited": 0}
 
 
 def token(i, finish=None):
@@ -66,6 +69,13 @@ class Server:
 
     def stream(self, conn, mode):
         if mode == "empty":
+            return
+        if mode == "ratelimited":
+            body = b'{"object":"error","message":"rate limited","type":"RateLimitError","code":429}'
+            when = email.utils.formatdate(time.time() + 2, usegmt=True).encode()
+            conn.sendall(b"HTTP/1.1 429 Too Many Requests\r\nContent-Type: application/json\r\n"
+                         b"Retry-After: %s\r\nContent-Length: %d\r\nConnection: close\r\n\r\n%s"
+                         % (when, len(body), body))
             return
         conn.sendall(SSE_HEADERS + b"Connection: close\r\n\r\n")
         n = TOKENS[mode]

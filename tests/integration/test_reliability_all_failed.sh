@@ -1,8 +1,8 @@
 #!/bin/bash
 # Every request fails: a mock answering every request with an HTTP error (--fail-rate 1).
 #  - HTTP 500 through `stampede run --workers 2`, 40 requests: exit 1; stderr says "every request
-#    failed (40 of 40)" and names the class (http_5xx), the status, the server's message and the
-#    endpoint; results.json is still written (no lost data): 0 ok, 40 failed, errors.http_5xx 40;
+#    failed (40 of 40)" and names the class (http_500), the status, the server's message and the
+#    endpoint; results.json is still written (no lost data): 0 ok, 40 failed, errors.http_500 40;
 #    the table shows the error class.
 #  - HTTP 429 through `stampede controller` + 2 `stampede worker --once`, 20 requests: exit 1,
 #    "every request failed (20 of 20)" with class http_429, results.json with errors.http_429 20.
@@ -14,15 +14,15 @@ write_workload "$WORK/f500.yaml" seed=3 ignore_eos=true concurrency=4 max_reques
 run_bounded 60 "$WORK/table500" "$WORK/run500.err" "$WORK/f500.yaml" --workers 2 \
     --target "$URL500" --out "$WORK/out500"
 assert_equal "exit status when every request got HTTP 500" "$RUN_RC" 1
-grep -q "every request failed (40 of 40): first error: http_5xx: HTTP 500: simulated failure (--fail-rate) ($URL500)" \
+grep -q "every request failed (40 of 40): first error: http_500: HTTP 500: simulated failure (--fail-rate) ($URL500)" \
     "$WORK/run500.err" || fail "message: $(grep -v '^\[' "$WORK/run500.err" | tail -3)"
 R="$WORK/out500/results.json"
 [ -f "$R" ] || fail "no results.json when every request failed"
 assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
 assert_equal "requests_failed" "$(json_value "$R" 'l["requests_failed"]')" 40
 assert_equal "errors" "$(json_value "$R" 'l["errors"]')" \
-    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 40, "incomplete": 0, "protocol": 0, "http_429": 0, "context_length": 0, "server_error_event": 0, "not_sse": 0, "no_done": 0}'
-grep -Eq "errors +http_5xx 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(head -5 "$WORK/table500")"
+    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 0, "protocol": 0, "http_429": 0, "context_length": 0, "server_error_event": 0, "not_sse": 0, "no_done": 0, "refused": 0, "reset_before_headers": 0, "reset_mid_stream": 0, "truncated_json": 0, "malformed_sse": 0, "http_500": 40, "http_503": 0}'
+grep -Eq "errors +http_500 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(head -5 "$WORK/table500")"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1 --fail-status 429
 URL429=$MOCK_URL

@@ -6,13 +6,13 @@
 #   finish_nodone (5 chunks, finish_reason, no [DONE])  -> ok (docs/metrics.md: incomplete is
 #                                                          "ended before [DONE]/finish_reason")
 #   nodone (1 chunk, clean end, no finish, no [DONE])   -> no_done
-#   fin (2 chunks, then FIN mid-body)                   -> incomplete
-#   midchunk (3 chunks, half a chunk, FIN)              -> incomplete
-#   empty (request read, connection closed, no byte)    -> incomplete
+#   fin (2 chunks, then FIN mid-body)                   -> reset_mid_stream
+#   midchunk (3 chunks, half a chunk, FIN)              -> truncated_json
+#   empty (request read, connection closed, no byte)    -> reset_before_headers
 #   error_event (6 chunks, an error event in the 200)   -> server_error_event, its message quoted
 # Asserted: for every mode, the trace holds exactly as many requests with that class and that
 # chunk count as the server served in that mode (10 each); results.json counts ok 20,
-# incomplete 30, no_done 10, server_error_event 10, nothing else; latencies come from the ok requests only (TTFT count
+# reset_mid_stream, truncated_json and reset_before_headers 10 each, no_done 10, server_error_event 10, nothing else; latencies come from the ok requests only (TTFT count
 # 20); the run exits 0 (requests succeeded) with no worker lost and results not partial.
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -30,7 +30,8 @@ check_results "$WORK/out" "$WORK/counts.json" <<'PY'
 counts = json.load(open(argv[0]))
 expected = {  # mode: (class, tokens)
     "ok": ("none", 4), "finish_nodone": ("none", 5), "nodone": ("no_done", 1),
-    "fin": ("incomplete", 2), "midchunk": ("incomplete", 3), "empty": ("incomplete", 0),
+    "fin": ("reset_mid_stream", 2), "midchunk": ("truncated_json", 3),
+    "empty": ("reset_before_headers", 0),
     "error_event": ("server_error_event", 6),
 }
 problems = []
@@ -49,8 +50,9 @@ for mode, (cls, chunks) in expected.items():
 bad = [row for row in rows if row["error"] == "server_error_event" and "engine core died" not in (row["error_message"] or "")]
 if bad:
     problems.append(f"protocol errors without the server's message: {bad[0]['error_message']!r}")
-want = {"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 30, "protocol": 0,
-        "http_429": 0, "context_length": 0, "server_error_event": 10, "not_sse": 0, "no_done": 10}
+want = {cls: 0 for cls in level["errors"]}
+want.update(reset_mid_stream=10, truncated_json=10, reset_before_headers=10,
+            server_error_event=10, no_done=10)
 if level["errors"] != want:
     problems.append(f"errors {level['errors']}, expected {want}")
 for key, value in (("requests_ok", 20), ("requests_failed", 50), ("requests_cancelled", 0)):
@@ -63,4 +65,4 @@ if results["partial"]:
 assert not problems, "\n".join(problems)
 print("per mode (class, tokens):", dict(seen))
 PY
-echo "ok: hang-ups mid-stream counted as incomplete, the error event as protocol, the rest ok"
+echo "ok: each way of hanging up in its own class, the error event as server_error_event, the rest ok"

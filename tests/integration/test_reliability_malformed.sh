@@ -4,10 +4,10 @@
 # Asserted:
 #  - no crash: exit 0, no worker lost or dead, nothing about a signal, an assertion or a
 #    sanitizer in the run's or the workers' logs;
-#  - errors.protocol equals the malformed streams the mock counted
+#  - errors.malformed_sse equals the malformed streams the mock counted
 #    (stampede_mock_faults_injected_total{kind="malformed"}), between 10 and 50; every other class
-#    0; ok + protocol = 100;
-#  - each protocol error in the trace says "malformed chunk" and quotes the bad text;
+#    0; ok + malformed_sse = 100;
+#  - each malformed_sse error in the trace says "malformed chunk" and quotes the bad text;
 #  - the ok requests are whole (20 tokens each) and alone in the latency tables.
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -25,18 +25,18 @@ check_results "$WORK/out" "$malformed" <<'PY'
 malformed = int(float(argv[0]))
 assert 10 <= malformed <= 50, f"the mock broke {malformed} of 100 streams at a 30 % rate"
 errors = level["errors"]
-assert errors["protocol"] == malformed, f"protocol {errors['protocol']}, the mock broke {malformed} streams"
-others = {k: v for k, v in errors.items() if k != "protocol" and v}
+assert errors["malformed_sse"] == malformed, f"malformed_sse {errors['malformed_sse']}, the mock broke {malformed} streams"
+others = {k: v for k, v in errors.items() if k != "malformed_sse" and v}
 assert not others, f"other error classes: {others}"
-assert level["requests_ok"] + errors["protocol"] == 100 == len(rows), (level["requests_ok"], errors, len(rows))
+assert level["requests_ok"] + errors["malformed_sse"] == 100 == len(rows), (level["requests_ok"], errors, len(rows))
 assert not results["partial"], "results marked partial"
 for row in rows:
-    if row["error"] == "protocol":
+    if row["error"] == "malformed_sse":
         msg = row["error_message"] or ""
         assert msg.startswith("malformed chunk after") and '{"id":' in msg, msg
 ovr = level["output_vs_requested"]
 assert ovr["requests_checked"] == level["requests_ok"] and ovr["mismatched_requests"] == 0, ovr
 assert level["ttft_ms"]["count"] == level["requests_ok"], level["ttft_ms"]
-print(f"{malformed} malformed streams -> {errors['protocol']} protocol errors, {level['requests_ok']} ok")
+print(f"{malformed} malformed streams -> {errors['malformed_sse']} malformed_sse errors, {level['requests_ok']} ok")
 PY
-echo "ok: malformed chunks counted as protocol errors, no crash"
+echo "ok: malformed chunks counted as malformed_sse errors, no crash"

@@ -25,6 +25,7 @@
 #include "engine.h"
 #include "loop.h"
 #include "mock_spawn.h"
+#include "stream.h"
 
 #define MS 1000000LL
 #define CHAT_PATH "/v1/chat/completions"
@@ -616,7 +617,7 @@ static void run_one_on_canned(canned_server_t *s, outcome_t *o) {
     run_one_on_canned_at(s, CHAT_PATH, 5000 * MS, o);
 }
 
-static void test_engine_refused_connection_is_error_connect(void **state) {
+static void test_engine_refused_connection_is_error_refused(void **state) {
     int port;
     int fd = listen_loopback(&port);
     close(fd); /* nothing listens there any more */
@@ -625,7 +626,7 @@ static void test_engine_refused_connection_is_error_connect(void **state) {
     engine_options_t options = {.max_streams = 1, .timeout_ns = 5000 * MS};
     static outcome_t o;
     run_one_against(url, &options, &o, 10000 * MS);
-    assert_int_equal(o.record.error, ERROR_CONNECT);
+    assert_int_equal(o.record.error, ERROR_REFUSED);
     assert_int_equal(o.record.http_status, 0);
     assert_true(strlen(o.record.error_message) > 0);
     assert_true(o.record.end_ns >= o.record.send_ns);
@@ -700,13 +701,13 @@ static char *json_reply(const char *status_line, const char *body) {
     return out;
 }
 
-static void test_engine_http_500_is_error_http_5xx_with_the_message(void **state) {
+static void test_engine_http_500_is_error_http_500_with_the_message(void **state) {
     char *reply = json_reply("500 Internal Server Error",
                              "{\"object\":\"error\",\"message\":\"engine overloaded, retry "
                              "later\",\"type\":\"x\",\"code\":500}");
     static outcome_t o;
     run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
-    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_int_equal(o.record.error, ERROR_HTTP_500);
     assert_int_equal(o.record.http_status, 500);
     assert_string_equal(o.record.error_message, "HTTP 500: engine overloaded, retry later");
     free(reply);
@@ -778,7 +779,7 @@ static void test_engine_http_503_streamed_as_sse_still_yields_its_message(void *
             strlen(event), event);
     static outcome_t o;
     run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
-    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_int_equal(o.record.error, ERROR_HTTP_503);
     assert_string_equal(o.record.error_message, "HTTP 503: no replicas ready");
     free(reply);
 }
@@ -818,11 +819,11 @@ static void run_one_on_events(const char *const *events, int n, int terminate, c
     free(reply);
 }
 
-static void test_engine_server_hanging_up_mid_stream_is_error_incomplete(void **state) {
+static void test_engine_server_hanging_up_mid_stream_is_error_reset_mid_stream(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b"), TOKEN_CHUNK("c")};
     static outcome_t o;
     run_one_on_events(events, 3, 0, CANNED_CLOSE, &o);
-    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.record.error, ERROR_RESET_MID_STREAM);
     assert_int_equal(o.n_chunks, 1); /* one write, one read: one chunk of 3 tokens */
     assert_true(o.has_chunk_tokens);
     assert_int_equal(o.chunk_tokens[0], 3);
@@ -830,11 +831,45 @@ static void test_engine_server_hanging_up_mid_stream_is_error_incomplete(void **
     assert_true(o.record.first_content_ns > 0);
 }
 
-static void test_engine_connection_reset_mid_stream_is_error_incomplete(void **state) {
+static void test_engine_connection_reset_mid_stream_is_error_reset_mid_stream(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), TOKEN_CHUNK("b")};
     static outcome_t o;
     run_one_on_events(events, 2, 0, CANNED_RESET, &o);
-    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.record.error, ERROR_RESET_MID_STREAM);
+}
+
+static void test_engine_stream_cut_inside_an_event_is_error_truncated_json(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), "data: {\"choices\":[{\"index\":0,\"del"};
+    static outcome_t o;
+    run_one_on_events(events, 2, 0, CANNED_CLOSE, &o);
+    assert_int_equal(o.record.error, ERROR_TRUNCATED_JSON);
+    assert_non_null(strstr(o.record.error_message, "inside an event"));
+    assert_string_equal(o.reply, "a");
+}
+
+static void test_engine_close_without_a_byte_is_error_reset_before_headers(void **state) {
+    static outcome_t o;
+    run_one_on_canned(canned_start("", CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_RESET_BEFORE_HEADERS);
+    assert_int_equal(o.record.http_status, 0);
+}
+
+static void test_engine_reset_without_a_byte_is_error_refused(void **state) {
+    static outcome_t o;
+    run_one_on_canned(canned_start("", CANNED_RESET), &o);
+    assert_int_equal(o.record.error, ERROR_REFUSED);
+    assert_int_equal(o.record.http_status, 0);
+}
+
+static void test_engine_retry_after_seconds_and_http_date(void **state) {
+    assert_int_equal(stream_parse_retry_after("1", 0), 1);
+    assert_int_equal(stream_parse_retry_after(" 120 ", 0), 120);
+    assert_int_equal(stream_parse_retry_after("-3", 0), -1);
+    assert_int_equal(stream_parse_retry_after("soon", 0), -1);
+    assert_int_equal(stream_parse_retry_after("1.5", 0), -1);
+    /* Sun, 06 Nov 1994 08:49:37 GMT = 784111777 */
+    assert_int_equal(stream_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 - 30), 30);
+    assert_int_equal(stream_parse_retry_after("Sun, 06 Nov 1994 08:49:37 GMT", 784111777 + 5), 0);
 }
 
 static void test_engine_stream_ending_without_done_or_finish_is_error_no_done(void **state) {
@@ -877,12 +912,12 @@ static void test_engine_error_object_in_a_data_chunk_is_error_server_error_event
     assert_string_equal(o.record.error_message, "error in stream: bad things");
 }
 
-static void test_engine_malformed_json_chunk_is_error_protocol(void **state) {
+static void test_engine_malformed_json_chunk_is_error_malformed_sse(void **state) {
     const char *events[] = {TOKEN_CHUNK("a"), "data: {\"choices\":[{\"delta\":\n\n",
                             "data: [DONE]\n\n"};
     static outcome_t o;
     run_one_on_events(events, 3, 1, CANNED_CLOSE, &o);
-    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_int_equal(o.record.error, ERROR_MALFORMED_SSE);
     assert_non_null(strstr(o.record.error_message, "malformed chunk"));
 }
 
@@ -1069,23 +1104,23 @@ static void run_against_faulty_mock(const char *const *args, outcome_t *o) {
     mock_stop(&mock);
 }
 
-static void test_engine_mock_failing_with_503_is_error_http_5xx(void **state) {
+static void test_engine_mock_failing_with_503_is_error_http_503(void **state) {
     static const char *const args[] = {"--ttft-ms",     "5",   "--itl-ms", "2", "--fail-rate", "1",
                                        "--fail-status", "503", NULL};
     static outcome_t o;
     run_against_faulty_mock(args, &o);
-    assert_int_equal(o.record.error, ERROR_HTTP_5XX);
+    assert_int_equal(o.record.error, ERROR_HTTP_503);
     assert_int_equal(o.record.http_status, 503);
     assert_true(strncmp(o.record.error_message, "HTTP 503: ", 10) == 0);
     assert_true(strlen(o.record.error_message) > 12);
 }
 
-static void test_engine_mock_resetting_mid_stream_is_error_incomplete(void **state) {
+static void test_engine_mock_resetting_mid_stream_is_error_reset_mid_stream(void **state) {
     static const char *const args[] = {"--ttft-ms", "5", "--itl-ms", "2", "--reset-after-tokens",
                                        "3",         NULL};
     static outcome_t o;
     run_against_faulty_mock(args, &o);
-    assert_int_equal(o.record.error, ERROR_INCOMPLETE);
+    assert_int_equal(o.record.error, ERROR_RESET_MID_STREAM);
     assert_int_equal(o.record.http_status, 200);
     /* The mock flushes the third token before it resets, and Linux keeps received data readable
      * after an RST: all three arrive, then the reset (in 1 to 3 chunks: a loaded loop may read
@@ -1096,12 +1131,12 @@ static void test_engine_mock_resetting_mid_stream_is_error_incomplete(void **sta
     assert_int_equal(tokens, 3);
 }
 
-static void test_engine_mock_malformed_chunk_is_error_protocol(void **state) {
+static void test_engine_mock_malformed_chunk_is_error_malformed_sse(void **state) {
     static const char *const args[] = {"--ttft-ms",        "5", "--itl-ms", "2",
                                        "--malformed-rate", "1", NULL};
     static outcome_t o;
     run_against_faulty_mock(args, &o);
-    assert_int_equal(o.record.error, ERROR_PROTOCOL);
+    assert_int_equal(o.record.error, ERROR_MALFORMED_SSE);
     assert_non_null(strstr(o.record.error_message, "malformed chunk"));
 }
 
@@ -1207,11 +1242,11 @@ int main(void) {
         cmocka_unit_test(test_engine_connect_deadline_spares_a_connected_stream_that_outlasts_it),
     };
     const struct CMUnitTest fault_tests[] = {
-        cmocka_unit_test(test_engine_refused_connection_is_error_connect),
+        cmocka_unit_test(test_engine_refused_connection_is_error_refused),
         cmocka_unit_test(test_engine_bad_url_is_reported_through_the_callback),
         cmocka_unit_test(test_engine_server_that_never_answers_is_error_timeout),
         cmocka_unit_test(test_engine_connect_that_never_completes_is_error_connect_at_the_deadline),
-        cmocka_unit_test(test_engine_http_500_is_error_http_5xx_with_the_message),
+        cmocka_unit_test(test_engine_http_500_is_error_http_500_with_the_message),
         cmocka_unit_test(test_engine_http_404_is_error_http_4xx_with_the_detail),
         cmocka_unit_test(test_engine_http_429_is_error_http_429),
         cmocka_unit_test(test_engine_http_400_context_length_is_error_context_length),
@@ -1219,13 +1254,17 @@ int main(void) {
         cmocka_unit_test(test_engine_html_page_in_a_200_is_error_not_sse),
         cmocka_unit_test(test_engine_http_503_streamed_as_sse_still_yields_its_message),
         cmocka_unit_test(test_engine_redirect_is_error_protocol),
-        cmocka_unit_test(test_engine_server_hanging_up_mid_stream_is_error_incomplete),
-        cmocka_unit_test(test_engine_connection_reset_mid_stream_is_error_incomplete),
+        cmocka_unit_test(test_engine_server_hanging_up_mid_stream_is_error_reset_mid_stream),
+        cmocka_unit_test(test_engine_connection_reset_mid_stream_is_error_reset_mid_stream),
+        cmocka_unit_test(test_engine_stream_cut_inside_an_event_is_error_truncated_json),
+        cmocka_unit_test(test_engine_close_without_a_byte_is_error_reset_before_headers),
+        cmocka_unit_test(test_engine_reset_without_a_byte_is_error_refused),
+        cmocka_unit_test(test_engine_retry_after_seconds_and_http_date),
         cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_no_done),
         cmocka_unit_test(test_engine_finish_reason_without_done_is_complete),
         cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_server_error_event),
         cmocka_unit_test(test_engine_error_object_in_a_data_chunk_is_error_server_error_event),
-        cmocka_unit_test(test_engine_malformed_json_chunk_is_error_protocol),
+        cmocka_unit_test(test_engine_malformed_json_chunk_is_error_malformed_sse),
         cmocka_unit_test(test_engine_reasoning_then_content_counts_and_usage),
         cmocka_unit_test(test_engine_usage_only_on_the_last_chunk_counts_one_token_per_chunk),
         cmocka_unit_test(test_engine_continuous_usage_gives_each_chunk_its_token_count),
@@ -1238,9 +1277,9 @@ int main(void) {
         cmocka_unit_test(test_engine_warns_when_max_streams_exceed_the_open_file_limit),
     };
     const struct CMUnitTest mock_fault_tests[] = {
-        cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_5xx),
-        cmocka_unit_test(test_engine_mock_resetting_mid_stream_is_error_incomplete),
-        cmocka_unit_test(test_engine_mock_malformed_chunk_is_error_protocol),
+        cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_503),
+        cmocka_unit_test(test_engine_mock_resetting_mid_stream_is_error_reset_mid_stream),
+        cmocka_unit_test(test_engine_mock_malformed_chunk_is_error_malformed_sse),
     };
     int failed = cmocka_run_group_tests_name("engine_faults", fault_tests, NULL, NULL);
     failed += cmocka_run_group_tests_name("engine_mock_faults", mock_fault_tests, NULL, NULL);

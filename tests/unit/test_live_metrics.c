@@ -132,6 +132,23 @@ static void test_live_failed_request_counted_by_class_without_latency(void **sta
                              "x_requests_total{" SERIES
                              ",error_class=\"none\",outcome=\"ok\"}") == 0);
     assert_true(sample_value(lm, 10 * S, "x_ttft_seconds_count{" SERIES "}") == 0);
+    /* every fault class is a label of its own */
+    rec.error = ERROR_TRUNCATED_JSON;
+    rec.http_status = 200;
+    record(lm, &rec, 11 * S);
+    rec.error = ERROR_REFUSED;
+    rec.http_status = 0;
+    record(lm, &rec, 11 * S);
+    assert_true(sample_value(lm, 11 * S,
+                             "x_requests_total{" SERIES
+                             ",error_class=\"truncated_json\",outcome=\"failed\"}") == 1);
+    assert_true(sample_value(lm, 11 * S,
+                             "x_requests_total{" SERIES
+                             ",error_class=\"refused\",outcome=\"failed\"}") == 1);
+    assert_true(sample_value(lm, 11 * S,
+                             "x_requests_total{" SERIES
+                             ",error_class=\"reset_mid_stream\",outcome=\"failed\"}") == 0);
+    assert_true(sample_value(lm, 11 * S, "x_ttft_seconds_count{" SERIES "}") == 0);
     live_metrics_destroy(&lm);
 }
 

@@ -47,6 +47,9 @@ typedef struct fake {
     int64_t endpoint0_latency_ns; /* 0 = same as the others */
     uint32_t capacity;            /* submit refuses beyond this many in flight; 0 = no limit */
     uint64_t fail_request_id;     /* this request ends with HTTP 500; UINT64_MAX = none */
+    uint64_t limit_request_id; /* this request's first limit_times sends get 429; UINT64_MAX none */
+    uint32_t limit_times, limited;
+    int32_t limit_retry_after_s; /* their Retry-After (-1: none) */
     fake_item_t **items;
     size_t n_items, cap_items;
     uint32_t inflight, max_inflight, refused;
@@ -75,9 +78,16 @@ static void fake_complete(loop_t *loop, uint64_t id, void *arg) {
     rec->first_token_ns = rec->first_content_ns = rec->end_ns;
     char reply[256];
     int n = fake_reply(rec->request_id, reply, sizeof reply);
+    rec->retry_after_s = -1;
     if (rec->request_id == fake->fail_request_id) {
         rec->http_status = 500;
         rec->error = ERROR_HTTP_5XX;
+        n = 0;
+    } else if (rec->request_id == fake->limit_request_id && fake->limited < fake->limit_times) {
+        fake->limited++;
+        rec->http_status = 429;
+        rec->error = ERROR_HTTP_429;
+        rec->retry_after_s = fake->limit_retry_after_s;
         n = 0;
     } else {
         rec->http_status = 200;
@@ -250,6 +260,7 @@ static void harness_init(harness_t *h, uint32_t endpoints) {
         h->fakes[w].loop = h->loop;
         h->fakes[w].latency_ns = 2 * MS;
         h->fakes[w].fail_request_id = UINT64_MAX;
+        h->fakes[w].limit_request_id = UINT64_MAX;
     }
 }
 
@@ -738,6 +749,123 @@ static void test_session_failed_turn_ends_its_session(void **state) {
     harness_free(&h);
 }
 
+/* Sends of request id among the fake's items. */
+static uint32_t count_sends(const fake_t *fake, uint64_t id) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < fake->n_items; i++)
+        n += fake->items[i]->sent.request_id == id;
+    return n;
+}
+
+static const request_record_t *record_of(const harness_t *h, uint64_t id) {
+    for (size_t i = 0; i < h->n_records; i++)
+        if (h->records[i].request_id == id)
+            return &h->records[i];
+    fail_msg("no record of request %llu", (unsigned long long)id);
+    return NULL;
+}
+
+/* A 429 with retries left is waited out and sent again; only the final answer is a record. */
+static void test_session_429_honoured_is_resent_until_it_passes(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.limits.max_requests = 6;
+    h.cfg.target.retry_on_429 = true;
+    h.cfg.target.retry_after_max_ns = 20 * MS; /* Retry-After 1 s, capped */
+    h.fakes[0].limit_request_id = 3;
+    h.fakes[0].limit_times = 2;
+    h.fakes[0].limit_retry_after_s = 1;
+    harness_run(&h, 1);
+    assert_int_equal(h.n_records, 6);
+    const request_record_t *r = record_of(&h, 3);
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(r->retries, 2);
+    assert_true(r->retry_wait_ns >= 40 * MS && r->retry_wait_ns < 2000 * MS);
+    assert_true(r->send_ns - r->intended_ns >= 40 * MS); /* sent last after both waits */
+    assert_int_equal(count_sends(&h.fakes[0], 3), 3);
+    assert_int_equal(record_of(&h, 2)->retries, 0);
+    harness_free(&h);
+}
+
+/* Past target.retry_429_max the 429 is the request's answer: an http_429 error. */
+static void test_session_429_retries_spent_is_an_error(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.limits.max_requests = 4;
+    h.cfg.target.retry_on_429 = true;
+    h.cfg.target.retry_429_max = 3;
+    h.fakes[0].limit_request_id = 1;
+    h.fakes[0].limit_times = 100;
+    h.fakes[0].limit_retry_after_s = 0;
+    harness_run(&h, 1);
+    const request_record_t *r = record_of(&h, 1);
+    assert_int_equal(r->error, ERROR_HTTP_429);
+    assert_int_equal(r->retries, 3);
+    assert_int_equal(count_sends(&h.fakes[0], 1), 4);
+    harness_free(&h);
+}
+
+/* ignore (the default): a 429 is an error at once. */
+static void test_session_429_ignored_is_an_error_at_once(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.limits.max_requests = 4;
+    h.fakes[0].limit_request_id = 1;
+    h.fakes[0].limit_times = 1;
+    harness_run(&h, 1);
+    assert_int_equal(record_of(&h, 1)->error, ERROR_HTTP_429);
+    assert_int_equal(record_of(&h, 1)->retries, 0);
+    assert_int_equal(count_sends(&h.fakes[0], 1), 1);
+    harness_free(&h);
+}
+
+static void stop_fire(loop_t *loop, uint64_t id, void *arg) {
+    session_executor_stop(arg, true);
+}
+
+/* A stop with cancel ends a wait for a resend at once: the request is cancelled, its wait
+ * counted. */
+static void test_session_429_wait_is_cancelled_by_the_stop(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.concurrency = 1;
+    h.cfg.target.retry_on_429 = true;
+    h.fakes[0].limit_request_id = 2;
+    h.fakes[0].limit_times = 1;
+    h.fakes[0].limit_retry_after_s = 5; /* a 5 s wait the stop cuts short */
+    h.workers = 1;
+    assert_int_equal(plan_share_for(&h.cfg, 1, 0, &h.shares[0]), 0);
+    session_backend_t backend = {.submit = fake_submit,
+                                 .inflight_to = fake_inflight_to,
+                                 .cancel_all = fake_cancel_all,
+                                 .ctx = &h.fakes[0]};
+    worker_ctx[0] = (worker_ctx_t){.h = &h, .worker = 0};
+    h.execs[0] = session_executor_new(h.loop, &h.cfg, &h.shares[0], backend, on_record, on_finished,
+                                      &worker_ctx[0]);
+    assert_non_null(h.execs[0]);
+    h.start_ns = loop_now_ns() + 5 * MS;
+    assert_int_equal(session_executor_start(h.execs[0], h.start_ns), 0);
+    uint64_t stop = loop_timer_at(h.loop, h.start_ns + 200 * MS, stop_fire, h.execs[0]);
+    uint64_t guard = loop_timer_at(h.loop, h.start_ns + GUARD_NS, guard_fire, &h);
+    loop_run(h.loop);
+    loop_timer_cancel(h.loop, guard);
+    loop_timer_cancel(h.loop, stop);
+    assert_false(h.timed_out);
+    assert_int_equal(h.finished, 1);
+    assert_true(h.finished_ns - h.start_ns < 2000 * MS);
+    const request_record_t *r = record_of(&h, 2);
+    assert_int_equal(r->error, ERROR_CANCELLED);
+    assert_int_equal(r->retries, 0); /* the wait was cut: it was never sent again */
+    assert_non_null(strstr(r->error_message, "waiting to resend after HTTP 429"));
+    assert_true(r->retry_wait_ns > 100 * MS && r->retry_wait_ns < 2000 * MS);
+    assert_int_equal(session_executor_inflight(h.execs[0]), 0);
+    harness_free(&h);
+}
+
 static void test_session_requests_wait_for_a_free_transfer(void **state) {
     harness_t h;
     harness_init(&h, 1);
@@ -1099,6 +1227,10 @@ int main(void) {
         cmocka_unit_test(test_session_rate_cap_not_reached_counts_no_wait),
         cmocka_unit_test(test_session_workload_hash_sum_is_the_same_for_1_and_4_workers),
         cmocka_unit_test(test_session_failed_turn_ends_its_session),
+        cmocka_unit_test(test_session_429_honoured_is_resent_until_it_passes),
+        cmocka_unit_test(test_session_429_retries_spent_is_an_error),
+        cmocka_unit_test(test_session_429_ignored_is_an_error_at_once),
+        cmocka_unit_test(test_session_429_wait_is_cancelled_by_the_stop),
         cmocka_unit_test(test_session_requests_wait_for_a_free_transfer),
         cmocka_unit_test(test_session_idle_worker_finishes_at_once),
         cmocka_unit_test(test_session_dag_fans_out_and_joins_after_both_parents),

@@ -49,6 +49,15 @@ static void test_validity_healthy_run_is_valid_with_no_reason(void **state) {
     assert_int_equal(v.n_reasons, 0);
 }
 
+static void test_validity_circuit_breaker_makes_the_run_invalid(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    in.breaker = "circuit breaker: 30 of 50 requests failed (60.0 % > max_error_pct 10 %)";
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_one_reason(&v, "stopped by the circuit breaker: 30 of 50 requests failed");
+}
+
 static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
@@ -284,6 +293,7 @@ static void test_validity_rate_cause_without_an_expected_count_is_not_the_draw(v
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
+        cmocka_unit_test(test_validity_circuit_breaker_makes_the_run_invalid),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
         cmocka_unit_test(test_validity_loop_measured_under_a_second_is_not_judged),
         cmocka_unit_test(
