@@ -194,7 +194,9 @@ for c in (1, 2):
              f"TTFT p50 per role (c={c})", f"TPOT p50 per role (c={c})"]
 for title in want:
     assert p.charts.get(title, 0) > 0, f"report.html: chart {title!r} missing or empty ({p.charts})"
-assert p.charts["Errors by class"] >= 2 * 6, "the error chart lacks its classes"
+# no request failed, so the chart is the total per level (a class no level counts is not drawn;
+# tests/unit/test_report_html.c draws the classes of a level that has failures)
+assert p.charts["Errors by class"] >= 2, "the error chart lacks its levels"
 print("ok", {t: p.charts[t] for t in want})
 PY
 

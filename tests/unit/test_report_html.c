@@ -98,6 +98,9 @@ static void test_report_html_sweep_fixture_one_point_per_level_and_percentile(vo
  * decode overlap and a client series: each level gets its own section of charts, with marks. */
 static void test_report_html_graph_sweep_charts_errors_series_overlap_and_roles(void **state) {
     json_t *root = load("tests/fixtures/report/sweep-diamond/results.json");
+    /* the fixture's levels failed nothing, and a class no level counts is not drawn: one fails */
+    json_t *level = json_array_get(json_object_get(root, "levels"), 0);
+    json_object_set_new(json_object_get(level, "errors"), "http_5xx", json_integer(3));
     buffer_t out;
     /* 4 latency, 2 throughput, errors, 2 CDFs; per level: client, overlap, TTFT and TPOT roles */
     int charts = render(root, &out);
