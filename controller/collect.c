@@ -141,6 +141,8 @@ static void collect_stats(registry_worker_t *w, const Stampede__WorkerStats *sta
 }
 
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done) {
+    if (w->taken_over) /* its share runs elsewhere: nothing of it counts any more */
+        return;
     if (w->state == REGISTRY_COMPLETE) {
         /* our release was lost: again */
         w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;

@@ -18,6 +18,7 @@
 #include "live_metrics.h"
 #include "loop.h"
 #include "measurement.h"
+#include "rebalance.h"
 #include "results.h"
 #include "sweep.h"
 #include "sweep_run.h"
@@ -40,6 +41,17 @@ void controller_abort(controller_t *self, const char *fmt, ...) {
     vsnprintf(run->abort_reason, sizeof run->abort_reason, fmt, ap);
     va_end(ap);
     run->phase = PHASE_OVER;
+}
+
+int64_t controller_heartbeat_ns(const controller_t *self) {
+    return self->run && self->run->cfg.fleet.heartbeat_ns > 0 ? self->run->cfg.fleet.heartbeat_ns
+                                                              : CONTROLLER_HEARTBEAT_NS;
+}
+
+int64_t controller_silence_ns(const controller_t *self) {
+    uint32_t liveness = self->run && self->run->cfg.fleet.liveness ? self->run->cfg.fleet.liveness
+                                                                   : CONTROLLER_LIVENESS;
+    return controller_heartbeat_ns(self) * liveness;
 }
 
 int controller_send(controller_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -89,6 +101,8 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         break;
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
         w->inflight = env->heartbeat->inflight;
+        if (this_run)
+            rebalance_heartbeat(self, w, env->heartbeat);
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
         if (registry_in_run(w) && self->run->phase == PHASE_RUN && !registry_finished(w) &&
             env->run_id != self->run->id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
@@ -145,9 +159,11 @@ static void step_run(controller_t *self, int64_t now) {
 static void step(controller_t *self, int64_t now) {
     measurement_t *run = self->run;
     if (now >= self->next_heartbeat_ns) {
+        if (run->phase == PHASE_RUN)
+            rebalance_tick(self);
         registry_send_heartbeats(self, now);
         registry_check_silence(self, now);
-        self->next_heartbeat_ns = now + CONTROLLER_HEARTBEAT_NS;
+        self->next_heartbeat_ns = now + controller_heartbeat_ns(self);
     }
     switch (run->phase) {
     case PHASE_REGISTER:
@@ -244,7 +260,7 @@ static void run_loop(controller_t *self) {
         telemetry_poll(self->run->telemetry);
         controller_live_metrics(self);
         int64_t gap = loop_now_ns() - last_iteration;
-        if (gap > 2 * CONTROLLER_HEARTBEAT_NS) {
+        if (gap > 2 * controller_heartbeat_ns(self)) {
             /* This process was not running (stopped, swapped out): the workers' silence over that
              * gap is ours, not theirs. */
             console_say(self, "the controller itself stalled for %.1f s", gap / 1e9);
@@ -269,7 +285,7 @@ static void run_loop(controller_t *self) {
 /* Workers released while their connection was down are told when they repeat their Done (every
  * heartbeat), for a bounded time. */
 static void deliver_releases(controller_t *self) {
-    int64_t end = loop_now_ns() + 5 * CONTROLLER_HEARTBEAT_NS / 2;
+    int64_t end = loop_now_ns() + 5 * controller_heartbeat_ns(self) / 2;
     for (;;) {
         bool pending = false;
         for (size_t i = 0; i < self->n_workers; i++)
@@ -449,6 +465,8 @@ void controller_destroy(controller_t **self_p) {
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
     live_metrics_destroy(&self->live_metrics);
+    for (size_t i = 0; i < self->n_workers; i++)
+        rebalance_free_worker(&self->workers[i]);
     free(self->workers);
     free(self);
     *self_p = NULL;

@@ -6,6 +6,7 @@
 #include "controller_internal.h"
 #include "loop.h"
 #include "plan.h"
+#include "rebalance.h"
 #include "results.h"
 #include "telemetry_run.h"
 #include "trace_wire.h"
@@ -33,6 +34,8 @@ void launch_assign(controller_t *self) {
         a.offset_ns = w->offset_ns;
         a.rtt_ns = w->rtt_ns;
         a.trace = run->cfg.output.trace;
+        a.heartbeat_ms = (uint32_t)(controller_heartbeat_ns(self) / 1000000);
+        a.liveness = run->cfg.fleet.liveness;
         buffer_reset(&part);
         if (run->cfg.workload.kind == WORKLOAD_TRACE) {
             if (trace_wire_encode(&run->cfg, &share, &part) != 0) {
@@ -86,6 +89,7 @@ void launch_start(controller_t *self) {
     run->phase = PHASE_RUN;
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
+    uint64_t session_limit = rebalance_start(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
@@ -93,6 +97,7 @@ void launch_start(controller_t *self) {
         Stampede__Start start = STAMPEDE__START__INIT;
         start.start_ns = run->start_ns;
         start.offset_ns = w->offset_ns;
+        start.session_limit = session_limit;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_START;
         env.start = &start;

@@ -86,6 +86,9 @@ typedef struct worker_loop {
     bool have_stats;
     Stampede__WorkerStats stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
+    uint64_t grant_asked;  /* the grant in force when a raise was last asked for (0: none) */
+    uint64_t grant_from;   /* the frontier when that grant arrived: the headroom is measured from */
+    uint64_t started_told; /* sessions started as the last heartbeat said */
     int exit_code;
 } worker_loop_t;
 
@@ -145,6 +148,8 @@ static bool delivered_while_silent(worker_loop_t *w) {
     return true;
 }
 
+static void check_grant(worker_loop_t *w);
+
 static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
     worker_loop_t *w = arg;
     w->batch_timer = 0;
@@ -152,10 +157,35 @@ static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
         return;
     events_seal(w->events);
     agent_flush(w->agent);
+    check_grant(w);
+    if (w->state == AGENT_RUNNING && w->exec) {
+        /* Sessions started, with each flush that follows new ones: should this worker be lost,
+         * the controller counts its unfinished sessions from a count at most a tick old. */
+        session_progress_t p;
+        session_executor_progress(w->exec, &p);
+        if (p.started != w->started_told)
+            agent_heartbeat_now(w->agent);
+    }
     if (w->state == AGENT_FINISHING)
         try_done(w);
     if (w->state == AGENT_RUNNING || w->state == AGENT_FINISHING)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
+}
+
+/* Asks the controller for more of the session grant (an early heartbeat with the frontier) once
+ * half the headroom it gave is used, or a slot already waits for it: once per grant. */
+static void check_grant(worker_loop_t *w) {
+    if (w->state != AGENT_RUNNING || !w->exec)
+        return;
+    session_progress_t p;
+    session_executor_progress(w->exec, &p);
+    if (!p.limit || w->grant_asked == p.limit)
+        return;
+    uint64_t half = p.limit > w->grant_from ? (p.limit - w->grant_from) / 2 : 0;
+    if (p.held || p.frontier >= p.limit - half) {
+        w->grant_asked = p.limit;
+        agent_heartbeat_now(w->agent);
+    }
 }
 
 static void on_record(void *arg, const request_record_t *rec) {
@@ -163,6 +193,7 @@ static void on_record(void *arg, const request_record_t *rec) {
     w->requests_done++;
     if (events_add(w->events, rec) == 1)
         agent_flush(w->agent);
+    check_grant(w);
 }
 
 /* The loop thread's CPU time, not a wall clock: loop_now_ns (CLOCK_MONOTONIC) cannot stand in. */
@@ -352,7 +383,12 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     char header_err[768] = "";
     char **headers = header_lines(&w->cfg, header_err, sizeof header_err);
     if (headers) {
-        uint32_t streams = share_concurrency(&w->share);
+        /* Room for the whole run's concurrency, not only this share: a worker that takes over a
+         * lost worker's share (docs/protocol.md "Worker loss") runs more slots than assigned. */
+        uint32_t streams =
+            w->share.kind == PLAN_CONCURRENT ? plan_slots(&w->cfg) : w->cfg.scheduler.concurrency;
+        if (w->cfg.workload.kind == WORKLOAD_TRACE) /* a trace part cannot be taken over */
+            streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
         engine_options_t opt = {
@@ -430,6 +466,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     free_run(w);
     w->run_id = run_id;
     w->requests_done = 0;
+    w->grant_asked = w->grant_from = w->started_told = 0;
     agent_set_run(w->agent, run_id);
     events_begin_run(w->events, run_id, a->worker_index);
     w->state = AGENT_ASSIGNED;
@@ -522,10 +559,52 @@ static void on_refused(void *arg, const char *reason) {
     loop_stop(w->loop);
 }
 
+/* The controller's session-index grant for the run. */
+static void on_limit(void *arg, uint64_t run_id, uint64_t limit) {
+    worker_loop_t *w = arg;
+    if (run_id != w->run_id || !w->exec ||
+        (w->state != AGENT_ASSIGNED && w->state != AGENT_RUNNING))
+        return;
+    session_progress_t p;
+    session_executor_progress(w->exec, &p);
+    if (limit <= p.limit)
+        return;
+    w->grant_from = p.frontier;
+    session_executor_set_limit(w->exec, limit);
+}
+
+/* Takes over part of a lost worker's load: each adoption a slot (or an arrival stream). */
+static void on_rebalance(void *arg, uint64_t run_id, const Stampede__Rebalance *r) {
+    worker_loop_t *w = arg;
+    if (run_id != w->run_id || w->state != AGENT_RUNNING || !w->exec)
+        return;
+    if (r->session_limit)
+        on_limit(w, run_id, r->session_limit);
+    size_t taken = 0;
+    for (size_t i = 0; i < r->n_adopt; i++) {
+        const Stampede__Adoption *a = r->adopt[i];
+        if (session_executor_adopt(w->exec, a->residue, a->modulus, a->first_session,
+                                   i == 0 ? r->rate_cap_add : 0) == 0)
+            taken++;
+    }
+    log_line(w, "took over %zu of %zu %s from session %" PRIu64 ": %s", taken, r->n_adopt,
+             w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
+             r->n_adopt ? r->adopt[0]->first_session : 0,
+             r->reason && *r->reason ? r->reason : "asked by the controller");
+    agent_heartbeat_now(w->agent); /* the controller sees the new frontier at once */
+}
+
 static void on_status(void *arg, agent_status_t *out) {
     worker_loop_t *w = arg;
     out->state = w->state;
     out->inflight = w->exec ? session_executor_inflight(w->exec) : 0;
+    if (w->exec) {
+        session_progress_t p;
+        session_executor_progress(w->exec, &p);
+        out->session_frontier = p.frontier;
+        out->sessions_started = p.started;
+        w->started_told = p.started;
+    }
     out->requests_done = w->requests_done;
     if (w->settings->once && w->lost_since_ns &&
         loop_now_ns() - w->lost_since_ns > WORKER_ONCE_LOST_NS) {
@@ -572,6 +651,8 @@ static void *loop_thread(void *arg) {
         .lost = on_lost,
         .refused = on_refused,
         .status = on_status,
+        .limit = on_limit,
+        .rebalance = on_rebalance,
     };
     w->loop = loop_new();
     w->events = w->loop ? events_new(&eopt) : NULL;

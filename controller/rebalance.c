@@ -1,0 +1,449 @@
+#include "rebalance.h"
+
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffer.h"
+#include "collect.h"
+#include "console.h"
+#include "controller_internal.h"
+#include "loop.h"
+#include "plan.h"
+#include "workload.h"
+
+/* The least headroom, in strides of session indexes (one stride: a session on every slot). */
+#define REBALANCE_MIN_STRIDES 8
+
+static bool rate_mode(const controller_t *self) {
+    return self->run->cfg.scheduler.kind == SCHEDULER_RATE;
+}
+
+/* Session indexes one round of the whole run spans: its slots, or its arrival workers. */
+static uint64_t stride(const controller_t *self) {
+    const measurement_t *run = self->run;
+    uint64_t s =
+        rate_mode(self) ? plan_arrival_workers(&run->cfg, run->in_run) : plan_slots(&run->cfg);
+    return s ? s : 1;
+}
+
+static uint64_t min_headroom(const controller_t *self) {
+    uint64_t h = REBALANCE_MIN_STRIDES * stride(self);
+    if (rate_mode(self)) { /* four heartbeats of arrivals */
+        double per_beat = self->run->cfg.scheduler.rate * controller_heartbeat_ns(self) / 1e9;
+        if (4 * per_beat > (double)h)
+            h = (uint64_t)(4 * per_beat);
+    }
+    return h;
+}
+
+/* The run's full load: its concurrency, or its rate. */
+static double full_load(const controller_t *self) {
+    return rate_mode(self) ? self->run->cfg.scheduler.rate
+                           : (double)self->run->cfg.scheduler.concurrency;
+}
+
+static int hold(registry_worker_t *w, uint64_t residue, uint64_t modulus) {
+    if (buffer_grow_array(&w->held, &w->cap_held, w->n_held + 1, sizeof *w->held) < 0)
+        return -1;
+    w->held[w->n_held++] = (rebalance_class_t){residue, modulus};
+    return 0;
+}
+
+void rebalance_free_worker(registry_worker_t *w) {
+    free(w->held);
+    w->held = NULL;
+    w->n_held = w->cap_held = 0;
+}
+
+uint64_t rebalance_start(controller_t *self) {
+    measurement_t *run = self->run;
+    run->session_headroom = min_headroom(self);
+    run->session_limit = run->session_headroom;
+    run->frontier_at_tick = 0;
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *w = &self->workers[i];
+        if (!registry_in_run(w))
+            continue;
+        rebalance_free_worker(w);
+        plan_share_t share;
+        if (plan_share_for(&run->cfg, run->in_run, (uint32_t)w->index, &share) != 0)
+            continue;
+        if (share.kind == PLAN_CONCURRENT)
+            for (uint32_t k = 0; k < share.slot_count; k++)
+                hold(w, share.slot_first + k, share.total_slots);
+        else if (share.worker_index < share.arrival_workers)
+            hold(w, share.worker_index, share.arrival_workers);
+        w->rate_cap = share.rate_cap;
+    }
+    return run->session_limit;
+}
+
+double rebalance_share(const controller_t *self, const registry_worker_t *w) {
+    double share = 0;
+    if (!rate_mode(self)) {
+        uint32_t slots = plan_slots(&self->run->cfg);
+        return slots ? (double)w->n_held / slots : 0;
+    }
+    for (size_t i = 0; i < w->n_held; i++)
+        share += 1.0 / (double)w->held[i].modulus;
+    return share;
+}
+
+static uint64_t max_frontier(const controller_t *self) {
+    uint64_t f = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) && self->workers[i].frontier > f)
+            f = self->workers[i].frontier;
+    return f;
+}
+
+static void send_grant(controller_t *self, registry_worker_t *w) {
+    Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
+    hb.sent_ns = loop_now_ns();
+    hb.session_limit = self->run->session_limit;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
+    env.heartbeat = &hb;
+    env.run_id = self->run->id;
+    controller_send(self, w, &env);
+}
+
+void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stampede__Heartbeat *hb) {
+    measurement_t *run = self->run;
+    if (run->phase != PHASE_RUN || !registry_in_run(w) || w->taken_over)
+        return;
+    if (hb->session_frontier > w->frontier)
+        w->frontier = hb->session_frontier;
+    if (hb->sessions_started > w->sessions_started)
+        w->sessions_started = hb->sessions_started;
+    uint64_t top = max_frontier(self);
+    uint64_t moved = top > run->frontier_at_tick ? top - run->frontier_at_tick : 0;
+    if (2 * moved > run->session_headroom) /* faster than the headroom allows: widen it now */
+        run->session_headroom = 2 * moved;
+    if (top + run->session_headroom / 2 > run->session_limit) {
+        run->session_limit = top + run->session_headroom;
+        send_grant(self, w);
+    }
+}
+
+void rebalance_tick(controller_t *self) {
+    measurement_t *run = self->run;
+    uint64_t top = max_frontier(self);
+    uint64_t moved = top > run->frontier_at_tick ? top - run->frontier_at_tick : 0;
+    run->frontier_at_tick = top;
+    run->session_headroom = min_headroom(self);
+    if (4 * moved > run->session_headroom)
+        run->session_headroom = 4 * moved;
+    if (top + run->session_headroom / 2 > run->session_limit)
+        run->session_limit = top + run->session_headroom;
+}
+
+/* Rate mode: the first arrival index >= floor that is not yet due (its time after now). */
+static uint64_t first_not_due(const controller_t *self, uint64_t floor) {
+    const measurement_t *run = self->run;
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, &run->cfg);
+    int64_t now = loop_now_ns() - run->start_ns;
+    uint64_t i = floor;
+    while (workload_arrivals_time_ns(&arrivals, i) < now)
+        i++;
+    return i;
+}
+
+static rebalance_loss_t *add_loss(controller_t *self, registry_worker_t *w) {
+    measurement_t *run = self->run;
+    if (buffer_grow_array(&run->losses, &run->cap_losses, run->n_losses + 1, sizeof *run->losses) <
+        0)
+        return NULL;
+    rebalance_loss_t *loss = &run->losses[run->n_losses++];
+    memset(loss, 0, sizeof *loss);
+    snprintf(loss->worker, sizeof loss->worker, "%s", w->name);
+    loss->index = (uint32_t)w->index;
+    loss->from_ns = w->last_rx_ns > run->start_ns ? w->last_rx_ns : run->start_ns;
+    loss->declared_ns = loop_now_ns();
+    loss->share = rebalance_share(self, w);
+    loss->lost_sessions =
+        w->sessions_started > w->sessions_ended ? w->sessions_started - w->sessions_ended : 0;
+    return loss;
+}
+
+/* Sends survivor s the classes adopt[0..n) from first on, and cap_add more of the cap. */
+static void send_rebalance(controller_t *self, registry_worker_t *s, const rebalance_class_t *adopt,
+                           size_t n, uint64_t first, uint32_t cap_add, const char *reason) {
+    Stampede__Adoption *items = calloc(n ? n : 1, sizeof *items);
+    Stampede__Adoption **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+    if (!items || !ptrs) {
+        free(items);
+        free(ptrs);
+        console_say(self, "out of memory rebalancing onto worker %s", s->name);
+        return;
+    }
+    for (size_t i = 0; i < n; i++) {
+        stampede__adoption__init(&items[i]);
+        items[i].residue = adopt[i].residue;
+        items[i].modulus = adopt[i].modulus;
+        items[i].first_session = first;
+        ptrs[i] = &items[i];
+        hold(s, adopt[i].residue, adopt[i].modulus);
+    }
+    Stampede__Rebalance r = STAMPEDE__REBALANCE__INIT;
+    r.n_adopt = n;
+    r.adopt = ptrs;
+    r.session_limit = self->run->session_limit;
+    r.rate_cap_add = cap_add;
+    r.reason = (char *)reason;
+    s->rate_cap += cap_add;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_REBALANCE;
+    env.rebalance = &r;
+    env.run_id = self->run->id;
+    controller_send(self, s, &env);
+    free(items);
+    free(ptrs);
+}
+
+/* The abort threshold: true when the run was ended because of this loss. */
+static bool over_threshold(controller_t *self, registry_worker_t *w, const char *why) {
+    measurement_t *run = self->run;
+    double pct = run->cfg.fleet.abort_on_worker_loss_pct;
+    if (pct < 0 || run->lost_share * 100 <= pct + 1e-9 || run->stopping)
+        return false;
+    snprintf(run->loss_abort, sizeof run->loss_abort,
+             "worker %s lost (%s): %.1f %% of the load lost, above "
+             "fleet.abort_on_worker_loss_pct = %g %%",
+             w->name, why, run->lost_share * 100, pct);
+    console_say(self, "ending the run: %s", run->loss_abort);
+    merge_mark_partial(run->merge, run->loss_abort);
+    collect_stop(self, run->loss_abort);
+    return true;
+}
+
+bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
+    measurement_t *run = self->run;
+    if (w->taken_over)
+        return true;
+    rebalance_loss_t *loss = add_loss(self, w);
+    if (!loss)
+        return false;
+    w->lost_sessions = loss->lost_sessions;
+    run->lost_share += loss->share;
+    if (over_threshold(self, w, why))
+        return false;
+    if (w->n_held == 0) { /* it held no load (beyond the cap's split): nothing is missing */
+        w->taken_over = loss->taken_over = true;
+        loss->to_ns = loss->declared_ns;
+        return true;
+    }
+    if (run->stopping || run->cfg.workload.kind == WORKLOAD_TRACE)
+        return false; /* a trace part lives on its worker only */
+    registry_worker_t **survivors = calloc(self->n_workers, sizeof *survivors);
+    uint32_t n = 0;
+    for (size_t i = 0; survivors && i < self->n_workers; i++) {
+        registry_worker_t *s = &self->workers[i];
+        if (s != w && registry_in_run(s) && s->state == REGISTRY_RUNNING && !s->done)
+            survivors[n++] = s;
+    }
+    if (n == 0) {
+        free(survivors);
+        return false;
+    }
+    /* Nothing of the lost worker's is at or past the grant; rate mode also skips what is due. */
+    uint64_t first = run->session_limit;
+    if (rate_mode(self))
+        first = first_not_due(self, first);
+    uint64_t widest = 0;
+    for (size_t i = 0; i < w->n_held; i++)
+        if (w->held[i].modulus * n > widest)
+            widest = w->held[i].modulus * n;
+    run->session_limit = first + run->session_headroom + widest;
+    char reason[256];
+    snprintf(reason, sizeof reason, "worker %s was lost", w->name);
+    rebalance_class_t *mine = calloc(w->n_held, sizeof *mine);
+    for (uint32_t j = 0; mine && j < n; j++) {
+        size_t count = 0;
+        uint64_t part_first, part_count, cap_first, cap_count = 0;
+        if (!rate_mode(self)) { /* whole slots: +1 to the first k survivors */
+            plan_partition(w->n_held, n, j, &part_first, &part_count);
+            memcpy(mine, w->held + part_first, part_count * sizeof *mine);
+            count = part_count;
+        } else { /* every arrival class split n ways */
+            for (size_t i = 0; i < w->n_held; i++, count++)
+                plan_split_class(w->held[i].residue, w->held[i].modulus, n, j, &mine[count].residue,
+                                 &mine[count].modulus);
+            if (w->rate_cap)
+                plan_partition(w->rate_cap, n, j, &cap_first, &cap_count);
+        }
+        if (count)
+            send_rebalance(self, survivors[j], mine, count, first, (uint32_t)cap_count, reason);
+    }
+    free(mine);
+    free(survivors);
+    console_say(self,
+                "worker %s's share (%.1f %% of the load) taken over by %u worker%s from session "
+                "%" PRIu64 "; %" PRIu64 " of its sessions lost",
+                w->name, loss->share * 100, n, n == 1 ? "" : "s", first, loss->lost_sessions);
+    loss->to_ns = loop_now_ns();
+    loss->taken_over = w->taken_over = true;
+    w->n_held = 0;
+    w->rate_cap = 0;
+    w->abandon_sent_ns = loop_now_ns();
+    controller_send_stop(self, w, "lost: its share was taken over by the other workers", true,
+                         true);
+    return true;
+}
+
+uint64_t rebalance_lost_sessions(const controller_t *self) {
+    uint64_t n = 0;
+    for (size_t i = 0; i < self->run->n_losses; i++)
+        n += self->run->losses[i].lost_sessions;
+    return n;
+}
+
+/* The end of loss i's shortfall. */
+static int64_t loss_end(const rebalance_loss_t *loss, int64_t end_ns) {
+    int64_t to = loss->taken_over ? loss->to_ns : end_ns;
+    return to < end_ns ? to : end_ns;
+}
+
+/* The share of the load missing at instant t. */
+static double missing_at(const controller_t *self, int64_t t, int64_t end_ns) {
+    double missing = 0;
+    for (size_t i = 0; i < self->run->n_losses; i++) {
+        const rebalance_loss_t *loss = &self->run->losses[i];
+        if (loss->from_ns <= t && t < loss_end(loss, end_ns))
+            missing += loss->share;
+    }
+    return missing > 1 ? 1 : missing;
+}
+
+static int cmp_i64(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The load held at instant t (concurrency rounded to a whole slot). */
+static double held_at(const controller_t *self, int64_t t, int64_t end_ns) {
+    double held = full_load(self) * (1 - missing_at(self, t, end_ns));
+    return rate_mode(self) ? held : round(held);
+}
+
+/* Calls fn for each stretch [from, to) of constant load from the start to end_ns. */
+static void each_stretch(const controller_t *self, int64_t end_ns,
+                         void (*fn)(void *arg, int64_t from, int64_t to, double load), void *arg) {
+    const measurement_t *run = self->run;
+    size_t n = 0;
+    int64_t *edges = calloc(2 * run->n_losses + 2, sizeof *edges);
+    if (!edges)
+        return;
+    edges[n++] = run->start_ns;
+    edges[n++] = end_ns;
+    for (size_t i = 0; i < run->n_losses; i++) {
+        edges[n++] = run->losses[i].from_ns;
+        edges[n++] = loss_end(&run->losses[i], end_ns);
+    }
+    qsort(edges, n, sizeof *edges, cmp_i64);
+    int64_t from = run->start_ns;
+    double load = held_at(self, from, end_ns);
+    for (size_t i = 0; i < n; i++) {
+        int64_t t = edges[i];
+        if (t <= from || t > end_ns)
+            continue;
+        double next = t < end_ns ? held_at(self, t, end_ns) : NAN;
+        if (t == end_ns || next != load) {
+            fn(arg, from, t, load);
+            from = t;
+            load = next;
+        }
+    }
+    free(edges);
+}
+
+typedef struct shortfall {
+    double lowest;
+    int64_t short_ns;
+    double full;
+} shortfall_t;
+
+static void add_shortfall(void *arg, int64_t from, int64_t to, double load) {
+    shortfall_t *s = arg;
+    if (load >= s->full)
+        return;
+    s->short_ns += to - from;
+    if (load < s->lowest)
+        s->lowest = load;
+}
+
+void rebalance_label(const controller_t *self, int64_t end_ns, char *buf, size_t len) {
+    shortfall_t s = {.lowest = full_load(self), .full = full_load(self)};
+    buf[0] = '\0';
+    if (!self->run->n_losses || end_ns <= self->run->start_ns)
+        return;
+    each_stretch(self, end_ns, add_shortfall, &s);
+    if (s.short_ns <= 0)
+        return;
+    if (rate_mode(self))
+        snprintf(buf, len, "held %.3g/s for %.1f s", s.lowest, s.short_ns / 1e9);
+    else
+        snprintf(buf, len, "held %.0f for %.1f s", s.lowest, s.short_ns / 1e9);
+}
+
+typedef struct stretch_json {
+    const controller_t *self;
+    json_t *array;
+} stretch_json_t;
+
+static void add_stretch_json(void *arg, int64_t from, int64_t to, double load) {
+    stretch_json_t *s = arg;
+    int64_t start = s->self->run->start_ns;
+    bool rate = rate_mode(s->self);
+    json_array_append_new(s->array,
+                          json_pack("{s:f, s:f, s:o}", "from_s", (from - start) / 1e9, "to_s",
+                                    (to - start) / 1e9, rate ? "rate" : "concurrency",
+                                    rate ? json_real(load) : json_integer((json_int_t)load)));
+}
+
+void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
+    const measurement_t *run = self->run;
+    json_t *losses = json_array();
+    bool degraded = false;
+    for (size_t i = 0; i < run->n_losses; i++) {
+        const rebalance_loss_t *l = &run->losses[i];
+        degraded |= l->taken_over && l->share > 0;
+        json_array_append_new(
+            losses,
+            json_pack("{s:s, s:i, s:f, s:f, s:o, s:b, s:f, s:I}", "worker", l->worker, "index",
+                      (int)l->index, "from_s", (l->from_ns - run->start_ns) / 1e9, "declared_s",
+                      (l->declared_ns - run->start_ns) / 1e9, "to_s",
+                      l->taken_over ? json_real((l->to_ns - run->start_ns) / 1e9) : json_null(),
+                      "taken_over", l->taken_over, "share", l->share, "lost_sessions",
+                      (json_int_t)l->lost_sessions));
+    }
+    json_object_set_new(level, "degraded", json_boolean(degraded));
+    json_object_set_new(level, "worker_losses", losses);
+    json_object_set_new(level, "lost_sessions",
+                        json_integer((json_int_t)rebalance_lost_sessions(self)));
+    stretch_json_t s = {self, json_array()};
+    if (end_ns > run->start_ns)
+        each_stretch(self, end_ns, add_stretch_json, &s);
+    json_object_set_new(level, "load_held", s.array);
+}
+
+void rebalance_print(const controller_t *self, FILE *out) {
+    const measurement_t *run = self->run;
+    for (size_t i = 0; i < run->n_losses; i++) {
+        const rebalance_loss_t *l = &run->losses[i];
+        fprintf(out, "Worker lost: %s (worker %u, %.1f %% of the load) silent from %.1f s, ",
+                l->worker, l->index, l->share * 100, (l->from_ns - run->start_ns) / 1e9);
+        if (l->taken_over)
+            fprintf(out, "its share taken over at %.1f s (DEGRADED for %.1f s)",
+                    (l->to_ns - run->start_ns) / 1e9, (l->to_ns - l->from_ns) / 1e9);
+        else
+            fprintf(out, "its share NOT taken over");
+        fprintf(out, "; %" PRIu64 " session%s lost\n", l->lost_sessions,
+                l->lost_sessions == 1 ? "" : "s");
+    }
+    if (run->loss_abort[0])
+        fprintf(out, "Run ended early: %s\n", run->loss_abort);
+}
