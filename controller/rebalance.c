@@ -421,6 +421,8 @@ void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
                       (json_int_t)l->lost_sessions));
     }
     json_object_set_new(level, "degraded", json_boolean(degraded));
+    json_object_set_new(level, "ended_on_worker_loss",
+                        run->loss_abort[0] ? json_string(run->loss_abort) : json_null());
     json_object_set_new(level, "worker_losses", losses);
     json_object_set_new(level, "lost_sessions",
                         json_integer((json_int_t)rebalance_lost_sessions(self)));

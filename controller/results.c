@@ -594,7 +594,7 @@ int results_finish(controller_t *self, bool interrupted) {
     if (verdict(self, interrupted) != 0)
         rc = 1;
     rc = results_invalid_status(self, &extra.validity, rc);
-    if (run->loss_abort[0] && rc == 0) {
+    if (run->loss_abort[0] && (rc == 0 || rc == 3)) { /* the abort is the reason, not validity */
         console_say(self, "the run was ended early: %s (exit 4)", run->loss_abort);
         rc = 4;
     }
