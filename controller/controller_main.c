@@ -46,7 +46,12 @@ static void usage(FILE *out) {
         "                         picks one; the address is printed on stderr)\n"
         "  --metrics-prefix P     prefix of the metric names (default stampede_)\n"
         "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds...)\n"
-        "  (docs/metrics.md, \"Live metrics\")\n");
+        "  (docs/metrics.md, \"Live metrics\")\n"
+        "Worker loss (the workload file's fleet: section, docs/config.md): heartbeats both\n"
+        "ways every fleet.heartbeat (1s); a worker silent for fleet.liveness (3) heartbeats is\n"
+        "lost and its share goes to the others (the run is marked degraded, its unfinished\n"
+        "sessions counted lost); fleet.abort_on_worker_loss_pct ends the run instead (exit 4);\n"
+        "fleet.rebalance_on_join gives a worker joining mid-run a share.\n");
 }
 
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
