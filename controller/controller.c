@@ -96,7 +96,9 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         clock_probe_answer(self, w, env->probe, rx_ns);
         break;
     case STAMPEDE__ENVELOPE__BODY_READY:
-        if (this_run)
+        if (this_run && self->run->phase == PHASE_RUN)
+            rebalance_join_ready(self, w, env->ready); /* a worker joining the run */
+        else if (this_run)
             launch_ready(self, w, env->ready);
         break;
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
@@ -147,6 +149,7 @@ static void step_run(controller_t *self, int64_t now) {
     }
     if (self->sweep)
         sweep_run_step(self->sweep, now);
+    rebalance_join_step(self, now);
     if (now >= run->next_live_ns) {
         console_live(self, now);
         run->next_live_ns += 1000000000LL;

@@ -13,19 +13,16 @@
 
 #define START_LEAD_NS 750000000LL
 
-void launch_assign(controller_t *self) {
+/* Sends w its Assign (join: a worker joining the run in progress, with no load of its own); part
+ * is scratch for a trace part. 0 sent, -1 out of memory (the run is aborted). */
+static int assign_one(controller_t *self, registry_worker_t *w, buffer_t *part, bool join) {
     measurement_t *run = self->run;
-    run->phase = PHASE_ASSIGN;
-    run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
-    buffer_t part; /* kind trace: the worker's own sessions */
-    buffer_init(&part);
-    for (size_t i = 0; i < self->n_workers; i++) {
-        registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
-            continue;
+    {
         plan_share_t share;
         plan_share_for(&run->cfg, run->in_run, (uint32_t)w->index, &share);
-        w->concurrency = share.kind == PLAN_CONCURRENT ? share.slot_count : share.rate_cap;
+        w->concurrency = join                            ? 0
+                         : share.kind == PLAN_CONCURRENT ? share.slot_count
+                                                         : share.rate_cap;
         Stampede__Assign a = STAMPEDE__ASSIGN__INIT;
         a.config_yaml = run->config_yaml;
         a.worker_index = (uint32_t)w->index;
@@ -36,15 +33,16 @@ void launch_assign(controller_t *self) {
         a.trace = run->cfg.output.trace;
         a.heartbeat_ms = (uint32_t)(controller_heartbeat_ns(self) / 1000000);
         a.liveness = run->cfg.fleet.liveness;
-        buffer_reset(&part);
+        a.join = join;
+        buffer_reset(part);
         if (run->cfg.workload.kind == WORKLOAD_TRACE) {
-            if (trace_wire_encode(&run->cfg, &share, &part) != 0) {
+            if (trace_wire_encode(&run->cfg, &share, part) != 0) {
                 controller_abort(self, "out of memory encoding worker %s's part of the trace",
                                  w->name);
-                break;
+                return -1;
             }
-            a.trace_part.data = (uint8_t *)part.data;
-            a.trace_part.len = part.len;
+            a.trace_part.data = (uint8_t *)part->data;
+            a.trace_part.len = part->len;
         }
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
@@ -52,9 +50,30 @@ void launch_assign(controller_t *self) {
         env.run_id = run->id;
         w->state = REGISTRY_ASSIGNED;
         controller_send(self, w, &env);
-        console_say(self, "worker %u = %s: concurrency %u, clock offset %+.3f ms (rtt %.3f ms)",
-                    w->index, w->name, w->concurrency, w->offset_ns / 1e6, w->rtt_ns / 1e6);
+        console_say(self, "worker %u = %s: concurrency %u%s, clock offset %+.3f ms (rtt %.3f ms)",
+                    w->index, w->name, w->concurrency, join ? " (joining the run)" : "",
+                    w->offset_ns / 1e6, w->rtt_ns / 1e6);
     }
+    return 0;
+}
+
+void launch_assign(controller_t *self) {
+    measurement_t *run = self->run;
+    run->phase = PHASE_ASSIGN;
+    run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    buffer_t part; /* kind trace: the worker's own sessions */
+    buffer_init(&part);
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) &&
+            assign_one(self, &self->workers[i], &part, false) != 0)
+            break;
+    buffer_clear(&part);
+}
+
+void launch_assign_join(controller_t *self, registry_worker_t *w) {
+    buffer_t part;
+    buffer_init(&part);
+    assign_one(self, w, &part, true);
     buffer_clear(&part);
 }
 

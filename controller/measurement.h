@@ -64,6 +64,7 @@ typedef struct measurement {
     uint64_t session_limit;        /* the grant: no worker starts a session index at or past it */
     uint64_t session_headroom;     /* how far the grant runs ahead of the highest frontier */
     uint64_t frontier_at_tick;     /* the highest frontier at the last heartbeat tick */
+    uint64_t class_stride;         /* slots, or arrival workers, at the start */
     struct rebalance_loss *losses; /* every worker lost during the run, in order */
     size_t n_losses, cap_losses;
     double lost_share;    /* share of the run's load lost (taken over or not), 0..1 */

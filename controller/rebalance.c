@@ -6,9 +6,11 @@
 #include <string.h>
 
 #include "buffer.h"
+#include "clock_probe.h"
 #include "collect.h"
 #include "console.h"
 #include "controller_internal.h"
+#include "launch.h"
 #include "loop.h"
 #include "plan.h"
 #include "workload.h"
@@ -23,6 +25,8 @@ static bool rate_mode(const controller_t *self) {
 /* Session indexes one round of the whole run spans: its slots, or its arrival workers. */
 static uint64_t stride(const controller_t *self) {
     const measurement_t *run = self->run;
+    if (run->class_stride) /* fixed at the start: a worker joining later does not change it */
+        return run->class_stride;
     uint64_t s =
         rate_mode(self) ? plan_arrival_workers(&run->cfg, run->in_run) : plan_slots(&run->cfg);
     return s ? s : 1;
@@ -59,6 +63,8 @@ void rebalance_free_worker(registry_worker_t *w) {
 
 uint64_t rebalance_start(controller_t *self) {
     measurement_t *run = self->run;
+    run->class_stride = 0;
+    run->class_stride = stride(self);
     run->session_headroom = min_headroom(self);
     run->session_limit = run->session_headroom;
     run->frontier_at_tick = 0;
@@ -170,27 +176,48 @@ static rebalance_loss_t *add_loss(controller_t *self, registry_worker_t *w) {
 }
 
 /* Sends survivor s the classes adopt[0..n) from first on, and cap_add more of the cap. */
-static void send_rebalance(controller_t *self, registry_worker_t *s, const rebalance_class_t *adopt,
-                           size_t n, uint64_t first, uint32_t cap_add, const char *reason) {
-    Stampede__Adoption *items = calloc(n ? n : 1, sizeof *items);
-    Stampede__Adoption **ptrs = calloc(n ? n : 1, sizeof *ptrs);
+/* Drops class c from w's classes. */
+static void unhold(registry_worker_t *w, rebalance_class_t c) {
+    for (size_t i = 0; i < w->n_held; i++)
+        if (w->held[i].residue == c.residue && w->held[i].modulus == c.modulus) {
+            memmove(w->held + i, w->held + i + 1, (w->n_held - i - 1) * sizeof *w->held);
+            w->n_held--;
+            return;
+        }
+}
+
+/* Sends s a Rebalance: it gives up the classes release[0..n_release) and runs adopt[0..n), both
+ * from first on, with cap_add more of the cap; its classes on record follow. */
+static void send_rebalance2(controller_t *self, registry_worker_t *s,
+                            const rebalance_class_t *adopt, size_t n,
+                            const rebalance_class_t *release, size_t n_release, uint64_t first,
+                            uint32_t cap_add, const char *reason) {
+    size_t total = n + n_release;
+    Stampede__Adoption *items = calloc(total ? total : 1, sizeof *items);
+    Stampede__Adoption **ptrs = calloc(total ? total : 1, sizeof *ptrs);
     if (!items || !ptrs) {
         free(items);
         free(ptrs);
         console_say(self, "out of memory rebalancing onto worker %s", s->name);
         return;
     }
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < total; i++) {
+        const rebalance_class_t *c = i < n ? &adopt[i] : &release[i - n];
         stampede__adoption__init(&items[i]);
-        items[i].residue = adopt[i].residue;
-        items[i].modulus = adopt[i].modulus;
+        items[i].residue = c->residue;
+        items[i].modulus = c->modulus;
         items[i].first_session = first;
         ptrs[i] = &items[i];
-        hold(s, adopt[i].residue, adopt[i].modulus);
     }
+    for (size_t i = 0; i < n_release; i++)
+        unhold(s, release[i]);
+    for (size_t i = 0; i < n; i++)
+        hold(s, adopt[i].residue, adopt[i].modulus);
     Stampede__Rebalance r = STAMPEDE__REBALANCE__INIT;
     r.n_adopt = n;
     r.adopt = ptrs;
+    r.n_release = n_release;
+    r.release = ptrs + n;
     r.session_limit = self->run->session_limit;
     r.rate_cap_add = cap_add;
     r.reason = (char *)reason;
@@ -202,6 +229,11 @@ static void send_rebalance(controller_t *self, registry_worker_t *s, const rebal
     controller_send(self, s, &env);
     free(items);
     free(ptrs);
+}
+
+static void send_rebalance(controller_t *self, registry_worker_t *s, const rebalance_class_t *adopt,
+                           size_t n, uint64_t first, uint32_t cap_add, const char *reason) {
+    send_rebalance2(self, s, adopt, n, NULL, 0, first, cap_add, reason);
 }
 
 /* The abort threshold: true when the run was ended because of this loss. */
@@ -448,4 +480,165 @@ void rebalance_print(const controller_t *self, FILE *out) {
     }
     if (run->loss_abort[0])
         fprintf(out, "Run ended early: %s\n", run->loss_abort);
+}
+
+bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
+    measurement_t *run = self->run;
+    if (!run->cfg.fleet.rebalance_on_join || run->phase != PHASE_RUN || run->stopping ||
+        run->loss_abort[0] || run->cfg.workload.kind == WORKLOAD_TRACE ||
+        run->cfg.scheduler.kind == SCHEDULER_SEQUENTIAL ||
+        (rate_mode(self) && run->cfg.scheduler.concurrency > 0))
+        return false;
+    uint64_t *starts = realloc(run->window_starts, (run->in_run + 1) * sizeof *starts);
+    if (!starts)
+        return false;
+    starts[run->in_run] = 0;
+    run->window_starts = starts;
+    w->index = (int)run->in_run++;
+    return true;
+}
+
+void rebalance_join_step(controller_t *self, int64_t now) {
+    bool probing = false;
+    for (size_t i = 0; i < self->n_workers; i++)
+        probing |= registry_in_run(&self->workers[i]) && self->workers[i].state == REGISTRY_PROBING;
+    if (probing)
+        clock_probe_step(self, now); /* a measured joiner is back in REGISTRY_REGISTERED */
+    bool running = false; /* a started worker still has load: a joiner can still get some */
+    for (size_t i = 0; i < self->n_workers; i++) {
+        const registry_worker_t *w = &self->workers[i];
+        running |= registry_in_run(w) && w->state == REGISTRY_RUNNING && !w->done;
+    }
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *w = &self->workers[i];
+        if (!registry_in_run(w) ||
+            (w->state != REGISTRY_PROBING && w->state != REGISTRY_REGISTERED &&
+             w->state != REGISTRY_ASSIGNED))
+            continue;
+        if (!running || self->run->stopping) { /* the run ends before it could join */
+            w->state = REGISTRY_LOST;
+            w->taken_over = true; /* it held nothing */
+            controller_send_stop(self, w, "the run ended before this worker could join it", true,
+                                 true);
+        } else if (w->state == REGISTRY_REGISTERED) {
+            launch_assign_join(self, w);
+        }
+    }
+}
+
+/* Concurrent: whole slots to the joiner, one at a time from the donor holding the most, until it
+ * holds C / (donors + 1) or would hold more than the donor. Each donor stops the slot at its next
+ * session; the joiner runs it from `first`. */
+static void join_slots(controller_t *self, registry_worker_t *w, registry_worker_t **donors,
+                       uint32_t n, uint64_t first, const char *reason) {
+    uint32_t target = plan_slots(&self->run->cfg) / (n + 1);
+    size_t *given = calloc(n, sizeof *given);
+    rebalance_class_t *take = calloc(target ? target : 1, sizeof *take);
+    size_t taken = 0;
+    while (given && take && taken < target) {
+        uint32_t best = n;
+        for (uint32_t d = 0; d < n; d++)
+            if (best == n || donors[d]->n_held - given[d] > donors[best]->n_held - given[best])
+                best = d;
+        if (best == n || donors[best]->n_held - given[best] <= taken + 1)
+            break; /* the joiner would hold as much as the biggest donor */
+        registry_worker_t *d = donors[best];
+        take[taken++] = d->held[d->n_held - 1 - given[best]++];
+    }
+    for (uint32_t d = 0; given && d < n; d++) {
+        if (!given[d])
+            continue;
+        rebalance_class_t *release = calloc(given[d], sizeof *release);
+        if (!release)
+            continue;
+        memcpy(release, donors[d]->held + donors[d]->n_held - given[d], given[d] * sizeof *release);
+        send_rebalance2(self, donors[d], NULL, 0, release, given[d], first, 0, reason);
+        free(release);
+    }
+    if (taken)
+        send_rebalance(self, w, take, taken, first, 0, reason);
+    console_say(self, "worker %s joined the run: %zu slot%s from session %" PRIu64, w->name, taken,
+                taken == 1 ? "" : "s", first);
+    free(given);
+    free(take);
+}
+
+/* Rate mode (no cap): every donor's arrival classes split n + 1 ways; the donor keeps n parts and
+ * gives the last to the joiner, from `first` on (the donor's arrivals before it stay its own). */
+static void join_arrivals(controller_t *self, registry_worker_t *w, registry_worker_t **donors,
+                          uint32_t n, uint64_t first, const char *reason) {
+    size_t given = 0;
+    for (uint32_t d = 0; d < n; d++) {
+        registry_worker_t *donor = donors[d];
+        size_t k = donor->n_held;
+        rebalance_class_t *release = calloc(k ? k : 1, sizeof *release);
+        rebalance_class_t *keep = calloc(k * n + 1, sizeof *keep);
+        rebalance_class_t *give = calloc(k + 1, sizeof *give);
+        if (!release || !keep || !give) {
+            free(release), free(keep), free(give);
+            continue;
+        }
+        memcpy(release, donor->held, k * sizeof *release);
+        for (size_t i = 0; i < k; i++) {
+            for (uint32_t j = 0; j < n; j++)
+                plan_split_class(release[i].residue, release[i].modulus, n + 1, j,
+                                 &keep[i * n + j].residue, &keep[i * n + j].modulus);
+            plan_split_class(release[i].residue, release[i].modulus, n + 1, n, &give[i].residue,
+                             &give[i].modulus);
+        }
+        send_rebalance2(self, donor, keep, k * n, release, k, first, 0, reason);
+        send_rebalance(self, w, give, k, first, 0, reason);
+        given += k;
+        free(release), free(keep), free(give);
+    }
+    console_say(self,
+                "worker %s joined the run: a part of %zu arrival stream%s from session %" PRIu64,
+                w->name, given, given == 1 ? "" : "s", first);
+}
+
+void rebalance_join_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready) {
+    measurement_t *run = self->run;
+    if (w->state != REGISTRY_ASSIGNED)
+        return;
+    if (!ready->ok || run->stopping) {
+        console_say(self, "worker %s could not join the run: %s", w->name,
+                    !ready->ok && ready->error && *ready->error ? ready->error
+                                                                : "the run is ending");
+        w->state = REGISTRY_LOST;
+        w->taken_over = true; /* it holds nothing: nothing is missing */
+        controller_send_stop(self, w, "could not join the run", true, true);
+        return;
+    }
+    Stampede__Start start = STAMPEDE__START__INIT;
+    start.start_ns = run->start_ns;
+    start.offset_ns = w->offset_ns;
+    start.session_limit = run->session_limit;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_START;
+    env.start = &start;
+    env.run_id = run->id;
+    w->state = REGISTRY_RUNNING;
+    controller_send(self, w, &env);
+    registry_worker_t **donors = calloc(self->n_workers, sizeof *donors);
+    uint32_t n = 0;
+    for (size_t i = 0; donors && i < self->n_workers; i++) {
+        registry_worker_t *d = &self->workers[i];
+        if (d != w && registry_in_run(d) && d->state == REGISTRY_RUNNING && !d->done &&
+            !d->taken_over && d->n_held)
+            donors[n++] = d;
+    }
+    uint64_t first = run->session_limit;
+    if (rate_mode(self))
+        first = first_not_due(self, first);
+    uint64_t widest = stride(self) * (n + 1);
+    run->session_limit = first + run->session_headroom + widest;
+    char reason[256];
+    snprintf(reason, sizeof reason, "worker %s joined the run (fleet.rebalance_on_join)", w->name);
+    if (n == 0)
+        console_say(self, "worker %s joined the run, but no worker has load to share", w->name);
+    else if (rate_mode(self))
+        join_arrivals(self, w, donors, n, first, reason);
+    else
+        join_slots(self, w, donors, n, first, reason);
+    free(donors);
 }

@@ -66,6 +66,15 @@ uint64_t rebalance_lost_sessions(const controller_t *self);
 void rebalance_label(const controller_t *self, int64_t end_ns, char *buf, size_t len);
 /* Sets the level's "degraded", "worker_losses", "load_held" and "lost_sessions" in level. */
 void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level);
+/* fleet.rebalance_on_join: whether w, a new worker connecting during the run, joins it (then it
+ * has the next index and is to be probed); false: it waits for the next run (the default, a trace
+ * replay, a sequential run, rate mode with a cap, or a run ending). */
+bool rebalance_join_begin(controller_t *self, registry_worker_t *w);
+/* During the run: probes the joining workers and assigns the measured ones (with no load). */
+void rebalance_join_step(controller_t *self, int64_t now);
+/* A joining worker is ready: it is started, and given whole slots (concurrent, each donor's at its
+ * next session) or a part of every worker's arrival classes (rate), from the grant on. */
+void rebalance_join_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready);
 /* The table's lines about losses (nothing when there was none). */
 void rebalance_print(const controller_t *self, FILE *out);
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "clock_probe.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
@@ -114,6 +115,14 @@ void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
     w = add(self, id, id_len, h);
     if (!w)
         return;
+    if (!counted && rebalance_join_begin(self, w)) { /* fleet.rebalance_on_join */
+        console_say(self, "worker %s (host %s, pid %u) connected during the run: it joins it",
+                    w->name, w->host, w->pid);
+        w->state = REGISTRY_PROBING;
+        welcome(self, w);
+        clock_probe_one(self, w);
+        return;
+    }
     w->state = counted ? REGISTRY_REGISTERED : REGISTRY_WAITING;
     if (counted)
         console_say(self, "worker %s (host %s, pid %u) registered (%u of %u)", w->name, w->host,

@@ -170,6 +170,17 @@ int session_executor_adopt(session_executor_t *self, uint64_t residue, uint64_t 
     return session_schedule_adopt(self->schedule, residue, modulus, first_session, rate_cap_add);
 }
 
+void session_executor_await_adoption(session_executor_t *self) {
+    session_schedule_await_adoption(self->schedule);
+}
+
+int session_executor_release(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session) {
+    int rc = session_schedule_release(self->schedule, residue, modulus, from_session);
+    session_check_finished(self);
+    return rc;
+}
+
 void session_executor_destroy(session_executor_t **self_p) {
     session_executor_t *self = *self_p;
     if (!self)

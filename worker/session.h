@@ -134,6 +134,12 @@ void session_executor_progress(const session_executor_t *self, session_progress_
  * the executor is not running (not started, stopped or finished) or out of memory. */
 int session_executor_adopt(session_executor_t *self, uint64_t residue, uint64_t modulus,
                            uint64_t first_session, uint32_t rate_cap_add);
+/* A joining worker (fleet.rebalance_on_join): it holds no load until its first adoption and does
+ * not finish before it. Call before session_executor_start. */
+void session_executor_await_adoption(session_executor_t *self);
+/* Gives up a class to a joining worker (session_schedule_release). 0 ok, -1 when not held. */
+int session_executor_release(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session);
 /* Cancels what is still in flight (without reporting it) and frees everything. */
 void session_executor_destroy(session_executor_t **self_p);
 

@@ -16,6 +16,7 @@ typedef struct session_slot {
     uint64_t stride; /* between its sessions: the run's slots */
     bool done;
     bool held;          /* its next session is at or past the grant: waits for a raise */
+    bool released;      /* given up to a joining worker: it starts no more sessions */
     int64_t held_since; /* the intended instant of that session */
 } session_slot_t;
 
@@ -23,6 +24,7 @@ typedef struct session_slot {
 typedef struct session_stream {
     uint64_t next;
     uint64_t stride;
+    uint64_t end; /* released from this index on (0: never) */
 } session_stream_t;
 
 struct session_schedule {
@@ -50,6 +52,7 @@ struct session_schedule {
     uint64_t next_arrival;
     uint64_t arrival_timer;
     uint32_t sources_left; /* slots (or the arrival stream) that may still start sessions */
+    bool awaiting;         /* a joining worker's: no load yet, its first adoption is coming */
     uint64_t arrivals_started;
     uint64_t cap_waits;        /* arrivals that were due while the cap was full */
     uint64_t cap_wait_counted; /* 1 + the arrival last counted in cap_waits (0: none) */
@@ -147,7 +150,7 @@ static void session_schedule_slot_next(session_slot_t *slot, int64_t intended_ns
     if (slot->done)
         return;
     uint64_t index = slot->next_session, first = 0;
-    if (session_schedule_limit_reached(self, index, &first)) {
+    if (slot->released || session_schedule_limit_reached(self, index, &first)) {
         slot->done = true;
         slot->held = false;
         self->sources_left--;
@@ -180,9 +183,16 @@ static void session_schedule_arrival_fire(loop_t *loop, uint64_t id, void *arg);
 /* Rate mode: the stream whose next arrival comes first (arrival times grow with the index). */
 static session_stream_t *session_schedule_first_stream(session_schedule_t *self) {
     session_stream_t *best = NULL;
-    for (size_t k = 0; k < self->n_streams; k++)
-        if (!best || self->streams[k].next < best->next)
-            best = &self->streams[k];
+    for (size_t k = 0; k < self->n_streams; k++) {
+        session_stream_t *s = &self->streams[k];
+        if (s->end && s->next >= s->end) { /* released: drop it */
+            *s = self->streams[--self->n_streams];
+            k--;
+            continue;
+        }
+        if (!best || s->next < best->next)
+            best = s;
+    }
     return best;
 }
 
@@ -286,7 +296,7 @@ void session_schedule_start(session_schedule_t *self, int64_t start_ns, int64_t 
             slot->timer =
                 loop_timer_at(self->loop, slot->first_ns, session_schedule_slot_fire, slot);
         }
-        self->sources_left = self->share.slot_count;
+        self->sources_left = self->share.slot_count + (self->awaiting ? 1 : 0);
     } else {
         workload_arrivals_init(&self->arrivals, cfg);
         self->next_arrival = self->share.worker_index;
@@ -295,7 +305,7 @@ void session_schedule_start(session_schedule_t *self, int64_t start_ns, int64_t 
             session_schedule_add_stream(self, self->share.worker_index,
                                         self->share.arrival_workers) != 0)
             session_alloc_die("out of memory");
-        self->sources_left = self->n_streams ? 1 : 0;
+        self->sources_left = self->n_streams || self->awaiting ? 1 : 0;
         self->arrival_timer =
             loop_timer_at(self->loop, start_ns, session_schedule_arrival_fire, self);
     }
@@ -387,6 +397,10 @@ int session_schedule_adopt(session_schedule_t *self, uint64_t residue, uint64_t 
     if (!self->issuing || modulus == 0 || residue >= modulus)
         return -1;
     uint64_t first = plan_first_in_class(residue, modulus, first_session);
+    if (self->awaiting) { /* the joining worker's first load: its placeholder source goes */
+        self->awaiting = false;
+        self->sources_left--;
+    }
     if (self->share.kind == PLAN_RATE) {
         if (session_schedule_add_stream(self, first, modulus) != 0)
             return -1;
@@ -410,6 +424,39 @@ int session_schedule_adopt(session_schedule_t *self, uint64_t residue, uint64_t 
     self->sources_left++;
     slot->timer = loop_timer_at(self->loop, slot->first_ns, session_schedule_slot_fire, slot);
     return 0;
+}
+
+void session_schedule_await_adoption(session_schedule_t *self) {
+    self->awaiting = true;
+}
+
+int session_schedule_release(session_schedule_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session) {
+    if (modulus == 0)
+        return -1;
+    residue %= modulus;
+    if (self->share.kind == PLAN_RATE) {
+        for (size_t k = 0; k < self->n_streams; k++)
+            if (self->streams[k].stride == modulus && self->streams[k].next % modulus == residue) {
+                self->streams[k].end = from_session;
+                return 0;
+            }
+        return -1;
+    }
+    for (uint32_t k = 0; k < self->share.slot_count + self->n_adopted; k++) {
+        session_slot_t *slot = k < self->share.slot_count
+                                   ? &self->slots[k]
+                                   : self->adopted[k - self->share.slot_count];
+        if (slot->done || slot->stride != modulus || slot->next_session % modulus != residue)
+            continue;
+        /* A slot is given up at its next session: the one in progress finishes here, and the
+         * class goes on elsewhere from from_session, past anything this slot has started. */
+        slot->released = true;
+        if (slot->held) /* it waits at the grant: it may be past its end already */
+            session_schedule_slot_next(slot, slot->held_since);
+        return 0;
+    }
+    return -1;
 }
 
 uint32_t session_schedule_slots(const session_schedule_t *self) {

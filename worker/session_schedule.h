@@ -50,6 +50,14 @@ bool session_schedule_held(const session_schedule_t *self);
  * rate_cap_add more of the cap on sessions in flight). 0 ok, -1 when stopped or out of memory. */
 int session_schedule_adopt(session_schedule_t *self, uint64_t residue, uint64_t modulus,
                            uint64_t first_session, uint32_t rate_cap_add);
+/* A joining worker's schedule (no load of its own): it does not finish, when started, before its
+ * first adoption (or a stop). Call before session_schedule_start. */
+void session_schedule_await_adoption(session_schedule_t *self);
+/* Gives up the class residue mod modulus: a slot starts no session of it any more (the one in
+ * progress finishes), an arrival stream none at or past from_session, where the class goes on
+ * elsewhere. 0 ok, -1 when no slot or stream runs that class. */
+int session_schedule_release(session_schedule_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session);
 /* Concurrent: slots still running (its own and adopted ones). */
 uint32_t session_schedule_slots(const session_schedule_t *self);
 /* Cancels its timers and frees it. */

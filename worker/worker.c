@@ -373,6 +373,11 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
                  a->worker_count);
         return -1;
     }
+    if (a->join) { /* joining a run in progress: no load of its own, its share comes later */
+        w->share.slot_count = 0;
+        w->share.rate_cap = 0;
+        w->share.worker_index = w->share.arrival_workers;
+    }
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
@@ -421,6 +426,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "cannot create the session executor (no endpoint, or out of memory)");
         return -1;
     }
+    if (a->join)
+        session_executor_await_adoption(w->exec);
     return 0;
 }
 
@@ -580,17 +587,27 @@ static void on_rebalance(void *arg, uint64_t run_id, const Stampede__Rebalance *
         return;
     if (r->session_limit)
         on_limit(w, run_id, r->session_limit);
-    size_t taken = 0;
+    size_t released = 0, taken = 0;
+    for (size_t i = 0; i < r->n_release; i++)
+        released +=
+            session_executor_release(w->exec, r->release[i]->residue, r->release[i]->modulus,
+                                     r->release[i]->first_session) == 0;
+    if (r->n_release)
+        log_line(w, "gave up %zu of %zu %s from session %" PRIu64 ": %s", released, r->n_release,
+                 w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
+                 r->release[0]->first_session,
+                 r->reason && *r->reason ? r->reason : "asked by the controller");
     for (size_t i = 0; i < r->n_adopt; i++) {
         const Stampede__Adoption *a = r->adopt[i];
         if (session_executor_adopt(w->exec, a->residue, a->modulus, a->first_session,
                                    i == 0 ? r->rate_cap_add : 0) == 0)
             taken++;
     }
-    log_line(w, "took over %zu of %zu %s from session %" PRIu64 ": %s", taken, r->n_adopt,
-             w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
-             r->n_adopt ? r->adopt[0]->first_session : 0,
-             r->reason && *r->reason ? r->reason : "asked by the controller");
+    if (r->n_adopt)
+        log_line(w, "took over %zu of %zu %s from session %" PRIu64 ": %s", taken, r->n_adopt,
+                 w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
+                 r->n_adopt ? r->adopt[0]->first_session : 0,
+                 r->reason && *r->reason ? r->reason : "asked by the controller");
     agent_heartbeat_now(w->agent); /* the controller sees the new frontier at once */
 }
 
