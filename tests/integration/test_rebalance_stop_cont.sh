@@ -26,7 +26,7 @@ start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --id victim
 VICTIM=$WORKER_PID
 start_once_worker alive2
 ALIVE2=$WORKER_PID
-trap 'kill -CONT "$VICTIM" 2>/dev/null; cleanup' EXIT
+trap 'kill -CONT "$VICTIM" 2>/dev/null || true; cleanup' EXIT
 wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
     fail "the run did not start: $(cat "$WORK/ctl.err")"
 wait_run_reaches "$WORK/ctl.err" 15 3
