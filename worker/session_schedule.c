@@ -48,6 +48,7 @@ struct session_schedule {
     uint64_t limit;    /* no session index at or past this starts (0: no grant in force) */
     uint64_t frontier; /* 1 + the highest session index started (0: none) */
     uint64_t started;  /* sessions started */
+    uint32_t n_held;   /* slots waiting at the grant */
     workload_arrivals_t arrivals;
     uint64_t next_arrival;
     uint64_t arrival_timer;
@@ -152,19 +153,24 @@ static void session_schedule_slot_next(session_slot_t *slot, int64_t intended_ns
     uint64_t index = slot->next_session, first = 0;
     if (slot->released || session_schedule_limit_reached(self, index, &first)) {
         slot->done = true;
+        self->n_held -= slot->held;
         slot->held = false;
         self->sources_left--;
         self->settled(self->arg);
         return;
     }
     if (session_schedule_past_grant(self, index)) {
-        if (!slot->held)
+        if (!slot->held) {
             slot->held_since = intended_ns;
+            self->n_held++;
+        }
         slot->held = true;
         return;
     }
-    if (slot->held)
+    if (slot->held) {
         intended_ns = slot->held_since; /* the wait for the grant shows as schedule lag */
+        self->n_held--;
+    }
     slot->held = false;
     slot->next_session += slot->stride;
     session_schedule_count(self, index);
@@ -383,13 +389,7 @@ bool session_schedule_held(const session_schedule_t *self) {
                 first = &self->streams[k];
         return first && session_schedule_past_grant(self, first->next);
     }
-    for (uint32_t k = 0; k < self->share.slot_count; k++)
-        if (self->slots[k].held)
-            return true;
-    for (size_t k = 0; k < self->n_adopted; k++)
-        if (self->adopted[k]->held)
-            return true;
-    return false;
+    return self->n_held > 0;
 }
 
 int session_schedule_adopt(session_schedule_t *self, uint64_t residue, uint64_t modulus,

@@ -204,6 +204,13 @@ static worker_ctx_t worker_ctx[MAX_WORKERS];
 static void handover_fire(loop_t *loop, uint64_t id, void *arg) {
     harness_t *h = arg;
     h->handover_timer = 0;
+    /* Every slot waits at the grant: worker 0 (slots 0, 1) started sessions 0, 1, 6 and 7. */
+    session_progress_t p;
+    session_executor_progress(h->execs[0], &p);
+    assert_true(p.held);
+    assert_int_equal(p.limit, 12);
+    assert_int_equal(p.frontier, 8);
+    assert_int_equal(p.started, 4);
     session_executor_stop(h->execs[1], true);
     assert_int_equal(session_executor_adopt(h->execs[0], 2, 6, h->grant, 0), 0);
     assert_int_equal(session_executor_adopt(h->execs[2], 3, 6, h->grant, 0), 0);
