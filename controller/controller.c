@@ -165,9 +165,11 @@ static void step(controller_t *self, int64_t now) {
         if (run->phase == PHASE_RUN)
             rebalance_tick(self);
         registry_send_heartbeats(self, now);
-        registry_check_silence(self, now);
         self->next_heartbeat_ns = now + controller_heartbeat_ns(self);
     }
+    /* On every iteration (at most 100 ms apart): a silent worker is lost, and its share taken
+     * over, within a tenth of a second of fleet.heartbeat x fleet.liveness. */
+    registry_check_silence(self, now);
     switch (run->phase) {
     case PHASE_REGISTER:
         step_register(self, now);
