@@ -14,7 +14,9 @@ source "$(dirname "$0")/protocol_lib.sh"
 start_mock --ttft-ms 50 --itl-ms 10
 write_workload "$WORK/r.yaml" seed=6 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 \
     rate=40 arrival=constant concurrency=0 duration=16s
-printf 'fleet:\n  heartbeat: 500ms\n  liveness: 3\n' >>"$WORK/r.yaml"
+# The rate is what this test measures; a send 10 ms late on a loaded 2-core machine is not.
+printf 'fleet:\n  heartbeat: 500ms\n  liveness: 3\nvalidity:\n  max_schedule_lag: 100ms\n' \
+    >>"$WORK/r.yaml"
 start_controller "$WORK/ctl.err" "$WORK/r.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
     --out "$WORK/out" --trace --register-timeout 20
 pids=()
@@ -29,7 +31,7 @@ kill -KILL "${pids[2]}"
 wait_for_line "$WORK/ctl.err" 10 "victim's share .* taken over by 3 workers" >/dev/null ||
     fail "the victim's arrivals were not taken over: $(grep -v '^\[' "$WORK/ctl.err")"
 wait_controller 30
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
+[ "$CONTROLLER_RC" = 0 ] || fail "controller exit status $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err" | tail -3)
 check_results "$WORK/out" "$WORK/ctl.err" <<'PY'
 ctl_log = argv[0]
 assert results["validity"]["valid"], results["validity"]
