@@ -31,7 +31,7 @@ kill -KILL "${pids[2]}"
 wait_for_line "$WORK/ctl.err" 10 "victim's share .* taken over by 3 workers" >/dev/null ||
     fail "the victim's arrivals were not taken over: $(grep -v '^\[' "$WORK/ctl.err")"
 wait_controller 30
-[ "$CONTROLLER_RC" = 0 ] || fail "controller exit status $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err" | tail -3)
+[ "$CONTROLLER_RC" = 0 ] || fail "controller exit status $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err" | tail -3)"
 check_results "$WORK/out" "$WORK/ctl.err" <<'PY'
 ctl_log = argv[0]
 assert results["validity"]["valid"], results["validity"]
