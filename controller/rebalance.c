@@ -120,8 +120,12 @@ void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stamped
     measurement_t *run = self->run;
     if (run->phase != PHASE_RUN || !registry_in_run(w) || w->taken_over)
         return;
-    if (hb->session_frontier > w->frontier)
-        w->frontier = hb->session_frontier;
+    /* No worker starts a session at or past the grant: a frontier beyond it is not believed (it
+     * would raise the grant for everyone, or wrap it around). */
+    uint64_t frontier =
+        hb->session_frontier < run->session_limit ? hb->session_frontier : run->session_limit;
+    if (frontier > w->frontier)
+        w->frontier = frontier;
     if (hb->sessions_started > w->sessions_started)
         w->sessions_started = hb->sessions_started;
     uint64_t top = max_frontier(self);
