@@ -106,8 +106,9 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         if (this_run)
             rebalance_heartbeat(self, w, env->heartbeat);
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
-        if (registry_in_run(w) && self->run->phase == PHASE_RUN && !registry_finished(w) &&
-            env->run_id != self->run->id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
+        if (registry_in_run(w) && self->run->phase == PHASE_RUN && w->state == REGISTRY_RUNNING &&
+            env->run_id != self->run->id &&
+            env->heartbeat->state == ENVELOPE_WORKER_IDLE) /* (a joiner is idle until assigned) */
             registry_mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:

@@ -486,12 +486,40 @@ void rebalance_print(const controller_t *self, FILE *out) {
         fprintf(out, "Run ended early: %s\n", run->loss_abort);
 }
 
+/* Whether a worker may join the run in progress (fleet.rebalance_on_join and a run that can
+ * give it a share). */
+static bool may_join(const controller_t *self) {
+    const measurement_t *run = self->run;
+    return run->cfg.fleet.rebalance_on_join && run->phase == PHASE_RUN && !run->stopping &&
+           !run->loss_abort[0] && run->cfg.workload.kind != WORKLOAD_TRACE &&
+           run->cfg.scheduler.kind != SCHEDULER_SEQUENTIAL &&
+           !(rate_mode(self) && run->cfg.scheduler.concurrency > 0);
+}
+
+bool rebalance_rejoin(controller_t *self, registry_worker_t *w) {
+    if (!may_join(self) || w->state != REGISTRY_LOST || !w->taken_over)
+        return false;
+    /* A new incarnation in the run: its batches start again from 1 (the old ones, told to be
+     * dropped, are never merged), and it holds nothing until it is given a share. */
+    w->taken_over = false;
+    w->acked_seq = 0;
+    w->ingested = 0;
+    w->done = false;
+    w->done_last_seq = w->done_records = w->done_dropped = 0;
+    w->has_stats = false;
+    w->inflight = 0;
+    w->frontier = w->sessions_started = w->sessions_ended = 0;
+    w->release_pending = false;
+    w->n_held = 0;
+    w->rate_cap = 0;
+    w->back_said = false;
+    clock_probe_one(self, w);
+    return true;
+}
+
 bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
     measurement_t *run = self->run;
-    if (!run->cfg.fleet.rebalance_on_join || run->phase != PHASE_RUN || run->stopping ||
-        run->loss_abort[0] || run->cfg.workload.kind == WORKLOAD_TRACE ||
-        run->cfg.scheduler.kind == SCHEDULER_SEQUENTIAL ||
-        (rate_mode(self) && run->cfg.scheduler.concurrency > 0))
+    if (!may_join(self))
         return false;
     uint64_t *starts = realloc(run->window_starts, (run->in_run + 1) * sizeof *starts);
     if (!starts)

@@ -70,6 +70,10 @@ void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level);
  * has the next index and is to be probed); false: it waits for the next run (the default, a trace
  * replay, a sequential run, rate mode with a cap, or a run ending). */
 bool rebalance_join_begin(controller_t *self, registry_worker_t *w);
+/* fleet.rebalance_on_join: w, lost with its share taken over, spoke again (and was just told to
+ * drop its old load): it joins the run again, as a new incarnation under its index, to be probed.
+ * False: it waits for the next run. */
+bool rebalance_rejoin(controller_t *self, registry_worker_t *w);
 /* During the run: probes the joining workers and assigns the measured ones (with no load). */
 void rebalance_join_step(controller_t *self, int64_t now);
 /* A joining worker is ready: it is started, and given whole slots (concurrent, each donor's at its

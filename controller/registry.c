@@ -100,6 +100,7 @@ void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
     }
     registry_worker_t *w = registry_find(self, id, id_len);
     if (w) {
+        w->last_rx_ns = loop_now_ns(); /* a Hello is a sign of life too */
         /* Back from a network cut: its Done and batches still count, unless its share was taken
          * over (then it is told to drop the run and waits for the next one). */
         if (w->state == REGISTRY_LOST && self->run->phase == PHASE_RUN && registry_in_run(w)) {
@@ -257,12 +258,18 @@ void registry_mark_back(controller_t *self, registry_worker_t *w) {
     int64_t now = loop_now_ns();
     if (w->abandon_sent_ns && now - w->abandon_sent_ns < controller_heartbeat_ns(self))
         return;
-    if (!w->abandon_sent_ns || now - w->abandon_sent_ns >= controller_silence_ns(self))
+    w->abandon_sent_ns = now;
+    controller_send_stop(self, w, "lost: its share was taken over by the other workers", true,
+                         true);
+    if (rebalance_rejoin(self, w)) /* fleet.rebalance_on_join */
+        console_say(self,
+                    "worker %s is back, its old share taken over: told to drop its old load, it "
+                    "joins the run again",
+                    w->name);
+    else if (!w->back_said)
         console_say(self,
                     "worker %s is back, but its share was taken over: told to drop the run; it "
                     "waits for the next run",
                     w->name);
-    w->abandon_sent_ns = now;
-    controller_send_stop(self, w, "lost: its share was taken over by the other workers", true,
-                         true);
+    w->back_said = true;
 }

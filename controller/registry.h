@@ -67,6 +67,7 @@ typedef struct registry_worker {
     bool taken_over;         /* lost, and its share given to the survivors */
     uint64_t lost_sessions;  /* its sessions started and never ended, counted at the loss */
     int64_t abandon_sent_ns; /* when it was last told to drop the run (it woke up) */
+    bool back_said;          /* "is back, but its share was taken over" was said */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
