@@ -43,6 +43,9 @@ void config_init(config_t *self) {
     self->scheduler.arrival = ARRIVAL_POISSON;
     self->scheduler.arrival_cv = 1.0;
     self->validity.max_schedule_lag_ns = 10 * 1000000LL; /* 10 ms */
+    self->fleet.heartbeat_ns = 1000000000LL;
+    self->fleet.liveness = 3;
+    self->fleet.abort_on_worker_loss_pct = -1;
     self->output.dir = checked_strdup("results");
     self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
 }

@@ -190,6 +190,15 @@ typedef struct config_validity {
     int64_t max_schedule_lag_ns; /* schedule lag p99 above this is a reason; default 10 ms */
 } config_validity_t;
 
+/* The `fleet:` section: how the controller and its workers watch each other, and what a run does
+ * when a worker is lost or joins (docs/config.md, docs/protocol.md "Worker loss"). */
+typedef struct config_fleet {
+    int64_t heartbeat_ns;            /* both ways on the control socket; default 1 s */
+    uint32_t liveness;               /* heartbeats missed before a peer is lost; default 3 */
+    double abort_on_worker_loss_pct; /* lost share above this ends the run; < 0: never (default) */
+    bool rebalance_on_join;          /* a worker joining mid-run gets a share; default false */
+} config_fleet_t;
+
 typedef struct config_output {
     char *dir;  /* default "results" */
     bool trace; /* write requests.jsonl with every chunk timestamp */
@@ -300,6 +309,7 @@ typedef struct config {
     config_slo_t slo;
     config_capacity_t capacity;
     char *deployment; /* the `deployment:` map as compact JSON (NULL: none), for the reports */
+    config_fleet_t fleet;
 } config_t;
 
 typedef struct config_error {

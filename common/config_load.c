@@ -46,6 +46,7 @@ static const char *const root_keys[] = {"seed",
                                         "capacity",
                                         "deployment",
                                         "validity",
+                                        "fleet",
                                         NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
@@ -74,6 +75,8 @@ static const char *const limits_keys[] = {"duration", "max_sessions", "max_reque
 static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
+static const char *const fleet_keys[] = {"heartbeat", "liveness", "abort_on_worker_loss_pct",
+                                         "rebalance_on_join", NULL};
 
 const char *config_api_name(config_api_t api) {
     return (unsigned)api < 2 ? api_names[api] : "?";
@@ -536,6 +539,41 @@ static int parse_validity(config_yaml_t *r, yaml_node_t *node, config_validity_t
     return 0;
 }
 
+static int parse_fleet(config_yaml_t *r, yaml_node_t *node, config_fleet_t *f) {
+    yaml_node_t *n;
+    uint64_t liveness;
+    if (node == NULL)
+        return 0;
+    if (config_yaml_check_keys(r, node, "fleet", fleet_keys) < 0)
+        return -1;
+    if ((n = config_yaml_get(r, node, "heartbeat", NULL))) {
+        if (config_yaml_duration(r, n, "fleet.heartbeat", true, &f->heartbeat_ns) < 0)
+            return -1;
+        if (f->heartbeat_ns < 10000000LL || f->heartbeat_ns > 60000000000LL)
+            return config_yaml_fail(r, n, "fleet.heartbeat", "must be between 10ms and 60s");
+    }
+    if ((n = config_yaml_get(r, node, "liveness", NULL))) {
+        if (config_yaml_uint(r, n, "fleet.liveness", 100, &liveness) < 0)
+            return -1;
+        if (liveness < 2)
+            return config_yaml_fail(r, n, "fleet.liveness",
+                                    "must be at least 2 (heartbeats missed before a peer is lost)");
+        f->liveness = (uint32_t)liveness;
+    }
+    if ((n = config_yaml_get(r, node, "abort_on_worker_loss_pct", NULL))) {
+        if (config_yaml_number(r, n, "fleet.abort_on_worker_loss_pct",
+                               &f->abort_on_worker_loss_pct) < 0)
+            return -1;
+        if (!(f->abort_on_worker_loss_pct >= 0 && f->abort_on_worker_loss_pct <= 100))
+            return config_yaml_fail(r, n, "fleet.abort_on_worker_loss_pct",
+                                    "must be a percentage between 0 and 100");
+    }
+    if ((n = config_yaml_get(r, node, "rebalance_on_join", NULL)) &&
+        config_yaml_bool(r, n, "fleet.rebalance_on_join", &f->rebalance_on_join) < 0)
+        return -1;
+    return 0;
+}
+
 static int parse_output(config_yaml_t *r, yaml_node_t *node, config_output_t *o) {
     yaml_node_t *v;
     if (node == NULL)
@@ -602,7 +640,8 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         parse_scheduler(r, config_yaml_get(r, root, "scheduler", NULL), &c->scheduler,
                         c->workload.kind == WORKLOAD_TRACE) < 0 ||
         parse_limits(r, config_yaml_get(r, root, "limits", NULL), &c->limits) < 0 ||
-        parse_validity(r, config_yaml_get(r, root, "validity", NULL), &c->validity) < 0)
+        parse_validity(r, config_yaml_get(r, root, "validity", NULL), &c->validity) < 0 ||
+        parse_fleet(r, config_yaml_get(r, root, "fleet", NULL), &c->fleet) < 0)
         return -1;
     if ((v = config_yaml_get(r, root, "warmup", NULL)) &&
         config_yaml_duration(r, v, "warmup", false, &c->warmup_ns) < 0)

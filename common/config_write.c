@@ -384,6 +384,12 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
     put_duration(out, self->warmup_ns);
     fputs("\nvalidity:\n  max_schedule_lag: ", out);
     put_duration(out, self->validity.max_schedule_lag_ns);
+    fputs("\nfleet:\n  heartbeat: ", out);
+    put_duration(out, self->fleet.heartbeat_ns);
+    fprintf(out, "\n  liveness: %u\n", self->fleet.liveness);
+    if (self->fleet.abort_on_worker_loss_pct >= 0)
+        fprintf(out, "  abort_on_worker_loss_pct: %.17g\n", self->fleet.abort_on_worker_loss_pct);
+    fprintf(out, "  rebalance_on_join: %s", self->fleet.rebalance_on_join ? "true" : "false");
     fputs("\noutput:\n  dir: ", out);
     put_string(out, self->output.dir);
     fprintf(out, "\n  trace: %s\n", self->output.trace ? "true" : "false");

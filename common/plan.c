@@ -75,3 +75,16 @@ int plan_share_owns(const plan_share_t *share, uint64_t session) {
     uint64_t slot = session % share->total_slots;
     return slot >= share->slot_first && slot < (uint64_t)share->slot_first + share->slot_count;
 }
+
+uint64_t plan_first_in_class(uint64_t residue, uint64_t modulus, uint64_t floor) {
+    assert(modulus > 0);
+    residue %= modulus;
+    return floor + (residue + modulus - floor % modulus) % modulus;
+}
+
+void plan_split_class(uint64_t residue, uint64_t modulus, uint32_t n, uint32_t j,
+                      uint64_t *out_residue, uint64_t *out_modulus) {
+    assert(n > 0 && j < n && modulus > 0);
+    *out_modulus = modulus * n;
+    *out_residue = (residue % modulus) + (uint64_t)j * modulus;
+}

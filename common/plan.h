@@ -50,4 +50,17 @@ uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t se
 /* Whether `share` owns `session` (same rule as plan_session_owner). */
 int plan_share_owns(const plan_share_t *share, uint64_t session);
 
+/* Rebalancing (docs/protocol.md "Worker loss"). A worker's load is a set of residue classes of
+ * session indexes: concurrent, one class (slot, C) per slot; rate, one class (index, A) of the
+ * arrival sequence. A lost worker's classes go to the survivors from a floor no session of its
+ * can reach (the grant it was given): its k slots over S survivors as plan_partition(k, S, j);
+ * each of its arrival classes split S ways by plan_split_class.
+ *
+ * The first session index >= floor in the class residue mod modulus (modulus > 0). */
+uint64_t plan_first_in_class(uint64_t residue, uint64_t modulus, uint64_t floor);
+/* The class residue mod modulus split over n parts: part j is (residue + j * modulus) mod
+ * (modulus * n), so the n parts together hold exactly the class. */
+void plan_split_class(uint64_t residue, uint64_t modulus, uint32_t n, uint32_t j,
+                      uint64_t *out_residue, uint64_t *out_modulus);
+
 #endif

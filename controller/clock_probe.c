@@ -58,6 +58,12 @@ void clock_probe_answer(controller_t *self, registry_worker_t *w, const Stampede
         send_probe(self, w);
 }
 
+void clock_probe_one(controller_t *self, registry_worker_t *w) {
+    w->state = REGISTRY_PROBING;
+    w->round = 0;
+    send_probe(self, w);
+}
+
 bool clock_probe_step(controller_t *self, int64_t now) {
     bool all = true;
     for (size_t i = 0; i < self->n_workers; i++) {

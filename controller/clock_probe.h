@@ -15,6 +15,8 @@
 
 /* Takes every registered worker into the run (indexes 0, 1, …) and sends each its first probe. */
 void clock_probe_begin(controller_t *self);
+/* Measures w alone (a worker joining the run in progress), from its first round. */
+void clock_probe_one(controller_t *self, registry_worker_t *w);
 /* Counts w's answer p received at t4 (a stale round is ignored) and sends the next round. */
 void clock_probe_answer(controller_t *self, registry_worker_t *w, const Stampede__ClockProbe *p,
                         int64_t t4);

@@ -114,8 +114,10 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
     w->last_rx_ns = rx_ns;
     if (w->state == REGISTRY_LOST && env->run_id == self->run->id)
         registry_mark_back(self, w);
+    /* Only a started worker's batches: a worker joining again (fleet.rebalance_on_join) numbers
+     * them from 1 once it is started, and what its old incarnation still sends is not merged. */
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->run_id == self->run->id &&
-        !registry_finished(w)) {
+        w->state == REGISTRY_RUNNING) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
         collect_batch_outcome_t outcome =
@@ -146,6 +148,10 @@ static void collect_stats(registry_worker_t *w, const Stampede__WorkerStats *sta
 }
 
 void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done *done) {
+    /* Its share runs elsewhere, or it is joining again and its old incarnation's Done is stale. */
+    if (w->taken_over || w->state == REGISTRY_PROBING || w->state == REGISTRY_REGISTERED ||
+        w->state == REGISTRY_ASSIGNED)
+        return;
     if (w->state == REGISTRY_COMPLETE) {
         /* our release was lost: again */
         w->release_pending = controller_send_stop(self, w, "run complete", false, false) != 0;

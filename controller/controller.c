@@ -22,6 +22,7 @@
 #include "live_metrics.h"
 #include "loop.h"
 #include "measurement.h"
+#include "rebalance.h"
 #include "results.h"
 #include "sweep.h"
 #include "sweep_run.h"
@@ -45,6 +46,17 @@ void controller_abort(controller_t *self, const char *fmt, ...) {
     vsnprintf(run->abort_reason, sizeof run->abort_reason, fmt, ap);
     va_end(ap);
     run->phase = PHASE_OVER;
+}
+
+int64_t controller_heartbeat_ns(const controller_t *self) {
+    return self->run && self->run->cfg.fleet.heartbeat_ns > 0 ? self->run->cfg.fleet.heartbeat_ns
+                                                              : CONTROLLER_HEARTBEAT_NS;
+}
+
+int64_t controller_silence_ns(const controller_t *self) {
+    uint32_t liveness = self->run && self->run->cfg.fleet.liveness ? self->run->cfg.fleet.liveness
+                                                                   : CONTROLLER_LIVENESS;
+    return controller_heartbeat_ns(self) * liveness;
 }
 
 int controller_send(controller_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -120,14 +132,19 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
         clock_probe_answer(self, w, env->probe, rx_ns);
         break;
     case STAMPEDE__ENVELOPE__BODY_READY:
-        if (this_run)
+        if (this_run && self->run->phase == PHASE_RUN)
+            rebalance_join_ready(self, w, env->ready); /* a worker joining the run */
+        else if (this_run)
             launch_ready(self, w, env->ready);
         break;
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
         w->inflight = env->heartbeat->inflight;
+        if (this_run)
+            rebalance_heartbeat(self, w, env->heartbeat);
         /* An idle worker outside our run no longer holds a part of it (it dropped the run). */
-        if (registry_in_run(w) && self->run->phase == PHASE_RUN && !registry_finished(w) &&
-            env->run_id != self->run->id && env->heartbeat->state == ENVELOPE_WORKER_IDLE)
+        if (registry_in_run(w) && self->run->phase == PHASE_RUN && w->state == REGISTRY_RUNNING &&
+            env->run_id != self->run->id &&
+            env->heartbeat->state == ENVELOPE_WORKER_IDLE) /* (a joiner is idle until assigned) */
             registry_mark_lost(self, w, "it left the run", false);
         break;
     case STAMPEDE__ENVELOPE__BODY_DONE:
@@ -179,6 +196,7 @@ static void step_run(controller_t *self, int64_t now) {
     }
     if (self->sweep)
         sweep_run_step(self->sweep, now);
+    rebalance_join_step(self, now);
     if (now >= run->next_live_ns) {
         console_live(self, now);
         run->next_live_ns += 1000000000LL;
@@ -191,10 +209,14 @@ static void step_run(controller_t *self, int64_t now) {
 static void step(controller_t *self, int64_t now) {
     measurement_t *run = self->run;
     if (now >= self->next_heartbeat_ns) {
+        if (run->phase == PHASE_RUN)
+            rebalance_tick(self);
         registry_send_heartbeats(self, now);
-        registry_check_silence(self, now);
-        self->next_heartbeat_ns = now + CONTROLLER_HEARTBEAT_NS;
+        self->next_heartbeat_ns = now + controller_heartbeat_ns(self);
     }
+    /* On every iteration (at most 100 ms apart): a silent worker is lost, and its share taken
+     * over, within a tenth of a second of fleet.heartbeat x fleet.liveness. */
+    registry_check_silence(self, now);
     switch (run->phase) {
     case PHASE_REGISTER:
         step_register(self, now);
@@ -305,7 +327,7 @@ static void run_loop(controller_t *self) {
         telemetry_poll(self->run->telemetry);
         controller_live_metrics(self);
         int64_t gap = loop_now_ns() - last_iteration;
-        if (gap > 2 * CONTROLLER_HEARTBEAT_NS) {
+        if (gap > 2 * controller_heartbeat_ns(self)) {
             /* This process was not running (stopped, swapped out): the workers' silence over that
              * gap is ours, not theirs. */
             console_say(self, "the controller itself stalled for %.1f s", gap / 1e9);
@@ -330,7 +352,7 @@ static void run_loop(controller_t *self) {
 /* Workers released while their connection was down are told when they repeat their Done (every
  * heartbeat), for a bounded time. */
 static void deliver_releases(controller_t *self) {
-    int64_t end = loop_now_ns() + 5 * CONTROLLER_HEARTBEAT_NS / 2;
+    int64_t end = loop_now_ns() + 5 * controller_heartbeat_ns(self) / 2;
     for (;;) {
         bool pending = false;
         for (size_t i = 0; i < self->n_workers; i++)
@@ -561,6 +583,8 @@ void controller_destroy(controller_t **self_p) {
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
     live_metrics_destroy(&self->live_metrics);
+    for (size_t i = 0; i < self->n_workers; i++)
+        rebalance_free_worker(&self->workers[i]);
     free(self->workers);
     free(self);
     *self_p = NULL;

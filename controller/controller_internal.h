@@ -20,7 +20,8 @@
 #include "stampede.pb-c.h"
 #include "transport.h"
 
-#define CONTROLLER_HEARTBEAT_NS 1000000000LL      /* both ways, on the control socket */
+#define CONTROLLER_HEARTBEAT_NS 1000000000LL      /* default fleet.heartbeat, both ways */
+#define CONTROLLER_LIVENESS 3                     /* default fleet.liveness */
 #define CONTROLLER_READY_TIMEOUT_NS 30000000000LL /* for the clock probes, then for Ready */
 
 /* The controller is a fleet that runs a list of runs, one after another. The fleet lives as long
@@ -44,6 +45,10 @@ struct controller {
     char results_root[4096]; /* --out DIR or the first run's directory: what --linger serves */
 };
 
+/* The heartbeat interval and the silence that means a peer is lost: the run's fleet.heartbeat and
+ * fleet.heartbeat x fleet.liveness, the defaults between runs. */
+int64_t controller_heartbeat_ns(const controller_t *self);
+int64_t controller_silence_ns(const controller_t *self);
 /* Ends the run in progress before it starts (or aborts it) with the reason printed at the end; the
  * first reason given wins. */
 void controller_abort(controller_t *self, const char *fmt, ...)

@@ -66,7 +66,12 @@ static void usage(FILE *out) {
         "                         results directory read-only for DURATION (30s, 10m) on the\n"
         "                         --metrics-listen port: GET /results/results.json,\n"
         "                         /results/ lists it; SIGTERM ends it early "
-        "(docs/kubernetes.md)\n");
+        "(docs/kubernetes.md)\n"
+        "Worker loss (the workload file's fleet: section, docs/config.md): heartbeats both\n"
+        "ways every fleet.heartbeat (1s); a worker silent for fleet.liveness (3) heartbeats is\n"
+        "lost and its share goes to the others (the run is marked degraded, its unfinished\n"
+        "sessions counted lost); fleet.abort_on_worker_loss_pct ends the run instead (exit 4);\n"
+        "fleet.rebalance_on_join gives a worker joining mid-run a share.\n");
 }
 
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,

@@ -7,25 +7,23 @@
 #include "journal.h"
 #include "loop.h"
 #include "plan.h"
+#include "rebalance.h"
 #include "results.h"
 #include "telemetry_run.h"
 #include "trace_wire.h"
 
 #define START_LEAD_NS 750000000LL
 
-void launch_assign(controller_t *self) {
+/* Sends w its Assign (join: a worker joining the run in progress, with no load of its own); part
+ * is scratch for a trace part. 0 sent, -1 out of memory (the run is aborted). */
+static int assign_one(controller_t *self, registry_worker_t *w, buffer_t *part, bool join) {
     measurement_t *run = self->run;
-    run->phase = PHASE_ASSIGN;
-    run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
-    buffer_t part; /* kind trace: the worker's own sessions */
-    buffer_init(&part);
-    for (size_t i = 0; i < self->n_workers; i++) {
-        registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
-            continue;
+    {
         plan_share_t share;
         plan_share_for(&run->cfg, run->in_run, (uint32_t)w->index, &share);
-        w->concurrency = share.kind == PLAN_CONCURRENT ? share.slot_count : share.rate_cap;
+        w->concurrency = join                            ? 0
+                         : share.kind == PLAN_CONCURRENT ? share.slot_count
+                                                         : share.rate_cap;
         Stampede__Assign a = STAMPEDE__ASSIGN__INIT;
         a.config_yaml = run->config_yaml;
         a.worker_index = (uint32_t)w->index;
@@ -34,15 +32,18 @@ void launch_assign(controller_t *self) {
         a.offset_ns = w->offset_ns;
         a.rtt_ns = w->rtt_ns;
         a.trace = run->cfg.output.trace;
-        buffer_reset(&part);
+        a.heartbeat_ms = (uint32_t)(controller_heartbeat_ns(self) / 1000000);
+        a.liveness = run->cfg.fleet.liveness;
+        a.join = join;
+        buffer_reset(part);
         if (run->cfg.workload.kind == WORKLOAD_TRACE) {
-            if (trace_wire_encode(&run->cfg, &share, &part) != 0) {
+            if (trace_wire_encode(&run->cfg, &share, part) != 0) {
                 controller_abort(self, "out of memory encoding worker %s's part of the trace",
                                  w->name);
-                break;
+                return -1;
             }
-            a.trace_part.data = (uint8_t *)part.data;
-            a.trace_part.len = part.len;
+            a.trace_part.data = (uint8_t *)part->data;
+            a.trace_part.len = part->len;
         }
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
@@ -50,9 +51,30 @@ void launch_assign(controller_t *self) {
         env.run_id = run->id;
         w->state = REGISTRY_ASSIGNED;
         controller_send(self, w, &env);
-        console_say(self, "worker %u = %s: concurrency %u, clock offset %+.3f ms (rtt %.3f ms)",
-                    w->index, w->name, w->concurrency, w->offset_ns / 1e6, w->rtt_ns / 1e6);
+        console_say(self, "worker %u = %s: concurrency %u%s, clock offset %+.3f ms (rtt %.3f ms)",
+                    w->index, w->name, w->concurrency, join ? " (joining the run)" : "",
+                    w->offset_ns / 1e6, w->rtt_ns / 1e6);
     }
+    return 0;
+}
+
+void launch_assign(controller_t *self) {
+    measurement_t *run = self->run;
+    run->phase = PHASE_ASSIGN;
+    run->deadline_ns = loop_now_ns() + CONTROLLER_READY_TIMEOUT_NS;
+    buffer_t part; /* kind trace: the worker's own sessions */
+    buffer_init(&part);
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]) &&
+            assign_one(self, &self->workers[i], &part, false) != 0)
+            break;
+    buffer_clear(&part);
+}
+
+void launch_assign_join(controller_t *self, registry_worker_t *w) {
+    buffer_t part;
+    buffer_init(&part);
+    assign_one(self, w, &part, true);
     buffer_clear(&part);
 }
 
@@ -88,6 +110,7 @@ void launch_start(controller_t *self) {
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
     journal_open(self);
+    uint64_t session_limit = rebalance_start(self);
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
         if (!registry_in_run(w))
@@ -95,6 +118,7 @@ void launch_start(controller_t *self) {
         Stampede__Start start = STAMPEDE__START__INIT;
         start.start_ns = run->start_ns;
         start.offset_ns = w->offset_ns;
+        start.session_limit = session_limit;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_START;
         env.start = &start;

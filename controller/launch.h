@@ -16,4 +16,8 @@ void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Read
 /* Picks the start instant, opens the trace and sends every worker of the run its Start. */
 void launch_start(controller_t *self);
 
+/* fleet.rebalance_on_join: sends w, measured and joining the run in progress, its Assign with no
+ * load of its own (controller/rebalance.c gives it a share once it is started). */
+void launch_assign_join(controller_t *self, registry_worker_t *w);
+
 #endif

@@ -67,6 +67,15 @@ typedef struct measurement {
     int64_t journal_ns;      /* spent appending and flushing batches */
     const char *stop_reason; /* what ended the run when neither a limit nor an interrupt did
                                 (`stampede merge`: the controller was lost); NULL otherwise */
+    /* Worker loss and rebalancing (controller/rebalance.h). */
+    uint64_t session_limit;        /* the grant: no worker starts a session index at or past it */
+    uint64_t session_headroom;     /* how far the grant runs ahead of the highest frontier */
+    uint64_t frontier_at_tick;     /* the highest frontier at the last heartbeat tick */
+    uint64_t class_stride;         /* slots, or arrival workers, at the start */
+    struct rebalance_loss *losses; /* every worker lost during the run, in order */
+    size_t n_losses, cap_losses;
+    double lost_share;    /* share of the run's load lost (taken over or not), 0..1 */
+    char loss_abort[512]; /* fleet.abort_on_worker_loss_pct ended the run: why */
 } measurement_t;
 
 /* Loads config_path as a run would (the --target URLs of options applied) and frees it: 0 when

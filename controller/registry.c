@@ -6,13 +6,13 @@
 #include <unistd.h>
 
 #include "buffer.h"
+#include "clock_probe.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "envelope.h"
 #include "loop.h"
+#include "rebalance.h"
 #include "version.h"
-
-#define WORKER_SILENCE_NS 5000000000LL
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(const controller_t *self, const registry_worker_t *w) {
@@ -50,7 +50,8 @@ static void welcome(controller_t *self, registry_worker_t *w) {
     welcome.accepted = true;
     welcome.proto_version = PROTOCOL_VERSION;
     welcome.data_port = transport_data_port(self->transport);
-    welcome.heartbeat_ms = CONTROLLER_HEARTBEAT_NS / 1000000;
+    welcome.heartbeat_ms = (uint32_t)(controller_heartbeat_ns(self) / 1000000);
+    welcome.liveness = (uint32_t)(controller_silence_ns(self) / controller_heartbeat_ns(self));
     welcome.controller = who;
     welcome.wait = w->state == REGISTRY_WAITING;
     welcome.message = welcome.wait ? "a run is in progress on this controller; this worker waits "
@@ -86,6 +87,7 @@ static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
 
 static void remove_worker(controller_t *self, registry_worker_t *w) {
     size_t i = (size_t)(w - self->workers);
+    rebalance_free_worker(w);
     memmove(w, w + 1, (self->n_workers - i - 1) * sizeof *w);
     self->n_workers--;
 }
@@ -101,9 +103,12 @@ void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
     }
     registry_worker_t *w = registry_find(self, id, id_len);
     if (w) {
-        /* Back from a network cut: its Done and batches still count. */
-        if (w->state == REGISTRY_LOST && self->run->phase == PHASE_RUN)
-            w->state = REGISTRY_RUNNING;
+        w->last_rx_ns = loop_now_ns(); /* a Hello is a sign of life too */
+        /* Back from a network cut: its Done and batches still count, unless its share was taken
+         * over (then it is told to drop the run and waits for the next one). */
+        if (w->state == REGISTRY_LOST && self->run->phase == PHASE_RUN && registry_in_run(w)) {
+            registry_mark_back(self, w);
+        }
         welcome(self, w);
         return;
     }
@@ -114,6 +119,14 @@ void registry_hello(controller_t *self, const uint8_t *id, size_t id_len,
     w = add(self, id, id_len, h);
     if (!w)
         return;
+    if (!counted && rebalance_join_begin(self, w)) { /* fleet.rebalance_on_join */
+        console_say(self, "worker %s (host %s, pid %u) connected during the run: it joins it",
+                    w->name, w->host, w->pid);
+        w->state = REGISTRY_PROBING;
+        welcome(self, w);
+        clock_probe_one(self, w);
+        return;
+    }
     w->state = counted ? REGISTRY_REGISTERED : REGISTRY_WAITING;
     if (counted)
         console_say(self, "worker %s (host %s, pid %u) registered (%u of %u)", w->name, w->host,
@@ -163,6 +176,8 @@ void registry_send_heartbeats(controller_t *self, int64_t now) {
             continue;
         Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
         hb.sent_ns = now;
+        if (self->run->phase == PHASE_RUN && registry_in_run(w))
+            hb.session_limit = self->run->session_limit;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
@@ -174,14 +189,16 @@ void registry_send_heartbeats(controller_t *self, int64_t now) {
 void registry_check_silence(controller_t *self, int64_t now) {
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
-        if (now - w->last_rx_ns <= WORKER_SILENCE_NS || registry_finished(w))
+        if (now - w->last_rx_ns <= controller_silence_ns(self) || registry_finished(w))
             continue;
         if (!registry_in_run(w)) {
             console_say(self, "worker %s went silent; forgotten", w->name);
             remove_worker(self, w);
             i--;
         } else if (self->run->phase == PHASE_RUN) {
-            registry_mark_lost(self, w, "no heartbeat for 5 s", false);
+            char why[128];
+            snprintf(why, sizeof why, "no heartbeat for %.1f s", controller_silence_ns(self) / 1e9);
+            registry_mark_lost(self, w, why, false);
         } else {
             controller_abort(self, "worker %s went silent before the start", w->name);
         }
@@ -197,9 +214,13 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
     char msg[512];
     snprintf(msg, sizeof msg, "worker %s lost: %s", w->name, why);
     console_say(self, "%s", msg);
-    merge_mark_partial(self->run->merge, msg);
     w->state = REGISTRY_LOST;
-    if (abandon)
+    /* During the run its share goes to the survivors; a loss that cannot be taken over leaves the
+     * run short of load, and the results partial. */
+    bool taken_over = self->run->phase == PHASE_RUN && rebalance_lost(self, w, why);
+    if (!taken_over)
+        merge_mark_partial(self->run->merge, msg);
+    if (abandon && !taken_over)
         controller_send_stop(self, w, why, true, true);
 }
 
@@ -208,13 +229,14 @@ void registry_next_run(controller_t *self) {
     uint32_t registered = 0;
     for (size_t i = 0; i < self->n_workers; i++) {
         registry_worker_t *w = &self->workers[i];
-        if (w->state == REGISTRY_LOST && now - w->last_rx_ns > WORKER_SILENCE_NS) {
+        if (w->state == REGISTRY_LOST && now - w->last_rx_ns > controller_silence_ns(self)) {
             console_say(self, "worker %s was lost and is silent; forgotten", w->name);
             remove_worker(self, w);
             i--;
             continue;
         }
         registry_worker_t kept = *w;
+        rebalance_free_worker(w);
         memset(w, 0, sizeof *w);
         memcpy(w->id, kept.id, kept.id_len);
         w->id_len = kept.id_len;
@@ -230,8 +252,29 @@ void registry_next_run(controller_t *self) {
 }
 
 void registry_mark_back(controller_t *self, registry_worker_t *w) {
-    console_say(self, "worker %s is back", w->name);
-    w->state = REGISTRY_RUNNING;
+    if (!w->taken_over) {
+        console_say(self, "worker %s is back", w->name);
+        w->state = REGISTRY_RUNNING;
+        return;
+    }
+    /* Its sessions run elsewhere now: it must not keep running its old load. */
+    int64_t now = loop_now_ns();
+    if (w->abandon_sent_ns && now - w->abandon_sent_ns < controller_heartbeat_ns(self))
+        return;
+    w->abandon_sent_ns = now;
+    controller_send_stop(self, w, "lost: its share was taken over by the other workers", true,
+                         true);
+    if (rebalance_rejoin(self, w)) /* fleet.rebalance_on_join */
+        console_say(self,
+                    "worker %s is back, its old share taken over: told to drop its old load, it "
+                    "joins the run again",
+                    w->name);
+    else if (!w->back_said)
+        console_say(self,
+                    "worker %s is back, but its share was taken over: told to drop the run; it "
+                    "waits for the next run",
+                    w->name);
+    w->back_said = true;
 }
 
 /* Appends "a, c-e" for the set bits of seen[0..n) that equal want. */

@@ -59,6 +59,17 @@ typedef struct registry_worker {
     uint64_t cap_waits;
     int64_t job_index; /* its Hello's job_index (an Indexed Job's JOB_COMPLETION_INDEX); -1 none */
     uint32_t threads;  /* loops in its process (its Hello's threads, at least 1) */
+    /* Worker loss and rebalancing (controller/rebalance.h). */
+    uint64_t frontier;            /* its heartbeats: 1 + the highest session index it started */
+    uint64_t sessions_started;    /* its heartbeats */
+    uint64_t sessions_ended;      /* merged records that ended a session of its */
+    struct rebalance_class *held; /* the classes of session indexes it runs now */
+    size_t n_held, cap_held;
+    uint32_t rate_cap;       /* rate mode: its share of scheduler.concurrency now (0: none) */
+    bool taken_over;         /* lost, and its share given to the survivors */
+    uint64_t lost_sessions;  /* its sessions started and never ended, counted at the loss */
+    int64_t abandon_sent_ns; /* when it was last told to drop the run (it woke up) */
+    bool back_said;          /* "is back, but its share was taken over" was said */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
@@ -93,7 +104,8 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
  * to --expect-workers; waiting beyond), with nothing left of the last run; a worker lost in it
  * and silent since is forgotten. */
 void registry_next_run(controller_t *self);
-/* A lost worker of the run spoke again: it is running, and its Done and batches still count. */
+/* A lost worker of the run spoke again: it is running, and its Done and batches still count;
+ * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
 void registry_mark_back(controller_t *self, registry_worker_t *w);
 
 #endif

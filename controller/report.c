@@ -95,6 +95,8 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
     if (meta && meta->level_value > 0)
         fprintf(out, " - %s %g", meta->level_kind ? meta->level_kind : "concurrency",
                 meta->level_value);
+    if (meta && meta->level_value > 0 && meta->level_note && *meta->level_note)
+        fprintf(out, " (%s)", meta->level_note);
     fprintf(out, " - %.1f s measured", merge_duration_s(merge));
     if (meta && meta->workers)
         fprintf(out, " - %" PRIu32 " worker%s", meta->workers, meta->workers == 1 ? "" : "s");

@@ -49,6 +49,7 @@ typedef struct report_meta {
     uint64_t trace_lines_dropped; /* the writer's queue was full, or it was stuck at the end */
     uint64_t
         cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
+    const char *level_note; /* after the level in the label, e.g. "held 6 for 3.1 s"; or NULL */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */

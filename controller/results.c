@@ -15,6 +15,7 @@
 #include "live_metrics.h"
 #include "loop.h"
 #include "outfile.h"
+#include "rebalance.h"
 #include "report_cmd.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
@@ -125,6 +126,9 @@ void results_record(void *arg, request_record_t *rec) {
         report_trace_close(&self->run->trace_out);
     }
     self->run->sessions_ended += rec->session_end;
+    registry_worker_t *from = results_worker_at(self, rec->worker);
+    if (from)
+        from->sessions_ended += rec->session_end;
     if (rec->error == ERROR_NONE) {
         self->run->requests_ok++;
         return;
@@ -169,7 +173,7 @@ static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
         if (!registry_in_run(w) || (uint32_t)w->index >= run->in_run)
             continue;
         out[w->index] = (validity_worker_t){.name = w->name,
-                                            .lost = w->state == REGISTRY_LOST,
+                                            .lost = w->state == REGISTRY_LOST && !w->taken_over,
                                             .has_stats = w->has_stats,
                                             .write_callbacks = w->write_callbacks,
                                             .sse_events = w->sse_events,
@@ -305,7 +309,9 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
         json_t *o = json_object();
         json_object_set_new(o, "worker", json_integer((json_int_t)i));
         json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
-        json_object_set_new(o, "lost", json_boolean(w->lost));
+        json_object_set_new(o, "lost", json_boolean(r && r->state == REGISTRY_LOST));
+        json_object_set_new(o, "taken_over", json_boolean(r && r->taken_over));
+        json_object_set_new(o, "lost_sessions", json_integer(r ? (json_int_t)r->lost_sessions : 0));
         json_object_set_new(o, "events_per_read",
                             w->has_stats ? json_real(validity_events_per_read(w)) : json_null());
         json_object_set_new(o, "token_events_per_read",
@@ -363,6 +369,12 @@ static json_t *results_reference_json(const controller_t *self, const results_ex
     return sweep_report_reference_of(&spec, f);
 }
 
+/* The end of the run's load: start + duration when the duration ended it, else now. */
+static int64_t results_end_ns(const controller_t *self) {
+    int64_t now = loop_now_ns(), d = self->run->cfg.limits.duration_ns;
+    return d > 0 && self->run->start_ns + d < now ? self->run->start_ns + d : now;
+}
+
 /* results.json: report_json's document with the rate (in the level), the workers and the verdict.
  */
 static int results_write_json(const controller_t *self, const report_meta_t *meta,
@@ -380,6 +392,13 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         if (x->server)
             telemetry_run_json(self, x->server, first);
         json_object_set_new(first, "client_series", client_series_json(self->run->client_series));
+        rebalance_json(self, results_end_ns(self), first);
+        char label[200];
+        snprintf(label, sizeof label, "%s %g%s%s%s", meta->level_kind, meta->level_value,
+                 meta->level_note && *meta->level_note ? " (" : "",
+                 meta->level_note ? meta->level_note : "",
+                 meta->level_note && *meta->level_note ? ")" : "");
+        json_object_set_new(first, "label", json_string(label));
     }
     json_object_set_new(root, "kind", json_string("run"));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
@@ -539,6 +558,9 @@ int results_finish(controller_t *self, bool interrupted) {
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
     };
+    char note[128];
+    rebalance_label(self, results_end_ns(self), note, sizeof note);
+    meta.level_note = note;
     results_extra_t extra = {0};
     extra.workers = results_workers(self, &extra.n_workers);
     results_rate(self, &extra);
@@ -567,6 +589,7 @@ int results_finish(controller_t *self, bool interrupted) {
                               extra.rate_warning[0] ? extra.rate_warning : NULL);
         else /* the references' "Actual RPS", beside the table's request and token rates */
             fprintf(stdout, "Actual RPS (conversation starts/s): %.3f\n", extra.achieved_per_s);
+        rebalance_print(self, stdout);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);
         fflush(stdout);
@@ -594,6 +617,10 @@ int results_finish(controller_t *self, bool interrupted) {
     if (verdict(self, interrupted) != 0)
         rc = 1;
     rc = results_invalid_status(self, &extra.validity, rc);
+    if (run->loss_abort[0] && (rc == 0 || rc == 3)) { /* the abort is the reason, not validity */
+        console_say(self, "the run was ended early: %s (exit 4)", run->loss_abort);
+        rc = 4;
+    }
     free(extra.workers);
     if (have_server)
         telemetry_stats_clear(&server);

@@ -162,6 +162,8 @@ static void send_heartbeat(agent_t *self) {
     hb.unacked = events_unacked(self->events);
     hb.dropped = events_dropped(self->events);
     hb.state = (uint32_t)status.state;
+    hb.session_frontier = status.session_frontier;
+    hb.sessions_started = status.sessions_started;
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
     env.heartbeat = &hb;
@@ -232,6 +234,8 @@ static void handle_welcome(agent_t *self, const Stampede__Envelope *env) {
         self->have_offset = false; /* a new registration: the offset is measured again */
     if (w->heartbeat_ms)
         self->heartbeat_ns = (int64_t)w->heartbeat_ms * 1000000;
+    if (w->heartbeat_ms && w->liveness)
+        self->options.liveness_ns = (int64_t)w->liveness * self->heartbeat_ns;
     if (w->data_port)
         connect_data(self, w->data_port);
     if (!again && self->cb.welcome)
@@ -285,6 +289,10 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
     case STAMPEDE__ENVELOPE__BODY_ASSIGN:
         self->offset_ns = env->assign->offset_ns;
         self->have_offset = true;
+        if (env->assign->heartbeat_ms)
+            self->heartbeat_ns = (int64_t)env->assign->heartbeat_ms * 1000000;
+        if (env->assign->liveness)
+            self->options.liveness_ns = (int64_t)env->assign->liveness * self->heartbeat_ns;
         if (self->welcomed && self->cb.assign)
             self->cb.assign(self->arg, env->run_id, env->assign);
         break;
@@ -292,6 +300,8 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
         if (self->welcomed && env->run_id == self->run_id && self->cb.start) {
             /* The controller's instant on our reported clock, then back to our real clock. */
             int64_t start = env->start->start_ns + env->start->offset_ns;
+            if (env->start->session_limit && self->cb.limit)
+                self->cb.limit(self->arg, env->run_id, env->start->session_limit);
             self->cb.start(self->arg, env->run_id, start - self->options.clock_shift_ns);
         }
         break;
@@ -300,6 +310,13 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
             self->cb.stop(self->arg, env->run_id, env->stop);
         break;
     case STAMPEDE__ENVELOPE__BODY_HEARTBEAT:
+        if (env->heartbeat->session_limit && self->welcomed && env->run_id == self->run_id &&
+            self->cb.limit)
+            self->cb.limit(self->arg, env->run_id, env->heartbeat->session_limit);
+        break;
+    case STAMPEDE__ENVELOPE__BODY_REBALANCE:
+        if (self->welcomed && env->run_id == self->run_id && self->cb.rebalance)
+            self->cb.rebalance(self->arg, env->run_id, env->rebalance);
         break;
     default:
         /* A body this build does not know (a newer controller): liveness only. */
@@ -700,6 +717,11 @@ bool agent_link_up(const agent_t *self) {
 
 bool agent_connected(const agent_t *self) {
     return self->welcomed;
+}
+
+void agent_heartbeat_now(agent_t *self) {
+    if (self->welcomed)
+        send_heartbeat(self);
 }
 
 void agent_set_run(agent_t *self, uint64_t run_id) {

@@ -30,6 +30,8 @@ typedef struct agent_status {
     agent_state_t state;
     uint32_t inflight;
     uint64_t requests_done;
+    uint64_t session_frontier; /* 1 + the highest session index started (0: none) */
+    uint64_t sessions_started;
 } agent_status_t;
 
 typedef struct agent_callbacks {
@@ -48,6 +50,11 @@ typedef struct agent_callbacks {
     void (*refused)(void *arg, const char *reason);
     /* Fills the heartbeat's status. */
     void (*status)(void *arg, agent_status_t *out);
+    /* The controller's session-index grant for run_id (from Start or a heartbeat): no session at
+     * or past limit may start. NULL: ignored. */
+    void (*limit)(void *arg, uint64_t run_id, uint64_t limit);
+    /* Take over part of a lost worker's load (docs/protocol.md "Worker loss"). NULL: ignored. */
+    void (*rebalance)(void *arg, uint64_t run_id, const Stampede__Rebalance *rebalance);
 } agent_callbacks_t;
 
 typedef struct agent_options {
@@ -101,6 +108,8 @@ void agent_send_goodbye(agent_t *self, const char *reason, const char *spool);
 bool agent_link_up(const agent_t *self);
 /* True once a Welcome was received and no loss was detected since. */
 bool agent_connected(const agent_t *self);
+/* Sends a heartbeat now (with the status, so the controller can raise the grant). */
+void agent_heartbeat_now(agent_t *self);
 /* Sets the run the agent belongs to (0 when the run is released). */
 void agent_set_run(agent_t *self, uint64_t run_id);
 

@@ -152,6 +152,35 @@ uint64_t session_executor_cap_waits(const session_executor_t *self) {
     return session_schedule_cap_waits(self->schedule);
 }
 
+void session_executor_set_limit(session_executor_t *self, uint64_t limit) {
+    session_schedule_set_limit(self->schedule, limit);
+}
+
+void session_executor_progress(const session_executor_t *self, session_progress_t *out) {
+    out->frontier = session_schedule_frontier(self->schedule);
+    out->started = session_schedule_started(self->schedule);
+    out->limit = session_schedule_limit(self->schedule);
+    out->held = session_schedule_held(self->schedule);
+}
+
+int session_executor_adopt(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                           uint64_t first_session, uint32_t rate_cap_add) {
+    if (!self->started || self->stopped || self->finished)
+        return -1;
+    return session_schedule_adopt(self->schedule, residue, modulus, first_session, rate_cap_add);
+}
+
+void session_executor_await_adoption(session_executor_t *self) {
+    session_schedule_await_adoption(self->schedule);
+}
+
+int session_executor_release(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session) {
+    int rc = session_schedule_release(self->schedule, residue, modulus, from_session);
+    session_check_finished(self);
+    return rc;
+}
+
 void session_executor_destroy(session_executor_t **self_p) {
     session_executor_t *self = *self_p;
     if (!self)

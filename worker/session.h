@@ -119,6 +119,27 @@ uint32_t session_executor_active_sessions(const session_executor_t *self);
  * scheduler.concurrency was full (they waited for a session to end and started late). */
 uint64_t session_executor_arrivals(const session_executor_t *self);
 uint64_t session_executor_cap_waits(const session_executor_t *self);
+/* The controller's session-index grant (session_schedule_set_limit): nothing at or past it starts.
+ */
+void session_executor_set_limit(session_executor_t *self, uint64_t limit);
+/* Where the schedule stands, for the heartbeats. */
+typedef struct session_progress {
+    uint64_t frontier; /* 1 + the highest session index started (0: none) */
+    uint64_t started;  /* sessions started */
+    uint64_t limit;    /* the grant in force (0: none) */
+    bool held;         /* a slot or arrival waits for the grant */
+} session_progress_t;
+void session_executor_progress(const session_executor_t *self, session_progress_t *out);
+/* Takes over a lost worker's residue class of sessions (session_schedule_adopt). 0 ok; -1 when
+ * the executor is not running (not started, stopped or finished) or out of memory. */
+int session_executor_adopt(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                           uint64_t first_session, uint32_t rate_cap_add);
+/* A joining worker (fleet.rebalance_on_join): it holds no load until its first adoption and does
+ * not finish before it. Call before session_executor_start. */
+void session_executor_await_adoption(session_executor_t *self);
+/* Gives up a class to a joining worker (session_schedule_release). 0 ok, -1 when not held. */
+int session_executor_release(session_executor_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session);
 /* Cancels what is still in flight (without reporting it) and frees everything. */
 void session_executor_destroy(session_executor_t **self_p);
 

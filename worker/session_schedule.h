@@ -35,6 +35,31 @@ uint32_t session_schedule_sources_left(const session_schedule_t *self);
 /* Rate mode: arrivals started, and how many were due while the cap was full. */
 uint64_t session_schedule_arrivals(const session_schedule_t *self);
 uint64_t session_schedule_cap_waits(const session_schedule_t *self);
+/* The controller's grant (docs/protocol.md "Worker loss"): no session with an index at or past
+ * limit starts; a slot or arrival that reaches it waits, its intended instant kept, until a raise.
+ * A lower limit than the one in force is ignored. */
+void session_schedule_set_limit(session_schedule_t *self, uint64_t limit);
+uint64_t session_schedule_limit(const session_schedule_t *self);
+/* 1 + the highest session index started (0: none), and the number of sessions started. */
+uint64_t session_schedule_frontier(const session_schedule_t *self);
+uint64_t session_schedule_started(const session_schedule_t *self);
+/* Whether a slot or the next arrival waits for the grant. */
+bool session_schedule_held(const session_schedule_t *self);
+/* Takes over the sessions i with i % modulus == residue and i >= first_session: concurrent, one
+ * more slot running them one after another from now; rate, one more arrival stream (and
+ * rate_cap_add more of the cap on sessions in flight). 0 ok, -1 when stopped or out of memory. */
+int session_schedule_adopt(session_schedule_t *self, uint64_t residue, uint64_t modulus,
+                           uint64_t first_session, uint32_t rate_cap_add);
+/* A joining worker's schedule (no load of its own): it does not finish, when started, before its
+ * first adoption (or a stop). Call before session_schedule_start. */
+void session_schedule_await_adoption(session_schedule_t *self);
+/* Gives up the class residue mod modulus: a slot starts no session of it any more (the one in
+ * progress finishes), an arrival stream none at or past from_session, where the class goes on
+ * elsewhere. 0 ok, -1 when no slot or stream runs that class. */
+int session_schedule_release(session_schedule_t *self, uint64_t residue, uint64_t modulus,
+                             uint64_t from_session);
+/* Concurrent: slots still running (its own and adopted ones). */
+uint32_t session_schedule_slots(const session_schedule_t *self);
 /* Cancels its timers and frees it. */
 void session_schedule_destroy(session_schedule_t **self_p);
 

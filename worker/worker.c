@@ -96,6 +96,9 @@ typedef struct worker_loop {
     bool have_stats;
     Stampede__WorkerStats stats; /* measured when the run ends, sent with every Done */
     bool waiting_told;
+    uint64_t grant_asked;  /* the grant in force when a raise was last asked for (0: none) */
+    uint64_t grant_from;   /* the frontier when that grant arrived: the headroom is measured from */
+    uint64_t started_told; /* sessions started as the last heartbeat said */
     int exit_code;
 
     /* The run as a spool describes it (spool_file.h), kept from its Assign and Start. */
@@ -224,6 +227,8 @@ static bool delivered_while_silent(worker_loop_t *w) {
     return true;
 }
 
+static void check_grant(worker_loop_t *w);
+
 static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
     worker_loop_t *w = arg;
     w->batch_timer = 0;
@@ -231,6 +236,15 @@ static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
         return;
     events_seal(w->events);
     agent_flush(w->agent);
+    check_grant(w);
+    if (w->state == AGENT_RUNNING && w->exec) {
+        /* Sessions started, with each flush that follows new ones: should this worker be lost,
+         * the controller counts its unfinished sessions from a count at most a tick old. */
+        session_progress_t p;
+        session_executor_progress(w->exec, &p);
+        if (p.started != w->started_told)
+            agent_heartbeat_now(w->agent);
+    }
     if (w->state == AGENT_FINISHING)
         try_done(w);
     if (!agent_connected(w->agent))
@@ -239,11 +253,28 @@ static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
 }
 
+/* Asks the controller for more of the session grant (an early heartbeat with the frontier) once
+ * half the headroom it gave is used, or a slot already waits for it: once per grant. */
+static void check_grant(worker_loop_t *w) {
+    if (w->state != AGENT_RUNNING || !w->exec)
+        return;
+    session_progress_t p;
+    session_executor_progress(w->exec, &p);
+    if (!p.limit || w->grant_asked == p.limit)
+        return;
+    uint64_t half = p.limit > w->grant_from ? (p.limit - w->grant_from) / 2 : 0;
+    if (p.held || p.frontier >= p.limit - half) {
+        w->grant_asked = p.limit;
+        agent_heartbeat_now(w->agent);
+    }
+}
+
 static void on_record(void *arg, const request_record_t *rec) {
     worker_loop_t *w = arg;
     w->requests_done++;
     if (events_add(w->events, rec) == 1)
         agent_flush(w->agent);
+    check_grant(w);
 }
 
 /* The loop thread's CPU time, not a wall clock: loop_now_ns (CLOCK_MONOTONIC) cannot stand in. */
@@ -426,6 +457,11 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
                  a->worker_count);
         return -1;
     }
+    if (a->join) { /* joining a run in progress: no load of its own, its share comes later */
+        w->share.slot_count = 0;
+        w->share.rate_cap = 0;
+        w->share.worker_index = w->share.arrival_workers;
+    }
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
@@ -436,7 +472,12 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     char header_err[768] = "";
     char **headers = header_lines(&w->cfg, header_err, sizeof header_err);
     if (headers) {
-        uint32_t streams = share_concurrency(&w->share);
+        /* Room for the whole run's concurrency, not only this share: a worker that takes over a
+         * lost worker's share (docs/protocol.md "Worker loss") runs more slots than assigned. */
+        uint32_t streams =
+            w->share.kind == PLAN_CONCURRENT ? plan_slots(&w->cfg) : w->cfg.scheduler.concurrency;
+        if (w->cfg.workload.kind == WORKLOAD_TRACE) /* a trace part cannot be taken over */
+            streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
         engine_options_t opt = {
@@ -469,6 +510,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         snprintf(err, errlen, "cannot create the session executor (no endpoint, or out of memory)");
         return -1;
     }
+    if (a->join)
+        session_executor_await_adoption(w->exec);
     return 0;
 }
 
@@ -520,6 +563,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     w->offset_ns = a->offset_ns;
     w->rtt_ns = a->rtt_ns;
     w->ctl_start_ns = w->start_unix_ns = 0;
+    w->grant_asked = w->grant_from = w->started_told = 0;
     agent_set_run(w->agent, run_id);
     events_begin_run(w->events, run_id, a->worker_index);
     w->state = AGENT_ASSIGNED;
@@ -620,10 +664,62 @@ static void on_refused(void *arg, const char *reason) {
     loop_stop(w->loop);
 }
 
+/* The controller's session-index grant for the run. */
+static void on_limit(void *arg, uint64_t run_id, uint64_t limit) {
+    worker_loop_t *w = arg;
+    if (run_id != w->run_id || !w->exec ||
+        (w->state != AGENT_ASSIGNED && w->state != AGENT_RUNNING))
+        return;
+    session_progress_t p;
+    session_executor_progress(w->exec, &p);
+    if (limit <= p.limit)
+        return;
+    w->grant_from = p.frontier;
+    session_executor_set_limit(w->exec, limit);
+}
+
+/* Takes over part of a lost worker's load: each adoption a slot (or an arrival stream). */
+static void on_rebalance(void *arg, uint64_t run_id, const Stampede__Rebalance *r) {
+    worker_loop_t *w = arg;
+    if (run_id != w->run_id || w->state != AGENT_RUNNING || !w->exec)
+        return;
+    if (r->session_limit)
+        on_limit(w, run_id, r->session_limit);
+    size_t released = 0, taken = 0;
+    for (size_t i = 0; i < r->n_release; i++)
+        released +=
+            session_executor_release(w->exec, r->release[i]->residue, r->release[i]->modulus,
+                                     r->release[i]->first_session) == 0;
+    if (r->n_release)
+        log_line(w, "gave up %zu of %zu %s from session %" PRIu64 ": %s", released, r->n_release,
+                 w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
+                 r->release[0]->first_session,
+                 r->reason && *r->reason ? r->reason : "asked by the controller");
+    for (size_t i = 0; i < r->n_adopt; i++) {
+        const Stampede__Adoption *a = r->adopt[i];
+        if (session_executor_adopt(w->exec, a->residue, a->modulus, a->first_session,
+                                   i == 0 ? r->rate_cap_add : 0) == 0)
+            taken++;
+    }
+    if (r->n_adopt)
+        log_line(w, "took over %zu of %zu %s from session %" PRIu64 ": %s", taken, r->n_adopt,
+                 w->share.kind == PLAN_CONCURRENT ? "slots" : "arrival streams",
+                 r->n_adopt ? r->adopt[0]->first_session : 0,
+                 r->reason && *r->reason ? r->reason : "asked by the controller");
+    agent_heartbeat_now(w->agent); /* the controller sees the new frontier at once */
+}
+
 static void on_status(void *arg, agent_status_t *out) {
     worker_loop_t *w = arg;
     out->state = w->state;
     out->inflight = w->exec ? session_executor_inflight(w->exec) : 0;
+    if (w->exec) {
+        session_progress_t p;
+        session_executor_progress(w->exec, &p);
+        out->session_frontier = p.frontier;
+        out->sessions_started = p.started;
+        w->started_told = p.started;
+    }
     out->requests_done = w->requests_done;
     const worker_settings_t *s = w->settings;
     int64_t gone = w->lost_since_ns ? loop_now_ns() - w->lost_since_ns : 0;
@@ -748,6 +844,8 @@ static void *loop_thread(void *arg) {
         .lost = on_lost,
         .refused = on_refused,
         .status = on_status,
+        .limit = on_limit,
+        .rebalance = on_rebalance,
     };
     w->loop = loop_new();
     w->events = w->loop ? events_new(&eopt) : NULL;

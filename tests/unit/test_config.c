@@ -49,7 +49,7 @@ static const message_case_t bad_cases[] = {
     {"colour: red\nlimits: {duration: 10s}\n",
      "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
      "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
-     "sweep, slo, capacity, deployment, validity"},
+     "sweep, slo, capacity, deployment, validity, fleet"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
@@ -158,6 +158,16 @@ static const message_case_t bad_cases[] = {
      "bad.yaml:2:1: expected a single YAML document, found a second one"},
     {"limits: {duration: 10s}\nvalidity: {max_schedule_lag: 0s}\n",
      "bad.yaml:2:30: validity.max_schedule_lag: expected a duration greater than 0, got '0s'"},
+    {"limits: {duration: 10s}\nfleet: {liveness: 1}\n",
+     "bad.yaml:2:19: fleet.liveness: must be at least 2 (heartbeats missed before a peer is lost)"},
+    {"limits: {duration: 10s}\nfleet: {heartbeat: 5ms}\n",
+     "bad.yaml:2:20: fleet.heartbeat: must be between 10ms and 60s"},
+    {"limits: {duration: 10s}\nfleet: {abort_on_worker_loss_pct: 150}\n",
+     "bad.yaml:2:35: fleet.abort_on_worker_loss_pct: must be a percentage between 0 and 100"},
+    {"limits: {duration: 10s}\nfleet: {rebalance: true}\n",
+     "bad.yaml:2:9: fleet.rebalance: unknown key 'rebalance'; valid keys here: heartbeat, "
+     "liveness, "
+     "abort_on_worker_loss_pct, rebalance_on_join"},
     {"limits: {duration: 10s}\nvalidity: {max_lag: 1s}\n",
      "bad.yaml:2:12: validity.max_lag: unknown key 'max_lag'; valid keys here: max_schedule_lag"},
     {"limits: {duration: 10s}\noutput:\n  trace: maybe\n",
@@ -437,6 +447,10 @@ static void assert_dist_equal(const dist_t *a, const dist_t *b, const char *what
 static void assert_config_equal(const config_t *a, const config_t *b, bool redacted) {
     assert_int_equal(a->seed, b->seed);
     assert_int_equal(a->validity.max_schedule_lag_ns, b->validity.max_schedule_lag_ns);
+    assert_int_equal(a->fleet.heartbeat_ns, b->fleet.heartbeat_ns);
+    assert_int_equal(a->fleet.liveness, b->fleet.liveness);
+    assert_true(a->fleet.abort_on_worker_loss_pct == b->fleet.abort_on_worker_loss_pct);
+    assert_int_equal(a->fleet.rebalance_on_join, b->fleet.rebalance_on_join);
     assert_int_equal(a->target.n_endpoints, b->target.n_endpoints);
     for (size_t i = 0; i < a->target.n_endpoints; i++)
         assert_string_equal(a->target.endpoints[i], b->target.endpoints[i]);
@@ -575,7 +589,8 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
                      "workload:\n  think_time: {dist: lognormal, median: 0.1234567891234, sigma: "
                      "0.3333333333333333}\n  input_tokens: {dist: normal, mean: 1e6, stddev: "
                      "0.1}\nscheduler:\n  kind: rate\n  rate: 1/h\nvalidity: {max_schedule_lag: "
-                     "250ms}\n");
+                     "250ms}\nfleet: {heartbeat: 250ms, liveness: 4, abort_on_worker_loss_pct: "
+                     "12.5, rebalance_on_join: true}\n");
     char *text = config_to_yaml(&a);
     assert_int_equal(config_load_string(&b, text, strlen(text), "w.yaml", &err), 0);
     assert_config_equal(&a, &b, true);
@@ -583,6 +598,10 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
     assert_string_equal(b.target.model, "we\"ird\\name\ttab: #x");
     assert_true(b.scheduler.rate == 1.0 / 3600);
     assert_int_equal(b.validity.max_schedule_lag_ns, 250000000LL);
+    assert_int_equal(b.fleet.heartbeat_ns, 250000000LL);
+    assert_int_equal(b.fleet.liveness, 4);
+    assert_true(b.fleet.abort_on_worker_loss_pct == 12.5);
+    assert_true(b.fleet.rebalance_on_join);
     free(text);
     config_free(&a);
     config_free(&b);

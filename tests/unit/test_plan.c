@@ -218,7 +218,88 @@ static void test_plan_share_refuses_bad_index(void **state) {
     assert_int_equal(plan_share_for(&cfg, 3, 3, &share), -1);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
+/* A lost worker's 3 slots of 8 over 2 survivors: +1 to the first, and no slot given twice. */
+static void test_plan_lost_slots_split_exactly_over_survivors(void **state) {
+    uint64_t first, count, given = 0;
+    plan_partition(3, 2, 0, &first, &count);
+    assert_int_equal(first, 0);
+    assert_int_equal(count, 2);
+    given += count;
+    plan_partition(3, 2, 1, &first, &count);
+    assert_int_equal(first, 2);
+    assert_int_equal(count, 1);
+    given += count;
+    assert_int_equal(given, 3);
+    for (uint32_t survivors = 1; survivors <= 9; survivors++)
+        for (uint64_t lost = 0; lost <= 20; lost++)
+            check_partition(lost, survivors);
+}
+
+static void test_plan_first_in_class_is_the_least_at_or_past_the_floor(void **state) {
+    assert_int_equal(plan_first_in_class(3, 8, 0), 3);
+    assert_int_equal(plan_first_in_class(3, 8, 3), 3);
+    assert_int_equal(plan_first_in_class(3, 8, 4), 11);
+    assert_int_equal(plan_first_in_class(3, 8, 100), 107);
+    assert_int_equal(plan_first_in_class(0, 8, 96), 96);
+    assert_int_equal(plan_first_in_class(11, 8, 0), 3); /* the residue is taken mod modulus */
+    for (uint64_t floor = 0; floor < 50; floor++)
+        for (uint64_t r = 0; r < 7; r++) {
+            uint64_t f = plan_first_in_class(r, 7, floor);
+            assert_true(f >= floor && f < floor + 7 && f % 7 == r);
+        }
+}
+
+/* A rate-mode class split n ways: the parts hold every index of the class exactly once. */
+static void test_plan_split_class_covers_the_class_exactly_once(void **state) {
+    for (uint32_t n = 1; n <= 5; n++) {
+        uint64_t residue[5], modulus[5];
+        for (uint32_t j = 0; j < n; j++) {
+            plan_split_class(2, 4, n, j, &residue[j], &modulus[j]);
+            assert_int_equal(modulus[j], 4 * n);
+        }
+        for (uint64_t i = 0; i < 400; i++) {
+            int owners = 0;
+            for (uint32_t j = 0; j < n; j++)
+                owners += i % modulus[j] == residue[j];
+            assert_int_equal(owners, i % 4 == 2 ? 1 : 0);
+        }
+    }
+}
+
+/* Ownership after a handover: worker 1 of 3 (slots 3..5 of 8) is lost with the grant at 40; the
+ * survivors run its slots from the first index >= 40. Every session index then has exactly one
+ * runner: the original owner below the grant (or nobody, for the lost one's sessions it never
+ * reached), the adopter at or past it, and the lost worker never at or past it. */
+static void test_plan_handover_never_gives_a_session_twice(void **state) {
+    config_t cfg = concurrent_config(8);
+    const uint64_t grant = 40;
+    uint32_t adopter[8] = {0};
+    uint64_t first, count;
+    for (uint32_t j = 0; j < 2; j++) { /* survivors 0 and 2 take slots 3..5 */
+        plan_partition(3, 2, j, &first, &count);
+        for (uint64_t k = first; k < first + count; k++)
+            adopter[3 + k] = j == 0 ? 0 : 2;
+    }
+    for (uint64_t i = 0; i < 200; i++) {
+        uint32_t owner = plan_session_owner(&cfg, 3, i);
+        int runners = 0;
+        if (owner != 1)
+            runners++;
+        else if (i < grant)
+            runners++; /* the lost worker, before it was lost (or never) */
+        if (owner == 1 && i >= plan_first_in_class(i % 8, 8, grant))
+            runners++, assert_true(adopter[i % 8] != 1);
+        if (owner == 1 && i >= grant)
+            assert_true(i >= plan_first_in_class(i % 8, 8, grant));
+        assert_int_equal(runners, 1);
+    }
+}
+
+UNIT_MAIN(cmocka_unit_test(test_plan_lost_slots_split_exactly_over_survivors),
+          cmocka_unit_test(test_plan_first_in_class_is_the_least_at_or_past_the_floor),
+          cmocka_unit_test(test_plan_split_class_covers_the_class_exactly_once),
+          cmocka_unit_test(test_plan_handover_never_gives_a_session_twice),
+          cmocka_unit_test(test_plan_partition_32_over_3_is_11_11_10),
           cmocka_unit_test(test_plan_partition_160_over_7_sums_exactly),
           cmocka_unit_test(test_plan_partition_5_over_8_leaves_three_idle),
           cmocka_unit_test(test_plan_partition_sums_for_many_shapes),

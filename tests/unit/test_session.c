@@ -196,6 +196,9 @@ typedef struct harness {
     engine_t *engine;             /* when set, worker 0 sends through it instead of its fake */
     session_generate_fn generate; /* when set, replaces the workload's session shapes */
     void *generate_arg;
+    uint64_t grant;          /* when set, every executor starts with this session grant */
+    size_t handover_after;   /* after this many records, worker 1 is lost: 0 and 2 take over */
+    uint64_t handover_timer; /* the handover runs from the loop, not inside a record callback */
 } harness_t;
 
 typedef struct worker_ctx {
@@ -204,6 +207,26 @@ typedef struct worker_ctx {
 } worker_ctx_t;
 
 static worker_ctx_t worker_ctx[MAX_WORKERS];
+
+/* Worker 1 (slots 2 and 3 of 6) is lost: it stops, and workers 0 and 2 take one slot each from
+ * the grant on, with the grant raised for them, as the controller would (controller/rebalance.c).
+ */
+static void handover_fire(loop_t *loop, uint64_t id, void *arg) {
+    harness_t *h = arg;
+    h->handover_timer = 0;
+    /* Every slot waits at the grant: worker 0 (slots 0, 1) started sessions 0, 1, 6 and 7. */
+    session_progress_t p;
+    session_executor_progress(h->execs[0], &p);
+    assert_true(p.held);
+    assert_int_equal(p.limit, 12);
+    assert_int_equal(p.frontier, 8);
+    assert_int_equal(p.started, 4);
+    session_executor_stop(h->execs[1], true);
+    assert_int_equal(session_executor_adopt(h->execs[0], 2, 6, h->grant, 0), 0);
+    assert_int_equal(session_executor_adopt(h->execs[2], 3, 6, h->grant, 0), 0);
+    session_executor_set_limit(h->execs[0], 1000);
+    session_executor_set_limit(h->execs[2], 1000);
+}
 
 static void on_record(void *arg, const request_record_t *rec) {
     worker_ctx_t *ctx = arg;
@@ -224,6 +247,8 @@ static void on_record(void *arg, const request_record_t *rec) {
     h->last_record_ns = loop_now_ns();
     if (h->stop_after && h->n_records == h->stop_after)
         session_executor_stop(h->execs[0], true);
+    if (h->handover_after && h->n_records == h->handover_after)
+        h->handover_timer = loop_timer_at(h->loop, loop_now_ns(), handover_fire, h);
 }
 
 static void on_finished(void *arg) {
@@ -288,6 +313,8 @@ static void harness_run(harness_t *h, uint32_t workers) {
         assert_non_null(h->execs[w]);
         if (h->generate)
             session_executor_set_generator(h->execs[w], h->generate, h->generate_arg);
+        if (h->grant)
+            session_executor_set_limit(h->execs[w], h->grant);
     }
     h->start_ns = loop_now_ns() + 5 * MS;
     for (uint32_t w = 0; w < workers; w++)
@@ -390,6 +417,43 @@ static void test_session_max_sessions_is_exact_and_sessions_complete(void **stat
     for (size_t i = 0; i < h.n_records; i++)
         ends += h.records[i].session_end;
     assert_int_equal(ends, 11);
+    harness_free(&h);
+}
+
+/* The grant holds every slot at its index; a handover gives the lost worker's classes to the
+ * survivors from the grant on: no session index runs twice, the lost worker never reaches the
+ * grant, and every session past the grant runs, on the adopter of its slot. */
+static void test_session_handover_at_the_grant_runs_no_session_twice(void **state) {
+    harness_t h;
+    harness_init(&h, 1);
+    h.cfg.workload.kind = WORKLOAD_REQUESTS;
+    h.cfg.scheduler.concurrency = 6;
+    h.cfg.limits.max_sessions = 90;
+    h.grant = 12; /* every slot is held after its second session: 12 records, then the handover */
+    h.handover_after = 12;
+    harness_run(&h, 3);
+    uint32_t runner[90];
+    memset(runner, 0xff, sizeof runner);
+    for (size_t i = 0; i < h.n_records; i++) {
+        const request_record_t *r = &h.records[i];
+        assert_true(r->session < 90);
+        if (runner[r->session] != UINT32_MAX && runner[r->session] != r->worker)
+            fail_msg("session %lu run by workers %u and %u", (unsigned long)r->session,
+                     runner[r->session], r->worker);
+        runner[r->session] = r->worker;
+        if (r->worker == 1)
+            assert_true(r->session < 12);
+    }
+    for (uint64_t s = 0; s < 90; s++) {
+        if (s < 12) {
+            assert_int_equal(runner[s], plan_session_owner(&h.cfg, 3, s));
+            continue;
+        }
+        uint32_t slot = (uint32_t)(s % 6), expected = slot <= 2 ? 0 : 2;
+        if (runner[s] != expected)
+            fail_msg("session %lu (slot %u) run by %u, expected %u", (unsigned long)s, slot,
+                     runner[s], expected);
+    }
     harness_free(&h);
 }
 
@@ -1209,6 +1273,7 @@ static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
 
 int main(void) {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_session_handover_at_the_grant_runs_no_session_twice),
         cmocka_unit_test(test_session_concurrent_4_keeps_exactly_4_in_flight),
         cmocka_unit_test(test_session_ramp_up_staggers_slot_starts),
         cmocka_unit_test(test_session_max_requests_is_exact),
