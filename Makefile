@@ -67,7 +67,8 @@ fuzz: deps
 # pinned by k8s/tools/package-lock.json and installed with `npm ci` into $(BUILD)/k8s-tools. npm
 # comes with Debian's nodejs 18 as a package of its own (NodeSource's nodejs bundles it).
 k8s-tools: deps
-	@command -v npm >/dev/null || $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm
+	@command -v npm >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
+	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 	bash k8s/tools/install.sh $(BUILD)/k8s-tools
 
 # Renders every overlay, validates every object strictly, starts each overlay's pods as rendered.

@@ -2,6 +2,7 @@
 # A worker without --once serves run after run: it runs a first controller's run, returns to idle
 # when released, and when a second controller comes up on the same endpoint it registers with it
 # and runs that run too.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1

@@ -2,6 +2,7 @@
 # Two worker processes with --threads 2 each register as four logical workers: the controller
 # partitions concurrency 10 over 4 (3+3+2+2, summing to 10), every loop runs its share, and the
 # request count is exact.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 10 --itl-ms 2

@@ -5,6 +5,7 @@
 # quickstart: a shortened examples/quickstart.yaml, a plain run) whose values compare must take
 # from the right keys, every output format, --out, and bad input (exit 1, the file named) and usage
 # errors (exit 2).
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 FIX="$STAMPEDE_SRC/tests/fixtures/compare"

@@ -8,6 +8,7 @@
 # the summary must be in the controller's log, results.json must come over HTTP during the
 # linger, every metric the Grafana dashboard queries must be in a real scrape, and the workers
 # must exit 0 by themselves (--idle-exit) once the controller is gone.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
 src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}

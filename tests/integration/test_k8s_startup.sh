@@ -3,6 +3,7 @@
 # JOB_COMPLETION_INDEX (or --index) and the controller's registration timeout names the indexes
 # missing; workers started before their controller retry, with backoff, logging it, and join once
 # it is up; long-lived workers (--idle-exit) end by themselves once the controller is gone.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 5

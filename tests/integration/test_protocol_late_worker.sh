@@ -1,6 +1,7 @@
 #!/bin/bash
 # A worker that connects after the start is welcomed but told to wait for the next run: it sends
 # no load in this run (the run still has exactly one worker) and stays connected, idle.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 20

@@ -8,6 +8,7 @@
 #  - nothing was taken over ("taken over" is never said, no survivor "took over");
 #  - results.json is written, partial (naming the victim), with ended_on_worker_loss saying why and
 #    the loss listed as not taken over; the table says "Run ended early".
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10

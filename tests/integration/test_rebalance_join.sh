@@ -12,6 +12,7 @@
 #    is released like the others (exit 0); the run is valid (exit 0), not partial, not degraded;
 #  - without the key (the default), a worker connecting mid-run waits for the next run: that is
 #    test_protocol_late_worker.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10

@@ -11,6 +11,7 @@
 #    requests sent after its loss are not merged, and its new requests are;
 #  - the mock's load is the target 6 after the rejoin (above it at most 2 of 20 polls);
 #  - the run ends by its duration, exit 0, valid, degraded by the one loss; all exit 0.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10

@@ -6,6 +6,7 @@
 #    the table shows the error class.
 #  - HTTP 429 through `stampede controller` + 2 `stampede worker --once`, 20 requests: exit 1,
 #    "every request failed (20 of 20)" with class http_429, results.json with errors.http_429 20.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1

@@ -10,6 +10,7 @@
 #    the old run ("abandoning run"), register again and serve the new one. Asserted: exit 0,
 #    exactly 60 requests ok and nothing else in results.json (no record of run 1 leaks in), not
 #    partial, and the mock saw exactly 60 new requests.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10

@@ -6,6 +6,7 @@
 #    start), with "cannot run: worker early ..." naming the dead worker;
 #  - no load was sent (the mock saw no request) and no results.json was written (there is no run
 #    to report).
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10

@@ -14,6 +14,7 @@
 # chunk count as the server served in that mode (10 each); results.json counts ok 20,
 # reset_mid_stream, truncated_json and reset_before_headers 10 each, no_done 10, server_error_event 10, nothing else; latencies come from the ok requests only (TTFT count
 # 20); the run exits 0 (requests succeeded) with no worker lost and results not partial.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_test_server reliability_server.py scripted \

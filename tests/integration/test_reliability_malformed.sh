@@ -9,6 +9,7 @@
 #    0; ok + malformed_sse = 100;
 #  - each malformed_sse error in the trace says "malformed chunk" and quotes the bad text;
 #  - the ok requests are whole (20 tokens each) and alone in the latency tables.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2 --malformed-rate 0.3 --seed 3

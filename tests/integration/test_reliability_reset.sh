@@ -9,6 +9,7 @@
 #  - the ok requests are whole: each received its 20 tokens (output_vs_requested), and only they
 #    feed the latency tables (TTFT count = ok);
 #  - the mock has nothing running afterwards and aborted exactly the reset requests.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2 --reset-after-tokens 5 --reset-rate 0.3 --seed 3

@@ -14,6 +14,7 @@
 #  - the requests after the kill are refused (ECONNREFUSED), tried with a back-off (no connect
 #    storm against a server that may be restarting);
 #  - the ok requests before it are whole (50 tokens each), at least 8 of them.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 10

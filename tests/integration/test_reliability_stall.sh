@@ -12,6 +12,7 @@
 #  - the ok requests are whole (10 tokens each) and alone in the latency tables;
 #  - the mock has nothing running afterwards: the timed-out requests were closed by the client
 #    (the mock counts them aborted).
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 5 --stall-ms 4000 --stall-after-tokens 3 --stall-rate 0.3 --seed 3

@@ -1,6 +1,7 @@
 #!/bin/bash
 # A mock endpoint answering HTTP 500 to half the requests (its fault injection): those count as
 # http_500 errors (their own class: docs/metrics.md section 3), the others as ok, and the run still exits 0 (not every request failed).
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 0.5 --fail-status 500 --seed 5

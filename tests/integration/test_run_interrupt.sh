@@ -5,6 +5,7 @@
 # --grace, the requests still in flight when it runs out are cancelled. A second Ctrl-C quits at
 # once and tells the workers to abandon the run. Killing `run` outright (SIGKILL) takes its
 # children with it too (PR_SET_PDEATHSIG).
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/i.yaml" ignore_eos=true input_tokens=16 output_tokens=200 concurrency=8 \

@@ -4,6 +4,7 @@
 # runs on worker 0, and the workload digest is the same. Sessions are 3-turn chats with 30 ms
 # think times, so a session is idle between its turns: a scheduler that started the next session
 # early (or one per worker) would overlap there.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 5

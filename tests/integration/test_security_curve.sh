@@ -5,6 +5,7 @@
 #  - a worker given the wrong --server-key does not connect, and says so within a bounded time;
 #  - a worker without keys cannot join a CURVE controller, and says how to fix it;
 #  - a worker with an authorized key and the right server key is admitted and runs the workload.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 (cd "$WORK" && "$STAMPEDE" keygen controller known unknown >/dev/null) || fail "keygen failed"

@@ -5,6 +5,7 @@
 # by libzmq before the body is buffered; the controller logs each closed connection with the
 # peer's address and the limit, its resident memory does not grow by the message (tolerance
 # 16 MiB, far below the 40 MiB sent), and the run then goes on with a real worker.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 1

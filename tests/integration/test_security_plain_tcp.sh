@@ -4,6 +4,7 @@
 # --insecure, exit 1 at once with a message that says how to fix it (keygen, --key,
 # --authorized-keys, --server-key). Nothing is bound or connected: the check comes first. Bad key
 # set-ups are refused with the file (and line) at fault; keygen never overwrites a key.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_workload "$WORK/w.yaml" endpoints="[http://127.0.0.1:9]" max_requests=1

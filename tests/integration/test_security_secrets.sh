@@ -8,6 +8,7 @@
 #    both workers' logs, results.json, config.yaml, requests.jsonl; the echoed error messages
 #    read <redacted> instead;
 #  - under umask 022 the output files are created mode 0640.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 KEY="sk-stampede-secret-$RANDOM$RANDOM$RANDOM"

@@ -7,6 +7,7 @@
 #    the worker Stop{abandon}; the worker acts on it even when it reads it after its controller
 #    has gone, and exits within 10 s (a second or two; not the 60 s a --once worker waits for a
 #    lost controller), with status 1 (an abandoned run) and no request left running on the mock.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 20

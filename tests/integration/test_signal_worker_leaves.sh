@@ -5,6 +5,7 @@
 # it announced is merged, and the run goes on with the other worker to its end, partial (the
 # leaver took its share of the load with it). Two long-lived workers, a fixed-mode mock (ITL 10 ms,
 # 50 tokens: ~0.5 s a request), 8 s by duration.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10

@@ -14,6 +14,7 @@
 #  - a spool given twice (a copy: every batch a resend) changes nothing: duplicates counted once;
 #  - a spool with one byte flipped, and one cut short, are refused (exit 1) naming the file and
 #    the offset, and write nothing; a journal cut short is read up to its last whole frame.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 10

@@ -3,6 +3,7 @@
 # (a fixed 2 s duration against a mock) runs its course, the page is reported with its timeout
 # (null figures, the reason), the end of the run waits for it at most the scrape timeout (2 s),
 # and the run stays valid. A closed port is the same, without waiting.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2

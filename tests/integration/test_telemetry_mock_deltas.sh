@@ -4,6 +4,7 @@
 # its own requests and tokens in the server block, also on a second run over the same mock (the
 # counters are cumulative; the deltas are not), the client-vs-server gap compares the same
 # counts, what the mock does not expose (GPU figures) is null, never 0, and the run stays valid.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 20 --itl-ms 4

@@ -7,6 +7,7 @@
 # mock-deltas test checks that).
 # In a two-level sweep whose second level alone is hit by a second client, that level's validity
 # names it, and the first level's stays valid.
+# ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
 
 write_run() { # name
