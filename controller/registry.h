@@ -57,6 +57,7 @@ typedef struct registry_worker {
     int64_t loop_wait_ns; /* -1 unknown */
     uint64_t arrivals;
     uint64_t cap_waits;
+    uint64_t undecodable; /* its messages that did not unpack (collect_undecodable) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
