@@ -18,8 +18,8 @@
 source "$(dirname "$0")/protocol_lib.sh"
 PEER="$(dirname "$0")/hostile_peer.py"
 # Under ASan (make test-asan-all) freed memory waits in a quarantine (256 MiB by default) before
-# reuse, which would count in the RSS bounds below; 16 MiB keeps them meaningful.
-export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=16"
+# reuse, which would count in the RSS bounds below: none here, as with malloc.
+export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=0"
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; }
 peak_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
 
