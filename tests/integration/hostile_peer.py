@@ -9,9 +9,9 @@ usage:
       "closed after B body bytes" or "still open after B body bytes".
   hostile_peer.py garbage HOST:PORT IDENTITY COUNT
       a DEALER with routing id IDENTITY that sends COUNT messages that are not protobuf Envelopes
-      (each a different shape: a truncated varint, an unknown wire type, a length past the end,
-      a wrong field type, random bytes), then checks the connection is still served; prints
-      "sent N undecodable messages".
+      (a truncated varint, a varint past 10 bytes, an unknown wire type, a length past the end, a
+      group, then field number 0 and random bytes), gives the peer a second to read them, and
+      prints "local port P" and "sent N undecodable messages".
   hostile_peer.py fake-worker HOST:PORT IDENTITY PID RECORDS...
       registers as a worker (Hello, clock probes, Ready with the assigned concurrency), and once the
       run starts sends on the data socket, in turn, one EventBatch per RECORDS with that many empty
