@@ -2,6 +2,7 @@
 BUILD      ?= build
 ASAN_BUILD ?= build-asan
 FUZZ_BUILD ?= build-fuzz
+TSAN_BUILD ?= build-tsan
 JOBS       ?= $(shell nproc)
 
 # Debian packages the build, the tests and the benchmarks need.
@@ -16,6 +17,7 @@ SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps configure build test unit integration asan bench demo clean format fuzz \
         k8s-tools k8s-check
+.PHONY: test-asan-all tsan soak
 
 all: build
 
@@ -39,6 +41,7 @@ build: configure
 test: build k8s-tools
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 	$(MAKE) asan
+	$(MAKE) tsan
 
 unit: build
 	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
@@ -51,6 +54,33 @@ asan: deps
 	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSTAMPEDE_SANITIZE=ON >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
+
+# The integration tests again, against the ASan+UBSan build of stampede in build-asan (each test
+# runs the STAMPEDE binary of the build it is registered in). Every report of every stampede
+# process (a test may kill or ignore one) goes to build-asan/sanitizer-reports/, printed and
+# failing the target. Opt-in: it takes longer than make test's 10-minute budget (docs/testing.md).
+SANITIZER_REPORTS = $(abspath $(ASAN_BUILD))/sanitizer-reports
+test-asan-all: asan
+	rm -rf $(SANITIZER_REPORTS) && mkdir -p $(SANITIZER_REPORTS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:log_path=$(SANITIZER_REPORTS)/asan \
+	  UBSAN_OPTIONS=print_stacktrace=1:log_path=$(SANITIZER_REPORTS)/ubsan \
+	  ctest --output-on-failure -L integration -j $(JOBS); rc=$$?; \
+	  if [ -n "$$(ls $(SANITIZER_REPORTS))" ]; then head -n 60 $(SANITIZER_REPORTS)/*; exit 1; fi; exit $$rc
+
+# worker --threads 2 under ThreadSanitizer (tests/tsan): only the stampede binary is built, in
+# build-tsan (-DSTAMPEDE_TSAN=ON, about 20 s), then the tests labelled tsan run. Part of make test.
+tsan: deps
+	@[ -f $(TSAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_TSAN=ON >/dev/null
+	cmake --build $(TSAN_BUILD) -j $(JOBS) --target stampede
+	cd $(TSAN_BUILD) && ctest --output-on-failure -L tsan
+
+# Soak (opt-in, 10 minutes): 2,000 streams against the embedded mock with faults on; prints the
+# worker's and the controller's RSS every minute and fails unless RSS is flat after warm-up
+# (tests/soak/soak.sh; SOAK_MINUTES, SOAK_STREAMS change the length and the load).
+SOAK_MINUTES ?= 10
+SOAK_STREAMS ?= 2000
+soak: build
+	STAMPEDE=$(BUILD)/stampede SOAK_MINUTES=$(SOAK_MINUTES) SOAK_STREAMS=$(SOAK_STREAMS) bash tests/soak/soak.sh
 
 # libFuzzer targets (tests/fuzz), built with clang and ASan+UBSan, each run for FUZZ_SECONDS (or
 # FUZZ_RUNS inputs) one after another; prints execs, coverage and crashes per target. Opt-in.
@@ -85,4 +115,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)

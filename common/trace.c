@@ -67,7 +67,10 @@ void trace_finish(trace_t *self) {
             self->max_nodes = s->n_nodes;
     }
     int64_t gap = self->n_sessions > 1 ? last / (int64_t)(self->n_sessions - 1) : 0;
-    self->period_ns = last > INT64_MAX - gap ? INT64_MAX : last + gap; /* saturating */
+    /* saturating at 2^62, as every time of the loader (workload_seconds_to_ns) and of the wire
+     * form (trace_wire_decode refuses a larger one, so a worker could not take the part) */
+    const int64_t max_ns = (int64_t)1 << 62;
+    self->period_ns = last > max_ns - gap ? max_ns : last + gap;
     bool *continued = malloc((self->max_nodes ? self->max_nodes : 1) * sizeof *continued);
     for (size_t i = 0; continued && i < self->n_sessions; i++) {
         const trace_session_t *s = &self->sessions[i];

@@ -8,6 +8,7 @@
 #include "journal.h"
 #include "loop.h"
 #include "results.h"
+#include "transport.h"
 
 #define DRAIN_NS 15000000000LL
 
@@ -89,15 +90,20 @@ bool collect_undecodable_logged(uint64_t failures) {
 
 void collect_undecodable(controller_t *self, const uint8_t *id, size_t id_len, size_t len,
                          const char *socket) {
-    uint64_t failures = envelope_arena_failures(self->arena);
+    /* counted per worker, and for all strangers together: a peer flooding garbage cannot use up
+     * the log lines another peer's refusals need */
+    registry_worker_t *w = registry_find(self, id, id_len);
+    uint64_t failures = w ? ++w->undecodable : ++self->undecodable_strangers;
     if (!collect_undecodable_logged(failures))
         return;
     char peer[160];
-    collect_peer_name(registry_find(self, id, id_len), id, id_len, peer, sizeof peer);
+    collect_peer_name(w, id, id_len, peer, sizeof peer);
+    const char *addr = transport_peer_address(self->transport);
     console_say(self,
-                "refused a %zu-byte message on the %s socket from %s: %s (%" PRIu64
-                " refused so far)",
-                len, socket, peer, envelope_arena_error(self->arena), failures);
+                "refused a %zu-byte message on the %s socket from %s%s%s: %s (%" PRIu64
+                " from %s so far)",
+                len, socket, peer, *addr ? " at " : "", addr, envelope_arena_error(self->arena),
+                failures, w ? "this worker" : "unregistered peers");
 }
 
 void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,

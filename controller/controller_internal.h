@@ -37,6 +37,8 @@ struct controller {
     size_t n_workers;
     size_t cap_workers;
     int64_t next_heartbeat_ns;
+    /* messages from unregistered peers that did not unpack (collect_undecodable) */
+    uint64_t undecodable_strangers;
     bool tty;        /* stderr is a terminal: the live line is redrawn in place */
     bool live_shown; /* the live line is on screen, without a newline */
     measurement_t *run;

@@ -70,6 +70,7 @@ typedef struct registry_worker {
     uint64_t lost_sessions;  /* its sessions started and never ended, counted at the loss */
     int64_t abandon_sent_ns; /* when it was last told to drop the run (it woke up) */
     bool back_said;          /* "is back, but its share was taken over" was said */
+    uint64_t undecodable;    /* its messages that did not unpack (collect_undecodable) */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a

@@ -27,6 +27,7 @@ struct transport {
     char secret_key[KEYS_Z85_LEN + 1];
     keys_ring_t *ring;
     gate_t *gate;
+    zmq_msg_t *received; /* the payload being handed to a transport_message_fn, else NULL */
 };
 
 static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, int64_t max_bytes,
@@ -230,8 +231,10 @@ int transport_receive(transport_t *self, transport_socket_t socket, transport_me
     int64_t rx_ns = loop_now_ns();
     zmq_msg_init(&body);
     if (zmq_msg_more(&id) && zmq_msg_recv(&body, sock, ZMQ_DONTWAIT) >= 0) {
+        self->received = &body;
         fn(arg, zmq_msg_data(&id), zmq_msg_size(&id), zmq_msg_data(&body), zmq_msg_size(&body),
            rx_ns);
+        self->received = NULL;
         while (zmq_msg_more(&body)) { /* extra frames are not ours: discard */
             zmq_msg_close(&body);
             zmq_msg_init(&body);
@@ -242,6 +245,12 @@ int transport_receive(transport_t *self, transport_socket_t socket, transport_me
     zmq_msg_close(&body);
     zmq_msg_close(&id);
     return 1;
+}
+
+const char *transport_peer_address(const transport_t *self) {
+    /* looked up only when asked: libzmq keeps it in the connection's metadata */
+    const char *addr = self->received ? zmq_msg_gets(self->received, "Peer-Address") : NULL;
+    return addr ? addr : "";
 }
 
 void transport_wait(transport_t *self, bool with_data, long timeout_ms) {

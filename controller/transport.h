@@ -61,6 +61,10 @@ int transport_send(transport_t *self, transport_socket_t socket, const uint8_t *
  * frames are discarded). 1 when a message was taken, 0 when none was waiting. */
 int transport_receive(transport_t *self, transport_socket_t socket, transport_message_fn fn,
                       void *arg);
+/* The IP address of the peer whose message is being handed to a transport_message_fn (libzmq's
+ * Peer-Address: no port), "" when unknown (ipc://) or outside such a call. Valid during the call.
+ */
+const char *transport_peer_address(const transport_t *self);
 /* Waits up to timeout_ms for a message on control (and on data when with_data). */
 void transport_wait(transport_t *self, bool with_data, long timeout_ms);
 /* The same, also woken when fd (ignored when negative) is readable: the controller's other work

@@ -3,6 +3,7 @@
 #include <stdalign.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "buffer.h"
 
@@ -142,4 +143,55 @@ uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self) {
 
 uint64_t envelope_arena_allocations(const envelope_arena_t *self) {
     return self->allocations;
+}
+
+/* envelope_unpack_bounded: malloc with a header holding the size, counted against a budget. */
+typedef struct bounded {
+    size_t used, limit;
+    bool over;
+} bounded_t;
+
+static void *bounded_alloc(void *data, size_t size) {
+    bounded_t *b = data;
+    size_t head = align_up(sizeof(size_t));
+    if (size > b->limit - b->used || head + size < size) {
+        b->over = true;
+        return NULL;
+    }
+    uint8_t *p = malloc(head + size);
+    if (!p)
+        return NULL;
+    memcpy(p, &size, sizeof size);
+    b->used += size;
+    return p + head;
+}
+
+static void bounded_free(void *data, void *ptr) {
+    if (!ptr)
+        return;
+    uint8_t *p = (uint8_t *)ptr - align_up(sizeof(size_t));
+    bounded_t *b = data;
+    if (b) {
+        size_t size;
+        memcpy(&size, p, sizeof size);
+        b->used -= size;
+    }
+    free(p);
+}
+
+Stampede__Envelope *envelope_unpack_bounded(const uint8_t *data, size_t len, size_t max_bytes,
+                                            bool *over) {
+    bounded_t budget = {.limit = max_bytes};
+    ProtobufCAllocator allocator = {
+        .alloc = bounded_alloc, .free = bounded_free, .allocator_data = &budget};
+    Stampede__Envelope *env = stampede__envelope__unpack(&allocator, len, data);
+    if (over)
+        *over = !env && budget.over;
+    return env;
+}
+
+void envelope_free(Stampede__Envelope *env) {
+    ProtobufCAllocator allocator = {.alloc = bounded_alloc, .free = bounded_free};
+    if (env)
+        stampede__envelope__free_unpacked(env, &allocator);
 }

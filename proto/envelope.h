@@ -5,6 +5,7 @@
 #ifndef STAMPEDE_ENVELOPE_H
 #define STAMPEDE_ENVELOPE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -52,5 +53,18 @@ void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes);
 const char *envelope_arena_error(const envelope_arena_t *self);
 /* How many unpacks returned NULL since the arena was made (callers log the first few). */
 uint64_t envelope_arena_failures(const envelope_arena_t *self);
+
+/* Unpacks data with malloc, refusing (NULL, and *over set when over is given) a message whose
+ * unpacked structs, arrays and copies would need more than max_bytes: what a worker unpacks
+ * from its controller, so that a hostile one cannot make a small message cost ~125 times its size
+ * in submessage structs (an honest message needs its length plus a few hundred bytes). Free the
+ * result with envelope_free. NULL also when the bytes do not decode (*over false). */
+Stampede__Envelope *envelope_unpack_bounded(const uint8_t *data, size_t len, size_t max_bytes,
+                                            bool *over);
+/* Frees an envelope of envelope_unpack_bounded (NULL is fine). */
+void envelope_free(Stampede__Envelope *env);
+/* What envelope_unpack_bounded may spend beyond the message's own length: the structs of an
+ * honest envelope (an Assign, a Welcome...) and their strings' terminators. */
+#define ENVELOPE_UNPACK_SLACK ((size_t)1 << 20)
 
 #endif

@@ -272,10 +272,16 @@ static void note_alive(agent_t *self, const Stampede__Envelope *env, int64_t rx_
 }
 
 static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
-    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    bool over = false;
+    Stampede__Envelope *env =
+        envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over);
     if (!env) {
-        fprintf(stderr, "worker %s: undecodable control message (%zu bytes) ignored\n", self->name,
-                len);
+        fprintf(stderr,
+                "worker %s: undecodable control message (%zu bytes) from the controller at %s "
+                "ignored: %s\n",
+                self->name, len, self->endpoint,
+                over ? "unpacking it needs more than its length plus 1 MiB"
+                     : "it is not a valid protobuf Envelope");
         return;
     }
     note_alive(self, env, rx_ns);
@@ -322,20 +328,26 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
         /* A body this build does not know (a newer controller): liveness only. */
         break;
     }
-    stampede__envelope__free_unpacked(env, NULL);
+    envelope_free(env);
 }
 
 static void handle_data(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
-    Stampede__Envelope *env = stampede__envelope__unpack(NULL, len, data);
+    bool over = false;
+    Stampede__Envelope *env =
+        envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over);
     if (!env) {
-        fprintf(stderr, "worker %s: undecodable data message (%zu bytes) ignored\n", self->name,
-                len);
+        fprintf(stderr,
+                "worker %s: undecodable data message (%zu bytes) from the controller at %s "
+                "ignored: %s\n",
+                self->name, len, self->endpoint,
+                over ? "unpacking it needs more than its length plus 1 MiB"
+                     : "it is not a valid protobuf Envelope");
         return;
     }
     note_alive(self, env, rx_ns);
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_ACK && env->run_id == self->run_id)
         events_ack(self->events, env->ack->up_to_seq);
-    stampede__envelope__free_unpacked(env, NULL);
+    envelope_free(env);
 }
 
 static void drain(agent_socket_t *s) {

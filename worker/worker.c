@@ -517,7 +517,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
 
 /* The run cannot be prepared: Ready says why, and Done follows (repeated until released). */
 static void refuse_run(worker_loop_t *w, const char *err) {
-    log_line(w, "cannot prepare run %016" PRIx64 ": %s", w->run_id, err);
+    log_line(w, "cannot prepare run %016" PRIx64 " assigned by the controller at %s: %s", w->run_id,
+             w->settings->endpoint, err);
     free_run(w);
     agent_send_ready(w->agent, false, err, 0);
     w->state = AGENT_FINISHING;

@@ -190,6 +190,54 @@ static void test_envelope_arena_limit_refuses_an_absurd_record_count(void **stat
     free(data);
 }
 
+/* What a worker unpacks from its controller is bounded by the message's length plus a slack: a
+ * batch of empty records (no worker expects one) is refused as over, an honest Assign of several
+ * MiB (its YAML and trace part are copies of the bytes) unpacks whole, and garbage is refused as
+ * not over. */
+static void test_envelope_unpack_bounded_refuses_what_costs_more_than_its_length(void **state) {
+    size_t len;
+    uint8_t *data = empty_records_batch(100000, &len);
+    bool over = false;
+    assert_null(envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over));
+    assert_true(over);
+    free(data);
+
+    size_t big = 6 << 20;
+    char *yaml = malloc(big + 1);
+    uint8_t *part = malloc(big);
+    assert_non_null(yaml);
+    assert_non_null(part);
+    memset(yaml, 'y', big);
+    yaml[big] = '\0';
+    memset(part, 0xab, big);
+    Stampede__Assign assign = STAMPEDE__ASSIGN__INIT;
+    assign.config_yaml = yaml;
+    assign.trace_part.data = part;
+    assign.trace_part.len = big;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
+    env.assign = &assign;
+    uint8_t *buf = NULL;
+    size_t cap = 0, n = envelope_pack(&env, &buf, &cap);
+    assert_true(n > 2 * big);
+    Stampede__Envelope *back = envelope_unpack_bounded(buf, n, n + ENVELOPE_UNPACK_SLACK, &over);
+    assert_non_null(back);
+    assert_false(over);
+    assert_int_equal(strlen(back->assign->config_yaml), big);
+    assert_int_equal(back->assign->trace_part.len, big);
+    assert_memory_equal(back->assign->trace_part.data, part, big);
+    envelope_free(back);
+    free(buf);
+    free(part);
+    free(yaml);
+
+    static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
+    over = true;
+    assert_null(envelope_unpack_bounded(garbage, sizeof garbage, 1 << 20, &over));
+    assert_false(over);
+    envelope_free(NULL);
+}
+
 static void test_envelope_garbage_is_refused_as_not_an_envelope(void **state) {
     static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0x0f, 0x01};
     envelope_arena_t *arena = envelope_arena_new();
@@ -204,4 +252,5 @@ UNIT_MAIN(cmocka_unit_test(test_envelope_large_batch_unpacks_whole_from_a_few_bl
           cmocka_unit_test(test_envelope_truncated_bytes_give_null_and_the_arena_still_works),
           cmocka_unit_test(test_envelope_pack_grows_the_buffer_once),
           cmocka_unit_test(test_envelope_arena_limit_refuses_an_absurd_record_count),
+          cmocka_unit_test(test_envelope_unpack_bounded_refuses_what_costs_more_than_its_length),
           cmocka_unit_test(test_envelope_garbage_is_refused_as_not_an_envelope))

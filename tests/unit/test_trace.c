@@ -261,6 +261,30 @@ static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
     trace_unref(&t);
 }
 
+/* A trace whose arrivals span 2^62 ns (a timestamp of 1e300 ms saturates there) loads, and its
+ * wrap period (last arrival + the mean gap) saturates at 2^62 too, so the part a worker is sent
+ * decodes (fuzz_trace_load's find: the period was 2^62 + gap, which the decoder refuses). */
+static void test_trace_period_of_a_saturated_trace_travels(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    const char *lines = "{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
+                        "{\"timestamp\": 1e300, \"input_length\": 3, \"output_length\": 1}\n";
+    assert_int_equal(load_trace(&cfg, lines, "mooncake", "rate", false, msg, sizeof msg), 0);
+    assert_int_equal(cfg.workload.replay->period_ns, (int64_t)1 << 62);
+    plan_share_t share;
+    assert_int_equal(plan_share_for(&cfg, 1, 0, &share), 0);
+    buffer_t part;
+    buffer_init(&part);
+    assert_int_equal(trace_wire_encode(&cfg, &share, &part), 0);
+    trace_t *t = trace_wire_decode((const uint8_t *)part.data, part.len);
+    assert_non_null(t);
+    assert_int_equal(t->period_ns, (int64_t)1 << 62);
+    trace_unref(&t);
+    buffer_clear(&part);
+    config_free(&cfg);
+}
+
 static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **state) {
     (void)state;
     config_t cfg;
@@ -328,6 +352,7 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_timed_replay_needs_an_arrival_on_every_session),
     cmocka_unit_test(test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text),
     cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
+    cmocka_unit_test(test_trace_period_of_a_saturated_trace_travels),
     cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
     cmocka_unit_test(test_trace_wire_refuses_sizes_beyond_the_bounds),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),

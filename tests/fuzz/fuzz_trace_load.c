@@ -1,0 +1,149 @@
+/* The replay trace file readers (common/trace_load.c, common/trace_order.c): the session-trace
+ * JSONL format and Mooncake's, as config_trace_load reads a user's file. The first byte picks the
+ * reading (bit 0: Mooncake, else session; bit 1: timed, scheduler.kind rate; bit 2: wrap); the
+ * rest is the file, written to a memfd the loader opens by its /proc path.
+ *
+ * A refusal names the file, a line of it (0: the whole file) and a reason. An accepted trace is
+ * consistent (the trace_wire target's checks: nodes, parents and hash ids inside their tables,
+ * parents before the node), arrivals of a timed trace are in order from 0 and below the wrap
+ * period, and a worker's part encoded from it (one worker, all sessions) decodes to the same
+ * sessions, nodes, edges and hash ids; every session generates. */
+#define _GNU_SOURCE /* memfd_create */
+#include <stdbool.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "buffer.h"
+#include "config.h"
+#include "fuzz.h"
+#include "plan.h"
+#include "trace.h"
+#include "trace_wire.h"
+#include "workload.h"
+
+/* The file's bytes, in one memfd reused by every input; its /proc path. */
+static int fuzz_trace_fd = -1;
+static char fuzz_trace_path[64];
+
+static int fuzz_trace_write(const uint8_t *data, size_t size) {
+    if (fuzz_trace_fd < 0) {
+        fuzz_trace_fd = memfd_create("fuzz_trace_load", 0);
+        FUZZ_CHECK(fuzz_trace_fd >= 0);
+        snprintf(fuzz_trace_path, sizeof fuzz_trace_path, "/proc/self/fd/%d", fuzz_trace_fd);
+    }
+    FUZZ_CHECK(ftruncate(fuzz_trace_fd, 0) == 0);
+    size_t done = 0;
+    while (done < size) {
+        ssize_t n = pwrite(fuzz_trace_fd, data + done, size - done, (off_t)done);
+        FUZZ_CHECK(n > 0);
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static void fuzz_trace_check(const trace_t *t, bool by_arrival) {
+    FUZZ_CHECK(t->n_sessions > 0 && t->n_nodes > 0);
+    size_t nodes = 0;
+    int64_t last = 0;
+    for (size_t s = 0; s < t->n_sessions; s++) {
+        const trace_session_t *session = &t->sessions[s];
+        FUZZ_CHECK(session->n_nodes > 0 && session->n_nodes <= t->max_nodes);
+        FUZZ_CHECK(session->first_node == nodes); /* a loaded trace holds every session */
+        nodes += session->n_nodes;
+        FUZZ_CHECK(nodes <= t->n_nodes);
+        FUZZ_CHECK(session->arrival_ns >= -1); /* -1: none given (untimed) */
+        if (by_arrival) {
+            FUZZ_CHECK(session->arrival_ns >= last); /* sessions in arrival order from 0 */
+            FUZZ_CHECK(s > 0 || session->arrival_ns == 0);
+            last = session->arrival_ns;
+        }
+        for (uint32_t j = 0; j < session->n_nodes; j++) {
+            const trace_node_t *node = &t->nodes[session->first_node + j];
+            FUZZ_CHECK((size_t)node->parents_at + node->n_parents <= t->n_edges);
+            FUZZ_CHECK((size_t)node->hashes_at + node->n_hashes <= t->n_hashes);
+            FUZZ_CHECK(node->input_tokens >= 1 && node->output_tokens >= 1);
+            for (uint32_t p = 0; p < node->n_parents; p++)
+                FUZZ_CHECK(t->edges[node->parents_at + p] < j);
+            FUZZ_CHECK(node->history_parent == TRACE_NONE || node->history_parent < j);
+        }
+    }
+    FUZZ_CHECK(nodes == t->n_nodes);
+    FUZZ_CHECK(!by_arrival || t->period_ns >= last);
+}
+
+/* What the controller sends a single worker decodes to the trace it loaded. */
+static void fuzz_trace_round_trip(const config_t *cfg) {
+    const trace_t *t = cfg->workload.replay;
+    plan_share_t share;
+    if (plan_share_for(cfg, 1, 0, &share) != 0)
+        return;
+    buffer_t part;
+    buffer_init(&part);
+    FUZZ_CHECK(trace_wire_encode(cfg, &share, &part) == 0);
+    trace_t *back = trace_wire_decode((const uint8_t *)part.data, part.len);
+    buffer_clear(&part);
+    FUZZ_CHECK(back != NULL);
+    FUZZ_CHECK(back->n_sessions == t->n_sessions && back->max_nodes == t->max_nodes);
+    for (size_t s = 0; s < t->n_sessions; s++) {
+        const trace_session_t *a = &t->sessions[s], *b = &back->sessions[s];
+        FUZZ_CHECK(a->n_nodes == b->n_nodes && a->arrival_ns == b->arrival_ns);
+        FUZZ_CHECK(b->first_node != TRACE_ABSENT);
+        for (uint32_t j = 0; j < a->n_nodes; j++) {
+            const trace_node_t *x = &t->nodes[a->first_node + j];
+            const trace_node_t *y = &back->nodes[b->first_node + j];
+            FUZZ_CHECK(x->n_parents == y->n_parents && x->n_hashes == y->n_hashes);
+            FUZZ_CHECK(x->history_parent == y->history_parent && x->role == y->role);
+            FUZZ_CHECK(x->input_tokens == y->input_tokens && x->output_tokens == y->output_tokens &&
+                       x->wait_ns == y->wait_ns);
+            FUZZ_CHECK(x->append_parent_replies == y->append_parent_replies);
+            for (uint32_t p = 0; p < x->n_parents; p++)
+                FUZZ_CHECK(t->edges[x->parents_at + p] == back->edges[y->parents_at + p]);
+            for (uint32_t h = 0; h < x->n_hashes; h++)
+                FUZZ_CHECK(t->hashes[x->hashes_at + h] == back->hashes[y->hashes_at + h]);
+        }
+    }
+    trace_unref(&back);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    if (size < 1)
+        return 0;
+    uint8_t mode = data[0];
+    fuzz_trace_write(data + 1, size - 1);
+    size_t lines = 1;
+    for (size_t i = 1; i < size; i++)
+        lines += data[i] == '\n';
+    config_t cfg;
+    config_init(&cfg);
+    cfg.workload.kind = WORKLOAD_TRACE;
+    cfg.workload.trace.path = strdup(fuzz_trace_path);
+    FUZZ_CHECK(cfg.workload.trace.path != NULL);
+    cfg.workload.trace.format = mode & 1 ? TRACE_FORMAT_MOONCAKE : TRACE_FORMAT_SESSION;
+    cfg.scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
+    if (mode & 2)
+        cfg.scheduler.rate = 1.0;
+    cfg.workload.trace.wrap = (mode & 4) != 0;
+    config_error_t err;
+    if (config_trace_load(&cfg, &err) != 0) {
+        FUZZ_CHECK(strcmp(err.file, fuzz_trace_path) == 0);
+        FUZZ_CHECK(err.line >= 0 && (size_t)err.line <= lines);
+        FUZZ_CHECK(err.message[0] != '\0');
+        config_free(&cfg);
+        return 0;
+    }
+    const trace_t *t = cfg.workload.replay;
+    FUZZ_CHECK(t != NULL);
+    FUZZ_CHECK(t->timed || !(mode & 2)); /* a timed replay needs every arrival */
+    FUZZ_CHECK(cfg.workload.n_roles <= CONFIG_MAX_ROLES);
+    fuzz_trace_check(t, (mode & 2) != 0);
+    fuzz_trace_round_trip(&cfg);
+    for (uint64_t i = 0; i < t->n_sessions && i < 4; i++) {
+        workload_session_t s = {0};
+        FUZZ_CHECK(workload_session_generate(&cfg, i, &s) == 0);
+        FUZZ_CHECK(s.n_nodes == t->sessions[i].n_nodes);
+        workload_session_free(&s);
+    }
+    config_free(&cfg);
+    return 0;
+}
