@@ -85,6 +85,12 @@ wait_controller() {
     CONTROLLER_RC=$EXIT_STATUS
 }
 
+# Waits at most $1 seconds for the controller to exit; fails unless it exits 0.
+wait_controller_ok() {
+    wait_controller "$1"
+    assert_equal "controller exit status" "$CONTROLLER_RC" 0
+}
+
 # Starts a worker in the background; its stderr goes to $1; its pid is in WORKER_PID.
 start_worker() {
     local log=$1
@@ -337,6 +343,14 @@ def victim_loss():
     (loss,) = level["worker_losses"]
     assert loss["worker"] == "victim" and loss["taken_over"], loss
     return loss
+
+def whole_run_degraded_by_victim():
+    """checks the run valid, whole (not partial) and degraded by worker victim'"'"'s loss, its share
+    taken over; returns that loss"""
+    assert results["validity"]["valid"], results["validity"]
+    assert not results["partial"], results.get("partial_reason")
+    assert level["degraded"] is True
+    return victim_loss()
 '
 
 # Waits at most $2 seconds until the progress lines in log $1 show the run at $3 s or more (a

@@ -35,8 +35,7 @@ poll_mock_running 30 8 7
 [ "$POLLS_BELOW" -le 5 ] ||
     fail "the mock ran fewer than 7 requests at $POLLS_BELOW of 30 polls after the join"
 
-wait_controller 30
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
+wait_controller_ok 30
 assert_exit_0 worker 15 "${WORKER_PIDS[@]}"
 gave=$(cat "$WORK"/w[123].err | grep -c "gave up 1 of 1 slots" || true)
 assert_equal "donors that gave a slot" "$gave" 2
