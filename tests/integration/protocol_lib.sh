@@ -334,9 +334,11 @@ def rows_by_worker_name(ctl_log):
         by[names[row["worker"]]].append(row)
     return names, by
 
-def sessions_run_twice(key=lambda row: row["session"]):
-    """the sessions (or other key(row)s) that stand in more than one row of the trace"""
-    return [k for k, n in collections.Counter(key(row) for row in rows).items() if n > 1]
+def assert_each_session_once(key=lambda row: row["session"], what="sessions"):
+    """checks the trace has rows and no session (or other key(row), named what) in two of them"""
+    assert rows, "no rows in requests.jsonl"
+    dup = [k for k, n in collections.Counter(key(row) for row in rows).items() if n > 1]
+    assert not dup, f"{what} run twice: {dup[:5]}"
 
 def victim_loss():
     """level'"'"'s one worker loss, checked to be worker victim'"'"'s, its share taken over"""

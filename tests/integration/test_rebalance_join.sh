@@ -44,8 +44,7 @@ ctl_log, work = argv
 assert results["validity"]["valid"], results["validity"]
 assert not results["partial"] and not level["degraded"], (results.get("partial_reason"), level["worker_losses"])
 names, by = rows_by_worker_name(ctl_log)
-dup = sessions_run_twice()
-assert not dup, f"sessions run twice: {dup[:5]}"
+assert_each_session_once()
 joiner = by["joiner"]
 assert len(joiner) >= 20, f"the joiner ran only {len(joiner)} requests"
 assert all(r["error"] == "none" for r in joiner)

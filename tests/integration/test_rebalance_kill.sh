@@ -70,8 +70,7 @@ assert held == [8, 6, 8], level["load_held"]
 assert "held 6 for" in level["label"], level["label"]
 
 names, by = rows_by_worker_name(ctl_log)
-dup = sessions_run_twice(lambda r: (r["session"], r["node"]))
-assert not dup, f"session/node run twice: {dup[:5]}"
+assert_each_session_once(lambda r: (r["session"], r["node"]), "session/node")
 survivors_ok = 0
 for w in ("alive1", "alive2", "alive3"):
     announced = re.findall(r"finished: (\d+) requests", open(f"{work}/{w}.err").read())

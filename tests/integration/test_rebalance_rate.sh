@@ -33,7 +33,7 @@ held = [round(s["rate"]) for s in level["load_held"]]
 assert held == [40, 30, 40], level["load_held"]
 names, by = rows_by_worker_name(ctl_log)
 victim_index = [i for i, n in names.items() if n == "victim"][0]
-assert rows and not sessions_run_twice(), "a session ran twice"
+assert_each_session_once()
 t0, t1 = loss["to_s"] + 1.0, 16.0
 starts = [r for r in rows if r["node"] == 0 and t0 * 1e6 <= r["intended_us"] < t1 * 1e6]
 rate = len(starts) / (t1 - t0)
