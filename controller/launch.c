@@ -95,6 +95,20 @@ void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Read
         w->state = REGISTRY_READY;
 }
 
+void launch_send_start(controller_t *self, registry_worker_t *w) {
+    measurement_t *run = self->run;
+    Stampede__Start start = STAMPEDE__START__INIT;
+    start.start_ns = run->start_ns;
+    start.offset_ns = w->offset_ns;
+    start.session_limit = run->session_limit;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_START;
+    env.start = &start;
+    env.run_id = run->id;
+    w->state = REGISTRY_RUNNING;
+    controller_send(self, w, &env);
+}
+
 void launch_start(controller_t *self) {
     measurement_t *run = self->run;
     int64_t max_rtt = 0;
@@ -110,22 +124,10 @@ void launch_start(controller_t *self) {
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
     journal_open(self);
-    uint64_t session_limit = rebalance_start(self);
-    for (size_t i = 0; i < self->n_workers; i++) {
-        registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
-            continue;
-        Stampede__Start start = STAMPEDE__START__INIT;
-        start.start_ns = run->start_ns;
-        start.offset_ns = w->offset_ns;
-        start.session_limit = session_limit;
-        Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-        env.body_case = STAMPEDE__ENVELOPE__BODY_START;
-        env.start = &start;
-        env.run_id = run->id;
-        w->state = REGISTRY_RUNNING;
-        controller_send(self, w, &env);
-    }
+    rebalance_start(self);
+    for (size_t i = 0; i < self->n_workers; i++)
+        if (registry_in_run(&self->workers[i]))
+            launch_send_start(self, &self->workers[i]);
     console_say(self, "all workers ready; start in %.0f ms (max clock-probe error ±%.3f ms)",
                 (run->start_ns - loop_now_ns()) / 1e6, max_rtt / 2e6);
     run->next_live_ns = run->start_ns + 1000000000LL;

@@ -15,6 +15,9 @@ void launch_assign(controller_t *self);
 void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready);
 /* Picks the start instant, opens the trace and sends every worker of the run its Start. */
 void launch_start(controller_t *self);
+/* Sends w its Start (the run's start instant on w's clock, the session ceiling) and marks it
+ * running: at launch_start, and for a worker joining the run in progress. */
+void launch_send_start(controller_t *self, registry_worker_t *w);
 
 /* fleet.rebalance_on_join: sends w, measured and joining the run in progress, its Assign with no
  * load of its own (controller/rebalance.c gives it a share once it is started). */

@@ -92,6 +92,15 @@ static uint64_t new_run_id(void) {
     return run_id;
 }
 
+/* The merge, the ingest and the client series of a run whose config is loaded; false when out of
+ * memory (measurement_destroy frees what was made). */
+static bool new_collectors(measurement_t *self) {
+    self->merge = merge_new(&self->cfg);
+    self->ingest = ingest_new();
+    self->client_series = client_series_new();
+    return self->merge && self->ingest && self->client_series;
+}
+
 measurement_t *measurement_new(const controller_options_t *options, const char *name,
                                const char *config_path, size_t number, size_t n_runs) {
     measurement_t *self = calloc(1, sizeof *self);
@@ -109,10 +118,7 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
         measurement_destroy(&self);
         return NULL;
     }
-    self->merge = merge_new(&self->cfg);
-    self->ingest = ingest_new();
-    self->client_series = client_series_new();
-    if (!self->merge || !self->ingest || !self->client_series) {
+    if (!new_collectors(self)) {
         fprintf(stderr, "%s: out of memory setting up run %zu\n", name, number);
         measurement_destroy(&self);
         return NULL;
@@ -145,10 +151,7 @@ measurement_t *measurement_restore(const char *name, const char *source, const c
         measurement_destroy(&self);
         return NULL;
     }
-    self->merge = merge_new(&self->cfg);
-    self->ingest = ingest_new();
-    self->client_series = client_series_new();
-    if (!self->merge || !self->ingest || !self->client_series) {
+    if (!new_collectors(self)) {
         fprintf(stderr, "%s: out of memory setting up the run\n", name);
         measurement_destroy(&self);
         return NULL;

@@ -641,16 +641,7 @@ void rebalance_join_ready(controller_t *self, registry_worker_t *w, const Stampe
         controller_send_stop(self, w, "could not join the run", true, true);
         return;
     }
-    Stampede__Start start = STAMPEDE__START__INIT;
-    start.start_ns = run->start_ns;
-    start.offset_ns = w->offset_ns;
-    start.session_limit = run->session_limit;
-    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-    env.body_case = STAMPEDE__ENVELOPE__BODY_START;
-    env.start = &start;
-    env.run_id = run->id;
-    w->state = REGISTRY_RUNNING;
-    controller_send(self, w, &env);
+    launch_send_start(self, w);
     registry_worker_t **donors = calloc(self->n_workers, sizeof *donors);
     uint32_t n = 0;
     for (size_t i = 0; donors && i < self->n_workers; i++) {

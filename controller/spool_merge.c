@@ -73,14 +73,20 @@ static void usage(FILE *out) {
         "  file and the offset (docs/protocol.md, \"Spools\").\n");
 }
 
+/* Opens input's spool, or says why not (err, of size bytes, holds the reason) and returns NULL. */
+static spool_reader_t *open_input(const merge_input_t *in, char *err, size_t size) {
+    spool_reader_t *r = spool_reader_open(in->path, err, size);
+    if (!r)
+        fprintf(stderr, NAME ": %s\n", err);
+    return r;
+}
+
 /* Reads every frame of input (pass 1): the run, the workers, the ends; batches only counted. */
 static int scan_input(merge_state_t *st, merge_input_t *in) {
     char err[4400];
-    spool_reader_t *r = spool_reader_open(in->path, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, NAME ": %s\n", err);
+    spool_reader_t *r = open_input(in, err, sizeof err);
+    if (!r)
         return -1;
-    }
     spool_frame_t f;
     bool truncated, first = true;
     int got, rc = 0;
@@ -273,11 +279,9 @@ static int merge_pending(merge_state_t *st) {
 /* Pass 2: every batch of input, in order. */
 static int merge_input(merge_state_t *st, const merge_input_t *in) {
     char err[4400];
-    spool_reader_t *r = spool_reader_open(in->path, err, sizeof err);
-    if (!r) {
-        fprintf(stderr, NAME ": %s\n", err);
+    spool_reader_t *r = open_input(in, err, sizeof err);
+    if (!r)
         return -1;
-    }
     spool_frame_t f;
     bool truncated;
     int got, rc = 0;

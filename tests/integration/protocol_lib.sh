@@ -85,6 +85,12 @@ wait_controller() {
     CONTROLLER_RC=$EXIT_STATUS
 }
 
+# Waits at most $1 seconds for the controller to exit; fails unless it exits 0.
+wait_controller_ok() {
+    wait_controller "$1"
+    assert_equal "controller exit status" "$CONTROLLER_RC" 0
+}
+
 # Starts a worker in the background; its stderr goes to $1; its pid is in WORKER_PID.
 start_worker() {
     local log=$1
@@ -137,7 +143,8 @@ assert_equal() {
 # a rate one when `rate` is given, from KEY=VALUE arguments. target: api, model, ignore_eos,
 # timeout, routing, endpoints, api_key_env, headers; workload: input_tokens, output_tokens (8 each
 # unless given); scheduler: concurrency (1 unless given; the cap in rate mode), ramp_up, rate,
-# arrival; warmup; limits: max_requests, duration. Plus seed.
+# arrival; warmup; limits: max_requests, duration; fleet: heartbeat, liveness,
+# abort_on_worker_loss_pct, rebalance_on_join; validity: max_schedule_lag. Plus seed.
 write_workload() {
     local file=$1 arg key
     shift
@@ -147,7 +154,8 @@ write_workload() {
         case $key in
         seed | api | model | ignore_eos | timeout | routing | endpoints | api_key_env | headers | \
             input_tokens | output_tokens | concurrency | ramp_up | rate | arrival | warmup | \
-            max_requests | duration)
+            max_requests | duration | heartbeat | liveness | abort_on_worker_loss_pct | \
+            rebalance_on_join | max_schedule_lag)
             v[$key]=${arg#*=} ;;
         *) fail "write_workload: unknown key '$key' in '$arg'" ;;
         esac
@@ -171,18 +179,34 @@ write_workload() {
         for key in max_requests duration; do
             [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
         done
+        if [ -n "${v[heartbeat]:-}${v[liveness]:-}${v[abort_on_worker_loss_pct]:-}${v[rebalance_on_join]:-}" ]; then
+            echo "fleet:"
+            for key in heartbeat liveness abort_on_worker_loss_pct rebalance_on_join; do
+                [ -z "${v[$key]:-}" ] || echo "  $key: ${v[$key]}"
+            done
+        fi
+        [ -z "${v[max_schedule_lag]:-}" ] || printf 'validity:\n  max_schedule_lag: %s\n' "${v[max_schedule_lag]}"
     } >"$file"
 }
 
 # Writes $WORK/$1.yaml, fixed requests to the mock at MOCK_URL ignoring EOS, from the KEY=VALUE
 # arguments after $3 (see write_workload), and starts a controller on it (stderr to $WORK/ctl.err,
-# results under $WORK/out) that expects $2 workers within $3 seconds.
+# results under $WORK/out) that expects $2 workers within $3 seconds; the arguments that begin
+# with -- (e.g. --trace) go to the controller.
 start_run_on_mock() {
-    local name=$1 workers=$2 register_timeout=$3
+    local name=$1 workers=$2 register_timeout=$3 arg
     shift 3
-    write_workload "$WORK/$name.yaml" ignore_eos=true endpoints="[$MOCK_URL]" "$@"
+    local keys=() flags=()
+    for arg in "$@"; do
+        case $arg in
+        --*) flags+=("$arg") ;;
+        *) keys+=("$arg") ;;
+        esac
+    done
+    write_workload "$WORK/$name.yaml" ignore_eos=true endpoints="[$MOCK_URL]" "${keys[@]}"
     start_controller "$WORK/ctl.err" "$WORK/$name.yaml" --bind 'tcp://127.0.0.1:*' \
-        --expect-workers "$workers" --out "$WORK/out" --register-timeout "$register_timeout"
+        --expect-workers "$workers" --out "$WORK/out" --register-timeout "$register_timeout" \
+        "${flags[@]}"
 }
 
 # Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
@@ -201,6 +225,41 @@ start_once_worker() {
     local id=$1
     shift
     start_worker "$WORK/$id.err" --connect "$CONTROLLER_EP" --once --id "$id" "$@"
+}
+
+# Starts a --once worker for each name (see start_once_worker); their pids, in that order, are in
+# WORKER_PIDS.
+start_once_workers() {
+    local id
+    WORKER_PIDS=()
+    for id in "$@"; do
+        start_once_worker "$id"
+        WORKER_PIDS+=("$WORKER_PID")
+    done
+}
+
+# Waits at most 20 s for the controller last started (stderr $WORK/ctl.err) to start the run.
+wait_workers_ready() {
+    wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
+        fail "the run did not start: $(cat "$WORK/ctl.err")"
+}
+
+# Waits at most $2 seconds until log $1 contains the extended regex $3; else fails saying $4 and
+# quoting the log but its progress lines ([...]).
+wait_log_says() {
+    local log=$1 seconds=$2 pattern=$3 what=$4
+    wait_for_line "$log" "$seconds" "$pattern" >/dev/null || fail "$what: $(grep -v '^\[' "$log")"
+}
+
+# Waits at most $2 seconds for each process after it (children of this shell) to exit, and fails
+# unless each exits 0 ($1 names them in the message, e.g. "survivor").
+assert_exit_0() {
+    local what=$1 seconds=$2 pid
+    shift 2
+    for pid in "$@"; do
+        wait_exit "$pid" "$seconds"
+        assert_equal "$what exit status" "$EXIT_STATUS" 0
+    done
 }
 
 # Prints the sum of a series of the mock's /metrics (at MOCK_URL) over its labels, only the lines
@@ -227,6 +286,20 @@ wait_mock_idle() {
         fi
     done
     [ "$zeros" -ge 3 ]
+}
+
+# Reads the mock's running gauge $1 times, 0.1 s apart; sets POLLS_ABOVE to how many read more
+# than $2, and POLLS_BELOW to how many read fewer than $3 (0 unless given).
+poll_mock_running() {
+    local polls=$1 above=$2 below=${3:-0} i r
+    POLLS_ABOVE=0
+    POLLS_BELOW=0
+    for ((i = 0; i < polls; i++)); do
+        r=$(mock_metric vllm:num_requests_running)
+        [ "${r%.*}" -gt "$above" ] && POLLS_ABOVE=$((POLLS_ABOVE + 1))
+        [ "${r%.*}" -lt "$below" ] && POLLS_BELOW=$((POLLS_BELOW + 1))
+        sleep 0.1
+    done
 }
 
 # Fails (naming what, $1) if the mock generates any token over the next 1.5 s.
@@ -260,6 +333,26 @@ def rows_by_worker_name(ctl_log):
     for row in rows:
         by[names[row["worker"]]].append(row)
     return names, by
+
+def assert_each_session_once(key=lambda row: row["session"], what="sessions"):
+    """checks the trace has rows and no session (or other key(row), named what) in two of them"""
+    assert rows, "no rows in requests.jsonl"
+    dup = [k for k, n in collections.Counter(key(row) for row in rows).items() if n > 1]
+    assert not dup, f"{what} run twice: {dup[:5]}"
+
+def victim_loss():
+    """level'"'"'s one worker loss, checked to be worker victim'"'"'s, its share taken over"""
+    (loss,) = level["worker_losses"]
+    assert loss["worker"] == "victim" and loss["taken_over"], loss
+    return loss
+
+def whole_run_degraded_by_victim():
+    """checks the run valid, whole (not partial) and degraded by worker victim'"'"'s loss, its share
+    taken over; returns that loss"""
+    assert results["validity"]["valid"], results["validity"]
+    assert not results["partial"], results.get("partial_reason")
+    assert level["degraded"] is True
+    return victim_loss()
 '
 
 # Waits at most $2 seconds until the progress lines in log $1 show the run at $3 s or more (a
@@ -271,16 +364,36 @@ wait_run_reaches() {
 }
 
 # Starts --once workers alive1, victim and alive2 (pids in ALIVE1, VICTIM, ALIVE2) on the
-# controller last started, whose stderr is $WORK/ctl.err, and waits for the run to start.
+# controller last started, whose stderr is $WORK/ctl.err, and waits for the run to start. With
+# `long-lived`, victim is started without --once (it can wait for a next run).
 start_survivors_and_victim() {
     start_once_worker alive1
     ALIVE1=$WORKER_PID
-    start_once_worker victim
+    if [ "${1:-}" = long-lived ]; then
+        start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --id victim
+    else
+        start_once_worker victim
+    fi
     VICTIM=$WORKER_PID
     start_once_worker alive2
     ALIVE2=$WORKER_PID
-    wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
-        fail "the run did not start: $(cat "$WORK/ctl.err")"
+    wait_workers_ready
+}
+
+# Stops worker victim (SIGSTOP). A stopped process cannot act on the cleanup's SIGTERM: the test's
+# exit wakes it first, whatever fails.
+stop_victim() {
+    trap 'kill -CONT "$VICTIM" 2>/dev/null || true; cleanup' EXIT
+    kill -STOP "$VICTIM"
+}
+
+# Wakes worker victim (stopped by stop_victim) $1 seconds from now, sets WOKE (date +%s%N), and
+# waits at most 10 s for it to drop its old load ("abandoning run" in $WORK/victim.err).
+wake_victim_after() {
+    sleep "$1"
+    kill -CONT "$VICTIM"
+    WOKE=$(date +%s%N)
+    wait_log_says "$WORK/victim.err" 10 "abandoning run" "the woken worker did not drop its old load"
 }
 
 # After worker victim (of start_survivors_and_victim) was killed or stopped at $1 (date +%s%N):
@@ -290,8 +403,8 @@ start_survivors_and_victim() {
 # Sets R (the results.json), NOTICED_MS and ENDED_MS (since $1).
 assert_victim_lost() {
     local since=$1 bound=$2 how=$3
-    wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
-        fail "the controller did not report the $how worker within 10 s: $(grep -v '^\[' "$WORK/ctl.err")"
+    wait_log_says "$WORK/ctl.err" 10 "worker victim lost: .*" \
+        "the controller did not report the $how worker within 10 s"
     NOTICED_MS=$((($(date +%s%N) - since) / 1000000))
     wait_controller "$bound"
     ENDED_MS=$((($(date +%s%N) - since) / 1000000))

@@ -12,20 +12,12 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-write_workload "$WORK/a.yaml" seed=3 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=20 \
-    concurrency=8 duration=30s
-printf 'fleet:\n  heartbeat: 500ms\n  liveness: 3\n  abort_on_worker_loss_pct: 20\n' >>"$WORK/a.yaml"
-start_controller "$WORK/ctl.err" "$WORK/a.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
-    --out "$WORK/out" --register-timeout 20
-pids=()
-for w in w1 w2 victim w3; do
-    start_once_worker "$w"
-    pids+=($WORKER_PID)
-done
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
-    fail "the run did not start: $(cat "$WORK/ctl.err")"
+start_run_on_mock a 4 20 seed=3 output_tokens=20 concurrency=8 duration=30s heartbeat=500ms \
+    liveness=3 abort_on_worker_loss_pct=20
+start_once_workers w1 w2 victim w3
+wait_workers_ready
 wait_run_reaches "$WORK/ctl.err" 15 2
-kill -KILL "${pids[2]}"
+kill -KILL "${WORKER_PIDS[2]}"
 killed=$(date +%s)
 wait_controller 25
 took=$(($(date +%s) - killed))
@@ -34,10 +26,7 @@ assert_equal "controller exit status" "$CONTROLLER_RC" 4
 grep -q "ending the run: worker victim lost (no heartbeat for 1.5 s): 25.0 % of the load lost, above fleet.abort_on_worker_loss_pct = 20 %" "$WORK/ctl.err" ||
     fail "the controller did not say why it ended the run: $(grep -v '^\[' "$WORK/ctl.err")"
 grep -q "taken over by" "$WORK/ctl.err" && fail "the share was taken over despite the threshold"
-for i in 0 1 3; do
-    wait_exit "${pids[$i]}" 15
-    assert_equal "survivor exit status" "$EXIT_STATUS" 0
-done
+assert_exit_0 survivor 15 "${WORKER_PIDS[0]}" "${WORKER_PIDS[1]}" "${WORKER_PIDS[3]}"
 grep -l "took over" "$WORK"/w*.err && fail "a survivor took over a slot"
 grep -q "Run ended early: worker victim lost" "$WORK/ctl.err.out" ||
     fail "the table does not say the run ended early: $(tail -5 "$WORK/ctl.err.out")"

@@ -16,45 +16,27 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-write_workload "$WORK/j.yaml" seed=2 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=30 \
-    concurrency=8 duration=14s
-printf 'fleet:\n  rebalance_on_join: true\n' >>"$WORK/j.yaml"
-start_controller "$WORK/ctl.err" "$WORK/j.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
-    --out "$WORK/out" --trace --register-timeout 20
-pids=()
-for w in w1 w2 w3; do
-    start_once_worker "$w"
-    pids+=($WORKER_PID)
-done
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
-    fail "the run did not start: $(cat "$WORK/ctl.err")"
+start_run_on_mock j 3 20 --trace seed=2 output_tokens=30 concurrency=8 duration=14s \
+    rebalance_on_join=true
+start_once_workers w1 w2 w3
+wait_workers_ready
 wait_run_reaches "$WORK/ctl.err" 15 3
 start_once_worker joiner
-pids+=($WORKER_PID)
-wait_for_line "$WORK/ctl.err" 10 "worker joiner .* connected during the run: it joins it" >/dev/null ||
-    fail "the late worker did not join: $(grep -v '^\[' "$WORK/ctl.err")"
-wait_for_line "$WORK/ctl.err" 10 "worker joiner joined the run: 2 slots from session [0-9]+" >/dev/null ||
-    fail "the joiner was not given 2 slots: $(grep -v '^\[' "$WORK/ctl.err")"
-wait_for_line "$WORK/joiner.err" 10 "took over 2 of 2 slots" >/dev/null ||
-    fail "the joiner did not take its slots: $(cat "$WORK/joiner.err")"
+WORKER_PIDS+=("$WORKER_PID")
+wait_log_says "$WORK/ctl.err" 10 "worker joiner .* connected during the run: it joins it" \
+    "the late worker did not join"
+wait_log_says "$WORK/ctl.err" 10 "worker joiner joined the run: 2 slots from session [0-9]+" \
+    "the joiner was not given 2 slots"
+wait_log_says "$WORK/joiner.err" 10 "took over 2 of 2 slots" "the joiner did not take its slots"
 sleep 1
-over=0
-under=0
-for ((i = 0; i < 30; i++)); do
-    r=$(mock_metric vllm:num_requests_running)
-    [ "${r%.*}" -gt 8 ] && over=$((over + 1))
-    [ "${r%.*}" -lt 7 ] && under=$((under + 1))
-    sleep 0.1
-done
-[ "$over" -le 2 ] || fail "the mock ran more than 8 requests at $over of 30 polls after the join"
-[ "$under" -le 5 ] || fail "the mock ran fewer than 7 requests at $under of 30 polls after the join"
+poll_mock_running 30 8 7
+[ "$POLLS_ABOVE" -le 2 ] ||
+    fail "the mock ran more than 8 requests at $POLLS_ABOVE of 30 polls after the join"
+[ "$POLLS_BELOW" -le 5 ] ||
+    fail "the mock ran fewer than 7 requests at $POLLS_BELOW of 30 polls after the join"
 
-wait_controller 30
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
-for pid in "${pids[@]}"; do
-    wait_exit "$pid" 15
-    assert_equal "worker exit status" "$EXIT_STATUS" 0
-done
+wait_controller_ok 30
+assert_exit_0 worker 15 "${WORKER_PIDS[@]}"
 gave=$(cat "$WORK"/w[123].err | grep -c "gave up 1 of 1 slots" || true)
 assert_equal "donors that gave a slot" "$gave" 2
 check_results "$WORK/out" "$WORK/ctl.err" "$WORK" <<'PY'
@@ -62,9 +44,7 @@ ctl_log, work = argv
 assert results["validity"]["valid"], results["validity"]
 assert not results["partial"] and not level["degraded"], (results.get("partial_reason"), level["worker_losses"])
 names, by = rows_by_worker_name(ctl_log)
-sessions = collections.Counter(r["session"] for r in rows)
-dup = [s for s, n in sessions.items() if n > 1]
-assert not dup, f"sessions run twice: {dup[:5]}"
+assert_each_session_once()
 joiner = by["joiner"]
 assert len(joiner) >= 20, f"the joiner ran only {len(joiner)} requests"
 assert all(r["error"] == "none" for r in joiner)

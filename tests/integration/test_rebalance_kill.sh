@@ -17,20 +17,13 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-write_workload "$WORK/k.yaml" seed=5 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=40 \
-    concurrency=8 duration=14s
-start_controller "$WORK/ctl.err" "$WORK/k.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
-    --out "$WORK/out" --trace --register-timeout 20
-for w in alive1 alive2 victim alive3; do
-    start_once_worker "$w"
-    eval "PID_${w^^}=$WORKER_PID"
-done
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
-    fail "the run did not start: $(cat "$WORK/ctl.err")"
+start_run_on_mock k 4 20 --trace seed=5 output_tokens=40 concurrency=8 duration=14s
+start_once_workers alive1 alive2 victim alive3
+wait_workers_ready
 wait_run_reaches "$WORK/ctl.err" 15 3
 running=$(mock_metric vllm:num_requests_running)
 [ "${running%.*}" -ge 6 ] || fail "no full load before the kill (running = $running)"
-kill -KILL "$PID_VICTIM"
+kill -KILL "${WORKER_PIDS[2]}"
 
 # The gauge drops (the victim's connections closed), then comes back once its share is taken over.
 dropped=0
@@ -40,8 +33,8 @@ for ((i = 0; i < 40; i++)); do
     sleep 0.05
 done
 [ "$dropped" = 1 ] || fail "the mock's running gauge never dropped below 8 after the kill"
-wait_for_line "$WORK/ctl.err" 10 "worker victim lost: .*" >/dev/null ||
-    fail "the controller did not declare the victim lost within 10 s: $(grep -v '^\[' "$WORK/ctl.err")"
+wait_log_says "$WORK/ctl.err" 10 "worker victim lost: .*" \
+    "the controller did not declare the victim lost within 10 s"
 lost_at=$(date +%s%N)
 grep -q "victim's share .* taken over by 3 workers" "$WORK/ctl.err" ||
     fail "the victim's share was not taken over: $(grep -v '^\[' "$WORK/ctl.err")"
@@ -56,13 +49,8 @@ done
 back_ms=$(((back_at - lost_at) / 1000000))
 [ "$back_ms" -le 3000 ] || fail "in flight back at the target $back_ms ms after the loss (> 3 s)"
 
-wait_controller 30
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
-for w in alive1 alive2 alive3; do
-    pid_var=PID_${w^^}
-    wait_exit "${!pid_var}" 15
-    assert_equal "$w exit status" "$EXIT_STATUS" 0
-done
+wait_controller_ok 30
+assert_exit_0 survivor 15 "${WORKER_PIDS[0]}" "${WORKER_PIDS[1]}" "${WORKER_PIDS[3]}"
 sleep 0.5
 length_total=$(mock_metric vllm:request_success_total 'finished_reason="length"')
 grep -q "held 6 for" "$WORK/ctl.err.out" || fail "the table's label does not show the load held: $(head -3 "$WORK/ctl.err.out")"
@@ -71,12 +59,8 @@ grep -q "Worker lost: victim" "$WORK/ctl.err.out" || fail "the table does not re
 check_results "$WORK/out" "$WORK/ctl.err" "$WORK" "$length_total" <<'PY'
 ctl_log, work = argv[:2]
 length_total = int(float(argv[2]))
-assert results["validity"]["valid"], results["validity"]
-assert not results["partial"], results.get("partial_reason")
-assert level["degraded"] is True
+loss = whole_run_degraded_by_victim()
 assert results["run"]["stop_reason"] == "duration reached", results["run"]["stop_reason"]
-(loss,) = level["worker_losses"]
-assert loss["worker"] == "victim" and loss["taken_over"], loss
 assert abs(loss["share"] - 0.25) < 1e-9, loss
 assert loss["to_s"] - loss["from_s"] < 6, loss
 assert 1 <= loss["lost_sessions"] <= 2, f"lost sessions {loss['lost_sessions']}, expected its 2 in flight"
@@ -86,9 +70,7 @@ assert held == [8, 6, 8], level["load_held"]
 assert "held 6 for" in level["label"], level["label"]
 
 names, by = rows_by_worker_name(ctl_log)
-keys = collections.Counter((r["session"], r["node"]) for r in rows)
-dup = [k for k, n in keys.items() if n > 1]
-assert not dup, f"session/node run twice: {dup[:5]}"
+assert_each_session_once(lambda r: (r["session"], r["node"]), "session/node")
 survivors_ok = 0
 for w in ("alive1", "alive2", "alive3"):
     announced = re.findall(r"finished: (\d+) requests", open(f"{work}/{w}.err").read())

@@ -15,63 +15,34 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
-write_workload "$WORK/s.yaml" seed=11 ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=30 \
-    concurrency=6 duration=16s
-printf 'fleet:\n  heartbeat: 500ms\n  liveness: 4\n  rebalance_on_join: true\n' >>"$WORK/s.yaml"
-start_controller "$WORK/ctl.err" "$WORK/s.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
-    --out "$WORK/out" --trace --register-timeout 20
-start_once_worker alive1
-ALIVE1=$WORKER_PID
-start_worker "$WORK/victim.err" --connect "$CONTROLLER_EP" --id victim
-VICTIM=$WORKER_PID
-start_once_worker alive2
-ALIVE2=$WORKER_PID
-trap 'kill -CONT "$VICTIM" 2>/dev/null || true; cleanup' EXIT
-wait_for_line "$WORK/ctl.err" 20 "all workers ready" >/dev/null ||
-    fail "the run did not start: $(cat "$WORK/ctl.err")"
+start_run_on_mock s 3 20 --trace seed=11 output_tokens=30 concurrency=6 duration=16s \
+    heartbeat=500ms liveness=4 rebalance_on_join=true
+start_survivors_and_victim long-lived
 wait_run_reaches "$WORK/ctl.err" 15 3
-kill -STOP "$VICTIM"
-wait_for_line "$WORK/ctl.err" 10 "victim's share .* taken over by 2 workers" >/dev/null ||
-    fail "its share was not taken over: $(grep -v '^\[' "$WORK/ctl.err")"
-sleep 2
-kill -CONT "$VICTIM"
-woke=$(date +%s%N)
-wait_for_line "$WORK/victim.err" 10 "abandoning run" >/dev/null ||
-    fail "the woken worker did not drop its old load: $(cat "$WORK/victim.err")"
-wait_for_line "$WORK/ctl.err" 10 "worker victim is back, its old share taken over: told to drop its old load, it joins the run again" >/dev/null ||
-    fail "the victim did not join again: $(grep -v '^\[' "$WORK/ctl.err")"
-wait_for_line "$WORK/ctl.err" 10 "worker victim joined the run: 2 slots from session [0-9]+" >/dev/null ||
-    fail "the victim was not given 2 slots: $(grep -v '^\[' "$WORK/ctl.err")"
+stop_victim
+wait_log_says "$WORK/ctl.err" 10 "victim's share .* taken over by 2 workers" \
+    "its share was not taken over"
+wake_victim_after 2
+wait_log_says "$WORK/ctl.err" 10 "worker victim is back, its old share taken over: told to drop its old load, it joins the run again" \
+    "the victim did not join again"
+wait_log_says "$WORK/ctl.err" 10 "worker victim joined the run: 2 slots from session [0-9]+" \
+    "the victim was not given 2 slots"
 rejoined=$(date +%s%N)
-wait_for_line "$WORK/victim.err" 10 "took over 2 of 2 slots" >/dev/null ||
-    fail "the victim did not take its slots: $(cat "$WORK/victim.err")"
+wait_log_says "$WORK/victim.err" 10 "took over 2 of 2 slots" "the victim did not take its slots"
 sleep 1
-over=0
-for ((i = 0; i < 20; i++)); do
-    r=$(mock_metric vllm:num_requests_running)
-    [ "${r%.*}" -gt 6 ] && over=$((over + 1))
-    sleep 0.1
-done
-[ "$over" -le 2 ] || fail "the mock ran more than 6 requests at $over of 20 polls after the rejoin"
+poll_mock_running 20 6
+[ "$POLLS_ABOVE" -le 2 ] ||
+    fail "the mock ran more than 6 requests at $POLLS_ABOVE of 20 polls after the rejoin"
 
-wait_controller 30
-assert_equal "controller exit status" "$CONTROLLER_RC" 0
-for pid in $ALIVE1 $ALIVE2; do
-    wait_exit "$pid" 15
-    assert_equal "survivor exit status" "$EXIT_STATUS" 0
-done
+wait_controller_ok 30
+assert_exit_0 survivor 15 "$ALIVE1" "$ALIVE2"
 gave=$(cat "$WORK"/alive[12].err | grep -c "gave up 1 of 1 slots" || true)
 assert_equal "survivors that gave a slot back" "$gave" 2
 check_results "$WORK/out" "$WORK/ctl.err" "$WORK" <<'PY'
 ctl_log, work = argv
-assert results["validity"]["valid"], results["validity"]
-assert not results["partial"] and level["degraded"]
-(loss,) = level["worker_losses"]
-assert loss["worker"] == "victim" and loss["taken_over"], loss
+loss = whole_run_degraded_by_victim()
 names, by = rows_by_worker_name(ctl_log)
-sessions = collections.Counter(r["session"] for r in rows)
-dup = [s for s, n in sessions.items() if n > 1]
-assert not dup, f"sessions run twice: {dup[:5]}"
+assert_each_session_once()
 victim = by["victim"]
 before = [r for r in victim if r["send_us"] < loss["to_s"] * 1e6]
 after = [r for r in victim if r["send_us"] >= loss["to_s"] * 1e6]
@@ -81,4 +52,4 @@ announced = re.findall(r"finished: (\d+) requests", open(f"{work}/victim.err").r
 assert announced and int(announced[-1]) == len(after), (announced, len(after))
 print(f"victim: {len(before)} rows before its loss, {len(after)} after rejoining; every session once")
 PY
-echo "ok: a lost worker that came back dropped its old load and rejoined with 2 slots after $(((rejoined - woke) / 1000000)) ms"
+echo "ok: a lost worker that came back dropped its old load and rejoined with 2 slots after $(((rejoined - WOKE) / 1000000)) ms"

@@ -28,10 +28,8 @@ write_workload "$WORK/h.yaml" seed=8 ignore_eos=true endpoints="[$MOCK_URL]" out
 start_controller "$WORK/ctl.err" "$WORK/h.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
     --out "$WORK/out" --trace --register-timeout 20
 start_survivors_and_victim
-# A stopped process cannot act on the cleanup's SIGTERM: wake it first, whatever fails.
-trap 'kill -CONT "$VICTIM" 2>/dev/null || true; cleanup' EXIT
 wait_run_reaches "$WORK/ctl.err" 15 4
-kill -STOP "$VICTIM"
+stop_victim
 hung=$(date +%s%N)
 assert_victim_lost "$hung" 30 hung
 for w in alive1 alive2; do

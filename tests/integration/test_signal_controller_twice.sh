@@ -13,55 +13,65 @@ source "$(dirname "$0")/protocol_lib.sh"
 start_mock --ttft-ms 20 --itl-ms 20
 write_workload "$WORK/t.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=2000 \
     concurrency=4 duration=60s
-start_controller "$WORK/ctl.err" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
-    --out "$WORK/out" --register-timeout 20 --grace 60s
-start_once_worker w1
-WORKER=$WORKER_PID
-wait_run_reaches "$WORK/ctl.err" 20 2
-kill -TERM "$CONTROLLER_PID"
+
+# Starts a controller on t.yaml (stderr $1, results in $2) and --once worker $3 (pid in WORKER);
+# once the run is 2 s in, sends the controller its first SIGTERM and waits at most 10 s for the
+# worker to be told to stop.
+start_and_interrupt() {
+    local log=$1 out=$2 id=$3
+    start_controller "$log" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
+        --out "$out" --register-timeout 20 --grace 60s
+    start_once_worker "$id"
+    WORKER=$WORKER_PID
+    wait_run_reaches "$log" 20 2
+    kill -TERM "$CONTROLLER_PID"
+    wait_for_line "$WORK/$id.err" 10 "stop: interrupted at the controller" >/dev/null ||
+        fail "worker $id was not told to stop: $(cat "$WORK/$id.err")"
+}
+
+# Sends the controller its second SIGTERM (at SIGNALLED, date +%s%N); it must exit 130 within 10 s
+# ($1 names that status in the message).
+interrupt_again() {
+    kill -TERM "$CONTROLLER_PID"
+    SIGNALLED=$(date +%s%N)
+    wait_controller 10
+    assert_equal "$1" "$CONTROLLER_RC" 130
+}
+
+# Waits at most 10 s for worker $1 (pid WORKER) to leave the abandoned run: exit status 1, saying
+# why; sets LEFT_MS to the milliseconds since $2 (date +%s%N). $3 describes the worker.
+assert_worker_abandons() {
+    local id=$1 since=$2 what=$3
+    wait_exit "$WORKER" 10
+    [ "$EXIT_STATUS" != timeout ] ||
+        fail "the $what --once worker still runs 10 s later: $(cat "$WORK/$id.err")"
+    LEFT_MS=$((($(date +%s%N) - since) / 1000000))
+    assert_equal "$what worker exit status (abandoned run)" "$EXIT_STATUS" 1
+    grep -q "abandoning run .*: the controller was interrupted twice" "$WORK/$id.err" ||
+        fail "the $what worker did not act on the Stop: $(cat "$WORK/$id.err")"
+}
+
+start_and_interrupt "$WORK/ctl.err" "$WORK/out" w1
 wait_for_line "$WORK/ctl.err" 10 "draining for up to 60.0 s" >/dev/null ||
     fail "no drain after the first SIGTERM: $(cat "$WORK/ctl.err")"
-wait_for_line "$WORK/w1.err" 10 "stop: interrupted at the controller" >/dev/null ||
-    fail "the worker was not told to stop: $(cat "$WORK/w1.err")"
 [ "$(mock_metric vllm:num_requests_running)" -ge 1 ] || fail "the drain did not let the requests in flight go on"
-kill -TERM "$CONTROLLER_PID"
-signalled=$(date +%s%N)
-wait_controller 10
-assert_equal "controller exit status after two SIGTERMs" "$CONTROLLER_RC" 130
+interrupt_again "controller exit status after two SIGTERMs"
 grep -q "interrupted again: 1 worker told to abandon the run" "$WORK/ctl.err" ||
     fail "the controller did not tell the worker to abandon: $(cat "$WORK/ctl.err")"
 assert_equal "partial" "$(json_value "$WORK/out/results.json" 'r["partial"]')" True
-wait_exit "$WORKER" 10
-[ "$EXIT_STATUS" != timeout ] || fail "the --once worker still runs 10 s after the controller quit: $(cat "$WORK/w1.err")"
-exited_ms=$((($(date +%s%N) - signalled) / 1000000))
-assert_equal "worker exit status (abandoned run)" "$EXIT_STATUS" 1
-grep -q "abandoning run .*: the controller was interrupted twice" "$WORK/w1.err" ||
-    fail "the worker did not say why it left: $(cat "$WORK/w1.err")"
+assert_worker_abandons w1 "$SIGNALLED" first
+exited_ms=$LEFT_MS
 wait_mock_idle 5 || fail "requests still running on the mock after the worker left"
 
 # The same with the worker frozen (SIGSTOP) across the second SIGTERM and woken 4 s after its
 # controller exited: it declares the controller lost first, then reads the queued Stop{abandon}
 # and acts on it (exits within 10 s of waking, status 1) instead of waiting 60 s for a controller
 # that is gone.
-start_controller "$WORK/ctl2.err" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 1 \
-    --out "$WORK/out2" --register-timeout 20 --grace 60s
-start_once_worker w2
-WORKER=$WORKER_PID
-wait_run_reaches "$WORK/ctl2.err" 20 2
-kill -TERM "$CONTROLLER_PID"
-wait_for_line "$WORK/w2.err" 10 "stop: interrupted at the controller" >/dev/null ||
-    fail "the second worker was not told to stop: $(cat "$WORK/w2.err")"
+start_and_interrupt "$WORK/ctl2.err" "$WORK/out2" w2
 kill -STOP "$WORKER"
-kill -TERM "$CONTROLLER_PID"
-wait_controller 10
-assert_equal "second controller exit status" "$CONTROLLER_RC" 130
+interrupt_again "second controller exit status"
 sleep 4
 kill -CONT "$WORKER"
-woken=$(date +%s%N)
-wait_exit "$WORKER" 10
-[ "$EXIT_STATUS" != timeout ] || fail "the woken --once worker still runs 10 s later: $(cat "$WORK/w2.err")"
-woken_ms=$((($(date +%s%N) - woken) / 1000000))
-assert_equal "woken worker exit status" "$EXIT_STATUS" 1
-grep -q "abandoning run .*: the controller was interrupted twice" "$WORK/w2.err" ||
-    fail "the woken worker did not act on the Stop: $(cat "$WORK/w2.err")"
+assert_worker_abandons w2 "$(date +%s%N)" woken
+woken_ms=$LEFT_MS
 echo "ok: the --once worker exited $exited_ms ms after the second SIGTERM (status 1, abandoned); one frozen meanwhile exited $woken_ms ms after waking"

@@ -29,16 +29,24 @@ start_run() { # name: `stampede run` in the background; RUN_PID, once its start 
     wait_for_line "$WORK/$1.err" 20 'start in' >/dev/null || fail "$1 did not start: $(cat "$WORK/$1.err")"
 }
 
+someone_else() { # a second client: 120 requests to the mock, 4 at a time
+    seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
+        -H 'Content-Type: application/json' \
+        -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+}
+
+assert_invalid() { # name bound: the run in the background (RUN_PID) exits 3 within bound seconds
+    wait_exit "$RUN_PID" "$2"
+    [ "$EXIT_STATUS" = 3 ] || fail "$1: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/$1.err")"
+}
+
 # 1. someone else's requests during the run
 start_mock --ttft-ms 10 --itl-ms 2
 write_run shared
 start_run shared
 sleep 1
-seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
-    -H 'Content-Type: application/json' \
-    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
-wait_exit "$RUN_PID" 30
-[ "$EXIT_STATUS" = 3 ] || fail "shared: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/shared.err")"
+someone_else
+assert_invalid shared 30
 check_results "$WORK/shared" <<'PY' || fail "the second client went unnoticed"
 v = results["validity"]
 assert not v["valid"], v
@@ -65,8 +73,7 @@ wait "$MOCK_PID" 2>/dev/null || true
 "$STAMPEDE" mock --port "$PORT" --ttft-ms 10 --itl-ms 2 >"$WORK/mock2.out" 2>&1 &
 BACKGROUND+=($!)
 wait_for_line "$WORK/mock2.out" 10 'listening on' >/dev/null || fail "the mock did not restart: $(cat "$WORK/mock2.out")"
-wait_exit "$RUN_PID" 30
-[ "$EXIT_STATUS" = 3 ] || fail "restart: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/restart.err")"
+assert_invalid restart 30
 check_results "$WORK/restart" <<'PY' || fail "the restart went unnoticed"
 v = results["validity"]
 why = [r for r in v["reasons"] if r.startswith("the server restarted during the run")]
@@ -96,11 +103,8 @@ RUN_PID=$!
 BACKGROUND+=($RUN_PID)
 wait_for_line "$WORK/sweep.err" 60 'level 2/2 concurrency 3 rep 1/1 \| snapshot 1/1' >/dev/null ||
     fail "the sweep's second level did not start: $(tail -5 "$WORK/sweep.err")"
-seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
-    -H 'Content-Type: application/json' \
-    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
-wait_exit "$RUN_PID" 60
-[ "$EXIT_STATUS" = 3 ] || fail "sweep: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/sweep.err")"
+someone_else
+assert_invalid sweep 60
 check_results "$WORK/sweep" <<'PY' || fail "the sweep did not name the second client in its level"
 first, second = results["levels"]
 assert first["concurrency"] == 2 and second["concurrency"] == 3

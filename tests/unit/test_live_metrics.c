@@ -66,6 +66,15 @@ static double sample_value(live_metrics_t *lm, int64_t now_ns, const char *head)
     return v;
 }
 
+/* The value of <prefix>requests_total for the test's series, one error class and outcome. */
+static double requests_total(live_metrics_t *lm, int64_t now_ns, const char *prefix,
+                             const char *error_class, const char *outcome) {
+    char head[512];
+    snprintf(head, sizeof head, "%srequests_total{" SERIES ",error_class=\"%s\",outcome=\"%s\"}",
+             prefix, error_class, outcome);
+    return sample_value(lm, now_ns, head);
+}
+
 static void test_live_window_forgets_seconds_older_than_60(void **state) {
     live_window_t w = {0};
     histogram_t *h = histogram_new();
@@ -125,12 +134,8 @@ static void test_live_failed_request_counted_by_class_without_latency(void **sta
     rec.error = ERROR_HTTP_5XX;
     rec.http_status = 500;
     record(lm, &rec, 10 * S);
-    assert_true(sample_value(lm, 10 * S,
-                             "x_requests_total{" SERIES
-                             ",error_class=\"http_5xx\",outcome=\"failed\"}") == 1);
-    assert_true(sample_value(lm, 10 * S,
-                             "x_requests_total{" SERIES
-                             ",error_class=\"none\",outcome=\"ok\"}") == 0);
+    assert_true(requests_total(lm, 10 * S, "x_", "http_5xx", "failed") == 1);
+    assert_true(requests_total(lm, 10 * S, "x_", "none", "ok") == 0);
     assert_true(sample_value(lm, 10 * S, "x_ttft_seconds_count{" SERIES "}") == 0);
     /* every fault class is a label of its own */
     rec.error = ERROR_TRUNCATED_JSON;
@@ -139,15 +144,9 @@ static void test_live_failed_request_counted_by_class_without_latency(void **sta
     rec.error = ERROR_REFUSED;
     rec.http_status = 0;
     record(lm, &rec, 11 * S);
-    assert_true(sample_value(lm, 11 * S,
-                             "x_requests_total{" SERIES
-                             ",error_class=\"truncated_json\",outcome=\"failed\"}") == 1);
-    assert_true(sample_value(lm, 11 * S,
-                             "x_requests_total{" SERIES
-                             ",error_class=\"refused\",outcome=\"failed\"}") == 1);
-    assert_true(sample_value(lm, 11 * S,
-                             "x_requests_total{" SERIES
-                             ",error_class=\"reset_mid_stream\",outcome=\"failed\"}") == 0);
+    assert_true(requests_total(lm, 11 * S, "x_", "truncated_json", "failed") == 1);
+    assert_true(requests_total(lm, 11 * S, "x_", "refused", "failed") == 1);
+    assert_true(requests_total(lm, 11 * S, "x_", "reset_mid_stream", "failed") == 0);
     assert_true(sample_value(lm, 11 * S, "x_ttft_seconds_count{" SERIES "}") == 0);
     live_metrics_destroy(&lm);
 }
@@ -158,9 +157,7 @@ static void test_live_warmup_counts_requests_but_no_latency(void **state) {
     request_record_t rec = record_with_ttft(100 * MS, chunks);
     rec.warmup = true;
     record(lm, &rec, 10 * S);
-    assert_true(sample_value(lm, 10 * S,
-                             "stampede_requests_total{" SERIES
-                             ",error_class=\"none\",outcome=\"ok\"}") == 1);
+    assert_true(requests_total(lm, 10 * S, "stampede_", "none", "ok") == 1);
     assert_true(sample_value(lm, 10 * S, "stampede_itl_seconds_count{" SERIES "}") == 0);
     assert_true(sample_value(lm, 10 * S, "loadgen_ttft_all_seconds_count") == 0);
     assert_true(sample_value(lm, 10 * S, "loadgen_requests_total") == 1);
