@@ -13,8 +13,8 @@ cat >"$WORK/limit.yaml" <<YAML
 seed: 3
 target: {ignore_eos: true}
 workload: {input_tokens: 16, output_tokens: 40}
-limits: {duration: 3s}
-warmup: 1s
+limits: {duration: 2s}
+warmup: 500ms
 mock: {max_num_seqs: 8, tpot_base: 10ms, alpha: 0, prefill_tokens_per_s: 100000000,
        ttft_overhead: 0ms, prefix_cache: false}
 slo:
