@@ -5,6 +5,7 @@
 # stderr. The queue is bounded to 64 KiB here, so it fills during the run and drops are said
 # while it goes on. (Before the writer thread, the controller blocked in fopen() at the start and
 # hung.)
+# ctest: parallel (its bounds are seconds: loss declared within 10 s, no worker lost over a 3 s liveness)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2

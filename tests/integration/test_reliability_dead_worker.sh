@@ -18,6 +18,7 @@
 #  - the dead worker's load stops: after the run the mock has no request running, generates no
 #    token over 1.5 s, and aborted at most the victim's 2 in-flight requests (plus any the run's
 #    end cancelled).
+# ctest: parallel (its bounds are seconds: loss declared within 10 s, no worker lost over a 3 s liveness)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10

@@ -14,6 +14,7 @@
 #    once: it drops the run it was told to drop, or notices the silent controller, it sends at
 #    most 2 new requests (one per slot, while the wake-up's first events are handled), and within
 #    5 s the mock has no request running (three polls in a row) and generates no token over 1.5 s.
+# ctest: parallel (its bounds are seconds: loss declared within 10 s, no worker lost over a 3 s liveness)
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 50 --itl-ms 10
