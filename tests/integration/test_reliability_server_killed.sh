@@ -54,7 +54,10 @@ for row in incomplete:
         assert row["status"] == 0 and row["error"] in ("refused", "reset_before_headers"), row
 refused = [row for row in rows if row["error"] == "refused" and row not in incomplete]
 assert refused, "no refused connection after the server died"
-assert all("refused" in (row["error_message"] or "").lower() for row in refused), refused[0]["error_message"]
+# ECONNREFUSED, or a connection that reached the dying server's listen backlog and was reset
+# with it ("Connection reset by peer" on connect): both end in class refused
+said = [(row["error_message"] or "").lower() for row in refused]
+assert all("refused" in m or "reset by peer" in m for m in said), [m for m in said if "refused" not in m]
 ok = [row for row in rows if row["error"] == "none"]
 assert len(ok) >= 8, f"only {len(ok)} requests ok before the kill"
 # tokens, not chunks: a loaded loop reads several tokens in one wake-up, which makes one chunk
