@@ -34,6 +34,7 @@
 #include "engine.h"
 #include "histogram.h"
 #include "loop.h"
+#include "memtrim.h"
 
 /* One way to start and stop `stampede mock`, shared with the unit tests. */
 #include "../tests/unit/mock_spawn.h"
@@ -468,6 +469,9 @@ static void field_option_set(bench_config_t *cfg, size_t i, const char *arg) {
 }
 
 int main(int argc, char **argv) {
+    /* As `stampede worker` does (worker_main): the cost of mapping curl's 64 KiB buffers per
+     * transfer is part of what a worker spends (common/memtrim.h). */
+    memtrim_map_large((size_t)64 * 1024);
     bench_config_t cfg = {.streams = {1000, 5000, 10000},
                           .itl_ms = {20, 50, 100},
                           .levels = 3,

@@ -12,6 +12,9 @@
 
 #define SSE_DEFAULT_LIMIT ((size_t)64 << 20)
 #define SSE_MIN_CAPACITY ((size_t)256)
+/* A buffer one huge event grew past this is given back at reset: a stream slot's parser is reused
+ * for every request, so it would otherwise keep the largest event it ever saw for good. */
+#define SSE_RETAIN_CAPACITY ((size_t)64 << 10)
 
 typedef struct sse_buffer {
     char *bytes;
@@ -340,12 +343,22 @@ int sse_parser_finish(sse_parser_t *self) {
                : 0;
 }
 
+/* Empties a buffer, and frees it when it grew beyond SSE_RETAIN_CAPACITY. */
+static void parser_buffer_clear(sse_buffer_t *buffer) {
+    buffer->len = 0;
+    if (buffer->cap > SSE_RETAIN_CAPACITY) {
+        free(buffer->bytes);
+        buffer->bytes = NULL;
+        buffer->cap = 0;
+    }
+}
+
 void sse_parser_reset(sse_parser_t *self) {
     assert(self);
-    self->line.len = 0;
-    self->data_bytes.len = 0;
-    self->event_bytes.len = 0;
-    self->id_bytes.len = 0;
+    parser_buffer_clear(&self->line);
+    parser_buffer_clear(&self->data_bytes);
+    parser_buffer_clear(&self->event_bytes);
+    parser_buffer_clear(&self->id_bytes);
     self->data.set = false;
     self->event.set = false;
     self->id.set = false;

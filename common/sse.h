@@ -33,7 +33,8 @@ sse_parser_t *sse_parser_new(sse_event_fn fn, void *arg);
 void sse_parser_destroy(sse_parser_t **self_p);
 
 /* Forgets the current stream (pending line, event, last ID, error) to parse the next one;
- * keeps the internal buffers so a reused parser does not allocate again. */
+ * keeps the internal buffers so a reused parser does not allocate again, but frees one that a
+ * huge event grew beyond 64 KiB (a parser reused for every request would keep its peak). */
 void sse_parser_reset(sse_parser_t *self);
 
 /* Parses len bytes (split anywhere, even inside CRLF or a UTF-8 sequence). Returns 0 when all

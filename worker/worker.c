@@ -21,6 +21,7 @@
 #include "events.h"
 #include "keys.h"
 #include "loop.h"
+#include "memtrim.h"
 #include "plan.h"
 #include "resolver.h"
 #include "rlimit.h"
@@ -38,6 +39,10 @@
  * them and leaves; a control connection that is down is not waited for beyond the first 200 ms. */
 #define WORKER_LEAVE_NS 5000000000LL
 #define WORKER_LEAVE_LINK_NS 200000000LL
+/* How often a running loop hands freed heap pages back (memtrim.h). */
+#define WORKER_TRIM_NS 10000000000LL
+/* Blocks this large get their own mapping: curl's 64 KiB transfer buffers, batch buffers. */
+#define WORKER_MAP_LARGE_BYTES ((size_t)64 * 1024)
 
 typedef struct worker_settings {
     const char *endpoint;
@@ -86,6 +91,7 @@ typedef struct worker_loop {
     uint64_t requests_done;
     uint64_t batch_timer;
     uint64_t cleanup_timer;
+    int64_t trimmed_ns;    /* when freed heap pages were last handed back (memtrim.h) */
     int64_t lost_since_ns; /* --once: when the controller went silent (0 = not lost) */
     bool done_sent;        /* Done announced (every record of the run is in a sealed batch) */
     char *done_error;
@@ -190,6 +196,7 @@ static void free_run(worker_loop_t *w) {
         config_free(&w->cfg);
         w->cfg_loaded = false;
     }
+    memtrim_release(); /* an idle worker keeps none of the run's pages */
 }
 
 static void cleanup_now(loop_t *loop, uint64_t id, void *arg) {
@@ -249,6 +256,12 @@ static void batch_tick(loop_t *loop, uint64_t id, void *arg) {
         try_done(w);
     if (!agent_connected(w->agent))
         spool_now(w); /* the controller is unreachable: what it has not acknowledged goes to disk */
+    int64_t now_ns = loop_now_ns();
+    if (now_ns - w->trimmed_ns >= WORKER_TRIM_NS) {
+        /* the free pages between the blocks still on the heap (memtrim.h) */
+        w->trimmed_ns = now_ns;
+        memtrim_release();
+    }
     if (w->state == AGENT_RUNNING || w->state == AGENT_FINISHING)
         w->batch_timer = loop_timer_at(w->loop, loop_now_ns() + WORKER_BATCH_NS, batch_tick, w);
 }
@@ -1107,6 +1120,8 @@ int worker_main(int argc, char **argv) {
     if (rc)
         return rc < 0 ? 0 : rc;
     rlimit_raise_nofile();
+    /* Before any loop allocates: a resident set that stays what is in use (memtrim.h). */
+    memtrim_map_large(WORKER_MAP_LARGE_BYTES);
     if (s.clock_shift_ns)
         fprintf(stderr, "worker %s: TEST HOOK: clock readings shifted by %" PRId64 " ns\n", s.name,
                 s.clock_shift_ns);

@@ -560,6 +560,32 @@ static void test_sse_straddling_slices_stop_allocating_after_warm_up(void **stat
     free(stream);
 }
 
+/* One huge event split across feeds grows the buffers; reset gives them back, so the next
+ * straddling event allocates again, while buffers of ordinary size are kept (test above). */
+static void test_sse_reset_frees_a_buffer_a_huge_event_grew(void **state) {
+    const size_t big = (size_t)1 << 20;
+    char *event = malloc(big + 8);
+    assert_non_null(event);
+    memcpy(event, "data: ", 6);
+    memset(event + 6, 'x', big - 6);
+    memcpy(event + big, "\n\n", 2);
+    size_t events = 0;
+    sse_parser_t *parser = sse_parser_new(count_event, &events);
+    assert_int_equal(feed_copy(parser, event, big / 2), 0);
+    assert_int_equal(feed_copy(parser, event + big / 2, big + 2 - big / 2), 0);
+    assert_int_equal(events, 1);
+    sse_parser_reset(parser);
+    uint64_t after_huge = sse_parser_alloc_count(parser);
+    assert_true(after_huge > 0);
+    const char small[] = "data: {\"a\":1}\n\n";
+    assert_int_equal(feed_copy(parser, small, 8), 0); /* straddles: needs a buffer again */
+    assert_int_equal(feed_copy(parser, small + 8, sizeof small - 1 - 8), 0);
+    assert_int_equal(events, 2);
+    assert_true(sse_parser_alloc_count(parser) > after_huge);
+    sse_parser_destroy(&parser);
+    free(event);
+}
+
 static void test_sse_callback_stop_value_is_returned_and_rest_dropped(void **state) {
     size_t len;
     char *stream = read_fixture("vllm_chat.sse", &len);
@@ -709,6 +735,7 @@ static void test_sse_destroy_null_is_harmless(void **state) {
 }
 
 UNIT_MAIN(cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
+          cmocka_unit_test(test_sse_reset_frees_a_buffer_a_huge_event_grew),
           cmocka_unit_test(test_sse_vllm_stream_every_split_point_gives_identical_events),
           cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
           cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
