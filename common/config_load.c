@@ -30,24 +30,10 @@ static const char *const workload_kind_names[] = {"requests", "chat", "graph", "
 static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
-static const char *const root_keys[] = {"seed",
-                                        "target",
-                                        "workload",
-                                        "scheduler",
-                                        "limits",
-                                        "warmup",
-                                        "output",
-                                        "mock",
-                                        "server_metrics",
-                                        "gpu_metrics",
-                                        "scrape_interval",
-                                        "sweep",
-                                        "slo",
-                                        "capacity",
-                                        "deployment",
-                                        "validity",
-                                        "fleet",
-                                        NULL};
+static const char *const root_keys[] = {
+    "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
+    "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
+    "slo",    "capacity", "deployment",     "validity",    "fleet",           NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",
