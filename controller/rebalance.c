@@ -179,7 +179,6 @@ static rebalance_loss_t *add_loss(controller_t *self, registry_worker_t *w) {
     return loss;
 }
 
-/* Sends survivor s the classes adopt[0..n) from first on, and cap_add more of the cap. */
 /* Drops class c from w's classes. */
 static void unhold(registry_worker_t *w, rebalance_class_t c) {
     for (size_t i = 0; i < w->n_held; i++)

@@ -58,9 +58,13 @@ void results_open_trace(controller_t *self) {
 
 /* The run's worker with this index, or NULL. */
 static registry_worker_t *results_worker_at(const controller_t *self, uint32_t index) {
+    /* a batch's records all come from one worker: try the slot found last time first */
+    static size_t last;
+    if (last < self->n_workers && self->workers[last].index == (int)index)
+        return &self->workers[last];
     for (size_t i = 0; i < self->n_workers; i++)
         if (self->workers[i].index == (int)index)
-            return &self->workers[i];
+            return &self->workers[(last = i)];
     return NULL;
 }
 
@@ -126,9 +130,11 @@ void results_record(void *arg, request_record_t *rec) {
         report_trace_close(&self->run->trace_out);
     }
     self->run->sessions_ended += rec->session_end;
-    registry_worker_t *from = results_worker_at(self, rec->worker);
-    if (from)
-        from->sessions_ended += rec->session_end;
+    if (rec->session_end) {
+        registry_worker_t *from = results_worker_at(self, rec->worker);
+        if (from)
+            from->sessions_ended++;
+    }
     if (rec->error == ERROR_NONE) {
         self->run->requests_ok++;
         return;

@@ -22,7 +22,6 @@ typedef struct merge_input {
     const char *path;
     bool journal; /* written by the controller */
     char *config_yaml;
-    uint64_t batches;
 } merge_input_t;
 
 /* What the inputs say of one worker. */
@@ -81,7 +80,7 @@ static spool_reader_t *open_input(const merge_input_t *in, char *err, size_t siz
     return r;
 }
 
-/* Reads every frame of input (pass 1): the run, the workers, the ends; batches only counted. */
+/* Reads every frame of input (pass 1): the run, the workers, the ends; batches are skipped. */
 static int scan_input(merge_state_t *st, merge_input_t *in) {
     char err[4400];
     spool_reader_t *r = open_input(in, err, sizeof err);
@@ -128,10 +127,8 @@ static int scan_input(merge_state_t *st, merge_input_t *in) {
                 break;
             continue;
         }
-        if (f.type == SPOOL_FRAME_BATCH) {
-            in->batches++;
+        if (f.type == SPOOL_FRAME_BATCH)
             continue;
-        }
         if (f.type == SPOOL_FRAME_WORKER) {
             Stampede__SpoolWorker *w = stampede__spool_worker__unpack(NULL, f.len, f.data);
             if (!w || w->index >= st->count) {
