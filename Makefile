@@ -21,7 +21,7 @@ SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps configure build test unit integration asan bench demo clean format fuzz \
         k8s-tools k8s-check
-.PHONY: test-asan-all tsan soak
+.PHONY: test-asan-all tsan soak realworld
 
 all: build
 
@@ -108,6 +108,13 @@ k8s-tools: deps
 # Renders every overlay, validates every object strictly, starts each overlay's pods as rendered.
 k8s-check: build k8s-tools
 	cd $(BUILD) && ctest --output-on-failure -R 'integration_test_k8s_'
+
+# Captures of real servers and tools (../shared/realworld, kept outside the project: they belong
+# to their authors) run through stampede, one table row each (tests/realworld/run.sh). Opt-in;
+# says so and exits 0 when the folder is absent. REALWORLD=DIR reads them from elsewhere.
+REALWORLD ?= ../shared/realworld
+realworld: build
+	STAMPEDE=$(BUILD)/stampede REALWORLD=$(REALWORLD) bash tests/realworld/run.sh
 
 bench: build
 	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh
