@@ -273,6 +273,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .workers = x->workers,
         .n_workers = x->n_workers,
         .breaker = run->breaker[0] ? run->breaker : NULL,
+        .client_fd_limit = all->errors[ERROR_CLIENT_FD_LIMIT],
     };
     validity_judge(&in, &x->validity);
 }

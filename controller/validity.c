@@ -92,6 +92,12 @@ static void validity_judge_outcomes(const validity_input_t *in, validity_t *out)
         validity_add(out, "stopped by the %s", in->breaker);
     if (in->requests_ok == 0 && in->requests_failed > 0)
         validity_add(out, "every request failed (%" PRIu64 ")", in->requests_failed);
+    if (in->client_fd_limit > 0)
+        validity_add(out,
+                     "%" PRIu64 " requests could not open a socket: a worker ran out of file "
+                     "descriptors (raise its open-file limit, ulimit -n, or add workers); the "
+                     "server never saw them",
+                     in->client_fd_limit);
     if (!in->exact_lengths || in->requested_checked == 0)
         return;
     double share = (double)in->output_mismatched / (double)in->requested_checked;

@@ -57,7 +57,8 @@ typedef struct validity_input {
     uint64_t output_mismatched; /* those that received another number */
     const validity_worker_t *workers;
     size_t n_workers;
-    const char *breaker; /* why limits.max_error_pct stopped the run; NULL when it did not */
+    const char *breaker;      /* why limits.max_error_pct stopped the run; NULL when it did not */
+    uint64_t client_fd_limit; /* requests that found no descriptor for a socket: the client's */
 } validity_input_t;
 
 typedef struct validity {

@@ -32,6 +32,8 @@
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
 #define WORKER_MAX_STREAMS 10000
+#define WORKER_FD_RESERVE                                                                          \
+    64 /* descriptors a worker holds besides its streams (ZeroMQ, epoll, spool) */
 #define WORKER_BATCH_NS 50000000LL
 /* With --once, how long a loop waits for a lost controller to come back before giving up. */
 #define WORKER_ONCE_LOST_NS 60000000000LL
@@ -493,6 +495,22 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
+        /* Its own share must fit under the open-file limit, one socket a stream, or the run is
+         * refused now (a hot loop of failed connects mid-run would measure nothing). */
+        uint64_t own = (uint64_t)share_concurrency(&w->share) * workload_max_parallel(&w->cfg);
+        char fd_why[256];
+        if (own && rlimit_fit_nofile(own + WORKER_FD_RESERVE, fd_why, sizeof fd_why) != 0) {
+            free_lines(headers);
+            if (api_key) {
+                explicit_bzero(api_key, strlen(api_key));
+                free(api_key);
+            }
+            snprintf(err, errlen,
+                     "this worker's share needs %" PRIu64 " streams, one socket each, plus %d "
+                     "for itself: %s; or add workers",
+                     own, WORKER_FD_RESERVE, fd_why);
+            return -1;
+        }
         engine_options_t opt = {
             .max_streams = streams ? streams : WORKER_MAX_STREAMS,
             .timeout_ns = w->cfg.target.timeout_ns,

@@ -58,6 +58,16 @@ static void test_validity_circuit_breaker_makes_the_run_invalid(void **state) {
     assert_one_reason(&v, "stopped by the circuit breaker: 30 of 50 requests failed");
 }
 
+static void test_validity_sockets_refused_by_the_client_fd_limit_make_the_run_invalid(void **s) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    in.client_fd_limit = 7;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_one_reason(&v,
+                      "7 requests could not open a socket: a worker ran out of file descriptors");
+}
+
 static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
@@ -294,6 +304,7 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
         cmocka_unit_test(test_validity_circuit_breaker_makes_the_run_invalid),
+        cmocka_unit_test(test_validity_sockets_refused_by_the_client_fd_limit_make_the_run_invalid),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
         cmocka_unit_test(test_validity_loop_measured_under_a_second_is_not_judged),
         cmocka_unit_test(
