@@ -117,6 +117,7 @@ typedef struct worker_loop {
     char spool_path[4096];                /* the spool written for the current run ("" none) */
     uint64_t spooled_last, spooled_acked; /* what it held */
     uint64_t exit_run_id;                 /* the last run, for the exit line */
+    char exit_abandoned[200];             /* why that run was abandoned ("" it was not) */
     /* SIGTERM: the signals seen, and the orderly leave in progress. */
     uint64_t signals;
     bool leaving;
@@ -399,6 +400,7 @@ static void abandon_run(worker_loop_t *w, const char *why) {
     if (w->state == AGENT_IDLE)
         return;
     log_line(w, "abandoning run %016" PRIx64 ": %s", w->run_id, why);
+    snprintf(w->exit_abandoned, sizeof w->exit_abandoned, "%s", why);
     if (w->exec)
         session_executor_stop(w->exec, true);
     events_begin_run(w->events, 0, 0);
@@ -589,6 +591,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     free_run(w);
     w->run_id = run_id;
     w->exit_run_id = run_id;
+    w->exit_abandoned[0] = '\0';
     w->requests_done = 0;
     w->worker_index = a->worker_index;
     w->worker_count = a->worker_count;
@@ -833,6 +836,13 @@ static void exit_report(worker_loop_t *w) {
     }
     if (!w->exit_run_id)
         return;
+    if (w->exit_abandoned[0]) { /* its records were dropped with the run: none to count */
+        log_line(w,
+                 "exiting: run %016" PRIx64 " was abandoned (%s): %" PRIu64
+                 " requests completed, their records discarded",
+                 w->exit_run_id, w->exit_abandoned, w->requests_done);
+        return;
+    }
     uint64_t last = events_last_seq(w->events), acked = events_acked_seq(w->events);
     char rest[4300] = "";
     if (unacked && spooled == 0 && w->spool_path[0])
