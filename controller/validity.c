@@ -75,9 +75,18 @@ static void validity_judge_schedule(const validity_input_t *in, validity_t *out)
         cap_waits += in->workers[i].cap_waits;
     if (cap_waits > 0)
         return;
-    validity_add(out,
-                 "schedule lag p99 %.3f ms is above %g ms: the client could not keep the schedule",
-                 in->schedule_lag_p99_ms, in->lag_threshold_ms);
+    if (in->retried_requests > 0) /* the server asked for the wait: not the client's lag */
+        validity_add(out,
+                     "schedule lag p99 %.3f ms is above %g ms: %" PRIu64 " requests waited out "
+                     "the server's HTTP 429 Retry-After (%.1f s in all) before their sends "
+                     "(target.retry_on_429: honour)",
+                     in->schedule_lag_p99_ms, in->lag_threshold_ms, in->retried_requests,
+                     in->retry_wait_s);
+    else
+        validity_add(out,
+                     "schedule lag p99 %.3f ms is above %g ms: the client could not keep the "
+                     "schedule",
+                     in->schedule_lag_p99_ms, in->lag_threshold_ms);
 }
 
 static void validity_judge_lost(const validity_input_t *in, validity_t *out) {
@@ -135,7 +144,7 @@ validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in) {
     if (in->cap_waits > 0)
         return VALIDITY_RATE_CAP;
     if (in->schedule_lag_p99_ms > in->lag_threshold_ms)
-        return VALIDITY_RATE_CLIENT;
+        return in->retried_requests > 0 ? VALIDITY_RATE_RETRY_AFTER : VALIDITY_RATE_CLIENT;
     if (validity_rate_drawn_short(in->scheduler, in->expected_starts, in->starts))
         return VALIDITY_RATE_DRAW;
     return VALIDITY_RATE_UNEXPLAINED;
