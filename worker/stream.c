@@ -581,7 +581,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
     record->body_hash = 0;
-    record->resends = 0;
+    /* record->resends is not reset: a request resent after a 429 keeps the resends libcurl made
+     * during its earlier attempts (the caller zeroes the record for a new request) */
     record->retry_after_s = -1;
 }
 
@@ -855,7 +856,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         rec->http_status = (int)code;
     }
     stream_classify(self, result);
-    rec->resends = self->resends;
+    rec->resends += self->resends;
     rec->retry_after_s = self->retry_after_s > INT32_MAX ? INT32_MAX : (int32_t)self->retry_after_s;
     phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
