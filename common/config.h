@@ -251,6 +251,7 @@ typedef struct config_sweep {
     uint32_t repeat;          /* repetitions of every level; default 1 */
     double exclude_error_pct; /* a repetition with more errors is excluded; default 5 */
     double rate_cap;          /* concurrency levels: session starts per second at most; 0 none */
+    bool fresh_text; /* each level and repetition its own prompt text (text_seed); default true */
 } config_sweep_t;
 
 /* One service-level objective of the `slo:` section (docs/slo.md): a statistic of a latency metric
@@ -291,11 +292,13 @@ typedef struct config_capacity {
     double max;                    /* highest level probed */
     uint32_t repeat_near_boundary; /* extra runs of the frontier and first failing level */
     double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
+    bool fresh_text;               /* each trial its own prompt text (text_seed); default true */
 } config_capacity_t;
 
 typedef struct config {
     char *source;  /* file name used in messages */
     uint64_t seed; /* default 1 */
+    uint64_t text_seed; /* the prompt words' seed (config_text_seed); 0, the default: the seed */
     config_target_t target;
     config_workload_t workload;
     config_scheduler_t scheduler;
@@ -320,6 +323,9 @@ typedef struct config_error {
     char message[512]; /* what was expected, with a did-you-mean where one fits */
 } config_error_t;
 
+/* The seed of every prompt word (fresh text, scaffolds, a trace's blocks): text_seed, or the seed
+ * when it is 0. Shapes, lengths, waits and arrivals use the seed alone. */
+uint64_t config_text_seed(const config_t *self);
 /* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
 /* Loads and validates a file into *self (initialised here). Relative paths in it resolve against

@@ -367,6 +367,8 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
           "# API keys are never written, only where they are read from.\n",
           out);
     fprintf(out, "seed: %llu\n", (unsigned long long)self->seed);
+    if (self->text_seed)
+        fprintf(out, "text_seed: %llu\n", (unsigned long long)self->text_seed);
     put_target(out, &self->target, redact);
     put_workload(out, &self->workload);
     put_scheduler(out, &self->scheduler);

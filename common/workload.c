@@ -189,13 +189,13 @@ long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, u
     if (cfg->workload.kind == WORKLOAD_TRACE)
         return trace_fresh_text(cfg, session, node, n_words, buf, cap);
     rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
     return prompt_append_words(&rng, n_words, buf, cap);
 }
 
 long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
     rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_SYSTEM);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_SYSTEM);
     return prompt_append_words(&rng, cfg->workload.system_prompt_tokens, buf, cap);
 }
 

@@ -98,9 +98,11 @@ void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg);
 int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index);
 
 /* Prompt text. The fresh text of (session, node) is n words drawn from the single-token vocabulary
- * (common/prompt.h) with rng_init(seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT); the
- * system scaffold (workload.system_prompt_tokens words) depends on the seed only, so it is shared
- * by every session (real prefix reuse across sessions). Both write at buf (pass the end of the
+ * (common/prompt.h) with rng_init(text seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+ * the system scaffold (workload.system_prompt_tokens words) depends on the text seed only, so it
+ * is shared by every session (real prefix reuse across sessions). The text seed is
+ * config_text_seed(cfg): a sweep gives each level and repetition its own, while every shape
+ * (lengths, graphs, waits, arrivals) stays a function of the seed. Both write at buf (pass the end of the
  * text so far to append) single-space-separated words with no leading or trailing space,
  * NUL-terminated, and return the number of bytes written, or -1 if cap is too small (see
  * prompt_max_bytes()). */

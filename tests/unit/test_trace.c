@@ -210,6 +210,15 @@ static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_te
     }
     assert_int_equal(words, 512);
     assert_string_equal(a, c); /* hash ids, not session ids, name the text */
+    /* another text seed (a sweep's next level): other words, the same sharing by hash id */
+    cfg.text_seed = 99;
+    assert_true(workload_fresh_text(&cfg, 0, 0, 1100, c, cap) > 0);
+    assert_true(strncmp(a, c, 64) != 0);
+    assert_true(workload_fresh_text(&cfg, 1, 0, 700, b, cap) > 0);
+    size_t block = 0;
+    for (size_t k = 0, spaces = 0; c[k] && spaces < 512; k++)
+        spaces += c[k] == ' ', block = k;
+    assert_memory_equal(b, c, block); /* hash 7's block, in this seed's words */
     free(a);
     free(b);
     free(c);
