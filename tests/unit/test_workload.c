@@ -346,6 +346,34 @@ static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void 
     clear_config(&b);
 }
 
+/* The schedule the limits leave: max_sessions, or the sessions holding max_requests requests,
+ * ends one mean gap after its last arrival; nothing ends an unlimited schedule. */
+static void test_workload_schedule_cut_by_max_sessions_or_max_requests(void **state) {
+    (void)state;
+    config_t cfg;
+    make_config(&cfg, WORKLOAD_CHAT, 5);
+    set_dist(&cfg.workload.turns, "3");
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    cfg.scheduler.rate = 10;
+    uint64_t n;
+    int64_t last;
+    assert_false(workload_schedule_cut(&cfg, INT64_MAX, &n, &last)); /* no limit */
+    assert_int_equal(workload_schedule_end_ns(&cfg, INT64_MAX), -1);
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, &cfg);
+    cfg.limits.max_sessions = 50;
+    assert_true(workload_schedule_cut(&cfg, INT64_MAX, &n, &last));
+    assert_int_equal(n, 50);
+    assert_int_equal(last, workload_arrivals_time_ns(&arrivals, 49));
+    assert_int_equal(workload_schedule_end_ns(&cfg, INT64_MAX), last + 100000000);
+    assert_false(workload_schedule_cut(&cfg, last - 1, &n, &last)); /* goes on past the horizon */
+    cfg.limits.max_requests = 10; /* 3 requests a session: the 4th holds the 10th request */
+    assert_true(workload_schedule_cut(&cfg, INT64_MAX, &n, &last));
+    assert_int_equal(n, 4);
+    assert_int_equal(last, workload_arrivals_time_ns(&arrivals, 3));
+    clear_config(&cfg);
+}
+
 static void test_workload_digest_is_independent_of_generation_order(void **state) {
     enum { N = 1000 };
     config_t cfg;
@@ -402,5 +430,6 @@ UNIT_MAIN(cmocka_unit_test(test_workload_requests_are_single_nodes_without_paren
           cmocka_unit_test(test_workload_arrivals_are_the_same_whatever_the_query_order),
           cmocka_unit_test(test_workload_text_is_reproducible_and_the_system_prompt_shared),
           cmocka_unit_test(test_workload_text_seed_changes_the_words_and_never_the_shapes),
+          cmocka_unit_test(test_workload_schedule_cut_by_max_sessions_or_max_requests),
           cmocka_unit_test(test_workload_digest_is_independent_of_generation_order),
           cmocka_unit_test(test_workload_rate_mode_digest_covers_arrival_times))
