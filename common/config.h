@@ -93,14 +93,18 @@ typedef struct config_graph {
     config_graph_node_t *nodes; /* template: the nodes, parents first; a shape: its slots */
     size_t n_nodes;
     uint32_t message_overhead_tokens; /* extra fresh tokens per appended parent reply (A2A) */
-    dist_t length;                    /* linear: requests per session (default uniform 100..150) */
-    uint32_t executor_count;          /* diamond: executors (default 3) */
-    bool sequential;                  /* diamond: executors one after another (AutoGen) */
-    uint32_t children;                /* fanout: sub-sessions per round (default 3) */
-    dist_t child_length;              /* fanout: requests per sub-session (default 1) */
-    uint32_t rounds; /* fanout: main -> children -> continuation rounds (default 1) */
-    dist_t depth;    /* branching: layers after the root (default 3) */
-    dist_t width;    /* branching: nodes per layer when given (else from fan_out) */
+    dist_t step_overhead;    /* the framework's own time per step: added to every non-root node's
+                                wait (default 0) */
+    uint32_t context_limit;  /* the context the framework budgets max_tokens for (0: none) */
+    uint32_t context_margin; /* tokens it keeps free under context_limit */
+    dist_t length;           /* linear: requests per session (default uniform 100..150) */
+    uint32_t executor_count; /* diamond: executors (default 3) */
+    bool sequential;         /* diamond: executors one after another (AutoGen) */
+    uint32_t children;       /* fanout: sub-sessions per round (default 3) */
+    dist_t child_length;     /* fanout: requests per sub-session (default 1) */
+    uint32_t rounds;         /* fanout: main -> children -> continuation rounds (default 1) */
+    dist_t depth;            /* branching: layers after the root (default 3) */
+    dist_t width;            /* branching: nodes per layer when given (else from fan_out) */
     bool width_given;
     dist_t fan_out;     /* branching: children per node (default 2) */
     dist_t fan_in;      /* branching: parents per node (default 1) */
@@ -296,8 +300,8 @@ typedef struct config_capacity {
 } config_capacity_t;
 
 typedef struct config {
-    char *source;  /* file name used in messages */
-    uint64_t seed; /* default 1 */
+    char *source;       /* file name used in messages */
+    uint64_t seed;      /* default 1 */
     uint64_t text_seed; /* the prompt words' seed (config_text_seed); 0, the default: the seed */
     config_target_t target;
     config_workload_t workload;
