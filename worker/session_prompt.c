@@ -265,7 +265,7 @@ static uint32_t session_prompt_max_tokens(const session_prompt_t *self, const co
                                           uint32_t j, uint32_t n, uint64_t words) {
     const config_graph_t *g = &cfg->workload.graph;
     uint32_t asked = self->shape->nodes[j].output_tokens;
-    if (cfg->workload.kind != WORKLOAD_GRAPH || g->context_limit == 0)
+    if (g->context_limit == 0) /* set only under workload.graph */
         return asked;
     uint64_t envelopes = session_prompt_envelope_words(self, cfg, j);
     for (uint32_t i = 0; i < n; i++)
