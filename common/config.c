@@ -20,9 +20,15 @@ static char *checked_strdup(const char *s) {
     return copy;
 }
 
+uint64_t config_text_seed(const config_t *self) {
+    return self->text_seed ? self->text_seed : self->seed;
+}
+
 void config_init(config_t *self) {
     memset(self, 0, sizeof *self);
     self->seed = 1;
+    self->sweep.fresh_text = true;
+    self->capacity.fresh_text = true;
     self->target.api = API_CHAT;
     self->target.model = checked_strdup("mock");
     self->target.timeout_ns = 600 * UNITS_NS_PER_S;

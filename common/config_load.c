@@ -31,9 +31,10 @@ static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequen
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {
-    "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
-    "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
-    "slo",    "capacity", "deployment",     "validity",    "fleet",           NULL};
+    "seed",        "text_seed",       "target", "workload", "scheduler",
+    "limits",      "warmup",          "output", "mock",     "server_metrics",
+    "gpu_metrics", "scrape_interval", "sweep",  "slo",      "capacity",
+    "deployment",  "validity",        "fleet",  NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",
@@ -620,6 +621,9 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if ((v = config_yaml_get(r, root, "seed", NULL)) &&
         config_yaml_uint(r, v, "seed", UINT64_MAX, &c->seed) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, root, "text_seed", NULL)) &&
+        config_yaml_uint(r, v, "text_seed", UINT64_MAX, &c->text_seed) < 0)
         return -1;
     if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
         parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||

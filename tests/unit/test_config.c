@@ -47,8 +47,9 @@ static const message_case_t bad_cases[] = {
     {"scheduler:\n  concurency: 4\nlimits: {duration: 10s}\n",
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
-     "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
-     "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
+     "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, text_seed, target, "
+     "workload, scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, "
+     "scrape_interval, "
      "sweep, slo, capacity, deployment, validity, fleet"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
