@@ -467,6 +467,8 @@ static const char *parse_delta(const char *p, const char *end, int depth, chunk_
             p = read_string(p, end, depth, &out->reasoning, &out->reasoning_len);
         else if (KEY_IS("tool_calls"))
             p = parse_tool_calls(p, end, depth, out);
+        else if (KEY_IS("refusal"))
+            p = read_string(p, end, depth, &out->refusal, &out->refusal_len);
         else
             p = skip_member_value(p, end, depth);
         if (!p)
@@ -656,6 +658,7 @@ int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
     }
     out->has_content = out->content_len > 0;
     out->has_reasoning = out->reasoning_len > 0;
+    out->has_refusal = out->refusal_len > 0;
     return 0;
 }
 
