@@ -7,7 +7,8 @@
 #    answer events, TTFC at the event that ends the closing tag;
 #  - an R1 distill's closing tag alone: the text before it is reasoning;
 #  - each finish_reason (stop, length, tool_calls, content_filter, none) in requests.jsonl, in
-#    results.json's per-level counts and in the table;
+#    results.json's per-level counts and in the table; with ignore_eos, a `stop` short of the
+#    asked length fails the output-length check, named as such;
 # and with the events three per write, the same counts over five chunks of three tokens.
 # ctest: parallel (counts, contents and a lower bound of tens of ms; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
@@ -94,4 +95,21 @@ assert refusal["refusal"] is True and refusal["ttft_ms"] is not None
 assert level["refusals"] == 1 and level["finish_reasons"]["stop"] == 2, level["finish_reasons"]
 print("three per write: the same counts over five chunks of three tokens")
 PY
+# ignore_eos asks for exactly 8 tokens; a server that stops after 4 (finish_reason stop) fails
+# the output-length check, and the reason says the server stopped early.
+start_test_server sse_replay_server.py early_stop --gap-ms 5 "$DATA/finish_stop.sse"
+write_workload "$WORK/early_stop.yaml" seed=3 model=replay timeout=20s concurrency=1 \
+    max_requests=3 ignore_eos=true output_tokens=8
+run_bounded 60 "$WORK/early_stop.table" "$WORK/early_stop.err" "$WORK/early_stop.yaml" \
+    --workers 1 --target "$URL" --out "$WORK/early_stop.out"
+check_results "$WORK/early_stop.out" <<'PY'
+requested = level["output_vs_requested"]
+assert (requested["requests_checked"], requested["mismatched_requests"],
+        requested["stopped_early"]) == (3, 3, 3), requested
+reasons = " | ".join(results["validity"]["reasons"])
+assert "3 ended with finish_reason `stop` before it" in reasons, reasons
+print("ignore_eos: early stops counted and named")
+PY
+grep -qF "3 ended with finish_reason stop before the length asked for" "$WORK/early_stop.table" ||
+    fail "the table does not name the early stops: $(cat "$WORK/early_stop.table")"
 echo "ok: refusals, think tags and finish reasons as real servers stream them"
