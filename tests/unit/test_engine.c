@@ -1229,6 +1229,51 @@ static void test_engine_warns_when_max_streams_exceed_the_open_file_limit(void *
     loop_destroy(&loop);
 }
 
+/* One request to a canned whole reply with the reasoning tags on; stops the server. */
+static void run_canned_with_tags(const char *reply, outcome_t *o) {
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, CHAT_PATH);
+    engine_options_t options = {.max_streams = 1,
+                                .timeout_ns = 5000 * MS,
+                                .reasoning_open = "<think>",
+                                .reasoning_close = "</think>"};
+    run_one_against(url, &options, o, 10000 * MS);
+    canned_stop(s);
+}
+
+/* A non-streamed reply: its one chunk is answer when text follows the think block, reasoning
+ * when the text is all inside it; a refusal message is answer; finish_reason is recorded. */
+static void test_engine_non_streaming_think_refusal_and_finish_reason(void **state) {
+    static const char *const bodies[] = {
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"<think>hm</think>Paris\",\"refusal\":null},\"finish_reason\":\"stop\"}]}",
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"<think>still thinking\"},\"finish_reason\":\"length\"}]}",
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null,"
+        "\"refusal\":\"I can't.\"},\"finish_reason\":\"stop\"}]}"};
+    static const struct {
+        uint32_t content, reasoning;
+        bool refusal;
+        finish_reason_t finish;
+    } want[] = {
+        {1, 0, false, FINISH_STOP}, {0, 1, false, FINISH_LENGTH}, {1, 0, true, FINISH_STOP}};
+    for (int i = 0; i < 3; i++) {
+        char *reply = json_reply("200 OK", bodies[i]);
+        static outcome_t o;
+        run_canned_with_tags(reply, &o);
+        free(reply);
+        assert_int_equal(o.record.error, ERROR_NONE);
+        assert_int_equal(o.n_chunks, 1);
+        assert_int_equal(o.record.content_chunks, want[i].content);
+        assert_int_equal(o.record.reasoning_chunks, want[i].reasoning);
+        assert_int_equal(o.record.refusal, want[i].refusal);
+        assert_int_equal(o.record.finish_reason, want[i].finish);
+        assert_true(o.record.first_token_ns == o.record.end_ns);
+        assert_true(o.record.first_content_ns == (want[i].content ? o.record.end_ns : 0));
+    }
+}
+
 #define REFUSAL_CHUNK(text)                                                                        \
     "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"" text                              \
     "\"},\"finish_reason\":null}]}\n\n"
@@ -1382,6 +1427,7 @@ int main(void) {
         cmocka_unit_test(test_engine_partial_tag_that_is_not_one_is_answer_from_the_start),
         cmocka_unit_test(test_engine_think_tags_off_counts_everything_as_answer),
         cmocka_unit_test(test_engine_reply_without_finish_reason_records_none),
+        cmocka_unit_test(test_engine_non_streaming_think_refusal_and_finish_reason),
         cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_no_done),
         cmocka_unit_test(test_engine_finish_reason_without_done_is_complete),
         cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_server_error_event),
