@@ -206,8 +206,8 @@ static void stream_think_earlier(stream_t *self, const think_event_t *ev) {
         rec->reasoning_chunks -= self->think_undecided;
         rec->content_chunks += self->think_undecided;
         self->think_answer_events += self->think_undecided;
-        if (!rec->first_content_ns)
-            rec->first_content_ns = self->think_undecided_ns;
+        if (!rec->first_content_ns || self->think_undecided_ns < rec->first_content_ns)
+            rec->first_content_ns = self->think_undecided_ns; /* the answer began there */
     } else if (ev->earlier == THINK_EARLIER_ANSWER_WAS_REASONING) {
         rec->content_chunks -= self->think_answer_events;
         rec->reasoning_chunks += self->think_answer_events;
