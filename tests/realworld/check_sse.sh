@@ -177,8 +177,8 @@ def split(tokens):
     return reasoning, answer, CLOSE in reply or reply.lstrip().startswith(OPEN)
 
 def figures(r):
-    return (r["error"], r["ttft_ms"] is not None, r["finish_reason"], r["output_tokens"],
-            r["reasoning_chunks"], r["content_chunks"], r["refusal"])
+    return (r["error"], r["ttft_ms"] is not None, r.get("finish_reason"), r["output_tokens"],
+            r["reasoning_chunks"], r["content_chunks"], r.get("refusal"))
 
 for m, one, three in zip(manifest, rows(1), rows(3)):
     e = expect(open(m["body"], "rb").read())
