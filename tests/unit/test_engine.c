@@ -1280,9 +1280,11 @@ static void test_engine_non_streaming_think_refusal_and_finish_reason(void **sta
 #define FINISH_CHUNK(reason)                                                                       \
     "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" reason "\"}]}\n\n"
 
-/* One request to a scripted server (events written gap_ms apart) with reasoning tags on or off. */
+/* One request to a scripted server (one write every 25 ms, as apart as the other scripted tests
+ * keep theirs so that a loaded machine does not read two writes at once) with the reasoning tags
+ * on or off. */
 static void run_scripted_with_tags(const char *const *events, int n, bool tags, outcome_t *o) {
-    canned_server_t *s = scripted_start(events, n, 15);
+    canned_server_t *s = scripted_start(events, n, 25);
     char url[128];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, CHAT_PATH);
     engine_options_t options = {.max_streams = 1,
