@@ -35,6 +35,8 @@ void config_init(config_t *self) {
     self->target.connect_timeout_ns = 10 * UNITS_NS_PER_S;
     self->target.routing = ROUTING_ROUND_ROBIN;
     self->target.stream = true;
+    self->target.reasoning_open = checked_strdup("<think>");
+    self->target.reasoning_close = checked_strdup("</think>");
     self->target.retry_after_max_ns = 10 * UNITS_NS_PER_S;
     self->target.retry_429_max = 5;
     self->workload.kind = WORKLOAD_REQUESTS;
@@ -76,6 +78,8 @@ void config_free(config_t *self) {
     free(self->target.headers);
     free(self->target.api_key_env);
     free(self->target.api_key_file);
+    free(self->target.reasoning_open);
+    free(self->target.reasoning_close);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -125,6 +129,8 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.model = copy_or_null(src->target.model, &ok);
     dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
+    dst->target.reasoning_open = copy_or_null(src->target.reasoning_open, &ok);
+    dst->target.reasoning_close = copy_or_null(src->target.reasoning_close, &ok);
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};

@@ -61,7 +61,11 @@ typedef struct config_target {
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
-    bool stream;                /* default true */
+    /* target.reasoning_tags: content between them is reasoning (default <think> and </think>);
+     * both NULL when the file gives an empty list (off) */
+    char *reasoning_open;
+    char *reasoning_close;
+    bool stream;       /* default true */
     bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */
     int64_t retry_after_max_ns; /* cap on one Retry-After wait; default 10 s */
     uint32_t retry_429_max;     /* resends of one request after 429s at most; default 5 */

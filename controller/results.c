@@ -302,6 +302,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .exact_lengths = validity_exact_lengths(&run->cfg),
         .requested_checked = all->requested_checked,
         .output_mismatched = all->output_mismatched,
+        .stopped_early = all->stopped_early,
         .workers = x->workers,
         .n_workers = x->n_workers,
         .breaker = run->breaker[0] ? run->breaker : NULL,

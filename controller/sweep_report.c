@@ -68,6 +68,8 @@ json_t *sweep_report_stats_json(const window_stats_t *s) {
     json_object_set_new(o, "requests_failed", json_integer((json_int_t)s->failed));
     json_object_set_new(o, "requests_cancelled", json_integer((json_int_t)s->cancelled));
     json_object_set_new(o, "errors", report_errors_json(s->errors));
+    json_object_set_new(o, "finish_reasons", report_finish_reasons_json(s->finish_reasons));
+    json_object_set_new(o, "refusals", json_integer((json_int_t)s->refusals));
     json_object_set_new(o, "requests_ended", json_integer((json_int_t)s->requests_ended));
     json_object_set_new(o, "session_starts", json_integer((json_int_t)s->session_starts));
     json_object_set_new(o, "output_tokens", json_integer((json_int_t)s->output_tokens));
