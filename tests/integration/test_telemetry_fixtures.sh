@@ -34,14 +34,14 @@ assert p["requests"] == 40 and p["prompt_tokens"] == 4000 and p["generation_toke
 assert near(p["prefix_cache_hit_rate"], 0.25), p["prefix_cache_hit_rate"]  # 1000 cached / 4000
 t = p["ttft"]
 assert t["count"] == 40 and near(t["mean_ms"], 62.5), t
-assert near(t["p50_ms"], 50.0) and near(t["p90_ms"], 90.0), t  # 20 in (0, 50], 20 in (50, 100]
+assert near(t["p50_estimate_ms"], 50.0) and near(t["p90_estimate_ms"], 90.0), t  # 20 in (0, 50], 20 in (50, 100]
 i = p["itl"]  # read from the older name sglang:time_per_output_token_seconds
-assert i["count"] == 760 and near(i["mean_ms"], 10.0) and near(i["p50_ms"], 10.0), i
+assert i["count"] == 760 and near(i["mean_ms"], 10.0) and near(i["p50_estimate_ms"], 10.0), i
 assert p["tpot"] is None and p["queue"] is None and p["prefill"] is None, p
 assert near(p["kv_usage_pct"]["mean"], 20.0) and near(p["kv_usage_pct"]["max"], 30.0), p
 assert near(p["running"]["max"], 4.0) and near(p["waiting"]["max"], 2.0), p
 gap = level["gap"]["endpoints"][0]
-assert gap["tpot"]["server_from"] == "itl" and near(gap["tpot"]["server_p50_ms"], 10.0), gap
+assert gap["tpot"]["server_from"] == "itl" and near(gap["tpot"]["server_p50_estimate_ms"], 10.0), gap
 assert gap["ttft_attribution"]["server_queue_ms"] is None, gap["ttft_attribution"]
 assert gap["requests"]["server"] == 40 and gap["requests"]["client"] == 40, gap["requests"]
 PY
@@ -54,7 +54,7 @@ near = lambda a, b: a is not None and abs(a - b) < 1e-6
 assert p["dialect"] == "dynamo" and p["error"] is None, p
 assert p["requests"] == 40 and p["prompt_tokens"] == 3000 and p["generation_tokens"] == 600, p
 t = p["ttft"]
-assert t["count"] == 40 and near(t["mean_ms"], 150.0) and near(t["p50_ms"], 150.0), t
+assert t["count"] == 40 and near(t["mean_ms"], 150.0) and near(t["p50_estimate_ms"], 150.0), t
 assert p["prefix_cache_hit_rate"] is None and p["kv_usage_pct"] is None, p
 assert p["tpot"] is None and p["itl"] is None, p
 assert near(p["running"]["max"], 8.0) and near(p["waiting"]["mean"], 0.5), p
