@@ -533,6 +533,10 @@ int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     telemetry_stats_t server;
     bool have_server = telemetry_run_close(self, &server) == 0;
+    if (have_server && telemetry_stats_absent(&server)) { /* said in one line already */
+        telemetry_stats_clear(&server);
+        have_server = false;
+    }
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out =
