@@ -407,6 +407,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "label", json_string(label));
     }
     json_object_set_new(root, "kind", json_string("run"));
+    json_object_set_new(json_object_get(root, "run"), "routing",
+                        json_string(config_routing_name(self->run->cfg.target.routing)));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
                             json_loads(self->run->cfg.deployment, 0, NULL));

@@ -69,7 +69,8 @@ for l in levels:
     assert l["snapshot_mean"]["ttft_p50_ms"] is not None and l["stability"]["ttft_p50_ms"] >= 0
     # one-request sessions, at most c in flight and no faster than the cap of 20/s
     assert 0 < l["actual_rps"] <= 20 * 1.1, l["actual_rps"]
-    assert l["rate_cap"] == 20 and l["server"] is None and l["gap"] is None
+    # server_metrics: auto is the default: the embedded mock's own page gives every level its side
+    assert l["rate_cap"] == 20 and l["server"] is not None and l["gap"]["total"] is not None
 # c 2 is held by its slots (requests of about 110 ms: 18/s), c 6 by the cap (slots for ~50/s)
 assert levels[0]["actual_rps"] < levels[2]["actual_rps"], "more slots, more starts"
 assert levels[2]["actual_rps"] > 20 * 0.85, levels[2]["actual_rps"]
