@@ -6,7 +6,8 @@
 # memory and joules per output token from the energy counter's delta. What a page does not expose
 # (SGLang and Dynamo have no per-request TPOT, queue or prefill histograms) is null. The load
 # itself goes to a mock; scrape_interval is longer than the run, so each page is read exactly
-# twice: at the window's opening (page A) and at its end (page B).
+# twice: at the window's opening (page A) and at its end (page B). A DCGM page with DCGM's blank
+# sentinels and a MIG GPU gives absent utilisation and power and the right energy.
 # ctest: parallel (fixture pages with exact figures)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -75,4 +76,21 @@ assert near(g["gpu_power_w"]["mean"], 600.0), g  # summed over the GPUs: 500 at 
 assert near(g["gpu_fb_used_mib"]["mean"], 70000.0), g
 PY
 grep -q 'J per output token' "$WORK/dcgm.out" || fail "no GPU line in the table: $(cat "$WORK/dcgm.out")"
+
+# DCGM's blank sentinels on utilisation and power are "no value": both absent (null, "—"), never
+# 9.2e18; the energy counter beside them, with a MIG GPU's repeated counter counted once, gives
+# the same joules per output token as above.
+start_test_server metrics_fixture_server.py dcgm_blank dcgm_blank
+run_with_page dcgm_blank "gpu_metrics: [$URL/metrics]"
+check_results "$WORK/dcgm_blank" <<'PY' || fail "the DCGM page with blank sentinels gave wrong figures"
+g = level["server"]["gpu"]
+near = lambda a, b: a is not None and abs(a - b) < 1e-6
+assert g["pages"][0]["dialect"] == "dcgm" and g["pages"][0]["error"] is None, g["pages"]
+assert g["gpu_util_pct"] is None and g["gpu_power_w"] is None, g
+assert g["pages"][0]["gpu_util_pct"] is None and g["pages"][0]["gpu_power_w"] is None, g["pages"]
+assert near(g["energy_j"], 123.456), g
+assert g["output_tokens"] == 40 * 8 and near(g["joules_per_output_token"], 123.456 / 320), g
+assert near(g["gpu_fb_used_mib"]["mean"], 70000.0), g  # per MIG instance: 40000 + 10000 + 20000
+PY
+grep -q 'GPU: util — %, power — W' "$WORK/dcgm_blank.out" || fail "the GPU line shows a blank: $(grep GPU "$WORK/dcgm_blank.out")"
 echo "PASS"
