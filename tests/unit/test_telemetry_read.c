@@ -11,6 +11,7 @@
 #include "unit_main.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "prom_parse.h"
@@ -391,6 +392,80 @@ static void test_telemetry_read_estimate_carries_its_bucket(void **state) {
     assert_false(telemetry_read_bucket_limited(1.0, 0.9, 1.0));
 }
 
+/* A page of tests/data/metrics (fixtures reproducing what real captures showed). */
+static prom_page_t *read_fixture(const char *name, telemetry_reading_t *out) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/metrics/%s", name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    prom_page_t *page = prom_page_parse(text, n);
+    assert_non_null(page);
+    telemetry_read_page(page, out);
+    return page;
+}
+
+/* SGLang 0.4 has no num_requests_total: the finished requests are the e2e histogram's count. */
+static void test_telemetry_read_sglang_requests_from_e2e_count(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("sglang_without_requests_total.prom", &r);
+    assert_string_equal(r.dialect, "sglang");
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 200, 0);
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H__COUNT + TELEMETRY_C_REQUESTS),
+                        "sglang:e2e_request_latency_seconds_count");
+    NEAR(r.gauge[TELEMETRY_G_WAITING], 30, 0);
+    NEAR(r.histogram[TELEMETRY_H_ITL].count, 31800, 0);
+    prom_page_destroy(&page);
+}
+
+/* vLLM 0.10: engine label, *_created gauges, deprecated names beside the new: each figure once. */
+static void test_telemetry_read_vllm_v1_page_counts_each_figure_once(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("vllm_v1_engine_created_deprecated.prom", &r);
+    assert_int_equal(page->lines_skipped, 0);
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 10, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 400, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 100, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 50, 1e-9);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].count, 10, 0);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].sum, 1.3, 1e-12);
+    prom_page_destroy(&page);
+}
+
+/* The README's page: spaces after commas, "..." lines skipped, the blank utilisation absent. */
+static void test_telemetry_read_dcgm_readme_style_page(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dcgm_readme_style_blank.prom", &r);
+    assert_int_equal(page->lines_skipped, 2);
+    assert_string_equal(r.dialect, "dcgm");
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_UTIL]));
+    NEAR(r.gauge[TELEMETRY_G_GPU_POWER_W], 250.5, 1e-9);
+    NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 1024, 0);
+    NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 5e6, 0);
+    prom_page_destroy(&page);
+}
+
+/* A MIG GPU's profiling-only page: utilisation from GR_ENGINE_ACTIVE over its instances. */
+static void test_telemetry_read_dcgm_prof_mig_page(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dcgm_prof_mig.prom", &r);
+    assert_string_equal(r.dialect, "dcgm");
+    NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 50, 1e-9);
+    prom_page_destroy(&page);
+}
+
+/* A Dynamo component's page is no frontend's: no dialect, every figure absent. */
+static void test_telemetry_read_dynamo_component_page_is_unrecognised(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dynamo_component_only.prom", &r);
+    assert_null(r.dialect);
+    assert_true(isnan(r.counter[TELEMETRY_C_REQUESTS]));
+    assert_true(isnan(r.gauge[TELEMETRY_G_RUNNING]));
+    prom_page_destroy(&page);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_telemetry_read_sums_vllm_series_over_engines),
           cmocka_unit_test(test_telemetry_read_delta_interpolates_percentiles_in_the_bucket),
           cmocka_unit_test(test_telemetry_read_quantile_in_inf_bucket_is_a_lower_bound),
@@ -407,4 +482,9 @@ UNIT_MAIN(cmocka_unit_test(test_telemetry_read_sums_vllm_series_over_engines),
           cmocka_unit_test(test_telemetry_read_vllm_old_and_new_names_are_not_double_counted),
           cmocka_unit_test(test_telemetry_read_vllm_created_series_are_ignored),
           cmocka_unit_test(test_telemetry_read_vllm_engine_label_is_summed),
-          cmocka_unit_test(test_telemetry_read_estimate_carries_its_bucket))
+          cmocka_unit_test(test_telemetry_read_estimate_carries_its_bucket),
+          cmocka_unit_test(test_telemetry_read_sglang_requests_from_e2e_count),
+          cmocka_unit_test(test_telemetry_read_vllm_v1_page_counts_each_figure_once),
+          cmocka_unit_test(test_telemetry_read_dcgm_readme_style_page),
+          cmocka_unit_test(test_telemetry_read_dcgm_prof_mig_page),
+          cmocka_unit_test(test_telemetry_read_dynamo_component_page_is_unrecognised))
