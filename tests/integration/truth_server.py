@@ -21,8 +21,8 @@ import argparse
 import threading
 import time
 
-from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, each_request,
-                             json_response, serve_forever)
+from sse_test_server import (DONE_AND_END, NOT_FOUND, SSE_HEADERS, completion_chunk,
+                             each_request, json_response, serve_forever)
 
 
 class Server:
@@ -60,8 +60,7 @@ class Server:
 
     def metrics_answer(self):
         if not self.args.metrics_html:
-            return (b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\n"
-                    b"Content-Length: 9\r\nConnection: close\r\n\r\nnot found")
+            return NOT_FOUND
         body = b"<!doctype html><html><body><h1>Welcome</h1></body></html>\n"
         return (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
                 b"Connection: close\r\n\r\n%s" % (len(body), body))
