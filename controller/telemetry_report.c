@@ -191,7 +191,10 @@ static json_t *telemetry_report_page_json(const telemetry_t *t, const telemetry_
     json_object_set_new(o, "endpoint",
                         p->endpoint >= 0 ? json_string(endpoint_urls[p->endpoint]) : json_null());
     json_object_set_new(o, "dialect", p->dialect ? json_string(p->dialect) : json_null());
-    json_object_set_new(o, "error", p->error[0] ? json_string(p->error) : json_null());
+    /* an endpoint's /metrics that is not there is an absence, not an error */
+    json_object_set_new(o, "error",
+                        p->error[0] && !p->absent ? json_string(p->error) : json_null());
+    json_object_set_new(o, "absent", p->absent ? json_string(p->error) : json_null());
     json_object_set_new(o, "scrape_failures", json_integer((json_int_t)p->scrape_failures));
     bool gpu = i >= s->n_server_pages;
     if (!gpu)
