@@ -40,6 +40,25 @@ lines=$(grep -c "server metrics absent: $URL/metrics has no vLLM, SGLang or Dyna
 [ "$lines" = 1 ] || fail "an HTML page said $lines times, expected once: $(cat "$WORK/html.err")"
 ! grep -q "malformed line" "$WORK/html.err" || fail "the HTML page's lines reported: $(cat "$WORK/html.err")"
 
+# Two endpoints, a mock (its /metrics read) and the last truth server (its HTML page): the mock's
+# page gives the server side, the other is absent, with no error.
+start_mock --ttft-ms 5 --itl-ms 2
+cat >"$WORK/mixed.yaml" <<YAML
+target: {endpoints: [$MOCK_URL, $URL], model: truth}
+workload: {kind: requests, input_tokens: 8, output_tokens: 4}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {max_requests: 8}
+YAML
+run_bounded 60 "$WORK/mixed.out" "$WORK/mixed.err" "$WORK/mixed.yaml" --workers 1 --out "$WORK/mixed"
+[ "$RUN_RC" = 0 ] || fail "mixed: the run exited $RUN_RC: $(tail -5 "$WORK/mixed.err")"
+check_results "$WORK/mixed" <<'PY' || fail "mixed: the absent page is not quiet beside the read one"
+read, gone = level["server"]["pages"]
+assert read["dialect"] == "vllm" and read["requests"] == 4 and read["absent"] is None, read
+assert gone["absent"] == "absent: has no vLLM, SGLang or Dynamo names" and gone["error"] is None, gone
+assert gone["requests"] is None and gone["ttft"] is None, gone  # absent, never zero
+PY
+grep -q "absent: has no vLLM" "$WORK/mixed.out" || fail "mixed: the table does not say which page is absent"
+
 absent none "server_metrics: none"
 ! grep -q "server metrics" "$WORK/none.err" || fail "server_metrics: none still scraped: $(cat "$WORK/none.err")"
 echo "PASS"
