@@ -55,7 +55,8 @@ void config_init(config_t *self) {
     self->fleet.liveness = 3;
     self->fleet.abort_on_worker_loss_pct = -1;
     self->output.dir = checked_strdup("results");
-    self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
+    self->telemetry.server_metrics = SERVER_METRICS_AUTO; /* config_telemetry.c */
+    self->telemetry.scrape_interval_ns = 1000000000LL;
 }
 
 static void free_endpoints(char **endpoints, size_t n) {

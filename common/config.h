@@ -236,7 +236,7 @@ typedef enum {
     SERVER_METRICS_URLS
 } config_server_metrics_t;
 typedef struct config_telemetry {
-    config_server_metrics_t server_metrics; /* default off */
+    config_server_metrics_t server_metrics; /* default auto; `none` is SERVER_METRICS_OFF */
     char **server_urls;                     /* SERVER_METRICS_URLS: the pages to read */
     size_t n_server_urls;
     char **gpu_urls; /* DCGM exporter pages; none by default */

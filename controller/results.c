@@ -443,6 +443,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "label", json_string(label));
     }
     json_object_set_new(root, "kind", json_string("run"));
+    json_object_set_new(json_object_get(root, "run"), "routing",
+                        json_string(config_routing_name(self->run->cfg.target.routing)));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
                             json_loads(self->run->cfg.deployment, 0, NULL));
@@ -569,6 +571,10 @@ int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     telemetry_stats_t server;
     bool have_server = telemetry_run_close(self, &server) == 0;
+    if (have_server && telemetry_stats_absent(&server)) { /* said in one line already */
+        telemetry_stats_clear(&server);
+        have_server = false;
+    }
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out =

@@ -598,6 +598,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
+    json_object_set_new(run, "routing", json_string(config_routing_name(self->cfg.target.routing)));
     if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
@@ -660,6 +661,7 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
         *l = (sweep_report_level_t){
             .repetitions = self->reps_run, .valid = self->valid, .interrupted = interrupted};
         sweep_report_figures(from, l->figures);
+        sweep_report_server_figures(l, self->server);
     }
     self->previous = (level_result_t){.spec = &self->spec,
                                       .index = self->index,
