@@ -13,7 +13,7 @@ import itertools
 import threading
 import time
 
-from sse_test_server import SSE_HEADERS, chunk, each_request, serve_forever
+from sse_test_server import NOT_FOUND, SSE_HEADERS, chunk, each_request, serve_forever
 
 
 def events_of(path):
@@ -36,7 +36,10 @@ class Server:
 
     def serve(self, conn):
         try:
-            for _request_line, _body in each_request(conn):
+            for request_line, _body in each_request(conn):
+                if not request_line.startswith("POST"):  # the controller's GET /metrics
+                    conn.sendall(NOT_FOUND)
+                    return
                 with self.lock:
                     events = self.bodies[next(self.order)]
                 self.stream(conn, events)
