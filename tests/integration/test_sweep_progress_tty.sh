@@ -57,7 +57,8 @@ data = open(sys.argv[1], "rb").read().decode()
 LINE = re.compile(
     r"level (?P<i>\d+)/(?P<n>\d+) concurrency (?P<c>\d+) rep 1/1 \| "
     r"(?P<phase>starting|warm-up|snapshot (?P<snap>\d)/2|drain) (?P<elapsed>\d+) s, "
-    r"(?P<left>\d+) s left \| in flight (?P<inflight>\d+) \| (?P<rps>\d+\.\d) req/s \| "
+    r"(?P<left>\d+) s left \| sweep about (?P<eta>\d+ s|\d+ min \d+ s) left \| "
+    r"in flight (?P<inflight>\d+) \| (?P<rps>\d+\.\d) req/s \| "
     r"TTFT p50 (?P<ttft>-|\d+(\.\d+)?) ms \| (?P<errors>\d+) errors$")
 CLEAR = "\r\033[K"
 # Each redraw is CLEAR + the line; what follows it is the next redraw, or a CLEAR + a message
@@ -110,7 +111,8 @@ import re, sys
 text = open(sys.argv[1]).read()
 assert "\r" not in text and "\033" not in text, "escape codes on a file"
 LINE = re.compile(r"^\[\d\d:\d\d:\d\d\] level 1/1 concurrency 3 rep 1/1 \| "
-                  r"(starting|warm-up|snapshot [12]/2|drain) \d+ s, \d+ s left \| in flight \d+ "
+                  r"(starting|warm-up|snapshot [12]/2|drain) \d+ s, \d+ s left \| "
+                  r"sweep about \d+ s left \| in flight \d+ "
                   r"\| \d+\.\d req/s \| TTFT p50 (-|\d+(\.\d+)?) ms \| \d+ errors$")
 lines = [l for l in text.splitlines() if l.startswith("[")]  # messages say "run: ..."
 assert len(lines) >= 3, f"{len(lines)} progress lines: {text[-600:]}"
