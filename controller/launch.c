@@ -121,6 +121,8 @@ void launch_start(controller_t *self) {
     run->start_unix_ns =
         (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
     run->phase = PHASE_RUN;
+    run->started_with = run->in_run;
+    self->started_once = true;
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
     journal_open(self);

@@ -465,6 +465,7 @@ void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
     if (end_ns > run->start_ns)
         each_stretch(self, end_ns, add_stretch_json, &s);
     json_object_set_new(level, "load_held", s.array);
+    json_object_set_new(level, "workers", registry_run_json(self));
 }
 
 void rebalance_print(const controller_t *self, FILE *out) {

@@ -7,6 +7,7 @@
 #ifndef STAMPEDE_REGISTRY_H
 #define STAMPEDE_REGISTRY_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -105,6 +106,14 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
  * to --expect-workers; waiting beyond), with nothing left of the last run; a worker lost in it
  * and silent since is forgotten. */
 void registry_next_run(controller_t *self);
+/* Before the start of a run after the fleet's first (a level, a later file): w went silent or
+ * left (what says which, for the message). It is forgotten and the run is prepared again from
+ * registration with the workers still registered (a new run id once shares were assigned). */
+void registry_forget_before_start(controller_t *self, registry_worker_t *w, const char *what);
+/* The run's workers, for its level in results.json: {"expected" (--expect-workers), "started"
+ * (taken in at the start), "joined" (during the run), "lost" (losses during it), "carried_by"
+ * (in the run and not lost at its end)}. The caller owns the object. */
+json_t *registry_run_json(const controller_t *self);
 /* A lost worker of the run spoke again: it is running, and its Done and batches still count;
  * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
 void registry_mark_back(controller_t *self, registry_worker_t *w);
