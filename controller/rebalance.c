@@ -120,12 +120,19 @@ void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stamped
     measurement_t *run = self->run;
     if (run->phase != PHASE_RUN || !registry_in_run(w) || w->taken_over)
         return;
-    /* No worker starts a session at or past the grant: a frontier beyond it is not believed (it
-     * would raise the grant for everyone, or wrap it around). */
-    uint64_t frontier =
-        hb->session_frontier < run->session_limit ? hb->session_frontier : run->session_limit;
-    if (frontier > w->frontier)
-        w->frontier = frontier;
+    /* No worker starts a session at or past the grant: a frontier or a count beyond it is refused
+     * (it would raise the grant for everyone, wrap it around, or count sessions never run). */
+    if (hb->session_frontier > run->session_limit || hb->sessions_started > run->session_limit) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "session frontier %" PRIu64 " and %" PRIu64
+                 " sessions started, past the grant %" PRIu64,
+                 hb->session_frontier, hb->sessions_started, run->session_limit);
+        collect_refuse_number(self, w, "a heartbeat", why);
+        return;
+    }
+    if (hb->session_frontier > w->frontier)
+        w->frontier = hb->session_frontier;
     if (hb->sessions_started > w->sessions_started)
         w->sessions_started = hb->sessions_started;
     uint64_t top = max_frontier(self);

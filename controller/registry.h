@@ -72,6 +72,8 @@ typedef struct registry_worker {
     int64_t abandon_sent_ns; /* when it was last told to drop the run (it woke up) */
     bool back_said;          /* "is back, but its share was taken over" was said */
     uint64_t undecodable;    /* its messages that did not unpack (collect_undecodable) */
+    uint64_t refused;        /* its records and numbers outside the plan's bounds (bounds.h) */
+    char refused_first[200]; /* the first of them, why */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
