@@ -162,11 +162,11 @@ bool registry_finished(const registry_worker_t *w) {
 }
 
 uint32_t registry_inflight(const controller_t *self) {
-    uint32_t inflight = 0;
+    uint64_t inflight = 0; /* each is a worker's word, up to 2^32 - 1: the sum must not wrap */
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
             inflight += self->workers[i].inflight;
-    return inflight;
+    return inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight;
 }
 
 void registry_send_heartbeats(controller_t *self, int64_t now) {
