@@ -6,6 +6,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "config_scan.h"
+
 int config_file_documents(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -16,7 +18,7 @@ int config_file_documents(const char *path) {
         return -1;
     }
     yaml_parser_set_input_file(&parser, f);
-    int documents = 0;
+    int documents = 0, depth = 0;
     for (bool done = false; !done;) {
         yaml_event_t event;
         if (!yaml_parser_parse(&parser, &event)) {
@@ -24,7 +26,11 @@ int config_file_documents(const char *path) {
             break;
         }
         documents += event.type == YAML_DOCUMENT_START_EVENT;
-        done = event.type == YAML_STREAM_END_EVENT;
+        depth += event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT;
+        depth -= event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT;
+        /* Too deep: loading refuses the file at this point (config_scan.h). Parsing on would cost
+         * the square of the depth (libyaml's scanner walks every open flow level per token). */
+        done = event.type == YAML_STREAM_END_EVENT || depth > CONFIG_SCAN_MAX_DEPTH;
         yaml_event_delete(&event);
     }
     yaml_parser_delete(&parser);
