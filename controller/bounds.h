@@ -11,10 +11,11 @@
 #include <stdint.h>
 
 #include "record.h"
+#include "workload.h"
 
-/* The most tokens one request may count, any of its counts: the ceiling a plan's drawn token
- * counts are clamped to (WORKLOAD_MAX_TOKENS, 10^8), far above any model's context. */
-#define BOUNDS_MAX_TOKENS 100000000u
+/* The most tokens one request may count, any of its counts: the ceiling a plan's token counts
+ * are refused above and drawn ones clamped to (10^7, the largest context window of any model). */
+#define BOUNDS_MAX_TOKENS WORKLOAD_MAX_TOKENS
 /* How far a worker's timestamp may lie outside the run's span, beyond its clock probe's error:
  * this, plus a thousandth of the time since the start (two hosts' clocks drift apart). */
 #define BOUNDS_CLOCK_SLACK_NS 1000000000LL

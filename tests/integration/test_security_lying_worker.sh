@@ -26,7 +26,7 @@ start_once_worker honest
 wait_controller 40
 assert_equal "controller exit status (an invalid run)" "$CONTROLLER_RC" 3
 grep -q "^lied" "$WORK/liar.out" || fail "the liar did not get to lie: $(cat "$WORK/liar.out")"
-for lie in "the record of request 1 outside what the plan allows: completion_tokens 2147483648 above the ceiling of 100000000 tokens a request" \
+for lie in "the record of request 1 outside what the plan allows: completion_tokens 2147483648 above the ceiling of 10000000 tokens a request" \
     "the record of request 2 outside what the plan allows: session 1099511627776 at or past the grant" \
     "the record of request 3 outside what the plan allows: its end time lies" \
     "a heartbeat outside what the plan allows: session frontier 9223372036854775808 and 18446744073709551615 sessions started, past the grant"; do

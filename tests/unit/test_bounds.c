@@ -65,7 +65,7 @@ static void test_bounds_2_31_completion_tokens_refused(void **state) {
     (void)state;
     request_record_t rec = honest();
     rec.completion_tokens = 1u << 31;
-    assert_refused_saying(&rec, "completion_tokens 2147483648 above the ceiling of 100000000");
+    assert_refused_saying(&rec, "completion_tokens 2147483648 above the ceiling of 10000000");
 }
 
 static void test_bounds_output_above_max_tokens_refused(void **state) {
