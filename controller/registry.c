@@ -82,6 +82,8 @@ static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
     w->job_index =
         h->_job_index_case == STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX ? (int64_t)h->job_index : -1;
     w->threads = h->threads ? h->threads : 1;
+    w->max_message_bytes =
+        h->max_message_size ? h->max_message_size : REGISTRY_WORKER_MESSAGE_BYTES;
     return w;
 }
 
@@ -249,6 +251,7 @@ void registry_next_run(controller_t *self) {
         w->last_rx_ns = kept.last_rx_ns;
         w->job_index = kept.job_index;
         w->threads = kept.threads;
+        w->max_message_bytes = kept.max_message_bytes;
         w->index = -1;
         w->state =
             registered < self->options.expect_workers ? REGISTRY_REGISTERED : REGISTRY_WAITING;

@@ -15,6 +15,10 @@
 #include "controller.h"
 #include "stampede.pb-c.h"
 
+/* The largest control message a worker takes when its Hello does not say (an older worker):
+ * worker --max-message-size's default. */
+#define REGISTRY_WORKER_MESSAGE_BYTES (64ULL << 20)
+
 typedef enum {
     REGISTRY_REGISTERED, /* counted for the next run */
     REGISTRY_WAITING,    /* came after the start: used for the next run */
@@ -60,6 +64,8 @@ typedef struct registry_worker {
     uint64_t cap_waits;
     int64_t job_index; /* its Hello's job_index (an Indexed Job's JOB_COMPLETION_INDEX); -1 none */
     uint32_t threads;  /* loops in its process (its Hello's threads, at least 1) */
+    uint64_t max_message_bytes; /* the largest control message it takes (its Hello; 64 MiB when
+                                   it does not say) */
     /* Worker loss and rebalancing (controller/rebalance.h). */
     uint64_t frontier;            /* its heartbeats: 1 + the highest session index it started */
     uint64_t sessions_started;    /* its heartbeats */
