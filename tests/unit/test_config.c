@@ -44,6 +44,10 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* A table of bad files, each with the exact message a user sees. */
 static const message_case_t bad_cases[] = {
+    {"limits: {duration: 10s}\ntarget: {endpoints: ['http://10.0.0.1:70000/v1']}\n",
+     "bad.yaml:2:22: target.endpoints[0]: URL 'http://10.0.0.1:70000/v1' names port '70000': a "
+     "port "
+     "is a whole number from 1 to 65535"},
     {"limits: {duration: 10s}\nworkload: {input_tokens: 4294967296000}\n",
      "bad.yaml:2:26: workload.input_tokens: 4294967296000 tokens is above the ceiling of 10000000, "
      "the largest context window of any model (docs/config.md)"},
