@@ -475,6 +475,15 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         w->share.rate_cap = 0;
         w->share.worker_index = w->share.arrival_workers;
     }
+    if (share_concurrency(&w->share) > WORKER_MAX_STREAMS) {
+        snprintf(err, errlen,
+                 "its share of scheduler.concurrency %u over %u workers is %u streams, more than "
+                 "the %d one worker loop holds: run more workers (or worker --threads), or lower "
+                 "scheduler.concurrency",
+                 w->cfg.scheduler.concurrency, a->worker_count, share_concurrency(&w->share),
+                 WORKER_MAX_STREAMS);
+        return -1;
+    }
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
