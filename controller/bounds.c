@@ -101,6 +101,10 @@ bool bounds_record(const bounds_t *b, const request_record_t *rec, char *why, si
                  b->session_limit);
         return false;
     }
+    if (b->share && !plan_share_owns(b->share, rec->session)) {
+        snprintf(why, len, "session %" PRIu64 " is not of this worker's share", rec->session);
+        return false;
+    }
     if (rec->endpoint >= b->n_endpoints) {
         snprintf(why, len, "endpoint %u, the run has %zu", rec->endpoint, b->n_endpoints);
         return false;

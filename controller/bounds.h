@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "plan.h"
 #include "record.h"
 #include "workload.h"
 
@@ -22,14 +23,17 @@
 
 /* The plan's side of the bounds, for one run at one instant. */
 typedef struct bounds {
-    int64_t start_ns;       /* the run's start on the controller's clock */
-    int64_t now_ns;         /* the controller's clock as the record arrives */
-    uint64_t session_limit; /* the grant: no worker starts a session index at or past it */
-    size_t n_endpoints;     /* target.endpoints */
-    uint32_t retry_max;     /* target.retry_429_max: resends of one request after 429s */
+    int64_t start_ns;          /* the run's start on the controller's clock */
+    int64_t now_ns;            /* the controller's clock as the record arrives */
+    uint64_t session_limit;    /* the grant: no worker starts a session index at or past it */
+    size_t n_endpoints;        /* target.endpoints */
+    uint32_t retry_max;        /* target.retry_429_max: resends of one request after 429s */
+    const plan_share_t *share; /* the worker's share as planned, while it runs only that (no
+                                  class adopted or given up); NULL: not checked */
 } bounds_t;
 
-/* Whether rec (on the controller's clock) lies within b: its session below the grant, its
+/* Whether rec (on the controller's clock) lies within b: its session below the grant and one of
+ * its share's (when b says the share), its
  * endpoint one of the run's, every timestamp and duration within the run's span, every token
  * count within BOUNDS_MAX_TOKENS and its output within the max_tokens it asked for, its cached
  * tokens within its prompt, its retries within target.retry_429_max. false with why filled

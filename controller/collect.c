@@ -8,6 +8,7 @@
 #include "controller_internal.h"
 #include "journal.h"
 #include "loop.h"
+#include "plan.h"
 #include "results.h"
 #include "transport.h"
 
@@ -158,12 +159,17 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
         const measurement_t *run = self->run;
+        plan_share_t share;
+        bool planned =
+            !w->classes_changed && (uint32_t)w->index < run->started_with &&
+            plan_share_for(&run->cfg, run->started_with, (uint32_t)w->index, &share) == 0;
         checked_t checked = {self, w,
                              (bounds_t){.start_ns = run->start_ns,
                                         .now_ns = loop_now_ns(),
                                         .session_limit = run->session_limit,
                                         .n_endpoints = run->cfg.target.n_endpoints,
-                                        .retry_max = run->cfg.target.retry_429_max}};
+                                        .retry_max = run->cfg.target.retry_429_max,
+                                        .share = planned ? &share : NULL}};
         collect_batch_outcome_t outcome =
             collect_batch(w, self->run->ingest, env->batch, collect_checked_record, &checked);
         if (outcome == COLLECT_REFUSED)

@@ -52,6 +52,7 @@ static int hold(registry_worker_t *w, uint64_t residue, uint64_t modulus) {
     if (buffer_grow_array(&w->held, &w->cap_held, w->n_held + 1, sizeof *w->held) < 0)
         return -1;
     w->held[w->n_held++] = (rebalance_class_t){residue, modulus};
+    w->classes_changed = true;
     return 0;
 }
 
@@ -82,6 +83,7 @@ uint64_t rebalance_start(controller_t *self) {
         else if (share.worker_index < share.arrival_workers)
             hold(w, share.worker_index, share.arrival_workers);
         w->rate_cap = share.rate_cap;
+        w->classes_changed = false; /* it runs its share as planned */
     }
     return run->session_limit;
 }
@@ -192,6 +194,7 @@ static void unhold(registry_worker_t *w, rebalance_class_t c) {
         if (w->held[i].residue == c.residue && w->held[i].modulus == c.modulus) {
             memmove(w->held + i, w->held + i + 1, (w->n_held - i - 1) * sizeof *w->held);
             w->n_held--;
+            w->classes_changed = true;
             return;
         }
 }
@@ -518,6 +521,7 @@ bool rebalance_rejoin(controller_t *self, registry_worker_t *w) {
     w->frontier = w->sessions_started = w->sessions_ended = 0;
     w->release_pending = false;
     w->n_held = 0;
+    w->classes_changed = true; /* it holds only what it is given from now on */
     w->rate_cap = 0;
     w->back_said = false;
     clock_probe_one(self, w);
@@ -534,6 +538,7 @@ bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
     starts[run->in_run] = 0;
     run->window_starts = starts;
     w->index = (int)run->in_run++;
+    w->classes_changed = true; /* no share of its own: only what it is given */
     return true;
 }
 

@@ -71,6 +71,7 @@ typedef struct registry_worker {
     uint64_t sessions_started;    /* its heartbeats */
     uint64_t sessions_ended;      /* merged records that ended a session of its */
     struct rebalance_class *held; /* the classes of session indexes it runs now */
+    bool classes_changed;         /* it adopted or gave up a class since the start */
     size_t n_held, cap_held;
     uint32_t rate_cap;       /* rate mode: its share of scheduler.concurrency now (0: none) */
     bool taken_over;         /* lost, and its share given to the survivors */

@@ -99,6 +99,22 @@ static void test_bounds_session_at_the_grant_refused(void **state) {
     assert_refused_saying(&rec, "session 64 at or past the grant 64");
 }
 
+static void test_bounds_session_of_another_share_refused(void **state) {
+    (void)state;
+    /* concurrency 8 over 2 workers: worker 1 runs slots 4-7, sessions 4-7, 12-15, ... */
+    plan_share_t share = {
+        .kind = PLAN_CONCURRENT, .slot_first = 4, .slot_count = 4, .total_slots = 8};
+    bounds_t b = run_at_10s();
+    b.share = &share;
+    request_record_t rec = honest();
+    char why[160];
+    rec.session = 13;
+    assert_true(bounds_record(&b, &rec, why, sizeof why));
+    rec.session = 11;
+    assert_false(bounds_record(&b, &rec, why, sizeof why));
+    assert_string_equal(why, "session 11 is not of this worker's share");
+}
+
 static void test_bounds_end_after_now_plus_slack_refused(void **state) {
     (void)state;
     request_record_t rec = honest();
@@ -164,6 +180,7 @@ int main(void) {
         cmocka_unit_test(test_bounds_output_above_max_tokens_refused),
         cmocka_unit_test(test_bounds_cached_above_prompt_refused),
         cmocka_unit_test(test_bounds_session_at_the_grant_refused),
+        cmocka_unit_test(test_bounds_session_of_another_share_refused),
         cmocka_unit_test(test_bounds_end_after_now_plus_slack_refused),
         cmocka_unit_test(test_bounds_chunk_token_sum_does_not_wrap),
         cmocka_unit_test(test_bounds_endpoint_and_retries_refused),
