@@ -18,14 +18,25 @@ int config_file_documents(const char *path) {
         return -1;
     }
     yaml_parser_set_input_file(&parser, f);
-    int documents = 0, depth = 0;
+    /* Empty documents at the end (a stray `---` closing the file) are no runs; an empty one
+     * between two others stays counted, so that FILE#k keeps naming the k-th document. */
+    int documents = 0, empty_tail = 0, depth = 0;
+    yaml_event_type_t previous = YAML_NO_EVENT;
+    bool empty = false;
     for (bool done = false; !done;) {
         yaml_event_t event;
         if (!yaml_parser_parse(&parser, &event)) {
             documents = -1;
             break;
         }
-        documents += event.type == YAML_DOCUMENT_START_EVENT;
+        if (event.type == YAML_DOCUMENT_START_EVENT)
+            documents++;
+        if (previous == YAML_DOCUMENT_START_EVENT) /* the document's root: an empty scalar? */
+            empty = event.type == YAML_SCALAR_EVENT && event.data.scalar.length == 0 &&
+                    event.data.scalar.plain_implicit;
+        if (event.type == YAML_DOCUMENT_END_EVENT)
+            empty_tail = empty ? empty_tail + 1 : 0;
+        previous = event.type;
         depth += event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT;
         depth -= event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT;
         /* Too deep: loading refuses the file at this point (config_scan.h). Parsing on would cost
@@ -35,7 +46,9 @@ int config_file_documents(const char *path) {
     }
     yaml_parser_delete(&parser);
     fclose(f);
-    return documents == 0 ? 1 : documents;
+    if (documents > 0)
+        documents -= empty_tail;
+    return documents <= 0 ? (documents < 0 ? -1 : 1) : documents;
 }
 
 void config_documents_free(char **list) {

@@ -42,6 +42,8 @@ const char *error_class_name(error_class_t cls) {
         return "http_500";
     case ERROR_HTTP_503:
         return "http_503";
+    case ERROR_CLIENT_FD_LIMIT:
+        return "client_fd_limit";
     case ERROR__COUNT:
         break;
     }

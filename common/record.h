@@ -30,12 +30,14 @@ typedef enum error_class {
     ERROR_MALFORMED_SSE,        /* an event that is not valid JSON, or broken SSE framing */
     ERROR_HTTP_500,             /* HTTP 500 (not in http_5xx) */
     ERROR_HTTP_503,             /* HTTP 503 (not in http_5xx) */
+    ERROR_CLIENT_FD_LIMIT,      /* the client could not open a socket (EMFILE/ENFILE): ours */
     ERROR__COUNT
 } error_class_t;
 
 /* "connect", "timeout", "http_4xx", "http_5xx", "incomplete", "protocol", "cancelled", "http_429",
  * "context_length", "server_error_event", "not_sse", "no_done", "refused", "reset_before_headers",
- * "reset_mid_stream", "truncated_json", "malformed_sse", "http_500", "http_503", "none". */
+ * "reset_mid_stream", "truncated_json", "malformed_sse", "http_500", "http_503", "client_fd_limit",
+ * "none". */
 const char *error_class_name(error_class_t cls);
 
 /* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */

@@ -49,6 +49,7 @@ void console_live(controller_t *self, int64_t now) {
     say_trace_drops(self);
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
+    live.silent = registry_silent(self, now);
     client_series_add(self->run->client_series, live.elapsed_s, live.in_flight,
                       live.requests_per_s);
     char line[512];

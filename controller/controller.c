@@ -431,8 +431,9 @@ controller_t *controller_new(const controller_options_t *options) {
         return NULL;
     }
     if (options->metrics_listen &&
-        !(self->live_metrics = live_metrics_new(options->metrics_listen, options->metrics_prefix,
-                                                options->metrics_compat, self->name))) {
+        !(self->live_metrics =
+              live_metrics_new(options->metrics_listen, &options->metrics_access,
+                               options->metrics_prefix, options->metrics_compat, self->name))) {
         controller_destroy(&self);
         return NULL;
     }

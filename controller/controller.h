@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "live_http.h"
 #include "transport.h"
 
 typedef struct controller controller_t;
@@ -40,10 +41,11 @@ typedef struct controller_options {
     /* The levels to run for each file (controller/sweep.h: how a source is written); NULL: the
      * file's `sweep:` section, or one plain run when it has none. */
     const struct sweep_source *source;
-    transport_security_t security; /* --key, --authorized-keys, --insecure (docs/security.md) */
-    const char *metrics_listen;    /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
-    const char *metrics_prefix;    /* --metrics-prefix (NULL: "stampede_") */
-    const char *metrics_compat;    /* --metrics-compat loadgen: also the reference names */
+    transport_security_t security;     /* --key, --authorized-keys, --insecure (docs/security.md) */
+    const char *metrics_listen;        /* --metrics-listen HOST:PORT: live Prometheus; NULL none */
+    const char *metrics_prefix;        /* --metrics-prefix (NULL: "stampede_") */
+    const char *metrics_compat;        /* --metrics-compat loadgen: also the reference names */
+    live_http_access_t metrics_access; /* --metrics-token-file, --metrics-insecure */
     /* --grace DURATION: on SIGINT/SIGTERM, how long the requests in flight may finish before they
      * are cancelled (NULL: CONTROLLER_DEFAULT_GRACE_NS); parsed by controller_new */
     const char *grace;
@@ -83,6 +85,8 @@ void controller_destroy(controller_t **self_p);
     {"metrics-listen", required_argument, NULL, CONTROLLER_OPT_METRICS_LISTEN},                    \
     {"metrics-prefix", required_argument, NULL, CONTROLLER_OPT_METRICS_PREFIX},                    \
     {"metrics-compat", required_argument, NULL, CONTROLLER_OPT_METRICS_COMPAT},                    \
+    {"metrics-token-file", required_argument, NULL, CONTROLLER_OPT_METRICS_TOKEN_FILE},           \
+    {"metrics-insecure", no_argument, NULL, CONTROLLER_OPT_METRICS_INSECURE},                      \
     {"grace", required_argument, NULL, CONTROLLER_OPT_GRACE}
 /* clang-format on */
 /* getopt values of the shared flags that have no short letter. */
@@ -90,6 +94,8 @@ enum {
     CONTROLLER_OPT_METRICS_LISTEN = 0x5380,
     CONTROLLER_OPT_METRICS_PREFIX,
     CONTROLLER_OPT_METRICS_COMPAT,
+    CONTROLLER_OPT_METRICS_TOKEN_FILE,
+    CONTROLLER_OPT_METRICS_INSECURE,
     CONTROLLER_OPT_GRACE
 };
 /* Applies a shared flag (t o T P v I, the --metrics-* ones, --grace) to options, appending --target

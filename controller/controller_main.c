@@ -25,7 +25,8 @@ static void usage(FILE *out) {
         "                           [--linger DURATION]\n"
         "                           [--key FILE --authorized-keys DIR | --insecure]\n"
         "                           [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
-        "                            [--metrics-compat loadgen]]\n"
+        "                            [--metrics-compat loadgen]\n"
+        "                            [--metrics-token-file FILE | --metrics-insecure]]\n"
         "  FILE...                workload files, run one after another over the same\n"
         "                         connected workers (clocks probed again before each); with\n"
         "                         several, run N writes its results to OUT/run-N; a file of\n"
@@ -61,6 +62,11 @@ static void usage(FILE *out) {
         "                         picks one; the address is printed on stderr)\n"
         "  --metrics-prefix P     prefix of the metric names (default stampede_)\n"
         "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds...)\n"
+        "  --metrics-token-file FILE  every request to the port (scrapes, --linger's files)\n"
+        "                         must send Authorization: Bearer T, T the file's first\n"
+        "                         line; 401 otherwise\n"
+        "  --metrics-insecure     allow --metrics-listen beyond loopback without a token\n"
+        "                         (without either, only a loopback address is accepted)\n"
         "  (docs/metrics.md, \"Live metrics\")\n"
         "  --print-report         also print each report.md (the Markdown summary) on stdout,\n"
         "                         e.g. into a Kubernetes pod's log\n"
@@ -103,6 +109,12 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case CONTROLLER_OPT_METRICS_COMPAT:
         options->metrics_compat = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_TOKEN_FILE:
+        options->metrics_access.token_file = arg;
+        return true;
+    case CONTROLLER_OPT_METRICS_INSECURE:
+        options->metrics_access.insecure = true;
         return true;
     case CONTROLLER_OPT_GRACE:
         options->grace = arg;

@@ -72,6 +72,8 @@ error_class_t ingest_error_class(Stampede__ErrorClass wire) {
         return ERROR_HTTP_500;
     case STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_503:
         return ERROR_HTTP_503;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_CLIENT_FD_LIMIT:
+        return ERROR_CLIENT_FD_LIMIT;
     default:
         return ERROR_PROTOCOL;
     }

@@ -10,10 +10,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "keys.h"
 #include "loop.h"
 
 typedef struct live_http_conn {
@@ -32,6 +34,8 @@ struct live_http {
     char address[128];
     live_http_render_fn render;
     void *arg;
+    char token[LIVE_HTTP_MAX_TOKEN + 1]; /* "": no token asked */
+    bool open_to_all;                    /* beyond loopback, no token (--metrics-insecure) */
     live_http_conn_t conns[LIVE_HTTP_MAX_CONNECTIONS];
 };
 
@@ -77,6 +81,8 @@ static const char *live_http_reason(int status) {
         return "OK";
     case 400:
         return "Bad Request";
+    case 401:
+        return "Unauthorized";
     case 404:
         return "Not Found";
     case 405:
@@ -88,6 +94,37 @@ static const char *live_http_reason(int status) {
     default:
         return "Internal Server Error";
     }
+}
+
+/* Whether the head in c->in carries "Authorization: Bearer TOKEN" (the header's name in any case),
+ * compared in time independent of where a wrong token differs. */
+static bool live_http_authorized(const live_http_conn_t *c) {
+    const char *token = c->server->token;
+    if (!*token)
+        return true;
+    static const char name[] = "\r\nauthorization:";
+    size_t tlen = strlen(token);
+    for (const char *p = c->in, *end = c->in + c->in_len; p + sizeof name - 1 < end; p++) {
+        if (strncasecmp(p, name, sizeof name - 1) != 0)
+            continue;
+        const char *v = p + sizeof name - 1, *eol = memmem(v, (size_t)(end - v), "\r\n", 2);
+        if (!eol)
+            return false;
+        while (v < eol && (*v == ' ' || *v == '\t'))
+            v++;
+        if ((size_t)(eol - v) < 7 || strncasecmp(v, "Bearer ", 7) != 0)
+            return false;
+        v += 7;
+        while (eol > v && (eol[-1] == ' ' || eol[-1] == '\t'))
+            eol--;
+        if ((size_t)(eol - v) != tlen)
+            return false;
+        unsigned char diff = 0;
+        for (size_t i = 0; i < tlen; i++)
+            diff |= (unsigned char)(v[i] ^ token[i]);
+        return diff == 0;
+    }
+    return false;
 }
 
 /* The status of the request head in c->in (rendering the body into body when it is a GET). */
@@ -103,6 +140,8 @@ static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body
     *head_only = method_len == 4 && memcmp(line, "HEAD", 4) == 0;
     if (!*head_only && !(method_len == 3 && memcmp(line, "GET", 3) == 0))
         return 405;
+    if (!live_http_authorized(c))
+        return 401;
     const char *query = memchr(path, '?', (size_t)(sp2 - path));
     size_t path_len = (size_t)((query ? query : sp2) - path);
     return c->server->render(c->server->arg, path, path_len, body, content_type);
@@ -128,7 +167,9 @@ static void live_http_answer(live_http_conn_t *c, int status) {
                             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
                             "Connection: close\r\n\r\n",
                             status, live_http_reason(status), type, buffer_pending(&body),
-                            status == 405 ? "Allow: GET, HEAD\r\n" : "");
+                            status == 405   ? "Allow: GET, HEAD\r\n"
+                            : status == 401 ? "WWW-Authenticate: Bearer\r\n"
+                                            : "");
     if (rc == 0 && !head_only)
         rc = buffer_append(&c->out, buffer_head(&body), buffer_pending(&body));
     buffer_clear(&body);
@@ -261,8 +302,37 @@ static void live_http_bound(int fd, char *buf, size_t len) {
     snprintf(buf, len, ss.ss_family == AF_INET6 ? "[%s]:%s" : "%s:%s", host, port);
 }
 
-live_http_t *live_http_new(const char *listen, live_http_render_fn render, void *arg, char *why,
-                           size_t len) {
+/* Reads the token: the file's first line, trimmed; 0, or -1 with why set. */
+static int live_http_read_token(const char *path, char *token, char *why, size_t len) {
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        snprintf(why, len, "--metrics-token-file %s: %s", path, strerror(errno));
+        return -1;
+    }
+    char line[LIVE_HTTP_MAX_TOKEN + 2];
+    bool got = fgets(line, sizeof line, f) != NULL;
+    fclose(f);
+    size_t n = got ? strcspn(line, "\r\n") : 0;
+    if (got && n > LIVE_HTTP_MAX_TOKEN) {
+        snprintf(why, len, "--metrics-token-file %s: the token is longer than %d characters", path,
+                 LIVE_HTTP_MAX_TOKEN);
+        return -1;
+    }
+    while (n && (line[n - 1] == ' ' || line[n - 1] == '\t'))
+        n--;
+    size_t start = got ? strspn(line, " \t") : 0;
+    if (start >= n) {
+        snprintf(why, len, "--metrics-token-file %s: the first line is empty (want the token)",
+                 path);
+        return -1;
+    }
+    memcpy(token, line + start, n - start);
+    token[n - start] = '\0';
+    return 0;
+}
+
+live_http_t *live_http_new(const char *listen, const live_http_access_t *access,
+                           live_http_render_fn render, void *arg, char *why, size_t len) {
     live_http_t *self = calloc(1, sizeof *self);
     if (!self) {
         snprintf(why, len, "out of memory");
@@ -280,6 +350,31 @@ live_http_t *live_http_new(const char *listen, live_http_render_fn render, void 
         snprintf(why, len, "cannot make an event loop: %s", strerror(errno));
         live_http_destroy(&self);
         return NULL;
+    }
+    if (access && access->token_file &&
+        live_http_read_token(access->token_file, self->token, why, len) != 0) {
+        live_http_destroy(&self);
+        return NULL;
+    }
+    char host[256], port[16], endpoint[300];
+    if (live_http_split(listen, host, sizeof host, port, sizeof port) != 0) {
+        snprintf(why, len, "'%s' is not HOST:PORT (e.g. 127.0.0.1:9464 or [::1]:0)", listen);
+        live_http_destroy(&self);
+        return NULL;
+    }
+    snprintf(endpoint, sizeof endpoint, "tcp://%s", listen);
+    if (!keys_endpoint_is_local(endpoint) && !*self->token) {
+        if (!access || !access->insecure) {
+            snprintf(why, len,
+                     "%s is reachable from other machines, and the port serves the run's figures "
+                     "(and with --linger its results): give --metrics-token-file FILE (scrapers "
+                     "send Authorization: Bearer TOKEN) or accept the risk with --metrics-insecure "
+                     "(docs/security.md)",
+                     listen);
+            live_http_destroy(&self);
+            return NULL;
+        }
+        self->open_to_all = true;
     }
     if ((self->listen_fd = live_http_listen(listen, why, len)) < 0) {
         live_http_destroy(&self);
@@ -309,6 +404,10 @@ void live_http_destroy(live_http_t **self_p) {
     loop_destroy(&self->loop);
     free(self);
     *self_p = NULL;
+}
+
+bool live_http_open_to_all(const live_http_t *self) {
+    return self->open_to_all;
 }
 
 const char *live_http_address(const live_http_t *self) {

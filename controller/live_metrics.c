@@ -166,8 +166,8 @@ static bool live_metrics_prefix_ok(const char *prefix) {
     return true;
 }
 
-live_metrics_t *live_metrics_new(const char *listen, const char *prefix, const char *compat,
-                                 const char *who) {
+live_metrics_t *live_metrics_new(const char *listen, const live_http_access_t *access,
+                                 const char *prefix, const char *compat, const char *who) {
     if (!prefix)
         prefix = "stampede_";
     if (!live_metrics_prefix_ok(prefix)) {
@@ -193,12 +193,19 @@ live_metrics_t *live_metrics_new(const char *listen, const char *prefix, const c
     self->compat_loadgen = compat != NULL;
     if (listen) {
         char why[512];
-        if (!(self->http = live_http_new(listen, live_metrics_serve, self, why, sizeof why))) {
+        if (!(self->http =
+                  live_http_new(listen, access, live_metrics_serve, self, why, sizeof why))) {
             fprintf(stderr, "%s: --metrics-listen: %s\n", who, why);
             live_metrics_destroy(&self);
             return NULL;
         }
-        fprintf(stderr, "%s: metrics on http://%s/metrics\n", who, live_http_address(self->http));
+        fprintf(stderr, "%s: metrics on http://%s/metrics%s\n", who, live_http_address(self->http),
+                access && access->token_file ? " (bearer token required)" : "");
+        if (live_http_open_to_all(self->http))
+            fprintf(stderr,
+                    "%s: warning: --metrics-insecure: any host that reaches %s can read the run's "
+                    "figures (and with --linger its results)\n",
+                    who, listen);
     }
     return self;
 }

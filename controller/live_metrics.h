@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "buffer.h"
+#include "live_http.h"
 #include "metrics.h"
 #include "record.h"
 
@@ -34,11 +35,13 @@ typedef struct live_gauges {
 } live_gauges_t;
 
 /* Metrics named prefix... (NULL: "stampede_"); compat NULL, or "loadgen" to also expose the
- * reference names. listen NULL: no server (render with live_metrics_render). NULL after printing
- * why on stderr (as who: "controller", "run"): a bad prefix, compat or address. On success the
- * bound address is printed on stderr: "WHO: metrics on http://HOST:PORT/metrics". */
-live_metrics_t *live_metrics_new(const char *listen, const char *prefix, const char *compat,
-                                 const char *who);
+ * reference names. listen NULL: no server (render with live_metrics_render); access: who may
+ * scrape it (live_http.h; NULL: loopback, no token). NULL after printing why on stderr (as who:
+ * "controller", "run"): a bad prefix, compat, address or token. On success the bound address is
+ * printed on stderr: "WHO: metrics on http://HOST:PORT/metrics", and a warning when it is open
+ * beyond loopback without a token. */
+live_metrics_t *live_metrics_new(const char *listen, const live_http_access_t *access,
+                                 const char *prefix, const char *compat, const char *who);
 /* Frees *self_p and sets it to NULL (NULL is fine). */
 void live_metrics_destroy(live_metrics_t **self_p);
 /* The descriptor to poll (readable while a scrape needs work); -1 without a server. */

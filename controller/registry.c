@@ -163,12 +163,30 @@ bool registry_finished(const registry_worker_t *w) {
     return w->state == REGISTRY_COMPLETE || w->state == REGISTRY_LOST;
 }
 
+static bool registry_is_silent(const controller_t *self, const registry_worker_t *w, int64_t now);
+
 uint32_t registry_inflight(const controller_t *self) {
     uint64_t inflight = 0; /* each is a worker's word, up to 2^32 - 1: the sum must not wrap */
+    int64_t now = loop_now_ns();
     for (size_t i = 0; i < self->n_workers; i++)
-        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]))
+        if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]) &&
+            !registry_is_silent(self, &self->workers[i], now))
             inflight += self->workers[i].inflight;
     return inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight;
+}
+
+/* Whether w is in the run, still owes its work and missed a heartbeat (1.5 intervals quiet: the
+ * live line, once a second, names it at least once before a 3-heartbeat liveness loses it). */
+static bool registry_is_silent(const controller_t *self, const registry_worker_t *w, int64_t now) {
+    return registry_in_run(w) && !registry_finished(w) && w->state != REGISTRY_LOST &&
+           now - w->last_rx_ns > controller_heartbeat_ns(self) * 3 / 2;
+}
+
+uint32_t registry_silent(const controller_t *self, int64_t now) {
+    uint32_t silent = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        silent += registry_is_silent(self, &self->workers[i], now);
+    return silent;
 }
 
 void registry_send_heartbeats(controller_t *self, int64_t now) {

@@ -99,8 +99,12 @@ bool registry_finished(const registry_worker_t *w);
  * registered ...", naming the Indexed Job indexes missing (from the registered workers' job_index
  * and thread count) and the workers that did register. */
 void registry_describe_missing(const controller_t *self, char *buf, size_t len);
-/* Requests in flight on the run's unfinished workers, as their last heartbeats said. */
+/* Requests in flight on the run's unfinished workers, as their last heartbeats said; a silent
+ * worker's (registry_silent) is left out, being stale. */
 uint32_t registry_inflight(const controller_t *self);
+/* Workers of the run, neither finished nor lost, silent for 1.5 heartbeats at now:
+ * their last in-flight count is stale, so the live line names them instead of counting it. */
+uint32_t registry_silent(const controller_t *self, int64_t now);
 /* Sends a heartbeat to every worker not lost. */
 void registry_send_heartbeats(controller_t *self, int64_t now);
 /* Workers silent for 5 s: forgotten outside the run, lost during it, and before the start the

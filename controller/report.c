@@ -825,6 +825,14 @@ int report_trace_close(report_trace_t **self_p) {
     return report_trace_finish(self_p, NULL);
 }
 
+void report_live_in_flight(const live_t *live, char *buf, size_t len) {
+    if (live->silent)
+        snprintf(buf, len, "in flight %" PRIu32 " (%" PRIu32 " worker%s silent)", live->in_flight,
+                 live->silent, live->silent == 1 ? "" : "s");
+    else
+        snprintf(buf, len, "in flight %" PRIu32, live->in_flight);
+}
+
 void report_live_line(const live_t *live, char *buf, size_t len) {
     char ttft[48] = "TTFT p50 -";
     if (live->ttft_p50_ms >= 0) {
@@ -832,11 +840,12 @@ void report_live_line(const live_t *live, char *buf, size_t len) {
         format_ms(value, sizeof value, live->ttft_p50_ms);
         snprintf(ttft, sizeof ttft, "TTFT p50 %s ms", value);
     }
+    char in_flight[64];
+    report_live_in_flight(live, in_flight, sizeof in_flight);
     snprintf(buf, len,
-             "%.1f s | in flight %" PRIu32 " | %.1f req/s | %.0f tok/s | %s | %" PRIu64
-             " ok, %" PRIu64 " failed",
-             live->elapsed_s, live->in_flight, live->requests_per_s, live->output_tokens_per_s,
-             ttft, live->requests_ok, live->requests_failed);
+             "%.1f s | %s | %.1f req/s | %.0f tok/s | %s | %" PRIu64 " ok, %" PRIu64 " failed",
+             live->elapsed_s, in_flight, live->requests_per_s, live->output_tokens_per_s, ttft,
+             live->requests_ok, live->requests_failed);
 }
 
 json_t *report_metric_json(const histogram_t *h) {

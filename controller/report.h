@@ -126,5 +126,8 @@ void report_format_ms(char *buf, size_t len, double value);
 /* The live status line, NUL-terminated in buf (no newline), e.g.
  * "12.3 s | in flight 160 | 41.2 req/s | 5230 tok/s | TTFT p50 174 ms | 1234 ok, 3 failed". */
 void report_live_line(const live_t *live, char *buf, size_t len);
+/* "in flight N", or "in flight N (K workers silent)" when workers went quiet (their count is
+ * left out until they speak again or are declared lost). */
+void report_live_in_flight(const live_t *live, char *buf, size_t len);
 
 #endif

@@ -196,11 +196,25 @@ static size_t report_html_figure(const json_t *levels, const report_html_levels_
  * they did) or none failed. */
 static size_t report_html_errors(const json_t *levels, const report_html_levels_t *lv,
                                  buffer_t *out) {
-    static const char *const classes[] = {
-        "refused",          "connect",        "timeout",       "http_4xx", "http_429",
-        "context_length",   "http_500",       "http_503",      "http_5xx", "reset_before_headers",
-        "reset_mid_stream", "truncated_json", "malformed_sse", "no_done",  "server_error_event",
-        "not_sse",          "incomplete",     "protocol"};
+    static const char *const classes[] = {"refused",
+                                          "connect",
+                                          "timeout",
+                                          "http_4xx",
+                                          "http_429",
+                                          "context_length",
+                                          "http_500",
+                                          "http_503",
+                                          "http_5xx",
+                                          "reset_before_headers",
+                                          "reset_mid_stream",
+                                          "truncated_json",
+                                          "malformed_sse",
+                                          "no_done",
+                                          "server_error_event",
+                                          "not_sse",
+                                          "incomplete",
+                                          "protocol",
+                                          "client_fd_limit"};
     enum { N_CLASSES = sizeof classes / sizeof classes[0] };
     double *y = malloc((N_CLASSES + 1) * lv->n * sizeof *y);
     if (!y)

@@ -230,6 +230,7 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
     if (!x->rate_mode || x->achieved_per_s >= x->requested_per_s * (1 - RESULTS_RATE_SHORTFALL))
         return;
     in.schedule_lag_p99_ms = results_lag_p99_ms(merge_overall(run->merge));
+    in.retried_requests = merge_overall(run->merge)->retried_requests;
     in.expected_starts = x->requested_per_s * duration;
     switch (validity_rate_cause(&in)) {
     case VALIDITY_RATE_CAP:
@@ -237,6 +238,13 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
                  "the concurrency cap held arrivals back: %" PRIu64 " of %" PRIu64
                  " arrivals waited for a free slot under scheduler.concurrency = %u",
                  in.cap_waits, in.arrivals, run->cfg.scheduler.concurrency);
+        break;
+    case VALIDITY_RATE_RETRY_AFTER:
+        snprintf(x->rate_warning, sizeof x->rate_warning,
+                 "the server's HTTP 429s held the schedule back: %" PRIu64 " requests waited out "
+                 "Retry-After (%.1f s in all) before their sends (schedule lag p99 %.3f ms)",
+                 in.retried_requests, (double)merge_overall(run->merge)->retry_wait_ns / 1e9,
+                 in.schedule_lag_p99_ms);
         break;
     case VALIDITY_RATE_CLIENT:
         snprintf(x->rate_warning, sizeof x->rate_warning,
@@ -275,6 +283,9 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .workers = x->workers,
         .n_workers = x->n_workers,
         .breaker = run->breaker[0] ? run->breaker : NULL,
+        .client_fd_limit = all->errors[ERROR_CLIENT_FD_LIMIT],
+        .retried_requests = all->retried_requests,
+        .retry_wait_s = (double)all->retry_wait_ns / 1e9,
     };
     validity_judge(&in, &x->validity);
 }

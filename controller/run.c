@@ -276,7 +276,8 @@ static void usage(FILE *out) {
             "                    [--trace] [--http-phases|--verbose]\n"
             "                    [--allow-invalid] [--grace DURATION]\n"
             "                    [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
-            "                     [--metrics-compat loadgen]]\n"
+            "                     [--metrics-compat loadgen]\n"
+            "                     [--metrics-token-file FILE | --metrics-insecure]]\n"
             "  FILE...        workload files, run one after another by the same local\n"
             "                 workers; with several, run N writes to DIR/run-N; a file\n"
             "                 of several YAML documents (---) is one run per document.\n"
@@ -303,7 +304,12 @@ static void usage(FILE *out) {
             "                 the runs (port 0 picks one; the address is printed on stderr)\n"
             "  --metrics-prefix P  prefix of the metric names (default stampede_)\n"
             "  --metrics-compat loadgen  also the reference names (loadgen_ttft_all_seconds\n"
-            "                 Summary, loadgen_requests_total...; docs/metrics.md)\n",
+            "                 Summary, loadgen_requests_total...; docs/metrics.md)\n"
+            "  --metrics-token-file FILE  every scrape must send Authorization: Bearer T, T\n"
+            "                 the file's first line (401 otherwise)\n"
+            "  --metrics-insecure  allow --metrics-listen beyond loopback without a token\n"
+            "                 (without either, only a loopback address is accepted;\n"
+            "                 docs/security.md)\n",
             RUN_DEFAULT_WORKERS);
 }
 

@@ -351,14 +351,18 @@ static int list_inputs(merge_state_t *st, char **paths, int n, const char *dir, 
             fprintf(stderr, NAME ": %s: %s\n", paths[i], strerror(errno));
             return -1;
         }
-        bool seen = false;
-        for (size_t j = 0; j < st->n_inputs; j++) {
+        const char *seen = NULL;
+        for (size_t j = 0; j < st->n_inputs && !seen; j++) {
             struct stat o;
             if (stat(st->inputs[j].path, &o) == 0 && o.st_dev == s.st_dev && o.st_ino == s.st_ino)
-                seen = true;
+                seen = st->inputs[j].path;
         }
         if (!seen)
             st->inputs[st->n_inputs++] = (merge_input_t){.path = paths[i]};
+        else if (strcmp(seen, paths[i]) == 0) /* read once: its batches are no resends to count */
+            fprintf(stderr, NAME ": %s is given more than once: read once\n", paths[i]);
+        else
+            fprintf(stderr, NAME ": %s is the same file as %s: read once\n", paths[i], seen);
     }
     return 0;
 }

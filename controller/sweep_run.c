@@ -351,12 +351,14 @@ void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *liv
     char ttft_text[32] = "-";
     if (ttft >= 0)
         report_format_ms(ttft_text, sizeof ttft_text, ttft);
+    char in_flight[64];
+    report_live_in_flight(live, in_flight, sizeof in_flight);
     snprintf(buf, len,
-             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left | in flight %" PRIu32
-             " | %.1f req/s | TTFT p50 %s ms | %" PRIu64 " errors",
+             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left | %s | %.1f req/s | TTFT p50 %s ms | "
+             "%" PRIu64 " errors",
              level, sweep_report_axis_key(&self->spec), self->spec.value, (unsigned)self->rep,
              (unsigned)self->spec.repeat, phase, (double)elapsed / 1e9, (double)remaining / 1e9,
-             live->in_flight, live->requests_per_s, ttft_text, live->requests_failed);
+             in_flight, live->requests_per_s, ttft_text, live->requests_failed);
 }
 
 /* {"index", "start_s", ...stats} of snapshot i of the window (start from the run's start). */

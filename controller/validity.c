@@ -75,9 +75,18 @@ static void validity_judge_schedule(const validity_input_t *in, validity_t *out)
         cap_waits += in->workers[i].cap_waits;
     if (cap_waits > 0)
         return;
-    validity_add(out,
-                 "schedule lag p99 %.3f ms is above %g ms: the client could not keep the schedule",
-                 in->schedule_lag_p99_ms, in->lag_threshold_ms);
+    if (in->retried_requests > 0) /* the server asked for the wait: not the client's lag */
+        validity_add(out,
+                     "schedule lag p99 %.3f ms is above %g ms: %" PRIu64 " requests waited out "
+                     "the server's HTTP 429 Retry-After (%.1f s in all) before their sends "
+                     "(target.retry_on_429: honour)",
+                     in->schedule_lag_p99_ms, in->lag_threshold_ms, in->retried_requests,
+                     in->retry_wait_s);
+    else
+        validity_add(out,
+                     "schedule lag p99 %.3f ms is above %g ms: the client could not keep the "
+                     "schedule",
+                     in->schedule_lag_p99_ms, in->lag_threshold_ms);
 }
 
 static void validity_judge_lost(const validity_input_t *in, validity_t *out) {
@@ -105,6 +114,12 @@ static void validity_judge_outcomes(const validity_input_t *in, validity_t *out)
         validity_add(out, "stopped by the %s", in->breaker);
     if (in->requests_ok == 0 && in->requests_failed > 0)
         validity_add(out, "every request failed (%" PRIu64 ")", in->requests_failed);
+    if (in->client_fd_limit > 0)
+        validity_add(out,
+                     "%" PRIu64 " requests could not open a socket: a worker ran out of file "
+                     "descriptors (raise its open-file limit, ulimit -n, or add workers); the "
+                     "server never saw them",
+                     in->client_fd_limit);
     if (!in->exact_lengths || in->requested_checked == 0)
         return;
     double share = (double)in->output_mismatched / (double)in->requested_checked;
@@ -143,7 +158,7 @@ validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in) {
     if (in->cap_waits > 0)
         return VALIDITY_RATE_CAP;
     if (in->schedule_lag_p99_ms > in->lag_threshold_ms)
-        return VALIDITY_RATE_CLIENT;
+        return in->retried_requests > 0 ? VALIDITY_RATE_RETRY_AFTER : VALIDITY_RATE_CLIENT;
     if (validity_rate_drawn_short(in->scheduler, in->expected_starts, in->starts))
         return VALIDITY_RATE_DRAW;
     return VALIDITY_RATE_UNEXPLAINED;

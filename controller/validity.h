@@ -59,7 +59,10 @@ typedef struct validity_input {
     uint64_t output_mismatched; /* those that received another number */
     const validity_worker_t *workers;
     size_t n_workers;
-    const char *breaker; /* why limits.max_error_pct stopped the run; NULL when it did not */
+    const char *breaker;       /* why limits.max_error_pct stopped the run; NULL when it did not */
+    uint64_t client_fd_limit;  /* requests that found no descriptor for a socket: the client's */
+    uint64_t retried_requests; /* requests that waited out a 429's Retry-After before their send */
+    double retry_wait_s;       /* those waits, summed */
 } validity_input_t;
 
 typedef struct validity {
@@ -86,6 +89,7 @@ double validity_loop_busy_share(const validity_worker_t *w);
 /* Why a rate-mode run started fewer sessions than its schedule asked, checked in this order. */
 typedef enum {
     VALIDITY_RATE_CAP,         /* the concurrency cap held arrivals back */
+    VALIDITY_RATE_RETRY_AFTER, /* the lag is the server's: requests waited out 429 Retry-After */
     VALIDITY_RATE_CLIENT,      /* the client could not keep the schedule (lag above threshold) */
     VALIDITY_RATE_DRAW,        /* the arrival process drew fewer arrivals than the mean */
     VALIDITY_RATE_UNEXPLAINED, /* none of the three */
@@ -99,6 +103,7 @@ typedef struct validity_rate_input {
     double schedule_lag_p99_ms;          /* negative when nothing was measured */
     double lag_threshold_ms;             /* lag p99 above this: the client fell behind */
     double busiest_loop_share;           /* the busiest worker loop's share of a core */
+    uint64_t retried_requests;           /* requests resent after waiting out a 429 */
     const config_scheduler_t *scheduler; /* the arrival process and its coefficient of variation */
     double expected_starts;              /* requested rate times the window's length */
     uint64_t starts;                     /* session starts inside the window */

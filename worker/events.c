@@ -99,6 +99,8 @@ static Stampede__ErrorClass error_to_wire(error_class_t cls) {
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_500;
     case ERROR_HTTP_503:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_503;
+    case ERROR_CLIENT_FD_LIMIT:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_CLIENT_FD_LIMIT;
     default:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_NONE;
     }

@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/socket.h>
 #include <time.h>
 #include <xxhash.h>
 
@@ -41,6 +42,7 @@ struct stream {
     bool sniffed;   /* the first body bytes were looked at */
     bool got_done;  /* data: [DONE] */
     bool got_finish;
+    int socket_errno; /* why the last socket could not be created (EMFILE...); 0 it could */
     int64_t done_ns;
     bool usage_seen;           /* some earlier event carried usage */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
@@ -439,6 +441,18 @@ static int stream_on_socket_opened(void *arg, curl_socket_t fd, curlsocktype pur
     return CURL_SOCKOPT_OK;
 }
 
+/* Opens each socket as curl would, keeping why it could not: curl reports a failed socket() as
+ * a connect failure with no errno, and running out of descriptors is the client's fault, not the
+ * server's (class client_fd_limit). */
+static curl_socket_t stream_on_open_socket(void *arg, curlsocktype purpose,
+                                           struct curl_sockaddr *address) {
+    stream_t *self = arg;
+    (void)purpose;
+    curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
+    self->socket_errno = fd == CURL_SOCKET_BAD ? errno : 0;
+    return fd;
+}
+
 stream_t *stream_new(const stream_settings_t *settings, void *user) {
     assert(settings && settings->counters);
     stream_t *self = calloc(1, sizeof(*self));
@@ -465,6 +479,8 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self->curl_error);
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, stream_on_socket_opened);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, self);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETFUNCTION, stream_on_open_socket);
+    curl_easy_setopt(e, CURLOPT_OPENSOCKETDATA, self);
     curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
     curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
     curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
@@ -524,6 +540,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->streaming = false;
     self->sniffed = false;
     self->got_done = false;
+    self->socket_errno = 0;
     self->got_finish = false;
     self->done_ns = 0;
     self->usage_seen = false;
@@ -564,7 +581,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
     record->body_hash = 0;
-    record->resends = 0;
+    /* record->resends is not reset: a request resent after a 429 keeps the resends libcurl made
+     * during its earlier attempts (the caller zeroes the record for a new request) */
     record->retry_after_s = -1;
 }
 
@@ -759,6 +777,13 @@ static void stream_classify(stream_t *self, CURLcode result) {
         curl_easy_getinfo(self->easy, CURLINFO_OS_ERRNO, &os_errno);
         /* refused, or reset by the server before curl saw the connection up */
         bool refused = os_errno == ECONNREFUSED || os_errno == ECONNRESET;
+        if (self->socket_errno == EMFILE || self->socket_errno == ENFILE) {
+            stream_fail(self, ERROR_CLIENT_FD_LIMIT,
+                        "cannot open a socket: %s (this worker's open-file limit, ulimit -n, is "
+                        "too low for its streams)",
+                        strerror(self->socket_errno));
+            return;
+        }
         stream_fail(self, refused ? ERROR_REFUSED : ERROR_CONNECT, "%s (%s)",
                     stream_curl_reason(self, result), strerror((int)os_errno));
         return;
@@ -831,7 +856,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
         rec->http_status = (int)code;
     }
     stream_classify(self, result);
-    rec->resends = self->resends;
+    rec->resends += self->resends;
     rec->retry_after_s = self->retry_after_s > INT32_MAX ? INT32_MAX : (int32_t)self->retry_after_s;
     phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)

@@ -32,6 +32,8 @@
 
 /* Streams one loop accepts when the share sets no bound (rate mode without a cap). */
 #define WORKER_MAX_STREAMS 10000
+#define WORKER_FD_RESERVE                                                                          \
+    64 /* descriptors a worker holds besides its streams (ZeroMQ, epoll, spool) */
 #define WORKER_BATCH_NS 50000000LL
 /* With --once, how long a loop waits for a lost controller to come back before giving up. */
 #define WORKER_ONCE_LOST_NS 60000000000LL
@@ -115,6 +117,7 @@ typedef struct worker_loop {
     char spool_path[4096];                /* the spool written for the current run ("" none) */
     uint64_t spooled_last, spooled_acked; /* what it held */
     uint64_t exit_run_id;                 /* the last run, for the exit line */
+    char exit_abandoned[200];             /* why that run was abandoned ("" it was not) */
     /* SIGTERM: the signals seen, and the orderly leave in progress. */
     uint64_t signals;
     bool leaving;
@@ -397,6 +400,7 @@ static void abandon_run(worker_loop_t *w, const char *why) {
     if (w->state == AGENT_IDLE)
         return;
     log_line(w, "abandoning run %016" PRIx64 ": %s", w->run_id, why);
+    snprintf(w->exit_abandoned, sizeof w->exit_abandoned, "%s", why);
     if (w->exec)
         session_executor_stop(w->exec, true);
     events_begin_run(w->events, 0, 0);
@@ -502,6 +506,22 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;
+        /* Its own share must fit under the open-file limit, one socket a stream, or the run is
+         * refused now (a hot loop of failed connects mid-run would measure nothing). */
+        uint64_t own = (uint64_t)share_concurrency(&w->share) * workload_max_parallel(&w->cfg);
+        char fd_why[256];
+        if (own && rlimit_fit_nofile(own + WORKER_FD_RESERVE, fd_why, sizeof fd_why) != 0) {
+            free_lines(headers);
+            if (api_key) {
+                explicit_bzero(api_key, strlen(api_key));
+                free(api_key);
+            }
+            snprintf(err, errlen,
+                     "this worker's share needs %" PRIu64 " streams, one socket each, plus %d "
+                     "for itself: %s; or add workers",
+                     own, WORKER_FD_RESERVE, fd_why);
+            return -1;
+        }
         engine_options_t opt = {
             .max_streams = streams ? streams : WORKER_MAX_STREAMS,
             .timeout_ns = w->cfg.target.timeout_ns,
@@ -580,6 +600,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     free_run(w);
     w->run_id = run_id;
     w->exit_run_id = run_id;
+    w->exit_abandoned[0] = '\0';
     w->requests_done = 0;
     w->worker_index = a->worker_index;
     w->worker_count = a->worker_count;
@@ -824,6 +845,13 @@ static void exit_report(worker_loop_t *w) {
     }
     if (!w->exit_run_id)
         return;
+    if (w->exit_abandoned[0]) { /* its records were dropped with the run: none to count */
+        log_line(w,
+                 "exiting: run %016" PRIx64 " was abandoned (%s): %" PRIu64
+                 " requests completed, their records discarded",
+                 w->exit_run_id, w->exit_abandoned, w->requests_done);
+        return;
+    }
     uint64_t last = events_last_seq(w->events), acked = events_acked_seq(w->events);
     char rest[4300] = "";
     if (unacked && spooled == 0 && w->spool_path[0])

@@ -19,6 +19,7 @@ const MODELS = {
   "v1/Service": "kubernetes-models/v1/Service",
   "v1/PersistentVolumeClaim": "kubernetes-models/v1/PersistentVolumeClaim",
   "batch/v1/Job": "kubernetes-models/batch/v1/Job",
+  "networking.k8s.io/v1/NetworkPolicy": "kubernetes-models/networking.k8s.io/v1/NetworkPolicy",
   "monitoring.coreos.com/v1/ServiceMonitor":
     "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor",
 };

@@ -39,15 +39,21 @@ bash "$root/controller.sh" >"$root/controller.out" 2>"$root/controller.err" &
 ctl=$!
 pids+=($ctl)
 mport=$(launch '["metrics_port"]')
+token_file=$(launch '["metrics_token_file"]')
+[ -f "$token_file" ] || fail "the controller has no --metrics-token-file (its port binds 0.0.0.0)"
+auth="Authorization: Bearer $(head -n 1 "$token_file")"
 wait_line "$root/controller.err" 150 "serving .* read-only at http://" ||
     fail "no linger: $(tail -20 "$root/controller.err")"
 kill -0 "$ctl" || fail "the controller exited before its linger"
-curl -sf --max-time 5 "http://127.0.0.1:$mport/results/results.json" -o "$root/got.json" ||
+[ "$(curl -s -o /dev/null -w '%{http_code}' --max-time 5 "http://127.0.0.1:$mport/metrics")" = 401 ] ||
+    fail "the metrics port answers without the token"
+curl -sf --max-time 5 -H "$auth" "http://127.0.0.1:$mport/results/results.json" -o "$root/got.json" ||
     fail "results.json over HTTP"
 results=$(sed -n 's|.*serving \(.*\) read-only at .*|\1|p' "$root/controller.err")
 cmp "$root/got.json" "$results/results.json" || fail "results.json over HTTP differs"
 grep -q "^<!-- .*report.md -->" "$root/controller.out" || fail "no report.md in the log"
-curl -sf --max-time 5 "http://127.0.0.1:$mport/metrics" -o "$root/scrape.txt" || fail "scrape"
+curl -sf --max-time 5 -H "$auth" "http://127.0.0.1:$mport/metrics" -o "$root/scrape.txt" ||
+    fail "scrape"
 while read -r m; do
     grep -Eq "^$m(\{| )" "$root/scrape.txt" || fail "the dashboard's $m is not in a real scrape"
 done <"$metrics"

@@ -14,7 +14,8 @@ loaded machine).
 
   k8s_launch.py OBJECTS.json STAMPEDE ROOT SECRETS.json [--shorten]  writes ROOT/controller.sh,
   ROOT/worker-I.sh (each execs its pod's process) and ROOT/launch.json: {"controller",
-  "workers": {"argv", "env", "cwd"}, "metrics_port", "hosts": [names for loopback],
+  "workers": {"argv", "env", "cwd"}, "metrics_port", "metrics_token_file" (the controller's
+  --metrics-token-file as mounted, or null), "hosts": [names for loopback],
   "frontend_ports", "expect"}
 """
 import json
@@ -140,6 +141,8 @@ def main():
     if expect != n:
         fail(f"the controller expects {expect} workers, the Indexed Job runs {n}")
     port = int(argv[argv.index("--metrics-listen") + 1].rsplit(":", 1)[1])
+    token_file = (argv[argv.index("--metrics-token-file") + 1]
+                  if "--metrics-token-file" in argv else None)
     services = [o for o in objects if o["kind"] == "Service"]
     hosts = {s["metadata"]["name"] for s in services}
     cm_paths = [a for a in argv if a.endswith(".yaml")]
@@ -157,6 +160,7 @@ def main():
                     f"{' '.join(shlex.quote(a) for a in p['argv'])}\n")
     with open(os.path.join(root, "launch.json"), "w") as f:
         json.dump({"controller": controller, "workers": workers, "metrics_port": port,
+                   "metrics_token_file": token_file,
                    "hosts": sorted(hosts), "frontend_ports": sorted(ports), "expect": expect},
                   f, indent=1)
 

@@ -28,6 +28,7 @@ print(json.dumps({
     "stampede-controller-key": {"controller.key": k("controller.key"), "worker.pub": k("worker.pub")},
     "stampede-worker-key": {"worker.key": k("worker.key"), "controller.pub": k("controller.pub")},
     "inference-api-key": {"key": "sk-test-not-a-secret"},
+    "stampede-metrics-token": {"token": "k8s-test-metrics-token\n"},
 }))
 PY
 

@@ -83,6 +83,37 @@ for name, job in jobs.items():
             bad.append(f"{name}/{ct['name']}: hardening {sc}")
         if "limits" not in ct.get("resources", {}) or "requests" not in ct.get("resources", {}):
             bad.append(f"{name}/{ct['name']}: requests and limits")
+    if pod.get("automountServiceAccountToken") is not False:
+        bad.append(f"{name}: automountServiceAccountToken is not false")
+    if not job["spec"].get("activeDeadlineSeconds") or not job["spec"].get("ttlSecondsAfterFinished"):
+        bad.append(f"{name}: activeDeadlineSeconds and ttlSecondsAfterFinished")
+    terms = pod.get("affinity", {}).get("nodeAffinity", {}).get(
+        "requiredDuringSchedulingIgnoredDuringExecution", {}).get("nodeSelectorTerms", [])
+    if not all({"key": "nvidia.com/gpu.present", "operator": "NotIn", "values": ["true"]}
+               in t.get("matchExpressions", []) for t in terms) or not terms:
+        bad.append(f"{name}: no affinity keeping it off GPU nodes")
+rules = w.get("podFailurePolicy", {}).get("rules", [])
+if not any(r["action"] == "Ignore" and {"type": "DisruptionTarget", "status": "True"}
+           in r.get("onPodConditions", []) for r in rules):
+    bad.append("workers: a disruption is not ignored by the podFailurePolicy")
+if not any(r["action"] == "FailIndex" and 3 in r.get("onExitCodes", {}).get("values", [])
+           and r["onExitCodes"].get("operator") == "In" for r in rules):
+    bad.append("workers: exit 3 does not fail the index at once")
+spread = w["template"]["spec"].get("topologySpreadConstraints", [])
+if not any(t["topologyKey"] == "kubernetes.io/hostname" for t in spread):
+    bad.append("workers: no topology spread over nodes")
+pols = [o for o in objs if o["kind"] == "NetworkPolicy"]
+ctl_ports = {5555, 5556}
+if not pols:
+    bad.append("no NetworkPolicy")
+for pol in pols:
+    for rule in pol["spec"].get("ingress", []):
+        ports = {p["port"] for p in rule.get("ports", [])}
+        peers = rule.get("from")
+        if ports & ctl_ports and (not peers or any(
+                p.get("podSelector", {}).get("matchLabels", {}).get("app.kubernetes.io/component")
+                != "worker" for p in peers)):
+            bad.append(f"NetworkPolicy: the control/data ports admit more than the workers: {rule}")
 svc = [o for o in objs if o["kind"] == "Service"][0]
 if {p["name"] for p in svc["spec"]["ports"]} != {"control", "data", "metrics"} or svc["spec"].get("clusterIP") != "None":
     bad.append("Service: headless with the control, data and metrics ports")

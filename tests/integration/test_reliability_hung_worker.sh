@@ -33,6 +33,9 @@ wait_run_reaches "$WORK/ctl.err" 15 4
 stop_victim
 hung=$(date +%s%N)
 assert_victim_lost "$hung" 30 hung
+# Between its silence and its loss the live line left its stale in-flight count out, saying so.
+grep -Eq "in flight [0-9]+ \(1 worker silent\)" "$WORK/ctl.err" ||
+    fail "the live line never named the silent worker: $(grep -E 'in flight' "$WORK/ctl.err" | tail -5)"
 for w in alive1 alive2; do
     pid_var=${w^^}
     wait_exit "${!pid_var}" 15

@@ -78,6 +78,27 @@ run_bounded 120 "$WORK/t3" "$WORK/e3" "$WORK/ignore.yaml" --workers 1 --target "
 assert_equal "exit status (ignore)" "$RUN_RC" 0
 check_run "$WORK/ignore" ignore 0 0
 
+# 429s and reset-headers together: a connection closed before any response byte on a reused
+# connection is resent once by libcurl, also during an attempt that then got a 429 and was
+# retried; every such resend is kept in the request's record across its attempts, so
+# reset_before_headers + connection_resends = the mock's reset-headers, exactly (docs/mock.md).
+start_mock --ttft-ms 2 --itl-ms 1 --faults 429@3,reset-headers@4
+workload "$WORK/both.yaml" honour "  retry_after_max: 50ms"
+sed -i 's/max_requests: 20/max_requests: 60/' "$WORK/both.yaml"
+run_bounded 120 "$WORK/t4" "$WORK/e4" "$WORK/both.yaml" --workers 1 --target "$MOCK_URL" \
+    --out "$WORK/both" --trace
+assert_equal "exit status (429s and resets)" "$RUN_RC" 0
+injected=$(mock_metric stampede_mock_faults_total 'kind="reset-headers"')
+check_results "$WORK/both" "$injected" <<'PY'
+injected = int(float(argv[0]))
+resends = level["retries"]["connection_resends"]
+failed = level["errors"]["reset_before_headers"]
+assert resends == sum(r["resends"] for r in rows), (resends, sum(r["resends"] for r in rows))
+assert any(r["resends"] and r["retries"] for r in rows), "no request both resent and retried"
+assert failed + resends == injected, f"{failed} reset_before_headers + {resends} resends != {injected} injected"
+print(f"429s and resets: {injected} reset-headers = {failed} failed + {resends} resent")
+PY
+
 # Against a server that is not the mock: reliability_server.py answers every other request 429
 # with Retry-After as an HTTP-date 2 s ahead (1 to 2 s once both sides round to whole seconds).
 start_test_server reliability_server.py scripted --plan ratelimited,ok

@@ -49,6 +49,9 @@ assert_worker_abandons() {
     assert_equal "$what worker exit status (abandoned run)" "$EXIT_STATUS" 1
     grep -q "abandoning run .*: the controller was interrupted twice" "$WORK/$id.err" ||
         fail "the $what worker did not act on the Stop: $(cat "$WORK/$id.err")"
+    # Its exit line says the records went with the run, not "0 records in 0 batches".
+    grep -Eq "exiting: run [0-9a-f]+ was abandoned \(.*interrupted twice.*\): [0-9]+ requests completed, their records discarded" \
+        "$WORK/$id.err" || fail "the $what worker's exit line: $(grep exiting "$WORK/$id.err")"
 }
 
 start_and_interrupt "$WORK/ctl.err" "$WORK/out" w1

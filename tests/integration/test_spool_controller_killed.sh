@@ -85,6 +85,15 @@ cp "$WORK/out/journal.spool" "$WORK/out2/"
 assert_equal "records with a duplicated spool" \
     "$(json_value "$WORK/out2/results.json" 'l["requests_ok"] + l["requests_failed"] + l["requests_cancelled"]')" "$total"
 grep -Eq "[1-9][0-9]* duplicates counted once" "$WORK/merge2.err" || fail "no duplicate seen: $(cat "$WORK/merge2.err")"
+# The same path twice is one file, read once, and said so (not "0 duplicates counted once").
+mkdir -p "$WORK/out2b"
+cp "$WORK/out/journal.spool" "$WORK/out2b/"
+"$STAMPEDE" merge "${SPOOLS[@]}" "${SPOOLS[0]}" --into "$WORK/out2b" >/dev/null 2>"$WORK/merge2b.err" ||
+    fail "merge with a spool given twice failed: $(cat "$WORK/merge2b.err")"
+grep -qF "merge: ${SPOOLS[0]} is given more than once: read once" "$WORK/merge2b.err" ||
+    fail "a spool given twice is not said: $(cat "$WORK/merge2b.err")"
+assert_equal "records with a spool given twice" \
+    "$(json_value "$WORK/out2b/results.json" 'l["requests_ok"] + l["requests_failed"] + l["requests_cancelled"]')" "$total"
 
 # A flipped byte, a cut-off end: refused, naming the file and the offset; nothing written.
 size=$(stat -c %s "${SPOOLS[1]}")

@@ -77,6 +77,23 @@ static void test_config_documents_an_error_names_the_line_in_the_whole_file(void
     unlink(path);
 }
 
+/* A stray `---` closing the file is no third run; an empty document between two others keeps
+ * its place, so that FILE#3 still names the third document. */
+static void test_config_documents_a_trailing_empty_document_is_no_run(void **state) {
+    (void)state;
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/stampede-test-tail-%d.yaml", (int)getpid());
+    write_file(path, "seed: 3\n---\nseed: 4\n---\n");
+    assert_int_equal(config_file_documents(path), 2);
+    write_file(path, "seed: 3\n---\nseed: 4\n---\n---\n# only a comment\n");
+    assert_int_equal(config_file_documents(path), 2);
+    write_file(path, "seed: 3\n---\n---\nseed: 4\n");
+    assert_int_equal(config_file_documents(path), 3);
+    write_file(path, "---\n");
+    assert_int_equal(config_file_documents(path), 1);
+    unlink(path);
+}
+
 static double seconds_now(void) {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -111,5 +128,6 @@ static void test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_tim
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_documents_a_file_of_two_documents_is_two_runs),
+          cmocka_unit_test(test_config_documents_a_trailing_empty_document_is_no_run),
           cmocka_unit_test(test_config_documents_an_error_names_the_line_in_the_whole_file),
           cmocka_unit_test(test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_time))

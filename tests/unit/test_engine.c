@@ -632,6 +632,34 @@ static void test_engine_refused_connection_is_error_refused(void **state) {
     assert_true(o.record.end_ns >= o.record.send_ns);
 }
 
+/* No descriptor left for the socket (the soft open-file limit lowered to the next free one, after
+ * the engine is made): the client's fault, class client_fd_limit, not a connect error. */
+static void test_engine_no_descriptor_for_a_socket_is_client_fd_limit(void **state) {
+    int port;
+    int fd = listen_loopback(&port); /* listening: a socket, once made, would connect */
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d" CHAT_PATH, port);
+    run_t run;
+    run_open_streams(&run, 1, 5000 * MS);
+    struct rlimit saved;
+    assert_int_equal(getrlimit(RLIMIT_NOFILE, &saved), 0);
+    int next = dup(0);
+    assert_true(next > 0);
+    close(next);
+    struct rlimit low = {.rlim_cur = (rlim_t)next, .rlim_max = saved.rlim_max};
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &low), 0);
+    static outcome_t o;
+    char *body = chat_body(5, 1);
+    submit_one(&run, url, body, &o);
+    run_until_done(&run, 5000 * MS);
+    assert_int_equal(setrlimit(RLIMIT_NOFILE, &saved), 0);
+    free(body);
+    run_close(&run);
+    close(fd);
+    assert_int_equal(o.record.error, ERROR_CLIENT_FD_LIMIT);
+    assert_non_null(strstr(o.record.error_message, "open-file limit"));
+}
+
 static void test_engine_bad_url_is_reported_through_the_callback(void **state) {
     engine_options_t options = {.max_streams = 1};
     static outcome_t o;
@@ -1278,6 +1306,7 @@ int main(void) {
     };
     const struct CMUnitTest mock_fault_tests[] = {
         cmocka_unit_test(test_engine_mock_failing_with_503_is_error_http_503),
+        cmocka_unit_test(test_engine_no_descriptor_for_a_socket_is_client_fd_limit),
         cmocka_unit_test(test_engine_mock_resetting_mid_stream_is_error_reset_mid_stream),
         cmocka_unit_test(test_engine_mock_malformed_chunk_is_error_malformed_sse),
     };

@@ -96,7 +96,7 @@ static void test_live_window_forgets_seconds_older_than_60(void **state) {
 }
 
 static void test_live_summary_p50_and_p99_within_0_1_percent_over_the_window(void **state) {
-    live_metrics_t *lm = live_metrics_new(NULL, NULL, NULL, "test");
+    live_metrics_t *lm = live_metrics_new(NULL, NULL, NULL, NULL, "test");
     assert_non_null(lm);
     int64_t chunks[2];
     /* 1000 records with TTFT 1..1000 ms over 10 s, then at 100 s 10 records of 5 s: the window
@@ -128,7 +128,7 @@ static void test_live_summary_p50_and_p99_within_0_1_percent_over_the_window(voi
 }
 
 static void test_live_failed_request_counted_by_class_without_latency(void **state) {
-    live_metrics_t *lm = live_metrics_new(NULL, "x_", NULL, "test");
+    live_metrics_t *lm = live_metrics_new(NULL, NULL, "x_", NULL, "test");
     int64_t chunks[2];
     request_record_t rec = record_with_ttft(100 * MS, chunks);
     rec.error = ERROR_HTTP_5XX;
@@ -152,7 +152,7 @@ static void test_live_failed_request_counted_by_class_without_latency(void **sta
 }
 
 static void test_live_warmup_counts_requests_but_no_latency(void **state) {
-    live_metrics_t *lm = live_metrics_new(NULL, NULL, "loadgen", "test");
+    live_metrics_t *lm = live_metrics_new(NULL, NULL, NULL, "loadgen", "test");
     int64_t chunks[2];
     request_record_t rec = record_with_ttft(100 * MS, chunks);
     rec.warmup = true;
@@ -165,11 +165,11 @@ static void test_live_warmup_counts_requests_but_no_latency(void **state) {
 }
 
 static void test_live_refuses_bad_prefix_compat_and_address(void **state) {
-    assert_null(live_metrics_new(NULL, "has:colon_", NULL, "test"));
-    assert_null(live_metrics_new(NULL, "9starts_with_digit", NULL, "test"));
-    assert_null(live_metrics_new(NULL, NULL, "locust", "test"));
-    assert_null(live_metrics_new("127.0.0.1", NULL, NULL, "test"));
-    assert_null(live_metrics_new("127.0.0.1:http", NULL, NULL, "test"));
+    assert_null(live_metrics_new(NULL, NULL, "has:colon_", NULL, "test"));
+    assert_null(live_metrics_new(NULL, NULL, "9starts_with_digit", NULL, "test"));
+    assert_null(live_metrics_new(NULL, NULL, NULL, "locust", "test"));
+    assert_null(live_metrics_new("127.0.0.1", NULL, NULL, NULL, "test"));
+    assert_null(live_metrics_new("127.0.0.1:http", NULL, NULL, NULL, "test"));
 }
 
 /* Sends request to the server of lm on port and returns the response's first line (polling
@@ -208,7 +208,7 @@ static void test_live_http_answers_metrics_404_and_405(void **state) {
     int p[2];
     assert_int_equal(pipe(p), 0);
     dup2(p[1], 2);
-    live_metrics_t *lm = live_metrics_new("127.0.0.1:0", NULL, NULL, "test");
+    live_metrics_t *lm = live_metrics_new("127.0.0.1:0", NULL, NULL, NULL, "test");
     fflush(stderr);
     dup2(save, 2);
     close(save);

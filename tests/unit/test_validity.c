@@ -58,6 +58,16 @@ static void test_validity_circuit_breaker_makes_the_run_invalid(void **state) {
     assert_one_reason(&v, "stopped by the circuit breaker: 30 of 50 requests failed");
 }
 
+static void test_validity_sockets_refused_by_the_client_fd_limit_make_the_run_invalid(void **s) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    in.client_fd_limit = 7;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_one_reason(&v,
+                      "7 requests could not open a socket: a worker ran out of file descriptors");
+}
+
 static void test_validity_loop_above_90_percent_of_a_core_is_saturation(void **state) {
     validity_worker_t w[2];
     validity_input_t in = healthy_run(w);
@@ -255,6 +265,28 @@ static void test_validity_rate_cause_is_the_client_when_the_lag_is_above_thresho
     assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_DRAW);
 }
 
+static void test_validity_rate_cause_is_the_servers_429s_when_requests_waited_them_out(void **s) {
+    config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
+    validity_rate_input_t in = short_run(&sched, 700);
+    in.schedule_lag_p99_ms = 900;
+    in.retried_requests = 12;
+    assert_int_equal(validity_rate_cause(&in), VALIDITY_RATE_RETRY_AFTER);
+}
+
+static void test_validity_schedule_lag_from_429_retries_names_them_not_the_client(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    in.rate_mode = true;
+    in.schedule_lag_p99_ms = 900;
+    in.retried_requests = 12;
+    in.retry_wait_s = 9.5;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_one_reason(&v,
+                      "12 requests waited out the server's HTTP 429 Retry-After (9.5 s in all)");
+    assert_null(strstr(v.reasons[0], "the client could not keep the schedule"));
+}
+
 static void test_validity_rate_cause_poisson_within_3_sigma_is_the_draw(void **state) {
     config_scheduler_t sched = {.kind = SCHEDULER_RATE, .arrival = ARRIVAL_POISSON};
     validity_rate_input_t in = short_run(&sched, 906); /* 94 short, 3σ = 94.87 */
@@ -294,6 +326,10 @@ int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_validity_healthy_run_is_valid_with_no_reason),
         cmocka_unit_test(test_validity_circuit_breaker_makes_the_run_invalid),
+        cmocka_unit_test(
+            test_validity_rate_cause_is_the_servers_429s_when_requests_waited_them_out),
+        cmocka_unit_test(test_validity_schedule_lag_from_429_retries_names_them_not_the_client),
+        cmocka_unit_test(test_validity_sockets_refused_by_the_client_fd_limit_make_the_run_invalid),
         cmocka_unit_test(test_validity_loop_above_90_percent_of_a_core_is_saturation),
         cmocka_unit_test(test_validity_loop_measured_under_a_second_is_not_judged),
         cmocka_unit_test(
