@@ -333,8 +333,8 @@ def join_run(address, identity):
     deadline = time.monotonic() + 120
     last_beat = 0.0
     while time.monotonic() < deadline:
-        if run_id and time.monotonic() - last_beat > 0.5:
-            beat(ctl, run_id, 1)
+        if data is not None and time.monotonic() - last_beat > 0.2:  # welcomed: alive, idle
+            beat(ctl, run_id, 1 if run_id else 0)
             last_beat = time.monotonic()
         msg = ctl.recv(0.2)
         if data is not None:
