@@ -10,7 +10,8 @@
 #     rejoins at the boundary, so level 2 starts with three; another worker is SIGKILLed in level
 #     2, the last: exit 0, level 2 started by three and carried by two;
 #  C. two workload files, one worker a --once worker that leaves between the two runs: run 2
-#     starts with the two left: exit 0, each run's results.json says how many carried it.
+#     starts with the two left: exit 0, each run's results.json says how many carried it;
+#  D. the same between two levels of a sweep: level 2 carried by the two left.
 # ctest: parallel (counts and messages; the only timings are bounds of seconds)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -151,3 +152,19 @@ assert_equal "C run 2 workers" \
     "[2, 0, 2]"
 assert_equal "C run 2 in results" "$(json_value "$WORK/c/run-2/results.json" 'r["run"]["workers"]')" 2
 echo "C ok: run 2 of 2 carried by the 2 workers left after the --once worker left"
+
+# D. A 2-level sweep; the --once worker leaves between the two levels.
+mv "$WORK/ctl.err" "$WORK/ctl-c.err"
+write_sweep "$WORK/d.yaml" "[2, 4]" 1500ms
+start_controller "$WORK/ctl.err" "$WORK/d.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
+    --out "$WORK/d" --register-timeout 20
+start_long_worker d1
+start_long_worker d2
+start_once_worker leaver
+LEAVER=$WORKER_PID
+wait_controller 60
+[ "$CONTROLLER_RC" = 0 ] || fail "D: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
+assert_exit_0 "the --once worker" 5 "$LEAVER"
+assert_equal "D level 1 workers" "$(level_workers "$WORK/d/results.json" 0)" "3 0 0 3"
+assert_equal "D level 2 workers" "$(level_workers "$WORK/d/results.json" 1)" "2 0 0 2"
+echo "D ok: level 2 of the sweep carried by the 2 workers left after the --once worker left"
