@@ -116,3 +116,22 @@ bool bounds_record(const bounds_t *b, const request_record_t *rec, char *why, si
     }
     return times_ok(b, rec, why, len) && tokens_ok(rec, why, len);
 }
+
+bool bounds_loop_times(const bounds_t *b, int64_t cpu_ns, int64_t wall_ns, int64_t wait_ns,
+                       char *why, size_t len) {
+    int64_t span = b->now_ns - b->start_ns + 2 * slack(b);
+    const struct {
+        const char *name;
+        int64_t ns;
+        int64_t lowest;
+    } times[] = {{"loop CPU time", cpu_ns, 0},
+                 {"loop wall time", wall_ns, 0},
+                 {"loop wait time", wait_ns, -1}};
+    for (size_t i = 0; i < sizeof times / sizeof times[0]; i++)
+        if (times[i].ns < times[i].lowest || times[i].ns > span) {
+            snprintf(why, len, "its %s of %.1f s is outside the run's %.1f s so far", times[i].name,
+                     (double)times[i].ns / 1e9, (double)span / 1e9);
+            return false;
+        }
+    return true;
+}

@@ -39,5 +39,9 @@ typedef struct bounds {
  * tokens within its prompt, its retries within target.retry_429_max. false with why filled
  * ("completion_tokens 2147483648 above the request's max_tokens 16"). */
 bool bounds_record(const bounds_t *b, const request_record_t *rec, char *why, size_t len);
+/* Whether a worker's loop figures over the run (its Done's WorkerStats: CPU, wall and wait time,
+ * wait -1 when unknown) lie within the run's span so far. false with why filled. */
+bool bounds_loop_times(const bounds_t *b, int64_t cpu_ns, int64_t wall_ns, int64_t wait_ns,
+                       char *why, size_t len);
 
 #endif

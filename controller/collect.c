@@ -214,6 +214,14 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
     w->done_records = done->records;
     w->done_dropped = done->dropped;
     collect_stats(w, done->stats);
+    const measurement_t *run = self->run;
+    bounds_t b = {.start_ns = run->start_ns, .now_ns = loop_now_ns()};
+    char why[160];
+    if (w->has_stats &&
+        !bounds_loop_times(&b, w->loop_cpu_ns, w->loop_wall_ns, w->loop_wait_ns, why, sizeof why)) {
+        collect_refuse_number(self, w, "its Done", why);
+        w->has_stats = false; /* not judged on figures it could not have measured */
+    }
     journal_done(self, w);
     if (w->state == REGISTRY_LOST)
         w->state = REGISTRY_RUNNING;

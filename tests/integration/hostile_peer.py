@@ -414,7 +414,7 @@ def record(session, request_id, send_ns, end_delta_ns, completion, max_tokens, c
 def lying_worker(argv):
     identity = argv[1].encode()
     ctl, data, run_id, worker_index = join_run(argv[0], identity)
-    time.sleep(1.0)  # inside the run
+    settle(ctl, data, run_id, 1.0)  # into the run, heartbeating (a silent second would be a loss)
     t = now_ns()
     lies = [
         record(worker_index, 1, t, 50000000, 2 ** 31, 16, 16),  # 2^31 output tokens

@@ -158,6 +158,16 @@ static void test_bounds_endpoint_and_retries_refused(void **state) {
     assert_refused_saying(&rec, "6 retries after 429s, target.retry_429_max is 5");
 }
 
+static void test_bounds_loop_times_within_the_run(void **state) {
+    (void)state;
+    bounds_t b = run_at_10s();
+    char why[160] = "";
+    assert_true(bounds_loop_times(&b, 2 * SECOND, 10 * SECOND, -1, why, sizeof why));
+    assert_false(bounds_loop_times(&b, 2 * SECOND, 1000 * SECOND, 0, why, sizeof why));
+    assert_string_equal(why, "its loop wall time of 1000.0 s is outside the run's 12.0 s so far");
+    assert_false(bounds_loop_times(&b, -1, SECOND, 0, why, sizeof why));
+}
+
 static void test_bounds_refused_numbers_make_the_run_invalid(void **state) {
     (void)state;
     validity_worker_t workers[1] = {{.name = "liar",
@@ -184,6 +194,7 @@ int main(void) {
         cmocka_unit_test(test_bounds_end_after_now_plus_slack_refused),
         cmocka_unit_test(test_bounds_chunk_token_sum_does_not_wrap),
         cmocka_unit_test(test_bounds_endpoint_and_retries_refused),
+        cmocka_unit_test(test_bounds_loop_times_within_the_run),
         cmocka_unit_test(test_bounds_refused_numbers_make_the_run_invalid),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
