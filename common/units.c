@@ -217,6 +217,17 @@ int units_format_duration(int64_t ns, char *buf, size_t len) {
     return n;
 }
 
+int units_format_human(int64_t ns, char *buf, size_t len) {
+    int64_t s = ns > 0 ? (ns + UNITS_NS_PER_S / 2) / UNITS_NS_PER_S : 0;
+    if (s >= 3600) {
+        int64_t min = (s + 30) / 60;
+        return snprintf(buf, len, "%lld h %lld min", (long long)(min / 60), (long long)(min % 60));
+    }
+    if (s >= 60)
+        return snprintf(buf, len, "%lld min %lld s", (long long)(s / 60), (long long)(s % 60));
+    return snprintf(buf, len, "%lld s", (long long)s);
+}
+
 const char *units_duration_help(void) {
     return "a duration such as 500ms, 2s, 1.5m or 1m30s (units ns, us, ms, s, m, h; a bare "
            "number is seconds)";

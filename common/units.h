@@ -26,6 +26,9 @@ int units_parse_size(const char *text, uint64_t *bytes);
 /* Writes the shortest exact form of a duration: the largest unit that divides it ("1500ms",
  * "2m", "0s"). Returns the length written, or -1 (buf untouched) when len is too small. */
 int units_format_duration(int64_t ns, char *buf, size_t len);
+/* Writes a duration for people, in its two largest units, rounded to the nearest of the smaller:
+ * "2 h 10 min", "4 min 20 s", "35 s" (negative counts as 0). Returns what snprintf returns. */
+int units_format_human(int64_t ns, char *buf, size_t len);
 
 /* What each parser accepts, for error messages ("expected a duration such as ..."). */
 const char *units_duration_help(void);

@@ -50,6 +50,7 @@ void console_live(controller_t *self, int64_t now) {
     live_t live;
     merge_live(self->run->merge, now, registry_inflight(self), &live);
     live.silent = registry_silent(self, now);
+    live.duration_s = (double)self->run->cfg.limits.duration_ns / 1e9;
     client_series_add(self->run->client_series, live.elapsed_s, live.in_flight,
                       live.requests_per_s);
     char line[512];

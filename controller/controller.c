@@ -222,11 +222,12 @@ static void step_run(controller_t *self, int64_t now) {
     if (self->sweep)
         sweep_run_step(self->sweep, now);
     rebalance_join_step(self, now);
-    if (now >= run->next_live_ns) {
+    if (now >= run->next_live_ns) { /* a terminal's line every second, a log's less often */
+        int64_t every = self->tty ? 1000000000LL : self->options.progress_ns;
         console_live(self, now);
-        run->next_live_ns += 1000000000LL;
+        run->next_live_ns += every;
         if (run->next_live_ns < now)
-            run->next_live_ns = now + 1000000000LL;
+            run->next_live_ns = now + every;
     }
 }
 
@@ -415,6 +416,17 @@ controller_t *controller_new(const controller_options_t *options) {
         fprintf(stderr,
                 "%s: --grace wants a duration such as 10s or 500ms (0: no grace), got '%s'\n",
                 self->name, options->grace);
+        free(self);
+        return NULL;
+    }
+    const char *progress = options->progress_interval ? options->progress_interval
+                                                      : getenv("STAMPEDE_PROGRESS_INTERVAL");
+    self->options.progress_ns = CONTROLLER_DEFAULT_PROGRESS_NS;
+    if (progress && (units_parse_duration(progress, &self->options.progress_ns) != 0 ||
+                     self->options.progress_ns <= 0)) {
+        fprintf(stderr, "%s: %s wants a duration > 0 such as 10s or 1m, got '%s'\n", self->name,
+                options->progress_interval ? "--progress-interval" : "STAMPEDE_PROGRESS_INTERVAL",
+                progress);
         free(self);
         return NULL;
     }

@@ -50,11 +50,17 @@ typedef struct controller_options {
      * are cancelled (NULL: CONTROLLER_DEFAULT_GRACE_NS); parsed by controller_new */
     const char *grace;
     int64_t grace_ns;
+    /* --progress-interval DURATION (else $STAMPEDE_PROGRESS_INTERVAL): how often the live line is
+     * written when stderr is not a terminal (a terminal's is redrawn every second); parsed by
+     * controller_new into progress_ns (default CONTROLLER_DEFAULT_PROGRESS_NS) */
+    const char *progress_interval;
+    int64_t progress_ns;
     int64_t linger_ns; /* --linger: serve the results over HTTP this long after */
     bool print_report; /* --print-report: report.md to stdout after each report */
 } controller_options_t;
 
 #define CONTROLLER_DEFAULT_GRACE_NS 5000000000LL
+#define CONTROLLER_DEFAULT_PROGRESS_NS 10000000000LL /* a log's live line: one per 10 s */
 
 /* Checks every config file and binds both sockets. NULL after printing why on stderr. */
 controller_t *controller_new(const controller_options_t *options);
@@ -87,6 +93,7 @@ void controller_destroy(controller_t **self_p);
     {"metrics-compat", required_argument, NULL, CONTROLLER_OPT_METRICS_COMPAT},                    \
     {"metrics-token-file", required_argument, NULL, CONTROLLER_OPT_METRICS_TOKEN_FILE},           \
     {"metrics-insecure", no_argument, NULL, CONTROLLER_OPT_METRICS_INSECURE},                      \
+    {"progress-interval", required_argument, NULL, CONTROLLER_OPT_PROGRESS_INTERVAL},              \
     {"grace", required_argument, NULL, CONTROLLER_OPT_GRACE}
 /* clang-format on */
 /* getopt values of the shared flags that have no short letter. */
@@ -96,6 +103,7 @@ enum {
     CONTROLLER_OPT_METRICS_COMPAT,
     CONTROLLER_OPT_METRICS_TOKEN_FILE,
     CONTROLLER_OPT_METRICS_INSECURE,
+    CONTROLLER_OPT_PROGRESS_INTERVAL,
     CONTROLLER_OPT_GRACE
 };
 /* Applies a shared flag (t o T P v I, the --metrics-* ones, --grace) to options, appending --target

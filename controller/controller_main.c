@@ -22,6 +22,7 @@ static void usage(FILE *out) {
         "                           [--target URL]... [--out DIR] [--trace] [--http-phases]\n"
         "                           [--data-port P] [--register-timeout SECONDS]\n"
         "                           [--allow-invalid] [--grace DURATION] [--print-report]\n"
+        "                           [--progress-interval DURATION]\n"
         "                           [--linger DURATION]\n"
         "                           [--key FILE --authorized-keys DIR | --insecure]\n"
         "                           [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
@@ -51,6 +52,9 @@ static void usage(FILE *out) {
         "                         cancelled (default 5s; 0 cancels at once). The results are\n"
         "                         written marked partial, exit 130. A second signal quits at\n"
         "                         once and tells every worker to abandon the run\n"
+        "  --progress-interval DURATION  how often the live line is written when stderr is\n"
+        "                         not a terminal, e.g. a pod's log (default 10s; a terminal's\n"
+        "                         is redrawn every second; also STAMPEDE_PROGRESS_INTERVAL)\n"
         "  --key FILE             this controller's CURVE secret key (stampede keygen NAME\n"
         "                         writes NAME.key and NAME.pub; workers get NAME.pub)\n"
         "  --authorized-keys DIR  admit only workers whose public key is a *.pub in DIR;\n"
@@ -115,6 +119,9 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case CONTROLLER_OPT_METRICS_INSECURE:
         options->metrics_access.insecure = true;
+        return true;
+    case CONTROLLER_OPT_PROGRESS_INTERVAL:
+        options->progress_interval = arg;
         return true;
     case CONTROLLER_OPT_GRACE:
         options->grace = arg;

@@ -73,7 +73,8 @@ void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src);
 typedef struct live {
     double elapsed_s;           /* since the earlier of the window start and the first send */
     uint32_t in_flight;         /* as the caller passed it */
-    uint32_t silent;            /* workers silent past two heartbeats (set by the caller) */
+    uint32_t silent;            /* workers silent past 1.5 heartbeats (set by the caller) */
+    double duration_s;          /* the run's limits.duration, 0 none (set by the caller) */
     uint64_t requests_ok;       /* since the start, warm-up included */
     uint64_t requests_failed;   /* since the start, warm-up included */
     double requests_per_s;      /* ok requests finished over the last ~5 s */

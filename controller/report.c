@@ -842,10 +842,15 @@ void report_live_line(const live_t *live, char *buf, size_t len) {
     }
     char in_flight[64];
     report_live_in_flight(live, in_flight, sizeof in_flight);
+    char elapsed[48];
+    if (live->duration_s > 0)
+        snprintf(elapsed, sizeof elapsed, "%.1f s of %.0f s", live->elapsed_s, live->duration_s);
+    else
+        snprintf(elapsed, sizeof elapsed, "%.1f s", live->elapsed_s);
     snprintf(buf, len,
-             "%.1f s | %s | %.1f req/s | %.0f tok/s | %s | %" PRIu64 " ok, %" PRIu64 " failed",
-             live->elapsed_s, in_flight, live->requests_per_s, live->output_tokens_per_s, ttft,
-             live->requests_ok, live->requests_failed);
+             "%s | %s | %.1f req/s | %.0f tok/s | %s | %" PRIu64 " ok, %" PRIu64 " failed", elapsed,
+             in_flight, live->requests_per_s, live->output_tokens_per_s, ttft, live->requests_ok,
+             live->requests_failed);
 }
 
 json_t *report_metric_json(const histogram_t *h) {

@@ -1,5 +1,7 @@
 #include "sweep_run.h"
 
+#include "units.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
@@ -18,6 +20,7 @@
 #include "sweep_pool.h"
 #include "sweep_report.h"
 #include "telemetry_run.h"
+#include "units.h"
 #include "window.h"
 
 /* Rows of figures (one per repetition, or per snapshot), grown as they come. */
@@ -72,6 +75,10 @@ struct sweep_run {
     sweep_report_level_t *done;
     size_t n_done;
     bool interrupted;
+
+    /* For the whole sweep's remaining time: repetitions finished and their span, gaps included. */
+    int64_t first_start_ns, last_end_ns;
+    uint32_t reps_finished;
 };
 
 static int sweep_rows_push(sweep_rows_t *rows, const double figures[SWEEP_FIG__COUNT]) {
@@ -252,6 +259,8 @@ static void sweep_run_mark_snapshots(sweep_run_t *self, const measurement_t *run
 void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
     window_destroy(&self->window);
     self->start_ns = run->start_ns;
+    if (!self->first_start_ns)
+        self->first_start_ns = run->start_ns;
     if (!self->start_unix_ns)
         self->start_unix_ns = run->start_unix_ns;
     int64_t opens = run->start_ns + self->spec.warmup_ns;
@@ -318,6 +327,26 @@ void sweep_run_stopped(sweep_run_t *self, int64_t now) {
         self->stop_ns = now;
 }
 
+/* About how long the rest of the sweep takes, into buf (" | sweep about 2 h 10 min left"; ""
+ * when the number of levels is not known): what is left of this repetition, then every
+ * repetition not yet run at the mean span of those finished, the gaps between them included (the
+ * level's planned warm-up and window before the first has finished). */
+static void sweep_run_eta(const sweep_run_t *self, int64_t rep_left_ns, char *buf, size_t len) {
+    buf[0] = '\0';
+    size_t planned = self->source->planned;
+    if (!planned || self->index >= planned)
+        return;
+    uint64_t reps_left = (uint64_t)(planned - self->index - 1) * self->spec.repeat +
+                         (self->spec.repeat > self->rep ? self->spec.repeat - self->rep : 0);
+    int64_t per =
+        self->reps_finished
+            ? (self->last_end_ns - self->first_start_ns) / self->reps_finished
+            : self->spec.warmup_ns + (int64_t)self->spec.snapshots * self->spec.snapshot_ns;
+    char human[48];
+    units_format_human(rep_left_ns + (int64_t)reps_left * per, human, sizeof human);
+    snprintf(buf, len, " | sweep about %s left", human);
+}
+
 void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *live, char *buf,
                          size_t len) {
     char level[48], phase[48];
@@ -351,14 +380,16 @@ void sweep_run_live_line(const sweep_run_t *self, int64_t now, const live_t *liv
     char ttft_text[32] = "-";
     if (ttft >= 0)
         report_format_ms(ttft_text, sizeof ttft_text, ttft);
-    char in_flight[64];
+    char in_flight[64], eta[96];
     report_live_in_flight(live, in_flight, sizeof in_flight);
+    /* in the drain, the level's remaining is the drain's bound */
+    sweep_run_eta(self, remaining, eta, sizeof eta);
     snprintf(buf, len,
-             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left | %s | %.1f req/s | TTFT p50 %s ms | "
+             "%s %s %g rep %u/%u | %s %.0f s, %.0f s left%s | %s | %.1f req/s | TTFT p50 %s ms | "
              "%" PRIu64 " errors",
              level, sweep_report_axis_key(&self->spec), self->spec.value, (unsigned)self->rep,
              (unsigned)self->spec.repeat, phase, (double)elapsed / 1e9, (double)remaining / 1e9,
-             in_flight, live->requests_per_s, ttft_text, live->requests_failed);
+             eta, in_flight, live->requests_per_s, ttft_text, live->requests_failed);
 }
 
 /* {"index", "start_s", ...stats} of snapshot i of the window (start from the run's start). */
@@ -490,6 +521,8 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
                 figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
     window_destroy(&self->window);
     self->start_ns = 0;
+    self->reps_finished++;
+    self->last_end_ns = loop_now_ns();
 }
 
 /* The level's object in results.json. */

@@ -8,6 +8,9 @@ set -euo pipefail
 WORK=$(mktemp -d /tmp/stampede-test.XXXXXX)
 # Workers spool to $TMPDIR by default (worker --spool): a test's spools go with its directory.
 export TMPDIR=$WORK
+# The live line once a second in the tests' logs (a log gets one per 10 s by default): tests wait
+# for it to reach a point of the run. test_progress_lines checks the default.
+export STAMPEDE_PROGRESS_INTERVAL=1s
 BACKGROUND=()
 
 cleanup() {
@@ -359,7 +362,7 @@ def whole_run_degraded_by_victim():
 # single digit), failing with the end of the log otherwise.
 wait_run_reaches() {
     local log=$1 bound=$2 seconds=$3
-    wait_for_line "$log" "$bound" "\] [$seconds-9]\.[0-9] s \|" >/dev/null ||
+    wait_for_line "$log" "$bound" "\] [$seconds-9]\.[0-9] s( of [0-9]+ s)? \|" >/dev/null ||
         fail "the run did not reach $seconds s: $(tail -3 "$log")"
 }
 

@@ -29,7 +29,7 @@ assert_gone() {
 "$STAMPEDE" run "$WORK/i.yaml" --workers 2 --out "$WORK/out" --grace 15s >"$WORK/table" 2>"$WORK/run.err" &
 RUN=$!
 BACKGROUND+=($RUN)
-wait_for_line "$WORK/run.err" 30 "\] [3-9]\.[0-9] s \|" >/dev/null || fail "the run did not get going: $(cat "$WORK/run.err")"
+wait_for_line "$WORK/run.err" 30 "\] [3-9]\.[0-9] s( of [0-9]+ s)? \|" >/dev/null || fail "the run did not get going: $(cat "$WORK/run.err")"
 [ "$(children_of_run "$WORK/run.err" | wc -l)" = 3 ] || fail "expected 2 workers and a mock: $(cat "$WORK/run.err")"
 kill -INT "$RUN"
 wait_exit "$RUN" 30
@@ -49,7 +49,7 @@ write_workload "$WORK/long.yaml" ignore_eos=true input_tokens=16 output_tokens=5
 "$STAMPEDE" run "$WORK/long.yaml" --workers 2 --out "$WORK/out3" --grace 300ms >/dev/null 2>"$WORK/run3.err" &
 RUN=$!
 BACKGROUND+=($RUN)
-wait_for_line "$WORK/run3.err" 30 "\] [2-9]\.[0-9] s \|" >/dev/null || fail "the short-grace run did not get going"
+wait_for_line "$WORK/run3.err" 30 "\] [2-9]\.[0-9] s( of [0-9]+ s)? \|" >/dev/null || fail "the short-grace run did not get going"
 kill -INT "$RUN"
 wait_exit "$RUN" 30
 assert_equal "exit status after SIGINT with --grace 300ms" "$EXIT_STATUS" 130
@@ -61,7 +61,7 @@ assert_gone "$WORK/run3.err" "SIGINT with a short grace"
 "$STAMPEDE" run "$WORK/long.yaml" --workers 2 --out "$WORK/out4" --grace 60s >/dev/null 2>"$WORK/run4.err" &
 RUN=$!
 BACKGROUND+=($RUN)
-wait_for_line "$WORK/run4.err" 30 "\] [2-9]\.[0-9] s \|" >/dev/null || fail "the double-Ctrl-C run did not get going"
+wait_for_line "$WORK/run4.err" 30 "\] [2-9]\.[0-9] s( of [0-9]+ s)? \|" >/dev/null || fail "the double-Ctrl-C run did not get going"
 kill -INT "$RUN"
 wait_for_line "$WORK/run4.err" 10 "draining for up to 60.0 s" >/dev/null || fail "no drain after the first SIGINT"
 kill -INT "$RUN"
@@ -74,7 +74,7 @@ assert_gone "$WORK/run4.err" "two SIGINTs"
 "$STAMPEDE" run "$WORK/i.yaml" --workers 2 --out "$WORK/out2" >/dev/null 2>"$WORK/run2.err" &
 RUN=$!
 BACKGROUND+=($RUN)
-wait_for_line "$WORK/run2.err" 30 "\] [2-9]\.[0-9] s \|" >/dev/null || fail "second run did not get going"
+wait_for_line "$WORK/run2.err" 30 "\] [2-9]\.[0-9] s( of [0-9]+ s)? \|" >/dev/null || fail "second run did not get going"
 kill -KILL "$RUN"
 assert_gone "$WORK/run2.err" "SIGKILL of run"
 echo "ok: interrupted run drained within the grace, cancelled after a short one, quit on a second signal; partial results, exit 130, no orphans (also after SIGKILL)"

@@ -28,7 +28,7 @@ elapsed_ms=$((($(date +%s%N) - started) / 1000000))
 # the controller's loop never waited on the page: no stall said, the live line kept its pace, the
 # worker was never taken for lost
 ! grep -q 'stalled' "$WORK/hang.err" || fail "the controller stalled: $(grep stalled "$WORK/hang.err")"
-grep -Eq '\] [12]\.[0-9] s \|' "$WORK/hang.err" || fail "no live line during the run: $(cat "$WORK/hang.err")"
+grep -Eq '\] [12]\.[0-9] s( of [0-9]+ s)? \|' "$WORK/hang.err" || fail "no live line during the run: $(cat "$WORK/hang.err")"
 grep -q "cannot read $HANG/metrics: timed out after 2000 ms" "$WORK/hang.err" ||
     fail "the dead page was not named: $(cat "$WORK/hang.err")"
 check_results "$WORK/hang" <<'PY' || fail "the dead page's figures are wrong"

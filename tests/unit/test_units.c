@@ -155,6 +155,30 @@ static void test_units_format_duration_shortest_exact_form(void **state) {
     }
 }
 
+static void test_units_format_human_two_largest_units_rounded(void **state) {
+    (void)state;
+    static const struct {
+        int64_t ns;
+        const char *text;
+    } table[] = {
+        {-5, "0 s"},
+        {0, "0 s"},
+        {499999999LL, "0 s"},
+        {500000000LL, "1 s"},
+        {35 * 1000000000LL, "35 s"},
+        {(4 * 60 + 20) * 1000000000LL, "4 min 20 s"},
+        {3599 * 1000000000LL, "59 min 59 s"},
+        {3600 * 1000000000LL, "1 h 0 min"},
+        {(2 * 3600 + 10 * 60 + 29) * 1000000000LL, "2 h 10 min"},
+        {(2 * 3600 + 10 * 60 + 30) * 1000000000LL, "2 h 11 min"},
+    };
+    char buf[32];
+    for (size_t i = 0; i < sizeof table / sizeof table[0]; i++) {
+        units_format_human(table[i].ns, buf, sizeof buf);
+        assert_string_equal(buf, table[i].text);
+    }
+}
+
 static void test_units_format_duration_round_trips_through_parse(void **state) {
     static const int64_t values[] = {1,
                                      999,
@@ -187,5 +211,6 @@ UNIT_MAIN(cmocka_unit_test(test_units_parse_duration_accepts_every_unit_and_form
           cmocka_unit_test(test_units_parse_rate_table),
           cmocka_unit_test(test_units_parse_size_table),
           cmocka_unit_test(test_units_format_duration_shortest_exact_form),
+          cmocka_unit_test(test_units_format_human_two_largest_units_rounded),
           cmocka_unit_test(test_units_format_duration_round_trips_through_parse),
           cmocka_unit_test(test_units_format_duration_refuses_a_small_buffer))
