@@ -19,8 +19,9 @@ usage:
       then a Done (none of its batches counted); then heartbeats until the Stop that releases it.
       Prints "started", "sent batch S of N records (B bytes); RSS K KiB, peak H KiB" (of process
       PID, the controller), "sent garbage", "done", "released".
-  hostile_peer.py lying-worker HOST:PORT IDENTITY
-      registers as a worker, and 1 s after the start sends four batches of one record each: 2^31
+  hostile_peer.py lying-worker HOST:PORT IDENTITY [KEY_FILE SERVER_PUB_FILE]
+      registers as a worker (with KEY_FILE, a `stampede keygen` secret key, and the controller's
+      public key: over CURVE through pyzmq, Debian's python3-zmq, so run by /usr/bin/python3), and 1 s after the start sends four batches of one record each: 2^31
       output tokens, a session index of 2^40, an end 10^15 ns after its send, then an honest one
       (16 tokens); then a heartbeat claiming 2^64 - 1 sessions started (frontier 2^63); then goes
       silent (as if killed) for 30 s. Prints "started", "lied".
@@ -130,6 +131,34 @@ class Zmtp:
             parts.append(body)
             if not flags & 0x01:
                 return b"".join(parts)
+
+
+class CurvePeer:
+    """A DEALER through libzmq with CURVE and a real key (pyzmq: Debian's python3-zmq, run by
+    /usr/bin/python3), with Zmtp's interface: what such a peer sends goes through the controller's
+    ZAP check like any worker's."""
+
+    def __init__(self, endpoint, identity, secret, server):
+        import zmq
+        self.ctx = zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.IDENTITY, identity)
+        self.sock.setsockopt(zmq.LINGER, 500)
+        self.sock.curve_secretkey = secret
+        self.sock.curve_publickey = zmq.curve_public(secret)
+        self.sock.curve_serverkey = server
+        self.sock.connect(endpoint)
+
+    def send(self, body):
+        self.sock.send(body)
+
+    def recv(self, timeout):
+        return self.sock.recv() if self.sock.poll(int(timeout * 1000)) else None
+
+
+def read_key(path):
+    """The Z85 key of a `stampede keygen` file (the line that is not a comment)."""
+    return [l.strip() for l in open(path) if l.strip() and not l.startswith("#")][0].encode()
 
 
 # --- protobuf ----------------------------------------------------------------------------------
@@ -319,11 +348,18 @@ def beat(ctl, run_id, state, frontier=0, started=0):
     ctl.send(envelope(HEARTBEAT, body, run_id))
 
 
-def join_run(address, identity):
+def join_run(address, identity, keys=None):
     """Registers as a worker at address (Hello, clock probes, Ready with the assigned concurrency)
-    and waits for the Start; returns (ctl, data, run_id, worker_index)."""
+    and waits for the Start; returns (ctl, data, run_id, worker_index). keys: (secret key, the
+    controller's public key), Z85, for CURVE (CurvePeer); None: plain ZMTP (Zmtp)."""
     host, port = address.rsplit(":", 1)
-    ctl = Zmtp(socket.create_connection((host, int(port)), timeout=30), b"DEALER", identity)
+
+    def connect(port):
+        if keys:
+            return CurvePeer("tcp://%s:%d" % (host, port), identity, *keys)
+        return Zmtp(socket.create_connection((host, port), timeout=30), b"DEALER", identity)
+
+    ctl = connect(int(port))
     hello = (field_varint(1, PROTOCOL_VERSION) + field_bytes(2, identity) + field_bytes(3, b"hostile")
              + field_varint(4, os.getpid()) + field_varint(5, 0) + field_varint(6, 1)
              + field_varint(7, 1000) + field_bytes(8, b"hostile"))
@@ -346,8 +382,7 @@ def join_run(address, identity):
         if kind == WELCOME:
             if not first(body, 1):
                 raise SystemExit("refused: %s" % first(body, 2, b"").decode())
-            data = Zmtp(socket.create_connection((host, first(body, 4)), timeout=30), b"DEALER",
-                        identity)
+            data = connect(first(body, 4))
         elif kind == PROBE:
             t = now_ns()
             reply = (field_varint(1, first(body, 1)) + field_varint(2, first(body, 2))
@@ -413,7 +448,8 @@ def record(session, request_id, send_ns, end_delta_ns, completion, max_tokens, c
 
 def lying_worker(argv):
     identity = argv[1].encode()
-    ctl, data, run_id, worker_index = join_run(argv[0], identity)
+    keys = (read_key(argv[2]), read_key(argv[3])) if len(argv) > 3 else None
+    ctl, data, run_id, worker_index = join_run(argv[0], identity, keys)
     settle(ctl, data, run_id, 1.0)  # into the run, heartbeating (a silent second would be a loss)
     t = now_ns()
     lies = [

@@ -1,8 +1,9 @@
 #!/bin/bash
 # Numbers from a worker are checked before they are merged (docs/protocol.md "Numbers a worker
-# reports"). A lying worker of the test's own (tests/integration/hostile_peer.py lying-worker:
-# registered, so trusted as far as any worker, on loopback) and an honest `stampede worker` run
-# concurrency 4 for 5 s against the mock, fleet.heartbeat 250ms x liveness 4. One second after the
+# reports"). A lying worker of the test's own (tests/integration/hostile_peer.py lying-worker,
+# over CURVE with a real key in --authorized-keys: registered, so trusted as far as any worker)
+# and an honest `stampede worker` run concurrency 4 for 5 s against the mock, CURVE on both
+# sockets, fleet.heartbeat 250ms x liveness 4. One second after the
 # start the liar sends one record each of: 2^31 output tokens, session 2^40 (past any grant), an
 # end 10^15 ns after its send, and an honest one; then a heartbeat claiming 2^64 - 1 sessions
 # started (frontier 2^63); then it goes silent. Checked:
@@ -16,13 +17,24 @@
 source "$(dirname "$0")/protocol_lib.sh"
 PEER="$(dirname "$0")/hostile_peer.py"
 
+# The peer speaks CURVE through pyzmq: Debian's python3-zmq, for Debian's python3.
+PY=/usr/bin/python3
+"$PY" -c "import zmq; assert zmq.has('curve')" 2>/dev/null ||
+    fail "$PY has no pyzmq with CURVE: install python3-zmq (make deps)"
+(cd "$WORK" && "$STAMPEDE" keygen controller liar honest >/dev/null) || fail "keygen failed"
+mkdir "$WORK/authorized"
+cp "$WORK/liar.pub" "$WORK/honest.pub" "$WORK/authorized/"
+
 start_mock --ttft-ms 5 --itl-ms 2
-start_run_on_mock lie 2 30 duration=5s concurrency=4 output_tokens=16 heartbeat=250ms liveness=4
-timeout 60 python3 "$PEER" lying-worker "${CONTROLLER_EP#tcp://}" liar >"$WORK/liar.out" 2>&1 &
+start_run_on_mock lie 2 30 duration=5s concurrency=4 output_tokens=16 heartbeat=250ms liveness=4 \
+    --key="$WORK/controller.key" --authorized-keys="$WORK/authorized"
+grep -q "CURVE on" "$WORK/ctl.err" || fail "the controller did not say CURVE is on: $(cat "$WORK/ctl.err")"
+timeout 60 "$PY" "$PEER" lying-worker "${CONTROLLER_EP#tcp://}" liar "$WORK/liar.key" \
+    "$WORK/controller.pub" >"$WORK/liar.out" 2>&1 &
 BACKGROUND+=($!)
 wait_for_line "$WORK/ctl.err" 10 "worker liar \(host hostile" >/dev/null ||
     fail "the lying worker did not register: $(cat "$WORK/ctl.err") $(cat "$WORK/liar.out")"
-start_once_worker honest
+start_once_worker honest --key "$WORK/honest.key" --server-key "$WORK/controller.pub"
 wait_controller 40
 assert_equal "controller exit status (an invalid run)" "$CONTROLLER_RC" 3
 grep -q "^lied" "$WORK/liar.out" || fail "the liar did not get to lie: $(cat "$WORK/liar.out")"
