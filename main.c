@@ -9,6 +9,7 @@
 #include "keys.h"
 #include "mock.h"
 #include "plan_cmd.h"
+#include "read_metrics_cmd.h"
 #include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"
@@ -41,6 +42,8 @@ int main(int argc, char **argv) {
          "re-render DIR's report.md, report.html, results.csv and .hgrm files"},
         {"plan", plan_main,
          "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
+        {"read-metrics", read_metrics_main,
+         "read saved /metrics pages offline and print what stampede recognises"},
         {"merge", spool_merge_main,
          "fold workers' spools and DIR's journal into the results of a run whose controller died"},
         {NULL, NULL, NULL},

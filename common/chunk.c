@@ -336,7 +336,8 @@ static const char *skip_value(const char *p, const char *end, int depth) {
 }
 
 /* skip_value with its commonest cases, a string and null, inlined into the member loops. */
-static inline const char *skip_member_value(const char *p, const char *end, int depth) {
+static inline __attribute__((always_inline)) const char *
+skip_member_value(const char *p, const char *end, int depth) {
     if (p < end && *p == '"') {
         const char *body;
         size_t len;
@@ -467,6 +468,8 @@ static const char *parse_delta(const char *p, const char *end, int depth, chunk_
             p = read_string(p, end, depth, &out->reasoning, &out->reasoning_len);
         else if (KEY_IS("tool_calls"))
             p = parse_tool_calls(p, end, depth, out);
+        else if (KEY_IS("refusal") && p < end && *p == '"') /* else null: skipped inline */
+            p = scan_string(p, end, &out->refusal, &out->refusal_len);
         else
             p = skip_member_value(p, end, depth);
         if (!p)
@@ -656,6 +659,7 @@ int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
     }
     out->has_content = out->content_len > 0;
     out->has_reasoning = out->reasoning_len > 0;
+    out->has_refusal = out->refusal_len > 0;
     return 0;
 }
 

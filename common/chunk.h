@@ -21,6 +21,11 @@ typedef struct chunk_info {
     const char *reasoning;
     size_t reasoning_len;
     bool has_reasoning;
+    /* Raw choices[0].delta.refusal (OpenAI's structured outputs answer a refusal there instead of
+     * in content); NULL when null or absent. has_refusal: non-empty. */
+    const char *refusal;
+    size_t refusal_len;
+    bool has_refusal;
     bool has_tool_calls; /* choices[0].delta.tool_calls present and non-empty */
     /* Raw choices[0].finish_reason; NULL when null or absent. */
     const char *finish_reason;

@@ -20,15 +20,23 @@ static char *checked_strdup(const char *s) {
     return copy;
 }
 
+uint64_t config_text_seed(const config_t *self) {
+    return self->text_seed ? self->text_seed : self->seed;
+}
+
 void config_init(config_t *self) {
     memset(self, 0, sizeof *self);
     self->seed = 1;
+    self->sweep.fresh_text = true;
+    self->capacity.fresh_text = true;
     self->target.api = API_CHAT;
     self->target.model = checked_strdup("mock");
     self->target.timeout_ns = 600 * UNITS_NS_PER_S;
     self->target.connect_timeout_ns = 10 * UNITS_NS_PER_S;
     self->target.routing = ROUTING_ROUND_ROBIN;
     self->target.stream = true;
+    self->target.reasoning_open = checked_strdup("<think>");
+    self->target.reasoning_close = checked_strdup("</think>");
     self->target.retry_after_max_ns = 10 * UNITS_NS_PER_S;
     self->target.retry_429_max = 5;
     self->workload.kind = WORKLOAD_REQUESTS;
@@ -47,7 +55,8 @@ void config_init(config_t *self) {
     self->fleet.liveness = 3;
     self->fleet.abort_on_worker_loss_pct = -1;
     self->output.dir = checked_strdup("results");
-    self->telemetry.scrape_interval_ns = 1000000000LL; /* config_telemetry.c */
+    self->telemetry.server_metrics = SERVER_METRICS_AUTO; /* config_telemetry.c */
+    self->telemetry.scrape_interval_ns = 1000000000LL;
 }
 
 static void free_endpoints(char **endpoints, size_t n) {
@@ -70,6 +79,8 @@ void config_free(config_t *self) {
     free(self->target.headers);
     free(self->target.api_key_env);
     free(self->target.api_key_file);
+    free(self->target.reasoning_open);
+    free(self->target.reasoning_close);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -119,6 +130,8 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.model = copy_or_null(src->target.model, &ok);
     dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
+    dst->target.reasoning_open = copy_or_null(src->target.reasoning_open, &ok);
+    dst->target.reasoning_close = copy_or_null(src->target.reasoning_close, &ok);
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};

@@ -61,7 +61,11 @@ typedef struct config_target {
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
-    bool stream;                /* default true */
+    /* target.reasoning_tags: content between them is reasoning (default <think> and </think>);
+     * both NULL when the file gives an empty list (off) */
+    char *reasoning_open;
+    char *reasoning_close;
+    bool stream;       /* default true */
     bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */
     int64_t retry_after_max_ns; /* cap on one Retry-After wait; default 10 s */
     uint32_t retry_429_max;     /* resends of one request after 429s at most; default 5 */
@@ -93,14 +97,18 @@ typedef struct config_graph {
     config_graph_node_t *nodes; /* template: the nodes, parents first; a shape: its slots */
     size_t n_nodes;
     uint32_t message_overhead_tokens; /* extra fresh tokens per appended parent reply (A2A) */
-    dist_t length;                    /* linear: requests per session (default uniform 100..150) */
-    uint32_t executor_count;          /* diamond: executors (default 3) */
-    bool sequential;                  /* diamond: executors one after another (AutoGen) */
-    uint32_t children;                /* fanout: sub-sessions per round (default 3) */
-    dist_t child_length;              /* fanout: requests per sub-session (default 1) */
-    uint32_t rounds; /* fanout: main -> children -> continuation rounds (default 1) */
-    dist_t depth;    /* branching: layers after the root (default 3) */
-    dist_t width;    /* branching: nodes per layer when given (else from fan_out) */
+    dist_t step_overhead;    /* the framework's own time per step: added to every non-root node's
+                                wait (default 0) */
+    uint32_t context_limit;  /* the context the framework budgets max_tokens for (0: none) */
+    uint32_t context_margin; /* tokens it keeps free under context_limit */
+    dist_t length;           /* linear: requests per session (default uniform 100..150) */
+    uint32_t executor_count; /* diamond: executors (default 3) */
+    bool sequential;         /* diamond: executors one after another (AutoGen) */
+    uint32_t children;       /* fanout: sub-sessions per round (default 3) */
+    dist_t child_length;     /* fanout: requests per sub-session (default 1) */
+    uint32_t rounds;         /* fanout: main -> children -> continuation rounds (default 1) */
+    dist_t depth;            /* branching: layers after the root (default 3) */
+    dist_t width;            /* branching: nodes per layer when given (else from fan_out) */
     bool width_given;
     dist_t fan_out;     /* branching: children per node (default 2) */
     dist_t fan_in;      /* branching: parents per node (default 1) */
@@ -228,7 +236,7 @@ typedef enum {
     SERVER_METRICS_URLS
 } config_server_metrics_t;
 typedef struct config_telemetry {
-    config_server_metrics_t server_metrics; /* default off */
+    config_server_metrics_t server_metrics; /* default auto; `none` is SERVER_METRICS_OFF */
     char **server_urls;                     /* SERVER_METRICS_URLS: the pages to read */
     size_t n_server_urls;
     char **gpu_urls; /* DCGM exporter pages; none by default */
@@ -251,6 +259,7 @@ typedef struct config_sweep {
     uint32_t repeat;          /* repetitions of every level; default 1 */
     double exclude_error_pct; /* a repetition with more errors is excluded; default 5 */
     double rate_cap;          /* concurrency levels: session starts per second at most; 0 none */
+    bool fresh_text; /* each level and repetition its own prompt text (text_seed); default true */
 } config_sweep_t;
 
 /* One service-level objective of the `slo:` section (docs/slo.md): a statistic of a latency metric
@@ -291,11 +300,13 @@ typedef struct config_capacity {
     double max;                    /* highest level probed */
     uint32_t repeat_near_boundary; /* extra runs of the frontier and first failing level */
     double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
+    bool fresh_text;               /* each trial its own prompt text (text_seed); default true */
 } config_capacity_t;
 
 typedef struct config {
-    char *source;  /* file name used in messages */
-    uint64_t seed; /* default 1 */
+    char *source;       /* file name used in messages */
+    uint64_t seed;      /* default 1 */
+    uint64_t text_seed; /* the prompt words' seed (config_text_seed); 0, the default: the seed */
     config_target_t target;
     config_workload_t workload;
     config_scheduler_t scheduler;
@@ -320,6 +331,9 @@ typedef struct config_error {
     char message[512]; /* what was expected, with a did-you-mean where one fits */
 } config_error_t;
 
+/* The seed of every prompt word (fresh text, scaffolds, a trace's blocks): text_seed, or the seed
+ * when it is 0. Shapes, lengths, waits and arrivals use the seed alone. */
+uint64_t config_text_seed(const config_t *self);
 /* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
 /* Loads and validates a file into *self (initialised here). Relative paths in it resolve against

@@ -7,15 +7,29 @@
 #include <string.h>
 
 #include "config_dist.h"
+#include "workload.h"
 
 static const char *const shape_names[] = {"linear",    "diamond",  "fanout",
                                           "branching", "template", NULL};
 static const char *const executors_names[] = {"parallel", "sequential", NULL};
-static const char *const graph_keys[] = {"shape",    "nodes",        "message_overhead_tokens",
-                                         "length",   "executors",    "executor_count",
-                                         "children", "child_length", "rounds",
-                                         "depth",    "width",        "fan_out",
-                                         "fan_in",   "max_depth",    "max_width",
+static const char *const graph_keys[] = {"shape",
+                                         "nodes",
+                                         "message_overhead_tokens",
+                                         "step_overhead",
+                                         "context_limit",
+                                         "context_margin",
+                                         "length",
+                                         "executors",
+                                         "executor_count",
+                                         "children",
+                                         "child_length",
+                                         "rounds",
+                                         "depth",
+                                         "width",
+                                         "fan_out",
+                                         "fan_in",
+                                         "max_depth",
+                                         "max_width",
                                          NULL};
 static const char *const slot_keys[] = {
     "role", "history", "append_parent_replies", "input_tokens", "output_tokens", "wait_after_ready",
@@ -79,6 +93,7 @@ void config_graph_init(config_graph_t *g) {
     dist_fixed(&g->fan_in, 1);
     g->max_depth = 16;
     g->max_width = 64;
+    dist_fixed(&g->step_overhead, 0);
 }
 
 static void node_clear(config_graph_node_t *n) {
@@ -104,6 +119,7 @@ void config_graph_free(config_graph_t *g) {
     dist_clear(&g->width);
     dist_clear(&g->fan_out);
     dist_clear(&g->fan_in);
+    dist_clear(&g->step_overhead);
     memset(g, 0, sizeof *g);
 }
 
@@ -111,10 +127,10 @@ int config_graph_copy(config_graph_t *dst, const config_graph_t *src) {
     *dst = *src;
     dst->nodes = NULL;
     dst->n_nodes = 0;
-    dist_t *d[] = {&dst->length, &dst->child_length, &dst->depth,
-                   &dst->width,  &dst->fan_out,      &dst->fan_in};
-    const dist_t *s[] = {&src->length, &src->child_length, &src->depth,
-                         &src->width,  &src->fan_out,      &src->fan_in};
+    dist_t *d[] = {&dst->length,  &dst->child_length, &dst->depth,        &dst->width,
+                   &dst->fan_out, &dst->fan_in,       &dst->step_overhead};
+    const dist_t *s[] = {&src->length,  &src->child_length, &src->depth,        &src->width,
+                         &src->fan_out, &src->fan_in,       &src->step_overhead};
     bool ok = true;
     for (size_t i = 0; i < sizeof d / sizeof d[0]; i++) {
         dist_init(d[i]);
@@ -571,6 +587,10 @@ static const char *const shape_keys[5][7] = {
     [GRAPH_TEMPLATE] = {NULL},
 };
 
+/* What every shape takes: the framework's costs (docs/workloads.md, "Framework overheads"). */
+static const char *const framework_keys[] = {"message_overhead_tokens", "step_overhead",
+                                             "context_limit", "context_margin", NULL};
+
 /* Refuses a parameter of another shape (children under a diamond, say). */
 static int check_shape_keys(config_yaml_t *r, yaml_node_t *map, config_graph_shape_t shape) {
     for (yaml_node_pair_t *p = map->data.mapping.pairs.start; p < map->data.mapping.pairs.top;
@@ -578,7 +598,7 @@ static int check_shape_keys(config_yaml_t *r, yaml_node_t *map, config_graph_sha
         yaml_node_t *k = config_yaml_node(r, p->key);
         const char *name = config_yaml_text(k);
         if (!strcmp(name, "shape") || !strcmp(name, "nodes") ||
-            !strcmp(name, "message_overhead_tokens") ||
+            config_yaml_in_list(name, framework_keys) ||
             config_yaml_in_list(name, shape_keys[shape]))
             continue;
         char key[CONFIG_YAML_KEY_MAX], takes[256];
@@ -586,7 +606,8 @@ static int check_shape_keys(config_yaml_t *r, yaml_node_t *map, config_graph_sha
         config_yaml_join(shape_keys[shape], takes, sizeof takes);
         return config_yaml_fail(r, k, key,
                                 "a %s graph does not take %s (it takes: %s%snodes, "
-                                "message_overhead_tokens)",
+                                "message_overhead_tokens, step_overhead, context_limit, "
+                                "context_margin)",
                                 config_graph_shape_name(shape), name, takes, takes[0] ? ", " : "");
     }
     return 0;
@@ -606,7 +627,12 @@ static int read_parameters(config_yaml_t *r, yaml_node_t *map, config_graph_t *g
         read_uint(r, map, "children", 1, CONFIG_GRAPH_MAX_FAN, &g->children) < 0 ||
         read_uint(r, map, "rounds", 1, 10000, &g->rounds) < 0 ||
         read_uint(r, map, "max_depth", 1, 10000, &g->max_depth) < 0 ||
-        read_uint(r, map, "max_width", 1, CONFIG_GRAPH_MAX_WIDTH, &g->max_width) < 0)
+        read_uint(r, map, "max_width", 1, CONFIG_GRAPH_MAX_WIDTH, &g->max_width) < 0 ||
+        read_uint(r, map, "context_limit", 0, WORKLOAD_MAX_TOKENS, &g->context_limit) < 0 ||
+        read_uint(r, map, "context_margin", 0, WORKLOAD_MAX_TOKENS, &g->context_margin) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, map, "step_overhead", NULL)) &&
+        config_dist_read(r, v, "workload.graph.step_overhead", true, 0, &g->step_overhead) < 0)
         return -1;
     if (read_count_dist(r, map, "length", 1, &g->length, NULL) < 0 ||
         read_count_dist(r, map, "child_length", 1, &g->child_length, NULL) < 0 ||

@@ -21,6 +21,7 @@
 #include "config_trace.h"
 #include "config_veeksha.h"
 #include "config_yaml.h"
+#include "think.h"
 #include "units.h"
 #include "workload.h"
 
@@ -32,9 +33,10 @@ static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequen
 static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
 
 static const char *const root_keys[] = {
-    "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
-    "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
-    "slo",    "capacity", "deployment",     "validity",    "fleet",           NULL};
+    "seed",        "text_seed",       "target", "workload", "scheduler",
+    "limits",      "warmup",          "output", "mock",     "server_metrics",
+    "gpu_metrics", "scrape_interval", "sweep",  "slo",      "capacity",
+    "deployment",  "validity",        "fleet",  NULL};
 static const char *const target_keys[] = {"endpoints",
                                           "api",
                                           "model",
@@ -48,6 +50,7 @@ static const char *const target_keys[] = {"endpoints",
                                           "min_tokens",
                                           "stream",
                                           "continuous_usage_stats",
+                                          "reasoning_tags",
                                           "retry_on_429",
                                           "retry_after_max",
                                           "retry_429_max",
@@ -281,6 +284,45 @@ static int check_authorization_header(config_yaml_t *r, yaml_node_t *headers,
     return 0;
 }
 
+/* target.reasoning_tags: [] (off), or [OPEN, CLOSE], two different non-empty strings. */
+static int read_reasoning_tags(config_yaml_t *r, yaml_node_t *node, config_target_t *t) {
+    const char *path = "target.reasoning_tags";
+    if (node->type != YAML_SEQUENCE_NODE)
+        return config_yaml_fail(r, node, path,
+                                "expected [OPEN, CLOSE], e.g. [\"<think>\", \"</think>\"], or [] "
+                                "to turn the detection off");
+    size_t n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
+    if (n != 0 && n != 2)
+        return config_yaml_fail(r, node, path,
+                                "expected two tags (the opening and the closing one) or none, got "
+                                "%zu",
+                                n);
+    char *tags[2] = {NULL, NULL};
+    char item_path[CONFIG_YAML_KEY_MAX];
+    for (size_t i = 0; i < n; i++) {
+        snprintf(item_path, sizeof item_path, "%s[%zu]", path, i);
+        yaml_node_t *item = item_at(r, node, i);
+        if (config_yaml_string(r, item, item_path, &tags[i]) < 0 ||
+            (strlen(tags[i]) > THINK_TAG_MAX &&
+             config_yaml_fail(r, item, item_path, "a tag is at most %d bytes long", THINK_TAG_MAX) <
+                 0)) {
+            free(tags[0]);
+            free(tags[1]);
+            return -1;
+        }
+    }
+    if (n == 2 && strcmp(tags[0], tags[1]) == 0) {
+        free(tags[0]);
+        free(tags[1]);
+        return config_yaml_fail(r, node, path, "the opening and the closing tag are the same");
+    }
+    free(t->reasoning_open);
+    free(t->reasoning_close);
+    t->reasoning_open = tags[0];
+    t->reasoning_close = tags[1];
+    return 0;
+}
+
 static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     config_target_t *t = &c->target;
     yaml_node_t *v;
@@ -326,6 +368,8 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         return -1;
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "reasoning_tags", NULL)) && read_reasoning_tags(r, v, t) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "retry_on_429", NULL))) {
         if (config_yaml_enum(r, v, "target.retry_on_429", retry_on_429_names, &index) < 0)
@@ -621,6 +665,9 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
         return -1;
     if ((v = config_yaml_get(r, root, "seed", NULL)) &&
         config_yaml_uint(r, v, "seed", UINT64_MAX, &c->seed) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, root, "text_seed", NULL)) &&
+        config_yaml_uint(r, v, "text_seed", UINT64_MAX, &c->text_seed) < 0)
         return -1;
     if (parse_target(r, config_yaml_get(r, root, "target", NULL), c) < 0 ||
         parse_workload(r, config_yaml_get(r, root, "workload", NULL), c) < 0 ||

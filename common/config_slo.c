@@ -14,7 +14,8 @@ static const char *const config_slo_stat_help =
     "expected a percentile (p50, p95, p99.9), mean or max";
 static const char *const config_slo_error_keys[] = {"max_pct", NULL};
 static const char *const config_capacity_keys[] = {
-    "axis", "start", "precision", "max", "repeat_near_boundary", "requests_per_session", NULL};
+    "axis",       "start", "precision", "max", "repeat_near_boundary", "requests_per_session",
+    "fresh_text", NULL};
 static const char *const config_axis_names[] = {"rate", "concurrency", "rho", NULL};
 
 const char *config_axis_name(config_axis_t axis) {
@@ -258,7 +259,8 @@ int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c
                                 .precision = 5,
                                 .precision_relative = true,
                                 .max = 1000,
-                                .repeat_near_boundary = 1};
+                                .repeat_near_boundary = 1,
+                                .fresh_text = true};
     if (node == NULL)
         return 0;
     if (config_yaml_check_keys(r, node, "capacity", config_capacity_keys) < 0)
@@ -289,6 +291,9 @@ int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c
     if ((v = config_yaml_get(r, node, "requests_per_session", NULL)) &&
         config_capacity_positive(r, v, "capacity.requests_per_session",
                                  &self->requests_per_session) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, node, "fresh_text", NULL)) &&
+        config_yaml_bool(r, v, "capacity.fresh_text", &self->fresh_text) < 0)
         return -1;
     return config_capacity_check(r, node, c, self);
 }
@@ -332,4 +337,6 @@ void config_slo_write(FILE *out, const config_slo_t *slo, const config_capacity_
             capacity->precision_relative ? "%" : "", max, capacity->repeat_near_boundary);
     if (capacity->requests_per_session > 0)
         fprintf(out, "  requests_per_session: %s\n", per_session);
+    if (!capacity->fresh_text)
+        fputs("  fresh_text: false\n", out);
 }

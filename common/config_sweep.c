@@ -10,9 +10,9 @@
 #define SWEEP_DEFAULT_DRAIN_NS 30000000000LL
 #define SWEEP_DEFAULT_EXCLUDE_PCT 5.0
 
-static const char *const sweep_keys[] = {"concurrency",       "rate",     "warmup",
-                                         "snapshots",         "drain",    "repeat",
-                                         "exclude_error_pct", "rate_cap", NULL};
+static const char *const sweep_keys[] = {
+    "concurrency",       "rate",     "warmup",     "snapshots", "drain", "repeat",
+    "exclude_error_pct", "rate_cap", "fresh_text", NULL};
 static const char *const sweep_range_keys[] = {"from", "to", "step", NULL};
 static const char *const sweep_snapshot_keys[] = {"count", "duration", NULL};
 
@@ -173,6 +173,7 @@ int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     s->repeat = 1;
     s->drain_ns = SWEEP_DEFAULT_DRAIN_NS;
     s->exclude_error_pct = SWEEP_DEFAULT_EXCLUDE_PCT;
+    s->fresh_text = true;
     yaml_node_t *conc = config_yaml_get(r, node, "concurrency", NULL);
     yaml_node_t *rate = config_yaml_get(r, node, "rate", NULL);
     if (conc && rate)
@@ -219,6 +220,9 @@ int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
                                     "expected a rate greater than 0, got '%s'",
                                     config_yaml_text(v));
     }
+    if ((v = config_yaml_get(r, node, "fresh_text", NULL)) &&
+        config_yaml_bool(r, v, "sweep.fresh_text", &s->fresh_text) < 0)
+        return -1;
     return config_sweep_check(r, root, node, c);
 }
 
@@ -273,4 +277,6 @@ void config_sweep_write(FILE *out, const config_sweep_t *self) {
         config_sweep_number(self->rate_cap, buf, sizeof buf);
         fprintf(out, "  rate_cap: %s/s\n", buf);
     }
+    if (!self->fresh_text)
+        fputs("  fresh_text: false\n", out);
 }

@@ -1,6 +1,6 @@
-/* server_metrics, gpu_metrics, scrape_interval. Off by default: scraping a server's /metrics is
- * a request the user did not send, so a run asks for it (`server_metrics: auto` reads each
- * endpoint's own /metrics). */
+/* server_metrics, gpu_metrics, scrape_interval. `auto` by default, as AIPerf's auto-discovery:
+ * a run against an endpoint that serves /metrics gets the server's side without asking (one GET
+ * per scrape_interval); one that does not is a quiet absence. `none` (or `off`) turns it off. */
 #include "config_telemetry.h"
 
 #include <stdlib.h>
@@ -41,17 +41,18 @@ static int config_telemetry_urls(config_yaml_t *r, yaml_node_t *node, const char
 
 int config_telemetry_parse(config_yaml_t *r, yaml_node_t *root, config_telemetry_t *self) {
     config_telemetry_free(self);
+    self->server_metrics = SERVER_METRICS_AUTO;
     self->scrape_interval_ns = CONFIG_TELEMETRY_DEFAULT_INTERVAL_NS;
     yaml_node_t *v;
     if ((v = config_yaml_get(r, root, "server_metrics", NULL))) {
         const char *text = v->type == YAML_SCALAR_NODE ? config_yaml_text(v) : NULL;
         if (text && strcmp(text, "auto") == 0)
             self->server_metrics = SERVER_METRICS_AUTO;
-        else if (text && strcmp(text, "off") == 0)
+        else if (text && (strcmp(text, "none") == 0 || strcmp(text, "off") == 0))
             self->server_metrics = SERVER_METRICS_OFF;
         else if (text && strncmp(text, "http", 4) != 0)
             return config_yaml_fail(r, v, "server_metrics",
-                                    "expected auto, off or a list of /metrics URLs, got \"%s\"",
+                                    "expected auto, none or a list of /metrics URLs, got \"%s\"",
                                     text);
         else if (config_telemetry_urls(r, v, "server_metrics", &self->server_urls,
                                        &self->n_server_urls) < 0)
@@ -125,7 +126,7 @@ void config_telemetry_write(FILE *out, const config_telemetry_t *self) {
         for (size_t i = 0; i < self->n_server_urls; i++)
             config_telemetry_put_url(out, self->server_urls[i]);
     else
-        fputs(self->server_metrics == SERVER_METRICS_AUTO ? " auto" : " off", out);
+        fputs(self->server_metrics == SERVER_METRICS_AUTO ? " auto" : " none", out);
     fputs("\ngpu_metrics:", out);
     if (self->n_gpu_urls == 0)
         fputs(" []", out);

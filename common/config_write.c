@@ -205,6 +205,13 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
     if (t->continuous_usage)
         fputs("  continuous_usage_stats: true\n", out);
+    fputs("  reasoning_tags: [", out);
+    if (t->reasoning_open && t->reasoning_close) {
+        put_string(out, t->reasoning_open);
+        fputs(", ", out);
+        put_string(out, t->reasoning_close);
+    }
+    fputs("]\n", out);
     fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);
@@ -264,6 +271,14 @@ static void put_graph(FILE *out, const config_workload_t *w) {
     const config_graph_t *g = &w->graph;
     fprintf(out, "  graph:\n    shape: %s\n    message_overhead_tokens: %u\n",
             config_graph_shape_name(g->shape), (unsigned)g->message_overhead_tokens);
+    if (!(g->step_overhead.kind == DIST_FIXED && dist_mean(&g->step_overhead) == 0)) {
+        fputs("    step_overhead: ", out);
+        put_dist(out, &g->step_overhead, true);
+        fputc('\n', out);
+    }
+    if (g->context_limit)
+        fprintf(out, "    context_limit: %u\n    context_margin: %u\n", (unsigned)g->context_limit,
+                (unsigned)g->context_margin);
     switch (g->shape) {
     case GRAPH_LINEAR:
         fputs("    length: ", out);
@@ -367,6 +382,8 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
           "# API keys are never written, only where they are read from.\n",
           out);
     fprintf(out, "seed: %llu\n", (unsigned long long)self->seed);
+    if (self->text_seed)
+        fprintf(out, "text_seed: %llu\n", (unsigned long long)self->text_seed);
     put_target(out, &self->target, redact);
     put_workload(out, &self->workload);
     put_scheduler(out, &self->scheduler);

@@ -70,8 +70,11 @@ static uint32_t graph_emit_as(graph_builder_t *b, const config_graph_node_t *slo
         workload_draw(cfg, &slot->output_tokens, b->session, j, RNG_FIELD_OUTPUT_TOKENS),
         WORKLOAD_MAX_TOKENS);
     if (n_parents)
-        node->wait_after_ready_ns = workload_seconds_to_ns(
-            workload_draw(cfg, &slot->wait_after_ready, b->session, j, RNG_FIELD_THINK_TIME));
+        node->wait_after_ready_ns =
+            workload_seconds_to_ns(
+                workload_draw(cfg, &slot->wait_after_ready, b->session, j, RNG_FIELD_THINK_TIME)) +
+            workload_seconds_to_ns(workload_draw(cfg, &cfg->workload.graph.step_overhead,
+                                                 b->session, j, RNG_FIELD_STEP_OVERHEAD));
     return j;
 }
 

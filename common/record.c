@@ -1,5 +1,7 @@
 #include "record.h"
 
+#include <string.h>
+
 const char *error_class_name(error_class_t cls) {
     switch (cls) {
     case ERROR_NONE:
@@ -48,6 +50,27 @@ const char *error_class_name(error_class_t cls) {
         break;
     }
     return "unknown";
+}
+
+const char *finish_reason_name(finish_reason_t reason) {
+    static const char *const names[FINISH__COUNT] = {"none",       "stop",           "length",
+                                                     "tool_calls", "content_filter", "other"};
+    return reason < FINISH__COUNT ? names[reason] : "unknown";
+}
+
+finish_reason_t finish_reason_parse(const char *raw, size_t len) {
+    static const struct {
+        const char *text;
+        finish_reason_t reason;
+    } known[] = {{"stop", FINISH_STOP},
+                 {"length", FINISH_LENGTH},
+                 {"tool_calls", FINISH_TOOL_CALLS},
+                 {"function_call", FINISH_TOOL_CALLS},
+                 {"content_filter", FINISH_CONTENT_FILTER}};
+    for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
+        if (strlen(known[i].text) == len && memcmp(raw, known[i].text, len) == 0)
+            return known[i].reason;
+    return FINISH_OTHER;
 }
 
 const char *record_phase_name(record_phase_t phase) {

@@ -40,6 +40,23 @@ typedef enum error_class {
  * "none". */
 const char *error_class_name(error_class_t cls);
 
+/* Why the server ended the reply: the last finish_reason the stream carried. OTHER is any value
+ * not named here (vLLM's "abort", ...); NONE means the reply carried none. */
+typedef enum finish_reason {
+    FINISH_NONE,
+    FINISH_STOP,
+    FINISH_LENGTH,
+    FINISH_TOOL_CALLS, /* also the legacy "function_call" */
+    FINISH_CONTENT_FILTER,
+    FINISH_OTHER,
+    FINISH__COUNT
+} finish_reason_t;
+
+/* "none", "stop", "length", "tool_calls", "content_filter", "other". */
+const char *finish_reason_name(finish_reason_t reason);
+/* The reason a raw (JSON-escaped) finish_reason string names; FINISH_OTHER for any other. */
+finish_reason_t finish_reason_parse(const char *raw, size_t len);
+
 /* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */
 typedef enum record_phase {
     RECORD_PHASE_BLOCKED,    /* handed to the transport -> curl started the transfer */
@@ -91,6 +108,8 @@ typedef struct request_record {
     uint32_t reasoning_chunks; /* token events that were reasoning_content */
     uint32_t content_chunks;   /* token events that were content (or tool calls) */
     uint64_t content_bytes;    /* bytes of reply text received */
+    finish_reason_t finish_reason;
+    bool refusal; /* the reply carried refusal text (delta.refusal): counted as its answer */
 
     uint64_t workload_hash; /* hash of what was generated for this request (lengths, intended
                                offset, fresh prompt text): summed over a run into a digest that

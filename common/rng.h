@@ -25,8 +25,10 @@ enum {
     RNG_FIELD_TEXT = 5,
     RNG_FIELD_GAP = 6,
     RNG_FIELD_SHAPE = 7,
-    RNG_FIELD_SYSTEM = 8, /* the shared system-prompt scaffold (session 0, node 0) */
-    RNG_FIELD_BLOCK = 9,  /* a trace's prompt block (session = its hash id, node 0) */
+    RNG_FIELD_SYSTEM = 8,     /* the shared system-prompt scaffold (session 0, node 0) */
+    RNG_FIELD_BLOCK = 9,      /* a trace's prompt block (session = its hash id, node 0) */
+    RNG_FIELD_TEXT_SEED = 10, /* a sweep level's text seed (session = level, node = repetition) */
+    RNG_FIELD_STEP_OVERHEAD = 11, /* a graph node's framework overhead (workload.graph) */
 };
 
 typedef struct rng {

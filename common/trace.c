@@ -158,7 +158,7 @@ long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint
                 return -1;
             buf[used++] = ' ';
         }
-        rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, self->hashes[t->hashes_at + b], 0,
+        rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, self->hashes[t->hashes_at + b], 0,
                  RNG_FIELD_BLOCK);
         long n = prompt_append_words(&rng, words, buf + used, cap - used);
         if (n < 0)
@@ -173,7 +173,7 @@ long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint
             return -1;
         buf[used++] = ' ';
     }
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
     long n = prompt_append_words(&rng, n_words, buf + used, cap - used);
     return n < 0 ? -1 : (long)used + n;
 }

@@ -184,18 +184,53 @@ int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index) {
     return workload_seconds_to_ns(self->next_time_s);
 }
 
+bool workload_schedule_cut(const config_t *cfg, int64_t horizon_ns, uint64_t *n_sessions,
+                           int64_t *last_ns) {
+    const config_limits_t *l = &cfg->limits;
+    if (!l->max_sessions && !l->max_requests)
+        return false;
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, cfg);
+    uint64_t i = 0, requests = 0;
+    int64_t last = 0;
+    for (;;) {
+        if ((l->max_sessions && i >= l->max_sessions) ||
+            (l->max_requests && requests >= l->max_requests))
+            break;
+        int64_t at = workload_arrivals_time_ns(&arrivals, i);
+        if (at > horizon_ns)
+            return false;
+        last = at;
+        if (l->max_requests)
+            requests += workload_session_size(cfg, i);
+        i++;
+    }
+    *n_sessions = i;
+    *last_ns = last;
+    return i > 0;
+}
+
+int64_t workload_schedule_end_ns(const config_t *cfg, int64_t horizon_ns) {
+    uint64_t n;
+    int64_t last;
+    if (!workload_schedule_cut(cfg, horizon_ns, &n, &last))
+        return -1;
+    double gap = cfg->scheduler.rate > 0 ? 1.0 / cfg->scheduler.rate : 0;
+    return last + workload_seconds_to_ns(gap);
+}
+
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                          char *buf, size_t cap) {
     if (cfg->workload.kind == WORKLOAD_TRACE)
         return trace_fresh_text(cfg, session, node, n_words, buf, cap);
     rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
     return prompt_append_words(&rng, n_words, buf, cap);
 }
 
 long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
     rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_SYSTEM);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, 0, 0, RNG_FIELD_SYSTEM);
     return prompt_append_words(&rng, cfg->workload.system_prompt_tokens, buf, cap);
 }
 

@@ -100,11 +100,24 @@ typedef struct workload_arrivals {
 void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg);
 int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index);
 
+/* Rate mode: the schedule the limits leave in force. When limits.max_sessions or
+ * limits.max_requests (the sessions holding that many requests) end the arrivals at or before
+ * horizon_ns after the run start, returns true with the sessions allowed in *n_sessions and the
+ * last one's arrival in *last_ns; false when the arrivals go on past horizon_ns (or nothing
+ * limits them). Linear in the sessions walked (at most those arriving by horizon_ns). */
+bool workload_schedule_cut(const config_t *cfg, int64_t horizon_ns, uint64_t *n_sessions,
+                           int64_t *last_ns);
+/* Rate mode: when the schedule in force ends, in ns after the run start (its last allowed
+ * arrival plus one mean gap, 1 / scheduler.rate), or -1 when it goes on past horizon_ns. */
+int64_t workload_schedule_end_ns(const config_t *cfg, int64_t horizon_ns);
+
 /* Prompt text. The fresh text of (session, node) is n words drawn from the single-token vocabulary
- * (common/prompt.h) with rng_init(seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT); the
- * system scaffold (workload.system_prompt_tokens words) depends on the seed only, so it is shared
- * by every session (real prefix reuse across sessions). Both write at buf (pass the end of the
- * text so far to append) single-space-separated words with no leading or trailing space,
+ * (common/prompt.h) with rng_init(text seed, RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+ * the system scaffold (workload.system_prompt_tokens words) depends on the text seed only, so it
+ * is shared by every session (real prefix reuse across sessions). The text seed is
+ * config_text_seed(cfg): a sweep gives each level and repetition its own, while every shape
+ * (lengths, graphs, waits, arrivals) stays a function of the seed. Both write at buf (pass the end
+ * of the text so far to append) single-space-separated words with no leading or trailing space,
  * NUL-terminated, and return the number of bytes written, or -1 if cap is too small (see
  * prompt_max_bytes()). */
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,

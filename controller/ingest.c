@@ -179,6 +179,9 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->reasoning_chunks = msg->reasoning_chunks;
     out->content_chunks = msg->content_chunks;
     out->content_bytes = msg->content_bytes;
+    out->finish_reason =
+        msg->finish_reason < FINISH__COUNT ? (finish_reason_t)msg->finish_reason : FINISH_OTHER;
+    out->refusal = msg->refusal;
     out->workload_hash = msg->workload_hash;
     out->body_hash = msg->body_hash;
     out->warmup = msg->warmup;

@@ -36,6 +36,10 @@ typedef struct measurement {
     uint32_t in_run;         /* workers taken into the run (indexes 0 … in_run-1) */
     uint32_t started_with;   /* in_run at the start (the rest joined during the run) */
     uint64_t *window_starts; /* by worker index: sessions it started inside the measured window */
+    /* rate mode: when the limits end the arrivals (ns after start; -1 never, 0 not yet known:
+     * results.c works it out at the first start) and the window's starts sent by then */
+    int64_t schedule_end_ns;
+    uint64_t schedule_starts;
 
     controller_phase_t phase;
     int64_t deadline_ns;  /* of the current phase (registration, probes, Ready, the drain) */

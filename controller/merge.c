@@ -173,6 +173,10 @@ void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src) {
     dst->requested_output_tokens += src->requested_output_tokens;
     dst->received_output_tokens += src->received_output_tokens;
     dst->output_mismatched += src->output_mismatched;
+    dst->stopped_early += src->stopped_early;
+    for (int f = 0; f < FINISH__COUNT; f++)
+        dst->finish_reasons[f] += src->finish_reasons[f];
+    dst->refusals += src->refusals;
     dst->sessions_ended += src->sessions_ended;
     dst->window_output_tokens += src->window_output_tokens;
     dst->window_requests += src->window_requests;
@@ -219,9 +223,17 @@ static void stats_count_tokens(merge_stats_t *stats, const request_record_t *rec
         stats->requested_checked++;
         stats->requested_output_tokens += rec->requested_output_tokens;
         stats->received_output_tokens += m->output_tokens;
-        if (m->output_vs_requested != 0)
+        /* Counted from the chunks (no usage), a reply the server ended on `length` reached the
+         * asked length: its events carried several tokens each. A `stop` short of it did not. */
+        bool reached = !m->output_from_usage && rec->finish_reason == FINISH_LENGTH;
+        if (m->output_vs_requested != 0 && !reached)
             stats->output_mismatched++;
+        if (rec->finish_reason == FINISH_STOP && m->output_vs_requested < 0)
+            stats->stopped_early++;
     }
+    if (rec->finish_reason < FINISH__COUNT)
+        stats->finish_reasons[rec->finish_reason]++;
+    stats->refusals += rec->refusal;
 }
 
 /* Everything but the per-token ITL samples, which merge_add records for all slices at once. */

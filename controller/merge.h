@@ -44,7 +44,10 @@ typedef struct merge_stats {
     uint64_t requested_output_tokens; /* what those asked for, summed */
     uint64_t received_output_tokens;  /* what those received, summed */
     uint64_t output_mismatched;       /* those that received a different number */
-    uint64_t sessions_ended;          /* records flagged session_end (any outcome) */
+    uint64_t stopped_early; /* of those, the ones the server ended with `stop` short of it */
+    uint64_t finish_reasons[FINISH__COUNT]; /* ok requests by the reply's finish_reason */
+    uint64_t refusals;                      /* ok requests whose reply was a refusal */
+    uint64_t sessions_ended;                /* records flagged session_end (any outcome) */
     /* What the rates count: inside the measured window, from every record (warm-up included). */
     uint64_t window_output_tokens; /* tokens of chunks received in the window, any outcome */
     uint64_t window_requests;      /* ok requests that ended in the window */

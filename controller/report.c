@@ -144,6 +144,21 @@ static void print_latency_table(const merge_stats_t *all, FILE *out) {
     fprintf(out, "(\"intended\": from the scheduled start, the schedule lag included)\n");
 }
 
+/* The ok requests by finish_reason (the reasons that occurred), and the refusals. */
+static void print_finish_reasons(const merge_stats_t *all, FILE *out) {
+    if (!all->ok)
+        return;
+    const char *separator = "finish        ";
+    for (int f = 0; f < FINISH__COUNT; f++) {
+        if (!all->finish_reasons[f])
+            continue;
+        fprintf(out, "%s%s %" PRIu64, separator, finish_reason_name((finish_reason_t)f),
+                all->finish_reasons[f]);
+        separator = ", ";
+    }
+    fprintf(out, "; %" PRIu64 " refusal%s\n", all->refusals, all->refusals == 1 ? "" : "s");
+}
+
 static void print_tokens(const merge_t *merge, FILE *out) {
     const merge_stats_t *all = merge_overall(merge);
     double duration = merge_duration_s(merge);
@@ -178,7 +193,13 @@ static void print_tokens(const merge_t *merge, FILE *out) {
                 "asked for; %" PRIu64 " of %" PRIu64 " tokens received (%.1f %%)\n",
                 all->requested_checked - all->output_mismatched, all->requested_checked,
                 all->received_output_tokens, all->requested_output_tokens, pct);
+        if (all->stopped_early)
+            fprintf(out,
+                    "              %" PRIu64 " ended with finish_reason stop before the length "
+                    "asked for\n",
+                    all->stopped_early);
     }
+    print_finish_reasons(all, out);
 }
 
 static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, FILE *out) {
@@ -347,15 +368,24 @@ static json_t *token_source_json(const merge_stats_t *s) {
                      (json_int_t)s->usage_chunks_differ);
 }
 
+json_t *report_finish_reasons_json(const uint64_t finish_reasons[FINISH__COUNT]) {
+    json_t *o = json_object();
+    for (int f = 0; f < FINISH__COUNT; f++)
+        json_object_set_new(o, finish_reason_name((finish_reason_t)f),
+                            json_integer((json_int_t)finish_reasons[f]));
+    return o;
+}
+
 static json_t *requested_json(const merge_stats_t *s) {
     json_t *pct = s->requested_output_tokens ? json_real(100.0 * (double)s->received_output_tokens /
                                                          (double)s->requested_output_tokens)
                                              : json_null();
-    return json_pack("{s:I, s:I, s:I, s:I, s:o}", "requests_checked",
+    return json_pack("{s:I, s:I, s:I, s:I, s:I, s:o}", "requests_checked",
                      (json_int_t)s->requested_checked, "requested_tokens",
                      (json_int_t)s->requested_output_tokens, "received_tokens",
                      (json_int_t)s->received_output_tokens, "mismatched_requests",
-                     (json_int_t)s->output_mismatched, "received_pct", pct);
+                     (json_int_t)s->output_mismatched, "stopped_early",
+                     (json_int_t)s->stopped_early, "received_pct", pct);
 }
 
 /* Counts, errors, every metric block and the rates of one slice. */
@@ -397,6 +427,8 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     json_object_set_new(o, "sessions_completed", json_integer((json_int_t)s->sessions_ended));
     json_object_set_new(o, "token_source", token_source_json(s));
     json_object_set_new(o, "output_vs_requested", requested_json(s));
+    json_object_set_new(o, "finish_reasons", report_finish_reasons_json(s->finish_reasons));
+    json_object_set_new(o, "refusals", json_integer((json_int_t)s->refusals));
     http_json(o, s);
     return o;
 }
@@ -778,6 +810,8 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
             m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
             rec->content_bytes);
+    fprintf(f, ",\"finish_reason\":\"%s\",\"refusal\":%s", finish_reason_name(rec->finish_reason),
+            rec->refusal ? "true" : "false");
     if (rec->body_hash)
         fprintf(f, ",\"body_hash\":\"%016" PRIx64 "\"", rec->body_hash);
     else

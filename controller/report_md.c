@@ -65,6 +65,37 @@ static double report_md_figure(const json_t *level, const char *key) {
     return isnan(v) ? report_doc_number(level, key) : v;
 }
 
+/* Whether the level was judged invalid (its `validity.valid` is false: e.g. pooled over
+ * repetitions that were all excluded), marked † as `stampede compare` marks it. */
+static bool report_md_invalid(const json_t *level) {
+    return json_is_false(json_object_get(json_object_get(level, "validity"), "valid"));
+}
+
+static bool report_md_any_invalid(const json_t *root) {
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++)
+        if (report_md_invalid(json_array_get(levels, i)))
+            return true;
+    return false;
+}
+
+/* The level's axis value, with " †" when it is invalid. */
+static const char *report_md_level_text(const json_t *root, const json_t *level, char *buf,
+                                        size_t len) {
+    char value[32];
+    report_doc_level_text(root, level, value, sizeof value);
+    snprintf(buf, len, "%s%s", value, report_md_invalid(level) ? " †" : "");
+    return buf;
+}
+
+/* The rate a run was held to: a concurrency sweep's rate cap (session starts/s at most), else a
+ * rate run's requested rate; NAN when neither. */
+static double report_md_target_rps(const json_t *root) {
+    const json_t *first = json_array_get(report_md_levels(root), 0);
+    double cap = report_doc_number(first, "rate_cap");
+    return isnan(cap) ? report_doc_number(json_object_get(first, "rate"), "requested_per_s") : cap;
+}
+
 static void report_md_title(const json_t *root, FILE *out) {
     const json_t *run = json_object_get(root, "run");
     const char *config = json_string_value(json_object_get(run, "config"));
@@ -115,9 +146,22 @@ static void report_md_methodology(const json_t *root, FILE *out) {
     if (json_is_integer(reps))
         fprintf(out, "- **Repetitions:** %lld per level (pooled over the valid ones)\n",
                 (long long)json_integer_value(reps));
-    double target = report_doc_number(json_object_get(first, "rate"), "requested_per_s");
-    if (!isnan(target))
-        fprintf(out, "- **Target RPS:** %g (session starts/s)\n", target);
+    double cap = report_doc_number(first, "rate_cap");
+    double target = report_md_target_rps(root);
+    if (!isnan(cap))
+        fprintf(out,
+                "- **Target RPS:** %.1f (rate cap: at most that many session starts/s at "
+                "every level)\n",
+                cap);
+    else if (!isnan(target))
+        fprintf(out, "- **Target RPS:** %.1f (session starts/s)\n", target);
+    else
+        fprintf(out, "- **Target RPS:** none (no rate cap: sessions start as slots free)\n");
+    const char *routing = json_string_value(json_object_get(run, "routing"));
+    if (routing)
+        fprintf(out, "- **Routing:** %s across %zu endpoint%s\n", routing,
+                json_array_size(json_object_get(run, "endpoint_urls")),
+                json_array_size(json_object_get(run, "endpoint_urls")) == 1 ? "" : "s");
     report_md_measurement(first, out);
     const json_t *workers = json_object_get(run, "workers");
     if (json_is_integer(workers))
@@ -177,8 +221,8 @@ static void report_md_level_table(const json_t *root, const char *heading, const
     const json_t *levels = report_md_levels(root);
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
-        char value[32];
-        report_doc_level_text(root, level, value, sizeof value);
+        char value[40];
+        report_md_level_text(root, level, value, sizeof value);
         fprintf(out, "| %s |", value);
         row(level, out);
         fprintf(out, "\n");
@@ -339,8 +383,8 @@ static void report_md_critical_path(const json_t *root, FILE *out) {
         const json_t *s = report_md_level_sessions(level);
         if (!s)
             continue;
-        char value[32], count[32], a[32], b[32], c[32], d[32];
-        report_doc_level_text(root, level, value, sizeof value);
+        char value[40], count[32], a[32], b[32], c[32], d[32];
+        report_md_level_text(root, level, value, sizeof value);
         report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
         report_md_plain(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "%.0f");
         report_md_plain(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "%.0f");
@@ -359,8 +403,8 @@ static void report_md_critical_share(const json_t *root, FILE *out) {
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
         const json_t *s = report_md_level_sessions(level);
-        char value[32], pct[32];
-        report_doc_level_text(root, level, value, sizeof value);
+        char value[40], pct[32];
+        report_md_level_text(root, level, value, sizeof value);
         const char *role;
         const json_t *share;
         json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
@@ -382,9 +426,9 @@ static void report_md_roles(const json_t *root, FILE *out) {
     const json_t *levels = report_md_levels(root);
     for (size_t i = 0; i < json_array_size(levels); i++) {
         const json_t *level = json_array_get(levels, i);
-        char value[32], ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32],
+        char value[40], ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32],
             done[32], ratio[32];
-        report_doc_level_text(root, level, value, sizeof value);
+        report_md_level_text(root, level, value, sizeof value);
         const char *name;
         const json_t *role;
         json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
@@ -429,32 +473,141 @@ static const json_t *report_md_level_gap(const json_t *level) {
     return json_is_object(total) ? total : NULL;
 }
 
-/* The scaling report's §6.2, for TPOT and TTFT (level `gap`, docs/metrics.md section 13). */
+/* A server p50 estimate with its bucket: "175ms [100ms, 250ms] bucket-limited". */
+static void report_md_estimate(char *buf, size_t len, const json_t *g) {
+    double v = report_doc_number(g, "server_p50_estimate_ms");
+    const json_t *b = json_object_get(g, "server_p50_bounds_ms");
+    char value[32], lo[32], hi[32];
+    report_md_ms(value, sizeof value, v);
+    if (isnan(v) || !json_is_array(b)) {
+        snprintf(buf, len, "%s", value);
+        return;
+    }
+    report_md_ms(lo, sizeof lo, json_number_value(json_array_get(b, 0)));
+    if (json_is_number(json_array_get(b, 1)))
+        report_md_ms(hi, sizeof hi, json_number_value(json_array_get(b, 1)));
+    else
+        snprintf(hi, sizeof hi, "+Inf");
+    snprintf(buf, len, "%s [%s, %s]%s", value, lo, hi,
+             json_is_true(json_object_get(g, "server_p50_bucket_limited")) ? " bucket-limited"
+                                                                           : "");
+}
+
+/* The scaling report's §6.2, for TPOT and TTFT (level `gap`, docs/metrics.md section 13): the
+ * gap between exact means; the server's p50 is an estimate from its buckets, shown with them. */
 static void report_md_gap(const json_t *root, FILE *out) {
     if (!report_md_any(root, report_md_level_gap))
         return;
     static const char *const metrics[][2] = {{"tpot", "TPOT"}, {"ttft", "TTFT"}};
     fprintf(out, "## Client vs Server\n\n");
+    fprintf(out,
+            "Means: the server's are its histograms' exact `_sum`/`_count` deltas. The server's "
+            "p50 is an estimate from its buckets, with the bucket it fell in; "
+            "*bucket-limited* when that bucket is wider than half its value.\n\n");
     for (size_t m = 0; m < 2; m++) {
         fprintf(out,
-                "### Client-Server %s Gap\n\n| %s | Client %s | Server %s | Gap |\n"
-                "|---|-------------|-------------|-----|\n",
-                metrics[m][1], report_md_axis_short(root), metrics[m][1], metrics[m][1]);
+                "### Client-Server %s Gap\n\n| %s | Client %s mean | Server %s mean | Gap | "
+                "Client %s p50 | Server %s p50 (estimate) |\n"
+                "|---|-------------|-------------|-----|-----|-----|\n",
+                metrics[m][1], report_md_axis_short(root), metrics[m][1], metrics[m][1],
+                metrics[m][1], metrics[m][1]);
         const json_t *levels = report_md_levels(root);
         for (size_t i = 0; i < json_array_size(levels); i++) {
             const json_t *level = json_array_get(levels, i);
             const json_t *g = json_object_get(report_md_level_gap(level), metrics[m][0]);
             if (!g)
                 continue;
-            char value[32], client[32], server[32], pct[32];
-            report_doc_level_text(root, level, value, sizeof value);
-            report_md_ms(client, sizeof client, report_doc_number(g, "client_p50_ms"));
-            report_md_ms(server, sizeof server, report_doc_number(g, "server_p50_ms"));
+            char value[40], client[32], server[32], pct[32], client_p50[32], estimate[128];
+            report_md_level_text(root, level, value, sizeof value);
+            report_md_ms(client, sizeof client, report_doc_number(g, "client_mean_ms"));
+            report_md_ms(server, sizeof server, report_doc_number(g, "server_mean_ms"));
             report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
-            fprintf(out, "| %s | %s | %s | %s |\n", value, client, server, pct);
+            report_md_ms(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"));
+            report_md_estimate(estimate, sizeof estimate, g);
+            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct,
+                    client_p50, estimate);
         }
         fprintf(out, "\n");
     }
+}
+
+/* The combined-sweep report's Valid Runs column with its exclusion notes (a sweep's levels). */
+static void report_md_valid_runs(const json_t *root, FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    if (!json_is_string(json_object_get(json_array_get(levels, 0), "valid_runs_label")))
+        return;
+    fprintf(out, "## Valid Runs\n\n| %s | Valid Runs | Notes |\n|---|------------|-------|\n",
+            report_md_axis_short(root));
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[40];
+        report_md_level_text(root, level, value, sizeof value);
+        const char *label = json_string_value(json_object_get(level, "valid_runs_label"));
+        fprintf(out, "| %s | %s | ", value, label ? label : "—");
+        const json_t *reasons = json_object_get(json_object_get(level, "validity"), "reasons");
+        for (size_t k = 0; k < json_array_size(reasons); k++) {
+            fputs(k ? "; " : "", out);
+            report_md_cell(json_array_get(reasons, k), out);
+        }
+        fprintf(out, "%s |\n", json_array_size(reasons) ? "" : "—");
+    }
+    fprintf(out, "\n");
+    if (report_md_any_invalid(root))
+        fprintf(out, "† the level was judged invalid (its notes say why): its figures are shown, "
+                     "pooled over every repetition when none was valid, as `stampede compare` "
+                     "marks them.\n\n");
+}
+
+/* "Actual RPS" counts sessions started in the window: a window shorter than the mean session
+ * sees few starts and the figure collapses. Says so per level, with the window that fits: the
+ * mean session when sessions were complete inside the window, else (none was) the longest span a
+ * session was seen to take, a lower bound. */
+static void report_md_window_note(const json_t *root, FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        const json_t *sessions = json_object_get(level, "sessions");
+        double window_s = report_doc_number(level, "duration_s");
+        double session_s = report_md_block(sessions, "makespan_ms", "mean") / 1000;
+        bool at_least = false;
+        if (isnan(session_s) && report_doc_number(sessions, "count") == 0) {
+            session_s = report_doc_number(sessions, "closed_span_max_ms") / 1000;
+            at_least = true;
+        }
+        if (isnan(window_s) || isnan(session_s) || session_s <= window_s)
+            continue;
+        char value[40];
+        report_md_level_text(root, level, value, sizeof value);
+        char why[160];
+        if (at_least)
+            snprintf(why, sizeof why,
+                     "a session: none was complete inside it, and one took %.1fs or more",
+                     session_s);
+        else
+            snprintf(why, sizeof why, "the mean session (%.1fs)", session_s);
+        fprintf(out,
+                "**Window shorter than a session at %s %s:** the measured window (%.1fs) is "
+                "shorter than %s, so few conversations start inside it and Actual RPS "
+                "understates the rate; a window of at least %.0fs (one session; several give a "
+                "steadier figure) would fit.\n\n",
+                report_md_axis_short(root), value, window_s, why, ceil(session_s));
+    }
+}
+
+/* The server's own per level (seed-style columns): TTFT and TPOT means, exact _sum/_count deltas
+ * of its histograms, and Gen TPS, its generated tokens per second (a counter delta). */
+static void report_md_server_row(const json_t *level, FILE *out) {
+    const json_t *gap = report_md_level_gap(level);
+    char ttft[32], tpot[32], tps[32];
+    report_md_ms(ttft, sizeof ttft,
+                 report_doc_number(json_object_get(gap, "ttft"), "server_mean_ms"));
+    report_md_ms(tpot, sizeof tpot,
+                 report_doc_number(json_object_get(gap, "tpot"), "server_mean_ms"));
+    report_md_plain(tps, sizeof tps,
+                    report_doc_number(json_object_get(json_object_get(level, "server"), "total"),
+                                      "generation_tokens_per_s"),
+                    "%.1f");
+    fprintf(out, " %s | %s | %s |", ttft, tpot, tps);
 }
 
 static void report_md_reference(const json_t *root, FILE *out) {
@@ -463,6 +616,8 @@ static void report_md_reference(const json_t *root, FILE *out) {
     json_t *start = json_object_get(run, "start_time");
     json_object_set_new(doc, "generated", start ? json_incref(start) : json_null());
     json_object_set_new(doc, "mode", json_string(report_doc_axis(root)));
+    double target = report_md_target_rps(root);
+    json_object_set_new(doc, "target_rps", isnan(target) ? json_null() : json_real(target));
     json_t *refs = json_array();
     const json_t *levels = report_md_levels(root);
     for (size_t i = 0; i < json_array_size(levels); i++) {
@@ -491,6 +646,12 @@ void report_md_render(const json_t *root, FILE *out) {
     report_md_level_table(root, "Error Rates", "Error %", ":-------:", report_md_error_row, out);
     report_md_level_table(root, "Actual RPS (Conversation Starts/s)", "Actual RPS",
                           ":----------:", report_md_rps_row, out);
+    report_md_window_note(root, out);
+    if (report_md_any(root, report_md_level_gap))
+        report_md_level_table(root, "Server Figures (exact means)",
+                              "Server TTFT | Server TPOT | Gen TPS",
+                              ":---------:|:---------:|:-------:", report_md_server_row, out);
+    report_md_valid_runs(root, out);
     report_md_saturation(root, out);
     report_md_fits(root, out);
     report_md_agentic(root, out);

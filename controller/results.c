@@ -81,6 +81,14 @@ static void results_count_start(controller_t *self, const request_record_t *rec)
         return;
     if (rec->worker < run->in_run)
         run->window_starts[rec->worker]++;
+    if (run->cfg.scheduler.kind != SCHEDULER_RATE)
+        return;
+    if (run->schedule_end_ns == 0) { /* once: bounded by the sessions the limits allow */
+        int64_t end = workload_schedule_end_ns(&run->cfg, duration > 0 ? duration : INT64_MAX);
+        run->schedule_end_ns = end > 0 ? end : -1;
+    }
+    if (run->schedule_end_ns < 0 || rec->send_ns <= run->start_ns + run->schedule_end_ns)
+        run->schedule_starts++;
 }
 
 /* Counts rec for goodput against the file's SLOs; it counts in the rates when it ended inside the
@@ -155,8 +163,9 @@ void results_record(void *arg, request_record_t *rec) {
 /* What results.json says beyond report_json: the rate, the workers and the verdict. */
 typedef struct results_extra {
     bool rate_mode;
-    double requested_per_s;     /* rate mode: scheduler.rate */
-    double achieved_per_s;      /* session starts per second over the measured window */
+    double requested_per_s;     /* rate mode: scheduler.rate (a trace's: the rows in force) */
+    double achieved_per_s;      /* session starts per second over the measured window (in rate
+                                   mode, up to the schedule's end when the limits cut it) */
     char rate_warning[400];     /* why achieved fell short of requested; empty when it did not */
     uint64_t cap_waits;         /* arrivals the run's workers held for a free slot, summed */
     validity_worker_t *workers; /* the run's workers, by index */
@@ -205,6 +214,21 @@ static double results_lag_threshold_ms(const config_t *cfg) {
                                                  : REPORT_LAG_WARNING_MS;
 }
 
+/* The seconds of the window over which rates are taken, and the session starts in them: the
+ * whole window, or in rate mode, when the limits end the arrivals inside it (a trace cut to its
+ * first rows, max_sessions), the part up to the schedule's end, so that no rate counts the time
+ * after its last arrival (and a start sent after it counts as late: a shortfall). */
+static double results_rate_window(const measurement_t *run, uint64_t *starts) {
+    double duration = merge_duration_s(run->merge);
+    if (run->cfg.scheduler.kind != SCHEDULER_RATE || !(duration > 0) || run->schedule_end_ns <= 0)
+        return duration;
+    double in_window = (double)(run->schedule_end_ns - run->cfg.warmup_ns) / 1e9;
+    if (!(in_window > 0 && in_window < duration))
+        return duration;
+    *starts = run->schedule_starts;
+    return in_window;
+}
+
 /* Requested against achieved, and the cause when achieved fell short (validity_rate_cause). */
 static void results_rate(const controller_t *self, results_extra_t *x) {
     const measurement_t *run = self->run;
@@ -224,7 +248,7 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
     for (size_t i = 0; i < x->n_workers; i++)
         if (validity_loop_cpu_share(&x->workers[i]) > in.busiest_loop_share)
             in.busiest_loop_share = validity_loop_cpu_share(&x->workers[i]);
-    double duration = merge_duration_s(run->merge);
+    double duration = results_rate_window(run, &in.starts);
     x->achieved_per_s = duration > 0 ? (double)in.starts / duration : 0;
     x->rate_warning[0] = '\0';
     if (!x->rate_mode || x->achieved_per_s >= x->requested_per_s * (1 - RESULTS_RATE_SHORTFALL))
@@ -280,6 +304,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
         .exact_lengths = validity_exact_lengths(&run->cfg),
         .requested_checked = all->requested_checked,
         .output_mismatched = all->output_mismatched,
+        .stopped_early = all->stopped_early,
         .workers = x->workers,
         .n_workers = x->n_workers,
         .breaker = run->breaker[0] ? run->breaker : NULL,
@@ -421,6 +446,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "label", json_string(label));
     }
     json_object_set_new(root, "kind", json_string("run"));
+    json_object_set_new(json_object_get(root, "run"), "routing",
+                        json_string(config_routing_name(self->run->cfg.target.routing)));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
                             json_loads(self->run->cfg.deployment, 0, NULL));
@@ -547,6 +574,10 @@ int results_finish(controller_t *self, bool interrupted) {
     console_clear(self);
     telemetry_stats_t server;
     bool have_server = telemetry_run_close(self, &server) == 0;
+    if (have_server && telemetry_stats_absent(&server)) { /* said in one line already */
+        telemetry_stats_clear(&server);
+        have_server = false;
+    }
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out =

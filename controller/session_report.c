@@ -72,6 +72,8 @@ static json_t *sessions_json(const sessions_stats_t *s, const report_meta_t *met
     json_t *o = json_object();
     json_object_set_new(o, "count", json_integer((json_int_t)s->counted));
     json_object_set_new(o, "closed", json_integer((json_int_t)s->closed));
+    json_object_set_new(o, "closed_span_max_ms",
+                        s->closed ? json_real((double)s->closed_span_max_ns / 1e6) : json_null());
     json_object_set_new(o, "requests", count_json(s->requests));
     json_object_set_new(o, "makespan_ms", report_metric_json(s->makespan));
     json_object_set_new(o, "critical_path_ms", report_metric_json(s->critical));

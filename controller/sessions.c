@@ -87,6 +87,8 @@ void sessions_stats_free(sessions_stats_t *s) {
 void sessions_stats_pool(sessions_stats_t *dst, const sessions_stats_t *src) {
     dst->closed += src->closed;
     dst->counted += src->counted;
+    if (src->closed_span_max_ns > dst->closed_span_max_ns)
+        dst->closed_span_max_ns = src->closed_span_max_ns;
     histogram_merge(dst->makespan, src->makespan);
     histogram_merge(dst->critical, src->critical);
     histogram_merge(dst->idle, src->idle);
@@ -385,8 +387,23 @@ static void close_path(sessions_t *self, const sessions_open_t *open) {
     histogram_record(s->compactions, open->compactions);
 }
 
+/* The session's first send -> last end over what it sent, complete or not. */
+static void close_span(sessions_stats_t *s, const sessions_open_t *open) {
+    int64_t first = 0, last = 0;
+    for (size_t i = 0; i < open->n; i++) {
+        const sessions_entry_t *e = &open->entries[i];
+        if (!e->send_ns || e->end_ns < e->send_ns)
+            continue;
+        first = !first || e->send_ns < first ? e->send_ns : first;
+        last = e->end_ns > last ? e->end_ns : last;
+    }
+    if (first && last - first > s->closed_span_max_ns)
+        s->closed_span_max_ns = last - first;
+}
+
 static void close_session(sessions_t *self, sessions_open_t *open) {
     self->stats.closed++;
+    close_span(&self->stats, open);
     self->stats.compactions_total += open->compactions;
     close_affinity(self, open);
     if (!self->cfg || workload_session_generate(self->cfg, open->session, &self->graph) != 0 ||

@@ -43,6 +43,9 @@ typedef struct sessions_stats {
     uint64_t affinity_checked; /* closed sessions with at least one request sent */
     uint64_t affinity_split;   /* of those, sessions that reached more than one endpoint */
 
+    /* Closed sessions, complete or not, window or not: the longest first send -> last end seen.
+     * A lower bound on how long a session takes when none was complete inside the window. */
+    int64_t closed_span_max_ns;
     histogram_t *compactions;   /* counted sessions: summarise requests (a count, not ns) */
     uint64_t compactions_total; /* summarise requests of every closed session */
 } sessions_stats_t;

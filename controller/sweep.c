@@ -2,6 +2,8 @@
 
 #include <string.h>
 
+#include "rng.h"
+
 void sweep_spec_from_config(const config_sweep_t *sweep, size_t i, level_spec_t *out) {
     *out = (level_spec_t){
         .axis = sweep->axis,
@@ -53,6 +55,18 @@ void sweep_apply_level(config_t *cfg, const level_spec_t *spec) {
     cfg->warmup_ns = spec->warmup_ns;
     cfg->limits.duration_ns = spec->warmup_ns + (int64_t)spec->snapshots * spec->snapshot_ns;
     config_sweep_free(&cfg->sweep);
+}
+
+uint64_t sweep_text_seed(uint64_t text_seed, size_t level, uint32_t rep) {
+    rng_t rng;
+    rng_init(&rng, text_seed, RNG_STREAM_PROMPT, level, rep, RNG_FIELD_TEXT_SEED);
+    uint64_t seed = rng_next_u64(&rng);
+    return seed ? seed : 1; /* 0 would mean "the seed" */
+}
+
+void sweep_apply_text(config_t *cfg, const config_t *file, size_t level, uint32_t rep) {
+    bool fresh = file->capacity.given ? file->capacity.fresh_text : file->sweep.fresh_text;
+    cfg->text_seed = fresh ? sweep_text_seed(config_text_seed(file), level, rep) : file->text_seed;
 }
 
 double sweep_result_percentile_ms(const level_result_t *r, metrics_kind_t k, double p) {

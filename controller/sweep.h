@@ -80,6 +80,14 @@ sweep_source_t sweep_list_source(sweep_list_t *list, const config_sweep_t *sweep
  * and duration (warm-up + window) set, the sweep section dropped. */
 void sweep_apply_level(config_t *cfg, const level_spec_t *spec);
 
+/* The text seed (config_t.text_seed) of level `level` (0-based in run order; a capacity search's
+ * trial) and repetition rep (1-based), from the file's text seed: a draw of (text_seed, level,
+ * rep), never 0, so no two levels, repetitions or trials send the same prompt words. */
+uint64_t sweep_text_seed(uint64_t text_seed, size_t level, uint32_t rep);
+/* Sets cfg's text seed for (level, rep) when the file's sweep (or capacity search) has
+ * fresh_text, as it has by default; leaves the file's text seed otherwise. */
+void sweep_apply_text(config_t *cfg, const config_t *file, size_t level, uint32_t rep);
+
 /* Exact percentile p of metric k over the pooled window, in ms; negative without a sample. */
 double sweep_result_percentile_ms(const level_result_t *r, metrics_kind_t k, double p);
 /* Failed / (ok + failed) x 100 over the pooled window. */

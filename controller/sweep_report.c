@@ -68,6 +68,8 @@ json_t *sweep_report_stats_json(const window_stats_t *s) {
     json_object_set_new(o, "requests_failed", json_integer((json_int_t)s->failed));
     json_object_set_new(o, "requests_cancelled", json_integer((json_int_t)s->cancelled));
     json_object_set_new(o, "errors", report_errors_json(s->errors));
+    json_object_set_new(o, "finish_reasons", report_finish_reasons_json(s->finish_reasons));
+    json_object_set_new(o, "refusals", json_integer((json_int_t)s->refusals));
     json_object_set_new(o, "requests_ended", json_integer((json_int_t)s->requests_ended));
     json_object_set_new(o, "session_starts", json_integer((json_int_t)s->session_starts));
     json_object_set_new(o, "output_tokens", json_integer((json_int_t)s->output_tokens));
@@ -299,10 +301,38 @@ static void sweep_report_print_fit(FILE *out, const char *what, const char *symb
             fit->base, fit->exponent, symbol, fit->exponent, fit->r2, fit->n);
 }
 
+/* The number at a slash-separated path under o, NAN when absent or null. */
+static double sweep_report_at(const json_t *o, const char *path) {
+    char part[64];
+    for (const char *p = path; o && *p;) {
+        size_t len = strcspn(p, "/");
+        snprintf(part, sizeof part, "%.*s", (int)len, p);
+        o = json_object_get(o, part);
+        p += len + (p[len] == '/');
+    }
+    return json_is_number(o) ? json_number_value(o) : NAN;
+}
+
+void sweep_report_server_figures(sweep_report_level_t *l, const json_t *server_and_gap) {
+    l->server_ttft_mean_ms = sweep_report_at(server_and_gap, "gap/total/ttft/server_mean_ms");
+    l->server_tpot_mean_ms = sweep_report_at(server_and_gap, "gap/total/tpot/server_mean_ms");
+    l->server_gen_tps = sweep_report_at(server_and_gap, "server/total/generation_tokens_per_s");
+}
+
+static bool sweep_report_any_server(const sweep_report_level_t *levels, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isnan(levels[i].server_ttft_mean_ms) || !isnan(levels[i].server_gen_tps))
+            return true;
+    return false;
+}
+
 void sweep_report_print(FILE *out, const sweep_report_level_t *levels, size_t n) {
+    bool server = sweep_report_any_server(levels, n);
     fprintf(out, "\n%-12s %5s %9s %9s %9s %9s %9s %9s %7s %8s %8s %9s\n", "level", "valid",
             "TTFT p50", "TTFT p95", "TPOT p50", "TPOT p95", "E2E p50", "E2E p95", "err %", "conv/s",
             "req/s", "tok/s");
+    if (server) /* the header's line ended: the server columns go on a second header line */
+        fprintf(out, "%-12s %5s %9s %9s %9s\n", "", "", "Srv TTFT", "Srv TPOT", "Gen TPS");
     for (size_t i = 0; i < n; i++) {
         const sweep_report_level_t *l = &levels[i];
         const double *f = l->figures;
@@ -320,10 +350,24 @@ void sweep_report_print(FILE *out, const sweep_report_level_t *levels, size_t n)
                 c[0], c[1], c[2], c[3], c[4], c[5],
                 isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS],
                 f[SWEEP_FIG_REQUESTS_PER_S], f[SWEEP_FIG_TOPS]);
+        if (server) {
+            char tps[16];
+            sweep_report_cell(c[0], sizeof c[0], l->server_ttft_mean_ms);
+            sweep_report_cell(c[1], sizeof c[1], l->server_tpot_mean_ms);
+            if (isnan(l->server_gen_tps))
+                snprintf(tps, sizeof tps, "-");
+            else
+                snprintf(tps, sizeof tps, "%.1f", l->server_gen_tps);
+            fprintf(out, "%-12s %5s %9s %9s %9s\n", "", "server", c[0], c[1], tps);
+        }
     }
     fputs("(ms; pooled over the valid repetitions; valid = repetitions kept / run, ! = "
           "interrupted; conv/s = session starts per second)\n",
           out);
+    if (server)
+        fputs("(server: Srv TTFT and Srv TPOT are the server's exact means, Gen TPS its generated "
+              "tokens per second, from one repetition's page)\n",
+              out);
     size_t used[n ? n : 1];
     sweep_report_analysis_t a;
     sweep_report_analyse(levels, n, used, &a);

@@ -37,6 +37,9 @@ typedef struct sweep_report_level {
     uint32_t repetitions;
     uint32_t valid;
     bool interrupted;
+    /* The server's own, from its page (the level's `gap` and `server`): exact means of its
+     * _sum/_count deltas and Gen TPS, a counter delta; NAN without a scrape. */
+    double server_ttft_mean_ms, server_tpot_mean_ms, server_gen_tps;
 } sweep_report_level_t;
 
 /* The results.json key of figure f, e.g. "ttft_p50_ms". */
@@ -62,7 +65,10 @@ json_t *sweep_report_value_json(double value);
 /* The analysis of the complete levels (interrupted ones left out): saturation and fits, in
  * results.json's form ({"saturation": {...}, "fits": {...}}). */
 json_t *sweep_report_analysis_json(const sweep_report_level_t *levels, size_t n);
-/* The table after the sweep: a row per level, then the saturation points and the fits. */
+/* The server columns of l from a level's {"server", "gap"} (NULL: none scraped). */
+void sweep_report_server_figures(sweep_report_level_t *l, const json_t *server_and_gap);
+/* The table after the sweep: a row per level (with the server's TTFT and TPOT means and Gen TPS
+ * when a level has them), then the saturation points and the fits. */
 void sweep_report_print(FILE *out, const sweep_report_level_t *levels, size_t n);
 
 #endif

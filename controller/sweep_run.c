@@ -217,6 +217,7 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     sweep_run_level_name(self, level, sizeof level);
     snprintf(dir, sizeof dir, "%s/levels/%s/rep-%u", self->cfg.output.dir, level, (unsigned)rep);
     sweep_apply_level(&run->cfg, &self->spec);
+    sweep_apply_text(&run->cfg, &self->cfg, self->index, rep);
     free(run->cfg.output.dir);
     run->cfg.output.dir = strdup(dir);
     free(run->config_yaml);
@@ -479,6 +480,10 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
                  self->spec.exclude_error_pct);
     json_t *rep = json_object();
     json_object_set_new(rep, "repetition", json_integer(self->rep));
+    char text_seed[24]; /* a 64-bit seed: as text, since JSON integers stop at 2^53 in many readers
+                         */
+    snprintf(text_seed, sizeof text_seed, "%" PRIu64, config_text_seed(&run->cfg));
+    json_object_set_new(rep, "text_seed", json_string(text_seed));
     json_object_set_new(rep, "excluded", json_boolean(excluded));
     json_object_set_new(rep, "excluded_reason", excluded ? json_string(why) : json_null());
     json_object_set_new(rep, "interrupted", json_boolean(interrupted));
@@ -618,6 +623,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
+    json_object_set_new(run, "routing", json_string(config_routing_name(self->cfg.target.routing)));
     if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
@@ -628,6 +634,9 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
                         json_string(config_sweep_axis_name(
                             s->axis != SWEEP_AXIS_NONE ? s->axis : self->spec.axis)));
     json_object_set_new(sweep, "levels_planned", json_integer((json_int_t)self->source->planned));
+    json_object_set_new(sweep, "fresh_text",
+                        json_boolean(self->cfg.capacity.given ? self->cfg.capacity.fresh_text
+                                                              : self->cfg.sweep.fresh_text));
     json_object_set_new(root, "sweep", sweep);
     json_object_set_new(root, "levels", json_incref(self->levels));
     json_t *analysis = sweep_report_analysis_json(sweep_run_done(self), self->n_done);
@@ -677,6 +686,7 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
         *l = (sweep_report_level_t){
             .repetitions = self->reps_run, .valid = self->valid, .interrupted = interrupted};
         sweep_report_figures(from, l->figures);
+        sweep_report_server_figures(l, self->server);
     }
     self->previous = (level_result_t){.spec = &self->spec,
                                       .index = self->index,

@@ -33,7 +33,10 @@ static int telemetry_add_auto_page(telemetry_t *self, const char *base, int endp
     while (n > 0 && base[n - 1] == '/')
         n--;
     snprintf(url, sizeof url, "%.*s/metrics", (int)n, base);
-    return telemetry_add_page(self, url, endpoint, false);
+    if (telemetry_add_page(self, url, endpoint, false) < 0)
+        return -1;
+    self->pages[self->n_pages - 1].auto_page = true;
+    return 0;
 }
 
 static int telemetry_add_pages(telemetry_t *self) {
@@ -158,6 +161,21 @@ static void telemetry_check_restart(telemetry_page_t *p, int64_t at_ns,
     p->have_last = true;
 }
 
+/* An endpoint's /metrics that is not there (a 4xx) or is no server's page: a quiet absence, said
+ * in one line, never asked again, never an error or a zero in the figures. */
+static void telemetry_note_absent(telemetry_t *self, telemetry_page_t *p, const char *why) {
+    if (p->absent)
+        return;
+    p->absent = true;
+    snprintf(p->absent_why, sizeof p->absent_why, "%s", why);
+    fprintf(stderr, "%s: server metrics absent: %s %s (server_metrics: none skips the scrape)\n",
+            self->name, p->url, why);
+}
+
+static bool telemetry_absent_error(const telemetry_page_t *p, const char *error) {
+    return p->auto_page && strncmp(error, "HTTP 4", 6) == 0;
+}
+
 static void telemetry_note_failure(telemetry_t *self, telemetry_page_t *p, int64_t at_ns,
                                    const char *error) {
     if (buffer_grow_array(&p->failures, &p->cap_failures, p->n_failures + 1, sizeof *p->failures) ==
@@ -197,7 +215,10 @@ static void telemetry_on_page(void *arg, prom_page_t *page, const char *error, i
         telemetry_reading_t *r = m ? &m->readings[get->page] : malloc(sizeof *r);
         if (r) {
             telemetry_read_page(page, r);
-            telemetry_say_page_problems(self, p, page, r);
+            if (p->auto_page && !r->dialect)
+                telemetry_note_absent(self, p, "has no vLLM, SGLang or Dynamo names");
+            else
+                telemetry_say_page_problems(self, p, page, r);
             telemetry_check_restart(p, start_ns, r);
             telemetry_note_sample(p, start_ns, r);
             if (m)
@@ -207,7 +228,10 @@ static void telemetry_on_page(void *arg, prom_page_t *page, const char *error, i
         }
         prom_page_destroy(&page);
     } else {
-        telemetry_note_failure(self, p, start_ns, error);
+        if (telemetry_absent_error(p, error))
+            telemetry_note_absent(self, p, error);
+        else
+            telemetry_note_failure(self, p, start_ns, error);
         if (m)
             snprintf(m->errors[get->page], sizeof m->errors[get->page], "%s", error);
     }
@@ -219,6 +243,14 @@ static void telemetry_on_page(void *arg, prom_page_t *page, const char *error, i
 }
 
 static void telemetry_get(telemetry_t *self, size_t page, telemetry_mark_entry_t *m) {
+    if (self->pages[page].absent) {
+        if (m) {
+            snprintf(m->errors[page], sizeof m->errors[page], "absent: %s",
+                     self->pages[page].absent_why);
+            m->pending--;
+        }
+        return;
+    }
     telemetry_get_t *get = malloc(sizeof *get);
     if (get)
         *get = (telemetry_get_t){self, page, m};

@@ -36,6 +36,9 @@ typedef struct telemetry_page {
     bool said_failure; /* the first failed GET is said on stderr, the rest counted */
     bool said_skips;
     bool said_unknown;
+    bool auto_page; /* an endpoint's own /metrics (server_metrics: auto, the default) */
+    bool absent;    /* an auto page that is not there (4xx) or not a server's: never asked again */
+    char absent_why[160];
     telemetry_sample_t *series;
     size_t n_series, cap_series;
     bool have_last;

@@ -29,7 +29,8 @@ static const telemetry_read_dialect_t telemetry_read_dialects[] = {
      .histogram = {[TELEMETRY_H_TTFT] = {"dynamo_frontend_time_to_first_token_seconds"},
                    [TELEMETRY_H_ITL] = {"dynamo_frontend_inter_token_latency_seconds"},
                    [TELEMETRY_H_E2E] = {"dynamo_frontend_request_duration_seconds"}},
-     .counter = {[TELEMETRY_C_REQUESTS] = {"dynamo_frontend_requests_total"},
+     .counter = {[TELEMETRY_C_REQUESTS] = {"dynamo_frontend_requests_total",
+                                           "dynamo_frontend_request_duration_seconds_count"},
                  [TELEMETRY_C_PROMPT_TOKENS] = {"dynamo_frontend_input_sequence_tokens_sum"},
                  [TELEMETRY_C_GENERATION_TOKENS] = {"dynamo_frontend_output_tokens_total",
                                                     "dynamo_frontend_output_sequence_tokens_sum"}},
@@ -45,7 +46,8 @@ static const telemetry_read_dialect_t telemetry_read_dialects[] = {
                    [TELEMETRY_H_E2E] = {"vllm:e2e_request_latency_seconds"},
                    [TELEMETRY_H_QUEUE] = {"vllm:request_queue_time_seconds"},
                    [TELEMETRY_H_PREFILL] = {"vllm:request_prefill_time_seconds"}},
-     .counter = {[TELEMETRY_C_REQUESTS] = {"vllm:request_success_total"},
+     .counter = {[TELEMETRY_C_REQUESTS] = {"vllm:request_success_total",
+                                           "vllm:e2e_request_latency_seconds_count"},
                  [TELEMETRY_C_PROMPT_TOKENS] = {"vllm:prompt_tokens_total"},
                  [TELEMETRY_C_GENERATION_TOKENS] = {"vllm:generation_tokens_total"},
                  [TELEMETRY_C_PREFIX_QUERIES] = {"vllm:prefix_cache_queries_total",
@@ -62,7 +64,9 @@ static const telemetry_read_dialect_t telemetry_read_dialects[] = {
                    [TELEMETRY_H_ITL] = {"sglang:inter_token_latency_seconds",
                                         "sglang:time_per_output_token_seconds"},
                    [TELEMETRY_H_E2E] = {"sglang:e2e_request_latency_seconds"}},
-     .counter = {[TELEMETRY_C_REQUESTS] = {"sglang:num_requests_total"},
+     /* SGLang 0.4 has no num_requests_total: each finished request is one e2e observation */
+     .counter = {[TELEMETRY_C_REQUESTS] = {"sglang:num_requests_total",
+                                           "sglang:e2e_request_latency_seconds_count"},
                  [TELEMETRY_C_PROMPT_TOKENS] = {"sglang:prompt_tokens_total"},
                  [TELEMETRY_C_GENERATION_TOKENS] = {"sglang:generation_tokens_total"},
                  /* hit rate = Δcached_tokens / Δprompt_tokens, not the windowed gauge */
@@ -73,13 +77,6 @@ static const telemetry_read_dialect_t telemetry_read_dialects[] = {
                [TELEMETRY_G_KV_USAGE] = {"sglang:token_usage"}},
      .kv_scale = 100},
 };
-
-static const char *const telemetry_read_gpu_counter[TELEMETRY_C__COUNT] = {
-    [TELEMETRY_C_GPU_ENERGY_MJ] = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION"};
-static const char *const telemetry_read_gpu_gauge[TELEMETRY_G__COUNT] = {
-    [TELEMETRY_G_GPU_UTIL] = "DCGM_FI_DEV_GPU_UTIL",
-    [TELEMETRY_G_GPU_POWER_W] = "DCGM_FI_DEV_POWER_USAGE",
-    [TELEMETRY_G_GPU_FB_USED_MIB] = "DCGM_FI_DEV_FB_USED"};
 
 static const char *const telemetry_read_histogram_keys[TELEMETRY_H__COUNT] = {
     "ttft", "itl", "tpot", "e2e", "queue", "prefill"};
@@ -236,27 +233,112 @@ static void telemetry_read_engine(const prom_page_t *page, const telemetry_read_
     }
 }
 
+/* DCGM's "no value" sentinels (dcgm_structs.h DCGM_BLANK_VALUES): each type's blank and the 15
+ * codes above it (not found, not supported, not permissioned, ...). The int64 ones all read as
+ * 2^63 once parsed into a double. An int32 blank is a plausible energy reading (2.1 MJ), so the
+ * energy counter is checked against the int64 and fp64 ones only. */
+#define TELEMETRY_READ_DCGM_INT32_BLANK 2147483632.0     /* 0x7ffffff0 */
+#define TELEMETRY_READ_DCGM_FP64_BLANK 140737488355328.0 /* 2^47 */
+#define TELEMETRY_READ_DCGM_INT64_BLANK 9223372036854775792.0
+
+static bool telemetry_read_dcgm_blank(double v, bool energy) {
+    if (v >= TELEMETRY_READ_DCGM_INT64_BLANK)
+        return true;
+    if (v >= TELEMETRY_READ_DCGM_FP64_BLANK && v <= TELEMETRY_READ_DCGM_FP64_BLANK + 15)
+        return true;
+    return !energy && v >= TELEMETRY_READ_DCGM_INT32_BLANK &&
+           v <= TELEMETRY_READ_DCGM_INT32_BLANK + 15;
+}
+
+#define TELEMETRY_READ_MAX_GPUS 512
+
+/* The GPU a DCGM series belongs to: its host (`Hostname=` from older exporters, `hostname=`
+ * from newer ones), its UUID (else its index `gpu=`) and, when per_instance, its MIG instance
+ * (`GPU_I_ID=`), hashed (FNV-1a). */
+static uint64_t telemetry_read_gpu_key(const prom_parsed_sample_t *s, bool per_instance) {
+    const char *parts[3] = {prom_sample_label(s, "Hostname"), prom_sample_label(s, "UUID"),
+                            per_instance ? prom_sample_label(s, "GPU_I_ID") : NULL};
+    if (!parts[0])
+        parts[0] = prom_sample_label(s, "hostname");
+    if (!parts[1])
+        parts[1] = prom_sample_label(s, "gpu");
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < 3; i++) {
+        for (const char *p = parts[i] ? parts[i] : ""; *p; p++)
+            h = (h ^ (unsigned char)*p) * 1099511628211ULL;
+        h = (h ^ 0xff) * 1099511628211ULL; /* a separator no label value holds */
+    }
+    return h;
+}
+
+/* One DCGM field over the page's GPUs: each GPU counted once (a MIG GPU's instances repeat its
+ * device-wide fields, so only a per_instance field is taken per GPU_I_ID), summed or averaged.
+ * NAN when no GPU gives it or any gives a blank sentinel: a sum over some GPUs only would look
+ * like a reading of all of them. */
+static double telemetry_read_dcgm_field(const prom_page_t *page, const char *name,
+                                        telemetry_read_combine_t how, bool per_instance,
+                                        bool energy) {
+    uint64_t seen[TELEMETRY_READ_MAX_GPUS];
+    size_t n = 0;
+    double total = 0;
+    for (size_t i = 0; i < page->n_samples; i++) {
+        const prom_parsed_sample_t *s = &page->samples[i];
+        if (strcmp(s->name, name) != 0 || isnan(s->value))
+            continue;
+        if (telemetry_read_dcgm_blank(s->value, energy))
+            return NAN;
+        uint64_t key = telemetry_read_gpu_key(s, per_instance);
+        size_t k = 0;
+        while (k < n && seen[k] != key)
+            k++;
+        if (k < n || n == TELEMETRY_READ_MAX_GPUS)
+            continue;
+        seen[n++] = key;
+        total += s->value;
+    }
+    if (n == 0)
+        return NAN;
+    return how == TELEMETRY_READ_MEAN ? total / (double)n : total;
+}
+
+typedef struct telemetry_read_dcgm_source {
+    const char *name;
+    telemetry_read_combine_t how;
+    bool per_instance; /* MIG instances each have their own */
+    double scale;      /* to stampede's unit */
+} telemetry_read_dcgm_source_t;
+
+/* Per gauge, the fields tried in order: a page of profiling fields only (DCGM_FI_PROF_*, e.g.
+ * an exporter on a MIG GPU, where DEV_GPU_UTIL is unsupported) gives utilisation as the graphics
+ * engine's active ratio, per instance. */
+static const telemetry_read_dcgm_source_t telemetry_read_gpu_gauge[TELEMETRY_G__COUNT][2] = {
+    [TELEMETRY_G_GPU_UTIL] = {{"DCGM_FI_DEV_GPU_UTIL", TELEMETRY_READ_MEAN, false, 1},
+                              {"DCGM_FI_PROF_GR_ENGINE_ACTIVE", TELEMETRY_READ_MEAN, true, 100}},
+    [TELEMETRY_G_GPU_POWER_W] = {{"DCGM_FI_DEV_POWER_USAGE", TELEMETRY_READ_SUM, false, 1}},
+    [TELEMETRY_G_GPU_FB_USED_MIB] = {{"DCGM_FI_DEV_FB_USED", TELEMETRY_READ_SUM, true, 1}}};
+
 static void telemetry_read_gpu(const prom_page_t *page, telemetry_reading_t *out) {
-    for (size_t c = 0; c < TELEMETRY_C__COUNT; c++)
-        if (telemetry_read_gpu_counter[c]) {
-            out->counter[c] =
-                telemetry_read_scalar(page, telemetry_read_gpu_counter[c], TELEMETRY_READ_SUM);
-            if (!isnan(out->counter[c]))
-                out->names[TELEMETRY_H__COUNT + c] = telemetry_read_gpu_counter[c];
-        }
+    const char *energy = "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION";
+    out->counter[TELEMETRY_C_GPU_ENERGY_MJ] =
+        telemetry_read_dcgm_field(page, energy, TELEMETRY_READ_SUM, false, true);
+    if (!isnan(out->counter[TELEMETRY_C_GPU_ENERGY_MJ]))
+        out->names[TELEMETRY_H__COUNT + TELEMETRY_C_GPU_ENERGY_MJ] = energy;
     for (size_t g = 0; g < TELEMETRY_G__COUNT; g++)
-        if (telemetry_read_gpu_gauge[g]) {
-            telemetry_read_combine_t how =
-                g == TELEMETRY_G_GPU_UTIL ? TELEMETRY_READ_MEAN : TELEMETRY_READ_SUM;
-            out->gauge[g] = telemetry_read_scalar(page, telemetry_read_gpu_gauge[g], how);
+        for (size_t k = 0; k < 2 && telemetry_read_gpu_gauge[g][k].name; k++) {
+            const telemetry_read_dcgm_source_t *src = &telemetry_read_gpu_gauge[g][k];
+            /* a field the page has decides, even when it is blank: no fallback past a blank */
+            if (isnan(telemetry_read_scalar(page, src->name, TELEMETRY_READ_SUM)))
+                continue;
+            out->gauge[g] =
+                telemetry_read_dcgm_field(page, src->name, src->how, src->per_instance, false) *
+                src->scale;
             if (!isnan(out->gauge[g]))
-                out->names[TELEMETRY_H__COUNT + TELEMETRY_C__COUNT + g] =
-                    telemetry_read_gpu_gauge[g];
+                out->names[TELEMETRY_H__COUNT + TELEMETRY_C__COUNT + g] = src->name;
+            break;
         }
-    if (!out->dialect && !isnan(out->gauge[TELEMETRY_G_GPU_UTIL]))
-        out->dialect = "dcgm";
-    if (!out->dialect && !isnan(out->counter[TELEMETRY_C_GPU_ENERGY_MJ]))
-        out->dialect = "dcgm";
+    for (size_t i = 0; !out->dialect && i < page->n_samples; i++)
+        if (strncmp(page->samples[i].name, "DCGM_FI_", 8) == 0)
+            out->dialect = "dcgm";
 }
 
 void telemetry_read_page(const prom_page_t *page, telemetry_reading_t *out) {
@@ -272,8 +354,10 @@ void telemetry_read_page(const prom_page_t *page, telemetry_reading_t *out) {
             out->process_start_s = page->samples[i].value;
 }
 
-double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_least) {
+double telemetry_read_quantile_bounded(const telemetry_buckets_t *b, double q, bool *at_least,
+                                       double *lo, double *hi) {
     *at_least = false;
+    *lo = *hi = NAN;
     if (!b->present || b->layout_mismatch || b->n == 0)
         return NAN;
     double total = b->cumulative[b->n - 1];
@@ -283,33 +367,52 @@ double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_
     uint32_t i = 0;
     while (i < b->n - 1 && b->cumulative[i] < rank)
         i++;
+    double lower = i > 0 ? b->le[i - 1] : 0, below = i > 0 ? b->cumulative[i - 1] : 0;
+    *lo = lower;
+    *hi = b->le[i];
     if (isinf(b->le[i])) { /* in +Inf: the largest finite bound, as a lower bound */
         *at_least = true;
         return i > 0 ? b->le[i - 1] : NAN;
     }
-    double lower = i > 0 ? b->le[i - 1] : 0, below = i > 0 ? b->cumulative[i - 1] : 0;
-    if (i == 0 && b->le[0] <= 0)
+    if (i == 0 && b->le[0] <= 0) {
+        *lo = b->le[0];
         return b->le[0];
+    }
     double in_bucket = b->cumulative[i] - below;
     if (in_bucket <= 0)
         return b->le[i];
     return lower + (b->le[i] - lower) * (rank - below) / in_bucket;
 }
 
+double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_least) {
+    double lo, hi;
+    return telemetry_read_quantile_bounded(b, q, at_least, &lo, &hi);
+}
+
+bool telemetry_read_bucket_limited(double value, double lo, double hi) {
+    return !isnan(value) && !isnan(lo) && !isnan(hi) && hi - lo > value / 2;
+}
+
 /* Count, mean and percentiles of d from its buckets. */
 static void telemetry_read_figures(telemetry_histogram_delta_t *d) {
     const telemetry_buckets_t *b = &d->delta;
-    d->count = d->mean_s = d->p50_s = d->p90_s = d->p95_s = d->p99_s = NAN;
+    static const double q[TELEMETRY_READ_N_PERCENTILES] = {0.50, 0.90, 0.95, 0.99};
+    double *p[TELEMETRY_READ_N_PERCENTILES] = {&d->p50_s, &d->p90_s, &d->p95_s, &d->p99_s};
+    d->count = d->mean_s = NAN;
     d->p99_at_least = false;
+    for (size_t i = 0; i < TELEMETRY_READ_N_PERCENTILES; i++)
+        *p[i] = d->bounds_s[i][0] = d->bounds_s[i][1] = NAN;
     if (!b->present)
         return;
     d->count = b->count;
     d->mean_s = b->count > 0 ? b->sum / b->count : NAN;
-    bool ignored;
-    d->p50_s = telemetry_read_quantile(b, 0.50, &ignored);
-    d->p90_s = telemetry_read_quantile(b, 0.90, &ignored);
-    d->p95_s = telemetry_read_quantile(b, 0.95, &ignored);
-    d->p99_s = telemetry_read_quantile(b, 0.99, &d->p99_at_least);
+    for (size_t i = 0; i < TELEMETRY_READ_N_PERCENTILES; i++) {
+        bool at_least;
+        *p[i] = telemetry_read_quantile_bounded(b, q[i], &at_least, &d->bounds_s[i][0],
+                                                &d->bounds_s[i][1]);
+        if (i == TELEMETRY_READ_N_PERCENTILES - 1)
+            d->p99_at_least = at_least;
+    }
 }
 
 void telemetry_read_delta_init(telemetry_delta_t *out) {

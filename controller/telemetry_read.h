@@ -1,6 +1,6 @@
 /* What a server's or a GPU exporter's /metrics page says, in stampede's terms, and what changed
  * between two pages. A page is recognised by its names: vLLM (`vllm:*`), SGLang (`sglang:*`),
- * the Dynamo frontend (`dynamo_frontend_*`) and NVIDIA DCGM (`DCGM_FI_DEV_*`); the names are in
+ * the Dynamo frontend (`dynamo_frontend_*`) and NVIDIA DCGM (`DCGM_FI_*`); the names are in
  * research/distributed-mechanics.md §6. Series of one name are summed over their labels (model,
  * engine, DP rank, GPU), histogram buckets by identical `le`. A quantity a page does not expose
  * stays absent: NAN in every figure, never 0. Pure functions: no I/O, no clock. */
@@ -44,6 +44,8 @@ typedef enum {
 } telemetry_gauge_t;
 
 #define TELEMETRY_MAX_BUCKETS 64
+/* The percentiles estimated from buckets: p50, p90, p95, p99. */
+#define TELEMETRY_READ_N_PERCENTILES 4
 
 /* One histogram summed over its series: cumulative counts by ascending le (+Inf last). */
 typedef struct telemetry_buckets {
@@ -80,7 +82,11 @@ const char *telemetry_read_gauge_key(telemetry_gauge_t g);
 typedef struct telemetry_histogram_delta {
     double count; /* NAN when absent */
     double mean_s;
-    double p50_s, p90_s, p95_s, p99_s; /* NAN when absent or the layouts differ */
+    /* Estimates, interpolated in their bucket; NAN when absent or the layouts differ. */
+    double p50_s, p90_s, p95_s, p99_s;
+    /* The bucket each of p50, p90, p95, p99 fell in: [lower bound, le] (le +Inf past the last
+     * finite bound); what the page actually knows of the percentile. */
+    double bounds_s[TELEMETRY_READ_N_PERCENTILES][2];
     bool p99_at_least; /* its rank fell in +Inf: p99_s is the largest finite le, a lower bound */
     telemetry_buckets_t delta; /* for summing endpoints; present only when percentiles are */
 } telemetry_histogram_delta_t;
@@ -108,5 +114,11 @@ void telemetry_read_finish(telemetry_delta_t *sum);
  * linear within the bucket, 0 as the first bucket's lower bound; a rank in +Inf gives the
  * largest finite le with *at_least set. NAN when the histogram is empty. */
 double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_least);
+/* The same, with the bucket it fell in: [*lo, *hi] (NAN when the quantile is). */
+double telemetry_read_quantile_bounded(const telemetry_buckets_t *b, double q, bool *at_least,
+                                       double *lo, double *hi);
+/* A bucket-limited estimate: its bucket [lo, hi] is wider than half of value (an unbounded one
+ * always is), so the interpolation, not the data, decides most of it. */
+bool telemetry_read_bucket_limited(double value, double lo, double hi);
 
 #endif

@@ -38,20 +38,26 @@ void telemetry_report_gap(const telemetry_delta_t *server, const telemetry_clien
     const telemetry_histogram_delta_t *ttft = &server->histogram[TELEMETRY_H_TTFT];
     const telemetry_histogram_delta_t *tpot = &server->histogram[TELEMETRY_H_TPOT];
     out->server_tpot_from = "tpot";
-    if (isnan(tpot->p50_s)) { /* SGLang and Dynamo have only the per-token histogram */
+    if (isnan(tpot->mean_s)) { /* SGLang and Dynamo have only the per-token histogram */
         tpot = &server->histogram[TELEMETRY_H_ITL];
-        out->server_tpot_from = isnan(tpot->p50_s) ? NULL : "itl";
+        out->server_tpot_from = isnan(tpot->mean_s) ? NULL : "itl";
     }
     out->client_ttft_p50_ms = telemetry_report_client_p50_ms(client, METRIC_TTFT);
     out->server_ttft_p50_ms = telemetry_report_ms(ttft->p50_s);
-    out->ttft_gap_ms = out->client_ttft_p50_ms - out->server_ttft_p50_ms;
-    out->ttft_gap_pct = telemetry_report_pct(out->client_ttft_p50_ms, out->server_ttft_p50_ms);
+    out->server_ttft_p50_bounds_ms[0] = telemetry_report_ms(ttft->bounds_s[0][0]);
+    out->server_ttft_p50_bounds_ms[1] = telemetry_report_ms(ttft->bounds_s[0][1]);
     out->client_ttft_mean_ms = telemetry_report_client_mean_ms(client, METRIC_TTFT);
     out->server_ttft_mean_ms = telemetry_report_ms(ttft->mean_s);
+    out->ttft_gap_ms = out->client_ttft_mean_ms - out->server_ttft_mean_ms;
+    out->ttft_gap_pct = telemetry_report_pct(out->client_ttft_mean_ms, out->server_ttft_mean_ms);
     out->client_tpot_p50_ms = telemetry_report_client_p50_ms(client, METRIC_TPOT);
     out->server_tpot_p50_ms = telemetry_report_ms(tpot->p50_s);
-    out->tpot_gap_ms = out->client_tpot_p50_ms - out->server_tpot_p50_ms;
-    out->tpot_gap_pct = telemetry_report_pct(out->client_tpot_p50_ms, out->server_tpot_p50_ms);
+    out->server_tpot_p50_bounds_ms[0] = telemetry_report_ms(tpot->bounds_s[0][0]);
+    out->server_tpot_p50_bounds_ms[1] = telemetry_report_ms(tpot->bounds_s[0][1]);
+    out->client_tpot_mean_ms = telemetry_report_client_mean_ms(client, METRIC_TPOT);
+    out->server_tpot_mean_ms = telemetry_report_ms(tpot->mean_s);
+    out->tpot_gap_ms = out->client_tpot_mean_ms - out->server_tpot_mean_ms;
+    out->tpot_gap_pct = telemetry_report_pct(out->client_tpot_mean_ms, out->server_tpot_mean_ms);
     out->client_requests = counts ? (double)counts->requests : NAN;
     out->server_requests = server->counter[TELEMETRY_C_REQUESTS];
     out->client_output_tokens = counts ? (double)counts->output_tokens : NAN;
@@ -68,20 +74,42 @@ void telemetry_report_gap(const telemetry_delta_t *server, const telemetry_clien
     out->ttft_from_intended_ms = telemetry_report_client_mean_ms(client, METRIC_TTFT_FROM_INTENDED);
 }
 
+/* [lo, hi] in ms; an unbounded hi (+Inf) is null. */
+static json_t *telemetry_report_bounds_json(double lo_ms, double hi_ms) {
+    if (isnan(lo_ms))
+        return json_null();
+    return json_pack("[o, o]", telemetry_report_number(lo_ms), telemetry_report_number(hi_ms));
+}
+
+/* pNN_estimate_ms, pNN_bounds_ms and pNN_bucket_limited of one estimated percentile. */
+static void telemetry_report_estimate_into(json_t *o, const char *prefix, double value_ms,
+                                           double lo_ms, double hi_ms) {
+    char k[48];
+    snprintf(k, sizeof k, "%s_estimate_ms", prefix);
+    json_object_set_new(o, k, telemetry_report_number(value_ms));
+    snprintf(k, sizeof k, "%s_bounds_ms", prefix);
+    json_object_set_new(o, k, telemetry_report_bounds_json(lo_ms, hi_ms));
+    snprintf(k, sizeof k, "%s_bucket_limited", prefix);
+    json_object_set_new(o, k, json_boolean(telemetry_read_bucket_limited(value_ms, lo_ms, hi_ms)));
+}
+
 static json_t *telemetry_report_histogram_json(const telemetry_histogram_delta_t *h) {
     if (isnan(h->count))
         return json_null();
+    static const char *const names[TELEMETRY_READ_N_PERCENTILES] = {"p50", "p90", "p95", "p99"};
+    const double values[TELEMETRY_READ_N_PERCENTILES] = {h->p50_s, h->p90_s, h->p95_s, h->p99_s};
     json_t *o = json_object();
     json_object_set_new(o, "count", json_integer((json_int_t)h->count));
     json_object_set_new(o, "mean_ms", telemetry_report_number(telemetry_report_ms(h->mean_s)));
-    json_object_set_new(o, "p50_ms", telemetry_report_number(telemetry_report_ms(h->p50_s)));
-    json_object_set_new(o, "p90_ms", telemetry_report_number(telemetry_report_ms(h->p90_s)));
-    json_object_set_new(o, "p95_ms", telemetry_report_number(telemetry_report_ms(h->p95_s)));
-    json_object_set_new(o, "p99_ms", telemetry_report_number(telemetry_report_ms(h->p99_s)));
+    for (size_t i = 0; i < TELEMETRY_READ_N_PERCENTILES; i++)
+        telemetry_report_estimate_into(o, names[i], telemetry_report_ms(values[i]),
+                                       telemetry_report_ms(h->bounds_s[i][0]),
+                                       telemetry_report_ms(h->bounds_s[i][1]));
     json_object_set_new(o, "p99_at_least", json_boolean(h->p99_at_least));
     json_object_set_new(o, "percentiles",
-                        json_string(h->delta.layout_mismatch ? "absent: bucket layouts differ"
-                                                             : "linear within the bucket"));
+                        json_string(h->delta.layout_mismatch
+                                        ? "absent: bucket layouts differ"
+                                        : "estimates: linear within the bucket"));
     return o;
 }
 
@@ -163,7 +191,10 @@ static json_t *telemetry_report_page_json(const telemetry_t *t, const telemetry_
     json_object_set_new(o, "endpoint",
                         p->endpoint >= 0 ? json_string(endpoint_urls[p->endpoint]) : json_null());
     json_object_set_new(o, "dialect", p->dialect ? json_string(p->dialect) : json_null());
-    json_object_set_new(o, "error", p->error[0] ? json_string(p->error) : json_null());
+    /* an endpoint's /metrics that is not there is an absence, not an error */
+    json_object_set_new(o, "error",
+                        p->error[0] && !p->absent ? json_string(p->error) : json_null());
+    json_object_set_new(o, "absent", p->absent ? json_string(p->error) : json_null());
     json_object_set_new(o, "scrape_failures", json_integer((json_int_t)p->scrape_failures));
     bool gpu = i >= s->n_server_pages;
     if (!gpu)
@@ -244,15 +275,26 @@ static json_t *telemetry_report_pair(double client, double server, double gap, d
     return o;
 }
 
+/* One latency of the gap: the means and their gap, then the p50s (the server's an estimate). */
+static json_t *telemetry_report_gap_latency(double client_mean, double server_mean, double gap,
+                                            double gap_pct, double client_p50, double server_p50,
+                                            const double bounds[2]) {
+    json_t *o = telemetry_report_pair(client_mean, server_mean, gap, gap_pct, "_mean_ms");
+    json_object_set_new(o, "client_p50_ms", telemetry_report_number(client_p50));
+    telemetry_report_estimate_into(o, "server_p50", server_p50, bounds[0], bounds[1]);
+    return o;
+}
+
 static json_t *telemetry_report_gap_one(const telemetry_gap_t *g) {
     json_t *o = json_object();
-    json_t *ttft = telemetry_report_pair(g->client_ttft_p50_ms, g->server_ttft_p50_ms,
-                                         g->ttft_gap_ms, g->ttft_gap_pct, "_p50_ms");
-    json_object_set_new(ttft, "client_mean_ms", telemetry_report_number(g->client_ttft_mean_ms));
-    json_object_set_new(ttft, "server_mean_ms", telemetry_report_number(g->server_ttft_mean_ms));
-    json_object_set_new(o, "ttft", ttft);
-    json_t *tpot = telemetry_report_pair(g->client_tpot_p50_ms, g->server_tpot_p50_ms,
-                                         g->tpot_gap_ms, g->tpot_gap_pct, "_p50_ms");
+    json_object_set_new(o, "ttft",
+                        telemetry_report_gap_latency(g->client_ttft_mean_ms, g->server_ttft_mean_ms,
+                                                     g->ttft_gap_ms, g->ttft_gap_pct,
+                                                     g->client_ttft_p50_ms, g->server_ttft_p50_ms,
+                                                     g->server_ttft_p50_bounds_ms));
+    json_t *tpot = telemetry_report_gap_latency(
+        g->client_tpot_mean_ms, g->server_tpot_mean_ms, g->tpot_gap_ms, g->tpot_gap_pct,
+        g->client_tpot_p50_ms, g->server_tpot_p50_ms, g->server_tpot_p50_bounds_ms);
     json_object_set_new(tpot, "server_from",
                         g->server_tpot_from ? json_string(g->server_tpot_from) : json_null());
     json_object_set_new(o, "tpot", tpot);
@@ -317,11 +359,23 @@ static const char *telemetry_report_cell(char *buf, size_t len, double v, const 
     return buf;
 }
 
+/* An estimated p50 (ms) with " b" when it is bucket-limited. */
+static const char *telemetry_report_estimate_cell(char *buf, size_t len,
+                                                  const telemetry_histogram_delta_t *h) {
+    double v = h->p50_s * 1000;
+    telemetry_report_cell(buf, len, v, "%.2f");
+    if (telemetry_read_bucket_limited(v, h->bounds_s[0][0] * 1000, h->bounds_s[0][1] * 1000)) {
+        size_t n = strlen(buf);
+        snprintf(buf + n, len - n, " b");
+    }
+    return buf;
+}
+
 static void telemetry_report_print_row(FILE *out, const char *name, const telemetry_delta_t *d,
                                        const telemetry_gauge_span_t *gauges, double window_s) {
-    char c[12][32];
+    char c[13][32];
     double queries = d->counter[TELEMETRY_C_PREFIX_QUERIES];
-    fprintf(out, "  %-34s %8s %9s %9s %6s %9s %9s %9s %9s %7s %7s %6s\n", name,
+    fprintf(out, "  %-34s %8s %9s %9s %6s %9s %10s %10s %10s %9s %7s %7s %6s\n", name,
             telemetry_report_cell(c[0], 32, d->counter[TELEMETRY_C_REQUESTS], "%.0f"),
             telemetry_report_cell(
                 c[1], 32,
@@ -332,26 +386,41 @@ static void telemetry_report_print_row(FILE *out, const char *name, const teleme
             telemetry_report_cell(
                 c[3], 32, queries > 0 ? d->counter[TELEMETRY_C_PREFIX_HITS] / queries * 100 : NAN,
                 "%.1f"),
-            telemetry_report_cell(c[4], 32, d->histogram[TELEMETRY_H_TTFT].p50_s * 1000, "%.2f"),
-            telemetry_report_cell(c[5], 32, d->histogram[TELEMETRY_H_ITL].p50_s * 1000, "%.2f"),
-            telemetry_report_cell(c[6], 32, d->histogram[TELEMETRY_H_E2E].p50_s * 1000, "%.1f"),
-            telemetry_report_cell(c[7], 32, d->histogram[TELEMETRY_H_QUEUE].mean_s * 1000, "%.2f"),
-            telemetry_report_cell(c[8], 32, gauges[TELEMETRY_G_RUNNING].mean, "%.1f"),
-            telemetry_report_cell(c[9], 32, gauges[TELEMETRY_G_WAITING].mean, "%.1f"),
-            telemetry_report_cell(c[10], 32, gauges[TELEMETRY_G_KV_USAGE].mean, "%.1f"));
+            telemetry_report_cell(c[4], 32, d->histogram[TELEMETRY_H_TTFT].mean_s * 1000, "%.2f"),
+            telemetry_report_estimate_cell(c[5], 32, &d->histogram[TELEMETRY_H_TTFT]),
+            telemetry_report_estimate_cell(c[6], 32, &d->histogram[TELEMETRY_H_ITL]),
+            telemetry_report_estimate_cell(c[7], 32, &d->histogram[TELEMETRY_H_E2E]),
+            telemetry_report_cell(c[8], 32, d->histogram[TELEMETRY_H_QUEUE].mean_s * 1000, "%.2f"),
+            telemetry_report_cell(c[9], 32, gauges[TELEMETRY_G_RUNNING].mean, "%.1f"),
+            telemetry_report_cell(c[10], 32, gauges[TELEMETRY_G_WAITING].mean, "%.1f"),
+            telemetry_report_cell(c[11], 32, gauges[TELEMETRY_G_KV_USAGE].mean, "%.1f"));
+}
+
+/* "p50~ 175.00 [100.00, 250.00] bucket-limited" of one server estimate. */
+static const char *telemetry_report_bounded(char *buf, size_t len, double v, const double b[2]) {
+    char x[3][32];
+    snprintf(buf, len, "%s [%s, %s]%s", telemetry_report_cell(x[0], 32, v, "%.2f"),
+             telemetry_report_cell(x[1], 32, b[0], "%.2f"),
+             isinf(b[1]) ? "+Inf" : telemetry_report_cell(x[2], 32, b[1], "%.2f"),
+             telemetry_read_bucket_limited(v, b[0], b[1]) ? " bucket-limited" : "");
+    return buf;
 }
 
 static void telemetry_report_print_gap(FILE *out, const char *name, const telemetry_gap_t *g) {
-    char c[10][32];
+    char c[10][128];
     fprintf(out, "  %-34s %9s %9s %8s %9s %9s %8s %9s %9s\n", name,
-            telemetry_report_cell(c[0], 32, g->client_ttft_p50_ms, "%.2f"),
-            telemetry_report_cell(c[1], 32, g->server_ttft_p50_ms, "%.2f"),
+            telemetry_report_cell(c[0], 32, g->client_ttft_mean_ms, "%.2f"),
+            telemetry_report_cell(c[1], 32, g->server_ttft_mean_ms, "%.2f"),
             telemetry_report_cell(c[2], 32, g->ttft_gap_pct, "%+.1f%%"),
-            telemetry_report_cell(c[3], 32, g->client_tpot_p50_ms, "%.2f"),
-            telemetry_report_cell(c[4], 32, g->server_tpot_p50_ms, "%.2f"),
+            telemetry_report_cell(c[3], 32, g->client_tpot_mean_ms, "%.2f"),
+            telemetry_report_cell(c[4], 32, g->server_tpot_mean_ms, "%.2f"),
             telemetry_report_cell(c[5], 32, g->tpot_gap_pct, "%+.1f%%"),
             telemetry_report_cell(c[6], 32, g->client_output_tokens, "%.0f"),
             telemetry_report_cell(c[7], 32, g->server_output_tokens, "%.0f"));
+    fprintf(
+        out, "  %-34s server p50 estimates (bucket): TTFT %s, TPOT %s\n", "",
+        telemetry_report_bounded(c[8], 128, g->server_ttft_p50_ms, g->server_ttft_p50_bounds_ms),
+        telemetry_report_bounded(c[9], 128, g->server_tpot_p50_ms, g->server_tpot_p50_bounds_ms));
     fprintf(out,
             "  %-34s TTFT from intended %s ms = client queue %s + network %s + server queue %s + "
             "prefill %s + other %s\n",
@@ -368,9 +437,9 @@ void telemetry_report_print(FILE *out, const telemetry_stats_t *s, const merge_t
     fprintf(out, "\nServer metrics (%s s between marks; — = not exposed)\n",
             telemetry_report_cell(c[0], 32, s->window_s, "%.1f"));
     if (s->n_server_pages) {
-        fprintf(out, "  %-34s %8s %9s %9s %6s %9s %9s %9s %9s %7s %7s %6s\n", "page", "requests",
-                "gen tok/s", "prm tok/s", "hit %", "TTFT p50", "ITL p50", "E2E p50", "queue ms",
-                "running", "waiting", "KV %");
+        fprintf(out, "  %-34s %8s %9s %9s %6s %9s %10s %10s %10s %9s %7s %7s %6s\n", "page",
+                "requests", "gen tok/s", "prm tok/s", "hit %", "TTFT mean", "TTFT p50~", "ITL p50~",
+                "E2E p50~", "queue ms", "running", "waiting", "KV %");
         for (size_t i = 0; i < s->n_server_pages; i++) {
             const telemetry_page_stats_t *p = &s->pages[i];
             if (p->error[0])
@@ -380,7 +449,10 @@ void telemetry_report_print(FILE *out, const telemetry_stats_t *s, const merge_t
         }
         if (s->n_server_pages > 1)
             telemetry_report_print_row(out, "total", &s->total, s->total_gauge, s->window_s);
-        fprintf(out, "\nClient vs server (p50 ms; gap = (client - server) / client)\n");
+        fprintf(out,
+                "  (~ estimated from the server's buckets; b = bucket-limited: its bucket is wider "
+                "than half its value; means are exact _sum/_count deltas)\n");
+        fprintf(out, "\nClient vs server (means, ms; gap = (client - server) / client)\n");
         fprintf(out, "  %-34s %9s %9s %8s %9s %9s %8s %9s %9s\n", "endpoint", "TTFT cli",
                 "TTFT srv", "gap", "TPOT cli", "TPOT srv", "gap", "out cli", "out srv");
         telemetry_gap_t g;

@@ -14,11 +14,14 @@
 #include "telemetry.h"
 #include "telemetry_stats.h"
 
-/* The client against the server on one endpoint (or all): NAN where either side is absent. */
+/* The client against the server on one endpoint (or all): NAN where either side is absent. The
+ * gaps are between means, exact on both sides (the server's are _sum/_count deltas); the server's
+ * p50s are estimates from its buckets, with the bucket each fell in. */
 typedef struct telemetry_gap {
-    double client_ttft_p50_ms, server_ttft_p50_ms, ttft_gap_ms, ttft_gap_pct;
-    double client_ttft_mean_ms, server_ttft_mean_ms;
-    double client_tpot_p50_ms, server_tpot_p50_ms, tpot_gap_ms, tpot_gap_pct;
+    double client_ttft_p50_ms, server_ttft_p50_ms, server_ttft_p50_bounds_ms[2];
+    double client_ttft_mean_ms, server_ttft_mean_ms, ttft_gap_ms, ttft_gap_pct;
+    double client_tpot_p50_ms, server_tpot_p50_ms, server_tpot_p50_bounds_ms[2];
+    double client_tpot_mean_ms, server_tpot_mean_ms, tpot_gap_ms, tpot_gap_pct;
     const char *server_tpot_from; /* "tpot" (per request) or "itl" (per token); NULL when absent */
     double client_requests, server_requests;
     double client_output_tokens, server_output_tokens, output_tokens_gap_pct;

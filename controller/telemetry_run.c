@@ -16,8 +16,11 @@ void telemetry_run_open(controller_t *self) {
     int64_t opens = run->cfg.warmup_ns > 0 ? run->start_ns + run->cfg.warmup_ns
                                            : run->start_ns - TELEMETRY_RUN_OPEN_LEAD_NS;
     run->window_opens = telemetry_mark(run->telemetry, opens, "window-start");
-    console_say(self, "server metrics: scraping every %.3g s",
-                telemetry_scrape_interval_s(run->telemetry));
+    /* auto, the default, says nothing unless a page is absent (telemetry.c says it, once) */
+    const config_telemetry_t *t = &run->cfg.telemetry;
+    if (t->server_metrics == SERVER_METRICS_URLS || t->n_gpu_urls > 0)
+        console_say(self, "server metrics: scraping every %.3g s",
+                    telemetry_scrape_interval_s(run->telemetry));
 }
 
 int telemetry_run_close(controller_t *self, telemetry_stats_t *stats) {

@@ -39,7 +39,11 @@ static void telemetry_page_between(const telemetry_t *self, size_t i,
     out->dialect = b->read[i] ? b->readings[i].dialect : a->read[i] ? a->readings[i].dialect : NULL;
     out->read = a->read[i] && b->read[i];
     telemetry_read_delta_init(&out->delta);
-    if (!a->read[i])
+    out->absent = p->absent;
+    if (p->absent) {
+        out->read = false;
+        snprintf(out->error, sizeof out->error, "absent: %s", p->absent_why);
+    } else if (!a->read[i])
         snprintf(out->error, sizeof out->error, "at %s: %s", a->label,
                  a->errors[i][0] ? a->errors[i] : "no answer");
     else if (!b->read[i])
@@ -88,6 +92,15 @@ static void telemetry_combine_gauges(telemetry_stats_t *out, size_t from, size_t
         }
         out->total_gauge[g] = span;
     }
+}
+
+bool telemetry_stats_absent(const telemetry_stats_t *stats) {
+    if (stats->n_pages > stats->n_server_pages)
+        return false;
+    for (size_t i = 0; i < stats->n_server_pages; i++)
+        if (!stats->pages[i].absent)
+            return false;
+    return true;
 }
 
 bool telemetry_stats_served_others(double served, uint64_t sent) {

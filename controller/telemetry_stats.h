@@ -38,6 +38,7 @@ typedef struct telemetry_page_stats {
     int endpoint;        /* index into target.endpoints, -1 when the page is not one endpoint's */
     const char *dialect; /* NULL when no page was read or none recognised */
     bool read;           /* both marks have the page */
+    bool absent;         /* an endpoint's /metrics that is not there or not a server's */
     char error[240];     /* why not, when not */
     telemetry_delta_t delta;
     telemetry_gauge_span_t gauge[TELEMETRY_G__COUNT];
@@ -76,6 +77,9 @@ bool telemetry_stats_served_others(double served, uint64_t sent);
  * 0, or -1 when out of memory. */
 int telemetry_stats_between(const telemetry_t *self, telemetry_mark_t a, telemetry_mark_t b,
                             telemetry_stats_t *out);
+/* Whether nothing was there to read: every server page absent (a 404 or not a server's page at
+ * an endpoint's /metrics) and no GPU page. A run then reports no server side at all. */
+bool telemetry_stats_absent(const telemetry_stats_t *stats);
 /* Frees what telemetry_stats_between allocated in *stats. */
 void telemetry_stats_clear(telemetry_stats_t *stats);
 /* The time series of one page (server pages first, as in telemetry_stats_t.pages): its samples'

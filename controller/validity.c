@@ -123,12 +123,18 @@ static void validity_judge_outcomes(const validity_input_t *in, validity_t *out)
     if (!in->exact_lengths || in->requested_checked == 0)
         return;
     double share = (double)in->output_mismatched / (double)in->requested_checked;
+    char stops[160] = "";
+    if (in->stopped_early)
+        snprintf(stops, sizeof stops,
+                 "; %" PRIu64 " ended with finish_reason `stop` before it: the server did not "
+                 "honour ignore_eos/min_tokens",
+                 in->stopped_early);
     if (share > VALIDITY_OUTPUT_MISMATCH_MAX)
         validity_add(out,
                      "%.1f %% of the requests (%" PRIu64 " of %" PRIu64 ") received another output "
-                     "length than the exact one asked for (above %.0f %%)",
+                     "length than the exact one asked for (above %.0f %%)%s",
                      share * 100, in->output_mismatched, in->requested_checked,
-                     VALIDITY_OUTPUT_MISMATCH_MAX * 100);
+                     VALIDITY_OUTPUT_MISMATCH_MAX * 100, stops);
 }
 
 void validity_judge(const validity_input_t *in, validity_t *out) {

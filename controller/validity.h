@@ -57,6 +57,7 @@ typedef struct validity_input {
     bool exact_lengths;         /* validity_exact_lengths(cfg) */
     uint64_t requested_checked; /* ok requests that asked for a number of output tokens */
     uint64_t output_mismatched; /* those that received another number */
+    uint64_t stopped_early;     /* of those, the ones the server ended with `stop` short of it */
     const validity_worker_t *workers;
     size_t n_workers;
     const char *breaker;       /* why limits.max_error_pct stopped the run; NULL when it did not */

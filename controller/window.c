@@ -36,6 +36,9 @@ void window_stats_pool(window_stats_t *dst, const window_stats_t *src) {
     dst->cancelled += src->cancelled;
     for (int c = 0; c < ERROR__COUNT; c++)
         dst->errors[c] += src->errors[c];
+    for (int f = 0; f < FINISH__COUNT; f++)
+        dst->finish_reasons[f] += src->finish_reasons[f];
+    dst->refusals += src->refusals;
     dst->usage_prompt_tokens += src->usage_prompt_tokens;
     dst->cached_tokens += src->cached_tokens;
     dst->output_tokens += src->output_tokens;
@@ -146,6 +149,9 @@ static void window_add_sent(window_stats_t *s, const request_record_t *rec, cons
         return;
     }
     s->ok++;
+    if (rec->finish_reason < FINISH__COUNT)
+        s->finish_reasons[rec->finish_reason]++;
+    s->refusals += rec->refusal;
     for (int k = 0; k < METRIC__COUNT; k++) {
         if (!m->has[k])
             continue;

@@ -22,13 +22,15 @@ typedef struct window_stats {
     uint64_t ok;                         /* requests sent in the span, by outcome */
     uint64_t failed;
     uint64_t cancelled;
-    uint64_t errors[ERROR__COUNT]; /* the failed ones by class (ERROR_CANCELLED stays 0) */
-    uint64_t usage_prompt_tokens;  /* ok requests with usage sent in the span: prompt tokens */
-    uint64_t cached_tokens;        /* ... and of those, cached (the KV / prefix hit rate) */
-    uint64_t output_tokens;        /* tokens of chunks received in the span, any outcome */
-    uint64_t requests_ended;       /* ok requests that ended in the span */
-    uint64_t session_starts;       /* sessions whose first request was sent in the span */
-    int64_t duration_ns;           /* the span's length (pooled: the sum) */
+    uint64_t errors[ERROR__COUNT];          /* the failed ones by class (ERROR_CANCELLED stays 0) */
+    uint64_t finish_reasons[FINISH__COUNT]; /* the ok ones by finish_reason */
+    uint64_t refusals;                      /* the ok ones whose reply was a refusal */
+    uint64_t usage_prompt_tokens; /* ok requests with usage sent in the span: prompt tokens */
+    uint64_t cached_tokens;       /* ... and of those, cached (the KV / prefix hit rate) */
+    uint64_t output_tokens;       /* tokens of chunks received in the span, any outcome */
+    uint64_t requests_ended;      /* ok requests that ended in the span */
+    uint64_t session_starts;      /* sessions whose first request was sent in the span */
+    int64_t duration_ns;          /* the span's length (pooled: the sum) */
 } window_stats_t;
 
 typedef struct window window_t;

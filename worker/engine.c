@@ -67,6 +67,8 @@ struct engine {
     int64_t connect_timeout_ns;
     stream_settings_t settings;
     stream_counters_t counters;
+    char reasoning_open[THINK_TAG_MAX + 1]; /* the settings' reasoning_tags point here */
+    char reasoning_close[THINK_TAG_MAX + 1];
     char *auth_line;
     char **secrets; /* the API key and secret header values, redacted from error messages */
     size_t n_secrets;
@@ -231,6 +233,18 @@ static int engine_build_headers(engine_t *self, const engine_options_t *options)
     return ok ? 0 : -1;
 }
 
+/* Both tags given and short enough, or detection off. */
+static void engine_set_reasoning_tags(engine_t *self, const engine_options_t *options) {
+    const char *open = options->reasoning_open, *close = options->reasoning_close;
+    if (!open || !close || !*open || !*close || strlen(open) > THINK_TAG_MAX ||
+        strlen(close) > THINK_TAG_MAX)
+        return; /* settings.reasoning_tags stays zero: off */
+    strcpy(self->reasoning_open, open);
+    strcpy(self->reasoning_close, close);
+    self->settings.reasoning_tags =
+        (think_tags_t){self->reasoning_open, strlen(open), self->reasoning_close, strlen(close)};
+}
+
 engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     assert(loop && options && options->max_streams > 0);
     pthread_once(&engine_curl_once, engine_curl_global_init);
@@ -247,6 +261,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->connect_timeout_ns = options->connect_timeout_ns;
     self->settings.buffer_size =
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
+    engine_set_reasoning_tags(self, options);
     self->n_shards = (options->max_streams + ENGINE_SHARD_STREAMS - 1) / ENGINE_SHARD_STREAMS;
     self->shards = calloc(self->n_shards, sizeof(*self->shards));
     if (!self->shards || engine_build_headers(self, options) < 0) {

@@ -21,6 +21,10 @@ typedef struct engine_options {
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
     const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
     uint32_t buffer_size; /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
+    /* target.reasoning_tags (copied; at most THINK_TAG_MAX bytes each): content between them is
+     * reasoning. NULL or "" turns it off. */
+    const char *reasoning_open;
+    const char *reasoning_close;
 } engine_options_t;
 
 typedef struct engine_request {

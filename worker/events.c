@@ -247,6 +247,8 @@ static int pack_record(events_t *self, const request_record_t *rec) {
     m.reasoning_chunks = rec->reasoning_chunks;
     m.content_chunks = rec->content_chunks;
     m.content_bytes = rec->content_bytes;
+    m.finish_reason = rec->finish_reason;
+    m.refusal = rec->refusal;
     m.workload_hash = rec->workload_hash;
     m.warmup = rec->warmup;
     m.session_end = rec->session_end;

@@ -250,8 +250,7 @@ static session_send_t *session_graph_build(session_graph_run_t *run, uint32_t j,
     rec->request_id = run->first_request + j;
     rec->intended_ns = node->intended_ns;
     rec->requested_input_tokens = words > UINT32_MAX ? UINT32_MAX : (uint32_t)words;
-    rec->requested_output_tokens =
-        node->summarising ? self->cfg->workload.compaction.summary_tokens : shape->output_tokens;
+    rec->requested_output_tokens = run->prompt.max_tokens; /* the node's, or the summary's */
     /* a summarise request depends on the server's replies: no part of the workload digest */
     rec->workload_hash = node->summarising ? 0 : session_graph_workload_hash(run, j);
     return req;

@@ -248,6 +248,34 @@ static uint64_t session_prompt_turn_words(const session_prompt_turn_t *turn) {
     return turn->user_words + turn->reply_words + (turn->compacted ? turn->summary_words : 0);
 }
 
+/* Words of turn a's user text that are the protocol's envelopes around its appended replies: the
+ * framework sending them does not count them. */
+static uint64_t session_prompt_envelope_words(const session_prompt_t *self, const config_t *cfg,
+                                              uint32_t a) {
+    const workload_node_t *node = &self->shape->nodes[a];
+    if (!node->append_parent_replies || self->turns[a].compacted)
+        return 0;
+    uint64_t words = (uint64_t)cfg->workload.graph.message_overhead_tokens * node->n_parents;
+    return words < self->turns[a].user_words ? words : self->turns[a].user_words;
+}
+
+/* Node j's max_tokens: its output_tokens, capped by what workload.graph.context_limit leaves
+ * after the words the framework counts (words sent, less the envelopes). */
+static uint32_t session_prompt_max_tokens(const session_prompt_t *self, const config_t *cfg,
+                                          uint32_t j, uint32_t n, uint64_t words) {
+    const config_graph_t *g = &cfg->workload.graph;
+    uint32_t asked = self->shape->nodes[j].output_tokens;
+    if (g->context_limit == 0) /* set only under workload.graph */
+        return asked;
+    uint64_t envelopes = session_prompt_envelope_words(self, cfg, j);
+    for (uint32_t i = 0; i < n; i++)
+        envelopes += session_prompt_envelope_words(self, cfg, self->stack[i]);
+    uint64_t counted = words - (envelopes < words ? envelopes : words);
+    uint64_t budget = (uint64_t)g->context_limit;
+    budget = budget > counted + g->context_margin ? budget - counted - g->context_margin : 1;
+    return budget < asked ? (uint32_t)budget : asked;
+}
+
 /* Node j's body, or with summarise the summarise request sent in its place: the same scaffold and
  * inherited turns, then the instruction instead of the node's own text. */
 static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cfg,
@@ -266,12 +294,20 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                               .tools_json = kind->tools_json,
                               .tools_len = kind->tools_len};
     uint64_t words = kind->words;
-    body_begin(body, &options);
-    if (kind->system_len)
-        body_add(body, "system", kind->system_text, kind->system_len);
     uint32_t n = shape->history == WORKLOAD_HISTORY_CHAIN ? session_prompt_chain(self, j)
                                                           : session_prompt_ancestors(self, j);
     self->inherited = n;
+    if (!summarise) { /* the words it will send, for what the context limit leaves */
+        uint64_t sent = words + self->turns[j].user_words +
+                        (self->turns[j].compacted ? self->turns[j].summary_words : 0);
+        for (uint32_t i = 0; i < n; i++)
+            sent += session_prompt_turn_words(&self->turns[self->stack[i]]);
+        options.max_tokens = session_prompt_max_tokens(self, cfg, j, n, sent);
+    }
+    self->max_tokens = options.max_tokens;
+    body_begin(body, &options);
+    if (kind->system_len)
+        body_add(body, "system", kind->system_text, kind->system_len);
     if (!summarise) {
         session_prompt_draw_tool(self, cfg, j, kind->tools);
         /* with no turn before it (or a summary instead) there is no call to answer */

@@ -58,6 +58,7 @@ typedef struct session_prompt {
     size_t text_len, text_cap;
     uint32_t compactions; /* turns compacted in this session */
     uint32_t inherited;   /* turns the last body built inherited */
+    uint32_t max_tokens;  /* the last body's max_tokens */
 } session_prompt_t;
 
 /* Forgets the previous session and sizes the turns for the first n_nodes nodes of shape. */
@@ -71,7 +72,11 @@ void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *re
                               size_t reply_len);
 /* XXH3 of node j's fresh text only (never a reply): part of the request's workload hash. */
 uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j);
-/* Writes node j's body (scaffold, inherited history, user text); returns the words sent. */
+/* Writes node j's body (scaffold, inherited history, user text); returns the words sent. Its
+ * max_tokens (kept in max_tokens) is the node's output_tokens, or with workload.graph.context_limit
+ * at most what the limit leaves (less context_margin) after the words the framework counts: the
+ * words sent less the message_overhead_tokens envelopes of appended replies, which the protocol
+ * adds and the framework does not see (at least 1). */
 uint64_t session_prompt_build(session_prompt_t *self, const config_t *cfg,
                               const session_scaffold_t *scaffold, uint32_t j, body_t *body);
 /* The summarise request sent in node j's place when its context would pass the compaction limit:

@@ -17,7 +17,7 @@
 static long session_scaffold_system_text(const config_t *cfg, uint32_t role, uint32_t n, char *buf,
                                          size_t cap) {
     rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, role, 0, RNG_FIELD_SYSTEM);
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, role, 0, RNG_FIELD_SYSTEM);
     return prompt_append_words(&rng, n, buf, cap);
 }
 
@@ -37,7 +37,7 @@ static int session_scaffold_tools(const config_t *cfg, uint32_t role,
             rc = buffer_reserve(out, prompt_max_bytes(size->tool_tokens));
         if (rc == 0) {
             rng_t rng;
-            rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, role, k + 1, RNG_FIELD_SYSTEM);
+            rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, role, k + 1, RNG_FIELD_SYSTEM);
             long n = prompt_append_words(&rng, size->tool_tokens, out->data + out->len,
                                          out->cap - out->len);
             rc = n < 0 ? -1 : 0;
@@ -95,7 +95,8 @@ session_scaffold_t *session_scaffold_new(const config_t *cfg) {
     size_t cap = prompt_max_bytes(compact_words);
     if (ok && (ok = (self->compact_text = malloc(cap)) != NULL)) {
         rng_t rng;
-        rng_init(&rng, cfg->seed, RNG_STREAM_PROMPT, 0, 0, SESSION_SCAFFOLD_FIELD_COMPACT);
+        rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, 0, 0,
+                 SESSION_SCAFFOLD_FIELD_COMPACT);
         long n = prompt_append_words(&rng, compact_words, self->compact_text, cap);
         ok = n >= 0;
         self->compact_len = n > 0 ? (size_t)n : 0;

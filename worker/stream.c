@@ -51,7 +51,14 @@ struct stream {
      * running total; then it gets the tokens that total says it carried. */
     uint32_t usage_first_chunk; /* its index, UINT32_MAX when there is none */
     uint32_t usage_first_tokens;
-    int64_t now_ns;   /* receive stamp of the write callback being parsed */
+    int64_t now_ns; /* receive stamp of the write callback being parsed */
+    /* Reasoning inside content (think.h): content events counted as reasoning until the reply's
+     * first text says whether it opened with the tag, the first one's stamp, and the content
+     * events counted as answer (moved to reasoning when a closing tag comes with no opening). */
+    think_t think;
+    uint32_t think_undecided;
+    int64_t think_undecided_ns;
+    uint32_t think_answer_events;
     bool multi_token; /* some chunk carries more than one token */
 
     uint32_t n_chunks;
@@ -194,10 +201,59 @@ static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, ui
     return delta;
 }
 
+/* Applies what a content event said about the events before it (think.h). */
+static void stream_think_earlier(stream_t *self, const think_event_t *ev) {
+    request_record_t *rec = self->record;
+    if (ev->earlier == THINK_EARLIER_UNDECIDED_WERE_ANSWER) {
+        rec->reasoning_chunks -= self->think_undecided;
+        rec->content_chunks += self->think_undecided;
+        self->think_answer_events += self->think_undecided;
+        if (!rec->first_content_ns || self->think_undecided_ns < rec->first_content_ns)
+            rec->first_content_ns = self->think_undecided_ns; /* the answer began there */
+    } else if (ev->earlier == THINK_EARLIER_ANSWER_WAS_REASONING) {
+        rec->content_chunks -= self->think_answer_events;
+        rec->reasoning_chunks += self->think_answer_events;
+        self->think_answer_events = 0;
+        rec->first_content_ns = 0;
+    }
+    if (ev->kind != THINK_IS_UNDECIDED)
+        self->think_undecided = 0;
+}
+
+/* Whether a content event, its text being reply[text_from..reply_len), is answer (true) or
+ * reasoning between the reasoning tags; answer_anyway: it also carried a tool call or a refusal,
+ * so it counts as answer whatever its text. */
+static bool stream_think(stream_t *self, size_t text_from, bool answer_anyway) {
+    think_event_t ev = think_feed(&self->think, &self->settings->reasoning_tags, self->reply,
+                                  text_from, self->reply_len);
+    stream_think_earlier(self, &ev);
+    bool answer = answer_anyway || ev.kind == THINK_IS_ANSWER;
+    if (!answer && ev.kind == THINK_IS_UNDECIDED && self->think_undecided++ == 0)
+        self->think_undecided_ns = self->now_ns;
+    if (answer && !answer_anyway)
+        self->think_answer_events++;
+    return answer;
+}
+
+/* Appends the event's content to the reply text. */
+static void stream_append_content(stream_t *self, const chunk_info_t *info) {
+    /* Unescaping never lengthens the text, so content_len bytes of room suffice. The fit test
+     * stays inline: this runs once per token. */
+    size_t need = self->reply_len + info->content_len;
+    if (need > self->reply_cap && buffer_grow_array(&self->reply, &self->reply_cap, need, 1) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
+        return;
+    }
+    size_t n = chunk_unescape(info->content, info->content_len, self->reply + self->reply_len);
+    self->reply_len += n;
+    self->record->content_bytes += n;
+}
+
 /* Token events with the same receive stamp (delivered by one read) form one chunk: they reached
  * us at the same instant, so the gap before them is shared by all their tokens (docs/metrics.md
- * section 2). */
-static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool content) {
+ * section 2). An event is answer when it carries a tool call, refusal text, or content outside
+ * the reasoning tags; else reasoning. */
+static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
     request_record_t *rec = self->record;
     bool join = self->n_chunks > 0 && self->chunk_ns[self->n_chunks - 1] == self->now_ns;
     if (!join) {
@@ -214,25 +270,20 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info, bool co
     self->settings->counters->token_chunks++;
     if (!rec->first_token_ns)
         rec->first_token_ns = self->now_ns;
-    if (content) {
+    bool answer = info->has_tool_calls || info->has_refusal;
+    if (info->has_content) {
+        size_t text_from = self->reply_len;
+        stream_append_content(self, info);
+        answer = stream_think(self, text_from, answer);
+    }
+    if (info->has_refusal)
+        rec->refusal = true;
+    if (answer) {
         rec->content_chunks++;
         if (!rec->first_content_ns)
             rec->first_content_ns = self->now_ns;
     } else {
         rec->reasoning_chunks++;
-    }
-    if (info->content && info->content_len) {
-        /* Unescaping never lengthens the text, so content_len bytes of room suffice. The fit test
-         * stays inline: this runs once per token. */
-        size_t need = self->reply_len + info->content_len;
-        if (need > self->reply_cap &&
-            buffer_grow_array(&self->reply, &self->reply_cap, need, 1) < 0) {
-            stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
-            return;
-        }
-        size_t n = chunk_unescape(info->content, info->content_len, self->reply + self->reply_len);
-        self->reply_len += n;
-        rec->content_bytes += n;
     }
 }
 
@@ -278,11 +329,13 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
         stream_error_text(event->data, event->data_len, text, sizeof(text));
         stream_fail(self, ERROR_SERVER_ERROR_EVENT, "error in stream: %s", text);
     }
-    bool content = info.has_content || info.has_tool_calls;
-    if (content || info.has_reasoning)
-        stream_token_chunk(self, &info, content);
-    if (info.finish_reason)
+    if (info.has_content || info.has_tool_calls || info.has_reasoning || info.has_refusal)
+        stream_token_chunk(self, &info);
+    if (info.finish_reason) {
         self->got_finish = true;
+        self->record->finish_reason =
+            finish_reason_parse(info.finish_reason, info.finish_reason_len);
+    }
     if (info.has_usage)
         stream_usage(self, &info);
     return 0;
@@ -549,6 +602,10 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->multi_token = false;
+    think_reset(&self->think, &self->settings->reasoning_tags);
+    self->think_undecided = 0;
+    self->think_undecided_ns = 0;
+    self->think_answer_events = 0;
     self->upload_off = 0;
     self->upload_done_ns = 0;
     self->first_header_ns = 0;
@@ -577,6 +634,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->reasoning_chunks = 0;
     record->content_chunks = 0;
     record->content_bytes = 0;
+    record->finish_reason = FINISH_NONE;
+    record->refusal = false;
     record->has_phases = false;
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
@@ -706,28 +765,37 @@ static void stream_parse_json_body(stream_t *self) {
     if (!reasoning)
         reasoning = json_object_get(message, "reasoning");
     json_t *tools = json_object_get(message, "tool_calls");
-    bool has_content = json_string_length(content) > 0 || json_array_size(tools) > 0;
-    bool has_reasoning = json_string_length(reasoning) > 0;
-    if (has_content || has_reasoning) {
-        self->chunk_ns[0] = rec->end_ns;
-        self->chunk_tokens[0] = 1;
-        self->n_chunks = 1;
-        self->settings->counters->token_chunks++;
-        rec->first_token_ns = rec->end_ns;
-        if (has_content) {
-            rec->first_content_ns = rec->end_ns;
-            rec->content_chunks = 1;
-        } else {
-            rec->reasoning_chunks = 1;
-        }
-    }
     size_t n = json_string_length(content);
     if (n && buffer_grow_array(&self->reply, &self->reply_cap, n, 1) == 0) {
         memcpy(self->reply, json_string_value(content), n);
         self->reply_len = n;
         rec->content_bytes = n;
     }
-    self->got_finish = json_is_string(json_object_get(choice, "finish_reason"));
+    rec->refusal = json_string_length(json_object_get(message, "refusal")) > 0;
+    bool has_answer = json_array_size(tools) > 0 || rec->refusal;
+    if (self->reply_len) /* text that is all reasoning between the tags is no answer */
+        has_answer |= think_feed(&self->think, &self->settings->reasoning_tags, self->reply, 0,
+                                 self->reply_len)
+                          .kind != THINK_IS_REASONING;
+    bool has_reasoning = json_string_length(reasoning) > 0 || (n && !has_answer);
+    if (has_answer || has_reasoning) {
+        self->chunk_ns[0] = rec->end_ns;
+        self->chunk_tokens[0] = 1;
+        self->n_chunks = 1;
+        self->settings->counters->token_chunks++;
+        rec->first_token_ns = rec->end_ns;
+        if (has_answer) {
+            rec->first_content_ns = rec->end_ns;
+            rec->content_chunks = 1;
+        } else {
+            rec->reasoning_chunks = 1;
+        }
+    }
+    json_t *finish = json_object_get(choice, "finish_reason");
+    self->got_finish = json_is_string(finish);
+    if (self->got_finish)
+        rec->finish_reason =
+            finish_reason_parse(json_string_value(finish), json_string_length(finish));
     json_decref(root);
 }
 
@@ -841,6 +909,10 @@ static void stream_classify(stream_t *self, CURLcode result) {
 
 static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
+    if (self->think_undecided) { /* the reply never got past whitespace or a part of the tag */
+        think_event_t ev = {THINK_IS_ANSWER, THINK_EARLIER_UNDECIDED_WERE_ANSWER};
+        stream_think_earlier(self, &ev);
+    }
     rec->n_chunks = self->n_chunks;
     rec->chunk_ns = self->n_chunks ? self->chunk_ns : NULL;
     rec->chunk_tokens = self->n_chunks && self->multi_token ? self->chunk_tokens : NULL;

@@ -13,6 +13,7 @@
 
 #include "histogram.h"
 #include "record.h"
+#include "think.h"
 
 /* Counters shared by every stream of one engine (single-threaded: plain increments). */
 typedef struct stream_counters {
@@ -31,10 +32,11 @@ typedef struct stream_counters {
 
 /* What every request of an engine shares; owned by the engine, outlives its streams. */
 typedef struct stream_settings {
-    struct curl_slist *headers; /* Content-Type, Accept, Authorization, extra headers */
-    struct curl_slist *resolve; /* "host:port:addresses" pinned by the engine; may be NULL */
-    uint64_t resolve_version;   /* bumped whenever resolve grows */
-    long buffer_size;           /* CURLOPT_BUFFERSIZE */
+    struct curl_slist *headers;  /* Content-Type, Accept, Authorization, extra headers */
+    struct curl_slist *resolve;  /* "host:port:addresses" pinned by the engine; may be NULL */
+    uint64_t resolve_version;    /* bumped whenever resolve grows */
+    long buffer_size;            /* CURLOPT_BUFFERSIZE */
+    think_tags_t reasoning_tags; /* reasoning inside content (target.reasoning_tags); may be off */
     stream_counters_t *counters;
 } stream_settings_t;
 

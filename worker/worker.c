@@ -528,6 +528,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             .connect_timeout_ns = w->cfg.target.connect_timeout_ns,
             .headers = (const char *const *)headers,
             .api_key = api_key,
+            .reasoning_open = w->cfg.target.reasoning_open,
+            .reasoning_close = w->cfg.target.reasoning_close,
         };
         w->engine = engine_new(w->loop, &opt);
         free_lines(headers);

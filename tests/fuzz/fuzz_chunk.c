@@ -39,15 +39,18 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     }
     fuzz_chunk_check_span(text, size, info.content, info.content_len);
     fuzz_chunk_check_span(text, size, info.reasoning, info.reasoning_len);
+    fuzz_chunk_check_span(text, size, info.refusal, info.refusal_len);
     fuzz_chunk_check_span(text, size, info.finish_reason, info.finish_reason_len);
     fuzz_chunk_check_span(text, size, info.error_message, info.error_message_len);
     FUZZ_CHECK(info.has_content == (info.content_len > 0));
     FUZZ_CHECK(info.has_reasoning == (info.reasoning_len > 0));
+    FUZZ_CHECK(info.has_refusal == (info.refusal_len > 0));
     FUZZ_CHECK(info.error_message == NULL || info.has_error);
     if (info.done)
         FUZZ_CHECK(!info.has_content && !info.has_usage && !info.has_error);
     fuzz_chunk_check_unescape(info.content, info.content_len);
     fuzz_chunk_check_unescape(info.reasoning, info.reasoning_len);
+    fuzz_chunk_check_unescape(info.refusal, info.refusal_len);
     fuzz_chunk_check_unescape(info.error_message, info.error_message_len);
     return 0;
 }

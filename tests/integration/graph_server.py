@@ -15,8 +15,8 @@ import json
 import threading
 import time
 
-from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, each_request,
-                             serve_forever, sse_event)
+from sse_test_server import (DONE_AND_END, NOT_FOUND, SSE_HEADERS, completion_chunk,
+                             each_request, serve_forever, sse_event)
 
 
 class Server:
@@ -28,7 +28,10 @@ class Server:
 
     def serve(self, conn):
         try:
-            for _, body in each_request(conn):
+            for request_line, body in each_request(conn):
+                if not request_line.startswith("POST "):  # GET /metrics: none here, not counted
+                    conn.sendall(NOT_FOUND)
+                    return
                 start = time.monotonic()
                 with self.lock:
                     n = self.count

@@ -2,7 +2,7 @@
 
     python3 metrics_fixture_server.py KIND
 
-KIND is sglang, dynamo or dcgm: the first GET of /metrics gets page A of that kind, every later
+KIND is sglang, dynamo, dcgm or dcgm_blank: the first GET of /metrics gets page A of that kind, every later
 GET page B, so a run that scrapes twice (its window's two marks, with a scrape_interval longer
 than the run) sees exactly the deltas B - A below. KIND hang accepts connections and never
 answers. Prints "listening on 127.0.0.1:PORT" once it listens; serves until killed."""
@@ -109,7 +109,36 @@ DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="1",UUID="GPU-b",Hostname="h"} 20000234
 """,
 ]
 
-PAGES = {"sglang": SGLANG, "dynamo": DYNAMO, "dcgm": DCGM}
+# A newer DCGM exporter (lower-case hostname=), GPU-b split into two MIG instances (GPU_I_ID 1
+# and 2, each repeating the GPU's energy counter), with DCGM's blank sentinels: GPU-a's
+# utilisation is the int64 "not supported" value and GPU-b's power the fp64 blank (2^47). Both
+# figures are absent; the energy is the same 123.456 J as above, GPU-b counted once.
+DCGM_BLANK = [
+    """DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",hostname="h"} 9223372036854775794
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a",hostname="h"} 300.0
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 140737488355328.000000
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 140737488355328.000000
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-a",hostname="h"} 40000
+DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 10000
+DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 20000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-a",hostname="h"} 1000000000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 2000000000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 2000000000
+""",
+    """DCGM_FI_DEV_GPU_UTIL{gpu="0",UUID="GPU-a",hostname="h"} 9223372036854775794
+DCGM_FI_DEV_POWER_USAGE{gpu="0",UUID="GPU-a",hostname="h"} 500.0
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 140737488355328.000000
+DCGM_FI_DEV_POWER_USAGE{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 140737488355328.000000
+DCGM_FI_DEV_FB_USED{gpu="0",UUID="GPU-a",hostname="h"} 40000
+DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 10000
+DCGM_FI_DEV_FB_USED{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 20000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="0",UUID="GPU-a",hostname="h"} 1000100000
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="1",UUID="GPU-b",GPU_I_ID="1",hostname="h"} 2000023456
+DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu="1",UUID="GPU-b",GPU_I_ID="2",hostname="h"} 2000023456
+""",
+]
+
+PAGES = {"sglang": SGLANG, "dynamo": DYNAMO, "dcgm": DCGM, "dcgm_blank": DCGM_BLANK}
 
 
 def serve_pages(pages):
@@ -157,4 +186,4 @@ if __name__ == "__main__":
     elif kind in PAGES:
         serve_pages(PAGES[kind])
     else:
-        sys.exit(f"usage: {sys.argv[0]} sglang|dynamo|dcgm|hang")
+        sys.exit(f"usage: {sys.argv[0]} sglang|dynamo|dcgm|dcgm_blank|hang")

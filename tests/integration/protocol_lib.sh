@@ -158,7 +158,7 @@ write_workload() {
         seed | api | model | ignore_eos | timeout | routing | endpoints | api_key_env | headers | \
             input_tokens | output_tokens | concurrency | ramp_up | rate | arrival | warmup | \
             max_requests | duration | heartbeat | liveness | abort_on_worker_loss_pct | \
-            rebalance_on_join | max_schedule_lag)
+            rebalance_on_join | max_schedule_lag | server_metrics)
             v[$key]=${arg#*=} ;;
         *) fail "write_workload: unknown key '$key' in '$arg'" ;;
         esac
@@ -189,6 +189,7 @@ write_workload() {
             done
         fi
         [ -z "${v[max_schedule_lag]:-}" ] || printf 'validity:\n  max_schedule_lag: %s\n' "${v[max_schedule_lag]}"
+        [ -z "${v[server_metrics]:-}" ] || echo "server_metrics: ${v[server_metrics]}"
     } >"$file"
 }
 

@@ -34,6 +34,12 @@ DONE_AND_END = chunk("data: [DONE]\n\n") + b"0\r\n\r\n"
 SSE_HEADERS = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nTransfer-Encoding: chunked\r\n"
 
 
+# What a server without the path answers (a GET of /metrics on a server that has none: the
+# controller's server_metrics: auto, the default, asks each endpoint for it).
+NOT_FOUND = (b"HTTP/1.1 404 Not Found\r\nContent-Type: text/plain\r\nContent-Length: 9\r\n"
+             b"Connection: close\r\n\r\nnot found")
+
+
 def json_response(obj):
     """A whole 200 response with `obj` as its JSON body, closing the connection."""
     body = json.dumps(obj).encode()

@@ -16,7 +16,10 @@ source "$(dirname "$0")/protocol_lib.sh"
 SPEC='500@23,503@29,429@19,context-length@17,reset-headers@31,reset-mid@13,stall@71'
 SPEC+=',malformed@11,truncated@37,no-done@7,slow-headers@43/200,event-error@5,not-sse@41,refused@9'
 start_mock --ttft-ms 2 --itl-ms 1 --seed 3 --faults "$SPEC"
-write_workload "$WORK/f.yaml" seed=5 ignore_eos=true timeout=3s concurrency=3 max_requests=150
+# server_metrics: none: the controller's scrapes of /metrics are connections too, and would move
+# the mock's connection-counted schedule (refused@9) off the client's requests.
+write_workload "$WORK/f.yaml" seed=5 ignore_eos=true timeout=3s concurrency=3 max_requests=150 \
+    server_metrics=none
 run_bounded 120 "$WORK/table" "$WORK/run.err" "$WORK/f.yaml" --workers 1 --target "$MOCK_URL" \
     --out "$WORK/out" --trace
 assert_equal "exit status" "$RUN_RC" 0

@@ -6,6 +6,9 @@
 # rates. Then a sweep whose
 # repetitions all fail too often: excluded and counted ("0/2"), the level invalid. Then Ctrl-C in
 # the second level: exit 130, the first level written whole, the second marked interrupted.
+# report.md carries Target RPS (the rate cap), the routing, target_rps, a Valid Runs table, the
+# server's means per level, † on the invalid level, and a note when the window is shorter than
+# a session.
 # ctest: parallel (rates within 10 % and relative TPOT/ITL ratios; no tight timing)
 # Its files raise validity.max_schedule_lag to 2 s: beside another test on two cores a timer can
 # fire 50-100 ms late, which is a true verdict on that machine but not what this test checks.
@@ -69,7 +72,8 @@ for l in levels:
     assert l["snapshot_mean"]["ttft_p50_ms"] is not None and l["stability"]["ttft_p50_ms"] >= 0
     # one-request sessions, at most c in flight and no faster than the cap of 20/s
     assert 0 < l["actual_rps"] <= 20 * 1.1, l["actual_rps"]
-    assert l["rate_cap"] == 20 and l["server"] is None and l["gap"] is None
+    # server_metrics: auto is the default: the embedded mock's own page gives every level its side
+    assert l["rate_cap"] == 20 and l["server"] is not None and l["gap"]["total"] is not None
 # c 2 is held by its slots (requests of about 110 ms: 18/s), c 6 by the cap (slots for ~50/s)
 assert levels[0]["actual_rps"] < levels[2]["actual_rps"], "more slots, more starts"
 assert levels[2]["actual_rps"] > 20 * 0.85, levels[2]["actual_rps"]
@@ -77,6 +81,24 @@ a = results["analysis"]
 assert set(a) >= {"saturation", "fits", "slo", "capacity"}, sorted(a)
 assert a["fits"]["throughput"]["points"] == 3 and a["saturation"]["first_errors"] is None
 PY
+
+# report.md as the reference reports' readers expect it: the rate cap as Target RPS and the
+# routing in Methodology, target_rps in the Reference JSON, a Valid Runs table, and the server's
+# own figures per level (server_metrics: auto, the default).
+python3 - "$WORK/out/report.md" <<'PY' || fail "report.md lacks Target RPS, routing, Valid Runs or server figures"
+import json, re, sys
+md = open(sys.argv[1]).read()
+assert "- **Target RPS:** 20.0 (rate cap" in md and "- **Routing:** round_robin across 1 endpoint" in md
+ref = json.loads(md.split("```json")[1].split("```")[0])
+assert ref["target_rps"] == 20, ref["target_rps"]
+assert "| c | Valid Runs | Notes |" in md and "| 6 | 2/2 | — |" in md, md.split("## Valid Runs")[1][:300]
+rows = re.findall(r"^\| (\d) \| ([\d.]+)ms \| ([\d.]+)ms \| ([\d.]+) \|$", md.split("## Server Figures")[1], re.M)
+assert [r[0] for r in rows] == ["2", "4", "6"], rows
+assert all(19 < float(t) < 25 and 9 < float(p) < 11 and float(g) > 0 for _, t, p, g in rows), rows
+assert "†" not in md
+PY
+grep -Eq "^ +server +2[0-9.]+ +1[0-9.]+ +[0-9.]+$" "$WORK/table" ||
+    fail "the sweep table has no server row: $(cat "$WORK/table")"
 
 # Workers stay connected and clocks are re-probed before every repetition of every level: one
 # probe per repetition (3 levels x 2), the two workers registered once, and every repetition's
@@ -157,6 +179,29 @@ assert not l["validity"]["valid"] and not results["validity"]["valid"]
 assert 20 < l["error_pct"] < 60, l["error_pct"]
 assert results["analysis"]["saturation"]["first_errors"]["concurrency"] == 4
 PY
+# report.md marks the level pooled over invalid repetitions as compare does (†), with its notes.
+grep -q "^| 4 † |" "$WORK/fail/report.md" || fail "report.md does not mark the invalid level: $(grep '^| 4' "$WORK/fail/report.md")"
+grep -q "^| 4 † | 0/2 | .*every repetition was excluded" "$WORK/fail/report.md" ||
+    fail "no Valid Runs row with its exclusion note: $(grep -A4 'Valid Runs' "$WORK/fail/report.md")"
+
+# A window shorter than a session (4 turns 400 ms apart: about 1.7 s, in a 1 s window): report.md
+# says so and names a window that would fit, since Actual RPS collapses in it.
+cat >"$WORK/short.yaml" <<YAML
+seed: 3
+target: {ignore_eos: true}
+workload: {kind: chat, turns: 4, input_tokens: 16, output_tokens: 10, think_time: 400ms}
+sweep:
+  concurrency: [2]
+  warmup: 200ms
+  snapshots: {duration: 1s}
+mock: {ttft: 20ms, itl: 10ms}
+validity: {max_schedule_lag: 2s}
+YAML
+run_bounded 60 /dev/null "$WORK/short.err" "$WORK/short.yaml" --workers 1 --out "$WORK/short"
+[ "$RUN_RC" = 0 ] || fail "the short-window sweep exited $RUN_RC: $(tail -5 "$WORK/short.err")"
+grep -Eq "^\*\*Window shorter than a session at c 2:\*\* the measured window \(1\.0s\).* a window of at least [2-9]s" \
+    "$WORK/short/report.md" || fail "no note on the short window: $(grep -A8 'Actual RPS' "$WORK/short/report.md")"
+! grep -q "Window shorter" "$WORK/out/report.md" || fail "a note on windows longer than their sessions"
 
 # Ctrl-C in the second level: the first is written whole, the second marked interrupted.
 cat >"$WORK/long.yaml" <<YAML

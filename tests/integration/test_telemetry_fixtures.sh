@@ -6,7 +6,8 @@
 # memory and joules per output token from the energy counter's delta. What a page does not expose
 # (SGLang and Dynamo have no per-request TPOT, queue or prefill histograms) is null. The load
 # itself goes to a mock; scrape_interval is longer than the run, so each page is read exactly
-# twice: at the window's opening (page A) and at its end (page B).
+# twice: at the window's opening (page A) and at its end (page B). A DCGM page with DCGM's blank
+# sentinels and a MIG GPU gives absent utilisation and power and the right energy.
 # ctest: parallel (fixture pages with exact figures)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -34,14 +35,14 @@ assert p["requests"] == 40 and p["prompt_tokens"] == 4000 and p["generation_toke
 assert near(p["prefix_cache_hit_rate"], 0.25), p["prefix_cache_hit_rate"]  # 1000 cached / 4000
 t = p["ttft"]
 assert t["count"] == 40 and near(t["mean_ms"], 62.5), t
-assert near(t["p50_ms"], 50.0) and near(t["p90_ms"], 90.0), t  # 20 in (0, 50], 20 in (50, 100]
+assert near(t["p50_estimate_ms"], 50.0) and near(t["p90_estimate_ms"], 90.0), t  # 20 in (0, 50], 20 in (50, 100]
 i = p["itl"]  # read from the older name sglang:time_per_output_token_seconds
-assert i["count"] == 760 and near(i["mean_ms"], 10.0) and near(i["p50_ms"], 10.0), i
+assert i["count"] == 760 and near(i["mean_ms"], 10.0) and near(i["p50_estimate_ms"], 10.0), i
 assert p["tpot"] is None and p["queue"] is None and p["prefill"] is None, p
 assert near(p["kv_usage_pct"]["mean"], 20.0) and near(p["kv_usage_pct"]["max"], 30.0), p
 assert near(p["running"]["max"], 4.0) and near(p["waiting"]["max"], 2.0), p
 gap = level["gap"]["endpoints"][0]
-assert gap["tpot"]["server_from"] == "itl" and near(gap["tpot"]["server_p50_ms"], 10.0), gap
+assert gap["tpot"]["server_from"] == "itl" and near(gap["tpot"]["server_p50_estimate_ms"], 10.0), gap
 assert gap["ttft_attribution"]["server_queue_ms"] is None, gap["ttft_attribution"]
 assert gap["requests"]["server"] == 40 and gap["requests"]["client"] == 40, gap["requests"]
 PY
@@ -54,7 +55,7 @@ near = lambda a, b: a is not None and abs(a - b) < 1e-6
 assert p["dialect"] == "dynamo" and p["error"] is None, p
 assert p["requests"] == 40 and p["prompt_tokens"] == 3000 and p["generation_tokens"] == 600, p
 t = p["ttft"]
-assert t["count"] == 40 and near(t["mean_ms"], 150.0) and near(t["p50_ms"], 150.0), t
+assert t["count"] == 40 and near(t["mean_ms"], 150.0) and near(t["p50_estimate_ms"], 150.0), t
 assert p["prefix_cache_hit_rate"] is None and p["kv_usage_pct"] is None, p
 assert p["tpot"] is None and p["itl"] is None, p
 assert near(p["running"]["max"], 8.0) and near(p["waiting"]["mean"], 0.5), p
@@ -75,4 +76,21 @@ assert near(g["gpu_power_w"]["mean"], 600.0), g  # summed over the GPUs: 500 at 
 assert near(g["gpu_fb_used_mib"]["mean"], 70000.0), g
 PY
 grep -q 'J per output token' "$WORK/dcgm.out" || fail "no GPU line in the table: $(cat "$WORK/dcgm.out")"
+
+# DCGM's blank sentinels on utilisation and power are "no value": both absent (null, "—"), never
+# 9.2e18; the energy counter beside them, with a MIG GPU's repeated counter counted once, gives
+# the same joules per output token as above.
+start_test_server metrics_fixture_server.py dcgm_blank dcgm_blank
+run_with_page dcgm_blank "gpu_metrics: [$URL/metrics]"
+check_results "$WORK/dcgm_blank" <<'PY' || fail "the DCGM page with blank sentinels gave wrong figures"
+g = level["server"]["gpu"]
+near = lambda a, b: a is not None and abs(a - b) < 1e-6
+assert g["pages"][0]["dialect"] == "dcgm" and g["pages"][0]["error"] is None, g["pages"]
+assert g["gpu_util_pct"] is None and g["gpu_power_w"] is None, g
+assert g["pages"][0]["gpu_util_pct"] is None and g["pages"][0]["gpu_power_w"] is None, g["pages"]
+assert near(g["energy_j"], 123.456), g
+assert g["output_tokens"] == 40 * 8 and near(g["joules_per_output_token"], 123.456 / 320), g
+assert near(g["gpu_fb_used_mib"]["mean"], 70000.0), g  # per MIG instance: 40000 + 10000 + 20000
+PY
+grep -q 'GPU: util — %, power — W' "$WORK/dcgm_blank.out" || fail "the GPU line shows a blank: $(grep GPU "$WORK/dcgm_blank.out")"
 echo "PASS"

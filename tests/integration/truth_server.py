@@ -13,14 +13,16 @@ one ITL sample per event sees gaps of 0 and of k * gap; the truth is `gap` for e
   --close               answer with Connection: close (a new connection per request)
 
 GET /stats answers {"requests": n, "connections": distinct connections that sent a POST}.
+GET /metrics is not counted: a 404, as a server without Prometheus metrics answers (the default
+server_metrics: auto asks for it), or with --metrics-html a 200 HTML page that is no /metrics.
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
 """
 import argparse
 import threading
 import time
 
-from sse_test_server import (DONE_AND_END, SSE_HEADERS, completion_chunk, each_request,
-                             json_response, serve_forever)
+from sse_test_server import (DONE_AND_END, NOT_FOUND, SSE_HEADERS, completion_chunk,
+                             each_request, json_response, serve_forever)
 
 
 class Server:
@@ -35,6 +37,9 @@ class Server:
         counted = False
         try:
             for request_line, _ in each_request(conn):
+                if request_line.startswith("GET /metrics"):
+                    conn.sendall(self.metrics_answer())
+                    return
                 if request_line.startswith("GET /stats"):
                     with self.lock:
                         stats = {"requests": self.requests, "connections": self.connections}
@@ -52,6 +57,13 @@ class Server:
             pass
         finally:
             conn.close()
+
+    def metrics_answer(self):
+        if not self.args.metrics_html:
+            return NOT_FOUND
+        body = b"<!doctype html><html><body><h1>Welcome</h1></body></html>\n"
+        return (b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\nContent-Length: %d\r\n"
+                b"Connection: close\r\n\r\n%s" % (len(body), body))
 
     def token(self, i, last):
         words = "".join(" w%d" % (i * self.args.words_per_event + j)
@@ -89,6 +101,7 @@ def main():
     parser.add_argument("--reasoning", type=int, default=0)
     parser.add_argument("--header-delay-ms", type=float, default=0)
     parser.add_argument("--close", action="store_true")
+    parser.add_argument("--metrics-html", action="store_true")
     serve_forever(Server(parser.parse_args()).serve)
 
 

@@ -11,6 +11,7 @@
 #include <jansson.h>
 
 #include "chunk.h"
+#include "record.h"
 #include "sse.h"
 
 /* The reply that the chat fixtures stream, token by token (tests/data/sse/make_fixtures.py). */
@@ -25,8 +26,8 @@ static int parse_exact(const char *json, size_t len, chunk_info_t *out) {
     int rc = chunk_parse(copy, len, out);
     /* Pointers into the copy are rebased onto json so callers can still compare them. */
     const char **fields[] = {&out->content, &out->reasoning, &out->finish_reason,
-                             &out->error_message};
-    for (size_t i = 0; i < 4; i++)
+                             &out->error_message, &out->refusal};
+    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
         if (*fields[i])
             *fields[i] = json + (*fields[i] - copy);
     free(copy);
@@ -1076,9 +1077,61 @@ static void test_chunk_number_scan_stops_at_every_offset(void **state) {
     }
 }
 
+/* OpenAI's structured outputs answer a refusal in delta.refusal, content null (the shape of
+ * its recorded streams: an empty refusal on the role chunk, then one piece per event). */
+static void test_chunk_refusal_delta_is_read_and_its_empty_first_piece_is_no_token(void **state) {
+    chunk_info_t role =
+        parse_ok("{\"object\":\"chat.completion.chunk\",\"choices\":[{\"index\":0,"
+                 "\"delta\":{\"role\":\"assistant\",\"content\":null,\"refusal\":\"\"},"
+                 "\"logprobs\":{\"content\":null,\"refusal\":[]},"
+                 "\"finish_reason\":null}]}");
+    assert_false(role.has_refusal);
+    assert_false(role.has_content);
+    assert_raw(role.refusal, 0, "");
+    chunk_info_t piece =
+        parse_ok("{\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\" I\\u2019m\"},"
+                 "\"logprobs\":null,\"finish_reason\":null}]}");
+    assert_true(piece.has_refusal);
+    assert_false(piece.has_content);
+    assert_raw(piece.refusal, piece.refusal_len, " I\\u2019m");
+    chunk_info_t null_refusal =
+        parse_ok("{\"choices\":[{\"delta\":{\"content\":\"x\",\"refusal\":null}}]}");
+    assert_false(null_refusal.has_refusal);
+    assert_null(null_refusal.refusal);
+    assert_true(null_refusal.has_content);
+}
+
+static void test_chunk_finish_reasons_map_to_their_class(void **state) {
+    static const struct {
+        const char *raw;
+        finish_reason_t reason;
+        const char *name;
+    } cases[] = {{"stop", FINISH_STOP, "stop"},
+                 {"length", FINISH_LENGTH, "length"},
+                 {"tool_calls", FINISH_TOOL_CALLS, "tool_calls"},
+                 {"function_call", FINISH_TOOL_CALLS, "tool_calls"},
+                 {"content_filter", FINISH_CONTENT_FILTER, "content_filter"},
+                 {"abort", FINISH_OTHER, "other"},
+                 {"stopped", FINISH_OTHER, "other"},
+                 {"", FINISH_OTHER, "other"}};
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        char json[128];
+        snprintf(json, sizeof json, "{\"choices\":[{\"delta\":{},\"finish_reason\":\"%s\"}]}",
+                 cases[i].raw);
+        chunk_info_t c = parse_ok(json);
+        assert_raw(c.finish_reason, c.finish_reason_len, cases[i].raw);
+        finish_reason_t r = finish_reason_parse(c.finish_reason, c.finish_reason_len);
+        assert_int_equal(r, cases[i].reason);
+        assert_string_equal(finish_reason_name(r), cases[i].name);
+    }
+    assert_string_equal(finish_reason_name(FINISH_NONE), "none");
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
+        cmocka_unit_test(test_chunk_refusal_delta_is_read_and_its_empty_first_piece_is_no_token),
+        cmocka_unit_test(test_chunk_finish_reasons_map_to_their_class),
         cmocka_unit_test(test_chunk_vllm_content_chunk),
         cmocka_unit_test(test_chunk_vllm_finish_chunk),
         cmocka_unit_test(test_chunk_vllm_usage_chunk_with_cached_tokens),

@@ -199,29 +199,29 @@ static void test_compare_server_tpot_and_ttft(void **state) {
     const char *two[] = {FIX "base", FIX "spec"};
     compare_t *cmp = load(two, 2);
     json_t *root = compare_json(cmp);
-    json_t *stpot10 = metric_of(root, 10, "server_tpot_p50_ms");
+    json_t *stpot10 = metric_of(root, 10, "server_tpot_mean_ms");
     assert_float_equal(at(json_object_get(stpot10, "values"), 0), 38, 1e-9);
     assert_float_equal(at(json_object_get(stpot10, "values"), 1), 57, 1e-9);
     assert_float_equal(at(json_object_get(stpot10, "change_pct"), 1), 50, 1e-9);
     assert_string_equal(word(json_object_get(stpot10, "verdict"), 1), "worse");
-    json_t *sttft10 = metric_of(root, 10, "server_ttft_p50_ms");
+    json_t *sttft10 = metric_of(root, 10, "server_ttft_mean_ms");
     assert_float_equal(at(json_object_get(sttft10, "change_pct"), 1), (150.0 - 180) / 180 * 100,
                        1e-9);
     assert_string_equal(word(json_object_get(sttft10, "verdict"), 1), "better");
-    json_t *stpot30 = metric_of(root, 30, "server_tpot_p50_ms");
+    json_t *stpot30 = metric_of(root, 30, "server_tpot_mean_ms");
     assert_true(json_is_null(json_array_get(json_object_get(stpot30, "values"), 0)));
     json_t *metrics = json_object_get(root, "metrics");
     bool listed = false;
     for (size_t i = 0; i < json_array_size(metrics); i++) {
         json_t *m = json_array_get(metrics, i);
-        if (!strcmp(json_string_value(json_object_get(m, "key")), "server_ttft_p50_ms")) {
+        if (!strcmp(json_string_value(json_object_get(m, "key")), "server_ttft_mean_ms")) {
             assert_string_equal(json_string_value(json_object_get(m, "better")), "lower");
             listed = true;
         }
     }
     assert_true(listed);
     char *md = markdown(cmp);
-    assert_non_null(strstr(md, "### Server TPOT p50 (ms)"));
+    assert_non_null(strstr(md, "### Server TPOT mean (ms)"));
     assert_non_null(strstr(md, "| 10 | 38.0 | 57.0 | +50% worse |"));
     assert_non_null(strstr(md, "| 20 | 47.0 | 43.0 | -8.5% better |"));
     assert_non_null(strstr(md, "| 10 | 180 | 150 | -17% better |"));
@@ -234,16 +234,16 @@ static void test_compare_server_tpot_and_ttft(void **state) {
     const char *three[] = {FIX "base", FIX "spec", FIX "third"};
     cmp = load(three, 3);
     root = compare_json(cmp);
-    json_t *stpot20 = metric_of(root, 20, "server_tpot_p50_ms");
+    json_t *stpot20 = metric_of(root, 20, "server_tpot_mean_ms");
     assert_int_equal(json_integer_value(json_array_get(json_object_get(stpot20, "winners"), 0)), 1);
     assert_float_equal(json_number_value(json_object_get(stpot20, "margin_pct")),
                        (43.0 - 44) / 44 * 100, 1e-9);
-    json_t *sttft20 = metric_of(root, 20, "server_ttft_p50_ms");
+    json_t *sttft20 = metric_of(root, 20, "server_ttft_mean_ms");
     assert_int_equal(json_integer_value(json_array_get(json_object_get(sttft20, "winners"), 0)), 2);
     md = markdown(cmp);
     assert_non_null(strstr(md, "| 20 | 47.0 | **43.0** | 44.0 |"));
     assert_non_null(strstr(md, "| 20 | 230 | 240 | **220** |"));
-    assert_non_null(strstr(md, "| Server TTFT p50 | spec (-17%) | third (-4.3%) | — | — |"));
+    assert_non_null(strstr(md, "| Server TTFT mean | spec (-17%) | third (-4.3%) | — | — |"));
     free(md);
     json_decref(root);
     compare_destroy(&cmp);
@@ -293,7 +293,34 @@ static void test_compare_bad_input(void **state) {
     expect_error(FIX "base", FIX "rate", "levels[0] is a rate level");
 }
 
-UNIT_MAIN(cmocka_unit_test(test_compare_two_runs_change_and_verdict),
+/* The linear-vs-DAG case study's columns: ITL and TTFC p99 from the level's histograms, and the
+ * mean prompt tokens (input tokens over ok requests); absent where a level has neither. */
+static void test_compare_itl_ttfc_p99_and_prompt_tokens(void **state) {
+    const char *two[] = {FIX "base", FIX "spec"};
+    compare_t *cmp = load(two, 2);
+    json_t *root = compare_json(cmp);
+    json_t *itl = metric_of(root, 10, "itl_p99_ms");
+    assert_float_equal(at(json_object_get(itl, "values"), 0), 30, 1e-9);
+    assert_float_equal(at(json_object_get(itl, "change_pct"), 1), 50, 1e-9);
+    assert_string_equal(word(json_object_get(itl, "verdict"), 1), "worse");
+    json_t *ttfc = metric_of(root, 10, "ttfc_p99_ms");
+    assert_float_equal(at(json_object_get(ttfc, "values"), 1), 400, 1e-9);
+    assert_string_equal(word(json_object_get(ttfc, "verdict"), 1), "better");
+    json_t *prompt = metric_of(root, 10, "prompt_tokens_mean");
+    assert_float_equal(at(json_object_get(prompt, "values"), 0), 500, 1e-9);
+    assert_float_equal(at(json_object_get(prompt, "values"), 1), 600, 1e-9);
+    json_t *prompt20 = metric_of(root, 20, "prompt_tokens_mean");
+    assert_true(json_is_null(json_array_get(json_object_get(prompt20, "values"), 0)));
+    char *md = markdown(cmp);
+    assert_non_null(strstr(md, "### ITL p99 (ms)"));
+    assert_non_null(strstr(md, "### Prompt tokens (mean) (tok)"));
+    free(md);
+    json_decref(root);
+    compare_destroy(&cmp);
+}
+
+UNIT_MAIN(cmocka_unit_test(test_compare_itl_ttfc_p99_and_prompt_tokens),
+          cmocka_unit_test(test_compare_two_runs_change_and_verdict),
           cmocka_unit_test(test_compare_absent_levels),
           cmocka_unit_test(test_compare_saturation_points),
           cmocka_unit_test(test_compare_three_runs_winners),

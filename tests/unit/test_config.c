@@ -58,8 +58,9 @@ static const message_case_t bad_cases[] = {
     {"scheduler:\n  concurency: 4\nlimits: {duration: 10s}\n",
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",
-     "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, target, workload, "
-     "scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, scrape_interval, "
+     "bad.yaml:1:1: colour: unknown key 'colour'; valid keys here: seed, text_seed, target, "
+     "workload, scheduler, limits, warmup, output, mock, server_metrics, gpu_metrics, "
+     "scrape_interval, "
      "sweep, slo, capacity, deployment, validity, fleet"},
     {"limits: {duration: 10s}\nworkload:\n  input_tokens:\n    dist: lognormal\n    mean: 512\n"
      "    sigma: {a: 1}\n",
@@ -892,7 +893,56 @@ static void test_config_names_match_the_file_grammar(void **state) {
     assert_string_equal(config_arrival_name(ARRIVAL_GAMMA), "gamma");
 }
 
+static void test_config_reasoning_tags_default_given_off_and_written_back(void **state) {
+    config_t c;
+    config_case_load(&c, "limits: {duration: 1s}\n");
+    assert_string_equal(c.target.reasoning_open, "<think>");
+    assert_string_equal(c.target.reasoning_close, "</think>");
+    config_free(&c);
+    config_case_load(&c, "target:\n  reasoning_tags: [\"[THINK]\", \"[/THINK]\"]\n"
+                         "limits: {duration: 1s}\n");
+    assert_string_equal(c.target.reasoning_open, "[THINK]");
+    assert_string_equal(c.target.reasoning_close, "[/THINK]");
+    char *text = config_to_yaml(&c);
+    assert_non_null(strstr(text, "reasoning_tags: [\"[THINK]\", \"[/THINK]\"]"));
+    config_t again;
+    config_case_load(&again, text);
+    assert_string_equal(again.target.reasoning_close, "[/THINK]");
+    free(text);
+    config_free(&again);
+    config_free(&c);
+    config_case_load(&c, "target:\n  reasoning_tags: []\nlimits: {duration: 1s}\n");
+    assert_null(c.target.reasoning_open);
+    assert_null(c.target.reasoning_close);
+    text = config_to_yaml(&c);
+    assert_non_null(strstr(text, "reasoning_tags: []"));
+    config_case_load(&again, text);
+    assert_null(again.target.reasoning_open);
+    free(text);
+    config_free(&again);
+    config_free(&c);
+}
+
+static void test_config_reasoning_tags_refusals(void **state) {
+    static const message_case_t cases[] = {
+        {"target:\n  reasoning_tags: [\"<think>\"]\n",
+         "bad.yaml:2:19: target.reasoning_tags: expected two tags (the opening and the closing "
+         "one) "
+         "or none, got 1"},
+        {"target:\n  reasoning_tags: \"<think>\"\n",
+         "bad.yaml:2:19: target.reasoning_tags: expected [OPEN, CLOSE], e.g. [\"<think>\", "
+         "\"</think>\"], or [] to turn the detection off"},
+        {"target:\n  reasoning_tags: [\"<t>\", \"<t>\"]\n",
+         "bad.yaml:2:19: target.reasoning_tags: the opening and the closing tag are the same"},
+        {"target:\n  reasoning_tags: [\"<t>\", \"\"]\n",
+         "bad.yaml:2:27: target.reasoning_tags[1]: expected a non-empty string, got ''"},
+    };
+    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
+          cmocka_unit_test(test_config_reasoning_tags_default_given_off_and_written_back),
+          cmocka_unit_test(test_config_reasoning_tags_refusals),
           cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
           cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
           cmocka_unit_test(test_config_bad_data_files_give_exact_messages),

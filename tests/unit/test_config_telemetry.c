@@ -16,10 +16,10 @@
 
 #define BASE "limits: {max_requests: 1}\n"
 
-static void test_config_telemetry_is_off_by_default_with_a_one_second_interval(void **state) {
+static void test_config_telemetry_is_auto_by_default_with_a_one_second_interval(void **state) {
     config_t cfg;
     config_case_load(&cfg, BASE);
-    assert_int_equal(cfg.telemetry.server_metrics, SERVER_METRICS_OFF);
+    assert_int_equal(cfg.telemetry.server_metrics, SERVER_METRICS_AUTO);
     assert_int_equal(cfg.telemetry.n_gpu_urls, 0);
     assert_int_equal(cfg.telemetry.scrape_interval_ns, 1000000000LL);
     config_free(&cfg);
@@ -65,7 +65,7 @@ static void test_config_telemetry_round_trips_through_config_yaml(void **state) 
 static void test_config_telemetry_refuses_bad_values_naming_the_key(void **state) {
     static const message_case_t cases[] = {
         {BASE "server_metrics: sometimes\n",
-         "bad.yaml:2:17: server_metrics: expected auto, off or a list of /metrics URLs, got "
+         "bad.yaml:2:17: server_metrics: expected auto, none or a list of /metrics URLs, got "
          "\"sometimes\""},
         {BASE "server_metrics: [ftp://x/metrics]\n",
          "bad.yaml:2:18: server_metrics[0]: expected a URL starting with http:// or https://, got "
@@ -79,7 +79,26 @@ static void test_config_telemetry_refuses_bad_values_naming_the_key(void **state
     config_case_refusals(cases, sizeof cases / sizeof cases[0]);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_config_telemetry_is_off_by_default_with_a_one_second_interval),
+/* `none` (and the older `off`) turns the scrape off; config.yaml writes it back as none. */
+static void test_config_telemetry_none_turns_it_off(void **state) {
+    config_t cfg, again;
+    config_case_load(&cfg, BASE "server_metrics: none\n");
+    assert_int_equal(cfg.telemetry.server_metrics, SERVER_METRICS_OFF);
+    char *yaml = config_to_yaml(&cfg);
+    assert_non_null(yaml);
+    assert_non_null(strstr(yaml, "server_metrics: none"));
+    config_case_load(&again, yaml);
+    assert_int_equal(again.telemetry.server_metrics, SERVER_METRICS_OFF);
+    free(yaml);
+    config_free(&again);
+    config_free(&cfg);
+    config_case_load(&cfg, BASE "server_metrics: off\n");
+    assert_int_equal(cfg.telemetry.server_metrics, SERVER_METRICS_OFF);
+    config_free(&cfg);
+}
+
+UNIT_MAIN(cmocka_unit_test(test_config_telemetry_none_turns_it_off),
+          cmocka_unit_test(test_config_telemetry_is_auto_by_default_with_a_one_second_interval),
           cmocka_unit_test(test_config_telemetry_reads_auto_urls_gpu_and_interval),
           cmocka_unit_test(test_config_telemetry_round_trips_through_config_yaml),
           cmocka_unit_test(test_config_telemetry_refuses_bad_values_naming_the_key))

@@ -1257,6 +1257,169 @@ static void test_engine_warns_when_max_streams_exceed_the_open_file_limit(void *
     loop_destroy(&loop);
 }
 
+/* One request to a canned whole reply with the reasoning tags on; stops the server. */
+static void run_canned_with_tags(const char *reply, outcome_t *o) {
+    canned_server_t *s = canned_start(reply, CANNED_CLOSE);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, CHAT_PATH);
+    engine_options_t options = {.max_streams = 1,
+                                .timeout_ns = 5000 * MS,
+                                .reasoning_open = "<think>",
+                                .reasoning_close = "</think>"};
+    run_one_against(url, &options, o, 10000 * MS);
+    canned_stop(s);
+}
+
+/* A non-streamed reply: its one chunk is answer when text follows the think block, reasoning
+ * when the text is all inside it; a refusal message is answer; finish_reason is recorded. */
+static void test_engine_non_streaming_think_refusal_and_finish_reason(void **state) {
+    static const char *const bodies[] = {
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"<think>hm</think>Paris\",\"refusal\":null},\"finish_reason\":\"stop\"}]}",
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":"
+        "\"<think>still thinking\"},\"finish_reason\":\"length\"}]}",
+        "{\"choices\":[{\"index\":0,\"message\":{\"role\":\"assistant\",\"content\":null,"
+        "\"refusal\":\"I can't.\"},\"finish_reason\":\"stop\"}]}"};
+    static const struct {
+        uint32_t content, reasoning;
+        bool refusal;
+        finish_reason_t finish;
+    } want[] = {
+        {1, 0, false, FINISH_STOP}, {0, 1, false, FINISH_LENGTH}, {1, 0, true, FINISH_STOP}};
+    for (int i = 0; i < 3; i++) {
+        char *reply = json_reply("200 OK", bodies[i]);
+        static outcome_t o;
+        run_canned_with_tags(reply, &o);
+        free(reply);
+        assert_int_equal(o.record.error, ERROR_NONE);
+        assert_int_equal(o.n_chunks, 1);
+        assert_int_equal(o.record.content_chunks, want[i].content);
+        assert_int_equal(o.record.reasoning_chunks, want[i].reasoning);
+        assert_int_equal(o.record.refusal, want[i].refusal);
+        assert_int_equal(o.record.finish_reason, want[i].finish);
+        assert_true(o.record.first_token_ns == o.record.end_ns);
+        assert_true(o.record.first_content_ns == (want[i].content ? o.record.end_ns : 0));
+    }
+}
+
+#define REFUSAL_CHUNK(text)                                                                        \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{\"refusal\":\"" text                              \
+    "\"},\"finish_reason\":null}]}\n\n"
+#define FINISH_CHUNK(reason)                                                                       \
+    "data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"" reason "\"}]}\n\n"
+
+/* One request to a scripted server (one write every 25 ms, as apart as the other scripted tests
+ * keep theirs so that a loaded machine does not read two writes at once) with the reasoning tags
+ * on or off. */
+static void run_scripted_with_tags(const char *const *events, int n, bool tags, outcome_t *o) {
+    canned_server_t *s = scripted_start(events, n, 25);
+    char url[128];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, CHAT_PATH);
+    engine_options_t options = {.max_streams = 1,
+                                .timeout_ns = 5000 * MS,
+                                .reasoning_open = tags ? "<think>" : NULL,
+                                .reasoning_close = tags ? "</think>" : NULL};
+    run_one_against(url, &options, o, 10000 * MS);
+    canned_stop(s);
+}
+
+/* A reply of refusal deltas only (OpenAI structured outputs) is output: TTFT, TTFC and chunks. */
+static void test_engine_refusal_only_reply_has_its_latencies_and_is_counted(void **state) {
+    static const char *const events[] = {
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":null,"
+        "\"refusal\":\"\"},\"finish_reason\":null}]}\n\n",
+        REFUSAL_CHUNK("I'm"),
+        REFUSAL_CHUNK(" sorry"),
+        REFUSAL_CHUNK("."),
+        FINISH_CHUNK("stop"),
+        "data: {\"choices\":[],\"usage\":{\"prompt_tokens\":5,\"completion_tokens\":3}}\n\n",
+        "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 7, true, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 3);
+    assert_true(r->first_token_ns > 0);
+    assert_int_equal(r->first_content_ns, r->first_token_ns);
+    assert_int_equal(r->first_token_ns, o.chunk_ns[0]);
+    assert_int_equal(r->content_chunks, 3);
+    assert_int_equal(r->reasoning_chunks, 0);
+    assert_true(r->refusal);
+    assert_int_equal(r->finish_reason, FINISH_STOP);
+    assert_int_equal(o.reply_len, 0); /* the refusal is not reply text for the next turn */
+}
+
+/* Qwen3 without a reasoning parser, both tags split across events: TTFC is the first answer. */
+static void test_engine_think_block_split_across_events_is_reasoning(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("<thi"),          TOKEN_CHUNK("nk>\\nOkay"),
+                                         TOKEN_CHUNK(", so"),          TOKEN_CHUNK("</th"),
+                                         TOKEN_CHUNK("ink>\\n\\nThe"), TOKEN_CHUNK(" end"),
+                                         FINISH_CHUNK("length"),       "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 8, true, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 6);
+    assert_int_equal(r->first_token_ns, o.chunk_ns[0]);
+    assert_int_equal(r->first_content_ns, o.chunk_ns[4]);
+    assert_int_equal(r->reasoning_chunks, 4);
+    assert_int_equal(r->content_chunks, 2);
+    assert_false(r->refusal);
+    assert_int_equal(r->finish_reason, FINISH_LENGTH);
+    assert_string_equal(o.reply, "<think>\nOkay, so</think>\n\nThe end");
+}
+
+/* An R1 distill whose template wrote <think> into the prompt: only the closing tag comes. */
+static void test_engine_closing_tag_alone_makes_what_came_before_reasoning(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("Okay"),     TOKEN_CHUNK(", so"),
+                                         TOKEN_CHUNK("</think>"), TOKEN_CHUNK("\\n\\nParis"),
+                                         FINISH_CHUNK("stop"),    "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 6, true, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 4);
+    assert_int_equal(r->first_content_ns, o.chunk_ns[3]);
+    assert_int_equal(r->reasoning_chunks, 3);
+    assert_int_equal(r->content_chunks, 1);
+}
+
+/* A reply that opens with a part of the tag and then is not the tag was answer from its start. */
+static void test_engine_partial_tag_that_is_not_one_is_answer_from_the_start(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("<thi"), TOKEN_CHUNK("s is html>"),
+                                         FINISH_CHUNK("tool_calls"), "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 4, true, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->first_content_ns, o.chunk_ns[0]);
+    assert_int_equal(r->content_chunks, 2);
+    assert_int_equal(r->reasoning_chunks, 0);
+    assert_int_equal(r->finish_reason, FINISH_TOOL_CALLS);
+}
+
+/* target.reasoning_tags: [] - the tags are text like any other. */
+static void test_engine_think_tags_off_counts_everything_as_answer(void **state) {
+    static const char *const events[] = {TOKEN_CHUNK("<think>"),         TOKEN_CHUNK("hm"),
+                                         TOKEN_CHUNK("</think>"),        TOKEN_CHUNK("ok"),
+                                         FINISH_CHUNK("content_filter"), "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 6, false, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->first_content_ns, r->first_token_ns);
+    assert_int_equal(r->content_chunks, 4);
+    assert_int_equal(r->reasoning_chunks, 0);
+    assert_int_equal(r->finish_reason, FINISH_CONTENT_FILTER);
+}
+
+/* No finish_reason at all ([DONE] ends it): none. */
+static void test_engine_reply_without_finish_reason_records_none(void **state) {
+    const char *events[] = {TOKEN_CHUNK("a"), "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_one_on_events(events, 2, 1, CANNED_CLOSE, &o);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_int_equal(o.record.finish_reason, FINISH_NONE);
+}
+
 int main(void) {
     const struct CMUnitTest mock_tests[] = {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
@@ -1288,6 +1451,13 @@ int main(void) {
         cmocka_unit_test(test_engine_close_without_a_byte_is_error_reset_before_headers),
         cmocka_unit_test(test_engine_reset_without_a_byte_is_error_refused),
         cmocka_unit_test(test_engine_retry_after_seconds_and_http_date),
+        cmocka_unit_test(test_engine_refusal_only_reply_has_its_latencies_and_is_counted),
+        cmocka_unit_test(test_engine_think_block_split_across_events_is_reasoning),
+        cmocka_unit_test(test_engine_closing_tag_alone_makes_what_came_before_reasoning),
+        cmocka_unit_test(test_engine_partial_tag_that_is_not_one_is_answer_from_the_start),
+        cmocka_unit_test(test_engine_think_tags_off_counts_everything_as_answer),
+        cmocka_unit_test(test_engine_reply_without_finish_reason_records_none),
+        cmocka_unit_test(test_engine_non_streaming_think_refusal_and_finish_reason),
         cmocka_unit_test(test_engine_stream_ending_without_done_or_finish_is_error_no_done),
         cmocka_unit_test(test_engine_finish_reason_without_done_is_complete),
         cmocka_unit_test(test_engine_error_event_in_a_200_stream_is_error_server_error_event),

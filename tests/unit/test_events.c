@@ -119,6 +119,8 @@ static void fill_record(request_record_t *rec, int64_t *chunk_ns, uint16_t *toke
                               .reasoning_chunks = 1,
                               .content_chunks = n - 1,
                               .content_bytes = 5 * n,
+                              .finish_reason = FINISH_CONTENT_FILTER,
+                              .refusal = true,
                               .workload_hash = 0xdeadbeefcafef00dULL,
                               .warmup = true,
                               .session_end = true,
@@ -210,6 +212,8 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
     assert_int_equal(out.reasoning_chunks, 1);
     assert_int_equal(out.content_chunks, N - 1);
     assert_int_equal(out.content_bytes, 5 * N);
+    assert_int_equal(out.finish_reason, FINISH_CONTENT_FILTER);
+    assert_true(out.refusal);
     assert_true(out.workload_hash == 0xdeadbeefcafef00dULL);
     assert_true(out.warmup);
     assert_true(out.session_end);

@@ -59,7 +59,12 @@ static const message_case_t bad_graphs[] = {
      "bad.yaml:4:36: workload.graph.children: expected at least 1, got 0"},
     {"limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph: {shape: diamond, children: 2}\n",
      "bad.yaml:4:27: workload.graph.children: a diamond graph does not take children (it takes: "
-     "executors, executor_count, nodes, message_overhead_tokens)"},
+     "executors, executor_count, nodes, message_overhead_tokens, step_overhead, context_limit, "
+     "context_margin)"},
+    {"limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph: {shape: linear, step_overhead: "
+     "fast}\n",
+     "bad.yaml:4:41: workload.graph.step_overhead: expected a duration, a number of seconds or a "
+     "distribution mapping such as {dist: exponential, mean: 2s}, got 'fast'"},
 };
 
 static void test_graph_bad_graphs_give_exact_messages(void **state) {
@@ -199,6 +204,47 @@ static void test_graph_diamond_parallel_and_sequential(void **state) {
     config_free(&cfg);
 }
 
+/* A framework's per-step overhead is added to the wait of every node that has parents, drawn on
+ * its own (the other draws do not move); the context budget keys read and write back. */
+static void test_graph_step_overhead_waits_before_every_hand_off(void **state) {
+    (void)state;
+    static const char *const yaml =
+        "limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph:\n    shape: diamond\n"
+        "    executor_count: 2\n%s"
+        "    nodes:\n      planner: {input_tokens: 200, output_tokens: 170}\n"
+        "      executor: {input_tokens: 470, output_tokens: 280, wait_after_ready: 30ms}\n"
+        "      aggregator: {input_tokens: 825, output_tokens: 640}\n";
+    char text[1024];
+    config_t plain, framework;
+    snprintf(text, sizeof text, yaml, "");
+    load_and_reload(&plain, text);
+    snprintf(text, sizeof text, yaml,
+             "    step_overhead: {dist: uniform, min: 400ms, max: 600ms}\n"
+             "    context_limit: 4096\n    context_margin: 256\n");
+    load_and_reload(&framework, text);
+    assert_int_equal(framework.workload.graph.context_limit, 4096);
+    assert_int_equal(framework.workload.graph.context_margin, 256);
+    char *written = config_to_yaml(&framework);
+    assert_non_null(written);
+    assert_non_null(strstr(written, "    context_limit: 4096\n    context_margin: 256\n"));
+    assert_non_null(strstr(written, "    step_overhead: "));
+    free(written);
+    for (uint64_t i = 0; i < 20; i++) {
+        workload_session_t a = generate(&plain, i), b = generate(&framework, i);
+        assert_int_equal(b.nodes[0].wait_after_ready_ns, 0); /* the root is sent at once */
+        for (uint32_t j = 1; j < a.n_nodes; j++) {
+            int64_t extra = b.nodes[j].wait_after_ready_ns - a.nodes[j].wait_after_ready_ns;
+            assert_true(extra >= 400000000 && extra <= 600000000);
+            assert_int_equal(a.nodes[j].input_tokens, b.nodes[j].input_tokens);
+        }
+        assert_int_equal(a.nodes[1].wait_after_ready_ns, 30000000);
+        workload_session_free(&a);
+        workload_session_free(&b);
+    }
+    config_free(&plain);
+    config_free(&framework);
+}
+
 static void test_graph_linear_grows_one_conversation(void **state) {
     config_t cfg;
     load_and_reload(&cfg, "limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph:\n"
@@ -333,6 +379,7 @@ static void test_graph_digest_is_independent_of_generation_order(void **state) {
 }
 
 UNIT_MAIN(cmocka_unit_test(test_graph_bad_graphs_give_exact_messages),
+          cmocka_unit_test(test_graph_step_overhead_waits_before_every_hand_off),
           cmocka_unit_test(test_graph_template_is_sorted_parents_first),
           cmocka_unit_test(test_graph_template_fan_in_is_not_capped),
           cmocka_unit_test(test_graph_diamond_parallel_and_sequential),

@@ -72,6 +72,27 @@ static void test_ingest_good_record_moves_to_the_controller_clock(void **state) 
     ingest_destroy(&in);
 }
 
+/* finish_reason travels as its number; one this controller does not know (a newer worker's)
+ * reads as other, and a record without it as none. */
+static void test_ingest_finish_reason_unknown_reads_as_other(void **state) {
+    Stampede__Record r;
+    good_record(&r, 8);
+    ingest_t *in = ingest_new();
+    request_record_t out;
+    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
+    assert_int_equal(out.finish_reason, FINISH_NONE);
+    assert_false(out.refusal);
+    r.finish_reason = FINISH_LENGTH;
+    r.refusal = true;
+    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
+    assert_int_equal(out.finish_reason, FINISH_LENGTH);
+    assert_true(out.refusal);
+    r.finish_reason = 99;
+    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
+    assert_int_equal(out.finish_reason, FINISH_OTHER);
+    ingest_destroy(&in);
+}
+
 static void expect_refused(const Stampede__Record *r, int64_t offset_ns, const char *reason) {
     ingest_t *in = ingest_new();
     request_record_t out;
@@ -454,6 +475,7 @@ static void test_ingest_undecodable_message_names_its_peer(void **state) {
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ingest_good_record_moves_to_the_controller_clock),
+        cmocka_unit_test(test_ingest_finish_reason_unknown_reads_as_other),
         cmocka_unit_test(test_ingest_send_time_minus_offset_overflowing_is_refused),
         cmocka_unit_test(test_ingest_deltas_overflowing_are_refused),
         cmocka_unit_test(test_ingest_chunk_gaps_overflowing_are_refused),

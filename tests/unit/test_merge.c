@@ -208,6 +208,55 @@ static void test_merge_counts_tokens_and_their_source(void **state) {
     merge_destroy(&m);
 }
 
+/* Per finish_reason and refusal counts are over the ok requests; with exact lengths asked, a
+ * `stop` short of max_tokens is counted as stopped early, and a reply counted from its chunks
+ * that ended on `length` reached the length (its events carried several tokens). */
+static void test_merge_counts_finish_reasons_refusals_and_early_stops(void **state) {
+    config_t cfg = three_endpoints();
+    merge_t *m = merge_new(&cfg);
+    fixture_t f;
+    request_record_t *rec = make(&f, S, 30, 5, 10); /* usage 3 of 8 asked, stop: early */
+    rec->has_usage = true;
+    rec->completion_tokens = 3;
+    rec->requested_output_tokens = 8;
+    rec->finish_reason = FINISH_STOP;
+    merge_add(m, rec);
+    rec = make(&f, S, 30, 4, 10); /* chunks 4 of 8 asked, length: reached, no mismatch */
+    rec->requested_output_tokens = 8;
+    rec->finish_reason = FINISH_LENGTH;
+    merge_add(m, rec);
+    rec = make(&f, S, 30, 4, 10); /* chunks 4 of 8 asked, stop: early and a mismatch */
+    rec->requested_output_tokens = 8;
+    rec->finish_reason = FINISH_STOP;
+    merge_add(m, rec);
+    rec = make(&f, S, 30, 2, 10); /* a refusal, tool_calls, unchecked */
+    rec->refusal = true;
+    rec->finish_reason = FINISH_TOOL_CALLS;
+    merge_add(m, rec);
+    rec = make(&f, S, 30, 2, 10); /* failed: in no count */
+    rec->error = ERROR_HTTP_500;
+    rec->refusal = true;
+    rec->finish_reason = FINISH_STOP;
+    merge_add(m, rec);
+    const merge_stats_t *all = merge_overall(m);
+    assert_int_equal(all->finish_reasons[FINISH_STOP], 2);
+    assert_int_equal(all->finish_reasons[FINISH_LENGTH], 1);
+    assert_int_equal(all->finish_reasons[FINISH_TOOL_CALLS], 1);
+    assert_int_equal(all->finish_reasons[FINISH_NONE], 0);
+    assert_int_equal(all->refusals, 1);
+    assert_int_equal(all->requested_checked, 3);
+    assert_int_equal(all->output_mismatched, 2);
+    assert_int_equal(all->stopped_early, 2);
+    merge_stats_t *pooled = merge_stats_new();
+    merge_stats_pool(pooled, all);
+    merge_stats_pool(pooled, all);
+    assert_int_equal(pooled->finish_reasons[FINISH_STOP], 4);
+    assert_int_equal(pooled->refusals, 2);
+    assert_int_equal(pooled->stopped_early, 4);
+    merge_stats_destroy(&pooled);
+    merge_destroy(&m);
+}
+
 static void test_merge_digest_is_a_wrapping_sum_independent_of_split(void **state) {
     config_t cfg = three_endpoints();
     merge_t *whole = merge_new(&cfg), *a = merge_new(&cfg), *b = merge_new(&cfg);
@@ -456,6 +505,7 @@ int main(void) {
         cmocka_unit_test(test_merge_counts_errors_by_class_outside_latency),
         cmocka_unit_test(test_merge_records_every_itl_sample_in_every_slice),
         cmocka_unit_test(test_merge_counts_tokens_and_their_source),
+        cmocka_unit_test(test_merge_counts_finish_reasons_refusals_and_early_stops),
         cmocka_unit_test(test_merge_digest_is_a_wrapping_sum_independent_of_split),
         cmocka_unit_test(test_merge_duration_and_sessions),
         cmocka_unit_test(test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end),

@@ -342,6 +342,70 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
     unlink(path);
 }
 
+/* finish_reason and refusals: per request in the trace, counted per level in results.json (with
+ * the early stops of output_vs_requested) and on the table's finish line. */
+static void test_report_finish_reasons_and_refusals(void **state) {
+    config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.target.endpoints = urls;
+    cfg.target.n_endpoints = 2;
+    merge_t *m = merge_new(&cfg);
+    merge_set_run_window(m, RUN_START, RUN_START + 10 * S);
+    fixture_t f;
+    static const finish_reason_t reasons[] = {FINISH_STOP,   FINISH_STOP,       FINISH_LENGTH,
+                                              FINISH_LENGTH, FINISH_TOOL_CALLS, FINISH_NONE};
+    for (int i = 0; i < 6; i++) {
+        request_record_t *rec = known(&f, i);
+        rec->finish_reason = reasons[i];
+        rec->refusal = i == 0;
+        if (i == 1)
+            rec->completion_tokens = 7; /* stop after 7 of the 11 asked */
+        merge_add(m, rec);
+    }
+    merge_close_run_window(m, true);
+    char *text = print_table(m, NULL);
+    assert_contains(text, "finish        none 1, stop 2, length 2, tool_calls 1; 1 refusal\n");
+    assert_contains(text, "              1 ended with finish_reason stop before the length asked");
+    free(text);
+    report_level_t level = {m, "concurrency", 4};
+    json_t *root = report_json(&level, 1, NULL);
+    json_t *l = json_array_get(json_object_get(root, "levels"), 0);
+    assert_int_equal(number(l, "finish_reasons.stop"), 2);
+    assert_int_equal(number(l, "finish_reasons.length"), 2);
+    assert_int_equal(number(l, "finish_reasons.tool_calls"), 1);
+    assert_int_equal(number(l, "finish_reasons.content_filter"), 0);
+    assert_int_equal(number(l, "finish_reasons.other"), 0);
+    assert_int_equal(number(l, "finish_reasons.none"), 1);
+    assert_int_equal(number(l, "refusals"), 1);
+    assert_int_equal(number(l, "output_vs_requested.stopped_early"), 1);
+    assert_int_equal(number(l, "output_vs_requested.mismatched_requests"), 1);
+    json_decref(root);
+    merge_destroy(&m);
+
+    char path[] = "/tmp/stampede-trace-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    report_trace_t *trace = report_trace_open(path, RUN_START);
+    request_record_t *rec = known(&f, 0);
+    rec->finish_reason = FINISH_CONTENT_FILTER;
+    rec->refusal = true;
+    assert_int_equal(report_trace_write(trace, rec, NULL), 0);
+    assert_int_equal(report_trace_close(&trace), 0);
+    FILE *in = fopen(path, "r");
+    char *line = NULL;
+    size_t cap = 0;
+    assert_true(getline(&line, &cap, in) > 0);
+    json_t *row = json_loads(line, 0, NULL);
+    assert_non_null(row);
+    assert_string_equal(json_string_value(json_object_get(row, "finish_reason")), "content_filter");
+    assert_true(json_is_true(json_object_get(row, "refusal")));
+    json_decref(row);
+    free(line);
+    fclose(in);
+    unlink(path);
+}
+
 static void test_report_live_line(void **state) {
     live_t live = {.elapsed_s = 12.34,
                    .in_flight = 160,
@@ -365,4 +429,5 @@ UNIT_MAIN(cmocka_unit_test(test_report_json_parses_back_with_the_known_numbers),
           cmocka_unit_test(test_report_table_has_the_expected_lines),
           cmocka_unit_test(test_report_table_warns_when_the_schedule_slipped),
           cmocka_unit_test(test_report_trace_writes_one_json_line_per_request),
+          cmocka_unit_test(test_report_finish_reasons_and_refusals),
           cmocka_unit_test(test_report_live_line))

@@ -1189,6 +1189,44 @@ static void test_session_graph_history_chain_none_and_appended_replies(void **st
     harness_free(&h);
 }
 
+/* With graph.context_limit a node's max_tokens is at most what the limit leaves (less the
+ * margin) after the words the framework counts: the words sent less the message_overhead_tokens
+ * envelope of each appended reply (the report node appends 12: 24 words not counted), its own or
+ * in a turn it inherits (the two nodes after it: 141 words sent, 117 counted, 2 tokens left). */
+static void test_session_context_limit_caps_max_tokens_without_the_envelopes(void **state) {
+    (void)state;
+    harness_t h;
+    harness_init(&h, 1);
+    dist_fixed(&h.cfg.workload.turns, WIDE_NODES);
+    h.cfg.scheduler.concurrency = 1;
+    h.cfg.limits.max_sessions = 1;
+    h.cfg.workload.graph.message_overhead_tokens = 2;
+    h.cfg.workload.graph.context_limit = 122;
+    h.cfg.workload.graph.context_margin = 3;
+    h.generate = wide_generate;
+    harness_run(&h, 1);
+    assert_int_equal(h.fakes[0].n_items, WIDE_NODES);
+    size_t capped = 0, asked = 0;
+    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
+        const fake_item_t *item = h.fakes[0].items[i];
+        const request_record_t *rec = &item->sent;
+        uint64_t envelope = rec->node > WIDE_CHILDREN ? 2 * WIDE_CHILDREN : 0;
+        int64_t left = 122 - ((int64_t)rec->requested_input_tokens - (int64_t)envelope) - 3;
+        uint32_t expected = left >= 4 ? 4 : left >= 1 ? (uint32_t)left : 1;
+        assert_int_equal(rec->requested_output_tokens, expected);
+        json_error_t err;
+        json_t *root = json_loads(item->body, 0, &err);
+        assert_non_null(root);
+        assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), expected);
+        json_decref(root);
+        capped += expected < 4;
+        asked += expected == 4;
+    }
+    assert_int_equal(capped, 2); /* the report's two successors; the rest fit */
+    assert_int_equal(asked, WIDE_NODES - 2);
+    harness_free(&h);
+}
+
 static void test_session_dag_branch_failure_stops_the_join(void **state) {
     harness_t h;
     harness_init(&h, 1);
@@ -1289,6 +1327,7 @@ int main(void) {
         cmocka_unit_test(test_session_dag_fans_out_and_joins_after_both_parents),
         cmocka_unit_test(test_session_dag_inherits_the_latest_fraction_of_ancestors),
         cmocka_unit_test(test_session_graph_history_chain_none_and_appended_replies),
+        cmocka_unit_test(test_session_context_limit_caps_max_tokens_without_the_envelopes),
         cmocka_unit_test(test_session_dag_branch_failure_stops_the_join),
     };
     const struct CMUnitTest engine_tests[] = {

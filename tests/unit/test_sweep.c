@@ -176,6 +176,93 @@ static void test_sweep_level_config(void **state) {
     config_free(&cfg);
 }
 
+/* Every level, repetition and capacity trial gets its own text seed unless fresh_text is false;
+ * sweep.fresh_text and capacity.fresh_text read and write back. */
+static void test_sweep_text_seed_per_level_and_repetition(void **state) {
+    (void)state;
+    enum { LEVELS = 40, REPS = 5 };
+    static uint64_t seen[LEVELS * REPS];
+    size_t n = 0;
+    for (size_t level = 0; level < LEVELS; level++)
+        for (uint32_t rep = 1; rep <= REPS; rep++) {
+            uint64_t seed = sweep_text_seed(7, level, rep);
+            assert_true(seed != 0 && seed != 7);
+            assert_true(seed == sweep_text_seed(7, level, rep)); /* a pure function */
+            for (size_t k = 0; k < n; k++)
+                assert_true(seen[k] != seed);
+            seen[n++] = seed;
+        }
+    assert_true(sweep_text_seed(8, 0, 1) != sweep_text_seed(7, 0, 1));
+
+    config_t file, level;
+    config_case_load(&file, "seed: 7\nsweep:\n  concurrency: [4, 4]\n"
+                            "  snapshots: {duration: 1s}\n");
+    assert_true(file.sweep.fresh_text); /* the default */
+    assert_int_equal(config_copy(&level, &file), 0);
+    sweep_apply_text(&level, &file, 1, 2);
+    assert_true(config_text_seed(&level) == sweep_text_seed(7, 1, 2));
+    assert_true(level.seed == 7); /* the shapes' seed is untouched */
+    char *yaml = config_to_yaml(&level);
+    assert_non_null(yaml);
+    config_t again;
+    config_case_load(&again, yaml); /* the wire form carries the level's text seed */
+    assert_true(config_text_seed(&again) == config_text_seed(&level));
+    config_free(&again);
+    free(yaml);
+    config_free(&level);
+    config_free(&file);
+
+    config_case_load(&file, "seed: 7\ntext_seed: 9\nsweep:\n  concurrency: [4]\n"
+                            "  snapshots: {duration: 1s}\n  fresh_text: false\n");
+    assert_false(file.sweep.fresh_text);
+    assert_int_equal(config_copy(&level, &file), 0);
+    sweep_apply_text(&level, &file, 3, 1);
+    assert_true(config_text_seed(&level) == 9); /* the file's own, for every level */
+    yaml = config_to_yaml(&file);
+    assert_non_null(yaml);
+    assert_non_null(strstr(yaml, "  fresh_text: false\n"));
+    config_case_load(&again, yaml);
+    assert_false(again.sweep.fresh_text);
+    assert_true(again.text_seed == 9);
+    config_free(&again);
+    free(yaml);
+    config_free(&level);
+    config_free(&file);
+
+    /* a capacity search: its trials are the levels; fresh unless capacity.fresh_text is false */
+    static const char *const capacity = "seed: 7\nslo: {ttft: {p95: 1s}}\n"
+                                        "scheduler: {kind: rate, rate: 1}\n"
+                                        "limits: {duration: 10s}\ncapacity: {axis: rate%s}\n";
+    char text[512];
+    snprintf(text, sizeof text, capacity, "");
+    config_case_load(&file, text);
+    assert_true(file.capacity.fresh_text);
+    sweep_apply_text(&file, &file, 2, 1);
+    assert_true(config_text_seed(&file) == sweep_text_seed(7, 2, 1));
+    config_free(&file);
+    snprintf(text, sizeof text, capacity, ", fresh_text: false");
+    config_case_load(&file, text);
+    assert_false(file.capacity.fresh_text);
+    yaml = config_to_yaml(&file);
+    assert_non_null(yaml);
+    config_case_load(&again, yaml);
+    assert_false(again.capacity.fresh_text);
+    sweep_apply_text(&again, &file, 2, 1);
+    assert_true(config_text_seed(&again) == 7);
+    config_free(&again);
+    free(yaml);
+    config_free(&file);
+
+    static const message_case_t bad[] = {
+        {"sweep:\n  concurrency: [4]\n  snapshots: {duration: 1s}\n  fresh_text: maybe\n",
+         "bad.yaml:4:15: sweep.fresh_text: expected true or false, got 'maybe'"},
+        {"text_seed: -3\n", "bad.yaml:1:12: text_seed: expected a whole number >= 0, got '-3'"},
+        {"capacity: {fresh_text: 2}\nslo: {ttft: {p95: 1s}}\nlimits: {duration: 10s}\n",
+         "bad.yaml:1:24: capacity.fresh_text: expected true or false, got '2'"},
+    };
+    config_case_refusals(bad, sizeof bad / sizeof bad[0]);
+}
+
 static void test_sweep_reference_has_exactly_the_reports_keys(void **state) {
     (void)state;
     static const char *const keys[] = {
@@ -236,5 +323,6 @@ UNIT_MAIN(cmocka_unit_test(test_sweep_range_and_every_key),
           cmocka_unit_test(test_sweep_refusals_name_file_line_and_key),
           cmocka_unit_test(test_sweep_list_source_gives_every_level_then_ends),
           cmocka_unit_test(test_sweep_level_config),
+          cmocka_unit_test(test_sweep_text_seed_per_level_and_repetition),
           cmocka_unit_test(test_sweep_reference_has_exactly_the_reports_keys),
           cmocka_unit_test(test_sweep_across_repetitions_and_snapshot_mean))

@@ -11,6 +11,7 @@
 #include "unit_main.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "prom_parse.h"
@@ -229,6 +230,242 @@ static void test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent(void 
     assert_true(isnan(sum.histogram[TELEMETRY_H_PREFILL].mean_s));
 }
 
+/* DCGM's blank sentinels are "no value": the int64 blank (9223372036854775794 is "not
+ * supported"), the fp64 one (2^47) and the int32 one; the energy counter beside them stays. */
+static void test_telemetry_read_dcgm_blank_sentinels_are_absent(void **state) {
+    telemetry_reading_t r;
+    read_text("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"a\"} 9223372036854775794\n"
+              "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"b\"} 50\n"
+              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\"} 140737488355328.000000\n"
+              "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"a\"} 2147483634\n"
+              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"a\"} 2147483640\n",
+              &r);
+    assert_string_equal(r.dialect, "dcgm");
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_UTIL]));
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_POWER_W]));
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB]));
+    assert_null(
+        telemetry_read_name(&r, TELEMETRY_H__COUNT + TELEMETRY_C__COUNT + TELEMETRY_G_GPU_POWER_W));
+    /* 2.1 MJ is a real energy reading, not the int32 blank */
+    NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 2147483640.0, 0);
+}
+
+/* A page of DCGM_FI_PROF_* fields only is DCGM: utilisation from the graphics engine's active
+ * ratio, per MIG instance (GPU_I_ID), in percent. */
+static void test_telemetry_read_dcgm_prof_only_page_gives_utilisation(void **state) {
+    telemetry_reading_t r;
+    read_text("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\","
+              "Hostname=\"h\"} 0.2\n"
+              "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"8\","
+              "Hostname=\"h\"} 0.6\n"
+              "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\",Hostname=\"h\"} 0.1\n",
+              &r);
+    assert_string_equal(r.dialect, "dcgm");
+    NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 40, 1e-9);
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_POWER_W]));
+    assert_true(isnan(r.counter[TELEMETRY_C_GPU_ENERGY_MJ]));
+}
+
+/* A MIG GPU's instances repeat its device-wide power and energy: counted once per GPU; frame
+ * buffer is per instance and summed. Hostname= and hostname= both tell hosts apart. */
+static void test_telemetry_read_dcgm_counts_a_mig_gpu_once_per_host(void **state) {
+    telemetry_reading_t r;
+    read_text("DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"1\",Hostname=\"x\"} 300\n"
+              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"2\",Hostname=\"x\"} 300\n"
+              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\",hostname=\"y\"} 100\n"
+              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"1\","
+              "Hostname=\"x\"} 5000\n"
+              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"2\","
+              "Hostname=\"x\"} 5000\n"
+              "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"1\",Hostname=\"x\"} 1000\n"
+              "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"2\",Hostname=\"x\"} 2000\n",
+              &r);
+    NEAR(r.gauge[TELEMETRY_G_GPU_POWER_W], 400, 0); /* x's GPU once, y's GPU */
+    NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 5000, 0);
+    NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 3000, 0);
+}
+
+/* vLLM's deprecated names are read when the current ones are absent. */
+static void test_telemetry_read_vllm_deprecated_names_are_fallbacks(void **state) {
+    telemetry_reading_t r;
+    read_text("vllm:gpu_prefix_cache_queries_total{engine=\"0\"} 100.0\n"
+              "vllm:gpu_prefix_cache_hits_total{engine=\"0\"} 40.0\n"
+              "vllm:gpu_cache_usage_perc{engine=\"0\"} 0.5\n"
+              "vllm:time_per_output_token_seconds_bucket{le=\"0.01\"} 1.0\n"
+              "vllm:time_per_output_token_seconds_bucket{le=\"+Inf\"} 2.0\n"
+              "vllm:time_per_output_token_seconds_count 2.0\n"
+              "vllm:time_per_output_token_seconds_sum 0.03\n",
+              &r);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 100, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 40, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 50, 1e-9);
+    NEAR(r.histogram[TELEMETRY_H_ITL].count, 2, 0);
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H_ITL),
+                        "vllm:time_per_output_token_seconds");
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H__COUNT + TELEMETRY_C_PREFIX_HITS),
+                        "vllm:gpu_prefix_cache_hits_total");
+}
+
+/* vLLM 0.10 publishes the deprecated names beside the current ones, with the same counts: only
+ * the current ones are read, never both. */
+static void test_telemetry_read_vllm_old_and_new_names_are_not_double_counted(void **state) {
+    telemetry_reading_t r;
+    read_text("vllm:prefix_cache_queries_total{engine=\"0\"} 32.0\n"
+              "vllm:gpu_prefix_cache_queries_total{engine=\"0\"} 32.0\n"
+              "vllm:prefix_cache_hits_total{engine=\"0\"} 16.0\n"
+              "vllm:gpu_prefix_cache_hits_total{engine=\"0\"} 16.0\n"
+              "vllm:kv_cache_usage_perc{engine=\"0\"} 0.1\n"
+              "vllm:gpu_cache_usage_perc{engine=\"0\"} 0.1\n"
+              "vllm:inter_token_latency_seconds_bucket{le=\"+Inf\"} 3.0\n"
+              "vllm:inter_token_latency_seconds_count 3.0\n"
+              "vllm:inter_token_latency_seconds_sum 0.03\n"
+              "vllm:time_per_output_token_seconds_bucket{le=\"+Inf\"} 3.0\n"
+              "vllm:time_per_output_token_seconds_count 3.0\n"
+              "vllm:time_per_output_token_seconds_sum 0.03\n",
+              &r);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 32, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 16, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 10, 1e-9);
+    NEAR(r.histogram[TELEMETRY_H_ITL].count, 3, 0);
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H_ITL),
+                        "vllm:inter_token_latency_seconds");
+}
+
+/* prometheus_client's *_created series (a counter's or histogram's creation time, 1.75e9) are
+ * neither counts nor sums. */
+static void test_telemetry_read_vllm_created_series_are_ignored(void **state) {
+    telemetry_reading_t r;
+    read_text("vllm:request_success_total{engine=\"0\",finished_reason=\"stop\"} 4.0\n"
+              "vllm:request_success_created{engine=\"0\",finished_reason=\"stop\"} 1.75e9\n"
+              "vllm:prompt_tokens_total{engine=\"0\"} 10.0\n"
+              "vllm:prompt_tokens_created{engine=\"0\"} 1.75e9\n"
+              "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"0.1\"} 4.0\n"
+              "vllm:time_to_first_token_seconds_bucket{engine=\"0\",le=\"+Inf\"} 4.0\n"
+              "vllm:time_to_first_token_seconds_count{engine=\"0\"} 4.0\n"
+              "vllm:time_to_first_token_seconds_sum{engine=\"0\"} 0.2\n"
+              "vllm:time_to_first_token_seconds_created{engine=\"0\"} 1.75e9\n",
+              &r);
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 4, 0);
+    NEAR(r.counter[TELEMETRY_C_PROMPT_TOKENS], 10, 0);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].count, 4, 0);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].sum, 0.2, 1e-12);
+    assert_false(r.histogram[TELEMETRY_H_TTFT].layout_mismatch);
+}
+
+/* The `engine` label (vLLM V1, one series per engine core): counters and histograms summed over
+ * engines, the KV gauge averaged. */
+static void test_telemetry_read_vllm_engine_label_is_summed(void **state) {
+    telemetry_reading_t r;
+    read_text("vllm:generation_tokens_total{engine=\"0\",model_name=\"m\"} 30.0\n"
+              "vllm:generation_tokens_total{engine=\"1\",model_name=\"m\"} 70.0\n"
+              "vllm:kv_cache_usage_perc{engine=\"0\",model_name=\"m\"} 0.2\n"
+              "vllm:kv_cache_usage_perc{engine=\"1\",model_name=\"m\"} 0.4\n",
+              &r);
+    NEAR(r.counter[TELEMETRY_C_GENERATION_TOKENS], 100, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 30, 1e-9);
+}
+
+/* Every observation 130 ms in vLLM's (0.1, 0.25] bucket: the p50 estimate (175 ms) carries its
+ * bucket as bounds and is bucket-limited; the mean is exact. */
+static void test_telemetry_read_estimate_carries_its_bucket(void **state) {
+    telemetry_reading_t a, b;
+    telemetry_delta_t d;
+    read_text("vllm:time_to_first_token_seconds_bucket{le=\"0.1\"} 0.0\n"
+              "vllm:time_to_first_token_seconds_bucket{le=\"0.25\"} 0.0\n"
+              "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 0.0\n"
+              "vllm:time_to_first_token_seconds_count 0.0\n"
+              "vllm:time_to_first_token_seconds_sum 0.0\n",
+              &a);
+    read_text("vllm:time_to_first_token_seconds_bucket{le=\"0.1\"} 0.0\n"
+              "vllm:time_to_first_token_seconds_bucket{le=\"0.25\"} 10.0\n"
+              "vllm:time_to_first_token_seconds_bucket{le=\"+Inf\"} 10.0\n"
+              "vllm:time_to_first_token_seconds_count 10.0\n"
+              "vllm:time_to_first_token_seconds_sum 1.3\n",
+              &b);
+    telemetry_read_delta(&a, &b, &d);
+    const telemetry_histogram_delta_t *h = &d.histogram[TELEMETRY_H_TTFT];
+    NEAR(h->mean_s, 0.130, 1e-12);
+    NEAR(h->p50_s, 0.175, 1e-12);
+    NEAR(h->bounds_s[0][0], 0.1, 0);
+    NEAR(h->bounds_s[0][1], 0.25, 0);
+    assert_true(telemetry_read_bucket_limited(h->p50_s, h->bounds_s[0][0], h->bounds_s[0][1]));
+    assert_false(telemetry_read_bucket_limited(1.0, 0.9, 1.0));
+}
+
+/* A page of tests/data/metrics (fixtures reproducing what real captures showed). */
+static prom_page_t *read_fixture(const char *name, telemetry_reading_t *out) {
+    char path[256];
+    snprintf(path, sizeof path, "tests/data/metrics/%s", name);
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[65536];
+    size_t n = fread(text, 1, sizeof text - 1, f);
+    fclose(f);
+    prom_page_t *page = prom_page_parse(text, n);
+    assert_non_null(page);
+    telemetry_read_page(page, out);
+    return page;
+}
+
+/* SGLang 0.4 has no num_requests_total: the finished requests are the e2e histogram's count. */
+static void test_telemetry_read_sglang_requests_from_e2e_count(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("sglang_without_requests_total.prom", &r);
+    assert_string_equal(r.dialect, "sglang");
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 200, 0);
+    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H__COUNT + TELEMETRY_C_REQUESTS),
+                        "sglang:e2e_request_latency_seconds_count");
+    NEAR(r.gauge[TELEMETRY_G_WAITING], 30, 0);
+    NEAR(r.histogram[TELEMETRY_H_ITL].count, 31800, 0);
+    prom_page_destroy(&page);
+}
+
+/* vLLM 0.10: engine label, *_created gauges, deprecated names beside the new: each figure once. */
+static void test_telemetry_read_vllm_v1_page_counts_each_figure_once(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("vllm_v1_engine_created_deprecated.prom", &r);
+    assert_int_equal(page->lines_skipped, 0);
+    NEAR(r.counter[TELEMETRY_C_REQUESTS], 10, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 400, 0);
+    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 100, 0);
+    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 50, 1e-9);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].count, 10, 0);
+    NEAR(r.histogram[TELEMETRY_H_TTFT].sum, 1.3, 1e-12);
+    prom_page_destroy(&page);
+}
+
+/* The README's page: spaces after commas, "..." lines skipped, the blank utilisation absent. */
+static void test_telemetry_read_dcgm_readme_style_page(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dcgm_readme_style_blank.prom", &r);
+    assert_int_equal(page->lines_skipped, 2);
+    assert_string_equal(r.dialect, "dcgm");
+    assert_true(isnan(r.gauge[TELEMETRY_G_GPU_UTIL]));
+    NEAR(r.gauge[TELEMETRY_G_GPU_POWER_W], 250.5, 1e-9);
+    NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 1024, 0);
+    NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 5e6, 0);
+    prom_page_destroy(&page);
+}
+
+/* A MIG GPU's profiling-only page: utilisation from GR_ENGINE_ACTIVE over its instances. */
+static void test_telemetry_read_dcgm_prof_mig_page(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dcgm_prof_mig.prom", &r);
+    assert_string_equal(r.dialect, "dcgm");
+    NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 50, 1e-9);
+    prom_page_destroy(&page);
+}
+
+/* A Dynamo component's page is no frontend's: no dialect, every figure absent. */
+static void test_telemetry_read_dynamo_component_page_is_unrecognised(void **state) {
+    telemetry_reading_t r;
+    prom_page_t *page = read_fixture("dynamo_component_only.prom", &r);
+    assert_null(r.dialect);
+    assert_true(isnan(r.counter[TELEMETRY_C_REQUESTS]));
+    assert_true(isnan(r.gauge[TELEMETRY_G_RUNNING]));
+    prom_page_destroy(&page);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_telemetry_read_sums_vllm_series_over_engines),
           cmocka_unit_test(test_telemetry_read_delta_interpolates_percentiles_in_the_bucket),
           cmocka_unit_test(test_telemetry_read_quantile_in_inf_bucket_is_a_lower_bound),
@@ -237,4 +474,17 @@ UNIT_MAIN(cmocka_unit_test(test_telemetry_read_sums_vllm_series_over_engines),
           cmocka_unit_test(test_telemetry_read_recognises_sglang_names),
           cmocka_unit_test(test_telemetry_read_recognises_dynamo_frontend_names),
           cmocka_unit_test(test_telemetry_read_recognises_dcgm_names),
-          cmocka_unit_test(test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent))
+          cmocka_unit_test(test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent),
+          cmocka_unit_test(test_telemetry_read_dcgm_blank_sentinels_are_absent),
+          cmocka_unit_test(test_telemetry_read_dcgm_prof_only_page_gives_utilisation),
+          cmocka_unit_test(test_telemetry_read_dcgm_counts_a_mig_gpu_once_per_host),
+          cmocka_unit_test(test_telemetry_read_vllm_deprecated_names_are_fallbacks),
+          cmocka_unit_test(test_telemetry_read_vllm_old_and_new_names_are_not_double_counted),
+          cmocka_unit_test(test_telemetry_read_vllm_created_series_are_ignored),
+          cmocka_unit_test(test_telemetry_read_vllm_engine_label_is_summed),
+          cmocka_unit_test(test_telemetry_read_estimate_carries_its_bucket),
+          cmocka_unit_test(test_telemetry_read_sglang_requests_from_e2e_count),
+          cmocka_unit_test(test_telemetry_read_vllm_v1_page_counts_each_figure_once),
+          cmocka_unit_test(test_telemetry_read_dcgm_readme_style_page),
+          cmocka_unit_test(test_telemetry_read_dcgm_prof_mig_page),
+          cmocka_unit_test(test_telemetry_read_dynamo_component_page_is_unrecognised))

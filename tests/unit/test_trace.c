@@ -210,10 +210,62 @@ static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_te
     }
     assert_int_equal(words, 512);
     assert_string_equal(a, c); /* hash ids, not session ids, name the text */
+    /* another text seed (a sweep's next level): other words, the same sharing by hash id */
+    cfg.text_seed = 99;
+    assert_true(workload_fresh_text(&cfg, 0, 0, 1100, c, cap) > 0);
+    assert_true(strncmp(a, c, 64) != 0);
+    assert_true(workload_fresh_text(&cfg, 1, 0, 700, b, cap) > 0);
+    size_t block = 0;
+    for (size_t k = 0, spaces = 0; c[k] && spaces < 512; k++)
+        spaces += c[k] == ' ', block = k;
+    assert_memory_equal(b, c, block); /* hash 7's block, in this seed's words */
     free(a);
     free(b);
     free(c);
     config_free(&cfg);
+}
+
+/* A timed replay cut by the limits requests the rate of the sessions in force, (n - 1) / the n-th
+ * arrival x time_scale; the whole file its own rate; the schedule ends one mean gap after. */
+static void test_trace_cut_by_the_limits_requests_the_rate_in_force(void **state) {
+    (void)state;
+    static const char *const rows =
+        "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n"
+        "{\"timestamp\": 100, \"input_length\": 8, \"output_length\": 2}\n"
+        "{\"timestamp\": 200, \"input_length\": 8, \"output_length\": 2}\n"
+        "{\"timestamp\": 1000, \"input_length\": 8, \"output_length\": 2}\n";
+    char path[128], yaml[512];
+    snprintf(path, sizeof path, "/tmp/stampede-test-trace-cut-%d.jsonl", (int)getpid());
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs(rows, f);
+    fclose(f);
+    static const struct {
+        const char *limits;
+        double rate;    /* sessions per second in force */
+        int64_t end_ns; /* the schedule's end, time_scale 0.5 */
+    } cases[] = {
+        {"{max_sessions: 10}", 3 / 0.5, 500000000 + 166666667}, /* the whole file */
+        {"{max_sessions: 3}", 2 / 0.1, 100000000 + 50000000},   /* the first three rows */
+        {"{max_requests: 2}", 1 / 0.05, 50000000 + 50000000},   /* the first two */
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        snprintf(
+            yaml, sizeof yaml,
+            "workload:\n  kind: trace\n  trace: {path: %s, format: mooncake, time_scale: 0.5}\n"
+            "scheduler: {kind: rate}\nlimits: %s\n",
+            path, cases[i].limits);
+        config_t cfg;
+        config_error_t err;
+        assert_int_equal(config_load_string(&cfg, yaml, strlen(yaml), "w.yaml", &err), 0);
+        assert_int_equal(config_trace_load(&cfg, &err), 0);
+        assert_float_equal(cfg.scheduler.rate, cases[i].rate, 1e-9 * cases[i].rate);
+        int64_t end = workload_schedule_end_ns(&cfg, INT64_MAX);
+        assert_true(end - cases[i].end_ns <= 1 && cases[i].end_ns - end <= 1);
+        assert_int_equal(workload_schedule_end_ns(&cfg, 10000000), -1); /* not by 10 ms */
+        config_free(&cfg);
+    }
+    unlink(path);
 }
 
 /* time_scale stretches the arrivals and the wrap period alike. */
@@ -350,6 +402,7 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first),
     cmocka_unit_test(test_trace_refuses_bad_lines_with_file_line_key_and_reason),
     cmocka_unit_test(test_trace_timed_replay_needs_an_arrival_on_every_session),
+    cmocka_unit_test(test_trace_cut_by_the_limits_requests_the_rate_in_force),
     cmocka_unit_test(test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text),
     cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
     cmocka_unit_test(test_trace_period_of_a_saturated_trace_travels),

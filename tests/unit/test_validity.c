@@ -207,6 +207,21 @@ static void test_validity_length_mismatch_counts_only_for_exact_lengths(void **s
     assert_true(v.valid);
 }
 
+static void test_validity_length_mismatch_names_the_early_stops(void **state) {
+    validity_worker_t w[2];
+    validity_input_t in = healthy_run(w);
+    in.exact_lengths = true;
+    in.requested_checked = 100;
+    in.output_mismatched = 8;
+    in.stopped_early = 7;
+    validity_t v;
+    validity_judge(&in, &v);
+    assert_one_reason(&v, "8.0 % of the requests (8 of 100) received another output length");
+    assert_non_null(strstr(v.reasons[0],
+                           "; 7 ended with finish_reason `stop` before it: the server "
+                           "did not honour ignore_eos/min_tokens"));
+}
+
 static void test_validity_exact_lengths_follow_ignore_eos(void **state) {
     config_t cfg;
     memset(&cfg, 0, sizeof cfg);
@@ -342,6 +357,7 @@ int main(void) {
         cmocka_unit_test(test_validity_lost_worker_is_a_reason),
         cmocka_unit_test(test_validity_every_request_failed_is_a_reason),
         cmocka_unit_test(test_validity_length_mismatch_counts_only_for_exact_lengths),
+        cmocka_unit_test(test_validity_length_mismatch_names_the_early_stops),
         cmocka_unit_test(test_validity_exact_lengths_follow_ignore_eos),
         cmocka_unit_test(test_validity_exact_lengths_follow_min_tokens),
         cmocka_unit_test(test_validity_every_reason_is_listed),

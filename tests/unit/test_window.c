@@ -163,9 +163,43 @@ static void test_window_refuses_an_empty_window(void **state) {
     assert_null(window_new(START, S, 0));
 }
 
+/* Finish reasons and refusals are counted over the ok requests of the span, and pool by adding. */
+static void test_window_counts_finish_reasons_and_refusals_of_ok_requests(void **state) {
+    (void)state;
+    window_t *w = window_new(START, 10 * S, 2);
+    int64_t chunks[2];
+    request_record_t rec = record(START + S, 40 * MS, 2, 5 * MS, chunks);
+    rec.finish_reason = FINISH_LENGTH;
+    add(w, &rec);
+    rec = record(START + 11 * S, 40 * MS, 2, 5 * MS, chunks);
+    rec.finish_reason = FINISH_STOP;
+    rec.refusal = true;
+    add(w, &rec);
+    rec = record(START + 12 * S, 40 * MS, 2, 5 * MS, chunks);
+    rec.finish_reason = FINISH_STOP;
+    rec.refusal = true;
+    rec.error = ERROR_HTTP_5XX; /* failed: counted nowhere here */
+    add(w, &rec);
+    assert_int_equal(window_snapshot(w, 0)->finish_reasons[FINISH_LENGTH], 1);
+    assert_int_equal(window_snapshot(w, 1)->finish_reasons[FINISH_STOP], 1);
+    const window_stats_t *t = window_total(w);
+    assert_int_equal(t->finish_reasons[FINISH_LENGTH], 1);
+    assert_int_equal(t->finish_reasons[FINISH_STOP], 1);
+    assert_int_equal(t->refusals, 1);
+    window_stats_t pooled;
+    assert_int_equal(window_stats_init(&pooled), 0);
+    window_stats_pool(&pooled, t);
+    window_stats_pool(&pooled, t);
+    assert_int_equal(pooled.finish_reasons[FINISH_STOP], 2);
+    assert_int_equal(pooled.refusals, 2);
+    window_stats_free(&pooled);
+    window_destroy(&w);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_window_record_goes_to_the_snapshot_it_was_sent_in),
           cmocka_unit_test(test_window_failed_and_cancelled_stay_out_of_the_latencies),
           cmocka_unit_test(test_window_rates_count_tokens_when_they_arrived),
           cmocka_unit_test(test_window_pooled_percentile_is_not_the_mean_of_snapshots),
           cmocka_unit_test(test_window_closed_early_divides_by_the_time_measured),
-          cmocka_unit_test(test_window_refuses_an_empty_window))
+          cmocka_unit_test(test_window_refuses_an_empty_window),
+          cmocka_unit_test(test_window_counts_finish_reasons_and_refusals_of_ok_requests))

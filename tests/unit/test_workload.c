@@ -301,6 +301,79 @@ static void make_varied_config(config_t *cfg, uint64_t seed) {
     cfg->workload.system_prompt_tokens = 64;
 }
 
+/* A sweep level's text seed changes every prompt word (fresh text, the scaffold) and no shape:
+ * lengths, turns and waits are the seed's alone. text_seed 0 is the seed. */
+static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void **state) {
+    (void)state;
+    config_t a, b;
+    make_varied_config(&a, 99);
+    make_varied_config(&b, 99);
+    b.text_seed = 12345;
+    size_t cap = prompt_max_bytes(2000);
+    char *ta = malloc(cap), *tb = malloc(cap);
+    assert_non_null(ta);
+    assert_non_null(tb);
+    workload_session_t sa = {0}, sb = {0};
+    for (uint64_t i = 0; i < 200; i++) {
+        assert_int_equal(workload_session_generate(&a, i, &sa), 0);
+        assert_int_equal(workload_session_generate(&b, i, &sb), 0);
+        assert_int_equal(sa.n_nodes, sb.n_nodes);
+        for (uint32_t j = 0; j < sa.n_nodes; j++) {
+            const workload_node_t *na = &sa.nodes[j], *nb = &sb.nodes[j];
+            assert_int_equal(na->input_tokens, nb->input_tokens);
+            assert_int_equal(na->output_tokens, nb->output_tokens);
+            assert_int_equal(na->wait_after_ready_ns, nb->wait_after_ready_ns);
+            long la = workload_fresh_text(&a, i, j, na->input_tokens, ta, cap);
+            long lb = workload_fresh_text(&b, i, j, nb->input_tokens, tb, cap);
+            assert_true(la > 0 && lb > 0);
+            assert_int_equal(count_words(ta), count_words(tb));
+            assert_true(strcmp(ta, tb) != 0);
+        }
+        assert_true(workload_session_digest(&a, i) != workload_session_digest(&b, i));
+    }
+    assert_true(workload_system_text(&a, ta, cap) > 0 && workload_system_text(&b, tb, cap) > 0);
+    assert_true(strcmp(ta, tb) != 0);
+    b.text_seed = 0; /* the seed's own words again */
+    assert_true(workload_fresh_text(&a, 3, 0, 50, ta, cap) > 0);
+    assert_true(workload_fresh_text(&b, 3, 0, 50, tb, cap) > 0);
+    assert_string_equal(ta, tb);
+    assert_int_equal(workload_digest(&a, 100), workload_digest(&b, 100));
+    workload_session_free(&sa);
+    workload_session_free(&sb);
+    free(ta);
+    free(tb);
+    clear_config(&a);
+    clear_config(&b);
+}
+
+/* The schedule the limits leave: max_sessions, or the sessions holding max_requests requests,
+ * ends one mean gap after its last arrival; nothing ends an unlimited schedule. */
+static void test_workload_schedule_cut_by_max_sessions_or_max_requests(void **state) {
+    (void)state;
+    config_t cfg;
+    make_config(&cfg, WORKLOAD_CHAT, 5);
+    set_dist(&cfg.workload.turns, "3");
+    cfg.scheduler.kind = SCHEDULER_RATE;
+    cfg.scheduler.rate = 10;
+    uint64_t n;
+    int64_t last;
+    assert_false(workload_schedule_cut(&cfg, INT64_MAX, &n, &last)); /* no limit */
+    assert_int_equal(workload_schedule_end_ns(&cfg, INT64_MAX), -1);
+    workload_arrivals_t arrivals;
+    workload_arrivals_init(&arrivals, &cfg);
+    cfg.limits.max_sessions = 50;
+    assert_true(workload_schedule_cut(&cfg, INT64_MAX, &n, &last));
+    assert_int_equal(n, 50);
+    assert_int_equal(last, workload_arrivals_time_ns(&arrivals, 49));
+    assert_int_equal(workload_schedule_end_ns(&cfg, INT64_MAX), last + 100000000);
+    assert_false(workload_schedule_cut(&cfg, last - 1, &n, &last)); /* goes on past the horizon */
+    cfg.limits.max_requests = 10; /* 3 requests a session: the 4th holds the 10th request */
+    assert_true(workload_schedule_cut(&cfg, INT64_MAX, &n, &last));
+    assert_int_equal(n, 4);
+    assert_int_equal(last, workload_arrivals_time_ns(&arrivals, 3));
+    clear_config(&cfg);
+}
+
 static void test_workload_digest_is_independent_of_generation_order(void **state) {
     enum { N = 1000 };
     config_t cfg;
@@ -356,5 +429,7 @@ UNIT_MAIN(cmocka_unit_test(test_workload_requests_are_single_nodes_without_paren
           cmocka_unit_test(test_workload_arrivals_have_mean_gap_one_over_rate),
           cmocka_unit_test(test_workload_arrivals_are_the_same_whatever_the_query_order),
           cmocka_unit_test(test_workload_text_is_reproducible_and_the_system_prompt_shared),
+          cmocka_unit_test(test_workload_text_seed_changes_the_words_and_never_the_shapes),
+          cmocka_unit_test(test_workload_schedule_cut_by_max_sessions_or_max_requests),
           cmocka_unit_test(test_workload_digest_is_independent_of_generation_order),
           cmocka_unit_test(test_workload_rate_mode_digest_covers_arrival_times))

@@ -54,6 +54,90 @@ def usage(prompt, completion, cached):
             "completion_tokens": completion, "prompt_tokens_details": {"cached_tokens": cached}}
 
 
+def openai_chat(cid, deltas, finish, usage_block, first=None):
+    """The OpenAI API's framing (gpt-4o, 2024): a role chunk, one chunk per delta, a finish chunk
+    with an empty delta, then the usage-only chunk of stream_options.include_usage."""
+    def chunk(choices, **extra):
+        return {"id": cid, "object": "chat.completion.chunk", "created": 1727346172,
+                "model": "gpt-4o-2024-08-06", "system_fingerprint": "fp_5050236cbd",
+                "choices": choices, **extra}
+    events = [chunk([{"index": 0, "delta": first or {"role": "assistant", "content": ""},
+                      "logprobs": None, "finish_reason": None}])]
+    for delta in deltas:
+        events.append(chunk([{"index": 0, "delta": delta, "logprobs": None,
+                              "finish_reason": None}]))
+    events.append(chunk([{"index": 0, "delta": {}, "logprobs": None, "finish_reason": finish}]))
+    if usage_block:
+        events.append(chunk([], usage=usage_block))
+    return events
+
+
+def qwen3_chat(cid, texts, finish, usage_block):
+    """vLLM serving Qwen3 without a reasoning parser: every delta repeats the null fields and
+    "usage": null, the think block is plain content."""
+    def chunk(delta, finish_reason=None):
+        full = {"content": None, "function_call": None, "tool_calls": None, "role": "assistant",
+                "refusal": None, "reasoning_content": None}
+        full.update(delta)
+        return {"id": cid, "choices": [{"index": 0, "delta": full,
+                                        "finish_reason": finish_reason}],
+                "created": 1772656349, "model": "Qwen/Qwen3-0.6B", "service_tier": None,
+                "system_fingerprint": None, "object": "chat.completion.chunk", "usage": None}
+    events = [chunk({"content": t}) for t in texts]
+    events.append(chunk({"content": ""}, finish))
+    events.append({"id": cid, "choices": [], "created": 1772656349, "model": "Qwen/Qwen3-0.6B",
+                   "object": "chat.completion.chunk", "usage": usage_block})
+    return events
+
+
+def openai_usage(prompt, completion):
+    return {"prompt_tokens": prompt, "completion_tokens": completion,
+            "total_tokens": prompt + completion,
+            "completion_tokens_details": {"reasoning_tokens": 0}}
+
+
+def stream_fixtures():
+    """The fixtures of docs/metrics.md's rules for streams as real servers send them (issue 17):
+    a refusal-only reply, a think block in content with both tags split across events, an R1
+    distill's closing tag alone, and one reply per finish_reason."""
+    refusal = ["I'm", " sorry", ",", " I", " cannot", " help", " with", " that", "."]
+    write("openai_refusal.sse",
+          openai_chat("chatcmpl-ABfw4IfQfCCrcuybFm41wJyxjb00", [{"refusal": t} for t in refusal],
+                      "stop", openai_usage(79, len(refusal)),
+                      first={"role": "assistant", "content": None, "refusal": ""}))
+    think = ["<thi", "nk>", "\n", "Okay", ",", " the", " user", " asks", "</th", "ink>\n\n",
+             "The", " capital", " is", " Funafuti", "."]
+    write("qwen3_think_split.sse",
+          qwen3_chat("chatcmpl-think", think, "stop",
+                     {"prompt_tokens": 18, "total_tokens": 18 + len(think),
+                      "completion_tokens": len(think)}))
+    r1 = ["Okay", ",", " so", " the", " user", "</think>", "\n\n", "Hello", "!"]
+    write("r1_closing_tag_only.sse",
+          vllm_chat("chatcmpl-33523fb1b0d24e93b89686d88c3284d1", [{"content": t} for t in r1],
+                    "stop", usage(61, len(r1), 0)))
+    words = [" The", " sky", " is", " blue"]
+    write("finish_stop.sse",
+          openai_chat("chatcmpl-stop", [{"content": t} for t in words], "stop",
+                      openai_usage(9, len(words))))
+    write("finish_length.sse",
+          openai_chat("chatcmpl-length", [{"content": t} for t in words], "length",
+                      openai_usage(9, len(words))))
+    write("finish_content_filter.sse",
+          openai_chat("chatcmpl-filter", [{"content": t} for t in words[:2]], "content_filter",
+                      openai_usage(9, 2)))
+    write("finish_tool_calls.sse",
+          openai_chat("chatcmpl-tools", [
+              {"tool_calls": [{"index": 0, "id": "call_Yf2c", "type": "function",
+                               "function": {"name": "get_weather", "arguments": ""}}]},
+              {"tool_calls": [{"index": 0, "function": {"arguments": "{\"city\":"}}]},
+              {"tool_calls": [{"index": 0, "function": {"arguments": "\"Paris\"}"}}]}],
+              "tool_calls", openai_usage(64, 3),
+              first={"role": "assistant", "content": None, "refusal": None}))
+    # A server that ends with [DONE] and never sends a finish_reason.
+    none = vllm_chat("chatcmpl-none", [{"content": t} for t in words], None, None)[:-2]
+    write("finish_none.sse", none)
+
+
 def main():
     cid = "chatcmpl-9f3c2a7be1d84b0c8f6a5e4d3c2b1a09"
     write("vllm_chat.sse", vllm_chat(cid, [{"content": t} for t in TOKENS], "stop",
@@ -117,6 +201,8 @@ def main():
         "message": "upstream connection reset by peer", "type": "InternalServerError",
         "param": None, "code": 502}}) + "\n\n")
     write("error_event.sse", err, done=False)
+
+    stream_fixtures()
 
 
 if __name__ == "__main__":
