@@ -710,10 +710,29 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
     sweep_run_write(self, false);
 }
 
+/* Under the table: each level that did not run on every worker expected from start to end. */
+static void sweep_run_print_workers(const sweep_run_t *self, FILE *out) {
+    for (size_t i = 0; i < json_array_size(self->levels); i++) {
+        const json_t *w = json_object_get(json_array_get(self->levels, i), "workers");
+        json_int_t expected = json_integer_value(json_object_get(w, "expected"));
+        json_int_t started = json_integer_value(json_object_get(w, "started"));
+        json_int_t lost = json_integer_value(json_object_get(w, "lost"));
+        json_int_t carried = json_integer_value(json_object_get(w, "carried_by"));
+        if (!w || (started >= expected && carried >= expected && lost == 0))
+            continue;
+        fprintf(out,
+                "Level %zu: started by %lld of the %lld workers expected, %lld lost, carried to "
+                "its end by %lld\n",
+                i + 1, (long long)started, (long long)expected, (long long)lost,
+                (long long)carried);
+    }
+}
+
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
+    sweep_run_print_workers(self, stdout);
     slo_print_levels(stdout, self->levels);
     fflush(stdout);
     int rc = sweep_run_write(self, true);

@@ -93,6 +93,11 @@ assert_equal "A level 3 requests failed" \
     "$(json_value "$WORK/a/results.json" 'r["levels"][2]["requests_failed"]')" 0
 grep -q "level 3 done: .*carried by 2 of 3 workers" "$WORK/ctl.err" ||
     fail "A: the level's line does not say it was carried by 2 of 3 workers"
+grep -q "^Level 2: started by 3 of the 3 workers expected, 1 lost, carried to its end by 2$" \
+    "$WORK/ctl.err.out" || fail "A: the table does not say who carried level 2: $(cat "$WORK/ctl.err.out")"
+grep -q "^Level 3: started by 2 of the 3 workers expected, 0 lost, carried to its end by 2$" \
+    "$WORK/ctl.err.out" || fail "A: the table does not say who carried level 3: $(cat "$WORK/ctl.err.out")"
+grep -q "^Level 1:" "$WORK/ctl.err.out" && fail "A: level 1, carried by all 3, is named under the table"
 echo "A ok: level 2 taken over, level 3 carried by 2 workers, exit 0"
 
 # B. A worker stopped in level 1 rejoins at the boundary; another is killed in level 2, the last.
