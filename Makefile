@@ -15,7 +15,7 @@ PACKAGES = build-essential cmake pkg-config \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
            prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium \
            clang libclang-rt-14-dev \
-           nodejs unzip python3-yaml
+           nodejs unzip python3-yaml python3-zmq
 
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 

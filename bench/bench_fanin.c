@@ -57,6 +57,7 @@
 #include "events.h"
 #include "histogram.h"
 #include "loop.h"
+#include "plan.h"
 #include "record.h"
 #include "rlimit.h"
 #include "rng.h"
@@ -96,6 +97,8 @@ typedef struct fw {
     bool data_connected;
     uint64_t run_id;
     uint32_t worker_index, concurrency;
+    uint64_t slot_first, total_slots; /* its share: slots slot_first.. +concurrency of C */
+    uint64_t frontier;                /* 1 + the highest session index replayed */
     int64_t offset_ns;
     uint64_t seq; /* envelope counter on the control socket */
     events_t *ev;
@@ -294,6 +297,8 @@ static void send_heartbeat(fw_t *w, int64_t now) {
     hb.sent_ns = now;
     hb.inflight = w->state == FW_RUNNING ? STREAMS_PER_WORKER : 0;
     hb.requests_done = w->requests;
+    hb.session_frontier = w->frontier; /* so that the controller raises its grant */
+    hb.sessions_started = w->requests;
     hb.unacked = events_unacked(w->ev);
     hb.state = w->state == FW_RUNNING    ? ENVELOPE_WORKER_RUNNING
                : w->state == FW_DONE     ? ENVELOPE_WORKER_FINISHING
@@ -376,7 +381,12 @@ static void replay(fw_t *w, int64_t now) {
         for (uint32_t c = 0; c < t->n; c++)
             b->scratch_ns[c] = send + t->rel[c];
         rec.request_id = ((uint64_t)w->worker_index << 32) | w->requests;
-        rec.session = rec.request_id;
+        /* A session its share could run (the controller refuses others, controller/bounds.h):
+         * its slots in turn, each session after the last of the same slot. */
+        uint64_t slots = w->concurrency ? w->concurrency : 1;
+        rec.session = w->slot_first + w->requests % slots + w->requests / slots * w->total_slots;
+        if (rec.session + 1 > w->frontier)
+            w->frontier = rec.session + 1;
         rec.intended_ns = send;
         rec.send_ns = send;
         rec.headers_ns = send + t->headers_rel;
@@ -479,6 +489,11 @@ static void on_assign(fw_t *w, uint64_t run_id, const Stampede__Assign *a) {
     w->run_id = run_id;
     w->worker_index = a->worker_index;
     w->concurrency = a->concurrency;
+    uint64_t first, count; /* the config's concurrency is STREAMS_PER_WORKER a worker */
+    w->total_slots = (uint64_t)a->worker_count * STREAMS_PER_WORKER;
+    plan_partition(w->total_slots, a->worker_count, a->worker_index, &first, &count);
+    w->slot_first = first;
+    w->frontier = 0;
     w->offset_ns = a->offset_ns;
     w->state = FW_ASSIGNED;
     events_begin_run(w->ev, run_id, a->worker_index);

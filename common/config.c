@@ -161,6 +161,35 @@ int config_copy(config_t *dst, const config_t *src) {
     return 0;
 }
 
+/* The port after the host of a URL's authority (host begins it), when it names one: a whole
+ * number from 1 to 65535. 0 ok; -1 with why filled. */
+static int endpoint_port_check(const char *url, const char *host, char *why, size_t len) {
+    const char *end = host + strcspn(host, "/");
+    for (const char *p = host; p < end; p++) /* user:password@ before the host */
+        if (*p == '@')
+            host = p + 1;
+    const char *colon = NULL;
+    if (*host == '[') { /* an IPv6 literal: [::1]:8000 */
+        const char *close = memchr(host, ']', (size_t)(end - host));
+        colon = close && close + 1 < end && close[1] == ':' ? close + 1 : NULL;
+    } else {
+        for (const char *p = host; p < end; p++)
+            if (*p == ':')
+                colon = p;
+    }
+    if (!colon)
+        return 0;
+    unsigned long port = 0;
+    const char *p = colon + 1;
+    for (; p < end && *p >= '0' && *p <= '9' && port <= 65535; p++)
+        port = port * 10 + (unsigned long)(*p - '0');
+    if (p == end && p > colon + 1 && port >= 1 && port <= 65535)
+        return 0;
+    snprintf(why, len, "URL '%s' names port '%.*s': a port is a whole number from 1 to 65535", url,
+             (int)(end - colon - 1), colon + 1);
+    return -1;
+}
+
 int config_endpoint_check(const char *url, char *why, size_t len) {
     const char *host;
     if (strncasecmp(url, "http://", 7) == 0) {
@@ -185,7 +214,7 @@ int config_endpoint_check(const char *url, char *why, size_t len) {
             return -1;
         }
     }
-    return 0;
+    return endpoint_port_check(url, host, why, len);
 }
 
 /* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. */

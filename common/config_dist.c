@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "units.h"
+#include "workload.h"
 
 bool config_dist_param_has_unit(dist_param_t p) {
     return p != DIST_P_SIGMA && p != DIST_P_CV && p != DIST_P_ALPHA && p != DIST_P_N &&
@@ -376,6 +377,45 @@ int config_dist_read(config_yaml_t *r, yaml_node_t *node, const char *path, bool
             check_lowest(r, node, path, value, lowest) < 0)
             return -1;
         dist_fixed(&d, value);
+    }
+    dist_clear(out);
+    *out = d;
+    return 0;
+}
+
+/* The largest value d is given in its own unit (its fixed value, min, max, mean, median, scale,
+ * n, an empirical value, a component's); 0 when none. */
+static double dist_given_top(const dist_t *d) {
+    static const dist_param_t in_unit[] = {DIST_P_VALUE,  DIST_P_MIN,   DIST_P_MAX, DIST_P_MEAN,
+                                           DIST_P_MEDIAN, DIST_P_SCALE, DIST_P_N};
+    double top = 0;
+    for (size_t i = 0; i < sizeof in_unit / sizeof in_unit[0]; i++)
+        if ((d->given & (1u << in_unit[i]) || (d->kind == DIST_FIXED && i == 0)) &&
+            d->param[in_unit[i]] > top)
+            top = d->param[in_unit[i]];
+    for (size_t i = 0; d->kind == DIST_EMPIRICAL && i < d->n_values; i++)
+        if (d->values[i] > top)
+            top = d->values[i];
+    for (size_t i = 0; d->kind == DIST_MIXTURE && d->components && i < d->n_values; i++) {
+        double c = dist_given_top(&d->components[i]);
+        if (c > top)
+            top = c;
+    }
+    return top;
+}
+
+int config_dist_read_tokens(config_yaml_t *r, yaml_node_t *node, const char *path, dist_t *out) {
+    dist_t d;
+    dist_init(&d);
+    if (config_dist_read(r, node, path, false, 1, &d) < 0)
+        return -1;
+    double top = dist_given_top(&d);
+    if (top > WORKLOAD_MAX_TOKENS) {
+        dist_clear(&d);
+        return config_yaml_fail(r, node, path,
+                                "%.0f tokens is above the ceiling of %u, the largest context "
+                                "window of any model (docs/config.md)",
+                                top, WORKLOAD_MAX_TOKENS);
     }
     dist_clear(out);
     *out = d;

@@ -14,6 +14,11 @@
  * an empirical value) must be >= lowest. 0 ok; -1 with r->err filled. */
 int config_dist_read(config_yaml_t *r, yaml_node_t *node, const char *path, bool time_valued,
                      double lowest, dist_t *out);
+/* config_dist_read for a count of tokens: at least 1, and no value it is given (a fixed value,
+ * min, max, mean, median, scale, n, an empirical value, a component's) above
+ * WORKLOAD_MAX_TOKENS, the largest context window of any model ("workload.input_tokens:
+ * 4294967296000 tokens is above the ceiling of 10000000 ..."). */
+int config_dist_read_tokens(config_yaml_t *r, yaml_node_t *node, const char *path, dist_t *out);
 /* True for parameters measured in the quantity's own unit (value, min, max, mean, median,
  * stddev, shape, scale): seconds for a time-valued distribution. */
 bool config_dist_param_has_unit(dist_param_t param);

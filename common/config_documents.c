@@ -6,6 +6,8 @@
 #include <string.h>
 #include <yaml.h>
 
+#include "config_scan.h"
+
 int config_file_documents(const char *path) {
     FILE *f = fopen(path, "rb");
     if (!f)
@@ -18,7 +20,7 @@ int config_file_documents(const char *path) {
     yaml_parser_set_input_file(&parser, f);
     /* Empty documents at the end (a stray `---` closing the file) are no runs; an empty one
      * between two others stays counted, so that FILE#k keeps naming the k-th document. */
-    int documents = 0, empty_tail = 0;
+    int documents = 0, empty_tail = 0, depth = 0;
     yaml_event_type_t previous = YAML_NO_EVENT;
     bool empty = false;
     for (bool done = false; !done;) {
@@ -35,7 +37,11 @@ int config_file_documents(const char *path) {
         if (event.type == YAML_DOCUMENT_END_EVENT)
             empty_tail = empty ? empty_tail + 1 : 0;
         previous = event.type;
-        done = event.type == YAML_STREAM_END_EVENT;
+        depth += event.type == YAML_SEQUENCE_START_EVENT || event.type == YAML_MAPPING_START_EVENT;
+        depth -= event.type == YAML_SEQUENCE_END_EVENT || event.type == YAML_MAPPING_END_EVENT;
+        /* Too deep: loading refuses the file at this point (config_scan.h). Parsing on would cost
+         * the square of the depth (libyaml's scanner walks every open flow level per token). */
+        done = event.type == YAML_STREAM_END_EVENT || depth > CONFIG_SCAN_MAX_DEPTH;
         yaml_event_delete(&event);
     }
     yaml_parser_delete(&parser);

@@ -8,7 +8,8 @@
 #include <stddef.h>
 
 /* The number of YAML documents in the file (at least 1), or -1 when it cannot be read or parsed
- * (loading it then says why). */
+ * (loading it then says why). Counting stops where nesting passes CONFIG_SCAN_MAX_DEPTH (loading
+ * refuses the file there), so any file is counted in time linear in its size. */
 int config_file_documents(const char *path);
 /* The run list of the files paths[0..n): each file as it is, or "FILE#1".."FILE#N" for a file of
  * N > 1 documents. A malloc'd NULL-terminated array of malloc'd strings (*n_out of them) for

@@ -228,13 +228,13 @@ static int read_settings(config_yaml_t *r, yaml_node_t *map, const char *path, c
     }
     if ((v = config_yaml_get(r, map, "input_tokens", NULL))) {
         config_yaml_path(key, sizeof key, path, "input_tokens");
-        if (config_dist_read(r, v, key, false, 1, &n->input_tokens) < 0)
+        if (config_dist_read_tokens(r, v, key, &n->input_tokens) < 0)
             return -1;
         nr->input_given = true;
     }
     if ((v = config_yaml_get(r, map, "output_tokens", NULL))) {
         config_yaml_path(key, sizeof key, path, "output_tokens");
-        if (config_dist_read(r, v, key, false, 1, &n->output_tokens) < 0)
+        if (config_dist_read_tokens(r, v, key, &n->output_tokens) < 0)
             return -1;
         nr->output_given = true;
     }

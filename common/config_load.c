@@ -23,6 +23,7 @@
 #include "config_yaml.h"
 #include "think.h"
 #include "units.h"
+#include "workload.h"
 
 static const char *const api_names[] = {"chat", "completions", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
@@ -434,16 +435,16 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         config_dist_read(r, v, "workload.turns", false, 1, &w->turns) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "input_tokens", NULL)) &&
-        config_dist_read(r, v, "workload.input_tokens", false, 1, &w->input_tokens) < 0)
+        config_dist_read_tokens(r, v, "workload.input_tokens", &w->input_tokens) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "output_tokens", NULL)) &&
-        config_dist_read(r, v, "workload.output_tokens", false, 1, &w->output_tokens) < 0)
+        config_dist_read_tokens(r, v, "workload.output_tokens", &w->output_tokens) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "think_time", NULL)) &&
         config_dist_read(r, v, "workload.think_time", true, 0, &w->think_time) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "system_prompt_tokens", NULL))) {
-        if (config_yaml_uint(r, v, "workload.system_prompt_tokens", UINT32_MAX, &u) < 0)
+        if (config_yaml_uint(r, v, "workload.system_prompt_tokens", WORKLOAD_MAX_TOKENS, &u) < 0)
             return -1;
         w->system_prompt_tokens = (uint32_t)u;
     }

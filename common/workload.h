@@ -11,9 +11,12 @@
 #include "config.h"
 
 /* Drawn counts are rounded and clamped: turns to [1, WORKLOAD_MAX_NODES], token counts to
- * [1, WORKLOAD_MAX_TOKENS], so a heavy-tailed distribution cannot ask for an absurd allocation. */
+ * [1, WORKLOAD_MAX_TOKENS], so a heavy-tailed distribution cannot ask for an absurd allocation.
+ * WORKLOAD_MAX_TOKENS is the largest context window of any model (10 million tokens): a file that
+ * gives a token count above it is refused at load, naming the key, and no request counts more
+ * (docs/config.md). */
 #define WORKLOAD_MAX_NODES 100000u
-#define WORKLOAD_MAX_TOKENS 100000000u
+#define WORKLOAD_MAX_TOKENS 10000000u
 
 /* Which conversation a node continues. ANCESTORS (the zero value): every ancestor's turn in node
  * order (a chat turn's ancestors are the earlier turns). CHAIN: the history parent's whole

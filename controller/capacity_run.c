@@ -275,7 +275,8 @@ static void capacity_run_usage(FILE *out) {
         "  boundary); each level runs FILE's warmup then the rest of limits.duration.\n"
         "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
         "  target, the embedded mock with FILE's mock: options; with --bind it is\n"
-        "  `stampede controller`'s: N remote `stampede worker`s connect to it. Results:\n"
+        "  `stampede controller`'s: N remote `stampede worker`s connect to it (N to start;\n"
+        "  a worker lost on the way, the next levels go on with those left). Results:\n"
         "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n");
 }
 

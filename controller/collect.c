@@ -3,10 +3,12 @@
 #include <inttypes.h>
 #include <stdio.h>
 
+#include "bounds.h"
 #include "console.h"
 #include "controller_internal.h"
 #include "journal.h"
 #include "loop.h"
+#include "plan.h"
 #include "results.h"
 #include "transport.h"
 
@@ -106,6 +108,36 @@ void collect_undecodable(controller_t *self, const uint8_t *id, size_t id_len, s
                 failures, w ? "this worker" : "unregistered peers");
 }
 
+void collect_refuse_number(controller_t *self, registry_worker_t *w, const char *what,
+                           const char *why) {
+    if (!w->refused++)
+        snprintf(w->refused_first, sizeof w->refused_first, "%s: %s", what, why);
+    if (collect_undecodable_logged(w->refused))
+        console_say(self,
+                    "worker %s: refused %s outside what the plan allows: %s (%" PRIu64
+                    " from this worker so far; the run is invalid)",
+                    w->name, what, why, w->refused);
+}
+
+/* A record of a worker's batch, checked against the plan before it is merged. */
+typedef struct checked {
+    controller_t *self;
+    registry_worker_t *w;
+    bounds_t bounds;
+} checked_t;
+
+static void collect_checked_record(void *arg, request_record_t *rec) {
+    checked_t *c = arg;
+    char why[160];
+    if (bounds_record(&c->bounds, rec, why, sizeof why)) {
+        results_record(c->self, rec);
+        return;
+    }
+    char what[64];
+    snprintf(what, sizeof what, "the record of request %" PRIu64, rec->request_id);
+    collect_refuse_number(c->self, c->w, what, why);
+}
+
 void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data, size_t len,
                   int64_t rx_ns) {
     controller_t *self = arg;
@@ -126,8 +158,20 @@ void collect_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *da
         w->state == REGISTRY_RUNNING) {
         /* Go-back-N: only the next batch in sequence is merged; a duplicate (resent after a
          * reconnect) or one past a gap is answered with the cumulative ack. */
+        const measurement_t *run = self->run;
+        plan_share_t share;
+        bool planned =
+            !w->classes_changed && (uint32_t)w->index < run->started_with &&
+            plan_share_for(&run->cfg, run->started_with, (uint32_t)w->index, &share) == 0;
+        checked_t checked = {self, w,
+                             (bounds_t){.start_ns = run->start_ns,
+                                        .now_ns = loop_now_ns(),
+                                        .session_limit = run->session_limit,
+                                        .n_endpoints = run->cfg.target.n_endpoints,
+                                        .retry_max = run->cfg.target.retry_429_max,
+                                        .share = planned ? &share : NULL}};
         collect_batch_outcome_t outcome =
-            collect_batch(w, self->run->ingest, env->batch, results_record, self);
+            collect_batch(w, self->run->ingest, env->batch, collect_checked_record, &checked);
         if (outcome == COLLECT_REFUSED)
             refuse_batch(self, w, env->batch->seq);
         /* Write-ahead: what is acknowledged is in the journal first (the worker frees it). */
@@ -170,6 +214,14 @@ void collect_done(controller_t *self, registry_worker_t *w, const Stampede__Done
     w->done_records = done->records;
     w->done_dropped = done->dropped;
     collect_stats(w, done->stats);
+    const measurement_t *run = self->run;
+    bounds_t b = {.start_ns = run->start_ns, .now_ns = loop_now_ns()};
+    char why[160];
+    if (w->has_stats &&
+        !bounds_loop_times(&b, w->loop_cpu_ns, w->loop_wall_ns, w->loop_wait_ns, why, sizeof why)) {
+        collect_refuse_number(self, w, "its Done", why);
+        w->has_stats = false; /* not judged on figures it could not have measured */
+    }
     journal_done(self, w);
     if (w->state == REGISTRY_LOST)
         w->state = REGISTRY_RUNNING;

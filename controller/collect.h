@@ -59,5 +59,10 @@ bool collect_undecodable_logged(uint64_t failures);
  * naming the peer and why (the controller's arena says), within collect_undecodable_logged. */
 void collect_undecodable(controller_t *self, const uint8_t *id, size_t id_len, size_t len,
                          const char *socket);
+/* w reported a number outside the plan's bounds (bounds.h): refused (the caller does not use
+ * it), counted on w, its first reason kept for the run's verdict, and logged within
+ * collect_undecodable_logged. what names it ("a record", "a heartbeat"). */
+void collect_refuse_number(controller_t *self, registry_worker_t *w, const char *what,
+                           const char *why);
 
 #endif

@@ -86,6 +86,13 @@ static void handle_goodbye(controller_t *self, registry_worker_t *w,
     char msg[1200];
     int n = snprintf(msg, sizeof msg, "worker %s left: %s", w->name,
                      bye->reason && *bye->reason ? bye->reason : "goodbye");
+    /* Leaving before a later run started (a --once worker after its level): that run goes on
+     * without it. */
+    if (registry_in_run(w) && run->phase < PHASE_RUN && self->started_once) {
+        console_say(self, "%s", msg);
+        registry_forget_before_start(self, w, "left");
+        return;
+    }
     /* A worker released by the run says goodbye outside it (run id 0): it is still the run's. */
     if (!registry_in_run(w) || run->phase != PHASE_RUN) {
         console_say(self, "%s", msg);
@@ -159,10 +166,28 @@ static void handle_control(void *arg, const uint8_t *id, size_t id_len, const ui
     }
 }
 
+/* A run after the fleet's first starts with the workers still registered, one at least: says
+ * so when they are fewer than --expect-workers. */
+static void start_with_fewer(controller_t *self, uint32_t n) {
+    console_say(self,
+                "%u of the %u workers expected (--expect-workers) are registered: the run goes "
+                "on with them; a worker that comes back joins at the next run or level",
+                n, self->options.expect_workers);
+    clock_probe_begin(self);
+}
+
 static void step_register(controller_t *self, int64_t now) {
     uint32_t n = registry_count(self, REGISTRY_REGISTERED);
     if (n >= self->options.expect_workers)
         clock_probe_begin(self);
+    else if (self->started_once && n > 0)
+        start_with_fewer(self, n);
+    else if (self->started_once && now >= self->run->deadline_ns)
+        controller_abort(self,
+                         "no worker is left to carry the run: every worker was lost, and none "
+                         "registered within %g s (expected %u at %s)",
+                         self->options.register_timeout_ns / 1e9, self->options.expect_workers,
+                         transport_endpoint(self->transport));
     else if (now >= self->run->deadline_ns && n == 0)
         controller_abort(self,
                          "no worker came within %g s (expected %u at %s); in an Indexed Job of "
@@ -438,7 +463,7 @@ static int run_prepared(controller_t *self, measurement_t *run, bool *started) {
     self->run = run;
     registry_next_run(self);
     uint32_t have = registry_count(self, REGISTRY_REGISTERED);
-    if (have < self->options.expect_workers)
+    if (have < self->options.expect_workers && (!self->started_once || have == 0))
         console_say(self, "listening on %s (data port %u); waiting for %u worker%s",
                     transport_endpoint(self->transport), transport_data_port(self->transport),
                     self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");

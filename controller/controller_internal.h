@@ -42,6 +42,9 @@ struct controller {
     bool tty;        /* stderr is a terminal: the live line is redrawn in place */
     bool live_shown; /* the live line is on screen, without a newline */
     measurement_t *run;
+    /* A run of this fleet has started: --expect-workers was met once, and later runs (levels,
+     * files) start with the workers still registered (docs/protocol.md "After a loss"). */
+    bool started_once;
     struct sweep_run *sweep; /* the sweep in progress (controller/sweep_run.h); NULL: plain run */
     struct live_metrics *live_metrics; /* --metrics-listen (controller/live_metrics.h); or NULL */
     char results_root[4096]; /* --out DIR or the first run's directory: what --linger serves */

@@ -1,5 +1,7 @@
 #include "launch.h"
 
+#include <inttypes.h>
+#include <string.h>
 #include <time.h>
 
 #include "console.h"
@@ -49,6 +51,28 @@ static int assign_one(controller_t *self, registry_worker_t *w, buffer_t *part, 
         env.body_case = STAMPEDE__ENVELOPE__BODY_ASSIGN;
         env.assign = &a;
         env.run_id = run->id;
+        /* libzmq would drop it at the worker, which would then look silent: say why instead. */
+        size_t size = stampede__envelope__get_packed_size(&env);
+        if (size > w->max_message_bytes && join) { /* the run goes on without it */
+            console_say(self,
+                        "worker %s cannot join: the Assign is %zu bytes, above the %" PRIu64
+                        " it takes (its --max-message-size)",
+                        w->name, size, w->max_message_bytes);
+            w->state = REGISTRY_LOST;
+            w->taken_over = true; /* it held nothing */
+            controller_send_stop(self, w, "the Assign is above this worker's --max-message-size",
+                                 true, true);
+            return 0;
+        }
+        if (size > w->max_message_bytes) {
+            controller_abort(self,
+                             "the Assign for worker %s is %zu bytes (the config %zu, the trace "
+                             "part %zu), above the %" PRIu64 " that worker takes (its "
+                             "--max-message-size): raise it, or make the workload smaller",
+                             w->name, size, strlen(run->config_yaml), part->len,
+                             w->max_message_bytes);
+            return -1;
+        }
         w->state = REGISTRY_ASSIGNED;
         controller_send(self, w, &env);
         console_say(self, "worker %u = %s: concurrency %u%s, clock offset %+.3f ms (rtt %.3f ms)",
@@ -121,6 +145,8 @@ void launch_start(controller_t *self) {
     run->start_unix_ns =
         (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec + (run->start_ns - loop_now_ns());
     run->phase = PHASE_RUN;
+    run->started_with = run->in_run;
+    self->started_once = true;
     telemetry_run_open(self); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(self);
     journal_open(self);

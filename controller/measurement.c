@@ -129,6 +129,12 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
     return self;
 }
 
+void measurement_renew_id(measurement_t *self) {
+    uint64_t old = self->id;
+    while (self->id == old)
+        self->id = new_run_id();
+}
+
 measurement_t *measurement_restore(const char *name, const char *source, const char *yaml,
                                    const char *out_dir, uint64_t run_id) {
     measurement_t *self = calloc(1, sizeof *self);

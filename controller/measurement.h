@@ -34,6 +34,7 @@ typedef struct measurement {
     char *config_yaml;       /* unredacted: what the workers are sent */
     uint64_t id;             /* the run id every message of the run carries */
     uint32_t in_run;         /* workers taken into the run (indexes 0 … in_run-1) */
+    uint32_t started_with;   /* in_run at the start (the rest joined during the run) */
     uint64_t *window_starts; /* by worker index: sessions it started inside the measured window */
     /* rate mode: when the limits end the arrivals (ns after start; -1 never, 0 not yet known:
      * results.c works it out at the first start) and the window's starts sent by then */
@@ -97,6 +98,8 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
  * start and workers left to the caller. NULL after printing why. */
 measurement_t *measurement_restore(const char *name, const char *source, const char *yaml,
                                    const char *out_dir, uint64_t run_id);
+/* Gives the run a new run id: what was sent under the old one (an Assign) is void. */
+void measurement_renew_id(measurement_t *self);
 /* Closes the trace, frees the merge, ingest, config and buffers, then the run; sets *self_p to
  * NULL. NULL-safe. */
 void measurement_destroy(measurement_t **self_p);

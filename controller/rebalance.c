@@ -52,6 +52,7 @@ static int hold(registry_worker_t *w, uint64_t residue, uint64_t modulus) {
     if (buffer_grow_array(&w->held, &w->cap_held, w->n_held + 1, sizeof *w->held) < 0)
         return -1;
     w->held[w->n_held++] = (rebalance_class_t){residue, modulus};
+    w->classes_changed = true;
     return 0;
 }
 
@@ -82,6 +83,7 @@ uint64_t rebalance_start(controller_t *self) {
         else if (share.worker_index < share.arrival_workers)
             hold(w, share.worker_index, share.arrival_workers);
         w->rate_cap = share.rate_cap;
+        w->classes_changed = false; /* it runs its share as planned */
     }
     return run->session_limit;
 }
@@ -120,12 +122,19 @@ void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stamped
     measurement_t *run = self->run;
     if (run->phase != PHASE_RUN || !registry_in_run(w) || w->taken_over)
         return;
-    /* No worker starts a session at or past the grant: a frontier beyond it is not believed (it
-     * would raise the grant for everyone, or wrap it around). */
-    uint64_t frontier =
-        hb->session_frontier < run->session_limit ? hb->session_frontier : run->session_limit;
-    if (frontier > w->frontier)
-        w->frontier = frontier;
+    /* No worker starts a session at or past the grant: a frontier or a count beyond it is refused
+     * (it would raise the grant for everyone, wrap it around, or count sessions never run). */
+    if (hb->session_frontier > run->session_limit || hb->sessions_started > run->session_limit) {
+        char why[160];
+        snprintf(why, sizeof why,
+                 "session frontier %" PRIu64 " and %" PRIu64
+                 " sessions started, past the grant %" PRIu64,
+                 hb->session_frontier, hb->sessions_started, run->session_limit);
+        collect_refuse_number(self, w, "a heartbeat", why);
+        return;
+    }
+    if (hb->session_frontier > w->frontier)
+        w->frontier = hb->session_frontier;
     if (hb->sessions_started > w->sessions_started)
         w->sessions_started = hb->sessions_started;
     uint64_t top = max_frontier(self);
@@ -185,6 +194,7 @@ static void unhold(registry_worker_t *w, rebalance_class_t c) {
         if (w->held[i].residue == c.residue && w->held[i].modulus == c.modulus) {
             memmove(w->held + i, w->held + i + 1, (w->n_held - i - 1) * sizeof *w->held);
             w->n_held--;
+            w->classes_changed = true;
             return;
         }
 }
@@ -465,6 +475,7 @@ void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
     if (end_ns > run->start_ns)
         each_stretch(self, end_ns, add_stretch_json, &s);
     json_object_set_new(level, "load_held", s.array);
+    json_object_set_new(level, "workers", registry_run_json(self));
 }
 
 void rebalance_print(const controller_t *self, FILE *out) {
@@ -510,6 +521,7 @@ bool rebalance_rejoin(controller_t *self, registry_worker_t *w) {
     w->frontier = w->sessions_started = w->sessions_ended = 0;
     w->release_pending = false;
     w->n_held = 0;
+    w->classes_changed = true; /* it holds only what it is given from now on */
     w->rate_cap = 0;
     w->back_said = false;
     clock_probe_one(self, w);
@@ -526,6 +538,7 @@ bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
     starts[run->in_run] = 0;
     run->window_starts = starts;
     w->index = (int)run->in_run++;
+    w->classes_changed = true; /* no share of its own: only what it is given */
     return true;
 }
 

@@ -82,6 +82,8 @@ static registry_worker_t *add(controller_t *self, const uint8_t *id, size_t len,
     w->job_index =
         h->_job_index_case == STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX ? (int64_t)h->job_index : -1;
     w->threads = h->threads ? h->threads : 1;
+    w->max_message_bytes =
+        h->max_message_size ? h->max_message_size : REGISTRY_WORKER_MESSAGE_BYTES;
     return w;
 }
 
@@ -164,13 +166,13 @@ bool registry_finished(const registry_worker_t *w) {
 static bool registry_is_silent(const controller_t *self, const registry_worker_t *w, int64_t now);
 
 uint32_t registry_inflight(const controller_t *self) {
-    uint32_t inflight = 0;
+    uint64_t inflight = 0; /* each is a worker's word, up to 2^32 - 1: the sum must not wrap */
     int64_t now = loop_now_ns();
     for (size_t i = 0; i < self->n_workers; i++)
         if (registry_in_run(&self->workers[i]) && !registry_finished(&self->workers[i]) &&
             !registry_is_silent(self, &self->workers[i], now))
             inflight += self->workers[i].inflight;
-    return inflight;
+    return inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight;
 }
 
 /* Whether w is in the run, still owes its work and missed a heartbeat (1.5 intervals quiet: the
@@ -217,6 +219,9 @@ void registry_check_silence(controller_t *self, int64_t now) {
             char why[128];
             snprintf(why, sizeof why, "no heartbeat for %.1f s", controller_silence_ns(self) / 1e9);
             registry_mark_lost(self, w, why, false);
+        } else if (self->started_once) {
+            registry_forget_before_start(self, w, "went silent");
+            i = (size_t)-1; /* the array changed: look at every worker again */
         } else {
             controller_abort(self, "worker %s went silent before the start", w->name);
         }
@@ -262,11 +267,50 @@ void registry_next_run(controller_t *self) {
         memcpy(w->host, kept.host, sizeof w->host);
         w->pid = kept.pid;
         w->last_rx_ns = kept.last_rx_ns;
+        w->job_index = kept.job_index;
+        w->threads = kept.threads;
+        w->max_message_bytes = kept.max_message_bytes;
         w->index = -1;
         w->state =
             registered < self->options.expect_workers ? REGISTRY_REGISTERED : REGISTRY_WAITING;
         registered += w->state == REGISTRY_REGISTERED;
     }
+}
+
+void registry_forget_before_start(controller_t *self, registry_worker_t *w, const char *what) {
+    measurement_t *run = self->run;
+    console_say(self,
+                "worker %s %s before the start: forgotten; the run is prepared again with the "
+                "workers still registered",
+                w->name, what);
+    remove_worker(self, w);
+    /* Shares were computed for the old count: whatever was assigned under the old id is void. */
+    if (run->phase >= PHASE_ASSIGN)
+        measurement_renew_id(run);
+    free(run->window_starts);
+    run->window_starts = NULL;
+    run->in_run = 0;
+    uint32_t registered = 0;
+    for (size_t i = 0; i < self->n_workers; i++) {
+        registry_worker_t *o = &self->workers[i];
+        o->index = -1;
+        o->state =
+            registered < self->options.expect_workers ? REGISTRY_REGISTERED : REGISTRY_WAITING;
+        registered += o->state == REGISTRY_REGISTERED;
+    }
+    run->phase = PHASE_REGISTER;
+    run->deadline_ns = loop_now_ns() + self->options.register_timeout_ns;
+}
+
+json_t *registry_run_json(const controller_t *self) {
+    const measurement_t *run = self->run;
+    uint32_t carried = 0;
+    for (size_t i = 0; i < self->n_workers; i++)
+        carried += registry_in_run(&self->workers[i]) && self->workers[i].state != REGISTRY_LOST;
+    return json_pack("{s:i, s:i, s:i, s:i, s:i}", "expected", (int)self->options.expect_workers,
+                     "started", (int)run->started_with, "joined",
+                     (int)(run->in_run - run->started_with), "lost", (int)run->n_losses,
+                     "carried_by", (int)carried);
 }
 
 void registry_mark_back(controller_t *self, registry_worker_t *w) {
@@ -332,7 +376,7 @@ void registry_describe_missing(const controller_t *self, char *buf, size_t len) 
         if (w->threads > threads)
             threads = w->threads;
     }
-    size_t pods = indexed ? (expect + threads - 1) / threads : 0;
+    size_t pods = indexed && threads ? (expect + threads - 1) / threads : 0;
     size_t span = pods;
     for (size_t i = 0; i < self->n_workers; i++)
         if (self->workers[i].state == REGISTRY_REGISTERED &&

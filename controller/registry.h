@@ -7,12 +7,17 @@
 #ifndef STAMPEDE_REGISTRY_H
 #define STAMPEDE_REGISTRY_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
 #include "controller.h"
 #include "stampede.pb-c.h"
+
+/* The largest control message a worker takes when its Hello does not say (an older worker):
+ * worker --max-message-size's default. */
+#define REGISTRY_WORKER_MESSAGE_BYTES (64ULL << 20)
 
 typedef enum {
     REGISTRY_REGISTERED, /* counted for the next run */
@@ -59,11 +64,14 @@ typedef struct registry_worker {
     uint64_t cap_waits;
     int64_t job_index; /* its Hello's job_index (an Indexed Job's JOB_COMPLETION_INDEX); -1 none */
     uint32_t threads;  /* loops in its process (its Hello's threads, at least 1) */
+    uint64_t max_message_bytes; /* the largest control message it takes (its Hello; 64 MiB when
+                                   it does not say) */
     /* Worker loss and rebalancing (controller/rebalance.h). */
     uint64_t frontier;            /* its heartbeats: 1 + the highest session index it started */
     uint64_t sessions_started;    /* its heartbeats */
     uint64_t sessions_ended;      /* merged records that ended a session of its */
     struct rebalance_class *held; /* the classes of session indexes it runs now */
+    bool classes_changed;         /* it adopted or gave up a class since the start */
     size_t n_held, cap_held;
     uint32_t rate_cap;       /* rate mode: its share of scheduler.concurrency now (0: none) */
     bool taken_over;         /* lost, and its share given to the survivors */
@@ -71,6 +79,8 @@ typedef struct registry_worker {
     int64_t abandon_sent_ns; /* when it was last told to drop the run (it woke up) */
     bool back_said;          /* "is back, but its share was taken over" was said */
     uint64_t undecodable;    /* its messages that did not unpack (collect_undecodable) */
+    uint64_t refused;        /* its records and numbers outside the plan's bounds (bounds.h) */
+    char refused_first[200]; /* the first of them, why */
 } registry_worker_t;
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
@@ -109,6 +119,14 @@ void registry_mark_lost(controller_t *self, registry_worker_t *w, const char *wh
  * to --expect-workers; waiting beyond), with nothing left of the last run; a worker lost in it
  * and silent since is forgotten. */
 void registry_next_run(controller_t *self);
+/* Before the start of a run after the fleet's first (a level, a later file): w went silent or
+ * left (what says which, for the message). It is forgotten and the run is prepared again from
+ * registration with the workers still registered (a new run id once shares were assigned). */
+void registry_forget_before_start(controller_t *self, registry_worker_t *w, const char *what);
+/* The run's workers, for its level in results.json: {"expected" (--expect-workers), "started"
+ * (taken in at the start), "joined" (during the run), "lost" (losses during it), "carried_by"
+ * (in the run and not lost at its end)}. The caller owns the object. */
+json_t *registry_run_json(const controller_t *self);
 /* A lost worker of the run spoke again: it is running, and its Done and batches still count;
  * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
 void registry_mark_back(controller_t *self, registry_worker_t *w);

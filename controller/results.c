@@ -196,7 +196,9 @@ static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
                                             .loop_cpu_ns = w->loop_cpu_ns,
                                             .loop_wall_ns = w->loop_wall_ns,
                                             .loop_wait_ns = w->loop_wait_ns,
-                                            .cap_waits = w->cap_waits};
+                                            .cap_waits = w->cap_waits,
+                                            .refused = w->refused,
+                                            .refused_first = w->refused_first};
     }
     return out;
 }
@@ -354,6 +356,7 @@ static json_t *results_workers_json(const controller_t *self, const results_extr
         json_object_set_new(o, "lost", json_boolean(r && r->state == REGISTRY_LOST));
         json_object_set_new(o, "taken_over", json_boolean(r && r->taken_over));
         json_object_set_new(o, "lost_sessions", json_integer(r ? (json_int_t)r->lost_sessions : 0));
+        json_object_set_new(o, "refused", json_integer(r ? (json_int_t)r->refused : 0));
         json_object_set_new(o, "events_per_read",
                             w->has_stats ? json_real(validity_events_per_read(w)) : json_null());
         json_object_set_new(o, "token_events_per_read",

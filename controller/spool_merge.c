@@ -377,7 +377,8 @@ static int merge_run(merge_state_t *st, const char *dir) {
         measurement_restore(NAME, source->path, source->config_yaml, dir, st->run_id);
     if (!run)
         return 1;
-    run->in_run = st->count;
+    run->in_run = run->started_with = st->count;
+    st->ctl.options.expect_workers = st->count; /* what results.json's workers says expected */
     run->window_starts = calloc(st->count + 1, sizeof *run->window_starts);
     run->start_ns = st->start_ns;
     run->start_unix_ns = st->start_unix_ns;

@@ -62,7 +62,9 @@ struct sweep_run {
     sweep_rows_t snap_rows; /* kept repetitions' snapshot figures */
     json_t *reps;
     json_t *level_reasons;
-    json_t *server; /* the last valid repetition's {"server", "gap"} (NULL: none scraped) */
+    json_t *server;  /* the last valid repetition's {"server", "gap"} (NULL: none scraped) */
+    json_t *workers; /* the repetitions' workers (registry_run_json), pooled: the fewest started
+                        and carried it, the joins and losses added up */
     uint32_t server_rep;
     level_result_t previous; /* handed to next(); its pooled stays valid until then */
     bool has_previous;
@@ -128,7 +130,8 @@ static void sweep_run_level_free(sweep_run_t *self) {
     json_decref(self->reps);
     json_decref(self->level_reasons);
     json_decref(self->server);
-    self->reps = self->level_reasons = self->server = NULL;
+    json_decref(self->workers);
+    self->reps = self->level_reasons = self->server = self->workers = NULL;
     self->server_rep = 0;
 }
 
@@ -412,6 +415,24 @@ static json_t *sweep_run_validity_json(const validity_t *v) {
     return json_pack("{s:b, s:o}", "valid", v->valid, "reasons", reasons);
 }
 
+/* Pools a repetition's workers (registry_run_json) into the level's. */
+static void sweep_run_pool_workers(sweep_run_t *self, json_t *rep) {
+    if (!self->workers) {
+        self->workers = json_deep_copy(rep);
+        return;
+    }
+    static const char *const fewest[] = {"started", "carried_by"};
+    static const char *const added[] = {"joined", "lost"};
+    for (size_t i = 0; i < 2; i++) {
+        json_int_t a = json_integer_value(json_object_get(self->workers, fewest[i]));
+        json_int_t b = json_integer_value(json_object_get(rep, fewest[i]));
+        json_object_set_new(self->workers, fewest[i], json_integer(a < b ? a : b));
+        a = json_integer_value(json_object_get(self->workers, added[i]));
+        b = json_integer_value(json_object_get(rep, added[i]));
+        json_object_set_new(self->workers, added[i], json_integer(a + b));
+    }
+}
+
 void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
                               const char *stop_reason, bool interrupted, json_t *server) {
     if (!self->window)
@@ -473,6 +494,9 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
     json_object_set_new(rep, "window", sweep_report_stats_json(total));
     json_object_set_new(rep, "snapshots", snapshots);
+    json_t *workers = registry_run_json(self->fleet);
+    sweep_run_pool_workers(self, workers);
+    json_object_set_new(rep, "workers", workers);
     json_t *none = json_null();
     json_object_set(rep, "server", server ? json_object_get(server, "server") : none);
     json_object_set(rep, "gap", server ? json_object_get(server, "gap") : none);
@@ -518,6 +542,7 @@ static json_t *sweep_run_level_json(sweep_run_t *self, bool interrupted,
     json_object_set_new(o, "interrupted", json_boolean(interrupted));
     json_object_set_new(o, "stopped_early", json_boolean(self->any_stopped_early));
     json_object_set_new(o, "repetitions_run", json_integer(self->reps_run));
+    json_object_set_new(o, "workers", self->workers ? json_incref(self->workers) : json_null());
     json_object_set_new(o, "valid_runs", json_integer(self->valid));
     char label[32];
     snprintf(label, sizeof label, "%u/%u", (unsigned)self->valid, (unsigned)self->reps_run);
@@ -675,19 +700,39 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
     sweep_report_figures(from, f);
     console_say(self->fleet,
                 "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
-                "%.2f %% errors, %.3f conversations/s",
+                "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
                 self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
                 (unsigned)self->valid, (unsigned)self->reps_run,
                 interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
-                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
-                f[SWEEP_FIG_ACTUAL_RPS]);
+                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS],
+                (int)json_integer_value(json_object_get(self->workers, "carried_by")),
+                (int)self->fleet->options.expect_workers);
     sweep_run_write(self, false);
+}
+
+/* Under the table: each level that did not run on every worker expected from start to end. */
+static void sweep_run_print_workers(const sweep_run_t *self, FILE *out) {
+    for (size_t i = 0; i < json_array_size(self->levels); i++) {
+        const json_t *w = json_object_get(json_array_get(self->levels, i), "workers");
+        json_int_t expected = json_integer_value(json_object_get(w, "expected"));
+        json_int_t started = json_integer_value(json_object_get(w, "started"));
+        json_int_t lost = json_integer_value(json_object_get(w, "lost"));
+        json_int_t carried = json_integer_value(json_object_get(w, "carried_by"));
+        if (!w || (started >= expected && carried >= expected && lost == 0))
+            continue;
+        fprintf(out,
+                "Level %zu: started by %lld of the %lld workers expected, %lld lost, carried to "
+                "its end by %lld\n",
+                i + 1, (long long)started, (long long)expected, (long long)lost,
+                (long long)carried);
+    }
 }
 
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
+    sweep_run_print_workers(self, stdout);
     slo_print_levels(stdout, self->levels);
     fflush(stdout);
     int rc = sweep_run_write(self, true);

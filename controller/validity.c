@@ -96,6 +96,19 @@ static void validity_judge_lost(const validity_input_t *in, validity_t *out) {
                          in->workers[i].name);
 }
 
+/* A worker that reported numbers no honest worker can: its other numbers are not to be trusted
+ * either, so the run is not a measurement. */
+static void validity_judge_refused(const validity_input_t *in, validity_t *out) {
+    for (size_t i = 0; i < in->n_workers; i++)
+        if (in->workers[i].refused)
+            validity_add(out,
+                         "worker %s reported %" PRIu64 " number%s outside what the plan allows, "
+                         "refused (the first: %s)",
+                         in->workers[i].name, in->workers[i].refused,
+                         in->workers[i].refused == 1 ? "" : "s",
+                         in->workers[i].refused_first ? in->workers[i].refused_first : "?");
+}
+
 static void validity_judge_outcomes(const validity_input_t *in, validity_t *out) {
     if (in->breaker)
         validity_add(out, "stopped by the %s", in->breaker);
@@ -131,6 +144,7 @@ void validity_judge(const validity_input_t *in, validity_t *out) {
     validity_judge_saturation(in, out);
     validity_judge_schedule(in, out);
     validity_judge_lost(in, out);
+    validity_judge_refused(in, out);
     validity_judge_outcomes(in, out);
 }
 

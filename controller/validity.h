@@ -43,6 +43,8 @@ typedef struct validity_worker {
     int64_t loop_wall_ns;
     int64_t loop_wait_ns; /* runnable but waiting for a CPU; negative when unknown */
     uint64_t cap_waits;
+    uint64_t refused;          /* its numbers outside the plan's bounds, refused (bounds.h) */
+    const char *refused_first; /* why the first was ("" or NULL: none) */
 } validity_worker_t;
 
 /* What the verdict looks at: the merged totals (warm-up excluded) and every worker. */

@@ -112,6 +112,7 @@ static void send_hello(agent_t *self) {
     hello.threads = self->options.threads;
     hello.capacity = self->options.capacity;
     hello.version = STAMPEDE_VERSION;
+    hello.max_message_size = (uint64_t)self->options.max_control_bytes;
     if (self->options.has_job_index) {
         hello._job_index_case = STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX;
         hello.job_index = self->options.job_index;

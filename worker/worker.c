@@ -479,6 +479,15 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         w->share.rate_cap = 0;
         w->share.worker_index = w->share.arrival_workers;
     }
+    if (share_concurrency(&w->share) > WORKER_MAX_STREAMS) {
+        snprintf(err, errlen,
+                 "its share of scheduler.concurrency %u over %u workers is %u streams, more than "
+                 "the %d one worker loop holds: run more workers (or worker --threads), or lower "
+                 "scheduler.concurrency",
+                 w->cfg.scheduler.concurrency, a->worker_count, share_concurrency(&w->share),
+                 WORKER_MAX_STREAMS);
+        return -1;
+    }
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
@@ -945,7 +954,8 @@ static void usage(FILE *out) {
             "                 without the matching secret key is never joined\n"
             "  --insecure     allow plain TCP to a controller on another machine\n"
             "  --max-message-size SIZE  largest message taken from the controller (the\n"
-            "                 Assign with its workload; default 64MiB)\n"
+            "                 Assign with its workload; default 64MiB). Said in the Hello:\n"
+            "                 the controller refuses to send a larger Assign, naming both\n"
             "  --spool DIR    where the batches the controller has not acknowledged are\n"
             "                 written while it is unreachable, and at exit, as\n"
             "                 DIR/stampede-RUNID-NAME.spool for `stampede merge` (default\n"

@@ -19,6 +19,12 @@ usage:
       then a Done (none of its batches counted); then heartbeats until the Stop that releases it.
       Prints "started", "sent batch S of N records (B bytes); RSS K KiB, peak H KiB" (of process
       PID, the controller), "sent garbage", "done", "released".
+  hostile_peer.py lying-worker HOST:PORT IDENTITY [KEY_FILE SERVER_PUB_FILE]
+      registers as a worker (with KEY_FILE, a `stampede keygen` secret key, and the controller's
+      public key: over CURVE through pyzmq, Debian's python3-zmq, so run by /usr/bin/python3), and 1 s after the start sends four batches of one record each: 2^31
+      output tokens, a session index of 2^40, an end 10^15 ns after its send, then an honest one
+      (16 tokens); then a heartbeat claiming 2^64 - 1 sessions started (frontier 2^63); then goes
+      silent (as if killed) for 30 s. Prints "started", "lied".
   hostile_peer.py fake-controller YAML_FILE RECORDS
       binds 127.0.0.1 on a free port (prints "listening on tcp://127.0.0.1:P"), welcomes the one
       worker that connects, sends it twice a control message whose body unpacks to RECORDS empty
@@ -125,6 +131,34 @@ class Zmtp:
             parts.append(body)
             if not flags & 0x01:
                 return b"".join(parts)
+
+
+class CurvePeer:
+    """A DEALER through libzmq with CURVE and a real key (pyzmq: Debian's python3-zmq, run by
+    /usr/bin/python3), with Zmtp's interface: what such a peer sends goes through the controller's
+    ZAP check like any worker's."""
+
+    def __init__(self, endpoint, identity, secret, server):
+        import zmq
+        self.ctx = zmq.Context.instance()
+        self.sock = self.ctx.socket(zmq.DEALER)
+        self.sock.setsockopt(zmq.IDENTITY, identity)
+        self.sock.setsockopt(zmq.LINGER, 500)
+        self.sock.curve_secretkey = secret
+        self.sock.curve_publickey = zmq.curve_public(secret)
+        self.sock.curve_serverkey = server
+        self.sock.connect(endpoint)
+
+    def send(self, body):
+        self.sock.send(body)
+
+    def recv(self, timeout):
+        return self.sock.recv() if self.sock.poll(int(timeout * 1000)) else None
+
+
+def read_key(path):
+    """The Z85 key of a `stampede keygen` file (the line that is not a comment)."""
+    return [l.strip() for l in open(path) if l.strip() and not l.startswith("#")][0].encode()
 
 
 # --- protobuf ----------------------------------------------------------------------------------
@@ -306,39 +340,49 @@ def settle(ctl, data, run_id, seconds=1.5):
         data.recv(0.1)
 
 
-def fake_worker(argv):
-    host, port = argv[0].rsplit(":", 1)
-    identity, watched = argv[1].encode(), int(argv[2])
-    sizes = [int(a) for a in argv[3:]]
-    ctl_sock = socket.create_connection((host, int(port)), timeout=30)
-    ctl = Zmtp(ctl_sock, b"DEALER", identity)
+def beat(ctl, run_id, state, frontier=0, started=0):
+    """One worker heartbeat: state (1 assigned, 2 running), and the session frontier and count."""
+    body = field_varint(1, now_ns()) + field_varint(6, state)
+    if frontier or started:
+        body += field_varint(8, frontier) + field_varint(9, started)
+    ctl.send(envelope(HEARTBEAT, body, run_id))
+
+
+def join_run(address, identity, keys=None):
+    """Registers as a worker at address (Hello, clock probes, Ready with the assigned concurrency)
+    and waits for the Start; returns (ctl, data, run_id, worker_index). keys: (secret key, the
+    controller's public key), Z85, for CURVE (CurvePeer); None: plain ZMTP (Zmtp)."""
+    host, port = address.rsplit(":", 1)
+
+    def connect(port):
+        if keys:
+            return CurvePeer("tcp://%s:%d" % (host, port), identity, *keys)
+        return Zmtp(socket.create_connection((host, port), timeout=30), b"DEALER", identity)
+
+    ctl = connect(int(port))
     hello = (field_varint(1, PROTOCOL_VERSION) + field_bytes(2, identity) + field_bytes(3, b"hostile")
              + field_varint(4, os.getpid()) + field_varint(5, 0) + field_varint(6, 1)
              + field_varint(7, 1000) + field_bytes(8, b"hostile"))
     ctl.send(envelope(HELLO, hello))
     data = None
-    run_id, worker_index, seq = 0, 0, 0
+    run_id = worker_index = 0
     deadline = time.monotonic() + 120
     last_beat = 0.0
-    started = done = False
     while time.monotonic() < deadline:
-        if run_id and time.monotonic() - last_beat > 0.5:
-            state = 2 if started else 1
-            ctl.send(envelope(HEARTBEAT, field_varint(1, now_ns()) + field_varint(6, state), run_id))
+        if data is not None and time.monotonic() - last_beat > 0.2:  # welcomed: alive, idle
+            beat(ctl, run_id, 1 if run_id else 0)
             last_beat = time.monotonic()
         msg = ctl.recv(0.2)
         if data is not None:
-            data.recv(0)  # answer its PINGs; Acks are read and dropped
+            data.recv(0)  # answer its PINGs
         if msg is None:
             continue
         env = decode(msg)
         kind, body = body_of(env)
         if kind == WELCOME:
             if not first(body, 1):
-                print("refused: %s" % first(body, 2, b"").decode(), flush=True)
-                return 1
-            data_sock = socket.create_connection((host, first(body, 4)), timeout=30)
-            data = Zmtp(data_sock, b"DEALER", identity)
+                raise SystemExit("refused: %s" % first(body, 2, b"").decode())
+            data = connect(first(body, 4))
         elif kind == PROBE:
             t = now_ns()
             reply = (field_varint(1, first(body, 1)) + field_varint(2, first(body, 2))
@@ -348,29 +392,82 @@ def fake_worker(argv):
             run_id = first(env, 2)
             worker_index = first(body, 2)
             ctl.send(envelope(READY, field_varint(1, 1) + field_varint(3, first(body, 4)), run_id))
-        elif kind == START and not started:
-            started = True
+        elif kind == START:
             print("started", flush=True)
-            time.sleep(0.3)
-            for n in sizes:
-                seq += 1
-                msg = envelope(BATCH, batch_with_records(seq, worker_index, n), run_id, seq)
-                data.send(msg)
-                settle(ctl, data, run_id)
-                print("sent batch %d of %d records (%d bytes); %s"
-                      % (seq, n, len(msg), memory(watched)), flush=True)
-            data.send(b"\x82\x01\xff\xff\xff\xff\x0f")  # a batch 4 GiB long in 7 bytes
-            settle(ctl, data, run_id)
-            print("sent garbage", flush=True)
-            # finished: no batch of it is to be merged
-            ctl.send(envelope(DONE, field_varint(1, 0) + field_varint(2, 0), run_id))
-            done = True
-            print("done", flush=True)
-        elif kind == STOP and done:
+            return ctl, data, run_id, worker_index
+    raise SystemExit("timed out before the start")
+
+
+def fake_worker(argv):
+    identity, watched = argv[1].encode(), int(argv[2])
+    sizes = [int(a) for a in argv[3:]]
+    ctl, data, run_id, worker_index = join_run(argv[0], identity)
+    time.sleep(0.3)
+    for seq, n in enumerate(sizes, 1):
+        msg = envelope(BATCH, batch_with_records(seq, worker_index, n), run_id, seq)
+        data.send(msg)
+        settle(ctl, data, run_id)
+        print("sent batch %d of %d records (%d bytes); %s" % (seq, n, len(msg), memory(watched)),
+              flush=True)
+    data.send(b"\x82\x01\xff\xff\xff\xff\x0f")  # a batch 4 GiB long in 7 bytes
+    settle(ctl, data, run_id)
+    print("sent garbage", flush=True)
+    # finished: no batch of it is to be merged
+    ctl.send(envelope(DONE, field_varint(1, 0) + field_varint(2, 0), run_id))
+    print("done", flush=True)
+    deadline = time.monotonic() + 60
+    last_beat = 0.0
+    while time.monotonic() < deadline:
+        if time.monotonic() - last_beat > 0.5:
+            beat(ctl, run_id, 2)
+            last_beat = time.monotonic()
+        msg = ctl.recv(0.2)
+        data.recv(0)
+        if msg is not None and body_of(decode(msg))[0] == STOP:
             print("released", flush=True)
             return 0
     print("timed out", flush=True)
     return 1
+
+
+def sint(v):
+    """A protobuf sint64's zigzag encoding."""
+    return (v << 1) ^ (v >> 63)
+
+
+def record(session, request_id, send_ns, end_delta_ns, completion, max_tokens, chunks):
+    """A Record of an ok request on endpoint 0 that ended its session: usage with 8 prompt tokens
+    and `completion`, max_tokens asked, and `chunks` chunks 1 ms apart."""
+    return (field_varint(1, session) + field_varint(5, request_id) + field_varint(6, send_ns)
+            + field_varint(11, sint(end_delta_ns)) + field_varint(12, 200) + field_varint(15, 1)
+            + field_varint(16, 8) + field_varint(17, completion) + field_varint(19, 8)
+            + field_varint(20, max_tokens)
+            + field_bytes(21, b"".join(varint(1000) for _ in range(chunks)))
+            + field_varint(24, chunks) + field_varint(28, 1))
+
+
+def lying_worker(argv):
+    identity = argv[1].encode()
+    keys = (read_key(argv[2]), read_key(argv[3])) if len(argv) > 3 else None
+    ctl, data, run_id, worker_index = join_run(argv[0], identity, keys)
+    settle(ctl, data, run_id, 1.0)  # into the run, heartbeating (a silent second would be a loss)
+    t = now_ns()
+    lies = [
+        record(worker_index, 1, t, 50000000, 2 ** 31, 16, 16),  # 2^31 output tokens
+        record(2 ** 40, 2, t, 50000000, 16, 16, 16),  # a session far past any grant
+        record(worker_index, 3, t, 10 ** 15, 16, 16, 16),  # an end 11.6 days after the send
+        record(worker_index, 4, t, 50000000, 16, 16, 16),  # honest
+    ]
+    for seq, rec in enumerate(lies, 1):
+        data.send(envelope(BATCH, field_varint(1, seq) + field_varint(2, worker_index)
+                           + field_bytes(3, rec), run_id, seq))
+    # more sessions started than exist below any grant: a loss would count them as lost
+    beat(ctl, run_id, 2, 2 ** 63, 2 ** 64 - 1)
+    settle(ctl, data, run_id, 0.5)
+    print("lied", flush=True)
+    # then silent, as if killed: the controller declares it lost and counts its lost sessions
+    time.sleep(30)
+    return 0
 
 
 def fake_controller(argv):
@@ -434,7 +531,8 @@ def fake_controller(argv):
 
 
 def main():
-    modes = {"garbage": garbage, "fake-worker": fake_worker, "fake-controller": fake_controller}
+    modes = {"garbage": garbage, "fake-worker": fake_worker, "lying-worker": lying_worker,
+             "fake-controller": fake_controller}
     if len(sys.argv) > 1 and sys.argv[1] in modes:
         return modes[sys.argv[1]](sys.argv[2:])
     return oversize(sys.argv[1:])

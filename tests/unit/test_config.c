@@ -44,6 +44,17 @@ static bool ends_with(const char *s, const char *suffix) {
 
 /* A table of bad files, each with the exact message a user sees. */
 static const message_case_t bad_cases[] = {
+    {"limits: {duration: 10s}\ntarget: {endpoints: ['http://10.0.0.1:70000/v1']}\n",
+     "bad.yaml:2:22: target.endpoints[0]: URL 'http://10.0.0.1:70000/v1' names port '70000': a "
+     "port "
+     "is a whole number from 1 to 65535"},
+    {"limits: {duration: 10s}\nworkload: {input_tokens: 4294967296000}\n",
+     "bad.yaml:2:26: workload.input_tokens: 4294967296000 tokens is above the ceiling of 10000000, "
+     "the largest context window of any model (docs/config.md)"},
+    {"limits: {duration: 10s}\nworkload:\n  output_tokens: {dist: lognormal, mean: 20000000, "
+     "sigma: 1}\n",
+     "bad.yaml:3:18: workload.output_tokens: 20000000 tokens is above the ceiling of 10000000, the "
+     "largest context window of any model (docs/config.md)"},
     {"scheduler:\n  concurency: 4\nlimits: {duration: 10s}\n",
      "bad.yaml:2:3: scheduler.concurency: unknown key 'concurency'; did you mean 'concurrency'?"},
     {"colour: red\nlimits: {duration: 10s}\n",

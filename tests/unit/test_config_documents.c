@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -93,6 +94,40 @@ static void test_config_documents_a_trailing_empty_document_is_no_run(void **sta
     unlink(path);
 }
 
+static double seconds_now(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* 100,000 flow sequences deep: counting the documents used to parse to the end, in time growing
+ * with the square of the depth (33 s); it stops at depth 65, where loading refuses the file. */
+static void test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_time(void **state) {
+    (void)state;
+    enum { DEPTH = 100000 };
+    char path[64];
+    snprintf(path, sizeof path, "/tmp/stampede-test-docs-deep-%d.yaml", (int)getpid());
+    static char text[8 + 2 * DEPTH + 2];
+    memcpy(text, "target: ", 8);
+    memset(text + 8, '[', DEPTH);
+    memset(text + 8 + DEPTH, ']', DEPTH);
+    memcpy(text + 8 + 2 * DEPTH, "\n", 2);
+    write_file(path, text);
+    double t0 = seconds_now();
+    assert_int_equal(config_file_documents(path), 1);
+    config_t cfg;
+    config_error_t err;
+    assert_int_equal(config_load_file(&cfg, path, &err), -1);
+    double took = seconds_now() - t0;
+    assert_non_null(strstr(err.message, "nested deeper than 64 levels"));
+    assert_int_equal(err.line, 1);
+    /* the 64th '[' (the 65th level, under the root mapping) */
+    assert_int_equal(err.column, 8 + 64);
+    assert_true(took < 1.0);
+    unlink(path);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_config_documents_a_file_of_two_documents_is_two_runs),
           cmocka_unit_test(test_config_documents_a_trailing_empty_document_is_no_run),
-          cmocka_unit_test(test_config_documents_an_error_names_the_line_in_the_whole_file))
+          cmocka_unit_test(test_config_documents_an_error_names_the_line_in_the_whole_file),
+          cmocka_unit_test(test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_time))

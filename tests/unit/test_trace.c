@@ -142,7 +142,7 @@ static void test_trace_refuses_bad_lines_with_file_line_key_and_reason(void **st
          "{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n",
          "t.jsonl:2: node: session '1': node 'a' is given twice (first at line 1)"},
         {"{\"session\": 1, \"node\": \"a\", \"output_length\": 0, \"new_input_length\": 2}\n",
-         "t.jsonl:1: output_length: expected a whole number from 1 to 100000000"},
+         "t.jsonl:1: output_length: expected a whole number from 1 to 10000000"},
         {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2\n",
          "t.jsonl:1: not JSON: '}' expected near end of file (column 69)"},
         {"", "t.jsonl: the trace is empty: give at least one request line"},
