@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_net.h"
 #include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
@@ -70,6 +71,7 @@ void config_free(config_t *self) {
     free(self->target.headers);
     free(self->target.api_key_env);
     free(self->target.api_key_file);
+    config_net_free(&self->target);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -119,6 +121,8 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.model = copy_or_null(src->target.model, &ok);
     dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
+    if (config_net_copy(&dst->target, &src->target) < 0)
+        ok = false;
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};
@@ -167,19 +171,25 @@ int config_endpoint_check(const char *url, char *why, size_t len) {
             snprintf(why, len, "URL '%s' contains a space or control character", url);
             return -1;
         }
-        if (*p == '?' || *p == '#') {
-            snprintf(why, len, "URL '%s' is a base URL and takes no query or fragment", url);
+        config_api_t api;
+        if (*p == '#' || (*p == '?' && config_endpoint_api(url, &api) < 0)) {
+            snprintf(why, len,
+                     "URL '%s' is a base URL and takes no query or fragment (a query may follow a "
+                     "whole request URL, .../chat/completions?api-version=..., or target.path)",
+                     url);
             return -1;
         }
     }
     return 0;
 }
 
-/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. */
+/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. A whole
+ * request URL (config_endpoint_api) is kept as it is. */
 static char *endpoint_normalize(const char *url) {
     char *copy = strdup(url);
-    if (copy == NULL)
-        return NULL;
+    config_api_t api;
+    if (copy == NULL || config_endpoint_api(url, &api) == 0)
+        return copy;
     size_t n = strlen(copy);
     size_t scheme = strncasecmp(copy, "https://", 8) == 0 ? 8 : 7;
     while (n > scheme + 1 && copy[n - 1] == '/')

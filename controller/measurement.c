@@ -21,7 +21,7 @@ static int load_config(const controller_options_t *o, const char *name, const ch
         return -1;
     }
     if (o->n_targets) {
-        char why[512];
+        char why[1024];
         size_t bad = 0;
         if (config_endpoints_check((char **)o->targets, o->n_targets, &bad, why, sizeof why)) {
             fprintf(stderr, "%s: --target %s: %s\n", name, o->targets[bad], why);
@@ -30,6 +30,11 @@ static int load_config(const controller_options_t *o, const char *name, const ch
         }
         if (config_set_endpoints(cfg, (char **)o->targets, o->n_targets) != 0) {
             fprintf(stderr, "%s: out of memory setting the --target URLs\n", name);
+            config_free(cfg);
+            return -1;
+        }
+        if (config_target_check(&cfg->target, &bad, why, sizeof why) != 0) {
+            fprintf(stderr, "%s: --target %s: %s\n", name, o->targets[bad], why);
             config_free(cfg);
             return -1;
         }

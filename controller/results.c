@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "rebalance.h"
 #include "report_cmd.h"
+#include "report_network.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
 #include "telemetry_report.h"
@@ -407,6 +408,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
         json_object_set_new(first, "label", json_string(label));
     }
     json_object_set_new(root, "kind", json_string("run"));
+    json_object_set_new(json_object_get(root, "run"), "network",
+                        report_network_json(&self->run->cfg.target));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
                             json_loads(self->run->cfg.deployment, 0, NULL));
@@ -588,6 +591,7 @@ int results_finish(controller_t *self, bool interrupted) {
         json_decref(server_json);
     } else {
         report_print(run->merge, &meta, stdout);
+        report_network_print(stdout, &run->cfg.target);
         if (have_server)
             telemetry_report_print(stdout, &server, run->merge);
         if (extra.rate_mode)

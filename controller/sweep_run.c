@@ -13,6 +13,7 @@
 #include "controller_internal.h"
 #include "loop.h"
 #include "report.h"
+#include "report_network.h"
 #include "results.h"
 #include "slo.h"
 #include "sweep_pool.h"
@@ -558,6 +559,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     for (size_t i = 0; i < self->cfg.target.n_endpoints; i++)
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
+    json_object_set_new(run, "network", report_network_json(&self->cfg.target));
     if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
@@ -643,6 +645,7 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
+    report_network_print(stdout, &self->cfg.target);
     slo_print_levels(stdout, self->levels);
     fflush(stdout);
     int rc = sweep_run_write(self, true);

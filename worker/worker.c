@@ -84,6 +84,7 @@ typedef struct worker_loop {
     uint64_t run_id;
     config_t cfg;
     bool cfg_loaded;
+    curl_net_t net; /* the run's TLS and proxy, read from cfg and this host; the engine's */
     plan_share_t share;
     engine_t *engine;
     resolver_t *resolver; /* looking the endpoint hosts up; Ready waits for it */
@@ -192,6 +193,7 @@ static void free_run(worker_loop_t *w) {
     resolver_destroy(&w->resolver);
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
+    curl_net_free(&w->net);
     if (w->cfg_loaded) {
         config_free(&w->cfg);
         w->cfg_loaded = false;
@@ -475,6 +477,9 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         w->share.rate_cap = 0;
         w->share.worker_index = w->share.arrival_workers;
     }
+    /* the TLS files are read here, on the worker's host, as api_key_file is */
+    if (curl_net_init(&w->net, &w->cfg.target, err, errlen) != 0)
+        return -1;
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
@@ -499,6 +504,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             .connect_timeout_ns = w->cfg.target.connect_timeout_ns,
             .headers = (const char *const *)headers,
             .api_key = api_key,
+            .net = &w->net,
         };
         w->engine = engine_new(w->loop, &opt);
         free_lines(headers);
