@@ -373,6 +373,9 @@ int config_endpoint_check(const char *url, char *why, size_t len);
 /* The API a whole request URL names by its path (".../chat/completions" chat, ".../completions"
  * completions, a query allowed after it), 0 ok; -1 when url is a base URL (the path is added). */
 int config_endpoint_api(const char *url, config_api_t *api);
+/* The base URL of an endpoint (a whole request URL without its query, API path and /v1; a base
+ * URL as it is) into buf, e.g. for its /metrics page; returns buf. */
+const char *config_endpoint_base(const char *url, char *buf, size_t len);
 /* Checks the endpoints against target.api and target.path: a whole request URL must name the
  * configured API and cannot take a path as well. 0 ok; -1 with why (naming the URL and the fix)
  * and *bad (may be NULL) set to the offending endpoint's index. */

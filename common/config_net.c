@@ -173,6 +173,25 @@ int config_endpoint_api(const char *url, config_api_t *api) {
     return -1;
 }
 
+const char *config_endpoint_base(const char *url, char *buf, size_t len) {
+    const char *path;
+    size_t n = config_net_url_path(url, &path);
+    config_api_t api;
+    if (config_endpoint_api(url, &api) < 0) {
+        snprintf(buf, len, "%s", url);
+        return buf;
+    }
+    n += (size_t)(path - url);
+    while (n > 0 && url[n - 1] == '/')
+        n--;
+    const char *suffix = api == API_CHAT ? "/chat/completions" : "/completions";
+    n -= strlen(suffix);
+    if (config_net_ends_with(url, n, "/v1"))
+        n -= 3;
+    snprintf(buf, len, "%.*s", (int)n, url);
+    return buf;
+}
+
 int config_target_check(const config_target_t *target, size_t *bad, char *why, size_t len) {
     for (size_t i = 0; i < target->n_endpoints; i++) {
         const char *url = target->endpoints[i];
