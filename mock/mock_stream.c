@@ -611,7 +611,8 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
     case MOCK_FAULT_429:
         mock_api_request_clear(api);
         buffer_reset(page);
-        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)") < 0) {
+        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)",
+                                self->options.flat_errors) < 0) {
             mock_conn_close(self, c, false);
             break;
         }
