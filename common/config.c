@@ -277,7 +277,8 @@ static int api_key_error(const config_t *self, config_error_t *err, const char *
                          const char *fmt, const char *arg, const char *why) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", self->source ? self->source : "");
-    snprintf(err->key, sizeof err->key, "%s", key);
+    /* a header's key ("target.headers.NAME") may be longer than err->key: cut, as gcc -O3 warns */
+    snprintf(err->key, sizeof err->key, "%.*s", (int)sizeof err->key - 1, key);
     snprintf(err->message, sizeof err->message, fmt, arg, why);
     return -1;
 }
