@@ -84,6 +84,7 @@ typedef struct config_target {
     config_tls_t tls;
     config_proxy_t proxy;
     char *proxy_url; /* CONFIG_PROXY_URL: the proxy */
+    bool preflight;  /* one request to each endpoint before the start (worker/preflight.h) */
 } config_target_t;
 
 /* One node's settings: a template node, or one slot of a generated shape (diamond: planner,

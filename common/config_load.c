@@ -54,6 +54,7 @@ static const char *const target_keys[] = {"endpoints",
                                           "path",
                                           "tls",
                                           "proxy",
+                                          "preflight",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",

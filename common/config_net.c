@@ -111,6 +111,9 @@ int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t) 
         return -1;
     if ((v = config_yaml_get(r, target, "path", NULL)) && config_net_path(r, v, t) < 0)
         return -1;
+    if ((v = config_yaml_get(r, target, "preflight", NULL)) &&
+        config_yaml_bool(r, v, "target.preflight", &t->preflight) < 0)
+        return -1;
     return 0;
 }
 

@@ -7,8 +7,8 @@
 #include "config.h"
 #include "config_yaml.h"
 
-/* Reads path, tls and proxy of the target mapping (may be NULL) into *t. 0 ok; -1 with r->err
- * filled at the offending key. */
+/* Reads path, tls, proxy and preflight of the target mapping (may be NULL) into *t. 0 ok; -1 with
+ * r->err filled at the offending key. */
 int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t);
 /* Deep copy of src's network keys into dst (whose other fields are already copied); 0 ok, -1 on
  * allocation failure. */

@@ -165,7 +165,8 @@ static void put_dist_body(FILE *out, const dist_t *d, bool time_valued) {
     }
 }
 
-/* path, tls and proxy (common/config_net.c reads them); a proxy password only on the wire. */
+/* path, tls, proxy and preflight (common/config_net.c reads them); a proxy password only on the
+ * wire. */
 static void put_target_net(FILE *out, const config_target_t *t, bool redact) {
     fputs("  path: ", out);
     put_optional_string(out, t->path);
@@ -181,7 +182,7 @@ static void put_target_net(FILE *out, const config_target_t *t, bool redact) {
         put_string(out, redact ? config_proxy_label(t, label, sizeof label) : t->proxy_url);
     else
         fputs(config_proxy_label(t, label, sizeof label), out);
-    fputc('\n', out);
+    fprintf(out, "\n  preflight: %s\n", t->preflight ? "true" : "false");
 }
 
 static void put_target(FILE *out, const config_target_t *t, bool redact) {

@@ -41,6 +41,8 @@ static void usage(FILE *out) {
         "  --trace                also write DIR/requests.jsonl with every chunk time\n"
         "  --http-phases          the table also shows the HTTP phases (blocked, dns,\n"
         "                         connecting, tls, sending, waiting, receiving); --verbose too\n"
+        "  --no-preflight         skip the one request to each endpoint before the start\n"
+        "                         (target.preflight: false; docs/config.md)\n"
         "  --register-timeout S   give up when the workers are not all there (default 60)\n"
         "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
         "                         lag, a worker lost...); without it such a run exits 3\n"
@@ -105,6 +107,9 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case CONTROLLER_OPT_GRACE:
         options->grace = arg;
+        return true;
+    case CONTROLLER_OPT_NO_PREFLIGHT:
+        options->no_preflight = true;
         return true;
     default:
         return false;

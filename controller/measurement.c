@@ -39,6 +39,8 @@ static int load_config(const controller_options_t *o, const char *name, const ch
             return -1;
         }
     }
+    if (o->no_preflight)
+        cfg->target.preflight = false;
     if (cfg->target.n_endpoints == 0) {
         fprintf(stderr, "%s: %s names no endpoint (target.endpoints) and no --target was given\n",
                 name, path);

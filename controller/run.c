@@ -273,7 +273,7 @@ static void reap_all(run_state_t *st) {
 static void usage(FILE *out) {
     fprintf(out,
             "usage: stampede run FILE [FILE]... [--workers N] [--target URL]... [--out DIR]\n"
-            "                    [--trace] [--http-phases|--verbose]\n"
+            "                    [--trace] [--http-phases|--verbose] [--no-preflight]\n"
             "                    [--allow-invalid] [--grace DURATION]\n"
             "                    [--metrics-listen HOST:PORT [--metrics-prefix P]\n"
             "                     [--metrics-compat loadgen]]\n"
@@ -290,6 +290,9 @@ static void usage(FILE *out) {
             "                 of the first file's mock: section)\n"
             "  --out DIR      results directory (default: the file's output.dir)\n"
             "  --trace        also write DIR/requests.jsonl with every chunk time\n"
+            "  --no-preflight skip the one small request worker 0 sends each endpoint before\n"
+            "                 the start (a dead server, a 4xx/5xx, a model it does not\n"
+            "                 serve or an answer that is not SSE stops the run in seconds)\n"
             "  --http-phases  the table also shows the HTTP phases (blocked, dns, connecting,\n"
             "                 tls, sending, waiting, receiving); --verbose does the same\n"
             "  --allow-invalid  exit 0 for a run judged invalid (client saturated, schedule\n"

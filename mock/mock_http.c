@@ -225,6 +225,8 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
         } else if (mock_http_header_is(line, name_len, "expect")) {
             if (vlen == 12 && strncasecmp(value, "100-continue", 12) == 0)
                 out->expect_continue = true;
+        } else if (mock_http_header_is(line, name_len, "x-stampede-preflight")) {
+            out->preflight = true;
         }
     }
     /* HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 only when asked to. */

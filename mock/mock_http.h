@@ -21,6 +21,7 @@ typedef struct mock_http_request {
     int minor_version; /* HTTP/1.x */
     bool keep_alive;
     bool expect_continue;  /* "Expect: 100-continue" */
+    bool preflight;        /* "X-Stampede-Preflight": stampede's check before a run */
     size_t header_bytes;   /* request line and headers, with the blank line */
     size_t content_length; /* a chunked body: its decoded length */
     bool chunked_body;     /* Transfer-Encoding: chunked; body is still framed until

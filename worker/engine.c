@@ -583,6 +583,10 @@ uint32_t engine_inflight(const engine_t *self) {
     return self->inflight;
 }
 
+const struct curl_slist *engine_headers(const engine_t *self) {
+    return self->settings.headers;
+}
+
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint) {
     return endpoint < self->inflight_to_len ? self->inflight_to[endpoint] : 0;
 }

@@ -66,6 +66,9 @@ int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen);
  * that cannot start (bad URL) is reported through done, from the loop. It never resolves a name
  * itself: a host engine_pin did not pin is left to curl's own resolver. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
+/* The headers every request carries (Content-Type, Accept, Authorization, extra headers): owned by
+ * the engine, unchanged while it lives (read by the preflight on the resolver's thread). */
+const struct curl_slist *engine_headers(const engine_t *self);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);

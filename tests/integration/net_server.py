@@ -2,7 +2,7 @@
 """A chat-completions server over plain HTTP or TLS, or a forward proxy, for the network tests.
 
 server: answers every POST with a short SSE stream (three words, usage, [DONE]) and closes the
-connection; with --cert/--key it speaks TLS, and with --client-ca it also requires a client
+connection (with --not-sse, a JSON body instead of the stream); with --cert/--key it speaks TLS, and with --client-ca it also requires a client
 certificate signed by that CA. Each request's "METHOD TARGET" is appended to --log.
 
 proxy: an HTTP forward proxy of one request per connection: it logs the absolute-form target
@@ -77,6 +77,12 @@ class Handler:
             if self.args.mode == "proxy":
                 self.relay(conn, lines, _)
                 return
+            if self.args.not_sse:
+                body = b'{"id":"cmpl-net","object":"chat.completion","choices":[]}'
+                conn.sendall(b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s"
+                             % (len(body), body))
+                return
             out = HEADERS
             for i, word in enumerate(["net", " server", " reply"]):
                 out += completion_chunk("chatcmpl-net", "mock", {"content": word},
@@ -115,6 +121,7 @@ def main():
     parser.add_argument("--cert")
     parser.add_argument("--key")
     parser.add_argument("--client-ca")
+    parser.add_argument("--not-sse", action="store_true")
     handler = Handler(parser.parse_args())
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
