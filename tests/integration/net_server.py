@@ -3,7 +3,8 @@
 
 server: answers every POST with a short SSE stream (three words, usage, [DONE]) and closes the
 connection (with --not-sse, a JSON body instead of the stream); with --cert/--key it speaks TLS, and with --client-ca it also requires a client
-certificate signed by that CA. Each request's "METHOD TARGET" is appended to --log.
+certificate signed by that CA. Each request's "METHOD TARGET" is appended to --log, a
+preflight's (X-Stampede-Preflight) as "preflight METHOD TARGET".
 
 proxy: an HTTP forward proxy of one request per connection: it logs the absolute-form target
 ("POST http://host:port/path") to --log, sends the request on to the origin in origin form,
@@ -73,7 +74,8 @@ class Handler:
             if lines is None:
                 return
             method, target = lines[0].split(" ")[:2]
-            self.note("%s %s" % (method, target))
+            preflight = any(line.lower().startswith("x-stampede-preflight:") for line in lines)
+            self.note("%s%s %s" % ("preflight " if preflight else "", method, target))
             if self.args.mode == "proxy":
                 self.relay(conn, lines, _)
                 return
