@@ -108,8 +108,10 @@ static int mock_http_parse_length(const char *value, size_t len, size_t *out) {
  * moved past the CRLF. 1 read; 0 the line is not complete yet; -1 malformed or too large. */
 static int mock_http_chunk_size(const char *buf, size_t end, size_t *pos, size_t *size) {
     const char *lf = memchr(buf + *pos, '\n', end - *pos);
-    if (!lf)
+    if (!lf) /* a line that long is refused whether or not its end has come */
         return end - *pos > 1024 ? -1 : 0;
+    if (lf - (buf + *pos) > 1024)
+        return -1;
     size_t v = 0, digits = 0, i = *pos;
     for (; buf + i < lf && isxdigit((unsigned char)buf[i]); i++, digits++) {
         if (v > (SIZE_MAX >> 4))
