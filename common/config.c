@@ -33,6 +33,7 @@ void config_init(config_t *self) {
     self->target.retry_after_max_ns = 10 * UNITS_NS_PER_S;
     self->target.retry_429_max = 5;
     self->target.preflight = true;
+    self->limits.endpoint_dead_after_ns = 10 * UNITS_NS_PER_S;
     self->workload.kind = WORKLOAD_REQUESTS;
     dist_fixed(&self->workload.turns, 1);
     dist_fixed(&self->workload.input_tokens, 512);

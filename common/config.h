@@ -200,6 +200,9 @@ typedef struct config_limits {
     uint64_t max_requests; /* 0 = none */
     double max_error_pct;  /* circuit breaker: stop the run (a sweep: the level) once failed /
                               (ok + failed) passes it over CONFIG_BREAKER_MIN_REQUESTS; 0 = off */
+    int64_t endpoint_dead_after_ns; /* circuit breaker: an endpoint whose every request failed for
+                                       this long stops the run (a sweep: the level); default 10 s,
+                                       0 = off */
 } config_limits_t;
 
 /* The sample the circuit breaker (limits.max_error_pct) waits for before it judges. */

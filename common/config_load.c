@@ -61,8 +61,8 @@ static const char *const workload_keys[] = {
     "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
-static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests",
-                                          "max_error_pct", NULL};
+static const char *const limits_keys[] = {"duration",      "max_sessions",        "max_requests",
+                                          "max_error_pct", "endpoint_dead_after", NULL};
 static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
@@ -530,6 +530,10 @@ static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l)
                                     "expected a percentage above 0 and below 100, got %g",
                                     l->max_error_pct);
     }
+    if ((v = config_yaml_get(r, node, "endpoint_dead_after", NULL)) &&
+        config_yaml_duration(r, v, "limits.endpoint_dead_after", false,
+                             &l->endpoint_dead_after_ns) < 0)
+        return -1;
     return 0;
 }
 

@@ -401,6 +401,9 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
         put_value(out, self->limits.max_error_pct, false);
         fputc('\n', out);
     }
+    fputs("  endpoint_dead_after: ", out);
+    put_duration(out, self->limits.endpoint_dead_after_ns);
+    fputc('\n', out);
     fputs("warmup: ", out);
     put_duration(out, self->warmup_ns);
     fputs("\nvalidity:\n  max_schedule_lag: ", out);

@@ -182,6 +182,7 @@ void measurement_destroy(measurement_t **self_p) {
         config_free(&self->cfg);
     free(self->config_yaml);
     free(self->window_starts);
+    free(self->failing_since_ns);
     free(self->losses);
     free(self);
     *self_p = NULL;

@@ -136,6 +136,8 @@ void results_record(void *arg, request_record_t *rec) {
         if (from)
             from->sessions_ended++;
     }
+    if (rec->error != ERROR_CANCELLED)
+        breaker_endpoint(self, rec);
     if (rec->error == ERROR_NONE) {
         self->run->requests_ok++;
         return;
