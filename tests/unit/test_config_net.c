@@ -11,6 +11,7 @@
 #include "unit_main.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 #include "config.h"
 #include "config_case.h"
@@ -113,6 +114,24 @@ static void test_config_net_defaults_are_no_proxy_and_verified_tls(void **state)
     assert_null(cfg.target.tls.ca_file);
     assert_false(cfg.target.tls.insecure);
     assert_null(cfg.target.path);
+    assert_true(cfg.target.preflight);
+    assert_int_equal(cfg.limits.endpoint_dead_after_ns, 10000000000LL);
+    config_free(&cfg);
+}
+
+static void test_config_net_preflight_and_dead_endpoint_breaker_load_and_write_back(void **state) {
+    config_t cfg, again;
+    config_case_load(&cfg, "target: {preflight: false}\nworkload: {kind: requests}\n"
+                           "limits: {max_requests: 1, endpoint_dead_after: 0s}\n");
+    assert_false(cfg.target.preflight);
+    assert_int_equal(cfg.limits.endpoint_dead_after_ns, 0);
+    char *yaml = config_to_yaml(&cfg);
+    assert_non_null(strstr(yaml, "  preflight: false\n"));
+    config_case_load(&again, yaml);
+    assert_false(again.target.preflight);
+    assert_int_equal(again.limits.endpoint_dead_after_ns, 0);
+    free(yaml);
+    config_free(&again);
     config_free(&cfg);
 }
 
@@ -154,4 +173,5 @@ UNIT_MAIN(cmocka_unit_test(test_config_net_base_url_gets_v1_and_the_api_path_onc
           cmocka_unit_test(test_config_net_endpoint_api_and_base),
           cmocka_unit_test(test_config_net_tls_and_proxy_load_write_back_and_copy),
           cmocka_unit_test(test_config_net_defaults_are_no_proxy_and_verified_tls),
+          cmocka_unit_test(test_config_net_preflight_and_dead_endpoint_breaker_load_and_write_back),
           cmocka_unit_test(test_config_net_refuses_bad_values_naming_the_key))
