@@ -24,7 +24,7 @@ SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 .PHONY: all deps test-deps configure build test unit integration asan bench demo clean format \
         fuzz k8s-tools k8s-check
-.PHONY: test-asan-all tsan soak realworld release-check
+.PHONY: test-asan-all tsan soak realworld release-check sdk-tools
 
 all: build
 
@@ -54,7 +54,7 @@ configure: deps
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: test-deps build k8s-tools
+test: test-deps build k8s-tools sdk-tools
 	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 	$(MAKE) asan
 	$(MAKE) tsan
@@ -116,6 +116,12 @@ k8s-tools: test-deps
 	@command -v npm >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 	bash k8s/tools/install.sh $(BUILD)/k8s-tools
+
+# The official OpenAI SDK (npm `openai`, pinned by tests/sdk/package-lock.json) that
+# tests/integration/test_mock_openai_sdk.sh points at the mock, installed with `npm ci` into
+# $(BUILD)/sdk-tools (k8s-tools first: it installs npm when missing).
+sdk-tools: k8s-tools
+	bash tests/sdk/install.sh $(BUILD)/sdk-tools
 
 # Renders every overlay, validates every object strictly, starts each overlay's pods as rendered.
 k8s-check: build k8s-tools
