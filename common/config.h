@@ -46,8 +46,23 @@ typedef struct config_header {
     char *value_file; /* {file: PATH}: the first line of PATH, read by the worker */
 } config_header_t;
 
+/* target.tls (docs/config.md): whom the workers trust and what they present. The paths are made
+ * absolute at load and read on each worker's host when a run is assigned, as api_key_file is: the
+ * client key is a secret, so no PEM travels in the config or lands in results/config.yaml. */
+typedef struct config_tls {
+    char *ca_file;     /* PEM bundle to trust; NULL: $SSL_CERT_FILE, else the system store */
+    bool insecure;     /* skip certificate and host name verification (warned in the results) */
+    char *client_cert; /* PEM client certificate for mTLS, or NULL (given with client_key) */
+    char *client_key;  /* its PEM private key, or NULL */
+} config_tls_t;
+
+/* target.proxy: none (default; the proxy environment is ignored), env (http_proxy, https_proxy,
+ * all_proxy, no_proxy as curl reads them) or one URL. */
+typedef enum { CONFIG_PROXY_NONE, CONFIG_PROXY_ENV, CONFIG_PROXY_URL } config_proxy_t;
+
 typedef struct config_target {
-    char **endpoints; /* base URLs, e.g. "http://127.0.0.1:8000" (the API path is added) */
+    char **endpoints; /* base URLs, e.g. "http://127.0.0.1:8000" (the API path is added), or whole
+                         request URLs ending in /completions (config_endpoint_api) */
     size_t n_endpoints;
     config_api_t api; /* chat -> /v1/chat/completions, completions -> /v1/completions */
     char *model;
@@ -69,6 +84,11 @@ typedef struct config_target {
     bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */
     int64_t retry_after_max_ns; /* cap on one Retry-After wait; default 10 s */
     uint32_t retry_429_max;     /* resends of one request after 429s at most; default 5 */
+    char *path; /* path and query after each endpoint instead of /v1/chat/completions, or NULL */
+    config_tls_t tls;
+    config_proxy_t proxy;
+    char *proxy_url; /* CONFIG_PROXY_URL: the proxy */
+    bool preflight;  /* one request to each endpoint before the start (worker/preflight.h) */
 } config_target_t;
 
 /* One node's settings: a template node, or one slot of a generated shape (diamond: planner,
@@ -188,6 +208,9 @@ typedef struct config_limits {
     uint64_t max_requests; /* 0 = none */
     double max_error_pct;  /* circuit breaker: stop the run (a sweep: the level) once failed /
                               (ok + failed) passes it over CONFIG_BREAKER_MIN_REQUESTS; 0 = off */
+    int64_t endpoint_dead_after_ns; /* circuit breaker: an endpoint whose every request failed for
+                                       this long stops the run (a sweep: the level); default 10 s,
+                                       0 = off */
 } config_limits_t;
 
 /* The sample the circuit breaker (limits.max_error_pct) waits for before it judges. */
@@ -362,8 +385,26 @@ int config_set_endpoints(config_t *self, char **urls, size_t n);
  * filled (naming the URLs) and *bad (may be NULL) set to the index of the offending one. */
 int config_endpoints_check(char **urls, size_t n, size_t *bad, char *why, size_t len);
 
-/* Checks an endpoint URL (http:// or https://, a host, no spaces); 0 ok, -1 with why filled. */
+/* Checks an endpoint URL (http:// or https://, a host, no spaces; a query only on a whole request
+ * URL); 0 ok, -1 with why filled. */
 int config_endpoint_check(const char *url, char *why, size_t len);
+/* The API a whole request URL names by its path (".../chat/completions" chat, ".../completions"
+ * completions, a query allowed after it), 0 ok; -1 when url is a base URL (the path is added). */
+int config_endpoint_api(const char *url, config_api_t *api);
+/* The base URL of an endpoint (a whole request URL without its query, API path and /v1; a base
+ * URL as it is) into buf, e.g. for its /metrics page; returns buf. */
+const char *config_endpoint_base(const char *url, char *buf, size_t len);
+/* Checks the endpoints against target.api and target.path: a whole request URL must name the
+ * configured API and cannot take a path as well. 0 ok; -1 with why (naming the URL and the fix)
+ * and *bad (may be NULL) set to the offending endpoint's index. */
+int config_target_check(const config_target_t *target, size_t *bad, char *why, size_t len);
+/* The URL requests to endpoint `base` go to: base itself when it is a whole request URL, else base
+ * followed by target.path, else by /v1/chat/completions or /v1/completions ("/v1" not doubled,
+ * trailing '/' dropped). malloc'd, the caller frees it; NULL when memory is short. */
+char *config_request_url(const config_target_t *target, const char *base);
+/* "none", "env" or the proxy URL (a password in it as <redacted>) into buf, as the table,
+ * results.json and config.yaml show it; returns buf. */
+const char *config_proxy_label(const config_target_t *target, char *buf, size_t len);
 /* Deep copy of src into dst (initialised here); 0 ok, -1 on allocation failure. */
 int config_copy(config_t *dst, const config_t *src);
 /* Reads the API key from the environment variable or file the config names. *key is NULL when

@@ -13,6 +13,7 @@
 #include "config_dist.h"
 #include "config_graph.h"
 #include "config_mock.h"
+#include "config_net.h"
 #include "config_scaffold.h"
 #include "config_scan.h"
 #include "config_slo.h"
@@ -54,14 +55,18 @@ static const char *const target_keys[] = {"endpoints",
                                           "retry_on_429",
                                           "retry_after_max",
                                           "retry_429_max",
+                                          "path",
+                                          "tls",
+                                          "proxy",
+                                          "preflight",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
     "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
-static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests",
-                                          "max_error_pct", NULL};
+static const char *const limits_keys[] = {"duration",      "max_sessions",        "max_requests",
+                                          "max_error_pct", "endpoint_dead_after", NULL};
 static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
@@ -323,6 +328,19 @@ static int read_reasoning_tags(config_yaml_t *r, yaml_node_t *node, config_targe
     return 0;
 }
 
+/* A whole request URL among the endpoints must agree with target.api and stand without
+ * target.path (config_target_check); the error points at the endpoint. */
+static int check_whole_urls(config_yaml_t *r, yaml_node_t *target, const config_target_t *t) {
+    char why[1024], key[CONFIG_YAML_KEY_MAX];
+    size_t bad = 0;
+    if (config_target_check(t, &bad, why, sizeof why) == 0)
+        return 0;
+    yaml_node_t *node = config_yaml_get(r, target, "endpoints", NULL);
+    bool list = node && node->type == YAML_SEQUENCE_NODE;
+    endpoint_path(key, sizeof key, list, bad);
+    return config_yaml_fail(r, list ? item_at(r, node, bad) : node, key, "%s", why);
+}
+
 static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     config_target_t *t = &c->target;
     yaml_node_t *v;
@@ -385,7 +403,9 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
             return -1;
         t->retry_429_max = (uint32_t)retries;
     }
-    return 0;
+    if (config_net_parse(r, node, t) < 0)
+        return -1;
+    return check_whole_urls(r, node, t);
 }
 
 /* workload.roles: a sequence of distinct names (letters, digits, '_', '-', '.'). */
@@ -555,6 +575,10 @@ static int parse_limits(config_yaml_t *r, yaml_node_t *node, config_limits_t *l)
                                     "expected a percentage above 0 and below 100, got %g",
                                     l->max_error_pct);
     }
+    if ((v = config_yaml_get(r, node, "endpoint_dead_after", NULL)) &&
+        config_yaml_duration(r, v, "limits.endpoint_dead_after", false,
+                             &l->endpoint_dead_after_ns) < 0)
+        return -1;
     return 0;
 }
 

@@ -165,6 +165,26 @@ static void put_dist_body(FILE *out, const dist_t *d, bool time_valued) {
     }
 }
 
+/* path, tls, proxy and preflight (common/config_net.c reads them); a proxy password only on the
+ * wire. */
+static void put_target_net(FILE *out, const config_target_t *t, bool redact) {
+    fputs("  path: ", out);
+    put_optional_string(out, t->path);
+    fputs("\n  tls:\n    ca_file: ", out);
+    put_optional_string(out, t->tls.ca_file);
+    fprintf(out, "\n    insecure: %s\n    client_cert: ", t->tls.insecure ? "true" : "false");
+    put_optional_string(out, t->tls.client_cert);
+    fputs("\n    client_key: ", out);
+    put_optional_string(out, t->tls.client_key);
+    char label[1024];
+    fputs("\n  proxy: ", out);
+    if (t->proxy == CONFIG_PROXY_URL)
+        put_string(out, redact ? config_proxy_label(t, label, sizeof label) : t->proxy_url);
+    else
+        fputs(config_proxy_label(t, label, sizeof label), out);
+    fprintf(out, "\n  preflight: %s\n", t->preflight ? "true" : "false");
+}
+
 static void put_target(FILE *out, const config_target_t *t, bool redact) {
     fputs("target:\n  endpoints:", out);
     if (t->n_endpoints == 0)
@@ -215,6 +235,7 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);
+    put_target_net(out, t, redact);
 }
 
 static void put_history(FILE *out, double history) {
@@ -397,6 +418,9 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
         put_value(out, self->limits.max_error_pct, false);
         fputc('\n', out);
     }
+    fputs("  endpoint_dead_after: ", out);
+    put_duration(out, self->limits.endpoint_dead_after_ns);
+    fputc('\n', out);
     fputs("warmup: ", out);
     put_duration(out, self->warmup_ns);
     fputs("\nvalidity:\n  max_schedule_lag: ", out);

@@ -262,7 +262,7 @@ static void capacity_run_usage(FILE *out) {
     fprintf(
         out,
         "usage: stampede capacity FILE [--workers N] [--target URL]... [--out DIR] [--trace]\n"
-        "                         [--allow-invalid]\n"
+        "                         [--allow-invalid] [--no-preflight]\n"
         "       stampede capacity FILE --bind tcp://*:PORT --expect-workers N [--target URL]...\n"
         "                         [--out DIR] [--data-port P] [--register-timeout SECONDS]\n"
         "                         [--key FILE --authorized-keys DIR | --insecure]\n"

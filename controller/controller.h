@@ -34,6 +34,7 @@ typedef struct controller_options {
     bool trace;              /* also when the file says output.trace */
     bool http_phases;        /* the end table shows the HTTP phases (--http-phases) */
     bool allow_invalid;      /* an invalid run exits 0, not 3 (controller/validity.h) */
+    bool no_preflight;       /* --no-preflight: target.preflight false (worker/preflight.h) */
     int64_t register_timeout_ns; /* waiting for workers; default 60 s */
     const char *name;            /* prefix of messages: "controller" or "run" */
     controller_hook_fn hook;
@@ -94,7 +95,8 @@ void controller_destroy(controller_t **self_p);
     {"metrics-token-file", required_argument, NULL, CONTROLLER_OPT_METRICS_TOKEN_FILE},           \
     {"metrics-insecure", no_argument, NULL, CONTROLLER_OPT_METRICS_INSECURE},                      \
     {"progress-interval", required_argument, NULL, CONTROLLER_OPT_PROGRESS_INTERVAL},              \
-    {"grace", required_argument, NULL, CONTROLLER_OPT_GRACE}
+    {"grace", required_argument, NULL, CONTROLLER_OPT_GRACE},                                      \
+    {"no-preflight", no_argument, NULL, CONTROLLER_OPT_NO_PREFLIGHT}
 /* clang-format on */
 /* getopt values of the shared flags that have no short letter. */
 enum {
@@ -104,10 +106,11 @@ enum {
     CONTROLLER_OPT_METRICS_TOKEN_FILE,
     CONTROLLER_OPT_METRICS_INSECURE,
     CONTROLLER_OPT_PROGRESS_INTERVAL,
-    CONTROLLER_OPT_GRACE
+    CONTROLLER_OPT_GRACE,
+    CONTROLLER_OPT_NO_PREFLIGHT
 };
-/* Applies a shared flag (t o T P v I, the --metrics-* ones, --grace) to options, appending --target
- * to targets (argc entries suffice); false for any other flag. */
+/* Applies a shared flag (t o T P v I, the --metrics-* ones, --grace, --no-preflight) to options,
+ * appending --target to targets (argc entries suffice); false for any other flag. */
 bool controller_options_apply(controller_options_t *options, const char **targets, int flag,
                               const char *arg);
 

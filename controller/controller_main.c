@@ -39,11 +39,14 @@ static void usage(FILE *out) {
         "  --expect-workers N     logical workers to wait for before the first run (worker\n"
         "                         --threads T counts T); later runs and levels go on with\n"
         "                         the workers still registered\n"
-        "  --target URL           endpoint base URL, repeatable; overrides the file\n"
+        "  --target URL           endpoint base URL or whole request URL\n"
+        "                         (.../v1/chat/completions), repeatable; overrides the file\n"
         "  --out DIR              results directory (default: the file's output.dir)\n"
         "  --trace                also write DIR/requests.jsonl with every chunk time\n"
         "  --http-phases          the table also shows the HTTP phases (blocked, dns,\n"
         "                         connecting, tls, sending, waiting, receiving); --verbose too\n"
+        "  --no-preflight         skip the one request to each endpoint before the start\n"
+        "                         (target.preflight: false; docs/config.md)\n"
         "  --register-timeout S   give up when the workers are not all there (default 60)\n"
         "  --allow-invalid        exit 0 for a run judged invalid (client saturated, schedule\n"
         "                         lag, a worker lost...); without it such a run exits 3\n"
@@ -125,6 +128,9 @@ bool controller_options_apply(controller_options_t *options, const char **target
         return true;
     case CONTROLLER_OPT_GRACE:
         options->grace = arg;
+        return true;
+    case CONTROLLER_OPT_NO_PREFLIGHT:
+        options->no_preflight = true;
         return true;
     default:
         return false;

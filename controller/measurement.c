@@ -21,7 +21,7 @@ static int load_config(const controller_options_t *o, const char *name, const ch
         return -1;
     }
     if (o->n_targets) {
-        char why[512];
+        char why[1024];
         size_t bad = 0;
         if (config_endpoints_check((char **)o->targets, o->n_targets, &bad, why, sizeof why)) {
             fprintf(stderr, "%s: --target %s: %s\n", name, o->targets[bad], why);
@@ -33,7 +33,14 @@ static int load_config(const controller_options_t *o, const char *name, const ch
             config_free(cfg);
             return -1;
         }
+        if (config_target_check(&cfg->target, &bad, why, sizeof why) != 0) {
+            fprintf(stderr, "%s: --target %s: %s\n", name, o->targets[bad], why);
+            config_free(cfg);
+            return -1;
+        }
     }
+    if (o->no_preflight)
+        cfg->target.preflight = false;
     if (cfg->target.n_endpoints == 0) {
         fprintf(stderr, "%s: %s names no endpoint (target.endpoints) and no --target was given\n",
                 name, path);
@@ -181,6 +188,7 @@ void measurement_destroy(measurement_t **self_p) {
         config_free(&self->cfg);
     free(self->config_yaml);
     free(self->window_starts);
+    free(self->failing_since_ns);
     free(self->losses);
     free(self);
     *self_p = NULL;

@@ -60,7 +60,9 @@ typedef struct measurement {
     uint64_t sessions_ended;     /* warm-up included, any outcome */
     bool have_first_error;
     char first_error[200];
-    char breaker[200]; /* "circuit breaker: ..." once limits.max_error_pct stopped it; "" before */
+    char breaker[600];         /* "circuit breaker: ..." once limits.max_error_pct or
+                                  limits.endpoint_dead_after stopped it; "" before */
+    int64_t *failing_since_ns; /* by endpoint: the first failure after its last success (0: none) */
     uint32_t first_error_endpoint;
     telemetry_t
         *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */

@@ -17,6 +17,7 @@
 #include "outfile.h"
 #include "rebalance.h"
 #include "report_cmd.h"
+#include "report_network.h"
 #include "sweep_report.h"
 #include "sweep_run.h"
 #include "telemetry_report.h"
@@ -143,6 +144,8 @@ void results_record(void *arg, request_record_t *rec) {
         if (from)
             from->sessions_ended++;
     }
+    if (rec->error != ERROR_CANCELLED)
+        breaker_endpoint(self, rec);
     if (rec->error == ERROR_NONE) {
         self->run->requests_ok++;
         return;
@@ -448,6 +451,8 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
     json_object_set_new(root, "kind", json_string("run"));
     json_object_set_new(json_object_get(root, "run"), "routing",
                         json_string(config_routing_name(self->run->cfg.target.routing)));
+    json_object_set_new(json_object_get(root, "run"), "network",
+                        report_network_json(&self->run->cfg.target));
     if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
                             json_loads(self->run->cfg.deployment, 0, NULL));
@@ -633,6 +638,7 @@ int results_finish(controller_t *self, bool interrupted) {
         json_decref(server_json);
     } else {
         report_print(run->merge, &meta, stdout);
+        report_network_print(stdout, &run->cfg.target);
         if (have_server)
             telemetry_report_print(stdout, &server, run->merge);
         if (extra.rate_mode)

@@ -12,6 +12,7 @@
 
 #include "buffer.h"
 #include "curl_loop.h"
+#include "curl_net.h"
 
 typedef struct scrape_get {
     scrape_t *owner;
@@ -185,6 +186,7 @@ static bool scrape_setup(scrape_t *self, scrape_get_t *g, const char *url) {
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, scrape_on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, g);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, g->curl_error);
+    curl_net_apply(NULL, e); /* the proxy environment is ignored, as by the requests */
     return curl_easy_setopt(e, CURLOPT_URL, url) == CURLE_OK &&
            curl_multi_add_handle(self->multi, e) == CURLM_OK;
 }

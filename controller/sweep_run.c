@@ -15,6 +15,7 @@
 #include "controller_internal.h"
 #include "loop.h"
 #include "report.h"
+#include "report_network.h"
 #include "results.h"
 #include "slo.h"
 #include "sweep_pool.h"
@@ -624,6 +625,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
         json_array_append_new(urls, json_string(self->cfg.target.endpoints[i]));
     json_object_set_new(run, "endpoint_urls", urls);
     json_object_set_new(run, "routing", json_string(config_routing_name(self->cfg.target.routing)));
+    json_object_set_new(run, "network", report_network_json(&self->cfg.target));
     if (self->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(run, "deployment", json_loads(self->cfg.deployment, 0, NULL));
     json_object_set_new(root, "run", run);
@@ -733,6 +735,7 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     console_clear(self->fleet);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
     sweep_run_print_workers(self, stdout);
+    report_network_print(stdout, &self->cfg.target);
     slo_print_levels(stdout, self->levels);
     fflush(stdout);
     int rc = sweep_run_write(self, true);

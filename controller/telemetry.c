@@ -27,8 +27,9 @@ static int telemetry_add_page(telemetry_t *self, const char *url, int endpoint, 
 }
 
 /* The endpoint's own /metrics: its base URL (no trailing slash) + "/metrics". */
-static int telemetry_add_auto_page(telemetry_t *self, const char *base, int endpoint) {
-    char url[2048];
+static int telemetry_add_auto_page(telemetry_t *self, const char *endpoint_url, int endpoint) {
+    char url[2048], base[2048];
+    config_endpoint_base(endpoint_url, base, sizeof base);
     size_t n = strlen(base);
     while (n > 0 && base[n - 1] == '/')
         n--;

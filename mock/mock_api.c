@@ -223,10 +223,14 @@ static int mock_api_dump(buffer_t *out, json_t *value) {
     return rc;
 }
 
-int mock_api_error_body(buffer_t *out, int status, const char *message) {
-    return mock_api_dump(out, json_pack("{s:s, s:s, s:s, s:n, s:i}", "object", "error", "message",
-                                        message, "type", mock_api_error_type(status), "param",
-                                        "code", status));
+int mock_api_error_body(buffer_t *out, int status, const char *message, bool flat) {
+    if (flat)
+        return mock_api_dump(out, json_pack("{s:s, s:s, s:s, s:n, s:i}", "object", "error",
+                                            "message", message, "type", mock_api_error_type(status),
+                                            "param", "code", status));
+    return mock_api_dump(out,
+                         json_pack("{s:{s:s, s:s, s:n, s:i}}", "error", "message", message, "type",
+                                   mock_api_error_type(status), "param", "code", status));
 }
 
 int mock_api_models_body(buffer_t *out, const char *model, uint32_t max_model_len,

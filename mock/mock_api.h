@@ -37,8 +37,10 @@ int mock_api_parse(mock_api_kind_t kind, const char *body, size_t len, mock_api_
 /* Frees what mock_api_parse allocated. */
 void mock_api_request_clear(mock_api_request_t *self);
 
-/* vLLM's error object: {"object":"error","message":..,"type":..,"param":null,"code":status}. */
-int mock_api_error_body(buffer_t *out, int status, const char *message);
+/* The error body current OpenAI and vLLM send, {"error": {"message", "type", "param": null,
+ * "code": status}}; flat: older vLLM's {"object":"error","message",...} (--flat-errors), which
+ * some proxies still expect. */
+int mock_api_error_body(buffer_t *out, int status, const char *message, bool flat);
 /* The /v1/models list with one model. */
 int mock_api_models_body(buffer_t *out, const char *model, uint32_t max_model_len,
                          long long created);

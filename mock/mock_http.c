@@ -1,5 +1,7 @@
 #include "mock_http.h"
 
+#include <ctype.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 #include <strings.h>
@@ -102,6 +104,72 @@ static int mock_http_parse_length(const char *value, size_t len, size_t *out) {
     return 0;
 }
 
+/* The hex chunk size at buf[*pos..end) ending in CRLF (chunk extensions after ';' ignored), *pos
+ * moved past the CRLF. 1 read; 0 the line is not complete yet; -1 malformed or too large. */
+static int mock_http_chunk_size(const char *buf, size_t end, size_t *pos, size_t *size) {
+    const char *lf = memchr(buf + *pos, '\n', end - *pos);
+    if (!lf) /* a line that long is refused whether or not its end has come */
+        return end - *pos > 1024 ? -1 : 0;
+    if (lf - (buf + *pos) > 1024)
+        return -1;
+    size_t v = 0, digits = 0, i = *pos;
+    for (; buf + i < lf && isxdigit((unsigned char)buf[i]); i++, digits++) {
+        if (v > (SIZE_MAX >> 4))
+            return -1;
+        int c = tolower((unsigned char)buf[i]);
+        v = v * 16 + (size_t)(c <= '9' ? c - '0' : c - 'a' + 10);
+    }
+    if (digits == 0 || (buf[i] != ';' && buf[i] != '\r' && buf + i != lf))
+        return -1;
+    *pos = (size_t)(lf - buf) + 1;
+    *size = v;
+    return 1;
+}
+
+/* Walks a chunked body from buf[start] (RFC 9112 7.1): *end is just past its last trailer line,
+ * *decoded the data bytes. MOCK_HTTP_COMPLETE, MOCK_HTTP_INCOMPLETE, 400 or 413. */
+static int mock_http_chunked_scan(const char *buf, size_t len, size_t start, size_t max_body,
+                                  size_t *end, size_t *decoded) {
+    size_t pos = start, size = 0;
+    *decoded = 0;
+    for (;;) {
+        int r = mock_http_chunk_size(buf, len, &pos, &size);
+        if (r <= 0)
+            return r < 0 ? 400 : MOCK_HTTP_INCOMPLETE;
+        if (size == 0)
+            break;
+        if (size > max_body - *decoded)
+            return 413;
+        *decoded += size;
+        if (len - pos < size + 2)
+            return MOCK_HTTP_INCOMPLETE;
+        if (buf[pos + size] != '\r' || buf[pos + size + 1] != '\n')
+            return 400;
+        pos += size + 2;
+    }
+    for (;;) { /* trailer lines, then the empty line */
+        const char *lf = memchr(buf + pos, '\n', len - pos);
+        if (!lf)
+            return MOCK_HTTP_INCOMPLETE;
+        size_t n = (size_t)(lf - (buf + pos));
+        pos += n + 1;
+        if (n == 0 || (n == 1 && buf[pos - 2] == '\r')) {
+            *end = pos;
+            return MOCK_HTTP_COMPLETE;
+        }
+    }
+}
+
+size_t mock_http_dechunk(char *body, size_t framed_len) {
+    size_t in = 0, out = 0, size = 0;
+    while (mock_http_chunk_size(body, framed_len, &in, &size) == 1 && size > 0) {
+        memmove(body + out, body + in, size);
+        out += size;
+        in += size + 2;
+    }
+    return out;
+}
+
 int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_body,
                     mock_http_request_t *out) {
     memset(out, 0, sizeof(*out));
@@ -147,7 +215,10 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
             has_length = true;
             out->content_length = length;
         } else if (mock_http_header_is(line, name_len, "transfer-encoding")) {
-            return 501;
+            /* chunked alone is served; gzip and the rest are not */
+            if (out->chunked_body || vlen != 7 || strncasecmp(value, "chunked", 7) != 0)
+                return 501;
+            out->chunked_body = true;
         } else if (mock_http_header_is(line, name_len, "connection")) {
             if (mock_http_value_has(value, vlen, "close"))
                 close = true;
@@ -156,16 +227,26 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
         } else if (mock_http_header_is(line, name_len, "expect")) {
             if (vlen == 12 && strncasecmp(value, "100-continue", 12) == 0)
                 out->expect_continue = true;
+        } else if (mock_http_header_is(line, name_len, "x-stampede-preflight")) {
+            out->preflight = true;
         }
     }
     /* HTTP/1.1 keeps the connection unless told to close; HTTP/1.0 only when asked to. */
     out->keep_alive = out->minor_version == 0 ? keep_alive && !close : !close;
-    if (out->method == MOCK_HTTP_POST && !has_length)
+    if (out->chunked_body && has_length)
+        return 400; /* both framings: a smuggling attempt (RFC 9112 6.3) */
+    if (out->method == MOCK_HTTP_POST && !has_length && !out->chunked_body)
         return 411;
     if (out->content_length > max_body)
         return 413;
     out->header_bytes = head;
     out->body = buf + head;
+    if (out->chunked_body) {
+        size_t end = 0;
+        int r = mock_http_chunked_scan(buf, len, head, max_body, &end, &out->content_length);
+        out->total_bytes = end;
+        return r;
+    }
     out->total_bytes = head + out->content_length;
     return len >= out->total_bytes ? MOCK_HTTP_COMPLETE : MOCK_HTTP_INCOMPLETE;
 }

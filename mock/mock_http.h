@@ -1,5 +1,5 @@
 /* HTTP/1.1 for the simulated server: an incremental, pipelining-safe request parser over a
- * connection's input bytes (Content-Length bodies only) and the response heads it writes. */
+ * connection's input bytes (Content-Length or chunked bodies) and the response heads it writes. */
 #ifndef STAMPEDE_MOCK_HTTP_H
 #define STAMPEDE_MOCK_HTTP_H
 
@@ -20,9 +20,12 @@ typedef struct mock_http_request {
     size_t path_len;
     int minor_version; /* HTTP/1.x */
     bool keep_alive;
-    bool expect_continue; /* "Expect: 100-continue" */
-    size_t header_bytes;  /* request line and headers, with the blank line */
-    size_t content_length;
+    bool expect_continue;  /* "Expect: 100-continue" */
+    bool preflight;        /* "X-Stampede-Preflight": stampede's check before a run */
+    size_t header_bytes;   /* request line and headers, with the blank line */
+    size_t content_length; /* a chunked body: its decoded length */
+    bool chunked_body;     /* Transfer-Encoding: chunked; body is still framed until
+                              mock_http_dechunk */
     const char *body;
     size_t total_bytes; /* header_bytes + content_length */
 } mock_http_request_t;
@@ -34,10 +37,15 @@ enum {
 
 /* Parses the request at the start of buf[0..len). Returns MOCK_HTTP_COMPLETE,
  * MOCK_HTTP_INCOMPLETE, or the HTTP status to answer with before closing: 400 malformed,
- * 411 POST without Content-Length, 413 body over max_body, 431 head over max_header,
- * 501 Transfer-Encoding, 505 not HTTP/1.x. */
+ * 411 POST without Content-Length or chunked body, 413 body over max_body, 431 head over
+ * max_header, 501 a Transfer-Encoding other than chunked, 505 not HTTP/1.x. A chunked request is
+ * complete once its last chunk and trailers are in. */
 int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_body,
                     mock_http_request_t *out);
+/* Decodes the chunked body of a complete request in place (body: its body pointer, in the
+ * caller's writable buffer; framed_len: total_bytes - header_bytes): the data bytes move to the
+ * front; returns their count (content_length). */
+size_t mock_http_dechunk(char *body, size_t framed_len);
 /* The reason phrase of a status ("Not Found"). */
 const char *mock_http_reason(int status);
 /* Writes a response head into buf: status line, Content-Type, then Content-Length when

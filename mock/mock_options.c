@@ -82,6 +82,9 @@ static const mock_option_t mock_option_table[] = {
      "chat: stream this many reasoning_content tokens before the content"},
     {"--max-body-bytes", OPT_SIZE, F(max_body_bytes), "N",
      "larger request bodies get HTTP 413 (default 67108864)"},
+    {"--flat-errors", OPT_FLAG, F(flat_errors), NULL,
+     "error bodies in older vLLM's flat {\"object\":\"error\",\"message\",...} shape instead of "
+     "OpenAI's {\"error\": {\"message\",\"type\",\"param\",\"code\"}}"},
     {"--fail-rate", OPT_RATE, F(fail_rate), "P", "answer this fraction of requests with an error"},
     {"--fail-status", OPT_STATUS, F(fail_status), "CODE", "status of --fail-rate (default 500)"},
     {"--reset-after-tokens", OPT_U32_ANY, F(reset_after_tokens), "N",

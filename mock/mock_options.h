@@ -35,6 +35,7 @@ typedef struct mock_options {
     dist_t reasoning;  /* reasoning tokens streamed before the content (chat) */
     bool reasoning_set;
     size_t max_body_bytes;
+    bool flat_errors; /* error bodies in older vLLM's flat shape, not OpenAI's {"error": {...}} */
     /* Fault injection; rates are per request, drawn deterministically from (seed, request). */
     double fail_rate;
     int fail_status;

@@ -140,7 +140,7 @@ void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, 
                                bool keep_alive) {
     buffer_t *page = &self->page;
     buffer_reset(page);
-    if (mock_api_error_body(page, status, message) < 0) {
+    if (mock_api_error_body(page, status, message, self->options.flat_errors) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
@@ -252,7 +252,7 @@ static const char *mock_http_error_message(int status) {
     case 431:
         return "request head larger than 65536 bytes";
     case 501:
-        return "Transfer-Encoding request bodies are not supported; send Content-Length";
+        return "only the chunked Transfer-Encoding is supported; send chunked or Content-Length";
     case 505:
         return "only HTTP/1.0 and HTTP/1.1 are served";
     default:
@@ -282,6 +282,9 @@ static void mock_conn_process(mock_server_t *self, mock_conn_t *c) {
             return;
         }
         c->continue_sent = false;
+        if (http.chunked_body) /* the framing goes; the pipelined bytes after it stay */
+            http.content_length = mock_http_dechunk(buffer_head(&c->in) + http.header_bytes,
+                                                    http.total_bytes - http.header_bytes);
         mock_server_route(self, c, &http);
         if (!c->dead)
             buffer_consume(&c->in, http.total_bytes);

@@ -498,6 +498,33 @@ static void mock_stream_refuse(mock_server_t *self, mock_conn_t *c, mock_api_req
     mock_server_respond_error(self, c, status, message, keep_alive);
 }
 
+/* stampede's preflight (worker/preflight.h) asks whether this is a server it can measure before
+ * a run starts: answered at once with one token, outside the engine, the counters and the faults,
+ * so that the mock's figures and fault schedules are the run's alone. */
+static void mock_stream_preflight(mock_server_t *self, mock_conn_t *c, mock_api_request_t *api,
+                                  mock_api_kind_t kind, bool keep_alive) {
+    bool chat = kind == MOCK_API_CHAT, stream = api->stream;
+    mock_api_request_clear(api);
+    static const char chat_event[] =
+        "data: {\"id\":\"chatcmpl-preflight\",\"object\":\"chat.completion.chunk\",\"choices\":"
+        "[{\"index\":0,\"delta\":{\"role\":\"assistant\",\"content\":\"ok\"},"
+        "\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+    static const char text_event[] =
+        "data: {\"id\":\"cmpl-preflight\",\"object\":\"text_completion\",\"choices\":"
+        "[{\"index\":0,\"text\":\"ok\",\"finish_reason\":\"length\"}]}\n\ndata: [DONE]\n\n";
+    static const char chat_json[] =
+        "{\"id\":\"chatcmpl-preflight\",\"object\":\"chat.completion\",\"choices\":[{\"index\":0,"
+        "\"message\":{\"role\":\"assistant\",\"content\":\"ok\"},\"finish_reason\":\"length\"}],"
+        "\"usage\":{\"prompt_tokens\":1,\"completion_tokens\":1,\"total_tokens\":2}}";
+    static const char text_json[] =
+        "{\"id\":\"cmpl-preflight\",\"object\":\"text_completion\",\"choices\":[{\"index\":0,"
+        "\"text\":\"ok\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":1,"
+        "\"completion_tokens\":1,\"total_tokens\":2}}";
+    const char *body = stream ? (chat ? chat_event : text_event) : (chat ? chat_json : text_json);
+    mock_server_respond(self, c, 200, stream ? "text/event-stream" : "application/json", body,
+                        strlen(body), keep_alive, NULL);
+}
+
 /* vLLM's message for a prompt plus completion beyond max_model_len. */
 static void mock_stream_context_error(char *err, size_t errlen, uint32_t limit, uint32_t prompt,
                                       uint64_t completion) {
@@ -611,7 +638,8 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
     case MOCK_FAULT_429:
         mock_api_request_clear(api);
         buffer_reset(page);
-        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)") < 0) {
+        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)",
+                                self->options.flat_errors) < 0) {
             mock_conn_close(self, c, false);
             break;
         }
@@ -740,6 +768,10 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     if (o->strict_model && api.model[0] && strcmp(api.model, o->model) != 0) {
         snprintf(err, sizeof(err), "The model `%s` does not exist.", api.model);
         mock_stream_refuse(self, c, &api, 404, err, keep_alive);
+        return;
+    }
+    if (http->preflight) {
+        mock_stream_preflight(self, c, &api, kind, keep_alive);
         return;
     }
     uint64_t number = ++self->request_counter;

@@ -257,6 +257,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->max_streams = options->max_streams;
     self->free_head = UINT32_MAX;
     self->settings.counters = &self->counters;
+    self->settings.net = options->net;
     self->timeout_ns = options->timeout_ns;
     self->connect_timeout_ns = options->connect_timeout_ns;
     self->settings.buffer_size =
@@ -595,6 +596,10 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
 
 uint32_t engine_inflight(const engine_t *self) {
     return self->inflight;
+}
+
+const struct curl_slist *engine_headers(const engine_t *self) {
+    return self->settings.headers;
 }
 
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint) {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "curl_net.h"
 #include "histogram.h"
 #include "loop.h"
 #include "record.h"
@@ -20,7 +21,9 @@ typedef struct engine_options {
     int64_t connect_timeout_ns;
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
     const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
-    uint32_t buffer_size; /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
+    uint32_t buffer_size;  /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
+    const curl_net_t *net; /* TLS and proxy, kept by pointer (must outlive the engine); NULL: the
+                              system store and no proxy, whatever the environment says */
     /* target.reasoning_tags (copied; at most THINK_TAG_MAX bytes each): content between them is
      * reasoning. NULL or "" turns it off. */
     const char *reasoning_open;
@@ -67,6 +70,9 @@ int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen);
  * that cannot start (bad URL) is reported through done, from the loop. It never resolves a name
  * itself: a host engine_pin did not pin is left to curl's own resolver. */
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg);
+/* The headers every request carries (Content-Type, Accept, Authorization, extra headers): owned by
+ * the engine, unchanged while it lives (read by the preflight on the resolver's thread). */
+const struct curl_slist *engine_headers(const engine_t *self);
 /* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight(const engine_t *self);
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);

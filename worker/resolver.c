@@ -23,7 +23,9 @@ struct resolver {
     size_t n;
     char **urls;
     char (*lines)[ENGINE_PIN_LINE_MAX]; /* "" when url i needs no pin */
-    char error[1024];                   /* the first failure, "" when none */
+    char error[2048];                   /* the first failure, "" when none */
+    resolver_check_fn check;            /* after each lookup, or NULL */
+    void *check_arg;
 };
 
 /* The thread: every lookup, then one write to the eventfd. Touches only lines and error. */
@@ -37,6 +39,10 @@ static void *resolver_thread(void *arg) {
             if (!self->error[0])
                 memcpy(self->error, why, sizeof why);
         }
+        if (self->check && !self->error[0] &&
+            self->check(self->check_arg, i, self->lines[i][0] ? self->lines[i] : NULL, why,
+                        sizeof why) < 0)
+            memcpy(self->error, why, sizeof why);
     }
     uint64_t one = 1;
     while (write(self->event_fd, &one, sizeof one) < 0 && errno == EINTR)
@@ -58,10 +64,17 @@ static void resolver_on_event(loop_t *loop, int fd, int mask, void *arg) {
 
 resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_done_fn done,
                          void *arg) {
+    return resolver_new_checked(loop, urls, n, NULL, NULL, done, arg);
+}
+
+resolver_t *resolver_new_checked(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
+                                 void *check_arg, resolver_done_fn done, void *arg) {
     assert(loop && (urls || n == 0) && done);
     resolver_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
+    self->check = check;
+    self->check_arg = check_arg;
     self->loop = loop;
     self->done = done;
     self->arg = arg;

@@ -17,6 +17,12 @@ typedef void (*resolver_done_fn)(void *arg, resolver_t *resolver);
  * cannot be made. */
 resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_done_fn done,
                          void *arg);
+/* A check run on the thread after url i was looked up (pin: its line, or NULL), e.g. the
+ * preflight: 0 ok; -1 with why filled, which becomes resolver_error. */
+typedef int (*resolver_check_fn)(void *arg, size_t i, const char *pin, char *why, size_t len);
+/* resolver_new with check(check_arg, ...) after each lookup, in order, until one fails. */
+resolver_t *resolver_new_checked(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
+                                 void *check_arg, resolver_done_fn done, void *arg);
 /* After done: the CURLOPT_RESOLVE line of url i (for engine_pin), or NULL when it needs none (an
  * address literal) or failed. */
 const char *resolver_line(const resolver_t *self, size_t i);

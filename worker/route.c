@@ -1,23 +1,6 @@
 #include "route.h"
 
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-
 #include "rng.h"
-
-char *route_url(const char *base, config_api_t api) {
-    size_t len = strlen(base);
-    while (len > 0 && base[len - 1] == '/')
-        len--;
-    int has_v1 = len >= 3 && memcmp(base + len - 3, "/v1", 3) == 0;
-    const char *path = api == API_CHAT ? "/chat/completions" : "/completions";
-    size_t cap = len + strlen(path) + 4;
-    char *url = malloc(cap);
-    if (url)
-        snprintf(url, cap, "%.*s%s%s", (int)len, base, has_v1 ? "" : "/v1", path);
-    return url;
-}
 
 /* The endpoint with the fewest requests in flight, ties broken starting from g mod E. */
 static uint32_t route_least_inflight(uint32_t endpoints, uint64_t g, route_inflight_fn inflight_to,

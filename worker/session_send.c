@@ -40,7 +40,7 @@ session_sender_t *session_sender_new(loop_t *loop, const config_t *cfg, session_
     self->urls = calloc(self->n_endpoints ? self->n_endpoints : 1, sizeof *self->urls);
     bool ok = self->urls != NULL;
     for (uint32_t e = 0; ok && e < self->n_endpoints; e++)
-        ok = (self->urls[e] = route_url(cfg->target.endpoints[e], cfg->target.api)) != NULL;
+        ok = (self->urls[e] = config_request_url(&cfg->target, cfg->target.endpoints[e])) != NULL;
     if (!ok)
         session_sender_destroy(&self);
     return self;

@@ -541,6 +541,7 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_USERAGENT, "stampede");
     curl_easy_setopt(e, CURLOPT_BUFFERSIZE, settings->buffer_size);
     curl_easy_setopt(e, CURLOPT_HTTPHEADER, settings->headers);
+    curl_net_apply(settings->net, e);
     return self;
 }
 

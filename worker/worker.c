@@ -23,6 +23,7 @@
 #include "loop.h"
 #include "memtrim.h"
 #include "plan.h"
+#include "preflight.h"
 #include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
@@ -34,6 +35,8 @@
 #define WORKER_MAX_STREAMS 10000
 #define WORKER_FD_RESERVE                                                                          \
     64 /* descriptors a worker holds besides its streams (ZeroMQ, epoll, spool) */
+/* The preflight of every endpoint ends within this, inside the controller's 30 s wait for Ready. */
+#define WORKER_PREFLIGHT_NS 20000000000LL
 #define WORKER_BATCH_NS 50000000LL
 /* With --once, how long a loop waits for a lost controller to come back before giving up. */
 #define WORKER_ONCE_LOST_NS 60000000000LL
@@ -86,6 +89,8 @@ typedef struct worker_loop {
     uint64_t run_id;
     config_t cfg;
     bool cfg_loaded;
+    curl_net_t net;        /* the run's TLS and proxy, read from cfg and this host; the engine's */
+    preflight_t preflight; /* worker 0's check of each endpoint, on the resolver's thread */
     plan_share_t share;
     engine_t *engine;
     resolver_t *resolver; /* looking the endpoint hosts up; Ready waits for it */
@@ -195,6 +200,7 @@ static void free_run(worker_loop_t *w) {
     resolver_destroy(&w->resolver);
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
+    curl_net_free(&w->net);
     if (w->cfg_loaded) {
         config_free(&w->cfg);
         w->cfg_loaded = false;
@@ -488,6 +494,9 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
                  WORKER_MAX_STREAMS);
         return -1;
     }
+    /* the TLS files are read here, on the worker's host, as api_key_file is */
+    if (curl_net_init(&w->net, &w->cfg.target, err, errlen) != 0)
+        return -1;
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
         char msg[768];
@@ -530,6 +539,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             .api_key = api_key,
             .reasoning_open = w->cfg.target.reasoning_open,
             .reasoning_close = w->cfg.target.reasoning_close,
+            .net = &w->net,
         };
         w->engine = engine_new(w->loop, &opt);
         free_lines(headers);
@@ -573,7 +583,7 @@ static void refuse_run(worker_loop_t *w, const char *err) {
  * once the run starts, then answers Ready, or refuses the run naming the host. */
 static void on_resolved(void *arg, resolver_t *resolver) {
     worker_loop_t *w = arg;
-    char err[1024] = "";
+    char err[2048] = "";
     const char *failed = resolver_error(resolver);
     if (failed)
         snprintf(err, sizeof err, "%s", failed);
@@ -588,6 +598,13 @@ static void on_resolved(void *arg, resolver_t *resolver) {
         return;
     }
     agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+}
+
+/* The resolver thread's check of endpoint i (worker 0, target.preflight): reads only
+ * w->preflight and what it points to, which the loop leaves alone until the resolver ends. */
+static int on_preflight(void *arg, size_t i, const char *pin, char *why, size_t len) {
+    worker_loop_t *w = arg;
+    return preflight_endpoint(&w->preflight, i, pin, why, len);
 }
 
 static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
@@ -627,8 +644,13 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
              a->offset_ns / 1e6, a->rtt_ns / 1e6);
     /* Names are looked up now, before Ready, on a thread: the loop keeps its heartbeats during
      * a slow lookup, and nothing blocks it once the run starts. */
-    w->resolver =
-        resolver_new(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints, on_resolved, w);
+    bool check = w->cfg.target.preflight && a->worker_index == 0 && !a->join;
+    w->preflight = (preflight_t){.cfg = &w->cfg,
+                                 .net = &w->net,
+                                 .headers = engine_headers(w->engine),
+                                 .deadline_ns = loop_now_ns() + WORKER_PREFLIGHT_NS};
+    w->resolver = resolver_new_checked(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints,
+                                       check ? on_preflight : NULL, w, on_resolved, w);
     if (!w->resolver)
         refuse_run(w, "cannot start the thread that resolves the endpoint hosts");
 }

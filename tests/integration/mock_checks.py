@@ -295,14 +295,19 @@ def too_long_is_refused_with_vllms_400():
     with MockServer("--max-model-len", "100") as s:
         r = request(s, "POST", "/v1/chat/completions", chat(words(60), max_tokens=50))
         assert r.status == 400, r.status
-        assert r.json() == {
-            "object": "error",
-            "message": "This model's maximum context length is 100 tokens. However, you "
-                       "requested 110 tokens (60 in the messages, 50 in the completion). Please "
-                       "reduce the length of the messages or completion.",
-            "type": "BadRequestError", "param": None, "code": 400}, r.body
+        message = ("This model's maximum context length is 100 tokens. However, you requested "
+                   "110 tokens (60 in the messages, 50 in the completion). Please reduce the "
+                   "length of the messages or completion.")
+        assert r.json() == {"error": {"message": message, "type": "BadRequestError",
+                                      "param": None, "code": 400}}, r.body
         r = request(s, "POST", "/v1/completions", {"prompt": words(100)})
-        assert r.status == 400 and "maximum context length is 100" in r.json()["message"], r.body
+        assert r.status == 400, r.body
+        assert "maximum context length is 100" in r.json()["error"]["message"], r.body
+    with MockServer("--max-model-len", "100", "--flat-errors") as s:
+        r = request(s, "POST", "/v1/chat/completions", chat(words(60), max_tokens=50))
+        assert r.status == 400 and r.json() == {"object": "error", "message": message,
+                                                "type": "BadRequestError", "param": None,
+                                                "code": 400}, r.body
 
 
 @check("engine")
@@ -427,10 +432,10 @@ def malformed_requests_get_400_with_a_json_error():
         for body in cases:
             r = request(s, "POST", "/v1/chat/completions", body)
             assert r.status == 400, (body, r.status)
-            err = r.json()
-            assert err["object"] == "error" and err["code"] == 400 and err["message"], err
+            err = r.json()["error"]
+            assert err["type"] == "BadRequestError" and err["code"] == 400 and err["message"], err
         r = request(s, "POST", "/v1/completions", b'{"max_tokens": 3}')
-        assert r.status == 400 and "'prompt' is required" in r.json()["message"], r.body
+        assert r.status == 400 and "'prompt' is required" in r.json()["error"]["message"], r.body
 
 
 @check("http")
@@ -444,7 +449,7 @@ def http_errors_404_405_411_413_and_bad_request_line():
         for raw, want in ((b"POST /v1/completions HTTP/1.1\r\nHost: m\r\n\r\n", 411),
                           (b"BLAH\r\n\r\n", 400),
                           (b"GET /health HTTP/2.0\r\n\r\n", 505),
-                          (b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n",
+                          (b"POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n",
                            501)):
             c = s.connect()
             c.send_raw(raw)
@@ -454,6 +459,22 @@ def http_errors_404_405_411_413_and_bad_request_line():
             c.close()
         r = request(s, "HEAD", "/metrics")
         assert r.status == 200 and int(r.headers["content-length"]) > 0
+
+
+@check("http")
+def a_chunked_request_body_is_served():
+    with MockServer("--ttft-ms", "1", "--itl-ms", "1") as s:
+        body = json.dumps({"prompt": "a b c", "max_tokens": 2, "stream": False}).encode()
+        framed = b"".join(b"%x\r\n%s\r\n" % (len(body[i:i + 7]), body[i:i + 7])
+                          for i in range(0, len(body), 7)) + b"0\r\n\r\n"
+        c = s.connect()
+        for _ in range(2):  # the connection goes on after a chunked request
+            c.send_raw(b"POST /v1/completions HTTP/1.1\r\nHost: m\r\n"
+                       b"Transfer-Encoding: chunked\r\n\r\n" + framed)
+            r = c.read_response()
+            assert r.status == 200, (r.status, r.body)
+            assert r.json()["usage"]["completion_tokens"] == 2, r.body
+        c.close()
 
 
 @check("http")
@@ -587,7 +608,7 @@ def fail_rate_answers_with_the_configured_status():
     with MockServer("--ttft-ms", "0", "--itl-ms", "0", "--fail-rate", "1", "--fail-status",
                     "503") as s:
         r = request(s, "POST", "/v1/chat/completions", chat("x", max_tokens=2))
-        assert r.status == 503 and r.json()["code"] == 503, (r.status, r.body)
+        assert r.status == 503 and r.json()["error"]["code"] == 503, (r.status, r.body)
         assert metric(metrics(s), "stampede_mock_faults_injected_total", kind="fail") == 1
 
 

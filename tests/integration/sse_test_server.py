@@ -47,13 +47,29 @@ def json_response(obj):
             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
 
 
+PREFLIGHT_REPLY = (SSE_HEADERS + b"\r\n"
+                   + completion_chunk("chatcmpl-preflight", "preflight", {"content": "ok"}, "length")
+                   + DONE_AND_END)
+
+
 def read_request(conn, data=b""):
     """Reads one request from `conn` after the bytes `data` already read: (request line, body,
-    the bytes read past the body), or (None, None, b"") when the peer closes first."""
+    the bytes read past the body), or (None, None, b"") when the peer closes first. stampede's
+    preflight requests (X-Stampede-Preflight) are answered here and never returned, so a server's
+    counts and plans are the run's own, as the embedded mock's are."""
+    while True:
+        request_line, body, data, preflight = read_one_request(conn, data)
+        if not preflight:
+            return request_line, body, data
+        conn.sendall(PREFLIGHT_REPLY)
+
+
+def read_one_request(conn, data):
+    """read_request's one request, and whether it is a preflight."""
     while b"\r\n\r\n" not in data:
         more = conn.recv(65536)
         if not more:
-            return None, None, b""
+            return None, None, b"", False
         data += more
     head, _, rest = data.partition(b"\r\n\r\n")
     lines = head.decode("latin-1").split("\r\n")
@@ -67,9 +83,9 @@ def read_request(conn, data=b""):
     while len(rest) < length:
         more = conn.recv(65536)
         if not more:
-            return None, None, b""
+            return None, None, b"", False
         rest += more
-    return lines[0], rest[:length], rest[length:]
+    return lines[0], rest[:length], rest[length:], "x-stampede-preflight" in headers
 
 
 def each_request(conn):

@@ -6,7 +6,7 @@
 # ctest: parallel (rendering and DOM content only)
 set -euo pipefail
 source "$STAMPEDE_SRC/tests/integration/protocol_lib.sh"
-command -v chromium >/dev/null || fail "chromium is not installed (make deps installs it)"
+command -v chromium >/dev/null || fail "chromium is not installed (make test-deps installs it)"
 
 cat >"$WORK/run.yaml" <<'YAML'
 seed: 3

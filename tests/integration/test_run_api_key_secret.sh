@@ -1,7 +1,8 @@
 #!/bin/bash
 # The API key reaches the server and nothing else: `stampede run` with target.api_key_env and a
 # secret-looking extra header against a small recording server. Asserted:
-#  - every request carried "Authorization: Bearer <key>" and the X-Api-Key header;
+#  - every request carried "Authorization: Bearer <key>" and the X-Api-Key header, the preflight
+#    before the start as well;
 #  - neither secret appears anywhere stampede wrote: stdout, stderr, results.json, config.yaml
 #    (where the header is redacted), requests.jsonl, workers.log.
 # ctest: parallel (content and counts only; no tight timing)
@@ -23,7 +24,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         seen.write(json.dumps({"authorization": self.headers.get("Authorization"),
-                               "x_api_key": self.headers.get("X-Api-Key")}) + "\n")
+                               "x_api_key": self.headers.get("X-Api-Key"),
+                               "preflight": "X-Stampede-Preflight" in self.headers}) + "\n")
         chunks = [{"choices": [{"index": 0, "delta": {"content": " hello"}, "finish_reason": None}]},
                   {"choices": [{"index": 0, "delta": {"content": " world"}, "finish_reason": "length"}]},
                   {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 2}}]
@@ -54,7 +56,9 @@ STAMPEDE_TEST_API_KEY=$KEY timeout 60 "$STAMPEDE" run "$WORK/w.yaml" --workers 2
 python3 - "$WORK/seen.jsonl" "$KEY" "$HEADER_SECRET" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-assert len(rows) == 10, f"server saw {len(rows)} requests, expected 10"
+preflights = sum(row["preflight"] for row in rows)  # worker 0's check before the start
+assert preflights == 1, f"server saw {preflights} preflight requests, expected 1"
+assert len(rows) == 11, f"server saw {len(rows) - 1} requests and the preflight, expected 10"
 for row in rows:
     assert row["authorization"] == "Bearer " + sys.argv[2], f"Authorization was {row['authorization']!r}"
     assert row["x_api_key"] == sys.argv[3], f"X-Api-Key was {row['x_api_key']!r}"
@@ -69,4 +73,4 @@ for f in results.json config.yaml requests.jsonl; do
     [ -s "$WORK/out/$f" ] || fail "$f was not written"
 done
 grep -q "redacted" "$WORK/out/config.yaml" || fail "config.yaml does not show the header as redacted"
-echo "ok: the key and the secret header reached the server on all 10 requests and nowhere else"
+echo "ok: the key and the secret header reached the server on all 10 requests (and the preflight) and nowhere else"

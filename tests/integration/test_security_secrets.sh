@@ -3,7 +3,7 @@
 # a file (target.api_key_file) and the X-Api-Key header from the workers' environment
 # ({env: STAMPEDE_TEST_HEADER}, which the controller's environment does not have); the server
 # answers every third request with a 401 whose body echoes both. Asserted:
-#  - every request carried the key and the header;
+#  - every request carried the key and the header (the preflight before the start too);
 #  - neither appears in anything stampede printed or wrote: the controller's stdout and stderr,
 #    both workers' logs, results.json, config.yaml, requests.jsonl; the echoed error messages
 #    read <redacted> instead;
@@ -30,9 +30,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
     def do_POST(self):
         self.rfile.read(int(self.headers.get("Content-Length", 0)))
         auth, header = self.headers.get("Authorization"), self.headers.get("X-Api-Key")
-        seen.write(json.dumps({"authorization": auth, "x_api_key": header}) + "\n")
+        preflight = "X-Stampede-Preflight" in self.headers  # worker 0's check: answered, not counted
+        seen.write(json.dumps({"authorization": auth, "x_api_key": header,
+                               "preflight": preflight}) + "\n")
         with lock:
-            n = next(counter)
+            n = 1 if preflight else next(counter)
         if n % 3 == 0:
             data = json.dumps({"error": {"message": "invalid credentials: %s / %s" % (auth, header),
                                          "type": "invalid_request_error"}}).encode()
@@ -80,7 +82,8 @@ wait_controller 60
 python3 - "$WORK/seen.jsonl" "$KEY" "$HEADER_SECRET" <<'PY'
 import json, sys
 rows = [json.loads(line) for line in open(sys.argv[1])]
-assert len(rows) == 30, f"server saw {len(rows)} requests, expected 30"
+assert sum(row["preflight"] for row in rows) == 1, "expected one preflight request"
+assert len(rows) == 31, f"server saw {len(rows) - 1} requests and the preflight, expected 30"
 for row in rows:
     assert row["authorization"] == "Bearer " + sys.argv[2], f"Authorization was {row['authorization']!r}"
     assert row["x_api_key"] == sys.argv[3], f"X-Api-Key was {row['x_api_key']!r}"

@@ -8,6 +8,7 @@
 
 #include "unit_main.h"
 
+#include <stdio.h>
 #include <string.h>
 
 #include "mock_http.h"
@@ -28,6 +29,28 @@ static void test_mock_http_parses_a_post_with_its_body(void **state) {
     assert_int_equal(r.content_length, 4);
     assert_memory_equal(r.body, "abcd", 4);
     assert_int_equal(r.total_bytes, strlen(req));
+}
+
+static void
+test_mock_http_chunked_body_is_decoded_in_place_and_the_next_request_kept(void **state) {
+    const char *head = "POST /v1/completions HTTP/1.1\r\nTransfer-Encoding: Chunked\r\n\r\n";
+    const char *framed =
+        "4;ext=1\r\n{\"pr\r\nA\r\nompt\": \"x\"\r\n1\r\n}\r\n0\r\nTrailer: t\r\n\r\n";
+    const char *next = "GET /health HTTP/1.1\r\n\r\n";
+    char buf[256];
+    snprintf(buf, sizeof buf, "%s%s%s", head, framed, next);
+    size_t whole = strlen(head) + strlen(framed);
+    mock_http_request_t r;
+    for (size_t cut = strlen(head); cut < whole; cut++)
+        assert_int_equal(mock_http_parse(buf, cut, 65536, 1000, &r), MOCK_HTTP_INCOMPLETE);
+    assert_int_equal(mock_http_parse(buf, strlen(buf), 65536, 14, &r), 413);
+    assert_int_equal(mock_http_parse(buf, strlen(buf), 65536, 1000, &r), MOCK_HTTP_COMPLETE);
+    assert_true(r.chunked_body);
+    assert_int_equal(r.content_length, 15);
+    assert_int_equal(r.total_bytes, whole);
+    assert_int_equal(mock_http_dechunk(buf + r.header_bytes, r.total_bytes - r.header_bytes), 15);
+    assert_memory_equal(buf + r.header_bytes, "{\"prompt\": \"x\"}", 15);
+    assert_string_equal(buf + r.total_bytes, next);
 }
 
 static void test_mock_http_waits_for_every_byte_at_any_split(void **state) {
@@ -76,7 +99,11 @@ static void test_mock_http_refusals_have_the_right_status(void **state) {
         {"POST / HTTP/1.1\r\nContent-Length: 1001\r\n\r\n", 413},
         {"POST / HTTP/1.1\r\nContent-Length: 12x\r\n\r\n", 400},
         {"POST / HTTP/1.1\r\nContent-Length: 3\r\nContent-Length: 4\r\n\r\n", 400},
-        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n", 501},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: gzip\r\n\r\n", 501},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\nContent-Length: 3\r\n\r\n", 400},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\nzz\r\n", 400},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n", 400},
+        {"POST / HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3e9\r\n", 413},
         {"GET / HTTP/1.1\r\nNoColon\r\n\r\n", 400},
         {"GET / HTTP/1.1\r\nA: b\r\n  folded\r\n\r\n", 400},
     };
@@ -104,9 +131,11 @@ static void test_mock_http_formats_response_heads(void **state) {
     assert_int_equal(mock_http_format_head(buf, 10, 200, "a", 0, false, NULL), -1);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_mock_http_parses_a_post_with_its_body),
-          cmocka_unit_test(test_mock_http_waits_for_every_byte_at_any_split),
-          cmocka_unit_test(test_mock_http_pipelined_requests_parse_one_at_a_time),
-          cmocka_unit_test(test_mock_http_connection_semantics_by_version),
-          cmocka_unit_test(test_mock_http_refusals_have_the_right_status),
-          cmocka_unit_test(test_mock_http_formats_response_heads))
+UNIT_MAIN(
+    cmocka_unit_test(test_mock_http_parses_a_post_with_its_body),
+    cmocka_unit_test(test_mock_http_waits_for_every_byte_at_any_split),
+    cmocka_unit_test(test_mock_http_chunked_body_is_decoded_in_place_and_the_next_request_kept),
+    cmocka_unit_test(test_mock_http_pipelined_requests_parse_one_at_a_time),
+    cmocka_unit_test(test_mock_http_connection_semantics_by_version),
+    cmocka_unit_test(test_mock_http_refusals_have_the_right_status),
+    cmocka_unit_test(test_mock_http_formats_response_heads))

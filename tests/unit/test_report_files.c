@@ -52,7 +52,11 @@ static char *render_csv(const json_t *root, const char *dir) {
     if (report_csv_render(root, dir, out, err, sizeof err) != 0)
         fail_msg("%s", err);
     fclose(out);
-    return text;
+    /* a copy: gcc 12 -O3 takes what open_memstream filled for a pointer into the local `text`
+     * (-Wdangling-pointer) in the callers */
+    char *copy = strdup(text);
+    free(text);
+    return copy;
 }
 
 static char *read_text(const char *path) {
