@@ -109,7 +109,11 @@ typedef struct config_graph {
 } config_graph_t;
 
 /* workload.trace (kind: trace): which file to replay and how (docs/workloads.md). */
-typedef enum { TRACE_FORMAT_SESSION, TRACE_FORMAT_MOONCAKE } config_trace_format_t;
+typedef enum {
+    TRACE_FORMAT_SESSION,
+    TRACE_FORMAT_MOONCAKE,
+    TRACE_FORMAT_AZURE
+} config_trace_format_t;
 
 typedef struct config_trace {
     char *path;                   /* made absolute at load */

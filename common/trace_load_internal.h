@@ -64,7 +64,9 @@ typedef struct loader {
     size_t n_refs, cap_refs;
     uint64_t *hashes;
     size_t n_hashes, cap_hashes;
-    uint32_t *order; /* lines grouped by session */
+    uint32_t *order;    /* lines grouped by session */
+    bool azure_header;  /* an Azure trace's header line was read */
+    int azure_order[3]; /* column i of an Azure row holds field azure_order[i] */
 } loader_t;
 
 /* Fills l->err (file, line: 0 for the whole file, key) and returns -1. */
