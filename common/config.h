@@ -285,6 +285,9 @@ typedef struct config_slo {
 
 typedef enum { CAPACITY_AXIS_RATE, CAPACITY_AXIS_CONCURRENCY, CAPACITY_AXIS_RHO } config_axis_t;
 
+/* The most levels a capacity search runs. */
+#define CONFIG_CAPACITY_MAX_TRIALS 48
+
 /* The `capacity:` section: how `stampede capacity` searches (docs/slo.md). */
 typedef struct config_capacity {
     bool given;                    /* the file has the section */
@@ -294,6 +297,8 @@ typedef struct config_capacity {
     bool precision_relative;       /* ... in percent of the frontier ("5%"), else in the unit */
     double max;                    /* highest level probed */
     uint32_t repeat_near_boundary; /* extra runs of the frontier and first failing level */
+    double expansion;              /* probing multiplies the level by this; default 2 */
+    uint32_t max_trials;           /* runs at most (<= CONFIG_CAPACITY_MAX_TRIALS, the default) */
     double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
 } config_capacity_t;
 
@@ -314,6 +319,12 @@ typedef struct config {
     config_capacity_t capacity;
     char *deployment; /* the `deployment:` map as compact JSON (NULL: none), for the reports */
     config_fleet_t fleet;
+    /* A Veeksha file's keys accepted but not acted on, one "file:line:column: key: why" line each
+     * (NULL: none), for the tool to print; not written back. */
+    char *notes;
+    /* A Veeksha file's `server:` section ("file:line:column: server: a managed ... server"), or
+     * NULL: Veeksha starts that server, stampede needs --target instead. Not written back. */
+    char *managed_server;
 } config_t;
 
 typedef struct config_error {

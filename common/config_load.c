@@ -733,7 +733,32 @@ static int skip_documents(config_yaml_t *r, yaml_parser_t *parser) {
     return 0;
 }
 
+/* "FILE#k" of a file of one Veeksha document names run k of its !expand lists (config_documents.c
+ * counted them), not document k. */
+static void veeksha_run_of(config_yaml_t *r) {
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (r->document <= 1 || !yaml_parser_initialize(&parser))
+        return;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
+    if (yaml_parser_load(&parser, &doc)) {
+        yaml_document_t next;
+        bool only = yaml_document_get_root_node(&doc) != NULL && yaml_parser_load(&parser, &next);
+        if (only) {
+            only = yaml_document_get_root_node(&next) == NULL;
+            yaml_document_delete(&next);
+        }
+        if (only && config_veeksha_runs(&doc) >= r->document) {
+            r->veeksha_run = r->document;
+            r->document = 1;
+        }
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+}
+
 static int load(config_t *self, yaml_parser_t *parser, config_yaml_t *r) {
+    veeksha_run_of(r);
     if (skip_documents(r, parser) != 0)
         return -1;
     if (!yaml_parser_load(parser, &r->doc))

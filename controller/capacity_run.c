@@ -210,7 +210,8 @@ static void capacity_run_print(const capacity_run_t *self, FILE *out) {
                 s.first_fail ? s.first_fail->level : 0, unit);
         break;
     case CAPACITY_TRIALS_SPENT:
-        fprintf(out, "  the search did not settle within %d runs\n", CAPACITY_MAX_TRIALS);
+        fprintf(out, "  the search did not settle within %u runs\n",
+                c->max_trials ? c->max_trials : CAPACITY_MAX_TRIALS);
         break;
     default:
         break;
@@ -391,7 +392,9 @@ int capacity_main(int argc, char **argv) {
                                 .precision = c->precision,
                                 .precision_relative = c->precision_relative,
                                 .integer = c->axis == CAPACITY_AXIS_CONCURRENCY,
-                                .repeat_near_boundary = c->repeat_near_boundary};
+                                .repeat_near_boundary = c->repeat_near_boundary,
+                                .expansion = c->expansion,
+                                .max_trials = c->max_trials};
     capacity_run_t *self = calloc(1, sizeof *self);
     if (!self || !(self->search = capacity_new(&params))) {
         fprintf(stderr, "capacity: out of memory\n");
