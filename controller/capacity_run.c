@@ -276,7 +276,10 @@ static void capacity_run_usage(FILE *out) {
         "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
         "  target, the embedded mock with FILE's mock: options; with --bind it is\n"
         "  `stampede controller`'s: N remote `stampede worker`s connect to it. Results:\n"
-        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n");
+        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n"
+        "  A `veeksha capacity-search` file runs as it is: start_value, max_value,\n"
+        "  expansion_factor, max_iterations, precision and its benchmark_config's SLOs\n"
+        "  (docs/workloads.md, \"Veeksha files\").\n");
 }
 
 /* The workload file among argv's arguments (getopt as `stampede run` parses them), and the output
