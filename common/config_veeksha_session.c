@@ -1,6 +1,6 @@
-/* A Veeksha file's session_generator and traffic_scheduler, onto stampede's workload and
- * scheduler (docs/workloads.md, "Veeksha files"). Where Veeksha has a default (a generator left
- * out, a whole section left out), the default is Veeksha's. */
+/* A Veeksha file's session_generator onto stampede's workload (docs/workloads.md, "Veeksha files").
+ * Where Veeksha has a default (a generator left out, a whole section left out), the default is
+ * Veeksha's. */
 #include <errno.h>
 #include <math.h>
 #include <stdlib.h>
@@ -9,9 +9,6 @@
 
 #include "config_veeksha_internal.h"
 
-static const char *const length_types[] = {
-    "fixed", "uniform", "normal", "fixed_stair", "inverse_gaussian", "zipf", "stair", NULL};
-static const char *const interval_types[] = {"poisson", "gamma", "fixed", NULL};
 static const char *const generator_types[] = {"synthetic", "trace", "lmeval", NULL};
 static const char *const synthetic_keys[] = {"type", "session_graph", "channels", "output_spec",
                                              NULL};
@@ -35,225 +32,6 @@ static const char *const channel_keys[] = {"type", "body_length_generator", "sha
 static const char *const output_spec_keys[] = {"text", "image", "audio", "video", NULL};
 static const char *const output_text_keys[] = {"output_length_generator", NULL};
 static const char *const flavor_keys[] = {"type", "page_size", NULL};
-static const char *const scheduler_types[] = {"rate", "concurrent", "sequential_launch", NULL};
-static const char *const rate_keys[] = {"type", "interval_generator", "cancel_session_on_failure",
-                                        "arrival_rate", NULL};
-static const char *const concurrent_keys[] = {"type", "target_concurrent_sessions",
-                                              "rampup_seconds", "cancel_session_on_failure", NULL};
-
-/* A number of map's key >= min (absent: *out keeps its default). */
-static int veeksha_number(veeksha_t *v, yaml_node_t *map, const char *path, const char *key,
-                          double min, double *out) {
-    char full[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(full, sizeof full, path, key);
-    yaml_node_t *n = veeksha_get(v, map, key);
-    if (n == NULL)
-        return 0;
-    if (config_yaml_number(v->r, n, full, out) < 0)
-        return -1;
-    if (!(*out >= min))
-        return config_yaml_fail(v->r, n, full, "expected a number >= %g, got '%s'", min,
-                                config_yaml_text(n));
-    return 0;
-}
-
-static int veeksha_bool(veeksha_t *v, yaml_node_t *map, const char *path, const char *key,
-                        bool *out) {
-    char full[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(full, sizeof full, path, key);
-    yaml_node_t *n = veeksha_get(v, map, key);
-    return n ? config_yaml_bool(v->r, n, full, out) : 0;
-}
-
-static int veeksha_prepare(veeksha_t *v, yaml_node_t *at, const char *path, dist_t *d,
-                           dist_t *out) {
-    char why[256] = "";
-    if (dist_prepare(d, why, sizeof why) != 0) {
-        dist_clear(d);
-        return config_yaml_fail(v->r, at, path, "%s", why);
-    }
-    dist_clear(out);
-    *out = *d;
-    return 0;
-}
-
-static void veeksha_uniform(dist_t *d, double min, double max) {
-    dist_init(d);
-    d->kind = DIST_UNIFORM;
-    dist_set(d, DIST_P_MIN, min, NULL, 0);
-    dist_set(d, DIST_P_MAX, max, NULL, 0);
-}
-
-/* fixed_stair {values, repeat_each, wrap}: Veeksha emits the values in order; stampede draws
- * them with equal weight (the same mix over a whole number of steps, in random order). */
-static int veeksha_stair(veeksha_t *v, yaml_node_t *node, const char *path, dist_t *d) {
-    char key[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(key, sizeof key, path, "values");
-    yaml_node_t *values = veeksha_get(v, node, "values");
-    if (values == NULL || values->type != YAML_SEQUENCE_NODE ||
-        values->data.sequence.items.top == values->data.sequence.items.start)
-        return config_yaml_fail(v->r, values ? values : node, key,
-                                "expected a list of lengths, e.g. values: [8, 16, 32]");
-    size_t n = (size_t)(values->data.sequence.items.top - values->data.sequence.items.start);
-    double *x = calloc(n, sizeof *x);
-    if (!x)
-        return config_yaml_fail(v->r, node, key, "out of memory");
-    for (size_t i = 0; i < n; i++) {
-        yaml_node_t *item = config_yaml_node(v->r, values->data.sequence.items.start[i]);
-        char sub[CONFIG_YAML_KEY_MAX + 24];
-        snprintf(sub, sizeof sub, "%s[%zu]", key, i);
-        int rc = config_yaml_number(v->r, item, sub, &x[i]);
-        if (rc == 0 && !(x[i] >= 1))
-            rc = config_yaml_fail(v->r, item, sub, "expected a length >= 1");
-        if (rc < 0) {
-            free(x);
-            return -1;
-        }
-    }
-    double repeat = 1;
-    bool wrap = true;
-    dist_init(d);
-    d->kind = DIST_EMPIRICAL;
-    int rc = veeksha_number(v, node, path, "repeat_each", 1, &repeat) < 0 ||
-                     veeksha_bool(v, node, path, "wrap", &wrap) < 0 ||
-                     dist_set_values(d, x, NULL, n, NULL, 0) != 0
-                 ? -1
-                 : 0;
-    free(x);
-    if (rc == 0)
-        rc = veeksha_note(v, node, path,
-                          "fixed_stair: stampede draws its values with equal weight in random "
-                          "order, not in steps");
-    return rc;
-}
-
-/* A Veeksha length generator (counts of tokens or requests), or def when node is NULL. */
-static int veeksha_length(veeksha_t *v, yaml_node_t *node, const char *path, const dist_t *def,
-                          dist_t *out) {
-    char key[CONFIG_YAML_KEY_MAX];
-    dist_t d;
-    if (node == NULL) {
-        dist_init(&d);
-        if (dist_copy(&d, def) < 0)
-            return config_yaml_fail(v->r, NULL, path, "out of memory");
-        return veeksha_prepare(v, NULL, path, &d, out);
-    }
-    if (node->type != YAML_MAPPING_NODE)
-        return config_yaml_fail(v->r, node, path,
-                                "expected a generator: {type: fixed | uniform | fixed_stair | "
-                                "inverse_gaussian, ...}");
-    config_yaml_path(key, sizeof key, path, "type");
-    yaml_node_t *t = veeksha_get(v, node, "type");
-    int type;
-    if (t == NULL)
-        return config_yaml_fail(v->r, node, key, "missing key 'type'");
-    if (config_yaml_enum(v->r, t, key, length_types, &type) < 0)
-        return -1;
-    static const char *const keys[][6] = {{"type", "value", NULL},
-                                          {"type", "min", "max", NULL},
-                                          {"type", "mean", "std", "min", "max", NULL},
-                                          {"type", "values", "repeat_each", "wrap", NULL},
-                                          {"type", "mean", "shape", NULL}};
-    if (type >= 5)
-        return config_yaml_fail(v->r, t, key,
-                                "a %s length generator is not mapped: stampede's zipf draws ranks "
-                                "1..n; use fixed, uniform, fixed_stair or inverse_gaussian",
-                                config_yaml_text(t));
-    if (config_yaml_check_keys(v->r, node, path, keys[type]) < 0)
-        return -1;
-    double a = 8, b = 0;
-    if (type == 0) {
-        if (veeksha_number(v, node, path, "value", 1, &a) < 0)
-            return -1;
-        dist_fixed(&d, a);
-    } else if (type == 1) {
-        a = 6, b = 12;
-        if (veeksha_number(v, node, path, "min", 1, &a) < 0 ||
-            veeksha_number(v, node, path, "max", a, &b) < 0)
-            return -1;
-        veeksha_uniform(&d, a, b);
-    } else if (type == 2) {
-        double clamp;
-        if (veeksha_number(v, node, path, "mean", 1, &a) < 0 ||
-            veeksha_number(v, node, path, "std", 0, &b) < 0)
-            return -1;
-        dist_init(&d);
-        d.kind = DIST_NORMAL;
-        dist_set(&d, DIST_P_MEAN, a, NULL, 0);
-        dist_set(&d, DIST_P_STDDEV, b, NULL, 0);
-        dist_set(&d, DIST_P_MIN, 1, NULL, 0);
-        if (veeksha_get(v, node, "min")) {
-            if (veeksha_number(v, node, path, "min", 1, &clamp) < 0)
-                return -1;
-            dist_set(&d, DIST_P_MIN, clamp, NULL, 0);
-        }
-        if (veeksha_get(v, node, "max")) {
-            if (veeksha_number(v, node, path, "max", 1, &clamp) < 0)
-                return -1;
-            dist_set(&d, DIST_P_MAX, clamp, NULL, 0);
-        }
-    } else if (type == 3) {
-        if (veeksha_stair(v, node, path, &d) < 0) {
-            dist_clear(&d);
-            return -1;
-        }
-    } else {
-        a = 500, b = 300;
-        if (veeksha_number(v, node, path, "mean", 0, &a) < 0 ||
-            veeksha_number(v, node, path, "shape", 0, &b) < 0)
-            return -1;
-        dist_init(&d);
-        d.kind = DIST_INVERSE_GAUSSIAN;
-        dist_set(&d, DIST_P_MEAN, a, NULL, 0);
-        dist_set(&d, DIST_P_SHAPE, b, NULL, 0);
-        dist_set(&d, DIST_P_MIN, 1, NULL, 0);
-    }
-    return veeksha_prepare(v, node, path, &d, out);
-}
-
-/* A Veeksha interval generator as waits in seconds: poisson {arrival_rate} (exponential gaps of
- * mean 1 / arrival_rate), gamma {arrival_rate, cv}, fixed {interval}; Veeksha's default (node
- * NULL) is poisson at 1/s. */
-static int veeksha_wait(veeksha_t *v, yaml_node_t *node, const char *path, dist_t *out) {
-    char key[CONFIG_YAML_KEY_MAX];
-    int type = 0;
-    double rate = 1, cv = 0.5, interval = 1;
-    config_yaml_path(key, sizeof key, path, "type");
-    if (node != NULL) {
-        if (node->type != YAML_MAPPING_NODE)
-            return config_yaml_fail(v->r, node, path,
-                                    "expected a generator: {type: poisson | gamma | fixed, ...}");
-        yaml_node_t *t = veeksha_get(v, node, "type");
-        if (t == NULL)
-            return config_yaml_fail(v->r, node, key, "missing key 'type'");
-        if (config_yaml_enum(v->r, t, key, interval_types, &type) < 0)
-            return -1;
-        static const char *const keys[][4] = {{"type", "arrival_rate", NULL},
-                                              {"type", "arrival_rate", "cv", NULL},
-                                              {"type", "interval", NULL}};
-        if (config_yaml_check_keys(v->r, node, path, keys[type]) < 0 ||
-            veeksha_number(v, node, path, "arrival_rate", 0, &rate) < 0 ||
-            veeksha_number(v, node, path, "cv", 0, &cv) < 0 ||
-            veeksha_number(v, node, path, "interval", 0, &interval) < 0)
-            return -1;
-        if (type < 2 && !(rate > 0))
-            return config_yaml_fail(v->r, veeksha_get(v, node, "arrival_rate"), path,
-                                    "arrival_rate must be greater than 0");
-    }
-    dist_t d;
-    dist_init(&d);
-    if (type == 2) {
-        dist_fixed(&d, interval);
-    } else {
-        d.kind = type == 0 || cv == 0 ? DIST_EXPONENTIAL : DIST_GAMMA;
-        if (type == 1 && cv == 0)
-            dist_fixed(&d, 1 / rate);
-        dist_set(&d, DIST_P_MEAN, 1 / rate, NULL, 0);
-        if (d.kind == DIST_GAMMA)
-            dist_set(&d, DIST_P_CV, cv, NULL, 0);
-    }
-    return veeksha_prepare(v, node, path, &d, out);
-}
 
 /* The one node of a generated shape (linear: "turn", branching: "node"), with the workload's
  * lengths and waits. */
@@ -451,7 +229,7 @@ static int veeksha_channels(veeksha_t *v, yaml_node_t *node) {
     yaml_node_t *t = item->type == YAML_MAPPING_NODE ? veeksha_get(v, item, "type") : NULL;
     if (t == NULL)
         return config_yaml_fail(v->r, item, key, "missing key 'type'");
-    const char *type = config_yaml_text(t);
+    const char *type = veeksha_name(t);
     if (strcmp(type, "text") != 0)
         return config_yaml_fail(v->r, t, key,
                                 "%s channels are out of scope: stampede sends text prompts to "
@@ -532,11 +310,11 @@ static int veeksha_trace(veeksha_t *v, yaml_node_t *node) {
     if (flavor == NULL)
         return 0;
     if ((n = veeksha_get(v, flavor, "type")) &&
-        strcmp(config_yaml_text(n), "timed_synthetic_session") != 0)
+        strcmp(veeksha_name(n), "timed_synthetic_session") != 0)
         return config_yaml_fail(v->r, n, "session_generator.flavor.type",
                                 "the %s trace flavor is not mapped: stampede replays "
                                 "timed_synthetic_session traces (its session format)",
-                                config_yaml_text(n));
+                                veeksha_name(n));
     return config_yaml_check_keys(v->r, flavor, "session_generator.flavor", flavor_keys);
 }
 
@@ -577,123 +355,4 @@ int veeksha_session_generator(veeksha_t *v, yaml_node_t *node) {
     if (dist_copy(&w->graph.length, &w->turns) < 0)
         return config_yaml_fail(v->r, node, path, "out of memory");
     return veeksha_graph_slot(v, GRAPH_LINEAR, 0);
-}
-
-/* The scheduler's knob (arrival_rate or target_concurrent_sessions): a number, or an !expand list
- * (the sweep levels, the first of which stands in). */
-static int veeksha_knob(veeksha_t *v, yaml_node_t *map, const char *path, const char *key,
-                        double *out) {
-    char full[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(full, sizeof full, path, key);
-    yaml_node_t *n = config_yaml_get(v->r, map, key, NULL);
-    if (n == NULL)
-        return 0;
-    if (veeksha_is_expand(n)) {
-        if (n->type != YAML_SEQUENCE_NODE ||
-            n->data.sequence.items.top == n->data.sequence.items.start)
-            return config_yaml_fail(v->r, n, full, "!expand wants a list of values");
-        v->knob_expand = n;
-        n = config_yaml_node(v->r, n->data.sequence.items.start[0]);
-    }
-    if (config_yaml_number(v->r, n, full, out) < 0)
-        return -1;
-    if (!(*out > 0))
-        return config_yaml_fail(v->r, n, full, "expected a number greater than 0, got '%s'",
-                                config_yaml_text(n));
-    return 0;
-}
-
-static int veeksha_cancel(veeksha_t *v, yaml_node_t *node, const char *path) {
-    bool cancel = true;
-    yaml_node_t *n = veeksha_get(v, node, "cancel_session_on_failure");
-    char key[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(key, sizeof key, path, "cancel_session_on_failure");
-    if (n == NULL || config_yaml_bool(v->r, n, key, &cancel) < 0 || cancel)
-        return n && !cancel ? -1 : 0;
-    return veeksha_note(v, n, key,
-                        "false: stampede still ends a session at its first failed request "
-                        "(true is its only behaviour)");
-}
-
-static int veeksha_rate(veeksha_t *v, yaml_node_t *node, const char *path) {
-    config_scheduler_t *s = &v->c->scheduler;
-    char key[CONFIG_YAML_KEY_MAX];
-    s->kind = SCHEDULER_RATE;
-    s->concurrency = 0;
-    s->rate = 1;
-    s->arrival = ARRIVAL_POISSON;
-    if (node == NULL)
-        return 0;
-    if (config_yaml_check_keys(v->r, node, path, rate_keys) < 0 ||
-        veeksha_cancel(v, node, path) < 0)
-        return -1;
-    if (veeksha_knob(v, node, path, "arrival_rate", &s->rate) < 0) /* the write-up's form */
-        return -1;
-    yaml_node_t *gen = veeksha_get(v, node, "interval_generator");
-    if (gen == NULL)
-        return 0;
-    config_yaml_path(path == NULL ? key : key, sizeof key, path, "interval_generator");
-    char type_key[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(type_key, sizeof type_key, key, "type");
-    yaml_node_t *t = veeksha_get(v, gen, "type");
-    int type = 0;
-    if (t && config_yaml_enum(v->r, t, type_key, interval_types, &type) < 0)
-        return -1;
-    static const char *const keys[][4] = {{"type", "arrival_rate", NULL},
-                                          {"type", "arrival_rate", "cv", NULL},
-                                          {"type", "interval", NULL}};
-    if (config_yaml_check_keys(v->r, gen, key, keys[type]) < 0)
-        return -1;
-    if (type == 2) {
-        double interval = 1;
-        if (veeksha_number(v, gen, key, "interval", 0, &interval) < 0)
-            return -1;
-        if (!(interval > 0))
-            return config_yaml_fail(v->r, veeksha_get(v, gen, "interval"), key,
-                                    "interval must be greater than 0");
-        s->arrival = ARRIVAL_CONSTANT;
-        s->rate = 1 / interval;
-        return 0;
-    }
-    s->arrival = type == 0 ? ARRIVAL_POISSON : ARRIVAL_GAMMA;
-    if (type == 1) {
-        s->arrival_cv = 0.5;
-        if (veeksha_number(v, gen, key, "cv", 0, &s->arrival_cv) < 0)
-            return -1;
-        if (!(s->arrival_cv > 0))
-            return config_yaml_fail(v->r, veeksha_get(v, gen, "cv"), key,
-                                    "cv must be greater than 0");
-    }
-    return veeksha_knob(v, gen, key, "arrival_rate", &s->rate);
-}
-
-static int veeksha_concurrent(veeksha_t *v, yaml_node_t *node, const char *path) {
-    config_scheduler_t *s = &v->c->scheduler;
-    double sessions = 3, rampup = 10;
-    s->kind = SCHEDULER_CONCURRENT;
-    if (config_yaml_check_keys(v->r, node, path, concurrent_keys) < 0 ||
-        veeksha_cancel(v, node, path) < 0 ||
-        veeksha_knob(v, node, path, "target_concurrent_sessions", &sessions) < 0 ||
-        veeksha_number(v, node, path, "rampup_seconds", 0, &rampup) < 0)
-        return -1;
-    if (sessions != floor(sessions) || sessions > UINT32_MAX)
-        return config_yaml_fail(v->r, veeksha_get(v, node, "target_concurrent_sessions"), path,
-                                "target_concurrent_sessions is a whole number >= 1");
-    s->concurrency = (uint32_t)sessions;
-    /* a capacity search sets rampup_seconds with the level: stampede starts a level at once */
-    s->ramp_up_ns = v->capacity ? 0 : (int64_t)llround(rampup * 1e9);
-    return 0;
-}
-
-int veeksha_traffic_scheduler(veeksha_t *v, yaml_node_t *node) {
-    const char *path = "traffic_scheduler";
-    int type = 0;
-    yaml_node_t *t = node ? veeksha_get(v, node, "type") : NULL;
-    if (t && config_yaml_enum(v->r, t, "traffic_scheduler.type", scheduler_types, &type) < 0)
-        return -1;
-    if (type == 2)
-        return config_yaml_fail(v->r, t, "traffic_scheduler.type",
-                                "sequential_launch is not mapped: stampede has no launch "
-                                "ordering across sessions in flight (use rate or concurrent)");
-    return type == 0 ? veeksha_rate(v, node, path) : veeksha_concurrent(v, node, path);
 }
