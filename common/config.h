@@ -60,6 +60,7 @@ typedef struct config_target {
     config_routing_t routing;   /* default round_robin */
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
+    bool max_completion_tokens; /* name the limit max_completion_tokens, not max_tokens */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     bool stream;                /* default true */
     bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */

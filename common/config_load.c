@@ -34,23 +34,15 @@ static const char *const root_keys[] = {
     "seed",   "target",   "workload",       "scheduler",   "limits",          "warmup",
     "output", "mock",     "server_metrics", "gpu_metrics", "scrape_interval", "sweep",
     "slo",    "capacity", "deployment",     "validity",    "fleet",           NULL};
-static const char *const target_keys[] = {"endpoints",
-                                          "api",
-                                          "model",
-                                          "headers",
-                                          "api_key_env",
-                                          "api_key_file",
-                                          "timeout",
-                                          "connect_timeout",
-                                          "routing",
-                                          "ignore_eos",
-                                          "min_tokens",
-                                          "stream",
-                                          "continuous_usage_stats",
-                                          "retry_on_429",
-                                          "retry_after_max",
-                                          "retry_429_max",
-                                          NULL};
+static const char *const target_keys[] = {"endpoints",     "api",
+                                          "model",         "headers",
+                                          "api_key_env",   "api_key_file",
+                                          "timeout",       "connect_timeout",
+                                          "routing",       "ignore_eos",
+                                          "min_tokens",    "max_tokens_param",
+                                          "stream",        "continuous_usage_stats",
+                                          "retry_on_429",  "retry_after_max",
+                                          "retry_429_max", NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
     "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
@@ -59,6 +51,7 @@ static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up"
 static const char *const limits_keys[] = {"duration", "max_sessions", "max_requests",
                                           "max_error_pct", NULL};
 static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
+static const char *const max_tokens_params[] = {"max_tokens", "max_completion_tokens", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
 static const char *const fleet_keys[] = {"heartbeat", "liveness", "abort_on_worker_loss_pct",
@@ -320,6 +313,11 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "min_tokens", NULL)) &&
         config_yaml_bool(r, v, "target.min_tokens", &t->min_tokens) < 0)
         return -1;
+    if ((v = config_yaml_get(r, node, "max_tokens_param", NULL))) {
+        if (config_yaml_enum(r, v, "target.max_tokens_param", max_tokens_params, &index) < 0)
+            return -1;
+        t->max_completion_tokens = index == 1;
+    }
     if ((v = config_yaml_get(r, node, "continuous_usage_stats", NULL)) &&
         config_yaml_bool(r, v, "target.continuous_usage_stats", &t->continuous_usage) < 0)
         return -1;

@@ -90,11 +90,7 @@ static int veeksha_params(veeksha_t *v, yaml_node_t *client) {
         if (strcmp(s, "max_tokens") != 0 && strcmp(s, "max_completion_tokens") != 0)
             return config_yaml_fail(v->r, n, "client.max_tokens_param",
                                     "expected max_tokens or max_completion_tokens, got '%s'", s);
-        if (!strcmp(s, "max_completion_tokens") &&
-            veeksha_note(v, n, "client.max_tokens_param",
-                         "stampede sends the limit as max_tokens, which OpenAI-compatible servers "
-                         "read as max_completion_tokens") < 0)
-            return -1;
+        t->max_completion_tokens = strcmp(s, "max_completion_tokens") == 0;
     }
     n = config_yaml_get(v->r, client, "min_tokens_param", NULL);
     t->min_tokens = n != NULL && !config_yaml_is_null(n);
@@ -107,7 +103,7 @@ static int veeksha_params(veeksha_t *v, yaml_node_t *client) {
         (n->type != YAML_SCALAR_NODE || strspn(veeksha_name(n), "{} ") != strlen(veeksha_name(n))))
         return config_yaml_fail(v->r, n, "client.additional_sampling_params",
                                 "extra sampling parameters are not mapped: stampede's requests "
-                                "carry only max_tokens, min_tokens and ignore_eos");
+                                "carry only the limit, min_tokens and ignore_eos");
     if ((n = veeksha_get(v, client, "address_append_value")) &&
         strcmp(veeksha_name(n), t->api == API_CHAT ? "chat/completions" : "completions") != 0)
         return config_yaml_fail(v->r, n, "client.address_append_value",
@@ -131,6 +127,7 @@ int veeksha_client(veeksha_t *v, yaml_node_t *client) {
     free(t->model);
     t->model = strdup("meta-llama/Meta-Llama-3-8B-Instruct");
     t->ignore_eos = true;
+    t->max_completion_tokens = true; /* Veeksha's chat client names the limit so */
     t->timeout_ns = 300 * 1000000000LL;
     if (!t->model)
         return config_yaml_fail(v->r, client, "client", "out of memory");
@@ -142,6 +139,7 @@ int veeksha_client(veeksha_t *v, yaml_node_t *client) {
         config_yaml_enum(v->r, n, "client.type", client_types, &type) < 0)
         return -1;
     t->api = type == 1 ? API_COMPLETIONS : API_CHAT;
+    t->max_completion_tokens = t->api == API_CHAT; /* Veeksha's default per client type */
     if (type == 2 &&
         veeksha_note(v, n, "client.type",
                      "openai_router: synthetic requests go to /v1/chat/completions") < 0)

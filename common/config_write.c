@@ -205,6 +205,8 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
     if (t->continuous_usage)
         fputs("  continuous_usage_stats: true\n", out);
+    if (t->max_completion_tokens)
+        fputs("  max_tokens_param: max_completion_tokens\n", out);
     fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);

@@ -47,8 +47,9 @@ cfg = open(sys.argv[1] + "/client-out/config.yaml").read()
 assert "api: completions" in cfg and "min_tokens: true" in cfg and "timeout: 5s" in cfg, cfg
 print("ok: client, fixed interval 50 ms, single_request, output_dir, trace_recorder")'
 
-# Veeksha's defaults where the generators are left out: 6..12 turns of 6..12 tokens, 6..12 out,
-# each turn continuing the conversation (inherit_history), ignore_eos; a concurrent scheduler.
+# Veeksha's defaults where the generators are left out: 6..12 turns of 6..12 tokens, 6..12 out
+# (asked as max_completion_tokens, which the mock honours with ignore_eos), each turn continuing
+# the conversation (inherit_history); a concurrent scheduler.
 cat >"$WORK/defaults.yml" <<YAML
 session_generator:
   session_graph: {type: linear, request_wait_generator: {type: fixed, interval: 0}}
@@ -69,7 +70,9 @@ for s, rs in by.items():
     assert all(6 <= r["new_input_length"] <= 12 and 6 <= r["output_tokens"] <= 12 for r in rs), rs
     p = [r["usage"]["prompt_tokens"] for r in rs]
     assert p == sorted(p) and p[-1] > p[0] + 5 * 6, f"session {s}: prompts do not carry the history: {p}"
-print("ok: Veeksha defaults: 6..12 turns of 6..12 tokens, history carried")'
+cfg = open(sys.argv[1] + "/defaults-out/config.yaml").read()
+assert "max_tokens_param: max_completion_tokens" in cfg, "the chat client names the limit max_completion_tokens"
+print("ok: Veeksha defaults: 6..12 turns of 6..12 tokens, history carried, max_completion_tokens")'
 
 # inherit_history: false, a fixed request_wait_generator (interval), gamma arrivals,
 # cancel_session_on_failure: false and wandb (both noted).

@@ -121,6 +121,7 @@ static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
     assert_int_equal(cfg.limits.duration_ns, 300000000000LL);
     assert_int_equal(cfg.target.timeout_ns, 300000000000LL);
     assert_true(cfg.target.ignore_eos);
+    assert_true(cfg.target.max_completion_tokens); /* Veeksha's chat default */
     assert_false(cfg.target.min_tokens);
     assert_true(cfg.output.trace);
     assert_string_equal(cfg.output.dir, "benchmark_output");
@@ -146,6 +147,7 @@ static void test_config_veeksha_client_maps_onto_the_target(void **state) {
     assert_string_equal(cfg.target.endpoints[0], "http://10.0.0.5:30002");
     assert_int_equal(cfg.target.timeout_ns, 60000000000LL);
     assert_true(cfg.target.min_tokens);
+    assert_false(cfg.target.max_completion_tokens); /* max_tokens_param: max_tokens */
     assert_false(cfg.target.ignore_eos);
     assert_int_equal(cfg.target.n_headers, 1);
     assert_string_equal(cfg.target.headers[0].name, "Authorization");
@@ -154,9 +156,8 @@ static void test_config_veeksha_client_maps_onto_the_target(void **state) {
     config_case_load(&cfg, "client:\n  type: openai_chat_completions\n"
                            "  max_tokens_param: max_completion_tokens\n");
     assert_int_equal(cfg.target.api, API_CHAT);
-    assert_string_equal(cfg.notes, "test.yaml:3:21: client.max_tokens_param: stampede sends the "
-                                   "limit as max_tokens, which OpenAI-compatible servers read as "
-                                   "max_completion_tokens\n");
+    assert_true(cfg.target.max_completion_tokens);
+    assert_null(cfg.notes);
     config_free(&cfg);
 }
 
@@ -411,7 +412,7 @@ static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(v
          "stampede's branching graphs have one root"},
         {"client: {additional_sampling_params: '{\"temperature\": 0}'}\n",
          "bad.yaml:1:38: client.additional_sampling_params: extra sampling parameters are not "
-         "mapped: stampede's requests carry only max_tokens, min_tokens and ignore_eos"},
+         "mapped: stampede's requests carry only the limit, min_tokens and ignore_eos"},
         {"start_value: 1\nbenchmark_config:\n  traffic_scheduler: {type: rate, "
          "interval_generator: {type: poisson, arrival_rate: !expand [1, 2]}}\n",
          "bad.yaml:3:85: !expand: a capacity search varies its scheduler's knob itself; !expand "
