@@ -736,7 +736,7 @@ static int skip_documents(config_yaml_t *r, yaml_parser_t *parser) {
 static void veeksha_run_of(config_yaml_t *r) {
     yaml_parser_t parser;
     yaml_document_t doc;
-    if (r->document <= 1 || !yaml_parser_initialize(&parser))
+    if (r->document < 1 || !yaml_parser_initialize(&parser))
         return;
     yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
     if (yaml_parser_load(&parser, &doc)) {

@@ -79,11 +79,14 @@ int veeksha_note(veeksha_t *v, const yaml_node_t *at, const char *key, const cha
     va_start(ap, fmt);
     vsnprintf(message, sizeof message, fmt, ap);
     va_end(ap);
+    /* the runs of one file's !expand lists ("FILE#k") share their notes: name the file */
+    const char *hash = v->r->veeksha_run > 0 ? strrchr(v->r->file, '#') : NULL;
+    int len = hash ? (int)(hash - v->r->file) : (int)strlen(v->r->file);
     if (at)
-        snprintf(line, sizeof line, "%s:%d:%d: %s: %s\n", v->r->file, (int)at->start_mark.line + 1,
-                 (int)at->start_mark.column + 1, key, message);
+        snprintf(line, sizeof line, "%.*s:%d:%d: %s: %s\n", len, v->r->file,
+                 (int)at->start_mark.line + 1, (int)at->start_mark.column + 1, key, message);
     else
-        snprintf(line, sizeof line, "%s: %s: %s\n", v->r->file, key, message);
+        snprintf(line, sizeof line, "%.*s: %s: %s\n", len, v->r->file, key, message);
     size_t had = v->c->notes ? strlen(v->c->notes) : 0;
     char *grown = realloc(v->c->notes, had + strlen(line) + 1);
     if (!grown)
