@@ -316,6 +316,10 @@ static int veeksha_capacity(veeksha_t *v, yaml_node_t *root) {
         return -1;
     bool concurrency = c->scheduler.kind == SCHEDULER_CONCURRENT;
     yaml_node_t *at = veeksha_get(v, root, "max_value");
+    if (concurrency) { /* whole sessions */
+        start = fmax(1, round(start));
+        max = floor(max);
+    }
     if (!(start > 0) || max < start)
         return config_yaml_fail(v->r, at ? at : root, "max_value",
                                 "expected 0 < start_value <= max_value, got %g and %g", start, max);
@@ -330,8 +334,8 @@ static int veeksha_capacity(veeksha_t *v, yaml_node_t *root) {
                                 "expected decimal places from 0 to 9");
     *cap = (config_capacity_t){.given = true,
                                .axis = concurrency ? CAPACITY_AXIS_CONCURRENCY : CAPACITY_AXIS_RATE,
-                               .start = concurrency ? fmax(1, round(start)) : start,
-                               .max = concurrency ? fmax(1, floor(max)) : max,
+                               .start = start,
+                               .max = max,
                                .precision = concurrency ? 1 : pow(10, -precision),
                                .expansion = factor,
                                .max_trials = (uint32_t)iterations,

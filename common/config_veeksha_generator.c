@@ -100,8 +100,8 @@ int veeksha_length(veeksha_t *v, yaml_node_t *node, const char *path, const dist
                    dist_t *out) {
     char key[CONFIG_YAML_KEY_MAX];
     dist_t d;
+    dist_init(&d); /* cleared on every failure below */
     if (node == NULL) {
-        dist_init(&d);
         if (dist_copy(&d, def) < 0)
             return config_yaml_fail(v->r, NULL, path, "out of memory");
         return veeksha_prepare(v, NULL, path, &d, out);

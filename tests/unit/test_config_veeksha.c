@@ -413,6 +413,13 @@ static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(v
         {"client: {additional_sampling_params: '{\"temperature\": 0}'}\n",
          "bad.yaml:1:38: client.additional_sampling_params: extra sampling parameters are not "
          "mapped: stampede's requests carry only the limit, min_tokens and ignore_eos"},
+        {"session_generator:\n  channels: [{type: text, body_length_generator: {type: "
+         "fixed_stair, values: [8x]}}]\n",
+         "bad.yaml:2:79: session_generator.channels[0].body_length_generator.values[0]: "
+         "expected a number, got '8x'"},
+        {"start_value: 2.6\nmax_value: 2.9\nbenchmark_config: {traffic_scheduler: {type: "
+         "concurrent}}\n",
+         "bad.yaml:2:12: max_value: expected 0 < start_value <= max_value, got 3 and 2"},
         {"start_value: 1\nbenchmark_config:\n  traffic_scheduler: {type: rate, "
          "interval_generator: {type: poisson, arrival_rate: !expand [1, 2]}}\n",
          "bad.yaml:3:85: !expand: a capacity search varies its scheduler's knob itself; !expand "
