@@ -234,7 +234,8 @@ static bool load_digits(const char **p, const char *end, int n, int64_t *out) {
 }
 
 /* "2023-11-16 18:17:03.9799600" (a 'T' may separate date and time; up to nine fractional digits;
- * an optional Z or +HH:MM / -HH:MM) into nanoseconds since the epoch, UTC. */
+ * an optional Z or +HH:MM / -HH:MM) into nanoseconds since the epoch, UTC; false for text that is
+ * not such a time, or one outside 1970..2262 (nanoseconds since the epoch in 63 bits). */
 static bool load_wall_clock(const char *p, const char *end, int64_t *out) {
     int64_t y, mo, d, h, mi, s, frac = 0, oh = 0, om = 0;
     if (!load_digits(&p, end, 4, &y) || p >= end || *p++ != '-' || !load_digits(&p, end, 2, &mo) ||
@@ -270,7 +271,7 @@ static bool load_wall_clock(const char *p, const char *end, int64_t *out) {
         return false;
     int64_t seconds = load_days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s -
                       sign * (oh * 3600 + om * 60);
-    if (seconds < 0)
+    if (seconds < 0 || seconds >= INT64_MAX / 1000000000) /* 1970 to 2262: nanoseconds fit */
         return false;
     *out = seconds * 1000000000 + frac;
     return true;

@@ -290,6 +290,14 @@ static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(vo
                      -1);
     assert_string_equal(msg, "t.jsonl:3: TIMESTAMP: expected a time such as 2023-11-16 "
                              "18:17:03.9799600, got '2023-11-16 25:17:03.9799600'");
+    /* past 2262 the nanoseconds since 1970 no longer fit in 63 bits */
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "8254-11-17 00:00:00.5+01:00,4808,10\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "t.jsonl:2: TIMESTAMP: expected a time such as 2023-11-16 "
+                             "18:17:03.9799600, got '8254-11-17 00:00:00.5+01:00'");
     assert_int_equal(load_trace(&cfg,
                                 "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                                 "2023-11-16 18:17:03.9799600,-3,10\n",
