@@ -273,6 +273,21 @@ static void test_trace_azure_time_scale_and_wrap(void **state) {
     config_free(&cfg);
 }
 
+/* Wall-clock arrivals two centuries apart saturate at 2^62 ns, as every time of the loader. */
+static void test_trace_azure_arrivals_saturate_at_2_62_ns(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "2023-11-16 18:17:03.9799600,10,2\n"
+                                "2203-11-16 18:17:03.9799600,10,2\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
+    config_free(&cfg);
+}
+
 static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(void **state) {
     (void)state;
     config_t cfg;
@@ -436,6 +451,7 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
     cmocka_unit_test(test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond),
     cmocka_unit_test(test_trace_azure_time_scale_and_wrap),
+    cmocka_unit_test(test_trace_azure_arrivals_saturate_at_2_62_ns),
     cmocka_unit_test(test_trace_azure_refuses_bad_header_and_rows_with_line_and_column),
     cmocka_unit_test(test_trace_wire_refuses_sizes_beyond_the_bounds),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
