@@ -113,7 +113,8 @@ typedef struct config_graph {
 typedef enum {
     TRACE_FORMAT_SESSION,
     TRACE_FORMAT_MOONCAKE,
-    TRACE_FORMAT_AZURE
+    TRACE_FORMAT_AZURE,
+    TRACE_FORMAT_VEEKSHA
 } config_trace_format_t;
 
 typedef struct config_trace {

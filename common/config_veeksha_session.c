@@ -281,13 +281,15 @@ static int veeksha_output_spec(veeksha_t *v, yaml_node_t *node) {
     return rc;
 }
 
-/* type: trace: trace_file (stampede's session format), wrap_mode (Veeksha's default: true),
+/* type: trace: trace_file (format veeksha: its timed_synthetic_session rows), wrap_mode (Veeksha's
+ * default: true),
  * flavor {type: timed_synthetic_session, page_size (the server's KV page: not the client's)}. */
 static int veeksha_trace(veeksha_t *v, yaml_node_t *node) {
     const char *path = "session_generator";
     config_t *c = v->c;
     yaml_node_t *n;
     c->workload.kind = WORKLOAD_TRACE;
+    c->workload.trace.format = TRACE_FORMAT_VEEKSHA;
     c->workload.trace.wrap = true;
     if (config_yaml_check_keys(v->r, node, path, trace_keys) < 0)
         return -1;
@@ -313,7 +315,7 @@ static int veeksha_trace(veeksha_t *v, yaml_node_t *node) {
         strcmp(veeksha_name(n), "timed_synthetic_session") != 0)
         return config_yaml_fail(v->r, n, "session_generator.flavor.type",
                                 "the %s trace flavor is not mapped: stampede replays "
-                                "timed_synthetic_session traces (its session format)",
+                                "timed_synthetic_session traces",
                                 veeksha_name(n));
     return config_yaml_check_keys(v->r, flavor, "session_generator.flavor", flavor_keys);
 }

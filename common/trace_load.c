@@ -450,7 +450,7 @@ static int load_parents(loader_t *l, int line, json_t *o, load_line_t *rec) {
 }
 
 /* Session trace: one request node per line. */
-static int load_session_line(loader_t *l, int line, json_t *o) {
+int trace_load_session_line(loader_t *l, int line, json_t *o) {
     load_line_t *rec = load_new_line(l, line);
     if (!rec)
         return -1;
@@ -545,8 +545,10 @@ static int load_lines(loader_t *l, FILE *f, config_trace_format_t format) {
             rc = 0; /* a recorded summarise request: the replay's compaction sends its own */
         else if (format == TRACE_FORMAT_MOONCAKE)
             rc = load_mooncake_line(l, line, o);
+        else if (format == TRACE_FORMAT_VEEKSHA)
+            rc = trace_veeksha_line(l, line, o);
         else
-            rc = load_session_line(l, line, o);
+            rc = trace_load_session_line(l, line, o);
         json_decref(o);
     }
     free(text);
@@ -558,6 +560,12 @@ static int load_lines(loader_t *l, FILE *f, config_trace_format_t format) {
                                  ? "the trace is empty: give the header and at least one row"
                                  : "the trace is empty: give at least one request line");
     return rc;
+}
+
+uint32_t trace_load_session_index(loader_t *l, const char *id) {
+    bool oom = false;
+    id_slot_t *slot = load_id(l, UINT32_MAX, id, UINT32_MAX, &oom);
+    return slot ? slot->value : UINT32_MAX;
 }
 
 uint32_t trace_load_find(loader_t *l, uint32_t s, uint32_t id) {
@@ -589,6 +597,8 @@ int trace_load(config_t *cfg, trace_t **out, config_error_t *err) {
     trace_t *trace = trace_new();
     int rc = trace ? load_lines(&l, f, t->format) : trace_load_fail(&l, 0, NULL, "out of memory");
     fclose(f);
+    if (rc == 0 && timed && t->format == TRACE_FORMAT_VEEKSHA)
+        trace_veeksha_arrivals(&l);
     if (rc == 0)
         rc = trace_order_arrivals(&l, timed);
     if (rc == 0)

@@ -226,11 +226,28 @@ timeout 20 "$STAMPEDE" run "$WORK/server.yml" --out "$WORK/server-none" >/dev/nu
 [ "$RUN_RC" != 0 ] && grep -qxF "run: $WORK/server.yml:1:1: server: a managed vllm server (Veeksha starts it): stampede does not start servers; start it and give its URL with --target URL" "$WORK/server-none.err" ||
     fail "a managed server without --target: exit $RUN_RC, $(cat "$WORK/server-none.err")"
 
-# a trace: a session trace replays; a trace_file that does not exist is named with its key.
-printf '{"session": 1, "node": 1, "new_input_length": 5, "output_length": 2}\n{"session": 2, "node": 1, "new_input_length": 5, "output_length": 2}\n' >"$WORK/t.jsonl"
-printf 'session_generator:\n  type: trace\n  trace_file: t.jsonl\n  wrap_mode: false\ntraffic_scheduler: {type: concurrent}\n' >"$WORK/trace.yml"
+# a trace: Veeksha's timed_synthetic_session rows (a DAG by session_context, a legacy linear
+# session) replay with their graph, the sessions arriving as the rate scheduler sends them (a fixed
+# interval of 300 ms); a trace_file that does not exist is named with its key.
+cat >"$WORK/t.jsonl" <<'JSONL'
+{"session_id": 8, "input_length": 8, "new_input_length": 8, "output_length": 2, "session_context": {"node_id": 0, "parent_nodes": [], "history_parent": null, "wait_after_ready": 0.0}}
+{"session_id": 8, "input_length": 8, "new_input_length": 8, "output_length": 2, "session_context": {"node_id": 1, "parent_nodes": [], "history_parent": null, "wait_after_ready": 0.1}}
+{"session_id": 8, "input_length": 16, "new_input_length": 8, "output_length": 2, "session_context": {"node_id": 2, "parent_nodes": [0, 1], "history_parent": 1, "wait_after_ready": 0.2}}
+{"session_id": 9, "input_length": 5, "new_input_length": 5, "output_length": 2}
+{"session_id": 9, "input_length": 12, "new_input_length": 5, "output_length": 2, "wait_after_previous_response_s": 0.1}
+JSONL
+printf 'session_generator:\n  type: trace\n  trace_file: t.jsonl\n  wrap_mode: false\ntraffic_scheduler: {type: rate, interval_generator: {type: fixed, interval: 0.3}}\n' >"$WORK/trace.yml"
 run_veeksha trace --target "$MOCK_URL" --out "$WORK/trace-out"
-[ "$(wc -l <"$WORK/trace-out/requests.jsonl")" = 2 ] || fail "the trace replayed $(wc -l <"$WORK/trace-out/requests.jsonl") requests"
+check trace '
+import json, sys, collections
+rows = list(map(json.loads, open(sys.argv[1] + "/trace-out/requests.jsonl")))
+by = collections.defaultdict(list)
+for r in rows: by[r["session"]].append(r)
+assert sorted(by) == [0, 1] and len(by[0]) == 3 and len(by[1]) == 2, {k: len(v) for k, v in by.items()}
+join = [r for r in by[0] if len(r["parents"]) == 2]
+assert len(join) == 1 and join[0]["history_parent"] is not None, by[0]
+assert min(r["intended_us"] for r in by[1]) == 300000, [r["intended_us"] for r in by[1]]
+print("ok: a Veeksha trace keeps its DAG and chain; sessions 300 ms apart as its scheduler says")'
 sed 's/t.jsonl/missing.jsonl/' "$WORK/trace.yml" >"$WORK/missing.yml"
 refused() { # FILE MESSAGE
     local rc=0

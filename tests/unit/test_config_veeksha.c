@@ -92,7 +92,7 @@ static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **
     config_t cfg;
     config_case_load(&cfg, yaml);
     assert_int_equal(cfg.workload.kind, WORKLOAD_TRACE);
-    assert_int_equal(cfg.workload.trace.format, TRACE_FORMAT_SESSION);
+    assert_int_equal(cfg.workload.trace.format, TRACE_FORMAT_VEEKSHA);
     assert_false(cfg.workload.trace.wrap);
     assert_string_equal(cfg.workload.trace.path, trace);
     assert_int_equal(cfg.limits.duration_ns, 30000000000LL);

@@ -323,6 +323,50 @@ static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(vo
     config_free(&cfg);
 }
 
+/* Veeksha's timed_synthetic_session rows: session_context gives the DAG; rows without it chain
+ * in order (legacy linear); sessions arrive as the rate scheduler's would (no arrival in rows). */
+static void
+test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    const char *rows =
+        "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
+        "\"session_context\": {\"node_id\": 0, \"parent_nodes\": [], \"history_parent\": null, "
+        "\"wait_after_ready\": 0.0}}\n"
+        "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
+        "\"session_context\": {\"node_id\": 1, \"parent_nodes\": [], \"history_parent\": null, "
+        "\"wait_after_ready\": 0.1}}\n"
+        "{\"session_id\": 8, \"input_length\": 16, \"new_input_length\": 8, \"output_length\": 5, "
+        "\"session_context\": {\"node_id\": 2, \"parent_nodes\": [0, 1], \"history_parent\": 1, "
+        "\"wait_after_ready\": 0.2}}\n"
+        "{\"session_id\": \"a\", \"input_length\": 5, \"new_input_length\": 5, \"output_length\": "
+        "3}\n"
+        "{\"session_id\": \"a\", \"input_length\": 13, \"new_input_length\": 5, \"output_length\": "
+        "3, "
+        "\"wait_after_previous_response_s\": 0.5}\n";
+    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate", false, msg, sizeof msg), 0);
+    config_free(&cfg);
+    /* again at a rate of 4 sessions/s, constant gaps: session 1 arrives 250 ms after session 0 */
+    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate, rate: 4, arrival: constant", false,
+                                msg, sizeof msg),
+                     0);
+    const trace_t *t = cfg.workload.replay;
+    assert_int_equal(t->n_sessions, 2);
+    const trace_node_t *dag = &t->nodes[t->sessions[0].first_node];
+    assert_int_equal(t->sessions[0].n_nodes, 3);
+    assert_int_equal(dag[2].n_parents, 2);
+    assert_int_equal(dag[2].history_parent, 1);
+    assert_int_equal(dag[2].wait_ns, 200000000);
+    const trace_node_t *chain = &t->nodes[t->sessions[1].first_node];
+    assert_int_equal(t->sessions[1].n_nodes, 2);
+    assert_int_equal(chain[1].n_parents, 1);
+    assert_int_equal(chain[1].wait_ns, 500000000);
+    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 250000000);
+    config_free(&cfg);
+}
+
 static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
     (void)state;
     config_t cfg;
@@ -452,6 +496,7 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond),
     cmocka_unit_test(test_trace_azure_time_scale_and_wrap),
     cmocka_unit_test(test_trace_azure_arrivals_saturate_at_2_62_ns),
+    cmocka_unit_test(test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate),
     cmocka_unit_test(test_trace_azure_refuses_bad_header_and_rows_with_line_and_column),
     cmocka_unit_test(test_trace_wire_refuses_sizes_beyond_the_bounds),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
