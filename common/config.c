@@ -93,6 +93,8 @@ void config_free(config_t *self) {
     config_graph_free(&self->workload.graph);
     config_trace_free(&self->workload);
     free(self->output.dir);
+    free(self->notes);
+    free(self->managed_server);
     config_mock_free(&self->mock);
     config_telemetry_free(&self->telemetry);
     config_sweep_free(&self->sweep);
@@ -139,6 +141,8 @@ int config_copy(config_t *dst, const config_t *src) {
     if (config_net_copy(&dst->target, &src->target) < 0)
         ok = false;
     dst->output.dir = copy_or_null(src->output.dir, &ok);
+    dst->notes = copy_or_null(src->notes, &ok);
+    dst->managed_server = copy_or_null(src->managed_server, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};
     const dist_t *s[] = {&src->workload.turns, &src->workload.input_tokens,

@@ -75,6 +75,7 @@ typedef struct config_target {
     config_routing_t routing;   /* default round_robin */
     bool ignore_eos;            /* send ignore_eos so the server generates exactly max_tokens */
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
+    bool max_completion_tokens; /* name the limit max_completion_tokens, not max_tokens */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     /* target.reasoning_tags: content between them is reasoning (default <think> and </think>);
      * both NULL when the file gives an empty list (off) */
@@ -137,7 +138,12 @@ typedef struct config_graph {
 } config_graph_t;
 
 /* workload.trace (kind: trace): which file to replay and how (docs/workloads.md). */
-typedef enum { TRACE_FORMAT_SESSION, TRACE_FORMAT_MOONCAKE } config_trace_format_t;
+typedef enum {
+    TRACE_FORMAT_SESSION,
+    TRACE_FORMAT_MOONCAKE,
+    TRACE_FORMAT_AZURE,
+    TRACE_FORMAT_VEEKSHA
+} config_trace_format_t;
 
 typedef struct config_trace {
     char *path;                   /* made absolute at load */
@@ -313,6 +319,9 @@ typedef struct config_slo {
 
 typedef enum { CAPACITY_AXIS_RATE, CAPACITY_AXIS_CONCURRENCY, CAPACITY_AXIS_RHO } config_axis_t;
 
+/* The most levels a capacity search runs. */
+#define CONFIG_CAPACITY_MAX_TRIALS 48
+
 /* The `capacity:` section: how `stampede capacity` searches (docs/slo.md). */
 typedef struct config_capacity {
     bool given;                    /* the file has the section */
@@ -322,6 +331,8 @@ typedef struct config_capacity {
     bool precision_relative;       /* ... in percent of the frontier ("5%"), else in the unit */
     double max;                    /* highest level probed */
     uint32_t repeat_near_boundary; /* extra runs of the frontier and first failing level */
+    double expansion;              /* probing multiplies the level by this; default 2 */
+    uint32_t max_trials;           /* runs at most (<= CONFIG_CAPACITY_MAX_TRIALS, the default) */
     double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
     bool fresh_text;               /* each trial its own prompt text (text_seed); default true */
 } config_capacity_t;
@@ -344,6 +355,12 @@ typedef struct config {
     config_capacity_t capacity;
     char *deployment; /* the `deployment:` map as compact JSON (NULL: none), for the reports */
     config_fleet_t fleet;
+    /* A Veeksha file's keys accepted but not acted on, one "file:line:column: key: why" line each
+     * (NULL: none), for the tool to print; not written back. */
+    char *notes;
+    /* A Veeksha file's `server:` section ("file:line:column: server: a managed ... server"), or
+     * NULL: Veeksha starts that server, stampede needs --target instead. Not written back. */
+    char *managed_server;
 } config_t;
 
 typedef struct config_error {

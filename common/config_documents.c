@@ -7,6 +7,24 @@
 #include <yaml.h>
 
 #include "config_scan.h"
+#include "config_veeksha.h"
+
+/* The runs of the one document in f (rewound). */
+static int config_documents_veeksha_runs(FILE *f) {
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    int runs = 1;
+    rewind(f);
+    if (!yaml_parser_initialize(&parser))
+        return 1;
+    yaml_parser_set_input_file(&parser, f);
+    if (yaml_parser_load(&parser, &doc)) {
+        runs = config_veeksha_runs(&doc);
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+    return runs;
+}
 
 int config_file_documents(const char *path) {
     FILE *f = fopen(path, "rb");
@@ -45,10 +63,14 @@ int config_file_documents(const char *path) {
         yaml_event_delete(&event);
     }
     yaml_parser_delete(&parser);
-    fclose(f);
     if (documents > 0)
         documents -= empty_tail;
-    return documents <= 0 ? (documents < 0 ? -1 : 1) : documents;
+    /* One document: a Veeksha file's !expand lists may make it several runs (not read when too
+     * deep: loading refuses that file, and reading it whole would cost the square) */
+    if (documents >= 0 && documents <= 1 && depth <= CONFIG_SCAN_MAX_DEPTH)
+        documents = config_documents_veeksha_runs(f);
+    fclose(f);
+    return documents < 0 ? -1 : documents < 1 ? 1 : documents;
 }
 
 void config_documents_free(char **list) {

@@ -49,6 +49,7 @@ static const char *const target_keys[] = {"endpoints",
                                           "routing",
                                           "ignore_eos",
                                           "min_tokens",
+                                          "max_tokens_param",
                                           "stream",
                                           "continuous_usage_stats",
                                           "reasoning_tags",
@@ -68,6 +69,7 @@ static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up"
 static const char *const limits_keys[] = {"duration",      "max_sessions",        "max_requests",
                                           "max_error_pct", "endpoint_dead_after", NULL};
 static const char *const retry_on_429_names[] = {"ignore", "honour", NULL};
+static const char *const max_tokens_params[] = {"max_tokens", "max_completion_tokens", NULL};
 static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
 static const char *const fleet_keys[] = {"heartbeat", "liveness", "abort_on_worker_loss_pct",
@@ -381,6 +383,11 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "min_tokens", NULL)) &&
         config_yaml_bool(r, v, "target.min_tokens", &t->min_tokens) < 0)
         return -1;
+    if ((v = config_yaml_get(r, node, "max_tokens_param", NULL))) {
+        if (config_yaml_enum(r, v, "target.max_tokens_param", max_tokens_params, &index) < 0)
+            return -1;
+        t->max_completion_tokens = index == 1;
+    }
     if ((v = config_yaml_get(r, node, "continuous_usage_stats", NULL)) &&
         config_yaml_bool(r, v, "target.continuous_usage_stats", &t->continuous_usage) < 0)
         return -1;
@@ -805,7 +812,32 @@ static int skip_documents(config_yaml_t *r, yaml_parser_t *parser) {
     return 0;
 }
 
+/* "FILE#k" of a file of one Veeksha document names run k of its !expand lists (config_documents.c
+ * counted them), not document k. */
+static void veeksha_run_of(config_yaml_t *r) {
+    yaml_parser_t parser;
+    yaml_document_t doc;
+    if (r->document < 1 || !yaml_parser_initialize(&parser))
+        return;
+    yaml_parser_set_input_string(&parser, (const unsigned char *)r->text, r->text_len);
+    if (yaml_parser_load(&parser, &doc)) {
+        yaml_document_t next;
+        bool only = yaml_document_get_root_node(&doc) != NULL && yaml_parser_load(&parser, &next);
+        if (only) {
+            only = yaml_document_get_root_node(&next) == NULL;
+            yaml_document_delete(&next);
+        }
+        if (only && config_veeksha_runs(&doc) >= r->document) {
+            r->veeksha_run = r->document;
+            r->document = 1;
+        }
+        yaml_document_delete(&doc);
+    }
+    yaml_parser_delete(&parser);
+}
+
 static int load(config_t *self, yaml_parser_t *parser, config_yaml_t *r) {
+    veeksha_run_of(r);
     if (skip_documents(r, parser) != 0)
         return -1;
     if (!yaml_parser_load(parser, &r->doc))

@@ -13,9 +13,16 @@
 static const char *const config_slo_stat_help =
     "expected a percentile (p50, p95, p99.9), mean or max";
 static const char *const config_slo_error_keys[] = {"max_pct", NULL};
-static const char *const config_capacity_keys[] = {
-    "axis",       "start", "precision", "max", "repeat_near_boundary", "requests_per_session",
-    "fresh_text", NULL};
+static const char *const config_capacity_keys[] = {"axis",
+                                                   "start",
+                                                   "precision",
+                                                   "max",
+                                                   "repeat_near_boundary",
+                                                   "expansion",
+                                                   "max_trials",
+                                                   "requests_per_session",
+                                                   "fresh_text",
+                                                   NULL};
 static const char *const config_axis_names[] = {"rate", "concurrency", "rho", NULL};
 
 const char *config_axis_name(config_axis_t axis) {
@@ -260,7 +267,9 @@ int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c
                                 .precision_relative = true,
                                 .max = 1000,
                                 .repeat_near_boundary = 1,
-                                .fresh_text = true};
+                                .fresh_text = true,
+                                .expansion = 2,
+                                .max_trials = CONFIG_CAPACITY_MAX_TRIALS};
     if (node == NULL)
         return 0;
     if (config_yaml_check_keys(r, node, "capacity", config_capacity_keys) < 0)
@@ -287,6 +296,21 @@ int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c
         if (config_yaml_uint(r, v, "capacity.repeat_near_boundary", 20, &repeat) < 0)
             return -1;
         self->repeat_near_boundary = (uint32_t)repeat;
+    }
+    if ((v = config_yaml_get(r, node, "expansion", NULL))) {
+        if (config_yaml_number(r, v, "capacity.expansion", &self->expansion) < 0)
+            return -1;
+        if (!(self->expansion > 1 && self->expansion <= 1000))
+            return config_yaml_fail(r, v, "capacity.expansion",
+                                    "expected a factor above 1 (at most 1000), got '%s'",
+                                    config_yaml_text(v));
+    }
+    if ((v = config_yaml_get(r, node, "max_trials", NULL))) {
+        if (config_yaml_uint(r, v, "capacity.max_trials", CONFIG_CAPACITY_MAX_TRIALS, &repeat) < 0)
+            return -1;
+        if (repeat == 0)
+            return config_yaml_fail(r, v, "capacity.max_trials", "expected at least 1 run");
+        self->max_trials = (uint32_t)repeat;
     }
     if ((v = config_yaml_get(r, node, "requests_per_session", NULL)) &&
         config_capacity_positive(r, v, "capacity.requests_per_session",
@@ -325,16 +349,18 @@ void config_slo_write(FILE *out, const config_slo_t *slo, const config_capacity_
         config_slo_write_items(out, slo);
     if (!capacity->given)
         return;
-    char start[40], max[40], precision[40], per_session[40];
+    char start[40], max[40], precision[40], per_session[40], expansion[40];
     config_slo_format_number(capacity->start, start, sizeof start);
     config_slo_format_number(capacity->max, max, sizeof max);
     config_slo_format_number(capacity->precision, precision, sizeof precision);
     config_slo_format_number(capacity->requests_per_session, per_session, sizeof per_session);
+    config_slo_format_number(capacity->expansion, expansion, sizeof expansion);
     fprintf(out,
             "capacity:\n  axis: %s\n  start: %s\n  precision: %s%s\n  max: %s\n"
-            "  repeat_near_boundary: %u\n",
+            "  repeat_near_boundary: %u\n  expansion: %s\n  max_trials: %u\n",
             config_axis_name(capacity->axis), start, precision,
-            capacity->precision_relative ? "%" : "", max, capacity->repeat_near_boundary);
+            capacity->precision_relative ? "%" : "", max, capacity->repeat_near_boundary, expansion,
+            capacity->max_trials);
     if (capacity->requests_per_session > 0)
         fprintf(out, "  requests_per_session: %s\n", per_session);
     if (!capacity->fresh_text)

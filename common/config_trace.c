@@ -6,12 +6,12 @@
 #include "trace.h"
 #include "trace_load.h"
 
-static const char *const format_names[] = {"session", "mooncake", NULL};
+static const char *const format_names[] = {"session", "mooncake", "azure", "veeksha", NULL};
 static const char *const trace_keys[] = {"path",       "format", "block_size",
                                          "time_scale", "wrap",   NULL};
 
 const char *config_trace_format_name(config_trace_format_t format) {
-    return (unsigned)format < 2 ? format_names[format] : "?";
+    return (unsigned)format < 4 ? format_names[format] : "?";
 }
 
 void config_trace_init(config_trace_t *t) {
@@ -50,7 +50,7 @@ int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
     if (node == NULL)
         return config_yaml_fail(r, workload, "workload.trace",
                                 "kind: trace needs trace: {path: FILE.jsonl, format: session | "
-                                "mooncake}");
+                                "mooncake | azure | veeksha}");
     if (config_yaml_check_keys(r, node, "workload.trace", trace_keys) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "path", NULL)) == NULL)

@@ -1,318 +1,363 @@
+/* A Veeksha file, read as it is: a `veeksha benchmark` file or a `veeksha capacity-search` one.
+ * Each key maps onto stampede's config, is accepted and ignored (a note says so), or is refused
+ * naming what is out of scope (docs/workloads.md, "Veeksha files", has the table). */
 #include "config_veeksha.h"
 
 #include <math.h>
+#include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const root_keys[] = {
-    "session_generator", "traffic_scheduler", "runtime", "seed", "target", "output", "mock", NULL};
-static const char *const generator_keys[] = {
-    "type", "session_graph", "channels", "output_spec", "trace_file", "wrap_mode", "flavor", NULL};
-static const char *const generator_types[] = {"synthetic", "trace", NULL};
-static const char *const graph_keys[] = {"type", "num_request_generator", "request_wait_generator",
-                                         NULL};
-static const char *const graph_types[] = {"linear", NULL};
-static const char *const channel_keys[] = {"type", "body_length_generator", NULL};
-static const char *const channel_types[] = {"text", NULL};
-static const char *const output_spec_keys[] = {"text", NULL};
-static const char *const output_text_keys[] = {"output_length_generator", NULL};
-static const char *const flavor_keys[] = {"type", "page_size", NULL};
-static const char *const flavor_types[] = {"timed_synthetic_session", NULL};
-static const char *const scheduler_keys[] = {"type", "target_concurrent_sessions", "arrival_rate",
+#include "config_veeksha_internal.h"
+
+static const char *const benchmark_keys[] = {"seed",
+                                             "output_dir",
+                                             "session_generator",
+                                             "traffic_scheduler",
+                                             "evaluators",
+                                             "client",
+                                             "runtime",
+                                             "trace_recorder",
+                                             "server",
+                                             "wandb",
+                                             "target",
+                                             "output",
+                                             "mock",
                                              NULL};
-static const char *const scheduler_types[] = {"concurrent", "rate", NULL};
-static const char *const runtime_keys[] = {"max_sessions", "max_requests", "benchmark_timeout",
-                                           NULL};
-static const char *const value_types[] = {"fixed", "uniform", "normal", "poisson", NULL};
-static const char *const fixed_keys[] = {"type", "value", NULL};
-static const char *const uniform_keys[] = {"type", "min", "max", NULL};
-static const char *const normal_keys[] = {"type", "mean", "std", "min", "max", NULL};
-static const char *const poisson_keys[] = {"type", "arrival_rate", NULL};
+static const char *const capacity_keys[] = {
+    "output_dir", "start_value",      "max_value", "expansion_factor", "max_iterations",
+    "precision",  "benchmark_config", "target",    "output",           "mock",
+    NULL};
+/* Keys only a Veeksha file has at its root (stampede's own files never do). */
+static const char *const veeksha_only[] = {
+    "session_generator", "traffic_scheduler",  "evaluators",  "client",
+    "runtime",           "trace_recorder",     "server",      "wandb",
+    "output_dir",        "benchmark_config",   "start_value", "input_lengths",
+    "batch_sizes",       "samples_per_length", NULL};
+const char *veeksha_name(const yaml_node_t *node) {
+    return node && node->type == YAML_SCALAR_NODE ? config_yaml_text(node) : "";
+}
+
+bool veeksha_is_expand(const yaml_node_t *node) {
+    return node && node->tag && strcmp((const char *)node->tag, "!expand") == 0;
+}
 
 bool config_veeksha_is(config_yaml_t *r, yaml_node_t *root) {
-    return root->type == YAML_MAPPING_NODE &&
-           config_yaml_get(r, root, "session_generator", NULL) != NULL;
+    if (root->type != YAML_MAPPING_NODE)
+        return false;
+    for (const char *const *k = veeksha_only; *k; k++)
+        if (config_yaml_get(r, root, *k, NULL) != NULL)
+            return true;
+    return false;
 }
 
-/* A required key of map, or NULL after saying it is missing. */
-static yaml_node_t *need(config_yaml_t *r, yaml_node_t *map, const char *path, const char *key) {
-    yaml_node_t *v = config_yaml_get(r, map, key, NULL);
-    if (v == NULL) {
-        char full[CONFIG_YAML_KEY_MAX];
-        config_yaml_path(full, sizeof full, path, key);
-        config_yaml_fail(r, map, full, "missing key '%s'", key);
+/* The index of node in the document's node table. */
+static int veeksha_index(config_yaml_t *r, const yaml_node_t *node) {
+    return (int)(node - r->doc.nodes.start) + 1;
+}
+
+yaml_node_t *veeksha_get(veeksha_t *v, yaml_node_t *map, const char *key) {
+    yaml_node_t *n =
+        map && map->type == YAML_MAPPING_NODE ? config_yaml_get(v->r, map, key, NULL) : NULL;
+    if (!veeksha_is_expand(n) || n == v->knob_expand || n->type != YAML_SEQUENCE_NODE)
+        return n;
+    /* run k picks item (k / the product of the later lists' sizes) mod this list's size */
+    int at = veeksha_index(v->r, n), stride = 1;
+    for (int i = v->n_expands - 1; i >= 0; i--) {
+        yaml_node_t *e = config_yaml_node(v->r, v->expands[i]);
+        int size = (int)(e->data.sequence.items.top - e->data.sequence.items.start);
+        if (v->expands[i] == at)
+            return config_yaml_node(v->r, e->data.sequence.items.start[(v->run / stride) % size]);
+        stride *= size;
     }
-    return v;
+    return n;
 }
 
-static int number(config_yaml_t *r, yaml_node_t *map, const char *path, const char *key, double min,
-                  double *out) {
-    char full[CONFIG_YAML_KEY_MAX];
-    config_yaml_path(full, sizeof full, path, key);
-    yaml_node_t *v = need(r, map, path, key);
-    if (v == NULL || config_yaml_number(r, v, full, out) < 0)
+int veeksha_note(veeksha_t *v, const yaml_node_t *at, const char *key, const char *fmt, ...) {
+    char line[768], message[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(message, sizeof message, fmt, ap);
+    va_end(ap);
+    /* the runs of one file's !expand lists ("FILE#k") share their notes: name the file */
+    const char *hash = v->r->veeksha_run > 0 ? strrchr(v->r->file, '#') : NULL;
+    int len = hash ? (int)(hash - v->r->file) : (int)strlen(v->r->file);
+    if (at)
+        snprintf(line, sizeof line, "%.*s:%d:%d: %s: %s\n", len, v->r->file,
+                 (int)at->start_mark.line + 1, (int)at->start_mark.column + 1, key, message);
+    else
+        snprintf(line, sizeof line, "%.*s: %s: %s\n", len, v->r->file, key, message);
+    size_t had = v->c->notes ? strlen(v->c->notes) : 0;
+    char *grown = realloc(v->c->notes, had + strlen(line) + 1);
+    if (!grown)
+        return config_yaml_fail(v->r, at, key, "out of memory");
+    memcpy(grown + had, line, strlen(line) + 1);
+    v->c->notes = grown;
+    return 0;
+}
+
+/* The scheduler's knob of a benchmark mapping (a capacity search's is searched, a benchmark's
+ * !expand list of it is a sweep): traffic_scheduler.target_concurrent_sessions, its arrival_rate
+ * or its interval_generator's. */
+static bool veeksha_is_knob(config_yaml_t *r, yaml_node_t *benchmark, const yaml_node_t *node) {
+    yaml_node_t *s = config_yaml_get(r, benchmark, "traffic_scheduler", NULL);
+    if (!s || s->type != YAML_MAPPING_NODE)
+        return false;
+    yaml_node_t *g = config_yaml_get(r, s, "interval_generator", NULL);
+    return node == config_yaml_get(r, s, "target_concurrent_sessions", NULL) ||
+           node == config_yaml_get(r, s, "arrival_rate", NULL) ||
+           (g && g->type == YAML_MAPPING_NODE &&
+            node == config_yaml_get(r, g, "arrival_rate", NULL));
+}
+
+/* The !expand lists other than the knob's, in document order, into v->expands; the number of
+ * runs they make (their sizes' product), or -1 with r->err filled. */
+static int veeksha_collect_expands(config_yaml_t *r, yaml_node_t *root, veeksha_t *v) {
+    int runs = 1;
+    v->n_expands = 0;
+    for (yaml_node_t *n = r->doc.nodes.start; n < r->doc.nodes.top; n++) {
+        if (!veeksha_is_expand(n) || veeksha_is_knob(r, root, n))
+            continue;
+        int size = n->type == YAML_SEQUENCE_NODE
+                       ? (int)(n->data.sequence.items.top - n->data.sequence.items.start)
+                       : 0;
+        if (size == 0)
+            return config_yaml_fail(r, n, "!expand", "!expand wants a non-empty list of values");
+        if (v->n_expands == VEEKSHA_MAX_EXPANDS || runs > 1000 / size)
+            return config_yaml_fail(r, n, "!expand",
+                                    "at most %d !expand lists and 1000 runs in one file",
+                                    VEEKSHA_MAX_EXPANDS);
+        v->expands[v->n_expands++] = veeksha_index(r, n);
+        runs *= size;
+    }
+    return runs;
+}
+
+/* Files of Veeksha's other commands, audio and lm-eval: refused before any key is read, naming
+ * what is out of scope. */
+static int veeksha_microbench(config_yaml_t *r, yaml_node_t *root) {
+    yaml_node_t *key = NULL;
+    if (!config_yaml_get(r, root, "input_lengths", &key) &&
+        !config_yaml_get(r, root, "batch_sizes", &key) &&
+        !config_yaml_get(r, root, "samples_per_length", &key))
+        return 0;
+    bool decode = config_yaml_get(r, root, "batch_sizes", NULL) ||
+                  config_yaml_get(r, root, "engine_chunk_size", NULL);
+    return config_yaml_fail(r, key, config_yaml_text(key),
+                            "a file for `veeksha %s` (%s), out of scope: stampede "
+                            "runs the files of `veeksha benchmark` (stampede run FILE) and "
+                            "`veeksha capacity-search` (stampede capacity FILE)",
+                            decode ? "decode" : "prefill",
+                            decode ? "its decode microbenchmark over input_lengths x batch_sizes"
+                                   : "its prefill microbenchmark over input_lengths");
+}
+
+int veeksha_audio(config_yaml_t *r, yaml_node_t *at, const char *key, const char *what) {
+    return config_yaml_fail(r, at, key,
+                            "%s: audio (speech-to-text and text-to-speech) is out of scope: "
+                            "stampede drives text LLM endpoints (/v1/chat/completions, "
+                            "/v1/completions)",
+                            what);
+}
+
+static int veeksha_lmeval(config_yaml_t *r, yaml_node_t *at, const char *key, const char *what) {
+    return config_yaml_fail(r, at, key,
+                            "%s: lm-eval accuracy evaluation is out of scope: stampede measures "
+                            "serving performance, not task accuracy",
+                            what);
+}
+
+static const char *veeksha_type(config_yaml_t *r, yaml_node_t *map, yaml_node_t **node) {
+    *node = map && map->type == YAML_MAPPING_NODE ? config_yaml_get(r, map, "type", NULL) : NULL;
+    return *node && (*node)->type == YAML_SCALAR_NODE ? config_yaml_text(*node) : "";
+}
+
+static int veeksha_scope(config_yaml_t *r, yaml_node_t *bench) {
+    yaml_node_t *t;
+    const char *type = veeksha_type(r, config_yaml_get(r, bench, "client", NULL), &t);
+    if (!strcmp(type, "stt") || !strcmp(type, "tts") || !strcmp(type, "streaming_tts")) {
+        char what[64];
+        snprintf(what, sizeof what, "a %s client", type);
+        return veeksha_audio(r, t, "client.type", what);
+    }
+    yaml_node_t *gen = config_yaml_get(r, bench, "session_generator", NULL);
+    if (!strcmp(veeksha_type(r, gen, &t), "lmeval"))
+        return veeksha_lmeval(r, t, "session_generator.type", "lmeval sessions");
+    type = veeksha_type(r, config_yaml_get(r, gen, "flavor", NULL), &t);
+    if (!strcmp(type, "audio") || !strcmp(type, "seed_tts_text"))
+        return veeksha_audio(r, t, "session_generator.flavor.type", "an audio trace flavor");
+    yaml_node_t *list = config_yaml_get(r, bench, "evaluators", NULL);
+    for (int i = 0; list && list->type == YAML_SEQUENCE_NODE &&
+                    i < list->data.sequence.items.top - list->data.sequence.items.start;
+         i++) {
+        yaml_node_t *e = config_yaml_node(r, list->data.sequence.items.start[i]);
+        char key[64];
+        snprintf(key, sizeof key, "evaluators[%d].type", i);
+        type = veeksha_type(r, e, &t);
+        if (!strcmp(type, "accuracy_lmeval"))
+            return veeksha_lmeval(r, t, key, "an accuracy_lmeval evaluator");
+        if (!strcmp(type, "audio_quality"))
+            return veeksha_audio(r, t, key, "an audio_quality evaluator");
+    }
+    return 0;
+}
+
+int config_veeksha_runs(yaml_document_t *doc) {
+    config_error_t err;
+    config_yaml_t r = {.doc = *doc, .err = &err, .file = ""};
+    yaml_node_t *root = yaml_document_get_root_node(doc);
+    veeksha_t v = {.r = &r};
+    if (!root || !config_veeksha_is(&r, root) ||
+        config_yaml_get(&r, root, "benchmark_config", NULL) || veeksha_microbench(&r, root) < 0 ||
+        veeksha_scope(&r, root) < 0)
+        return 1; /* a refused file is one run: its refusal is said once */
+    int runs = veeksha_collect_expands(&r, root, &v);
+    return runs > 0 ? runs : 1;
+}
+
+/* A !expand list of the scheduler's knob: stampede's sweep levels, each run for
+ * benchmark_timeout. */
+static int veeksha_sweep(veeksha_t *v) {
+    config_t *c = v->c;
+    yaml_node_t *list = v->knob_expand;
+    if (list == NULL)
+        return 0;
+    if (c->limits.duration_ns == 0)
+        return config_yaml_fail(v->r, list, "!expand",
+                                "a sweep runs each level for runtime.benchmark_timeout: give one");
+    size_t n = (size_t)(list->data.sequence.items.top - list->data.sequence.items.start);
+    config_sweep_t *s = &c->sweep;
+    s->levels = calloc(n, sizeof *s->levels);
+    if (!s->levels)
+        return config_yaml_fail(v->r, list, "!expand", "out of memory");
+    s->axis = c->scheduler.kind == SCHEDULER_RATE ? SWEEP_AXIS_RATE : SWEEP_AXIS_CONCURRENCY;
+    for (size_t i = 0; i < n; i++) {
+        yaml_node_t *item = config_yaml_node(v->r, list->data.sequence.items.start[i]);
+        char key[64];
+        snprintf(key, sizeof key, "!expand[%zu]", i);
+        double x;
+        if (config_yaml_number(v->r, item, key, &x) < 0)
+            return -1;
+        if (!(x > 0) || (s->axis == SWEEP_AXIS_CONCURRENCY && (x != floor(x) || x > UINT32_MAX)))
+            return config_yaml_fail(v->r, item, key, "expected %s, got '%s'",
+                                    s->axis == SWEEP_AXIS_RATE ? "a rate > 0"
+                                                               : "a whole number of sessions >= 1",
+                                    config_yaml_text(item));
+        s->levels[s->n_levels++] = x;
+    }
+    s->snapshots = 1;
+    s->snapshot_ns = c->limits.duration_ns;
+    s->drain_ns = 30 * 1000000000LL;
+    s->repeat = 1;
+    s->exclude_error_pct = 5;
+    c->limits.duration_ns = 0; /* a sweep sets each level's */
+    return 0;
+}
+
+/* The keys of a `veeksha benchmark` file (or a capacity search's benchmark_config). */
+static int veeksha_benchmark(veeksha_t *v, yaml_node_t *bench, const char *default_dir) {
+    config_t *c = v->c;
+    yaml_node_t *n;
+    c->seed = 42;
+    if ((n = veeksha_get(v, bench, "seed")) &&
+        config_yaml_uint(v->r, n, "seed", UINT64_MAX, &c->seed) < 0)
+        return -1;
+    if (veeksha_session_generator(v, veeksha_get(v, bench, "session_generator")) < 0 ||
+        veeksha_traffic_scheduler(v, veeksha_get(v, bench, "traffic_scheduler")) < 0 ||
+        veeksha_client(v, veeksha_get(v, bench, "client")) < 0 ||
+        veeksha_runtime(v, veeksha_get(v, bench, "runtime")) < 0 ||
+        veeksha_evaluators(v, veeksha_get(v, bench, "evaluators")) < 0 ||
+        veeksha_outputs(v, bench, default_dir) < 0 || veeksha_extras(v, bench) < 0)
+        return -1;
+    return v->capacity ? 0 : veeksha_sweep(v);
+}
+
+static int veeksha_capacity_number(veeksha_t *v, yaml_node_t *root, const char *key, double min,
+                                   double *out) {
+    yaml_node_t *n = veeksha_get(v, root, key);
+    if (n == NULL)
+        return 0;
+    if (config_yaml_number(v->r, n, key, out) < 0)
         return -1;
     if (!(*out >= min))
-        return config_yaml_fail(r, v, full, "expected a number >= %g, got '%s'", min,
-                                config_yaml_text(v));
+        return config_yaml_fail(v->r, n, key, "expected a number >= %g, got '%s'", min,
+                                config_yaml_text(n));
     return 0;
 }
 
-/* A Veeksha value generator: fixed {value}, uniform {min, max}, normal {mean, std[, min, max]}
- * and, for waits (seconds), poisson {arrival_rate}: waits of an exponential with mean
- * 1 / arrival_rate. Counts are >= 1. */
-static int generator(config_yaml_t *r, yaml_node_t *node, const char *path, bool wait,
-                     dist_t *out) {
-    char key[CONFIG_YAML_KEY_MAX];
-    int type;
-    double a = 0, b = 0, min = wait ? 0 : 1;
-    config_yaml_path(key, sizeof key, path, "type");
-    yaml_node_t *t = node->type == YAML_MAPPING_NODE ? need(r, node, path, "type") : NULL;
-    if (node->type != YAML_MAPPING_NODE)
-        return config_yaml_fail(r, node, path,
-                                "expected a generator: {type: fixed | uniform | "
-                                "normal%s, ...}",
-                                wait ? " | poisson" : "");
-    if (t == NULL || config_yaml_enum(r, t, key, value_types, &type) < 0)
+/* start_value, max_value, expansion_factor, max_iterations, precision (decimal places of a
+ * rate), benchmark_config: stampede's capacity: section over the same benchmark. */
+static int veeksha_capacity(veeksha_t *v, yaml_node_t *root) {
+    config_t *c = v->c;
+    config_capacity_t *cap = &c->capacity;
+    double start = 1, max = 100, factor = 2, iterations = 20, precision = 2;
+    if (config_yaml_check_keys(v->r, root, "", capacity_keys) < 0)
         return -1;
-    static const char *const *const keys[] = {fixed_keys, uniform_keys, normal_keys, poisson_keys};
-    if (config_yaml_check_keys(r, node, path, keys[type]) < 0)
+    yaml_node_t *bench = config_yaml_get(v->r, root, "benchmark_config", NULL);
+    for (yaml_node_t *n = v->r->doc.nodes.start; n < v->r->doc.nodes.top; n++)
+        if (veeksha_is_expand(n))
+            return config_yaml_fail(v->r, n, "!expand",
+                                    "a capacity search varies its scheduler's knob itself; "
+                                    "!expand is for `veeksha benchmark` files");
+    v->capacity = true;
+    if (veeksha_scope(v->r, bench) < 0 || veeksha_benchmark(v, bench, "capacity_search_output") < 0)
         return -1;
-    dist_t d;
-    dist_init(&d);
-    char why[256] = "";
-    int rc = 0;
-    if (type == 0) {
-        rc = number(r, node, path, "value", min, &a);
-        dist_fixed(&d, a);
-    } else if (type == 1) {
-        rc = number(r, node, path, "min", min, &a) || number(r, node, path, "max", a, &b) ? -1 : 0;
-        d.kind = DIST_UNIFORM;
-        dist_set(&d, DIST_P_MIN, a, NULL, 0);
-        dist_set(&d, DIST_P_MAX, b, NULL, 0);
-    } else if (type == 2) {
-        rc = number(r, node, path, "mean", min, &a) || number(r, node, path, "std", 0, &b) ? -1 : 0;
-        d.kind = DIST_NORMAL;
-        dist_set(&d, DIST_P_MEAN, a, NULL, 0);
-        dist_set(&d, DIST_P_STDDEV, b, NULL, 0);
-        dist_set(&d, DIST_P_MIN, min, NULL, 0);
-        double clamp;
-        if (rc == 0 && config_yaml_get(r, node, "min", NULL)) {
-            rc = number(r, node, path, "min", min, &clamp);
-            dist_set(&d, DIST_P_MIN, clamp, NULL, 0);
-        }
-        if (rc == 0 && config_yaml_get(r, node, "max", NULL)) {
-            rc = number(r, node, path, "max", min, &clamp);
-            dist_set(&d, DIST_P_MAX, clamp, NULL, 0);
-        }
-    } else if (!wait) {
-        return config_yaml_fail(r, t, key,
-                                "a poisson generator gives waits (request_wait_generator); use "
-                                "fixed, uniform or normal for lengths");
-    } else {
-        rc = number(r, node, path, "arrival_rate", 0, &a);
-        if (rc == 0 && !(a > 0))
-            rc = config_yaml_fail(r, node, path, "arrival_rate must be greater than 0");
-        d.kind = DIST_EXPONENTIAL;
-        dist_set(&d, DIST_P_MEAN, rc == 0 ? 1.0 / a : 1.0, NULL, 0);
+    yaml_node_t *dir = veeksha_get(v, root, "output_dir");
+    free(c->output.dir);
+    c->output.dir = NULL;
+    if (dir ? config_yaml_string(v->r, dir, "output_dir", &c->output.dir) < 0
+            : !(c->output.dir = strdup("capacity_search_output")))
+        return dir ? -1 : config_yaml_fail(v->r, root, "output_dir", "out of memory");
+    if (veeksha_capacity_number(v, root, "start_value", 0, &start) < 0 ||
+        veeksha_capacity_number(v, root, "max_value", 0, &max) < 0 ||
+        veeksha_capacity_number(v, root, "expansion_factor", 0, &factor) < 0 ||
+        veeksha_capacity_number(v, root, "max_iterations", 1, &iterations) < 0 ||
+        veeksha_capacity_number(v, root, "precision", 0, &precision) < 0)
+        return -1;
+    bool concurrency = c->scheduler.kind == SCHEDULER_CONCURRENT;
+    yaml_node_t *at = veeksha_get(v, root, "max_value");
+    if (concurrency) { /* whole sessions */
+        start = fmax(1, round(start));
+        max = floor(max);
     }
-    if (rc == 0 && dist_prepare(&d, why, sizeof why) != 0)
-        rc = config_yaml_fail(r, node, path, "%s", why);
-    if (rc != 0) {
-        dist_clear(&d);
-        return -1;
-    }
-    dist_clear(out);
-    *out = d;
-    return 0;
-}
-
-static int session_graph(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    const char *path = "session_generator.session_graph";
-    int type;
-    yaml_node_t *v;
-    if (config_yaml_check_keys(r, node, path, graph_keys) < 0)
-        return -1;
-    if ((v = need(r, node, path, "type")) == NULL ||
-        config_yaml_enum(r, v, "session_generator.session_graph.type", graph_types, &type) < 0)
-        return -1;
-    c->workload.kind = WORKLOAD_CHAT; /* linear: each request continues the conversation */
-    if ((v = need(r, node, path, "num_request_generator")) == NULL ||
-        generator(r, v, "session_generator.session_graph.num_request_generator", false,
-                  &c->workload.turns) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, node, "request_wait_generator", NULL)) &&
-        generator(r, v, "session_generator.session_graph.request_wait_generator", true,
-                  &c->workload.think_time) < 0)
-        return -1;
-    return 0;
-}
-
-static int channels(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    char path[CONFIG_YAML_KEY_MAX], key[CONFIG_YAML_KEY_MAX];
-    int type;
-    if (node->type != YAML_SEQUENCE_NODE)
-        return config_yaml_fail(r, node, "session_generator.channels",
-                                "expected a list of channels, e.g. [{type: text, "
-                                "body_length_generator: ...}]");
-    size_t n = (size_t)(node->data.sequence.items.top - node->data.sequence.items.start);
-    if (n != 1)
-        return config_yaml_fail(r, node, "session_generator.channels",
-                                "expected one text channel, got %zu channels", n);
-    yaml_node_t *item = config_yaml_node(r, node->data.sequence.items.start[0]);
-    snprintf(path, sizeof path, "session_generator.channels[0]");
-    yaml_node_t *v;
-    if (config_yaml_check_keys(r, item, path, channel_keys) < 0)
-        return -1;
-    config_yaml_path(key, sizeof key, path, "type");
-    if ((v = need(r, item, path, "type")) == NULL ||
-        config_yaml_enum(r, v, key, channel_types, &type) < 0)
-        return -1;
-    config_yaml_path(key, sizeof key, path, "body_length_generator");
-    if ((v = need(r, item, path, "body_length_generator")) == NULL ||
-        generator(r, v, key, false, &c->workload.input_tokens) < 0)
-        return -1;
-    return 0;
-}
-
-static int output_spec(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    yaml_node_t *text, *v;
-    if (config_yaml_check_keys(r, node, "session_generator.output_spec", output_spec_keys) < 0 ||
-        (text = need(r, node, "session_generator.output_spec", "text")) == NULL ||
-        config_yaml_check_keys(r, text, "session_generator.output_spec.text", output_text_keys) <
-            0 ||
-        (v = need(r, text, "session_generator.output_spec.text", "output_length_generator")) ==
-            NULL)
-        return -1;
-    return generator(r, v, "session_generator.output_spec.text.output_length_generator", false,
-                     &c->workload.output_tokens);
-}
-
-/* type: trace: trace_file (session-trace JSONL), wrap_mode, flavor {type:
- * timed_synthetic_session, page_size (the server's KV page: not the client's business)}. */
-static int trace_generator(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    const char *path = "session_generator";
-    yaml_node_t *v;
-    int type;
-    c->workload.kind = WORKLOAD_TRACE;
-    if ((v = need(r, node, path, "trace_file")) == NULL)
-        return -1;
-    const char *file = config_yaml_scalar(r, v, "session_generator.trace_file", "a file name");
-    if (file == NULL)
-        return -1;
-    free(c->workload.trace.path);
-    if ((c->workload.trace.path = config_yaml_resolve_path(r, file)) == NULL)
-        return config_yaml_fail(r, v, "session_generator.trace_file", "out of memory");
-    if ((v = config_yaml_get(r, node, "wrap_mode", NULL)) &&
-        config_yaml_bool(r, v, "session_generator.wrap_mode", &c->workload.trace.wrap) < 0)
-        return -1;
-    yaml_node_t *flavor = config_yaml_get(r, node, "flavor", NULL);
-    if (flavor &&
-        (config_yaml_check_keys(r, flavor, "session_generator.flavor", flavor_keys) < 0 ||
-         ((v = config_yaml_get(r, flavor, "type", NULL)) &&
-          config_yaml_enum(r, v, "session_generator.flavor.type", flavor_types, &type) < 0)))
-        return -1;
-    for (const char *const *k =
-             (const char *const[]){"session_graph", "channels", "output_spec", NULL};
-         *k; k++)
-        if ((v = config_yaml_get(r, node, *k, NULL)))
-            return config_yaml_fail(r, v, "session_generator", "%s goes with type: synthetic", *k);
-    return 0;
-}
-
-static int session_generator(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    const char *path = "session_generator";
-    yaml_node_t *v;
-    int type;
-    if (config_yaml_check_keys(r, node, path, generator_keys) < 0)
-        return -1;
-    if ((v = need(r, node, path, "type")) == NULL ||
-        config_yaml_enum(r, v, "session_generator.type", generator_types, &type) < 0)
-        return -1;
-    if (type == 1)
-        return trace_generator(r, node, c);
-    for (const char *const *k = (const char *const[]){"trace_file", "wrap_mode", "flavor", NULL};
-         *k; k++)
-        if ((v = config_yaml_get(r, node, *k, NULL)))
-            return config_yaml_fail(r, v, "session_generator", "%s goes with type: trace", *k);
-    if ((v = need(r, node, path, "session_graph")) == NULL || session_graph(r, v, c) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, node, "channels", NULL)) && channels(r, v, c) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, node, "output_spec", NULL)) && output_spec(r, v, c) < 0)
-        return -1;
-    return 0;
-}
-
-static int traffic_scheduler(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    const char *path = "traffic_scheduler";
-    yaml_node_t *v;
-    int type;
-    uint64_t u;
-    double rate;
-    if (config_yaml_check_keys(r, node, path, scheduler_keys) < 0)
-        return -1;
-    if ((v = need(r, node, path, "type")) == NULL ||
-        config_yaml_enum(r, v, "traffic_scheduler.type", scheduler_types, &type) < 0)
-        return -1;
-    if (type == 0) {
-        c->scheduler.kind = SCHEDULER_CONCURRENT;
-        if ((v = config_yaml_get(r, node, "target_concurrent_sessions", NULL))) {
-            if (config_yaml_uint(r, v, "traffic_scheduler.target_concurrent_sessions", UINT32_MAX,
-                                 &u) < 0)
-                return -1;
-            if (u == 0)
-                return config_yaml_fail(r, v, "traffic_scheduler.target_concurrent_sessions",
-                                        "expected a whole number >= 1");
-            c->scheduler.concurrency = (uint32_t)u;
-        }
-        return 0;
-    }
-    c->scheduler.kind = SCHEDULER_RATE;
-    c->scheduler.concurrency = 0;
-    if (c->workload.kind == WORKLOAD_TRACE) /* the arrivals come from the trace */
-        return 0;
-    if (number(r, node, path, "arrival_rate", 0, &rate) < 0)
-        return -1;
-    if (!(rate > 0))
-        return config_yaml_fail(r, config_yaml_get(r, node, "arrival_rate", NULL),
-                                "traffic_scheduler.arrival_rate",
-                                "expected sessions per second greater than 0");
-    c->scheduler.rate = rate;
-    return 0;
-}
-
-static int runtime(config_yaml_t *r, yaml_node_t *node, config_t *c) {
-    yaml_node_t *v;
-    double seconds;
-    if (config_yaml_check_keys(r, node, "runtime", runtime_keys) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, node, "max_sessions", NULL)) &&
-        config_yaml_uint(r, v, "runtime.max_sessions", UINT64_MAX, &c->limits.max_sessions) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, node, "max_requests", NULL)) &&
-        config_yaml_uint(r, v, "runtime.max_requests", UINT64_MAX, &c->limits.max_requests) < 0)
-        return -1;
-    if (config_yaml_get(r, node, "benchmark_timeout", NULL)) {
-        if (number(r, node, "runtime", "benchmark_timeout", 0, &seconds) < 0)
-            return -1;
-        c->limits.duration_ns = (int64_t)llround(seconds * 1e9);
-    }
+    if (!(start > 0) || max < start)
+        return config_yaml_fail(v->r, at ? at : root, "max_value",
+                                "expected 0 < start_value <= max_value, got %g and %g", start, max);
+    if (!(factor > 1))
+        return config_yaml_fail(v->r, veeksha_get(v, root, "expansion_factor"), "expansion_factor",
+                                "expected a factor greater than 1");
+    if (iterations != floor(iterations) || iterations > CONFIG_CAPACITY_MAX_TRIALS)
+        return config_yaml_fail(v->r, veeksha_get(v, root, "max_iterations"), "max_iterations",
+                                "expected a whole number from 1 to %d", CONFIG_CAPACITY_MAX_TRIALS);
+    if (precision != floor(precision) || precision > 9)
+        return config_yaml_fail(v->r, veeksha_get(v, root, "precision"), "precision",
+                                "expected decimal places from 0 to 9");
+    *cap = (config_capacity_t){.given = true,
+                               .axis = concurrency ? CAPACITY_AXIS_CONCURRENCY : CAPACITY_AXIS_RATE,
+                               .start = start,
+                               .max = max,
+                               .precision = concurrency ? 1 : pow(10, -precision),
+                               .expansion = factor,
+                               .max_trials = (uint32_t)iterations,
+                               .repeat_near_boundary = 0};
     return 0;
 }
 
 int config_veeksha_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
-    yaml_node_t *v;
-    if (config_yaml_check_keys(r, root, "", root_keys) < 0)
+    veeksha_t v = {.r = r, .c = c};
+    if (veeksha_microbench(r, root) < 0)
         return -1;
-    if ((v = config_yaml_get(r, root, "seed", NULL)) &&
-        config_yaml_uint(r, v, "seed", UINT64_MAX, &c->seed) < 0)
+    if (config_yaml_get(r, root, "benchmark_config", NULL) ||
+        config_yaml_get(r, root, "start_value", NULL))
+        return veeksha_capacity(&v, root);
+    if (veeksha_scope(r, root) < 0 || config_yaml_check_keys(r, root, "", benchmark_keys) < 0)
         return -1;
-    if (session_generator(r, config_yaml_get(r, root, "session_generator", NULL), c) < 0)
+    int runs = veeksha_collect_expands(r, root, &v);
+    if (runs < 0)
         return -1;
-    if ((v = config_yaml_get(r, root, "traffic_scheduler", NULL)) && traffic_scheduler(r, v, c) < 0)
-        return -1;
-    if ((v = config_yaml_get(r, root, "runtime", NULL)) && runtime(r, v, c) < 0)
-        return -1;
-    return 0;
+    v.run = r->veeksha_run > 0 ? r->veeksha_run - 1 : 0;
+    if (v.run >= runs)
+        return config_yaml_fail(r, root, "!expand", "the file's !expand lists make %d runs, not %d",
+                                runs, v.run + 1);
+    return veeksha_benchmark(&v, root, "benchmark_output");
 }

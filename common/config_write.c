@@ -232,6 +232,8 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
         put_string(out, t->reasoning_close);
     }
     fputs("]\n", out);
+    if (t->max_completion_tokens)
+        fputs("  max_tokens_param: max_completion_tokens\n", out);
     fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);

@@ -22,6 +22,8 @@ typedef struct config_yaml {
     const char *text;        /* the YAML text, for hints in syntax errors */
     size_t text_len;
     int document; /* of a file of several runs, the document to read (1-based); 0: the only one */
+    int veeksha_run; /* of a Veeksha file whose !expand lists make several runs, the run (1-based)
+                      */
 } config_yaml_t;
 
 /* Fills r->err at node's position (line 0 when node is NULL) and returns -1. */

@@ -3,6 +3,7 @@
 #ifndef STAMPEDE_TRACE_LOAD_INTERNAL_H
 #define STAMPEDE_TRACE_LOAD_INTERNAL_H
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -41,6 +42,7 @@ typedef struct load_session {
     int64_t arrival_ns;  /* -1: none given */
     uint32_t n_lines;
     uint32_t lines_at; /* its lines (indices) in loader.order */
+    uint32_t rows;     /* Veeksha traces: its rows read so far */
 } load_session_t;
 
 typedef struct id_slot {
@@ -64,7 +66,9 @@ typedef struct loader {
     size_t n_refs, cap_refs;
     uint64_t *hashes;
     size_t n_hashes, cap_hashes;
-    uint32_t *order; /* lines grouped by session */
+    uint32_t *order;    /* lines grouped by session */
+    bool azure_header;  /* an Azure trace's header line was read */
+    int azure_order[3]; /* column i of an Azure row holds field azure_order[i] */
 } loader_t;
 
 /* Fills l->err (file, line: 0 for the whole file, key) and returns -1. */
@@ -74,6 +78,16 @@ int trace_load_fail(loader_t *l, int line, const char *key, const char *fmt, ...
 const char *trace_load_text(const loader_t *l, uint32_t offset);
 /* The line index of node id (an arena offset) in session s, or UINT32_MAX. */
 uint32_t trace_load_find(loader_t *l, uint32_t s, uint32_t id);
+
+/* Reads one session-trace line (a JSON object of stampede's keys). 0 or -1. */
+int trace_load_session_line(loader_t *l, int line, json_t *o);
+/* The index of the session with that id, or UINT32_MAX when none was read yet. */
+uint32_t trace_load_session_index(loader_t *l, const char *id);
+/* Veeksha's timed_synthetic_session row (trace_veeksha.c), read as a session-trace line. */
+int trace_veeksha_line(loader_t *l, int line, json_t *o);
+/* Sessions without an arrival get the scheduler's (rate, poisson/gamma/constant, seed), in file
+ * order: a Veeksha trace's sessions arrive as Veeksha's traffic scheduler sends them. */
+void trace_veeksha_arrivals(loader_t *l);
 
 /* Arrivals from the first session's; a timed replay needs one on every session. 0 or -1. */
 int trace_order_arrivals(loader_t *l, bool timed);

@@ -300,8 +300,11 @@ int trace_order_arrivals(loader_t *l, bool timed) {
         if (session->arrival_ns >= 0 && session->arrival_ns < first)
             first = session->arrival_ns;
     }
+    /* saturating at 2^62 as every loader time does (workload_seconds_to_ns): Azure's absolute
+     * wall-clock times may span more */
     for (size_t s = 0; s < l->n_sessions && first != INT64_MAX; s++)
-        if (l->sessions[s].arrival_ns >= 0)
-            l->sessions[s].arrival_ns -= first;
+        if (l->sessions[s].arrival_ns >= 0 &&
+            (l->sessions[s].arrival_ns -= first) > 0x4000000000000000LL)
+            l->sessions[s].arrival_ns = 0x4000000000000000LL;
     return 0;
 }

@@ -76,9 +76,12 @@ static bool capacity_decide(capacity_t *self, double *level) {
     const capacity_params_t *p = &self->params;
     const capacity_level_t *lo, *hi;
     capacity_bracket(self, &lo, &hi);
-    if (!hi) { /* everything tried passed: double, up to max */
+    double factor = p->expansion > 1 ? p->expansion : 2;
+    if (!hi) { /* everything tried passed: multiply by the expansion (double), up to max */
         if (lo->level < p->max) {
-            *level = fmin(p->integer ? floor(lo->level * 2) : lo->level * 2, p->max);
+            double up =
+                p->integer ? fmax(floor(lo->level * factor), lo->level + 1) : lo->level * factor;
+            *level = fmin(up, p->max);
             return true;
         }
         if (capacity_wants_repeat(self, lo)) {
@@ -88,8 +91,9 @@ static bool capacity_decide(capacity_t *self, double *level) {
         self->state = CAPACITY_MAX_PASSES;
         return false;
     }
-    if (!lo) { /* nothing passed below the lowest failure: halve */
-        double half = p->integer ? floor(hi->level / 2) : hi->level / 2;
+    if (!lo) { /* nothing passed below the lowest failure: divide by the expansion (halve) */
+        double half =
+            p->integer ? fmin(floor(hi->level / factor), hi->level - 1) : hi->level / factor;
         if (half >= capacity_floor(self)) {
             *level = half;
             return true;
@@ -124,7 +128,8 @@ static bool capacity_decide(capacity_t *self, double *level) {
 bool capacity_next(capacity_t *self, double *level) {
     if (self->state != CAPACITY_SEARCHING)
         return false;
-    if (self->trials >= CAPACITY_MAX_TRIALS) {
+    uint32_t max_trials = self->params.max_trials ? self->params.max_trials : CAPACITY_MAX_TRIALS;
+    if (self->trials >= max_trials || self->trials >= CAPACITY_MAX_TRIALS) {
         self->state = CAPACITY_TRIALS_SPENT;
         return false;
     }

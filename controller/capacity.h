@@ -12,8 +12,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
+
 /* Runs a search makes at most, whatever the precision (a bound on a noisy search). */
-#define CAPACITY_MAX_TRIALS 48
+#define CAPACITY_MAX_TRIALS CONFIG_CAPACITY_MAX_TRIALS
 
 typedef struct capacity_params {
     double start;                  /* first level; > 0 */
@@ -22,6 +24,8 @@ typedef struct capacity_params {
     bool precision_relative;       /* ...in percent of the frontier, else in the level's unit */
     bool integer;                  /* levels are whole numbers (concurrency): bracket >= 1 */
     uint32_t repeat_near_boundary; /* extra runs of the frontier and of the first failing level */
+    double expansion;              /* probing multiplies (or divides) by this; 0: 2 */
+    uint32_t max_trials;           /* runs at most; 0: CAPACITY_MAX_TRIALS */
 } capacity_params_t;
 
 /* How the search ended. */

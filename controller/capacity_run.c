@@ -210,7 +210,8 @@ static void capacity_run_print(const capacity_run_t *self, FILE *out) {
                 s.first_fail ? s.first_fail->level : 0, unit);
         break;
     case CAPACITY_TRIALS_SPENT:
-        fprintf(out, "  the search did not settle within %d runs\n", CAPACITY_MAX_TRIALS);
+        fprintf(out, "  the search did not settle within %u runs\n",
+                c->max_trials ? c->max_trials : CAPACITY_MAX_TRIALS);
         break;
     default:
         break;
@@ -275,9 +276,18 @@ static void capacity_run_usage(FILE *out) {
         "  boundary); each level runs FILE's warmup then the rest of limits.duration.\n"
         "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
         "  target, the embedded mock with FILE's mock: options; with --bind it is\n"
-        "  `stampede controller`'s: N remote `stampede worker`s connect to it (N to start;\n"
-        "  a worker lost on the way, the next levels go on with those left). Results:\n"
-        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n");
+        "  `stampede controller`'s: N remote `stampede worker`s connect to it (N to start;
+"
+        "  a worker lost on the way, the next levels go on with those left). Results:
+"
+        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.
+"
+        "  A `veeksha capacity-search` file runs as it is: start_value, max_value,
+"
+        "  expansion_factor, max_iterations, precision and its benchmark_config's SLOs
+"
+        "  (docs/workloads.md, \"Veeksha files\").
+");
 }
 
 /* The workload file among argv's arguments (getopt as `stampede run` parses them), and the output
@@ -393,7 +403,9 @@ int capacity_main(int argc, char **argv) {
                                 .precision = c->precision,
                                 .precision_relative = c->precision_relative,
                                 .integer = c->axis == CAPACITY_AXIS_CONCURRENCY,
-                                .repeat_near_boundary = c->repeat_near_boundary};
+                                .repeat_near_boundary = c->repeat_near_boundary,
+                                .expansion = c->expansion,
+                                .max_trials = c->max_trials};
     capacity_run_t *self = calloc(1, sizeof *self);
     if (!self || !(self->search = capacity_new(&params))) {
         fprintf(stderr, "capacity: out of memory\n");

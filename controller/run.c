@@ -284,7 +284,9 @@ static void usage(FILE *out) {
             "                 of several YAML documents (---) is one run per document.\n"
             "                 A file with a sweep: section runs each of its levels in turn\n"
             "                 (DIR/levels/NN-<level>/rep-R, the sweep in DIR/results.json;\n"
-            "                 docs/sweeps.md)\n"
+            "                 docs/sweeps.md). A `veeksha benchmark` file runs as it is\n"
+            "                 (its !expand lists: sweep levels or runs; its notes on\n"
+            "                 stderr; docs/workloads.md, \"Veeksha files\")\n"
             "  --workers N    local worker processes (default %d)\n"
             "  --target URL   endpoint base URL or whole request URL (.../v1/chat/completions),\n"
             "                 repeatable; overrides the file (without\n"
@@ -332,6 +334,31 @@ static int peek_config(const char *path, config_t *cfg) {
         return -1;
     }
     return 0;
+}
+
+/* A Veeksha file's notes (keys accepted but not acted on), once per file, and its managed server:
+ * ignored with --target, refused without (stampede does not start servers). 0 or -1. */
+static int veeksha_remarks(const config_t *cfg, bool has_target, const char **last_notes) {
+    if (cfg->notes && (!*last_notes || strcmp(*last_notes, cfg->notes) != 0)) {
+        for (const char *line = cfg->notes; *line;) {
+            const char *end = strchr(line, '\n');
+            int len = end ? (int)(end - line) : (int)strlen(line);
+            fprintf(stderr, "run: note: %.*s\n", len, line);
+            line += len + (end != NULL);
+        }
+        *last_notes = cfg->notes;
+    }
+    if (!cfg->managed_server)
+        return 0;
+    if (has_target) {
+        fprintf(stderr, "run: note: %s: ignored: --target is given\n", cfg->managed_server);
+        return 0;
+    }
+    fprintf(stderr,
+            "run: %s: stampede does not start servers; start it and give its URL with "
+            "--target URL\n",
+            cfg->managed_server);
+    return -1;
 }
 
 /* A mock section that does not reach the mock is said so, not silently dropped. */
@@ -419,10 +446,24 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
     has_mock = calloc(n_runs + 1, sizeof *has_mock);
     if (!runs || !has_mock)
         goto out;
+    char *last_notes = NULL; /* the runs of one Veeksha file share their notes: said once */
     for (size_t i = n_runs; i-- > 0;) {
         config_t cfg;
-        if (peek_config(runs[i], &cfg) != 0)
+        if (peek_config(runs[i], &cfg) != 0) {
+            free(last_notes);
             goto out;
+        }
+        const char *said = last_notes;
+        int remarks = veeksha_remarks(&cfg, o.n_targets > 0, &said);
+        if (said == cfg.notes && said != last_notes) {
+            free(last_notes);
+            last_notes = strdup(cfg.notes);
+        }
+        if (remarks != 0) {
+            free(last_notes);
+            config_free(&cfg);
+            goto out;
+        }
         needs_mock = needs_mock && o.n_targets == 0 && cfg.target.n_endpoints == 0;
         has_mock[i] = cfg.mock.n_options > 0;
         if (i > 0) {
@@ -435,6 +476,7 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
                                   : "results");
         first = cfg;
     }
+    free(last_notes);
     for (size_t i = 0; i < n_runs; i++)
         if (has_mock[i] && (!needs_mock || i > 0))
             note_ignored_mock(runs[i], needs_mock, runs[0]);

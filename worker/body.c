@@ -201,7 +201,8 @@ int body_end(body_t *self) {
     const body_options_t *o = &self->options;
     char number[48];
     body_puts(self, o->api == API_CHAT ? "]" : "\"");
-    snprintf(number, sizeof number, ",\"max_tokens\":%u", o->max_tokens);
+    snprintf(number, sizeof number, ",\"%s\":%u",
+             o->max_completion_tokens ? "max_completion_tokens" : "max_tokens", o->max_tokens);
     body_puts(self, number);
     if (!o->stream)
         body_puts(self, ",\"stream\":false");

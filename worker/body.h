@@ -26,7 +26,8 @@ typedef struct body_options {
     config_api_t api;  /* chat -> "messages", completions -> "prompt" */
     const char *model; /* copied into the body at body_begin */
     uint32_t max_tokens;
-    bool stream; /* also asks for stream_options.include_usage */
+    bool max_completion_tokens; /* the limit's key is max_completion_tokens, not max_tokens */
+    bool stream;                /* also asks for stream_options.include_usage */
     bool ignore_eos;
     bool min_tokens;        /* also sends min_tokens = max_tokens (vLLM, SGLang) */
     bool continuous_usage;  /* stream_options.continuous_usage_stats: usage on every event */

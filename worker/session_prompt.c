@@ -287,6 +287,7 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                               .model = cfg->target.model,
                               .max_tokens = summarise ? cfg->workload.compaction.summary_tokens
                                                       : shape->output_tokens,
+                              .max_completion_tokens = cfg->target.max_completion_tokens,
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
                               .min_tokens = cfg->target.min_tokens,

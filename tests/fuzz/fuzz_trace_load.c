@@ -1,7 +1,8 @@
 /* The replay trace file readers (common/trace_load.c, common/trace_order.c): the session-trace
- * JSONL format and Mooncake's, as config_trace_load reads a user's file. The first byte picks the
- * reading (bit 0: Mooncake, else session; bit 1: timed, scheduler.kind rate; bit 2: wrap); the
- * rest is the file, written to a memfd the loader opens by its /proc path.
+ * JSONL format, Mooncake's, Azure's CSV and Veeksha's, as config_trace_load reads a user's file.
+ * The first byte picks the reading (bit 3: Azure, else bit 4: Veeksha, else bit 0: Mooncake, else
+ * session; bit 1: timed, scheduler.kind rate; bit 2: wrap); the rest is the file, written to a
+ * memfd the loader opens by its /proc path.
  *
  * A refusal names the file, a line of it (0: the whole file) and a reason. An accepted trace is
  * consistent (the trace_wire target's checks: nodes, parents and hash ids inside their tables,
@@ -119,7 +120,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.workload.kind = WORKLOAD_TRACE;
     cfg.workload.trace.path = strdup(fuzz_trace_path);
     FUZZ_CHECK(cfg.workload.trace.path != NULL);
-    cfg.workload.trace.format = mode & 1 ? TRACE_FORMAT_MOONCAKE : TRACE_FORMAT_SESSION;
+    cfg.workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
+                                : mode & 16 ? TRACE_FORMAT_VEEKSHA
+                                : mode & 1  ? TRACE_FORMAT_MOONCAKE
+                                            : TRACE_FORMAT_SESSION;
     cfg.scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
     if (mode & 2)
         cfg.scheduler.rate = 1.0;

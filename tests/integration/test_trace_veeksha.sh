@@ -1,6 +1,6 @@
 #!/bin/bash
 # The Veeksha write-up's synthetic multi-turn spec runs unchanged with --target
-# (docs/workloads.md, "Veeksha workload files"): the spec part of examples/veeksha-multiturn.yaml
+# (docs/workloads.md, "Veeksha files"): the spec part of examples/veeksha-multiturn.yaml
 # (everything before its stampede `mock:` section) against a mock, one session at a time, 5
 # sessions of 110-150 turns whose prompts grow turn by turn with 400-600 fresh tokens and ask for
 # 150-250 output tokens. A misspelt key is refused naming the file, line and key.

@@ -140,6 +140,23 @@ static void test_body_completions_joins_the_texts_into_one_prompt(void **state) 
     body_free(&body);
 }
 
+/* target.max_tokens_param: max_completion_tokens names the limit so, and only so. */
+static void test_body_max_completion_tokens_names_the_limit(void **state) {
+    (void)state;
+    body_t body;
+    body_init(&body);
+    body_options_t o = {
+        .api = API_CHAT, .model = "llama", .max_tokens = 9, .max_completion_tokens = true};
+    body_begin(&body, &o);
+    body_add(&body, "user", "ask", 3);
+    assert_int_equal(body_end(&body), 0);
+    json_t *root = parse(&body);
+    assert_int_equal(json_integer_value(json_object_get(root, "max_completion_tokens")), 9);
+    assert_null(json_object_get(root, "max_tokens"));
+    json_decref(root);
+    body_free(&body);
+}
+
 static void test_body_without_stream_asks_for_no_stream_options(void **state) {
     body_t body;
     body_init(&body);
@@ -244,6 +261,7 @@ UNIT_MAIN(cmocka_unit_test(test_body_chat_round_trips_every_message_through_jans
           cmocka_unit_test(test_body_keeps_nul_bytes_of_a_reply),
           cmocka_unit_test(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
           cmocka_unit_test(test_body_completions_joins_the_texts_into_one_prompt),
+          cmocka_unit_test(test_body_max_completion_tokens_names_the_limit),
           cmocka_unit_test(test_body_without_stream_asks_for_no_stream_options),
           cmocka_unit_test(test_body_buffer_is_reused_and_fully_rewritten),
           cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json))

@@ -280,6 +280,145 @@ static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **stat
     config_free(&cfg);
 }
 
+/* Azure's CSV: wall-clock arrivals with seven fractional digits, read to the nanosecond. */
+static const char *azure = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+                           "2023-11-16 18:17:03.9799600,4808,10\r\n"
+                           "2023-11-16 18:17:04.0319601,3180,8\r\n"
+                           "2023-11-16 23:59:59.9999999,110,0\r\n"
+                           "2023-11-17 00:00:01.0000000,7,27\r\n";
+
+static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, azure, "azure", "rate", false, msg, sizeof msg), 0);
+    assert_int_equal(cfg.workload.replay->n_sessions, 4);
+    assert_int_equal(cfg.limits.max_sessions, 4);
+    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 52000100);
+    /* across midnight: 23:59:59.9999999 - 18:17:03.97996 */
+    assert_int_equal(trace_arrival_ns(&cfg, 2), 20576020039900LL);
+    assert_int_equal(trace_arrival_ns(&cfg, 3), 20577020040000LL);
+    const trace_t *t = cfg.workload.replay;
+    assert_int_equal(t->nodes[t->sessions[0].first_node].input_tokens, 4808);
+    assert_int_equal(t->nodes[t->sessions[0].first_node].output_tokens, 10);
+    assert_int_equal(t->nodes[t->sessions[2].first_node].output_tokens, 1); /* 0 asks for 1 */
+    config_free(&cfg);
+}
+
+/* time_scale and wrap act on Azure arrivals as on Mooncake's. */
+static void test_trace_azure_time_scale_and_wrap(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    const char *rows = "ContextTokens,GeneratedTokens,TIMESTAMP\n"
+                       "10,5,2023-11-16 18:00:00.0000000\n"
+                       "10,5,2023-11-16 18:00:00.1000000\n"
+                       "10,5,2023-11-16 18:00:00.3000000\n";
+    assert_int_equal(load_trace(&cfg, rows, "azure", "rate", true, msg, sizeof msg), 0);
+    assert_int_equal(trace_arrival_ns(&cfg, 2), 300000000);
+    /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
+    assert_int_equal(trace_arrival_ns(&cfg, 3), 450000000);
+    cfg.workload.trace.time_scale = 2.0;
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 200000000);
+    assert_int_equal(trace_arrival_ns(&cfg, 4), 2 * (450000000 + 100000000));
+    config_free(&cfg);
+}
+
+/* Wall-clock arrivals two centuries apart saturate at 2^62 ns, as every time of the loader. */
+static void test_trace_azure_arrivals_saturate_at_2_62_ns(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "2023-11-16 18:17:03.9799600,10,2\n"
+                                "2203-11-16 18:17:03.9799600,10,2\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
+    config_free(&cfg);
+}
+
+static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    assert_int_equal(load_trace(&cfg, "TIMESTAMP,Context,GeneratedTokens\n", "azure", "rate", false,
+                                msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "t.jsonl:1: expected the Azure header TIMESTAMP,ContextTokens,"
+                             "GeneratedTokens, got 'TIMESTAMP,Context,GeneratedTokens'");
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "2023-11-16 18:17:03.9799600,4808,10\n"
+                                "2023-11-16 25:17:03.9799600,4808,10\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "t.jsonl:3: TIMESTAMP: expected a time such as 2023-11-16 "
+                             "18:17:03.9799600, got '2023-11-16 25:17:03.9799600'");
+    /* past 2262 the nanoseconds since 1970 no longer fit in 63 bits */
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "8254-11-17 00:00:00.5+01:00,4808,10\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     -1);
+    assert_string_equal(msg, "t.jsonl:2: TIMESTAMP: expected a time such as 2023-11-16 "
+                             "18:17:03.9799600, got '8254-11-17 00:00:00.5+01:00'");
+    assert_int_equal(load_trace(&cfg,
+                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                                "2023-11-16 18:17:03.9799600,-3,10\n",
+                                "azure", "rate", false, msg, sizeof msg),
+                     -1);
+    assert_string_equal(
+        msg, "t.jsonl:2: ContextTokens: expected a whole number from 0 to 100000000, got '-3'");
+    config_free(&cfg);
+}
+
+/* Veeksha's timed_synthetic_session rows: session_context gives the DAG; rows without it chain
+ * in order (legacy linear); sessions arrive as the rate scheduler's would (no arrival in rows). */
+static void
+test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void **state) {
+    (void)state;
+    config_t cfg;
+    char msg[1024] = "";
+    const char *rows =
+        "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
+        "\"session_context\": {\"node_id\": 0, \"parent_nodes\": [], \"history_parent\": null, "
+        "\"wait_after_ready\": 0.0}}\n"
+        "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
+        "\"session_context\": {\"node_id\": 1, \"parent_nodes\": [], \"history_parent\": null, "
+        "\"wait_after_ready\": 0.1}}\n"
+        "{\"session_id\": 8, \"input_length\": 16, \"new_input_length\": 8, \"output_length\": 5, "
+        "\"session_context\": {\"node_id\": 2, \"parent_nodes\": [0, 1], \"history_parent\": 1, "
+        "\"wait_after_ready\": 0.2}}\n"
+        "{\"session_id\": \"a\", \"input_length\": 5, \"new_input_length\": 5, \"output_length\": "
+        "3}\n"
+        "{\"session_id\": \"a\", \"input_length\": 13, \"new_input_length\": 5, \"output_length\": "
+        "3, "
+        "\"wait_after_previous_response_s\": 0.5}\n";
+    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate", false, msg, sizeof msg), 0);
+    config_free(&cfg);
+    /* again at a rate of 4 sessions/s, constant gaps: session 1 arrives 250 ms after session 0 */
+    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate, rate: 4, arrival: constant", false,
+                                msg, sizeof msg),
+                     0);
+    const trace_t *t = cfg.workload.replay;
+    assert_int_equal(t->n_sessions, 2);
+    const trace_node_t *dag = &t->nodes[t->sessions[0].first_node];
+    assert_int_equal(t->sessions[0].n_nodes, 3);
+    assert_int_equal(dag[2].n_parents, 2);
+    assert_int_equal(dag[2].history_parent, 1);
+    assert_int_equal(dag[2].wait_ns, 200000000);
+    const trace_node_t *chain = &t->nodes[t->sessions[1].first_node];
+    assert_int_equal(t->sessions[1].n_nodes, 2);
+    assert_int_equal(chain[1].n_parents, 1);
+    assert_int_equal(chain[1].wait_ns, 500000000);
+    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(trace_arrival_ns(&cfg, 1), 250000000);
+    config_free(&cfg);
+}
+
 static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
     (void)state;
     config_t cfg;
@@ -407,6 +546,11 @@ UNIT_MAIN(
     cmocka_unit_test(test_trace_time_scale_stretches_arrivals_and_wrap_period),
     cmocka_unit_test(test_trace_period_of_a_saturated_trace_travels),
     cmocka_unit_test(test_trace_mooncake_refuses_a_line_without_timestamp),
+    cmocka_unit_test(test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond),
+    cmocka_unit_test(test_trace_azure_time_scale_and_wrap),
+    cmocka_unit_test(test_trace_azure_arrivals_saturate_at_2_62_ns),
+    cmocka_unit_test(test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate),
+    cmocka_unit_test(test_trace_azure_refuses_bad_header_and_rows_with_line_and_column),
     cmocka_unit_test(test_trace_wire_refuses_sizes_beyond_the_bounds),
     cmocka_unit_test(test_trace_wire_part_holds_the_workers_own_sessions_only),
     cmocka_unit_test(test_trace_wire_wrap_sends_the_sessions_a_worker_reaches))
