@@ -276,18 +276,12 @@ static void capacity_run_usage(FILE *out) {
         "  boundary); each level runs FILE's warmup then the rest of limits.duration.\n"
         "  The fleet is `stampede run`'s: N local workers (default 2) and, without a\n"
         "  target, the embedded mock with FILE's mock: options; with --bind it is\n"
-        "  `stampede controller`'s: N remote `stampede worker`s connect to it (N to start;
-"
-        "  a worker lost on the way, the next levels go on with those left). Results:
-"
-        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.
-"
-        "  A `veeksha capacity-search` file runs as it is: start_value, max_value,
-"
-        "  expansion_factor, max_iterations, precision and its benchmark_config's SLOs
-"
-        "  (docs/workloads.md, \"Veeksha files\").
-");
+        "  `stampede controller`'s: N remote `stampede worker`s connect to it (N to start;\n"
+        "  a worker lost on the way, the next levels go on with those left). Results:\n"
+        "  DIR/results.json (every level, analysis.capacity, analysis.slo); docs/slo.md.\n"
+        "  A `veeksha capacity-search` file runs as it is: start_value, max_value,\n"
+        "  expansion_factor, max_iterations, precision and its benchmark_config's SLOs\n"
+        "  (docs/workloads.md, \"Veeksha files\").\n");
 }
 
 /* The workload file among argv's arguments (getopt as `stampede run` parses them), and the output
