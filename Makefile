@@ -13,6 +13,7 @@ TEST_JOBS  ?= 4
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
+           libpcre2-dev libicu-dev \
            prometheus python3 python3-aiohttp iproute2 procps curl valgrind chromium \
            clang libclang-rt-14-dev \
            nodejs unzip python3-yaml

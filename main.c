@@ -12,6 +12,7 @@
 #include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"
+#include "tokenizer_cmd.h"
 #include "version.h"
 #include "worker.h"
 
@@ -43,6 +44,8 @@ int main(int argc, char **argv) {
          "KV-cache arithmetic: sequences per GPU, 2R-4R guidance (docs/plan.md)"},
         {"merge", spool_merge_main,
          "fold workers' spools and DIR's journal into the results of a run whose controller died"},
+        {"tokenize", tokenize_main,
+         "count or list a text's tokens in a tokenizer.json, as runs do (docs/workloads.md)"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||
