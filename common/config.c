@@ -70,6 +70,7 @@ void config_free(config_t *self) {
     free(self->target.headers);
     free(self->target.api_key_env);
     free(self->target.api_key_file);
+    free(self->target.tokenizer);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -119,6 +120,7 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.model = copy_or_null(src->target.model, &ok);
     dst->target.api_key_env = copy_or_null(src->target.api_key_env, &ok);
     dst->target.api_key_file = copy_or_null(src->target.api_key_file, &ok);
+    dst->target.tokenizer = copy_or_null(src->target.tokenizer, &ok);
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dist_t *d[] = {&dst->workload.turns, &dst->workload.input_tokens, &dst->workload.output_tokens,
                    &dst->workload.think_time};

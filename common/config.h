@@ -65,6 +65,9 @@ typedef struct config_target {
     bool retry_on_429; /* honour: wait Retry-After and resend; ignore (default): an error */
     int64_t retry_after_max_ns; /* cap on one Retry-After wait; default 10 s */
     uint32_t retry_429_max;     /* resends of one request after 429s at most; default 5 */
+    char
+        *tokenizer; /* the target's tokenizer.json, or NULL (docs/workloads.md "Tokenizer"): prompts
+                       of exact token lengths, replies counted from their text without usage */
 } config_target_t;
 
 /* One node's settings: a template node, or one slot of a generated shape (diamond: planner,

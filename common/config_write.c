@@ -208,6 +208,11 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     fprintf(out, "  retry_on_429: %s\n  retry_after_max: ", t->retry_on_429 ? "honour" : "ignore");
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);
+    if (t->tokenizer) {
+        fputs("  tokenizer: ", out);
+        put_string(out, t->tokenizer);
+        fputs("\n", out);
+    }
 }
 
 static void put_history(FILE *out, double history) {

@@ -23,6 +23,11 @@ typedef struct tokenizer_counter tokenizer_counter_t;
 int tokenizer_load(const char *path, tokenizer_t **out, char *err, size_t err_len);
 /* Frees *self_p and sets it to NULL. */
 void tokenizer_destroy(tokenizer_t **self_p);
+/* tokenizer_load, shared: the threads of one process that ask for the same path while it is held
+ * get one copy (a worker's --threads each prepare the run). Release each with tokenizer_release. */
+int tokenizer_acquire(const char *path, const tokenizer_t **out, char *err, size_t err_len);
+/* Lets go of *self_p (freed with its last holder) and sets it to NULL. */
+void tokenizer_release(const tokenizer_t **self_p);
 /* Number of token ids (the largest id + 1). */
 uint32_t tokenizer_vocab_size(const tokenizer_t *self);
 /* The bytes token id stands for (*len set), or NULL for an id that names nothing. */

@@ -1,6 +1,7 @@
 /* Reading a tokenizer.json (jansson) into the tables of tokenizer_internal.h, refusing, with the
  * file and the component named, whatever the encoder would not reproduce exactly. */
 #include <jansson.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -439,6 +440,62 @@ int tokenizer_load(const char *path, tokenizer_t **out, char *err, size_t err_le
     }
     *out = loader.tok;
     return 0;
+}
+
+static pthread_mutex_t shared_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct {
+    char *path;
+    tokenizer_t *tok;
+    unsigned holders;
+} shared;
+
+int tokenizer_acquire(const char *path, const tokenizer_t **out, char *err, size_t err_len) {
+    pthread_mutex_lock(&shared_lock);
+    int rc = 0;
+    if (shared.holders == 0 || strcmp(shared.path, path) != 0) {
+        tokenizer_t *tok;
+        rc = tokenizer_load(path, &tok, err, err_len);
+        if (rc == 0 && shared.holders > 0) { /* another file is held: this one goes unshared */
+            *out = tok;
+            pthread_mutex_unlock(&shared_lock);
+            return 0;
+        }
+        char *copy = rc == 0 ? strdup(path) : NULL;
+        if (rc == 0 && !copy) {
+            tokenizer_destroy(&tok);
+            snprintf(err, err_len, "%s: out of memory", path);
+            rc = -1;
+        }
+        if (rc == 0) {
+            free(shared.path);
+            shared.path = copy;
+            shared.tok = tok;
+        }
+    }
+    if (rc == 0) {
+        shared.holders++;
+        *out = shared.tok;
+    }
+    pthread_mutex_unlock(&shared_lock);
+    return rc;
+}
+
+void tokenizer_release(const tokenizer_t **self_p) {
+    if (!*self_p)
+        return;
+    pthread_mutex_lock(&shared_lock);
+    if (*self_p == shared.tok && shared.holders > 0) {
+        if (--shared.holders == 0) {
+            tokenizer_destroy(&shared.tok);
+            free(shared.path);
+            shared.path = NULL;
+        }
+    } else {
+        tokenizer_t *own = (tokenizer_t *)*self_p;
+        tokenizer_destroy(&own);
+    }
+    pthread_mutex_unlock(&shared_lock);
+    *self_p = NULL;
 }
 
 void tokenizer_destroy(tokenizer_t **self_p) {

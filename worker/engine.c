@@ -243,6 +243,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->max_streams = options->max_streams;
     self->free_head = UINT32_MAX;
     self->settings.counters = &self->counters;
+    self->settings.tokenizer = options->tokenizer;
     self->timeout_ns = options->timeout_ns;
     self->connect_timeout_ns = options->connect_timeout_ns;
     self->settings.buffer_size =

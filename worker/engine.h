@@ -21,6 +21,8 @@ typedef struct engine_options {
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
     const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
     uint32_t buffer_size; /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
+    const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it (borrowed, must
+                                          outlive the engine); NULL: none */
 } engine_options_t;
 
 typedef struct engine_request {

@@ -36,6 +36,7 @@ typedef struct stream_settings {
     uint64_t resolve_version;   /* bumped whenever resolve grows */
     long buffer_size;           /* CURLOPT_BUFFERSIZE */
     stream_counters_t *counters;
+    const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */
 } stream_settings_t;
 
 typedef struct stream stream_t;
