@@ -122,18 +122,19 @@ static int append_nfc(tokenizer_counter_t *self, const char *clean, size_t len) 
  * there is a proper prefix of one), or the tail's length: a token such as <|im_end|> that
  * arrives over several feeds must stay in the tail to be matched whole. */
 static size_t added_prefix_start(const tokenizer_t *tok, const buffer_t *tail) {
-    size_t guard = tail->len;
-    for (uint32_t i = 0; i < tok->n_added; i++) {
-        const tokenizer_added_t *a = &tok->added[i];
-        size_t from = tail->len >= a->len ? tail->len - a->len + 1 : 0;
-        for (size_t p = from; p < guard; p++)
-            if (tail->data[p] == a->text[0] &&
-                memcmp(tail->data + p, a->text, tail->len - p) == 0) {
-                guard = p;
-                break;
-            }
+    size_t from = tail->len >= tok->max_added_len ? tail->len - tok->max_added_len + 1 : 0;
+    for (size_t p = from; p < tail->len; p++) {
+        if (!tok->added_first_byte[(unsigned char)tail->data[p]])
+            continue;
+        size_t rest = tail->len - p;
+        for (uint32_t i = 0; i < tok->n_added; i++) {
+            const tokenizer_added_t *a = &tok->added[i];
+            if (a->len > rest && a->text[0] == tail->data[p] &&
+                memcmp(a->text, tail->data + p, rest) == 0)
+                return p;
+        }
     }
-    return guard;
+    return tail->len;
 }
 
 /* Appends clean text to the tail, re-counts it and moves the stable point. */

@@ -47,6 +47,7 @@ struct tokenizer {
     tokenizer_added_t *added; /* longest first */
     uint32_t n_added;
     bool added_first_byte[256]; /* some added token starts with this byte */
+    uint32_t max_added_len;
     pcre2_code *splits[TOKENIZER_MAX_SPLITS];
     uint32_t n_splits;
 };

@@ -388,6 +388,8 @@ static int load_added(loader_t *self, json_t *added) {
             .normalized = !special && json_is_true(json_object_get(a, "normalized")),
         };
         tok->added_first_byte[(unsigned char)json_string_value(content)[0]] = true;
+        if (json_string_length(content) > tok->max_added_len)
+            tok->max_added_len = (uint32_t)json_string_length(content);
         if (tok->tokens[id].len != json_string_length(content) ||
             memcmp(tok->added[tok->n_added - 1].text, json_string_value(content),
                    json_string_length(content)) != 0)
