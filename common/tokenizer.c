@@ -30,6 +30,8 @@ struct tokenizer_scratch {
     bpe_candidate_t *heap;
     size_t heap_cap;
     pcre2_match_data *match[TOKENIZER_MAX_SPLITS];
+    pcre2_jit_stack *jit_stack; /* one for every JIT match of this scratch's thread */
+    pcre2_match_context *match_context;
 };
 
 tokenizer_scratch_t *tokenizer_scratch_new(void) {
@@ -38,6 +40,13 @@ tokenizer_scratch_t *tokenizer_scratch_new(void) {
         return NULL;
     buffer_init(&self->clean);
     buffer_init(&self->normalized);
+    self->jit_stack = pcre2_jit_stack_create(32 * 1024, 1024 * 1024, NULL);
+    self->match_context = pcre2_match_context_create(NULL);
+    if (!self->jit_stack || !self->match_context) {
+        tokenizer_scratch_destroy(&self);
+        return NULL;
+    }
+    pcre2_jit_stack_assign(self->match_context, NULL, self->jit_stack);
     for (int i = 0; i < TOKENIZER_MAX_SPLITS; i++) {
         self->match[i] = pcre2_match_data_create(4, NULL);
         if (!self->match[i]) {
@@ -62,6 +71,8 @@ void tokenizer_scratch_destroy(tokenizer_scratch_t **self_p) {
     free(self->heap);
     for (int i = 0; i < TOKENIZER_MAX_SPLITS; i++)
         pcre2_match_data_free(self->match[i]);
+    pcre2_match_context_free(self->match_context);
+    pcre2_jit_stack_free(self->jit_stack);
     free(self);
     *self_p = NULL;
 }
@@ -147,7 +158,7 @@ static void consider(const tokenizer_t *self, tokenizer_scratch_t *s, size_t *n_
 
 /* BPE over one piece: leaves its ids in s->ids and returns how many, or -1 (memory). */
 static long bpe(const tokenizer_t *self, tokenizer_scratch_t *s, const char *piece, size_t len) {
-    if (buffer_grow_array(&s->ids, &s->ids_cap, len, sizeof *s->ids) < 0)
+    if (len > s->ids_cap && buffer_grow_array(&s->ids, &s->ids_cap, len, sizeof *s->ids) < 0)
         return -1;
     if (self->ignore_merges || len == 1) {
         uint32_t id = tokenizer_lookup(self, piece, len);
@@ -219,8 +230,11 @@ static int split(walk_t *w, uint32_t stage, const char *text, size_t len) {
     pcre2_match_data *md = w->scratch->match[stage];
     size_t at = 0, gap = 0;
     while (at < len) {
-        int rc = pcre2_match(w->tok->splits[stage], (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK,
-                             md, NULL);
+        const pcre2_code *re = w->tok->splits[stage];
+        int rc =
+            w->tok->jit[stage]
+                ? pcre2_jit_match(re, (PCRE2_SPTR)text, len, at, 0, md, w->scratch->match_context)
+                : pcre2_match(re, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, md, NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0)
@@ -257,8 +271,22 @@ static const tokenizer_added_t *added_at(const tokenizer_t *self, const char *te
 /* Splits text at the added tokens of one kind, handing each stretch between them to next. */
 static int split_added(walk_t *w, const char *text, size_t len, bool normalized,
                        int (*next)(walk_t *, const char *, size_t)) {
+    const tokenizer_t *tok = w->tok;
+    uint32_t kind = normalized ? tok->n_added_normalized : tok->n_added - tok->n_added_normalized;
+    if (kind == 0 || len == 0)
+        return next(w, text, len);
+    size_t first = 0;                 /* skip to the first byte an added token could start with */
+    if (tok->added_only_first >= 0) { /* "<" in every family here: memchr runs ahead */
+        const char *at = memchr(text, tok->added_only_first, len);
+        first = at ? (size_t)(at - text) : len;
+    } else {
+        while (first < len && !tok->added_first_byte[(unsigned char)text[first]])
+            first++;
+    }
+    if (first == len)
+        return next(w, text, len);
     size_t start = 0;
-    for (size_t i = 0; i < len;) {
+    for (size_t i = first; i < len;) {
         const tokenizer_added_t *a = added_at(w->tok, text + i, len - i, normalized);
         if (!a) {
             i++;

@@ -48,7 +48,10 @@ struct tokenizer {
     uint32_t n_added;
     bool added_first_byte[256]; /* some added token starts with this byte */
     uint32_t max_added_len;
+    int added_only_first;        /* the one byte every added token starts with, or -1 */
+    uint32_t n_added_normalized; /* of them, matched in the normalised text */
     pcre2_code *splits[TOKENIZER_MAX_SPLITS];
+    bool jit[TOKENIZER_MAX_SPLITS]; /* compiled to machine code: matched by pcre2_jit_match */
     uint32_t n_splits;
 };
 

@@ -283,7 +283,8 @@ static int add_split(loader_t *self, const char *pattern, size_t len, const char
         return refuse(self, "%s: the regex does not compile at offset %zu: %s", where,
                       (size_t)offset, (const char *)msg);
     }
-    pcre2_jit_compile(re, PCRE2_JIT_COMPLETE); /* without JIT (unsupported CPU) it still matches */
+    /* without JIT (an unsupported CPU) it still matches, through the interpreter */
+    tok->jit[tok->n_splits] = pcre2_jit_compile(re, PCRE2_JIT_COMPLETE) == 0;
     tok->splits[tok->n_splits++] = re;
     return 0;
 }
@@ -388,6 +389,7 @@ static int load_added(loader_t *self, json_t *added) {
             .normalized = !special && json_is_true(json_object_get(a, "normalized")),
         };
         tok->added_first_byte[(unsigned char)json_string_value(content)[0]] = true;
+        tok->n_added_normalized += tok->added[tok->n_added - 1].normalized;
         if (json_string_length(content) > tok->max_added_len)
             tok->max_added_len = (uint32_t)json_string_length(content);
         if (tok->tokens[id].len != json_string_length(content) ||
@@ -397,6 +399,10 @@ static int load_added(loader_t *self, json_t *added) {
                           id);
     }
     qsort(tok->added, tok->n_added, sizeof *tok->added, compare_added);
+    tok->added_only_first = tok->n_added ? (unsigned char)tok->added[0].text[0] : -1;
+    for (uint32_t a = 1; a < tok->n_added; a++)
+        if ((unsigned char)tok->added[a].text[0] != tok->added_only_first)
+            tok->added_only_first = -1;
     return 0;
 }
 

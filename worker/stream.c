@@ -175,9 +175,10 @@ static void stream_add_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
  * that puts the one final usage on the last content event would otherwise credit that event with
  * the whole reply, shrinking every ITL sample. */
 static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, uint32_t into) {
-    uint32_t counted = self->tokens ? reply_tokens_event(self->tokens, info) : 1;
+    if (self->tokens) /* counted when the reply ends (stream_publish) */
+        reply_tokens_event(self->tokens, info, into);
     if (!info->has_usage)
-        return counted;
+        return 1;
     uint32_t delta = info->completion_tokens > self->usage_completion
                          ? info->completion_tokens - self->usage_completion
                          : 1;
@@ -704,16 +705,11 @@ static void stream_parse_json_body(stream_t *self) {
     if (has_content || has_reasoning) {
         self->chunk_ns[0] = rec->end_ns;
         self->chunk_tokens[0] = 1;
-        if (self->tokens) { /* the whole reply as one chunk, as usage would count it */
+        if (self->tokens) { /* the whole reply is one chunk */
             reply_tokens_text(self->tokens, json_string_value(reasoning),
-                              json_string_length(reasoning));
-            reply_tokens_text(self->tokens, json_string_value(content),
-                              json_string_length(content));
-            uint32_t tokens = reply_tokens_finish(self->tokens);
-            if (!rec->has_usage && tokens > 1) {
-                self->chunk_tokens[0] = stream_clamp_tokens(tokens);
-                self->multi_token = true;
-            }
+                              json_string_length(reasoning), 0);
+            reply_tokens_text(self->tokens, json_string_value(content), json_string_length(content),
+                              0);
         }
         self->n_chunks = 1;
         self->settings->counters->token_chunks++;
@@ -836,15 +832,26 @@ static void stream_classify(stream_t *self, CURLcode result) {
                     self->n_chunks);
 }
 
+/* target.tokenizer: the reply tokenised once, whole; without usage on every token event, each
+ * chunk carries the tokens whose last byte came in it. */
+static void stream_count_reply(stream_t *self) {
+    request_record_t *rec = self->record;
+    uint32_t tokens = reply_tokens_finish(self->tokens, self->chunk_tokens, self->n_chunks);
+    if (reply_tokens_failed(self->tokens))
+        return;
+    rec->tokenizer_tokens = tokens;
+    rec->has_tokenizer_count = true;
+    for (uint32_t i = 0; i < self->n_chunks && !self->multi_token; i++)
+        self->multi_token = self->chunk_tokens[i] > 1;
+}
+
 static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
+    if (self->tokens && rec->error == ERROR_NONE)
+        stream_count_reply(self);
     rec->n_chunks = self->n_chunks;
     rec->chunk_ns = self->n_chunks ? self->chunk_ns : NULL;
     rec->chunk_tokens = self->n_chunks && self->multi_token ? self->chunk_tokens : NULL;
-    if (self->tokens && rec->error == ERROR_NONE) {
-        rec->tokenizer_tokens = reply_tokens_finish(self->tokens);
-        rec->has_tokenizer_count = !reply_tokens_failed(self->tokens);
-    }
 }
 
 void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {

@@ -166,21 +166,41 @@ static void test_tokenizer_counter_equals_encode_at_every_split(void **state) {
     tokenizer_destroy(&tok);
 }
 
-static uint32_t event(reply_tokens_t *r, const char *text) {
-    chunk_info_t info = {.content = text, .content_len = strlen(text), .has_content = true};
-    return reply_tokens_event(r, &info);
+static void event(reply_tokens_t *r, const char *text, uint32_t chunk, bool usage) {
+    chunk_info_t info = {
+        .content = text, .content_len = strlen(text), .has_content = true, .has_usage = usage};
+    reply_tokens_event(r, &info, chunk);
 }
 
-static void test_reply_tokens_credit_at_least_one_and_repay_a_resplit(void **state) {
+static void test_reply_tokens_give_each_token_to_the_chunk_it_ended_in(void **state) {
     tokenizer_t *tok = load("null", false);
     reply_tokens_t *r = reply_tokens_new(tok);
-    assert_int_equal(event(r, "a"), 1);
-    assert_int_equal(event(r, "a"), 1);    /* "aa" is one token: 0 more, credited 1, owed 1 */
-    assert_int_equal(event(r, " xyz"), 3); /* aa, " ", x, y, z: 4 more, less the 1 owed */
-    assert_int_equal(reply_tokens_finish(r), 5);
+    event(r, "a", 0, false);
+    event(r, "a", 1, false);    /* "aa" is one token, ending in chunk 1 */
+    event(r, " xyz", 2, false); /* " ", x, y, z */
+    uint16_t k[3];
+    assert_int_equal(reply_tokens_finish(r, k, 3), 5);
+    /* chunk 0 completed no token: it carries 1, and chunk 2 gives it back */
+    assert_int_equal(k[0], 1);
+    assert_int_equal(k[1], 1);
+    assert_int_equal(k[2], 3);
     reply_tokens_reset(r);
-    assert_int_equal(event(r, "ab\\u0020ab"), 3); /* JSON-escaped text is unescaped first */
-    assert_int_equal(reply_tokens_finish(r), 3);
+    event(r, "ab\\u0020ab", 0, false); /* JSON-escaped text is unescaped first */
+    assert_int_equal(reply_tokens_finish(r, k, 1), 3);
+    assert_int_equal(k[0], 3);
+    reply_tokens_destroy(&r);
+    tokenizer_destroy(&tok);
+}
+
+static void test_reply_tokens_leave_chunks_to_usage_on_every_event(void **state) {
+    tokenizer_t *tok = load("null", false);
+    reply_tokens_t *r = reply_tokens_new(tok);
+    event(r, "x y", 0, true);
+    event(r, "z", 1, true);
+    uint16_t k[2] = {7, 9};
+    assert_int_equal(reply_tokens_finish(r, k, 2), 4);
+    assert_int_equal(k[0], 7); /* untouched */
+    assert_int_equal(k[1], 9);
     reply_tokens_destroy(&r);
     tokenizer_destroy(&tok);
 }
@@ -232,7 +252,8 @@ UNIT_MAIN(cmocka_unit_test(test_tokenizer_merges_apply_lowest_rank_first),
           cmocka_unit_test(test_tokenizer_nfc_composes_before_splitting),
           cmocka_unit_test(test_tokenizer_decode_gives_the_bytes_back),
           cmocka_unit_test(test_tokenizer_counter_equals_encode_at_every_split),
-          cmocka_unit_test(test_reply_tokens_credit_at_least_one_and_repay_a_resplit),
+          cmocka_unit_test(test_reply_tokens_give_each_token_to_the_chunk_it_ended_in),
+          cmocka_unit_test(test_reply_tokens_leave_chunks_to_usage_on_every_event),
           cmocka_unit_test(test_tokenizer_refuses_an_unsupported_file_by_name),
           cmocka_unit_test(test_prompt_words_keep_only_single_token_words),
           cmocka_unit_test(test_tokenizer_acquire_shares_one_copy_per_path))
