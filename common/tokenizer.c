@@ -410,7 +410,7 @@ long tokenizer_utf8_clean(const char *text, size_t len, bool hold_incomplete, bu
     size_t i = 0;
     while (i < len) {
         size_t good = tokenizer_utf8_valid_prefix(text + i, len - i);
-        if (buffer_append(out, text + i, good) < 0)
+        if (good > 0 && buffer_append(out, text + i, good) < 0)
             return -1;
         i += good;
         if (i == len)
@@ -446,7 +446,7 @@ int tokenizer_nfc(tokenizer_scratch_t *scratch, const char *text, size_t len, bu
     while (i < len && (unsigned char)text[i] < 0xCC) /* below U+0300 nothing composes */
         i++;
     if (i == len)
-        return buffer_append(out, text, len);
+        return len ? buffer_append(out, text, len) : 0;
     UErrorCode err = U_ZERO_ERROR;
     const UNormalizer2 *nfc = unorm2_getNFCInstance(&err);
     int32_t n16 = 0;

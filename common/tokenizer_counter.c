@@ -96,6 +96,11 @@ uint64_t tokenizer_counter_total(const tokenizer_counter_t *self) {
     return self->total;
 }
 
+/* buffer_append, which must not be given no bytes at a NULL (an empty buffer's data). */
+static int append(buffer_t *b, const char *bytes, size_t n) {
+    return n ? buffer_append(b, bytes, n) : 0;
+}
+
 /* Appends the NFC form of tail + clean text: the tail's last characters from its last NFC
  * boundary on are normalised again with the new text (a combining mark may compose with them). */
 static int append_nfc(tokenizer_counter_t *self, const char *clean, size_t len) {
@@ -111,8 +116,8 @@ static int append_nfc(tokenizer_counter_t *self, const char *clean, size_t len) 
             break;
     }
     buffer_reset(&self->incoming);
-    if (buffer_append(&self->incoming, self->tail.data + at, self->tail.len - (size_t)at) < 0 ||
-        buffer_append(&self->incoming, clean, len) < 0)
+    if (append(&self->incoming, self->tail.data + at, self->tail.len - (size_t)at) < 0 ||
+        append(&self->incoming, clean, len) < 0)
         return -1;
     self->tail.len = (size_t)at;
     return tokenizer_nfc(self->scratch, self->incoming.data, self->incoming.len, &self->tail);
@@ -139,8 +144,7 @@ static size_t added_prefix_start(const tokenizer_t *tok, const buffer_t *tail) {
 
 /* Appends clean text to the tail, re-counts it and moves the stable point. */
 static int count_tail(tokenizer_counter_t *self, const char *clean, size_t len, long *added) {
-    if ((self->tok->nfc ? append_nfc(self, clean, len) : buffer_append(&self->tail, clean, len)) <
-        0)
+    if ((self->tok->nfc ? append_nfc(self, clean, len) : append(&self->tail, clean, len)) < 0)
         return -1;
     last_pieces_t last = {.base = self->tail.data,
                           .guard = added_prefix_start(self->tok, &self->tail),
@@ -175,15 +179,16 @@ int tokenizer_counter_feed(tokenizer_counter_t *self, const char *text, size_t l
     buffer_reset(&self->incoming);
     buffer_reset(&self->cleaned);
     long held = -1;
-    if (buffer_append(&self->incoming, self->held, self->n_held) == 0 &&
-        buffer_append(&self->incoming, text, len) == 0)
+    if (append(&self->incoming, self->held, self->n_held) == 0 &&
+        append(&self->incoming, text, len) == 0)
         held = tokenizer_utf8_clean(self->incoming.data, self->incoming.len, true, &self->cleaned);
     if (held < 0) {
         self->failed = true;
         return -1;
     }
     self->n_held = (size_t)held;
-    memcpy(self->held, self->incoming.data + self->incoming.len - self->n_held, self->n_held);
+    if (self->n_held)
+        memcpy(self->held, self->incoming.data + self->incoming.len - self->n_held, self->n_held);
     if (self->cleaned.len > 0 &&
         count_tail(self, self->cleaned.data, self->cleaned.len, added) < 0) {
         self->failed = true;
