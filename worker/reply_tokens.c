@@ -56,7 +56,7 @@ bool reply_tokens_failed(const reply_tokens_t *self) {
 
 /* Marks the text so far as chunk `chunk`'s (chunks skipped end where the one before did). */
 static void end_chunk(reply_tokens_t *self, uint32_t chunk) {
-    if (chunk >= self->n_chunks &&
+    if (chunk >= self->chunk_cap &&
         buffer_grow_array(&self->chunk_end, &self->chunk_cap, (size_t)chunk + 1,
                           sizeof *self->chunk_end) < 0) {
         self->failed = true;
@@ -95,18 +95,17 @@ void reply_tokens_text(reply_tokens_t *self, const char *text, size_t len, uint3
         end_chunk(self, chunk);
 }
 
-/* The reply's ids in self->ids; their count, or -1. */
+/* The reply's ids in self->ids; their count, or -1. A token is a byte at least, but a U+FFFD
+ * stands for 1 byte of the text in 3, so room for 3 per byte always suffices. */
 static long encode(reply_tokens_t *self) {
     const char *text = self->text.data ? self->text.data : "";
+    size_t need = 3 * self->text.len + 1;
+    if (need > self->ids_cap &&
+        buffer_grow_array(&self->ids, &self->ids_cap, need, sizeof *self->ids) < 0)
+        return -1;
     long n = tokenizer_encode(self->tokenizer, self->scratch, text, self->text.len, self->ids,
                               self->ids_cap);
-    if (n > (long)self->ids_cap) {
-        if (buffer_grow_array(&self->ids, &self->ids_cap, (size_t)n, sizeof *self->ids) < 0)
-            return -1;
-        n = tokenizer_encode(self->tokenizer, self->scratch, text, self->text.len, self->ids,
-                             self->ids_cap);
-    }
-    return n;
+    return n > (long)self->ids_cap ? -1 : n; /* never: the bound holds */
 }
 
 /* Gives each token to the chunk its last byte came in, then makes every chunk at least 1. Token
