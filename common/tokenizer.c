@@ -221,6 +221,22 @@ static int emit_piece(walk_t *w, const char *text, size_t len) {
     return 0;
 }
 
+/* The end of the piece " word" or "word" (lowercase ASCII letters) at text + at, when an ASCII
+ * character other than a letter or an apostrophe (or the end) follows it; else 0. */
+static size_t ascii_word_end(const char *text, size_t len, size_t at) {
+    size_t q = at + (text[at] == ' '), r = q;
+    while (r < len && text[r] >= 'a' && text[r] <= 'z')
+        r++;
+    if (r == q)
+        return 0;
+    if (r < len) {
+        unsigned char c = (unsigned char)text[r];
+        if (c >= 0x80 || c == '\'' || (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'))
+            return 0;
+    }
+    return r;
+}
+
 /* Split stage `stage` of text: each match and each gap between matches goes on to the next. */
 static int split(walk_t *w, uint32_t stage, const char *text, size_t len) {
     if (len == 0)
@@ -229,7 +245,15 @@ static int split(walk_t *w, uint32_t stage, const char *text, size_t len) {
         return emit_piece(w, text, len);
     pcre2_match_data *md = w->scratch->match[stage];
     size_t at = 0, gap = 0;
+    bool ascii_words = w->tok->ascii_words[stage] && stage + 1 == w->tok->n_splits;
     while (at < len) {
+        size_t word = ascii_words && at == gap ? ascii_word_end(text, len, at) : 0;
+        if (word) {
+            if (emit_piece(w, text + at, word - at) < 0)
+                return -1;
+            at = gap = word;
+            continue;
+        }
         const pcre2_code *re = w->tok->splits[stage];
         int rc =
             w->tok->jit[stage]

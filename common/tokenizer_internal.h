@@ -52,6 +52,9 @@ struct tokenizer {
     uint32_t n_added_normalized; /* of them, matched in the normalised text */
     pcre2_code *splits[TOKENIZER_MAX_SPLITS];
     bool jit[TOKENIZER_MAX_SPLITS]; /* compiled to machine code: matched by pcre2_jit_match */
+    /* the regex is one of the families' own (tokenizer_load.c), for which a space then
+     * lowercase ASCII letters then an ASCII non-letter other than ' is one piece, always */
+    bool ascii_words[TOKENIZER_MAX_SPLITS];
     uint32_t n_splits;
 };
 

@@ -39,6 +39,10 @@ CASES = [
     "!!! ??? ... --- === *** ### $$$ %%% ^^^ &&& ((( ))) [[[ ]]] {{{ }}}",
     "a" * 300,
     "ab" * 200 + "\n" + "=" * 150,
+    # where a space and lowercase letters end (tokenizer.c takes such a piece without PCRE2)
+    "edges word's wordX wordé word1 word. word_ word- a  b don't fooBar x'y  z\tw q\nr s\u00a0t end",
+    "word",
+    " lone",
     "Zero\u200bwidth\u200djoiner\u00a0nbsp\u2003em\u3000ideographic space",
 ]
 
