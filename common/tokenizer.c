@@ -93,6 +93,16 @@ long tokenizer_token_id(const tokenizer_t *self, const char *text, size_t len) {
     return id == TOKENIZER_NO_ID ? -1 : (long)id;
 }
 
+uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n) {
+    uint64_t at = 0;
+    for (size_t i = 0; i < n; i++) {
+        uint32_t len = ids[i] < self->n_tokens ? self->tokens[ids[i]].len : 0;
+        at += len == UINT32_MAX ? 0 : len;
+        ids[i] = at > UINT32_MAX ? UINT32_MAX : (uint32_t)at;
+    }
+    return at;
+}
+
 int tokenizer_decode(const tokenizer_t *self, const uint32_t *ids, size_t n, buffer_t *out) {
     for (size_t i = 0; i < n; i++) {
         size_t len;

@@ -45,6 +45,9 @@ void tokenizer_scratch_destroy(tokenizer_scratch_t **self_p);
  */
 long tokenizer_encode(const tokenizer_t *self, tokenizer_scratch_t *scratch, const char *text,
                       size_t len, uint32_t *ids, size_t cap);
+/* Replaces each of ids[0..n) by the offset at which its token ends in their bytes put back to
+ * back (an id that names nothing counts no bytes), and returns the bytes in all. */
+uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n);
 /* Appends the bytes of ids[0..n) to out (HF's ByteLevel decoder: no cleanup). 0, or -1 for an id
  * that names nothing or when memory is exhausted. */
 int tokenizer_decode(const tokenizer_t *self, const uint32_t *ids, size_t n, buffer_t *out);

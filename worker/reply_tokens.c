@@ -73,7 +73,7 @@ static void end_chunk(reply_tokens_t *self, uint32_t chunk) {
 static void keep_escaped(reply_tokens_t *self, const char *raw, size_t len) {
     if (!raw || len == 0 || self->failed)
         return;
-    if (buffer_reserve(&self->text, len) < 0) {
+    if (self->text.len + len > self->text.cap && buffer_reserve(&self->text, len) < 0) {
         self->failed = true;
         return;
     }
@@ -115,13 +115,7 @@ static void share_out(reply_tokens_t *self, long n, uint16_t *chunk_tokens, uint
     for (uint32_t c = 0; c < n_chunks; c++)
         chunk_tokens[c] = 0;
     uint32_t *ends = self->ids; /* each id becomes its token's end, in place */
-    uint64_t at = 0;
-    for (long i = 0; i < n; i++) {
-        size_t len = 0;
-        tokenizer_token_bytes(self->tokenizer, ends[i], &len);
-        at += len;
-        ends[i] = at > UINT32_MAX ? UINT32_MAX : (uint32_t)at;
-    }
+    uint64_t at = tokenizer_token_ends(self->tokenizer, ends, (size_t)n);
     if (at != self->text.len && at > 0)
         for (long i = 0; i < n; i++)
             ends[i] = (uint32_t)((uint64_t)ends[i] * self->text.len / at);
