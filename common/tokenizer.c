@@ -269,6 +269,9 @@ static int split(walk_t *w, uint32_t stage, const char *text, size_t len) {
             w->tok->jit[stage]
                 ? pcre2_jit_match(re, (PCRE2_SPTR)text, len, at, 0, md, w->scratch->match_context)
                 : pcre2_match(re, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK, md, NULL);
+        if (rc == PCRE2_ERROR_JIT_STACKLIMIT) /* a match deeper than the JIT stack: interpreted */
+            rc = pcre2_match(re, (PCRE2_SPTR)text, len, at, PCRE2_NO_UTF_CHECK | PCRE2_NO_JIT, md,
+                             NULL);
         if (rc == PCRE2_ERROR_NOMATCH)
             break;
         if (rc < 0)

@@ -6,9 +6,9 @@
 
 struct reply_tokens {
     const tokenizer_t *tokenizer;
-    tokenizer_scratch_t *scratch;
-    buffer_t text;       /* every event's text, unescaped, in arrival order */
-    uint32_t *chunk_end; /* by chunk: the text's length after its last event */
+    tokenizer_scratch_t *scratch; /* borrowed */
+    buffer_t text;                /* every event's text, unescaped, in arrival order */
+    uint32_t *chunk_end;          /* by chunk: the text's length after its last event */
     size_t chunk_cap;
     uint32_t n_chunks;     /* chunks seen so far (the last index + 1) */
     uint32_t usage_events; /* token events that carried usage: 2 or more credit the chunks */
@@ -17,16 +17,12 @@ struct reply_tokens {
     bool failed;
 };
 
-reply_tokens_t *reply_tokens_new(const tokenizer_t *tokenizer) {
+reply_tokens_t *reply_tokens_new(const tokenizer_t *tokenizer, tokenizer_scratch_t *scratch) {
     reply_tokens_t *self = calloc(1, sizeof *self);
     if (!self)
         return NULL;
     self->tokenizer = tokenizer;
-    self->scratch = tokenizer_scratch_new();
-    if (!self->scratch) {
-        free(self);
-        return NULL;
-    }
+    self->scratch = scratch;
     buffer_init(&self->text);
     return self;
 }
@@ -35,7 +31,6 @@ void reply_tokens_destroy(reply_tokens_t **self_p) {
     reply_tokens_t *self = *self_p;
     if (!self)
         return;
-    tokenizer_scratch_destroy(&self->scratch);
     buffer_clear(&self->text);
     free(self->chunk_end);
     free(self->ids);

@@ -17,8 +17,9 @@
 
 typedef struct reply_tokens reply_tokens_t;
 
-/* NULL when memory is exhausted. The tokenizer is borrowed and must outlive it. */
-reply_tokens_t *reply_tokens_new(const tokenizer_t *tokenizer);
+/* NULL when memory is exhausted. The tokenizer and the scratch are borrowed and must outlive it;
+ * the scratch may be shared by the counters of one thread (its engine's streams). */
+reply_tokens_t *reply_tokens_new(const tokenizer_t *tokenizer, tokenizer_scratch_t *scratch);
 void reply_tokens_destroy(reply_tokens_t **self_p);
 /* Starts a new reply. */
 void reply_tokens_reset(reply_tokens_t *self);

@@ -453,7 +453,7 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     self->easy = curl_easy_init();
     self->parser = sse_parser_new(stream_on_event, self);
     if (settings->tokenizer)
-        self->tokens = reply_tokens_new(settings->tokenizer);
+        self->tokens = reply_tokens_new(settings->tokenizer, settings->tokenizer_scratch);
     if (!self->easy || !self->parser || stream_reserve_chunks(self, STREAM_FIRST_CHUNKS) < 0 ||
         (settings->tokenizer && !self->tokens)) {
         stream_destroy(&self);

@@ -37,6 +37,8 @@ typedef struct stream_settings {
     long buffer_size;           /* CURLOPT_BUFFERSIZE */
     stream_counters_t *counters;
     const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */
+    struct tokenizer_scratch *tokenizer_scratch; /* its working memory, shared by the streams of
+                                                    the engine's one loop thread */
 } stream_settings_t;
 
 typedef struct stream stream_t;

@@ -174,7 +174,8 @@ static void event(reply_tokens_t *r, const char *text, uint32_t chunk, bool usag
 
 static void test_reply_tokens_give_each_token_to_the_chunk_it_ended_in(void **state) {
     tokenizer_t *tok = load("null", false);
-    reply_tokens_t *r = reply_tokens_new(tok);
+    tokenizer_scratch_t *scratch = tokenizer_scratch_new();
+    reply_tokens_t *r = reply_tokens_new(tok, scratch);
     event(r, "a", 0, false);
     event(r, "a", 1, false);    /* "aa" is one token, ending in chunk 1 */
     event(r, " xyz", 2, false); /* " ", x, y, z */
@@ -189,12 +190,14 @@ static void test_reply_tokens_give_each_token_to_the_chunk_it_ended_in(void **st
     assert_int_equal(reply_tokens_finish(r, k, 1), 3);
     assert_int_equal(k[0], 3);
     reply_tokens_destroy(&r);
+    tokenizer_scratch_destroy(&scratch);
     tokenizer_destroy(&tok);
 }
 
 static void test_reply_tokens_leave_chunks_to_usage_on_every_event(void **state) {
     tokenizer_t *tok = load("null", false);
-    reply_tokens_t *r = reply_tokens_new(tok);
+    tokenizer_scratch_t *scratch = tokenizer_scratch_new();
+    reply_tokens_t *r = reply_tokens_new(tok, scratch);
     event(r, "x y", 0, true);
     event(r, "z", 1, true);
     uint16_t k[2] = {7, 9};
@@ -202,6 +205,7 @@ static void test_reply_tokens_leave_chunks_to_usage_on_every_event(void **state)
     assert_int_equal(k[0], 7); /* untouched */
     assert_int_equal(k[1], 9);
     reply_tokens_destroy(&r);
+    tokenizer_scratch_destroy(&scratch);
     tokenizer_destroy(&tok);
 }
 
