@@ -13,6 +13,7 @@
 #include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"
+#include "tokenizer_cmd.h"
 #include "version.h"
 #include "worker.h"
 
@@ -46,6 +47,8 @@ int main(int argc, char **argv) {
          "read saved /metrics pages offline and print what stampede recognises"},
         {"merge", spool_merge_main,
          "fold workers' spools and DIR's journal into the results of a run whose controller died"},
+        {"tokenize", tokenize_main,
+         "count or list a text's tokens in a tokenizer.json, as runs do (docs/workloads.md)"},
         {NULL, NULL, NULL},
     };
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help") ||

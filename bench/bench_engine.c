@@ -7,9 +7,12 @@
  *   bench_engine [--streams 1000,5000,10000] [--itl-ms 20,50,100] [--tokens 100] [--ttft-ms 10]
  *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
  *                [--buffer BYTES] [--coalesce 2,3] [--coalesce-streams 1000] [--no-coalesce]
+ *                [--tokenizer tokenizer.json]
  * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. The
  * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
- * event per write and at the --coalesce pattern, same streams and token rate.
+ * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
+ * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
+ * token is given as a ratio to the run without (the goal: at most 1.10x).
  * Under `valgrind --tool=callgrind` the measured window is marked, so Ir / tokens is the client's
  * user-space instructions per token (bench/callgrind_engine.sh). */
 #define _GNU_SOURCE
@@ -35,6 +38,7 @@
 #include "histogram.h"
 #include "loop.h"
 #include "memtrim.h"
+#include "tokenizer.h"
 
 /* One way to start and stop `stampede mock`, shared with the unit tests. */
 #include "../tests/unit/mock_spawn.h"
@@ -58,6 +62,8 @@ typedef struct bench_config {
     int peer;
     uint32_t buffer_size;
     int floor;
+    const tokenizer_t *tokenizer;        /* --tokenizer: loaded once */
+    int counting;                        /* the level being run counts replies in it */
     int coalesce;                        /* compare k events per write against one */
     int coalesce_streams;                /* at this level's streams and ITL */
     int pattern[SSE_SERVER_MAX_PATTERN]; /* events per write of the coalescing server */
@@ -221,7 +227,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     engine_options_t options = {.max_streams = (uint32_t)streams,
                                 .timeout_ns = 120000 * MS,
                                 .connect_timeout_ns = 30000 * MS,
-                                .buffer_size = cfg->buffer_size};
+                                .buffer_size = cfg->buffer_size,
+                                .tokenizer = cfg->counting ? cfg->tokenizer : NULL};
     level.engine = engine_new(level.loop, &options);
     level.delay = histogram_new();
     level.ttft = histogram_new();
@@ -487,11 +494,13 @@ int main(int argc, char **argv) {
                           .pattern = {2, 3},
                           .pattern_len = 2};
     int n_itl = 3;
-    struct option longs[3 + N_FIELD_OPTIONS + 1] = {{"streams", required_argument, 0, 's'},
+    const char *tokenizer_path = NULL;
+    struct option longs[4 + N_FIELD_OPTIONS + 1] = {{"streams", required_argument, 0, 's'},
                                                     {"itl-ms", required_argument, 0, 'i'},
-                                                    {"coalesce", required_argument, 0, 'c'}};
+                                                    {"coalesce", required_argument, 0, 'c'},
+                                                    {"tokenizer", required_argument, 0, 't'}};
     for (size_t i = 0; i < N_FIELD_OPTIONS; i++)
-        longs[3 + i] =
+        longs[4 + i] =
             (struct option){field_options[i].name,
                             field_options[i].kind == OPTION_OFF ? no_argument : required_argument,
                             0, FIELD_OPTION_VAL + (int)i};
@@ -507,6 +516,9 @@ int main(int argc, char **argv) {
         }
         case 'i':
             n_itl = parse_list(optarg, cfg.itl_ms, MAX_LEVELS);
+            break;
+        case 't':
+            tokenizer_path = optarg;
             break;
         case 'c':
             cfg.pattern_len = sse_server_parse_pattern(optarg, cfg.pattern);
@@ -532,6 +544,13 @@ int main(int argc, char **argv) {
     }
     for (int i = n_itl; i < cfg.levels; i++)
         cfg.itl_ms[i] = cfg.itl_ms[n_itl - 1];
+    tokenizer_t *tokenizer = NULL;
+    char err[512];
+    if (tokenizer_path && tokenizer_load(tokenizer_path, &tokenizer, err, sizeof err) < 0) {
+        fprintf(stderr, "bench_engine: %s\n", err);
+        return 2;
+    }
+    cfg.tokenizer = tokenizer;
     cfg.pin = cpu_count() >= 2; /* before pinning ourselves, which narrows the count to one */
     if (cfg.pin)
         bench_cpu_pin(0, 0);
@@ -574,6 +593,25 @@ int main(int argc, char **argv) {
                    ours[i].cpu_us_per_token / floors[i].cpu_us_per_token,
                    ratio(ours[i].delay_p50_us, floors[i].delay_p50_us),
                    ratio(ours[i].delay_p99_us, floors[i].delay_p99_us));
+    for (int i = 0; tokenizer && i < cfg.levels; i++) {
+        result_t counted = {0};
+        cfg.counting = 1;
+        int rc = run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &counted);
+        cfg.counting = 0;
+        if (rc < 0) {
+            failed = 1;
+            continue;
+        }
+        result_print("stampede_tokenizer", cfg.streams[i], cfg.itl_ms[i], &counted,
+                     " (replies counted in --tokenizer)");
+        printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx delay_p50=%.2fx delay_p99=%.2fx "
+               "(with the tokenizer / without; goal cpu <= 1.10x)\n",
+               cfg.streams[i], cfg.itl_ms[i],
+               ratio(counted.cpu_us_per_token, ours[i].cpu_us_per_token),
+               ratio(counted.delay_p50_us, ours[i].delay_p50_us),
+               ratio(counted.delay_p99_us, ours[i].delay_p99_us));
+    }
+    tokenizer_destroy(&tokenizer);
     if (cfg.coalesce && compare_coalescing(&cfg) < 0)
         failed = 1;
     if (cfg.peer) {

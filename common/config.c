@@ -85,6 +85,7 @@ void config_free(config_t *self) {
     free(self->target.reasoning_open);
     free(self->target.reasoning_close);
     config_net_free(&self->target);
+    free(self->target.tokenizer);
     dist_clear(&self->workload.turns);
     dist_clear(&self->workload.input_tokens);
     dist_clear(&self->workload.output_tokens);
@@ -140,6 +141,7 @@ int config_copy(config_t *dst, const config_t *src) {
     dst->target.reasoning_close = copy_or_null(src->target.reasoning_close, &ok);
     if (config_net_copy(&dst->target, &src->target) < 0)
         ok = false;
+    dst->target.tokenizer = copy_or_null(src->target.tokenizer, &ok);
     dst->output.dir = copy_or_null(src->output.dir, &ok);
     dst->notes = copy_or_null(src->notes, &ok);
     dst->managed_server = copy_or_null(src->managed_server, &ok);

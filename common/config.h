@@ -90,6 +90,9 @@ typedef struct config_target {
     config_proxy_t proxy;
     char *proxy_url; /* CONFIG_PROXY_URL: the proxy */
     bool preflight;  /* one request to each endpoint before the start (worker/preflight.h) */
+    char
+        *tokenizer; /* the target's tokenizer.json, or NULL (docs/workloads.md "Tokenizer"): prompts
+                       of exact token lengths, replies counted from their text without usage */
 } config_target_t;
 
 /* One node's settings: a template node, or one slot of a generated shape (diamond: planner,

@@ -60,6 +60,7 @@ static const char *const target_keys[] = {"endpoints",
                                           "tls",
                                           "proxy",
                                           "preflight",
+                                          "tokenizer",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
@@ -409,6 +410,15 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         if (config_yaml_uint(r, v, "target.retry_429_max", 1000, &retries) < 0)
             return -1;
         t->retry_429_max = (uint32_t)retries;
+    }
+    if ((v = config_yaml_get(r, node, "tokenizer", NULL))) {
+        char *path = NULL;
+        if (config_yaml_string(r, v, "target.tokenizer", &path) < 0)
+            return -1;
+        t->tokenizer = config_yaml_resolve_path(r, path);
+        free(path);
+        if (t->tokenizer == NULL)
+            return config_yaml_fail(r, v, "target.tokenizer", "out of memory");
     }
     if (config_net_parse(r, node, t) < 0)
         return -1;

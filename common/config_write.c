@@ -238,6 +238,11 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
     put_duration(out, t->retry_after_max_ns);
     fprintf(out, "\n  retry_429_max: %u\n", (unsigned)t->retry_429_max);
     put_target_net(out, t, redact);
+    if (t->tokenizer) {
+        fputs("  tokenizer: ", out);
+        put_string(out, t->tokenizer);
+        fputs("\n", out);
+    }
 }
 
 static void put_history(FILE *out, double history) {

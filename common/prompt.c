@@ -1,6 +1,10 @@
 #include "prompt.h"
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+#include "tokenizer.h"
 
 /* How the words were chosen: every lowercase a-z word of Debian's wamerican list that encodes to a
  * single token when preceded by a space in both the Llama-3 and the Qwen2/Qwen3 tokenizers
@@ -232,12 +236,66 @@ size_t prompt_max_bytes(uint32_t n_words) {
     return (size_t)n_words * (prompt_max_word_length() + 1) + 1;
 }
 
+struct prompt_words {
+    uint32_t *index; /* into prompt_words[], in vocabulary order */
+    uint32_t n;
+};
+
+/* Thread-local: each worker thread runs its own run's sessions (and its own tokenizer). */
+static _Thread_local const prompt_words_t *prompt_active_words;
+
+void prompt_use_words(const prompt_words_t *words) {
+    prompt_active_words = words;
+}
+
+uint32_t prompt_words_count(const prompt_words_t *self) {
+    return self->n;
+}
+
+prompt_words_t *prompt_words_new(const tokenizer_t *tokenizer, tokenizer_scratch_t *scratch,
+                                 char *err, size_t err_len) {
+    prompt_words_t *self = calloc(1, sizeof *self);
+    if (self)
+        self->index = malloc(PROMPT_VOCABULARY_SIZE * sizeof *self->index);
+    if (!self || !self->index) {
+        snprintf(err, err_len, "out of memory");
+        prompt_words_destroy(&self);
+        return NULL;
+    }
+    for (uint32_t i = 0; i < PROMPT_VOCABULARY_SIZE; i++) {
+        char spaced[PROMPT_MAX_WORD_LENGTH + 2] = " ";
+        size_t len = strlen(prompt_words[i]);
+        memcpy(spaced + 1, prompt_words[i], len);
+        if (tokenizer_encode(tokenizer, scratch, spaced + 1, len, NULL, 0) == 1 &&
+            tokenizer_encode(tokenizer, scratch, spaced, len + 1, NULL, 0) == 1)
+            self->index[self->n++] = i;
+    }
+    if (self->n < 100) {
+        snprintf(err, err_len,
+                 "only %u of the %u prompt words are one token each in this tokenizer (100 "
+                 "needed)",
+                 self->n, (unsigned)PROMPT_VOCABULARY_SIZE);
+        prompt_words_destroy(&self);
+    }
+    return self;
+}
+
+void prompt_words_destroy(prompt_words_t **self_p) {
+    if (!*self_p)
+        return;
+    free((*self_p)->index);
+    free(*self_p);
+    *self_p = NULL;
+}
+
 long prompt_append_words(rng_t *rng, uint32_t n_words, char *buf, size_t cap) {
     if (cap == 0)
         return -1;
+    const prompt_words_t *words = prompt_active_words;
     size_t used = 0;
     for (uint32_t i = 0; i < n_words; i++) {
-        const char *word = prompt_words[rng_next_below(rng, PROMPT_VOCABULARY_SIZE)];
+        const char *word = words ? prompt_words[words->index[rng_next_below(rng, words->n)]]
+                                 : prompt_words[rng_next_below(rng, PROMPT_VOCABULARY_SIZE)];
         size_t len = strlen(word);
         size_t need = len + (i > 0) + 1; /* separator, word, room for the NUL */
         if (used + need > cap) {

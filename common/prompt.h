@@ -23,4 +23,22 @@ size_t prompt_max_bytes(uint32_t n_words);
  * not fit in cap, leaving buf[0] = '\0'. */
 long prompt_append_words(rng_t *rng, uint32_t n_words, char *buf, size_t cap);
 
+/* The words of the vocabulary that a target's tokenizer reads as exactly one token, both at the
+ * start of a text and after a space, so that n words of them are n tokens in it. */
+typedef struct prompt_words prompt_words_t;
+struct tokenizer;
+struct tokenizer_scratch;
+/* Builds the list for a tokenizer; NULL with err filled when fewer than 100 words qualify or
+ * memory is exhausted. */
+prompt_words_t *prompt_words_new(const struct tokenizer *tokenizer,
+                                 struct tokenizer_scratch *scratch, char *err, size_t err_len);
+void prompt_words_destroy(prompt_words_t **self_p);
+/* How many words qualified. */
+uint32_t prompt_words_count(const prompt_words_t *self);
+/* Makes prompt_append_words on the calling thread draw from words (NULL: the whole vocabulary,
+ * the default). A worker thread sets it when a run with target.tokenizer starts; the list must
+ * outlive the thread's use of it. With every word qualifying (the Llama-3 and Qwen tokenizers)
+ * the text is the same as without it. */
+void prompt_use_words(const prompt_words_t *words);
+
 #endif

@@ -95,7 +95,10 @@ typedef struct request_record {
     uint32_t prompt_tokens;           /* from usage */
     uint32_t completion_tokens;       /* from usage */
     uint32_t cached_tokens;           /* usage.prompt_tokens_details.cached_tokens */
-    uint32_t requested_input_tokens;  /* prompt words we sent (history + fresh) */
+    uint32_t requested_input_tokens;  /* prompt words we sent (history + fresh): tokens in the
+                                         target's tokenizer when it has one (docs/workloads.md) */
+    bool has_tokenizer_count;         /* the reply was counted in target.tokenizer */
+    uint32_t tokenizer_tokens;        /* its tokens there; without usage, chunk_tokens hold them */
     uint32_t requested_output_tokens; /* max_tokens we asked for */
 
     /* One entry per token-carrying chunk (the token events delivered by one read), in arrival

@@ -171,6 +171,8 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
         out->error_message[sizeof out->error_message - 1] = '\0';
     }
     out->has_usage = msg->has_usage;
+    out->has_tokenizer_count = msg->has_tokenizer_count;
+    out->tokenizer_tokens = msg->tokenizer_tokens;
     out->prompt_tokens = msg->prompt_tokens;
     out->completion_tokens = msg->completion_tokens;
     out->cached_tokens = msg->cached_tokens;

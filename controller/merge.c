@@ -169,6 +169,16 @@ void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src) {
     dst->output_from_usage += src->output_from_usage;
     dst->output_from_chunks += src->output_from_chunks;
     dst->usage_chunks_differ += src->usage_chunks_differ;
+    dst->output_from_tokenizer += src->output_from_tokenizer;
+    dst->usage_tokenizer_differ += src->usage_tokenizer_differ;
+    if (src->prompt_checked) {
+        if (!dst->prompt_checked || src->prompt_extra_min < dst->prompt_extra_min)
+            dst->prompt_extra_min = src->prompt_extra_min;
+        if (!dst->prompt_checked || src->prompt_extra_max > dst->prompt_extra_max)
+            dst->prompt_extra_max = src->prompt_extra_max;
+        dst->prompt_checked += src->prompt_checked;
+        dst->prompt_extra_sum += src->prompt_extra_sum;
+    }
     dst->requested_checked += src->requested_checked;
     dst->requested_output_tokens += src->requested_output_tokens;
     dst->received_output_tokens += src->received_output_tokens;
@@ -216,6 +226,17 @@ static void stats_count_tokens(merge_stats_t *stats, const request_record_t *rec
         stats->usage_prompt_tokens += rec->prompt_tokens;
         if (m->chunk_tokens != m->output_tokens)
             stats->usage_chunks_differ++;
+        if (rec->has_tokenizer_count && rec->tokenizer_tokens != rec->completion_tokens)
+            stats->usage_tokenizer_differ++;
+        int64_t extra = (int64_t)rec->prompt_tokens - (int64_t)rec->requested_input_tokens;
+        if (!stats->prompt_checked || extra < stats->prompt_extra_min)
+            stats->prompt_extra_min = extra;
+        if (!stats->prompt_checked || extra > stats->prompt_extra_max)
+            stats->prompt_extra_max = extra;
+        stats->prompt_checked++;
+        stats->prompt_extra_sum += extra;
+    } else if (rec->has_tokenizer_count) {
+        stats->output_from_tokenizer++;
     } else {
         stats->output_from_chunks++;
     }

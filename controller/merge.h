@@ -31,15 +31,21 @@ typedef struct merge_stats {
     uint64_t requests;                   /* ok + failed + cancelled */
     uint64_t ok;
     uint64_t failed;
-    uint64_t cancelled;               /* stopped by the run ending: neither ok nor failed */
-    uint64_t errors[ERROR__COUNT];    /* by class (ERROR_CANCELLED too; ERROR_NONE stays 0) */
-    uint64_t output_tokens;           /* ok requests; source below */
-    uint64_t input_tokens;            /* ok requests: usage.prompt_tokens, else words sent */
-    uint64_t cached_tokens;           /* ok requests: usage...cached_tokens */
-    uint64_t usage_prompt_tokens;     /* ok requests with usage: prompt tokens (cache rate) */
-    uint64_t output_from_usage;       /* ok requests whose token counts came from usage */
-    uint64_t output_from_chunks;      /* ok requests whose counts came from the chunks */
-    uint64_t usage_chunks_differ;     /* ok requests with usage whose chunk count differs */
+    uint64_t cancelled;              /* stopped by the run ending: neither ok nor failed */
+    uint64_t errors[ERROR__COUNT];   /* by class (ERROR_CANCELLED too; ERROR_NONE stays 0) */
+    uint64_t output_tokens;          /* ok requests; source below */
+    uint64_t input_tokens;           /* ok requests: usage.prompt_tokens, else words sent */
+    uint64_t cached_tokens;          /* ok requests: usage...cached_tokens */
+    uint64_t usage_prompt_tokens;    /* ok requests with usage: prompt tokens (cache rate) */
+    uint64_t output_from_usage;      /* ok requests whose token counts came from usage */
+    uint64_t output_from_chunks;     /* ok requests whose counts came from the chunks */
+    uint64_t output_from_tokenizer;  /* ok requests without usage counted in target.tokenizer */
+    uint64_t usage_chunks_differ;    /* ok requests with usage whose chunk count differs */
+    uint64_t usage_tokenizer_differ; /* ok requests whose usage and tokenizer counts differ */
+    /* ok requests with usage: the server's prompt_tokens less the prompt tokens intended (the
+     * target's tokenizer's, or words without one): a chat template's tokens, or a mismatch */
+    uint64_t prompt_checked;
+    int64_t prompt_extra_sum, prompt_extra_min, prompt_extra_max;
     uint64_t requested_checked;       /* ok requests that asked for a number of output tokens */
     uint64_t requested_output_tokens; /* what those asked for, summed */
     uint64_t received_output_tokens;  /* what those received, summed */

@@ -39,10 +39,14 @@ static void format_ms(char *buf, size_t len, double value) {
 }
 
 static const char *token_source(const merge_stats_t *stats) {
-    if (stats->output_from_usage && stats->output_from_chunks)
+    int sources = (stats->output_from_usage > 0) + (stats->output_from_chunks > 0) +
+                  (stats->output_from_tokenizer > 0);
+    if (sources > 1)
         return "mixed";
     if (stats->output_from_usage)
         return "usage";
+    if (stats->output_from_tokenizer)
+        return "tokenizer";
     return stats->output_from_chunks ? "chunks" : "none";
 }
 
@@ -169,7 +173,14 @@ static void print_tokens(const merge_t *merge, FILE *out) {
             per_s(all->window_requests, duration), per_s(all->window_sessions, duration));
     fprintf(out, "tokens        %" PRIu64 " output, %" PRIu64 " input; ", all->output_tokens,
             all->input_tokens);
-    if (all->output_from_usage && all->output_from_chunks)
+    if (all->output_from_tokenizer && (all->output_from_usage || all->output_from_chunks))
+        fprintf(out,
+                "counts from usage for %" PRIu64 " requests, the tokenizer for %" PRIu64
+                ", the chunks for %" PRIu64,
+                all->output_from_usage, all->output_from_tokenizer, all->output_from_chunks);
+    else if (all->output_from_tokenizer)
+        fprintf(out, "counts from the target's tokenizer (no usage sent)");
+    else if (all->output_from_usage && all->output_from_chunks)
         fprintf(out, "counts from usage for %" PRIu64 " requests, from the chunks for %" PRIu64,
                 all->output_from_usage, all->output_from_chunks);
     else
@@ -184,6 +195,17 @@ static void print_tokens(const merge_t *merge, FILE *out) {
                 "              %" PRIu64 " requests streamed a different number of tokens "
                 "than their usage reports (several tokens per chunk, or non-token chunks)\n",
                 all->usage_chunks_differ);
+    if (all->usage_tokenizer_differ)
+        fprintf(out,
+                "              %" PRIu64 " requests' usage differs from the target's tokenizer's "
+                "count of their reply\n",
+                all->usage_tokenizer_differ);
+    if (all->prompt_checked)
+        fprintf(out,
+                "prompt        the server counted %+.1f tokens per prompt beyond those intended "
+                "(min %+" PRId64 ", max %+" PRId64 ", %" PRIu64 " requests with usage)\n",
+                (double)all->prompt_extra_sum / (double)all->prompt_checked, all->prompt_extra_min,
+                all->prompt_extra_max, all->prompt_checked);
     if (all->requested_checked) {
         double pct = all->requested_output_tokens ? 100.0 * (double)all->received_output_tokens /
                                                         (double)all->requested_output_tokens
@@ -362,10 +384,22 @@ json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]) {
 }
 
 static json_t *token_source_json(const merge_stats_t *s) {
-    return json_pack("{s:s, s:I, s:I, s:I}", "output", token_source(s), "from_usage",
+    return json_pack("{s:s, s:I, s:I, s:I, s:I, s:I}", "output", token_source(s), "from_usage",
                      (json_int_t)s->output_from_usage, "from_chunks",
-                     (json_int_t)s->output_from_chunks, "usage_chunks_differ",
-                     (json_int_t)s->usage_chunks_differ);
+                     (json_int_t)s->output_from_chunks, "from_tokenizer",
+                     (json_int_t)s->output_from_tokenizer, "usage_chunks_differ",
+                     (json_int_t)s->usage_chunks_differ, "usage_tokenizer_differ",
+                     (json_int_t)s->usage_tokenizer_differ);
+}
+
+/* The server's prompt_tokens against the prompt tokens intended, over requests with usage. */
+static json_t *prompt_json(const merge_stats_t *s) {
+    if (!s->prompt_checked)
+        return json_pack("{s:I}", "requests_checked", (json_int_t)0);
+    return json_pack("{s:I, s:f, s:I, s:I}", "requests_checked", (json_int_t)s->prompt_checked,
+                     "mean_extra_tokens", (double)s->prompt_extra_sum / (double)s->prompt_checked,
+                     "min_extra_tokens", (json_int_t)s->prompt_extra_min, "max_extra_tokens",
+                     (json_int_t)s->prompt_extra_max);
 }
 
 json_t *report_finish_reasons_json(const uint64_t finish_reasons[FINISH__COUNT]) {
@@ -429,6 +463,7 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     json_object_set_new(o, "output_vs_requested", requested_json(s));
     json_object_set_new(o, "finish_reasons", report_finish_reasons_json(s->finish_reasons));
     json_object_set_new(o, "refusals", json_integer((json_int_t)s->refusals));
+    json_object_set_new(o, "prompt_vs_intended", prompt_json(s));
     http_json(o, s);
     return o;
 }
@@ -808,8 +843,12 @@ int report_trace_write(report_trace_t *self, const request_record_t *rec, const 
             ",\"reasoning_chunks\":%" PRIu32 ",\"content_chunks\":%" PRIu32
             ",\"content_bytes\":%" PRIu64,
             rec->requested_input_tokens, rec->requested_output_tokens, m->output_tokens,
-            m->output_from_usage ? "usage" : "chunks", rec->reasoning_chunks, rec->content_chunks,
-            rec->content_bytes);
+            m->output_from_usage       ? "usage"
+            : rec->has_tokenizer_count ? "tokenizer"
+                                       : "chunks",
+            rec->reasoning_chunks, rec->content_chunks, rec->content_bytes);
+    if (rec->has_tokenizer_count)
+        fprintf(f, ",\"tokenizer_tokens\":%" PRIu32, rec->tokenizer_tokens);
     fprintf(f, ",\"finish_reason\":\"%s\",\"refusal\":%s", finish_reason_name(rec->finish_reason),
             rec->refusal ? "true" : "false");
     if (rec->body_hash)

@@ -28,6 +28,7 @@
 #include "redact.h"
 #include "rlimit.h"
 #include "stream.h"
+#include "tokenizer.h"
 
 #define ENGINE_DEFAULT_BUFFER (64 * 1024)
 #define ENGINE_SHARD_STREAMS 256
@@ -258,6 +259,11 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->free_head = UINT32_MAX;
     self->settings.counters = &self->counters;
     self->settings.net = options->net;
+    self->settings.tokenizer = options->tokenizer;
+    if (options->tokenizer && !(self->settings.tokenizer_scratch = tokenizer_scratch_new())) {
+        engine_destroy(&self);
+        return NULL;
+    }
     self->timeout_ns = options->timeout_ns;
     self->connect_timeout_ns = options->connect_timeout_ns;
     self->settings.buffer_size =
@@ -337,6 +343,7 @@ void engine_destroy(engine_t **self_p) {
     free(self->shards);
     curl_slist_free_all(self->settings.headers);
     curl_slist_free_all(self->settings.resolve);
+    tokenizer_scratch_destroy(&self->settings.tokenizer_scratch);
     for (uint32_t i = 0; i < self->n_origins; i++)
         free(self->origins[i]);
     for (size_t i = 0; i < self->n_secrets; i++) {

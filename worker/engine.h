@@ -28,6 +28,8 @@ typedef struct engine_options {
      * reasoning. NULL or "" turns it off. */
     const char *reasoning_open;
     const char *reasoning_close;
+    const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it (borrowed, must
+                                          outlive the engine); NULL: none */
 } engine_options_t;
 
 typedef struct engine_request {

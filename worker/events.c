@@ -239,6 +239,8 @@ static int pack_record(events_t *self, const request_record_t *rec) {
     m.error = error_to_wire(rec->error);
     m.error_message = (char *)rec->error_message;
     m.has_usage = rec->has_usage;
+    m.has_tokenizer_count = rec->has_tokenizer_count;
+    m.tokenizer_tokens = rec->tokenizer_tokens;
     m.prompt_tokens = rec->prompt_tokens;
     m.completion_tokens = rec->completion_tokens;
     m.cached_tokens = rec->cached_tokens;

@@ -91,6 +91,10 @@ void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *re
     self->text_len += reply_len;
 }
 
+void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_t tokens) {
+    self->turns[j].reply_words = tokens;
+}
+
 uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j) {
     const session_prompt_turn_t *turn = &self->turns[j];
     return XXH3_64bits(self->text + turn->user_off + turn->user_len - turn->fresh_len,

@@ -70,6 +70,9 @@ void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint3
 /* Keeps the server's reply (verbatim) for node j's descendants, and its word count. */
 void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *reply,
                               size_t reply_len);
+/* Node j's reply is `tokens` long in the target's tokenizer: what its turn adds to a later prompt
+ * counts that instead of its words. */
+void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_t tokens);
 /* XXH3 of node j's fresh text only (never a reply): part of the request's workload hash. */
 uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j);
 /* Writes node j's body (scaffold, inherited history, user text); returns the words sent. Its

@@ -20,6 +20,7 @@
 #include "chunk.h"
 #include "loop.h"
 #include "phases.h"
+#include "reply_tokens.h"
 #include "sse.h"
 
 #define STREAM_FIRST_CHUNKS 256
@@ -88,6 +89,7 @@ struct stream {
     char *session_line;
     size_t session_cap;
     char curl_error[CURL_ERROR_SIZE];
+    reply_tokens_t *tokens; /* the reply counted in target.tokenizer, or NULL */
 };
 
 static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ...)
@@ -182,6 +184,8 @@ static void stream_add_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
  * that puts the one final usage on the last content event would otherwise credit that event with
  * the whole reply, shrinking every ITL sample. */
 static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, uint32_t into) {
+    if (self->tokens) /* counted when the reply ends (stream_publish) */
+        reply_tokens_event(self->tokens, info, into);
     if (!info->has_usage)
         return 1;
     uint32_t delta = info->completion_tokens > self->usage_completion
@@ -515,7 +519,10 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     self->user = user;
     self->easy = curl_easy_init();
     self->parser = sse_parser_new(stream_on_event, self);
-    if (!self->easy || !self->parser || stream_reserve_chunks(self, STREAM_FIRST_CHUNKS) < 0) {
+    if (settings->tokenizer)
+        self->tokens = reply_tokens_new(settings->tokenizer, settings->tokenizer_scratch);
+    if (!self->easy || !self->parser || stream_reserve_chunks(self, STREAM_FIRST_CHUNKS) < 0 ||
+        (settings->tokenizer && !self->tokens)) {
         stream_destroy(&self);
         return NULL;
     }
@@ -553,6 +560,7 @@ void stream_destroy(stream_t **self_p) {
     if (self->easy)
         curl_easy_cleanup(self->easy);
     sse_parser_destroy(&self->parser);
+    reply_tokens_destroy(&self->tokens);
     free(self->chunk_ns);
     free(self->chunk_tokens);
     free(self->reply);
@@ -616,6 +624,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->body_len = 0;
     self->curl_error[0] = '\0';
     sse_parser_reset(self->parser);
+    if (self->tokens)
+        reply_tokens_reset(self->tokens);
 
     record->send_ns = send_ns;
     record->headers_ns = 0;
@@ -626,6 +636,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->error = ERROR_NONE;
     record->error_message[0] = '\0';
     record->has_usage = false;
+    record->has_tokenizer_count = false;
+    record->tokenizer_tokens = 0;
     record->prompt_tokens = 0;
     record->completion_tokens = 0;
     record->cached_tokens = 0;
@@ -782,6 +794,12 @@ static void stream_parse_json_body(stream_t *self) {
     if (has_answer || has_reasoning) {
         self->chunk_ns[0] = rec->end_ns;
         self->chunk_tokens[0] = 1;
+        if (self->tokens) { /* the whole reply is one chunk */
+            reply_tokens_text(self->tokens, json_string_value(reasoning),
+                              json_string_length(reasoning), 0);
+            reply_tokens_text(self->tokens, json_string_value(content), json_string_length(content),
+                              0);
+        }
         self->n_chunks = 1;
         self->settings->counters->token_chunks++;
         rec->first_token_ns = rec->end_ns;
@@ -908,12 +926,27 @@ static void stream_classify(stream_t *self, CURLcode result) {
                     self->n_chunks);
 }
 
+/* target.tokenizer: the reply tokenised once, whole; without usage on every token event, each
+ * chunk carries the tokens whose last byte came in it. */
+static void stream_count_reply(stream_t *self) {
+    request_record_t *rec = self->record;
+    uint32_t tokens = reply_tokens_finish(self->tokens, self->chunk_tokens, self->n_chunks);
+    if (reply_tokens_failed(self->tokens))
+        return;
+    rec->tokenizer_tokens = tokens;
+    rec->has_tokenizer_count = true;
+    for (uint32_t i = 0; i < self->n_chunks && !self->multi_token; i++)
+        self->multi_token = self->chunk_tokens[i] > 1;
+}
+
 static void stream_publish(stream_t *self) {
     request_record_t *rec = self->record;
     if (self->think_undecided) { /* the reply never got past whitespace or a part of the tag */
         think_event_t ev = {THINK_IS_ANSWER, THINK_EARLIER_UNDECIDED_WERE_ANSWER};
         stream_think_earlier(self, &ev);
     }
+    if (self->tokens && rec->error == ERROR_NONE)
+        stream_count_reply(self);
     rec->n_chunks = self->n_chunks;
     rec->chunk_ns = self->n_chunks ? self->chunk_ns : NULL;
     rec->chunk_tokens = self->n_chunks && self->multi_token ? self->chunk_tokens : NULL;

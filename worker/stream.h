@@ -40,6 +40,9 @@ typedef struct stream_settings {
     const curl_net_t *net;       /* TLS and proxy (common/curl_net.h); NULL: system store, none */
     think_tags_t reasoning_tags; /* reasoning inside content (target.reasoning_tags); may be off */
     stream_counters_t *counters;
+    const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */
+    struct tokenizer_scratch *tokenizer_scratch; /* its working memory, shared by the streams of
+                                                    the engine's one loop thread */
 } stream_settings_t;
 
 typedef struct stream stream_t;

@@ -24,10 +24,12 @@
 #include "memtrim.h"
 #include "plan.h"
 #include "preflight.h"
+#include "prompt.h"
 #include "resolver.h"
 #include "rlimit.h"
 #include "session.h"
 #include "spool_file.h"
+#include "tokenizer.h"
 #include "trace_wire.h"
 #include "units.h"
 
@@ -93,7 +95,9 @@ typedef struct worker_loop {
     preflight_t preflight; /* worker 0's check of each endpoint, on the resolver's thread */
     plan_share_t share;
     engine_t *engine;
-    resolver_t *resolver; /* looking the endpoint hosts up; Ready waits for it */
+    const tokenizer_t *tokenizer; /* target.tokenizer (shared by the process's threads), or NULL */
+    prompt_words_t *prompt_words; /* the prompt words one token each in it */
+    resolver_t *resolver;         /* looking the endpoint hosts up; Ready waits for it */
     session_executor_t *exec;
     uint64_t requests_done;
     uint64_t batch_timer;
@@ -201,6 +205,9 @@ static void free_run(worker_loop_t *w) {
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
     curl_net_free(&w->net);
+    prompt_use_words(NULL);
+    prompt_words_destroy(&w->prompt_words);
+    tokenizer_release(&w->tokenizer);
     if (w->cfg_loaded) {
         config_free(&w->cfg);
         w->cfg_loaded = false;
@@ -458,6 +465,28 @@ static uint32_t share_concurrency(const plan_share_t *share) {
     return share->kind == PLAN_CONCURRENT ? share->slot_count : share->rate_cap;
 }
 
+/* target.tokenizer: loaded before Ready (it takes a second or two), and the prompt words this
+ * thread draws from narrowed to those that are one token each in it (docs/workloads.md). */
+static int load_tokenizer(worker_loop_t *w, char *err, size_t errlen) {
+    char msg[600];
+    if (tokenizer_acquire(w->cfg.target.tokenizer, &w->tokenizer, msg, sizeof msg) < 0) {
+        snprintf(err, errlen, "target.tokenizer: %s", msg);
+        return -1;
+    }
+    tokenizer_scratch_t *scratch = tokenizer_scratch_new();
+    if (scratch)
+        w->prompt_words = prompt_words_new(w->tokenizer, scratch, msg, sizeof msg);
+    else
+        snprintf(msg, sizeof msg, "out of memory");
+    tokenizer_scratch_destroy(&scratch);
+    if (!w->prompt_words) {
+        snprintf(err, errlen, "target.tokenizer %s: %s", w->cfg.target.tokenizer, msg);
+        return -1;
+    }
+    prompt_use_words(w->prompt_words);
+    return 0;
+}
+
 /* Prepares the engine and executor for an Assign; 0 ok, -1 with a message in err. */
 static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, size_t errlen) {
     config_error_t cerr;
@@ -496,6 +525,8 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
     }
     /* the TLS files are read here, on the worker's host, as api_key_file is */
     if (curl_net_init(&w->net, &w->cfg.target, err, errlen) != 0)
+        return -1;
+    if (w->cfg.target.tokenizer && load_tokenizer(w, err, errlen) < 0)
         return -1;
     char *api_key = NULL;
     if (config_api_key(&w->cfg, &api_key, &cerr) != 0) {
@@ -540,6 +571,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             .reasoning_open = w->cfg.target.reasoning_open,
             .reasoning_close = w->cfg.target.reasoning_close,
             .net = &w->net,
+            .tokenizer = w->tokenizer,
         };
         w->engine = engine_new(w->loop, &opt);
         free_lines(headers);

@@ -371,7 +371,7 @@ static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(vo
                                 "azure", "rate", false, msg, sizeof msg),
                      -1);
     assert_string_equal(
-        msg, "t.jsonl:2: ContextTokens: expected a whole number from 0 to 100000000, got '-3'");
+        msg, "t.jsonl:2: ContextTokens: expected a whole number from 0 to 10000000, got '-3'");
     config_free(&cfg);
 }
 
