@@ -12,7 +12,7 @@ TEST_JOBS  ?= 4
 # Debian packages the build (and so `make demo`) needs: the compiler and the libraries.
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
-           libcurl4-openssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
+           libcurl4-openssl-dev libssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
            libpcre2-dev libicu-dev
 # What the tests, the benchmarks and the opt-in checks need besides (`make test` and the targets
 # after it install them; `make demo` does not).

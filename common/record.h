@@ -120,6 +120,8 @@ typedef struct request_record {
     bool has_phases;        /* curl reported the transfer's timings */
     int64_t phase_ns[RECORD_PHASE__COUNT]; /* each >= 0, when has_phases */
     bool connection_reused;                /* curl opened no new connection for it */
+    uint8_t tls_version;   /* its connection's TLS: 10-13 for TLS 1.0-1.3; 0 plain or unknown */
+    bool tls_resumed;      /* that TLS session was resumed (a ticket), not a full handshake */
     uint64_t body_hash;    /* XXH3-64 of the request body as sent (0: none): the same prompt text,
                               history and options give the same hash, so a replay is checkable */
     uint32_t retries;      /* times it was sent again after a 429 (target.retry_on_429: honour) */

@@ -196,6 +196,8 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
         out->phase_ns[i] =
             msg->http_phase_ns[i] > INT64_MAX ? INT64_MAX : (int64_t)msg->http_phase_ns[i];
     out->connection_reused = msg->connection_reused;
+    out->tls_version = msg->tls_version <= 13 ? (uint8_t)msg->tls_version : 0;
+    out->tls_resumed = msg->tls_resumed;
     out->retries = msg->retries;
     if (msg->retry_wait_ns < 0)
         return refuse(self, msg, "negative retry wait");

@@ -74,6 +74,13 @@ static void stats_add_phases(merge_stats_t *stats, const request_record_t *rec) 
         return;
     stats->phases_measured++;
     stats->connection_reused += rec->connection_reused;
+    if (rec->tls_version >= 10 && rec->tls_version <= 13) {
+        stats->tls_version[rec->tls_version - 10]++;
+        if (!rec->connection_reused) {
+            stats->tls_connections++;
+            stats->tls_resumed += rec->tls_resumed;
+        }
+    }
     for (int p = 0; p < RECORD_PHASE__COUNT; p++)
         histogram_record(stats->phase[p], rec->phase_ns[p] > 0 ? (uint64_t)rec->phase_ns[p] : 0);
 }
@@ -194,6 +201,10 @@ void merge_stats_pool(merge_stats_t *dst, const merge_stats_t *src) {
     dst->window_sessions += src->window_sessions;
     dst->phases_measured += src->phases_measured;
     dst->connection_reused += src->connection_reused;
+    for (int v = 0; v < 4; v++)
+        dst->tls_version[v] += src->tls_version[v];
+    dst->tls_connections += src->tls_connections;
+    dst->tls_resumed += src->tls_resumed;
 }
 
 /* The role's statistics, allocated on first sight; NULL when it has no slot. */

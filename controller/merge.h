@@ -63,6 +63,9 @@ typedef struct merge_stats {
     histogram_t *phase[RECORD_PHASE__COUNT];
     uint64_t phases_measured;   /* those requests */
     uint64_t connection_reused; /* of those, the ones sent on a reused connection */
+    uint64_t tls_version[4];    /* of those, by their connection's TLS: 1.0, 1.1, 1.2, 1.3 */
+    uint64_t tls_connections;   /* of those, the ones that opened a TLS connection */
+    uint64_t tls_resumed;       /* of those, the ones whose TLS session was resumed */
     /* Resends, whatever the outcome (docs/metrics.md section 3). */
     uint64_t retries;          /* after a 429, target.retry_on_429: honour */
     uint64_t retried_requests; /* requests resent after a 429 at least once */

@@ -258,6 +258,23 @@ static void print_http_phases(const merge_stats_t *all, FILE *out) {
         fprintf(out, "connections   %" PRIu64 " of %" PRIu64 " requests reused one (%.1f %%)\n",
                 all->connection_reused, all->phases_measured,
                 100.0 * (double)all->connection_reused / (double)all->phases_measured);
+    uint64_t tls = 0;
+    for (int v = 0; v < 4; v++)
+        tls += all->tls_version[v];
+    if (!tls)
+        return;
+    fputs("tls sessions ", out);
+    for (int v = 3; v >= 0; v--)
+        if (all->tls_version[v])
+            fprintf(out, " TLSv1.%d %" PRIu64 " requests;", v, all->tls_version[v]);
+    fprintf(out, " %" PRIu64 " new TLS connections, %" PRIu64 " of them resumed a session\n",
+            all->tls_connections, all->tls_resumed);
+}
+
+/* "TLSv1.3" for a record's tls_version 13; NULL for 0 (plain HTTP, or unknown). */
+static const char *tls_name(uint8_t version) {
+    static const char *const names[] = {"TLSv1.0", "TLSv1.1", "TLSv1.2", "TLSv1.3"};
+    return version >= 10 && version <= 13 ? names[version - 10] : NULL;
 }
 
 static void print_slice_row(FILE *out, int width, const char *name, const merge_stats_t *s) {
@@ -372,6 +389,17 @@ static void http_json(json_t *o, const merge_stats_t *s) {
                         s->phases_measured
                             ? json_real((double)s->connection_reused / (double)s->phases_measured)
                             : json_null());
+    json_t *versions = json_object();
+    for (int v = 0; v < 4; v++)
+        if (s->tls_version[v])
+            json_object_set_new(versions, tls_name((uint8_t)(10 + v)),
+                                json_integer((json_int_t)s->tls_version[v]));
+    json_object_set_new(o, "tls",
+                        json_object_size(versions)
+                            ? json_pack("{s:o, s:I, s:I}", "requests_by_version", versions,
+                                        "new_connections", (json_int_t)s->tls_connections,
+                                        "resumed", (json_int_t)s->tls_resumed)
+                            : (json_decref(versions), json_null()));
 }
 
 json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]) {
@@ -776,7 +804,9 @@ static void trace_metrics(report_trace_t *self, const metrics_t *m) {
 /* "http_ms":{"blocked":ms,...},"connection_reused":bool, or nulls when curl reported none. */
 static void trace_phases(report_trace_t *self, const request_record_t *rec) {
     if (!rec->has_phases) {
-        fputs(",\"http_ms\":null,\"connection_reused\":null", self->file);
+        fputs(",\"http_ms\":null,\"connection_reused\":null,\"tls_version\":null,"
+              "\"tls_resumed\":null",
+              self->file);
         return;
     }
     fputs(",\"http_ms\":{", self->file);
@@ -784,6 +814,11 @@ static void trace_phases(report_trace_t *self, const request_record_t *rec) {
         fprintf(self->file, "%s\"%s\":%.6f", p ? "," : "", record_phase_name((record_phase_t)p),
                 (double)rec->phase_ns[p] / 1e6);
     fprintf(self->file, "},\"connection_reused\":%s", rec->connection_reused ? "true" : "false");
+    if (tls_name(rec->tls_version))
+        fprintf(self->file, ",\"tls_version\":\"%s\",\"tls_resumed\":%s",
+                tls_name(rec->tls_version), rec->tls_resumed ? "true" : "false");
+    else
+        fputs(",\"tls_version\":null,\"tls_resumed\":null", self->file);
 }
 
 /* "retries", "retry_wait_ms" and "resends" (docs/metrics.md section 3). */

@@ -262,6 +262,8 @@ static int pack_record(events_t *self, const request_record_t *rec) {
         m.http_phase_ns = phases;
     }
     m.connection_reused = rec->connection_reused;
+    m.tls_version = rec->tls_version;
+    m.tls_resumed = rec->tls_resumed;
     m.body_hash = rec->body_hash;
     m.retries = rec->retries;
     m.retry_wait_ns = rec->retry_wait_ns;

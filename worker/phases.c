@@ -1,6 +1,7 @@
 /* HTTP phases of a finished request from curl's timings and our own stamps. */
 #include "phases.h"
 
+#include <openssl/ssl.h>
 #include <string.h>
 
 static int64_t phases_info_ns(CURL *easy, CURLINFO info) {
@@ -39,6 +40,33 @@ void phases_compute(const phases_curl_t *curl, int64_t upload_done_ns, int64_t f
     p[RECORD_PHASE_SENDING] = phases_positive(sent - ready);
     p[RECORD_PHASE_WAITING] = phases_positive(first_header_ns - sent);
     p[RECORD_PHASE_RECEIVING] = phases_positive(rec->end_ns - first_header_ns);
+}
+
+void phases_read_tls(CURL *easy, request_record_t *rec) {
+    struct curl_tlssessioninfo *info = NULL;
+    rec->tls_version = 0;
+    rec->tls_resumed = false;
+    if (curl_easy_getinfo(easy, CURLINFO_TLS_SSL_PTR, &info) != CURLE_OK || !info ||
+        info->backend != CURLSSLBACKEND_OPENSSL || !info->internals)
+        return;
+    SSL *ssl = info->internals;
+    switch (SSL_version(ssl)) {
+    case TLS1_VERSION:
+        rec->tls_version = 10;
+        break;
+    case TLS1_1_VERSION:
+        rec->tls_version = 11;
+        break;
+    case TLS1_2_VERSION:
+        rec->tls_version = 12;
+        break;
+    case TLS1_3_VERSION:
+        rec->tls_version = 13;
+        break;
+    default:
+        return;
+    }
+    rec->tls_resumed = SSL_session_reused(ssl) == 1;
 }
 
 void phases_read(CURL *easy, int64_t upload_done_ns, int64_t first_header_ns,

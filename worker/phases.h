@@ -27,6 +27,11 @@ typedef struct phases_curl {
  * line; 0 when none came: then rec gets no phases). Needs rec->send_ns and rec->end_ns. */
 void phases_compute(const phases_curl_t *curl, int64_t upload_done_ns, int64_t first_header_ns,
                     request_record_t *rec);
+/* Sets rec's tls_version and tls_resumed from the TLS session of easy's connection (OpenSSL's:
+ * the version agreed and whether a session ticket spared the full handshake); plain HTTP, or a
+ * TLS library other than OpenSSL, leaves both 0. Called while the response arrives, since curl
+ * lets go of the connection when the transfer ends. */
+void phases_read_tls(CURL *easy, request_record_t *rec);
 /* The same with curl's times read from easy (once, at the end of its transfer). */
 void phases_read(CURL *easy, int64_t upload_done_ns, int64_t first_header_ns,
                  request_record_t *rec);

@@ -414,8 +414,10 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
     size_t len = size * nmemb;
     if (self->headers_done) /* trailers */
         return len;
-    if (!self->first_header_ns)
+    if (!self->first_header_ns) { /* the connection is curl's still: its TLS session too */
         self->first_header_ns = now_ns;
+        phases_read_tls(self->easy, self->record);
+    }
     if (len > 5 && memcmp(line, "HTTP/", 5) == 0) {
         const char *space = memchr(line, ' ', len);
         int status = 0;
@@ -652,6 +654,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->has_phases = false;
     memset(record->phase_ns, 0, sizeof record->phase_ns);
     record->connection_reused = false;
+    record->tls_version = 0;
+    record->tls_resumed = false;
     record->body_hash = 0;
     /* record->resends is not reset: a request resent after a 429 keeps the resends libcurl made
      * during its earlier attempts (the caller zeroes the record for a new request) */

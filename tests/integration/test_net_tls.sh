@@ -45,12 +45,23 @@ grep -q "preflight of $TLS_URL: POST $TLS_URL/v1/chat/completions .* failed: SSL
     "$WORK/plain.err" || fail "no certificate error without ca_file: $(tail -3 "$WORK/plain.err")"
 
 workload "$WORK/ca.yaml" "$TLS_URL" "  tls: {ca_file: pki/ca.crt}"
-env -u SSL_CERT_FILE timeout 60 "$STAMPEDE" run "$WORK/ca.yaml" --workers 1 --out "$WORK/ca" \
+env -u SSL_CERT_FILE timeout 60 "$STAMPEDE" run "$WORK/ca.yaml" --workers 1 --out "$WORK/ca" --http-phases \
     >"$WORK/ca.out" 2>"$WORK/ca.err" || fail "run with ca_file failed: $(tail -3 "$WORK/ca.err")"
 assert_equal "requests ok with ca_file" "$(json_value "$WORK/ca/results.json" 'l["requests_ok"]')" 4
 assert_equal "insecure in results.json" \
     "$(json_value "$WORK/ca/results.json" 'r["run"]["network"]["tls"]["insecure"]')" False
 ! grep -q "WARNING: TLS" "$WORK/ca.out" || fail "a verified run warns of TLS"
+# What each request's TLS was: the server closes every connection, so each of the 4 requests
+# opens one; Python's server issues TLS 1.3 session tickets, so a stream's second connection
+# resumes its first one's session.
+check_results "$WORK/ca" <<'PY'
+tls = level["tls"]
+assert tls["requests_by_version"] == {"TLSv1.3": 4}, tls
+assert tls["new_connections"] == 4, tls
+assert 1 <= tls["resumed"] < 4, tls
+PY
+grep -Eq "^tls sessions  TLSv1.3 4 requests; 4 new TLS connections, [1-3] of them resumed a session" \
+    "$WORK/ca.out" || fail "the table does not say the TLS sessions: $(grep -i tls "$WORK/ca.out")"
 
 SSL_CERT_FILE=$pki/ca.crt timeout 60 "$STAMPEDE" run "$WORK/plain.yaml" --workers 1 \
     --out "$WORK/env" >"$WORK/env.out" 2>"$WORK/env.err" ||

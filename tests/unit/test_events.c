@@ -126,6 +126,8 @@ static void fill_record(request_record_t *rec, int64_t *chunk_ns, uint16_t *toke
                               .session_end = true,
                               .has_phases = true,
                               .connection_reused = true,
+                              .tls_version = 13,
+                              .tls_resumed = true,
                               .body_hash = 0x0123456789abcdefULL};
     for (int i = 0; i < RECORD_PHASE__COUNT; i++)
         rec->phase_ns[i] = 1000003 * (i + 1);
@@ -221,6 +223,8 @@ test_events_round_trip_keeps_every_field_and_chunk_within_half_a_microsecond(voi
     for (int i = 0; i < RECORD_PHASE__COUNT; i++)
         assert_int_equal(out.phase_ns[i], 1000003 * (i + 1));
     assert_true(out.connection_reused);
+    assert_int_equal(out.tls_version, 13);
+    assert_true(out.tls_resumed);
     assert_true(out.body_hash == 0x0123456789abcdefULL);
     assert_int_equal(out.n_chunks, N);
     assert_non_null(out.chunk_tokens);

@@ -479,6 +479,8 @@ static void test_merge_http_phases_and_connection_reuse_of_ok_requests(void **st
             rec->phase_ns[p] = (p + 1) * MS;
         rec->phase_ns[RECORD_PHASE_WAITING] = (100 + i) * MS;
         rec->connection_reused = i > 0; /* the first opened the connection */
+        rec->tls_version = 13;
+        rec->tls_resumed = true; /* counted only where a connection was opened */
         merge_add(m, rec);
     }
     request_record_t *failed = make(&f, 9 * S, 50, 3, 10); /* failed: kept out */
@@ -495,6 +497,10 @@ static void test_merge_http_phases_and_connection_reuse_of_ok_requests(void **st
     assert_int_equal(histogram_max(all->phase[RECORD_PHASE_BLOCKED]), 1 * MS);
     assert_int_equal(merge_endpoint(m, 2)->connection_reused, 3);
     assert_int_equal(merge_endpoint(m, 0)->phases_measured, 0);
+    assert_int_equal(all->tls_version[3], 4); /* TLS 1.3 on every measured request */
+    assert_int_equal(all->tls_version[2], 0);
+    assert_int_equal(all->tls_connections, 1);
+    assert_int_equal(all->tls_resumed, 1);
     merge_destroy(&m);
 }
 
