@@ -310,8 +310,8 @@ static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **stat
         rows++;
         line = end + 1;
     }
-    /* 3 levels x 2 repetitions x (all, one endpoint, one role), and the header */
-    assert_int_equal(rows, 1 + 3 * 2 * 3);
+    /* 3 levels x (2 repetitions x (all, one endpoint, one role) + the pooled row), the header */
+    assert_int_equal(rows, 1 + 3 * (2 * 3 + 1));
     /* level 8 (index 2), repetition 2, all: its TTFT p50 is the repetition's own results.json's */
     json_error_t jerr;
     json_t *rep = json_load_file(FIXTURES "/sweep/levels/03-c8/rep-2/results.json", 0, &jerr);
@@ -328,6 +328,46 @@ static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **stat
         field = strchr(field, ',') + 1;
     assert_true(fabs(strtod(field, NULL) - p50) <= 1e-6 * p50);
     json_decref(rep);
+    free(csv);
+    json_decref(root);
+}
+
+/* The text of column (0-based) of a CSV line, up to the next comma. */
+static double csv_column(const char *line, int column) {
+    for (int i = 0; i < column; i++)
+        line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+/* Each sweep level's pooled row holds the headline figures of results.json's level (pooled over
+ * its valid repetitions), so the report's percentiles can be rebuilt from the CSV alone. */
+static void test_report_csv_pooled_row_per_level_holds_the_headline_figures(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep");
+    char *csv = render_csv(root, FIXTURES "/sweep");
+    const json_t *levels = json_object_get(root, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char want[64];
+        snprintf(want, sizeof want, "\nsweep,concurrency,%zu,%lld,pooled,false,all,all,", i,
+                 (long long)json_integer_value(json_object_get(level, "concurrency")));
+        const char *row = strstr(csv, want);
+        assert_non_null(row);
+        row++;
+        /* columns: 8 requests_ok, 14 output_tokens_per_s, 18 ttft_p50_ms, 28 tpot_p50_ms,
+         * 40 e2e_p95_ms */
+        assert_int_equal(csv_column(row, 8),
+                         json_integer_value(json_object_get(level, "requests_ok")));
+        static const struct {
+            int column;
+            const char *key;
+        } headline[] = {
+            {14, "tops"}, {18, "ttft_p50_ms"}, {28, "tpot_p50_ms"}, {40, "latency_p95_ms"}};
+        for (size_t k = 0; k < sizeof headline / sizeof headline[0]; k++) {
+            double want_v = json_number_value(json_object_get(level, headline[k].key));
+            assert_true(fabs(csv_column(row, headline[k].column) - want_v) <= 1e-6 * want_v);
+        }
+    }
     free(csv);
     json_decref(root);
 }
@@ -568,6 +608,7 @@ UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_f
           cmocka_unit_test(test_report_md_graph_sweep_has_sessions_and_roles_per_level),
           cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
+          cmocka_unit_test(test_report_csv_pooled_row_per_level_holds_the_headline_figures),
           cmocka_unit_test(test_report_csv_has_a_row_per_endpoint),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
           cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),
