@@ -70,7 +70,7 @@ static void report_csv_slice(FILE *out, const report_csv_row_t *row, const char 
     report_csv_text(out, name);
     for (size_t i = 0; i < sizeof report_csv_figures / sizeof report_csv_figures[0]; i++) {
         const json_t *v = json_object_get(s, report_csv_figures[i]);
-        /* a sweep's pooled level names its output tokens/s as the reference JSON does */
+        /* a sweep's level in a results.json written before the rename: the reference's name */
         if (!v && !strcmp(report_csv_figures[i], "output_tokens_per_s"))
             v = json_object_get(s, "tops");
         report_csv_number(out, v);

@@ -490,7 +490,7 @@ static int report_html_per_level(const json_t *levels, buffer_t *out) {
     return charts;
 }
 
-/* A level's output tokens/s (a sweep's level: "tops" in results written before the rename). */
+/* A level's output tokens/s ("tops" in a sweep's results.json written before the rename). */
 static double report_html_tokens_per_s(const json_t *level) {
     double v = report_html_num(level, "output_tokens_per_s");
     return isfinite(v) ? v : report_html_num(level, "tops");
