@@ -45,7 +45,7 @@ static const compare_metric_t compare_metrics[] = {
     {"latency_p50_ms", "E2E p50", "ms", COMPARE_LOWER, false, NULL},
     {"latency_p95_ms", "E2E p95", "ms", COMPARE_LOWER, false, NULL},
     {"error_pct", "Error rate", "%", COMPARE_LOWER, true, NULL},
-    {"actual_rps", "Actual RPS", "/s", COMPARE_HIGHER, false, NULL},
+    {"actual_rps", "Conversation starts/s", "/s", COMPARE_HIGHER, false, NULL},
     {"requests_per_s", "Requests/s", "/s", COMPARE_HIGHER, false, NULL},
     {"tops", "Output tokens/s", "tok/s", COMPARE_HIGHER, false, NULL},
     {"kv_hit_rate_pct", "KV hit rate", "%", COMPARE_HIGHER, true, NULL},

@@ -628,8 +628,9 @@ int results_finish(controller_t *self, bool interrupted) {
         if (extra.rate_mode)
             report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                               extra.rate_warning[0] ? extra.rate_warning : NULL);
-        else /* the references' "Actual RPS", beside the table's request and token rates */
-            fprintf(stdout, "Actual RPS (conversation starts/s): %.3f\n", extra.achieved_per_s);
+        else /* beside the table's request and token rates: what the references call RPS */
+            fprintf(stdout, "conversation starts/s: %.3f (the reference reports' \"Actual RPS\")\n",
+                    extra.achieved_per_s);
         rebalance_print(self, stdout);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);
