@@ -109,13 +109,15 @@ static void results_count_goodput(controller_t *self, const request_record_t *re
 static void results_live(controller_t *self, const request_record_t *rec, const metrics_t *m) {
     const config_t *cfg = &self->run->cfg;
     const char *role = config_role_name(cfg, rec->role);
-    char level[32] = "run";
+    char level[32] = "run", unnamed[32];
+    if (!role) /* as results.json, the CSV and the reports name it */
+        role = report_role_name(NULL, rec->role, unnamed, sizeof unnamed);
     if (self->sweep)
         snprintf(level, sizeof level, "%g", sweep_run_spec(self->sweep)->value);
     live_labels_t labels = {
         .endpoint =
             rec->endpoint < cfg->target.n_endpoints ? cfg->target.endpoints[rec->endpoint] : "?",
-        .role = role ? role : "default",
+        .role = role,
         .level = level,
     };
     live_metrics_record(self->live_metrics, rec, m, &labels, loop_now_ns());
