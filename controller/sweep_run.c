@@ -671,14 +671,18 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
     self->has_previous = true;
     double f[SWEEP_FIG__COUNT];
     sweep_report_figures(from, f);
-    console_say(self->fleet,
-                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
-                "%.2f %% errors, %.3f conversations/s",
-                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
-                (unsigned)self->valid, (unsigned)self->reps_run,
-                interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
-                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
-                f[SWEEP_FIG_ACTUAL_RPS]);
+    char ttft[32] = "-", tpot[32] = "-"; /* no ok request: no percentile, never "nan" */
+    if (!isnan(f[SWEEP_FIG_TTFT_P50]))
+        snprintf(ttft, sizeof ttft, "%.1f", f[SWEEP_FIG_TTFT_P50]);
+    if (!isnan(f[SWEEP_FIG_TPOT_P50]))
+        snprintf(tpot, sizeof tpot, "%.2f", f[SWEEP_FIG_TPOT_P50]);
+    console_say(
+        self->fleet,
+        "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
+        "%.2f %% errors, %.3f conversations/s",
+        self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+        (unsigned)self->valid, (unsigned)self->reps_run, interrupted ? " (interrupted)" : "", ttft,
+        tpot, isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS]);
     sweep_run_write(self, false);
 }
 
