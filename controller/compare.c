@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "outfile.h"
+#include "report_doc.h"
 
 #define COMPARE_SCHEMA 2
 #define COMPARE_NAME_MAX 128
@@ -465,6 +466,10 @@ json_t *compare_json(const compare_t *self) {
         json_object_set_new(o, "name", json_string(self->runs[r].name));
         json_object_set_new(o, "path", json_string(self->runs[r].path));
         json_object_set_new(o, "kind", json_string(self->runs[r].kind));
+        const char *simulated = report_doc_simulated(self->runs[r].root);
+        json_object_set_new(o, "simulated", json_boolean(simulated));
+        if (simulated)
+            json_object_set_new(o, "simulated_profile", json_string(simulated));
         json_array_append_new(runs, o);
     }
     json_object_set_new(root, "runs", runs);
@@ -714,8 +719,10 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
     fprintf(out, "| Run | Kind | Levels | Results |\n|-----|------|--------|---------|\n");
     for (size_t r = 0; r < self->n_runs; r++) {
         compare_cell_name(name, sizeof name, self->runs[r].name);
-        fprintf(out, "| %s | %s | %zu | `%s` |\n", name, self->runs[r].kind, self->runs[r].n_levels,
-                self->runs[r].path);
+        const char *simulated = report_doc_simulated(self->runs[r].root);
+        fprintf(out, "| %s | %s%s%s%s | %zu | `%s` |\n", name, self->runs[r].kind,
+                simulated ? ", simulated server (profile " : "", simulated ? simulated : "",
+                simulated ? ")" : "", self->runs[r].n_levels, self->runs[r].path);
     }
     fprintf(out, "\n");
     if (self->n_runs == 2)

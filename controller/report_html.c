@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "live_window.h"
+#include "report_doc.h"
 #include "report_requests.h"
 #include "report_svg.h"
 
@@ -90,6 +91,12 @@ static void report_html_header(const json_t *root, buffer_t *out) {
         report_svg_text(out, config);
     }
     buffer_appendf(out, "</h1>\n<table>");
+    const char *simulated = report_doc_simulated(root);
+    if (simulated) {
+        buffer_appendf(out, "<tr><th>server</th><td class=\"bad\">simulated server (profile ");
+        report_svg_text(out, simulated);
+        buffer_appendf(out, "): stampede's embedded mock, not an inference server</td></tr>");
+    }
     static const char *const keys[] = {"run_id", "start_time", "stop_reason", "seed", "workers"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const json_t *v = json_object_get(run, keys[i]);

@@ -67,6 +67,12 @@ static void report_md_title(const json_t *root, FILE *out) {
     const char *start = json_string_value(json_object_get(run, "start_time"));
     /* The run's start, never the rendering's time: a re-render gives the same bytes. */
     fprintf(out, "**Generated:** %s (run start)\n\n", start ? start : "unknown");
+    const char *simulated = report_doc_simulated(root);
+    if (simulated)
+        fprintf(out,
+                "**Server:** simulated server (profile %s): stampede's embedded mock, not an "
+                "inference server (no target was given)\n\n",
+                simulated);
 }
 
 /* The warm-up and the window of a level: a sweep's from its first repetition's snapshots. */

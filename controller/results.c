@@ -600,6 +600,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
+        .simulated_profile = self->options.simulated_profile,
     };
     char note[128];
     rebalance_label(self, results_end_ns(self), note, sizeof note);

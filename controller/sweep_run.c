@@ -578,6 +578,8 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(root, "kind", json_string("sweep"));
     bool partial = self->interrupted || !final;
     json_object_set_new(root, "partial", json_boolean(partial));
+    json_object_set_new(root, "served_by",
+                        report_served_by_json(self->fleet->options.simulated_profile));
     json_t *run = json_object();
     json_object_set_new(run, "config", json_string(self->config_path));
     json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));
@@ -689,6 +691,9 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
+    if (self->fleet->options.simulated_profile) /* the table's first line says what served it */
+        printf("stampede sweep - simulated server (profile %s)\n",
+               self->fleet->options.simulated_profile);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
     slo_print_levels(stdout, self->levels);
     fflush(stdout);
