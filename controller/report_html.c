@@ -18,6 +18,9 @@
 #define HTML_MAX_POINTS 4096
 #define HTML_MAX_PAGES 8 /* server pages drawn per level */
 #define REPORT_HTML_MIN_MEDIAN 200
+#define HTML_MAX_DOTS 4096 /* dots drawn per per-request chart */
+#define STR_(x) #x
+#define STR(x) STR_(x)
 
 static const char report_html_css[] =
     "body{font:14px/1.4 system-ui,sans-serif;margin:24px;color:#222;background:#fff}"
@@ -555,6 +558,21 @@ done:
     return marks;
 }
 
+/* Every k-th of points (sorted by x), so that at most HTML_MAX_DOTS are drawn: a page of tens of
+ * thousands of dots is megabytes and shows no more. Into *x, *y (the caller frees); how many. */
+static size_t report_html_dots(const report_points_t *points, double **x, double **y) {
+    size_t every = (points->n + HTML_MAX_DOTS - 1) / HTML_MAX_DOTS, n = 0;
+    *x = malloc((points->n ? points->n : 1) * sizeof **x);
+    *y = malloc((points->n ? points->n : 1) * sizeof **y);
+    if (!*x || !*y || every == 0)
+        return 0;
+    for (size_t i = 0; i < points->n; i += every) {
+        (*x)[n] = points->x[i];
+        (*y)[n++] = points->y[i];
+    }
+    return n;
+}
+
 /* A metric of every request over time (a dot each) with the p50 and p99 of the trailing
  * LIVE_WINDOW_SECONDS, the window of the live /metrics summaries. */
 static size_t report_html_over_time(report_points_t *points, const char *title, const char *what,
@@ -568,13 +586,19 @@ static size_t report_html_over_time(report_points_t *points, const char *title, 
     char p50[64], p99[64];
     snprintf(p50, sizeof p50, "p50, last %d s", LIVE_WINDOW_SECONDS);
     snprintf(p99, sizeof p99, "p99, last %d s", LIVE_WINDOW_SECONDS);
+    double *dot_x, *dot_y;
+    size_t n_dots = report_html_dots(points, &dot_x, &dot_y);
     report_svg_series_t s[3] = {
-        {.name = what, .n = points->n, .x = points->x, .y = points->y, .dots = true},
+        /* the lines first: the dots are drawn over them */
         {.name = p50, .n = AT, .x = at_x, .y = at_y},
         {.name = p99, .n = AT, .x = at_x, .y = at_y + AT},
+        {.name = what, .n = n_dots, .x = dot_x, .y = dot_y, .dots = true},
     };
     report_svg_chart_t chart = {title, "seconds since the run's start", "milliseconds", false};
-    return report_svg_chart(out, &chart, s, 3);
+    size_t marks = report_svg_chart(out, &chart, s, 3);
+    free(dot_x);
+    free(dot_y);
+    return marks;
 }
 
 /* A metric of every request against a figure of the request (a dot each) and, with enough
@@ -593,13 +617,19 @@ static size_t report_html_against(report_points_t *points, const char *title, co
     }
     if (report_requests_rolling(points, fmax((hi - lo) / 20, 1), &q, 1, AT, at_x, at_y) != 0)
         return 0;
+    double *dot_x, *dot_y;
+    size_t n_dots = report_html_dots(points, &dot_x, &dot_y);
+    /* a moving median of a few dozen points is noise; the line first, the dots over it */
+    bool median = points->n >= REPORT_HTML_MIN_MEDIAN;
     report_svg_series_t s[2] = {
-        {.name = what, .n = points->n, .x = points->x, .y = points->y, .dots = true},
         {.name = "p50 of the last 1/20", .n = AT, .x = at_x, .y = at_y},
+        {.name = what, .n = n_dots, .x = dot_x, .y = dot_y, .dots = true},
     };
     report_svg_chart_t chart = {title, x_label, "milliseconds", false};
-    /* a moving median of a few dozen points is noise */
-    return report_svg_chart(out, &chart, s, points->n >= REPORT_HTML_MIN_MEDIAN ? 2 : 1);
+    size_t marks = report_svg_chart(out, &chart, median ? s : s + 1, median ? 2 : 1);
+    free(dot_x);
+    free(dot_y);
+    return marks;
 }
 
 /* Requests in flight over time (every request sent, from its send to its end), the mean of each
@@ -651,11 +681,15 @@ static int report_html_requests(const char *dir, buffer_t *out) {
         report_requests_clear(&requests);
         return 0;
     }
-    if (requests.ttft.seen > requests.ttft.n || requests.itl.seen > requests.itl.n)
-        buffer_appendf(out,
-                       "<p>%zu ok requests; the dots are an even sample of at most %d per chart."
-                       "</p>\n",
-                       requests.requests, REPORT_REQUESTS_MAX_POINTS);
+    if (requests.requests > HTML_MAX_DOTS || requests.itl.seen > HTML_MAX_DOTS)
+        buffer_appendf(
+            out,
+            "<p>%zu ok requests, %zu token gaps; the dots are an even sample of at most "
+            "%d per chart, the percentile lines are from %s.</p>\n",
+            requests.requests, requests.itl.seen, HTML_MAX_DOTS,
+            requests.itl.seen > requests.itl.n || requests.ttft.seen > requests.ttft.n
+                ? "an even sample of at most " STR(REPORT_REQUESTS_MAX_POINTS) " points per chart"
+                : "every point");
     buffer_appendf(out, "<div class=\"charts\">");
     charts += report_html_in_flight(&requests, out) > 0;
     charts += report_html_over_time(&requests.ttft, "TTFT per request", "requests", out) > 0;

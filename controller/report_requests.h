@@ -8,7 +8,7 @@
 
 #include <stddef.h>
 
-#define REPORT_REQUESTS_MAX_POINTS 8192
+#define REPORT_REQUESTS_MAX_POINTS 65536
 #define REPORT_REQUESTS_BIN_S 0.1
 
 /* n points (x[i], y[i]); seen counts every point offered, kept or not. */

@@ -57,6 +57,12 @@ grep -qF "Latency against the level" "$WORK/dom.html" &&
     fail "a single run's page draws charts against the level (one dot each)"
 grep -qF "Errors by class: no request failed." "$WORK/dom.html" ||
     fail "no failure: the errors chart is not one line of text"
+# `stampede report` draws the same page again from results.json and the trace
+cp "$WORK/out/report.html" "$WORK/run-report.html"
+timeout 30 "$STAMPEDE" report "$WORK/out" >/dev/null 2>"$WORK/rerender.err" ||
+    fail "stampede report exited $?: $(cat "$WORK/rerender.err")"
+cmp -s "$WORK/run-report.html" "$WORK/out/report.html" ||
+    fail "stampede report re-rendered a different report.html from the same trace"
 
 # A sweep of doubling levels: the charts against the level use a log2 axis, and latency against
 # throughput has a point per level and its Pareto front.
