@@ -287,6 +287,20 @@ static void test_report_html_single_run_draws_its_requests_from_the_trace(void *
     rmdir(dir);
 }
 
+/* A sweep of one level gets the single run's page, and says where its traces' charts are. */
+static void test_report_html_one_level_sweep_points_to_its_repetitions_traces(void **state) {
+    json_t *root = json_loads("{\"sweep\": {\"axis\": \"concurrency\"},"
+                              "\"levels\": [{\"concurrency\": 4, \"ttft_ms\": {\"p50\": 10}}]}",
+                              0, NULL);
+    buffer_t out;
+    render(root, &out);
+    assert_null(strstr(out.data, "Latency against the level"));
+    assert_non_null(strstr(out.data, "stampede report OUT/levels/NN-LEVEL/rep-R"));
+    assert_null(strstr(out.data, "run with --trace to get them"));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
 /* The rolling p50 over a 1 s window at 0, 1 and 2 s of points y = x every 0.1 s. */
 static void test_report_requests_rolling_quantile_over_the_trailing_window(void **state) {
     report_points_t points = {0};
@@ -316,4 +330,5 @@ UNIT_MAIN(cmocka_unit_test(test_report_html_run_fixture_draws_every_chart_with_m
           cmocka_unit_test(test_report_html_sweep_doubling_levels_log2_axis_and_pareto_front),
           cmocka_unit_test(test_report_html_levels_that_do_not_double_keep_a_linear_axis),
           cmocka_unit_test(test_report_html_single_run_draws_its_requests_from_the_trace),
+          cmocka_unit_test(test_report_html_one_level_sweep_points_to_its_repetitions_traces),
           cmocka_unit_test(test_report_requests_rolling_quantile_over_the_trailing_window))
