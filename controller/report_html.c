@@ -553,6 +553,15 @@ done:
     return marks;
 }
 
+/* Ends a section's row of charts; a section that drew none says so in one line rather than
+ * stand empty under its heading. */
+static int report_html_end_section(buffer_t *out, int drawn, const char *what) {
+    buffer_appendf(out, "</div>\n");
+    if (drawn == 0)
+        buffer_appendf(out, "<p class=\"empty\">%s: nothing to draw (no ok request).</p>\n", what);
+    return drawn;
+}
+
 /* A single run's page: its requests over time (from the trace), its load over time, its errors
  * and its latency CDFs; no chart against the level, which would hold one dot. */
 static int report_html_single(const json_t *root, const json_t *levels,
@@ -574,35 +583,36 @@ static int report_html_single(const json_t *root, const json_t *levels,
     buffer_appendf(out, "<h2>Errors</h2>\n<div class=\"charts\">");
     charts += report_html_errors(levels, lv, out) > 0;
     buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
-    charts += report_html_cdf(levels, "ttft_ms", "TTFT CDF", out) > 0;
-    charts += report_html_cdf(levels, "itl_ms", "ITL CDF", out) > 0;
-    charts += report_html_cdf(levels, "e2e_ms", "E2E latency CDF", out) > 0;
-    buffer_appendf(out, "</div>\n");
-    return charts;
+    drawn = report_html_cdf(levels, "ttft_ms", "TTFT CDF", out) > 0;
+    drawn += report_html_cdf(levels, "itl_ms", "ITL CDF", out) > 0;
+    drawn += report_html_cdf(levels, "e2e_ms", "E2E latency CDF", out) > 0;
+    return charts + report_html_end_section(out, drawn, "Latency distribution");
 }
 
 /* A sweep's page: every figure against the level, latency against throughput, the CDFs one line
  * per level, and a section per level. */
 static int report_html_sweep(const json_t *levels, const report_html_levels_t *lv, buffer_t *out) {
-    int charts = 0;
+    int charts = 0, drawn;
     buffer_appendf(out, "<h2>Latency against the level</h2>\n<div class=\"charts\">");
-    charts += report_html_percentiles(levels, lv, "ttft_ms", "TTFT", out) > 0;
-    charts += report_html_percentiles(levels, lv, "tpot_ms", "TPOT", out) > 0;
-    charts += report_html_percentiles(levels, lv, "itl_ms", "ITL", out) > 0;
-    charts += report_html_percentiles(levels, lv, "e2e_ms", "E2E latency", out) > 0;
-    buffer_appendf(out, "</div>\n<h2>Latency against throughput</h2>\n<div class=\"charts\">");
-    charts += report_html_pareto(levels, "ttft_ms", "TTFT p50 against output tokens/s", out) > 0;
-    charts += report_html_pareto(levels, "tpot_ms", "TPOT p50 against output tokens/s", out) > 0;
-    buffer_appendf(out, "</div>\n<h2>Throughput and errors</h2>\n<div class=\"charts\">");
+    drawn = report_html_percentiles(levels, lv, "ttft_ms", "TTFT", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "tpot_ms", "TPOT", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "itl_ms", "ITL", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "e2e_ms", "E2E latency", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency against the level");
+    buffer_appendf(out, "<h2>Latency against throughput</h2>\n<div class=\"charts\">");
+    drawn = report_html_pareto(levels, "ttft_ms", "TTFT p50 against output tokens/s", out) > 0;
+    drawn += report_html_pareto(levels, "tpot_ms", "TPOT p50 against output tokens/s", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency against throughput");
+    buffer_appendf(out, "<h2>Throughput and errors</h2>\n<div class=\"charts\">");
     charts += report_html_figure(levels, lv, "output_tokens_per_s", "tops", "Output tokens/s",
                                  "tokens/s", out) > 0;
     charts +=
         report_html_figure(levels, lv, "requests_per_s", NULL, "Requests/s", "requests/s", out) > 0;
     charts += report_html_errors(levels, lv, out) > 0;
     buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
-    charts += report_html_cdf(levels, "ttft_ms", "TTFT CDF per level", out) > 0;
-    charts += report_html_cdf(levels, "e2e_ms", "E2E latency CDF per level", out) > 0;
-    buffer_appendf(out, "</div>\n");
+    drawn = report_html_cdf(levels, "ttft_ms", "TTFT CDF per level", out) > 0;
+    drawn += report_html_cdf(levels, "e2e_ms", "E2E latency CDF per level", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency distribution");
     charts += report_html_per_level(levels, out);
     return charts;
 }

@@ -287,6 +287,24 @@ static void test_report_html_single_run_draws_its_requests_from_the_trace(void *
     rmdir(dir);
 }
 
+/* A sweep where no request succeeded: its latency sections say so in one line, not empty. */
+static void test_report_html_sections_with_nothing_to_draw_say_so(void **state) {
+    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"requests_failed\": 5,"
+                              "\"requests_ok\": 0, \"errors\": {\"http_500\": 5}},"
+                              "{\"concurrency\": 2, \"requests_failed\": 9, \"requests_ok\": 0,"
+                              "\"errors\": {\"http_500\": 9}}]}",
+                              0, NULL);
+    buffer_t out;
+    render(root, &out);
+    assert_non_null(
+        strstr(out.data, "Latency against the level: nothing to draw (no ok request)."));
+    assert_non_null(strstr(out.data, "Latency against throughput: nothing to draw"));
+    assert_non_null(strstr(out.data, "Latency distribution: nothing to draw"));
+    assert_non_null(strstr(out.data, "<title>Errors by class</title>"));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
 /* A sweep of one level gets the single run's page, and says where its traces' charts are. */
 static void test_report_html_one_level_sweep_points_to_its_repetitions_traces(void **state) {
     json_t *root = json_loads("{\"sweep\": {\"axis\": \"concurrency\"},"
@@ -331,4 +349,5 @@ UNIT_MAIN(cmocka_unit_test(test_report_html_run_fixture_draws_every_chart_with_m
           cmocka_unit_test(test_report_html_levels_that_do_not_double_keep_a_linear_axis),
           cmocka_unit_test(test_report_html_single_run_draws_its_requests_from_the_trace),
           cmocka_unit_test(test_report_html_one_level_sweep_points_to_its_repetitions_traces),
+          cmocka_unit_test(test_report_html_sections_with_nothing_to_draw_say_so),
           cmocka_unit_test(test_report_requests_rolling_quantile_over_the_trailing_window))
