@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 
 #include "outfile.h"
+#include "report_doc.h"
 
 #define COMPARE_SCHEMA 2
 #define COMPARE_NAME_MAX 128
@@ -50,7 +51,7 @@ static const compare_metric_t compare_metrics[] = {
     {"latency_p50_ms", "E2E p50", "ms", COMPARE_LOWER, false, NULL, NULL},
     {"latency_p95_ms", "E2E p95", "ms", COMPARE_LOWER, false, NULL, NULL},
     {"error_pct", "Error rate", "%", COMPARE_LOWER, true, NULL, NULL},
-    {"actual_rps", "Actual RPS", "/s", COMPARE_HIGHER, false, NULL, NULL},
+    {"actual_rps", "Conversation starts/s", "/s", COMPARE_HIGHER, false, NULL, NULL},
     {"requests_per_s", "Requests/s", "/s", COMPARE_HIGHER, false, NULL, NULL},
     {"tops", "Output tokens/s", "tok/s", COMPARE_HIGHER, false, NULL, NULL},
     {"kv_hit_rate_pct", "KV hit rate", "%", COMPARE_HIGHER, true, NULL, NULL},
@@ -479,6 +480,10 @@ json_t *compare_json(const compare_t *self) {
         json_object_set_new(o, "name", json_string(self->runs[r].name));
         json_object_set_new(o, "path", json_string(self->runs[r].path));
         json_object_set_new(o, "kind", json_string(self->runs[r].kind));
+        const char *simulated = report_doc_simulated(self->runs[r].root);
+        json_object_set_new(o, "simulated", json_boolean(simulated));
+        if (simulated)
+            json_object_set_new(o, "simulated_profile", json_string(simulated));
         json_array_append_new(runs, o);
     }
     json_object_set_new(root, "runs", runs);
@@ -728,8 +733,10 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
     fprintf(out, "| Run | Kind | Levels | Results |\n|-----|------|--------|---------|\n");
     for (size_t r = 0; r < self->n_runs; r++) {
         compare_cell_name(name, sizeof name, self->runs[r].name);
-        fprintf(out, "| %s | %s | %zu | `%s` |\n", name, self->runs[r].kind, self->runs[r].n_levels,
-                self->runs[r].path);
+        const char *simulated = report_doc_simulated(self->runs[r].root);
+        fprintf(out, "| %s | %s%s%s%s | %zu | `%s` |\n", name, self->runs[r].kind,
+                simulated ? ", simulated server (profile " : "", simulated ? simulated : "",
+                simulated ? ")" : "", self->runs[r].n_levels, self->runs[r].path);
     }
     fprintf(out, "\n");
     if (self->n_runs == 2)

@@ -58,6 +58,9 @@ typedef struct controller_options {
     int64_t progress_ns;
     int64_t linger_ns; /* --linger: serve the results over HTTP this long after */
     bool print_report; /* --print-report: report.md to stdout after each report */
+    /* Non-NULL: the embedded mock serves the run (no target was given), with this engine
+     * profile; results.json's served_by and every report say so. */
+    const char *simulated_profile;
 } controller_options_t;
 
 #define CONTROLLER_DEFAULT_GRACE_NS 5000000000LL

@@ -96,6 +96,8 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
     if (merge_partial(merge, &reason))
         fprintf(out, "PARTIAL RESULTS: %s\n", *reason ? reason : "the run did not finish");
     fprintf(out, "stampede results");
+    if (meta && meta->simulated_profile)
+        fprintf(out, " - simulated server (profile %s)", meta->simulated_profile);
     if (meta && meta->level_value > 0)
         fprintf(out, " - %s %g", meta->level_kind ? meta->level_kind : "concurrency",
                 meta->level_value);
@@ -609,6 +611,12 @@ static json_t *run_json(const report_level_t *levels, size_t n_levels, const rep
     return run;
 }
 
+json_t *report_served_by_json(const char *simulated_profile) {
+    if (!simulated_profile)
+        return json_pack("{s:b}", "simulated", 0);
+    return json_pack("{s:b, s:s}", "simulated", 1, "profile", simulated_profile);
+}
+
 json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta) {
     json_t *root = json_object();
     if (!root)
@@ -622,6 +630,8 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
     json_object_set_new(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
     json_object_set_new(root, "generator", json_string("stampede"));
     json_object_set_new(root, "partial", json_boolean(partial));
+    json_object_set_new(root, "served_by",
+                        report_served_by_json(meta ? meta->simulated_profile : NULL));
     json_object_set_new(root, "run", run_json(levels, n_levels, meta));
     json_object_set_new(root, "levels", array);
     return root;

@@ -50,6 +50,7 @@ typedef struct report_meta {
     uint64_t
         cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
     const char *level_note; /* after the level in the label, e.g. "held 6 for 3.1 s"; or NULL */
+    const char *simulated_profile; /* the embedded mock served the run, this profile; or NULL */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
@@ -58,6 +59,10 @@ typedef struct report_level {
     const char *kind;
     double value;
 } report_level_t;
+
+/* results.json's top-level "served_by": {"simulated": true, "profile": P} when the embedded mock
+ * served the run (simulated_profile P), else {"simulated": false}. The caller owns it. */
+json_t *report_served_by_json(const char *simulated_profile);
 
 /* Writes the end-of-run table (meta's level) to out. */
 void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out);

@@ -19,7 +19,8 @@ static void report_cmd_usage(FILE *out) {
     fprintf(out,
             "usage: stampede report DIR [DIR...] [--definitions vllm,aiperf,guidellm,sglang]\n\n"
             "Reads DIR/results.json (a run's or a sweep's, schema_version %d) and writes\n"
-            "DIR/report.md, DIR/report.html (charts: inline SVG, no network reference),\n"
+            "DIR/report.md, DIR/report.html (charts: inline SVG, no network reference; a single\n"
+            "run's per-request charts from DIR/requests.jsonl, written with --trace),\n"
             "DIR/results.csv and DIR/hgrm/NN-LEVEL-METRIC.hgrm (docs/reports.md). A run and a\n"
             "sweep write them at their end too; this re-renders them, byte for byte the same\n"
             "from the same results.json.\n\n"

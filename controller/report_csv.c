@@ -55,18 +55,26 @@ typedef struct report_csv_row {
     const char *axis;
     size_t level_index;
     const char *level;
-    const json_t *repetition; /* a number, or NULL */
+    const json_t *repetition; /* a number, or NULL: the level pooled over its repetitions */
     bool excluded;
 } report_csv_row_t;
 
 static void report_csv_slice(FILE *out, const report_csv_row_t *row, const char *slice,
                              const char *name, const json_t *s, double duration_s) {
     fprintf(out, "%s,%s,%zu,%s", row->kind, row->axis, row->level_index, row->level);
-    report_csv_number(out, row->repetition);
+    if (row->repetition)
+        report_csv_number(out, row->repetition);
+    else
+        fputs(",pooled", out);
     fprintf(out, ",%s,%s,", row->excluded ? "true" : "false", slice);
     report_csv_text(out, name);
-    for (size_t i = 0; i < sizeof report_csv_figures / sizeof report_csv_figures[0]; i++)
-        report_csv_number(out, json_object_get(s, report_csv_figures[i]));
+    for (size_t i = 0; i < sizeof report_csv_figures / sizeof report_csv_figures[0]; i++) {
+        const json_t *v = json_object_get(s, report_csv_figures[i]);
+        /* a sweep's level in a results.json written before the rename: the reference's name */
+        if (!v && !strcmp(report_csv_figures[i], "output_tokens_per_s"))
+            v = json_object_get(s, "tops");
+        report_csv_number(out, v);
+    }
     char key[32];
     for (size_t m = 0; m < sizeof report_csv_metrics / sizeof report_csv_metrics[0]; m++) {
         snprintf(key, sizeof key, "%s_ms", report_csv_metrics[m]);
@@ -137,9 +145,15 @@ int report_csv_render(const json_t *root, const char *dir, FILE *out, char *err,
                                 .level_index = i,
                                 .level = report_doc_level_text(root, level, value, sizeof value),
                                 .repetition = one};
-        if (sweep)
+        if (sweep) {
             rc = report_csv_repetitions(out, &row, level, dir, err, err_len);
-        else
+            /* the level's headline figures, pooled over its valid repetitions, as results.json */
+            row.repetition = NULL;
+            row.excluded = false;
+            if (rc == 0)
+                report_csv_slice(out, &row, "all", "all", level,
+                                 report_doc_number(level, "duration_s"));
+        } else
             report_csv_level(out, &row, level);
     }
     json_decref(one);

@@ -1,6 +1,7 @@
 /* results.csv: one row per level × repetition × slice (all, each endpoint, each role) with the
  * columns of docs/reports.md. A run is its one level and repetition 1; a sweep's rows come from
- * each repetition's own results.json (OUT/levels/NN-LEVEL/rep-R/results.json). */
+ * each repetition's own results.json (OUT/levels/NN-LEVEL/rep-R/results.json), then one row per
+ * level with repetition "pooled": the level's figures pooled over its valid repetitions. */
 #ifndef STAMPEDE_REPORT_CSV_H
 #define STAMPEDE_REPORT_CSV_H
 

@@ -9,6 +9,14 @@ double report_doc_number(const json_t *o, const char *key) {
     return json_is_number(v) ? json_number_value(v) : NAN;
 }
 
+const char *report_doc_simulated(const json_t *root) {
+    const json_t *served_by = json_object_get(root, "served_by");
+    if (!json_is_true(json_object_get(served_by, "simulated")))
+        return NULL;
+    const char *profile = json_string_value(json_object_get(served_by, "profile"));
+    return profile ? profile : "unknown";
+}
+
 const char *report_doc_axis(const json_t *root) {
     const char *axis = json_string_value(json_object_get(json_object_get(root, "sweep"), "axis"));
     if (axis)

@@ -8,6 +8,9 @@
 
 /* The number at key of o, NaN when o or the key is absent or not a number. */
 double report_doc_number(const json_t *o, const char *key);
+/* The engine profile of the embedded mock when it served the run (served_by.simulated), else
+ * NULL: a real server, or a results.json written before served_by. */
+const char *report_doc_simulated(const json_t *root);
 /* "rate" when root's levels are rates (sessions/s), else "concurrency". */
 const char *report_doc_axis(const json_t *root);
 /* The level's target (its "concurrency" or "rate" number), NaN when absent. */

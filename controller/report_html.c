@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "report_doc.h"
+#include "report_requests_html.h"
 #include "report_svg.h"
 
 /* More levels than this get no per-level chart (CDF lines, time series, roles): the page would
@@ -87,6 +89,12 @@ static void report_html_header(const json_t *root, buffer_t *out) {
         report_svg_text(out, config);
     }
     buffer_appendf(out, "</h1>\n<table>");
+    const char *simulated = report_doc_simulated(root);
+    if (simulated) {
+        buffer_appendf(out, "<tr><th>server</th><td class=\"bad\">simulated server (profile ");
+        report_svg_text(out, simulated);
+        buffer_appendf(out, "): stampede's embedded mock, not an inference server</td></tr>");
+    }
     static const char *const keys[] = {"run_id", "start_time", "stop_reason", "seed", "workers"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const json_t *v = json_object_get(run, keys[i]);
@@ -152,7 +160,28 @@ typedef struct {
     size_t n;
     double *x;
     const char *axis;
+    bool log2; /* the levels double (1, 2, 4, ...): a log2 axis spaces them evenly */
 } report_html_levels_t;
+
+/* Three levels or more, each twice the one before (within 5 %). */
+static bool report_html_doubling(const report_html_levels_t *lv) {
+    if (lv->n < 3)
+        return false;
+    for (size_t i = 1; i < lv->n; i++) {
+        double ratio = lv->x[i] / lv->x[i - 1];
+        if (!(lv->x[i - 1] > 0) || !(ratio > 1.9 && ratio < 2.1))
+            return false;
+    }
+    return true;
+}
+
+/* A chart of series against the level. */
+static size_t report_html_against_level(buffer_t *out, const report_html_levels_t *lv,
+                                        const char *title, const char *y_label,
+                                        const report_svg_series_t *s, size_t n) {
+    report_svg_chart_t chart = {title, lv->axis, y_label, lv->log2};
+    return report_svg_chart(out, &chart, s, n);
+}
 
 /* A metric's p50, p95 and p99 against the level. */
 static size_t report_html_percentiles(const json_t *levels, const report_html_levels_t *lv,
@@ -165,9 +194,9 @@ static size_t report_html_percentiles(const json_t *levels, const report_html_le
     for (size_t k = 0; k < 3; k++) {
         for (size_t i = 0; i < lv->n; i++)
             y[k * lv->n + i] = report_html_block(json_array_get(levels, i), block, keys[k]);
-        s[k] = (report_svg_series_t){keys[k], lv->n, lv->x, y + k * lv->n};
+        s[k] = (report_svg_series_t){.name = keys[k], .n = lv->n, .x = lv->x, .y = y + k * lv->n};
     }
-    size_t marks = report_svg_lines(out, title, lv->axis, "milliseconds", s, 3);
+    size_t marks = report_html_against_level(out, lv, title, "milliseconds", s, 3);
     free(y);
     return marks;
 }
@@ -185,41 +214,50 @@ static size_t report_html_figure(const json_t *levels, const report_html_levels_
         if (!isfinite(y[i]) && alt_key)
             y[i] = report_html_num(level, alt_key);
     }
-    report_svg_series_t s = {title, lv->n, lv->x, y};
-    size_t marks = report_svg_lines(out, title, lv->axis, unit, &s, 1);
+    report_svg_series_t s = {.name = title, .n = lv->n, .x = lv->x, .y = y};
+    size_t marks = report_html_against_level(out, lv, title, unit, &s, 1);
     free(y);
     return marks;
 }
 
+/* The failure classes of a level's "errors" object, in the table's order. */
+static const char *const classes[] = {
+    "refused",          "connect",        "timeout",       "http_4xx",       "http_429",
+    "context_length",   "http_500",       "http_503",      "http_5xx",       "reset_before_headers",
+    "reset_mid_stream", "truncated_json", "malformed_sse", "no_done",        "server_error_event",
+    "not_sse",          "incomplete",     "protocol",      "client_fd_limit"};
+enum { N_CLASSES = sizeof classes / sizeof classes[0] };
+
+/* True when some level failed a request (its count, its error share or a class above 0). */
+static bool report_html_any_failed(const json_t *levels) {
+    size_t i;
+    const json_t *level;
+    json_array_foreach(levels, i, level) {
+        if (report_html_num(level, "requests_failed") > 0 ||
+            report_html_num(level, "error_pct") > 0)
+            return true;
+        for (size_t c = 0; c < N_CLASSES; c++)
+            if (report_html_num(json_object_get(level, "errors"), classes[c]) > 0)
+                return true;
+    }
+    return false;
+}
+
 /* Failed requests of each class some level counts, as a share of the finished ones, against the
- * level; the total error_pct alone when the levels carry no classes (a results.json written before
- * they did) or none failed. */
+ * level (one level: a bar per class); the total error_pct alone when the levels carry no classes
+ * (a results.json written before they did). No failure at all: one line of text, no chart. */
 static size_t report_html_errors(const json_t *levels, const report_html_levels_t *lv,
                                  buffer_t *out) {
-    static const char *const classes[] = {"refused",
-                                          "connect",
-                                          "timeout",
-                                          "http_4xx",
-                                          "http_429",
-                                          "context_length",
-                                          "http_500",
-                                          "http_503",
-                                          "http_5xx",
-                                          "reset_before_headers",
-                                          "reset_mid_stream",
-                                          "truncated_json",
-                                          "malformed_sse",
-                                          "no_done",
-                                          "server_error_event",
-                                          "not_sse",
-                                          "incomplete",
-                                          "protocol",
-                                          "client_fd_limit"};
-    enum { N_CLASSES = sizeof classes / sizeof classes[0] };
+    if (!report_html_any_failed(levels)) {
+        buffer_appendf(out, "<p class=\"empty\">Errors by class: no request failed.</p>\n");
+        return 0;
+    }
     double *y = malloc((N_CLASSES + 1) * lv->n * sizeof *y);
     if (!y)
         return 0;
     report_svg_series_t s[N_CLASSES + 1];
+    const char *names[N_CLASSES + 1];
+    double bars[N_CLASSES + 1];
     size_t n_series = 0;
     bool classed = false;
     for (size_t c = 0; c < N_CLASSES; c++) {
@@ -235,17 +273,25 @@ static size_t report_html_errors(const json_t *levels, const report_html_levels_
             classed |= json_is_object(errors);
             seen |= n > 0;
         }
-        if (seen) /* a class no level counts would be one more line at zero */
-            s[n_series++] = (report_svg_series_t){classes[c], lv->n, lv->x, row};
+        if (seen) { /* a class no level counts would be one more line at zero */
+            names[n_series] = classes[c];
+            bars[n_series] = row[0];
+            s[n_series++] =
+                (report_svg_series_t){.name = classes[c], .n = lv->n, .x = lv->x, .y = row};
+        }
     }
     if (!classed || n_series == 0) {
         for (size_t i = 0; i < lv->n; i++)
             y[i] = report_html_num(json_array_get(levels, i), "error_pct");
-        s[0] = (report_svg_series_t){"all classes", lv->n, lv->x, y};
+        names[0] = "all classes";
+        bars[0] = y[0];
+        s[0] = (report_svg_series_t){.name = "all classes", .n = lv->n, .x = lv->x, .y = y};
         n_series = 1;
     }
-    size_t marks =
-        report_svg_lines(out, "Errors by class", lv->axis, "% of finished requests", s, n_series);
+    size_t marks = lv->n == 1 ? report_svg_bars(out, "Errors by class", "% of finished requests",
+                                                names, bars, n_series)
+                              : report_html_against_level(out, lv, "Errors by class",
+                                                          "% of finished requests", s, n_series);
     free(y);
     return marks;
 }
@@ -298,8 +344,10 @@ static size_t report_html_cdf(const json_t *levels, const char *block, const cha
             size_t n =
                 report_html_cdf_points(json_object_get(level, block), x + i * HTML_MAX_POINTS,
                                        y + i * HTML_MAX_POINTS, HTML_MAX_POINTS);
-            s[i] = (report_svg_series_t){names[i], n, x + i * HTML_MAX_POINTS,
-                                         y + i * HTML_MAX_POINTS};
+            s[i] = (report_svg_series_t){.name = names[i],
+                                         .n = n,
+                                         .x = x + i * HTML_MAX_POINTS,
+                                         .y = y + i * HTML_MAX_POINTS};
         }
         marks =
             report_svg_lines(out, title, "milliseconds", "% of requests at or below", s, n_levels);
@@ -333,7 +381,7 @@ static size_t report_html_series(const json_t *series, const char *const *keys, 
                 const json_t *e = json_array_get(v, i);
                 row[i] = json_is_number(e) ? json_number_value(e) : NAN;
             }
-            s[n_series++] = (report_svg_series_t){keys[k], n, x, row};
+            s[n_series++] = (report_svg_series_t){.name = keys[k], .n = n, .x = x, .y = row};
         }
         marks = report_svg_lines(out, title, "seconds", unit, s, n_series);
     }
@@ -355,7 +403,7 @@ static size_t report_html_overlap(const json_t *level, const char *name, buffer_
             x[i] = report_html_num(json_array_get(overlap, i), "k");
             y[i] = 100 * report_html_num(json_array_get(overlap, i), "share");
         }
-        report_svg_series_t s = {name, n, x, y};
+        report_svg_series_t s = {.name = name, .n = n, .x = x, .y = y};
         char title[128];
         snprintf(title, sizeof title, "Decode overlap (%s)", name);
         marks = report_svg_lines(out, title, "k (requests decoding at once)",
@@ -371,7 +419,7 @@ static size_t report_html_roles(const json_t *level, const char *level_name, con
                                 const char *label, buffer_t *out) {
     const json_t *roles = json_object_get(level, "roles");
     size_t n = json_object_size(roles);
-    if (n == 0)
+    if (n < 2) /* one role's bar says no more than the summary table */
         return 0;
     const char **names = malloc(n * sizeof *names);
     double *values = malloc(n * sizeof *values);
@@ -447,39 +495,148 @@ static int report_html_per_level(const json_t *levels, buffer_t *out) {
     return charts;
 }
 
-int report_html_render(const json_t *root, buffer_t *out) {
+/* A level's output tokens/s ("tops" in a sweep's results.json written before the rename). */
+static double report_html_tokens_per_s(const json_t *level) {
+    double v = report_html_num(level, "output_tokens_per_s");
+    return isfinite(v) ? v : report_html_num(level, "tops");
+}
+
+/* A latency's p50 against output tokens/s, one labelled point per level, and the Pareto front:
+ * the levels no other level beats on both counts (as many tokens/s or more at a lower latency). */
+static size_t report_html_pareto(const json_t *levels, const char *block, const char *title,
+                                 buffer_t *out) {
+    size_t n = json_array_size(levels), n_front = 0;
+    double *x = malloc((n ? n : 1) * 4 * sizeof *x);
+    char(*names)[64] = malloc((n ? n : 1) * sizeof *names);
+    const char **labels = malloc((n ? n : 1) * sizeof *labels);
+    size_t marks = 0;
+    if (!x || !names || !labels)
+        goto done;
+    double *y = x + n, *front_x = x + 2 * n, *front_y = x + 3 * n;
+    for (size_t i = 0; i < n; i++) {
+        const json_t *level = json_array_get(levels, i);
+        x[i] = report_html_tokens_per_s(level);
+        y[i] = report_html_block(level, block, "p50");
+        report_html_level_name(level, i, names[i], sizeof names[i]);
+        labels[i] = names[i];
+    }
+    /* walked by tokens/s from the lowest: a level is on the front when no level with as many
+     * tokens/s or more has a lower latency */
+    for (size_t i = 0; i < n; i++) {
+        if (!isfinite(x[i]) || !isfinite(y[i]))
+            continue;
+        bool beaten = false;
+        for (size_t j = 0; j < n && !beaten; j++)
+            beaten = j != i && isfinite(x[j]) && isfinite(y[j]) && x[j] >= x[i] && y[j] <= y[i] &&
+                     (x[j] > x[i] || y[j] < y[i]);
+        if (beaten)
+            continue;
+        size_t k = n_front++; /* insertion by tokens/s */
+        for (; k > 0 && front_x[k - 1] > x[i]; k--) {
+            front_x[k] = front_x[k - 1];
+            front_y[k] = front_y[k - 1];
+        }
+        front_x[k] = x[i];
+        front_y[k] = y[i];
+    }
+    report_svg_series_t s[2] = {
+        /* the front first: the levels' labelled dots are drawn over it */
+        {.name = "Pareto front", .n = n_front, .x = front_x, .y = front_y},
+        {.name = "levels", .n = n, .x = x, .y = y, .dots = true, .labels = labels},
+    };
+    report_svg_chart_t chart = {title, "output tokens/s", "milliseconds (p50)", false};
+    marks = report_svg_chart(out, &chart, s, 2);
+done:
+    free(x);
+    free(names);
+    free(labels);
+    return marks;
+}
+
+/* Ends a section's row of charts; a section that drew none says so in one line rather than
+ * stand empty under its heading. */
+static int report_html_end_section(buffer_t *out, int drawn, const char *what) {
+    buffer_appendf(out, "</div>\n");
+    if (drawn == 0)
+        buffer_appendf(out, "<p class=\"empty\">%s: nothing to draw (no ok request).</p>\n", what);
+    return drawn;
+}
+
+/* A single run's page: its requests over time (from the trace), its load over time, its errors
+ * and its latency CDFs; no chart against the level, which would hold one dot. */
+static int report_html_single(const json_t *root, const json_t *levels,
+                              const report_html_levels_t *lv, const char *dir, buffer_t *out) {
+    const json_t *level = json_array_get(levels, 0);
+    int charts = report_requests_html(dir, json_object_get(root, "sweep") != NULL, out);
+    char name[64];
+    report_html_level_name(level, 0, name, sizeof name);
+    buffer_t section;
+    buffer_init(&section);
+    int drawn = report_html_level_charts(level, name, &section);
+    if (drawn > 0) {
+        buffer_appendf(out, "<h2>Load over time</h2>\n<div class=\"charts\">");
+        buffer_append(out, buffer_head(&section), buffer_pending(&section));
+        buffer_appendf(out, "</div>\n");
+        charts += drawn;
+    }
+    buffer_clear(&section);
+    buffer_appendf(out, "<h2>Errors</h2>\n<div class=\"charts\">");
+    charts += report_html_errors(levels, lv, out) > 0;
+    buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
+    drawn = report_html_cdf(levels, "ttft_ms", "TTFT CDF", out) > 0;
+    drawn += report_html_cdf(levels, "itl_ms", "ITL CDF", out) > 0;
+    drawn += report_html_cdf(levels, "e2e_ms", "E2E latency CDF", out) > 0;
+    return charts + report_html_end_section(out, drawn, "Latency distribution");
+}
+
+/* A sweep's page: every figure against the level, latency against throughput, the CDFs one line
+ * per level, and a section per level. */
+static int report_html_sweep(const json_t *levels, const report_html_levels_t *lv, buffer_t *out) {
+    int charts = 0, drawn;
+    buffer_appendf(out, "<h2>Latency against the level</h2>\n<div class=\"charts\">");
+    drawn = report_html_percentiles(levels, lv, "ttft_ms", "TTFT", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "tpot_ms", "TPOT", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "itl_ms", "ITL", out) > 0;
+    drawn += report_html_percentiles(levels, lv, "e2e_ms", "E2E latency", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency against the level");
+    buffer_appendf(out, "<h2>Latency against throughput</h2>\n<div class=\"charts\">");
+    drawn = report_html_pareto(levels, "ttft_ms", "TTFT p50 against output tokens/s", out) > 0;
+    drawn += report_html_pareto(levels, "tpot_ms", "TPOT p50 against output tokens/s", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency against throughput");
+    buffer_appendf(out, "<h2>Throughput and errors</h2>\n<div class=\"charts\">");
+    charts += report_html_figure(levels, lv, "output_tokens_per_s", "tops", "Output tokens/s",
+                                 "tokens/s", out) > 0;
+    charts +=
+        report_html_figure(levels, lv, "requests_per_s", NULL, "Requests/s", "requests/s", out) > 0;
+    charts += report_html_errors(levels, lv, out) > 0;
+    buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
+    drawn = report_html_cdf(levels, "ttft_ms", "TTFT CDF per level", out) > 0;
+    drawn += report_html_cdf(levels, "e2e_ms", "E2E latency CDF per level", out) > 0;
+    charts += report_html_end_section(out, drawn, "Latency distribution");
+    charts += report_html_per_level(levels, out);
+    return charts;
+}
+
+int report_html_render(const json_t *root, const char *dir, buffer_t *out) {
     const json_t *levels = json_object_get(root, "levels");
     if (!json_is_object(root) || !json_is_array(levels))
         return -1;
-    report_html_levels_t lv = {json_array_size(levels), NULL, "level"};
+    report_html_levels_t lv = {json_array_size(levels), NULL, "level", false};
     lv.x = malloc((lv.n ? lv.n : 1) * sizeof *lv.x);
     if (!lv.x)
         return -1;
     for (size_t i = 0; i < lv.n; i++)
         lv.x[i] = report_html_level_x(json_array_get(levels, i), i, &lv.axis);
+    lv.log2 = report_html_doubling(&lv);
     buffer_appendf(out,
                    "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
                    "<title>stampede report</title><style>%s</style></head><body>\n",
                    report_html_css);
     report_html_header(root, out);
     report_html_table(levels, out);
-    int charts = 0;
-    buffer_appendf(out, "<h2>Latency against the level</h2>\n<div class=\"charts\">");
-    charts += report_html_percentiles(levels, &lv, "ttft_ms", "TTFT", out) > 0;
-    charts += report_html_percentiles(levels, &lv, "tpot_ms", "TPOT", out) > 0;
-    charts += report_html_percentiles(levels, &lv, "itl_ms", "ITL", out) > 0;
-    charts += report_html_percentiles(levels, &lv, "e2e_ms", "E2E latency", out) > 0;
-    buffer_appendf(out, "</div>\n<h2>Throughput and errors</h2>\n<div class=\"charts\">");
-    charts += report_html_figure(levels, &lv, "output_tokens_per_s", "tops", "Output tokens/s",
-                                 "tokens/s", out) > 0;
-    charts += report_html_figure(levels, &lv, "requests_per_s", NULL, "Requests/s", "requests/s",
-                                 out) > 0;
-    charts += report_html_errors(levels, &lv, out) > 0;
-    buffer_appendf(out, "</div>\n<h2>Latency distribution</h2>\n<div class=\"charts\">");
-    charts += report_html_cdf(levels, "ttft_ms", "TTFT CDF per level", out) > 0;
-    charts += report_html_cdf(levels, "e2e_ms", "E2E latency CDF per level", out) > 0;
-    buffer_appendf(out, "</div>\n");
-    charts += report_html_per_level(levels, out);
+    int charts = lv.n == 1  ? report_html_single(root, levels, &lv, dir, out)
+                 : lv.n > 1 ? report_html_sweep(levels, &lv, out)
+                            : 0;
     buffer_appendf(out, "<p>Generated by stampede from results.json (docs/report-html.md)."
                         "</p>\n</body></html>\n");
     free(lv.x);
@@ -490,7 +647,7 @@ int report_html_emit(const json_t *root, const char *dir, FILE *out, char *err, 
     buffer_t page;
     buffer_init(&page);
     int rc = -1;
-    if (report_html_render(root, &page) < 0)
+    if (report_html_render(root, dir, &page) < 0)
         snprintf(err, err_len, "%s/results.json: not a stampede results document (no levels)", dir);
     else if (fwrite(buffer_head(&page), 1, buffer_pending(&page), out) != buffer_pending(&page))
         snprintf(err, err_len, "%s/report.html: %s", dir, strerror(errno));

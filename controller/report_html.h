@@ -10,9 +10,10 @@
 
 #include "buffer.h"
 
-/* Appends the page for the results document root to out. Returns the number of charts drawn
+/* Appends the page for the results document root to out; a single run's per-request charts come
+ * from dir/requests.jsonl when it exists (dir NULL: none). Returns the number of charts drawn
  * (each with at least one data mark), or -1 when root is not a results document with levels. */
-int report_html_render(const json_t *root, buffer_t *out);
+int report_html_render(const json_t *root, const char *dir, buffer_t *out);
 
 /* The page for root written to out (report_cmd's render signature; dir names the files in err). 0
  * ok; -1 with the reason in err. */

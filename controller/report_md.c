@@ -28,14 +28,6 @@ static void report_md_ms(char *buf, size_t len, double ms) {
         snprintf(buf, len, "%.2fms", ms);
 }
 
-/* Seconds from milliseconds ("58.5s"), as the reference's latency table; ms below 1 s. */
-static void report_md_latency(char *buf, size_t len, double ms) {
-    if (!isnan(ms) && fabs(ms) >= 1000)
-        snprintf(buf, len, "%.1fs", ms / 1000);
-    else
-        report_md_ms(buf, len, ms);
-}
-
 static void report_md_pct(char *buf, size_t len, double pct) {
     if (isnan(pct))
         snprintf(buf, len, "—");
@@ -106,6 +98,12 @@ static void report_md_title(const json_t *root, FILE *out) {
     const char *start = json_string_value(json_object_get(run, "start_time"));
     /* The run's start, never the rendering's time: a re-render gives the same bytes. */
     fprintf(out, "**Generated:** %s (run start)\n\n", start ? start : "unknown");
+    const char *simulated = report_doc_simulated(root);
+    if (simulated)
+        fprintf(out,
+                "**Server:** simulated server (profile %s): stampede's embedded mock, not an "
+                "inference server (no target was given)\n\n",
+                simulated);
 }
 
 /* The warm-up and the window of a level: a sweep's from its first repetition's snapshots. */
@@ -247,8 +245,9 @@ static void report_md_ttft_row(const json_t *level, FILE *out) {
 
 static void report_md_latency_row(const json_t *level, FILE *out) {
     char a[32], b[32];
-    report_md_latency(a, sizeof a, report_md_figure(level, "latency_p50_ms"));
-    report_md_latency(b, sizeof b, report_md_figure(level, "latency_p95_ms"));
+    /* ms like the other latency tables: "909ms" beside "1.2s" reads as one unit to a skimmer */
+    report_md_ms(a, sizeof a, report_md_figure(level, "latency_p50_ms"));
+    report_md_ms(b, sizeof b, report_md_figure(level, "latency_p95_ms"));
     fprintf(out, " %s | %s |", a, b);
 }
 
@@ -373,7 +372,7 @@ static const json_t *report_md_level_sessions(const json_t *level) {
 static void report_md_critical_path(const json_t *root, FILE *out) {
     fprintf(out,
             "### Critical Path vs Makespan\n\nMeans over the complete sessions of the "
-            "measured window, in ms (docs/metrics.md section 12).\n\n"
+            "measured window (docs/metrics.md section 12).\n\n"
             "| %s | Sessions | Makespan | Critical Path | Idle/Wait | Sibling Wait |\n"
             "|---|----------|----------|---------------|-----------|--------------|\n",
             report_md_axis_short(root));
@@ -386,8 +385,8 @@ static void report_md_critical_path(const json_t *root, FILE *out) {
         char value[40], count[32], a[32], b[32], c[32], d[32];
         report_md_level_text(root, level, value, sizeof value);
         report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
-        report_md_plain(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "%.0f");
-        report_md_plain(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "%.0f");
+        report_md_ms(a, sizeof a, report_md_block(s, "makespan_ms", "mean"));
+        report_md_ms(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"));
         report_md_ms(c, sizeof c, report_md_block(s, "idle_ms", "mean"));
         report_md_ms(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"));
         fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
@@ -636,15 +635,14 @@ void report_md_render(const json_t *root, FILE *out) {
     report_md_title(root, out);
     report_md_methodology(root, out);
     report_md_deployment(root, out);
-    report_md_level_table(root, "TPOT -- Time Per Output Token (ITL)",
-                          "TPOT p50 | TPOT p95 | Error %",
+    report_md_level_table(root, "TPOT -- Time Per Output Token", "TPOT p50 | TPOT p95 | Error %",
                           ":--------:|:--------:|:-------:", report_md_tpot_row, out);
     report_md_level_table(root, "TTFT -- Time to First Token", "TTFT p50 | TTFT p95",
                           ":--------:|:--------:", report_md_ttft_row, out);
     report_md_level_table(root, "End-to-End Latency", "Latency p50 | Latency p95",
                           ":-----------:|:-----------:", report_md_latency_row, out);
     report_md_level_table(root, "Error Rates", "Error %", ":-------:", report_md_error_row, out);
-    report_md_level_table(root, "Actual RPS (Conversation Starts/s)", "Actual RPS",
+    report_md_level_table(root, "Conversation Starts/s", "Conversation starts/s",
                           ":----------:", report_md_rps_row, out);
     report_md_window_note(root, out);
     if (report_md_any(root, report_md_level_gap))

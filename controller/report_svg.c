@@ -104,13 +104,41 @@ static void report_svg_y_axis(buffer_t *out, double lo, double hi, double step) 
     }
 }
 
+/* x as drawn: its log2 on a log2 axis (NAN for x <= 0, which such an axis cannot show). */
+static double report_svg_x(const report_svg_chart_t *chart, double x) {
+    return !chart->x_log2 ? x : x > 0 ? log2(x) : NAN;
+}
+
+/* The x tick labels over [lo, hi]: every step, or every power of two on a log2 axis. */
+static void report_svg_x_axis(buffer_t *out, const report_svg_chart_t *chart, double lo, double hi,
+                              double step) {
+    double plot_w = SVG_W - SVG_LEFT - SVG_RIGHT;
+    for (double v = lo; v <= hi + step / 2; v += step) {
+        double x = SVG_LEFT + plot_w * (v - lo) / (hi - lo);
+        char text[32];
+        report_svg_number(text, sizeof text,
+                          chart->x_log2          ? exp2(v)
+                          : fabs(v) < step / 1e6 ? 0
+                                                 : v);
+        buffer_appendf(
+            out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", x,
+            SVG_H - SVG_BOTTOM + 16, text);
+    }
+}
+
 size_t report_svg_lines(buffer_t *out, const char *title, const char *x_label, const char *y_label,
+                        const report_svg_series_t *series, size_t n_series) {
+    report_svg_chart_t chart = {title, x_label, y_label, false};
+    return report_svg_chart(out, &chart, series, n_series);
+}
+
+size_t report_svg_chart(buffer_t *out, const report_svg_chart_t *chart,
                         const report_svg_series_t *series, size_t n_series) {
     double x_lo = INFINITY, x_hi = -INFINITY, y_lo = 0, y_hi = -INFINITY;
     size_t finite = 0;
     for (size_t s = 0; s < n_series; s++)
         for (size_t i = 0; i < series[s].n; i++) {
-            double x = series[s].x[i], y = series[s].y[i];
+            double x = report_svg_x(chart, series[s].x[i]), y = series[s].y[i];
             if (!isfinite(x) || !isfinite(y))
                 continue;
             finite++;
@@ -122,56 +150,91 @@ size_t report_svg_lines(buffer_t *out, const char *title, const char *x_label, c
     if (finite == 0)
         return 0;
     double x_step, y_step;
-    report_svg_range(&x_lo, &x_hi, &x_step);
+    if (chart->x_log2) { /* whole powers of two */
+        x_lo = floor(x_lo);
+        x_hi = fmax(ceil(x_hi), x_lo + 1);
+        x_step = ceil((x_hi - x_lo) / 8);
+        x_hi = x_lo + ceil((x_hi - x_lo) / x_step) * x_step;
+    } else {
+        report_svg_range(&x_lo, &x_hi, &x_step);
+    }
     report_svg_range(&y_lo, &y_hi, &y_step);
     double plot_w = SVG_W - SVG_LEFT - SVG_RIGHT, plot_h = SVG_H - SVG_TOP - SVG_BOTTOM;
-    report_svg_open(out, title, y_label);
+    report_svg_open(out, chart->title, chart->y_label);
     report_svg_y_axis(out, y_lo, y_hi, y_step);
-    for (double v = x_lo; v <= x_hi + x_step / 2; v += x_step) {
-        double x = SVG_LEFT + plot_w * (v - x_lo) / (x_hi - x_lo);
-        char text[32];
-        report_svg_number(text, sizeof text, fabs(v) < x_step / 1e6 ? 0 : v);
-        buffer_appendf(
-            out, "<text class=\"tick\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">%s</text>", x,
-            SVG_H - SVG_BOTTOM + 16, text);
-    }
+    report_svg_x_axis(out, chart, x_lo, x_hi, x_step);
     buffer_appendf(out,
                    "<line class=\"axis\" x1=\"%.1f\" x2=\"%.1f\" y1=\"%.1f\" y2=\"%.1f\"/>"
                    "<text class=\"axis-label\" x=\"%.1f\" y=\"%.1f\" text-anchor=\"middle\">",
                    SVG_LEFT, SVG_W - SVG_RIGHT, SVG_H - SVG_BOTTOM, SVG_H - SVG_BOTTOM,
                    SVG_LEFT + plot_w / 2, SVG_H - 10);
-    report_svg_text(out, x_label);
+    report_svg_text(out, chart->x_label);
+    if (chart->x_log2)
+        buffer_appendf(out, " (log₂ scale)");
     buffer_appendf(out, "</text>");
     size_t marks = 0;
     for (size_t s = 0; s < n_series; s++) {
+        const report_svg_series_t *line = &series[s];
         const char *colour = report_svg_colours[s % SVG_N_COLOURS];
-        buffer_appendf(out, "<g class=\"series\" stroke=\"%s\" fill=\"%s\"><polyline points=\"",
-                       colour, colour);
-        for (size_t i = 0; i < series[s].n; i++)
-            if (isfinite(series[s].x[i]) && isfinite(series[s].y[i]))
-                buffer_appendf(out, "%.1f,%.1f ",
-                               SVG_LEFT + plot_w * (series[s].x[i] - x_lo) / (x_hi - x_lo),
-                               SVG_TOP + plot_h * (1 - (series[s].y[i] - y_lo) / (y_hi - y_lo)));
-        buffer_appendf(out, "\" fill=\"none\"/>");
-        /* a long series (a CDF, a time series) shows its points small */
-        double r = series[s].n > 40 ? 1.2 : 3;
-        for (size_t i = 0; i < series[s].n; i++) {
-            if (!isfinite(series[s].x[i]) || !isfinite(series[s].y[i]))
+        buffer_appendf(out, "<g class=\"series\" stroke=\"%s\" fill=\"%s\">", colour, colour);
+        if (!line->dots) {
+            buffer_appendf(out, "<polyline points=\"");
+            for (size_t i = 0; i < line->n; i++) {
+                double x = report_svg_x(chart, line->x[i]);
+                if (isfinite(x) && isfinite(line->y[i]))
+                    buffer_appendf(out, "%.1f,%.1f ",
+                                   SVG_LEFT + plot_w * (x - x_lo) / (x_hi - x_lo),
+                                   SVG_TOP + plot_h * (1 - (line->y[i] - y_lo) / (y_hi - y_lo)));
+            }
+            buffer_appendf(out, "\" fill=\"none\"/>");
+        }
+        /* a long series (a CDF, a time series) shows its points small; a scatter's, smaller and
+         * without a tooltip each (thousands of requests) */
+        double r = line->labels   ? 4
+                   : line->dots   ? (line->n > 2000 ? 1.5 : 2.5)
+                   : line->n > 40 ? 1.2
+                                  : 3;
+        for (size_t i = 0; i < line->n; i++) {
+            double x = report_svg_x(chart, line->x[i]);
+            if (!isfinite(x) || !isfinite(line->y[i]))
                 continue;
-            buffer_appendf(out, "<circle class=\"mark\" r=\"%.1f\" cx=\"%.1f\" cy=\"%.1f\">", r,
-                           SVG_LEFT + plot_w * (series[s].x[i] - x_lo) / (x_hi - x_lo),
-                           SVG_TOP + plot_h * (1 - (series[s].y[i] - y_lo) / (y_hi - y_lo)));
-            buffer_appendf(out, "<title>");
-            report_svg_text(out, series[s].name);
-            buffer_appendf(out, ": %.6g, %.6g</title></circle>", series[s].x[i], series[s].y[i]);
+            double px = SVG_LEFT + plot_w * (x - x_lo) / (x_hi - x_lo);
+            double py = SVG_TOP + plot_h * (1 - (line->y[i] - y_lo) / (y_hi - y_lo));
             marks++;
+            if (line->dots && !line->labels) {
+                buffer_appendf(out,
+                               "<circle class=\"mark\" r=\"%.1f\" cx=\"%.1f\" cy=\"%.1f\" "
+                               "stroke=\"none\" fill-opacity=\"0.55\"/>",
+                               r, px, py);
+                continue;
+            }
+            buffer_appendf(out, "<circle class=\"mark\" r=\"%.1f\" cx=\"%.1f\" cy=\"%.1f\">", r, px,
+                           py);
+            buffer_appendf(out, "<title>");
+            report_svg_text(out, line->labels ? line->labels[i] : line->name);
+            buffer_appendf(out, ": %.6g, %.6g</title></circle>", line->x[i], line->y[i]);
+        }
+        for (size_t i = 0; line->labels && i < line->n; i++) {
+            double x = report_svg_x(chart, line->x[i]);
+            if (!isfinite(x) || !isfinite(line->y[i]))
+                continue;
+            /* on the right of its point, or on its left near the legend */
+            bool left = (x - x_lo) / (x_hi - x_lo) > 0.85;
+            buffer_appendf(out,
+                           "<text class=\"tick\" stroke=\"none\" x=\"%.1f\" y=\"%.1f\" "
+                           "text-anchor=\"%s\">",
+                           SVG_LEFT + plot_w * (x - x_lo) / (x_hi - x_lo) + (left ? -6 : 6),
+                           SVG_TOP + plot_h * (1 - (line->y[i] - y_lo) / (y_hi - y_lo)) - 6,
+                           left ? "end" : "start");
+            report_svg_text(out, line->labels[i]);
+            buffer_appendf(out, "</text>");
         }
         buffer_appendf(out,
                        "</g><g class=\"legend\"><rect x=\"%.1f\" y=\"%.1f\" width=\"12\" "
                        "height=\"12\" fill=\"%s\"/><text x=\"%.1f\" y=\"%.1f\">",
                        SVG_W - SVG_RIGHT + 12, SVG_TOP + 18.0 * (double)s, colour,
                        SVG_W - SVG_RIGHT + 30, SVG_TOP + 18.0 * (double)s + 10);
-        report_svg_text(out, series[s].name);
+        report_svg_text(out, line->name);
         buffer_appendf(out, "</text></g>");
     }
     buffer_appendf(out, "</svg></figure>\n");

@@ -110,13 +110,15 @@ static void results_count_goodput(controller_t *self, const request_record_t *re
 static void results_live(controller_t *self, const request_record_t *rec, const metrics_t *m) {
     const config_t *cfg = &self->run->cfg;
     const char *role = config_role_name(cfg, rec->role);
-    char level[32] = "run";
+    char level[32] = "run", unnamed[32];
+    if (!role) /* as results.json, the CSV and the reports name it */
+        role = report_role_name(NULL, rec->role, unnamed, sizeof unnamed);
     if (self->sweep)
         snprintf(level, sizeof level, "%g", sweep_run_spec(self->sweep)->value);
     live_labels_t labels = {
         .endpoint =
             rec->endpoint < cfg->target.n_endpoints ? cfg->target.endpoints[rec->endpoint] : "?",
-        .role = role ? role : "default",
+        .role = role,
         .level = level,
     };
     live_metrics_record(self->live_metrics, rec, m, &labels, loop_now_ns());
@@ -613,6 +615,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
+        .simulated_profile = self->options.simulated_profile,
     };
     char note[128];
     rebalance_label(self, results_end_ns(self), note, sizeof note);
@@ -644,8 +647,9 @@ int results_finish(controller_t *self, bool interrupted) {
         if (extra.rate_mode)
             report_print_rate(stdout, extra.requested_per_s, extra.achieved_per_s,
                               extra.rate_warning[0] ? extra.rate_warning : NULL);
-        else /* the references' "Actual RPS", beside the table's request and token rates */
-            fprintf(stdout, "Actual RPS (conversation starts/s): %.3f\n", extra.achieved_per_s);
+        else /* beside the table's request and token rates: what the references call RPS */
+            fprintf(stdout, "conversation starts/s: %.3f (the reference reports' \"Actual RPS\")\n",
+                    extra.achieved_per_s);
         rebalance_print(self, stdout);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);

@@ -388,6 +388,19 @@ int run_main(int argc, char **argv) {
     return run_main_source(argc, argv, NULL);
 }
 
+/* The embedded mock's engine profile for the mock section: its `profile`, "fixed" when it sets
+ * fixed timings (ttft, itl: no engine model), else the mock's "default". */
+static const char *mock_profile(const config_mock_t *mock) {
+    const char *profile = "default";
+    for (size_t i = 0; i < mock->n_options; i++) {
+        if (!strcmp(mock->options[i].key, "profile"))
+            return mock->options[i].value;
+        if (!strcmp(mock->options[i].key, "ttft") || !strcmp(mock->options[i].key, "itl"))
+            profile = "fixed";
+    }
+    return profile;
+}
+
 int run_main_source(int argc, char **argv, const struct sweep_source *source) {
     static const struct option longopts[] = {
         {"workers", required_argument, NULL, 'w'},
@@ -497,6 +510,7 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
             start_mock(&st, mock_log, mock_args, runs[0], mock_url, sizeof mock_url) != 0)
             goto out;
         targets[o.n_targets++] = mock_url;
+        o.simulated_profile = mock_profile(&first.mock);
         fprintf(stderr, "run: no target given: embedded mock at %s (pid %d)\n", mock_url,
                 (int)st.children[st.n_children - 1].pid);
     }

@@ -6,9 +6,9 @@
 #include "report.h"
 
 static const char *const sweep_report_names[SWEEP_FIG__COUNT] = {
-    "ttft_p50_ms",    "ttft_p95_ms", "tpot_p50_ms",    "tpot_p95_ms", "latency_p50_ms",
-    "latency_p95_ms", "itl_p50_ms",  "itl_p95_ms",     "error_pct",   "actual_rps",
-    "requests_per_s", "tops",        "kv_hit_rate_pct"};
+    "ttft_p50_ms",    "ttft_p95_ms",         "tpot_p50_ms",    "tpot_p95_ms", "latency_p50_ms",
+    "latency_p95_ms", "itl_p50_ms",          "itl_p95_ms",     "error_pct",   "actual_rps",
+    "requests_per_s", "output_tokens_per_s", "kv_hit_rate_pct"};
 
 const char *sweep_report_figure_name(sweep_figure_t f) {
     return sweep_report_names[f];

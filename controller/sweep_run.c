@@ -604,6 +604,8 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(root, "kind", json_string("sweep"));
     bool partial = self->interrupted || !final;
     json_object_set_new(root, "partial", json_boolean(partial));
+    json_object_set_new(root, "served_by",
+                        report_served_by_json(self->fleet->options.simulated_profile));
     json_t *run = json_object();
     json_object_set_new(run, "config", json_string(self->config_path));
     json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));
@@ -700,12 +702,17 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
     self->has_previous = true;
     double f[SWEEP_FIG__COUNT];
     sweep_report_figures(from, f);
+    char ttft[32] = "-", tpot[32] = "-"; /* no ok request: no percentile, never "nan" */
+    if (!isnan(f[SWEEP_FIG_TTFT_P50]))
+        snprintf(ttft, sizeof ttft, "%.1f", f[SWEEP_FIG_TTFT_P50]);
+    if (!isnan(f[SWEEP_FIG_TPOT_P50]))
+        snprintf(tpot, sizeof tpot, "%.2f", f[SWEEP_FIG_TPOT_P50]);
     console_say(self->fleet,
-                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %.1f ms, TPOT p50 %.2f ms, "
+                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
                 "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
                 self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
                 (unsigned)self->valid, (unsigned)self->reps_run,
-                interrupted ? " (interrupted)" : "", f[SWEEP_FIG_TTFT_P50], f[SWEEP_FIG_TPOT_P50],
+                interrupted ? " (interrupted)" : "", ttft, tpot,
                 isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS],
                 (int)json_integer_value(json_object_get(self->workers, "carried_by")),
                 (int)self->fleet->options.expect_workers);
@@ -733,6 +740,9 @@ static void sweep_run_print_workers(const sweep_run_t *self, FILE *out) {
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
     console_clear(self->fleet);
+    if (self->fleet->options.simulated_profile) /* the table's first line says what served it */
+        printf("stampede sweep - simulated server (profile %s)\n",
+               self->fleet->options.simulated_profile);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
     sweep_run_print_workers(self, stdout);
     report_network_print(stdout, &self->cfg.target);

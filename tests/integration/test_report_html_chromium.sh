@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# report.html in headless Chromium: a short run on the embedded mock (server metrics on) writes
-# OUT/report.html; Chromium's screenshot is not blank, every chart in its DOM has a data mark, and
-# the page references no network URL (src/href); and it prints: --print-to-pdf draws every
-# chart's data points.
+# report.html in headless Chromium: a short run on the embedded mock (server metrics on, --trace)
+# writes OUT/report.html with a single run's charts (its requests over time from the trace, its
+# load, its CDFs); a sweep of doubling levels writes the sweep's (log2 level axis, latency against
+# throughput with its Pareto front). Chromium's screenshots are not blank, every chart in the DOM
+# has a data mark, no page references a network URL (src/href); and the run's page prints:
+# --print-to-pdf draws every chart's data points.
 # ctest: parallel (rendering and DOM content only)
 set -euo pipefail
 source "$STAMPEDE_SRC/tests/integration/protocol_lib.sh"
@@ -27,7 +29,8 @@ limits:
 server_metrics: auto
 scrape_interval: 500ms
 YAML
-run_bounded 60 "$WORK/run.out" "$WORK/run.err" "$WORK/run.yaml" --workers 1 --out "$WORK/out"
+run_bounded 60 "$WORK/run.out" "$WORK/run.err" "$WORK/run.yaml" --workers 1 --trace \
+    --out "$WORK/out"
 [ "$RUN_RC" = 0 ] || fail "stampede run exited $RUN_RC: $(tail -5 "$WORK/run.err")"
 [ -s "$WORK/out/report.html" ] || fail "no report.html in $WORK/out"
 
@@ -42,9 +45,63 @@ timeout 90 "${chrome[@]}" --window-size=1400,3000 --screenshot="$WORK/shot.png" 
 timeout 90 "${chrome[@]}" --dump-dom "file://$WORK/out/report.html" >"$WORK/dom.html" \
     2>"$WORK/dom.log" || fail "chromium --dump-dom failed: $(tail -5 "$WORK/dom.log")"
 [ -s "$WORK/shot.png" ] || fail "no screenshot written"
-# latency ×4, throughput ×2, errors, CDF ×2, client series, server ×2, decode overlap, roles ×2
+# in flight, TTFT/ITL/E2E over time, TTFT against prompt, ITL against position, client series,
+# server ×2, decode overlap, CDF ×3 (no error chart: none failed; no role bars: one role)
 timeout 60 python3 "$STAMPEDE_SRC/tests/integration/report_html_check.py" \
-    "$WORK/out/report.html" "$WORK/shot.png" "$WORK/dom.html" 15 || fail "report.html checks"
+    "$WORK/out/report.html" "$WORK/shot.png" "$WORK/dom.html" 13 || fail "report.html checks"
+for title in "Requests in flight" "TTFT per request" "ITL per token gap" \
+    "E2E latency per request" "TTFT against prompt length" "ITL against token position"; do
+    grep -qF "<title>$title</title>" "$WORK/dom.html" || fail "the run's page lacks '$title'"
+done
+grep -qF "Latency against the level" "$WORK/dom.html" &&
+    fail "a single run's page draws charts against the level (one dot each)"
+grep -qF "Errors by class: no request failed." "$WORK/dom.html" ||
+    fail "no failure: the errors chart is not one line of text"
+# `stampede report` draws the same page again from results.json and the trace
+cp "$WORK/out/report.html" "$WORK/run-report.html"
+timeout 30 "$STAMPEDE" report "$WORK/out" >/dev/null 2>"$WORK/rerender.err" ||
+    fail "stampede report exited $?: $(cat "$WORK/rerender.err")"
+cmp -s "$WORK/run-report.html" "$WORK/out/report.html" ||
+    fail "stampede report re-rendered a different report.html from the same trace"
+
+# A sweep of doubling levels: the charts against the level use a log2 axis, and latency against
+# throughput has a point per level and its Pareto front.
+cat >"$WORK/sweep.yaml" <<'YAML'
+seed: 5
+target: {ignore_eos: true}
+workload: {input_tokens: 64, output_tokens: 16}
+scheduler: {kind: concurrent}
+sweep:
+  concurrency: [1, 2, 4]
+  warmup: 200ms
+  snapshots: {count: 1, duration: 600ms}
+  drain: 2s
+YAML
+run_bounded 90 /dev/null "$WORK/sweep.err" "$WORK/sweep.yaml" --workers 1 --out "$WORK/sweep"
+[ "$RUN_RC" = 0 ] || fail "sweep exited $RUN_RC: $(tail -5 "$WORK/sweep.err")"
+timeout 90 "${chrome[@]}" --window-size=1400,3000 --screenshot="$WORK/sweep.png" \
+    "file://$WORK/sweep/report.html" >"$WORK/sweep-shot.log" 2>&1 ||
+    fail "chromium --screenshot of the sweep failed: $(tail -5 "$WORK/sweep-shot.log")"
+timeout 90 "${chrome[@]}" --dump-dom "file://$WORK/sweep/report.html" >"$WORK/sweep-dom.html" \
+    2>"$WORK/sweep-dom.log" || fail "chromium --dump-dom failed: $(tail -5 "$WORK/sweep-dom.log")"
+# latency ×4, against throughput ×2, throughput ×2, CDF ×2, a client series per level
+timeout 60 python3 "$STAMPEDE_SRC/tests/integration/report_html_check.py" \
+    "$WORK/sweep/report.html" "$WORK/sweep.png" "$WORK/sweep-dom.html" 10 ||
+    fail "the sweep's report.html checks"
+grep -qF "concurrency (sessions in flight) (log₂ scale)" "$WORK/sweep-dom.html" ||
+    fail "levels 1, 2, 4 are not on a log2 axis"
+for title in "TTFT p50 against output tokens/s" "TPOT p50 against output tokens/s"; do
+    python3 - "$WORK/sweep-dom.html" "$title" <<'PY' || fail "'$title': no point per level or no front"
+import re, sys
+page, title = open(sys.argv[1]).read(), sys.argv[2]
+fig = page[page.index(f"<title>{title}</title>"):]
+fig = fig[:fig.index("</svg>")]
+levels = re.findall(r"<title>(c=\d+): ", fig)
+front = re.findall(r"<title>Pareto front: ", fig)
+assert sorted(levels) == ["c=1", "c=2", "c=4"], levels
+assert 1 <= len(front) <= 3, front
+PY
+done
 
 # It prints: --print-to-pdf gives a PDF of at least one page whose content streams draw the
 # charts. The same page with every <svg> removed prints with no curve at all, so the curves of the

@@ -103,7 +103,7 @@ failed = len(records) - len(ok)
 ttft = sorted(r["ttft_ms"] for r in ok if not r["warmup"] and r["ttft_ms"] is not None)
 n = len(ttft)
 exact = ttft[math.ceil(0.5 * n) - 1] / 1000
-sel = dict(endpoint=endpoint, level="run", role="default")
+sel = dict(endpoint=endpoint, level="run", role="role 0")
 live_ok = value("stampede_requests_total", outcome="ok", **sel)
 live_count = value("stampede_ttft_window_seconds_count", **sel)
 p50 = value("stampede_ttft_window_seconds", quantile="0.5", **sel)

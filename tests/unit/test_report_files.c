@@ -141,9 +141,25 @@ static const section_t *find_section(const section_t *s, size_t n, const char *h
     return NULL;
 }
 
+/* The reference's words that report.md replaces (issue 18 §7): a heading that named two metrics
+ * as one, and "Actual RPS" for what is conversation starts per second. */
+static const char *const renamed[][2] = {
+    {"## TPOT -- Time Per Output Token (ITL)", "## TPOT -- Time Per Output Token"},
+    {"## Actual RPS (Conversation Starts/s)", "## Conversation Starts/s"},
+    {"| Concurrency | Actual RPS |", "| Concurrency | Conversation starts/s |"},
+};
+
+/* Text as report.md words it (the reference's own, but the renamed). */
+static const char *ours_for(const char *reference) {
+    for (size_t i = 0; i < sizeof renamed / sizeof renamed[0]; i++)
+        if (!strcmp(reference, renamed[i][0]))
+            return renamed[i][1];
+    return reference;
+}
+
 /* Every section of the reference sweep report, but its Phase 3 vs Phase 0 analysis (that is
- * `stampede compare`'s), is in report.md in the same order and with the same table columns; the
- * saturation table has the reference's rows. */
+ * `stampede compare`'s), is in report.md in the same order and with the same table columns (but
+ * for the renamed words); the saturation table has the reference's rows. */
 static void check_reference_headings_and_columns(const char *path) {
     static section_t ref[64], ours[64];
     char *reference = read_text(path);
@@ -155,13 +171,13 @@ static void check_reference_headings_and_columns(const char *path) {
     for (size_t i = 0; i < n_ref; i++) {
         if (strncmp(ref[i].heading, "## ", 3) != 0 || !strncmp(ref[i].heading, "## Analysis:", 12))
             continue;
-        const section_t *s = find_section(ours, n_ours, ref[i].heading, at, &at);
+        const section_t *s = find_section(ours, n_ours, ours_for(ref[i].heading), at, &at);
         if (!s)
             fail_msg("%s: report.md has no '%s' after the previous reference heading", path,
-                     ref[i].heading);
-        if (strcmp(s->header, ref[i].header) != 0)
+                     ours_for(ref[i].heading));
+        if (strcmp(s->header, ours_for(ref[i].header)) != 0)
             fail_msg("%s: '%s' has columns '%s', report.md '%s'", path, ref[i].heading,
-                     ref[i].header, s->header);
+                     ours_for(ref[i].header), s->header);
         checked++;
     }
     assert_int_equal(checked, 8); /* Methodology .. Actual RPS and Reference Data */
@@ -211,7 +227,7 @@ static void test_report_md_tables_have_a_row_per_level_with_the_level_figures(vo
                  (long long)json_integer_value(json_object_get(ref, "concurrency")),
                  json_number_value(json_object_get(ref, "actual_rps")));
         if (!strstr(md, row))
-            fail_msg("no Actual RPS row '%s'", row);
+            fail_msg("no conversation starts/s row '%s'", row);
     }
     assert_non_null(
         strstr(md, "| Model | Llama 3.3 70B Instruct FP8 (simulated by stampede mock) |"));
@@ -279,7 +295,7 @@ static void test_report_rate_run_levels_are_named_by_their_target(void **state) 
         json_pack("{s:i, s:[{s:{s:f}, s:{s:n, s:f}}]}", "schema_version", 2, "levels", "rate",
                   "requested_per_s", 2.5, "reference", "concurrency", "actual_rps", 2.4);
     char *md = render_md(root);
-    assert_non_null(strstr(md, "| Rate (sessions/s) | Actual RPS |"));
+    assert_non_null(strstr(md, "| Rate (sessions/s) | Conversation starts/s |"));
     assert_non_null(strstr(md, "| 2.5 | 2.40 |\n"));
     assert_non_null(strstr(md, "- **Target RPS:** 2.5 (session starts/s)\n"));
     char name[64];
@@ -314,8 +330,8 @@ static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **stat
         rows++;
         line = end + 1;
     }
-    /* 3 levels x 2 repetitions x (all, one endpoint, one role), and the header */
-    assert_int_equal(rows, 1 + 3 * 2 * 3);
+    /* 3 levels x (2 repetitions x (all, one endpoint, one role) + the pooled row), the header */
+    assert_int_equal(rows, 1 + 3 * (2 * 3 + 1));
     /* level 8 (index 2), repetition 2, all: its TTFT p50 is the repetition's own results.json's */
     json_error_t jerr;
     json_t *rep = json_load_file(FIXTURES "/sweep/levels/03-c8/rep-2/results.json", 0, &jerr);
@@ -332,6 +348,110 @@ static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **stat
         field = strchr(field, ',') + 1;
     assert_true(fabs(strtod(field, NULL) - p50) <= 1e-6 * p50);
     json_decref(rep);
+    free(csv);
+    json_decref(root);
+}
+
+/* The latency cells of md's latency tables and session means checked to be "NNNms" (or "—");
+ * how many. (Not inlined: gcc then sees md as render_md's memstream buffer and warns.) */
+static __attribute__((noinline)) size_t check_ms_cells(const char *md, const char *fixture) {
+    static const char *const tables[] = {"## TPOT -- Time Per Output Token",
+                                         "## TTFT -- Time to First Token", "## End-to-End Latency",
+                                         "### Critical Path vs Makespan"};
+    size_t cells = 0;
+    for (size_t t = 0; t < sizeof tables / sizeof tables[0]; t++) {
+        char heading[96];
+        snprintf(heading, sizeof heading, "%s\n", tables[t]);
+        const char *at = strstr(md, heading);
+        if (!at)
+            continue;
+        const char *end = strstr(at + 1, "\n#");
+        int row = 0;
+        for (const char *line = strchr(at, '\n') + 1; line && *line && (!end || line < end);) {
+            const char *eol = strchr(line, '\n');
+            if (!eol)
+                break;
+            /* past the header and the rule; cells after the level, but TPOT's Error % (4th)
+             * and the session table's count (2nd) */
+            if (line[0] == '|' && row++ >= 2) {
+                int cell = 0;
+                for (const char *p = line + 1; p < eol;) {
+                    const char *bar = memchr(p, '|', (size_t)(eol - p));
+                    if (!bar)
+                        break;
+                    cell++;
+                    if (cell > 1 && !(t == 0 && cell == 4) && !(t == 3 && cell == 2)) {
+                        char text[64];
+                        snprintf(text, sizeof text, "%.*s", (int)(bar - p), p);
+                        size_t len = strlen(text);
+                        while (len && text[len - 1] == ' ')
+                            text[--len] = '\0';
+                        if (!(len >= 2 && !strcmp(text + len - 2, "ms")) && !strstr(text, "—"))
+                            fail_msg("%s: '%s' cell %d is '%s', not ms", fixture, tables[t], cell,
+                                     text);
+                        cells++;
+                    }
+                    p = bar + 1;
+                }
+            }
+            line = eol + 1;
+        }
+    }
+    return cells;
+}
+
+/* One unit per column: every cell of the latency tables, and of the session means, is "NNNms"
+ * (or "—" when absent); never a bare number beside "0.13ms", nor "1.2s" beside "909ms". */
+static void test_report_md_latency_columns_have_one_unit(void **state) {
+    (void)state;
+    static const char *const fixtures[] = {"sweep", "sweep-diamond"};
+    size_t cells = 0;
+    for (size_t f = 0; f < 2; f++) {
+        json_t *root = load_fixture(fixtures[f]);
+        char *md = render_md(root);
+        cells += check_ms_cells(md, fixtures[f]);
+        free(md);
+        json_decref(root);
+    }
+    assert_true(cells >= 3 * 5 + 2 * 4); /* every level's cells were looked at */
+}
+
+/* The text of column (0-based) of a CSV line, up to the next comma. */
+static double csv_column(const char *line, int column) {
+    for (int i = 0; i < column; i++)
+        line = strchr(line, ',') + 1;
+    return strtod(line, NULL);
+}
+
+/* Each sweep level's pooled row holds the headline figures of results.json's level (pooled over
+ * its valid repetitions), so the report's percentiles can be rebuilt from the CSV alone. */
+static void test_report_csv_pooled_row_per_level_holds_the_headline_figures(void **state) {
+    (void)state;
+    json_t *root = load_fixture("sweep");
+    char *csv = render_csv(root, FIXTURES "/sweep");
+    const json_t *levels = json_object_get(root, "levels");
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char want[64];
+        snprintf(want, sizeof want, "\nsweep,concurrency,%zu,%lld,pooled,false,all,all,", i,
+                 (long long)json_integer_value(json_object_get(level, "concurrency")));
+        const char *row = strstr(csv, want);
+        assert_non_null(row);
+        row++;
+        /* columns: 8 requests_ok, 14 output_tokens_per_s, 18 ttft_p50_ms, 28 tpot_p50_ms,
+         * 40 e2e_p95_ms */
+        assert_int_equal(csv_column(row, 8),
+                         json_integer_value(json_object_get(level, "requests_ok")));
+        static const struct {
+            int column;
+            const char *key;
+        } headline[] = {
+            {14, "tops"}, {18, "ttft_p50_ms"}, {28, "tpot_p50_ms"}, {40, "latency_p95_ms"}};
+        for (size_t k = 0; k < sizeof headline / sizeof headline[0]; k++) {
+            double want_v = json_number_value(json_object_get(level, headline[k].key));
+            assert_true(fabs(csv_column(row, headline[k].column) - want_v) <= 1e-6 * want_v);
+        }
+    }
     free(csv);
     json_decref(root);
 }
@@ -572,6 +692,8 @@ UNIT_MAIN(cmocka_unit_test(test_report_md_and_csv_render_the_same_bytes_from_a_f
           cmocka_unit_test(test_report_md_graph_sweep_has_sessions_and_roles_per_level),
           cmocka_unit_test(test_report_rate_run_levels_are_named_by_their_target),
           cmocka_unit_test(test_report_csv_has_a_row_per_level_repetition_and_slice),
+          cmocka_unit_test(test_report_md_latency_columns_have_one_unit),
+          cmocka_unit_test(test_report_csv_pooled_row_per_level_holds_the_headline_figures),
           cmocka_unit_test(test_report_csv_has_a_row_per_endpoint),
           cmocka_unit_test(test_report_hgrm_percentiles_match_the_results_within_a_bucket),
           cmocka_unit_test(test_report_hgrm_without_buckets_writes_nothing),

@@ -11,9 +11,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "buffer.h"
 #include "report_html.h"
+#include "report_requests.h"
 
 static json_t *load(const char *path) {
     json_error_t error;
@@ -26,7 +28,7 @@ static json_t *load(const char *path) {
 /* Renders root; the page is NUL-terminated in out. */
 static int render(const json_t *root, buffer_t *out) {
     buffer_init(out);
-    int charts = report_html_render(root, out);
+    int charts = report_html_render(root, NULL, out);
     assert_int_equal(buffer_reserve(out, 1), 0);
     out->data[out->len] = '\0';
     return charts;
@@ -66,10 +68,16 @@ static void assert_every_chart_marked(const char *page, size_t charts) {
 static void test_report_html_run_fixture_draws_every_chart_with_marks(void **state) {
     json_t *root = load("tests/fixtures/run-quick.json");
     buffer_t out;
-    /* 4 latency, 2 throughput, errors, 2 CDFs, client series, server running/waiting and KV,
-     * decode overlap, TTFT and TPOT per role */
-    assert_int_equal(render(root, &out), 15);
-    assert_every_chart_marked(out.data, 15);
+    /* a single run: client series, server running/waiting and KV, decode overlap, 3 CDFs; no
+     * chart against the level (one dot each), no per-role bars (one role), no error chart (none
+     * failed), no per-request chart (no trace) */
+    assert_int_equal(render(root, &out), 7);
+    assert_every_chart_marked(out.data, 7);
+    assert_null(strstr(out.data, "Latency against the level"));
+    assert_null(strstr(out.data, "<title>Errors by class</title>"));
+    assert_non_null(strstr(out.data, "Errors by class: no request failed."));
+    assert_non_null(strstr(out.data, "run with --trace to get them"));
+    assert_null(strstr(out.data, "per role"));
     assert_null(strstr(out.data, "src="));
     assert_null(strstr(out.data, "href="));
     assert_null(strstr(out.data, "<script"));
@@ -102,9 +110,10 @@ static void test_report_html_graph_sweep_charts_errors_series_overlap_and_roles(
     json_t *level = json_array_get(json_object_get(root, "levels"), 0);
     json_object_set_new(json_object_get(level, "errors"), "http_5xx", json_integer(3));
     buffer_t out;
-    /* 4 latency, 2 throughput, errors, 2 CDFs; per level: client, overlap, TTFT and TPOT roles */
+    /* 4 latency, 2 against throughput, 2 throughput, errors, 2 CDFs; per level: client,
+     * overlap, TTFT and TPOT roles */
     int charts = render(root, &out);
-    assert_int_equal(charts, 9 + 2 * 4);
+    assert_int_equal(charts, 11 + 2 * 4);
     assert_every_chart_marked(out.data, (size_t)charts);
     char *errors = figure(out.data, "Errors by class");
     assert_non_null(strstr(errors, ">http_5xx<")); /* the classes, not the total alone */
@@ -137,7 +146,7 @@ static void test_report_html_cdf_from_buckets_is_cumulative_percent(void **state
                               0, NULL);
     buffer_t out;
     render(root, &out);
-    char *cdf = figure(out.data, "TTFT CDF per level");
+    char *cdf = figure(out.data, "TTFT CDF");
     assert_int_equal(count(cdf, "class=\"mark\""), 2);
     assert_non_null(strstr(cdf, "c=1: 10, 25</title>"));
     assert_non_null(strstr(cdf, "c=1: 20, 100</title>"));
@@ -153,9 +162,10 @@ static void test_report_html_error_classes_as_percent_of_finished(void **state) 
                               0, NULL);
     buffer_t out;
     render(root, &out);
+    /* one level: a bar per class that failed */
     char *errors = figure(out.data, "Errors by class");
-    assert_non_null(strstr(errors, "timeout: 8, 4</title>"));
-    assert_non_null(strstr(errors, "http_5xx: 8, 6</title>"));
+    assert_non_null(strstr(errors, "timeout: 4</title>"));
+    assert_non_null(strstr(errors, "http_5xx: 6</title>"));
     assert_int_equal(count(errors, "class=\"mark\""), 2); /* classes absent: no mark */
     free(errors);
     buffer_clear(&out);
@@ -186,10 +196,158 @@ static void test_report_html_refuses_a_document_without_levels(void **state) {
     json_decref(root);
 }
 
+/* Levels 1, 2, 4 double: the charts against the level space them by log2. The latency against
+ * throughput chart has a point per level and a Pareto front without the dominated c=4 (fewer
+ * tokens/s than c=2 at a higher TTFT). */
+static void test_report_html_sweep_doubling_levels_log2_axis_and_pareto_front(void **state) {
+    json_t *root =
+        json_loads("{\"levels\": ["
+                   "{\"concurrency\": 1, \"output_tokens_per_s\": 100, \"ttft_ms\": {\"p50\": 10},"
+                   " \"tpot_ms\": {\"p50\": 5}},"
+                   "{\"concurrency\": 2, \"output_tokens_per_s\": 180, \"ttft_ms\": {\"p50\": 12},"
+                   " \"tpot_ms\": {\"p50\": 6}},"
+                   "{\"concurrency\": 4, \"output_tokens_per_s\": 170, \"ttft_ms\": {\"p50\": 30},"
+                   " \"tpot_ms\": {\"p50\": 9}}]}",
+                   0, NULL);
+    buffer_t out;
+    render(root, &out);
+    char *ttft = figure(out.data, "TTFT");
+    assert_non_null(strstr(ttft, "concurrency (sessions in flight) (log₂ scale)"));
+    free(ttft);
+    char *pareto = figure(out.data, "TTFT p50 against output tokens/s");
+    assert_non_null(strstr(pareto, "c=1: 100, 10</title>"));
+    assert_non_null(strstr(pareto, "c=4: 170, 30</title>"));
+    assert_non_null(strstr(pareto, "Pareto front: 100, 10</title>"));
+    assert_non_null(strstr(pareto, "Pareto front: 180, 12</title>"));
+    assert_null(strstr(pareto, "Pareto front: 170, 30</title>"));
+    assert_int_equal(count(pareto, "class=\"mark\""), 3 + 2);
+    free(pareto);
+    assert_non_null(strstr(out.data, "Errors by class: no request failed."));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
+/* Two levels 1 and 3 do not double: a linear axis. */
+static void test_report_html_levels_that_do_not_double_keep_a_linear_axis(void **state) {
+    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 10}},"
+                              "{\"concurrency\": 3, \"ttft_ms\": {\"p50\": 12}},"
+                              "{\"concurrency\": 6, \"ttft_ms\": {\"p50\": 12}}]}",
+                              0, NULL);
+    buffer_t out;
+    render(root, &out);
+    assert_null(strstr(out.data, "log₂"));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
+/* A single run with requests.jsonl: two ok requests (one with 3 chunks), a failed one and a
+ * warm-up one. The per-request charts hold the ok, measured requests; in flight counts all. */
+static void test_report_html_single_run_draws_its_requests_from_the_trace(void **state) {
+    char dir[] = "/tmp/stampede-report-html-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char path[256];
+    snprintf(path, sizeof path, "%s/requests.jsonl", dir);
+    FILE *f = fopen(path, "w");
+    assert_non_null(f);
+    fputs("{\"error\":\"none\",\"warmup\":false,\"send_us\":0,\"first_token_us\":100000,"
+          "\"end_us\":300000,\"ttft_ms\":100,\"e2e_ms\":300,\"usage\":{\"prompt_tokens\":64},"
+          "\"chunks_us\":[100000,200000,300000]}\n"
+          "{\"error\":\"none\",\"warmup\":false,\"send_us\":100000,\"first_token_us\":150000,"
+          "\"end_us\":200000,\"ttft_ms\":50,\"e2e_ms\":100,\"requested_input_tokens\":32,"
+          "\"chunks_us\":[150000]}\n"
+          "{\"error\":\"http_5xx\",\"warmup\":false,\"send_us\":0,\"end_us\":100000}\n"
+          "{\"error\":\"none\",\"warmup\":true,\"send_us\":0,\"first_token_us\":900,"
+          "\"end_us\":1000,\"ttft_ms\":0.9,\"e2e_ms\":1}\n",
+          f);
+    fclose(f);
+    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 2, \"requests_ok\": 2}]}", 0, NULL);
+    buffer_t out;
+    buffer_init(&out);
+    int charts = report_html_render(root, dir, &out);
+    assert_int_equal(buffer_reserve(&out, 1), 0);
+    out.data[out.len] = '\0';
+    /* in flight, TTFT, ITL, E2E, TTFT against prompt, ITL against position */
+    assert_int_equal(charts, 6);
+    assert_every_chart_marked(out.data, 6);
+    char *ttft = figure(out.data, "TTFT per request");
+    assert_int_equal(count(ttft, "r=\"2.5\""), 2); /* two requests' dots, not the warm-up */
+    free(ttft);
+    char *prompt = figure(out.data, "TTFT against prompt length");
+    assert_non_null(strstr(prompt, "cx="));
+    free(prompt);
+    char *in_flight = figure(out.data, "Requests in flight");
+    /* [0, 0.1 s): the first, the failed and the warm-up (1 ms of 100): 2.01 in flight */
+    assert_non_null(strstr(in_flight, "mean over 0.1 s: 0.05, 2.01</title>"));
+    /* [0.1, 0.2 s): the first and the second */
+    assert_non_null(strstr(in_flight, "mean over 0.1 s: 0.15, 2</title>"));
+    free(in_flight);
+    buffer_clear(&out);
+    json_decref(root);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A sweep where no request succeeded: its latency sections say so in one line, not empty. */
+static void test_report_html_sections_with_nothing_to_draw_say_so(void **state) {
+    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"requests_failed\": 5,"
+                              "\"requests_ok\": 0, \"errors\": {\"http_500\": 5}},"
+                              "{\"concurrency\": 2, \"requests_failed\": 9, \"requests_ok\": 0,"
+                              "\"errors\": {\"http_500\": 9}}]}",
+                              0, NULL);
+    buffer_t out;
+    render(root, &out);
+    assert_non_null(
+        strstr(out.data, "Latency against the level: nothing to draw (no ok request)."));
+    assert_non_null(strstr(out.data, "Latency against throughput: nothing to draw"));
+    assert_non_null(strstr(out.data, "Latency distribution: nothing to draw"));
+    assert_non_null(strstr(out.data, "<title>Errors by class</title>"));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
+/* A sweep of one level gets the single run's page, and says where its traces' charts are. */
+static void test_report_html_one_level_sweep_points_to_its_repetitions_traces(void **state) {
+    json_t *root = json_loads("{\"sweep\": {\"axis\": \"concurrency\"},"
+                              "\"levels\": [{\"concurrency\": 4, \"ttft_ms\": {\"p50\": 10}}]}",
+                              0, NULL);
+    buffer_t out;
+    render(root, &out);
+    assert_null(strstr(out.data, "Latency against the level"));
+    assert_non_null(strstr(out.data, "stampede report OUT/levels/NN-LEVEL/rep-R"));
+    assert_null(strstr(out.data, "run with --trace to get them"));
+    buffer_clear(&out);
+    json_decref(root);
+}
+
+/* The rolling p50 over a 1 s window at 0, 1 and 2 s of points y = x every 0.1 s. */
+static void test_report_requests_rolling_quantile_over_the_trailing_window(void **state) {
+    report_points_t points = {0};
+    double x[21], y[21];
+    for (int i = 0; i <= 20; i++) {
+        x[20 - i] = i / 10.0; /* unsorted: the function sorts */
+        y[20 - i] = i;
+    }
+    points.x = x;
+    points.y = y;
+    points.n = 21;
+    double q = 0.5, at_x[3], at_y[3];
+    assert_int_equal(report_requests_rolling(&points, 1.0, &q, 1, 3, at_x, at_y), 0);
+    assert_true(at_x[0] == 0 && at_x[2] == 2);
+    assert_true(at_y[0] == 0);  /* {0} */
+    assert_true(at_y[1] == 5);  /* (0, 1]: 1..10, nearest rank 5 */
+    assert_true(at_y[2] == 15); /* (1, 2]: 11..20 */
+}
+
 UNIT_MAIN(cmocka_unit_test(test_report_html_run_fixture_draws_every_chart_with_marks),
           cmocka_unit_test(test_report_html_sweep_fixture_one_point_per_level_and_percentile),
           cmocka_unit_test(test_report_html_graph_sweep_charts_errors_series_overlap_and_roles),
           cmocka_unit_test(test_report_html_cdf_from_buckets_is_cumulative_percent),
           cmocka_unit_test(test_report_html_error_classes_as_percent_of_finished),
           cmocka_unit_test(test_report_html_escapes_text_from_the_results),
-          cmocka_unit_test(test_report_html_refuses_a_document_without_levels))
+          cmocka_unit_test(test_report_html_refuses_a_document_without_levels),
+          cmocka_unit_test(test_report_html_sweep_doubling_levels_log2_axis_and_pareto_front),
+          cmocka_unit_test(test_report_html_levels_that_do_not_double_keep_a_linear_axis),
+          cmocka_unit_test(test_report_html_single_run_draws_its_requests_from_the_trace),
+          cmocka_unit_test(test_report_html_one_level_sweep_points_to_its_repetitions_traces),
+          cmocka_unit_test(test_report_html_sections_with_nothing_to_draw_say_so),
+          cmocka_unit_test(test_report_requests_rolling_quantile_over_the_trailing_window))
