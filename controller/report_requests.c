@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "buffer.h"
 
@@ -128,6 +129,10 @@ static int report_requests_line(report_requests_t *self, const json_t *o) {
 int report_requests_load(report_requests_t *self, const char *dir, char *err, size_t err_len) {
     char path[4096];
     snprintf(path, sizeof path, "%s/requests.jsonl", dir);
+    /* Only a regular file: opening a FIFO (--trace into a pipe) would wait for a writer. */
+    struct stat st;
+    if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
+        return 0;
     FILE *f = fopen(path, "r");
     if (!f) {
         if (errno == ENOENT)

@@ -29,7 +29,8 @@ typedef struct {
     size_t requests; /* ok, measured requests read */
 } report_requests_t;
 
-/* Reads dir/requests.jsonl into self (zeroed by the caller). 1 read; 0 when there is no trace;
+/* Reads dir/requests.jsonl into self (zeroed by the caller). 1 read; 0 when there is no trace
+ * (or it is not a regular file: a FIFO --trace wrote into);
  * -1 with the file, line and key in err. The caller clears self either way. */
 int report_requests_load(report_requests_t *self, const char *dir, char *err, size_t err_len);
 /* Frees the points; self is then empty. */
