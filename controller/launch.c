@@ -117,6 +117,8 @@ void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Read
                          w->name, ready->concurrency, w->concurrency);
     else
         w->state = REGISTRY_READY;
+    if (ready->ok && ready->server_said && *ready->server_said && !self->run->server_said)
+        self->run->server_said = strdup(ready->server_said); /* for served_by.reported */
 }
 
 void launch_send_start(controller_t *self, registry_worker_t *w) {

@@ -189,6 +189,8 @@ void measurement_destroy(measurement_t **self_p) {
     free(self->config_yaml);
     free(self->window_starts);
     free(self->failing_since_ns);
+    free(self->server_said);
+    self->server_said = NULL;
     free(self->losses);
     free(self);
     *self_p = NULL;

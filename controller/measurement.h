@@ -60,8 +60,10 @@ typedef struct measurement {
     uint64_t sessions_ended;     /* warm-up included, any outcome */
     bool have_first_error;
     char first_error[200];
-    char breaker[600];         /* "circuit breaker: ..." once limits.max_error_pct or
-                                  limits.endpoint_dead_after stopped it; "" before */
+    char *server_said; /* what the endpoints said about themselves at the preflight (worker 0's
+                          Ready: a JSON array), or NULL */
+    char breaker[600]; /* "circuit breaker: ..." once limits.max_error_pct or
+                          limits.endpoint_dead_after stopped it; "" before */
     int64_t *failing_since_ns; /* by endpoint: the first failure after its last success (0: none) */
     uint32_t first_error_endpoint;
     telemetry_t

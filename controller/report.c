@@ -90,6 +90,35 @@ static void print_latency_row(FILE *out, const char *label, const histogram_t *h
     fprintf(out, "%12" PRIu64 "\n", histogram_count(h));
 }
 
+/* "server        URL: Server uvicorn, version 0.10.1, models m1" for each endpoint that said
+ * something about itself at the preflight (meta->server_said). */
+static void print_server_said(const report_meta_t *meta, FILE *out) {
+    json_t *said = meta && meta->server_said ? json_loads(meta->server_said, 0, NULL) : NULL;
+    size_t i;
+    json_t *e;
+    json_array_foreach(said, i, e) {
+        const char *header = json_string_value(json_object_get(e, "server_header"));
+        const char *version = json_string_value(json_object_get(e, "version"));
+        json_t *models = json_object_get(e, "models");
+        if (!header && !version && !json_array_size(models))
+            continue;
+        fprintf(out, "server        %s:", json_string_value(json_object_get(e, "endpoint")));
+        const char *sep = " ";
+        if (header)
+            fprintf(out, "%sServer %s", sep, header), sep = ", ";
+        if (version)
+            fprintf(out, "%sversion %s", sep, version), sep = ", ";
+        size_t k;
+        json_t *m;
+        json_array_foreach(models, k, m) {
+            fprintf(out, "%s%s%s", k ? ", " : sep, k ? "" : "models ", json_string_value(m));
+            sep = ", ";
+        }
+        fputc('\n', out);
+    }
+    json_decref(said);
+}
+
 static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *out) {
     const merge_stats_t *all = merge_overall(merge);
     const char *reason;
@@ -113,6 +142,7 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
             "requests      %" PRIu64 " ok, %" PRIu64 " failed (%.2f %%), %" PRIu64
             " cancelled, %" PRIu64 " warm-up (kept out of the latencies)\n",
             all->ok, all->failed, error_pct(all, all->failed), all->cancelled, merge_warmup(merge));
+    print_server_said(meta, out);
     if (all->failed) {
         const char *separator = "errors        ";
         for (int c = ERROR_NONE + 1; c < ERROR__COUNT; c++) {
@@ -611,10 +641,16 @@ static json_t *run_json(const report_level_t *levels, size_t n_levels, const rep
     return run;
 }
 
-json_t *report_served_by_json(const char *simulated_profile) {
-    if (!simulated_profile)
-        return json_pack("{s:b}", "simulated", 0);
-    return json_pack("{s:b, s:s}", "simulated", 1, "profile", simulated_profile);
+json_t *report_served_by_json(const char *simulated_profile, const char *server_said) {
+    json_t *o = simulated_profile
+                    ? json_pack("{s:b, s:s}", "simulated", 1, "profile", simulated_profile)
+                    : json_pack("{s:b}", "simulated", 0);
+    json_t *said = server_said ? json_loads(server_said, 0, NULL) : NULL;
+    if (json_is_array(said))
+        json_object_set_new(o, "reported", said);
+    else
+        json_decref(said);
+    return o;
 }
 
 json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta) {
@@ -631,7 +667,8 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
     json_object_set_new(root, "generator", json_string("stampede"));
     json_object_set_new(root, "partial", json_boolean(partial));
     json_object_set_new(root, "served_by",
-                        report_served_by_json(meta ? meta->simulated_profile : NULL));
+                        report_served_by_json(meta ? meta->simulated_profile : NULL,
+                                              meta ? meta->server_said : NULL));
     json_object_set_new(root, "run", run_json(levels, n_levels, meta));
     json_object_set_new(root, "levels", array);
     return root;

@@ -51,6 +51,7 @@ typedef struct report_meta {
         cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
     const char *level_note; /* after the level in the label, e.g. "held 6 for 3.1 s"; or NULL */
     const char *simulated_profile; /* the embedded mock served the run, this profile; or NULL */
+    const char *server_said; /* what the endpoints said about themselves (JSON array), or NULL */
 } report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
@@ -61,8 +62,10 @@ typedef struct report_level {
 } report_level_t;
 
 /* results.json's top-level "served_by": {"simulated": true, "profile": P} when the embedded mock
- * served the run (simulated_profile P), else {"simulated": false}. The caller owns it. */
-json_t *report_served_by_json(const char *simulated_profile);
+ * served the run (simulated_profile P), else {"simulated": false}; with "reported": the array
+ * server_said holds (what each endpoint said about itself at the preflight) when it is not NULL.
+ * The caller owns it. */
+json_t *report_served_by_json(const char *simulated_profile, const char *server_said);
 
 /* Writes the end-of-run table (meta's level) to out. */
 void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out);

@@ -616,6 +616,7 @@ int results_finish(controller_t *self, bool interrupted) {
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
         .simulated_profile = self->options.simulated_profile,
+        .server_said = run->server_said,
     };
     char note[128];
     rebalance_label(self, results_end_ns(self), note, sizeof note);

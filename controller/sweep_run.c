@@ -604,8 +604,10 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(root, "kind", json_string("sweep"));
     bool partial = self->interrupted || !final;
     json_object_set_new(root, "partial", json_boolean(partial));
-    json_object_set_new(root, "served_by",
-                        report_served_by_json(self->fleet->options.simulated_profile));
+    json_object_set_new(
+        root, "served_by",
+        report_served_by_json(self->fleet->options.simulated_profile,
+                              self->fleet->run ? self->fleet->run->server_said : NULL));
     json_t *run = json_object();
     json_object_set_new(run, "config", json_string(self->config_path));
     json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));

@@ -72,6 +72,7 @@ struct agent {
     bool ready_pending;
     bool ready_ok;
     char *ready_error;
+    char *ready_said; /* Ready.server_said, or NULL */
     uint32_t ready_concurrency;
     bool done_pending;
     char *done_error;
@@ -129,6 +130,7 @@ static void send_ready(agent_t *self) {
     ready.ok = self->ready_ok;
     ready.error = self->ready_error ? self->ready_error : (char *)"";
     ready.concurrency = self->ready_concurrency;
+    ready.server_said = self->ready_said ? self->ready_said : (char *)"";
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_READY;
     env.ready = &ready;
@@ -678,15 +680,19 @@ void agent_destroy(agent_t **self_p) {
     free(self->endpoint);
     free(self->name);
     free(self->ready_error);
+    free(self->ready_said);
     free(self->done_error);
     free(self->buf);
     free(self);
     *self_p = NULL;
 }
 
-int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency) {
+int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency,
+                     const char *server_said) {
     free(self->ready_error);
     self->ready_error = error ? strdup(error) : NULL;
+    free(self->ready_said);
+    self->ready_said = server_said ? strdup(server_said) : NULL;
     self->ready_ok = ok;
     self->ready_concurrency = concurrency;
     self->ready_pending = true;

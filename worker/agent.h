@@ -92,8 +92,10 @@ agent_t *agent_new(void *zmq_ctx, loop_t *loop, events_t *events, const agent_op
                    const agent_callbacks_t *callbacks, void *arg);
 /* Closes the sockets (linger bounded) and frees. */
 void agent_destroy(agent_t **self_p);
-/* Answers an Assign. 0 sent (or queued to retry), -1 on encoding failure. */
-int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency);
+/* Answers an Assign, with what the endpoints said about themselves at the preflight (a JSON
+ * array, or NULL). 0 sent (or queued to retry), -1 on encoding failure. */
+int agent_send_ready(agent_t *self, bool ok, const char *error, uint32_t concurrency,
+                     const char *server_said);
 /* Reports the end of the run, with how the loop fared (proto WorkerStats, docs/metrics.md;
  * copied; NULL: not measured): repeated every heartbeat until the controller's Stop. */
 void agent_send_done(agent_t *self, const char *error, const Stampede__WorkerStats *stats);

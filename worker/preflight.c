@@ -19,6 +19,7 @@ typedef struct preflight_answer {
     size_t len;
     long status;
     char content_type[128];
+    char server[128]; /* the Server header, "" when none */
     char curl_error[CURL_ERROR_SIZE];
 } preflight_answer_t;
 
@@ -30,6 +31,22 @@ static size_t preflight_on_body(char *data, size_t size, size_t n, void *arg) {
     a->len += take;
     a->body[a->len] = '\0';
     return bytes;
+}
+
+/* Keeps the Server header of the answer. */
+static size_t preflight_on_header(char *line, size_t size, size_t n, void *arg) {
+    preflight_answer_t *a = arg;
+    size_t len = size * n;
+    if (len > 7 && strncasecmp(line, "server:", 7) == 0) {
+        const char *v = line + 7;
+        size_t vl = len - 7;
+        while (vl && (*v == ' ' || *v == '\t'))
+            v++, vl--;
+        while (vl && (v[vl - 1] == '\r' || v[vl - 1] == '\n' || v[vl - 1] == ' '))
+            vl--;
+        snprintf(a->server, sizeof a->server, "%.*s", (int)vl, v);
+    }
+    return len;
 }
 
 /* Performs one request (body NULL: a GET) and fills *a; the curl result. */
@@ -60,6 +77,8 @@ static CURLcode preflight_perform(const preflight_t *self, const char *url, cons
                      connect_ms > 0 && connect_ms < timeout_ms ? connect_ms : timeout_ms);
     curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, preflight_on_body);
     curl_easy_setopt(e, CURLOPT_WRITEDATA, a);
+    curl_easy_setopt(e, CURLOPT_HEADERFUNCTION, preflight_on_header);
+    curl_easy_setopt(e, CURLOPT_HEADERDATA, a);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, a->curl_error);
     if (body) {
         curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
@@ -106,24 +125,64 @@ static char *preflight_body(const config_t *cfg) {
     return text;
 }
 
-/* After a refusal: when GET /v1/models lists the served models and target.model is not among
- * them, " (the server serves: a, b; set target.model)" into out; else "". */
-static void preflight_models(const preflight_t *self, size_t e, struct curl_slist *headers,
-                             const char *pin, char *out, size_t cap) {
+/* GET of path at endpoint e's base: its JSON answer when it is a 200 with a JSON body, else NULL
+ * (the caller owns it). */
+static json_t *preflight_get_json(const preflight_t *self, size_t e, const char *path,
+                                  struct curl_slist *headers, const char *pin) {
     char base[2048], url[2100];
-    out[0] = '\0';
     config_endpoint_base(self->cfg->target.endpoints[e], base, sizeof base);
     size_t n = strlen(base);
     while (n > 0 && base[n - 1] == '/')
         base[--n] = '\0';
-    snprintf(url, sizeof url, "%s/v1/models", base);
+    snprintf(url, sizeof url, "%s%s", base, path);
     preflight_answer_t *a = malloc(sizeof *a);
     if (!a)
-        return;
+        return NULL;
     json_t *root = NULL;
     if (preflight_perform(self, url, NULL, headers, pin, a) == CURLE_OK && a->status == 200)
         root = json_loadb(a->body, a->len, 0, NULL);
     free(a);
+    return root;
+}
+
+/* The model ids of a /v1/models answer ({"data": [{"id"}...]}), or NULL when it lists none. */
+static json_t *preflight_model_ids(const json_t *root) {
+    json_t *ids = json_array(), *item;
+    size_t i;
+    json_array_foreach(json_object_get(root, "data"), i, item) {
+        const char *id = json_string_value(json_object_get(item, "id"));
+        if (id)
+            json_array_append_new(ids, json_string(id));
+    }
+    if (json_array_size(ids) == 0) {
+        json_decref(ids);
+        return NULL;
+    }
+    return ids;
+}
+
+/* What a server that passed says about itself (preflight.h), appended to self->said. */
+static void preflight_describe(const preflight_t *self, size_t e, struct curl_slist *headers,
+                               const char *pin, const preflight_answer_t *answer) {
+    json_t *models = preflight_get_json(self, e, "/v1/models", headers, pin);
+    json_t *version = preflight_get_json(self, e, "/version", headers, pin);
+    json_t *ids = preflight_model_ids(models);
+    const char *v = json_string_value(json_object_get(version, "version"));
+    json_array_append_new(
+        self->said,
+        json_pack("{s:s, s:o, s:o, s:o}", "endpoint", self->cfg->target.endpoints[e],
+                  "server_header", answer->server[0] ? json_string(answer->server) : json_null(),
+                  "models", ids ? ids : json_null(), "version", v ? json_string(v) : json_null()));
+    json_decref(models);
+    json_decref(version);
+}
+
+/* After a refusal: when GET /v1/models lists the served models and target.model is not among
+ * them, " (the server serves: a, b; set target.model)" into out; else "". */
+static void preflight_models(const preflight_t *self, size_t e, struct curl_slist *headers,
+                             const char *pin, char *out, size_t cap) {
+    out[0] = '\0';
+    json_t *root = preflight_get_json(self, e, "/v1/models", headers, pin);
     json_t *data = json_object_get(root, "data");
     const char *model = self->cfg->target.model ? self->cfg->target.model : "";
     bool listed = false;
@@ -207,6 +266,8 @@ int preflight_endpoint(const preflight_t *self, size_t e, const char *pin, char 
         goto done;
     }
     rc = 0;
+    if (self->said)
+        preflight_describe(self, e, headers, pin, a);
 done:
     if (rc != 0)
         preflight_redact(self, why, len);

@@ -202,6 +202,8 @@ static void spool_discard(worker_loop_t *w) {
 
 static void free_run(worker_loop_t *w) {
     resolver_destroy(&w->resolver);
+    json_decref(w->preflight.said);
+    w->preflight.said = NULL;
     session_executor_destroy(&w->exec);
     engine_destroy(&w->engine);
     curl_net_free(&w->net);
@@ -606,9 +608,18 @@ static void refuse_run(worker_loop_t *w, const char *err) {
     log_line(w, "cannot prepare run %016" PRIx64 " assigned by the controller at %s: %s", w->run_id,
              w->settings->endpoint, err);
     free_run(w);
-    agent_send_ready(w->agent, false, err, 0);
+    agent_send_ready(w->agent, false, err, 0, NULL);
     w->state = AGENT_FINISHING;
     agent_send_done(w->agent, err, NULL);
+}
+
+/* Ready for a prepared run (ok false: it could not be), with what the endpoints said about
+ * themselves at the preflight, for the results' served_by. */
+static void send_ready_ok(worker_loop_t *w, bool ok) {
+    char *said =
+        json_array_size(w->preflight.said) ? json_dumps(w->preflight.said, JSON_COMPACT) : NULL;
+    agent_send_ready(w->agent, ok, NULL, share_concurrency(&w->share), said);
+    free(said);
 }
 
 /* Every endpoint host was looked up (off the loop): pins the addresses so that no lookup runs
@@ -629,7 +640,7 @@ static void on_resolved(void *arg, resolver_t *resolver) {
         refuse_run(w, err);
         return;
     }
-    agent_send_ready(w->agent, true, NULL, share_concurrency(&w->share));
+    send_ready_ok(w, true);
 }
 
 /* The resolver thread's check of endpoint i (worker 0, target.preflight): reads only
@@ -643,7 +654,7 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     worker_loop_t *w = arg;
     if (w->state != AGENT_IDLE && run_id == w->run_id) {
         if (!w->resolver) /* else Ready goes out once the names are resolved */
-            agent_send_ready(w->agent, w->exec != NULL, NULL, share_concurrency(&w->share));
+            send_ready_ok(w, w->exec != NULL);
         return;
     }
     if (w->state != AGENT_IDLE)
@@ -677,10 +688,12 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
     /* Names are looked up now, before Ready, on a thread: the loop keeps its heartbeats during
      * a slow lookup, and nothing blocks it once the run starts. */
     bool check = w->cfg.target.preflight && a->worker_index == 0 && !a->join;
+    json_decref(w->preflight.said);
     w->preflight = (preflight_t){.cfg = &w->cfg,
                                  .net = &w->net,
                                  .headers = engine_headers(w->engine),
-                                 .deadline_ns = loop_now_ns() + WORKER_PREFLIGHT_NS};
+                                 .deadline_ns = loop_now_ns() + WORKER_PREFLIGHT_NS,
+                                 .said = check ? json_array() : NULL};
     w->resolver = resolver_new_checked(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints,
                                        check ? on_preflight : NULL, w, on_resolved, w);
     if (!w->resolver)

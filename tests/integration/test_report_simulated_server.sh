@@ -3,7 +3,9 @@
 # served_by {"simulated": true, "profile": ...}, the terminal table's first line, report.md,
 # report.html and `stampede compare`. The same workload with --target (a mock of the test's own,
 # which stampede cannot tell from a real server) is served_by {"simulated": false} and says
-# nothing of a simulation. A sweep on the embedded mock is marked as a run is.
+# nothing of a simulation, but reports what the server said about itself at the preflight (its
+# Server header and /v1/models); a vLLM-like server of the test's own also says its /version. A
+# sweep on the embedded mock is marked as a run is.
 # ctest: parallel (outputs' contents only)
 set -euo pipefail
 source "$STAMPEDE_SRC/tests/integration/protocol_lib.sh"
@@ -17,7 +19,8 @@ mock: {profile: tp1-fp8}
 YAML
 run_bounded 60 "$WORK/sim.out" "$WORK/sim.err" "$WORK/run.yaml" --workers 1 --out "$WORK/sim"
 [ "$RUN_RC" = 0 ] || fail "the run on the embedded mock exited $RUN_RC: $(tail -5 "$WORK/sim.err")"
-assert_equal "served_by" "$(json_value "$WORK/sim/results.json" 'json.dumps(r["served_by"], sort_keys=True)')" \
+assert_equal "served_by" \
+    "$(json_value "$WORK/sim/results.json" 'json.dumps({k: v for k, v in r["served_by"].items() if k != "reported"}, sort_keys=True)')" \
     '{"profile": "tp1-fp8", "simulated": true}'
 first=$(grep -m1 '^stampede results' "$WORK/sim.out")
 case "$first" in
@@ -34,10 +37,51 @@ run_bounded 60 "$WORK/real.out" "$WORK/real.err" "$WORK/run.yaml" --workers 1 \
     --target "$MOCK_URL" --out "$WORK/real"
 [ "$RUN_RC" = 0 ] || fail "the run with --target exited $RUN_RC: $(tail -5 "$WORK/real.err")"
 assert_equal "served_by with --target" \
-    "$(json_value "$WORK/real/results.json" 'json.dumps(r["served_by"])')" '{"simulated": false}'
+    "$(json_value "$WORK/real/results.json" 'json.dumps(r["served_by"], sort_keys=True)')" \
+    "{\"reported\": [{\"endpoint\": \"$MOCK_URL\", \"models\": [\"mock-llama\"], \"server_header\": \"stampede-mock\", \"version\": null}], \"simulated\": false}"
+grep -qxF "server        $MOCK_URL: Server stampede-mock, models mock-llama" "$WORK/real.out" ||
+    fail "the table does not say what the server said: $(grep '^server' "$WORK/real.out")"
 if grep -qi "simulated" "$WORK/real.out" "$WORK/real/report.md" "$WORK/real/report.html"; then
     fail "a run with --target says simulated"
 fi
+
+# A vLLM-like server: uvicorn's Server header, its model list and /version.
+cat >"$WORK/vllm_like.py" <<'PY'
+import json, sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+class H(BaseHTTPRequestHandler):
+    server_version, sys_version = "uvicorn", ""
+    def log_message(self, *a): pass
+    def answer(self, code, body, ctype):
+        self.send_response(code); self.send_header("Content-Type", ctype)
+        self.send_header("Content-Length", str(len(body))); self.end_headers(); self.wfile.write(body)
+    def do_GET(self):
+        if self.path == "/v1/models":
+            self.answer(200, json.dumps({"object": "list", "data": [{"id": "meta-llama/Llama-3.1-8B-Instruct"}]}).encode(), "application/json")
+        elif self.path == "/version":
+            self.answer(200, b'{"version":"0.10.1"}', "application/json")
+        else:
+            self.answer(404, b'{"detail":"Not Found"}', "application/json")
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        chunk = {"id": "c", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": "hi"}, "finish_reason": "length"}]}
+        self.answer(200, b"data: " + json.dumps(chunk).encode() + b"\n\ndata: [DONE]\n\n", "text/event-stream")
+srv = ThreadingHTTPServer(("127.0.0.1", 0), H)
+print("listening on 127.0.0.1:%d" % srv.server_address[1], flush=True)
+srv.serve_forever()
+PY
+python3 "$WORK/vllm_like.py" >"$WORK/vllm_like.log" 2>&1 &
+BACKGROUND+=($!)
+addr=$(wait_for_line "$WORK/vllm_like.log" 10 'listening on [0-9.]+:[0-9]+') || fail "no vLLM-like server"
+VLLM_URL="http://${addr#listening on }"
+run_bounded 60 "$WORK/vllm.out" "$WORK/vllm.err" "$WORK/run.yaml" --workers 1 \
+    --target "$VLLM_URL" --out "$WORK/vllm"
+[ "$RUN_RC" = 0 ] || fail "the run against the vLLM-like server exited $RUN_RC: $(tail -5 "$WORK/vllm.err")"
+assert_equal "what the vLLM-like server said" \
+    "$(json_value "$WORK/vllm/results.json" 'json.dumps(r["served_by"]["reported"][0], sort_keys=True)')" \
+    "{\"endpoint\": \"$VLLM_URL\", \"models\": [\"meta-llama/Llama-3.1-8B-Instruct\"], \"server_header\": \"uvicorn\", \"version\": \"0.10.1\"}"
+grep -qxF "server        $VLLM_URL: Server uvicorn, version 0.10.1, models meta-llama/Llama-3.1-8B-Instruct" \
+    "$WORK/vllm.out" || fail "the table: $(grep '^server' "$WORK/vllm.out")"
 
 timeout 30 "$STAMPEDE" compare "$WORK/real" "$WORK/sim" >"$WORK/compare.md" 2>&1 ||
     fail "compare exited $?: $(tail -3 "$WORK/compare.md")"
