@@ -5,7 +5,8 @@ turn, request after request), one SSE event each,
 --gap-ms apart (so each is its own read, its own chunk), then finish_reason "stop" and [DONE].
 No usage unless --usage-delta D: then a last event carries usage with completion_tokens = the
 reply's true tokens + D and prompt_tokens = the words of every message + 5 (a stand-in for a chat
-template's tokens). Each request's last user message is appended to --log as a JSON string line.
+template's tokens). Each request's last user message is appended to --log as a JSON string line;
+stampede's preflight request (X-Stampede-Preflight) is answered apart, neither logged nor counted.
 Prints "listening on 127.0.0.1:PORT" once it accepts.
 """
 import argparse
@@ -26,6 +27,12 @@ def chunk(delta, finish=None):
 
 async def completions(request):
     args, replies = request.app["args"], request.app["replies"]
+    if "X-Stampede-Preflight" in request.headers:  # stampede's check before the run: not counted
+        response = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await response.prepare(request)
+        await response.write(event(chunk({"content": "ok"}, "length")) + b"data: [DONE]\n\n")
+        await response.write_eof()
+        return response
     reply = replies[request.app["served"] % len(replies)]
     request.app["served"] += 1
     body = await request.json()
