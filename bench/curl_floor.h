@@ -184,6 +184,11 @@ static long curl_floor_rss_kb(void) {
     return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
+static int curl_floor_by_time(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
 /* The child's whole run; writes the result to fd. */
 static void curl_floor_child(const char *url, const char *body, int streams, double ramp_s,
                              double warmup_s, double seconds, double bytes_per_token,
@@ -217,13 +222,7 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
         seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
         start_at[i] = t0 + (int64_t)((double)(seed >> 11) / 9007199254740992.0 * ramp_s * 1e9);
     }
-    /* the loop adds streams in start order */
-    for (int i = 1; i < streams; i++)
-        for (int k = i; k > 0 && start_at[k - 1] > start_at[k]; k--) {
-            int64_t t = start_at[k];
-            start_at[k] = start_at[k - 1];
-            start_at[k - 1] = t;
-        }
+    qsort(start_at, (size_t)streams, sizeof(*start_at), curl_floor_by_time); /* in start order */
     struct rusage u0, u1;
     uint64_t bytes0 = 0, events0 = 0;
     int64_t window = t0 + (int64_t)(warmup_s * 1e9), end = window + (int64_t)(seconds * 1e9);
