@@ -9,6 +9,10 @@
  *                [--buffer BYTES] [--coalesce 2,3] [--coalesce-streams 1000] [--no-coalesce]
  *                [--tokenizer tokenizer.json]
  * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. The
+ *                [--no-curl-floor] [--curl-floor-buffer BYTES]
+ * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all; the libcurl
+ * floor (curl_floor.h), run after each level against the same mock, is the least a libcurl client
+ * of the same streams costs (its RSS per stream too: libcurl's own memory). The
  * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
  * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
  * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
@@ -46,6 +50,8 @@
 #include "sse_server.h"
 /* Bare epoll + recv of the same traffic: the reference the engine is compared to. */
 #include "floor.h"
+/* A bare libcurl receiver of the same streams: the least any libcurl client costs. */
+#include "curl_floor.h"
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
@@ -64,6 +70,8 @@ typedef struct bench_config {
     int floor;
     const tokenizer_t *tokenizer;        /* --tokenizer: loaded once */
     int counting;                        /* the level being run counts replies in it */
+    int curl_floor;                      /* the bare libcurl receiver after each level */
+    uint32_t curl_floor_buffer;          /* its CURLOPT_BUFFERSIZE; 0: libcurl's default */
     int coalesce;                        /* compare k events per write against one */
     int coalesce_streams;                /* at this level's streams and ITL */
     int pattern[SSE_SERVER_MAX_PATTERN]; /* events per write of the coalescing server */
@@ -208,8 +216,29 @@ typedef struct result {
     double connections_per_request;
 } result_t;
 
+/* The libcurl floor against the level's server, before it stops: same URL, body, streams and
+ * ramp; the engine's body bytes per token convert the floor's bytes into tokens. */
+static void run_curl_floor(const bench_config_t *cfg, const level_t *level, double ramp_s,
+                           double warmup, result_t *out) {
+    uint64_t tokens = level->stats_end.token_chunks - level->stats_start.token_chunks;
+    uint64_t bytes = level->stats_end.body_bytes - level->stats_start.body_bytes;
+    curl_floor_result_t floor;
+    if (!tokens ||
+        curl_floor_run(level->url, level->body, level->streams, ramp_s, warmup, cfg->seconds,
+                       (double)bytes / (double)tokens, cfg->curl_floor_buffer, &floor) < 0) {
+        fprintf(stderr, "the libcurl floor could not run at %d streams\n", level->streams);
+        return;
+    }
+    out->cpu_us_per_token = floor.cpu_us_per_token;
+    out->tokens = floor.tokens;
+    out->tokens_per_s = floor.tokens_per_s;
+    out->tokens_per_socket_event = floor.tokens_per_socket_event;
+    out->rss_kb_per_stream = floor.rss_kb_per_stream;
+    out->errors = floor.errors;
+}
+
 static int run_level(const bench_config_t *cfg, int streams, double itl_ms, const int *pattern,
-                     int pattern_len, result_t *result) {
+                     int pattern_len, result_t *result, result_t *curl_floor) {
     mock_child_t server;
     if (server_open(cfg, itl_ms, pattern, pattern_len, &server) < 0)
         return -1;
@@ -297,6 +326,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     histogram_destroy(&level.delay);
     histogram_destroy(&level.ttft);
     free(level.slots);
+    if (curl_floor)
+        run_curl_floor(cfg, &level, ramp_s, warmup, curl_floor);
     mock_stop(&server);
     return 0;
 }
@@ -407,8 +438,8 @@ static int compare_coalescing(const bench_config_t *cfg) {
         n += snprintf(pattern_text + n, sizeof(pattern_text) - (size_t)n, "%s%d", i ? "," : "",
                       cfg->pattern[i]);
     result_t single = {0}, coalesced = {0};
-    if (run_level(cfg, streams, itl, one, 1, &single) < 0 ||
-        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced) < 0) {
+    if (run_level(cfg, streams, itl, one, 1, &single, NULL) < 0 ||
+        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced, NULL) < 0) {
         fprintf(stderr, "the coalescing comparison could not start its server\n");
         return -1;
     }
@@ -450,6 +481,8 @@ static const struct {
     {"peer-streams", OPTION_INT, offsetof(bench_config_t, peer_streams)},
     {"no-peer", OPTION_OFF, offsetof(bench_config_t, peer)},
     {"no-floor", OPTION_OFF, offsetof(bench_config_t, floor)},
+    {"no-curl-floor", OPTION_OFF, offsetof(bench_config_t, curl_floor)},
+    {"curl-floor-buffer", OPTION_BYTES, offsetof(bench_config_t, curl_floor_buffer)},
     {"buffer", OPTION_BYTES, offsetof(bench_config_t, buffer_size)},
     {"coalesce-streams", OPTION_INT, offsetof(bench_config_t, coalesce_streams)},
     {"no-coalesce", OPTION_OFF, offsetof(bench_config_t, coalesce)},
@@ -476,7 +509,7 @@ static void field_option_set(bench_config_t *cfg, size_t i, const char *arg) {
 }
 
 int main(int argc, char **argv) {
-    /* As `stampede worker` does (worker_main): the cost of mapping curl's 64 KiB buffers per
+    /* As `stampede worker` does (worker_main): the cost of mapping curl's 64 KiB upload buffer per
      * transfer is part of what a worker spends (common/memtrim.h). */
     memtrim_map_large((size_t)64 * 1024);
     bench_config_t cfg = {.streams = {1000, 5000, 10000},
@@ -489,6 +522,7 @@ int main(int argc, char **argv) {
                           .peer_streams = 1000,
                           .peer = 1,
                           .floor = 1,
+                          .curl_floor = 1,
                           .coalesce = 1,
                           .coalesce_streams = 1000,
                           .pattern = {2, 3},
@@ -568,13 +602,18 @@ int main(int argc, char **argv) {
         fclose(loadavg);
     }
     int failed = 0;
-    result_t ours[MAX_LEVELS] = {0}, floors[MAX_LEVELS] = {0};
+    result_t ours[MAX_LEVELS] = {0}, floors[MAX_LEVELS] = {0}, curl_floors[MAX_LEVELS] = {0};
     for (int i = 0; i < cfg.levels; i++) {
-        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &ours[i]) < 0) {
+        if (run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &ours[i],
+                      cfg.curl_floor ? &curl_floors[i] : NULL) < 0) {
             failed = 1;
             continue;
         }
         result_print("stampede", cfg.streams[i], cfg.itl_ms[i], &ours[i], "");
+        if (curl_floors[i].cpu_us_per_token > 0)
+            result_print("curl_floor", cfg.streams[i], cfg.itl_ms[i], &curl_floors[i],
+                         " (libcurl multi-socket, no-op write callback: libcurl's and the "
+                         "kernel's share)");
     }
     for (int i = 0; cfg.floor && i < cfg.levels; i++) {
         if (run_floor(&cfg, cfg.streams[i], cfg.itl_ms[i], &floors[i]) < 0) {
@@ -596,7 +635,7 @@ int main(int argc, char **argv) {
     for (int i = 0; tokenizer && i < cfg.levels; i++) {
         result_t counted = {0};
         cfg.counting = 1;
-        int rc = run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &counted);
+        int rc = run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &counted, NULL);
         cfg.counting = 0;
         if (rc < 0) {
             failed = 1;
@@ -612,6 +651,13 @@ int main(int argc, char **argv) {
                ratio(counted.delay_p99_us, ours[i].delay_p99_us));
     }
     tokenizer_destroy(&tokenizer);
+    for (int i = 0; i < cfg.levels; i++)
+        if (curl_floors[i].cpu_us_per_token > 0 && ours[i].cpu_us_per_token > 0)
+            printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx rss_per_stream=%.2fx "
+                   "(stampede / libcurl floor; goal cpu <= 1.1x)\n",
+                   cfg.streams[i], cfg.itl_ms[i],
+                   ours[i].cpu_us_per_token / curl_floors[i].cpu_us_per_token,
+                   ratio(ours[i].rss_kb_per_stream, curl_floors[i].rss_kb_per_stream));
     if (cfg.coalesce && compare_coalescing(&cfg) < 0)
         failed = 1;
     if (cfg.peer) {

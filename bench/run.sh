@@ -37,7 +37,7 @@ run fanin "$BUILD/bench_fanin"
 
 # The engine's RESULT lines as one table, then its RATIO and NOTE lines: absolute figures move
 # with the machine's other tenants, ratios within one run much less, instruction counts not at all.
-if grep -q '^RESULT name=\(stampede\|floor\|aiohttp\|callgrind\)' "$log"; then
+if grep -q '^RESULT name=\(stampede\|floor\|curl_floor\|aiohttp\|callgrind\)' "$log"; then
     echo "== summary: the worker engine (client pinned to CPU 0, server to CPU 1)"
     awk '
         function field(key,   i) {
@@ -46,14 +46,15 @@ if grep -q '^RESULT name=\(stampede\|floor\|aiohttp\|callgrind\)' "$log"; then
                     return substr($i, length(key) + 2)
             return "-"
         }
-        /^RESULT name=(stampede|floor|aiohttp|callgrind)/ {
+        /^RESULT name=(stampede|floor|curl_floor|aiohttp|callgrind)/ {
             if (!header++)
-                printf "%-30s %7s %6s %12s %12s %12s %13s %14s\n", "client", "streams", "itl_ms",
-                       "us/token", "delay p50", "delay p99", "tokens/recv", "instr/token"
-            printf "%-30s %7s %6s %12s %12s %12s %13s %14s\n", field("name"), field("streams"),
-                   field("itl_ms"), field("cpu_us_per_token"), field("delay_p50_us"),
-                   field("delay_p99_us"), field("tokens_per_socket_event"),
-                   field("instructions_per_token")
+                printf "%-30s %7s %6s %12s %12s %12s %13s %14s %10s\n", "client", "streams",
+                       "itl_ms", "us/token", "delay p50", "delay p99", "tokens/recv",
+                       "instr/token", "KB/stream"
+            printf "%-30s %7s %6s %12s %12s %12s %13s %14s %10s\n", field("name"),
+                   field("streams"), field("itl_ms"), field("cpu_us_per_token"),
+                   field("delay_p50_us"), field("delay_p99_us"), field("tokens_per_socket_event"),
+                   field("instructions_per_token"), field("rss_kb_per_stream")
         }
         /^(RATIO|NOTE)/ { ratios[++n] = $0 }
         END { for (i = 1; i <= n; i++) print ratios[i] }

@@ -3,9 +3,9 @@
  * glibc returns memory to the kernel only from the top of an arena: a free block in the middle
  * keeps every page it was ever written through, and the next block placed there inherits them. A
  * worker frees and allocates 64 KiB blocks all the time (libcurl 7.x allocates each transfer's
- * 64 KiB download and upload buffers at its start and frees them at its end; a batch buffer beyond
- * the spares) and writes only the first pages of most, but the whole of some (a read that finds
- * many events queued, a batch that grows). As requests end at uneven times (faults, retries),
+ * 64 KiB upload buffer at its start and frees it at its end; a batch buffer beyond
+ * the spares) and writes only the first pages of most, but the whole of some (a batch that
+ * grows). As requests end at uneven times (faults, retries),
  * each new buffer lands on pages some earlier one wrote through, so the resident set creeps up
  * towards the heap's whole size (hundreds of MiB at 2,000 streams) while the memory in use stays
  * flat. Giving such blocks their own mapping ends that: the kernel hands each one fresh pages

@@ -30,7 +30,10 @@
 #include "stream.h"
 #include "tokenizer.h"
 
-#define ENGINE_DEFAULT_BUFFER (64 * 1024)
+/* curl's receive buffer per transfer (CURLOPT_BUFFERSIZE). 2 KiB holds one read of ~6 chat
+ * chunks; a larger buffer is heap every transfer writes through, and at 64 KiB it was a mapping of
+ * its own per transfer (docs/bench.md, "Memory per stream"). */
+#define ENGINE_DEFAULT_BUFFER (2 * 1024)
 #define ENGINE_SHARD_STREAMS 256
 #define ENGINE_MAX_ORIGINS 64
 #define ENGINE_MAX_PINNED_ADDRESSES 8

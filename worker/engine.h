@@ -21,7 +21,7 @@ typedef struct engine_options {
     int64_t connect_timeout_ns;
     const char *const *headers; /* extra "Name: value" lines, NULL-terminated; may be NULL */
     const char *api_key;        /* sent as "Authorization: Bearer ..."; never logged; may be NULL */
-    uint32_t buffer_size;  /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 64 KiB */
+    uint32_t buffer_size;       /* curl receive buffer per stream (CURLOPT_BUFFERSIZE); 0 = 2 KiB */
     const curl_net_t *net; /* TLS and proxy, kept by pointer (must outlive the engine); NULL: the
                               system store and no proxy, whatever the environment says */
     /* target.reasoning_tags (copied; at most THINK_TAG_MAX bytes each): content between them is

@@ -23,7 +23,8 @@
 #include "reply_tokens.h"
 #include "sse.h"
 
-#define STREAM_FIRST_CHUNKS 256
+/* Room for the first reply's chunks; the arrays double as longer replies need (10 B a chunk). */
+#define STREAM_FIRST_CHUNKS 64
 #define STREAM_ERROR_BODY_MAX ((size_t)64 << 10) /* enough for any error message */
 #define STREAM_JSON_BODY_MAX ((size_t)64 << 20)  /* a non-streaming reply larger is refused */
 #define STREAM_MESSAGE_MAX 150

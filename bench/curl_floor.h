@@ -1,0 +1,273 @@
+/* The libcurl floor of bench_engine: the least any libcurl client can cost for the engine
+ * benchmark's traffic. The same streams against the same mock, each a closed loop of the same
+ * request, driven by curl_multi_socket_action from a bare epoll loop, with a write callback that
+ * only adds up bytes: no SSE parsing, no stamps, no records, no timers of its own. What stampede
+ * costs above this is ours (parsing, stamping, batching, timers); the rest is libcurl's and the
+ * kernel's. It runs in a child process, so its resident memory per stream is its own.
+ * Header-only (static functions) because each bench/bench_*.c is a program of its own. */
+#ifndef STAMPEDE_BENCH_CURL_FLOOR_H
+#define STAMPEDE_BENCH_CURL_FLOOR_H
+
+#include <curl/curl.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#if __has_include(<valgrind/callgrind.h>)
+#include <valgrind/callgrind.h>
+#else
+#define CALLGRIND_ZERO_STATS
+#define CALLGRIND_DUMP_STATS_AT(name)
+#endif
+
+#include "bench_cpu.h"
+#include "loop.h"
+
+#define CURL_FLOOR_SHARD 256 /* streams per multi handle, as the engine's shards */
+
+typedef struct curl_floor_result {
+    double cpu_us_per_token;
+    double tokens_per_s;
+    double tokens_per_socket_event;
+    double rss_kb_per_stream;
+    uint64_t tokens;
+    uint64_t errors;
+} curl_floor_result_t;
+
+typedef struct curl_floor_shard {
+    struct curl_floor *floor;
+    CURLM *multi;
+    uint32_t index;
+    int64_t timeout_at; /* curl's timer, as a loop_now_ns() deadline; 0 when none */
+} curl_floor_shard_t;
+
+typedef struct curl_floor {
+    int epoll_fd;
+    curl_floor_shard_t *shards;
+    uint32_t n_shards;
+    uint64_t bytes;
+    uint64_t socket_events;
+    uint64_t errors;
+} curl_floor_t;
+
+/* The whole of the floor's per-byte work. */
+static size_t curl_floor_on_write(char *data, size_t size, size_t nmemb, void *arg) {
+    curl_floor_t *self = arg;
+    (void)data;
+    self->bytes += size * nmemb;
+    return size * nmemb;
+}
+
+/* epoll's data carries the shard index and the fd. */
+static int curl_floor_on_socket(CURL *easy, curl_socket_t fd, int what, void *arg, void *socketp) {
+    curl_floor_shard_t *shard = arg;
+    (void)easy;
+    struct epoll_event ev = {.data.u64 = (uint64_t)shard->index << 32 | (uint32_t)fd};
+    if (what == CURL_POLL_REMOVE) {
+        epoll_ctl(shard->floor->epoll_fd, EPOLL_CTL_DEL, fd, NULL);
+        curl_multi_assign(shard->multi, fd, NULL);
+        return 0;
+    }
+    ev.events = (what & CURL_POLL_IN ? EPOLLIN : 0) | (what & CURL_POLL_OUT ? EPOLLOUT : 0);
+    if (epoll_ctl(shard->floor->epoll_fd, socketp ? EPOLL_CTL_MOD : EPOLL_CTL_ADD, fd, &ev) < 0)
+        epoll_ctl(shard->floor->epoll_fd, EPOLL_CTL_MOD, fd, &ev);
+    if (!socketp)
+        curl_multi_assign(shard->multi, fd, shard);
+    return 0;
+}
+
+static int curl_floor_on_timer(CURLM *multi, long timeout_ms, void *arg) {
+    curl_floor_shard_t *shard = arg;
+    (void)multi;
+    shard->timeout_at = timeout_ms < 0 ? 0 : loop_now_ns() + timeout_ms * 1000000LL;
+    return 0;
+}
+
+/* Finished transfers go straight back in: a closed loop per stream. */
+static void curl_floor_drain(curl_floor_t *self, curl_floor_shard_t *shard) {
+    CURLMsg *msg;
+    int left;
+    while ((msg = curl_multi_info_read(shard->multi, &left))) {
+        if (msg->msg != CURLMSG_DONE)
+            continue;
+        CURL *easy = msg->easy_handle;
+        if (msg->data.result != CURLE_OK)
+            self->errors++;
+        curl_multi_remove_handle(shard->multi, easy);
+        curl_multi_add_handle(shard->multi, easy);
+    }
+}
+
+static CURL *curl_floor_easy(curl_floor_t *self, const char *url, const char *body,
+                             struct curl_slist *headers, long buffer_size) {
+    CURL *e = curl_easy_init();
+    if (!e)
+        return NULL;
+    curl_easy_setopt(e, CURLOPT_URL, url);
+    curl_easy_setopt(e, CURLOPT_POSTFIELDS, body);
+    curl_easy_setopt(e, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(e, CURLOPT_WRITEFUNCTION, curl_floor_on_write);
+    curl_easy_setopt(e, CURLOPT_WRITEDATA, self);
+    curl_easy_setopt(e, CURLOPT_NOSIGNAL, 1L);
+    curl_easy_setopt(e, CURLOPT_TCP_NODELAY, 1L);
+    curl_easy_setopt(e, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_1_1);
+    if (buffer_size)
+        curl_easy_setopt(e, CURLOPT_BUFFERSIZE, buffer_size);
+    return e;
+}
+
+static void curl_floor_act(curl_floor_t *self, curl_floor_shard_t *shard, curl_socket_t fd,
+                           int mask) {
+    int running;
+    curl_multi_socket_action(shard->multi, fd, mask, &running);
+    curl_floor_drain(self, shard);
+}
+
+/* The loop: epoll, each ready socket handed to its shard, curl's timers when due. Streams start
+ * at the instants in start_at (ns), as the engine's do. Returns at end_ns. */
+static void curl_floor_loop(curl_floor_t *self, CURL **easies, const int64_t *start_at, int streams,
+                            int64_t window_ns, int64_t end_ns, struct rusage *u0, uint64_t *bytes0,
+                            uint64_t *events0) {
+    struct epoll_event events[512];
+    int started = 0, measuring = 0;
+    for (int64_t now = loop_now_ns(); now < end_ns; now = loop_now_ns()) {
+        for (; started < streams && start_at[started] <= now; started++)
+            curl_multi_add_handle(self->shards[started % (int)self->n_shards].multi,
+                                  easies[started]);
+        if (!measuring && now >= window_ns) {
+            getrusage(RUSAGE_SELF, u0);
+            *bytes0 = self->bytes;
+            *events0 = self->socket_events;
+            measuring = 1;
+            CALLGRIND_ZERO_STATS;
+        }
+        int64_t next = end_ns;
+        if (started < streams && start_at[started] < next)
+            next = start_at[started];
+        if (!measuring && window_ns < next)
+            next = window_ns;
+        for (uint32_t i = 0; i < self->n_shards; i++)
+            if (self->shards[i].timeout_at && self->shards[i].timeout_at < next)
+                next = self->shards[i].timeout_at;
+        int wait_ms = next > now ? (int)((next - now + 999999) / 1000000) : 0;
+        int n = epoll_wait(self->epoll_fd, events, 512, wait_ms);
+        for (int i = 0; i < n; i++) {
+            curl_floor_shard_t *shard = &self->shards[events[i].data.u64 >> 32];
+            int mask = (events[i].events & (EPOLLIN | EPOLLHUP | EPOLLERR) ? CURL_CSELECT_IN : 0) |
+                       (events[i].events & EPOLLOUT ? CURL_CSELECT_OUT : 0);
+            self->socket_events++;
+            curl_floor_act(self, shard, (curl_socket_t)(uint32_t)events[i].data.u64, mask);
+        }
+        now = loop_now_ns();
+        for (uint32_t i = 0; i < self->n_shards; i++)
+            if (self->shards[i].timeout_at && self->shards[i].timeout_at <= now) {
+                self->shards[i].timeout_at = 0;
+                curl_floor_act(self, &self->shards[i], CURL_SOCKET_TIMEOUT, 0);
+            }
+    }
+    CALLGRIND_DUMP_STATS_AT("curl_floor");
+}
+
+static long curl_floor_rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static int curl_floor_by_time(const void *a, const void *b) {
+    int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* The child's whole run; writes the result to fd. */
+static void curl_floor_child(const char *url, const char *body, int streams, double ramp_s,
+                             double warmup_s, double seconds, double bytes_per_token,
+                             long buffer_size, int fd) {
+    curl_floor_result_t result = {0};
+    curl_global_init(CURL_GLOBAL_DEFAULT);
+    malloc_trim(0); /* the parent's free heap pages would hide the floor's own growth */
+    long rss_before = curl_floor_rss_kb();
+    curl_floor_t self = {.epoll_fd = epoll_create1(0)};
+    self.n_shards = (uint32_t)((streams + CURL_FLOOR_SHARD - 1) / CURL_FLOOR_SHARD);
+    self.shards = calloc(self.n_shards, sizeof(*self.shards));
+    for (uint32_t i = 0; i < self.n_shards; i++) {
+        curl_floor_shard_t *shard = &self.shards[i];
+        shard->floor = &self;
+        shard->index = i;
+        shard->multi = curl_multi_init();
+        curl_multi_setopt(shard->multi, CURLMOPT_SOCKETFUNCTION, curl_floor_on_socket);
+        curl_multi_setopt(shard->multi, CURLMOPT_SOCKETDATA, shard);
+        curl_multi_setopt(shard->multi, CURLMOPT_TIMERFUNCTION, curl_floor_on_timer);
+        curl_multi_setopt(shard->multi, CURLMOPT_TIMERDATA, shard);
+        curl_multi_setopt(shard->multi, CURLMOPT_MAXCONNECTS, (long)streams);
+    }
+    struct curl_slist *headers = curl_slist_append(NULL, "Content-Type: application/json");
+    headers = curl_slist_append(headers, "Expect:");
+    CURL **easies = calloc((size_t)streams, sizeof(*easies));
+    int64_t *start_at = calloc((size_t)streams, sizeof(*start_at));
+    int64_t t0 = loop_now_ns();
+    uint64_t seed = 0x9E3779B97F4A7C15ULL;
+    for (int i = 0; i < streams; i++) {
+        easies[i] = curl_floor_easy(&self, url, body, headers, buffer_size);
+        seed ^= seed << 13, seed ^= seed >> 7, seed ^= seed << 17;
+        start_at[i] = t0 + (int64_t)((double)(seed >> 11) / 9007199254740992.0 * ramp_s * 1e9);
+    }
+    qsort(start_at, (size_t)streams, sizeof(*start_at), curl_floor_by_time); /* in start order */
+    struct rusage u0, u1;
+    uint64_t bytes0 = 0, events0 = 0;
+    int64_t window = t0 + (int64_t)(warmup_s * 1e9), end = window + (int64_t)(seconds * 1e9);
+    curl_floor_loop(&self, easies, start_at, streams, window, end, &u0, &bytes0, &events0);
+    getrusage(RUSAGE_SELF, &u1);
+    result.rss_kb_per_stream = (double)(curl_floor_rss_kb() - rss_before) / streams;
+    double tokens = bytes_per_token > 0 ? (double)(self.bytes - bytes0) / bytes_per_token : 0;
+    result.tokens = (uint64_t)tokens;
+    result.tokens_per_s = tokens / seconds;
+    result.cpu_us_per_token =
+        tokens > 0 ? (bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0)) * 1e6 / tokens : 0;
+    uint64_t socket_events = self.socket_events - events0;
+    result.tokens_per_socket_event = socket_events ? tokens / (double)socket_events : 0;
+    result.errors = self.errors;
+    if (write(fd, &result, sizeof(result)) != (ssize_t)sizeof(result))
+        _exit(1);
+    _exit(0); /* the connections go with the process */
+}
+
+/* Runs the floor in a child against url (the same server the engine was measured against) with
+ * the same body, streams and start ramp. bytes_per_token: body bytes per token of that server, as
+ * the engine counted them in the same run (the floor does not parse, so it counts bytes). 0 with
+ * *result filled, or -1. */
+static int curl_floor_run(const char *url, const char *body, int streams, double ramp_s,
+                          double warmup_s, double seconds, double bytes_per_token, long buffer_size,
+                          curl_floor_result_t *result) {
+    int out[2];
+    if (pipe(out) < 0)
+        return -1;
+    fflush(stdout);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -1;
+    if (pid == 0) {
+        close(out[0]);
+        curl_floor_child(url, body, streams, ramp_s, warmup_s, seconds, bytes_per_token,
+                         buffer_size, out[1]);
+    }
+    close(out[1]);
+    ssize_t got = read(out[0], result, sizeof(*result));
+    close(out[0]);
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return got == (ssize_t)sizeof(*result) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0
+                                                                                            : -1;
+}
+
+#endif
