@@ -33,10 +33,10 @@ workload "$WORK/query.yaml" "  endpoints: [\"$URL/v1/chat/completions?api-versio
 timeout 60 "$STAMPEDE" run "$WORK/query.yaml" --workers 1 --out "$WORK/query" >/dev/null \
     2>"$WORK/query.err" || fail "a whole URL with a query failed: $(tail -3 "$WORK/query.err")"
 assert_equal "requests with the query" "$(served "/v1/chat/completions?api-version=1")" 2
-# Besides the requests, only server_metrics: auto's scrapes, at the host's own /metrics (never
-# under a whole URL's or target.path's path).
-assert_equal "requests anywhere else" \
-    "$(grep -v "/chat/completions" "$WORK/origin.log" | grep -vcx "GET /metrics" || true)" 0
+# Besides the requests, only server_metrics: auto's scrapes and the preflight's questions of what
+# the server is, each at the host's own root (never under a whole URL's or target.path's path).
+assert_equal "requests anywhere else" "$(grep -v "/chat/completions" "$WORK/origin.log" |
+    grep -vcxE "GET /metrics|preflight GET /(v1/models|version)" || true)" 0
 
 rc=0
 timeout 60 "$STAMPEDE" run "$WORK/plain.yaml" --target "$URL/v1/completions" --workers 1 \
