@@ -13,14 +13,12 @@ and relays the answer until the origin closes.
 Prints "listening on 127.0.0.1:PORT" once it accepts; SIGTERM ends it.
 """
 import argparse
-import signal
 import socket
 import ssl
-import sys
 import threading
 import urllib.parse
 
-from sse_test_server import DONE_AND_END, completion_chunk, sse_event
+from sse_test_server import DONE_AND_END, completion_chunk, serve_forever, sse_event
 
 HEADERS = (b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n"
            b"Transfer-Encoding: chunked\r\nConnection: close\r\n\r\n")
@@ -124,16 +122,7 @@ def main():
     parser.add_argument("--key")
     parser.add_argument("--client-ca")
     parser.add_argument("--not-sse", action="store_true")
-    handler = Handler(parser.parse_args())
-    listener = socket.socket()
-    listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    listener.bind(("127.0.0.1", 0))
-    listener.listen(128)
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
-    print("listening on 127.0.0.1:%d" % listener.getsockname()[1], flush=True)
-    while True:
-        conn, _ = listener.accept()
-        threading.Thread(target=handler.serve, args=(conn,), daemon=True).start()
+    serve_forever(Handler(parser.parse_args()).serve)
 
 
 if __name__ == "__main__":
