@@ -138,6 +138,22 @@ assert_within() {
         fail "$what = $actual, expected $expected within $(python3 -c "print($tolerance*100)") %"
 }
 
+# assert_arrivals TRACE N GAP_US WHAT: requests.jsonl TRACE holds sessions 0..N-1, session i
+# intended at i x GAP_US from the first (a timed replay's schedule, wrapped or not).
+assert_arrivals() {
+    python3 - "$@" <<'PY' || fail "$4: the replay's arrivals are off"
+import json, sys
+path, n, gap, what = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), sys.argv[4]
+rows = sorted(map(json.loads, open(path)), key=lambda r: r["session"])
+assert [r["session"] for r in rows] == list(range(n)), \
+    f"sessions {[r['session'] for r in rows]}, expected 0..{n - 1}"
+for r in rows:
+    assert abs(r["intended_us"] - r["session"] * gap) < 1, \
+        f"session {r['session']} intended at {r['intended_us']} us, expected {r['session'] * gap}"
+print(f"ok: {what}: {len(rows)} sessions, {gap / 1000:g} ms apart")
+PY
+}
+
 assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }

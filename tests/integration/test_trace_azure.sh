@@ -69,14 +69,5 @@ YAML
 run_bounded 60 /dev/null "$WORK/wrap.err" "$WORK/wrap.yaml" --workers 2 --trace --out "$WORK/wrap" \
     --allow-invalid
 [ "$RUN_RC" = 0 ] || fail "the wrapped Azure replay exited $RUN_RC: $(tail -5 "$WORK/wrap.err")"
-python3 - "$WORK/wrap/requests.jsonl" <<'PY'
-import json, sys
-rows = sorted(map(json.loads, open(sys.argv[1])), key=lambda r: r["session"])
-assert [r["session"] for r in rows] == list(range(11)), \
-    f"sessions {[r['session'] for r in rows]}, expected 0..10 (arrivals before 1050 ms)"
-for r in rows:
-    assert abs(r["intended_us"] - r["session"] * 100000) < 1, \
-        f"session {r['session']} intended at {r['intended_us']} us, expected {r['session'] * 100000}"
-print(f"ok: time_scale 2 + wrap: {len(rows)} sessions from a 4-row trace, 100 ms apart")
-PY
+assert_arrivals "$WORK/wrap/requests.jsonl" 11 100000 "time_scale 2 + wrap (4-row trace, arrivals before 1050 ms)"
 echo "ok: Azure replay keeps the trace's wall-clock arrival times"

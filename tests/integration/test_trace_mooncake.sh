@@ -95,14 +95,5 @@ limits: {duration: 1020ms}
 YAML
 run_bounded 60 /dev/null "$WORK/wrap.err" "$WORK/wrap.yaml" --workers 2 --trace --out "$WORK/wrap"
 [ "$RUN_RC" = 0 ] || fail "the wrapped replay exited $RUN_RC: $(tail -5 "$WORK/wrap.err")"
-python3 - "$WORK/wrap/requests.jsonl" <<'PY'
-import json, sys
-rows = sorted(map(json.loads, open(sys.argv[1])), key=lambda r: r["session"])
-assert [r["session"] for r in rows] == list(range(21)), \
-    f"sessions {[r['session'] for r in rows]}, expected 0..20 (arrivals before 1020 ms)"
-for r in rows:
-    assert abs(r["intended_us"] - r["session"] * 50000) < 1, \
-        f"session {r['session']} intended at {r['intended_us']} us, expected {r['session'] * 50000}"
-print(f"ok: wrap: {len(rows)} sessions from a 5-request trace, arrivals 50 ms apart throughout")
-PY
+assert_arrivals "$WORK/wrap/requests.jsonl" 21 50000 "wrap (5-request trace, arrivals before 1020 ms)"
 echo "ok: Mooncake replay shares hash-id blocks and keeps the trace's arrival times"
