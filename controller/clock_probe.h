@@ -9,19 +9,19 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller.h"
-#include "registry.h"
+#include "measurement.h"
+#include "run_worker.h"
 #include "stampede.pb-c.h"
 
 /* Takes every registered worker into the run (indexes 0, 1, …) and sends each its first probe. */
-void clock_probe_begin(controller_t *self);
+void clock_probe_begin(measurement_t *run);
 /* Measures w alone (a worker joining the run in progress), from its first round. */
-void clock_probe_one(controller_t *self, registry_worker_t *w);
+void clock_probe_one(measurement_t *run, run_worker_t *w);
 /* Counts w's answer p received at t4 (a stale round is ignored) and sends the next round. */
-void clock_probe_answer(controller_t *self, registry_worker_t *w, const Stampede__ClockProbe *p,
+void clock_probe_answer(measurement_t *run, run_worker_t *w, const Stampede__ClockProbe *p,
                         int64_t t4);
 /* Resends a round unanswered for 1 s. True when every worker of the run is measured (they are
- * then back in REGISTRY_REGISTERED, to be assigned). */
-bool clock_probe_step(controller_t *self, int64_t now);
+ * then back in RUN_WORKER_REGISTERED, to be assigned). */
+bool clock_probe_step(measurement_t *run, int64_t now);
 
 #endif

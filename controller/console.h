@@ -1,19 +1,24 @@
 /* What the controller prints on stderr: messages prefixed with its name ("controller: …" or
- * "run: …"), and the live status line every second of the run, redrawn in place on a terminal
- * (a message erases it first) and a plain "[HH:MM:SS] …" line otherwise. */
+ * "run: …"), and a live status line, redrawn in place on a terminal (a message erases it first)
+ * and a plain "[HH:MM:SS] …" line otherwise. */
 #ifndef STAMPEDE_CONSOLE_H
 #define STAMPEDE_CONSOLE_H
 
-#include <stdint.h>
+#include <stdbool.h>
 
-#include "controller.h"
+typedef struct console {
+    const char *name; /* prefix of every message */
+    bool tty;         /* stderr is a terminal: the live line is redrawn in place */
+    bool live_shown;  /* the live line is on screen, without a newline */
+} console_t;
 
+/* A console for messages prefixed with name (which must outlive it), on stderr as it is now. */
+void console_init(console_t *self, const char *name);
 /* Prints "NAME: message" and a newline, erasing the live line first. */
-void console_say(controller_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Shows the live status line at controller instant now (merge_live over the last seconds), after
- * a message when --trace lines were dropped since the last one. */
-void console_live(controller_t *self, int64_t now);
+void console_say(console_t *self, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Shows line as the live status line: in place on a terminal, else with the time of day. */
+void console_live(console_t *self, const char *line);
 /* Erases the live line if it is on screen (before the end-of-run table). */
-void console_clear(controller_t *self);
+void console_clear(console_t *self);
 
 #endif

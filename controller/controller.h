@@ -1,9 +1,9 @@
-/* The controller: a fleet of workers that runs one or more runs. It binds a control ROUTER and a
- * data ROUTER, waits for the expected workers, measures each one's clock offset, partitions the run
- * (common/plan), assigns it, starts every worker at the same controller instant, ingests and merges
- * their event batches (control socket first on every iteration, so batches never starve heartbeats
- * or stops), and writes the results: the table on stdout, OUT/results.json, OUT/config.yaml and,
- * with --trace, OUT/requests.jsonl. The protocol is described in docs/protocol.md. */
+/* The controller: a fleet of workers (controller/fleet.h) that runs one or more workload files,
+ * each a plain run or a sweep of runs (controller/sweep_run.h). A run waits for the expected
+ * workers, measures each one's clock offset, partitions the load (common/plan), assigns it, starts
+ * every worker at the same controller instant, ingests and merges their event batches, and writes
+ * the results: the table on stdout, OUT/results.json, OUT/config.yaml and, with --trace,
+ * OUT/requests.jsonl. The protocol is described in docs/protocol.md. */
 #ifndef STAMPEDE_CONTROLLER_H
 #define STAMPEDE_CONTROLLER_H
 
@@ -11,15 +11,16 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "fleet.h"
 #include "live_http.h"
 #include "transport.h"
 
 typedef struct controller controller_t;
 struct sweep_source;
 
-/* Called on every loop iteration; returns non-zero with a message in why to abort the run (used
- * by `stampede run` to notice a local worker that died). */
-typedef int (*controller_hook_fn)(void *arg, char *why, size_t len);
+/* Called on every loop turn; returns non-zero with a message in why to abort the run (used by
+ * `stampede run` to notice a local worker that died). */
+typedef fleet_hook_fn controller_hook_fn;
 
 typedef struct controller_options {
     const char *config_path;         /* the workload file, when config_paths is empty */

@@ -7,35 +7,31 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "console.h"
-#include "controller_internal.h"
 #include "loop.h"
 #include "spool.h"
 
-static void journal_path(const controller_t *self, char *out, size_t len) {
-    snprintf(out, len, "%s/%s", self->run->cfg.output.dir, JOURNAL_NAME);
+static void journal_path(const measurement_t *run, char *out, size_t len) {
+    snprintf(out, len, "%s/%s", run->cfg.output.dir, JOURNAL_NAME);
 }
 
-static void journal_failed(controller_t *self, const char *what) {
-    measurement_t *run = self->run;
+static void journal_failed(measurement_t *run, const char *what) {
     char why[4600], path[4200];
-    journal_path(self, path, sizeof path);
+    journal_path(run, path, sizeof path);
     snprintf(why, sizeof why,
              "the journal %s could not be %s (%s): a controller killed now "
              "would lose acknowledged batches",
              path, what, strerror(errno));
-    console_say(self, "%s", why);
+    measurement_say(run, "%s", why);
     merge_mark_partial(run->merge, why);
     spool_writer_close(&run->journal);
 }
 
-void journal_open(controller_t *self) {
-    measurement_t *run = self->run;
+void journal_open(measurement_t *run) {
     char path[4200], err[4400];
-    journal_path(self, path, sizeof path);
+    journal_path(run, path, sizeof path);
     run->journal = spool_writer_open(path, err, sizeof err);
     if (!run->journal) {
-        console_say(self, "%s; the run goes on without a journal", err);
+        measurement_say(run, "%s; the run goes on without a journal", err);
         return;
     }
     char *yaml = config_to_yaml(&run->cfg);
@@ -48,9 +44,9 @@ void journal_open(controller_t *self) {
     r.worker_count = run->in_run;
     int rc = yaml ? spool_write_run(run->journal, &r) : -1;
     free(yaml);
-    for (size_t i = 0; rc == 0 && i < self->n_workers; i++) {
-        const registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
+    for (size_t i = 0; rc == 0 && i < run->n_workers; i++) {
+        const run_worker_t *w = run->workers[i];
+        if (!run_worker_in_run(w))
             continue;
         Stampede__SpoolWorker sw = STAMPEDE__SPOOL_WORKER__INIT;
         sw.index = (uint32_t)w->index;
@@ -60,25 +56,23 @@ void journal_open(controller_t *self) {
         rc = spool_write_worker(run->journal, &sw);
     }
     if (rc != 0 || spool_writer_flush(run->journal) != 0)
-        journal_failed(self, "written");
+        journal_failed(run, "written");
 }
 
-void journal_batch(controller_t *self, const uint8_t *data, size_t len) {
-    measurement_t *run = self->run;
+void journal_batch(measurement_t *run, const uint8_t *data, size_t len) {
     if (!run->journal)
         return;
     int64_t t0 = loop_now_ns();
     if (spool_write_frame(run->journal, SPOOL_FRAME_BATCH, data, len) != 0 ||
         spool_writer_flush(run->journal) != 0) {
-        journal_failed(self, "written");
+        journal_failed(run, "written");
         return;
     }
     run->journal_ns += loop_now_ns() - t0;
     run->journal_batches++;
 }
 
-void journal_done(controller_t *self, const registry_worker_t *w) {
-    measurement_t *run = self->run;
+void journal_done(measurement_t *run, const run_worker_t *w) {
     if (!run->journal)
         return;
     Stampede__SpoolEnd e = STAMPEDE__SPOOL_END__INIT;
@@ -89,18 +83,17 @@ void journal_done(controller_t *self, const registry_worker_t *w) {
     e.acked_seq = w->acked_seq;
     e.done = true;
     if (spool_write_end(run->journal, &e) != 0 || spool_writer_flush(run->journal) != 0)
-        journal_failed(self, "written");
+        journal_failed(run, "written");
 }
 
-void journal_close(controller_t *self) {
-    measurement_t *run = self->run;
+void journal_close(measurement_t *run) {
     if (!run || !run->journal)
         return;
     char path[4200];
-    journal_path(self, path, sizeof path);
+    journal_path(run, path, sizeof path);
     uint64_t bytes = spool_writer_bytes(run->journal);
     if (spool_writer_close(&run->journal) != 0) {
-        console_say(self, "the journal %s is incomplete: %s", path, strerror(errno));
+        measurement_say(run, "the journal %s is incomplete: %s", path, strerror(errno));
         return;
     }
     const char *why = NULL;
@@ -108,9 +101,10 @@ void journal_close(controller_t *self) {
         unlink(path); /* results.json has it all */
         return;
     }
-    console_say(self,
-                "journal kept for `stampede merge`: %s (%" PRIu64 " batches, %.1f MiB, %.1f ms "
-                "appending and flushing, %.1f us a batch)",
-                path, run->journal_batches, bytes / 1048576.0, run->journal_ns / 1e6,
-                run->journal_batches ? run->journal_ns / 1e3 / (double)run->journal_batches : 0.0);
+    measurement_say(run,
+                    "journal kept for `stampede merge`: %s (%" PRIu64 " batches, %.1f MiB, %.1f ms "
+                    "appending and flushing, %.1f us a batch)",
+                    path, run->journal_batches, bytes / 1048576.0, run->journal_ns / 1e6,
+                    run->journal_batches ? run->journal_ns / 1e3 / (double)run->journal_batches
+                                         : 0.0);
 }

@@ -10,22 +10,22 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "controller.h"
-#include "registry.h"
+#include "measurement.h"
+#include "run_worker.h"
 #include "stampede.pb-c.h"
 
 #define JOURNAL_NAME "journal.spool"
 
 /* Creates the journal of the run that starts now (start_ns set, workers indexed). A failure is
  * said and the run goes on without one. */
-void journal_open(controller_t *self);
+void journal_open(measurement_t *run);
 /* Appends a merged batch envelope (as received) and flushes it: call before the ack. A failure
  * is said once, the results marked partial, and journaling stops. */
-void journal_batch(controller_t *self, const uint8_t *data, size_t len);
+void journal_batch(measurement_t *run, const uint8_t *data, size_t len);
 /* Appends w's Done (its last batch and record count). */
-void journal_done(controller_t *self, const registry_worker_t *w);
+void journal_done(measurement_t *run, const run_worker_t *w);
 /* Closes the journal at the end of the run: removed when the results are complete, kept when they
  * are partial (its path and what it cost said). */
-void journal_close(controller_t *self);
+void journal_close(measurement_t *run);
 
 #endif

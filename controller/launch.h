@@ -5,22 +5,22 @@
 #ifndef STAMPEDE_LAUNCH_H
 #define STAMPEDE_LAUNCH_H
 
-#include "controller.h"
-#include "registry.h"
+#include "measurement.h"
+#include "run_worker.h"
 #include "stampede.pb-c.h"
 
 /* Sends every worker of the run its Assign. */
-void launch_assign(controller_t *self);
+void launch_assign(measurement_t *run);
 /* Counts w's Ready; a refusal, or a share that differs from the controller's, aborts the run. */
-void launch_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready);
+void launch_ready(measurement_t *run, run_worker_t *w, const Stampede__Ready *ready);
 /* Picks the start instant, opens the trace and sends every worker of the run its Start. */
-void launch_start(controller_t *self);
+void launch_start(measurement_t *run);
 /* Sends w its Start (the run's start instant on w's clock, the session ceiling) and marks it
  * running: at launch_start, and for a worker joining the run in progress. */
-void launch_send_start(controller_t *self, registry_worker_t *w);
+void launch_send_start(measurement_t *run, run_worker_t *w);
 
 /* fleet.rebalance_on_join: sends w, measured and joining the run in progress, its Assign with no
  * load of its own (controller/rebalance.c gives it a share once it is started). */
-void launch_assign_join(controller_t *self, registry_worker_t *w);
+void launch_assign_join(measurement_t *run, run_worker_t *w);
 
 #endif

@@ -1,6 +1,7 @@
 #include "measurement.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,8 +12,8 @@
 #include "spool.h"
 
 /* Loads path into *cfg with the --target URLs of o applied. 0 ok, -1 after printing why. */
-static int load_config(const controller_options_t *o, const char *name, const char *path,
-                       config_t *cfg) {
+static int load_config(const run_options_t *o, const char *path, config_t *cfg) {
+    const char *name = o->name;
     config_error_t err;
     if (config_load_file(cfg, path, &err) != 0) {
         char msg[1024];
@@ -50,18 +51,18 @@ static int load_config(const controller_options_t *o, const char *name, const ch
     return 0;
 }
 
-int measurement_check(const controller_options_t *options, const char *name,
-                      const char *config_path) {
+int measurement_check(const run_options_t *options, const char *config_path) {
     config_t cfg;
-    if (load_config(options, name, config_path, &cfg) != 0)
+    if (load_config(options, config_path, &cfg) != 0)
         return -1;
     config_free(&cfg);
     return 0;
 }
 
 /* The run's output directory, its trace flag and the YAML its workers are sent. */
-static int resolve_output(measurement_t *self, const controller_options_t *o, const char *name,
-                          size_t number, size_t n_runs) {
+static int resolve_output(measurement_t *self, const run_options_t *o, size_t number,
+                          size_t n_runs) {
+    const char *name = o->name;
     const char *base = o->out_dir             ? o->out_dir
                        : self->cfg.output.dir ? self->cfg.output.dir
                                               : "results";
@@ -108,20 +109,22 @@ static bool new_collectors(measurement_t *self) {
     return self->merge && self->ingest && self->client_series;
 }
 
-measurement_t *measurement_new(const controller_options_t *options, const char *name,
-                               const char *config_path, size_t number, size_t n_runs) {
+measurement_t *measurement_new(const run_options_t *options, const char *config_path, size_t number,
+                               size_t n_runs) {
+    const char *name = options->name;
     measurement_t *self = calloc(1, sizeof *self);
     if (!self) {
         fprintf(stderr, "%s: out of memory for run %zu\n", name, number);
         return NULL;
     }
+    self->options = *options;
     self->config_path = config_path;
-    if (load_config(options, name, config_path, &self->cfg) != 0) {
+    if (load_config(options, config_path, &self->cfg) != 0) {
         measurement_destroy(&self);
         return NULL;
     }
     self->cfg_loaded = true;
-    if (resolve_output(self, options, name, number, n_runs) != 0) {
+    if (resolve_output(self, options, number, n_runs) != 0) {
         measurement_destroy(&self);
         return NULL;
     }
@@ -134,6 +137,77 @@ measurement_t *measurement_new(const controller_options_t *options, const char *
     self->phase = PHASE_REGISTER;
     self->deadline_ns = loop_now_ns() + options->register_timeout_ns;
     return self;
+}
+
+int measurement_add_sink(measurement_t *self, run_sink_t sink) {
+    if (self->n_sinks >= RUN_MAX_SINKS)
+        return -1;
+    self->sinks[self->n_sinks++] = sink;
+    return 0;
+}
+
+void measurement_abort(measurement_t *self, const char *fmt, ...) {
+    if (self->abort_reason[0])
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(self->abort_reason, sizeof self->abort_reason, fmt, ap);
+    va_end(ap);
+    self->phase = PHASE_OVER;
+}
+
+static void say(const run_link_t *link, const char *name, const char *fmt, va_list ap) {
+    char msg[2048];
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    if (link && link->say)
+        link->say(link->arg, msg);
+    else
+        fprintf(stderr, "%s: %s\n", name ? name : "run", msg);
+}
+
+void measurement_link_say(const run_link_t *link, const char *name, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(link, name, fmt, ap);
+    va_end(ap);
+}
+
+void measurement_say(measurement_t *self, const char *fmt, ...) {
+    va_list ap;
+    va_start(ap, fmt);
+    say(&self->link, self->options.name, fmt, ap);
+    va_end(ap);
+}
+
+int measurement_send(measurement_t *self, run_worker_t *w, Stampede__Envelope *env) {
+    return self->link.send ? self->link.send(self->link.arg, w, env, false) : -1;
+}
+
+int measurement_send_stop(measurement_t *self, run_worker_t *w, const char *reason, bool cancel,
+                          bool abandon) {
+    Stampede__Stop stop = STAMPEDE__STOP__INIT;
+    stop.reason = (char *)reason;
+    stop.cancel = cancel;
+    stop.abandon = abandon;
+    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
+    env.body_case = STAMPEDE__ENVELOPE__BODY_STOP;
+    env.stop = &stop;
+    env.run_id = self->id;
+    return measurement_send(self, w, &env);
+}
+
+uint32_t measurement_inflight(const measurement_t *self) {
+    return self->link.inflight ? self->link.inflight(self->link.arg) : 0;
+}
+
+int64_t measurement_heartbeat_ns(const measurement_t *self) {
+    return self->cfg.fleet.heartbeat_ns > 0 ? self->cfg.fleet.heartbeat_ns
+                                            : MEASUREMENT_HEARTBEAT_NS;
+}
+
+int64_t measurement_silence_ns(const measurement_t *self) {
+    uint32_t liveness = self->cfg.fleet.liveness ? self->cfg.fleet.liveness : MEASUREMENT_LIVENESS;
+    return measurement_heartbeat_ns(self) * liveness;
 }
 
 void measurement_renew_id(measurement_t *self) {
@@ -159,8 +233,8 @@ measurement_t *measurement_restore(const char *name, const char *source, const c
         return NULL;
     }
     self->cfg_loaded = true;
-    controller_options_t o = {.out_dir = out_dir};
-    if (resolve_output(self, &o, name, 1, 1) != 0) {
+    self->options = (run_options_t){.name = name, .out_dir = out_dir};
+    if (resolve_output(self, &self->options, 1, 1) != 0) {
         measurement_destroy(&self);
         return NULL;
     }

@@ -8,8 +8,6 @@
 #include "buffer.h"
 #include "clock_probe.h"
 #include "collect.h"
-#include "console.h"
-#include "controller_internal.h"
 #include "launch.h"
 #include "loop.h"
 #include "plan.h"
@@ -18,24 +16,23 @@
 /* The least headroom, in strides of session indexes (one stride: a session on every slot). */
 #define REBALANCE_MIN_STRIDES 8
 
-static bool rate_mode(const controller_t *self) {
-    return self->run->cfg.scheduler.kind == SCHEDULER_RATE;
+static bool rate_mode(const measurement_t *run) {
+    return run->cfg.scheduler.kind == SCHEDULER_RATE;
 }
 
 /* Session indexes one round of the whole run spans: its slots, or its arrival workers. */
-static uint64_t stride(const controller_t *self) {
-    const measurement_t *run = self->run;
+static uint64_t stride(const measurement_t *run) {
     if (run->class_stride) /* fixed at the start: a worker joining later does not change it */
         return run->class_stride;
     uint64_t s =
-        rate_mode(self) ? plan_arrival_workers(&run->cfg, run->in_run) : plan_slots(&run->cfg);
+        rate_mode(run) ? plan_arrival_workers(&run->cfg, run->in_run) : plan_slots(&run->cfg);
     return s ? s : 1;
 }
 
-static uint64_t min_headroom(const controller_t *self) {
-    uint64_t h = REBALANCE_MIN_STRIDES * stride(self);
-    if (rate_mode(self)) { /* four heartbeats of arrivals */
-        double per_beat = self->run->cfg.scheduler.rate * controller_heartbeat_ns(self) / 1e9;
+static uint64_t min_headroom(const measurement_t *run) {
+    uint64_t h = REBALANCE_MIN_STRIDES * stride(run);
+    if (rate_mode(run)) { /* four heartbeats of arrivals */
+        double per_beat = run->cfg.scheduler.rate * measurement_heartbeat_ns(run) / 1e9;
         if (4 * per_beat > (double)h)
             h = (uint64_t)(4 * per_beat);
     }
@@ -43,12 +40,11 @@ static uint64_t min_headroom(const controller_t *self) {
 }
 
 /* The run's full load: its concurrency, or its rate. */
-static double full_load(const controller_t *self) {
-    return rate_mode(self) ? self->run->cfg.scheduler.rate
-                           : (double)self->run->cfg.scheduler.concurrency;
+static double full_load(const measurement_t *run) {
+    return rate_mode(run) ? run->cfg.scheduler.rate : (double)run->cfg.scheduler.concurrency;
 }
 
-static int hold(registry_worker_t *w, uint64_t residue, uint64_t modulus) {
+static int hold(run_worker_t *w, uint64_t residue, uint64_t modulus) {
     if (buffer_grow_array(&w->held, &w->cap_held, w->n_held + 1, sizeof *w->held) < 0)
         return -1;
     w->held[w->n_held++] = (rebalance_class_t){residue, modulus};
@@ -56,24 +52,19 @@ static int hold(registry_worker_t *w, uint64_t residue, uint64_t modulus) {
     return 0;
 }
 
-void rebalance_free_worker(registry_worker_t *w) {
-    free(w->held);
-    w->held = NULL;
-    w->n_held = w->cap_held = 0;
-}
-
-uint64_t rebalance_start(controller_t *self) {
-    measurement_t *run = self->run;
+uint64_t rebalance_start(measurement_t *run) {
     run->class_stride = 0;
-    run->class_stride = stride(self);
-    run->session_headroom = min_headroom(self);
+    run->class_stride = stride(run);
+    run->session_headroom = min_headroom(run);
     run->session_limit = run->session_headroom;
     run->frontier_at_tick = 0;
-    for (size_t i = 0; i < self->n_workers; i++) {
-        registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
+    for (size_t i = 0; i < run->n_workers; i++) {
+        run_worker_t *w = run->workers[i];
+        if (!run_worker_in_run(w))
             continue;
-        rebalance_free_worker(w);
+        free(w->held);
+        w->held = NULL;
+        w->n_held = w->cap_held = 0;
         plan_share_t share;
         if (plan_share_for(&run->cfg, run->in_run, (uint32_t)w->index, &share) != 0)
             continue;
@@ -88,10 +79,10 @@ uint64_t rebalance_start(controller_t *self) {
     return run->session_limit;
 }
 
-double rebalance_share(const controller_t *self, const registry_worker_t *w) {
+double rebalance_share(const measurement_t *run, const run_worker_t *w) {
     double share = 0;
-    if (!rate_mode(self)) {
-        uint32_t slots = plan_slots(&self->run->cfg);
+    if (!rate_mode(run)) {
+        uint32_t slots = plan_slots(&run->cfg);
         return slots ? (double)w->n_held / slots : 0;
     }
     for (size_t i = 0; i < w->n_held; i++)
@@ -99,28 +90,27 @@ double rebalance_share(const controller_t *self, const registry_worker_t *w) {
     return share;
 }
 
-static uint64_t max_frontier(const controller_t *self) {
+static uint64_t max_frontier(const measurement_t *run) {
     uint64_t f = 0;
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (registry_in_run(&self->workers[i]) && self->workers[i].frontier > f)
-            f = self->workers[i].frontier;
+    for (size_t i = 0; i < run->n_workers; i++)
+        if (run_worker_in_run(run->workers[i]) && run->workers[i]->frontier > f)
+            f = run->workers[i]->frontier;
     return f;
 }
 
-static void send_grant(controller_t *self, registry_worker_t *w) {
+static void send_grant(measurement_t *run, run_worker_t *w) {
     Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
     hb.sent_ns = loop_now_ns();
-    hb.session_limit = self->run->session_limit;
+    hb.session_limit = run->session_limit;
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
     env.heartbeat = &hb;
-    env.run_id = self->run->id;
-    controller_send(self, w, &env);
+    env.run_id = run->id;
+    measurement_send(run, w, &env);
 }
 
-void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stampede__Heartbeat *hb) {
-    measurement_t *run = self->run;
-    if (run->phase != PHASE_RUN || !registry_in_run(w) || w->taken_over)
+void rebalance_heartbeat(measurement_t *run, run_worker_t *w, const Stampede__Heartbeat *hb) {
+    if (run->phase != PHASE_RUN || !run_worker_in_run(w) || w->taken_over)
         return;
     /* No worker starts a session at or past the grant: a frontier or a count beyond it is refused
      * (it would raise the grant for everyone, wrap it around, or count sessions never run). */
@@ -130,29 +120,28 @@ void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stamped
                  "session frontier %" PRIu64 " and %" PRIu64
                  " sessions started, past the grant %" PRIu64,
                  hb->session_frontier, hb->sessions_started, run->session_limit);
-        collect_refuse_number(self, w, "a heartbeat", why);
+        collect_refuse_number(run, w, "a heartbeat", why);
         return;
     }
     if (hb->session_frontier > w->frontier)
         w->frontier = hb->session_frontier;
     if (hb->sessions_started > w->sessions_started)
         w->sessions_started = hb->sessions_started;
-    uint64_t top = max_frontier(self);
+    uint64_t top = max_frontier(run);
     uint64_t moved = top > run->frontier_at_tick ? top - run->frontier_at_tick : 0;
     if (2 * moved > run->session_headroom) /* faster than the headroom allows: widen it now */
         run->session_headroom = 2 * moved;
     if (top + run->session_headroom / 2 > run->session_limit) {
         run->session_limit = top + run->session_headroom;
-        send_grant(self, w);
+        send_grant(run, w);
     }
 }
 
-void rebalance_tick(controller_t *self) {
-    measurement_t *run = self->run;
-    uint64_t top = max_frontier(self);
+void rebalance_tick(measurement_t *run) {
+    uint64_t top = max_frontier(run);
     uint64_t moved = top > run->frontier_at_tick ? top - run->frontier_at_tick : 0;
     run->frontier_at_tick = top;
-    run->session_headroom = min_headroom(self);
+    run->session_headroom = min_headroom(run);
     if (4 * moved > run->session_headroom)
         run->session_headroom = 4 * moved;
     if (top + run->session_headroom / 2 > run->session_limit)
@@ -160,8 +149,7 @@ void rebalance_tick(controller_t *self) {
 }
 
 /* Rate mode: the first arrival index >= floor that is not yet due (its time after now). */
-static uint64_t first_not_due(const controller_t *self, uint64_t floor) {
-    const measurement_t *run = self->run;
+static uint64_t first_not_due(const measurement_t *run, uint64_t floor) {
     workload_arrivals_t arrivals;
     workload_arrivals_init(&arrivals, &run->cfg);
     int64_t now = loop_now_ns() - run->start_ns;
@@ -171,8 +159,7 @@ static uint64_t first_not_due(const controller_t *self, uint64_t floor) {
     return i;
 }
 
-static rebalance_loss_t *add_loss(controller_t *self, registry_worker_t *w) {
-    measurement_t *run = self->run;
+static rebalance_loss_t *add_loss(measurement_t *run, run_worker_t *w, int64_t last_word_ns) {
     if (buffer_grow_array(&run->losses, &run->cap_losses, run->n_losses + 1, sizeof *run->losses) <
         0)
         return NULL;
@@ -180,16 +167,16 @@ static rebalance_loss_t *add_loss(controller_t *self, registry_worker_t *w) {
     memset(loss, 0, sizeof *loss);
     snprintf(loss->worker, sizeof loss->worker, "%s", w->name);
     loss->index = (uint32_t)w->index;
-    loss->from_ns = w->last_rx_ns > run->start_ns ? w->last_rx_ns : run->start_ns;
+    loss->from_ns = last_word_ns > run->start_ns ? last_word_ns : run->start_ns;
     loss->declared_ns = loop_now_ns();
-    loss->share = rebalance_share(self, w);
+    loss->share = rebalance_share(run, w);
     loss->lost_sessions =
         w->sessions_started > w->sessions_ended ? w->sessions_started - w->sessions_ended : 0;
     return loss;
 }
 
 /* Drops class c from w's classes. */
-static void unhold(registry_worker_t *w, rebalance_class_t c) {
+static void unhold(run_worker_t *w, rebalance_class_t c) {
     for (size_t i = 0; i < w->n_held; i++)
         if (w->held[i].residue == c.residue && w->held[i].modulus == c.modulus) {
             memmove(w->held + i, w->held + i + 1, (w->n_held - i - 1) * sizeof *w->held);
@@ -201,17 +188,16 @@ static void unhold(registry_worker_t *w, rebalance_class_t c) {
 
 /* Sends s a Rebalance: it gives up the classes release[0..n_release) and runs adopt[0..n), both
  * from first on, with cap_add more of the cap; its classes on record follow. */
-static void send_rebalance2(controller_t *self, registry_worker_t *s,
-                            const rebalance_class_t *adopt, size_t n,
-                            const rebalance_class_t *release, size_t n_release, uint64_t first,
-                            uint32_t cap_add, const char *reason) {
+static void send_rebalance2(measurement_t *run, run_worker_t *s, const rebalance_class_t *adopt,
+                            size_t n, const rebalance_class_t *release, size_t n_release,
+                            uint64_t first, uint32_t cap_add, const char *reason) {
     size_t total = n + n_release;
     Stampede__Adoption *items = calloc(total ? total : 1, sizeof *items);
     Stampede__Adoption **ptrs = calloc(total ? total : 1, sizeof *ptrs);
     if (!items || !ptrs) {
         free(items);
         free(ptrs);
-        console_say(self, "out of memory rebalancing onto worker %s", s->name);
+        measurement_say(run, "out of memory rebalancing onto worker %s", s->name);
         return;
     }
     for (size_t i = 0; i < total; i++) {
@@ -231,27 +217,26 @@ static void send_rebalance2(controller_t *self, registry_worker_t *s,
     r.adopt = ptrs;
     r.n_release = n_release;
     r.release = ptrs + n;
-    r.session_limit = self->run->session_limit;
+    r.session_limit = run->session_limit;
     r.rate_cap_add = cap_add;
     r.reason = (char *)reason;
     s->rate_cap += cap_add;
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_REBALANCE;
     env.rebalance = &r;
-    env.run_id = self->run->id;
-    controller_send(self, s, &env);
+    env.run_id = run->id;
+    measurement_send(run, s, &env);
     free(items);
     free(ptrs);
 }
 
-static void send_rebalance(controller_t *self, registry_worker_t *s, const rebalance_class_t *adopt,
+static void send_rebalance(measurement_t *run, run_worker_t *s, const rebalance_class_t *adopt,
                            size_t n, uint64_t first, uint32_t cap_add, const char *reason) {
-    send_rebalance2(self, s, adopt, n, NULL, 0, first, cap_add, reason);
+    send_rebalance2(run, s, adopt, n, NULL, 0, first, cap_add, reason);
 }
 
 /* The abort threshold: true when the run was ended because of this loss. */
-static bool over_threshold(controller_t *self, registry_worker_t *w, const char *why) {
-    measurement_t *run = self->run;
+static bool over_threshold(measurement_t *run, run_worker_t *w, const char *why) {
     double pct = run->cfg.fleet.abort_on_worker_loss_pct;
     if (pct < 0 || run->lost_share * 100 <= pct + 1e-9 || run->stopping)
         return false;
@@ -259,22 +244,22 @@ static bool over_threshold(controller_t *self, registry_worker_t *w, const char 
              "worker %s lost (%s): %.1f %% of the load lost, above "
              "fleet.abort_on_worker_loss_pct = %g %%",
              w->name, why, run->lost_share * 100, pct);
-    console_say(self, "ending the run: %s", run->loss_abort);
+    measurement_say(run, "ending the run: %s", run->loss_abort);
     merge_mark_partial(run->merge, run->loss_abort);
-    collect_stop(self, run->loss_abort);
+    collect_stop(run, run->loss_abort);
     return true;
 }
 
-bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
-    measurement_t *run = self->run;
+static bool rebalance_lost(measurement_t *run, run_worker_t *w, const char *why,
+                           int64_t last_word_ns) {
     if (w->taken_over)
         return true;
-    rebalance_loss_t *loss = add_loss(self, w);
+    rebalance_loss_t *loss = add_loss(run, w, last_word_ns);
     if (!loss)
         return false;
     w->lost_sessions = loss->lost_sessions;
     run->lost_share += loss->share;
-    if (over_threshold(self, w, why))
+    if (over_threshold(run, w, why))
         return false;
     if (w->n_held == 0) { /* it held no load (beyond the cap's split): nothing is missing */
         w->taken_over = loss->taken_over = true;
@@ -283,11 +268,11 @@ bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
     }
     if (run->stopping || run->cfg.workload.kind == WORKLOAD_TRACE)
         return false; /* a trace part lives on its worker only */
-    registry_worker_t **survivors = calloc(self->n_workers, sizeof *survivors);
+    run_worker_t **survivors = calloc(run->n_workers, sizeof *survivors);
     uint32_t n = 0;
-    for (size_t i = 0; survivors && i < self->n_workers; i++) {
-        registry_worker_t *s = &self->workers[i];
-        if (s != w && registry_in_run(s) && s->state == REGISTRY_RUNNING && !s->done)
+    for (size_t i = 0; survivors && i < run->n_workers; i++) {
+        run_worker_t *s = run->workers[i];
+        if (s != w && run_worker_in_run(s) && s->state == RUN_WORKER_RUNNING && !s->done)
             survivors[n++] = s;
     }
     if (n == 0) {
@@ -296,8 +281,8 @@ bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
     }
     /* Nothing of the lost worker's is at or past the grant; rate mode also skips what is due. */
     uint64_t first = run->session_limit;
-    if (rate_mode(self))
-        first = first_not_due(self, first);
+    if (rate_mode(run))
+        first = first_not_due(run, first);
     uint64_t widest = 0;
     for (size_t i = 0; i < w->n_held; i++)
         if (w->held[i].modulus * n > widest)
@@ -309,7 +294,7 @@ bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
     for (uint32_t j = 0; mine && j < n; j++) {
         size_t count = 0;
         uint64_t part_first, part_count, cap_first, cap_count = 0;
-        if (!rate_mode(self)) { /* whole slots: +1 to the first k survivors */
+        if (!rate_mode(run)) { /* whole slots: +1 to the first k survivors */
             plan_partition(w->n_held, n, j, &part_first, &part_count);
             memcpy(mine, w->held + part_first, part_count * sizeof *mine);
             count = part_count;
@@ -321,28 +306,29 @@ bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
                 plan_partition(w->rate_cap, n, j, &cap_first, &cap_count);
         }
         if (count)
-            send_rebalance(self, survivors[j], mine, count, first, (uint32_t)cap_count, reason);
+            send_rebalance(run, survivors[j], mine, count, first, (uint32_t)cap_count, reason);
     }
     free(mine);
     free(survivors);
-    console_say(self,
-                "worker %s's share (%.1f %% of the load) taken over by %u worker%s from session "
-                "%" PRIu64 "; %" PRIu64 " of its sessions lost",
-                w->name, loss->share * 100, n, n == 1 ? "" : "s", first, loss->lost_sessions);
+    measurement_say(
+        run,
+        "worker %s's share (%.1f %% of the load) taken over by %u worker%s from session "
+        "%" PRIu64 "; %" PRIu64 " of its sessions lost",
+        w->name, loss->share * 100, n, n == 1 ? "" : "s", first, loss->lost_sessions);
     loss->to_ns = loop_now_ns();
     loss->taken_over = w->taken_over = true;
     w->n_held = 0;
     w->rate_cap = 0;
     w->abandon_sent_ns = loop_now_ns();
-    controller_send_stop(self, w, "lost: its share was taken over by the other workers", true,
-                         true);
+    measurement_send_stop(run, w, "lost: its share was taken over by the other workers", true,
+                          true);
     return true;
 }
 
-uint64_t rebalance_lost_sessions(const controller_t *self) {
+uint64_t rebalance_lost_sessions(const measurement_t *run) {
     uint64_t n = 0;
-    for (size_t i = 0; i < self->run->n_losses; i++)
-        n += self->run->losses[i].lost_sessions;
+    for (size_t i = 0; i < run->n_losses; i++)
+        n += run->losses[i].lost_sessions;
     return n;
 }
 
@@ -353,10 +339,10 @@ static int64_t loss_end(const rebalance_loss_t *loss, int64_t end_ns) {
 }
 
 /* The share of the load missing at instant t. */
-static double missing_at(const controller_t *self, int64_t t, int64_t end_ns) {
+static double missing_at(const measurement_t *run, int64_t t, int64_t end_ns) {
     double missing = 0;
-    for (size_t i = 0; i < self->run->n_losses; i++) {
-        const rebalance_loss_t *loss = &self->run->losses[i];
+    for (size_t i = 0; i < run->n_losses; i++) {
+        const rebalance_loss_t *loss = &run->losses[i];
         if (loss->from_ns <= t && t < loss_end(loss, end_ns))
             missing += loss->share;
     }
@@ -369,15 +355,14 @@ static int cmp_i64(const void *a, const void *b) {
 }
 
 /* The load held at instant t (concurrency rounded to a whole slot). */
-static double held_at(const controller_t *self, int64_t t, int64_t end_ns) {
-    double held = full_load(self) * (1 - missing_at(self, t, end_ns));
-    return rate_mode(self) ? held : round(held);
+static double held_at(const measurement_t *run, int64_t t, int64_t end_ns) {
+    double held = full_load(run) * (1 - missing_at(run, t, end_ns));
+    return rate_mode(run) ? held : round(held);
 }
 
 /* Calls fn for each stretch [from, to) of constant load from the start to end_ns. */
-static void each_stretch(const controller_t *self, int64_t end_ns,
+static void each_stretch(const measurement_t *run, int64_t end_ns,
                          void (*fn)(void *arg, int64_t from, int64_t to, double load), void *arg) {
-    const measurement_t *run = self->run;
     size_t n = 0;
     int64_t *edges = calloc(2 * run->n_losses + 2, sizeof *edges);
     if (!edges)
@@ -390,12 +375,12 @@ static void each_stretch(const controller_t *self, int64_t end_ns,
     }
     qsort(edges, n, sizeof *edges, cmp_i64);
     int64_t from = run->start_ns;
-    double load = held_at(self, from, end_ns);
+    double load = held_at(run, from, end_ns);
     for (size_t i = 0; i < n; i++) {
         int64_t t = edges[i];
         if (t <= from || t > end_ns)
             continue;
-        double next = t < end_ns ? held_at(self, t, end_ns) : NAN;
+        double next = t < end_ns ? held_at(run, t, end_ns) : NAN;
         if (t == end_ns || next != load) {
             fn(arg, from, t, load);
             from = t;
@@ -420,37 +405,36 @@ static void add_shortfall(void *arg, int64_t from, int64_t to, double load) {
         s->lowest = load;
 }
 
-void rebalance_label(const controller_t *self, int64_t end_ns, char *buf, size_t len) {
-    shortfall_t s = {.lowest = full_load(self), .full = full_load(self)};
+void rebalance_label(const measurement_t *run, int64_t end_ns, char *buf, size_t len) {
+    shortfall_t s = {.lowest = full_load(run), .full = full_load(run)};
     buf[0] = '\0';
-    if (!self->run->n_losses || end_ns <= self->run->start_ns)
+    if (!run->n_losses || end_ns <= run->start_ns)
         return;
-    each_stretch(self, end_ns, add_shortfall, &s);
+    each_stretch(run, end_ns, add_shortfall, &s);
     if (s.short_ns <= 0)
         return;
-    if (rate_mode(self))
+    if (rate_mode(run))
         snprintf(buf, len, "held %.3g/s for %.1f s", s.lowest, s.short_ns / 1e9);
     else
         snprintf(buf, len, "held %.0f for %.1f s", s.lowest, s.short_ns / 1e9);
 }
 
 typedef struct stretch_json {
-    const controller_t *self;
+    const measurement_t *run;
     json_t *array;
 } stretch_json_t;
 
 static void add_stretch_json(void *arg, int64_t from, int64_t to, double load) {
     stretch_json_t *s = arg;
-    int64_t start = s->self->run->start_ns;
-    bool rate = rate_mode(s->self);
+    int64_t start = s->run->start_ns;
+    bool rate = rate_mode(s->run);
     json_array_append_new(s->array,
                           json_pack("{s:f, s:f, s:o}", "from_s", (from - start) / 1e9, "to_s",
                                     (to - start) / 1e9, rate ? "rate" : "concurrency",
                                     rate ? json_real(load) : json_integer((json_int_t)load)));
 }
 
-void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
-    const measurement_t *run = self->run;
+void rebalance_json(const measurement_t *run, int64_t end_ns, json_t *level) {
     json_t *losses = json_array();
     bool degraded = false;
     for (size_t i = 0; i < run->n_losses; i++) {
@@ -470,16 +454,15 @@ void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level) {
                         run->loss_abort[0] ? json_string(run->loss_abort) : json_null());
     json_object_set_new(level, "worker_losses", losses);
     json_object_set_new(level, "lost_sessions",
-                        json_integer((json_int_t)rebalance_lost_sessions(self)));
-    stretch_json_t s = {self, json_array()};
+                        json_integer((json_int_t)rebalance_lost_sessions(run)));
+    stretch_json_t s = {run, json_array()};
     if (end_ns > run->start_ns)
-        each_stretch(self, end_ns, add_stretch_json, &s);
+        each_stretch(run, end_ns, add_stretch_json, &s);
     json_object_set_new(level, "load_held", s.array);
-    json_object_set_new(level, "workers", registry_run_json(self));
+    json_object_set_new(level, "workers", rebalance_workers_json(run));
 }
 
-void rebalance_print(const controller_t *self, FILE *out) {
-    const measurement_t *run = self->run;
+void rebalance_print(const measurement_t *run, FILE *out) {
     for (size_t i = 0; i < run->n_losses; i++) {
         const rebalance_loss_t *l = &run->losses[i];
         fprintf(out, "Worker lost: %s (worker %u, %.1f %% of the load) silent from %.1f s, ",
@@ -498,16 +481,15 @@ void rebalance_print(const controller_t *self, FILE *out) {
 
 /* Whether a worker may join the run in progress (fleet.rebalance_on_join and a run that can
  * give it a share). */
-static bool may_join(const controller_t *self) {
-    const measurement_t *run = self->run;
+static bool may_join(const measurement_t *run) {
     return run->cfg.fleet.rebalance_on_join && run->phase == PHASE_RUN && !run->stopping &&
            !run->loss_abort[0] && run->cfg.workload.kind != WORKLOAD_TRACE &&
            run->cfg.scheduler.kind != SCHEDULER_SEQUENTIAL &&
-           !(rate_mode(self) && run->cfg.scheduler.concurrency > 0);
+           !(rate_mode(run) && run->cfg.scheduler.concurrency > 0);
 }
 
-bool rebalance_rejoin(controller_t *self, registry_worker_t *w) {
-    if (!may_join(self) || w->state != REGISTRY_LOST || !w->taken_over)
+bool rebalance_rejoin(measurement_t *run, run_worker_t *w) {
+    if (!may_join(run) || w->state != RUN_WORKER_LOST || !w->taken_over)
         return false;
     /* A new incarnation in the run: its batches start again from 1 (the old ones, told to be
      * dropped, are never merged), and it holds nothing until it is given a share. */
@@ -524,13 +506,12 @@ bool rebalance_rejoin(controller_t *self, registry_worker_t *w) {
     w->classes_changed = true; /* it holds only what it is given from now on */
     w->rate_cap = 0;
     w->back_said = false;
-    clock_probe_one(self, w);
+    clock_probe_one(run, w);
     return true;
 }
 
-bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
-    measurement_t *run = self->run;
-    if (!may_join(self))
+bool rebalance_join_begin(measurement_t *run, run_worker_t *w) {
+    if (!may_join(run))
         return false;
     uint64_t *starts = realloc(run->window_starts, (run->in_run + 1) * sizeof *starts);
     if (!starts)
@@ -542,30 +523,31 @@ bool rebalance_join_begin(controller_t *self, registry_worker_t *w) {
     return true;
 }
 
-void rebalance_join_step(controller_t *self, int64_t now) {
+void rebalance_join_step(measurement_t *run, int64_t now) {
     bool probing = false;
-    for (size_t i = 0; i < self->n_workers; i++)
-        probing |= registry_in_run(&self->workers[i]) && self->workers[i].state == REGISTRY_PROBING;
+    for (size_t i = 0; i < run->n_workers; i++)
+        probing |=
+            run_worker_in_run(run->workers[i]) && run->workers[i]->state == RUN_WORKER_PROBING;
     if (probing)
-        clock_probe_step(self, now); /* a measured joiner is back in REGISTRY_REGISTERED */
+        clock_probe_step(run, now); /* a measured joiner is back in RUN_WORKER_REGISTERED */
     bool running = false; /* a started worker still has load: a joiner can still get some */
-    for (size_t i = 0; i < self->n_workers; i++) {
-        const registry_worker_t *w = &self->workers[i];
-        running |= registry_in_run(w) && w->state == REGISTRY_RUNNING && !w->done;
+    for (size_t i = 0; i < run->n_workers; i++) {
+        const run_worker_t *w = run->workers[i];
+        running |= run_worker_in_run(w) && w->state == RUN_WORKER_RUNNING && !w->done;
     }
-    for (size_t i = 0; i < self->n_workers; i++) {
-        registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w) ||
-            (w->state != REGISTRY_PROBING && w->state != REGISTRY_REGISTERED &&
-             w->state != REGISTRY_ASSIGNED))
+    for (size_t i = 0; i < run->n_workers; i++) {
+        run_worker_t *w = run->workers[i];
+        if (!run_worker_in_run(w) ||
+            (w->state != RUN_WORKER_PROBING && w->state != RUN_WORKER_REGISTERED &&
+             w->state != RUN_WORKER_ASSIGNED))
             continue;
-        if (!running || self->run->stopping) { /* the run ends before it could join */
-            w->state = REGISTRY_LOST;
+        if (!running || run->stopping) { /* the run ends before it could join */
+            w->state = RUN_WORKER_LOST;
             w->taken_over = true; /* it held nothing */
-            controller_send_stop(self, w, "the run ended before this worker could join it", true,
-                                 true);
-        } else if (w->state == REGISTRY_REGISTERED) {
-            launch_assign_join(self, w);
+            measurement_send_stop(run, w, "the run ended before this worker could join it", true,
+                                  true);
+        } else if (w->state == RUN_WORKER_REGISTERED) {
+            launch_assign_join(run, w);
         }
     }
 }
@@ -573,9 +555,9 @@ void rebalance_join_step(controller_t *self, int64_t now) {
 /* Concurrent: whole slots to the joiner, one at a time from the donor holding the most, until it
  * holds C / (donors + 1) or would hold more than the donor. Each donor stops the slot at its next
  * session; the joiner runs it from `first`. */
-static void join_slots(controller_t *self, registry_worker_t *w, registry_worker_t **donors,
-                       uint32_t n, uint64_t first, const char *reason) {
-    uint32_t target = plan_slots(&self->run->cfg) / (n + 1);
+static void join_slots(measurement_t *run, run_worker_t *w, run_worker_t **donors, uint32_t n,
+                       uint64_t first, const char *reason) {
+    uint32_t target = plan_slots(&run->cfg) / (n + 1);
     size_t *given = calloc(n, sizeof *given);
     rebalance_class_t *take = calloc(target ? target : 1, sizeof *take);
     size_t taken = 0;
@@ -586,7 +568,7 @@ static void join_slots(controller_t *self, registry_worker_t *w, registry_worker
                 best = d;
         if (best == n || donors[best]->n_held - given[best] <= taken + 1)
             break; /* the joiner would hold as much as the biggest donor */
-        registry_worker_t *d = donors[best];
+        run_worker_t *d = donors[best];
         take[taken++] = d->held[d->n_held - 1 - given[best]++];
     }
     for (uint32_t d = 0; given && d < n; d++) {
@@ -596,24 +578,24 @@ static void join_slots(controller_t *self, registry_worker_t *w, registry_worker
         if (!release)
             continue;
         memcpy(release, donors[d]->held + donors[d]->n_held - given[d], given[d] * sizeof *release);
-        send_rebalance2(self, donors[d], NULL, 0, release, given[d], first, 0, reason);
+        send_rebalance2(run, donors[d], NULL, 0, release, given[d], first, 0, reason);
         free(release);
     }
     if (taken)
-        send_rebalance(self, w, take, taken, first, 0, reason);
-    console_say(self, "worker %s joined the run: %zu slot%s from session %" PRIu64, w->name, taken,
-                taken == 1 ? "" : "s", first);
+        send_rebalance(run, w, take, taken, first, 0, reason);
+    measurement_say(run, "worker %s joined the run: %zu slot%s from session %" PRIu64, w->name,
+                    taken, taken == 1 ? "" : "s", first);
     free(given);
     free(take);
 }
 
 /* Rate mode (no cap): every donor's arrival classes split n + 1 ways; the donor keeps n parts and
  * gives the last to the joiner, from `first` on (the donor's arrivals before it stay its own). */
-static void join_arrivals(controller_t *self, registry_worker_t *w, registry_worker_t **donors,
-                          uint32_t n, uint64_t first, const char *reason) {
+static void join_arrivals(measurement_t *run, run_worker_t *w, run_worker_t **donors, uint32_t n,
+                          uint64_t first, const char *reason) {
     size_t given = 0;
     for (uint32_t d = 0; d < n; d++) {
-        registry_worker_t *donor = donors[d];
+        run_worker_t *donor = donors[d];
         size_t k = donor->n_held;
         rebalance_class_t *release = calloc(k ? k : 1, sizeof *release);
         rebalance_class_t *keep = calloc(k * n + 1, sizeof *keep);
@@ -630,50 +612,100 @@ static void join_arrivals(controller_t *self, registry_worker_t *w, registry_wor
             plan_split_class(release[i].residue, release[i].modulus, n + 1, n, &give[i].residue,
                              &give[i].modulus);
         }
-        send_rebalance2(self, donor, keep, k * n, release, k, first, 0, reason);
-        send_rebalance(self, w, give, k, first, 0, reason);
+        send_rebalance2(run, donor, keep, k * n, release, k, first, 0, reason);
+        send_rebalance(run, w, give, k, first, 0, reason);
         given += k;
         free(release), free(keep), free(give);
     }
-    console_say(self,
-                "worker %s joined the run: a part of %zu arrival stream%s from session %" PRIu64,
-                w->name, given, given == 1 ? "" : "s", first);
+    measurement_say(
+        run, "worker %s joined the run: a part of %zu arrival stream%s from session %" PRIu64,
+        w->name, given, given == 1 ? "" : "s", first);
 }
 
-void rebalance_join_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready) {
-    measurement_t *run = self->run;
-    if (w->state != REGISTRY_ASSIGNED)
+void rebalance_join_ready(measurement_t *run, run_worker_t *w, const Stampede__Ready *ready) {
+    if (w->state != RUN_WORKER_ASSIGNED)
         return;
     if (!ready->ok || run->stopping) {
-        console_say(self, "worker %s could not join the run: %s", w->name,
-                    !ready->ok && ready->error && *ready->error ? ready->error
-                                                                : "the run is ending");
-        w->state = REGISTRY_LOST;
+        measurement_say(run, "worker %s could not join the run: %s", w->name,
+                        !ready->ok && ready->error && *ready->error ? ready->error
+                                                                    : "the run is ending");
+        w->state = RUN_WORKER_LOST;
         w->taken_over = true; /* it holds nothing: nothing is missing */
-        controller_send_stop(self, w, "could not join the run", true, true);
+        measurement_send_stop(run, w, "could not join the run", true, true);
         return;
     }
-    launch_send_start(self, w);
-    registry_worker_t **donors = calloc(self->n_workers, sizeof *donors);
+    launch_send_start(run, w);
+    run_worker_t **donors = calloc(run->n_workers, sizeof *donors);
     uint32_t n = 0;
-    for (size_t i = 0; donors && i < self->n_workers; i++) {
-        registry_worker_t *d = &self->workers[i];
-        if (d != w && registry_in_run(d) && d->state == REGISTRY_RUNNING && !d->done &&
+    for (size_t i = 0; donors && i < run->n_workers; i++) {
+        run_worker_t *d = run->workers[i];
+        if (d != w && run_worker_in_run(d) && d->state == RUN_WORKER_RUNNING && !d->done &&
             !d->taken_over && d->n_held)
             donors[n++] = d;
     }
     uint64_t first = run->session_limit;
-    if (rate_mode(self))
-        first = first_not_due(self, first);
-    uint64_t widest = stride(self) * (n + 1);
+    if (rate_mode(run))
+        first = first_not_due(run, first);
+    uint64_t widest = stride(run) * (n + 1);
     run->session_limit = first + run->session_headroom + widest;
     char reason[256];
     snprintf(reason, sizeof reason, "worker %s joined the run (fleet.rebalance_on_join)", w->name);
     if (n == 0)
-        console_say(self, "worker %s joined the run, but no worker has load to share", w->name);
-    else if (rate_mode(self))
-        join_arrivals(self, w, donors, n, first, reason);
+        measurement_say(run, "worker %s joined the run, but no worker has load to share", w->name);
+    else if (rate_mode(run))
+        join_arrivals(run, w, donors, n, first, reason);
     else
-        join_slots(self, w, donors, n, first, reason);
+        join_slots(run, w, donors, n, first, reason);
     free(donors);
+}
+
+void rebalance_worker_lost(measurement_t *run, run_worker_t *w, const char *why, bool abandon,
+                           int64_t last_word_ns) {
+    char msg[512];
+    snprintf(msg, sizeof msg, "worker %s lost: %s", w->name, why);
+    measurement_say(run, "%s", msg);
+    w->state = RUN_WORKER_LOST;
+    /* During the run its share goes to the survivors; a loss that cannot be taken over leaves the
+     * run short of load, and the results partial. */
+    bool taken_over = run->phase == PHASE_RUN && rebalance_lost(run, w, why, last_word_ns);
+    if (!taken_over)
+        merge_mark_partial(run->merge, msg);
+    if (abandon && !taken_over)
+        measurement_send_stop(run, w, why, true, true);
+}
+
+void rebalance_worker_back(measurement_t *run, run_worker_t *w) {
+    if (!w->taken_over) {
+        measurement_say(run, "worker %s is back", w->name);
+        w->state = RUN_WORKER_RUNNING;
+        return;
+    }
+    /* Its sessions run elsewhere now: it must not keep running its old load. */
+    int64_t now = loop_now_ns();
+    if (w->abandon_sent_ns && now - w->abandon_sent_ns < measurement_heartbeat_ns(run))
+        return;
+    w->abandon_sent_ns = now;
+    measurement_send_stop(run, w, "lost: its share was taken over by the other workers", true,
+                          true);
+    if (rebalance_rejoin(run, w)) /* fleet.rebalance_on_join */
+        measurement_say(run,
+                        "worker %s is back, its old share taken over: told to drop its old load, "
+                        "it joins the run again",
+                        w->name);
+    else if (!w->back_said)
+        measurement_say(run,
+                        "worker %s is back, but its share was taken over: told to drop the run; "
+                        "it waits for the next run",
+                        w->name);
+    w->back_said = true;
+}
+
+json_t *rebalance_workers_json(const measurement_t *run) {
+    uint32_t carried = 0;
+    for (size_t i = 0; i < run->n_workers; i++)
+        carried += run_worker_in_run(run->workers[i]) && run->workers[i]->state != RUN_WORKER_LOST;
+    return json_pack("{s:i, s:i, s:i, s:i, s:i}", "expected", (int)run->options.expect_workers,
+                     "started", (int)run->started_with, "joined",
+                     (int)(run->in_run - run->started_with), "lost", (int)run->n_losses,
+                     "carried_by", (int)carried);
 }

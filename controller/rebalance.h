@@ -24,8 +24,8 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "controller.h"
-#include "registry.h"
+#include "measurement.h"
+#include "run_worker.h"
 #include "stampede.pb-c.h"
 
 typedef struct rebalance_class {
@@ -46,40 +46,47 @@ typedef struct rebalance_loss {
 } rebalance_loss_t;
 
 /* At the start: the first grant (returned, for Start) and each worker's classes from its share. */
-uint64_t rebalance_start(controller_t *self);
+uint64_t rebalance_start(measurement_t *run);
 /* A heartbeat of w during the run: its frontier and sessions started; raises the grant (and
  * answers w with it at once) when the highest frontier comes within half the headroom of it. */
-void rebalance_heartbeat(controller_t *self, registry_worker_t *w, const Stampede__Heartbeat *hb);
+void rebalance_heartbeat(measurement_t *run, run_worker_t *w, const Stampede__Heartbeat *hb);
 /* Every heartbeat tick during the run: the headroom follows how fast the frontier moves. */
-void rebalance_tick(controller_t *self);
-/* w was just declared lost during the run: its share goes to the survivors (true), or cannot
- * (false: the caller marks the results partial); the abort threshold may end the run. */
-bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why);
+void rebalance_tick(measurement_t *run);
+/* w was declared lost (last heard at last_word_ns): said, and during the run its share goes to
+ * the survivors, or cannot (the results are then partial); the abort threshold may end the run.
+ * abandon also tells it to drop the run when its share was not taken over. */
+void rebalance_worker_lost(measurement_t *run, run_worker_t *w, const char *why, bool abandon,
+                           int64_t last_word_ns);
+/* A lost worker of the run spoke again: it is running, and its Done and batches still count;
+ * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
+void rebalance_worker_back(measurement_t *run, run_worker_t *w);
+/* The run's workers for its level in results.json: {"expected", "started" (taken in at the
+ * start), "joined" (during the run), "lost" (losses during it), "carried_by" (in the run and not
+ * lost at its end)}. The caller owns the object. */
+json_t *rebalance_workers_json(const measurement_t *run);
 /* w's share of the run's load now (0..1). */
-double rebalance_share(const controller_t *self, const registry_worker_t *w);
-/* Frees what w holds for rebalancing. */
-void rebalance_free_worker(registry_worker_t *w);
+double rebalance_share(const measurement_t *run, const run_worker_t *w);
 /* Sessions counted lost over the run. */
-uint64_t rebalance_lost_sessions(const controller_t *self);
+uint64_t rebalance_lost_sessions(const measurement_t *run);
 /* The label's note ("held 6 for 3.1 s"), empty when the load was held throughout; end_ns is the
  * end of the run. */
-void rebalance_label(const controller_t *self, int64_t end_ns, char *buf, size_t len);
+void rebalance_label(const measurement_t *run, int64_t end_ns, char *buf, size_t len);
 /* Sets the level's "degraded", "worker_losses", "load_held" and "lost_sessions" in level. */
-void rebalance_json(const controller_t *self, int64_t end_ns, json_t *level);
+void rebalance_json(const measurement_t *run, int64_t end_ns, json_t *level);
 /* fleet.rebalance_on_join: whether w, a new worker connecting during the run, joins it (then it
  * has the next index and is to be probed); false: it waits for the next run (the default, a trace
  * replay, a sequential run, rate mode with a cap, or a run ending). */
-bool rebalance_join_begin(controller_t *self, registry_worker_t *w);
+bool rebalance_join_begin(measurement_t *run, run_worker_t *w);
 /* fleet.rebalance_on_join: w, lost with its share taken over, spoke again (and was just told to
  * drop its old load): it joins the run again, as a new incarnation under its index, to be probed.
  * False: it waits for the next run. */
-bool rebalance_rejoin(controller_t *self, registry_worker_t *w);
+bool rebalance_rejoin(measurement_t *run, run_worker_t *w);
 /* During the run: probes the joining workers and assigns the measured ones (with no load). */
-void rebalance_join_step(controller_t *self, int64_t now);
+void rebalance_join_step(measurement_t *run, int64_t now);
 /* A joining worker is ready: it is started, and given whole slots (concurrent, each donor's at its
  * next session) or a part of every worker's arrival classes (rate), from the grant on. */
-void rebalance_join_ready(controller_t *self, registry_worker_t *w, const Stampede__Ready *ready);
+void rebalance_join_ready(measurement_t *run, run_worker_t *w, const Stampede__Ready *ready);
 /* The table's lines about losses (nothing when there was none). */
-void rebalance_print(const controller_t *self, FILE *out);
+void rebalance_print(const measurement_t *run, FILE *out);
 
 #endif

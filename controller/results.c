@@ -10,16 +10,13 @@
 
 #include "breaker.h"
 #include "client_series.h"
-#include "console.h"
-#include "controller_internal.h"
-#include "live_metrics.h"
+#include "collect.h"
 #include "loop.h"
 #include "outfile.h"
 #include "rebalance.h"
 #include "report_cmd.h"
 #include "report_network.h"
 #include "sweep_report.h"
-#include "sweep_run.h"
 #include "telemetry_report.h"
 #include "telemetry_run.h"
 #include "validity.h"
@@ -38,14 +35,14 @@ int results_make_dir(const char *path) {
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
 }
 
-void results_open_trace(controller_t *self) {
-    measurement_t *run = self->run;
+void results_open_trace(measurement_t *run) {
     /* The start is known from here on and the first record comes later: the window opens now. */
     int64_t duration = run->cfg.limits.duration_ns;
     merge_set_run_window(run->merge, run->start_ns + run->cfg.warmup_ns,
                          duration > 0 ? run->start_ns + duration : 0);
-    if (self->sweep)
-        sweep_run_start(self->sweep, run);
+    for (size_t i = 0; i < run->n_sinks; i++)
+        if (run->sinks[i].open)
+            run->sinks[i].open(run->sinks[i].arg, run);
     if (!run->cfg.output.trace)
         return;
     char path[4096];
@@ -54,26 +51,25 @@ void results_open_trace(controller_t *self) {
     if (run->trace_out && report_trace_set_workload(run->trace_out, &run->cfg) != 0)
         report_trace_close(&run->trace_out); /* no memory: said below, as for a failed open */
     if (!run->trace_out)
-        console_say(self, "cannot write %s: %s; no trace", path, strerror(errno));
+        measurement_say(run, "cannot write %s: %s; no trace", path, strerror(errno));
 }
 
 /* The run's worker with this index, or NULL. */
-static registry_worker_t *results_worker_at(const controller_t *self, uint32_t index) {
+static run_worker_t *results_worker_at(const measurement_t *run, uint32_t index) {
     /* a batch's records all come from one worker: try the slot found last time first */
     static size_t last;
-    if (last < self->n_workers && self->workers[last].index == (int)index)
-        return &self->workers[last];
-    for (size_t i = 0; i < self->n_workers; i++)
-        if (self->workers[i].index == (int)index)
-            return &self->workers[(last = i)];
+    if (last < run->n_workers && run->workers[last]->index == (int)index)
+        return run->workers[last];
+    for (size_t i = 0; i < run->n_workers; i++)
+        if (run->workers[i]->index == (int)index)
+            return run->workers[(last = i)];
     return NULL;
 }
 
 /* Counts a session start (its node 0 sent) inside the measured window for the worker that sent
  * it: the achieved rate. The window opens at start + warmup and ends no later than start +
  * duration; it closes earlier only at the last end of any request, after every send. */
-static void results_count_start(controller_t *self, const request_record_t *rec) {
-    measurement_t *run = self->run;
+static void results_count_start(measurement_t *run, const request_record_t *rec) {
     if (rec->node != 0 || rec->send_ns == 0)
         return;
     int64_t opens = run->start_ns + run->cfg.warmup_ns;
@@ -94,9 +90,8 @@ static void results_count_start(controller_t *self, const request_record_t *rec)
 
 /* Counts rec for goodput against the file's SLOs; it counts in the rates when it ended inside the
  * measured window, as the merge's request rate does. */
-static void results_count_goodput(controller_t *self, const request_record_t *rec,
+static void results_count_goodput(measurement_t *run, const request_record_t *rec,
                                   const metrics_t *m) {
-    measurement_t *run = self->run;
     if (run->cfg.slo.n == 0)
         return;
     int64_t opens = run->start_ns + run->cfg.warmup_ns;
@@ -106,62 +101,42 @@ static void results_count_goodput(controller_t *self, const request_record_t *re
     slo_goodput_add(&run->goodput, &run->cfg.slo, rec, m, in_window);
 }
 
-/* Counts rec into --metrics-listen's live metrics, labelled by endpoint, role and level. */
-static void results_live(controller_t *self, const request_record_t *rec, const metrics_t *m) {
-    const config_t *cfg = &self->run->cfg;
-    const char *role = config_role_name(cfg, rec->role);
-    char level[32] = "run", unnamed[32];
-    if (!role) /* as results.json, the CSV and the reports name it */
-        role = report_role_name(NULL, rec->role, unnamed, sizeof unnamed);
-    if (self->sweep)
-        snprintf(level, sizeof level, "%g", sweep_run_spec(self->sweep)->value);
-    live_labels_t labels = {
-        .endpoint =
-            rec->endpoint < cfg->target.n_endpoints ? cfg->target.endpoints[rec->endpoint] : "?",
-        .role = role,
-        .level = level,
-    };
-    live_metrics_record(self->live_metrics, rec, m, &labels, loop_now_ns());
-}
-
 void results_record(void *arg, request_record_t *rec) {
-    controller_t *self = arg;
+    measurement_t *run = arg;
     metrics_t m;
     metrics_compute(rec, &m);
-    merge_add_metrics(self->run->merge, rec, &m);
-    if (self->live_metrics)
-        results_live(self, rec, &m);
-    if (self->sweep)
-        sweep_run_record(self->sweep, rec, &m);
-    results_count_start(self, rec);
-    results_count_goodput(self, rec, &m);
-    telemetry_record(self->run->telemetry, rec);
-    if (self->run->trace_out && report_trace_write(self->run->trace_out, rec, &m) != 0) {
-        console_say(self, "cannot write the trace: %s; tracing stops", strerror(errno));
-        report_trace_close(&self->run->trace_out);
+    merge_add_metrics(run->merge, rec, &m);
+    for (size_t i = 0; i < run->n_sinks; i++)
+        run->sinks[i].record(run->sinks[i].arg, run, rec, &m);
+    results_count_start(run, rec);
+    results_count_goodput(run, rec, &m);
+    telemetry_record(run->telemetry, rec);
+    if (run->trace_out && report_trace_write(run->trace_out, rec, &m) != 0) {
+        measurement_say(run, "cannot write the trace: %s; tracing stops", strerror(errno));
+        report_trace_close(&run->trace_out);
     }
-    self->run->sessions_ended += rec->session_end;
+    run->sessions_ended += rec->session_end;
     if (rec->session_end) {
-        registry_worker_t *from = results_worker_at(self, rec->worker);
+        run_worker_t *from = results_worker_at(run, rec->worker);
         if (from)
             from->sessions_ended++;
     }
-    if (rec->error != ERROR_CANCELLED)
-        breaker_endpoint(self, rec);
+    if (rec->error != ERROR_CANCELLED && breaker_endpoint(run, rec))
+        collect_limit_stop(run, run->breaker);
     if (rec->error == ERROR_NONE) {
-        self->run->requests_ok++;
+        run->requests_ok++;
         return;
     }
     if (rec->error == ERROR_CANCELLED) /* stopped by the run ending: neither ok nor failed */
         return;
-    self->run->requests_failed++;
-    breaker_check(self);
-    if (!self->run->have_first_error) {
-        self->run->have_first_error = true;
-        self->run->first_error_endpoint = rec->endpoint;
-        snprintf(self->run->first_error, sizeof self->run->first_error, "%s%s%s",
-                 error_class_name(rec->error), rec->error_message[0] ? ": " : "",
-                 rec->error_message);
+    run->requests_failed++;
+    if (breaker_check(run))
+        collect_limit_stop(run, run->breaker);
+    if (!run->have_first_error) {
+        run->have_first_error = true;
+        run->first_error_endpoint = rec->endpoint;
+        snprintf(run->first_error, sizeof run->first_error, "%s%s%s", error_class_name(rec->error),
+                 rec->error_message[0] ? ": " : "", rec->error_message);
     }
 }
 
@@ -184,16 +159,15 @@ typedef struct results_extra {
 #define RESULTS_RATE_SHORTFALL 0.05
 
 /* Every worker of the run, by index, as the verdict reads it; the caller frees the array. */
-static validity_worker_t *results_workers(const controller_t *self, size_t *n) {
-    const measurement_t *run = self->run;
+static validity_worker_t *results_workers(const measurement_t *run, size_t *n) {
     validity_worker_t *out = calloc(run->in_run ? run->in_run : 1, sizeof *out);
     *n = out ? run->in_run : 0;
-    for (size_t i = 0; out && i < self->n_workers; i++) {
-        const registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w) || (uint32_t)w->index >= run->in_run)
+    for (size_t i = 0; out && i < run->n_workers; i++) {
+        const run_worker_t *w = run->workers[i];
+        if (!run_worker_in_run(w) || (uint32_t)w->index >= run->in_run)
             continue;
         out[w->index] = (validity_worker_t){.name = w->name,
-                                            .lost = w->state == REGISTRY_LOST && !w->taken_over,
+                                            .lost = w->state == RUN_WORKER_LOST && !w->taken_over,
                                             .has_stats = w->has_stats,
                                             .write_callbacks = w->write_callbacks,
                                             .sse_events = w->sse_events,
@@ -235,15 +209,14 @@ static double results_rate_window(const measurement_t *run, uint64_t *starts) {
 }
 
 /* Requested against achieved, and the cause when achieved fell short (validity_rate_cause). */
-static void results_rate(const controller_t *self, results_extra_t *x) {
-    const measurement_t *run = self->run;
+static void results_rate(const measurement_t *run, results_extra_t *x) {
     x->rate_mode = run->cfg.scheduler.kind == SCHEDULER_RATE;
     x->requested_per_s = x->rate_mode ? run->cfg.scheduler.rate : 0;
     validity_rate_input_t in = {.lag_threshold_ms = results_lag_threshold_ms(&run->cfg),
                                 .scheduler = &run->cfg.scheduler};
-    for (size_t i = 0; i < self->n_workers; i++) {
-        const registry_worker_t *w = &self->workers[i];
-        if (!registry_in_run(w))
+    for (size_t i = 0; i < run->n_workers; i++) {
+        const run_worker_t *w = run->workers[i];
+        if (!run_worker_in_run(w))
             continue;
         in.starts += run->window_starts[w->index];
         in.arrivals += w->arrivals;
@@ -297,8 +270,7 @@ static void results_rate(const controller_t *self, results_extra_t *x) {
     }
 }
 
-static void results_validity(const controller_t *self, results_extra_t *x) {
-    const measurement_t *run = self->run;
+static void results_validity(const measurement_t *run, results_extra_t *x) {
     const merge_stats_t *all = merge_overall(run->merge);
     validity_input_t in = {
         .requests_ok = run->requests_ok,
@@ -321,8 +293,7 @@ static void results_validity(const controller_t *self, results_extra_t *x) {
 }
 
 /* The file's SLOs on the whole run, with goodput over the measured window. */
-static void results_slo(const controller_t *self, results_extra_t *x) {
-    const measurement_t *run = self->run;
+static void results_slo(const measurement_t *run, results_extra_t *x) {
     const merge_stats_t *all = merge_overall(run->merge);
     slo_input_t in = {.latency = all->latency,
                       .ok = all->ok,
@@ -349,16 +320,16 @@ static json_t *results_validity_json(const validity_t *v) {
     return json_pack("{s:b, s:o}", "valid", v->valid, "reasons", reasons);
 }
 
-static json_t *results_workers_json(const controller_t *self, const results_extra_t *x) {
+static json_t *results_workers_json(const measurement_t *run, const results_extra_t *x) {
     json_t *array = json_array();
     for (size_t i = 0; i < x->n_workers; i++) {
         const validity_worker_t *w = &x->workers[i];
-        const registry_worker_t *r = results_worker_at(self, (uint32_t)i);
-        uint64_t arrivals = r ? r->arrivals : 0, starts = self->run->window_starts[i];
+        const run_worker_t *r = results_worker_at(run, (uint32_t)i);
+        uint64_t arrivals = r ? r->arrivals : 0, starts = run->window_starts[i];
         json_t *o = json_object();
         json_object_set_new(o, "worker", json_integer((json_int_t)i));
         json_object_set_new(o, "name", json_string(w->name ? w->name : ""));
-        json_object_set_new(o, "lost", json_boolean(r && r->state == REGISTRY_LOST));
+        json_object_set_new(o, "lost", json_boolean(r && r->state == RUN_WORKER_LOST));
         json_object_set_new(o, "taken_over", json_boolean(r && r->taken_over));
         json_object_set_new(o, "lost_sessions", json_integer(r ? (json_int_t)r->lost_sessions : 0));
         json_object_set_new(o, "refused", json_integer(r ? (json_int_t)r->refused : 0));
@@ -394,8 +365,7 @@ static double results_ms(const histogram_t *h, double p) {
 }
 
 /* The run's level as the reports' "Reference Data (JSON)" (the keys a sweep's levels have). */
-static json_t *results_reference_json(const controller_t *self, const results_extra_t *x) {
-    const measurement_t *run = self->run;
+static json_t *results_reference_json(const measurement_t *run, const results_extra_t *x) {
     const merge_stats_t *all = merge_overall(run->merge);
     double duration = merge_duration_s(run->merge), f[SWEEP_FIG__COUNT];
     for (int i = 0; i < SWEEP_FIG__COUNT; i++)
@@ -420,16 +390,16 @@ static json_t *results_reference_json(const controller_t *self, const results_ex
 }
 
 /* The end of the run's load: start + duration when the duration ended it, else now. */
-static int64_t results_end_ns(const controller_t *self) {
-    int64_t now = loop_now_ns(), d = self->run->cfg.limits.duration_ns;
-    return d > 0 && self->run->start_ns + d < now ? self->run->start_ns + d : now;
+static int64_t results_end_ns(const measurement_t *run) {
+    int64_t now = loop_now_ns(), d = run->cfg.limits.duration_ns;
+    return d > 0 && run->start_ns + d < now ? run->start_ns + d : now;
 }
 
 /* results.json: report_json's document with the rate (in the level), the workers and the verdict.
  */
-static int results_write_json(const controller_t *self, const report_meta_t *meta,
+static int results_write_json(const measurement_t *run, const report_meta_t *meta,
                               const results_extra_t *x, const char *path) {
-    report_level_t level = {.merge = self->run->merge};
+    report_level_t level = {.merge = run->merge};
     json_t *root = report_json(&level, 1, meta);
     if (!root) {
         errno = ENOMEM;
@@ -438,11 +408,11 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
     json_t *first = json_array_get(json_object_get(root, "levels"), 0);
     if (first) {
         json_object_set_new(first, "rate", results_rate_json(x));
-        json_object_set_new(first, "reference", results_reference_json(self, x));
+        json_object_set_new(first, "reference", results_reference_json(run, x));
         if (x->server)
-            telemetry_run_json(self, x->server, first);
-        json_object_set_new(first, "client_series", client_series_json(self->run->client_series));
-        rebalance_json(self, results_end_ns(self), first);
+            telemetry_run_json(run, x->server, first);
+        json_object_set_new(first, "client_series", client_series_json(run->client_series));
+        rebalance_json(run, results_end_ns(run), first);
         char label[200];
         snprintf(label, sizeof label, "%s %g%s%s%s", meta->level_kind, meta->level_value,
                  meta->level_note && *meta->level_note ? " (" : "",
@@ -452,14 +422,14 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
     }
     json_object_set_new(root, "kind", json_string("run"));
     json_object_set_new(json_object_get(root, "run"), "routing",
-                        json_string(config_routing_name(self->run->cfg.target.routing)));
+                        json_string(config_routing_name(run->cfg.target.routing)));
     json_object_set_new(json_object_get(root, "run"), "network",
-                        report_network_json(&self->run->cfg.target));
-    if (self->run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
+                        report_network_json(&run->cfg.target));
+    if (run->cfg.deployment) /* the file's deployment: map, verbatim, for the reports */
         json_object_set_new(json_object_get(root, "run"), "deployment",
-                            json_loads(self->run->cfg.deployment, 0, NULL));
+                            json_loads(run->cfg.deployment, 0, NULL));
     json_object_set_new(root, "validity", results_validity_json(&x->validity));
-    json_object_set_new(root, "workers", results_workers_json(self, x));
+    json_object_set_new(root, "workers", results_workers_json(run, x));
     if (x->slo.n > 0) {
         json_t *analysis = json_object_get(root, "analysis");
         if (!analysis)
@@ -471,18 +441,17 @@ static int results_write_json(const controller_t *self, const report_meta_t *met
     return rc;
 }
 
-static int write_files(controller_t *self, const report_meta_t *meta, const results_extra_t *x) {
-    const measurement_t *run = self->run;
+static int write_files(measurement_t *run, const report_meta_t *meta, const results_extra_t *x) {
     char path[4096];
     snprintf(path, sizeof path, "%s/results.json", run->cfg.output.dir);
-    if (results_write_json(self, meta, x, path) != 0) {
-        console_say(self, "cannot write %s: %s", path, strerror(errno));
+    if (results_write_json(run, meta, x, path) != 0) {
+        measurement_say(run, "cannot write %s: %s", path, strerror(errno));
         return -1;
     }
     snprintf(path, sizeof path, "%s/config.yaml", run->cfg.output.dir);
     FILE *f = outfile_fopen(path);
     if (!f || config_write_yaml(&run->cfg, f) != 0) {
-        console_say(self, "cannot write %s: %s", path, strerror(errno));
+        measurement_say(run, "cannot write %s: %s", path, strerror(errno));
         if (f)
             fclose(f);
         return -1;
@@ -492,13 +461,12 @@ static int write_files(controller_t *self, const report_meta_t *meta, const resu
 }
 
 /* Every worker of the run's measured clock, for results.json; the caller frees it. */
-static report_worker_clock_t *worker_clocks(const controller_t *self, size_t *n_clocks) {
-    report_worker_clock_t *clocks =
-        calloc(self->run->in_run ? self->run->in_run : 1, sizeof *clocks);
+static report_worker_clock_t *worker_clocks(const measurement_t *run, size_t *n_clocks) {
+    report_worker_clock_t *clocks = calloc(run->in_run ? run->in_run : 1, sizeof *clocks);
     *n_clocks = 0;
-    for (size_t i = 0; clocks && i < self->n_workers; i++) {
-        const registry_worker_t *w = &self->workers[i];
-        if (registry_in_run(w))
+    for (size_t i = 0; clocks && i < run->n_workers; i++) {
+        const run_worker_t *w = run->workers[i];
+        if (run_worker_in_run(w))
             clocks[(*n_clocks)++] =
                 (report_worker_clock_t){(uint32_t)w->index, w->offset_ns, w->rtt_ns};
     }
@@ -507,19 +475,19 @@ static report_worker_clock_t *worker_clocks(const controller_t *self, size_t *n_
 
 /* The exit status the requests earn, warm-up included: 1 when none succeeded (saying why), else
  * 0. A cancelled request (stopped by the run ending) is neither a success nor a failure. */
-static int verdict(controller_t *self, bool interrupted) {
-    const measurement_t *run = self->run;
+static int verdict(measurement_t *run, bool interrupted) {
     uint64_t ok = run->requests_ok, failed = run->requests_failed;
     if (ok == 0 && failed > 0) {
         const char *url = run->first_error_endpoint < run->cfg.target.n_endpoints
                               ? run->cfg.target.endpoints[run->first_error_endpoint]
                               : "?";
-        console_say(self, "every request failed (%" PRIu64 " of %" PRIu64 "): first error: %s (%s)",
-                    failed, failed, run->first_error, url);
+        measurement_say(run,
+                        "every request failed (%" PRIu64 " of %" PRIu64 "): first error: %s (%s)",
+                        failed, failed, run->first_error, url);
         return 1;
     }
     if (ok == 0 && !interrupted) {
-        console_say(self, "no request completed");
+        measurement_say(run, "no request completed");
         return 1;
     }
     return 0;
@@ -527,8 +495,7 @@ static int verdict(controller_t *self, bool interrupted) {
 
 /* Which limit ended a run that was neither interrupted nor cut short. The workers do not say, the
  * counts do: every request or session the limits allow was done, or else the duration ran out. */
-static const char *limit_reached(const controller_t *self) {
-    const measurement_t *run = self->run;
+static const char *limit_reached(const measurement_t *run) {
     const config_limits_t *limits = &run->cfg.limits;
     if (limits->max_requests && merge_records(run->merge) >= limits->max_requests)
         return "max_requests reached";
@@ -539,30 +506,30 @@ static const char *limit_reached(const controller_t *self) {
 
 /* An invalid run that would otherwise succeed exits 3, unless --allow-invalid; a failure (1)
  * keeps its own status. */
-static int results_invalid_status(controller_t *self, const validity_t *validity, int rc) {
+static int results_invalid_status(measurement_t *run, const validity_t *validity, int rc) {
     if (validity->valid || rc != 0)
         return rc;
-    if (self->options.allow_invalid) {
-        console_say(self, "the run is invalid (see the table); exit 0 as --allow-invalid asks");
+    if (run->options.allow_invalid) {
+        measurement_say(run, "the run is invalid (see the table); exit 0 as --allow-invalid asks");
         return 0;
     }
-    console_say(self, "the run is invalid: %s%s (exit 3; --allow-invalid accepts it)",
-                validity->reasons[0], validity->n_reasons > 1 ? ", and more" : "");
+    measurement_say(run, "the run is invalid: %s%s (exit 3; --allow-invalid accepts it)",
+                    validity->reasons[0], validity->n_reasons > 1 ? ", and more" : "");
     return 3;
 }
 
-int results_reports(controller_t *self, const char *dir) {
+int results_reports(const run_options_t *options, const run_link_t *link, const char *dir) {
     char err[4400];
     if (report_cmd_render(dir, err, sizeof err) != 0) {
-        console_say(self, "cannot write the reports: %s", err);
+        measurement_link_say(link, options->name, "cannot write the reports: %s", err);
         return -1;
     }
-    if (self->options.print_report) { /* --print-report: the Markdown summary into the log */
+    if (options->print_report) { /* --print-report: the Markdown summary into the log */
         char path[4200], chunk[8192];
         snprintf(path, sizeof path, "%s/report.md", dir);
         FILE *f = fopen(path, "r");
         if (!f) {
-            console_say(self, "cannot print %s: %s", path, strerror(errno));
+            measurement_link_say(link, options->name, "cannot print %s: %s", path, strerror(errno));
             return -1;
         }
         fflush(stdout);
@@ -576,11 +543,9 @@ int results_reports(controller_t *self, const char *dir) {
     return 0;
 }
 
-int results_finish(controller_t *self, bool interrupted) {
-    measurement_t *run = self->run;
-    console_clear(self);
+int results_finish(measurement_t *run, bool interrupted) {
     telemetry_stats_t server;
-    bool have_server = telemetry_run_close(self, &server) == 0;
+    bool have_server = telemetry_run_close(run, &server) == 0;
     if (have_server && telemetry_stats_absent(&server)) { /* said in one line already */
         telemetry_stats_clear(&server);
         have_server = false;
@@ -588,10 +553,10 @@ int results_finish(controller_t *self, bool interrupted) {
     /* A run the duration ended was offered load until start + duration, whenever its last request
      * ended; any other run (a count limit, an interrupt) until its last request ended. */
     bool duration_ran_out =
-        !interrupted && !run->stop_reason && strcmp(limit_reached(self), "duration reached") == 0;
+        !interrupted && !run->stop_reason && strcmp(limit_reached(run), "duration reached") == 0;
     merge_close_run_window(run->merge, duration_ran_out);
     size_t n_clocks;
-    report_worker_clock_t *clocks = worker_clocks(self, &n_clocks);
+    report_worker_clock_t *clocks = worker_clocks(run, &n_clocks);
     const char *partial = NULL;
     bool is_partial = merge_partial(run->merge, &partial);
     bool rate = run->cfg.scheduler.kind == SCHEDULER_RATE;
@@ -607,38 +572,39 @@ int results_finish(controller_t *self, bool interrupted) {
         .stop_reason = run->breaker[0]    ? run->breaker
                        : run->stop_reason ? run->stop_reason
                        : interrupted      ? "interrupted"
-                                          : limit_reached(self),
+                                          : limit_reached(run),
         .config_file = run->config_path,
         .seed = run->cfg.seed,
-        .http_phases = self->options.http_phases,
+        .http_phases = run->options.http_phases,
         .run_id = run->id,
         .role_names = (const char *const *)run->cfg.workload.roles,
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
-        .simulated_profile = self->options.simulated_profile,
+        .simulated_profile = run->options.simulated_profile,
         .server_said = run->server_said,
     };
     char note[128];
-    rebalance_label(self, results_end_ns(self), note, sizeof note);
+    rebalance_label(run, results_end_ns(run), note, sizeof note);
     meta.level_note = note;
     results_extra_t extra = {0};
-    extra.workers = results_workers(self, &extra.n_workers);
-    results_rate(self, &extra);
+    extra.workers = results_workers(run, &extra.n_workers);
+    results_rate(run, &extra);
     meta.cap_waits = extra.cap_waits;
-    results_validity(self, &extra);
-    results_slo(self, &extra);
+    results_validity(run, &extra);
+    results_slo(run, &extra);
     if (have_server) {
         telemetry_run_judge(&server, &extra.validity);
         extra.server = &server;
     }
-    if (self->sweep) { /* a repetition of a level: one line, the table comes after the sweep */
+    bool owned = run->policy.end != NULL;
+    if (owned) { /* a repetition of a level: one line, the table comes after the sweep */
         json_t *server_json = NULL;
         if (have_server) { /* {"server", "gap"} of this repetition, for the sweep's level */
             server_json = json_object();
-            telemetry_run_json(self, &server, server_json);
+            telemetry_run_json(run, &server, server_json);
         }
-        sweep_run_end_repetition(self->sweep, &extra.validity, meta.stop_reason, interrupted,
-                                 server_json);
+        run->policy.end(run->policy.arg, run, &extra.validity, meta.stop_reason, interrupted,
+                        server_json);
         json_decref(server_json);
     } else {
         report_print(run->merge, &meta, stdout);
@@ -651,7 +617,7 @@ int results_finish(controller_t *self, bool interrupted) {
         else /* beside the table's request and token rates: what the references call RPS */
             fprintf(stdout, "conversation starts/s: %.3f (the reference reports' \"Actual RPS\")\n",
                     extra.achieved_per_s);
-        rebalance_print(self, stdout);
+        rebalance_print(run, stdout);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);
         fflush(stdout);
@@ -661,26 +627,26 @@ int results_finish(controller_t *self, bool interrupted) {
         trace_writer_stats_t trace = {0};
         meta.traced = true;
         if (report_trace_finish(&run->trace_out, &trace) != 0)
-            console_say(self,
-                        "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
-                        run->cfg.output.dir, trace.lines_dropped, trace.error ? ": " : "",
-                        trace.error ? strerror(trace.error) : "");
+            measurement_say(
+                run, "the trace %s/requests.jsonl is incomplete: %" PRIu64 " lines dropped%s%s",
+                run->cfg.output.dir, trace.lines_dropped, trace.error ? ": " : "",
+                trace.error ? strerror(trace.error) : "");
         meta.trace_lines_written = trace.lines_written;
         meta.trace_lines_dropped = trace.lines_dropped;
     }
-    if (write_files(self, &meta, &extra) != 0)
+    if (write_files(run, &meta, &extra) != 0)
         rc = 1;
-    else if (!self->sweep)
-        console_say(self, "results in %s/results.json%s", run->cfg.output.dir,
-                    is_partial ? " (partial)" : "");
-    if (rc == 0 && !self->sweep && results_reports(self, run->cfg.output.dir) != 0)
+    else if (!owned)
+        measurement_say(run, "results in %s/results.json%s", run->cfg.output.dir,
+                        is_partial ? " (partial)" : "");
+    if (rc == 0 && !owned && results_reports(&run->options, &run->link, run->cfg.output.dir) != 0)
         rc = 1;
     free(clocks);
-    if (verdict(self, interrupted) != 0)
+    if (verdict(run, interrupted) != 0)
         rc = 1;
-    rc = results_invalid_status(self, &extra.validity, rc);
+    rc = results_invalid_status(run, &extra.validity, rc);
     if (run->loss_abort[0] && (rc == 0 || rc == 3)) { /* the abort is the reason, not validity */
-        console_say(self, "the run was ended early: %s (exit 4)", run->loss_abort);
+        measurement_say(run, "the run was ended early: %s (exit 4)", run->loss_abort);
         rc = 4;
     }
     free(extra.workers);

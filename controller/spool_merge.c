@@ -9,9 +9,9 @@
 #include <sys/stat.h>
 
 #include "collect.h"
-#include "console.h"
-#include "controller_internal.h"
+#include "envelope.h"
 #include "journal.h"
+#include "measurement.h"
 #include "results.h"
 #include "spool.h"
 
@@ -44,7 +44,11 @@ typedef struct pending {
 } pending_t;
 
 typedef struct merge_state {
-    controller_t ctl;
+    run_options_t options;     /* what the rebuilt run is given (--allow-invalid, --http-phases) */
+    run_worker_t *run_workers; /* the run's workers by index, complete: no fleet, nothing to send */
+    run_worker_t **worker_list; /* pointers to them, as a run holds its workers */
+    envelope_arena_t *arena;
+    measurement_t *run;
     merge_input_t *inputs;
     size_t n_inputs;
     uint64_t run_id;
@@ -140,7 +144,7 @@ static int scan_input(merge_state_t *st, merge_input_t *in) {
                 rc = -1;
                 break;
             }
-            registry_worker_t *rw = &st->ctl.workers[w->index];
+            run_worker_t *rw = &st->run_workers[w->index];
             if (!st->workers[w->index].named || in->journal) {
                 snprintf(rw->name, sizeof rw->name, "%s", w->name);
                 rw->offset_ns = w->offset_ns;
@@ -189,8 +193,8 @@ static int scan_input(merge_state_t *st, merge_input_t *in) {
 /* The go-back-N step of the controller for one batch; keeps one that came too early. */
 static int merge_batch(merge_state_t *st, const merge_input_t *in, const uint8_t *data, size_t len,
                        uint64_t offset) {
-    measurement_t *run = st->ctl.run;
-    Stampede__Envelope *env = envelope_unpack(st->ctl.arena, data, len);
+    measurement_t *run = st->run;
+    Stampede__Envelope *env = envelope_unpack(st->arena, data, len);
     if (!env || env->body_case != STAMPEDE__ENVELOPE__BODY_BATCH || env->run_id != st->run_id ||
         env->batch->worker_index >= st->count) {
         fprintf(stderr, NAME ": %s: offset %" PRIu64 ": corrupt: %s\n", in->path, offset,
@@ -201,10 +205,10 @@ static int merge_batch(merge_state_t *st, const merge_input_t *in, const uint8_t
         return -1;
     }
     uint32_t index = env->batch->worker_index;
-    registry_worker_t *w = &st->ctl.workers[index];
+    run_worker_t *w = &st->run_workers[index];
     merge_worker_t *mw = &st->workers[index];
     uint64_t seq = env->batch->seq;
-    switch (collect_batch(w, run->ingest, env->batch, results_record, &st->ctl)) {
+    switch (collect_batch(w, run->ingest, env->batch, results_record, run)) {
     case COLLECT_MERGED:
         if (in->journal)
             mw->from_journal++;
@@ -216,7 +220,7 @@ static int merge_batch(merge_state_t *st, const merge_input_t *in, const uint8_t
         snprintf(why, sizeof why, "worker %s: batch %" PRIu64 " refused: %s", w->name, seq,
                  ingest_error(run->ingest));
         merge_mark_partial(run->merge, why);
-        console_say(&st->ctl, "%s", why);
+        measurement_say(st->run, "%s", why);
         return 1;
     }
     case COLLECT_NO_MEMORY:
@@ -250,7 +254,7 @@ static int merge_pending(merge_state_t *st) {
         progress = false;
         for (size_t i = 0; i < st->n_pending; i++) {
             pending_t *p = &st->pending[i];
-            uint64_t acked = st->ctl.workers[p->worker].acked_seq;
+            uint64_t acked = st->run_workers[p->worker].acked_seq;
             if (p->seq <= acked) { /* another file had it: a resend */
                 st->workers[p->worker].duplicates++;
                 free(p->data);
@@ -292,20 +296,20 @@ static int merge_input(merge_state_t *st, const merge_input_t *in) {
 /* What each worker's part came to, said and checked: every batch up to the last any file knows
  * of, and as many records as the worker's own count of completed requests. */
 static void merge_account(merge_state_t *st) {
-    measurement_t *run = st->ctl.run;
+    measurement_t *run = st->run;
     for (uint32_t i = 0; i < st->count; i++) {
-        registry_worker_t *w = &st->ctl.workers[i];
+        run_worker_t *w = &st->run_workers[i];
         merge_worker_t *mw = &st->workers[i];
         char own[128] = "no spool gives its own count";
         if (mw->has_count)
             snprintf(own, sizeof own, "its own count: %" PRIu64 " requests completed",
                      mw->requests_done);
-        console_say(&st->ctl,
-                    "worker %s: %" PRIu64 " records in batches 1-%" PRIu64 " (%" PRIu64
-                    " from the journal, %" PRIu64 " from spools, %" PRIu64
-                    " duplicates counted once); %s",
-                    w->name, w->ingested, w->acked_seq, mw->from_journal, mw->from_spools,
-                    mw->duplicates, own);
+        measurement_say(st->run,
+                        "worker %s: %" PRIu64 " records in batches 1-%" PRIu64 " (%" PRIu64
+                        " from the journal, %" PRIu64 " from spools, %" PRIu64
+                        " duplicates counted once); %s",
+                        w->name, w->ingested, w->acked_seq, mw->from_journal, mw->from_spools,
+                        mw->duplicates, own);
         char why[600] = "";
         if (w->acked_seq < mw->last_seq)
             snprintf(why, sizeof why,
@@ -324,14 +328,14 @@ static void merge_account(merge_state_t *st) {
                      w->name, w->ingested, mw->requests_done);
         if (why[0]) {
             merge_mark_partial(run->merge, why);
-            console_say(&st->ctl, "%s", why);
+            measurement_say(st->run, "%s", why);
         }
     }
     for (size_t i = 0; i < st->n_pending; i++)
-        console_say(&st->ctl,
-                    "worker %s: batch %" PRIu64 " left out: the batches before it are "
-                    "missing",
-                    st->ctl.workers[st->pending[i].worker].name, st->pending[i].seq);
+        measurement_say(st->run,
+                        "worker %s: batch %" PRIu64 " left out: the batches before it are "
+                        "missing",
+                        st->run_workers[st->pending[i].worker].name, st->pending[i].seq);
 }
 
 /* The inputs: DIR's journal first when present, then each spool once. */
@@ -378,18 +382,22 @@ static int merge_run(merge_state_t *st, const char *dir) {
     if (!run)
         return 1;
     run->in_run = run->started_with = st->count;
-    st->ctl.options.expect_workers = st->count; /* what results.json's workers says expected */
+    st->options.expect_workers = st->count; /* what results.json's workers says expected */
+    st->options.out_dir = run->options.out_dir;
+    run->options = st->options;
+    run->workers = st->worker_list;
+    run->n_workers = st->count;
     run->window_starts = calloc(st->count + 1, sizeof *run->window_starts);
     run->start_ns = st->start_ns;
     run->start_unix_ns = st->start_unix_ns;
     run->stop_reason = "the controller was lost (rebuilt by stampede merge)";
-    st->ctl.run = run;
+    st->run = run;
     if (!run->window_starts) {
         fprintf(stderr, NAME ": out of memory\n");
-        measurement_destroy(&st->ctl.run);
+        measurement_destroy(&st->run);
         return 1;
     }
-    results_open_trace(&st->ctl);
+    results_open_trace(run);
     char why[300];
     snprintf(why, sizeof why,
              "rebuilt by stampede merge from %zu file%s: the controller did not "
@@ -402,9 +410,9 @@ static int merge_run(merge_state_t *st, const char *dir) {
             rc = 1;
     if (rc == 0) {
         merge_account(st);
-        rc = results_finish(&st->ctl, false);
+        rc = results_finish(run, false);
     }
-    measurement_destroy(&st->ctl.run);
+    measurement_destroy(&st->run);
     return rc;
 }
 
@@ -417,7 +425,7 @@ int spool_merge_main(int argc, char **argv) {
         {NULL, 0, NULL, 0},
     };
     const char *dir = NULL;
-    merge_state_t st = {.ctl = {.name = NAME}};
+    merge_state_t st = {.options = {.name = NAME}};
     optind = 1;
     int c;
     while ((c = getopt_long(argc, argv, "i:IPh", longopts, NULL)) != -1) {
@@ -426,10 +434,10 @@ int spool_merge_main(int argc, char **argv) {
             dir = optarg;
             break;
         case 'I':
-            st.ctl.options.allow_invalid = true;
+            st.options.allow_invalid = true;
             break;
         case 'P':
-            st.ctl.options.http_phases = true;
+            st.options.http_phases = true;
             break;
         case 'h':
             usage(stdout);
@@ -479,18 +487,21 @@ int spool_merge_main(int argc, char **argv) {
                 st.inputs[0].path);
         goto out;
     }
-    st.ctl.workers = calloc(st.count, sizeof *st.ctl.workers);
+    st.run_workers = calloc(st.count, sizeof *st.run_workers);
+    st.worker_list = calloc(st.count, sizeof *st.worker_list);
     st.workers = calloc(st.count, sizeof *st.workers);
-    st.ctl.n_workers = st.count;
-    st.ctl.arena = envelope_arena_new();
-    if (!st.ctl.workers || !st.workers || !st.ctl.arena) {
+    st.arena = envelope_arena_new();
+    if (!st.run_workers || !st.worker_list || !st.workers || !st.arena) {
         fprintf(stderr, NAME ": out of memory\n");
         goto out;
     }
     for (uint32_t i = 0; i < st.count; i++) {
-        st.ctl.workers[i].index = (int)i;
-        st.ctl.workers[i].state = REGISTRY_COMPLETE;
-        snprintf(st.ctl.workers[i].name, sizeof st.ctl.workers[i].name, "worker-%u", i);
+        char name[32];
+        snprintf(name, sizeof name, "worker-%u", i);
+        run_worker_init(&st.run_workers[i], name, 0);
+        st.run_workers[i].index = (int)i;
+        st.run_workers[i].state = RUN_WORKER_COMPLETE;
+        st.worker_list[i] = &st.run_workers[i];
     }
     for (size_t i = 0; i < st.n_inputs; i++)
         if (scan_input(&st, &st.inputs[i]) != 0)
@@ -504,7 +515,8 @@ out:
         free(st.inputs[i].config_yaml);
     free(st.inputs);
     free(st.workers);
-    free(st.ctl.workers);
-    envelope_arena_destroy(&st.ctl.arena);
+    free(st.worker_list);
+    free(st.run_workers);
+    envelope_arena_destroy(&st.arena);
     return rc;
 }

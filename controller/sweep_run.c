@@ -11,9 +11,8 @@
 #include <time.h>
 
 #include "collect.h"
-#include "console.h"
-#include "controller_internal.h"
 #include "loop.h"
+#include "rebalance.h"
 #include "report.h"
 #include "report_network.h"
 #include "results.h"
@@ -32,7 +31,9 @@ typedef struct sweep_rows {
 } sweep_rows_t;
 
 struct sweep_run {
-    controller_t *fleet;
+    fleet_t *fleet;
+    run_options_t options; /* the first repetition's (every repetition's are the same) */
+    measurement_t *run;    /* the repetition being run (NULL outside one) */
     config_t cfg; /* the file's, sweep section included; output.dir is the sweep's directory */
     const char *config_path;
     sweep_list_t list;
@@ -95,15 +96,16 @@ static int sweep_rows_push(sweep_rows_t *rows, const double figures[SWEEP_FIG__C
     return 0;
 }
 
-sweep_run_t *sweep_run_new(controller_t *fleet, const measurement_t *first,
+sweep_run_t *sweep_run_new(fleet_t *fleet, const measurement_t *first,
                            const sweep_source_t *source) {
     sweep_run_t *self = calloc(1, sizeof *self);
     if (!self || config_copy(&self->cfg, &first->cfg) != 0) {
         free(self);
-        console_say(fleet, "out of memory setting up the sweep of %s", first->config_path);
+        fleet_say(fleet, "out of memory setting up the sweep of %s", first->config_path);
         return NULL;
     }
     self->fleet = fleet;
+    self->options = first->options;
     self->config_path = first->config_path;
     if (source) {
         self->source = source;
@@ -173,7 +175,7 @@ int sweep_run_next_level(sweep_run_t *self) {
         return got;
     const char *bad = sweep_run_bad_spec(&next);
     if (bad) {
-        console_say(self->fleet, "the sweep's level %zu cannot run: %s", self->n_done + 1, bad);
+        fleet_say(self->fleet, "the sweep's level %zu cannot run: %s", self->n_done + 1, bad);
         return -1;
     }
     self->spec = next;
@@ -188,7 +190,7 @@ int sweep_run_next_level(sweep_run_t *self) {
     if (window_stats_init(&self->pooled) != 0 || window_stats_init(&self->pooled_all) != 0 ||
         sweep_pool_init(&self->pool, n_endpoints) != 0 ||
         sweep_pool_init(&self->pool_all, n_endpoints) != 0) {
-        console_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
+        fleet_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
         return -1;
     }
     char planned[32] = "";
@@ -197,9 +199,9 @@ int sweep_run_next_level(sweep_run_t *self) {
     char cap[64] = "";
     if (self->spec.rate_cap > 0)
         snprintf(cap, sizeof cap, ", at most %g session starts/s", self->spec.rate_cap);
-    console_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
-                sweep_report_axis_key(&self->spec), self->spec.value, cap,
-                (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
+    fleet_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
+              sweep_report_axis_key(&self->spec), self->spec.value, cap,
+              (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
     return 1;
 }
 
@@ -213,6 +215,29 @@ static void sweep_run_level_name(const sweep_run_t *self, char *buf, size_t len)
              self->spec.axis == SWEEP_AXIS_RATE ? "r" : "c", self->spec.value);
 }
 
+/* The repetition's policy and sink (arg is the sweep): a limit stops the level, the verdict ends
+ * the repetition, every record goes to its window. */
+static void policy_stop(void *arg, measurement_t *run, const char *why) {
+    (void)run;
+    sweep_run_stop_early(arg, loop_now_ns(), why);
+}
+
+static void policy_end(void *arg, const measurement_t *run, const validity_t *validity,
+                       const char *stop_reason, bool interrupted, json_t *server) {
+    (void)run;
+    sweep_run_end_repetition(arg, validity, stop_reason, interrupted, server);
+}
+
+static void sink_open(void *arg, const measurement_t *run) {
+    sweep_run_start(arg, run);
+}
+
+static void sink_record(void *arg, const measurement_t *run, const request_record_t *rec,
+                        const metrics_t *m) {
+    (void)run;
+    sweep_run_record(arg, rec, m);
+}
+
 int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     char level[64], dir[4096];
     sweep_run_level_name(self, level, sizeof level);
@@ -224,16 +249,23 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     free(run->config_yaml);
     run->config_yaml = config_to_yaml_unredacted(&run->cfg);
     if (!run->cfg.output.dir || !run->config_yaml) {
-        console_say(self->fleet, "out of memory setting up %s", dir);
+        fleet_say(self->fleet, "out of memory setting up %s", dir);
         return -1;
     }
     if (results_make_dir(dir) != 0) {
-        console_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
+        fleet_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
         return -1;
     }
     self->rep = rep;
     self->stop_ns = self->next_watch_ns = 0;
     self->drained = self->stopped_early = false;
+    self->run = run;
+    run->policy = (run_policy_t){.stop = policy_stop, .end = policy_end, .arg = self};
+    if (measurement_add_sink(
+            run, (run_sink_t){.open = sink_open, .record = sink_record, .arg = self}) != 0) {
+        fleet_say(self->fleet, "the run of %s has no room for the sweep's window", dir);
+        return -1;
+    }
     return 0;
 }
 
@@ -270,10 +302,10 @@ void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
     self->window = window_new(opens, self->spec.snapshot_ns, self->spec.snapshots);
     sweep_run_mark_snapshots(self, run, opens);
     if (!self->window)
-        console_say(self->fleet,
-                    "out of memory for the window of level %zu: its repetition %u "
-                    "has no snapshots",
-                    self->index + 1, (unsigned)self->rep);
+        fleet_say(self->fleet,
+                  "out of memory for the window of level %zu: its repetition %u "
+                  "has no snapshots",
+                  self->index + 1, (unsigned)self->rep);
 }
 
 void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metrics_t *m) {
@@ -291,18 +323,18 @@ static void sweep_run_so_far(const sweep_run_t *self, level_result_t *out) {
 }
 
 void sweep_run_step(sweep_run_t *self, int64_t now) {
-    controller_t *fleet = self->fleet;
-    measurement_t *run = fleet->run;
-    if (run->phase != PHASE_RUN || run->stopping || !self->start_ns)
+    fleet_t *fleet = self->fleet;
+    measurement_t *run = self->run;
+    if (!run || run->phase != PHASE_RUN || run->stopping || !self->start_ns)
         return;
     if (!self->drained && now >= self->window_end_ns + self->spec.drain_ns) {
         self->drained = true;
         self->stop_ns = now;
-        console_say(fleet,
-                    "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
-                    "still in flight",
-                    self->index + 1, (double)self->spec.drain_ns / 1e9);
-        collect_stop(fleet, "the level's drain ran out");
+        fleet_say(fleet,
+                  "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
+                  "still in flight",
+                  self->index + 1, (double)self->spec.drain_ns / 1e9);
+        collect_stop(run, "the level's drain ran out");
         return;
     }
     int64_t opens = self->start_ns + self->spec.warmup_ns;
@@ -319,9 +351,9 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
 void sweep_run_stop_early(sweep_run_t *self, int64_t now, const char *why) {
     self->stopped_early = self->any_stopped_early = true;
     self->stop_ns = now;
-    console_say(self->fleet, "level %zu: %s", self->index + 1, why);
-    merge_mark_partial(self->fleet->run->merge, why);
-    collect_stop(self->fleet, why);
+    fleet_say(self->fleet, "level %zu: %s", self->index + 1, why);
+    merge_mark_partial(self->run->merge, why);
+    collect_stop(self->run, why);
 }
 
 void sweep_run_stopped(sweep_run_t *self, int64_t now) {
@@ -401,11 +433,11 @@ static json_t *sweep_run_snapshot_json(const sweep_run_t *self, uint32_t i) {
     json_object_set_new(
         o, "start_s", json_real((double)(window_edge_ns(self->window, i) - self->start_ns) / 1e9));
     json_object_update_new(o, sweep_report_stats_json(window_snapshot(self->window, i)));
-    const measurement_t *run = self->fleet->run;
+    const measurement_t *run = self->run;
     if (i + 1 < self->n_snap_marks && run && run->telemetry)
         json_object_set_new(
             o, "server",
-            telemetry_run_between_json(self->fleet, self->snap_marks[i], self->snap_marks[i + 1]));
+            telemetry_run_between_json(run, self->snap_marks[i], self->snap_marks[i + 1]));
     return o;
 }
 
@@ -450,19 +482,19 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     double error_pct = window_stats_error_pct(total);
     bool excluded = error_pct > self->spec.exclude_error_pct;
     self->reps_run++;
-    const measurement_t *run = self->fleet->run;
+    const measurement_t *run = self->run;
     window_stats_pool(&self->pooled_all, total);
     slo_goodput_pool(&self->good_all, &run->goodput);
     if (sweep_pool_add(&self->pool_all, run->merge, run->client_series, self->rep) != 0 ||
         (!excluded && sweep_pool_add(&self->pool, run->merge, run->client_series, self->rep) != 0))
-        console_say(self->fleet,
-                    "out of memory pooling level %zu's roles and sessions: its tables lack "
-                    "repetition %u",
-                    self->index + 1, (unsigned)self->rep);
+        fleet_say(self->fleet,
+                  "out of memory pooling level %zu's roles and sessions: its tables lack "
+                  "repetition %u",
+                  self->index + 1, (unsigned)self->rep);
     if (!excluded) {
         self->valid++;
         window_stats_pool(&self->pooled, total);
-        slo_goodput_pool(&self->good, &self->fleet->run->goodput);
+        slo_goodput_pool(&self->good, &run->goodput);
         sweep_rows_push(&self->rep_rows, figures);
     }
     json_t *snapshots = json_array();
@@ -495,7 +527,7 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
     json_object_set_new(rep, "window", sweep_report_stats_json(total));
     json_object_set_new(rep, "snapshots", snapshots);
-    json_t *workers = registry_run_json(self->fleet);
+    json_t *workers = rebalance_workers_json(run);
     sweep_run_pool_workers(self, workers);
     json_object_set_new(rep, "workers", workers);
     json_t *none = json_null();
@@ -519,14 +551,15 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
         report_format_ms(ttft, sizeof ttft, figures[SWEEP_FIG_TTFT_P50]);
     if (!isnan(figures[SWEEP_FIG_TPOT_P50]))
         report_format_ms(tpot, sizeof tpot, figures[SWEEP_FIG_TPOT_P50]);
-    console_say(self->fleet,
-                "level %zu (%s %g) repetition %u/%u: TTFT p50 %s ms, TPOT p50 %s ms, %.2f %% "
-                "errors, %.3f conversations/s%s%s",
-                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
-                (unsigned)self->rep, (unsigned)self->spec.repeat, ttft, tpot, error_pct,
-                figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
+    fleet_say(self->fleet,
+              "level %zu (%s %g) repetition %u/%u: TTFT p50 %s ms, TPOT p50 %s ms, %.2f %% "
+              "errors, %.3f conversations/s%s%s",
+              self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+              (unsigned)self->rep, (unsigned)self->spec.repeat, ttft, tpot, error_pct,
+              figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
     window_destroy(&self->window);
     self->start_ns = 0;
+    self->run = NULL;
     self->reps_finished++;
     self->last_end_ns = loop_now_ns();
 }
@@ -604,14 +637,15 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(root, "kind", json_string("sweep"));
     bool partial = self->interrupted || !final;
     json_object_set_new(root, "partial", json_boolean(partial));
-    json_object_set_new(
-        root, "served_by",
-        report_served_by_json(self->fleet->options.simulated_profile,
-                              self->fleet->run ? self->fleet->run->server_said : NULL));
+    json_object_set_new(root, "served_by",
+                        report_served_by_json(self->options.simulated_profile,
+                                              fleet_current(self->fleet)
+                                                  ? fleet_current(self->fleet)->server_said
+                                                  : NULL));
     json_t *run = json_object();
     json_object_set_new(run, "config", json_string(self->config_path));
     json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));
-    json_object_set_new(run, "workers", json_integer(self->fleet->options.expect_workers));
+    json_object_set_new(run, "workers", json_integer(self->options.expect_workers));
     if (self->start_unix_ns) {
         char when[40];
         time_t seconds = (time_t)(self->start_unix_ns / 1000000000LL);
@@ -665,7 +699,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     int rc = report_write_json_root(root, path);
     json_decref(root);
     if (rc != 0)
-        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+        fleet_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
     return rc;
 }
 
@@ -709,15 +743,15 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
         snprintf(ttft, sizeof ttft, "%.1f", f[SWEEP_FIG_TTFT_P50]);
     if (!isnan(f[SWEEP_FIG_TPOT_P50]))
         snprintf(tpot, sizeof tpot, "%.2f", f[SWEEP_FIG_TPOT_P50]);
-    console_say(self->fleet,
-                "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
-                "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
-                self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
-                (unsigned)self->valid, (unsigned)self->reps_run,
-                interrupted ? " (interrupted)" : "", ttft, tpot,
-                isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS],
-                (int)json_integer_value(json_object_get(self->workers, "carried_by")),
-                (int)self->fleet->options.expect_workers);
+    fleet_say(self->fleet,
+              "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
+              "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
+              self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+              (unsigned)self->valid, (unsigned)self->reps_run, interrupted ? " (interrupted)" : "",
+              ttft, tpot, isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
+              f[SWEEP_FIG_ACTUAL_RPS],
+              (int)json_integer_value(json_object_get(self->workers, "carried_by")),
+              (int)self->options.expect_workers);
     sweep_run_write(self, false);
 }
 
@@ -741,10 +775,9 @@ static void sweep_run_print_workers(const sweep_run_t *self, FILE *out) {
 
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
-    console_clear(self->fleet);
-    if (self->fleet->options.simulated_profile) /* the table's first line says what served it */
-        printf("stampede sweep - simulated server (profile %s)\n",
-               self->fleet->options.simulated_profile);
+    fleet_clear_line(self->fleet);
+    if (self->options.simulated_profile) /* the table's first line says what served it */
+        printf("stampede sweep - simulated server (profile %s)\n", self->options.simulated_profile);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
     sweep_run_print_workers(self, stdout);
     report_network_print(stdout, &self->cfg.target);
@@ -755,16 +788,41 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     snprintf(path, sizeof path, "%s/config.yaml", self->cfg.output.dir);
     FILE *f = fopen(path, "w");
     if (!f || config_write_yaml(&self->cfg, f) != 0) {
-        console_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+        fleet_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
         rc = -1;
     }
     if (f)
         fclose(f);
-    if (rc == 0 && results_reports(self->fleet, self->cfg.output.dir) != 0)
+    if (rc == 0 &&
+        results_reports(&self->options, fleet_link(self->fleet), self->cfg.output.dir) != 0)
         rc = -1;
     if (rc == 0)
-        console_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
-                    self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
-                    self->interrupted ? ", interrupted" : "");
+        fleet_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
+                  self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
+                  self->interrupted ? ", interrupted" : "");
     return rc;
+}
+
+static void hook_step(void *arg, int64_t now) {
+    sweep_run_step(arg, now);
+}
+
+static void hook_stopped(void *arg, int64_t now) {
+    sweep_run_stopped(arg, now);
+}
+
+static void hook_live_line(void *arg, int64_t now, const live_t *live, char *buf, size_t len) {
+    sweep_run_live_line(arg, now, live, buf, len);
+}
+
+static double hook_level(void *arg) {
+    return sweep_run_spec(arg)->value;
+}
+
+fleet_hooks_t sweep_run_hooks(sweep_run_t *self) {
+    return (fleet_hooks_t){.step = hook_step,
+                           .stopped = hook_stopped,
+                           .live_line = hook_live_line,
+                           .level = hook_level,
+                           .arg = self};
 }

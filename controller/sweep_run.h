@@ -10,7 +10,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "controller.h"
+#include "fleet.h"
 #include "measurement.h"
 #include "merge.h"
 #include "sweep.h"
@@ -21,8 +21,11 @@ typedef struct sweep_run sweep_run_t;
 /* A sweep over the fleet for the file first was loaded from (its config is copied: the output
  * directory, the sweep settings and what results.json says of the run); source NULL: the file's
  * `sweep:` levels. NULL after saying why. The caller destroys it. */
-sweep_run_t *sweep_run_new(controller_t *fleet, const measurement_t *first,
+sweep_run_t *sweep_run_new(fleet_t *fleet, const measurement_t *first,
                            const sweep_source_t *source);
+/* What the fleet's loop tells the sweep: every turn (sweep_run_step), an interrupt
+ * (sweep_run_stopped), the live line (sweep_run_live_line) and the level for the gauges. */
+fleet_hooks_t sweep_run_hooks(sweep_run_t *self);
 /* Frees *self_p and sets it to NULL (NULL is fine). */
 void sweep_run_destroy(sweep_run_t **self_p);
 /* Asks the source for the next level (passing the previous level's result): 1 a level to run,
@@ -31,7 +34,9 @@ int sweep_run_next_level(sweep_run_t *self);
 /* The level being run. */
 const level_spec_t *sweep_run_spec(const sweep_run_t *self);
 /* Makes run repetition rep (1-based) of the current level: its config set for the level, its
- * directory OUT/levels/NN-<level>/rep-R. 0 ok, -1 after saying why. */
+ * directory OUT/levels/NN-<level>/rep-R, and the sweep installed as its policy (a limit stops the
+ * level; the verdict ends the repetition) and as a sink (its window). 0 ok, -1 after saying
+ * why. */
 int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep);
 /* The repetition started at run->start_ns: opens its window after the warm-up. */
 void sweep_run_start(sweep_run_t *self, const measurement_t *run);

@@ -1,15 +1,13 @@
 #include "telemetry_run.h"
 
-#include "console.h"
 #include "loop.h"
 #include "telemetry_report.h"
 
 /* How long before the start instant a run without warm-up takes its first mark. */
 #define TELEMETRY_RUN_OPEN_LEAD_NS 50000000LL
 
-void telemetry_run_open(controller_t *self) {
-    measurement_t *run = self->run;
-    if (!(run->telemetry = telemetry_new(&run->cfg, self->name)))
+void telemetry_run_open(measurement_t *run) {
+    if (!(run->telemetry = telemetry_new(&run->cfg, run->options.name)))
         return;
     /* Without a warm-up the window opens with the first request: scrape just before the start
      * instant, while the server is still idle, not at it with requests already on their way. */
@@ -19,12 +17,11 @@ void telemetry_run_open(controller_t *self) {
     /* auto, the default, says nothing unless a page is absent (telemetry.c says it, once) */
     const config_telemetry_t *t = &run->cfg.telemetry;
     if (t->server_metrics == SERVER_METRICS_URLS || t->n_gpu_urls > 0)
-        console_say(self, "server metrics: scraping every %.3g s",
-                    telemetry_scrape_interval_s(run->telemetry));
+        measurement_say(run, "server metrics: scraping every %.3g s",
+                        telemetry_scrape_interval_s(run->telemetry));
 }
 
-int telemetry_run_close(controller_t *self, telemetry_stats_t *stats) {
-    measurement_t *run = self->run;
+int telemetry_run_close(measurement_t *run, telemetry_stats_t *stats) {
     if (!run->telemetry || run->start_ns == 0)
         return -1;
     run->window_closes = telemetry_mark(run->telemetry, 0, "window-end");
@@ -41,8 +38,7 @@ void telemetry_run_judge(const telemetry_stats_t *stats, validity_t *validity) {
     validity_judge_server(&in, validity);
 }
 
-void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats, json_t *level) {
-    const measurement_t *run = self->run;
+void telemetry_run_json(const measurement_t *run, const telemetry_stats_t *stats, json_t *level) {
     json_object_set_new(
         level, "server",
         telemetry_report_server_json(run->telemetry, stats, run->window_opens, run->window_closes,
@@ -50,9 +46,8 @@ void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats
     json_object_set_new(level, "gap", telemetry_report_gap_json(stats, run->merge));
 }
 
-json_t *telemetry_run_between_json(const controller_t *self, telemetry_mark_t a,
+json_t *telemetry_run_between_json(const measurement_t *run, telemetry_mark_t a,
                                    telemetry_mark_t b) {
-    const measurement_t *run = self->run;
     telemetry_stats_t stats;
     if (!run->telemetry || telemetry_stats_between(run->telemetry, a, b, &stats) != 0)
         return json_null();

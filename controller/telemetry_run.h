@@ -7,25 +7,25 @@
 
 #include <jansson.h>
 
-#include "controller_internal.h"
+#include "measurement.h"
 #include "telemetry.h"
 #include "telemetry_stats.h"
 #include "validity.h"
 
 /* Once the start instant is set: the run's telemetry (when its config asks for any) with its
  * first mark at start + warmup (now, before any request, when there is no warm-up). */
-void telemetry_run_open(controller_t *self);
+void telemetry_run_open(measurement_t *run);
 /* At the run's end: the closing mark, a wait of at most TELEMETRY_SCRAPE_TIMEOUT_NS for the
  * pages, and the figures between the two marks into *stats (telemetry_stats_clear frees them).
  * 0 done, -1 when the run has no telemetry (or memory ran out). */
-int telemetry_run_close(controller_t *self, telemetry_stats_t *stats);
+int telemetry_run_close(measurement_t *run, telemetry_stats_t *stats);
 /* The shared-rig guard's causes added to the run's verdict. */
 void telemetry_run_judge(const telemetry_stats_t *stats, validity_t *validity);
 /* The "server" block (as in a level) of what happened between marks a and b of the run's
  * telemetry (a snapshot of a sweep); JSON null when they cannot be compared. */
-json_t *telemetry_run_between_json(const controller_t *self, telemetry_mark_t a,
+json_t *telemetry_run_between_json(const measurement_t *run, telemetry_mark_t a,
                                    telemetry_mark_t b);
 /* Sets "server" and "gap" in level (a results.json level object). */
-void telemetry_run_json(const controller_t *self, const telemetry_stats_t *stats, json_t *level);
+void telemetry_run_json(const measurement_t *run, const telemetry_stats_t *stats, json_t *level);
 
 #endif

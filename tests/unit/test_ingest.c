@@ -209,11 +209,11 @@ static void test_ingest_batch_with_one_bad_record_hands_on_none(void **state) {
 }
 
 /* A worker of the run that has merged up to acked_seq. */
-static registry_worker_t worker_at(uint64_t acked_seq) {
-    registry_worker_t w;
+static run_worker_t worker_at(uint64_t acked_seq) {
+    run_worker_t w;
     memset(&w, 0, sizeof w);
     w.index = 1;
-    w.state = REGISTRY_RUNNING;
+    w.state = RUN_WORKER_RUNNING;
     w.acked_seq = acked_seq;
     return w;
 }
@@ -228,7 +228,7 @@ static void test_ingest_go_back_n_merges_each_batch_once_and_in_order(void **sta
     Stampede__EventBatch b1 = make_batch(records, 2, 1);
     Stampede__EventBatch b2 = make_batch(records + 2, 1, 2);
     Stampede__EventBatch b3 = make_batch(records + 3, 1, 3);
-    registry_worker_t w = worker_at(0);
+    run_worker_t w = worker_at(0);
     ingest_t *in = ingest_new();
     sink_t sink = {0};
     assert_int_equal(collect_batch(&w, in, &b2, sink_record, &sink), COLLECT_OUT_OF_ORDER);
@@ -262,7 +262,7 @@ static void test_ingest_go_back_n_skips_a_refused_batch_without_merging_any_of_i
     r[1].n_chunk_gap_us = 2;
     Stampede__EventBatch bad = make_batch(records, 2, 5);
     Stampede__EventBatch next = make_batch(records + 2, 1, 6);
-    registry_worker_t w = worker_at(4);
+    run_worker_t w = worker_at(4);
     w.ingested = 40;
     ingest_t *in = ingest_new();
     sink_t sink = {0};
@@ -289,7 +289,7 @@ static size_t feed_bytes(const uint8_t *data, size_t len, int *outcome) {
         return 0;
     sink_t sink = {0};
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_BATCH && env->batch->seq > 0) {
-        registry_worker_t w = worker_at(env->batch->seq - 1);
+        run_worker_t w = worker_at(env->batch->seq - 1);
         ingest_t *in = ingest_new();
         *outcome = (int)collect_batch(&w, in, env->batch, sink_record, &sink);
         if (*outcome == COLLECT_REFUSED)
@@ -454,15 +454,16 @@ static void test_ingest_batch_with_an_absurd_record_count_is_refused(void **stat
 /* The log line of an undecodable message names the peer: its worker name once registered, else
  * its routing id; after the first few, only every 1000th is logged. */
 static void test_ingest_undecodable_message_names_its_peer(void **state) {
-    registry_worker_t w = worker_at(0);
-    snprintf(w.name, sizeof w.name, "host-a-42.0");
+    registry_worker_t w;
+    memset(&w, 0, sizeof w);
+    run_worker_init(&w.run, "host-a-42.0", 0);
     char peer[160];
     static const uint8_t id[20] = {0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
-    collect_peer_name(&w, id, 4, peer, sizeof peer);
+    registry_peer_name(&w, id, 4, peer, sizeof peer);
     assert_string_equal(peer, "worker host-a-42.0");
-    collect_peer_name(NULL, id, 4, peer, sizeof peer);
+    registry_peer_name(NULL, id, 4, peer, sizeof peer);
     assert_string_equal(peer, "unregistered peer with routing id 0xdeadbeef");
-    collect_peer_name(NULL, id, sizeof id, peer, sizeof peer);
+    registry_peer_name(NULL, id, sizeof id, peer, sizeof peer);
     assert_string_equal(peer,
                         "unregistered peer with routing id 0xdeadbeef0102030405060708090a0b0c...");
     for (uint64_t k = 1; k <= COLLECT_UNDECODABLE_LOGGED; k++)
