@@ -9,8 +9,6 @@
 #include "plan.h"
 #include "results.h"
 
-#define DRAIN_NS 15000000000LL
-
 static void send_ack(measurement_t *run, run_worker_t *w) {
     Stampede__Ack ack = STAMPEDE__ACK__INIT;
     ack.up_to_seq = w->acked_seq;
@@ -71,20 +69,6 @@ static void refuse_batch(measurement_t *run, run_worker_t *w, uint64_t seq) {
     measurement_say(run, "%s", why);
 }
 
-bool collect_undecodable_logged(uint64_t failures) {
-    return failures <= COLLECT_UNDECODABLE_LOGGED || failures % 1000 == 0;
-}
-
-void collect_refuse_number(measurement_t *run, run_worker_t *w, const char *what, const char *why) {
-    if (!w->refused++)
-        snprintf(w->refused_first, sizeof w->refused_first, "%s: %s", what, why);
-    if (collect_undecodable_logged(w->refused))
-        measurement_say(run,
-                        "worker %s: refused %s outside what the plan allows: %s (%" PRIu64
-                        " from this worker so far; the run is invalid)",
-                        w->name, what, why, w->refused);
-}
-
 /* A record of a worker's batch, checked against the plan before it is merged. */
 typedef struct checked {
     measurement_t *run;
@@ -101,7 +85,7 @@ static void collect_checked_record(void *arg, request_record_t *rec) {
     }
     char what[64];
     snprintf(what, sizeof what, "the record of request %" PRIu64, rec->request_id);
-    collect_refuse_number(c->run, c->w, what, why);
+    measurement_refuse_number(c->run, c->w, what, why);
 }
 
 void collect_data(measurement_t *run, run_worker_t *w, const Stampede__Envelope *env,
@@ -171,60 +155,11 @@ void collect_done(measurement_t *run, run_worker_t *w, const Stampede__Done *don
     char why[160];
     if (w->has_stats &&
         !bounds_loop_times(&b, w->loop_cpu_ns, w->loop_wall_ns, w->loop_wait_ns, why, sizeof why)) {
-        collect_refuse_number(run, w, "its Done", why);
+        measurement_refuse_number(run, w, "its Done", why);
         w->has_stats = false; /* not judged on figures it could not have measured */
     }
     journal_done(run, w);
     if (w->state == RUN_WORKER_LOST)
         w->state = RUN_WORKER_RUNNING;
     check_complete(run, w);
-}
-
-/* Stop{cancel} (or not) with reason to every unfinished worker of the run; how many. */
-static uint32_t stop_unfinished(measurement_t *run, const char *reason, bool cancel) {
-    uint32_t n = 0;
-    for (size_t i = 0; i < run->n_workers; i++)
-        if (run_worker_in_run(run->workers[i]) && !run_worker_finished(run->workers[i])) {
-            measurement_send_stop(run, run->workers[i], reason, cancel, false);
-            n++;
-        }
-    return n;
-}
-
-void collect_stop(measurement_t *run, const char *reason) {
-    run->stopping = true;
-    run->cancel_at_ns = 0;
-    run->deadline_ns = loop_now_ns() + DRAIN_NS;
-    stop_unfinished(run, reason, true);
-}
-
-void collect_limit_stop(measurement_t *run, const char *why) {
-    if (run->policy.stop) {
-        run->policy.stop(run->policy.arg, run, why);
-        return;
-    }
-    measurement_say(run, "%s: stopping the run (cancelling what is in flight)", why);
-    merge_mark_partial(run->merge, why);
-    collect_stop(run, why);
-}
-
-void collect_stop_grace(measurement_t *run, const char *reason, int64_t grace_ns) {
-    if (grace_ns <= 0) {
-        collect_stop(run, reason);
-        return;
-    }
-    run->stopping = true;
-    run->cancel_at_ns = loop_now_ns() + grace_ns;
-    run->deadline_ns = run->cancel_at_ns + DRAIN_NS;
-    stop_unfinished(run, reason, false);
-}
-
-void collect_grace_step(measurement_t *run, int64_t now) {
-    if (!run->stopping || !run->cancel_at_ns || now < run->cancel_at_ns)
-        return;
-    run->cancel_at_ns = 0;
-    uint32_t inflight = measurement_inflight(run);
-    if (stop_unfinished(run, "the grace period ran out", true))
-        measurement_say(run, "grace period over: cancelling the requests still in flight (%u)",
-                        inflight);
 }

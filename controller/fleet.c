@@ -8,6 +8,7 @@
 
 #include "clock_probe.h"
 #include "collect.h"
+#include "drain.h"
 #include "fleet_internal.h"
 #include "journal.h"
 #include "launch.h"
@@ -44,15 +45,6 @@ int fleet_signals(void) {
     return signals_seen;
 }
 
-int64_t fleet_heartbeat_ns(const fleet_t *self) {
-    return self->run ? measurement_heartbeat_ns(self->run) : MEASUREMENT_HEARTBEAT_NS;
-}
-
-int64_t fleet_silence_ns(const fleet_t *self) {
-    return self->run ? measurement_silence_ns(self->run)
-                     : MEASUREMENT_HEARTBEAT_NS * MEASUREMENT_LIVENESS;
-}
-
 void fleet_say(fleet_t *self, const char *fmt, ...) {
     char msg[2048];
     va_list ap;
@@ -86,13 +78,6 @@ static uint32_t link_inflight(void *arg) {
 
 const run_link_t *fleet_link(const fleet_t *self) {
     return &self->link;
-}
-
-void fleet_workers_changed(fleet_t *self) {
-    if (!self->run)
-        return;
-    self->run->workers = registry_runs(self->registry);
-    self->run->n_workers = registry_size(self->registry);
 }
 
 fleet_t *fleet_new(const fleet_options_t *options) {
@@ -215,7 +200,7 @@ static void step_register(fleet_t *self, int64_t now) {
 
 static void step_run(fleet_t *self, int64_t now) {
     measurement_t *run = self->run;
-    collect_grace_step(run, now);
+    drain_grace_step(run, now);
     bool all = true;
     for (size_t i = 0; i < run->n_workers && all; i++)
         if (run_worker_in_run(run->workers[i]) && !run_worker_finished(run->workers[i]))
@@ -267,7 +252,9 @@ static void step(fleet_t *self, int64_t now) {
         break;
     case PHASE_ASSIGN:
         if (registry_count(self->registry, RUN_WORKER_READY) == run->in_run) {
-            launch_start(run);
+            launch_begin(run);
+            rebalance_start(run);
+            launch_send_starts(run);
             self->started_once = true;
         } else if (now >= run->deadline_ns)
             measurement_abort(run, "not every worker was ready within %.0f s",
@@ -295,7 +282,7 @@ static void handle_signal(fleet_t *self, int count) {
         merge_mark_partial(run->merge, "interrupted");
         if (self->hooks.stopped)
             self->hooks.stopped(self->hooks.arg, loop_now_ns());
-        collect_stop_grace(run, "interrupted at the controller", self->options.grace_ns);
+        drain_stop_grace(run, "interrupted at the controller", self->options.grace_ns);
         return;
     }
     /* Every worker still in the run is told to abandon it, so none waits for a controller that
@@ -328,7 +315,7 @@ static void check_hook(fleet_t *self) {
         console_say(&self->console, "%s", why);
         merge_mark_partial(run->merge, why);
         if (!run->stopping)
-            collect_stop(run, why);
+            drain_stop(run, why);
     } else {
         measurement_abort(run, "%s", why);
     }

@@ -11,6 +11,22 @@
 #include "rebalance.h"
 #include "version.h"
 
+int64_t fleet_heartbeat_ns(const fleet_t *self) {
+    return self->run ? measurement_heartbeat_ns(self->run) : MEASUREMENT_HEARTBEAT_NS;
+}
+
+int64_t fleet_silence_ns(const fleet_t *self) {
+    return self->run ? measurement_silence_ns(self->run)
+                     : MEASUREMENT_HEARTBEAT_NS * MEASUREMENT_LIVENESS;
+}
+
+void fleet_workers_changed(fleet_t *self) {
+    if (!self->run)
+        return;
+    self->run->workers = registry_runs(self->registry);
+    self->run->n_workers = registry_size(self->registry);
+}
+
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(const fleet_t *self, const registry_worker_t *w) {
     return w->run.index >= 0 && self->run->phase >= PHASE_ASSIGN ? self->run->id : 0;
@@ -216,7 +232,7 @@ static void undecodable(fleet_t *self, const uint8_t *id, size_t id_len, size_t 
                         const char *socket) {
     registry_worker_t *w = registry_find(self->registry, id, id_len);
     uint64_t failures = w ? ++w->undecodable : ++self->undecodable_strangers;
-    if (!collect_undecodable_logged(failures))
+    if (!measurement_logged(failures))
         return;
     char peer[160];
     registry_peer_name(w, id, id_len, peer, sizeof peer);

@@ -7,7 +7,6 @@
 #include "journal.h"
 #include "loop.h"
 #include "plan.h"
-#include "rebalance.h"
 #include "results.h"
 #include "telemetry_run.h"
 #include "trace_wire.h"
@@ -131,7 +130,7 @@ void launch_send_start(measurement_t *run, run_worker_t *w) {
     measurement_send(run, w, &env);
 }
 
-void launch_start(measurement_t *run) {
+void launch_begin(measurement_t *run) {
     int64_t max_rtt = 0;
     for (size_t i = 0; i < run->n_workers; i++)
         if (run_worker_in_run(run->workers[i]) && run->workers[i]->rtt_ns > max_rtt)
@@ -146,7 +145,13 @@ void launch_start(measurement_t *run) {
     telemetry_run_open(run); /* first: a sweep marks its snapshots on the run's telemetry */
     results_open_trace(run);
     journal_open(run);
-    rebalance_start(run);
+}
+
+void launch_send_starts(measurement_t *run) {
+    int64_t max_rtt = 0;
+    for (size_t i = 0; i < run->n_workers; i++)
+        if (run_worker_in_run(run->workers[i]) && run->workers[i]->rtt_ns > max_rtt)
+            max_rtt = run->workers[i]->rtt_ns;
     for (size_t i = 0; i < run->n_workers; i++)
         if (run_worker_in_run(run->workers[i]))
             launch_send_start(run, run->workers[i]);

@@ -13,10 +13,13 @@
 void launch_assign(measurement_t *run);
 /* Counts w's Ready; a refusal, or a share that differs from the controller's, aborts the run. */
 void launch_ready(measurement_t *run, run_worker_t *w, const Stampede__Ready *ready);
-/* Picks the start instant, opens the trace and sends every worker of the run its Start. */
-void launch_start(measurement_t *run);
+/* Picks the start instant and opens the run's telemetry, trace and journal: the run is started.
+ * The grant (controller/rebalance.h) comes next, then launch_send_starts. */
+void launch_begin(measurement_t *run);
+/* Sends every worker of the run its Start. */
+void launch_send_starts(measurement_t *run);
 /* Sends w its Start (the run's start instant on w's clock, the session ceiling) and marks it
- * running: at launch_start, and for a worker joining the run in progress. */
+ * running: at launch_send_starts, and for a worker joining the run in progress. */
 void launch_send_start(measurement_t *run, run_worker_t *w);
 
 /* fleet.rebalance_on_join: sends w, measured and joining the run in progress, its Assign with no

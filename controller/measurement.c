@@ -1,6 +1,7 @@
 #include "measurement.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -208,6 +209,21 @@ int64_t measurement_heartbeat_ns(const measurement_t *self) {
 int64_t measurement_silence_ns(const measurement_t *self) {
     uint32_t liveness = self->cfg.fleet.liveness ? self->cfg.fleet.liveness : MEASUREMENT_LIVENESS;
     return measurement_heartbeat_ns(self) * liveness;
+}
+
+bool measurement_logged(uint64_t failures) {
+    return failures <= MEASUREMENT_LOGGED_FIRST || failures % 1000 == 0;
+}
+
+void measurement_refuse_number(measurement_t *self, run_worker_t *w, const char *what,
+                               const char *why) {
+    if (!w->refused++)
+        snprintf(w->refused_first, sizeof w->refused_first, "%s: %s", what, why);
+    if (measurement_logged(w->refused))
+        measurement_say(self,
+                        "worker %s: refused %s outside what the plan allows: %s (%" PRIu64
+                        " from this worker so far; the run is invalid)",
+                        w->name, what, why, w->refused);
 }
 
 void measurement_renew_id(measurement_t *self) {

@@ -36,6 +36,17 @@ typedef enum {
 
 typedef struct measurement measurement_t;
 
+typedef struct run_loss {
+    char worker[128];
+    uint32_t index;
+    int64_t from_ns;     /* the last word from it: its load is missing from here */
+    int64_t declared_ns; /* declared lost */
+    int64_t to_ns;       /* its share taken over (0: never, the load stayed short to the end) */
+    double share;        /* of the run's load, 0..1 */
+    uint64_t lost_sessions;
+    bool taken_over;
+} run_loss_t;
+
 /* What a run is given by whoever starts it (`stampede run`, `stampede controller`, capacity). */
 typedef struct run_options {
     const char *name;           /* prefix of every message: "controller" or "run" */
@@ -146,11 +157,11 @@ struct measurement {
     const char *stop_reason; /* what ended the run when neither a limit nor an interrupt did
                                 (`stampede merge`: the controller was lost); NULL otherwise */
     /* Worker loss and rebalancing (controller/rebalance.h). */
-    uint64_t session_limit;        /* the grant: no worker starts a session index at or past it */
-    uint64_t session_headroom;     /* how far the grant runs ahead of the highest frontier */
-    uint64_t frontier_at_tick;     /* the highest frontier at the last heartbeat tick */
-    uint64_t class_stride;         /* slots, or arrival workers, at the start */
-    struct rebalance_loss *losses; /* every worker lost during the run, in order */
+    uint64_t session_limit;    /* the grant: no worker starts a session index at or past it */
+    uint64_t session_headroom; /* how far the grant runs ahead of the highest frontier */
+    uint64_t frontier_at_tick; /* the highest frontier at the last heartbeat tick */
+    uint64_t class_stride;     /* slots, or arrival workers, at the start */
+    struct run_loss *losses;   /* every worker lost during the run, in order */
     size_t n_losses, cap_losses;
     double lost_share;    /* share of the run's load lost (taken over or not), 0..1 */
     char loss_abort[512]; /* fleet.abort_on_worker_loss_pct ended the run: why */
@@ -197,6 +208,16 @@ int64_t measurement_silence_ns(const measurement_t *self);
 #define MEASUREMENT_HEARTBEAT_NS 1000000000LL      /* fleet.heartbeat, both ways */
 #define MEASUREMENT_LIVENESS 3                     /* fleet.liveness */
 #define MEASUREMENT_READY_TIMEOUT_NS 30000000000LL /* for the clock probes, then for Ready */
+/* Messages of one kind logged one by one before only every 1000th is. */
+#define MEASUREMENT_LOGGED_FIRST 10
+/* Whether the failures-th refused message of a kind is logged (the first few, then every 1000th),
+ * so a peer that floods the controller with garbage cannot flood its console. */
+bool measurement_logged(uint64_t failures);
+/* w reported a number outside the plan's bounds (bounds.h): refused (the caller does not use it),
+ * counted on w, its first reason kept for the run's verdict, and logged within
+ * measurement_logged. what names it ("a record", "a heartbeat"). */
+void measurement_refuse_number(measurement_t *self, run_worker_t *w, const char *what,
+                               const char *why);
 /* Gives the run a new run id: what was sent under the old one (an Assign) is void. */
 void measurement_renew_id(measurement_t *self);
 /* Closes the trace, frees the merge, ingest, config and buffers, then the run; sets *self_p to

@@ -34,16 +34,6 @@ typedef struct rebalance_class {
 } rebalance_class_t;
 
 /* One worker lost during a run. Times are on the controller's clock (loop_now_ns). */
-typedef struct rebalance_loss {
-    char worker[128];
-    uint32_t index;
-    int64_t from_ns;     /* the last word from it: its load is missing from here */
-    int64_t declared_ns; /* declared lost */
-    int64_t to_ns;       /* its share taken over (0: never, the load stayed short to the end) */
-    double share;        /* of the run's load, 0..1 */
-    uint64_t lost_sessions;
-    bool taken_over;
-} rebalance_loss_t;
 
 /* At the start: the first grant (returned, for Start) and each worker's classes from its share. */
 uint64_t rebalance_start(measurement_t *run);
@@ -60,19 +50,8 @@ void rebalance_worker_lost(measurement_t *run, run_worker_t *w, const char *why,
 /* A lost worker of the run spoke again: it is running, and its Done and batches still count;
  * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
 void rebalance_worker_back(measurement_t *run, run_worker_t *w);
-/* The run's workers for its level in results.json: {"expected", "started" (taken in at the
- * start), "joined" (during the run), "lost" (losses during it), "carried_by" (in the run and not
- * lost at its end)}. The caller owns the object. */
-json_t *rebalance_workers_json(const measurement_t *run);
 /* w's share of the run's load now (0..1). */
 double rebalance_share(const measurement_t *run, const run_worker_t *w);
-/* Sessions counted lost over the run. */
-uint64_t rebalance_lost_sessions(const measurement_t *run);
-/* The label's note ("held 6 for 3.1 s"), empty when the load was held throughout; end_ns is the
- * end of the run. */
-void rebalance_label(const measurement_t *run, int64_t end_ns, char *buf, size_t len);
-/* Sets the level's "degraded", "worker_losses", "load_held" and "lost_sessions" in level. */
-void rebalance_json(const measurement_t *run, int64_t end_ns, json_t *level);
 /* fleet.rebalance_on_join: whether w, a new worker connecting during the run, joins it (then it
  * has the next index and is to be probed); false: it waits for the next run (the default, a trace
  * replay, a sequential run, rate mode with a cap, or a run ending). */
@@ -86,7 +65,5 @@ void rebalance_join_step(measurement_t *run, int64_t now);
 /* A joining worker is ready: it is started, and given whole slots (concurrent, each donor's at its
  * next session) or a part of every worker's arrival classes (rate), from the grant on. */
 void rebalance_join_ready(measurement_t *run, run_worker_t *w, const Stampede__Ready *ready);
-/* The table's lines about losses (nothing when there was none). */
-void rebalance_print(const measurement_t *run, FILE *out);
 
 #endif

@@ -10,10 +10,10 @@
 
 #include "breaker.h"
 #include "client_series.h"
-#include "collect.h"
+#include "drain.h"
 #include "loop.h"
+#include "losses.h"
 #include "outfile.h"
-#include "rebalance.h"
 #include "report_cmd.h"
 #include "report_network.h"
 #include "sweep_report.h"
@@ -122,7 +122,7 @@ void results_record(void *arg, request_record_t *rec) {
             from->sessions_ended++;
     }
     if (rec->error != ERROR_CANCELLED && breaker_endpoint(run, rec))
-        collect_limit_stop(run, run->breaker);
+        drain_limit_stop(run, run->breaker);
     if (rec->error == ERROR_NONE) {
         run->requests_ok++;
         return;
@@ -131,7 +131,7 @@ void results_record(void *arg, request_record_t *rec) {
         return;
     run->requests_failed++;
     if (breaker_check(run))
-        collect_limit_stop(run, run->breaker);
+        drain_limit_stop(run, run->breaker);
     if (!run->have_first_error) {
         run->have_first_error = true;
         run->first_error_endpoint = rec->endpoint;
@@ -412,7 +412,7 @@ static int results_write_json(const measurement_t *run, const report_meta_t *met
         if (x->server)
             telemetry_run_json(run, x->server, first);
         json_object_set_new(first, "client_series", client_series_json(run->client_series));
-        rebalance_json(run, results_end_ns(run), first);
+        losses_json(run, results_end_ns(run), first);
         char label[200];
         snprintf(label, sizeof label, "%s %g%s%s%s", meta->level_kind, meta->level_value,
                  meta->level_note && *meta->level_note ? " (" : "",
@@ -584,7 +584,7 @@ int results_finish(measurement_t *run, bool interrupted) {
         .server_said = run->server_said,
     };
     char note[128];
-    rebalance_label(run, results_end_ns(run), note, sizeof note);
+    losses_label(run, results_end_ns(run), note, sizeof note);
     meta.level_note = note;
     results_extra_t extra = {0};
     extra.workers = results_workers(run, &extra.n_workers);
@@ -617,7 +617,7 @@ int results_finish(measurement_t *run, bool interrupted) {
         else /* beside the table's request and token rates: what the references call RPS */
             fprintf(stdout, "conversation starts/s: %.3f (the reference reports' \"Actual RPS\")\n",
                     extra.achieved_per_s);
-        rebalance_print(run, stdout);
+        losses_print(run, stdout);
         report_print_validity(stdout, &extra.validity);
         slo_print(stdout, &extra.slo);
         fflush(stdout);

@@ -10,9 +10,9 @@
 #include <string.h>
 #include <time.h>
 
-#include "collect.h"
+#include "drain.h"
 #include "loop.h"
-#include "rebalance.h"
+#include "losses.h"
 #include "report.h"
 #include "report_network.h"
 #include "results.h"
@@ -334,7 +334,7 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
                   "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
                   "still in flight",
                   self->index + 1, (double)self->spec.drain_ns / 1e9);
-        collect_stop(run, "the level's drain ran out");
+        drain_stop(run, "the level's drain ran out");
         return;
     }
     int64_t opens = self->start_ns + self->spec.warmup_ns;
@@ -353,7 +353,7 @@ void sweep_run_stop_early(sweep_run_t *self, int64_t now, const char *why) {
     self->stop_ns = now;
     fleet_say(self->fleet, "level %zu: %s", self->index + 1, why);
     merge_mark_partial(self->run->merge, why);
-    collect_stop(self->run, why);
+    drain_stop(self->run, why);
 }
 
 void sweep_run_stopped(sweep_run_t *self, int64_t now) {
@@ -527,7 +527,7 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     json_object_set_new(rep, "validity", sweep_run_validity_json(validity));
     json_object_set_new(rep, "window", sweep_report_stats_json(total));
     json_object_set_new(rep, "snapshots", snapshots);
-    json_t *workers = rebalance_workers_json(run);
+    json_t *workers = losses_workers_json(run);
     sweep_run_pool_workers(self, workers);
     json_object_set_new(rep, "workers", workers);
     json_t *none = json_null();

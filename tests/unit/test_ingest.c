@@ -466,11 +466,11 @@ static void test_ingest_undecodable_message_names_its_peer(void **state) {
     registry_peer_name(NULL, id, sizeof id, peer, sizeof peer);
     assert_string_equal(peer,
                         "unregistered peer with routing id 0xdeadbeef0102030405060708090a0b0c...");
-    for (uint64_t k = 1; k <= COLLECT_UNDECODABLE_LOGGED; k++)
-        assert_true(collect_undecodable_logged(k));
-    assert_false(collect_undecodable_logged(COLLECT_UNDECODABLE_LOGGED + 1));
-    assert_false(collect_undecodable_logged(999));
-    assert_true(collect_undecodable_logged(1000));
+    for (uint64_t k = 1; k <= MEASUREMENT_LOGGED_FIRST; k++)
+        assert_true(measurement_logged(k));
+    assert_false(measurement_logged(MEASUREMENT_LOGGED_FIRST + 1));
+    assert_false(measurement_logged(999));
+    assert_true(measurement_logged(1000));
 }
 
 int main(void) {
