@@ -3,7 +3,7 @@
 #include <string.h>
 
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
-#include "capacity_run.h"
+#include "cli.h"
 #include "compare.h"
 #include "controller.h"
 #include "keys.h"
@@ -11,8 +11,6 @@
 #include "plan_cmd.h"
 #include "read_metrics_cmd.h"
 #include "report_cmd.h"
-#include "run.h"
-#include "spool_merge.h"
 #include "tokenizer_cmd.h"
 #include "version.h"
 #include "worker.h"

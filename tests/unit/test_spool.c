@@ -199,9 +199,10 @@ static void write_worker_spool(const char *path, uint64_t run_id, uint64_t acked
     write_spool_of(path, run_id, 10, acked);
 }
 
-/* Runs `stampede merge` with argv, its stderr into path (its stdout, the table, dropped); its
- * exit status. */
-static int merge_logged(int argc, char **argv, const char *path) {
+/* Runs `stampede merge SPOOL... --into into` (with --allow-invalid when asked), its stderr into
+ * path (its stdout, the table, dropped); its exit status. */
+static int merge_logged(const char *into, char **spools, int n, bool allow_invalid,
+                        const char *path) {
     fflush(stderr);
     fflush(stdout);
     int saved = dup(STDERR_FILENO), saved_out = dup(STDOUT_FILENO);
@@ -211,7 +212,8 @@ static int merge_logged(int argc, char **argv, const char *path) {
     dup2(null, STDOUT_FILENO);
     close(fd);
     close(null);
-    int rc = spool_merge_main(argc, argv);
+    spool_merge_options_t options = {.allow_invalid = allow_invalid};
+    int rc = spool_merge_run(into, spools, n, &options);
     fflush(stderr);
     fflush(stdout);
     dup2(saved, STDERR_FILENO);
@@ -284,8 +286,8 @@ static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
     snprintf(log, sizeof log, "%s/err", t.dir);
     write_worker_spool(a, 0x1111, 0);
     write_worker_spool(b, 0x2222, 0);
-    char *argv[] = {"merge", a, b, "--into", into, NULL};
-    assert_int_equal(merge_logged(5, argv, log), 1);
+    char *spools[] = {a, b};
+    assert_int_equal(merge_logged(into, spools, 2, false, log), 1);
     char text[1024];
     read_text(log, text, sizeof text);
     char want[512];
@@ -312,8 +314,8 @@ static void test_spool_merge_orders_and_counts_resends_once(void **state) {
     snprintf(results, sizeof results, "%s/results.json", into);
     write_spool_of(late, 0x77, 10, 2);
     write_spool_of(early, 0x77, 6, 0);
-    char *argv[] = {"merge", late, early, "--into", into, "--allow-invalid", NULL};
-    int rc = merge_logged(6, argv, log);
+    char *spools[] = {late, early};
+    int rc = merge_logged(into, spools, 2, true, log);
     char text[4096];
     read_text(log, text, sizeof text);
     if (rc != 0)

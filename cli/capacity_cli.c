@@ -1,4 +1,4 @@
-#include "capacity_run.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <getopt.h>
@@ -13,7 +13,7 @@
 #include "controller.h"
 #include "loop.h"
 #include "report.h"
-#include "run.h"
+#include "cli.h"
 #include "slo.h"
 #include "sweep.h"
 

@@ -1,5 +1,5 @@
 #define _GNU_SOURCE /* pipe2 */
-#include "run.h"
+#include "cli.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,7 +1,6 @@
 #include "spool_merge.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,21 +59,6 @@ typedef struct merge_state {
     int rc;
 } merge_state_t;
 
-static void usage(FILE *out) {
-    fprintf(
-        out,
-        "usage: stampede merge SPOOL... --into DIR [--allow-invalid] [--http-phases]\n"
-        "  SPOOL...       spool files of the run's workers (stampede-RUNID-NAME.spool, written\n"
-        "                 where their --spool says while the controller was unreachable)\n"
-        "  --into DIR     the run's results directory: its journal.spool (every batch the\n"
-        "                 controller acknowledged) is read when present, and results.json,\n"
-        "                 config.yaml and the reports are written there, marked partial\n"
-        "  --allow-invalid  exit 0 for a run judged invalid (else 3, as a run)\n"
-        "  --http-phases  the table also shows the HTTP phases\n"
-        "  A batch found in several files (a resend) counts once. A missing, corrupt or\n"
-        "  truncated spool, or spools of different runs, are refused (exit 1) naming the\n"
-        "  file and the offset (docs/protocol.md, \"Spools\").\n");
-}
 
 /* Opens input's spool, or says why not (err, of size bytes, holds the reason) and returns NULL. */
 static spool_reader_t *open_input(const merge_input_t *in, char *err, size_t size) {
@@ -416,45 +400,14 @@ static int merge_run(merge_state_t *st, const char *dir) {
     return rc;
 }
 
-int spool_merge_main(int argc, char **argv) {
-    static const struct option longopts[] = {
-        {"into", required_argument, NULL, 'i'},
-        {"allow-invalid", no_argument, NULL, 'I'},
-        {"http-phases", no_argument, NULL, 'P'},
-        {"help", no_argument, NULL, 'h'},
-        {NULL, 0, NULL, 0},
-    };
-    const char *dir = NULL;
-    merge_state_t st = {.options = {.name = NAME}};
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "i:IPh", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'i':
-            dir = optarg;
-            break;
-        case 'I':
-            st.options.allow_invalid = true;
-            break;
-        case 'P':
-            st.options.http_phases = true;
-            break;
-        case 'h':
-            usage(stdout);
-            return 0;
-        default:
-            usage(stderr);
-            return 2;
-        }
-    }
-    if (!dir) {
-        fprintf(stderr, NAME ": --into DIR is required (the run's results directory)\n");
-        usage(stderr);
-        return 2;
-    }
+int spool_merge_run(const char *dir, char **spools, int n_spools,
+                    const spool_merge_options_t *options) {
+    merge_state_t st = {.options = {.name = NAME,
+                                    .allow_invalid = options->allow_invalid,
+                                    .http_phases = options->http_phases}};
     char journal[4200];
     int rc = 1;
-    if (list_inputs(&st, &argv[optind], argc - optind, dir, journal, sizeof journal) != 0)
+    if (list_inputs(&st, spools, n_spools, dir, journal, sizeof journal) != 0)
         goto out;
     if (st.n_inputs == 0) {
         fprintf(stderr,

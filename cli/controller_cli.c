@@ -1,4 +1,4 @@
-#include "controller.h"
+#include "cli.h"
 
 #include <getopt.h>
 #include <stdio.h>
