@@ -9,7 +9,7 @@
 #include "keys.h"
 #include "mock.h"
 #include "plan_cmd.h"
-#include "read_metrics_cmd.h"
+#include "read_metrics.h"
 #include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "loop.h"
+#include "outfile.h"
 #include "results.h"
 #include "spool.h"
 
@@ -79,7 +80,7 @@ static int resolve_output(measurement_t *self, const controller_options_t *o, co
         fprintf(stderr, "%s: out of memory setting up the run of %s\n", name, self->config_path);
         return -1;
     }
-    if (results_make_dir(self->cfg.output.dir) != 0) {
+    if (outfile_make_dir(self->cfg.output.dir) != 0) {
         fprintf(stderr, "%s: cannot create the output directory %s: %s\n", name,
                 self->cfg.output.dir, strerror(errno));
         return -1;

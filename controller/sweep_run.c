@@ -14,6 +14,7 @@
 #include "console.h"
 #include "controller_internal.h"
 #include "loop.h"
+#include "outfile.h"
 #include "report.h"
 #include "report_network.h"
 #include "results.h"
@@ -227,7 +228,7 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
         console_say(self->fleet, "out of memory setting up %s", dir);
         return -1;
     }
-    if (results_make_dir(dir) != 0) {
+    if (outfile_make_dir(dir) != 0) {
         console_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
         return -1;
     }

@@ -1,4 +1,4 @@
-#include "read_metrics_cmd.h"
+#include "read_metrics.h"
 
 #include <errno.h>
 #include <jansson.h>

@@ -1,4 +1,4 @@
-/* What the servers did between two marks of a telemetry_t (controller/telemetry.h): each page's
+/* What the servers did between two marks of a telemetry_t (controller/telemetry/telemetry.h): each page's
  * counter and histogram deltas, its gauges over the span, the pages summed by endpoint and in
  * total, what this run's client saw end in between, the GPU energy per output token, and the
  * shared-rig guard's verdict. A sweep calls telemetry_stats_between at each snapshot's edges. */
