@@ -4,13 +4,10 @@
 
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
 #include "capacity_run.h"
-#include "compare.h"
+#include "cli.h"
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
-#include "plan_cmd.h"
-#include "read_metrics.h"
-#include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"
 #include "tokenizer_cmd.h"
