@@ -10,10 +10,6 @@ static const char *const sweep_report_names[SWEEP_FIG__COUNT] = {
     "latency_p95_ms", "itl_p50_ms",          "itl_p95_ms",     "error_pct",   "actual_rps",
     "requests_per_s", "output_tokens_per_s", "kv_hit_rate_pct"};
 
-const char *sweep_report_figure_name(sweep_figure_t f) {
-    return sweep_report_names[f];
-}
-
 /* A percentile in ms, NaN when the span has no sample. */
 static double sweep_report_ms(const window_stats_t *s, metrics_kind_t k, double p) {
     double v = window_stats_percentile_ms(s, k, p);
