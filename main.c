@@ -4,13 +4,9 @@
 
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
 #include "cli.h"
-#include "compare.h"
 #include "controller.h"
 #include "keys.h"
 #include "mock.h"
-#include "plan_cmd.h"
-#include "read_metrics_cmd.h"
-#include "report_cmd.h"
 #include "tokenizer_cmd.h"
 #include "version.h"
 #include "worker.h"

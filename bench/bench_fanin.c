@@ -381,7 +381,7 @@ static void replay(fw_t *w, int64_t now) {
         for (uint32_t c = 0; c < t->n; c++)
             b->scratch_ns[c] = send + t->rel[c];
         rec.request_id = ((uint64_t)w->worker_index << 32) | w->requests;
-        /* A session its share could run (the controller refuses others, controller/bounds.h):
+        /* A session its share could run (the controller refuses others, controller/figures/bounds.h):
          * its slots in turn, each session after the last of the same slot. */
         uint64_t slots = w->concurrency ? w->concurrency : 1;
         rec.session = w->slot_first + w->requests % slots + w->requests / slots * w->total_slots;

@@ -84,6 +84,23 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source);
  * status 0 when the search ended (found, or its range passed or failed entirely), 1 when a level
  * could not run or a file could not be written, 2 on a usage error, 130 when interrupted. */
 int capacity_main(int argc, char **argv);
+/* `compare RUN RUN... [--format md|csv|json] [--out FILE]`: 0 ok, 1 on bad input or a write
+ * error, 2 on a usage error. */
+int compare_main(int argc, char **argv);
+
+/* `plan [--model-config FILE] [--layers N] [--hidden N] [--kv-ratio R | --heads N --kv-heads N]
+ * ... --context TOKENS --free-gib G [--workload FILE]`: exit status 0 ok, 1 when a file cannot be
+ * read or is malformed (config.json, the workload), 2 on a usage error or a missing input. */
+int plan_main(int argc, char **argv);
+
+/* `read-metrics [--json] FILE...`: 0 when every file was read, 1 when one could not be, 2 on a
+ * usage error. */
+int read_metrics_main(int argc, char **argv);
+
+/* `report DIR [DIR...] [--definitions LIST]`: 0 when every directory was rendered, 1 when one
+ * could not be (said on stderr, naming the file), 2 on a usage error. */
+int report_cmd_main(int argc, char **argv);
+
 /* `stampede merge SPOOL... --into DIR` (controller/run/spool_merge.h). */
 int spool_merge_main(int argc, char **argv);
 

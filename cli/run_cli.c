@@ -495,7 +495,7 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source) {
             note_ignored_mock(runs[i], needs_mock, runs[0]);
     /* A sweep runs each level as a run of its own: its workers stay for the next one. */
     st.once = n_runs == 1 && first.sweep.axis == SWEEP_AXIS_NONE && !source;
-    if (results_make_dir(st.out_dir) != 0) {
+    if (outfile_make_dir(st.out_dir) != 0) {
         fprintf(stderr, "run: cannot create the output directory %s: %s\n", st.out_dir,
                 strerror(errno));
         goto out;

@@ -13,5 +13,7 @@
 int outfile_open(const char *path, int extra_flags);
 /* The same as a stdio stream opened for writing ("w"); NULL with errno set. */
 FILE *outfile_fopen(const char *path);
+/* mkdir -p path with mode 0755 (a directory that exists is fine): 0, or -1 with errno set. */
+int outfile_make_dir(const char *path);
 
 #endif

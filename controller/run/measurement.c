@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "loop.h"
+#include "outfile.h"
 #include "results.h"
 #include "spool.h"
 
@@ -81,7 +82,7 @@ static int resolve_output(measurement_t *self, const run_options_t *o, size_t nu
         fprintf(stderr, "%s: out of memory setting up the run of %s\n", name, self->config_path);
         return -1;
     }
-    if (results_make_dir(self->cfg.output.dir) != 0) {
+    if (outfile_make_dir(self->cfg.output.dir) != 0) {
         fprintf(stderr, "%s: cannot create the output directory %s: %s\n", name,
                 self->cfg.output.dir, strerror(errno));
         return -1;

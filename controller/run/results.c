@@ -21,20 +21,6 @@
 #include "telemetry_run.h"
 #include "validity.h"
 
-int results_make_dir(const char *path) {
-    char buf[4096];
-    snprintf(buf, sizeof buf, "%s", path);
-    for (char *p = buf + 1; *p; p++) {
-        if (*p != '/')
-            continue;
-        *p = '\0';
-        if (mkdir(buf, 0755) != 0 && errno != EEXIST)
-            return -1;
-        *p = '/';
-    }
-    return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
-}
-
 void results_open_trace(measurement_t *run) {
     /* The start is known from here on and the first record comes later: the window opens now. */
     int64_t duration = run->cfg.limits.duration_ns;

@@ -9,8 +9,6 @@
 #include "measurement.h"
 #include "record.h"
 
-/* Creates directory path and its parents (mode 0755). 0 ok, -1 with errno set. */
-int results_make_dir(const char *path);
 /* Called once the start instant is set, before any record: opens the measured window (start +
  * warmup, up to start + duration) and, with --trace, OUT/requests.jsonl with times from the start
  * (a failure is said, and the run goes on without a trace). */

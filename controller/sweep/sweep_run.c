@@ -13,6 +13,7 @@
 #include "drain.h"
 #include "loop.h"
 #include "losses.h"
+#include "outfile.h"
 #include "report.h"
 #include "report_network.h"
 #include "results.h"
@@ -252,7 +253,7 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
         fleet_say(self->fleet, "out of memory setting up %s", dir);
         return -1;
     }
-    if (results_make_dir(dir) != 0) {
+    if (outfile_make_dir(dir) != 0) {
         fleet_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
         return -1;
     }

@@ -32,10 +32,6 @@ int definitions_tool(const char *name) {
     return -1;
 }
 
-const char *definitions_tool_name(definitions_tool_t tool) {
-    return definitions_names[tool];
-}
-
 definitions_t *definitions_new(definitions_tool_t tool) {
     definitions_t *self = calloc(1, sizeof *self);
     if (self) {

@@ -29,15 +29,6 @@ static const char *level_kind(const report_level_t *level, const report_meta_t *
     return meta && meta->level_kind ? meta->level_kind : "concurrency";
 }
 
-/* Milliseconds with about four significant digits, never in exponent form. */
-static void format_ms(char *buf, size_t len, double value) {
-    const char *format = value < 1       ? "%.3f"
-                         : value < 100   ? "%.2f"
-                         : value < 10000 ? "%.1f"
-                                         : "%.0f";
-    snprintf(buf, len, format, value);
-}
-
 static const char *token_source(const merge_stats_t *stats) {
     int sources = (stats->output_from_usage > 0) + (stats->output_from_chunks > 0) +
                   (stats->output_from_tokenizer > 0);
@@ -59,13 +50,6 @@ static double per_s(uint64_t n, double duration_s) {
     return duration_s > 0 ? (double)n / duration_s : 0.0;
 }
 
-static const char *role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len) {
-    if (meta && role < meta->n_role_names && meta->role_names[role])
-        return meta->role_names[role];
-    snprintf(buf, len, "role %" PRIu32, role);
-    return buf;
-}
-
 /* UTC ISO 8601 of a CLOCK_REALTIME instant. */
 static void format_time(char *buf, size_t len, int64_t unix_ns) {
     time_t seconds = (time_t)(unix_ns / 1000000000LL);
@@ -81,10 +65,10 @@ static void print_latency_row(FILE *out, const char *label, const histogram_t *h
         fprintf(out, "%10s%10s%10s%10s%10s%12d\n", "-", "-", "-", "-", "-", 0);
         return;
     }
-    format_ms(cell, sizeof cell, histogram_mean(h) / 1e6);
+    report_format_ms(cell, sizeof cell, histogram_mean(h) / 1e6);
     fprintf(out, "%10s", cell);
     for (size_t i = 0; i < sizeof table_percentiles / sizeof table_percentiles[0]; i++) {
-        format_ms(cell, sizeof cell, ms(histogram_percentile(h, table_percentiles[i])));
+        report_format_ms(cell, sizeof cell, ms(histogram_percentile(h, table_percentiles[i])));
         fprintf(out, "%10s", cell);
     }
     fprintf(out, "%12" PRIu64 "\n", histogram_count(h));
@@ -262,8 +246,8 @@ static void print_schedule(const merge_stats_t *all, const report_meta_t *meta, 
         return;
     char p99[32], max[32];
     double lag_p99 = ms(histogram_percentile(lag, 99));
-    format_ms(p99, sizeof p99, lag_p99);
-    format_ms(max, sizeof max, ms(histogram_max(lag)));
+    report_format_ms(p99, sizeof p99, lag_p99);
+    report_format_ms(max, sizeof max, ms(histogram_max(lag)));
     fprintf(out, "schedule lag  p99 %s ms, max %s ms (send - intended start)\n", p99, max);
     if (lag_p99 > lag_threshold(meta) && meta && meta->cap_waits)
         fprintf(
@@ -313,11 +297,11 @@ static void print_slice_row(FILE *out, int width, const char *name, const merge_
     char ttft50[32] = "-", ttft99[32] = "-", e2e50[32] = "-";
     const histogram_t *ttft = s->latency[METRIC_TTFT], *e2e = s->latency[METRIC_E2E];
     if (histogram_count(ttft)) {
-        format_ms(ttft50, sizeof ttft50, ms(histogram_percentile(ttft, 50)));
-        format_ms(ttft99, sizeof ttft99, ms(histogram_percentile(ttft, 99)));
+        report_format_ms(ttft50, sizeof ttft50, ms(histogram_percentile(ttft, 50)));
+        report_format_ms(ttft99, sizeof ttft99, ms(histogram_percentile(ttft, 99)));
     }
     if (histogram_count(e2e))
-        format_ms(e2e50, sizeof e2e50, ms(histogram_percentile(e2e, 50)));
+        report_format_ms(e2e50, sizeof e2e50, ms(histogram_percentile(e2e, 50)));
     fprintf(out, "%-*s%10" PRIu64 "%10" PRIu64 "%8" PRIu64 "%12s%12s%12s\n", width, name,
             s->requests, s->ok, s->failed, ttft50, ttft99, e2e50);
 }
@@ -335,8 +319,8 @@ static int name_width(const merge_t *merge, const report_meta_t *meta) {
         if (strlen(merge_endpoint_url(merge, e)) > width)
             width = strlen(merge_endpoint_url(merge, e));
     for (uint32_t r = 0; r < merge_role_count(merge); r++)
-        if (strlen(role_name(meta, r, name, sizeof name)) > width)
-            width = strlen(role_name(meta, r, name, sizeof name));
+        if (strlen(report_role_name(meta, r, name, sizeof name)) > width)
+            width = strlen(report_role_name(meta, r, name, sizeof name));
     return (int)width + 2;
 }
 
@@ -352,7 +336,7 @@ static void print_slices(const merge_t *merge, const report_meta_t *meta, FILE *
         print_slice_header(out, width, "role");
         for (uint32_t r = 0; r < merge_role_count(merge); r++)
             if (merge_role(merge, r))
-                print_slice_row(out, width, role_name(meta, r, name, sizeof name),
+                print_slice_row(out, width, report_role_name(meta, r, name, sizeof name),
                                 merge_role(merge, r));
     }
 }
@@ -373,25 +357,6 @@ void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out) {
                 "count in the totals only\n",
                 merge_unplaced(merge));
     fprintf(out, "\nworkload digest %016" PRIx64 "\n", merge_digest(merge));
-}
-
-/* {"count","mean","p50","p90","p95","p99","p99_9","min","max"} in ms; nulls when empty. */
-static json_t *metric_json(const histogram_t *h) {
-    static const struct {
-        const char *key;
-        double p;
-    } percentiles[] = {{"p50", 50}, {"p90", 90}, {"p95", 95}, {"p99", 99}, {"p99_9", 99.9}};
-    uint64_t count = histogram_count(h);
-    json_t *block = json_object();
-    json_object_set_new(block, "count", json_integer((json_int_t)count));
-    json_object_set_new(block, "mean", count ? json_real(histogram_mean(h) / 1e6) : json_null());
-    for (size_t i = 0; i < sizeof percentiles / sizeof percentiles[0]; i++)
-        json_object_set_new(block, percentiles[i].key,
-                            count ? json_real(ms(histogram_percentile(h, percentiles[i].p)))
-                                  : json_null());
-    json_object_set_new(block, "min", count ? json_real(ms(histogram_min(h))) : json_null());
-    json_object_set_new(block, "max", count ? json_real(ms(histogram_max(h))) : json_null());
-    return block;
 }
 
 /* {"mean","p50","p90","p95","p99"} in ms; nulls when empty. */
@@ -498,7 +463,7 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     char key[32];
     for (int k = 0; k < METRIC__COUNT; k++) {
         snprintf(key, sizeof key, "%s_ms", metrics_name((metrics_kind_t)k));
-        json_object_set_new(o, key, metric_json(s->latency[k]));
+        json_object_set_new(o, key, report_metric_json(s->latency[k]));
     }
     json_object_set_new(o, "output_tokens_per_s",
                         json_real(per_s(s->window_output_tokens, duration_s)));
@@ -583,7 +548,7 @@ static json_t *level_json(const report_level_t *level, const report_meta_t *meta
     char name[32];
     for (uint32_t r = 0; r < merge_role_count(merge); r++)
         if (merge_role(merge, r))
-            json_object_set_new(per_role, role_name(meta, r, name, sizeof name),
+            json_object_set_new(per_role, report_role_name(meta, r, name, sizeof name),
                                 stats_json(merge_role(merge, r), duration));
     json_object_set_new(o, "per_role", per_role);
     json_object_set_new(o, "unplaced_requests", json_integer((json_int_t)merge_unplaced(merge)));
@@ -992,7 +957,7 @@ void report_live_line(const live_t *live, char *buf, size_t len) {
     char ttft[48] = "TTFT p50 -";
     if (live->ttft_p50_ms >= 0) {
         char value[32];
-        format_ms(value, sizeof value, live->ttft_p50_ms);
+        report_format_ms(value, sizeof value, live->ttft_p50_ms);
         snprintf(ttft, sizeof ttft, "TTFT p50 %s ms", value);
     }
     char in_flight[64];
@@ -1006,16 +971,4 @@ void report_live_line(const live_t *live, char *buf, size_t len) {
              "%s | %s | %.1f req/s | %.0f tok/s | %s | %" PRIu64 " ok, %" PRIu64 " failed", elapsed,
              in_flight, live->requests_per_s, live->output_tokens_per_s, ttft, live->requests_ok,
              live->requests_failed);
-}
-
-json_t *report_metric_json(const histogram_t *h) {
-    return metric_json(h);
-}
-
-const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len) {
-    return role_name(meta, role, buf, len);
-}
-
-void report_format_ms(char *buf, size_t len, double value) {
-    format_ms(buf, len, value);
 }

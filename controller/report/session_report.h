@@ -8,15 +8,15 @@
 #include <stdio.h>
 
 #include "merge.h"
-#include "report.h"
+#include "report_fmt.h"
 
 /* Sets roles, sessions, prefix_cache_hit_rate, prompt_reuse_ratio, affinity, decode_overlap and
  * wall_clock_s in the level object, and prefix_cache_hit_rate and prompt_reuse_ratio in each of
  * its per_endpoint objects. */
 void session_report_json(json_t *level, const merge_t *merge, const report_meta_t *meta);
 /* The same roles, sessions, prompt_reuse_ratio and decode_overlap keys from figures pooled over
- * several runs (a sweep level's valid repetitions, controller/sweep_pool.h): roles[r] is role r's
- * (NULL: never seen), r < n_roles. decode is swept (its intervals reordered). */
+ * several runs (a sweep level's valid repetitions, controller/report/sweep_pool.h): roles[r] is
+ * role r's (NULL: never seen), r < n_roles. decode is swept (its intervals reordered). */
 void session_report_pooled_json(json_t *level, const merge_stats_t *const *roles, uint32_t n_roles,
                                 const sessions_stats_t *sessions, overlap_t *decode,
                                 const report_meta_t *meta);

@@ -46,8 +46,8 @@ struct merge {
     live_slot_t live[MERGE_LIVE_WINDOW_S];
     histogram_t *live_scratch;
 
-    sessions_t *sessions; /* per-session figures (controller/sessions.h) */
-    overlap_t *decode;    /* decode intervals of the ok requests (controller/overlap.h) */
+    sessions_t *sessions; /* per-session figures (controller/figures/sessions.h) */
+    overlap_t *decode;    /* decode intervals of the ok requests (controller/figures/overlap.h) */
 };
 
 static int stats_init(merge_stats_t *stats) {

@@ -55,7 +55,7 @@ void live_metrics_record(live_metrics_t *self, const request_record_t *rec, cons
 /* Sets the gauges. */
 void live_metrics_set_gauges(live_metrics_t *self, const live_gauges_t *gauges);
 /* From now on also serves the directory dir read-only under /results/ (controller --linger):
- * GET /results/results.json, /results/ for a listing (controller/live_http.h: live_http_file).
+ * GET /results/results.json, /results/ for a listing (controller/live/live_http.h: live_http_file).
  * 0 ok, -1 out of memory. */
 int live_metrics_serve_results(live_metrics_t *self, const char *dir);
 /* The server's bound address ("127.0.0.1:9464"), NULL without a server. */

@@ -8,9 +8,6 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* `report DIR [DIR...]`: 0 when every directory was rendered, 1 when one could not be (said on
- * stderr, naming the file), 2 on a usage error. */
-int report_cmd_main(int argc, char **argv);
 /* DIR/results.json parsed and checked (an object of schema_version 2 with a levels array); the
  * caller json_decref's it. NULL with a message naming the file and the reason in err. */
 json_t *report_cmd_load(const char *dir, char *err, size_t err_len);

@@ -58,18 +58,37 @@ static void live_http_on_timeout(loop_t *loop, uint64_t timer_id, void *arg) {
     live_http_close(c);
 }
 
+/* What a send or recv that returned n leaves to do: LIVE_HTTP_IO_DONE when it moved n bytes,
+ * LIVE_HTTP_IO_AGAIN on EINTR, LIVE_HTTP_IO_WAIT until the socket is ready, and
+ * LIVE_HTTP_IO_CLOSED after an error or the peer's close (c is closed then). */
+typedef enum {
+    LIVE_HTTP_IO_DONE,
+    LIVE_HTTP_IO_AGAIN,
+    LIVE_HTTP_IO_WAIT,
+    LIVE_HTTP_IO_CLOSED
+} live_http_io_t;
+
+static live_http_io_t live_http_io(live_http_conn_t *c, ssize_t n) {
+    if (n < 0 && errno == EINTR)
+        return LIVE_HTTP_IO_AGAIN;
+    if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        return LIVE_HTTP_IO_WAIT;
+    if (n <= 0) {
+        live_http_close(c);
+        return LIVE_HTTP_IO_CLOSED;
+    }
+    return LIVE_HTTP_IO_DONE;
+}
+
 /* Sends what the socket takes; closes the connection once the response is out or on an error. */
 static void live_http_flush(live_http_conn_t *c) {
     while (buffer_pending(&c->out)) {
         ssize_t n = send(c->fd, buffer_head(&c->out), buffer_pending(&c->out), MSG_NOSIGNAL);
-        if (n < 0 && errno == EINTR)
+        live_http_io_t io = live_http_io(c, n);
+        if (io == LIVE_HTTP_IO_AGAIN)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (io != LIVE_HTTP_IO_DONE)
             return;
-        if (n <= 0) {
-            live_http_close(c);
-            return;
-        }
         buffer_consume(&c->out, (size_t)n);
     }
     live_http_close(c);
@@ -189,14 +208,11 @@ static void live_http_answer(live_http_conn_t *c, int status) {
 static void live_http_read(live_http_conn_t *c) {
     for (;;) {
         ssize_t n = recv(c->fd, c->in + c->in_len, sizeof c->in - c->in_len, 0);
-        if (n < 0 && errno == EINTR)
+        live_http_io_t io = live_http_io(c, n);
+        if (io == LIVE_HTTP_IO_AGAIN)
             continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+        if (io != LIVE_HTTP_IO_DONE)
             return;
-        if (n <= 0) {
-            live_http_close(c);
-            return;
-        }
         c->in_len += (size_t)n;
         if (memmem(c->in, c->in_len, "\r\n\r\n", 4)) {
             live_http_answer(c, 0);

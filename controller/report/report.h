@@ -12,6 +12,7 @@
 #include "merge.h"
 #include "metrics.h"
 #include "record.h"
+#include "report_fmt.h"
 #include "trace_writer.h"
 #include "validity.h"
 
@@ -20,39 +21,6 @@
 #define REPORT_INTENDED_ROWS_LAG_MS                                                                \
     1.0 /* lag p99 above: the table shows TTFT/E2E from intended                                   \
          */
-
-/* One worker's clock probe result, as the controller measured it. */
-typedef struct report_worker_clock {
-    uint32_t worker;
-    int64_t offset_ns; /* worker clock minus controller clock */
-    int64_t rtt_ns; /* round trip of the probe kept (the smallest); the offset error is <= half */
-} report_worker_clock_t;
-
-/* What the controller knows about the run beyond the records. Every field may be left 0/NULL. */
-typedef struct report_meta {
-    const char *level_kind; /* "concurrency" (default) or "rate" */
-    double level_value;     /* target concurrency, or sessions/s */
-    uint32_t workers;
-    const report_worker_clock_t *clocks;
-    size_t n_clocks;
-    int64_t start_unix_ns;   /* wall-clock start of the run (CLOCK_REALTIME) */
-    const char *stop_reason; /* e.g. "duration reached", "max_requests", "interrupted" */
-    const char *config_file; /* the workload file's name */
-    uint64_t seed;
-    const char *const *role_names; /* role_names[i] names role i; "role i" past n_role_names */
-    size_t n_role_names;
-    double lag_warning_ms; /* schedule lag p99 above this warns; 0 = 10 ms */
-    bool http_phases;      /* the table also shows the HTTP phases (--http-phases, --verbose) */
-    uint64_t run_id;       /* this run's id on the wire (0: none, e.g. stampede merge) */
-    bool traced;           /* --trace: the trace_* counts below are filled */
-    uint64_t trace_lines_written;
-    uint64_t trace_lines_dropped; /* the writer's queue was full, or it was stuck at the end */
-    uint64_t
-        cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
-    const char *level_note; /* after the level in the label, e.g. "held 6 for 3.1 s"; or NULL */
-    const char *simulated_profile; /* the embedded mock served the run, this profile; or NULL */
-    const char *server_said; /* what the endpoints said about themselves (JSON array), or NULL */
-} report_meta_t;
 
 /* One level of a sweep: its accumulator and its target (kind NULL = meta's level_kind). */
 typedef struct report_level {
@@ -114,9 +82,6 @@ int report_trace_finish(report_trace_t **self_p, trace_writer_stats_t *stats);
 /* report_trace_finish without the stats. */
 int report_trace_close(report_trace_t **self_p);
 
-/* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
- * *_ms key of results.json has it. */
-json_t *report_metric_json(const histogram_t *h);
 /* {"connect": n, "timeout": n, ...}: the failed requests by class (every class but none and
  * cancelled), errors[] indexed by error_class_t. */
 json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]);
@@ -129,10 +94,6 @@ json_t *report_buckets_json(const histogram_t *h);
 /* Adds "buckets" (report_buckets_json) to the ttft_ms, ttfc_ms, tpot_ms, itl_ms and e2e_ms
  * blocks of o, from latency[] indexed by metrics_kind_t. */
 void report_add_buckets(json_t *o, const histogram_t *const latency[METRIC__COUNT]);
-/* meta's name of role (copied into buf as "role N" when it has none); returns it. */
-const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len);
-/* A table cell of milliseconds (about four significant digits) into buf. */
-void report_format_ms(char *buf, size_t len, double value);
 
 /* The live status line, NUL-terminated in buf (no newline), e.g.
  * "12.3 s | in flight 160 | 41.2 req/s | 5230 tok/s | TTFT p50 174 ms | 1234 ok, 3 failed". */

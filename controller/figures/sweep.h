@@ -92,9 +92,7 @@ void sweep_apply_text(config_t *cfg, const config_t *file, size_t level, uint32_
 double sweep_result_percentile_ms(const level_result_t *r, metrics_kind_t k, double p);
 /* Failed / (ok + failed) x 100 over the pooled window. */
 double sweep_result_error_pct(const level_result_t *r);
-/* Session starts per second ("Actual RPS"), ok requests per second, output tokens per second. */
+/* Session starts per second over the pooled window ("Actual RPS"). */
 double sweep_result_session_starts_per_s(const level_result_t *r);
-double sweep_result_requests_per_s(const level_result_t *r);
-double sweep_result_output_tokens_per_s(const level_result_t *r);
 
 #endif

@@ -16,7 +16,6 @@
 #include "scrape.h"
 #include "telemetry.h"
 #include "telemetry_read.h"
-#include "telemetry_stats.h"
 
 typedef struct telemetry_sample {
     int64_t at_ns;

@@ -10,7 +10,6 @@
 
 #include "outfile.h"
 #include "report_doc.h"
-#include "results.h"
 
 /* HdrHistogram's layout as ours: 2048 sub-buckets (3 significant digits), 32 buckets. */
 #define REPORT_HGRM_BUCKETS 32
@@ -116,7 +115,7 @@ int report_hgrm_write(const json_t *root, const char *dir, char *err, size_t err
             const json_t *block = json_object_get(level, key);
             if (json_array_size(json_object_get(block, "buckets")) == 0)
                 continue;
-            if (!made && results_make_dir(hgrm) != 0) {
+            if (!made && outfile_make_dir(hgrm) != 0) {
                 snprintf(err, err_len, "%s: %s", hgrm, strerror(errno));
                 return -1;
             }

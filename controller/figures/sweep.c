@@ -80,11 +80,3 @@ double sweep_result_error_pct(const level_result_t *r) {
 double sweep_result_session_starts_per_s(const level_result_t *r) {
     return window_stats_per_s(r->pooled, r->pooled->session_starts);
 }
-
-double sweep_result_requests_per_s(const level_result_t *r) {
-    return window_stats_per_s(r->pooled, r->pooled->requests_ended);
-}
-
-double sweep_result_output_tokens_per_s(const level_result_t *r) {
-    return window_stats_per_s(r->pooled, r->pooled->output_tokens);
-}

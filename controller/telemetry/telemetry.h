@@ -19,6 +19,13 @@
 #define TELEMETRY_SCRAPE_TIMEOUT_NS 2000000000LL
 
 typedef struct telemetry telemetry_t;
+/* What this run's client saw end on one endpoint (any outcome): in all, by a mark, or between two
+ * (telemetry_stats.h). */
+typedef struct telemetry_client_counts {
+    uint64_t requests;
+    uint64_t output_tokens;
+    uint64_t prompt_tokens;
+} telemetry_client_counts_t;
 /* A mark: the pages as they were at one instant. */
 typedef size_t telemetry_mark_t;
 

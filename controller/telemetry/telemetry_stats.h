@@ -1,6 +1,6 @@
-/* What the servers did between two marks of a telemetry_t (controller/telemetry.h): each page's
- * counter and histogram deltas, its gauges over the span, the pages summed by endpoint and in
- * total, what this run's client saw end in between, the GPU energy per output token, and the
+/* What the servers did between two marks of a telemetry_t (controller/telemetry/telemetry.h): each
+ * page's counter and histogram deltas, its gauges over the span, the pages summed by endpoint and
+ * in total, what this run's client saw end in between, the GPU energy per output token, and the
  * shared-rig guard's verdict. A sweep calls telemetry_stats_between at each snapshot's edges. */
 #ifndef STAMPEDE_TELEMETRY_STATS_H
 #define STAMPEDE_TELEMETRY_STATS_H
@@ -24,13 +24,6 @@ typedef struct telemetry_gauge_span {
     double max;
     size_t samples;
 } telemetry_gauge_span_t;
-
-/* What this run's client saw end between two marks on one endpoint (any outcome). */
-typedef struct telemetry_client_counts {
-    uint64_t requests;
-    uint64_t output_tokens;
-    uint64_t prompt_tokens;
-} telemetry_client_counts_t;
 
 /* One server page between two marks. */
 typedef struct telemetry_page_stats {

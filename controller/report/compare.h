@@ -10,6 +10,9 @@
 #include <stddef.h>
 #include <stdio.h>
 
+/* The longest path of a run compare_add takes; its messages fit in COMPARE_PATH_MAX + 256. */
+#define COMPARE_PATH_MAX 4200
+
 typedef struct compare compare_t;
 
 /* An empty comparison; NULL when memory is short. */
@@ -32,9 +35,5 @@ void compare_print_markdown(const compare_t *self, FILE *out);
 
 /* The comparison as CSV, one row per level x metric x run (docs/compare.md lists the columns). */
 void compare_print_csv(const compare_t *self, FILE *out);
-
-/* `compare RUN RUN... [--format md|csv|json] [--out FILE]`: 0 ok, 1 on bad input or a write
- * error, 2 on a usage error. */
-int compare_main(int argc, char **argv);
 
 #endif

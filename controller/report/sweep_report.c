@@ -10,10 +10,6 @@ static const char *const sweep_report_names[SWEEP_FIG__COUNT] = {
     "latency_p95_ms", "itl_p50_ms",          "itl_p95_ms",     "error_pct",   "actual_rps",
     "requests_per_s", "output_tokens_per_s", "kv_hit_rate_pct"};
 
-const char *sweep_report_figure_name(sweep_figure_t f) {
-    return sweep_report_names[f];
-}
-
 /* A percentile in ms, NaN when the span has no sample. */
 static double sweep_report_ms(const window_stats_t *s, metrics_kind_t k, double p) {
     double v = window_stats_percentile_ms(s, k, p);
@@ -101,39 +97,37 @@ json_t *sweep_report_reference_of(const level_spec_t *spec, const double f[SWEEP
     return o;
 }
 
-/* Column f of n rows. */
-static void sweep_report_column(const double (*rows)[SWEEP_FIG__COUNT], size_t n, int f,
-                                double *out) {
-    for (size_t i = 0; i < n; i++)
-        out[i] = rows[i][f];
+/* Each figure summarised over n rows (its mean, spread and 95% interval across them). */
+static void sweep_report_summarise(const double (*rows)[SWEEP_FIG__COUNT], size_t n,
+                                   analysis_summary_t out[SWEEP_FIG__COUNT]) {
+    double column[n ? n : 1];
+    for (int f = 0; f < SWEEP_FIG__COUNT; f++) {
+        for (size_t i = 0; i < n; i++)
+            column[i] = rows[i][f];
+        analysis_summarise(column, n, &out[f]);
+    }
 }
 
 json_t *sweep_report_across_json(const double (*rows)[SWEEP_FIG__COUNT], size_t n) {
+    analysis_summary_t s[SWEEP_FIG__COUNT];
+    sweep_report_summarise(rows, n, s);
     json_t *o = json_object();
-    double column[n ? n : 1];
-    for (int f = 0; f < SWEEP_FIG__COUNT; f++) {
-        sweep_report_column(rows, n, f, column);
-        analysis_summary_t s;
-        analysis_summarise(column, n, &s);
+    for (int f = 0; f < SWEEP_FIG__COUNT; f++)
         json_object_set_new(o, sweep_report_names[f],
-                            json_pack("{s:I, s:o, s:o, s:o, s:o}", "n", (json_int_t)s.n, "mean",
-                                      sweep_report_number(s.mean), "stddev",
-                                      s.n ? json_real(s.stddev) : json_null(), "ci95_low",
-                                      sweep_report_number(s.ci95_low), "ci95_high",
-                                      sweep_report_number(s.ci95_high)));
-    }
+                            json_pack("{s:I, s:o, s:o, s:o, s:o}", "n", (json_int_t)s[f].n, "mean",
+                                      sweep_report_number(s[f].mean), "stddev",
+                                      s[f].n ? json_real(s[f].stddev) : json_null(), "ci95_low",
+                                      sweep_report_number(s[f].ci95_low), "ci95_high",
+                                      sweep_report_number(s[f].ci95_high)));
     return o;
 }
 
 json_t *sweep_report_mean_json(const double (*rows)[SWEEP_FIG__COUNT], size_t n) {
+    analysis_summary_t s[SWEEP_FIG__COUNT];
+    sweep_report_summarise(rows, n, s);
     json_t *o = json_object();
-    double column[n ? n : 1];
-    for (int f = 0; f < SWEEP_FIG__COUNT; f++) {
-        sweep_report_column(rows, n, f, column);
-        analysis_summary_t s;
-        analysis_summarise(column, n, &s);
-        json_object_set_new(o, sweep_report_names[f], sweep_report_number(s.mean));
-    }
+    for (int f = 0; f < SWEEP_FIG__COUNT; f++)
+        json_object_set_new(o, sweep_report_names[f], sweep_report_number(s[f].mean));
     return o;
 }
 

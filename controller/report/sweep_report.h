@@ -42,8 +42,6 @@ typedef struct sweep_report_level {
     double server_ttft_mean_ms, server_tpot_mean_ms, server_gen_tps;
 } sweep_report_level_t;
 
-/* The results.json key of figure f, e.g. "ttft_p50_ms". */
-const char *sweep_report_figure_name(sweep_figure_t f);
 /* Every figure of s into out. */
 void sweep_report_figures(const window_stats_t *s, double out[SWEEP_FIG__COUNT]);
 /* A span's object: every figure, the metric blocks (ttft_ms, ttfc_ms, tpot_ms, itl_ms, e2e_ms),

@@ -47,8 +47,6 @@ typedef struct definitions definitions_t;
 
 /* The tool named name ("vllm", "aiperf", "guidellm", "sglang"); -1 when none is. */
 int definitions_tool(const char *name);
-/* The tool's display name. */
-const char *definitions_tool_name(definitions_tool_t tool);
 /* An empty accumulator for tool; NULL on allocation failure. The caller destroys it. */
 definitions_t *definitions_new(definitions_tool_t tool);
 /* Frees *self_p and sets it to NULL. NULL-safe. */
