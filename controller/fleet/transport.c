@@ -258,16 +258,6 @@ void transport_wait(transport_t *self, bool with_data, long timeout_ms) {
     zmq_poll(items, with_data ? 2 : 1, timeout_ms);
 }
 
-void transport_wait_fd(transport_t *self, bool with_data, long timeout_ms, int fd) {
-    if (fd < 0) {
-        transport_wait(self, with_data, timeout_ms);
-        return;
-    }
-    zmq_pollitem_t items[3] = {
-        {NULL, fd, ZMQ_POLLIN, 0}, {self->ctl, 0, ZMQ_POLLIN, 0}, {self->data, 0, ZMQ_POLLIN, 0}};
-    zmq_poll(items, with_data ? 3 : 2, timeout_ms);
-}
-
 void transport_wait_fds(transport_t *self, bool with_data, long timeout_ms, const int *fds,
                         size_t n_fds) {
     zmq_pollitem_t items[2 + TRANSPORT_MAX_FDS] = {{self->ctl, 0, ZMQ_POLLIN, 0},

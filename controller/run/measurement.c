@@ -10,7 +10,6 @@
 
 #include "loop.h"
 #include "outfile.h"
-#include "results.h"
 #include "spool.h"
 
 /* Loads path into *cfg with the --target URLs of o applied. 0 ok, -1 after printing why. */
