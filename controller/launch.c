@@ -38,7 +38,7 @@ static int assign_one(controller_t *self, registry_worker_t *w, buffer_t *part, 
         a.liveness = run->cfg.fleet.liveness;
         a.join = join;
         buffer_reset(part);
-        if (run->cfg.workload.kind == WORKLOAD_TRACE) {
+        if (config_replays(&run->cfg)) {
             if (trace_wire_encode(&run->cfg, &share, part) != 0) {
                 controller_abort(self, "out of memory encoding worker %s's part of the trace",
                                  w->name);

@@ -281,7 +281,7 @@ bool rebalance_lost(controller_t *self, registry_worker_t *w, const char *why) {
         loss->to_ns = loss->declared_ns;
         return true;
     }
-    if (run->stopping || run->cfg.workload.kind == WORKLOAD_TRACE)
+    if (run->stopping || config_replays(&run->cfg))
         return false; /* a trace part lives on its worker only */
     registry_worker_t **survivors = calloc(self->n_workers, sizeof *survivors);
     uint32_t n = 0;
@@ -501,7 +501,7 @@ void rebalance_print(const controller_t *self, FILE *out) {
 static bool may_join(const controller_t *self) {
     const measurement_t *run = self->run;
     return run->cfg.fleet.rebalance_on_join && run->phase == PHASE_RUN && !run->stopping &&
-           !run->loss_abort[0] && run->cfg.workload.kind != WORKLOAD_TRACE &&
+           !run->loss_abort[0] && !config_replays(&run->cfg) &&
            run->cfg.scheduler.kind != SCHEDULER_SEQUENTIAL &&
            !(rate_mode(self) && run->cfg.scheduler.concurrency > 0);
 }
