@@ -7,6 +7,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "config_dataset.h"
 #include "config_mock.h"
 #include "config_net.h"
 #include "config_sweep.h"
@@ -49,6 +50,7 @@ void config_init(config_t *self) {
     dist_fixed(&self->workload.think_time, 0);
     config_graph_init(&self->workload.graph);
     config_trace_init(&self->workload.trace);
+    config_dataset_init(&self->workload.dataset);
     self->scheduler.kind = SCHEDULER_CONCURRENT;
     self->scheduler.concurrency = 1;
     self->scheduler.arrival = ARRIVAL_POISSON;
@@ -93,6 +95,7 @@ void config_free(config_t *self) {
     free_endpoints(self->workload.roles, self->workload.n_roles);
     config_graph_free(&self->workload.graph);
     config_trace_free(&self->workload);
+    config_dataset_free(&self->workload.dataset);
     free(self->output.dir);
     free(self->notes);
     free(self->managed_server);
@@ -159,6 +162,8 @@ int config_copy(config_t *dst, const config_t *src) {
     if (config_telemetry_copy(&dst->telemetry, &src->telemetry) < 0)
         ok = false;
     if (config_trace_copy(&dst->workload, &src->workload) < 0)
+        ok = false;
+    if (config_dataset_copy(&dst->workload.dataset, &src->workload.dataset) < 0)
         ok = false;
     if (config_sweep_copy(&dst->sweep, &src->sweep) < 0)
         ok = false;
@@ -393,6 +398,10 @@ int config_header_value(const config_t *self, const config_header_t *h, char **v
         *value = strdup(h->value ? h->value : "");
     }
     return *value ? 0 : api_key_error(self, err, key, "%s%s", "out of memory", "");
+}
+
+bool config_replays(const config_t *self) {
+    return self->workload.kind == WORKLOAD_TRACE || self->workload.dataset.path != NULL;
 }
 
 const char *config_role_name(const config_t *self, uint32_t i) {

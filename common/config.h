@@ -156,6 +156,21 @@ typedef struct config_trace {
     bool wrap; /* past the trace's last session, start over with new session ids */
 } config_trace_t;
 
+/* workload.dataset (docs/workloads.md "Datasets"): prompts taken from a file of real text. */
+typedef enum { DATASET_FORMAT_SHAREGPT, DATASET_FORMAT_JSONL } config_dataset_format_t;
+
+typedef struct config_dataset {
+    char *path;                     /* made absolute at load; NULL: no dataset */
+    config_dataset_format_t format; /* default sharegpt */
+    uint32_t min_input_tokens;      /* a turn shorter ends its conversation (default 1) */
+    uint32_t max_input_tokens;      /* a turn longer ends its conversation (0: none) */
+    uint32_t max_context_tokens;    /* a turn whose context would pass this ends it (0: none) */
+    uint64_t sample;                /* conversations drawn with the seed (0: every one left) */
+    bool output_given;              /* output_tokens is a distribution, not the replies */
+    dist_t output_tokens;           /* output_given: every turn's max_tokens */
+    uint64_t roles; /* kind graph: bit r set when role r's nodes take dataset text (0: the roots) */
+} config_dataset_t;
+
 struct trace;
 /* The sizes of one role's scaffold. */
 typedef struct config_scaffold_size {
@@ -195,8 +210,11 @@ typedef struct config_workload {
     size_t n_roles;
     config_graph_t graph; /* kind graph: the shape and its nodes */
     config_trace_t trace; /* kind trace: the file and how to replay it */
-    struct trace *replay; /* kind trace: the loaded sessions (shared by copies), or NULL: loaded by
-                             config_load_file (or, on a worker, its part from Assign) */
+    config_dataset_t
+        dataset;          /* requests, chat or graph: prompts from a dataset (path NULL: none) */
+    struct trace *replay; /* kind trace or a dataset: the loaded sessions (shared by copies), or
+                             NULL: loaded by config_load_file (or, on a worker, its part from
+                             Assign) */
     config_scaffold_t scaffold;
     config_compaction_t compaction;
 } config_workload_t;
@@ -377,6 +395,9 @@ typedef struct config_error {
 /* The seed of every prompt word (fresh text, scaffolds, a trace's blocks): text_seed, or the seed
  * when it is 0. Shapes, lengths, waits and arrivals use the seed alone. */
 uint64_t config_text_seed(const config_t *self);
+/* Whether the sessions are read from a file (kind trace, or a dataset) rather than generated: they
+ * come from workload.replay, and each worker is sent its part of them. */
+bool config_replays(const config_t *self);
 /* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
 /* Loads and validates a file into *self (initialised here). Relative paths in it resolve against
@@ -458,6 +479,12 @@ int config_role_index(config_t *self, const char *name, uint32_t *index);
  * trace file, line and reason. */
 int config_trace_load(config_t *self, config_error_t *err);
 const char *config_trace_format_name(config_trace_format_t format);
+/* With workload.dataset: reads its file into workload.replay (docs/workloads.md "Datasets"):
+ * selected, counted and built into sessions on the controller; limits.max_sessions is lowered to
+ * the sessions it gives. config_load_file calls it. 0 ok (nothing to do without a dataset); -1
+ * with *err naming the file, line and key. */
+int config_dataset_load(config_t *self, config_error_t *err);
+const char *config_dataset_format_name(config_dataset_format_t format);
 /* The sizes of role index `role`'s scaffold (without a scaffold section: the one shared system
  * prompt of system_prompt_tokens and no tools). */
 config_scaffold_size_t config_scaffold_size(const config_t *self, uint32_t role);

@@ -9,6 +9,7 @@
 
 #include "buffer.h"
 #include "config_compaction.h"
+#include "config_dataset.h"
 #include "config_deployment.h"
 #include "config_dist.h"
 #include "config_graph.h"
@@ -64,7 +65,8 @@ static const char *const target_keys[] = {"endpoints",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
-    "roles", "graph", "trace",        "scaffold",      "compaction", NULL};
+    "roles", "graph", "trace",        "dataset",       "scaffold",   "compaction",
+    NULL};
 static const char *const scheduler_keys[] = {"kind",    "concurrency", "ramp_up", "rate",
                                              "arrival", "arrival_cv",  NULL};
 static const char *const limits_keys[] = {"duration",      "max_sessions",        "max_requests",
@@ -488,7 +490,7 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
     if (config_graph_read(r, node, c) < 0 || config_trace_read(r, node, c) < 0 ||
-        config_scaffold_read(r, node, c) < 0)
+        config_dataset_read(r, node, c) < 0 || config_scaffold_read(r, node, c) < 0)
         return -1;
     return config_compaction_read(r, node, c);
 }
@@ -667,7 +669,8 @@ static int check_run_bounds(config_yaml_t *r, yaml_node_t *root, const config_t 
     const config_limits_t *l = &c->limits;
     yaml_node_t *limits_key = NULL;
     config_yaml_get(r, root, "limits", &limits_key);
-    bool trace_ends = c->workload.kind == WORKLOAD_TRACE && !c->workload.trace.wrap;
+    bool trace_ends = (c->workload.kind == WORKLOAD_TRACE && !c->workload.trace.wrap) ||
+                      c->workload.dataset.path != NULL; /* each conversation once */
     if (l->duration_ns == 0 && l->max_sessions == 0 && l->max_requests == 0 && !trace_ends &&
         c->sweep.axis == SWEEP_AXIS_NONE) /* a sweep bounds each level by its snapshots */
         return config_yaml_fail(r, limits_key ? limits_key : root, "limits",
@@ -966,7 +969,7 @@ int config_load_file(config_t *self, const char *path, config_error_t *err) {
     set_base_dir(&r, r.document ? file : path);
     int rc = load_text(self, text, len, &r);
     free(text);
-    if (rc == 0 && config_trace_load(self, err) != 0) {
+    if (rc == 0 && (config_trace_load(self, err) != 0 || config_dataset_load(self, err) != 0)) {
         config_free(self);
         rc = -1;
     }

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config_compaction.h"
+#include "config_dataset.h"
 #include "config_deployment.h"
 #include "config_dist.h"
 #include "config_scaffold.h"
@@ -356,6 +357,32 @@ static void put_trace(FILE *out, const config_trace_t *t) {
             t->wrap ? "true" : "false");
 }
 
+static void put_dataset(FILE *out, const config_workload_t *w) {
+    const config_dataset_t *d = &w->dataset;
+    fputs("  dataset:\n    path: ", out);
+    put_string(out, d->path);
+    fprintf(out,
+            "\n    format: %s\n    min_input_tokens: %u\n    max_input_tokens: %u\n"
+            "    max_context_tokens: %u\n    sample: %llu\n    output_tokens: ",
+            config_dataset_format_name(d->format), (unsigned)d->min_input_tokens,
+            (unsigned)d->max_input_tokens, (unsigned)d->max_context_tokens,
+            (unsigned long long)d->sample);
+    if (d->output_given)
+        put_dist(out, &d->output_tokens, false);
+    else
+        fputs("replies", out);
+    fputc('\n', out);
+    if (d->roles == 0)
+        return;
+    fputs("    roles: [", out);
+    for (size_t i = 0, n = 0; i < w->n_roles && i < 64; i++)
+        if (d->roles >> i & 1) {
+            fputs(n++ ? ", " : "", out);
+            put_string(out, w->roles[i]);
+        }
+    fputs("]\n", out);
+}
+
 static void put_workload(FILE *out, const config_workload_t *w) {
     fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
     put_dist(out, &w->turns, false);
@@ -376,6 +403,8 @@ static void put_workload(FILE *out, const config_workload_t *w) {
         put_graph(out, w);
     if (w->kind == WORKLOAD_TRACE)
         put_trace(out, &w->trace);
+    if (w->dataset.path)
+        put_dataset(out, w);
     config_compaction_write(out, w);
 }
 

@@ -1,5 +1,6 @@
 #include "prompt.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -230,6 +231,18 @@ const char *prompt_word(uint32_t i) {
 
 size_t prompt_max_word_length(void) {
     return PROMPT_MAX_WORD_LENGTH;
+}
+
+size_t prompt_count_words(const char *text, size_t len) {
+    size_t words = 0;
+    bool in_word = false;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
+        words += !space && !in_word;
+        in_word = !space;
+    }
+    return words;
 }
 
 size_t prompt_max_bytes(uint32_t n_words) {

@@ -17,6 +17,9 @@ const char *prompt_word(uint32_t i);
 size_t prompt_max_word_length(void);
 /* Buffer size that always holds n_words appended words and the terminating NUL. */
 size_t prompt_max_bytes(uint32_t n_words);
+/* Whitespace-separated words of text[0..len) (space, tab, newline, CR, FF, VT separate): what
+ * stampede counts as a text's tokens without a tokenizer, as the simulated server does. */
+size_t prompt_count_words(const char *text, size_t len);
 /* Writes n_words words drawn uniformly with rng at buf, separated by single spaces (no leading or
  * trailing space), NUL-terminated. The caller appends by passing the end of its text as buf and
  * the room left there as cap. Returns the bytes written (without the NUL), or -1 if they would

@@ -29,6 +29,7 @@ enum {
     RNG_FIELD_BLOCK = 9,      /* a trace's prompt block (session = its hash id, node 0) */
     RNG_FIELD_TEXT_SEED = 10, /* a sweep level's text seed (session = level, node = repetition) */
     RNG_FIELD_STEP_OVERHEAD = 11, /* a graph node's framework overhead (workload.graph) */
+    RNG_FIELD_DATASET = 12,       /* the conversations a dataset sample draws (session 0, node 0) */
 };
 
 typedef struct rng {

@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "prompt.h"
 #include "rng.h"
 #include "workload.h"
@@ -29,6 +30,7 @@ void trace_unref(trace_t **self_p) {
     free(self->nodes);
     free(self->edges);
     free(self->hashes);
+    free(self->text);
     free(self);
 }
 
@@ -143,11 +145,52 @@ int64_t trace_arrival_ns(const config_t *cfg, uint64_t index) {
     return workload_seconds_to_ns(at * scale / 1e9);
 }
 
+int trace_set_text(trace_t *self, trace_node_t *node, const char *text, uint32_t len,
+                   uint32_t tokens) {
+    if (buffer_grow_array(&self->text, &self->text_cap, self->text_len + len + 1, 1) != 0)
+        return -1;
+    memcpy(self->text + self->text_len, text, len);
+    node->text_at = self->text_len;
+    node->text_len = len;
+    node->text_tokens = tokens;
+    self->text_len += len;
+    return 0;
+}
+
+size_t trace_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
+                             uint32_t n_words) {
+    const trace_t *self = cfg->workload.replay;
+    const trace_node_t *t = self && self->n_sessions ? trace_node(self, session, node) : NULL;
+    return prompt_max_bytes(n_words) + (t ? (size_t)t->text_len + 1 : 0);
+}
+
+/* A node's own text, then the words it asks for past the text's tokens. */
+static long trace_own_text(const config_t *cfg, const trace_node_t *t, uint64_t session,
+                           uint32_t node, uint32_t n_words, char *buf, size_t cap) {
+    const trace_t *self = cfg->workload.replay;
+    if ((size_t)t->text_len + 1 > cap)
+        return -1;
+    memcpy(buf, self->text + t->text_at, t->text_len);
+    buf[t->text_len] = '\0';
+    if (n_words <= t->text_tokens)
+        return (long)t->text_len;
+    size_t used = t->text_len;
+    if (used + 1 >= cap)
+        return -1;
+    buf[used++] = ' ';
+    rng_t rng;
+    rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
+    long n = prompt_append_words(&rng, n_words - t->text_tokens, buf + used, cap - used);
+    return n < 0 ? -1 : (long)used + n;
+}
+
 long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                       char *buf, size_t cap) {
     const trace_t *self = cfg->workload.replay;
     const trace_node_t *t = self && self->n_sessions ? trace_node(self, session, node) : NULL;
     uint32_t block = cfg->workload.trace.block_size ? cfg->workload.trace.block_size : 1;
+    if (t && t->text_len)
+        return trace_own_text(cfg, t, session, node, n_words, buf, cap);
     size_t used = 0;
     rng_t rng;
     buf[0] = '\0';

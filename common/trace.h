@@ -31,6 +31,10 @@ typedef struct trace_node {
     uint32_t hashes_at; /* first hash id in trace.hashes */
     uint32_t n_hashes;  /* prompt blocks named by hash id: block b of the fresh text is the text of
                            hash id hashes[b] */
+    uint64_t text_at;   /* its own fresh text (a dataset's turn) in trace.text, when text_len */
+    uint32_t text_len;  /* bytes of it; 0: the fresh text is drawn words */
+    uint32_t text_tokens; /* its length as counted at load; input_tokens - text_tokens words are
+                             drawn after it (an A2A envelope) */
 } trace_node_t;
 
 typedef struct trace_session {
@@ -48,6 +52,8 @@ typedef struct trace {
     size_t n_edges;
     uint64_t *hashes;
     size_t n_hashes;
+    char *text; /* the nodes' own fresh texts, end to end (not NUL-separated) */
+    size_t text_len, text_cap;
     bool timed;            /* every session has an arrival time */
     int64_t period_ns;     /* wrap: copy k of the trace arrives k x period later (last arrival +
                               the mean gap between arrivals) */
@@ -75,7 +81,16 @@ int trace_session_generate(const config_t *cfg, uint64_t index, workload_session
 /* The arrival of session index i in ns after the run start: the trace's arrival x time_scale,
  * plus (i / n_sessions) x period x time_scale when wrapping. */
 int64_t trace_arrival_ns(const config_t *cfg, uint64_t index);
-/* The fresh text of (session, node), as workload_fresh_text: the text of each hash id's block
+/* Appends len bytes to self's text and points node at them, counted as tokens. 0, or -1 on no
+ * memory. */
+int trace_set_text(trace_t *self, trace_node_t *node, const char *text, uint32_t len,
+                   uint32_t tokens);
+/* The most bytes trace_fresh_text writes for (session, node) with n_words (its NUL included). */
+size_t trace_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
+                             uint32_t n_words);
+/* The fresh text of (session, node), as workload_fresh_text. A node with text of its own (a
+ * dataset's turn): that text, then n_words - text_tokens words drawn from (seed, session, node)
+ * when n_words is larger. Otherwise the text of each hash id's block
  * (block_size words drawn from (seed, hash id) alone, so requests sharing a hash id share the
  * block's text; the last block may be cut short), then words drawn from (seed, session, node). */
 long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,

@@ -5,7 +5,7 @@
 
 #include "varint.h"
 
-#define TRACE_WIRE_VERSION 1
+#define TRACE_WIRE_VERSION 2 /* 2: a node may carry text of its own (a dataset turn) */
 
 static uint64_t gcd(uint64_t a, uint64_t b) {
     while (b) {
@@ -59,6 +59,12 @@ static int put_node(buffer_t *out, const trace_t *trace, const trace_node_t *nod
     rc |= put(out, node->n_hashes);
     for (uint32_t h = 0; h < node->n_hashes; h++)
         rc |= put(out, trace->hashes[node->hashes_at + h]);
+    rc |= put(out, node->text_len);
+    if (rc == 0 && node->text_len) {
+        rc |= put(out, node->text_tokens);
+        if (rc == 0 && buffer_append(out, trace->text + node->text_at, node->text_len) != 0)
+            rc = -1;
+    }
     return rc ? -1 : 0;
 }
 
@@ -145,6 +151,19 @@ static int get_node(reader_t *r, trace_t *t, trace_node_t *node, uint32_t j, siz
         return -1;
     for (uint32_t h = 0; h < node->n_hashes; h++)
         t->hashes[t->n_hashes++] = get(r);
+    uint64_t text_len = get_count(r);
+    if (text_len > UINT32_MAX)
+        r->bad = true;
+    if (!r->bad && text_len) {
+        uint64_t tokens = get(r);
+        if (tokens > WORKLOAD_MAX_TOKENS || text_len > (uint64_t)(r->end - r->p))
+            r->bad = true;
+        else if (trace_set_text(t, node, (const char *)r->p, (uint32_t)text_len,
+                                (uint32_t)tokens) != 0)
+            return -1;
+        else
+            r->p += text_len;
+    }
     return r->bad ? -1 : 0;
 }
 

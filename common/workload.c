@@ -33,13 +33,13 @@ int64_t workload_seconds_to_ns(double seconds) {
 }
 
 uint32_t workload_max_parallel(const config_t *cfg) {
-    if (cfg->workload.kind == WORKLOAD_TRACE)
+    if (config_replays(cfg))
         return cfg->workload.replay ? cfg->workload.replay->max_parallel : 1;
     return cfg->workload.kind == WORKLOAD_GRAPH ? graph_max_parallel(cfg) : 1;
 }
 
 uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
-    if (cfg->workload.kind == WORKLOAD_TRACE)
+    if (config_replays(cfg))
         return cfg->workload.replay && cfg->workload.replay->n_sessions
                    ? trace_session(cfg->workload.replay, index)->n_nodes
                    : 1;
@@ -76,7 +76,7 @@ int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n
 }
 
 int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out) {
-    if (cfg->workload.kind == WORKLOAD_TRACE)
+    if (config_replays(cfg))
         return trace_session_generate(cfg, index, out);
     if (cfg->workload.kind == WORKLOAD_GRAPH)
         return graph_session_generate(cfg, index, out);
@@ -115,7 +115,7 @@ void workload_session_free(workload_session_t *self) {
 
 /* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
 static uint32_t workload_constant_size(const config_t *cfg) {
-    if (cfg->workload.kind == WORKLOAD_TRACE)
+    if (config_replays(cfg))
         return cfg->workload.replay && cfg->workload.replay->max_nodes == 1 ? 1 : 0;
     if (cfg->workload.kind == WORKLOAD_GRAPH)
         return graph_constant_size(cfg);
@@ -221,11 +221,18 @@ int64_t workload_schedule_end_ns(const config_t *cfg, int64_t horizon_ns) {
 
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                          char *buf, size_t cap) {
-    if (cfg->workload.kind == WORKLOAD_TRACE)
+    if (config_replays(cfg))
         return trace_fresh_text(cfg, session, node, n_words, buf, cap);
     rng_t rng;
     rng_init(&rng, config_text_seed(cfg), RNG_STREAM_PROMPT, session, node, RNG_FIELD_TEXT);
     return prompt_append_words(&rng, n_words, buf, cap);
+}
+
+size_t workload_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
+                                uint32_t n_words) {
+    if (config_replays(cfg))
+        return trace_fresh_max_bytes(cfg, session, node, n_words);
+    return prompt_max_bytes(n_words);
 }
 
 long workload_system_text(const config_t *cfg, char *buf, size_t cap) {
@@ -251,7 +258,8 @@ static uint64_t workload_node_digest(const config_t *cfg, uint64_t session,
     fields[9] = node->history_parent;
     uint64_t parents_hash = XXH3_64bits(node->parents, node->n_parents * sizeof(uint32_t));
     uint64_t text_hash = 0;
-    if (buffer_reserve(text, prompt_max_bytes(node->input_tokens)) == 0) {
+    if (buffer_reserve(
+            text, workload_fresh_max_bytes(cfg, session, node->index, node->input_tokens)) == 0) {
         long len = workload_fresh_text(cfg, session, node->index, node->input_tokens, text->data,
                                        text->cap);
         text_hash = XXH3_64bits(text->data, len > 0 ? (size_t)len : 0);

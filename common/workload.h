@@ -123,6 +123,10 @@ int64_t workload_schedule_end_ns(const config_t *cfg, int64_t horizon_ns);
 long workload_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
                          char *buf, size_t cap);
 long workload_system_text(const config_t *cfg, char *buf, size_t cap);
+/* The room workload_fresh_text needs for (session, node) with n_words, its NUL included:
+ * prompt_max_bytes(n_words), plus a dataset turn's own text. */
+size_t workload_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
+                                uint32_t n_words);
 
 /* A digest of session `index`: every node's shape (parents, role, lengths, wait, inherit) and
  * fresh prompt text. */

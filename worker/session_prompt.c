@@ -13,19 +13,6 @@
 /* The draw of a node's tool result: a field of the prompt stream that no other draw uses. */
 #define SESSION_PROMPT_FIELD_TOOL 0x746f6f6cu /* "tool" */
 
-/* Whitespace-separated words of a reply (what the simulated server counts as tokens). */
-static size_t session_prompt_count_words(const char *text, size_t len) {
-    size_t words = 0;
-    int in_word = 0;
-    for (size_t i = 0; i < len; i++) {
-        char c = text[i];
-        int space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f' || c == '\v';
-        words += !space && !in_word;
-        in_word = !space;
-    }
-    return words;
-}
-
 void session_prompt_reset(session_prompt_t *self, const workload_session_t *shape,
                           uint32_t n_nodes) {
     size_t need = (size_t)n_nodes + 1;
@@ -62,7 +49,8 @@ void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint3
             replies += self->turns[shape->parents[p]].reply_len + 2;
             turn->user_words += self->turns[shape->parents[p]].reply_words;
         }
-    session_prompt_reserve(self, replies + prompt_max_bytes(shape->input_tokens));
+    session_prompt_reserve(
+        self, replies + workload_fresh_max_bytes(cfg, self->shape->index, j, shape->input_tokens));
     turn->user_off = self->text_len;
     if (shape->append_parent_replies)
         for (uint32_t p = 0; p < shape->n_parents; p++) {
@@ -74,7 +62,7 @@ void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint3
     long n = workload_fresh_text(cfg, self->shape->index, j, shape->input_tokens,
                                  self->text + self->text_len, self->text_cap - self->text_len);
     if (n < 0)
-        session_alloc_die("fresh prompt text larger than prompt_max_bytes");
+        session_alloc_die("fresh prompt text larger than workload_fresh_max_bytes");
     turn->fresh_len = (size_t)n;
     self->text_len += (size_t)n;
     turn->user_len = self->text_len - turn->user_off;
@@ -87,7 +75,7 @@ void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *re
     memcpy(self->text + self->text_len, reply, reply_len);
     turn->reply_off = self->text_len;
     turn->reply_len = reply_len;
-    turn->reply_words = (uint32_t)session_prompt_count_words(reply, reply_len);
+    turn->reply_words = (uint32_t)prompt_count_words(reply, reply_len);
     self->text_len += reply_len;
 }
 
@@ -356,7 +344,7 @@ void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summ
     memcpy(self->text + self->text_len, summary, summary_len);
     turn->summary_off = self->text_len;
     turn->summary_len = summary_len;
-    turn->summary_words = (uint32_t)session_prompt_count_words(summary, summary_len);
+    turn->summary_words = (uint32_t)prompt_count_words(summary, summary_len);
     self->text_len += summary_len;
     turn->compacted = true;
     turn->tool_result = false;

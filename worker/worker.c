@@ -500,7 +500,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
         return -1;
     }
     w->cfg_loaded = true;
-    if (w->cfg.workload.kind == WORKLOAD_TRACE &&
+    if (config_replays(&w->cfg) &&
         !(w->cfg.workload.replay = trace_wire_decode(a->trace_part.data, a->trace_part.len))) {
         snprintf(err, errlen, "the assigned trace part (%zu bytes) does not decode",
                  a->trace_part.len);
@@ -544,7 +544,7 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
          * lost worker's share (docs/protocol.md "Worker loss") runs more slots than assigned. */
         uint32_t streams =
             w->share.kind == PLAN_CONCURRENT ? plan_slots(&w->cfg) : w->cfg.scheduler.concurrency;
-        if (w->cfg.workload.kind == WORKLOAD_TRACE) /* a trace part cannot be taken over */
+        if (config_replays(&w->cfg)) /* a trace part cannot be taken over */
             streams = share_concurrency(&w->share);
         uint64_t wide = (uint64_t)streams * workload_max_parallel(&w->cfg); /* a graph's fan */
         streams = wide < WORKER_MAX_STREAMS ? (uint32_t)wide : WORKER_MAX_STREAMS;

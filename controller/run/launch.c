@@ -34,7 +34,7 @@ static int assign_one(measurement_t *run, run_worker_t *w, buffer_t *part, bool 
         a.liveness = run->cfg.fleet.liveness;
         a.join = join;
         buffer_reset(part);
-        if (run->cfg.workload.kind == WORKLOAD_TRACE) {
+        if (config_replays(&run->cfg)) {
             if (trace_wire_encode(&run->cfg, &share, part) != 0) {
                 measurement_abort(run, "out of memory encoding worker %s's part of the trace",
                                   w->name);

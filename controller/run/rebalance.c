@@ -262,7 +262,7 @@ static bool rebalance_lost(measurement_t *run, run_worker_t *w, const char *why,
         loss->to_ns = loss->declared_ns;
         return true;
     }
-    if (run->stopping || run->cfg.workload.kind == WORKLOAD_TRACE)
+    if (run->stopping || config_replays(&run->cfg))
         return false; /* a trace part lives on its worker only */
     run_worker_t **survivors = calloc(run->n_workers, sizeof *survivors);
     uint32_t n = 0;
@@ -323,7 +323,7 @@ static bool rebalance_lost(measurement_t *run, run_worker_t *w, const char *why,
 
 static bool may_join(const measurement_t *run) {
     return run->cfg.fleet.rebalance_on_join && run->phase == PHASE_RUN && !run->stopping &&
-           !run->loss_abort[0] && run->cfg.workload.kind != WORKLOAD_TRACE &&
+           !run->loss_abort[0] && !config_replays(&run->cfg) &&
            run->cfg.scheduler.kind != SCHEDULER_SEQUENTIAL &&
            !(rate_mode(run) && run->cfg.scheduler.concurrency > 0);
 }

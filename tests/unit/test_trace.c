@@ -438,18 +438,21 @@ static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
  * claiming more nodes than bytes are left, are refused. */
 static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
     (void)state;
-    /* version 1, 1 session, period 0, untimed, size 200000 (varint), no present session */
-    const uint8_t huge[] = {1, 1, 0, 0, 0xc0, 0x9a, 0x0c, 0};
+    /* version 2, 1 session, period 0, untimed, size 200000 (varint), no present session */
+    const uint8_t huge[] = {2, 1, 0, 0, 0xc0, 0x9a, 0x0c, 0};
     assert_null(trace_wire_decode(huge, sizeof huge));
     /* size 100 and present (step 1, arrival 1), but only 3 bytes of nodes follow */
-    const uint8_t short_nodes[] = {1, 1, 0, 0, 100, 1, 1, 0, 0, 0};
+    const uint8_t short_nodes[] = {2, 1, 0, 0, 100, 1, 1, 0, 0, 0};
     assert_null(trace_wire_decode(short_nodes, sizeof short_nodes));
     /* the same session at its bound's edge is accepted as a size (absent: no nodes) */
-    const uint8_t edge[] = {1, 1, 0, 0, 0xa0, 0x8d, 0x06, 0};
+    const uint8_t edge[] = {2, 1, 0, 0, 0xa0, 0x8d, 0x06, 0};
     trace_t *t = trace_wire_decode(edge, sizeof edge);
     assert_non_null(t);
     assert_int_equal(t->sessions[0].n_nodes, WORKLOAD_MAX_NODES);
     trace_unref(&t);
+    /* an old part (version 1) is refused whole */
+    const uint8_t old[] = {1, 1, 0, 0, 0xa0, 0x8d, 0x06, 0};
+    assert_null(trace_wire_decode(old, sizeof old));
 }
 
 /* A trace whose arrivals span 2^62 ns (a timestamp of 1e300 ms saturates there) loads, and its
