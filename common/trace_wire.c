@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "varint.h"
+#include "workload.h"
 
 #define TRACE_WIRE_VERSION 1
 
