@@ -6,16 +6,16 @@
 #include "capacity_run.h"
 #include "compare.h"
 #include "controller.h"
-#include "keys.h"
-#include "mock.h"
+#include "keygen_cli.h"
+#include "mock_cli.h"
 #include "plan_cmd.h"
 #include "read_metrics_cmd.h"
 #include "report_cmd.h"
 #include "run.h"
 #include "spool_merge.h"
-#include "tokenizer_cmd.h"
+#include "tokenize_cli.h"
 #include "version.h"
-#include "worker.h"
+#include "worker_cli.h"
 
 typedef struct command {
     const char *name;
