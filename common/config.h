@@ -116,9 +116,8 @@ int config_api_key(const config_t *self, char **key, config_error_t *err);
  * as a malloc'd string the caller frees (and never prints). 0 ok; -1 with *err filled. */
 int config_header_value(const config_t *self, const config_header_t *h, char **value,
                         config_error_t *err);
-/* As config_write_yaml / config_to_yaml but with secret-looking header values kept: only for the
- * controller -> worker wire, never for files or logs. */
-int config_write_yaml_unredacted(const config_t *self, FILE *out);
+/* As config_to_yaml but with secret-looking header values kept: only for the controller -> worker
+ * wire, never for files or logs. */
 char *config_to_yaml_unredacted(const config_t *self);
 
 /* The name of role index i: workload.roles[i], or NULL past the named roles. */

@@ -440,10 +440,6 @@ int config_write_yaml(const config_t *self, FILE *out) {
     return write_config(self, out, true);
 }
 
-int config_write_yaml_unredacted(const config_t *self, FILE *out) {
-    return write_config(self, out, false);
-}
-
 static char *to_yaml(const config_t *self, bool redact) {
     char *text = NULL;
     size_t len = 0;
