@@ -339,7 +339,7 @@ static const mock_option_t *mock_options_next(int argc, char **argv, int *i, con
 }
 
 int mock_cli_parse(mock_options_t *self, int argc, char **argv, FILE *out, char *err,
-                       size_t errlen) {
+                   size_t errlen) {
     /* The profile goes first so that every explicit flag overrides it, in any order. */
     bool explicit_fixed = false, explicit_profile = false;
     for (int i = 1; i < argc; i++) {

@@ -97,7 +97,7 @@ static int worker_cli_index(const char *text, const char *what, worker_options_t
 }
 
 static int worker_cli_parse(int argc, char **argv, worker_options_t *s, char *name_buf,
-                          size_t name_len) {
+                            size_t name_len) {
     static const struct option longopts[] = {
         {"connect", required_argument, NULL, 'c'},
         {"threads", required_argument, NULL, 't'},

@@ -236,4 +236,3 @@ bool keys_endpoint_is_local(const char *endpoint) {
         return IN6_IS_ADDR_LOOPBACK(&v6);
     return !strcmp(name, "localhost") || !strcmp(name, "lo");
 }
-

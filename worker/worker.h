@@ -1,8 +1,9 @@
-/* The worker: a long-lived agent (`stampede worker`, cli/worker_cli.c). Each of its --threads loops registers with the
- * controller as a logical worker of its own (own sockets, engine, executor and event batches;
- * nothing shared on the hot path), runs what it is assigned, returns to idle and serves the next
- * run; --once exits after one run. A loop that hears nothing from its controller for 3 s stops
- * its load at once (a shared server is never left under orphaned load) and registers again.
+/* The worker: a long-lived agent (`stampede worker`, cli/worker_cli.c). Each of its --threads loops
+ * registers with the controller as a logical worker of its own (own sockets, engine, executor and
+ * event batches; nothing shared on the hot path), runs what it is assigned, returns to idle and
+ * serves the next run; --once exits after one run. A loop that hears nothing from its controller
+ * for 3 s stops its load at once (a shared server is never left under orphaned load) and registers
+ * again.
  *
  * Test hooks (documented in docs/protocol.md as test-only): STAMPEDE_TEST_LOOKUP_DELAY_MS slows
  * every host name lookup by that many ms; STAMPEDE_TEST_CLOCK_OFFSET_NS adds
