@@ -12,7 +12,7 @@ typedef struct mock_server mock_server_t;
 
 /* A server bound and listening per options (copied; the caller keeps its own). NULL with a
  * message in err when it cannot start. SIGTERM/SIGINT end mock_server_run only if the caller
- * has blocked them (mock_main does). */
+ * has blocked them (`stampede mock`, cli/mock_cli.c, does). */
 mock_server_t *mock_server_new(const mock_options_t *options, char *err, size_t errlen);
 /* The bound port (the chosen one for port 0). */
 uint16_t mock_server_port(const mock_server_t *self);
