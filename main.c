@@ -5,11 +5,11 @@
 /* Each library's entry point parses its own arguments (argv[0] is the subcommand). */
 #include "cli.h"
 #include "controller.h"
-#include "keys.h"
-#include "mock.h"
-#include "tokenizer_cmd.h"
+#include "keygen_cli.h"
+#include "mock_cli.h"
+#include "tokenize_cli.h"
 #include "version.h"
-#include "worker.h"
+#include "worker_cli.h"
 
 typedef struct command {
     const char *name;

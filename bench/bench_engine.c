@@ -509,7 +509,7 @@ static void field_option_set(bench_config_t *cfg, size_t i, const char *arg) {
 }
 
 int main(int argc, char **argv) {
-    /* As `stampede worker` does (worker_main): the cost of mapping curl's 64 KiB upload buffer per
+    /* As `stampede worker` does (worker_serve): the cost of mapping curl's 64 KiB upload buffer per
      * transfer is part of what a worker spends (common/memtrim.h). */
     memtrim_map_large((size_t)64 * 1024);
     bench_config_t cfg = {.streams = {1000, 5000, 10000},

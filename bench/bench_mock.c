@@ -28,6 +28,7 @@
 #include "histogram.h"
 #include "loop.h"
 #include "mock.h"
+#include "mock_cli.h"
 #include "mock_profiles.h"
 #include "mock_sim.h"
 #include "rlimit.h"
@@ -93,7 +94,7 @@ static pid_t start_mock(const scenario_t *sc, uint16_t *port) {
         mock_options_t options;
         char err[256];
         mock_options_init(&options);
-        if (mock_options_parse(&options, 7, argv, stdout, err, sizeof(err)) != 0)
+        if (mock_cli_parse(&options, 7, argv, stdout, err, sizeof(err)) != 0)
             _exit(2);
         mock_server_t *server = mock_server_new(&options, err, sizeof(err));
         if (!server) {

@@ -178,119 +178,6 @@ int config_copy(config_t *dst, const config_t *src) {
     return 0;
 }
 
-/* The port after the host of a URL's authority (host begins it), when it names one: a whole
- * number from 1 to 65535. 0 ok; -1 with why filled. */
-static int endpoint_port_check(const char *url, const char *host, char *why, size_t len) {
-    const char *end = host + strcspn(host, "/");
-    for (const char *p = host; p < end; p++) /* user:password@ before the host */
-        if (*p == '@')
-            host = p + 1;
-    const char *colon = NULL;
-    if (*host == '[') { /* an IPv6 literal: [::1]:8000 */
-        const char *close = memchr(host, ']', (size_t)(end - host));
-        colon = close && close + 1 < end && close[1] == ':' ? close + 1 : NULL;
-    } else {
-        for (const char *p = host; p < end; p++)
-            if (*p == ':')
-                colon = p;
-    }
-    if (!colon)
-        return 0;
-    unsigned long port = 0;
-    const char *p = colon + 1;
-    for (; p < end && *p >= '0' && *p <= '9' && port <= 65535; p++)
-        port = port * 10 + (unsigned long)(*p - '0');
-    if (p == end && p > colon + 1 && port >= 1 && port <= 65535)
-        return 0;
-    snprintf(why, len, "URL '%s' names port '%.*s': a port is a whole number from 1 to 65535", url,
-             (int)(end - colon - 1), colon + 1);
-    return -1;
-}
-
-int config_endpoint_check(const char *url, char *why, size_t len) {
-    const char *host;
-    if (strncasecmp(url, "http://", 7) == 0) {
-        host = url + 7;
-    } else if (strncasecmp(url, "https://", 8) == 0) {
-        host = url + 8;
-    } else {
-        snprintf(why, len, "expected a URL starting with http:// or https://, got '%s'", url);
-        return -1;
-    }
-    if (host[0] == '\0' || host[0] == '/' || host[0] == ':') {
-        snprintf(why, len, "URL '%s' names no host", url);
-        return -1;
-    }
-    for (const char *p = url; *p != '\0'; p++) {
-        if (isspace((unsigned char)*p) || iscntrl((unsigned char)*p)) {
-            snprintf(why, len, "URL '%s' contains a space or control character", url);
-            return -1;
-        }
-        config_api_t api;
-        if (*p == '#' || (*p == '?' && config_endpoint_api(url, &api) < 0)) {
-            snprintf(why, len,
-                     "URL '%s' is a base URL and takes no query or fragment (a query may follow a "
-                     "whole request URL, .../chat/completions?api-version=..., or target.path)",
-                     url);
-            return -1;
-        }
-    }
-    return endpoint_port_check(url, host, why, len);
-}
-
-/* The base URL without trailing slashes or /v1: the engine appends /v1/chat/completions. A whole
- * request URL (config_endpoint_api) is kept as it is. */
-static char *endpoint_normalize(const char *url) {
-    char *copy = strdup(url);
-    config_api_t api;
-    if (copy == NULL || config_endpoint_api(url, &api) == 0)
-        return copy;
-    size_t n = strlen(copy);
-    size_t scheme = strncasecmp(copy, "https://", 8) == 0 ? 8 : 7;
-    while (n > scheme + 1 && copy[n - 1] == '/')
-        copy[--n] = '\0';
-    if (n > scheme + 3 && strcmp(copy + n - 3, "/v1") == 0)
-        copy[n -= 3] = '\0';
-    while (n > scheme + 1 && copy[n - 1] == '/')
-        copy[--n] = '\0';
-    return copy;
-}
-
-int config_endpoints_check(char **urls, size_t n, size_t *bad, char *why, size_t len) {
-    for (size_t i = 0; i < n; i++)
-        if (config_endpoint_check(urls[i], why, len) < 0) {
-            if (bad)
-                *bad = i;
-            return -1;
-        }
-    char **normal = calloc(n + 1, sizeof *normal);
-    int rc = normal ? 0 : -1;
-    if (!normal)
-        snprintf(why, len, "out of memory");
-    for (size_t i = 0; rc == 0 && i < n; i++) {
-        if (!(normal[i] = endpoint_normalize(urls[i]))) {
-            snprintf(why, len, "out of memory");
-            rc = -1;
-            break;
-        }
-        /* two entries that normalise alike would share one key in results.json */
-        for (size_t j = 0; j < i; j++)
-            if (strcmp(normal[i], normal[j]) == 0) {
-                snprintf(why, len,
-                         "'%s' is the same endpoint as '%s' (both are %s once a trailing / or /v1 "
-                         "is dropped); list each endpoint once",
-                         urls[i], urls[j], normal[i]);
-                if (bad)
-                    *bad = i;
-                rc = -1;
-                break;
-            }
-    }
-    if (normal)
-        free_endpoints(normal, n);
-    return rc;
-}
-
 int config_set_endpoints(config_t *self, char **urls, size_t n) {
     char why[1024];
     if (config_endpoints_check(urls, n, NULL, why, sizeof why) < 0)
@@ -299,7 +186,7 @@ int config_set_endpoints(config_t *self, char **urls, size_t n) {
     if (copy == NULL)
         return -1;
     for (size_t i = 0; i < n; i++) {
-        copy[i] = endpoint_normalize(urls[i]);
+        copy[i] = config_endpoint_normalize(urls[i]);
         if (copy[i] == NULL) {
             free_endpoints(copy, i);
             return -1;
@@ -309,23 +196,6 @@ int config_set_endpoints(config_t *self, char **urls, size_t n) {
     self->target.endpoints = copy;
     self->target.n_endpoints = n;
     return 0;
-}
-
-void config_error_format(const config_error_t *err, char *buf, size_t len) {
-    int n;
-    if (err->line > 0 && err->column > 0)
-        n = snprintf(buf, len, "%s:%d:%d: ", err->file, err->line, err->column);
-    else if (err->line > 0) /* a line of a JSONL trace: no column */
-        n = snprintf(buf, len, "%s:%d: ", err->file, err->line);
-    else
-        n = snprintf(buf, len, "%s: ", err->file);
-    size_t used = n < 0 ? 0 : ((size_t)n < len ? (size_t)n : len);
-    if (err->key[0] != '\0' && used < len) {
-        n = snprintf(buf + used, len - used, "%s: ", err->key);
-        used += n < 0 ? 0 : ((size_t)n < len - used ? (size_t)n : len - used);
-    }
-    if (used < len)
-        snprintf(buf + used, len - used, "%s", err->message);
 }
 
 static int api_key_error(const config_t *self, config_error_t *err, const char *key,
@@ -405,23 +275,9 @@ bool config_replays(const config_t *self) {
 }
 
 const char *config_role_name(const config_t *self, uint32_t i) {
-    return i < self->workload.n_roles ? self->workload.roles[i] : NULL;
+    return config_workload_role_name(&self->workload, i);
 }
 
 int config_role_index(config_t *self, const char *name, uint32_t *index) {
-    config_workload_t *w = &self->workload;
-    for (size_t i = 0; i < w->n_roles; i++)
-        if (strcmp(w->roles[i], name) == 0) {
-            *index = (uint32_t)i;
-            return 0;
-        }
-    char **roles = realloc(w->roles, (w->n_roles + 2) * sizeof *roles);
-    if (roles == NULL)
-        return -1;
-    w->roles = roles;
-    if ((roles[w->n_roles] = strdup(name)) == NULL)
-        return -1;
-    roles[w->n_roles + 1] = NULL;
-    *index = (uint32_t)w->n_roles++;
-    return 0;
+    return config_workload_role_index(&self->workload, name, index);
 }

@@ -5,8 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_workload.h"
 #include "units.h"
-#include "workload.h"
 
 bool config_dist_param_has_unit(dist_param_t p) {
     return p != DIST_P_SIGMA && p != DIST_P_CV && p != DIST_P_ALPHA && p != DIST_P_N &&

@@ -7,10 +7,9 @@
 #include <string.h>
 
 #include "config_dist.h"
-#include "workload.h"
 
-static const char *const shape_names[] = {"linear",    "diamond",  "fanout",
-                                          "branching", "template", NULL};
+static const char *const config_graph_shape_names[] = {"linear",    "diamond",  "fanout",
+                                                       "branching", "template", NULL};
 static const char *const executors_names[] = {"parallel", "sequential", NULL};
 static const char *const graph_keys[] = {"shape",
                                          "nodes",
@@ -68,7 +67,7 @@ static const slot_default_t *shape_slots(config_graph_shape_t shape) {
 }
 
 const char *config_graph_shape_name(config_graph_shape_t shape) {
-    return (unsigned)shape < 5 ? shape_names[shape] : "?";
+    return (unsigned)shape < 5 ? config_graph_shape_names[shape] : "?";
 }
 
 const char *config_graph_executors_name(bool sequential) {
@@ -194,7 +193,7 @@ static int read_history(config_yaml_t *r, yaml_node_t *v, const char *path, doub
 }
 
 /* The settings every node has (role, history, append, lengths, wait). */
-static int read_settings(config_yaml_t *r, yaml_node_t *map, const char *path, config_t *c,
+static int read_settings(config_yaml_t *r, yaml_node_t *map, const char *path, config_workload_t *w,
                          config_graph_node_t *n, node_read_t *nr) {
     char key[CONFIG_YAML_KEY_MAX];
     yaml_node_t *v;
@@ -209,11 +208,11 @@ static int read_settings(config_yaml_t *r, yaml_node_t *map, const char *path, c
             return config_yaml_fail(
                 r, v, key, "'%s' is not a role name (letters, digits, '_', '-', '.')", name);
         bool known = false;
-        for (size_t i = 0; i < c->workload.n_roles; i++)
-            known = known || strcmp(c->workload.roles[i], name) == 0;
-        if (!known && c->workload.n_roles >= CONFIG_MAX_ROLES)
+        for (size_t i = 0; i < w->n_roles; i++)
+            known = known || strcmp(w->roles[i], name) == 0;
+        if (!known && w->n_roles >= CONFIG_MAX_ROLES)
             return config_yaml_fail(r, v, key, "at most %d roles", CONFIG_MAX_ROLES);
-        if (config_role_index(c, name, &n->role) < 0)
+        if (config_workload_role_index(w, name, &n->role) < 0)
             return config_yaml_fail(r, v, key, "out of memory");
     }
     if ((v = config_yaml_get(r, map, "history", NULL))) {
@@ -248,8 +247,8 @@ static int read_settings(config_yaml_t *r, yaml_node_t *map, const char *path, c
 }
 
 /* Slot nodes of a shape: every slot exists (with its defaults); `nodes` may set any of them. */
-static int read_slots(config_yaml_t *r, yaml_node_t *nodes, config_t *c, node_read_t *nr) {
-    config_graph_t *g = &c->workload.graph;
+static int read_slots(config_yaml_t *r, yaml_node_t *nodes, config_workload_t *w, node_read_t *nr) {
+    config_graph_t *g = &w->graph;
     const slot_default_t *slots = shape_slots(g->shape);
     size_t n = 0;
     const char *names[8];
@@ -272,7 +271,7 @@ static int read_slots(config_yaml_t *r, yaml_node_t *nodes, config_t *c, node_re
     }
     if (nodes == NULL) {
         for (size_t i = 0; i < n; i++)
-            if (config_role_index(c, g->nodes[i].id, &g->nodes[i].role) < 0)
+            if (config_workload_role_index(w, g->nodes[i].id, &g->nodes[i].role) < 0)
                 return config_yaml_fail(r, NULL, "workload.graph.nodes", "out of memory");
         return 0;
     }
@@ -291,14 +290,14 @@ static int read_slots(config_yaml_t *r, yaml_node_t *nodes, config_t *c, node_re
         char slot_path[CONFIG_YAML_KEY_MAX];
         config_yaml_path(slot_path, sizeof slot_path, path, s->id);
         bool has_role = map && config_yaml_get(r, map, "role", NULL) != NULL;
-        if (!has_role && config_role_index(c, s->id, &s->role) < 0)
+        if (!has_role && config_workload_role_index(w, s->id, &s->role) < 0)
             return config_yaml_fail(r, nodes, path, "out of memory");
         if (map == NULL)
             continue;
         s->line = (int)map->start_mark.line + 1;
         nr[i].map = map;
         if (config_yaml_check_keys(r, map, slot_path, slot_keys) < 0 ||
-            read_settings(r, map, slot_path, c, s, &nr[i]) < 0)
+            read_settings(r, map, slot_path, w, s, &nr[i]) < 0)
             return -1;
     }
     return 0;
@@ -461,8 +460,9 @@ static bool is_ancestor(const config_graph_t *g, uint32_t a, uint32_t b) {
 }
 
 /* The template's node list: ids, parents and history parents checked, then sorted. */
-static int read_template(config_yaml_t *r, yaml_node_t *nodes, config_t *c, node_read_t **nr_out) {
-    config_graph_t *g = &c->workload.graph;
+static int read_template(config_yaml_t *r, yaml_node_t *nodes, config_workload_t *w,
+                         node_read_t **nr_out) {
+    config_graph_t *g = &w->graph;
     const char *path = "workload.graph.nodes";
     if (nodes == NULL)
         return config_yaml_fail(r, NULL, path,
@@ -506,7 +506,7 @@ static int read_template(config_yaml_t *r, yaml_node_t *nodes, config_t *c, node
         if (first >= 0)
             return config_yaml_fail(r, id, key, "node '%s' is given twice (first at line %d)",
                                     node->id, g->nodes[first].line);
-        if (read_settings(r, map, item_path, c, node, &nr[i]) < 0)
+        if (read_settings(r, map, item_path, w, node, &nr[i]) < 0)
             return -1;
     }
     for (size_t i = 0; i < n; i++) {
@@ -645,8 +645,7 @@ static int read_parameters(config_yaml_t *r, yaml_node_t *map, config_graph_t *g
 }
 
 /* Distributions a node did not give: the workload's own. */
-static int fill_defaults(config_t *c, node_read_t *nr) {
-    config_workload_t *w = &c->workload;
+static int fill_defaults(config_workload_t *w, node_read_t *nr) {
     for (size_t i = 0; i < w->graph.n_nodes; i++) {
         config_graph_node_t *n = &w->graph.nodes[i];
         if ((!nr[i].input_given && dist_copy(&n->input_tokens, &w->input_tokens) < 0) ||
@@ -657,9 +656,8 @@ static int fill_defaults(config_t *c, node_read_t *nr) {
     return 0;
 }
 
-int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
+int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_workload_t *w) {
     yaml_node_t *node = config_yaml_get(r, workload, "graph", NULL);
-    config_workload_t *w = &c->workload;
     config_graph_t *g = &w->graph;
     const char *path = "workload.graph";
     if (w->kind != WORKLOAD_GRAPH) {
@@ -680,7 +678,7 @@ int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
         return config_yaml_fail(r, node, path,
                                 "a graph needs shape: linear, diamond, fanout, branching or "
                                 "template");
-    if (config_yaml_enum(r, v, "workload.graph.shape", shape_names, &index) < 0)
+    if (config_yaml_enum(r, v, "workload.graph.shape", config_graph_shape_names, &index) < 0)
         return -1;
     g->shape = (config_graph_shape_t)index;
     if (check_shape_keys(r, node, g->shape) < 0 || read_parameters(r, node, g) < 0)
@@ -689,12 +687,12 @@ int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
     node_read_t *nr = NULL;
     int rc;
     if (g->shape == GRAPH_TEMPLATE) {
-        rc = read_template(r, nodes, c, &nr);
+        rc = read_template(r, nodes, w, &nr);
     } else {
         nr = calloc(8, sizeof *nr);
-        rc = nr ? read_slots(r, nodes, c, nr) : config_yaml_fail(r, node, path, "out of memory");
+        rc = nr ? read_slots(r, nodes, w, nr) : config_yaml_fail(r, node, path, "out of memory");
     }
-    if (rc == 0 && fill_defaults(c, nr) < 0)
+    if (rc == 0 && fill_defaults(w, nr) < 0)
         rc = config_yaml_fail(r, node, path, "out of memory");
     free(nr);
     return rc;

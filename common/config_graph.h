@@ -6,7 +6,7 @@
 
 #include <stdbool.h>
 
-#include "config.h"
+#include "config_workload.h"
 #include "config_yaml.h"
 
 /* The defaults: a linear shape of 100..150 turns, 3 executors, 3 children, and so on. */
@@ -18,7 +18,9 @@ int config_graph_copy(config_graph_t *dst, const config_graph_t *src);
 /* Reads workload.graph from the workload mapping once kind, roles and the workload's distributions
  * are read; refuses a graph with another kind, an empty or cyclic template, an unknown parent and a
  * history parent that is not an ancestor. 0 ok; -1 with r->err filled. */
-int config_graph_read(config_yaml_t *r, yaml_node_t *workload, config_t *c);
+int config_graph_read(config_yaml_t *r, yaml_node_t *node, config_workload_t *workload);
+/* "linear", "diamond", "fanout", "branching" or "template". */
+const char *config_graph_shape_name(config_graph_shape_t shape);
 /* "parallel" or "sequential". */
 const char *config_graph_executors_name(bool sequential);
 

@@ -27,13 +27,6 @@
 #include "units.h"
 #include "workload.h"
 
-static const char *const api_names[] = {"chat", "completions", NULL};
-static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
-                                            NULL};
-static const char *const workload_kind_names[] = {"requests", "chat", "graph", "trace", NULL};
-static const char *const scheduler_kind_names[] = {"concurrent", "rate", "sequential", NULL};
-static const char *const arrival_names[] = {"poisson", "constant", "gamma", NULL};
-
 static const char *const root_keys[] = {
     "seed",        "text_seed",       "target", "workload", "scheduler",
     "limits",      "warmup",          "output", "mock",     "server_metrics",
@@ -77,26 +70,6 @@ static const char *const output_keys[] = {"dir", "trace", NULL};
 static const char *const validity_keys[] = {"max_schedule_lag", NULL};
 static const char *const fleet_keys[] = {"heartbeat", "liveness", "abort_on_worker_loss_pct",
                                          "rebalance_on_join", NULL};
-
-const char *config_api_name(config_api_t api) {
-    return (unsigned)api < 2 ? api_names[api] : "?";
-}
-
-const char *config_routing_name(config_routing_t routing) {
-    return (unsigned)routing < 4 ? routing_names[routing] : "?";
-}
-
-const char *config_workload_kind_name(config_workload_kind_t kind) {
-    return (unsigned)kind < 4 ? workload_kind_names[kind] : "?";
-}
-
-const char *config_scheduler_kind_name(config_scheduler_kind_t kind) {
-    return (unsigned)kind < 3 ? scheduler_kind_names[kind] : "?";
-}
-
-const char *config_arrival_name(config_arrival_t arrival) {
-    return (unsigned)arrival < 3 ? arrival_names[arrival] : "?";
-}
 
 static yaml_node_t *item_at(config_yaml_t *r, yaml_node_t *seq, size_t i) {
     return yaml_document_get_node(&r->doc, seq->data.sequence.items.start[i]);
@@ -357,7 +330,7 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "endpoints", NULL)) && read_endpoints(r, v, c) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "api", NULL))) {
-        if (config_yaml_enum(r, v, "target.api", api_names, &index) < 0)
+        if (config_yaml_enum(r, v, "target.api", config_api_names, &index) < 0)
             return -1;
         t->api = (config_api_t)index;
     }
@@ -376,7 +349,7 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         config_yaml_duration(r, v, "target.connect_timeout", true, &t->connect_timeout_ns) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "routing", NULL))) {
-        if (config_yaml_enum(r, v, "target.routing", routing_names, &index) < 0)
+        if (config_yaml_enum(r, v, "target.routing", config_routing_names, &index) < 0)
             return -1;
         t->routing = (config_routing_t)index;
     }
@@ -466,7 +439,7 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if (config_yaml_check_keys(r, node, "workload", workload_keys) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "kind", NULL))) {
-        if (config_yaml_enum(r, v, "workload.kind", workload_kind_names, &index) < 0)
+        if (config_yaml_enum(r, v, "workload.kind", config_workload_kind_names, &index) < 0)
             return -1;
         w->kind = (config_workload_kind_t)index;
     }
@@ -489,8 +462,9 @@ static int parse_workload(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     }
     if ((v = config_yaml_get(r, node, "roles", NULL)) && read_roles(r, v, c) < 0)
         return -1;
-    if (config_graph_read(r, node, c) < 0 || config_trace_read(r, node, c) < 0 ||
-        config_dataset_read(r, node, c) < 0 || config_scaffold_read(r, node, c) < 0)
+    if (config_graph_read(r, node, &c->workload) < 0 ||
+        config_trace_read(r, node, &c->workload) < 0 || config_dataset_read(r, node, c) < 0 ||
+        config_scaffold_read(r, node, c) < 0)
         return -1;
     return config_compaction_read(r, node, c);
 }
@@ -540,7 +514,7 @@ static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
     if (config_yaml_check_keys(r, node, "scheduler", scheduler_keys) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "kind", NULL))) {
-        if (config_yaml_enum(r, v, "scheduler.kind", scheduler_kind_names, &index) < 0)
+        if (config_yaml_enum(r, v, "scheduler.kind", config_scheduler_kind_names, &index) < 0)
             return -1;
         s->kind = (config_scheduler_kind_t)index;
     }
@@ -556,7 +530,7 @@ static int parse_scheduler(config_yaml_t *r, yaml_node_t *node, config_scheduler
         config_yaml_rate(r, v, "scheduler.rate", &s->rate) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "arrival", NULL))) {
-        if (config_yaml_enum(r, v, "scheduler.arrival", arrival_names, &index) < 0)
+        if (config_yaml_enum(r, v, "scheduler.arrival", config_arrival_names, &index) < 0)
             return -1;
         s->arrival = (config_arrival_t)index;
     }
@@ -727,10 +701,13 @@ static int parse_root(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if (parse_output(r, config_yaml_get(r, root, "output", NULL), &c->output) < 0 ||
         config_mock_parse(r, config_yaml_get(r, root, "mock", NULL), &c->mock) < 0)
         return -1;
-    if (config_telemetry_parse(r, root, &c->telemetry) < 0 || config_sweep_parse(r, root, c) < 0)
+    config_sweep_context_t sweep_context = {c->scheduler.kind, c->limits.duration_ns, c->warmup_ns};
+    if (config_telemetry_parse(r, root, &c->telemetry) < 0 ||
+        config_sweep_parse(r, root, &sweep_context, &c->sweep) < 0)
         return -1;
     if (config_slo_parse(r, config_yaml_get(r, root, "slo", NULL), &c->slo) < 0 ||
-        config_capacity_parse(r, config_yaml_get(r, root, "capacity", NULL), c, &c->capacity) < 0)
+        config_capacity_parse(r, config_yaml_get(r, root, "capacity", NULL), &c->workload,
+                              &c->capacity) < 0)
         return -1;
     if (config_deployment_parse(r, config_yaml_get(r, root, "deployment", NULL), &c->deployment) <
         0)

@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_yaml.h"
 #include "dist.h"
 #include "units.h"
 

@@ -1,10 +1,10 @@
 /* The network keys of target: `path`, `tls` (ca_file, insecure, client_cert, client_key) and
  * `proxy`. Internal to common/config*.c; the public side (config_tls_t, config_proxy_t,
- * config_request_url) is in config.h; config_write.c writes them back. */
+ * config_request_url) is in config_target.h; config_write.c writes them back. */
 #ifndef STAMPEDE_CONFIG_NET_H
 #define STAMPEDE_CONFIG_NET_H
 
-#include "config.h"
+#include "config_target.h"
 #include "config_yaml.h"
 
 /* Reads path, tls, proxy and preflight of the target mapping (may be NULL) into *t. 0 ok; -1 with

@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_graph.h"
+#include "config_yaml.h"
 #include "metrics.h"
 #include "units.h"
 
@@ -176,8 +178,7 @@ int config_slo_parse(config_yaml_t *r, yaml_node_t *node, config_slo_t *self) {
 
 /* Requests one session of c's workload makes on average, or 0 when its shape has no simple
  * count (a fanout or branching graph: the file must say requests_per_session). */
-static double config_capacity_session_requests(const config_t *c) {
-    const config_workload_t *w = &c->workload;
+static double config_capacity_session_requests(const config_workload_t *w) {
     switch (w->kind) {
     case WORKLOAD_REQUESTS:
         return 1;
@@ -229,7 +230,7 @@ static int config_capacity_positive(config_yaml_t *r, yaml_node_t *v, const char
     return 0;
 }
 
-static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const config_t *c,
+static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const config_workload_t *w,
                                  config_capacity_t *self) {
     yaml_node_t *max_key = NULL;
     config_yaml_get(r, node, "max", &max_key);
@@ -241,15 +242,14 @@ static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const conf
         return config_yaml_fail(r, node, "capacity",
                                 "axis concurrency wants whole numbers for start and max");
     if (self->axis == CAPACITY_AXIS_RHO && self->requests_per_session == 0) {
-        self->requests_per_session = config_capacity_session_requests(c);
+        self->requests_per_session = config_capacity_session_requests(w);
         if (self->requests_per_session <= 0) {
             char shape[64];
-            if (c->workload.kind == WORKLOAD_GRAPH)
+            if (w->kind == WORKLOAD_GRAPH)
                 snprintf(shape, sizeof shape, "a %s graph",
-                         config_graph_shape_name(c->workload.graph.shape));
+                         config_graph_shape_name(w->graph.shape));
             else
-                snprintf(shape, sizeof shape, "a %s workload",
-                         config_workload_kind_name(c->workload.kind));
+                snprintf(shape, sizeof shape, "a %s workload", config_workload_kind_name(w->kind));
             return config_yaml_fail(r, node, "capacity.requests_per_session",
                                     "axis rho needs the requests one session makes, which %s "
                                     "does not fix: give capacity.requests_per_session",
@@ -259,7 +259,7 @@ static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const conf
     return 0;
 }
 
-int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c,
+int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_workload_t *w,
                           config_capacity_t *self) {
     *self = (config_capacity_t){.axis = CAPACITY_AXIS_RATE,
                                 .start = 1,
@@ -319,7 +319,7 @@ int config_capacity_parse(config_yaml_t *r, yaml_node_t *node, const config_t *c
     if ((v = config_yaml_get(r, node, "fresh_text", NULL)) &&
         config_yaml_bool(r, v, "capacity.fresh_text", &self->fresh_text) < 0)
         return -1;
-    return config_capacity_check(r, node, c, self);
+    return config_capacity_check(r, node, w, self);
 }
 
 static void config_slo_write_items(FILE *out, const config_slo_t *slo) {

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_yaml.h"
 #include "units.h"
 
 #define SWEEP_MAX_LEVELS 1000
@@ -139,18 +140,17 @@ static int config_sweep_snapshots(config_yaml_t *r, yaml_node_t *sweep, config_s
 
 /* What a sweep cannot be combined with: it sets each level's warm-up and duration itself. */
 static int config_sweep_check(config_yaml_t *r, yaml_node_t *root, yaml_node_t *node,
-                              const config_t *c) {
-    const config_sweep_t *s = &c->sweep;
+                              const config_sweep_context_t *c, const config_sweep_t *s) {
     yaml_node_t *limits = config_yaml_get(r, root, "limits", NULL);
     yaml_node_t *v;
-    if (c->limits.duration_ns > 0 && (v = config_yaml_get(r, limits, "duration", NULL)))
+    if (c->duration_ns > 0 && (v = config_yaml_get(r, limits, "duration", NULL)))
         return config_yaml_fail(r, v, "limits.duration",
                                 "a sweep sets each level's duration (sweep.warmup + "
                                 "sweep.snapshots count x duration); drop limits.duration");
     if (c->warmup_ns > 0 && (v = config_yaml_get(r, root, "warmup", NULL)))
         return config_yaml_fail(r, v, "warmup",
                                 "a sweep has its own warm-up per level; use sweep.warmup");
-    if (s->axis == SWEEP_AXIS_CONCURRENCY && c->scheduler.kind == SCHEDULER_SEQUENTIAL)
+    if (s->axis == SWEEP_AXIS_CONCURRENCY && c->scheduler == SCHEDULER_SEQUENTIAL)
         return config_yaml_fail(r, config_yaml_get(r, node, "concurrency", NULL),
                                 "sweep.concurrency",
                                 "a sequential scheduler runs one session at a time; use "
@@ -162,8 +162,8 @@ static int config_sweep_check(config_yaml_t *r, yaml_node_t *root, yaml_node_t *
     return 0;
 }
 
-int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
-    config_sweep_t *s = &c->sweep;
+int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, const config_sweep_context_t *context,
+                       config_sweep_t *s) {
     yaml_node_t *node = root ? config_yaml_get(r, root, "sweep", NULL) : NULL;
     if (!node)
         return 0;
@@ -223,7 +223,7 @@ int config_sweep_parse(config_yaml_t *r, yaml_node_t *root, config_t *c) {
     if ((v = config_yaml_get(r, node, "fresh_text", NULL)) &&
         config_yaml_bool(r, v, "sweep.fresh_text", &s->fresh_text) < 0)
         return -1;
-    return config_sweep_check(r, root, node, c);
+    return config_sweep_check(r, root, node, context, s);
 }
 
 int config_sweep_copy(config_sweep_t *dst, const config_sweep_t *src) {

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config_target.h"
 #include "config_yaml.h"
 #include "units.h"
 

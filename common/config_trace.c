@@ -4,14 +4,14 @@
 #include <string.h>
 
 #include "trace.h"
-#include "trace_load.h"
 
-static const char *const format_names[] = {"session", "mooncake", "azure", "veeksha", NULL};
+static const char *const config_trace_format_names[] = {"session", "mooncake", "azure", "veeksha",
+                                                        NULL};
 static const char *const trace_keys[] = {"path",       "format", "block_size",
                                          "time_scale", "wrap",   NULL};
 
 const char *config_trace_format_name(config_trace_format_t format) {
-    return (unsigned)format < 4 ? format_names[format] : "?";
+    return (unsigned)format < 4 ? config_trace_format_names[format] : "?";
 }
 
 void config_trace_init(config_trace_t *t) {
@@ -33,9 +33,8 @@ int config_trace_copy(config_workload_t *dst, const config_workload_t *src) {
     return src->trace.path && !dst->trace.path ? -1 : 0;
 }
 
-int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
+int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_workload_t *w) {
     yaml_node_t *node = config_yaml_get(r, workload, "trace", NULL);
-    config_workload_t *w = &c->workload;
     config_trace_t *t = &w->trace;
     yaml_node_t *v;
     uint64_t u;
@@ -64,7 +63,7 @@ int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
     if (t->path == NULL)
         return config_yaml_fail(r, v, "workload.trace.path", "out of memory");
     if ((v = config_yaml_get(r, node, "format", NULL))) {
-        if (config_yaml_enum(r, v, "workload.trace.format", format_names, &index) < 0)
+        if (config_yaml_enum(r, v, "workload.trace.format", config_trace_format_names, &index) < 0)
             return -1;
         t->format = (config_trace_format_t)index;
     }
@@ -87,41 +86,5 @@ int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
     if ((v = config_yaml_get(r, node, "wrap", NULL)) &&
         config_yaml_bool(r, v, "workload.trace.wrap", &t->wrap) < 0)
         return -1;
-    return 0;
-}
-
-/* The rate of the schedule in force: the sessions the limits allow over their own span
- * ((n - 1) / the n-th arrival, time_scale applied), or, when nothing ends a wrapping replay, the
- * trace's (its sessions per wrap period). Both give the whole file's rate for the whole file. */
-static double config_trace_rate(const config_t *self, const trace_t *trace) {
-    uint64_t n;
-    int64_t last;
-    if (workload_schedule_cut(self, INT64_MAX, &n, &last) && n > 1 && last > 0)
-        return (double)(n - 1) / ((double)last / 1e9);
-    return (double)trace->n_sessions / (trace->period_ns / 1e9 * self->workload.trace.time_scale);
-}
-
-int config_trace_load(config_t *self, config_error_t *err) {
-    config_workload_t *w = &self->workload;
-    if (w->kind != WORKLOAD_TRACE)
-        return 0;
-    trace_t *trace = NULL;
-    if (trace_load(self, &trace, err) != 0)
-        return -1;
-    trace_unref(&w->replay);
-    w->replay = trace;
-    if (!w->trace.wrap &&
-        (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions))
-        self->limits.max_sessions = trace->n_sessions;
-    if (self->scheduler.kind == SCHEDULER_RATE && trace->period_ns > 0)
-        self->scheduler.rate = config_trace_rate(self, trace);
-    if (w->trace.wrap && self->scheduler.kind == SCHEDULER_RATE && trace->period_ns == 0) {
-        memset(err, 0, sizeof *err);
-        snprintf(err->file, sizeof err->file, "%s", w->trace.path);
-        snprintf(err->message, sizeof err->message,
-                 "wrap needs arrivals spread over some time: every session of this trace "
-                 "arrives at once");
-        return -1;
-    }
     return 0;
 }

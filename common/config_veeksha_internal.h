@@ -1,6 +1,7 @@
 /* Shared by the readers of a Veeksha file (config_veeksha.c: the file's kind, client, runtime,
  * evaluators and capacity search; config_veeksha_session.c: session_generator and
- * traffic_scheduler). Internal to common/config_veeksha*.c. */
+ * traffic_scheduler), defined in config_veeksha_internal.c. Internal to common/config_veeksha*.c.
+ */
 #ifndef STAMPEDE_CONFIG_VEEKSHA_INTERNAL_H
 #define STAMPEDE_CONFIG_VEEKSHA_INTERNAL_H
 
@@ -23,6 +24,8 @@ typedef struct veeksha {
     yaml_node_t *knob_expand; /* the !expand list of the scheduler's knob: the sweep levels */
 } veeksha_t;
 
+/* The index of node in the document's node table. */
+int veeksha_index(config_yaml_t *r, const yaml_node_t *node);
 /* The value of key in map, or NULL; an !expand list (but the knob's) gives this run's item. */
 yaml_node_t *veeksha_get(veeksha_t *v, yaml_node_t *map, const char *key);
 /* Adds a line "file:line:column: key: message" to c->notes (what was accepted but not acted

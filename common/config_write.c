@@ -14,23 +14,10 @@
 #include "config_scaffold.h"
 #include "config_sweep.h"
 #include "config_telemetry.h"
+#include "config_trace.h"
 #include "units.h"
 
 #define REDACTED "<redacted>"
-
-bool config_header_is_secret(const char *name) {
-    static const char *const secret_parts[] = {"auth",   "key",   "token",      "cookie",
-                                               "secret", "passw", "credential", NULL};
-    char lower[128];
-    size_t n = 0;
-    for (; name[n] != '\0' && n + 1 < sizeof lower; n++)
-        lower[n] = (char)tolower((unsigned char)name[n]);
-    lower[n] = '\0';
-    for (size_t i = 0; secret_parts[i] != NULL; i++)
-        if (strstr(lower, secret_parts[i]) != NULL)
-            return true;
-    return false;
-}
 
 /* The shortest %g form that reads back to the same double. */
 static void format_double(double v, char *buf, size_t len) {
@@ -480,10 +467,6 @@ static int write_config(const config_t *self, FILE *out, bool redact) {
 
 int config_write_yaml(const config_t *self, FILE *out) {
     return write_config(self, out, true);
-}
-
-int config_write_yaml_unredacted(const config_t *self, FILE *out) {
-    return write_config(self, out, false);
 }
 
 static char *to_yaml(const config_t *self, bool redact) {

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <yaml.h>
 
-#include "config.h"
+#include "config_error.h"
 
 #define CONFIG_YAML_KEY_MAX 128
 

@@ -261,10 +261,6 @@ void prompt_use_words(const prompt_words_t *words) {
     prompt_active_words = words;
 }
 
-uint32_t prompt_words_count(const prompt_words_t *self) {
-    return self->n;
-}
-
 prompt_words_t *prompt_words_new(const tokenizer_t *tokenizer, tokenizer_scratch_t *scratch,
                                  char *err, size_t err_len) {
     prompt_words_t *self = calloc(1, sizeof *self);

@@ -36,8 +36,6 @@ struct tokenizer_scratch;
 prompt_words_t *prompt_words_new(const struct tokenizer *tokenizer,
                                  struct tokenizer_scratch *scratch, char *err, size_t err_len);
 void prompt_words_destroy(prompt_words_t **self_p);
-/* How many words qualified. */
-uint32_t prompt_words_count(const prompt_words_t *self);
 /* Makes prompt_append_words on the calling thread draw from words (NULL: the whole vocabulary,
  * the default). A worker thread sets it when a run with target.tokenizer starts; the list must
  * outlive the thread's use of it. With every word qualifying (the Llama-3 and Qwen tokenizers)

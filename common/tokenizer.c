@@ -77,20 +77,11 @@ void tokenizer_scratch_destroy(tokenizer_scratch_t **self_p) {
     *self_p = NULL;
 }
 
-uint32_t tokenizer_vocab_size(const tokenizer_t *self) {
-    return self->n_tokens;
-}
-
 const char *tokenizer_token_bytes(const tokenizer_t *self, uint32_t id, size_t *len) {
     if (id >= self->n_tokens || self->tokens[id].len == UINT32_MAX)
         return NULL;
     *len = self->tokens[id].len;
     return self->bytes + self->tokens[id].offset;
-}
-
-long tokenizer_token_id(const tokenizer_t *self, const char *text, size_t len) {
-    uint32_t id = tokenizer_lookup(self, text, len);
-    return id == TOKENIZER_NO_ID ? -1 : (long)id;
 }
 
 uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n) {

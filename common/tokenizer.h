@@ -28,12 +28,8 @@ void tokenizer_destroy(tokenizer_t **self_p);
 int tokenizer_acquire(const char *path, const tokenizer_t **out, char *err, size_t err_len);
 /* Lets go of *self_p (freed with its last holder) and sets it to NULL. */
 void tokenizer_release(const tokenizer_t **self_p);
-/* Number of token ids (the largest id + 1). */
-uint32_t tokenizer_vocab_size(const tokenizer_t *self);
 /* The bytes token id stands for (*len set), or NULL for an id that names nothing. */
 const char *tokenizer_token_bytes(const tokenizer_t *self, uint32_t id, size_t *len);
-/* The id of the token whose bytes are exactly text[0..len), or -1. */
-long tokenizer_token_id(const tokenizer_t *self, const char *text, size_t len);
 
 /* Working memory for one thread (NULL when memory is exhausted). */
 tokenizer_scratch_t *tokenizer_scratch_new(void);

@@ -10,9 +10,6 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "workload.h"
-
 /* No history parent. */
 #define TRACE_NONE UINT32_MAX
 /* A session absent from a worker's part (another worker runs it). */
@@ -76,24 +73,9 @@ const trace_session_t *trace_session(const trace_t *self, uint64_t index);
 /* Node j of the session replayed by session index i; NULL when absent from this part. */
 const trace_node_t *trace_node(const trace_t *self, uint64_t index, uint32_t node);
 
-/* workload_session_generate for kind trace: 0 ok, -1 on no memory or a session absent here. */
-int trace_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);
-/* The arrival of session index i in ns after the run start: the trace's arrival x time_scale,
- * plus (i / n_sessions) x period x time_scale when wrapping. */
-int64_t trace_arrival_ns(const config_t *cfg, uint64_t index);
 /* Appends len bytes to self's text and points node at them, counted as tokens. 0, or -1 on no
  * memory. */
 int trace_set_text(trace_t *self, trace_node_t *node, const char *text, uint32_t len,
                    uint32_t tokens);
-/* The most bytes trace_fresh_text writes for (session, node) with n_words (its NUL included). */
-size_t trace_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
-                             uint32_t n_words);
-/* The fresh text of (session, node), as workload_fresh_text. A node with text of its own (a
- * dataset's turn): that text, then n_words - text_tokens words drawn from (seed, session, node)
- * when n_words is larger. Otherwise the text of each hash id's block
- * (block_size words drawn from (seed, hash id) alone, so requests sharing a hash id share the
- * block's text; the last block may be cut short), then words drawn from (seed, session, node). */
-long trace_fresh_text(const config_t *cfg, uint64_t session, uint32_t node, uint32_t n_words,
-                      char *buf, size_t cap);
 
 #endif

@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "trace_load_internal.h"
+#include "workload.h"
 
 /* Node order before the topological sort: by integer id when every id of the session is an
  * integer, else the file's. */

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "varint.h"
+#include "workload.h"
 
 #define TRACE_WIRE_VERSION 2 /* 2: a node may carry text of its own (a dataset turn) */
 

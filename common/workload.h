@@ -11,12 +11,9 @@
 #include "config.h"
 
 /* Drawn counts are rounded and clamped: turns to [1, WORKLOAD_MAX_NODES], token counts to
- * [1, WORKLOAD_MAX_TOKENS], so a heavy-tailed distribution cannot ask for an absurd allocation.
- * WORKLOAD_MAX_TOKENS is the largest context window of any model (10 million tokens): a file that
- * gives a token count above it is refused at load, naming the key, and no request counts more
- * (docs/config.md). */
+ * [1, WORKLOAD_MAX_TOKENS] (common/config_workload.h), so a heavy-tailed distribution cannot ask
+ * for an absurd allocation. */
 #define WORKLOAD_MAX_NODES 100000u
-#define WORKLOAD_MAX_TOKENS 10000000u
 
 /* Which conversation a node continues. ANCESTORS (the zero value): every ancestor's turn in node
  * order (a chat turn's ancestors are the earlier turns). CHAIN: the history parent's whole
@@ -99,6 +96,9 @@ typedef struct workload_arrivals {
 
 void workload_arrivals_init(workload_arrivals_t *self, const config_t *cfg);
 int64_t workload_arrivals_time_ns(workload_arrivals_t *self, uint64_t index);
+/* Kind trace: the arrival of session index i in ns after the run start, the trace's arrival x
+ * time_scale, plus (i / n_sessions) x period x time_scale when wrapping. */
+int64_t workload_trace_arrival_ns(const config_t *cfg, uint64_t index);
 
 /* Rate mode: the schedule the limits leave in force. When limits.max_sessions or
  * limits.max_requests (the sessions holding that many requests) end the arrivals at or before

@@ -1,6 +1,5 @@
-/* `stampede mock`: the simulated OpenAI-compatible inference server. mock_main is the
- * subcommand; the mock_server_* functions let other code (tests, `stampede run`) run one in
- * process or in a forked child. */
+/* The simulated OpenAI-compatible inference server: the mock_server_* functions run one in process
+ * or in a forked child (`stampede mock`, cli/mock_cli.c; tests; benches). */
 #ifndef STAMPEDE_MOCK_H
 #define STAMPEDE_MOCK_H
 
@@ -11,14 +10,9 @@
 
 typedef struct mock_server mock_server_t;
 
-/* The subcommand: parses argv (argv[0] is "mock"), binds, prints "listening on ADDR:PORT" on
- * stdout, serves until SIGTERM or SIGINT. Returns the exit status (0 after a signal, 2 on a bad
- * option, 1 when it cannot start). */
-int mock_main(int argc, char **argv);
-
 /* A server bound and listening per options (copied; the caller keeps its own). NULL with a
  * message in err when it cannot start. SIGTERM/SIGINT end mock_server_run only if the caller
- * has blocked them (mock_main does). */
+ * has blocked them (`stampede mock`, cli/mock_cli.c, does). */
 mock_server_t *mock_server_new(const mock_options_t *options, char *err, size_t errlen);
 /* The bound port (the chosen one for port 0). */
 uint16_t mock_server_port(const mock_server_t *self);

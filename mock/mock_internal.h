@@ -143,8 +143,6 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
 void mock_stream_on_timer(mock_server_t *self, mock_conn_t *c, int64_t now_ns);
 /* The engine step timer fired: deliver the step's tokens and start the next step. */
 void mock_stream_on_step(mock_server_t *self);
-/* Starts an engine step if the engine is idle and has work. */
-void mock_stream_kick(mock_server_t *self, int64_t now_ns);
 /* The client of req went away: take it out of the engine and the timers. */
 void mock_stream_abort(mock_server_t *self, mock_request_t *req);
 /* Frees a request (it must be out of the engine and the timers). */

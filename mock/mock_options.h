@@ -11,6 +11,7 @@
 
 #include "dist.h"
 #include "mock_faults.h"
+#include "mock_profiles.h"
 
 typedef struct mock_options {
     char bind[64];
@@ -52,11 +53,7 @@ typedef struct mock_options {
 void mock_options_init(mock_options_t *self);
 /* Frees the distributions. */
 void mock_options_clear(mock_options_t *self);
-/* Parses argv[1..argc) (argv[0] is the subcommand). Returns 0 to run, 1 when --help was
- * printed to out, -1 with a message naming the flag and the problem in err. */
-int mock_options_parse(mock_options_t *self, int argc, char **argv, FILE *out, char *err,
-                       size_t errlen);
-/* Writes the --help text. */
-void mock_options_usage(FILE *out);
+/* Sets the engine's figures to the profile's (the explicit flags then override them). */
+void mock_options_apply_profile(mock_options_t *self, const mock_profile_t *profile);
 
 #endif

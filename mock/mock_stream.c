@@ -422,7 +422,8 @@ static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
         mock_stream_after_tokens(self, req, now_ns);
 }
 
-void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
+/* Starts an engine step if the engine is idle and has work. */
+static void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
     if (!self->engine || self->engine_delivering || mock_engine_in_step(self->engine) ||
         !mock_engine_has_work(self->engine))
         return;

@@ -16,7 +16,8 @@ void mock_tokens_clear(mock_tokens_t *self) {
     mock_tokens_init(self);
 }
 
-int mock_tokens_reserve(mock_tokens_t *self, uint32_t n) {
+/* Makes room for n more ids. 0 ok, -1 out of memory. */
+static int mock_tokens_reserve(mock_tokens_t *self, uint32_t n) {
     if ((uint64_t)self->len + n > UINT32_MAX)
         return -1;
     return buffer_grow_array(&self->ids, &self->cap, (size_t)self->len + n, sizeof(*self->ids));

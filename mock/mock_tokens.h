@@ -19,8 +19,6 @@ void mock_tokens_init(mock_tokens_t *self);
 void mock_tokens_clear(mock_tokens_t *self);
 /* Appends one id. 0 ok, -1 out of memory. */
 int mock_tokens_push(mock_tokens_t *self, uint64_t id);
-/* Makes room for n more ids. 0 ok, -1 out of memory. */
-int mock_tokens_reserve(mock_tokens_t *self, uint32_t n);
 /* The id of one word: a hash of its bytes. */
 uint64_t mock_tokens_word_id(const char *word, size_t len);
 /* Appends the ids of the whitespace-separated words of text[0..len). 0 ok, -1 out of memory. */

@@ -1,5 +1,5 @@
 /* The request engine: curl multi handles driven by curl_multi_socket_action from a loop_t
- * (common/curl_loop). Finished transfers are drained with curl_multi_info_read after every
+ * (net/curl_loop). Finished transfers are drained with curl_multi_info_read after every
  * action.
  *
  * The streams are split over several multi handles ("shards") of at most ENGINE_SHARD_STREAMS

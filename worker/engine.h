@@ -1,4 +1,5 @@
-/* The request engine: one curl multi handle driven by curl_multi_socket_action on a loop_t.
+/* The request engine: ceil(max_streams / 256) curl multi handles ("shards", engine.c says why),
+ * all driven by curl_multi_socket_action on one loop_t; a stream slot stays on one shard.
  * It sends requests, stamps CLOCK_MONOTONIC in the write callback before parsing, parses SSE and
  * OpenAI chunks, and fills a request_record_t. No allocation per token: per-stream buffers are
  * allocated once and grow geometrically. */

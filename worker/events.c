@@ -55,7 +55,9 @@ struct events {
     size_t scratch_cap;
 };
 
-uint64_t events_round_us(int64_t rel_ns) {
+/* The rounding rule of the chunk-gap encoding, shared with the decoder: a timestamp `rel_ns` after
+ * the base travels as round(rel_ns / 1000) microseconds (negative values as 0). */
+static uint64_t events_round_us(int64_t rel_ns) {
     return rel_ns <= 0 ? 0 : (uint64_t)(rel_ns + 500) / 1000;
 }
 

@@ -63,8 +63,4 @@ uint32_t events_open_records(const events_t *self);
 uint64_t events_records(const events_t *self);
 uint64_t events_dropped(const events_t *self);
 
-/* The rounding rule of the chunk-gap encoding, shared with the decoder: a timestamp `rel_ns` after
- * the base travels as round(rel_ns / 1000) microseconds (negative values as 0). */
-uint64_t events_round_us(int64_t rel_ns);
-
 #endif

@@ -459,15 +459,6 @@ int session_schedule_release(session_schedule_t *self, uint64_t residue, uint64_
     return -1;
 }
 
-uint32_t session_schedule_slots(const session_schedule_t *self) {
-    uint32_t n = 0;
-    for (uint32_t k = 0; k < self->share.slot_count; k++)
-        n += !self->slots[k].done;
-    for (size_t k = 0; k < self->n_adopted; k++)
-        n += !self->adopted[k]->done;
-    return n;
-}
-
 uint32_t session_schedule_sources_left(const session_schedule_t *self) {
     return self->sources_left;
 }

@@ -58,8 +58,6 @@ void session_schedule_await_adoption(session_schedule_t *self);
  * elsewhere. 0 ok, -1 when no slot or stream runs that class. */
 int session_schedule_release(session_schedule_t *self, uint64_t residue, uint64_t modulus,
                              uint64_t from_session);
-/* Concurrent: slots still running (its own and adopted ones). */
-uint32_t session_schedule_slots(const session_schedule_t *self);
 /* Cancels its timers and frees it. */
 void session_schedule_destroy(session_schedule_t **self_p);
 

@@ -37,7 +37,7 @@ typedef struct stream_settings {
     struct curl_slist *resolve;  /* "host:port:addresses" pinned by the engine; may be NULL */
     uint64_t resolve_version;    /* bumped whenever resolve grows */
     long buffer_size;            /* CURLOPT_BUFFERSIZE */
-    const curl_net_t *net;       /* TLS and proxy (common/curl_net.h); NULL: system store, none */
+    const curl_net_t *net;       /* TLS and proxy (net/curl_net.h); NULL: system store, none */
     think_tags_t reasoning_tags; /* reasoning inside content (target.reasoning_tags); may be off */
     stream_counters_t *counters;
     const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */

@@ -1,7 +1,6 @@
 #include "worker.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <signal.h>
@@ -51,30 +50,9 @@
 /* Blocks this large get their own mapping: curl's 64 KiB transfer buffers, batch buffers. */
 #define WORKER_MAP_LARGE_BYTES ((size_t)64 * 1024)
 
-typedef struct worker_settings {
-    const char *endpoint;
-    const char *name;
-    uint32_t threads;
-    bool once;
-    uint32_t proto_version;
-    int64_t clock_shift_ns;
-    bool insecure;               /* --insecure: plain TCP to a non-loopback controller */
-    const char *key_file;        /* --key: this worker's CURVE secret key */
-    const char *server_key_file; /* --server-key: the controller's public key */
-    char public_key[KEYS_Z85_LEN + 1];
-    char secret_key[KEYS_Z85_LEN + 1];
-    char server_key[KEYS_Z85_LEN + 1];
-    int64_t max_control_bytes; /* --max-message-size */
-    const char *spool_dir;     /* --spool: where unacknowledged batches go when the controller is
-                                  lost (default $TMPDIR, else /tmp) */
-    bool has_job_index;        /* --index, or JOB_COMPLETION_INDEX from the environment */
-    uint32_t job_index;
-    int64_t idle_exit_ns; /* --idle-exit: idle with the controller gone this long: exit 0 */
-} worker_settings_t;
-
 /* One loop: everything a logical worker owns. Only its own thread touches it. */
 typedef struct worker_loop {
-    const worker_settings_t *settings;
+    const worker_options_t *settings;
     uint32_t thread;
     char name[128];
     void *zmq_ctx;
@@ -834,7 +812,7 @@ static void on_status(void *arg, agent_status_t *out) {
         w->started_told = p.started;
     }
     out->requests_done = w->requests_done;
-    const worker_settings_t *s = w->settings;
+    const worker_options_t *s = w->settings;
     int64_t gone = w->lost_since_ns ? loop_now_ns() - w->lost_since_ns : 0;
     if (s->idle_exit_ns && w->state == AGENT_IDLE && gone > s->idle_exit_ns) {
         char d[32];
@@ -938,7 +916,7 @@ static void exit_report(worker_loop_t *w) {
 
 static void *loop_thread(void *arg) {
     worker_loop_t *w = arg;
-    const worker_settings_t *s = w->settings;
+    const worker_options_t *s = w->settings;
     events_options_t eopt = {.proto_version = s->proto_version,
                              .clock_shift_ns = s->clock_shift_ns};
     agent_options_t aopt = {
@@ -995,222 +973,6 @@ out:
     return NULL;
 }
 
-static void usage(FILE *out) {
-    fprintf(out,
-            "usage: stampede worker --connect tcp://HOST:PORT [--threads T] [--once] "
-            "[--id NAME]\n"
-            "                       [--index N] [--idle-exit DURATION]\n"
-            "                       [--key FILE --server-key FILE | --insecure] [--spool DIR]\n"
-            "  --connect EP   the controller's control endpoint\n"
-            "  --threads T    T independent loops, each registering as its own worker "
-            "(default 1)\n"
-            "  --once         exit after one run (a Job of one run; for a sweep or several\n"
-            "                 runs, --idle-exit)\n"
-            "  --id NAME      logical name shown by the controller (default HOST-PID)\n"
-            "  --index N      this worker's index in a Kubernetes Indexed Job, sent at\n"
-            "                 registration so the controller names missing indexes\n"
-            "                 (default: $JOB_COMPLETION_INDEX when set)\n"
-            "  --idle-exit DURATION  exit 0 once idle with the controller gone for\n"
-            "                 DURATION (30s): long-lived workers of a Kubernetes Job end\n"
-            "                 when the controller's runs or sweep are over\n"
-            "  Until the controller is up, the connection is retried with backoff\n"
-            "  (0.1 s doubling to 2 s), logged every 10 s.\n"
-            "  --key FILE     this worker's CURVE secret key (stampede keygen NAME writes\n"
-            "                 NAME.key; the controller's --authorized-keys holds NAME.pub)\n"
-            "  --server-key FILE  the controller's public key (its NAME.pub): a controller\n"
-            "                 without the matching secret key is never joined\n"
-            "  --insecure     allow plain TCP to a controller on another machine\n"
-            "  --max-message-size SIZE  largest message taken from the controller (the\n"
-            "                 Assign with its workload; default 64MiB). Said in the Hello:\n"
-            "                 the controller refuses to send a larger Assign, naming both\n"
-            "  --spool DIR    where the batches the controller has not acknowledged are\n"
-            "                 written while it is unreachable, and at exit, as\n"
-            "                 DIR/stampede-RUNID-NAME.spool for `stampede merge` (default\n"
-            "                 $TMPDIR, else /tmp)\n"
-            "  SIGTERM/SIGINT: stop the load, send the last batches, wait up to 5 s for\n"
-            "  their acknowledgement (spooling the rest), say goodbye, exit 0; a second\n"
-            "  signal quits at once\n"
-            "  (docs/security.md)\n");
-}
-
-/* Reads --key and --server-key, or checks that plain TCP is allowed to the endpoint. */
-static int load_keys(worker_settings_t *s) {
-    char err[1024];
-    if (!s->key_file != !s->server_key_file) {
-        fprintf(stderr, "stampede worker: --key FILE and --server-key FILE go together: this "
-                        "worker's secret key and the controller's public key "
-                        "(docs/security.md)\n");
-        return 1;
-    }
-    if (s->key_file) {
-        if (keys_read_secret(s->key_file, s->secret_key, s->public_key, err, sizeof err) != 0 ||
-            keys_read_public(s->server_key_file, s->server_key, err, sizeof err) != 0) {
-            fprintf(stderr, "stampede worker: %s\n", err);
-            return 1;
-        }
-        return 0;
-    }
-    if (keys_endpoint_is_local(s->endpoint) || s->insecure)
-        return 0;
-    fprintf(stderr,
-            "stampede worker: --connect %s: a controller on another machine is joined with CURVE "
-            "keys, so that no one else can pose as it or read the workload. Pass --key "
-            "worker.key --server-key controller.pub (made by `stampede keygen worker` and "
-            "`stampede keygen controller`; worker.pub goes in the controller's --authorized-keys "
-            "directory), or accept the risk with --insecure (docs/security.md)\n",
-            s->endpoint);
-    return 1;
-}
-
-/* An Indexed Job's completion index from text (--index or JOB_COMPLETION_INDEX) into s. */
-static int parse_index(const char *text, const char *what, worker_settings_t *s) {
-    char *end;
-    errno = 0;
-    unsigned long v = strtoul(text, &end, 10);
-    if (errno || end == text || *end || *text == '-' || v > UINT32_MAX) {
-        fprintf(stderr, "stampede worker: %s wants an index 0, 1, 2...; got '%s'\n", what, text);
-        return 1;
-    }
-    s->has_job_index = true;
-    s->job_index = (uint32_t)v;
-    return 0;
-}
-
-static int parse_settings(int argc, char **argv, worker_settings_t *s, char *name_buf,
-                          size_t name_len) {
-    static const struct option longopts[] = {
-        {"connect", required_argument, NULL, 'c'},
-        {"threads", required_argument, NULL, 't'},
-        {"once", no_argument, NULL, 'o'},
-        {"id", required_argument, NULL, 'i'},
-        {"help", no_argument, NULL, 'h'},
-        {"key", required_argument, NULL, 'K'},
-        {"server-key", required_argument, NULL, 'S'},
-        {"insecure", no_argument, NULL, 'N'},
-        {"max-message-size", required_argument, NULL, 'M'},
-        {"spool", required_argument, NULL, 'D'},
-        {"index", required_argument, NULL, 'X'},
-        {"idle-exit", required_argument, NULL, 'E'},
-        {NULL, 0, NULL, 0},
-    };
-    memset(s, 0, sizeof *s);
-    s->threads = 1;
-    s->proto_version = PROTOCOL_VERSION;
-    optind = 1;
-    int c;
-    while ((c = getopt_long(argc, argv, "c:t:oi:hK:S:NM:D:X:E:", longopts, NULL)) != -1) {
-        switch (c) {
-        case 'c':
-            s->endpoint = optarg;
-            break;
-        case 't': {
-            char *end;
-            long t = strtol(optarg, &end, 10);
-            if (*end || t < 1 || t > 256) {
-                fprintf(stderr,
-                        "stampede worker: --threads wants a number from 1 to 256, got "
-                        "'%s'\n",
-                        optarg);
-                return 1;
-            }
-            s->threads = (uint32_t)t;
-            break;
-        }
-        case 'o':
-            s->once = true;
-            break;
-        case 'i':
-            s->name = optarg;
-            break;
-        case 'K':
-            s->key_file = optarg;
-            break;
-        case 'S':
-            s->server_key_file = optarg;
-            break;
-        case 'N':
-            s->insecure = true;
-            break;
-        case 'M': {
-            uint64_t bytes;
-            if (units_parse_size(optarg, &bytes) != 0 || bytes < 4096 || bytes > (1ULL << 40)) {
-                fprintf(stderr,
-                        "stampede worker: --max-message-size wants a size from 4KiB to 1TiB, "
-                        "such as 64MiB; got '%s'\n",
-                        optarg);
-                return 1;
-            }
-            s->max_control_bytes = (int64_t)bytes;
-            break;
-        }
-        case 'D':
-            s->spool_dir = optarg;
-            break;
-        case 'X':
-            if (parse_index(optarg, "--index", s) != 0)
-                return 1;
-            break;
-        case 'E':
-            if (units_parse_duration(optarg, &s->idle_exit_ns) != 0 || s->idle_exit_ns <= 0) {
-                fprintf(stderr,
-                        "stampede worker: --idle-exit wants a duration > 0 (%s), got '%s'\n",
-                        units_duration_help(), optarg);
-                return 1;
-            }
-            break;
-        case 'h':
-            usage(stdout);
-            return -1;
-        default:
-            usage(stderr);
-            return 1;
-        }
-    }
-    if (optind < argc) {
-        fprintf(stderr, "stampede worker: unexpected argument '%s'\n", argv[optind]);
-        return 1;
-    }
-    if (!s->endpoint) {
-        fprintf(stderr, "stampede worker: --connect tcp://HOST:PORT is required\n");
-        usage(stderr);
-        return 1;
-    }
-    if (strncmp(s->endpoint, "tcp://", 6) != 0 || !strrchr(s->endpoint + 6, ':')) {
-        fprintf(stderr, "stampede worker: --connect %s: expected tcp://HOST:PORT\n", s->endpoint);
-        return 1;
-    }
-    const char *job_index = getenv("JOB_COMPLETION_INDEX");
-    if (!s->has_job_index && job_index && *job_index &&
-        parse_index(job_index, "JOB_COMPLETION_INDEX", s) != 0)
-        return 1;
-    if (load_keys(s) != 0)
-        return 1;
-    if (!s->spool_dir) {
-        const char *tmp = getenv("TMPDIR");
-        s->spool_dir = tmp && *tmp ? tmp : "/tmp";
-    }
-    if (access(s->spool_dir, W_OK | X_OK) != 0) {
-        fprintf(stderr,
-                "stampede worker: --spool %s: cannot write there (%s): the batches a lost "
-                "controller did not acknowledge are spooled there\n",
-                s->spool_dir, strerror(errno));
-        return 1;
-    }
-    if (!s->name) {
-        char host[200] = "worker";
-        gethostname(host, sizeof host - 1);
-        snprintf(name_buf, name_len, "%s-%d", host, (int)getpid());
-        s->name = name_buf;
-    }
-    const char *shift = getenv("STAMPEDE_TEST_CLOCK_OFFSET_NS");
-    if (shift && *shift)
-        s->clock_shift_ns = strtoll(shift, NULL, 10);
-    const char *version = getenv("STAMPEDE_TEST_PROTO_VERSION");
-    if (version && *version)
-        s->proto_version = (uint32_t)strtoul(version, NULL, 10);
-    return 0;
-}
-
 /* Signals every started loop: 1 starts its orderly leave (a second 1 stops it at once), 2 stops it
  * at once. */
 static void wake_loops(worker_loop_t *loops, uint32_t n, uint64_t how) {
@@ -1220,12 +982,9 @@ static void wake_loops(worker_loop_t *loops, uint32_t n, uint64_t how) {
                     strerror(errno));
 }
 
-int worker_main(int argc, char **argv) {
-    worker_settings_t s;
-    char name_buf[256];
-    int rc = parse_settings(argc, argv, &s, name_buf, sizeof name_buf);
-    if (rc)
-        return rc < 0 ? 0 : rc;
+int worker_serve(const worker_options_t *options) {
+    worker_options_t s = *options; /* the loops point at it until they are joined below */
+    int rc = 0;
     rlimit_raise_nofile();
     /* Before any loop allocates: a resident set that stays what is in use (memtrim.h). */
     memtrim_map_large(WORKER_MAP_LARGE_BYTES);

@@ -228,10 +228,6 @@ static void test_config_bad_files_give_exact_messages(void **state) {
     config_case_refusals(bad_cases, sizeof bad_cases / sizeof bad_cases[0]);
 }
 
-static void test_config_bad_table_has_at_least_fifteen_cases(void **state) {
-    assert_true(sizeof bad_cases / sizeof bad_cases[0] >= 15);
-}
-
 static void test_config_error_never_echoes_a_pasted_key(void **state) {
     const char *yaml = "limits: {duration: 10s}\ntarget:\n  api_key_env: sk-abc123secret\n";
     config_t cfg;
@@ -943,7 +939,6 @@ static void test_config_reasoning_tags_refusals(void **state) {
 UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
           cmocka_unit_test(test_config_reasoning_tags_default_given_off_and_written_back),
           cmocka_unit_test(test_config_reasoning_tags_refusals),
-          cmocka_unit_test(test_config_bad_table_has_at_least_fifteen_cases),
           cmocka_unit_test(test_config_error_never_echoes_a_pasted_key),
           cmocka_unit_test(test_config_bad_data_files_give_exact_messages),
           cmocka_unit_test(test_config_directory_is_refused_with_errno_text),

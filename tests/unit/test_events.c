@@ -26,7 +26,7 @@
 #include "events.h"
 #include "ingest.h"
 #include "stampede.pb-c.h"
-#include "worker.h"
+#include "worker_cli.h"
 
 typedef int (*pthread_create_fn)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
 

@@ -1,4 +1,4 @@
-/* common/keys: key files as keygen writes them, the authorized-keys ring, the loopback rule. */
+/* net/keys: key files as keygen writes them, the authorized-keys ring, the loopback rule. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>

@@ -10,6 +10,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -462,12 +463,28 @@ static void test_loop_fd_wakes_a_poll_for_due_timers_and_run_once_never_waits(vo
     loop_destroy(&loop);
 }
 
-static void test_loop_now_is_monotonic_ns(void **state) {
-    int64_t a = loop_now_ns();
-    usleep(2000);
-    int64_t b = loop_now_ns();
-    assert_true(b - a >= 2 * MS);
-    assert_true(b - a < 2000 * MS);
+static int64_t monotonic_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
+/* loop_now_ns is CLOCK_MONOTONIC in ns: over 100,000 calls it never goes back, and each
+ * clock_gettime(CLOCK_MONOTONIC) reading taken between two calls lies between them. */
+static void test_loop_now_never_decreases_and_brackets_clock_monotonic(void **state) {
+    int64_t prev = loop_now_ns();
+    size_t back = 0, outside = 0;
+    for (int i = 0; i < 100000; i++) {
+        int64_t mono = monotonic_ns();
+        int64_t now = loop_now_ns();
+        if (now < prev)
+            back++;
+        if (mono < prev || mono > now)
+            outside++;
+        prev = now;
+    }
+    assert_int_equal(back, 0);
+    assert_int_equal(outside, 0);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early),
@@ -484,4 +501,4 @@ UNIT_MAIN(cmocka_unit_test(test_loop_timers_fire_in_deadline_order_and_not_early
           cmocka_unit_test(test_loop_a_backlog_of_due_timers_lets_fds_in_within_the_budget),
           cmocka_unit_test(test_loop_time_in_a_timer_callback_is_past_its_deadline_and_not_ahead),
           cmocka_unit_test(test_loop_fd_wakes_a_poll_for_due_timers_and_run_once_never_waits),
-          cmocka_unit_test(test_loop_now_is_monotonic_ns))
+          cmocka_unit_test(test_loop_now_never_decreases_and_brackets_clock_monotonic))

@@ -13,13 +13,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "mock_cli.h"
 #include "mock_options.h"
 #include "mock_profiles.h"
 
 static int parse(mock_options_t *o, char *err, size_t errlen, int argc, char **argv) {
     mock_options_init(o);
     FILE *sink = fopen("/dev/null", "w");
-    int rc = mock_options_parse(o, argc, argv, sink, err, errlen);
+    int rc = mock_cli_parse(o, argc, argv, sink, err, errlen);
     fclose(sink);
     return rc;
 }
@@ -110,7 +111,7 @@ static void test_mock_options_help_lists_each_profile_with_its_fit_per_level(voi
     char *text = NULL;
     size_t len = 0;
     FILE *out = open_memstream(&text, &len);
-    mock_options_usage(out);
+    mock_cli_usage(out);
     fclose(out);
     /* Both H200 profiles, their sources and one row per reference level (the last ones). */
     assert_non_null(strstr(text, "  h200-llama70b  Llama 3.1 70B"));

@@ -82,8 +82,8 @@ test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(voi
     /* session 7 arrives first (1 s), s1 at 2.5 s: arrivals count from the first */
     assert_int_equal(workload_session_size(&cfg, 0), 2);
     assert_int_equal(workload_session_size(&cfg, 1), 4);
-    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 1500000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 1500000000);
     assert_int_equal(cfg.limits.max_sessions, 2); /* no wrap: the trace's sessions */
     assert_int_equal(t->max_parallel, 2);         /* the two executors */
     workload_session_t s = {0};
@@ -193,9 +193,9 @@ static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_te
     assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     assert_int_equal(workload_session_size(&cfg, 2), 1);
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 150000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 150000000);
     /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
-    assert_int_equal(trace_arrival_ns(&cfg, 4), 450000000 + 150000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 4), 450000000 + 150000000);
     assert_int_equal(cfg.limits.max_sessions, 0); /* wrap: only the file's limits */
     size_t cap = prompt_max_bytes(1100);
     char *a = malloc(cap), *b = malloc(cap), *c = malloc(cap);
@@ -275,8 +275,8 @@ static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **stat
     char msg[1024] = "";
     assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
     cfg.workload.trace.time_scale = 2.0;
-    assert_int_equal(trace_arrival_ns(&cfg, 2), 600000000);
-    assert_int_equal(trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 600000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
     config_free(&cfg);
 }
 
@@ -294,11 +294,11 @@ static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(v
     assert_int_equal(load_trace(&cfg, azure, "azure", "rate", false, msg, sizeof msg), 0);
     assert_int_equal(cfg.workload.replay->n_sessions, 4);
     assert_int_equal(cfg.limits.max_sessions, 4);
-    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 52000100);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 52000100);
     /* across midnight: 23:59:59.9999999 - 18:17:03.97996 */
-    assert_int_equal(trace_arrival_ns(&cfg, 2), 20576020039900LL);
-    assert_int_equal(trace_arrival_ns(&cfg, 3), 20577020040000LL);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 20576020039900LL);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 3), 20577020040000LL);
     const trace_t *t = cfg.workload.replay;
     assert_int_equal(t->nodes[t->sessions[0].first_node].input_tokens, 4808);
     assert_int_equal(t->nodes[t->sessions[0].first_node].output_tokens, 10);
@@ -316,12 +316,12 @@ static void test_trace_azure_time_scale_and_wrap(void **state) {
                        "10,5,2023-11-16 18:00:00.1000000\n"
                        "10,5,2023-11-16 18:00:00.3000000\n";
     assert_int_equal(load_trace(&cfg, rows, "azure", "rate", true, msg, sizeof msg), 0);
-    assert_int_equal(trace_arrival_ns(&cfg, 2), 300000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 300000000);
     /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
-    assert_int_equal(trace_arrival_ns(&cfg, 3), 450000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 3), 450000000);
     cfg.workload.trace.time_scale = 2.0;
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 200000000);
-    assert_int_equal(trace_arrival_ns(&cfg, 4), 2 * (450000000 + 100000000));
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 200000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 4), 2 * (450000000 + 100000000));
     config_free(&cfg);
 }
 
@@ -336,7 +336,7 @@ static void test_trace_azure_arrivals_saturate_at_2_62_ns(void **state) {
                                 "2203-11-16 18:17:03.9799600,10,2\n",
                                 "azure", "rate", false, msg, sizeof msg),
                      0);
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
     config_free(&cfg);
 }
 
@@ -414,8 +414,8 @@ test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void
     assert_int_equal(t->sessions[1].n_nodes, 2);
     assert_int_equal(chain[1].n_parents, 1);
     assert_int_equal(chain[1].wait_ns, 500000000);
-    assert_int_equal(trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(trace_arrival_ns(&cfg, 1), 250000000);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
+    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 250000000);
     config_free(&cfg);
 }
 
@@ -505,7 +505,8 @@ static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **stat
             if (own) {
                 assert_int_equal(workload_session_digest(&mine, i),
                                  workload_session_digest(&cfg, i));
-                assert_int_equal(trace_arrival_ns(&mine, i), trace_arrival_ns(&cfg, i));
+                assert_int_equal(workload_trace_arrival_ns(&mine, i),
+                                 workload_trace_arrival_ns(&cfg, i));
             }
         }
         assert_null(trace_wire_decode((const uint8_t *)part.data, part.len - 1));

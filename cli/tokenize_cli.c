@@ -1,5 +1,7 @@
 /* `stampede tokenize FILE.json [--ids] [--hex] [--pieces N] [TEXT_FILE]`: counts (or lists) the
  * tokens of a text in a target's tokenizer, as a run would. */
+#include "tokenize_cli.h"
+
 #include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -7,7 +9,6 @@
 #include <string.h>
 
 #include "tokenizer.h"
-#include "tokenizer_cmd.h"
 
 typedef struct {
     const char *tokenizer_path;

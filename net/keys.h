@@ -39,7 +39,4 @@ size_t keys_ring_count(const keys_ring_t *self);
  * another machine: ipc, inproc, or a TCP host of 127.0.0.0/8, ::1, "localhost" or "lo". */
 bool keys_endpoint_is_local(const char *endpoint);
 
-/* `stampede keygen NAME...`: writes each NAME.key and NAME.pub. */
-int keygen_main(int argc, char **argv);
-
 #endif

@@ -236,23 +236,3 @@ bool keys_endpoint_is_local(const char *endpoint) {
         return IN6_IS_ADDR_LOOPBACK(&v6);
     return !strcmp(name, "localhost") || !strcmp(name, "lo");
 }
-
-int keygen_main(int argc, char **argv) {
-    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
-        fprintf(argc < 2 ? stderr : stdout,
-                "usage: stampede keygen NAME...\n"
-                "  writes a CURVE key pair per NAME: NAME.key (secret, mode 0600) and NAME.pub\n"
-                "  (public), 40 Z85 characters each; NAME may include a directory. Never\n"
-                "  overwrites a file. See docs/security.md.\n");
-        return argc < 2 ? 2 : 0;
-    }
-    for (int i = 1; i < argc; i++) {
-        char err[512];
-        if (keys_generate(argv[i], err, sizeof err) != 0) {
-            fprintf(stderr, "keygen: %s\n", err);
-            return 1;
-        }
-        printf("wrote %s.key (secret, 0600) and %s.pub\n", argv[i], argv[i]);
-    }
-    return 0;
-}
