@@ -4,9 +4,6 @@
 #include <string.h>
 
 #include "config_dist.h"
-#include "dataset.h"
-#include "trace.h"
-#include "workload.h"
 
 static const char *const format_names[] = {"sharegpt", "jsonl", NULL};
 static const char *const dataset_keys[] = {"path",
@@ -139,19 +136,5 @@ int config_dataset_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
         return -1;
     if ((v = config_yaml_get(r, node, "roles", NULL)) && dataset_roles(r, v, c) < 0)
         return -1;
-    return 0;
-}
-
-int config_dataset_load(config_t *self, config_error_t *err) {
-    config_workload_t *w = &self->workload;
-    if (!w->dataset.path)
-        return 0;
-    trace_t *trace = NULL;
-    if (dataset_load(self, &trace, err) != 0)
-        return -1;
-    trace_unref(&w->replay);
-    w->replay = trace;
-    if (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions)
-        self->limits.max_sessions = trace->n_sessions;
     return 0;
 }
