@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "config.h"
-#include "workload.h"
+#include "workload_session.h"
 
 /* Generates session `index` into *out (as workload_session_generate). 0 ok, -1 on no memory. */
 int graph_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);

@@ -1,5 +1,7 @@
-/* Internal to common/trace_load.c (reading the lines of a trace file) and common/trace_order.c
- * (putting each session's nodes in order and checking its graph): the loader both work on. */
+/* Internal to the trace loader: common/trace_lines.c (the loader's arena, ids and one
+ * session-trace line), under common/trace_load.c (reading a file's lines in each format),
+ * common/trace_veeksha.c (Veeksha's rows) and common/trace_order.c (putting each session's nodes
+ * in order and checking its graph): the loader they all work on. */
 #ifndef STAMPEDE_TRACE_LOAD_INTERNAL_H
 #define STAMPEDE_TRACE_LOAD_INTERNAL_H
 
@@ -72,17 +74,29 @@ typedef struct loader {
 } loader_t;
 
 /* Fills l->err (file, line: 0 for the whole file, key) and returns -1. */
-int trace_load_fail(loader_t *l, int line, const char *key, const char *fmt, ...)
+int trace_lines_fail(loader_t *l, int line, const char *key, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* The interned text at an arena offset. */
-const char *trace_load_text(const loader_t *l, uint32_t offset);
+const char *trace_lines_text(const loader_t *l, uint32_t offset);
 /* The line index of node id (an arena offset) in session s, or UINT32_MAX. */
-uint32_t trace_load_find(loader_t *l, uint32_t s, uint32_t id);
+uint32_t trace_lines_find(loader_t *l, uint32_t s, uint32_t id);
 
+/* Interns text in the arena; its offset, or UINT32_MAX on no memory. */
+uint32_t trace_lines_intern(loader_t *l, const char *text, size_t len);
+/* A whole number >= min under key, or -1 with the error set (absent: *out untouched, 0). */
+int trace_lines_count(loader_t *l, int line, json_t *o, const char *key, bool required, int64_t min,
+                      int64_t *out);
+/* The line's hash_ids (Mooncake's prefix blocks), when it has them, into rec. 0 or -1. */
+int trace_lines_hashes(loader_t *l, int line, json_t *o, load_line_t *rec);
+/* A new line record for file line `line`, or NULL with the error set. */
+load_line_t *trace_lines_new_line(loader_t *l, int line);
+/* A new session (first appearance order) for rec. */
+int trace_lines_new_session(loader_t *l, load_line_t *rec, uint32_t id, int64_t number,
+                            bool is_number);
 /* Reads one session-trace line (a JSON object of stampede's keys). 0 or -1. */
-int trace_load_session_line(loader_t *l, int line, json_t *o);
+int trace_lines_session(loader_t *l, int line, json_t *o);
 /* The index of the session with that id, or UINT32_MAX when none was read yet. */
-uint32_t trace_load_session_index(loader_t *l, const char *id);
+uint32_t trace_lines_session_index(loader_t *l, const char *id);
 /* Veeksha's timed_synthetic_session row (trace_veeksha.c), read as a session-trace line. */
 int trace_veeksha_line(loader_t *l, int line, json_t *o);
 /* Sessions without an arrival get the scheduler's (rate, poisson/gamma/constant, seed), in file

@@ -24,7 +24,7 @@ static int compare_positions(const void *a, const void *b, void *arg) {
 int trace_order_group(loader_t *l) {
     l->order = malloc((l->n_lines ? l->n_lines : 1) * sizeof *l->order);
     if (!l->order)
-        return trace_load_fail(l, 0, NULL, "out of memory");
+        return trace_lines_fail(l, 0, NULL, "out of memory");
     for (size_t i = 0; i < l->n_lines; i++)
         l->sessions[l->lines[i].session].n_lines++;
     uint32_t at = 0;
@@ -73,16 +73,16 @@ static int load_cycle(loader_t *l, const load_session_t *s, const sort_state_t *
         from++;
     /* stack[i + 1] is a parent of stack[i]: printed parent -> child, from the repeated node */
     used += (size_t)snprintf(path + used, sizeof path - used, "%s",
-                             trace_load_text(l, l->lines[lines[start]].id));
+                             trace_lines_text(l, l->lines[lines[start]].id));
     for (uint32_t i = top; i > from && used < sizeof path; i--)
         used += (size_t)snprintf(path + used, sizeof path - used, " -> %s",
-                                 trace_load_text(l, l->lines[lines[st->stack[i]]].id));
+                                 trace_lines_text(l, l->lines[lines[st->stack[i]]].id));
     if (used < sizeof path)
         snprintf(path + used, sizeof path - used, " -> %s",
-                 trace_load_text(l, l->lines[lines[start]].id));
+                 trace_lines_text(l, l->lines[lines[start]].id));
     const load_line_t *rec = &l->lines[lines[start]];
-    return trace_load_fail(l, rec->line, "parents", "session '%s': node '%s' is on a cycle: %s",
-                           trace_load_text(l, s->id), trace_load_text(l, rec->id), path);
+    return trace_lines_fail(l, rec->line, "parents", "session '%s': node '%s' is on a cycle: %s",
+                            trace_lines_text(l, s->id), trace_lines_text(l, rec->id), path);
 }
 
 /* Depth-first from each node in order, parents first: a topological order that keeps the given
@@ -148,19 +148,20 @@ static int load_session_nodes(loader_t *l, uint32_t si, sort_state_t *st, trace_
     const uint32_t *lines = &l->order[s->lines_at];
     uint32_t n = s->n_lines, k = 0;
     if (n > WORKLOAD_MAX_NODES) /* what a worker accepts in its part (trace_wire_decode) */
-        return trace_load_fail(l, l->lines[lines[0]].line, "session",
-                               "session '%s' has %u requests; at most %u per session",
-                               trace_load_text(l, s->id), n, WORKLOAD_MAX_NODES);
+        return trace_lines_fail(l, l->lines[lines[0]].line, "session",
+                                "session '%s' has %u requests; at most %u per session",
+                                trace_lines_text(l, s->id), n, WORKLOAD_MAX_NODES);
     for (uint32_t pos = 0; pos < n; pos++) {
         const load_line_t *rec = &l->lines[lines[pos]];
         st->first[pos] = k;
         for (uint32_t p = 0; p < rec->n_parents; p++) {
             uint32_t id = l->refs[rec->refs_at + p];
-            uint32_t line = trace_load_find(l, si, id);
+            uint32_t line = trace_lines_find(l, si, id);
             if (line == UINT32_MAX)
-                return trace_load_fail(
-                    l, rec->line, "parents", "session '%s': node '%s': unknown parent '%s'",
-                    trace_load_text(l, s->id), trace_load_text(l, rec->id), trace_load_text(l, id));
+                return trace_lines_fail(l, rec->line, "parents",
+                                        "session '%s': node '%s': unknown parent '%s'",
+                                        trace_lines_text(l, s->id), trace_lines_text(l, rec->id),
+                                        trace_lines_text(l, id));
             st->parents[k++] = l->lines[line].position;
         }
     }
@@ -179,19 +180,20 @@ static int load_session_nodes(loader_t *l, uint32_t si, sort_state_t *st, trace_
         node->history_parent = TRACE_NONE;
         int64_t fresh = rec->new_input_length;
         if (rec->history_parent != UINT32_MAX) {
-            uint32_t line = trace_load_find(l, si, rec->history_parent);
-            const char *hp = trace_load_text(l, rec->history_parent);
+            uint32_t line = trace_lines_find(l, si, rec->history_parent);
+            const char *hp = trace_lines_text(l, rec->history_parent);
             if (line == UINT32_MAX)
-                return trace_load_fail(l, rec->line, "history_parent",
-                                       "session '%s': node '%s': unknown history parent '%s'",
-                                       trace_load_text(l, s->id), trace_load_text(l, rec->id), hp);
+                return trace_lines_fail(l, rec->line, "history_parent",
+                                        "session '%s': node '%s': unknown history parent '%s'",
+                                        trace_lines_text(l, s->id), trace_lines_text(l, rec->id),
+                                        hp);
             uint32_t hpos = l->lines[line].position;
             if (!load_is_ancestor(st, hpos, pos, ++*stamp))
-                return trace_load_fail(
+                return trace_lines_fail(
                     l, rec->line, "history_parent",
                     "session '%s': node '%s': history parent '%s' is not an ancestor "
                     "of it",
-                    trace_load_text(l, s->id), trace_load_text(l, rec->id), hp);
+                    trace_lines_text(l, s->id), trace_lines_text(l, rec->id), hp);
             node->history_parent = st->topo[hpos];
             const load_line_t *h = &l->lines[line];
             /* only the whole prompt given: the fresh part is what the inherited turn lacks */
@@ -261,7 +263,7 @@ int trace_order_build(loader_t *l, trace_t *out, bool timed) {
     if (!st.parents || !st.first || !st.mark || !st.stack || !st.next || !st.topo || !st.by_topo ||
         !st.seen || !st.walk || !order || !out->sessions || !out->nodes || !out->edges ||
         !out->hashes)
-        rc = trace_load_fail(l, 0, NULL, "out of memory");
+        rc = trace_lines_fail(l, 0, NULL, "out of memory");
     if (rc == 0) {
         if (l->n_hashes)
             memcpy(out->hashes, l->hashes, l->n_hashes * sizeof *out->hashes);
@@ -293,11 +295,11 @@ int trace_order_arrivals(loader_t *l, bool timed) {
     for (size_t s = 0; s < l->n_sessions; s++) {
         const load_session_t *session = &l->sessions[s];
         if (session->arrival_ns < 0 && timed)
-            return trace_load_fail(
+            return trace_lines_fail(
                 l, l->lines[session->first_line].line, "arrival",
                 "session '%s' has no arrival time: a timed replay (scheduler.kind: "
                 "rate) needs one on every session",
-                trace_load_text(l, session->id));
+                trace_lines_text(l, session->id));
         if (session->arrival_ns >= 0 && session->arrival_ns < first)
             first = session->arrival_ns;
     }

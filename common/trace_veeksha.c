@@ -19,14 +19,14 @@ static int copy_key(json_t *out, const char *to, json_t *o, const char *from) {
 
 /* Rows of session s read so far (0 for a new session). */
 static uint32_t session_rows(loader_t *l, const char *id) {
-    uint32_t s = trace_load_session_index(l, id);
+    uint32_t s = trace_lines_session_index(l, id);
     return s == UINT32_MAX ? 0 : l->sessions[s].rows;
 }
 
 int trace_veeksha_line(loader_t *l, int line, json_t *o) {
     json_t *row = json_object();
     if (!row)
-        return trace_load_fail(l, line, NULL, "out of memory");
+        return trace_lines_fail(l, line, NULL, "out of memory");
     char id[64];
     json_t *session = json_object_get(o, "session_id");
     if (!session || json_is_null(session)) { /* Veeksha assigns one: the row's own session */
@@ -43,7 +43,7 @@ int trace_veeksha_line(loader_t *l, int line, json_t *o) {
     if (context && json_is_object(context)) {
         if (!json_object_get(context, "node_id")) {
             json_decref(row);
-            return trace_load_fail(l, line, "session_context.node_id", "missing key 'node_id'");
+            return trace_lines_fail(l, line, "session_context.node_id", "missing key 'node_id'");
         }
         rc |= copy_key(row, "node", context, "node_id") |
               copy_key(row, "parents", context, "parent_nodes") |
@@ -51,9 +51,9 @@ int trace_veeksha_line(loader_t *l, int line, json_t *o) {
               copy_key(row, "wait_after_ready", context, "wait_after_ready");
     } else if (context && !json_is_null(context)) {
         json_decref(row);
-        return trace_load_fail(l, line, "session_context",
-                               "expected {node_id, parent_nodes, history_parent, "
-                               "wait_after_ready}");
+        return trace_lines_fail(l, line, "session_context",
+                                "expected {node_id, parent_nodes, history_parent, "
+                                "wait_after_ready}");
     } else { /* legacy linear: each row continues the one before in its session */
         char key[64];
         const char *sid = json_is_string(session) ? json_string_value(session) : NULL;
@@ -74,9 +74,9 @@ int trace_veeksha_line(loader_t *l, int line, json_t *o) {
     }
     if (rc != 0) {
         json_decref(row);
-        return trace_load_fail(l, line, NULL, "out of memory");
+        return trace_lines_fail(l, line, NULL, "out of memory");
     }
-    rc = trace_load_session_line(l, line, row);
+    rc = trace_lines_session(l, line, row);
     json_decref(row);
     if (rc == 0)
         l->sessions[l->lines[l->n_lines - 1].session].rows++;

@@ -10,28 +10,6 @@
 #include "prompt.h"
 #include "trace.h"
 
-double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
-                     uint32_t field) {
-    rng_t rng;
-    rng_init(&rng, cfg->seed, RNG_STREAM_WORKLOAD, session, node, field);
-    return dist_sample(dist, &rng);
-}
-
-uint32_t workload_count(double x, uint32_t max) {
-    if (!(x >= 1.0))
-        return 1;
-    if (x >= (double)max)
-        return max;
-    return (uint32_t)llround(x);
-}
-
-int64_t workload_seconds_to_ns(double seconds) {
-    if (!(seconds > 0.0))
-        return 0;
-    double ns = seconds * 1e9;
-    return ns >= 0x1p62 ? (int64_t)0x4000000000000000LL : (int64_t)llround(ns);
-}
-
 uint32_t workload_max_parallel(const config_t *cfg) {
     if (config_replays(cfg))
         return cfg->workload.replay ? cfg->workload.replay->max_parallel : 1;
@@ -49,30 +27,6 @@ uint32_t workload_session_size(const config_t *cfg, uint64_t index) {
         return 1;
     return workload_count(workload_draw(cfg, &cfg->workload.turns, index, 0, RNG_FIELD_TURNS),
                           WORKLOAD_MAX_NODES);
-}
-
-int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n_edges) {
-    /* Exactly the sizes asked and no capacity kept: other generators (tests) hand over their own
-     * arrays. */
-    workload_node_t *nodes = realloc(out->nodes, (n_nodes ? n_nodes : 1) * sizeof *nodes);
-    if (nodes == NULL) {
-        workload_session_free(out);
-        return -1;
-    }
-    out->nodes = nodes;
-    uint32_t *edges = realloc(out->edges, (n_edges ? n_edges : 1) * sizeof *edges);
-    if (edges == NULL) {
-        workload_session_free(out);
-        return -1;
-    }
-    out->edges = edges;
-    memset(nodes, 0, n_nodes * sizeof *nodes);
-    memset(edges, 0, n_edges * sizeof *edges);
-    for (uint32_t j = 0; j < n_nodes; j++)
-        nodes[j].index = j;
-    out->n_nodes = n_nodes;
-    out->n_edges = n_edges;
-    return 0;
 }
 
 /* workload_session_generate for kind trace: 0 ok, -1 on no memory or a session absent here. */
@@ -142,12 +96,6 @@ int workload_session_generate(const config_t *cfg, uint64_t index, workload_sess
     }
     out->index = index;
     return 0;
-}
-
-void workload_session_free(workload_session_t *self) {
-    free(self->nodes);
-    free(self->edges);
-    memset(self, 0, sizeof *self);
 }
 
 /* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */

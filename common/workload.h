@@ -9,64 +9,17 @@
 #include <stdint.h>
 
 #include "config.h"
-
-/* Drawn counts are rounded and clamped: turns to [1, WORKLOAD_MAX_NODES], token counts to
- * [1, WORKLOAD_MAX_TOKENS] (common/config_workload.h), so a heavy-tailed distribution cannot ask
- * for an absurd allocation. */
-#define WORKLOAD_MAX_NODES 100000u
-
-/* Which conversation a node continues. ANCESTORS (the zero value): every ancestor's turn in node
- * order (a chat turn's ancestors are the earlier turns). CHAIN: the history parent's whole
- * conversation, i.e. its own inherited history, its prompt and its reply, recursively. */
-typedef enum { WORKLOAD_HISTORY_ANCESTORS = 0, WORKLOAD_HISTORY_CHAIN } workload_history_t;
-
-typedef struct workload_node {
-    uint32_t index;         /* position in the session */
-    uint32_t n_parents;     /* any number: bounded only by memory */
-    uint32_t *parents;      /* n_parents indices below index; points into the session's edges (or a
-                               hand-built generator's own array) */
-    uint32_t role;          /* role index, 0 = default */
-    uint32_t input_tokens;  /* fresh prompt words this node adds */
-    uint32_t output_tokens; /* max_tokens */
-    int64_t wait_after_ready_ns; /* delay after the last parent finishes (think time) */
-    double inherit; /* fraction of the history kept: 1 = full, 0 = none (a sub-agent: the scaffold
-                       and its own task only), else the latest round(inherit x turns) turns */
-    workload_history_t history;
-    uint32_t history_parent;    /* CHAIN: an ancestor whose conversation this node continues */
-    bool append_parent_replies; /* the parents' replies come first in this node's user text */
-} workload_node_t;
-
-typedef struct workload_session {
-    uint64_t index; /* global session index */
-    uint32_t n_nodes;
-    workload_node_t *nodes; /* owned */
-    uint32_t *edges;        /* owned: the parent lists of the nodes, end to end */
-    size_t n_edges;
-} workload_session_t;
+#include "workload_session.h"
 
 /* Generates session `index` into *out (previous contents freed: *out must be zeroed or hold an
  * earlier session). Each quantity is drawn with rng_init(seed, RNG_STREAM_WORKLOAD, index, node,
  * RNG_FIELD_x), so it depends on nothing else. 0 ok, -1 on allocation failure. */
 int workload_session_generate(const config_t *cfg, uint64_t index, workload_session_t *out);
-void workload_session_free(workload_session_t *self);
-/* Sizes *out for n_nodes zeroed nodes (index set, no parents, ANCESTORS history) and n_edges zeroed
- * edges, for a generator to fill (parents pointing into out->edges). 0 ok; -1 (freed) on no memory.
- */
-int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n_edges);
 /* A bound on the requests of one session in flight at once: 1 for requests and chats, the widest
  * fan of a graph (a worker sizes its transfers as sessions x this). */
 uint32_t workload_max_parallel(const config_t *cfg);
 /* Number of requests of session `index` without generating the rest (cheap). */
 uint32_t workload_session_size(const config_t *cfg, uint64_t index);
-
-/* One quantity of one node: rng_init(seed, RNG_STREAM_WORKLOAD, session, node, field) drawn once
- * from dist, so no draw depends on another's draw count. */
-double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
-                     uint32_t field);
-/* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
-uint32_t workload_count(double x, uint32_t max);
-/* Seconds to ns, 0 for anything not > 0, saturating at 2^62. */
-int64_t workload_seconds_to_ns(double seconds);
 
 /* Global request ordinals: request k of the run is node j of session i, with
  * k = (sizes of sessions 0..i-1) + j. A cursor answers first_request(i) for increasing i in
