@@ -75,9 +75,34 @@ void dist_fixed(dist_t *self, double value) {
     self->given = DIST_BIT(DIST_P_VALUE);
 }
 
+void dist_components_free(dist_t *components, size_t n) {
+    if (components == NULL)
+        return;
+    for (size_t i = 0; i < n; i++)
+        dist_clear(&components[i]);
+    free(components);
+}
+
+/* Deep copies of the n components into *out; 0 or -1 (nothing allocated) on no memory. */
+static int dist_components_copy(dist_t **out, const dist_t *src, size_t n) {
+    *out = NULL;
+    if (src == NULL || n == 0)
+        return 0;
+    dist_t *c = calloc(n, sizeof *c);
+    if (c == NULL)
+        return -1;
+    for (size_t i = 0; i < n; i++)
+        if (dist_copy(&c[i], &src[i]) < 0) {
+            dist_components_free(c, i);
+            return -1;
+        }
+    *out = c;
+    return 0;
+}
+
 void dist_clear(dist_t *self) {
     if (self->kind == DIST_MIXTURE)
-        dist_mixture_free(self->components, self->n_values);
+        dist_components_free(self->components, self->n_values);
     free(self->values);
     free(self->weights);
     free(self->file);
@@ -102,7 +127,7 @@ int dist_copy(dist_t *dst, const dist_t *src) {
     tmp.file = src->file ? strdup(src->file) : NULL;
     tmp.components = NULL;
     if (src->kind == DIST_MIXTURE &&
-        dist_mixture_copy(&tmp.components, src->components, src->n_values) < 0) {
+        dist_components_copy(&tmp.components, src->components, src->n_values) < 0) {
         tmp.kind = DIST_FIXED; /* nothing of the components to free */
         dist_clear(&tmp);
         return -1;

@@ -47,13 +47,7 @@ double dist_zipf_sample(const dist_t *self, rng_t *rng);
 
 /* Checks a mixture (components, weights) and fills its cumulative weights. */
 int dist_mixture_prepare(dist_t *self, char *err, size_t errlen);
-/* One mixture draw: a component by weight, then that component's draw. */
-double dist_mixture_sample(const dist_t *self, rng_t *rng);
-/* The weighted mean of the components. */
-double dist_mixture_mean(const dist_t *self);
-/* Deep copies of the n components into *out; 0 or -1 (nothing allocated) on no memory. */
-int dist_mixture_copy(struct dist **out, const struct dist *src, size_t n);
-/* Clears and frees the n components. */
-void dist_mixture_free(struct dist *components, size_t n);
+/* Clears and frees a mixture's n components (dist.c). */
+void dist_components_free(struct dist *components, size_t n);
 
 #endif

@@ -1,5 +1,8 @@
 /* The mixture distribution: weighted components, each itself a distribution (a spike of short
- * waits plus a Pareto tail, say). A draw picks a component by weight, then draws from it. */
+ * waits plus a Pareto tail, say). A draw picks a component by weight, then draws from it. Setting
+ * and checking one are here; copying, freeing, the mean and a draw recurse into the components, so
+ * each lives beside the operation it is a case of (dist.c, dist_prepare.c, dist_sample.c) and no
+ * two of these files call each other. */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -23,7 +26,7 @@ int dist_set_mixture(dist_t *self, dist_t *components, const double *weights, si
         dist_error(err, errlen, "out of memory for %zu mixture components", n);
         return -1;
     }
-    dist_mixture_free(self->components, self->n_values);
+    dist_components_free(self->components, self->n_values);
     free(self->weights);
     for (size_t i = 0; i < n; i++) {
         c[i] = components[i];
@@ -58,41 +61,4 @@ int dist_mixture_prepare(dist_t *self, char *err, size_t errlen) {
     }
     self->derived[0] = total;
     return 0;
-}
-
-double dist_mixture_sample(const dist_t *self, rng_t *rng) {
-    double target = rng_next_double(rng) * self->derived[0];
-    size_t i = dist_cdf_index(self->cdf, self->n_values - 1, target);
-    return dist_sample(&self->components[i], rng);
-}
-
-double dist_mixture_mean(const dist_t *self) {
-    double sum = 0.0;
-    for (size_t i = 0; i < self->n_values; i++)
-        sum += (self->weights ? self->weights[i] : 1.0) * dist_mean(&self->components[i]);
-    return self->derived[0] > 0.0 ? sum / self->derived[0] : NAN;
-}
-
-int dist_mixture_copy(dist_t **out, const dist_t *src, size_t n) {
-    *out = NULL;
-    if (src == NULL || n == 0)
-        return 0;
-    dist_t *c = calloc(n, sizeof *c);
-    if (c == NULL)
-        return -1;
-    for (size_t i = 0; i < n; i++)
-        if (dist_copy(&c[i], &src[i]) < 0) {
-            dist_mixture_free(c, i);
-            return -1;
-        }
-    *out = c;
-    return 0;
-}
-
-void dist_mixture_free(dist_t *components, size_t n) {
-    if (components == NULL)
-        return;
-    for (size_t i = 0; i < n; i++)
-        dist_clear(&components[i]);
-    free(components);
 }

@@ -214,6 +214,14 @@ int dist_prepare(dist_t *self, char *err, size_t errlen) {
     return dist_prepare_kind(self, err, errlen);
 }
 
+/* The weighted mean of the components. */
+static double dist_mixture_mean(const dist_t *self) {
+    double sum = 0.0;
+    for (size_t i = 0; i < self->n_values; i++)
+        sum += (self->weights ? self->weights[i] : 1.0) * dist_mean(&self->components[i]);
+    return self->derived[0] > 0.0 ? sum / self->derived[0] : NAN;
+}
+
 double dist_mean(const dist_t *self) {
     const double *p = self->param;
     switch (self->kind) {

@@ -4,6 +4,8 @@
 #include "dist.h"
 #include "dist_internal.h"
 
+static double dist_mixture_sample(const dist_t *self, rng_t *rng);
+
 static double dist_standard_normal(rng_t *rng) {
     /* Box-Muller, keeping the cosine branch only: two uniforms per draw, no state to carry. */
     double r = sqrt(-2.0 * log(rng_next_open(rng)));
@@ -122,6 +124,13 @@ static double dist_sample_raw(const dist_t *self, rng_t *rng) {
     default:
         return 0.0;
     }
+}
+
+/* One mixture draw: a component by weight, then that component's draw. */
+static double dist_mixture_sample(const dist_t *self, rng_t *rng) {
+    double target = rng_next_double(rng) * self->derived[0];
+    size_t i = dist_cdf_index(self->cdf, self->n_values - 1, target);
+    return dist_sample(&self->components[i], rng);
 }
 
 double dist_sample(const dist_t *self, rng_t *rng) {
