@@ -20,14 +20,10 @@ yaml_node_t *config_yaml_node(config_yaml_t *r, int index) {
 
 int config_yaml_fail(config_yaml_t *r, const yaml_node_t *node, const char *key, const char *fmt,
                      ...) {
-    config_error_t *e = r->err;
-    snprintf(e->file, sizeof e->file, "%s", r->file);
-    e->line = node ? (int)node->start_mark.line + 1 : 0;
-    e->column = node ? (int)node->start_mark.column + 1 : 0;
-    snprintf(e->key, sizeof e->key, "%s", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    config_error_setv(r->err, r->file, node ? (int)node->start_mark.line + 1 : 0,
+                      node ? (int)node->start_mark.column + 1 : 0, key, fmt, ap);
     va_end(ap);
     return -1;
 }
