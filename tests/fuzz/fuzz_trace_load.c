@@ -11,37 +11,9 @@
  * sessions, nodes, edges and hash ids; every session generates. */
 #define _GNU_SOURCE /* memfd_create */
 #include <stdbool.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "buffer.h"
-#include "config.h"
-#include "fuzz.h"
-#include "plan.h"
-#include "trace.h"
-#include "trace_wire.h"
+#include "fuzz_file.h"
 #include "workload.h"
-
-/* The file's bytes, in one memfd reused by every input; its /proc path. */
-static int fuzz_trace_fd = -1;
-static char fuzz_trace_path[64];
-
-static int fuzz_trace_write(const uint8_t *data, size_t size) {
-    if (fuzz_trace_fd < 0) {
-        fuzz_trace_fd = memfd_create("fuzz_trace_load", 0);
-        FUZZ_CHECK(fuzz_trace_fd >= 0);
-        snprintf(fuzz_trace_path, sizeof fuzz_trace_path, "/proc/self/fd/%d", fuzz_trace_fd);
-    }
-    FUZZ_CHECK(ftruncate(fuzz_trace_fd, 0) == 0);
-    size_t done = 0;
-    while (done < size) {
-        ssize_t n = pwrite(fuzz_trace_fd, data + done, size - done, (off_t)done);
-        FUZZ_CHECK(n > 0);
-        done += (size_t)n;
-    }
-    return 0;
-}
 
 static void fuzz_trace_check(const trace_t *t, bool by_arrival) {
     FUZZ_CHECK(t->n_sessions > 0 && t->n_nodes > 0);
@@ -76,15 +48,9 @@ static void fuzz_trace_check(const trace_t *t, bool by_arrival) {
 /* What the controller sends a single worker decodes to the trace it loaded. */
 static void fuzz_trace_round_trip(const config_t *cfg) {
     const trace_t *t = cfg->workload.replay;
-    plan_share_t share;
-    if (plan_share_for(cfg, 1, 0, &share) != 0)
+    trace_t *back = fuzz_file_worker_part(cfg);
+    if (!back)
         return;
-    buffer_t part;
-    buffer_init(&part);
-    FUZZ_CHECK(trace_wire_encode(cfg, &share, &part) == 0);
-    trace_t *back = trace_wire_decode((const uint8_t *)part.data, part.len);
-    buffer_clear(&part);
-    FUZZ_CHECK(back != NULL);
     FUZZ_CHECK(back->n_sessions == t->n_sessions && back->max_nodes == t->max_nodes);
     for (size_t s = 0; s < t->n_sessions; s++) {
         const trace_session_t *a = &t->sessions[s], *b = &back->sessions[s];
@@ -111,14 +77,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     if (size < 1)
         return 0;
     uint8_t mode = data[0];
-    fuzz_trace_write(data + 1, size - 1);
-    size_t lines = 1;
-    for (size_t i = 1; i < size; i++)
-        lines += data[i] == '\n';
+    const char *path = fuzz_file_write(data + 1, size - 1);
     config_t cfg;
     config_init(&cfg);
     cfg.workload.kind = WORKLOAD_TRACE;
-    cfg.workload.trace.path = strdup(fuzz_trace_path);
+    cfg.workload.trace.path = strdup(path);
     FUZZ_CHECK(cfg.workload.trace.path != NULL);
     cfg.workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
                                 : mode & 16 ? TRACE_FORMAT_VEEKSHA
@@ -130,9 +93,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     cfg.workload.trace.wrap = (mode & 4) != 0;
     config_error_t err;
     if (config_trace_load(&cfg, &err) != 0) {
-        FUZZ_CHECK(strcmp(err.file, fuzz_trace_path) == 0);
-        FUZZ_CHECK(err.line >= 0 && (size_t)err.line <= lines);
-        FUZZ_CHECK(err.message[0] != '\0');
+        fuzz_file_check_refusal(&err, path, data + 1, size - 1);
         config_free(&cfg);
         return 0;
     }
