@@ -44,18 +44,15 @@ static int bench(const char *dir, int n, int jsonl) {
              "workload: {kind: chat, dataset: {path: %s, format: %s, max_input_tokens: 45}}\n"
              "scheduler: {kind: concurrent, concurrency: 64}\n",
              data, jsonl ? "jsonl" : "sharegpt");
-    config_t cfg;
-    double load_s = bench_load_config(NULL, path, yaml, &cfg);
-    if (load_s < 0)
+    bench_load_t run;
+    if (bench_load_run(&run, NULL, path, yaml) != 0)
         return -1;
-    buffer_t part;
-    double encode_s = bench_load_encode(&cfg, &part);
     printf("RESULT name=dataset_load format=%s conversations=%d sessions=%zu requests=%zu "
            "load_s=%.3f us_per_conversation=%.1f worker_part_bytes=%zu encode_ms=%.1f\n",
-           jsonl ? "jsonl" : "sharegpt", n, cfg.workload.replay->n_sessions,
-           cfg.workload.replay->n_nodes, load_s, load_s * 1e6 / n, part.len, encode_s * 1e3);
-    buffer_clear(&part);
-    config_free(&cfg);
+           jsonl ? "jsonl" : "sharegpt", n, run.cfg.workload.replay->n_sessions,
+           run.cfg.workload.replay->n_nodes, run.load_s, run.load_s * 1e6 / n, run.part.len,
+           run.encode_s * 1e3);
+    bench_load_free(&run);
     unlink(data);
     unlink(path);
     return 0;

@@ -53,22 +53,18 @@ static int bench(const char *name, const char *dir, const char *trace, const cha
     snprintf(yaml, sizeof yaml,
              "workload: {kind: trace, trace: {path: %s, format: %s}}\nscheduler: {kind: rate}\n",
              trace, format);
-    config_t cfg;
-    double load_s = bench_load_config(name, path, yaml, &cfg);
-    if (load_s < 0)
+    bench_load_t run;
+    if (bench_load_run(&run, name, path, yaml) != 0)
         return -1;
-    buffer_t part;
-    double encode_s = bench_load_encode(&cfg, &part);
     double decode_start = bench_load_now_s();
-    trace_t *decoded = trace_wire_decode((const uint8_t *)part.data, part.len);
+    trace_t *decoded = trace_wire_decode((const uint8_t *)run.part.data, run.part.len);
     double decode_s = bench_load_now_s() - decode_start;
     printf("RESULT name=trace_load format=%s requests=%d sessions=%zu load_s=%.3f "
            "worker_part_bytes=%zu encode_ms=%.1f decode_ms=%.1f\n",
-           format, REQUESTS, cfg.workload.replay->n_sessions, load_s, part.len, encode_s * 1e3,
-           decode_s * 1e3);
+           format, REQUESTS, run.cfg.workload.replay->n_sessions, run.load_s, run.part.len,
+           run.encode_s * 1e3, decode_s * 1e3);
     trace_unref(&decoded);
-    buffer_clear(&part);
-    config_free(&cfg);
+    bench_load_free(&run);
     return 0;
 }
 

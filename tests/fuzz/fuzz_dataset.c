@@ -53,42 +53,35 @@ static void fuzz_dataset_round_trip(const config_t *cfg) {
     trace_unref(&back);
 }
 
+static void fuzz_dataset_configure(config_t *cfg, uint8_t mode, const char *path) {
+    cfg->workload.kind = mode & 2 ? WORKLOAD_CHAT : WORKLOAD_REQUESTS;
+    cfg->workload.dataset.path = strdup(path);
+    FUZZ_CHECK(cfg->workload.dataset.path != NULL);
+    cfg->workload.dataset.format = mode & 1 ? DATASET_FORMAT_JSONL : DATASET_FORMAT_SHAREGPT;
+    cfg->workload.dataset.max_context_tokens = mode & 4 ? 40 : 0;
+    cfg->workload.dataset.sample = mode & 8 ? 2 : 0;
+}
+
+/* A session's fresh text is its first node's text. */
+static void fuzz_dataset_fresh_text(const config_t *cfg, uint64_t i, const workload_session_t *s) {
+    const trace_t *t = cfg->workload.replay;
+    const trace_node_t *node = trace_node(t, i, 0);
+    size_t cap = workload_fresh_max_bytes(cfg, i, 0, s->nodes[0].input_tokens);
+    char *text = malloc(cap);
+    FUZZ_CHECK(text != NULL);
+    long n = workload_fresh_text(cfg, i, 0, s->nodes[0].input_tokens, text, cap);
+    FUZZ_CHECK(n == (long)node->text_len);
+    FUZZ_CHECK(memcmp(text, t->text + node->text_at, node->text_len) == 0);
+    free(text);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1)
-        return 0;
-    uint8_t mode = data[0];
-    const char *path = fuzz_file_write(data + 1, size - 1);
     config_t cfg;
-    config_init(&cfg);
-    cfg.workload.kind = mode & 2 ? WORKLOAD_CHAT : WORKLOAD_REQUESTS;
-    cfg.workload.dataset.path = strdup(path);
-    FUZZ_CHECK(cfg.workload.dataset.path != NULL);
-    cfg.workload.dataset.format = mode & 1 ? DATASET_FORMAT_JSONL : DATASET_FORMAT_SHAREGPT;
-    cfg.workload.dataset.max_context_tokens = mode & 4 ? 40 : 0;
-    cfg.workload.dataset.sample = mode & 8 ? 2 : 0;
-    config_error_t err;
-    if (config_dataset_load(&cfg, &err) != 0) {
-        fuzz_file_check_refusal(&err, path, data + 1, size - 1);
-        config_free(&cfg);
+    if (!fuzz_file_load(&cfg, data, size, fuzz_dataset_configure, config_dataset_load))
         return 0;
-    }
     fuzz_dataset_check(&cfg);
     fuzz_dataset_round_trip(&cfg);
-    const trace_t *t = cfg.workload.replay;
-    for (uint64_t i = 0; i < t->n_sessions && i < 4; i++) {
-        workload_session_t s = {0};
-        FUZZ_CHECK(workload_session_generate(&cfg, i, &s) == 0);
-        FUZZ_CHECK(s.n_nodes == t->sessions[i].n_nodes);
-        const trace_node_t *node = trace_node(t, i, 0);
-        size_t cap = workload_fresh_max_bytes(&cfg, i, 0, s.nodes[0].input_tokens);
-        char *text = malloc(cap);
-        FUZZ_CHECK(text != NULL);
-        long n = workload_fresh_text(&cfg, i, 0, s.nodes[0].input_tokens, text, cap);
-        FUZZ_CHECK(n == (long)node->text_len);
-        FUZZ_CHECK(memcmp(text, t->text + node->text_at, node->text_len) == 0);
-        free(text);
-        workload_session_free(&s);
-    }
+    fuzz_file_generate(&cfg, fuzz_dataset_fresh_text);
     config_free(&cfg);
     return 0;
 }

@@ -73,42 +73,32 @@ static void fuzz_trace_round_trip(const config_t *cfg) {
     trace_unref(&back);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1)
-        return 0;
-    uint8_t mode = data[0];
-    const char *path = fuzz_file_write(data + 1, size - 1);
-    config_t cfg;
-    config_init(&cfg);
-    cfg.workload.kind = WORKLOAD_TRACE;
-    cfg.workload.trace.path = strdup(path);
-    FUZZ_CHECK(cfg.workload.trace.path != NULL);
-    cfg.workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
-                                : mode & 16 ? TRACE_FORMAT_VEEKSHA
-                                : mode & 1  ? TRACE_FORMAT_MOONCAKE
-                                            : TRACE_FORMAT_SESSION;
-    cfg.scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
+static void fuzz_trace_configure(config_t *cfg, uint8_t mode, const char *path) {
+    cfg->workload.kind = WORKLOAD_TRACE;
+    cfg->workload.trace.path = strdup(path);
+    FUZZ_CHECK(cfg->workload.trace.path != NULL);
+    cfg->workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
+                                 : mode & 16 ? TRACE_FORMAT_VEEKSHA
+                                 : mode & 1  ? TRACE_FORMAT_MOONCAKE
+                                             : TRACE_FORMAT_SESSION;
+    cfg->scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
     if (mode & 2)
-        cfg.scheduler.rate = 1.0;
-    cfg.workload.trace.wrap = (mode & 4) != 0;
-    config_error_t err;
-    if (config_trace_load(&cfg, &err) != 0) {
-        fuzz_file_check_refusal(&err, path, data + 1, size - 1);
-        config_free(&cfg);
+        cfg->scheduler.rate = 1.0;
+    cfg->workload.trace.wrap = (mode & 4) != 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    config_t cfg;
+    if (!fuzz_file_load(&cfg, data, size, fuzz_trace_configure, config_trace_load))
         return 0;
-    }
+    bool timed = cfg.scheduler.kind == SCHEDULER_RATE;
     const trace_t *t = cfg.workload.replay;
     FUZZ_CHECK(t != NULL);
-    FUZZ_CHECK(t->timed || !(mode & 2)); /* a timed replay needs every arrival */
+    FUZZ_CHECK(t->timed || !timed); /* a timed replay needs every arrival */
     FUZZ_CHECK(cfg.workload.n_roles <= CONFIG_MAX_ROLES);
-    fuzz_trace_check(t, (mode & 2) != 0);
+    fuzz_trace_check(t, timed);
     fuzz_trace_round_trip(&cfg);
-    for (uint64_t i = 0; i < t->n_sessions && i < 4; i++) {
-        workload_session_t s = {0};
-        FUZZ_CHECK(workload_session_generate(&cfg, i, &s) == 0);
-        FUZZ_CHECK(s.n_nodes == t->sessions[i].n_nodes);
-        workload_session_free(&s);
-    }
+    fuzz_file_generate(&cfg, NULL);
     config_free(&cfg);
     return 0;
 }
