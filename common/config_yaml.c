@@ -232,6 +232,24 @@ char *config_yaml_resolve_path(const config_yaml_t *r, const char *path) {
     return out;
 }
 
+int config_yaml_file(config_yaml_t *r, yaml_node_t *map, const char *section, const char *needs,
+                     char **out) {
+    char key[CONFIG_YAML_KEY_MAX];
+    config_yaml_path(key, sizeof key, section, "path");
+    yaml_node_t *v = config_yaml_get(r, map, "path", NULL);
+    if (v == NULL)
+        return config_yaml_fail(r, map, key, "%s", needs);
+    const char *text = config_yaml_scalar(r, v, key, "a file name");
+    if (text == NULL)
+        return -1;
+    char *file = config_yaml_resolve_path(r, text);
+    if (file == NULL)
+        return config_yaml_fail(r, v, key, "out of memory");
+    free(*out);
+    *out = file;
+    return 0;
+}
+
 int config_yaml_string(config_yaml_t *r, yaml_node_t *node, const char *path, char **out) {
     const char *s = config_yaml_scalar(r, node, path, "a string");
     if (s == NULL)
