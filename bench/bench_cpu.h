@@ -1,12 +1,14 @@
-/* CPU pinning and CPU time for the benches: the client on one core, its server on another.
- * Header-only (static functions) because each bench/bench_*.c is a program of its own. */
+/* CPU pinning, CPU time and resident memory for the benches: the client on one core, its server on
+ * another. Header-only (static functions) because each bench/bench_*.c is a program of its own. */
 #ifndef STAMPEDE_BENCH_CPU_H
 #define STAMPEDE_BENCH_CPU_H
 
 #include <sched.h>
+#include <stdio.h>
 #include <sys/resource.h>
 #include <sys/types.h>
 #include <time.h>
+#include <unistd.h>
 
 /* Pins process pid (0: the caller) to one CPU; best effort. */
 static inline void bench_cpu_pin(pid_t pid, int cpu) {
@@ -27,6 +29,18 @@ static inline double bench_cpu_thread_ns(void) {
     struct timespec ts;
     clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The process's resident memory in KiB (0 when /proc cannot tell). */
+static inline long bench_cpu_rss_kb(void) {
+    FILE *f = fopen("/proc/self/statm", "r");
+    long size = 0, resident = 0;
+    if (f) {
+        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
+            resident = 0;
+        fclose(f);
+    }
+    return resident * (sysconf(_SC_PAGESIZE) / 1024);
 }
 
 #endif

@@ -6,20 +6,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "config.h"
-#include "plan.h"
+#include "bench_load.h"
 #include "trace.h"
-#include "trace_wire.h"
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 /* Words of row i's message m: varied lengths, some punctuation and a newline. */
 static void put_text(FILE *f, int i, int m, int words) {
@@ -54,31 +44,15 @@ static int bench(const char *dir, int n, int jsonl) {
              "workload: {kind: chat, dataset: {path: %s, format: %s, max_input_tokens: 45}}\n"
              "scheduler: {kind: concurrent, concurrency: 64}\n",
              data, jsonl ? "jsonl" : "sharegpt");
-    FILE *f = fopen(path, "w");
-    fputs(yaml, f);
-    fclose(f);
-    config_t cfg;
-    config_error_t err;
-    double t0 = now_s();
-    if (config_load_file(&cfg, path, &err) != 0) {
-        char msg[1024];
-        config_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "%s\n", msg);
+    bench_load_t run;
+    if (bench_load_run(&run, NULL, path, yaml) != 0)
         return -1;
-    }
-    double t1 = now_s();
-    plan_share_t share;
-    plan_share_for(&cfg, 4, 1, &share);
-    buffer_t part;
-    buffer_init(&part);
-    trace_wire_encode(&cfg, &share, &part);
-    double t2 = now_s();
     printf("RESULT name=dataset_load format=%s conversations=%d sessions=%zu requests=%zu "
            "load_s=%.3f us_per_conversation=%.1f worker_part_bytes=%zu encode_ms=%.1f\n",
-           jsonl ? "jsonl" : "sharegpt", n, cfg.workload.replay->n_sessions,
-           cfg.workload.replay->n_nodes, t1 - t0, (t1 - t0) * 1e6 / n, part.len, (t2 - t1) * 1e3);
-    buffer_clear(&part);
-    config_free(&cfg);
+           jsonl ? "jsonl" : "sharegpt", n, run.cfg.workload.replay->n_sessions,
+           run.cfg.workload.replay->n_nodes, run.load_s, run.load_s * 1e6 / n, run.part.len,
+           run.encode_s * 1e3);
+    bench_load_free(&run);
     unlink(data);
     unlink(path);
     return 0;

@@ -113,17 +113,6 @@ static int cpu_count(void) {
     return CPU_COUNT(&set);
 }
 
-static long rss_kb(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    long size = 0, resident = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 /* `stampede mock` in fixed mode, pinned to CPU 1 when pin (the mock is one thread, so pinning
  * its pid pins all of it). STAMPEDE_BIN names the binary, build/stampede by default. */
 static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int pin) {
@@ -198,7 +187,7 @@ static void window_end(loop_t *loop, uint64_t id, void *arg) {
     engine_stats(level->engine, &level->stats_end);
     level->t_end = loop_now_ns();
     CALLGRIND_DUMP_STATS_AT("window");
-    level->rss_peak_kb = rss_kb();
+    level->rss_peak_kb = bench_cpu_rss_kb();
     level->stopping = 1;
     loop_stop(loop);
 }
@@ -250,7 +239,7 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
                             "\"benchmark the engine\"}],\"max_tokens\":%d,\"ignore_eos\":true,"
                             "\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
                             cfg->tokens);
-    long rss_before = rss_kb();
+    long rss_before = bench_cpu_rss_kb();
     level_t level = {.url = url, .body = body, .body_len = (size_t)body_len, .streams = streams};
     level.loop = loop_new();
     engine_options_t options = {.max_streams = (uint32_t)streams,

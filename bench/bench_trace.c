@@ -6,22 +6,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
-#include "buffer.h"
-#include "config.h"
-#include "plan.h"
+#include "bench_load.h"
 #include "trace.h"
-#include "trace_wire.h"
 
 #define REQUESTS 100000
-
-static double now_s(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void write_session_trace(const char *path) {
     static const char *const nodes[] = {"plan", "e0", "e1", "e2", "agg"};
@@ -63,34 +53,18 @@ static int bench(const char *name, const char *dir, const char *trace, const cha
     snprintf(yaml, sizeof yaml,
              "workload: {kind: trace, trace: {path: %s, format: %s}}\nscheduler: {kind: rate}\n",
              trace, format);
-    FILE *f = fopen(path, "w");
-    fputs(yaml, f);
-    fclose(f);
-    config_t cfg;
-    config_error_t err;
-    double t0 = now_s();
-    if (config_load_file(&cfg, path, &err) != 0) {
-        char msg[1024];
-        config_error_format(&err, msg, sizeof msg);
-        fprintf(stderr, "%s: %s\n", name, msg);
+    bench_load_t run;
+    if (bench_load_run(&run, name, path, yaml) != 0)
         return -1;
-    }
-    double t1 = now_s();
-    plan_share_t share;
-    plan_share_for(&cfg, 4, 1, &share);
-    buffer_t part;
-    buffer_init(&part);
-    trace_wire_encode(&cfg, &share, &part);
-    double t2 = now_s();
-    trace_t *decoded = trace_wire_decode((const uint8_t *)part.data, part.len);
-    double t3 = now_s();
+    double decode_start = bench_load_now_s();
+    trace_t *decoded = trace_wire_decode((const uint8_t *)run.part.data, run.part.len);
+    double decode_s = bench_load_now_s() - decode_start;
     printf("RESULT name=trace_load format=%s requests=%d sessions=%zu load_s=%.3f "
            "worker_part_bytes=%zu encode_ms=%.1f decode_ms=%.1f\n",
-           format, REQUESTS, cfg.workload.replay->n_sessions, t1 - t0, part.len, (t2 - t1) * 1e3,
-           (t3 - t2) * 1e3);
+           format, REQUESTS, run.cfg.workload.replay->n_sessions, run.load_s, run.part.len,
+           run.encode_s * 1e3, decode_s * 1e3);
     trace_unref(&decoded);
-    buffer_clear(&part);
-    config_free(&cfg);
+    bench_load_free(&run);
     return 0;
 }
 

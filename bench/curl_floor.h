@@ -173,17 +173,6 @@ static void curl_floor_loop(curl_floor_t *self, CURL **easies, const int64_t *st
     CALLGRIND_DUMP_STATS_AT("curl_floor");
 }
 
-static long curl_floor_rss_kb(void) {
-    FILE *f = fopen("/proc/self/statm", "r");
-    long size = 0, resident = 0;
-    if (f) {
-        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
-            resident = 0;
-        fclose(f);
-    }
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
-}
-
 static int curl_floor_by_time(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);
@@ -196,7 +185,7 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     curl_floor_result_t result = {0};
     curl_global_init(CURL_GLOBAL_DEFAULT);
     malloc_trim(0); /* the parent's free heap pages would hide the floor's own growth */
-    long rss_before = curl_floor_rss_kb();
+    long rss_before = bench_cpu_rss_kb();
     curl_floor_t self = {.epoll_fd = epoll_create1(0)};
     self.n_shards = (uint32_t)((streams + CURL_FLOOR_SHARD - 1) / CURL_FLOOR_SHARD);
     self.shards = calloc(self.n_shards, sizeof(*self.shards));
@@ -228,7 +217,7 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     int64_t window = t0 + (int64_t)(warmup_s * 1e9), end = window + (int64_t)(seconds * 1e9);
     curl_floor_loop(&self, easies, start_at, streams, window, end, &u0, &bytes0, &events0);
     getrusage(RUSAGE_SELF, &u1);
-    result.rss_kb_per_stream = (double)(curl_floor_rss_kb() - rss_before) / streams;
+    result.rss_kb_per_stream = (double)(bench_cpu_rss_kb() - rss_before) / streams;
     double tokens = bytes_per_token > 0 ? (double)(self.bytes - bytes0) / bytes_per_token : 0;
     result.tokens = (uint64_t)tokens;
     result.tokens_per_s = tokens / seconds;

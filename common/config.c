@@ -13,6 +13,7 @@
 #include "config_sweep.h"
 #include "config_telemetry.h"
 #include "config_trace.h"
+#include "trace.h"
 #include "units.h"
 
 static char *checked_strdup(const char *s) {
@@ -272,6 +273,14 @@ int config_header_value(const config_t *self, const config_header_t *h, char **v
 
 bool config_replays(const config_t *self) {
     return self->workload.kind == WORKLOAD_TRACE || self->workload.dataset.path != NULL;
+}
+
+void config_replay_set(config_t *self, trace_t *trace, bool cap_sessions) {
+    trace_unref(&self->workload.replay);
+    self->workload.replay = trace;
+    if (cap_sessions &&
+        (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions))
+        self->limits.max_sessions = trace->n_sessions;
 }
 
 const char *config_role_name(const config_t *self, uint32_t i) {

@@ -88,6 +88,10 @@ uint64_t config_text_seed(const config_t *self);
 /* Whether the sessions are read from a file (kind trace, or a dataset) rather than generated: they
  * come from workload.replay, and each worker is sent its part of them. */
 bool config_replays(const config_t *self);
+/* Makes trace (the caller's reference, handed over) workload.replay in place of the old one; with
+ * cap_sessions, limits.max_sessions is lowered to its sessions. For the loaders of a trace file
+ * and a dataset. */
+void config_replay_set(config_t *self, struct trace *trace, bool cap_sessions);
 /* Fills *self with every default (no endpoints). Aborts only if memory is exhausted. */
 void config_init(config_t *self);
 /* Loads and validates a file into *self (initialised here). Relative paths in it resolve against

@@ -106,15 +106,9 @@ int config_dataset_read(config_yaml_t *r, yaml_node_t *workload, config_t *c) {
                                 "trace: its file gives the sessions)");
     if (config_yaml_check_keys(r, node, "workload.dataset", dataset_keys) < 0)
         return -1;
-    if ((v = config_yaml_get(r, node, "path", NULL)) == NULL)
-        return config_yaml_fail(r, node, "workload.dataset.path",
-                                "a dataset needs path: the ShareGPT JSON or JSONL file");
-    const char *text = config_yaml_scalar(r, v, "workload.dataset.path", "a file name");
-    if (text == NULL)
+    if (config_yaml_file(r, node, "workload.dataset",
+                         "a dataset needs path: the ShareGPT JSON or JSONL file", &d->path) < 0)
         return -1;
-    free(d->path);
-    if ((d->path = config_yaml_resolve_path(r, text)) == NULL)
-        return config_yaml_fail(r, v, "workload.dataset.path", "out of memory");
     if ((v = config_yaml_get(r, node, "format", NULL))) {
         if (config_yaml_enum(r, v, "workload.dataset.format", format_names, &index) < 0)
             return -1;

@@ -5,15 +5,11 @@
 #include "trace.h"
 
 int config_dataset_load(config_t *self, config_error_t *err) {
-    config_workload_t *w = &self->workload;
-    if (!w->dataset.path)
+    if (!self->workload.dataset.path)
         return 0;
     trace_t *trace = NULL;
     if (dataset_load(self, &trace, err) != 0)
         return -1;
-    trace_unref(&w->replay);
-    w->replay = trace;
-    if (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions)
-        self->limits.max_sessions = trace->n_sessions;
+    config_replay_set(self, trace, true);
     return 0;
 }

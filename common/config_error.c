@@ -18,3 +18,13 @@ void config_error_format(const config_error_t *err, char *buf, size_t len) {
     if (used < len)
         snprintf(buf + used, len - used, "%s", err->message);
 }
+
+int config_error_setv(config_error_t *err, const char *file, int line, int column, const char *key,
+                      const char *fmt, va_list ap) {
+    snprintf(err->file, sizeof err->file, "%s", file);
+    err->line = line;
+    err->column = column;
+    snprintf(err->key, sizeof err->key, "%s", key ? key : "");
+    vsnprintf(err->message, sizeof err->message, fmt, ap);
+    return -1;
+}

@@ -52,16 +52,9 @@ int config_trace_read(config_yaml_t *r, yaml_node_t *workload, config_workload_t
                                 "mooncake | azure | veeksha}");
     if (config_yaml_check_keys(r, node, "workload.trace", trace_keys) < 0)
         return -1;
-    if ((v = config_yaml_get(r, node, "path", NULL)) == NULL)
-        return config_yaml_fail(r, node, "workload.trace.path",
-                                "a trace needs path: the JSONL file to replay");
-    const char *text = config_yaml_scalar(r, v, "workload.trace.path", "a file name");
-    if (text == NULL)
+    if (config_yaml_file(r, node, "workload.trace", "a trace needs path: the JSONL file to replay",
+                         &t->path) < 0)
         return -1;
-    free(t->path);
-    t->path = config_yaml_resolve_path(r, text);
-    if (t->path == NULL)
-        return config_yaml_fail(r, v, "workload.trace.path", "out of memory");
     if ((v = config_yaml_get(r, node, "format", NULL))) {
         if (config_yaml_enum(r, v, "workload.trace.format", config_trace_format_names, &index) < 0)
             return -1;

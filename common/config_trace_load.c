@@ -27,11 +27,7 @@ int config_trace_load(config_t *self, config_error_t *err) {
     trace_t *trace = NULL;
     if (trace_load(self, &trace, err) != 0)
         return -1;
-    trace_unref(&w->replay);
-    w->replay = trace;
-    if (!w->trace.wrap &&
-        (self->limits.max_sessions == 0 || self->limits.max_sessions > trace->n_sessions))
-        self->limits.max_sessions = trace->n_sessions;
+    config_replay_set(self, trace, !w->trace.wrap);
     if (self->scheduler.kind == SCHEDULER_RATE && trace->period_ns > 0)
         self->scheduler.rate = config_trace_load_rate(self, trace);
     if (w->trace.wrap && self->scheduler.kind == SCHEDULER_RATE && trace->period_ns == 0) {

@@ -20,14 +20,10 @@ yaml_node_t *config_yaml_node(config_yaml_t *r, int index) {
 
 int config_yaml_fail(config_yaml_t *r, const yaml_node_t *node, const char *key, const char *fmt,
                      ...) {
-    config_error_t *e = r->err;
-    snprintf(e->file, sizeof e->file, "%s", r->file);
-    e->line = node ? (int)node->start_mark.line + 1 : 0;
-    e->column = node ? (int)node->start_mark.column + 1 : 0;
-    snprintf(e->key, sizeof e->key, "%s", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    config_error_setv(r->err, r->file, node ? (int)node->start_mark.line + 1 : 0,
+                      node ? (int)node->start_mark.column + 1 : 0, key, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -234,6 +230,24 @@ char *config_yaml_resolve_path(const config_yaml_t *r, const char *path) {
     if (out != NULL)
         snprintf(out, len, "%s/%s", r->base_dir, path);
     return out;
+}
+
+int config_yaml_file(config_yaml_t *r, yaml_node_t *map, const char *section, const char *needs,
+                     char **out) {
+    char key[CONFIG_YAML_KEY_MAX];
+    config_yaml_path(key, sizeof key, section, "path");
+    yaml_node_t *v = config_yaml_get(r, map, "path", NULL);
+    if (v == NULL)
+        return config_yaml_fail(r, map, key, "%s", needs);
+    const char *text = config_yaml_scalar(r, v, key, "a file name");
+    if (text == NULL)
+        return -1;
+    char *file = config_yaml_resolve_path(r, text);
+    if (file == NULL)
+        return config_yaml_fail(r, v, key, "out of memory");
+    free(*out);
+    *out = file;
+    return 0;
 }
 
 int config_yaml_string(config_yaml_t *r, yaml_node_t *node, const char *path, char **out) {

@@ -65,6 +65,12 @@ yaml_node_t *config_yaml_get(config_yaml_t *r, yaml_node_t *map, const char *nam
 /* Resolves a path from the file against r->base_dir into a malloc'd string (NULL on OOM). */
 char *config_yaml_resolve_path(const config_yaml_t *r, const char *path);
 
+/* The file a section (at dotted path section) names in its required key path:, resolved as
+ * config_yaml_resolve_path does into *out (the old value freed); needs is the refusal when the
+ * key is absent. 0, or -1 with r->err filled and *out untouched. */
+int config_yaml_file(config_yaml_t *r, yaml_node_t *map, const char *section, const char *needs,
+                     char **out);
+
 /* Readers: 0 ok with *out set; -1 with r->err filled and *out untouched. */
 int config_yaml_string(config_yaml_t *r, yaml_node_t *node, const char *path, char **out);
 int config_yaml_bool(config_yaml_t *r, yaml_node_t *node, const char *path, bool *out);

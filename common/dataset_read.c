@@ -13,21 +13,16 @@
 
 #include "dataset.h"
 #include "prompt.h"
+#include "text_lines.h"
 #include "workload.h"
 
 typedef enum { SPEAKER_USER, SPEAKER_REPLY, SPEAKER_SKIP, SPEAKER_UNKNOWN } dataset_speaker_t;
 
 int dataset_fail(dataset_reader_t *rd, int line, int column, const char *key, const char *fmt,
                  ...) {
-    config_error_t *e = rd->err;
-    memset(e, 0, sizeof *e);
-    snprintf(e->file, sizeof e->file, "%s", rd->file);
-    e->line = line;
-    e->column = line > 0 ? column : 0;
-    snprintf(e->key, sizeof e->key, "%s", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    config_error_setv(rd->err, rd->file, line, line > 0 ? column : 0, key, fmt, ap);
     va_end(ap);
     return -1;
 }
@@ -248,25 +243,18 @@ static int dataset_read_row(dataset_reader_t *rd, int line, const char *prefix, 
                         "'prompt'");
 }
 
-static int dataset_read_jsonl(dataset_reader_t *rd, FILE *f) {
-    char *text = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int line = 0, rc = 0;
-    while (rc == 0 && (len = getline(&text, &cap, f)) >= 0) {
-        line++;
-        size_t n = (size_t)len;
-        while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
-            n--;
-        if (n == 0)
-            continue;
-        json_error_t jerr;
-        json_t *row = json_loadb(text, n, 0, &jerr);
-        rc = row ? dataset_read_row(rd, line, "", row)
+static int dataset_read_jsonl_line(void *arg, int line, const char *text, size_t n) {
+    dataset_reader_t *rd = arg;
+    json_error_t jerr;
+    json_t *row = json_loadb(text, n, 0, &jerr);
+    int rc = row ? dataset_read_row(rd, line, "", row)
                  : dataset_fail(rd, line, jerr.column, NULL, "not JSON: %s", jerr.text);
-        json_decref(row);
-    }
-    free(text);
+    json_decref(row);
+    return rc;
+}
+
+static int dataset_read_jsonl(dataset_reader_t *rd, FILE *f) {
+    int rc = text_lines_each(f, dataset_read_jsonl_line, rd);
     if (rc == 0 && ferror(f))
         rc = dataset_fail(rd, 0, 0, NULL, "cannot read the file: %s", strerror(errno));
     return rc;

@@ -14,14 +14,9 @@
 #include "workload.h"
 
 int trace_lines_fail(loader_t *l, int line, const char *key, const char *fmt, ...) {
-    config_error_t *e = l->err;
-    memset(e, 0, sizeof *e);
-    snprintf(e->file, sizeof e->file, "%s", l->file);
-    e->line = line;
-    snprintf(e->key, sizeof e->key, "%s", key ? key : "");
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(e->message, sizeof e->message, fmt, ap);
+    config_error_setv(l->err, l->file, line, 0, key, fmt, ap);
     va_end(ap);
     return -1;
 }

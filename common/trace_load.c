@@ -11,6 +11,7 @@
 #include <xxhash.h>
 
 #include "buffer.h"
+#include "text_lines.h"
 #include "trace_load_internal.h"
 #include "workload.h"
 
@@ -162,7 +163,8 @@ static int load_azure_count(loader_t *l, int line, const char *key, const char *
 
 /* Azure LLM inference traces: TIMESTAMP,ContextTokens,GeneratedTokens, a one-request session per
  * row, arriving at its wall-clock time (the first row's is the run's start). */
-static int load_azure_line(loader_t *l, int line, const char *text, size_t n) {
+static int load_azure_line(void *arg, int line, const char *text, size_t n) {
+    loader_t *l = arg;
     if (!l->azure_header)
         return load_azure_header(l, line, text, n);
     load_line_t *rec = trace_lines_new_line(l, line);
@@ -204,41 +206,32 @@ static int load_azure_line(loader_t *l, int line, const char *text, size_t n) {
     return 0;
 }
 
+/* One line of a JSONL trace: a request, in the file's format. */
+static int load_json_line(void *arg, int line, const char *text, size_t n) {
+    loader_t *l = arg;
+    config_trace_format_t format = l->cfg->workload.trace.format;
+    json_error_t jerr;
+    json_t *o = json_loadb(text, n, 0, &jerr);
+    int rc;
+    if (!o)
+        rc = trace_lines_fail(l, line, NULL, "not JSON: %s (column %d)", jerr.text, jerr.column);
+    else if (!json_is_object(o))
+        rc = trace_lines_fail(l, line, NULL, "expected a JSON object per line");
+    else if (json_is_true(json_object_get(o, "compaction")))
+        rc = 0; /* a recorded summarise request: the replay's compaction sends its own */
+    else if (format == TRACE_FORMAT_MOONCAKE)
+        rc = load_mooncake_line(l, line, o);
+    else if (format == TRACE_FORMAT_VEEKSHA)
+        rc = trace_veeksha_line(l, line, o);
+    else
+        rc = trace_lines_session(l, line, o);
+    json_decref(o);
+    return rc;
+}
+
 /* Reads every line of the file. */
 static int load_lines(loader_t *l, FILE *f, config_trace_format_t format) {
-    char *text = NULL;
-    size_t cap = 0;
-    ssize_t len;
-    int line = 0, rc = 0;
-    while (rc == 0 && (len = getline(&text, &cap, f)) >= 0) {
-        line++;
-        size_t n = (size_t)len;
-        while (n > 0 && (text[n - 1] == '\n' || text[n - 1] == '\r' || text[n - 1] == ' '))
-            n--;
-        if (n == 0)
-            continue;
-        if (format == TRACE_FORMAT_AZURE) {
-            rc = load_azure_line(l, line, text, n);
-            continue;
-        }
-        json_error_t jerr;
-        json_t *o = json_loadb(text, n, 0, &jerr);
-        if (!o)
-            rc =
-                trace_lines_fail(l, line, NULL, "not JSON: %s (column %d)", jerr.text, jerr.column);
-        else if (!json_is_object(o))
-            rc = trace_lines_fail(l, line, NULL, "expected a JSON object per line");
-        else if (json_is_true(json_object_get(o, "compaction")))
-            rc = 0; /* a recorded summarise request: the replay's compaction sends its own */
-        else if (format == TRACE_FORMAT_MOONCAKE)
-            rc = load_mooncake_line(l, line, o);
-        else if (format == TRACE_FORMAT_VEEKSHA)
-            rc = trace_veeksha_line(l, line, o);
-        else
-            rc = trace_lines_session(l, line, o);
-        json_decref(o);
-    }
-    free(text);
+    int rc = text_lines_each(f, format == TRACE_FORMAT_AZURE ? load_azure_line : load_json_line, l);
     if (rc == 0 && ferror(f))
         rc = trace_lines_fail(l, 0, NULL, "cannot read the file: %s", strerror(errno));
     if (rc == 0 && l->n_lines == 0)

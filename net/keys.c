@@ -5,7 +5,6 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,30 +12,25 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "error_text.h"
+
 struct keys_ring {
     size_t count;
     uint8_t (*keys)[KEYS_BINARY_LEN];
     char **names;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 /* Writes text into a new file of the given mode (never an existing one). */
 static int write_new(const char *path, mode_t mode, const char *text, char *err, size_t errlen) {
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, mode);
     if (fd < 0)
-        return fail(err, errlen, "%s: %s%s", path, strerror(errno),
-                    errno == EEXIST ? " (remove it first: keygen never overwrites a key)" : "");
+        return error_text_fail(err, errlen, "%s: %s%s", path, strerror(errno),
+                               errno == EEXIST ? " (remove it first: keygen never overwrites a key)"
+                                               : "");
     size_t len = strlen(text);
     int rc = write(fd, text, len) == (ssize_t)len && fchmod(fd, mode) == 0 ? 0 : -1;
     if (close(fd) != 0 || rc != 0) {
-        fail(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
+        error_text_fail(err, errlen, "%s: %s", path, strerror(errno ? errno : EIO));
         unlink(path);
         return -1;
     }
@@ -46,14 +40,15 @@ static int write_new(const char *path, mode_t mode, const char *text, char *err,
 int keys_generate(const char *path, char *err, size_t errlen) {
     char public_z85[KEYS_Z85_LEN + 1], secret_z85[KEYS_Z85_LEN + 1];
     if (zmq_curve_keypair(public_z85, secret_z85) != 0)
-        return fail(err, errlen, "cannot make a key pair: %s (libzmq built without CURVE?)",
-                    zmq_strerror(errno));
+        return error_text_fail(err, errlen,
+                               "cannot make a key pair: %s (libzmq built without CURVE?)",
+                               zmq_strerror(errno));
     size_t n = strlen(path) + 5;
     char *key_path = malloc(n), *pub_path = malloc(n);
     char key_text[256], pub_text[256];
     int rc = -1;
     if (!key_path || !pub_path) {
-        fail(err, errlen, "out of memory");
+        error_text_fail(err, errlen, "out of memory");
         goto out;
     }
     snprintf(key_path, n, "%s.key", path);
@@ -81,7 +76,7 @@ out:
 static int read_key(const char *path, char *z85, char *err, size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f)
-        return fail(err, errlen, "%s: %s", path, strerror(errno));
+        return error_text_fail(err, errlen, "%s: %s", path, strerror(errno));
     char line[512];
     int lineno = 0, rc = -1;
     bool found = false;
@@ -95,22 +90,25 @@ static int read_key(const char *path, char *z85, char *err, size_t errlen) {
         if (!*p || *p == '#')
             continue;
         if (found) {
-            fail(err, errlen, "%s:%d: a second key line (a key file holds one key)", path, lineno);
+            error_text_fail(err, errlen, "%s:%d: a second key line (a key file holds one key)",
+                            path, lineno);
             goto out;
         }
         uint8_t binary[KEYS_BINARY_LEN];
         if (end - p != KEYS_Z85_LEN || !zmq_z85_decode(binary, p)) {
-            fail(err, errlen, "%s:%d: expected a key of %d Z85 characters (stampede keygen)", path,
-                 lineno, KEYS_Z85_LEN);
+            error_text_fail(err, errlen,
+                            "%s:%d: expected a key of %d Z85 characters (stampede keygen)", path,
+                            lineno, KEYS_Z85_LEN);
             goto out;
         }
         memcpy(z85, p, KEYS_Z85_LEN + 1);
         found = true;
     }
     if (ferror(f))
-        fail(err, errlen, "%s: %s", path, strerror(errno));
+        error_text_fail(err, errlen, "%s: %s", path, strerror(errno));
     else if (!found)
-        fail(err, errlen, "%s: holds no key (stampede keygen writes NAME.key and NAME.pub)", path);
+        error_text_fail(err, errlen,
+                        "%s: holds no key (stampede keygen writes NAME.key and NAME.pub)", path);
     else
         rc = 0;
 out:
@@ -124,7 +122,8 @@ int keys_read_secret(const char *path, char *secret_z85, char *public_z85, char 
     if (read_key(path, secret_z85, err, errlen) != 0)
         return -1;
     if (zmq_curve_public(public_z85, secret_z85) != 0)
-        return fail(err, errlen, "%s: cannot derive the public key: %s", path, zmq_strerror(errno));
+        return error_text_fail(err, errlen, "%s: cannot derive the public key: %s", path,
+                               zmq_strerror(errno));
     return 0;
 }
 
@@ -143,7 +142,7 @@ static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *
     char *path = malloc(n);
     char z85[KEYS_Z85_LEN + 1];
     if (!path)
-        return fail(err, errlen, "out of memory");
+        return error_text_fail(err, errlen, "out of memory");
     snprintf(path, n, "%s/%s", dir, name);
     int rc = keys_read_public(path, z85, err, errlen);
     free(path);
@@ -156,7 +155,7 @@ static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *
     if (names)
         self->names = names;
     if (!keys || !names || !(self->names[self->count] = strdup(name)))
-        return fail(err, errlen, "out of memory");
+        return error_text_fail(err, errlen, "out of memory");
     zmq_z85_decode(self->keys[self->count], z85);
     self->count++;
     return 0;
@@ -165,22 +164,23 @@ static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *
 keys_ring_t *keys_ring_load(const char *dir, char *err, size_t errlen) {
     DIR *d = opendir(dir);
     if (!d) {
-        fail(err, errlen, "--authorized-keys %s: %s", dir, strerror(errno));
+        error_text_fail(err, errlen, "--authorized-keys %s: %s", dir, strerror(errno));
         return NULL;
     }
     keys_ring_t *self = calloc(1, sizeof *self);
     if (!self)
-        fail(err, errlen, "out of memory");
+        error_text_fail(err, errlen, "out of memory");
     struct dirent *e;
     while (self && (e = readdir(d)))
         if (is_pub_file(e->d_name) && ring_add(self, dir, e->d_name, err, errlen) != 0)
             keys_ring_destroy(&self);
     closedir(d);
     if (self && !self->count) {
-        fail(err, errlen,
-             "--authorized-keys %s: no *.pub file there (stampede keygen NAME writes NAME.pub; "
-             "copy each worker's NAME.pub into it)",
-             dir);
+        error_text_fail(
+            err, errlen,
+            "--authorized-keys %s: no *.pub file there (stampede keygen NAME writes NAME.pub; "
+            "copy each worker's NAME.pub into it)",
+            dir);
         keys_ring_destroy(&self);
     }
     return self;

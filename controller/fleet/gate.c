@@ -3,7 +3,6 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -11,6 +10,7 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
+#include "error_text.h"
 #include "zmq_monitor.h"
 
 #define GATE_ZAP_ENDPOINT "inproc://zeromq.zap.01"
@@ -54,19 +54,11 @@ struct gate {
     bool started;
 };
 
-static int fail(char *err, size_t errlen, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(err, errlen, fmt, ap);
-    va_end(ap);
-    return -1;
-}
-
 gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir, const char *name,
                  char *err, size_t errlen) {
     gate_t *self = calloc(1, sizeof *self);
     if (!self) {
-        fail(err, errlen, "out of memory");
+        error_text_fail(err, errlen, "out of memory");
         return NULL;
     }
     self->ctx = ctx;
@@ -80,7 +72,7 @@ gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir,
     if (!self->name || !self->authorized_dir || !self->stop_rx || !self->stop_tx ||
         zmq_bind(self->stop_rx, pipe_ep) != 0 || zmq_connect(self->stop_tx, pipe_ep) != 0 ||
         zmq_setsockopt(self->stop_tx, ZMQ_LINGER, &(int){0}, sizeof(int)) != 0) {
-        fail(err, errlen, "cannot set up the gate: %s", zmq_strerror(errno));
+        error_text_fail(err, errlen, "cannot set up the gate: %s", zmq_strerror(errno));
         gate_destroy(&self);
         return NULL;
     }
@@ -89,8 +81,8 @@ gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir,
         self->zap = zmq_socket(ctx, ZMQ_REP);
         if (!self->zap || zmq_setsockopt(self->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
             zmq_bind(self->zap, GATE_ZAP_ENDPOINT) != 0) {
-            fail(err, errlen, "cannot bind the ZAP handler on %s: %s", GATE_ZAP_ENDPOINT,
-                 zmq_strerror(errno));
+            error_text_fail(err, errlen, "cannot bind the ZAP handler on %s: %s", GATE_ZAP_ENDPOINT,
+                            zmq_strerror(errno));
             gate_destroy(&self);
             return NULL;
         }
@@ -101,12 +93,13 @@ gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir,
 int gate_watch(gate_t *self, void *sock, const char *label, long long limit_bytes, bool log_closes,
                char *err, size_t errlen) {
     if (self->n_watches == GATE_MAX_WATCHED || self->started)
-        return fail(err, errlen, "gate: cannot watch another socket");
+        return error_text_fail(err, errlen, "gate: cannot watch another socket");
     gate_watch_t *w = &self->watches[self->n_watches];
     char ep[96];
     snprintf(ep, sizeof ep, "inproc://stampede-gate-%p-%zu", (void *)self, self->n_watches);
     if (zmq_socket_monitor(sock, ep, GATE_MONITOR_EVENTS) != 0)
-        return fail(err, errlen, "cannot monitor the %s socket: %s", label, zmq_strerror(errno));
+        return error_text_fail(err, errlen, "cannot monitor the %s socket: %s", label,
+                               zmq_strerror(errno));
     w->watched = sock;
     w->monitor = zmq_socket(self->ctx, ZMQ_PAIR);
     if (!w->monitor || zmq_setsockopt(w->monitor, ZMQ_LINGER, &(int){0}, sizeof(int)) != 0 ||
@@ -115,7 +108,8 @@ int gate_watch(gate_t *self, void *sock, const char *label, long long limit_byte
         if (w->monitor)
             zmq_close(w->monitor);
         memset(w, 0, sizeof *w);
-        return fail(err, errlen, "cannot monitor the %s socket: %s", label, zmq_strerror(errno));
+        return error_text_fail(err, errlen, "cannot monitor the %s socket: %s", label,
+                               zmq_strerror(errno));
     }
     snprintf(w->label, sizeof w->label, "%s", label);
     w->limit_bytes = limit_bytes;
@@ -334,7 +328,7 @@ static void *gate_thread(void *arg) {
 int gate_start(gate_t *self, char *err, size_t errlen) {
     int rc = pthread_create(&self->thread, NULL, gate_thread, self);
     if (rc != 0)
-        return fail(err, errlen, "cannot start the gate thread: %s", strerror(rc));
+        return error_text_fail(err, errlen, "cannot start the gate thread: %s", strerror(rc));
     self->started = true;
     return 0;
 }

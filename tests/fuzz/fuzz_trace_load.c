@@ -11,37 +11,9 @@
  * sessions, nodes, edges and hash ids; every session generates. */
 #define _GNU_SOURCE /* memfd_create */
 #include <stdbool.h>
-#include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include "buffer.h"
-#include "config.h"
-#include "fuzz.h"
-#include "plan.h"
-#include "trace.h"
-#include "trace_wire.h"
+#include "fuzz_file.h"
 #include "workload.h"
-
-/* The file's bytes, in one memfd reused by every input; its /proc path. */
-static int fuzz_trace_fd = -1;
-static char fuzz_trace_path[64];
-
-static int fuzz_trace_write(const uint8_t *data, size_t size) {
-    if (fuzz_trace_fd < 0) {
-        fuzz_trace_fd = memfd_create("fuzz_trace_load", 0);
-        FUZZ_CHECK(fuzz_trace_fd >= 0);
-        snprintf(fuzz_trace_path, sizeof fuzz_trace_path, "/proc/self/fd/%d", fuzz_trace_fd);
-    }
-    FUZZ_CHECK(ftruncate(fuzz_trace_fd, 0) == 0);
-    size_t done = 0;
-    while (done < size) {
-        ssize_t n = pwrite(fuzz_trace_fd, data + done, size - done, (off_t)done);
-        FUZZ_CHECK(n > 0);
-        done += (size_t)n;
-    }
-    return 0;
-}
 
 static void fuzz_trace_check(const trace_t *t, bool by_arrival) {
     FUZZ_CHECK(t->n_sessions > 0 && t->n_nodes > 0);
@@ -76,15 +48,9 @@ static void fuzz_trace_check(const trace_t *t, bool by_arrival) {
 /* What the controller sends a single worker decodes to the trace it loaded. */
 static void fuzz_trace_round_trip(const config_t *cfg) {
     const trace_t *t = cfg->workload.replay;
-    plan_share_t share;
-    if (plan_share_for(cfg, 1, 0, &share) != 0)
+    trace_t *back = fuzz_file_worker_part(cfg);
+    if (!back)
         return;
-    buffer_t part;
-    buffer_init(&part);
-    FUZZ_CHECK(trace_wire_encode(cfg, &share, &part) == 0);
-    trace_t *back = trace_wire_decode((const uint8_t *)part.data, part.len);
-    buffer_clear(&part);
-    FUZZ_CHECK(back != NULL);
     FUZZ_CHECK(back->n_sessions == t->n_sessions && back->max_nodes == t->max_nodes);
     for (size_t s = 0; s < t->n_sessions; s++) {
         const trace_session_t *a = &t->sessions[s], *b = &back->sessions[s];
@@ -107,47 +73,32 @@ static void fuzz_trace_round_trip(const config_t *cfg) {
     trace_unref(&back);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (size < 1)
-        return 0;
-    uint8_t mode = data[0];
-    fuzz_trace_write(data + 1, size - 1);
-    size_t lines = 1;
-    for (size_t i = 1; i < size; i++)
-        lines += data[i] == '\n';
-    config_t cfg;
-    config_init(&cfg);
-    cfg.workload.kind = WORKLOAD_TRACE;
-    cfg.workload.trace.path = strdup(fuzz_trace_path);
-    FUZZ_CHECK(cfg.workload.trace.path != NULL);
-    cfg.workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
-                                : mode & 16 ? TRACE_FORMAT_VEEKSHA
-                                : mode & 1  ? TRACE_FORMAT_MOONCAKE
-                                            : TRACE_FORMAT_SESSION;
-    cfg.scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
+static void fuzz_trace_configure(config_t *cfg, uint8_t mode, const char *path) {
+    cfg->workload.kind = WORKLOAD_TRACE;
+    cfg->workload.trace.path = strdup(path);
+    FUZZ_CHECK(cfg->workload.trace.path != NULL);
+    cfg->workload.trace.format = mode & 8    ? TRACE_FORMAT_AZURE
+                                 : mode & 16 ? TRACE_FORMAT_VEEKSHA
+                                 : mode & 1  ? TRACE_FORMAT_MOONCAKE
+                                             : TRACE_FORMAT_SESSION;
+    cfg->scheduler.kind = mode & 2 ? SCHEDULER_RATE : SCHEDULER_CONCURRENT;
     if (mode & 2)
-        cfg.scheduler.rate = 1.0;
-    cfg.workload.trace.wrap = (mode & 4) != 0;
-    config_error_t err;
-    if (config_trace_load(&cfg, &err) != 0) {
-        FUZZ_CHECK(strcmp(err.file, fuzz_trace_path) == 0);
-        FUZZ_CHECK(err.line >= 0 && (size_t)err.line <= lines);
-        FUZZ_CHECK(err.message[0] != '\0');
-        config_free(&cfg);
+        cfg->scheduler.rate = 1.0;
+    cfg->workload.trace.wrap = (mode & 4) != 0;
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    config_t cfg;
+    if (!fuzz_file_load(&cfg, data, size, fuzz_trace_configure, config_trace_load))
         return 0;
-    }
+    bool timed = cfg.scheduler.kind == SCHEDULER_RATE;
     const trace_t *t = cfg.workload.replay;
     FUZZ_CHECK(t != NULL);
-    FUZZ_CHECK(t->timed || !(mode & 2)); /* a timed replay needs every arrival */
+    FUZZ_CHECK(t->timed || !timed); /* a timed replay needs every arrival */
     FUZZ_CHECK(cfg.workload.n_roles <= CONFIG_MAX_ROLES);
-    fuzz_trace_check(t, (mode & 2) != 0);
+    fuzz_trace_check(t, timed);
     fuzz_trace_round_trip(&cfg);
-    for (uint64_t i = 0; i < t->n_sessions && i < 4; i++) {
-        workload_session_t s = {0};
-        FUZZ_CHECK(workload_session_generate(&cfg, i, &s) == 0);
-        FUZZ_CHECK(s.n_nodes == t->sessions[i].n_nodes);
-        workload_session_free(&s);
-    }
+    fuzz_file_generate(&cfg, NULL);
     config_free(&cfg);
     return 0;
 }

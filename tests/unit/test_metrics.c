@@ -160,19 +160,26 @@ static void test_metrics_error_classes_ok_failed_cancelled(void **state) {
     assert_true(m.cancelled);
     assert_false(m.failed);
     assert_false(m.ok);
-    assert_string_equal(error_class_name(ERROR_CONNECT), "connect");
-    assert_string_equal(error_class_name(ERROR_TIMEOUT), "timeout");
-    assert_string_equal(error_class_name(ERROR_HTTP_4XX), "http_4xx");
-    assert_string_equal(error_class_name(ERROR_HTTP_5XX), "http_5xx");
-    assert_string_equal(error_class_name(ERROR_INCOMPLETE), "incomplete");
-    assert_string_equal(error_class_name(ERROR_PROTOCOL), "protocol");
-    assert_string_equal(error_class_name(ERROR_CANCELLED), "cancelled");
-    assert_string_equal(error_class_name(ERROR_HTTP_429), "http_429");
-    assert_string_equal(error_class_name(ERROR_CONTEXT_LENGTH), "context_length");
-    assert_string_equal(error_class_name(ERROR_SERVER_ERROR_EVENT), "server_error_event");
-    assert_string_equal(error_class_name(ERROR_NOT_SSE), "not_sse");
-    assert_string_equal(error_class_name(ERROR_NO_DONE), "no_done");
-    assert_string_equal(error_class_name(ERROR_NONE), "none");
+    static const struct {
+        error_class_t error;
+        const char *name;
+    } names[] = {
+        {ERROR_CONNECT, "connect"},
+        {ERROR_TIMEOUT, "timeout"},
+        {ERROR_HTTP_4XX, "http_4xx"},
+        {ERROR_HTTP_5XX, "http_5xx"},
+        {ERROR_INCOMPLETE, "incomplete"},
+        {ERROR_PROTOCOL, "protocol"},
+        {ERROR_CANCELLED, "cancelled"},
+        {ERROR_HTTP_429, "http_429"},
+        {ERROR_CONTEXT_LENGTH, "context_length"},
+        {ERROR_SERVER_ERROR_EVENT, "server_error_event"},
+        {ERROR_NOT_SSE, "not_sse"},
+        {ERROR_NO_DONE, "no_done"},
+        {ERROR_NONE, "none"},
+    };
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++)
+        assert_string_equal(error_class_name(names[i].error), names[i].name);
 }
 
 static void test_metrics_schedule_lag_never_negative_and_needs_intended(void **state) {

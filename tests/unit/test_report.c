@@ -58,14 +58,20 @@ static request_record_t *known(fixture_t *f, int i) {
     return rec;
 }
 
-/* 10 ok requests, 2 HTTP 5xx, 1 cancelled (these three after the window), over a 10 s window. */
-static merge_t *known_merge(void) {
+/* An empty merge of the two endpoints over a 10 s window. */
+static merge_t *window_merge(void) {
     config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.target.endpoints = urls;
     cfg.target.n_endpoints = 2;
     merge_t *m = merge_new(&cfg);
     merge_set_run_window(m, RUN_START, RUN_START + 10 * S);
+    return m;
+}
+
+/* 10 ok requests, 2 HTTP 5xx, 1 cancelled (these three after the window), over a 10 s window. */
+static merge_t *known_merge(void) {
+    merge_t *m = window_merge();
     fixture_t f;
     for (int i = 0; i < 10; i++)
         merge_add(m, known(&f, i));
@@ -345,12 +351,7 @@ static void test_report_trace_writes_one_json_line_per_request(void **state) {
 /* finish_reason and refusals: per request in the trace, counted per level in results.json (with
  * the early stops of output_vs_requested) and on the table's finish line. */
 static void test_report_finish_reasons_and_refusals(void **state) {
-    config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.target.endpoints = urls;
-    cfg.target.n_endpoints = 2;
-    merge_t *m = merge_new(&cfg);
-    merge_set_run_window(m, RUN_START, RUN_START + 10 * S);
+    merge_t *m = window_merge();
     fixture_t f;
     static const finish_reason_t reasons[] = {FINISH_STOP,   FINISH_STOP,       FINISH_LENGTH,
                                               FINISH_LENGTH, FINISH_TOOL_CALLS, FINISH_NONE};

@@ -22,21 +22,22 @@ static const char scaffold_yaml[] =
     "  roles: [planner, executor]\n"
     "  scaffold: {system_tokens: 25, tools: 4, tool_tokens: 9, tool_results: 0.25}\n";
 
+/* c holds scaffold_yaml's scaffold section. */
+static void assert_scaffold_of_yaml(const config_t *c) {
+    assert_true(c->workload.scaffold.given);
+    assert_int_equal(c->workload.system_prompt_tokens, 25);
+    assert_int_equal(c->workload.scaffold.tools, 4);
+    assert_int_equal(c->workload.scaffold.tool_tokens, 9);
+    assert_true(c->workload.scaffold.tool_results == 0.25);
+}
+
 static void test_scaffold_keys_load_and_write_back(void **state) {
     config_t a, b;
     config_case_load(&a, scaffold_yaml);
-    assert_true(a.workload.scaffold.given);
-    assert_int_equal(a.workload.system_prompt_tokens, 25);
-    assert_int_equal(a.workload.scaffold.tools, 4);
-    assert_int_equal(a.workload.scaffold.tool_tokens, 9);
-    assert_true(a.workload.scaffold.tool_results == 0.25);
+    assert_scaffold_of_yaml(&a);
     char *text = config_to_yaml(&a);
     config_case_load(&b, text);
-    assert_true(b.workload.scaffold.given);
-    assert_int_equal(b.workload.system_prompt_tokens, 25);
-    assert_int_equal(b.workload.scaffold.tools, 4);
-    assert_int_equal(b.workload.scaffold.tool_tokens, 9);
-    assert_true(b.workload.scaffold.tool_results == 0.25);
+    assert_scaffold_of_yaml(&b);
     free(text);
     config_free(&a);
     config_free(&b);

@@ -58,6 +58,17 @@ static void on_tick(loop_t *loop, uint64_t id, void *arg) {
     loop_timer_at(loop, t->due_ns, on_tick, t);
 }
 
+typedef struct metrics_url {
+    char text[64];
+} metrics_url_t;
+
+/* The /metrics page of a server on a loopback port. */
+static metrics_url_t metrics_url(int port) {
+    metrics_url_t url;
+    snprintf(url.text, sizeof url.text, "http://127.0.0.1:%d/metrics", port);
+    return url;
+}
+
 /* Runs the loop until g has its answer or limit_ns passes, sleeping in poll on loop_fd between
  * turns. */
 static void run_until_done(loop_t *loop, got_t *g, int64_t limit_ns) {
@@ -73,10 +84,9 @@ static void run_until_done(loop_t *loop, got_t *g, int64_t limit_ns) {
 static void test_scrape_reads_the_mocks_page(void **state) {
     loop_t *loop = loop_new();
     scrape_t *s = scrape_new(loop, 2000 * MS);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", mock.port);
+    metrics_url_t url = metrics_url(mock.port);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url, on_done, &g), 0);
+    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
     assert_int_equal(scrape_inflight(s), 1);
     run_until_done(loop, &g, 5000 * MS);
     assert_int_equal(g.calls, 1);
@@ -100,14 +110,13 @@ static void test_scrape_of_a_server_that_never_answers_ends_at_the_timeout(void 
     assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(listen(fd, 8), 0); /* the kernel accepts; nobody ever answers */
     assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", ntohs(a.sin_port));
+    metrics_url_t url = metrics_url(ntohs(a.sin_port));
     loop_t *loop = loop_new();
     scrape_t *s = scrape_new(loop, 300 * MS);
     ticker_t t = {.due_ns = loop_now_ns() + 10 * MS};
     uint64_t tick = loop_timer_at(loop, t.due_ns, on_tick, &t);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url, on_done, &g), 0);
+    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
     run_until_done(loop, &g, 5000 * MS);
     assert_int_equal(g.calls, 1);
     assert_null(g.page);
@@ -129,12 +138,11 @@ static void test_scrape_of_a_closed_port_fails_without_waiting_for_the_timeout(v
     assert_int_equal(bind(fd, (struct sockaddr *)&a, sizeof a), 0);
     assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
     close(fd); /* a port nobody listens on */
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", ntohs(a.sin_port));
+    metrics_url_t url = metrics_url(ntohs(a.sin_port));
     loop_t *loop = loop_new();
     scrape_t *s = scrape_new(loop, 5000 * MS);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url, on_done, &g), 0);
+    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
     run_until_done(loop, &g, 4000 * MS);
     assert_int_equal(g.calls, 1);
     assert_null(g.page);
@@ -146,10 +154,9 @@ static void test_scrape_of_a_closed_port_fails_without_waiting_for_the_timeout(v
 static void test_scrape_destroy_abandons_gets_in_flight_without_calling_back(void **state) {
     loop_t *loop = loop_new();
     scrape_t *s = scrape_new(loop, 2000 * MS);
-    char url[64];
-    snprintf(url, sizeof url, "http://127.0.0.1:%d/metrics", mock.port);
+    metrics_url_t url = metrics_url(mock.port);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url, on_done, &g), 0);
+    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
     assert_int_equal(scrape_get(s, "http://bad url", on_done, &g), 0);
     scrape_destroy(&s);
     loop_run_once(loop);

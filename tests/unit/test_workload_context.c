@@ -13,16 +13,19 @@
 #include "config_case.h"
 #include "workload_context.h"
 
+/* Three chat turns of 100 fresh and 10 output tokens after a 50-token system prompt. */
+#define THREE_TURN_CHAT                                                                            \
+    "workload:\n"                                                                                  \
+    "  kind: chat\n"                                                                               \
+    "  turns: 3\n"                                                                                 \
+    "  input_tokens: 100\n"                                                                        \
+    "  output_tokens: 10\n"                                                                        \
+    "  system_prompt_tokens: 50\n"
+
 static void test_workload_context_chat_turns_carry_every_earlier_turn(void **state) {
     /* system 50; each turn 100 fresh + 10 out: 160, 50 + 110 + 110 = 270, 50 + 220 + 110 = 380 */
     config_t cfg;
-    config_case_load(&cfg, "workload:\n"
-                           "  kind: chat\n"
-                           "  turns: 3\n"
-                           "  input_tokens: 100\n"
-                           "  output_tokens: 10\n"
-                           "  system_prompt_tokens: 50\n"
-                           "limits: {duration: 10s}\n");
+    config_case_load(&cfg, THREE_TURN_CHAT "limits: {duration: 10s}\n");
     workload_context_t w;
     assert_int_equal(workload_context_estimate(&cfg, 20, 1000000, &w), 0);
     assert_int_equal(w.sessions, 20);
@@ -72,14 +75,8 @@ test_workload_context_graph_counts_parallel_branches_and_appended_replies(void *
 
 static void test_workload_context_compaction_caps_a_request_at_the_limit(void **state) {
     config_t cfg;
-    config_case_load(&cfg, "workload:\n"
-                           "  kind: chat\n"
-                           "  turns: 3\n"
-                           "  input_tokens: 100\n"
-                           "  output_tokens: 10\n"
-                           "  system_prompt_tokens: 50\n"
-                           "  compaction: {limit_tokens: 300}\n"
-                           "limits: {duration: 10s}\n");
+    config_case_load(&cfg, THREE_TURN_CHAT "  compaction: {limit_tokens: 300}\n"
+                                           "limits: {duration: 10s}\n");
     workload_context_t w;
     assert_int_equal(workload_context_estimate(&cfg, 4, 1000000, &w), 0);
     assert_int_equal(w.max_context, 300);

@@ -1,0 +1,14 @@
+#include "error_text.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+
+int error_text_fail(char *err, size_t errlen, const char *fmt, ...) {
+    if (err == NULL || errlen == 0)
+        return -1;
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
