@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "cli.h"
 #include "config.h"
 #include "controller.h"
 #include "loop.h"
 #include "report.h"
-#include "cli.h"
 #include "slo.h"
 #include "sweep.h"
 
@@ -189,6 +189,11 @@ static json_t *capacity_run_json(const capacity_run_t *self) {
                                         t->stopped_early ? json_string(t->why) : json_null()));
     }
     json_object_set_new(o, "trials", trials);
+    json_t *levels = json_array(); /* each level tried once, with its runs' verdicts pooled */
+    for (size_t i = 0; i < capacity_levels(self->search); i++)
+        json_array_append_new(levels,
+                              capacity_run_level_json(capacity_level(self->search, i), true));
+    json_object_set_new(o, "levels_tried", levels);
     return o;
 }
 

@@ -41,10 +41,6 @@ void client_series_add(client_series_t *self, double t_s, uint32_t in_flight,
     self->samples[self->n++] = (client_sample_t){t_s, in_flight, requests_per_s};
 }
 
-size_t client_series_count(const client_series_t *self) {
-    return self->n;
-}
-
 json_t *client_series_json(const client_series_t *self) {
     json_t *t = json_array(), *in_flight = json_array(), *rps = json_array();
     for (size_t i = 0; i < self->n; i++) {

@@ -20,8 +20,6 @@ void client_series_destroy(client_series_t **self_p);
 /* Adds the sample taken t_s seconds into the run. */
 void client_series_add(client_series_t *self, double t_s, uint32_t in_flight,
                        double requests_per_s);
-/* Samples kept. */
-size_t client_series_count(const client_series_t *self);
 /* {"t_s": [...], "in_flight": [...], "requests_per_s": [...]}: a new reference. */
 json_t *client_series_json(const client_series_t *self);
 

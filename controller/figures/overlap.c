@@ -52,10 +52,6 @@ int overlap_pool(overlap_t *dst, const overlap_t *src) {
     return 0;
 }
 
-size_t overlap_count(const overlap_t *self) {
-    return self->n;
-}
-
 static int overlap_cmp(const void *a, const void *b) {
     int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
     return (x > y) - (x < y);

@@ -23,8 +23,6 @@ int overlap_add(overlap_t *self, int64_t start_ns, int64_t end_ns);
  * repetitions, run one after another) pool exactly: each one's stretches keep their level. 0 ok,
  * -1 on allocation failure (dst unchanged). */
 int overlap_pool(overlap_t *dst, const overlap_t *src);
-/* Intervals counted. */
-size_t overlap_count(const overlap_t *self);
 /* Sweeps the intervals: share[k - 1] = (time with >= k intervals open) / (time with >= 1 open),
  * for k = 1 .. the most open at once, which it returns (0 when no time was decode-active). *share
  * is malloc'd (the caller frees it; NULL when 0 is returned). -1 on allocation failure. */

@@ -532,6 +532,8 @@ static json_t *level_json(const report_level_t *level, const report_meta_t *meta
     json_object_update_new(o, stats_json(all, duration));
     report_add_buckets(o, (const histogram_t *const *)all->latency);
     json_object_set_new(o, "requests_warmup", json_integer((json_int_t)merge_warmup(merge)));
+    json_object_set_new(o, "requests_warmup_failed",
+                        json_integer((json_int_t)merge_warmup_failed(merge)));
     double lag_p99 = ms(histogram_percentile(all->latency[METRIC_SCHEDULE_LAG], 99));
     json_object_set_new(o, "schedule_lag_warning", json_boolean(lag_p99 > lag_threshold(meta)));
 
@@ -701,11 +703,6 @@ int report_write_json_root(json_t *root, const char *path) {
         errno = ENOMEM;
     }
     return rc;
-}
-
-int report_write_json(const merge_t *merge, const char *path, const report_meta_t *meta) {
-    report_level_t level = {.merge = merge};
-    return report_write_json_levels(&level, 1, path, meta);
 }
 
 struct report_trace {

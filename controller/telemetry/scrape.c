@@ -211,6 +211,3 @@ int scrape_get(scrape_t *self, const char *url, scrape_done_fn fn, void *arg) {
     return 0;
 }
 
-size_t scrape_inflight(const scrape_t *self) {
-    return self->inflight;
-}

@@ -30,7 +30,5 @@ void scrape_destroy(scrape_t **self_p);
 /* Starts a GET of url (copied); fn reports it later, from the loop, even when it cannot start.
  * 0 started, -1 out of memory (fn is not called). */
 int scrape_get(scrape_t *self, const char *url, scrape_done_fn fn, void *arg);
-/* GETs started and not yet reported. */
-size_t scrape_inflight(const scrape_t *self);
 
 #endif
