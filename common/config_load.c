@@ -26,7 +26,7 @@
 #include "units.h"
 #include "workload.h"
 
-static const char *const api_names[] = {"chat", "completions", NULL};
+static const char *const api_names[] = {"chat", "completions", "messages", "responses", NULL};
 static const char *const routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
 static const char *const workload_kind_names[] = {"requests", "chat", "graph", "trace", NULL};
@@ -61,6 +61,9 @@ static const char *const target_keys[] = {"endpoints",
                                           "proxy",
                                           "preflight",
                                           "tokenizer",
+                                          "session_header",
+                                          "thinking_tokens",
+                                          "replica_header",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
@@ -77,7 +80,7 @@ static const char *const fleet_keys[] = {"heartbeat", "liveness", "abort_on_work
                                          "rebalance_on_join", NULL};
 
 const char *config_api_name(config_api_t api) {
-    return (unsigned)api < 2 ? api_names[api] : "?";
+    return (unsigned)api < CONFIG_API_COUNT ? api_names[api] : "?";
 }
 
 const char *config_routing_name(config_routing_t routing) {
@@ -141,16 +144,6 @@ static int read_endpoints(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     return rc;
 }
 
-/* RFC 9110 token characters. */
-static bool header_name_valid(const char *name) {
-    if (name[0] == '\0')
-        return false;
-    for (const char *p = name; *p != '\0'; p++)
-        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
-            return false;
-    return true;
-}
-
 static bool env_name_valid(const char *name);
 
 /* A header value {env: NAME} or {file: PATH}: the secret stays out of the file and off the wire;
@@ -188,7 +181,7 @@ static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t
     const char *name = (const char *)k->data.scalar.value;
     char key[CONFIG_YAML_KEY_MAX];
     config_yaml_path(key, sizeof key, "target.headers", name);
-    if (!header_name_valid(name))
+    if (!config_header_name_valid(name))
         return config_yaml_fail(r, k, key, "'%s' is not a valid HTTP header name", name);
     if (strcasecmp(name, "content-length") == 0 || strcasecmp(name, "transfer-encoding") == 0)
         return config_yaml_fail(r, k, key, "%s is set by stampede for each request", name);
@@ -410,6 +403,11 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         if (config_yaml_uint(r, v, "target.retry_429_max", 1000, &retries) < 0)
             return -1;
         t->retry_429_max = (uint32_t)retries;
+    }
+    if ((v = config_yaml_get(r, node, "thinking_tokens", NULL))) {
+        if (config_yaml_uint(r, v, "target.thinking_tokens", WORKLOAD_MAX_TOKENS, &retries) < 0)
+            return -1;
+        t->thinking_tokens = (uint32_t)retries;
     }
     if ((v = config_yaml_get(r, node, "tokenizer", NULL))) {
         char *path = NULL;

@@ -1,6 +1,8 @@
-/* target.path, target.tls and target.proxy; and where a request to an endpoint goes. */
+/* target.path, target.tls, target.proxy and the routing headers; and where a request to an
+ * endpoint goes. */
 #include "config_net.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +103,38 @@ static int config_net_path(config_yaml_t *r, yaml_node_t *v, config_target_t *t)
     return 0;
 }
 
+bool config_header_name_valid(const char *name) {
+    if (name[0] == '\0')
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+            return false;
+    return true;
+}
+
+/* session_header or replica_header: one HTTP header name, not one stampede sets itself. */
+static int config_net_header_name(config_yaml_t *r, yaml_node_t *v, const char *key, char **out) {
+    char *name = NULL;
+    if (config_yaml_string(r, v, key, &name) < 0)
+        return -1;
+    static const char *const own[] = {
+        "content-length", "transfer-encoding", "content-type", "authorization", "expect", NULL};
+    const char *why = NULL;
+    if (!config_header_name_valid(name))
+        why = "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~), e.g. "
+              "X-Session-ID";
+    for (size_t i = 0; !why && own[i]; i++)
+        if (strcasecmp(name, own[i]) == 0)
+            why = "is a header stampede sets itself; name another";
+    if (why) {
+        int rc = config_yaml_fail(r, v, key, "'%s' %s", name, why);
+        free(name);
+        return rc;
+    }
+    *out = name;
+    return 0;
+}
+
 int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t) {
     yaml_node_t *v;
     if (target == NULL)
@@ -113,6 +147,12 @@ int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t) 
         return -1;
     if ((v = config_yaml_get(r, target, "preflight", NULL)) &&
         config_yaml_bool(r, v, "target.preflight", &t->preflight) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, target, "session_header", NULL)) &&
+        config_net_header_name(r, v, "target.session_header", &t->session_header) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, target, "replica_header", NULL)) &&
+        config_net_header_name(r, v, "target.replica_header", &t->replica_header) < 0)
         return -1;
     return 0;
 }
@@ -131,6 +171,8 @@ int config_net_copy(config_target_t *dst, const config_target_t *src) {
     dst->tls.ca_file = config_net_dup(src->tls.ca_file, &ok);
     dst->tls.client_cert = config_net_dup(src->tls.client_cert, &ok);
     dst->tls.client_key = config_net_dup(src->tls.client_key, &ok);
+    dst->session_header = config_net_dup(src->session_header, &ok);
+    dst->replica_header = config_net_dup(src->replica_header, &ok);
     return ok ? 0 : -1;
 }
 
@@ -140,7 +182,9 @@ void config_net_free(config_target_t *t) {
     free(t->tls.ca_file);
     free(t->tls.client_cert);
     free(t->tls.client_key);
-    t->path = t->proxy_url = NULL;
+    free(t->session_header);
+    free(t->replica_header);
+    t->path = t->proxy_url = t->session_header = t->replica_header = NULL;
     memset(&t->tls, 0, sizeof t->tls);
     t->proxy = CONFIG_PROXY_NONE;
 }
@@ -160,19 +204,24 @@ static bool config_net_ends_with(const char *s, size_t len, const char *suffix) 
     return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+const char *config_api_path(config_api_t api) {
+    static const char *const paths[CONFIG_API_COUNT] = {"/chat/completions", "/completions",
+                                                        "/messages", "/responses"};
+    return (unsigned)api < CONFIG_API_COUNT ? paths[api] : "/chat/completions";
+}
+
 int config_endpoint_api(const char *url, config_api_t *api) {
     const char *path;
     size_t len = config_net_url_path(url, &path);
     while (len > 0 && path[len - 1] == '/')
         len--;
-    if (config_net_ends_with(path, len, "/chat/completions")) {
-        *api = API_CHAT;
-        return 0;
-    }
-    if (config_net_ends_with(path, len, "/completions")) {
-        *api = API_COMPLETIONS;
-        return 0;
-    }
+    /* chat first: "/chat/completions" also ends with "/completions" */
+    static const config_api_t order[] = {API_CHAT, API_COMPLETIONS, API_MESSAGES, API_RESPONSES};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (config_net_ends_with(path, len, config_api_path(order[i]))) {
+            *api = order[i];
+            return 0;
+        }
     return -1;
 }
 
@@ -187,8 +236,7 @@ const char *config_endpoint_base(const char *url, char *buf, size_t len) {
     n += (size_t)(path - url);
     while (n > 0 && url[n - 1] == '/')
         n--;
-    const char *suffix = api == API_CHAT ? "/chat/completions" : "/completions";
-    n -= strlen(suffix);
+    n -= strlen(config_api_path(api));
     if (config_net_ends_with(url, n, "/v1"))
         n -= 3;
     snprintf(buf, len, "%.*s", (int)n, url);
@@ -212,10 +260,9 @@ int config_target_check(const config_target_t *target, size_t *bad, char *why, s
         }
         if (api != target->api) {
             snprintf(why, len,
-                     "'%s' is a /%s URL but target.api is %s; set target.api: %s, or give the "
+                     "'%s' is a %s URL but target.api is %s; set target.api: %s, or give the "
                      "base URL",
-                     url, api == API_CHAT ? "chat/completions" : "completions",
-                     config_api_name(target->api), config_api_name(api));
+                     url, config_api_path(api), config_api_name(target->api), config_api_name(api));
             return -1;
         }
     }
@@ -233,7 +280,7 @@ char *config_request_url(const config_target_t *target, const char *base) {
     if (path || (len >= 3 && memcmp(base + len - 3, "/v1", 3) == 0))
         v1 = "";
     if (!path)
-        path = target->api == API_CHAT ? "/chat/completions" : "/completions";
+        path = config_api_path(target->api);
     size_t cap = len + strlen(v1) + strlen(path) + 1;
     char *url = malloc(cap);
     if (url)

@@ -294,6 +294,7 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                               .max_completion_tokens = cfg->target.max_completion_tokens,
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
+                              .thinking_tokens = cfg->target.thinking_tokens,
                               .min_tokens = cfg->target.min_tokens,
                               .continuous_usage = cfg->target.continuous_usage,
                               .tools_json = kind->tools_json,

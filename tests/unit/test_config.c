@@ -66,7 +66,8 @@ static const message_case_t bad_cases[] = {
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
     {"limits: {duration: 10s}\ntarget:\n  api: chatt\n",
-     "bad.yaml:3:8: target.api: expected one of chat, completions, got 'chatt'; did you mean "
+     "bad.yaml:3:8: target.api: expected one of chat, completions, messages, responses, got "
+     "'chatt'; did you mean "
      "'chat'?"},
     {"limits: {duration: 10s}\ntarget: {routing: fastest}\n",
      "bad.yaml:2:19: target.routing: expected one of round_robin, sticky, random, least_inflight, "
