@@ -388,6 +388,11 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
         return -1;
+    if (v && !t->stream && (t->api == API_MESSAGES || t->api == API_RESPONSES))
+        return config_yaml_fail(r, v, "target.stream",
+                                "stream: false is for chat and completions; target.api %s is "
+                                "measured streamed (its events give TTFT and ITL)",
+                                config_api_name(t->api));
     if ((v = config_yaml_get(r, node, "reasoning_tags", NULL)) && read_reasoning_tags(r, v, t) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "retry_on_429", NULL))) {
