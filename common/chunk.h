@@ -51,6 +51,10 @@ typedef struct chunk_info {
     const char *error_message;
     size_t error_message_len;
     int error_code;
+    /* Responses: the response's "id" (response.created, response.completed), raw; NULL when
+     * absent. */
+    const char *response_id;
+    size_t response_id_len;
     /* A top-level "sent_ns": the stampede mock's CLOCK_MONOTONIC send time of the chunk. */
     bool has_sent_ns;
     int64_t sent_ns;

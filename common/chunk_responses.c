@@ -106,7 +106,9 @@ static const char *responses_response(const char *p, const char *end, int depth,
         if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
             return p;
         char c = p < end ? *p : 0;
-        if (KEY_IS("usage") && c == '{')
+        if (KEY_IS("id"))
+            p = read_string(p, end, depth, &out->response_id, &out->response_id_len);
+        else if (KEY_IS("usage") && c == '{')
             p = responses_usage(p, end, depth, out);
         else if (KEY_IS("output") && c == '[')
             p = responses_output(p, end, depth, ev);

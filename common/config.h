@@ -81,6 +81,8 @@ typedef struct config_target {
     bool max_completion_tokens; /* name the limit max_completion_tokens, not max_tokens */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
     uint32_t thinking_tokens;   /* api messages: thinking.budget_tokens sent (0: none) */
+    bool previous_response_id;  /* api responses: a chat turn names the previous response and
+                                   sends only its new input */
     /* target.reasoning_tags: content between them is reasoning (default <think> and </think>);
      * both NULL when the file gives an empty list (off) */
     char *reasoning_open;

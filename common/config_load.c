@@ -63,6 +63,7 @@ static const char *const target_keys[] = {"endpoints",
                                           "tokenizer",
                                           "session_header",
                                           "thinking_tokens",
+                                          "previous_response_id",
                                           "replica_header",
                                           NULL};
 static const char *const workload_keys[] = {
@@ -408,6 +409,15 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         if (config_yaml_uint(r, v, "target.retry_429_max", 1000, &retries) < 0)
             return -1;
         t->retry_429_max = (uint32_t)retries;
+    }
+    if ((v = config_yaml_get(r, node, "previous_response_id", NULL))) {
+        if (config_yaml_bool(r, v, "target.previous_response_id", &t->previous_response_id) < 0)
+            return -1;
+        if (t->previous_response_id && t->api != API_RESPONSES)
+            return config_yaml_fail(r, v, "target.previous_response_id",
+                                    "previous_response_id chains the turns of api: responses; "
+                                    "target.api is %s",
+                                    config_api_name(t->api));
     }
     if ((v = config_yaml_get(r, node, "thinking_tokens", NULL))) {
         if (config_yaml_uint(r, v, "target.thinking_tokens", WORKLOAD_MAX_TOKENS, &retries) < 0)

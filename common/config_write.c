@@ -231,6 +231,8 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
         fputs("  continuous_usage_stats: true\n", out);
     if (t->thinking_tokens)
         fprintf(out, "  thinking_tokens: %u\n", (unsigned)t->thinking_tokens);
+    if (t->previous_response_id)
+        fputs("  previous_response_id: true\n", out);
     fputs("  reasoning_tags: [", out);
     if (t->reasoning_open && t->reasoning_close) {
         put_string(out, t->reasoning_open);

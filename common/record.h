@@ -132,6 +132,8 @@ typedef struct request_record {
                               died before any response byte (invisible otherwise) */
     uint64_t replica;      /* XXH3-64 of the target.replica_header value the response carried
                               (the replica that answered), 0 when none */
+    char response_id[64];  /* worker only, not on the wire: the Responses API's id of the reply
+                              ("" none), for target.previous_response_id */
     int32_t retry_after_s; /* worker only, not on the wire: the last response's Retry-After in
                               seconds, -1 when it had none */
 

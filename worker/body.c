@@ -317,6 +317,10 @@ int body_end(body_t *self) {
                  o->thinking_tokens);
         body_puts(self, number);
     }
+    if (o->previous_response_id && o->api == API_RESPONSES) {
+        body_puts(self, ",\"previous_response_id\":");
+        body_put_string(self, o->previous_response_id, strlen(o->previous_response_id));
+    }
     if (o->tools_json && body_has_messages(self)) {
         body_puts(self, ",\"tools\":");
         body_put(self, o->tools_json, o->tools_len);

@@ -39,8 +39,10 @@ typedef struct body_options {
     bool min_tokens;          /* also sends min_tokens = max_tokens (vLLM, SGLang) */
     bool continuous_usage;    /* stream_options.continuous_usage_stats: usage on every event */
     uint32_t thinking_tokens; /* messages: thinking.budget_tokens (0: no thinking block) */
-    const char *tools_json;   /* chat, messages, responses: the tools array in the API's shape, JSON
-                                 written as is (NULL: none); borrowed   until body_end */
+    const char *previous_response_id; /* responses: the response this one continues (NULL:
+                                         none); borrowed until body_end */
+    const char *tools_json; /* chat, messages, responses: the tools array in the API's shape, JSON
+                               written as is (NULL: none); borrowed   until body_end */
     size_t tools_len;
 } body_options_t;
 

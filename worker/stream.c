@@ -309,6 +309,17 @@ static void stream_usage(stream_t *self, const chunk_info_t *info) {
     }
 }
 
+/* The Responses API's id of the reply, kept for the next turn's previous_response_id; an id that
+ * does not fit, or needs escapes, is not kept. */
+static void stream_keep_response_id(stream_t *self, const chunk_info_t *info) {
+    char *out = self->record->response_id;
+    size_t n = info->response_id_len;
+    if (n >= sizeof self->record->response_id || memchr(info->response_id, '\\', n))
+        return;
+    memcpy(out, info->response_id, n);
+    out[n] = '\0';
+}
+
 /* One event's data in the shape of the configured API. */
 static int stream_parse_event(const stream_t *self, const char *data, size_t len,
                               chunk_info_t *info) {
@@ -358,6 +369,8 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     }
     if (info.has_usage)
         stream_usage(self, &info);
+    if (info.response_id && !self->record->response_id[0])
+        stream_keep_response_id(self, &info);
     if (info.done) { /* [DONE], or the API's own last event */
         self->got_done = true;
         self->done_ns = self->now_ns;
@@ -698,6 +711,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->tls_resumed = false;
     record->body_hash = 0;
     record->replica = 0;
+    record->response_id[0] = '\0';
     /* record->resends is not reset: a request resent after a 429 keeps the resends libcurl made
      * during its earlier attempts (the caller zeroes the record for a new request) */
     record->retry_after_s = -1;

@@ -7,6 +7,9 @@
 #    1, 3, 5 messages (so one id is one session), none sent without it;
 #  - affinity.replica and per_endpoint's replica_affinity say 4 sessions checked, 1 moved, not
 #    held, and the table prints "replica affinity: BROKEN (1 of 4 sessions moved replica)".
+# Then the same sessions over Responses with target.previous_response_id: true: a session's first
+# turn sends its one input item and no previous_response_id; each later turn names the id the
+# server gave the session's previous turn and sends only its new input item.
 # ctest: parallel (counts and messages only)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -49,4 +52,26 @@ print(f"ok: ids {sorted(by)} each on 3 requests; replica affinity {level['affini
 PY
 grep -q "replica affinity: BROKEN (1 of 4 sessions moved replica)" "$WORK/table" ||
     fail "no replica affinity line: $(grep -i affinity "$WORK/table")"
+start_test_server truth_server.py chained --api responses --tokens 4 --gap-ms 1 \
+    --log "$WORK/chained.log"
+sed -e 's/api: messages/api: responses\n  previous_response_id: true/' \
+    -e '/session_header\|replica_header/d' "$WORK/sessions.yaml" >"$WORK/chained.yaml"
+run_bounded 60 "$WORK/chained.table" "$WORK/chained.err" "$WORK/chained.yaml" --workers 1 \
+    --target "$URL" --out "$WORK/chained.out" --trace
+assert_equal "chained: exit status" "$RUN_RC" 0
+check_results "$WORK/chained.out" "$WORK/chained.log" <<'PY'
+log = [json.loads(line) for line in open(argv[0])]
+assert len(log) == 12 and level["requests_ok"] == 12, (len(log), level["errors"])
+given = {e["response_id"]: e for e in log}
+firsts = [e for e in log if e["previous_response_id"] is None]
+assert len(firsts) == 4, f"{len(firsts)} requests without previous_response_id, expected 4"
+depth = {}
+for e in log:  # in arrival order: a turn's parent answered before it was sent
+    prev = e["previous_response_id"]
+    assert e["messages"] == 1, f"{e}: the history was sent"
+    depth[e["response_id"]] = 1 if prev is None else depth[prev] + 1
+    assert prev is None or prev in given, f"{prev} was never given"
+assert sorted(depth.values()) == [1] * 4 + [2] * 4 + [3] * 4, sorted(depth.values())
+print("ok: Responses turns chained by previous_response_id, one input item each")
+PY
 echo "ok: the session header names each session; the replica check finds the one that moved"

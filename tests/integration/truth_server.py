@@ -34,8 +34,10 @@ truth is `gap` for every token.
                         "r1" by the request's X-Session-ID (or --session-header) value, except
                         that session --move-session S moves to the other replica from its second
                         request on
-  --log FILE            one JSON line per POST: the session header's value and the number of
-                        messages (or input items) in the body
+  --log FILE            one JSON line per POST: the session header's value, the number of
+                        messages (or input items) in the body, its previous_response_id and the
+                        id of the response it got (Responses ids are resp_truth_N, N the POST's
+                        number)
 
 GET /stats answers {"requests": n, "connections": distinct connections that sent a POST}.
 GET /metrics is not counted: a 404, as a server without Prometheus metrics answers (the default
@@ -54,7 +56,7 @@ from sse_test_server import (DONE_AND_END, NOT_FOUND, SSE_HEADERS, chunk, comple
 class ChatShape:
     """The reply as chat.completion.chunk events."""
 
-    def __init__(self, a):
+    def __init__(self, a, number=0):
         self.a = a
 
     def prelude(self):
@@ -102,7 +104,7 @@ class MessagesShape:
     DELTAS = {"reasoning": ("thinking_delta", "thinking"), "content": ("text_delta", "text"),
               "tool": ("input_json_delta", "partial_json")}
 
-    def __init__(self, a):
+    def __init__(self, a, number=0):
         self.a = a
         self.index = -1
 
@@ -162,10 +164,11 @@ class ResponsesShape:
     DELTAS = {"reasoning": "response.reasoning_text.delta", "content": "response.output_text.delta",
               "tool": "response.function_call_arguments.delta"}
 
-    def __init__(self, a):
+    def __init__(self, a, number=0):
         self.a = a
         self.seq = 0
         self.kinds = []
+        self.id = "resp_truth_%d" % number
 
     def event(self, obj):
         obj["sequence_number"] = self.seq
@@ -173,7 +176,7 @@ class ResponsesShape:
         return named_event(obj["type"], obj)
 
     def response(self, status, usage=None, **extra):
-        r = {"id": "resp_truth", "object": "response", "model": "truth", "status": status,
+        r = {"id": self.id, "object": "response", "model": "truth", "status": status,
              "error": None, "incomplete_details": None, "usage": usage,
              "output": [{"type": self.ITEMS[k]["type"]} for k in self.kinds]}
         r.update(extra)
@@ -257,11 +260,11 @@ class Server:
                     if not counted:
                         self.connections += 1
                         counted = True
-                    replica = self.note(headers, body)
+                    replica = self.note(headers, body, number)
                 if self.args.status and (not self.args.fail_first or number <= self.args.fail_first):
                     conn.sendall(self.failure())
                 else:
-                    self.stream(conn, replica)
+                    self.stream(conn, replica, number)
                 if self.args.close:
                     return
         except OSError:
@@ -269,7 +272,7 @@ class Server:
         finally:
             conn.close()
 
-    def note(self, headers, body):
+    def note(self, headers, body, number):
         """Logs the request's session header; returns the replica answering it, or None."""
         a = self.args
         sid = headers.get(a.session_header.lower())
@@ -278,8 +281,10 @@ class Server:
         if self.log:
             doc = json.loads(body)
             items = doc.get("messages", doc.get("input"))
-            self.log.write(json.dumps({"session": sid, "messages": len(items) if isinstance(items, list) else 0})
-                           + "\n")
+            self.log.write(json.dumps({
+                "session": sid, "messages": len(items) if isinstance(items, list) else 0,
+                "previous_response_id": doc.get("previous_response_id"),
+                "response_id": "resp_truth_%d" % number}) + "\n")
             self.log.flush()
         if not a.replica_header or sid is None:
             return None
@@ -311,9 +316,9 @@ class Server:
         w = self.args.words_per_event
         return "".join(" w%d" % (i * w + j) for j in range(w))
 
-    def stream(self, conn, replica):
+    def stream(self, conn, replica, number):
         a = self.args
-        shape = SHAPES[a.api](a)
+        shape = SHAPES[a.api](a, number)
         if a.header_delay_ms:
             time.sleep(a.header_delay_ms / 1000)
         extra = b"Connection: close\r\n" if a.close else b""

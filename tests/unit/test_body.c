@@ -310,12 +310,16 @@ static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **
 }
 
 /* The Responses shape: instructions, input items (a function_call and its function_call_output),
- * max_output_tokens. */
+ * max_output_tokens, previous_response_id. */
 static void test_body_responses_writes_instructions_input_and_function_items(void **state) {
     (void)state;
     body_t body;
     body_init(&body);
-    body_options_t o = {.api = API_RESPONSES, .model = "gpt", .max_tokens = 32, .stream = true};
+    body_options_t o = {.api = API_RESPONSES,
+                        .model = "gpt",
+                        .max_tokens = 32,
+                        .stream = true,
+                        .previous_response_id = "resp_1"};
     body_begin(&body, &o);
     body_add(&body, "system", "be brief", 8);
     body_add(&body, "user", "hi", 2);
@@ -324,6 +328,7 @@ static void test_body_responses_writes_instructions_input_and_function_items(voi
     assert_int_equal(body_end(&body), 0);
     json_t *root = parse(&body);
     assert_json_string(json_object_get(root, "instructions"), "be brief", 8);
+    assert_string_equal(json_string_value(json_object_get(root, "previous_response_id")), "resp_1");
     assert_int_equal(json_integer_value(json_object_get(root, "max_output_tokens")), 32);
     assert_null(json_object_get(root, "max_tokens"));
     assert_null(json_object_get(root, "stream_options"));

@@ -78,6 +78,9 @@ static const message_case_t bad_cases[] = {
     {"limits: {duration: 10s}\ntarget:\n  api: messages\n  stream: false\n",
      "bad.yaml:4:11: target.stream: stream: false is for chat and completions; target.api "
      "messages is measured streamed (its events give TTFT and ITL)"},
+    {"limits: {duration: 10s}\ntarget:\n  previous_response_id: true\n",
+     "bad.yaml:3:25: target.previous_response_id: previous_response_id chains the turns of api: "
+     "responses; target.api is chat"},
     {"limits: {duration: 10s}\ntarget:\n  thinking_tokens: -1\n",
      "bad.yaml:3:20: target.thinking_tokens: expected a whole number >= 0, got '-1'"},
     {"limits: {duration: 10s}\ntarget: {routing: fastest}\n",
