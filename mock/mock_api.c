@@ -61,6 +61,9 @@ static int mock_api_add_content(mock_api_request_t *out, json_t *content, size_t
         json_t *text = json_object_get(part, "text");
         if (json_is_string(text) && mock_api_add_text(out, text, err, errlen))
             return 400;
+        json_t *result = json_object_get(part, "content"); /* Messages' tool_result block */
+        if (json_is_string(result) && mock_api_add_text(out, result, err, errlen))
+            return 400;
     }
     return 0;
 }

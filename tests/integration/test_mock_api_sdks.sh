@@ -10,8 +10,11 @@
 #    max_tokens (Responses: status incomplete);
 #  - a request over --max-model-len is a 400 whose message each SDK shows (Anthropic's SDK
 #    quotes the error body, so the message is inside it).
-# Then stampede itself runs against that mock with target.api messages and responses: every
-# request ok, 3 reasoning and 5 answer events and 8 output tokens from usage each.
+# Then stampede itself runs chat sessions against that mock with target.api messages and
+# responses (a system prompt, tools, every later turn a tool result): every request ok, 3
+# reasoning and 5 answer events and 8 output tokens from usage each, and the prompt tokens the
+# mock counted are exactly the words sent (the system, the tools' descriptions, tool_use and
+# tool_result blocks, function_call_output items).
 # ctest: parallel (content only)
 source "$(dirname "$0")/protocol_lib.sh"
 here=$(cd "$(dirname "$0")" && pwd)
@@ -72,8 +75,18 @@ print(f"ok: both SDKs read thinking {thinking!r}, text {text!r}, usage 7 in / 12
 PY
 
 for api in messages responses; do
-    write_workload "$WORK/$api.yaml" seed=2 api="$api" model=mock-llama ignore_eos=true \
-        concurrency=2 max_requests=6 output_tokens=8 endpoints="[$MOCK_URL]"
+    cat >"$WORK/$api.yaml" <<YAML
+seed: 2
+target: {api: $api, model: mock-llama, ignore_eos: true, endpoints: [$MOCK_URL]}
+workload:
+  kind: chat
+  turns: 3
+  input_tokens: 6
+  output_tokens: 8
+  scaffold: {system_tokens: 10, tools: 2, tool_tokens: 5, tool_results: 1}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {max_sessions: 2}
+YAML
     run_bounded 60 "$WORK/$api.table" "$WORK/$api.err" "$WORK/$api.yaml" --workers 1 \
         --out "$WORK/$api.out" --trace
     assert_equal "$api: exit status" "$RUN_RC" 0
@@ -83,8 +96,10 @@ assert level["output_tokens"] == 48 and level["token_source"]["from_usage"] == 6
 assert all((r["reasoning_chunks"], r["content_chunks"]) == (3, 5) for r in rows), \
     [(r["reasoning_chunks"], r["content_chunks"]) for r in rows]
 assert level["ttfc_ms"]["p50"] > level["ttft_ms"]["p50"], "TTFC did not wait for the answer"
+extra = level["prompt_vs_intended"]
+assert extra["requests_checked"] == 6 and extra["min_extra_tokens"] == extra["max_extra_tokens"] == 0, extra
 print(f"ok: {argv[0]}: 6 requests against the mock, TTFT {level['ttft_ms']['p50']:.2f} ms, "
-      f"TTFC {level['ttfc_ms']['p50']:.2f} ms")
+      f"TTFC {level['ttfc_ms']['p50']:.2f} ms, the mock counted every prompt word sent")
 PY
 done
 echo "ok: the mock's Messages and Responses streams read right in both SDKs and in stampede"
