@@ -31,8 +31,7 @@ static void fuzz_chunk_check_unescape(const char *s, size_t n) {
 
 typedef int (*fuzz_chunk_parse_fn)(const char *, size_t, chunk_info_t *);
 
-static void fuzz_chunk_check(fuzz_chunk_parse_fn parse, const char *text, size_t size,
-                             bool chat) {
+static void fuzz_chunk_check(fuzz_chunk_parse_fn parse, const char *text, size_t size, bool chat) {
     chunk_info_t info;
     memset(&info, 0xA5, sizeof info);
     if (parse(text, size, &info) < 0) {
