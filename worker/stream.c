@@ -770,11 +770,12 @@ static const char *stream_curl_reason(const stream_t *self, CURLcode result) {
 
 /* Whether an error body says the request exceeds the model's context: vLLM's "maximum context
  * length" (both its wordings start so), its V1 "longer than the maximum model length", its
- * max_model_len wording, or OpenAI's "context_length_exceeded" code. */
+ * max_model_len wording, OpenAI's "context_length_exceeded" code, or Anthropic's "prompt is too
+ * long". */
 static bool stream_says_context_length(const char *body, size_t len) {
-    static const char *const needles[] = {"maximum context length", "max_model_len",
-                                          "context_length_exceeded",
-                                          "longer than the maximum model length"};
+    static const char *const needles[] = {
+        "maximum context length", "max_model_len", "context_length_exceeded",
+        "longer than the maximum model length", "prompt is too long"};
     for (size_t i = 0; body && i < sizeof(needles) / sizeof(needles[0]); i++)
         if (memmem(body, len, needles[i], strlen(needles[i])))
             return true;
