@@ -119,8 +119,9 @@ k8s-tools: test-deps
 	  $(SUDO) env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends npm; }
 	bash k8s/tools/install.sh $(BUILD)/k8s-tools
 
-# The official OpenAI SDK (npm `openai`, pinned by tests/sdk/package-lock.json) that
-# tests/integration/test_mock_openai_sdk.sh points at the mock, installed with `npm ci` into
+# The official OpenAI and Anthropic SDKs (npm `openai`, `@anthropic-ai/sdk`, pinned by
+# tests/sdk/package-lock.json) that tests/integration/test_mock_openai_sdk.sh and
+# test_mock_api_sdks.sh point at the mock, installed with `npm ci` into
 # $(BUILD)/sdk-tools (k8s-tools first: it installs npm when missing).
 sdk-tools: k8s-tools
 	bash tests/sdk/install.sh $(BUILD)/sdk-tools

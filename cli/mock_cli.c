@@ -84,7 +84,7 @@ static const mock_option_t mock_option_table[] = {
     {"--early-eos", OPT_FLAG, F(early_eos), NULL,
      "--output-len also ends replies that set max_tokens (unless ignore_eos)"},
     {"--reasoning-tokens", OPT_DIST, F(reasoning), "SPEC",
-     "chat: stream this many reasoning_content tokens before the content"},
+     "chat, messages, responses: stream this many reasoning tokens before the answer"},
     {"--max-body-bytes", OPT_SIZE, F(max_body_bytes), "N",
      "larger request bodies get HTTP 413 (default 67108864)"},
     {"--flat-errors", OPT_FLAG, F(flat_errors), NULL,

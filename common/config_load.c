@@ -55,6 +55,10 @@ static const char *const target_keys[] = {"endpoints",
                                           "proxy",
                                           "preflight",
                                           "tokenizer",
+                                          "session_header",
+                                          "thinking_tokens",
+                                          "previous_response_id",
+                                          "replica_header",
                                           NULL};
 static const char *const workload_keys[] = {
     "kind",  "turns", "input_tokens", "output_tokens", "think_time", "system_prompt_tokens",
@@ -116,16 +120,6 @@ static int read_endpoints(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     return rc;
 }
 
-/* RFC 9110 token characters. */
-static bool header_name_valid(const char *name) {
-    if (name[0] == '\0')
-        return false;
-    for (const char *p = name; *p != '\0'; p++)
-        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
-            return false;
-    return true;
-}
-
 static bool env_name_valid(const char *name);
 
 /* A header value {env: NAME} or {file: PATH}: the secret stays out of the file and off the wire;
@@ -163,7 +157,7 @@ static int read_header(config_yaml_t *r, yaml_node_pair_t *pair, config_target_t
     const char *name = (const char *)k->data.scalar.value;
     char key[CONFIG_YAML_KEY_MAX];
     config_yaml_path(key, sizeof key, "target.headers", name);
-    if (!header_name_valid(name))
+    if (!config_header_name_valid(name))
         return config_yaml_fail(r, k, key, "'%s' is not a valid HTTP header name", name);
     if (strcasecmp(name, "content-length") == 0 || strcasecmp(name, "transfer-encoding") == 0)
         return config_yaml_fail(r, k, key, "%s is set by stampede for each request", name);
@@ -370,6 +364,11 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
     if ((v = config_yaml_get(r, node, "stream", NULL)) &&
         config_yaml_bool(r, v, "target.stream", &t->stream) < 0)
         return -1;
+    if (v && !t->stream && (t->api == API_MESSAGES || t->api == API_RESPONSES))
+        return config_yaml_fail(r, v, "target.stream",
+                                "stream: false is for chat and completions; target.api %s is "
+                                "measured streamed (its events give TTFT and ITL)",
+                                config_api_name(t->api));
     if ((v = config_yaml_get(r, node, "reasoning_tags", NULL)) && read_reasoning_tags(r, v, t) < 0)
         return -1;
     if ((v = config_yaml_get(r, node, "retry_on_429", NULL))) {
@@ -385,6 +384,20 @@ static int parse_target(config_yaml_t *r, yaml_node_t *node, config_t *c) {
         if (config_yaml_uint(r, v, "target.retry_429_max", 1000, &retries) < 0)
             return -1;
         t->retry_429_max = (uint32_t)retries;
+    }
+    if ((v = config_yaml_get(r, node, "previous_response_id", NULL))) {
+        if (config_yaml_bool(r, v, "target.previous_response_id", &t->previous_response_id) < 0)
+            return -1;
+        if (t->previous_response_id && t->api != API_RESPONSES)
+            return config_yaml_fail(r, v, "target.previous_response_id",
+                                    "previous_response_id chains the turns of api: responses; "
+                                    "target.api is %s",
+                                    config_api_name(t->api));
+    }
+    if ((v = config_yaml_get(r, node, "thinking_tokens", NULL))) {
+        if (config_yaml_uint(r, v, "target.thinking_tokens", WORKLOAD_MAX_TOKENS, &retries) < 0)
+            return -1;
+        t->thinking_tokens = (uint32_t)retries;
     }
     if ((v = config_yaml_get(r, node, "tokenizer", NULL))) {
         char *path = NULL;

@@ -1,6 +1,7 @@
-/* target.path, target.tls and target.proxy; and where a request to an endpoint goes. */
+/* target.path, target.tls, target.proxy and the routing headers. */
 #include "config_net.h"
 
+#include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,38 @@ static int config_net_path(config_yaml_t *r, yaml_node_t *v, config_target_t *t)
     return 0;
 }
 
+bool config_header_name_valid(const char *name) {
+    if (name[0] == '\0')
+        return false;
+    for (const char *p = name; *p != '\0'; p++)
+        if (!isalnum((unsigned char)*p) && strchr("!#$%&'*+-.^_`|~", *p) == NULL)
+            return false;
+    return true;
+}
+
+/* session_header or replica_header: one HTTP header name, not one stampede sets itself. */
+static int config_net_header_name(config_yaml_t *r, yaml_node_t *v, const char *key, char **out) {
+    char *name = NULL;
+    if (config_yaml_string(r, v, key, &name) < 0)
+        return -1;
+    static const char *const own[] = {
+        "content-length", "transfer-encoding", "content-type", "authorization", "expect", NULL};
+    const char *why = NULL;
+    if (!config_header_name_valid(name))
+        why = "is not a valid HTTP header name (letters, digits and !#$%&'*+-.^_`|~), e.g. "
+              "X-Session-ID";
+    for (size_t i = 0; !why && own[i]; i++)
+        if (strcasecmp(name, own[i]) == 0)
+            why = "is a header stampede sets itself; name another";
+    if (why) {
+        int rc = config_yaml_fail(r, v, key, "'%s' %s", name, why);
+        free(name);
+        return rc;
+    }
+    *out = name;
+    return 0;
+}
+
 int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t) {
     yaml_node_t *v;
     if (target == NULL)
@@ -113,6 +146,12 @@ int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t) 
         return -1;
     if ((v = config_yaml_get(r, target, "preflight", NULL)) &&
         config_yaml_bool(r, v, "target.preflight", &t->preflight) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, target, "session_header", NULL)) &&
+        config_net_header_name(r, v, "target.session_header", &t->session_header) < 0)
+        return -1;
+    if ((v = config_yaml_get(r, target, "replica_header", NULL)) &&
+        config_net_header_name(r, v, "target.replica_header", &t->replica_header) < 0)
         return -1;
     return 0;
 }
@@ -131,6 +170,8 @@ int config_net_copy(config_target_t *dst, const config_target_t *src) {
     dst->tls.ca_file = config_net_dup(src->tls.ca_file, &ok);
     dst->tls.client_cert = config_net_dup(src->tls.client_cert, &ok);
     dst->tls.client_key = config_net_dup(src->tls.client_key, &ok);
+    dst->session_header = config_net_dup(src->session_header, &ok);
+    dst->replica_header = config_net_dup(src->replica_header, &ok);
     return ok ? 0 : -1;
 }
 
@@ -140,7 +181,9 @@ void config_net_free(config_target_t *t) {
     free(t->tls.ca_file);
     free(t->tls.client_cert);
     free(t->tls.client_key);
-    t->path = t->proxy_url = NULL;
+    free(t->session_header);
+    free(t->replica_header);
+    t->path = t->proxy_url = t->session_header = t->replica_header = NULL;
     memset(&t->tls, 0, sizeof t->tls);
     t->proxy = CONFIG_PROXY_NONE;
 }

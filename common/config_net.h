@@ -7,8 +7,10 @@
 #include "config_target.h"
 #include "config_yaml.h"
 
-/* Reads path, tls, proxy and preflight of the target mapping (may be NULL) into *t. 0 ok; -1 with
- * r->err filled at the offending key. */
+/* RFC 9110 token characters, at least one. */
+bool config_header_name_valid(const char *name);
+/* Reads path, tls, proxy, preflight, session_header and replica_header of the target mapping (may
+ * be NULL) into *t. 0 ok; -1 with r->err filled at the offending key. */
 int config_net_parse(config_yaml_t *r, yaml_node_t *target, config_target_t *t);
 /* Deep copy of src's network keys into dst (whose other fields are already copied); 0 ok, -1 on
  * allocation failure. */

@@ -135,7 +135,7 @@ config_scaffold_size_t config_scaffold_size(const config_t *self, uint32_t role)
 uint32_t config_scaffold_words(const config_t *self, uint32_t role) {
     config_scaffold_size_t size = config_scaffold_size(self, role);
     uint64_t words = size.system_tokens;
-    if (self->target.api == API_CHAT)
+    if (self->target.api != API_COMPLETIONS) /* completions sends no tools */
         words += (uint64_t)size.tools * size.tool_tokens;
     return words > UINT32_MAX ? UINT32_MAX : (uint32_t)words;
 }

@@ -10,12 +10,12 @@
 
 #include "redact.h"
 
-const char *const config_api_names[] = {"chat", "completions", NULL};
+const char *const config_api_names[] = {"chat", "completions", "messages", "responses", NULL};
 const char *const config_routing_names[] = {"round_robin", "sticky", "random", "least_inflight",
                                             NULL};
 
 const char *config_api_name(config_api_t api) {
-    return (unsigned)api < 2 ? config_api_names[api] : "?";
+    return (unsigned)api < CONFIG_API_COUNT ? config_api_names[api] : "?";
 }
 
 const char *config_routing_name(config_routing_t routing) {
@@ -163,19 +163,24 @@ static bool target_ends_with(const char *s, size_t len, const char *suffix) {
     return len >= n && memcmp(s + len - n, suffix, n) == 0;
 }
 
+const char *config_api_path(config_api_t api) {
+    static const char *const paths[CONFIG_API_COUNT] = {"/chat/completions", "/completions",
+                                                        "/messages", "/responses"};
+    return (unsigned)api < CONFIG_API_COUNT ? paths[api] : "/chat/completions";
+}
+
 int config_endpoint_api(const char *url, config_api_t *api) {
     const char *path;
     size_t len = target_url_path(url, &path);
     while (len > 0 && path[len - 1] == '/')
         len--;
-    if (target_ends_with(path, len, "/chat/completions")) {
-        *api = API_CHAT;
-        return 0;
-    }
-    if (target_ends_with(path, len, "/completions")) {
-        *api = API_COMPLETIONS;
-        return 0;
-    }
+    /* chat first: "/chat/completions" also ends with "/completions" */
+    static const config_api_t order[] = {API_CHAT, API_COMPLETIONS, API_MESSAGES, API_RESPONSES};
+    for (size_t i = 0; i < sizeof order / sizeof order[0]; i++)
+        if (target_ends_with(path, len, config_api_path(order[i]))) {
+            *api = order[i];
+            return 0;
+        }
     return -1;
 }
 
@@ -190,8 +195,7 @@ const char *config_endpoint_base(const char *url, char *buf, size_t len) {
     n += (size_t)(path - url);
     while (n > 0 && url[n - 1] == '/')
         n--;
-    const char *suffix = api == API_CHAT ? "/chat/completions" : "/completions";
-    n -= strlen(suffix);
+    n -= strlen(config_api_path(api));
     if (target_ends_with(url, n, "/v1"))
         n -= 3;
     snprintf(buf, len, "%.*s", (int)n, url);
@@ -215,10 +219,9 @@ int config_target_check(const config_target_t *target, size_t *bad, char *why, s
         }
         if (api != target->api) {
             snprintf(why, len,
-                     "'%s' is a /%s URL but target.api is %s; set target.api: %s, or give the "
+                     "'%s' is a %s URL but target.api is %s; set target.api: %s, or give the "
                      "base URL",
-                     url, api == API_CHAT ? "chat/completions" : "completions",
-                     config_api_name(target->api), config_api_name(api));
+                     url, config_api_path(api), config_api_name(target->api), config_api_name(api));
             return -1;
         }
     }
@@ -236,7 +239,7 @@ char *config_request_url(const config_target_t *target, const char *base) {
     if (path || (len >= 3 && memcmp(base + len - 3, "/v1", 3) == 0))
         v1 = "";
     if (!path)
-        path = target->api == API_CHAT ? "/chat/completions" : "/completions";
+        path = config_api_path(target->api);
     size_t cap = len + strlen(v1) + strlen(path) + 1;
     char *url = malloc(cap);
     if (url)

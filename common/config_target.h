@@ -8,7 +8,10 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef enum { API_CHAT, API_COMPLETIONS } config_api_t;
+/* chat -> /v1/chat/completions, completions -> /v1/completions, messages (Anthropic) ->
+ * /v1/messages, responses (OpenAI Responses) -> /v1/responses. */
+typedef enum { API_CHAT, API_COMPLETIONS, API_MESSAGES, API_RESPONSES } config_api_t;
+#define CONFIG_API_COUNT 4
 typedef enum {
     ROUTING_ROUND_ROBIN,
     ROUTING_STICKY,
@@ -41,7 +44,7 @@ typedef struct config_target {
     char **endpoints; /* base URLs, e.g. "http://127.0.0.1:8000" (the API path is added), or whole
                          request URLs ending in /completions (config_endpoint_api) */
     size_t n_endpoints;
-    config_api_t api; /* chat -> /v1/chat/completions, completions -> /v1/completions */
+    config_api_t api; /* the request and stream shape, and the path after /v1 */
     char *model;
     config_header_t *headers; /* extra request headers */
     size_t n_headers;
@@ -54,6 +57,9 @@ typedef struct config_target {
     bool min_tokens;            /* send min_tokens = max_tokens (vLLM, SGLang): exact lengths */
     bool max_completion_tokens; /* name the limit max_completion_tokens, not max_tokens */
     bool continuous_usage;      /* ask for usage on every event (vLLM continuous_usage_stats) */
+    uint32_t thinking_tokens;   /* api messages: thinking.budget_tokens sent (0: none) */
+    bool previous_response_id;  /* api responses: a chat turn names the previous response and
+                                   sends only its new input */
     /* target.reasoning_tags: content between them is reasoning (default <think> and </think>);
      * both NULL when the file gives an empty list (off) */
     char *reasoning_open;
@@ -67,6 +73,11 @@ typedef struct config_target {
     config_proxy_t proxy;
     char *proxy_url; /* CONFIG_PROXY_URL: the proxy */
     bool preflight;  /* one request to each endpoint before the start (worker/preflight.h) */
+    /* target.session_header: the header carrying a session's id on each of its requests (KV-aware
+     * routers), or NULL: X-Session-ID under sticky routing, none otherwise */
+    char *session_header;
+    /* target.replica_header: the response header naming the replica that answered, or NULL */
+    char *replica_header;
     char
         *tokenizer; /* the target's tokenizer.json, or NULL (docs/workloads.md "Tokenizer"): prompts
                        of exact token lengths, replies counted from their text without usage */
@@ -89,8 +100,11 @@ int config_endpoint_check(const char *url, char *why, size_t len);
 /* The base URL without trailing slashes or /v1 (the engine appends /v1/chat/completions); a whole
  * request URL as it is. malloc'd, the caller frees it; NULL when memory is short. */
 char *config_endpoint_normalize(const char *url);
+/* The path of an API after /v1: "/chat/completions", "/completions", "/messages", "/responses". */
+const char *config_api_path(config_api_t api);
 /* The API a whole request URL names by its path (".../chat/completions" chat, ".../completions"
- * completions, a query allowed after it), 0 ok; -1 when url is a base URL (the path is added). */
+ * completions, ".../messages", ".../responses", a query allowed after it), 0 ok; -1 when url is
+ * a base URL (the path is added). */
 int config_endpoint_api(const char *url, config_api_t *api);
 /* The base URL of an endpoint (a whole request URL without its query, API path and /v1; a base
  * URL as it is) into buf, e.g. for its /metrics page; returns buf. */

@@ -170,7 +170,11 @@ static void put_target_net(FILE *out, const config_target_t *t, bool redact) {
         put_string(out, redact ? config_proxy_label(t, label, sizeof label) : t->proxy_url);
     else
         fputs(config_proxy_label(t, label, sizeof label), out);
-    fprintf(out, "\n  preflight: %s\n", t->preflight ? "true" : "false");
+    fprintf(out, "\n  preflight: %s\n  session_header: ", t->preflight ? "true" : "false");
+    put_optional_string(out, t->session_header);
+    fputs("\n  replica_header: ", out);
+    put_optional_string(out, t->replica_header);
+    fputc('\n', out);
 }
 
 static void put_target(FILE *out, const config_target_t *t, bool redact) {
@@ -213,6 +217,10 @@ static void put_target(FILE *out, const config_target_t *t, bool redact) {
             t->min_tokens ? "true" : "false", t->stream ? "true" : "false");
     if (t->continuous_usage)
         fputs("  continuous_usage_stats: true\n", out);
+    if (t->thinking_tokens)
+        fprintf(out, "  thinking_tokens: %u\n", (unsigned)t->thinking_tokens);
+    if (t->previous_response_id)
+        fputs("  previous_response_id: true\n", out);
     fputs("  reasoning_tags: [", out);
     if (t->reasoning_open && t->reasoning_close) {
         put_string(out, t->reasoning_open);

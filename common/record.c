@@ -46,6 +46,8 @@ const char *error_class_name(error_class_t cls) {
         return "http_503";
     case ERROR_CLIENT_FD_LIMIT:
         return "client_fd_limit";
+    case ERROR_HTTP_529:
+        return "http_529";
     case ERROR__COUNT:
         break;
     }
@@ -66,7 +68,13 @@ finish_reason_t finish_reason_parse(const char *raw, size_t len) {
                  {"length", FINISH_LENGTH},
                  {"tool_calls", FINISH_TOOL_CALLS},
                  {"function_call", FINISH_TOOL_CALLS},
-                 {"content_filter", FINISH_CONTENT_FILTER}};
+                 {"content_filter", FINISH_CONTENT_FILTER},
+                 /* Anthropic Messages' stop_reason */
+                 {"end_turn", FINISH_STOP},
+                 {"stop_sequence", FINISH_STOP},
+                 {"max_tokens", FINISH_LENGTH},
+                 {"tool_use", FINISH_TOOL_CALLS},
+                 {"refusal", FINISH_CONTENT_FILTER}};
     for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
         if (strlen(known[i].text) == len && memcmp(raw, known[i].text, len) == 0)
             return known[i].reason;

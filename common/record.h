@@ -31,6 +31,7 @@ typedef enum error_class {
     ERROR_HTTP_500,             /* HTTP 500 (not in http_5xx) */
     ERROR_HTTP_503,             /* HTTP 503 (not in http_5xx) */
     ERROR_CLIENT_FD_LIMIT,      /* the client could not open a socket (EMFILE/ENFILE): ours */
+    ERROR_HTTP_529,             /* HTTP 529: Anthropic's overloaded_error (not in http_5xx) */
     ERROR__COUNT
 } error_class_t;
 
@@ -54,7 +55,8 @@ typedef enum finish_reason {
 
 /* "none", "stop", "length", "tool_calls", "content_filter", "other". */
 const char *finish_reason_name(finish_reason_t reason);
-/* The reason a raw (JSON-escaped) finish_reason string names; FINISH_OTHER for any other. */
+/* The reason a raw (JSON-escaped) finish_reason string names, Anthropic's stop_reason too
+ * (end_turn, stop_sequence, max_tokens, tool_use, refusal); FINISH_OTHER for any other. */
 finish_reason_t finish_reason_parse(const char *raw, size_t len);
 
 /* The HTTP phases of one request, with k6's names (definitions in docs/metrics.md section 2). */
@@ -128,6 +130,10 @@ typedef struct request_record {
     int64_t retry_wait_ns; /* time spent waiting out Retry-After before those resends */
     uint32_t resends;      /* times libcurl resent it on a fresh connection after a reused one
                               died before any response byte (invisible otherwise) */
+    uint64_t replica;      /* XXH3-64 of the target.replica_header value the response carried
+                              (the replica that answered), 0 when none */
+    char response_id[64];  /* worker only, not on the wire: the Responses API's id of the reply
+                              ("" none), for target.previous_response_id */
     int32_t retry_after_s; /* worker only, not on the wire: the last response's Retry-After in
                               seconds, -1 when it had none */
 

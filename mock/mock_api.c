@@ -61,6 +61,9 @@ static int mock_api_add_content(mock_api_request_t *out, json_t *content, size_t
         json_t *text = json_object_get(part, "text");
         if (json_is_string(text) && mock_api_add_text(out, text, err, errlen))
             return 400;
+        json_t *result = json_object_get(part, "content"); /* Messages' tool_result block */
+        if (json_is_string(result) && mock_api_add_text(out, result, err, errlen))
+            return 400;
     }
     return 0;
 }
@@ -85,16 +88,83 @@ static int mock_api_parse_messages(json_t *root, mock_api_request_t *out, char *
 }
 
 /* The tools array counts as prompt, ahead of the messages as a chat template renders it: each
- * function's description (names and schemas are left out). */
+ * function's description (names and schemas are left out): chat nests it under "function",
+ * Messages and Responses do not. */
 static int mock_api_parse_tools(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
     size_t i;
     json_t *tool;
     json_array_foreach(json_object_get(root, "tools"), i, tool) {
-        json_t *text = json_object_get(json_object_get(tool, "function"), "description");
+        json_t *function = json_object_get(tool, "function");
+        json_t *text = json_object_get(function ? function : tool, "description");
         if (json_is_string(text) && mock_api_add_text(out, text, err, errlen))
             return 400;
     }
     return 0;
+}
+
+/* A system prompt apart from the messages (Messages' "system", Responses' "instructions"): a
+ * string or an array of text blocks. */
+static int mock_api_parse_system(json_t *root, const char *field, mock_api_request_t *out,
+                                 char *err, size_t errlen) {
+    json_t *system = json_object_get(root, field);
+    if (!system || json_is_null(system) || json_is_array(system))
+        return mock_api_add_content(out, system, 0, err, errlen);
+    if (!json_is_string(system))
+        return mock_api_fail(err, errlen, "'%s' must be a string or an array of text blocks",
+                             field);
+    return mock_api_add_text(out, system, err, errlen);
+}
+
+/* Responses' "input": a string, or items (messages with a string or parts, function call
+ * outputs, function calls). */
+static int mock_api_parse_input(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
+    json_t *input = json_object_get(root, "input");
+    if (json_is_string(input))
+        return mock_api_add_text(out, input, err, errlen);
+    if (!json_is_array(input) || json_array_size(input) == 0)
+        return mock_api_fail(err, errlen, "%s",
+                             "'input' is required: a string or a non-empty array of items");
+    size_t i;
+    json_t *item;
+    json_array_foreach(input, i, item) {
+        if (!json_is_object(item)) {
+            snprintf(err, errlen, "'input[%zu]' must be an object", i);
+            return 400;
+        }
+        json_t *output = json_object_get(item, "output");
+        if (json_is_string(output) && mock_api_add_text(out, output, err, errlen))
+            return 400;
+        if (mock_api_add_content(out, json_object_get(item, "content"), i, err, errlen))
+            return 400;
+    }
+    return 0;
+}
+
+static int mock_api_parse_prompt(json_t *root, mock_api_request_t *out, char *err, size_t errlen);
+
+/* What each API sends besides the common fields: its messages (or input, or prompt), tools and
+ * system prompt. */
+static int mock_api_parse_history(json_t *root, mock_api_request_t *out, char *err, size_t errlen) {
+    switch (out->kind) {
+    case MOCK_API_CHAT:
+        return mock_api_parse_tools(root, out, err, errlen)
+                   ? 400
+                   : mock_api_parse_messages(root, out, err, errlen);
+    case MOCK_API_MESSAGES:
+        if (!out->has_max_tokens) /* Anthropic requires it */
+            return mock_api_fail(err, errlen, "%s", "max_tokens: Field required");
+        return mock_api_parse_tools(root, out, err, errlen) ||
+                       mock_api_parse_system(root, "system", out, err, errlen)
+                   ? 400
+                   : mock_api_parse_messages(root, out, err, errlen);
+    case MOCK_API_RESPONSES:
+        return mock_api_parse_tools(root, out, err, errlen) ||
+                       mock_api_parse_system(root, "instructions", out, err, errlen)
+                   ? 400
+                   : mock_api_parse_input(root, out, err, errlen);
+    default:
+        return mock_api_parse_prompt(root, out, err, errlen);
+    }
 }
 
 /* A prompt: a string, one string in an array, or token ids (one array of integers). */
@@ -158,13 +228,13 @@ static int mock_api_parse_fields(json_t *root, mock_api_request_t *out, char *er
         out->max_tokens = max_completion;
         out->has_max_tokens = true;
     }
+    if (out->kind == MOCK_API_RESPONSES &&
+        mock_api_uint(root, "max_output_tokens", 1, &out->max_tokens, &out->has_max_tokens, err,
+                      errlen))
+        return 400;
     if (mock_api_uint(root, "min_tokens", 0, &out->min_tokens, &present, err, errlen))
         return 400;
-    if (out->kind == MOCK_API_CHAT)
-        return mock_api_parse_tools(root, out, err, errlen)
-                   ? 400
-                   : mock_api_parse_messages(root, out, err, errlen);
-    return mock_api_parse_prompt(root, out, err, errlen);
+    return mock_api_parse_history(root, out, err, errlen);
 }
 
 int mock_api_parse(mock_api_kind_t kind, const char *body, size_t len, mock_api_request_t *out,
@@ -231,6 +301,20 @@ int mock_api_error_body(buffer_t *out, int status, const char *message, bool fla
     return mock_api_dump(out,
                          json_pack("{s:{s:s, s:s, s:n, s:i}}", "error", "message", message, "type",
                                    mock_api_error_type(status), "param", "code", status));
+}
+
+int mock_api_anthropic_error_body(buffer_t *out, int status, const char *message) {
+    const char *type = status == 400   ? "invalid_request_error"
+                       : status == 401 ? "authentication_error"
+                       : status == 403 ? "permission_error"
+                       : status == 404 ? "not_found_error"
+                       : status == 413 ? "request_too_large"
+                       : status == 429 ? "rate_limit_error"
+                       : status == 529 ? "overloaded_error"
+                       : status < 500  ? "invalid_request_error"
+                                       : "api_error";
+    return mock_api_dump(out, json_pack("{s:s, s:{s:s, s:s}}", "type", "error", "error", "type",
+                                        type, "message", message));
 }
 
 int mock_api_models_body(buffer_t *out, const char *model, uint32_t max_model_len,

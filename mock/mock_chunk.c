@@ -20,6 +20,12 @@ char *mock_chunk_put_u64(char *p, uint64_t v) {
 void mock_chunk_head_init(mock_chunk_head_t *self, mock_api_kind_t kind, const char *id,
                           long long created, const char *model_json) {
     self->kind = kind;
+    snprintf(self->id, sizeof self->id, "%s", id);
+    snprintf(self->model_json, sizeof self->model_json, "%s", model_json);
+    self->created = created;
+    self->sequence = 0;
+    self->block = 0;
+    self->reasoning = false;
     int n = snprintf(self->text, sizeof(self->text),
                      "data: {\"id\":\"%s\",\"object\":\"%s\",\"created\":%lld,\"model\":\"%s\","
                      "\"choices\":[",

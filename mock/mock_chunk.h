@@ -15,11 +15,19 @@
 /* The longest escaped model name a head holds (the head has a fixed size). */
 #define MOCK_CHUNK_MAX_MODEL_JSON 256
 
-/* The fixed start of every chunk of one response, up to and including "choices":[ */
+/* The fixed start of every chunk of one response, up to and including "choices":[ (chat and
+ * completions); the response's id and model, and where its events are (Messages, Responses:
+ * mock_events.h). */
 typedef struct mock_chunk_head {
     mock_api_kind_t kind;
     size_t len;
     char text[512];
+    char id[48];
+    char model_json[MOCK_CHUNK_MAX_MODEL_JSON + 1];
+    long long created;
+    uint32_t sequence; /* Responses: the next event's sequence_number */
+    uint32_t block;    /* Messages: the open content block; Responses: the open output item */
+    bool reasoning;    /* the open block or item is the reasoning */
 } mock_chunk_head_t;
 
 /* Token counts as "usage" reports them. */

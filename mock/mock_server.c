@@ -209,11 +209,18 @@ static void mock_server_route(mock_server_t *self, mock_conn_t *c,
                               const mock_http_request_t *http) {
     bool keep_alive = http->keep_alive, get = http->method == MOCK_HTTP_GET;
     bool head_only = http->method == MOCK_HTTP_HEAD;
-    if (mock_path_is(http, "/v1/chat/completions") || mock_path_is(http, "/v1/completions")) {
-        mock_api_kind_t kind =
-            mock_path_is(http, "/v1/chat/completions") ? MOCK_API_CHAT : MOCK_API_COMPLETIONS;
+    static const struct {
+        const char *path;
+        mock_api_kind_t kind;
+    } apis[] = {{"/v1/chat/completions", MOCK_API_CHAT},
+                {"/v1/completions", MOCK_API_COMPLETIONS},
+                {"/v1/messages", MOCK_API_MESSAGES},
+                {"/v1/responses", MOCK_API_RESPONSES}};
+    for (size_t i = 0; i < sizeof apis / sizeof apis[0]; i++) {
+        if (!mock_path_is(http, apis[i].path))
+            continue;
         if (http->method == MOCK_HTTP_POST)
-            mock_stream_start(self, c, http, kind);
+            mock_stream_start(self, c, http, apis[i].kind);
         else
             mock_server_not_allowed(self, c, "POST", keep_alive);
         return;

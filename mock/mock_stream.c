@@ -9,6 +9,7 @@
 #include <time.h>
 #include <xxhash.h>
 
+#include "mock_events.h"
 #include "mock_internal.h"
 #include "rng.h"
 
@@ -211,14 +212,46 @@ static void mock_stream_break(mock_server_t *self, mock_request_t *req, const ch
  * tokens to an SSE event (one per token in fixed mode; an engine step's accepted tokens share
  * one, as speculative decoding's do in vLLM; an event never straddles the end of the
  * reasoning), with the role chunk before the first and usage and [DONE] after the last. */
+/* Messages or Responses: the API's events around the tokens (mock_events.h), not chat chunks. */
+static bool mock_stream_events(const mock_request_t *req) {
+    return req->kind == MOCK_API_MESSAGES || req->kind == MOCK_API_RESPONSES;
+}
+
+/* The end of a Messages or Responses stream: the usage, and for Responses the whole reply again
+ * in response.completed's output items (reasoning, then the message). */
+static char *mock_stream_events_end(const mock_server_t *self, mock_request_t *req, char *p) {
+    mock_chunk_usage_t usage;
+    mock_put_usage(req, req->output_tokens, &usage);
+    bool length = req->finish == MOCK_FINISH_LENGTH;
+    if (req->kind == MOCK_API_MESSAGES)
+        return mock_events_messages_end(p, &req->head, length, &usage);
+    uint32_t r = req->reasoning_tokens, n = req->output_tokens;
+    p = mock_events_completed_open(p, &req->head, length);
+    if (r > 0) {
+        p = mock_events_item_open(p, &req->head, true, true);
+        p = mock_stream_put_reply(self, req, p, 0, r);
+        p = mock_events_item_close(p);
+    }
+    if (r < n) {
+        p = mock_events_item_open(p, &req->head, false, r == 0);
+        p = mock_stream_put_reply(self, req, p, r, n);
+        p = mock_events_item_close(p);
+    }
+    return mock_events_completed_close(p, &usage, r);
+}
+
 static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t count,
                              uint32_t per_event) {
     mock_conn_t *c = req->conn;
     bool last = req->emitted + count >= req->output_tokens;
+    bool events = mock_stream_events(req);
     size_t per_chunk = mock_chunk_max_bytes(&req->head, self->max_word_len);
+    size_t extra = events ? MOCK_EVENTS_FRAME_BYTES : 0;
+    if (events && last) /* Responses repeats the reply in response.completed */
+        extra += (size_t)req->output_tokens * (self->max_word_len + 1);
     buffer_t *scratch = &self->scratch;
     buffer_reset(scratch);
-    if (buffer_reserve(scratch, (count + 3) * per_chunk) < 0) {
+    if (buffer_reserve(scratch, (count + 3) * per_chunk + extra) < 0) {
         mock_conn_close(self, c, false);
         return;
     }
@@ -236,8 +269,14 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         self->metrics.chunks_sent++;
         if (i == 0 && req->kind == MOCK_API_CHAT)
             p = mock_chunk_role(p, &req->head, now);
+        if (i == 0 && events) {
+            mock_put_usage(req, 0, &usage);
+            p = mock_events_start(p, &req->head, reasoning, &usage);
+        } else if (events && req->head.reasoning && !reasoning) {
+            p = mock_events_switch(p, &req->head);
+        }
         if (req->malformed_at > i && req->malformed_at <= i + n) {
-            p = mock_chunk_malformed(p, &req->head);
+            p = events ? mock_events_malformed(p, &req->head) : mock_chunk_malformed(p, &req->head);
             if (req->fault == MOCK_FAULT_MALFORMED)
                 self->metrics.faults[MOCK_FAULT_MALFORMED]++;
             else
@@ -245,7 +284,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             continue;
         }
         if (req->truncated_at > i && req->truncated_at <= i + n) {
-            p = mock_chunk_truncated(p, &req->head);
+            p = events ? mock_events_truncated(p, &req->head) : mock_chunk_truncated(p, &req->head);
             mock_stream_break(self, req, start, p, false);
             return;
         }
@@ -254,9 +293,15 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
             return;
         }
         if (req->event_error_at > i && req->event_error_at <= i + n) {
-            p = mock_chunk_error_event(p);
+            p = events ? mock_events_error(p, &req->head) : mock_chunk_error_event(p);
             mock_stream_break(self, req, start, p, true);
             return;
+        }
+        if (events) {
+            p = mock_events_token_open(p, &req->head);
+            p = mock_stream_put_reply(self, req, p, i, i + n);
+            p = mock_events_token_close(p, &req->head, now);
+            continue;
         }
         const char *finish = i + n == req->output_tokens ? mock_finish_name(req->finish) : NULL;
         if (req->continuous_usage)
@@ -266,7 +311,9 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         p = mock_chunk_token_close(p, &req->head, finish, req->continuous_usage ? &usage : NULL,
                                    now);
     }
-    if (last) {
+    if (last && events) {
+        p = mock_stream_events_end(self, req, p);
+    } else if (last) {
         if (req->include_usage) {
             mock_put_usage(req, req->output_tokens, &usage);
             p = mock_chunk_usage(p, &req->head, &usage, now);
@@ -492,11 +539,28 @@ void mock_stream_abort(mock_server_t *self, mock_request_t *req) {
     self->active_requests--;
 }
 
+/* An error answer in the API's shape: Anthropic's for Messages, vLLM's for the others. */
+static void mock_stream_error(mock_server_t *self, mock_conn_t *c, mock_api_kind_t kind, int status,
+                              const char *message, bool keep_alive, const char *extra_header) {
+    buffer_t *page = &self->page;
+    buffer_reset(page);
+    int rc = kind == MOCK_API_MESSAGES
+                 ? mock_api_anthropic_error_body(page, status, message)
+                 : mock_api_error_body(page, status, message, self->options.flat_errors);
+    if (rc < 0) {
+        mock_conn_close(self, c, false);
+        return;
+    }
+    mock_server_respond(self, c, status, "application/json", page->data, page->len, keep_alive,
+                        extra_header);
+}
+
 /* Refuses a request that cannot start; every message names the numbers involved. */
 static void mock_stream_refuse(mock_server_t *self, mock_conn_t *c, mock_api_request_t *api,
                                int status, const char *message, bool keep_alive) {
+    mock_api_kind_t kind = api->kind;
     mock_api_request_clear(api);
-    mock_server_respond_error(self, c, status, message, keep_alive);
+    mock_stream_error(self, c, kind, status, message, keep_alive, NULL);
 }
 
 /* stampede's preflight (worker/preflight.h) asks whether this is a server it can measure before
@@ -522,6 +586,8 @@ static void mock_stream_preflight(mock_server_t *self, mock_conn_t *c, mock_api_
         "\"text\":\"ok\",\"finish_reason\":\"length\"}],\"usage\":{\"prompt_tokens\":1,"
         "\"completion_tokens\":1,\"total_tokens\":2}}";
     const char *body = stream ? (chat ? chat_event : text_event) : (chat ? chat_json : text_json);
+    if (kind == MOCK_API_MESSAGES || kind == MOCK_API_RESPONSES)
+        body = mock_events_preflight(kind); /* streamed only: mock_stream_start */
     mock_server_respond(self, c, 200, stream ? "text/event-stream" : "application/json", body,
                         strlen(body), keep_alive, NULL);
 }
@@ -629,24 +695,19 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
                                "<body>\r\n<center><h1>502 Bad Gateway</h1></center>\r\n"
                                "<hr><center>nginx</center>\r\n</body>\r\n</html>\r\n";
     char err[512];
-    buffer_t *page = &self->page;
     switch (rule->kind) {
     case MOCK_FAULT_500:
     case MOCK_FAULT_503:
         snprintf(err, sizeof(err), "simulated failure (--faults %s)", mock_fault_name(rule->kind));
         mock_stream_refuse(self, c, api, rule->kind == MOCK_FAULT_500 ? 500 : 503, err, keep_alive);
         break;
-    case MOCK_FAULT_429:
+    case MOCK_FAULT_429: {
+        mock_api_kind_t kind = api->kind;
         mock_api_request_clear(api);
-        buffer_reset(page);
-        if (mock_api_error_body(page, 429, "simulated rate limit (--faults 429)",
-                                self->options.flat_errors) < 0) {
-            mock_conn_close(self, c, false);
-            break;
-        }
-        mock_server_respond(self, c, 429, "application/json", page->data, page->len, keep_alive,
-                            "retry-after: 1");
+        mock_stream_error(self, c, kind, 429, "simulated rate limit (--faults 429)", keep_alive,
+                          "retry-after: 1");
         break;
+    }
     case MOCK_FAULT_CONTEXT_LENGTH: {
         uint32_t limit = self->options.max_model_len, prompt = api->prompt.len;
         uint64_t completion = api->has_max_tokens ? api->max_tokens : 0;
@@ -699,9 +760,12 @@ static mock_request_t *mock_request_new(mock_server_t *self, mock_api_request_t 
 static void mock_stream_name(mock_server_t *self, mock_request_t *req) {
     uint64_t a = XXH3_64bits_withSeed(&req->number, sizeof(req->number), self->options.seed);
     uint64_t b = XXH3_64bits_withSeed(&a, sizeof(a), req->number);
-    snprintf(req->id, sizeof(req->id), "%s%016llx%016llx",
-             req->kind == MOCK_API_CHAT ? "chatcmpl-" : "cmpl-", (unsigned long long)a,
-             (unsigned long long)b);
+    static const char *const prefixes[] = {[MOCK_API_CHAT] = "chatcmpl-",
+                                           [MOCK_API_COMPLETIONS] = "cmpl-",
+                                           [MOCK_API_MESSAGES] = "msg_",
+                                           [MOCK_API_RESPONSES] = "resp_"};
+    snprintf(req->id, sizeof(req->id), "%s%016llx%016llx", prefixes[req->kind],
+             (unsigned long long)a, (unsigned long long)b);
     req->created = (long long)time(NULL);
     mock_chunk_head_init(&req->head, req->kind, req->id, req->created, self->model_json.data);
 }
@@ -763,7 +827,14 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     mock_api_request_t api;
     int status = mock_api_parse(kind, http->body, http->content_length, &api, err, sizeof(err));
     if (status) {
-        mock_server_respond_error(self, c, status, err, keep_alive);
+        mock_stream_error(self, c, kind, status, err, keep_alive, NULL);
+        return;
+    }
+    if (!api.stream && (kind == MOCK_API_MESSAGES || kind == MOCK_API_RESPONSES)) {
+        mock_stream_refuse(self, c, &api, 400,
+                           "the mock answers /v1/messages and /v1/responses streamed only; send "
+                           "\"stream\": true",
+                           keep_alive);
         return;
     }
     if (o->strict_model && api.model[0] && strcmp(api.model, o->model) != 0) {
@@ -824,7 +895,7 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     req->chunked = http->minor_version >= 1;
     req->keep_alive = keep_alive && (req->chunked || !req->stream); /* else the close ends it */
     req->recv_ns = now;
-    if (kind == MOCK_API_CHAT && o->reasoning_set) {
+    if (kind != MOCK_API_COMPLETIONS && o->reasoning_set) {
         uint32_t r = mock_sample_count(self, &o->reasoning, key, MOCK_DRAW_REASONING);
         req->reasoning_tokens = r < n ? r : n;
     }

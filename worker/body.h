@@ -10,6 +10,13 @@
  *                "function","function":{"name":F,"arguments":"{}"}}]; the tool's answer is
  *                {"role":"tool","tool_call_id":I,"content":T}
  *   completions: {"model":M,"prompt":"T1\nT2\n...","max_tokens":N,"stream":true,...}
+ *   messages:    {"model":M,"system":S,"messages":[{"role":R,"content":T},...],"max_tokens":N,
+ *                 "stream":true[,"thinking":{"type":"enabled","budget_tokens":B}][,"tools":[...]]}
+ *                (Anthropic: a leading system message is "system"; a tool call is an assistant
+ *                "tool_use" block, its answer a user "tool_result" block)
+ *   responses:   {"model":M,"instructions":S,"input":[{"role":R,"content":T},...],
+ *                 "max_output_tokens":N,"stream":true[,"tools":[...]]} (OpenAI Responses: a tool
+ *                call is a "function_call" item, its answer a "function_call_output" item)
  *
  * Usage: body_begin, then body_add per message (in completions mode the texts are joined by a
  * newline into the prompt and the role is ignored), then body_end. */
@@ -23,16 +30,19 @@
 #include "config.h"
 
 typedef struct body_options {
-    config_api_t api;  /* chat -> "messages", completions -> "prompt" */
+    config_api_t api;  /* the body's shape (above) */
     const char *model; /* copied into the body at body_begin */
     uint32_t max_tokens;
     bool max_completion_tokens; /* the limit's key is max_completion_tokens, not max_tokens */
     bool stream;                /* also asks for stream_options.include_usage */
     bool ignore_eos;
-    bool min_tokens;        /* also sends min_tokens = max_tokens (vLLM, SGLang) */
-    bool continuous_usage;  /* stream_options.continuous_usage_stats: usage on every event */
-    const char *tools_json; /* chat: the tools array, JSON written as is (NULL: none); borrowed
-                               until body_end */
+    bool min_tokens;          /* also sends min_tokens = max_tokens (vLLM, SGLang) */
+    bool continuous_usage;    /* stream_options.continuous_usage_stats: usage on every event */
+    uint32_t thinking_tokens; /* messages: thinking.budget_tokens (0: no thinking block) */
+    const char *previous_response_id; /* responses: the response this one continues (NULL:
+                                         none); borrowed until body_end */
+    const char *tools_json; /* chat, messages, responses: the tools array in the API's shape, JSON
+                               written as is (NULL: none); borrowed   until body_end */
     size_t tools_len;
 } body_options_t;
 
@@ -42,6 +52,7 @@ typedef struct body {
     size_t cap;
     body_options_t options;
     uint32_t parts; /* messages (or prompt pieces) added since body_begin */
+    bool list_open; /* the messages (or input) array is open */
     bool failed;    /* an allocation failed since body_begin */
 } body_t;
 

@@ -74,6 +74,8 @@ struct engine {
     char reasoning_open[THINK_TAG_MAX + 1]; /* the settings' reasoning_tags point here */
     char reasoning_close[THINK_TAG_MAX + 1];
     char *auth_line;
+    char *session_header; /* the settings' header names point here */
+    char *replica_header;
     char **secrets; /* the API key and secret header values, redacted from error messages */
     size_t n_secrets;
 
@@ -272,6 +274,16 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
     self->settings.buffer_size =
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
     engine_set_reasoning_tags(self, options);
+    self->settings.api = options->api;
+    self->session_header = options->session_header ? strdup(options->session_header) : NULL;
+    self->replica_header = options->replica_header ? strdup(options->replica_header) : NULL;
+    self->settings.session_header = self->session_header;
+    self->settings.replica_header = self->replica_header;
+    if ((options->session_header && !self->session_header) ||
+        (options->replica_header && !self->replica_header)) {
+        engine_destroy(&self);
+        return NULL;
+    }
     self->n_shards = (options->max_streams + ENGINE_SHARD_STREAMS - 1) / ENGINE_SHARD_STREAMS;
     self->shards = calloc(self->n_shards, sizeof(*self->shards));
     if (!self->shards || engine_build_headers(self, options) < 0) {
@@ -347,6 +359,8 @@ void engine_destroy(engine_t **self_p) {
     curl_slist_free_all(self->settings.headers);
     curl_slist_free_all(self->settings.resolve);
     tokenizer_scratch_destroy(&self->settings.tokenizer_scratch);
+    free(self->session_header);
+    free(self->replica_header);
     for (uint32_t i = 0; i < self->n_origins; i++)
         free(self->origins[i]);
     for (size_t i = 0; i < self->n_secrets; i++) {

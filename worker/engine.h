@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "config.h"
 #include "curl_net.h"
 #include "histogram.h"
 #include "loop.h"
@@ -31,13 +32,16 @@ typedef struct engine_options {
     const char *reasoning_close;
     const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it (borrowed, must
                                           outlive the engine); NULL: none */
+    config_api_t api;                  /* target.api: the shape of the streamed events (chunk.h) */
+    const char *session_header;        /* target.session_header (copied); NULL: X-Session-ID */
+    const char *replica_header;        /* target.replica_header (copied); NULL: none */
 } engine_options_t;
 
 typedef struct engine_request {
     const char *url;  /* full URL, e.g. "http://127.0.0.1:8000/v1/chat/completions" */
     const char *body; /* JSON body; must stay valid until the done callback */
     size_t body_len;
-    const char *session_header; /* value of X-Session-ID, or NULL */
+    const char *session_header; /* the session's id for the session header, or NULL: none */
     request_record_t *record;   /* caller-owned; ids and intended_ns set by the caller, the rest
                                    filled by the engine (chunk arrays point into engine storage
                                    that stays valid only during the done callback) */

@@ -103,6 +103,8 @@ static Stampede__ErrorClass error_to_wire(error_class_t cls) {
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_503;
     case ERROR_CLIENT_FD_LIMIT:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_CLIENT_FD_LIMIT;
+    case ERROR_HTTP_529:
+        return STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_529;
     default:
         return STAMPEDE__ERROR_CLASS__ERROR_CLASS_NONE;
     }
@@ -266,6 +268,7 @@ static int pack_record(events_t *self, const request_record_t *rec) {
     m.connection_reused = rec->connection_reused;
     m.tls_version = rec->tls_version;
     m.tls_resumed = rec->tls_resumed;
+    m.replica = rec->replica;
     m.body_hash = rec->body_hash;
     m.retries = rec->retries;
     m.retry_wait_ns = rec->retry_wait_ns;

@@ -110,16 +110,20 @@ static void preflight_excerpt(const preflight_answer_t *a, char *out, size_t cap
         snprintf(out, cap, "(no body)");
 }
 
-/* The request's JSON: the configured model, one word, one token. malloc'd. */
+/* The request's JSON in the configured API's shape: the configured model, one word, one token
+ * (Responses: 16, the least OpenAI accepts). malloc'd. */
 static char *preflight_body(const config_t *cfg) {
+    config_api_t api = cfg->target.api;
     json_t *o = json_pack("{s:s, s:i, s:b}", "model", cfg->target.model ? cfg->target.model : "",
-                          "max_tokens", 1, "stream", cfg->target.stream);
-    if (cfg->target.api == API_CHAT)
+                          api == API_RESPONSES ? "max_output_tokens" : "max_tokens",
+                          api == API_RESPONSES ? 16 : 1, "stream", cfg->target.stream);
+    if (api == API_CHAT || api == API_MESSAGES)
         json_object_set_new(
             o, "messages",
             json_pack("[{s:s, s:s}]", "role", "user", "content", "Reply with one word."));
     else
-        json_object_set_new(o, "prompt", json_string("Reply with one word."));
+        json_object_set_new(o, api == API_RESPONSES ? "input" : "prompt",
+                            json_string("Reply with one word."));
     char *text = o ? json_dumps(o, JSON_COMPACT) : NULL;
     json_decref(o);
     return text;
@@ -239,8 +243,9 @@ int preflight_endpoint(const preflight_t *self, size_t e, const char *pin, char 
     }
     headers = with;
     char request[2300], excerpt[PREFLIGHT_EXCERPT + 8], models[512] = "";
-    snprintf(request, sizeof request, "POST %s (model '%s', max_tokens 1%s)", url,
+    snprintf(request, sizeof request, "POST %s (model '%s', %s%s)", url,
              self->cfg->target.model ? self->cfg->target.model : "",
+             self->cfg->target.api == API_RESPONSES ? "max_output_tokens 16" : "max_tokens 1",
              self->cfg->target.stream ? ", stream" : "");
     if (preflight_perform(self, url, body, headers, pin, a) != CURLE_OK) {
         snprintf(why, len,

@@ -360,6 +360,8 @@ static void session_graph_done(void *arg, session_send_t *req, request_record_t 
     bool ok = record->error == ERROR_NONE;
     if (ok) {
         session_prompt_add_reply(&run->prompt, j, reply, reply_len);
+        if (record->response_id[0])
+            session_prompt_set_response_id(&run->prompt, j, record->response_id);
         /* counted in target.tokenizer: the reply's tokens, when the count is of its text alone */
         if (record->has_tokenizer_count && record->reasoning_chunks == 0)
             session_prompt_set_reply_tokens(&run->prompt, j, record->tokenizer_tokens);

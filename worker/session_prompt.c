@@ -83,6 +83,16 @@ void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_
     self->turns[j].reply_words = tokens;
 }
 
+void session_prompt_set_response_id(session_prompt_t *self, uint32_t j, const char *id) {
+    size_t len = strlen(id);
+    session_prompt_reserve(self, len);
+    memcpy(self->text + self->text_len, id, len);
+    self->turns[j].response_id_off = self->text_len;
+    self->turns[j].response_id_len = len;
+    self->text[self->text_len + len] = '\0'; /* kept: the NUL is part of what it takes */
+    self->text_len += len + 1;
+}
+
 uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j) {
     const session_prompt_turn_t *turn = &self->turns[j];
     return XXH3_64bits(self->text + turn->user_off + turn->user_len - turn->fresh_len,
@@ -268,6 +278,22 @@ static uint32_t session_prompt_max_tokens(const session_prompt_t *self, const co
     return budget < asked ? (uint32_t)budget : asked;
 }
 
+/* With target.previous_response_id, the response node j's body continues: the newest of the n
+ * inherited turns when they are its whole conversation (a chat, no compaction in between) and its
+ * reply has an id; NULL otherwise (the history is sent). The id is NUL-terminated in text. */
+static const char *session_prompt_previous(const session_prompt_t *self, const config_t *cfg,
+                                           uint32_t n) {
+    if (!cfg->target.previous_response_id || n == 0)
+        return NULL;
+    const session_prompt_turn_t *last = &self->turns[self->stack[n - 1]];
+    if (!last->response_id_len || last->conv_len != n)
+        return NULL;
+    for (uint32_t i = 0; i < n; i++)
+        if (self->turns[self->stack[i]].compacted)
+            return NULL;
+    return self->text + last->response_id_off;
+}
+
 /* Node j's body, or with summarise the summarise request sent in its place: the same scaffold and
  * inherited turns, then the instruction instead of the node's own text. */
 static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cfg,
@@ -282,6 +308,7 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
                               .max_completion_tokens = cfg->target.max_completion_tokens,
                               .stream = cfg->target.stream,
                               .ignore_eos = cfg->target.ignore_eos,
+                              .thinking_tokens = cfg->target.thinking_tokens,
                               .min_tokens = cfg->target.min_tokens,
                               .continuous_usage = cfg->target.continuous_usage,
                               .tools_json = kind->tools_json,
@@ -307,11 +334,18 @@ static uint64_t session_prompt_render(session_prompt_t *self, const config_t *cf
         self->turns[j].tool_result &= n > 0 && !self->turns[j].compacted;
     }
     uint32_t last = summarise ? UINT32_MAX : j;
+    const char *previous = summarise ? NULL : session_prompt_previous(self, cfg, n);
+    if (previous) { /* the server holds the history: only the new turn goes, as a user message */
+        body->options.previous_response_id = previous;
+        self->turns[j].tool_result = false;
+    }
     for (uint32_t i = 0; i < n; i++) {
         uint32_t a = self->stack[i];
-        session_prompt_add_user(self, a, i == 0, body);
-        session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : last, body);
-        words += session_prompt_turn_words(&self->turns[a]);
+        if (!previous) {
+            session_prompt_add_user(self, a, i == 0, body);
+            session_prompt_add_assistant(self, a, i + 1 < n ? self->stack[i + 1] : last, body);
+        }
+        words += session_prompt_turn_words(&self->turns[a]); /* the server reads them all */
     }
     if (summarise) {
         body_add(body, "user", scaffold->compact_text, scaffold->compact_len);

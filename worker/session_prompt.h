@@ -45,6 +45,8 @@ typedef struct session_prompt_turn {
     bool compacted;   /* its conversation restarted from a summary (the server's reply) */
     size_t summary_off, summary_len; /* compacted: the summary in text */
     uint32_t summary_words;
+    size_t response_id_off, response_id_len; /* the Responses API's id of its reply in text (len
+                                                0: none) */
 } session_prompt_turn_t;
 
 /* One session's text; pooled with its run, so it grows only with the largest session seen. */
@@ -73,6 +75,9 @@ void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *re
 /* Node j's reply is `tokens` long in the target's tokenizer: what its turn adds to a later prompt
  * counts that instead of its words. */
 void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_t tokens);
+/* Keeps node j's reply's id (Responses): with target.previous_response_id, a turn that inherits
+ * j's whole conversation names it instead of sending that history. */
+void session_prompt_set_response_id(session_prompt_t *self, uint32_t j, const char *id);
 /* XXH3 of node j's fresh text only (never a reply): part of the request's workload hash. */
 uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j);
 /* Writes node j's body (scaffold, inherited history, user text); returns the words sent. Its

@@ -25,14 +25,20 @@ static long session_scaffold_system_text(const config_t *cfg, uint32_t role, uin
  * system) words; its only parameter is a string. 0 ok, -1 on no memory. */
 static int session_scaffold_tools(const config_t *cfg, uint32_t role,
                                   const config_scaffold_size_t *size, buffer_t *out) {
-    static const char tail[] = "\",\"parameters\":{\"type\":\"object\",\"properties\":{"
-                               "\"input\":{\"type\":\"string\"}},\"required\":[\"input\"]}}}";
+    /* The same function in each API's shape: chat nests it under "function"; Messages names its
+     * schema input_schema; Responses keeps chat's fields flat. */
+    static const char schema[] = "{\"type\":\"object\",\"properties\":{\"input\":{\"type\":"
+                                 "\"string\"}},\"required\":[\"input\"]}";
+    config_api_t api = cfg->target.api;
+    const char *open = api == API_MESSAGES    ? "{\"name\":\""
+                       : api == API_RESPONSES ? "{\"type\":\"function\",\"name\":\""
+                                              : "{\"type\":\"function\",\"function\":{\"name\":\"";
+    const char *key = api == API_MESSAGES ? "\",\"input_schema\":" : "\",\"parameters\":";
+    const char *close = api == API_CHAT ? "}}" : "}";
     int rc = buffer_append(out, "[", 1);
     for (uint32_t k = 0; rc == 0 && k < size->tools; k++) {
-        rc = buffer_appendf(out,
-                            "%s{\"type\":\"function\",\"function\":{\"name\":\"tool_%u\","
-                            "\"description\":\"",
-                            k ? "," : "", (unsigned)k);
+        rc = buffer_appendf(out, "%s%stool_%u\",\"description\":\"", k ? "," : "", open,
+                            (unsigned)k);
         if (rc == 0)
             rc = buffer_reserve(out, prompt_max_bytes(size->tool_tokens));
         if (rc == 0) {
@@ -44,7 +50,7 @@ static int session_scaffold_tools(const config_t *cfg, uint32_t role,
             out->len += n < 0 ? 0 : (size_t)n;
         }
         if (rc == 0)
-            rc = buffer_append(out, tail, sizeof tail - 1);
+            rc = buffer_appendf(out, "%s%s%s", key, schema, close);
     }
     return rc == 0 ? buffer_append(out, "]", 1) : -1;
 }
@@ -65,7 +71,7 @@ static int session_scaffold_fill(const config_t *cfg, uint32_t role, session_sca
     out->system_len = (size_t)n;
     out->words = out->system_len ? size.system_tokens : 0;
     out->hash = XXH3_64bits(out->system_text, out->system_len);
-    if (!given || size.tools == 0 || cfg->target.api != API_CHAT)
+    if (!given || size.tools == 0 || cfg->target.api == API_COMPLETIONS)
         return 0;
     buffer_t tools;
     buffer_init(&tools);

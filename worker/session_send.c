@@ -103,13 +103,14 @@ static void session_sender_retry_fire(loop_t *loop, uint64_t id, void *arg) {
     session_sender_unlink_retry(self, req);
 }
 
-/* With target.retry_on_429 honour, a 429 with retries left waits its Retry-After (1 s without
- * one; at most target.retry_after_max) to be sent again. Returns whether it will be. */
+/* With target.retry_on_429 honour, a 429 (or Anthropic's 529 overloaded_error, which its clients
+ * retry the same way) with retries left waits its Retry-After (1 s without one; at most
+ * target.retry_after_max) to be sent again. Returns whether it will be. */
 static bool session_sender_retry(session_sender_t *self, session_send_t *req,
                                  const request_record_t *record) {
     const config_target_t *t = &self->cfg->target;
-    if (!t->retry_on_429 || record->error != ERROR_HTTP_429 || !self->loop ||
-        req->record.retries >= t->retry_429_max)
+    bool overloaded = record->error == ERROR_HTTP_429 || record->error == ERROR_HTTP_529;
+    if (!t->retry_on_429 || !overloaded || !self->loop || req->record.retries >= t->retry_429_max)
         return false;
     int64_t wait_ns = 1000000000LL; /* without a Retry-After */
     if (record->retry_after_s >= 0)
@@ -156,13 +157,14 @@ session_send_result_t session_sender_send(session_sender_t *self, session_send_t
     request_record_t *rec = &req->record;
     rec->endpoint = route_endpoint(target, self->cfg->seed, rec->session, rec->request_id,
                                    self->backend.inflight_to, self->backend.ctx);
-    bool sticky = target->routing == ROUTING_STICKY;
-    if (sticky)
+    /* sticky routing names the session in X-Session-ID; target.session_header in its header */
+    bool named = target->routing == ROUTING_STICKY || target->session_header;
+    if (named)
         snprintf(req->session_id, sizeof req->session_id, "%llu", (unsigned long long)rec->session);
     req->request = (engine_request_t){.url = self->urls[rec->endpoint],
                                       .body = req->body.data,
                                       .body_len = req->body.len,
-                                      .session_header = sticky ? req->session_id : NULL,
+                                      .session_header = named ? req->session_id : NULL,
                                       .record = rec};
     if (session_sender_submit(self, req) == 0)
         return SESSION_SEND_INFLIGHT;
@@ -213,8 +215,8 @@ void session_sender_cancel_all(session_sender_t *self) {
         session_sender_unlink_retry(self, req);
         req->record.error = ERROR_CANCELLED;
         snprintf(req->record.error_message, sizeof req->record.error_message,
-                 "cancelled while waiting to resend after HTTP 429 (retry %u)",
-                 (unsigned)req->record.retries + 1);
+                 "cancelled while waiting to resend after HTTP %d (retry %u)",
+                 req->record.http_status, (unsigned)req->record.retries + 1);
         req->record.retry_wait_ns += loop_now_ns() - req->retry_from_ns;
         self->inflight--;
         if (self->closing)

@@ -86,7 +86,7 @@ struct stream {
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
     struct curl_slist expect_node;  /* "Expect:" in front of the headers: never wait for a 100 */
-    struct curl_slist session_node; /* X-Session-ID in front of the shared headers */
+    struct curl_slist session_node; /* the session header in front of the shared headers */
     char *session_line;
     size_t session_cap;
     char curl_error[CURL_ERROR_SIZE];
@@ -143,7 +143,8 @@ static void stream_error_text(const char *payload, size_t len, char *out, size_t
             len = (size_t)(eol - payload);
     }
     chunk_info_t info;
-    if (chunk_parse(payload, len, &info) == 0 && info.has_error && info.error_message) {
+    if ((chunk_parse(payload, len, &info) == 0 && info.has_error && info.error_message) ||
+        (chunk_responses_parse(payload, len, &info) == 0 && info.has_error && info.error_message)) {
         char buf[STREAM_MESSAGE_MAX * 6 + 1];
         size_t raw = info.error_message_len < STREAM_MESSAGE_MAX * 6 ? info.error_message_len
                                                                      : STREAM_MESSAGE_MAX * 6;
@@ -292,14 +293,44 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
     }
 }
 
+/* Usage as the event gave it: each count it carried replaces the one before (a Messages stream
+ * has the prompt's in message_start and the output's in message_delta). */
 static void stream_usage(stream_t *self, const chunk_info_t *info) {
     request_record_t *rec = self->record;
     rec->has_usage = true;
-    rec->prompt_tokens = info->prompt_tokens;
-    rec->completion_tokens = info->completion_tokens;
-    rec->cached_tokens = info->cached_tokens;
-    self->usage_completion = info->completion_tokens;
-    self->usage_seen = true;
+    if (info->usage_fields & CHUNK_USAGE_PROMPT)
+        rec->prompt_tokens = info->prompt_tokens;
+    if (info->usage_fields & CHUNK_USAGE_CACHED)
+        rec->cached_tokens = info->cached_tokens;
+    if (info->usage_fields & CHUNK_USAGE_COMPLETION) {
+        rec->completion_tokens = info->completion_tokens;
+        self->usage_completion = info->completion_tokens;
+        self->usage_seen = true;
+    }
+}
+
+/* The Responses API's id of the reply, kept for the next turn's previous_response_id; an id that
+ * does not fit, or needs escapes, is not kept. */
+static void stream_keep_response_id(stream_t *self, const chunk_info_t *info) {
+    char *out = self->record->response_id;
+    size_t n = info->response_id_len;
+    if (n >= sizeof self->record->response_id || memchr(info->response_id, '\\', n))
+        return;
+    memcpy(out, info->response_id, n);
+    out[n] = '\0';
+}
+
+/* One event's data in the shape of the configured API. */
+static int stream_parse_event(const stream_t *self, const char *data, size_t len,
+                              chunk_info_t *info) {
+    switch (self->settings->api) {
+    case API_MESSAGES:
+        return chunk_messages_parse(data, len, info);
+    case API_RESPONSES:
+        return chunk_responses_parse(data, len, info);
+    default:
+        return chunk_parse(data, len, info);
+    }
 }
 
 static int stream_on_event(void *arg, const sse_event_t *event) {
@@ -315,16 +346,11 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     if (event->data_len == 0)
         return 0;
     chunk_info_t info;
-    if (chunk_parse(event->data, event->data_len, &info) < 0) {
+    if (stream_parse_event(self, event->data, event->data_len, &info) < 0) {
         char text[61];
         stream_printable(event->data, event->data_len, text, sizeof(text));
         stream_fail(self, ERROR_MALFORMED_SSE, "malformed chunk after %u tokens: %s",
                     self->n_chunks, text);
-        return 0;
-    }
-    if (info.done) {
-        self->got_done = true;
-        self->done_ns = self->now_ns;
         return 0;
     }
     if (info.has_sent_ns && counters->sent_delay && self->now_ns >= info.sent_ns)
@@ -343,6 +369,12 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
     }
     if (info.has_usage)
         stream_usage(self, &info);
+    if (info.response_id && !self->record->response_id[0])
+        stream_keep_response_id(self, &info);
+    if (info.done) { /* [DONE], or the API's own last event */
+        self->got_done = true;
+        self->done_ns = self->now_ns;
+    }
     return 0;
 }
 
@@ -409,6 +441,23 @@ static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) 
     return len;
 }
 
+/* Whether a header line is the named header ("Name:" whatever its case). */
+static bool stream_header_is(const char *name, const char *line, size_t len) {
+    size_t n = strlen(name);
+    return len > n && line[n] == ':' && strncasecmp(line, name, n) == 0;
+}
+
+/* The replica that answered (target.replica_header): its value, trimmed, hashed (never 0). */
+static void stream_read_replica(stream_t *self, const char *line, size_t len) {
+    const char *value = (const char *)memchr(line, ':', len) + 1, *end = line + len;
+    while (value < end && (*value == ' ' || *value == '\t'))
+        value++;
+    while (end > value && (end[-1] == '\r' || end[-1] == '\n' || end[-1] == ' ' || end[-1] == '\t'))
+        end--;
+    uint64_t hash = XXH3_64bits(value, (size_t)(end - value));
+    self->record->replica = hash ? hash : 1;
+}
+
 static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg) {
     int64_t now_ns = loop_now_ns();
     stream_t *self = arg;
@@ -436,6 +485,9 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
         memcpy(value, line + 13, n);
         value[n] = '\0';
         self->pending_sse = strcasestr(value, "text/event-stream") != NULL;
+    } else if (self->settings->replica_header &&
+               stream_header_is(self->settings->replica_header, line, len)) {
+        stream_read_replica(self, line, len);
     } else if (len > 12 && strncasecmp(line, "retry-after:", 12) == 0) {
         char value[64];
         size_t n = len - 12 < sizeof(value) - 1 ? len - 12 : sizeof(value) - 1;
@@ -658,13 +710,15 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     record->tls_version = 0;
     record->tls_resumed = false;
     record->body_hash = 0;
+    record->replica = 0;
+    record->response_id[0] = '\0';
     /* record->resends is not reset: a request resent after a 429 keeps the resends libcurl made
      * during its earlier attempts (the caller zeroes the record for a new request) */
     record->retry_after_s = -1;
 }
 
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
-                 const char *session_header, request_record_t *record, int64_t send_ns) {
+                 const char *session_id, request_record_t *record, int64_t send_ns) {
     assert(self && url && record);
     stream_reset(self, record, send_ns);
     if (curl_easy_setopt(self->easy, CURLOPT_URL, url) != CURLE_OK) {
@@ -686,21 +740,23 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     record->body_hash = self->upload_len ? XXH3_64bits(self->upload, self->upload_len) : 0;
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)self->upload_len);
     self->expect_node.data = (char *)"Expect:";
-    if (!session_header) {
+    if (!session_id) {
         self->expect_node.next = self->settings->headers;
         curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->expect_node);
         return 0;
     }
-    if (strpbrk(session_header, "\r\n")) {
+    if (strpbrk(session_id, "\r\n")) {
         stream_fail(self, ERROR_CONNECT, "session id contains a line break");
         return -1;
     }
-    size_t need = strlen(session_header) + sizeof("X-Session-ID: ");
+    const char *name =
+        self->settings->session_header ? self->settings->session_header : "X-Session-ID";
+    size_t need = strlen(name) + strlen(session_id) + sizeof(": ");
     if (buffer_grow_array(&self->session_line, &self->session_cap, need, 1) < 0) {
         stream_fail(self, ERROR_CONNECT, "out of memory for the session header");
         return -1;
     }
-    snprintf(self->session_line, self->session_cap, "X-Session-ID: %s", session_header);
+    snprintf(self->session_line, self->session_cap, "%s: %s", name, session_id);
     self->session_node.data = self->session_line;
     self->session_node.next = self->settings->headers;
     self->expect_node.next = &self->session_node;
@@ -714,11 +770,12 @@ static const char *stream_curl_reason(const stream_t *self, CURLcode result) {
 
 /* Whether an error body says the request exceeds the model's context: vLLM's "maximum context
  * length" (both its wordings start so), its V1 "longer than the maximum model length", its
- * max_model_len wording, or OpenAI's "context_length_exceeded" code. */
+ * max_model_len wording, OpenAI's "context_length_exceeded" code, or Anthropic's "prompt is too
+ * long". */
 static bool stream_says_context_length(const char *body, size_t len) {
-    static const char *const needles[] = {"maximum context length", "max_model_len",
-                                          "context_length_exceeded",
-                                          "longer than the maximum model length"};
+    static const char *const needles[] = {
+        "maximum context length", "max_model_len", "context_length_exceeded",
+        "longer than the maximum model length", "prompt is too long"};
     for (size_t i = 0; body && i < sizeof(needles) / sizeof(needles[0]); i++)
         if (memmem(body, len, needles[i], strlen(needles[i])))
             return true;
@@ -736,6 +793,8 @@ static void stream_fail_http(stream_t *self) {
         error = ERROR_HTTP_503;
     else if (self->status == 429)
         error = ERROR_HTTP_429;
+    else if (self->status == 529)
+        error = ERROR_HTTP_529;
     else if (self->status == 400 && stream_says_context_length(self->body, self->body_len))
         error = ERROR_CONTEXT_LENGTH;
     stream_fail(self, error, "HTTP %d: %s", self->status, text[0] ? text : "(empty body)");

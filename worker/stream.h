@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "config.h"
 #include "curl_net.h"
 #include "histogram.h"
 #include "record.h"
@@ -43,6 +44,9 @@ typedef struct stream_settings {
     const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */
     struct tokenizer_scratch *tokenizer_scratch; /* its working memory, shared by the streams of
                                                     the engine's one loop thread */
+    config_api_t api;           /* which API's events the streams parse (chunk.h) */
+    const char *session_header; /* the name of the header carrying a session's id */
+    const char *replica_header; /* the response header naming the replica, or NULL */
 } stream_settings_t;
 
 typedef struct stream stream_t;
@@ -68,10 +72,10 @@ stream_t *stream_of_easy(CURL *easy);
 
 /* Prepares the next request: resets per-request state, fills the record's engine-owned fields
  * with zeros and send_ns, points curl at url/body (not copied: body must outlive the transfer)
- * and sets X-Session-ID when session_header is not NULL. 0 ok, -1 on failure (the record then
- * says why, class ERROR_CONNECT). */
+ * and sends session_id in the settings' session header when it is not NULL. 0 ok, -1 on failure
+ * (the record then says why, class ERROR_CONNECT). */
 int stream_begin(stream_t *self, const char *url, const char *body, size_t body_len,
-                 const char *session_header, request_record_t *record, int64_t send_ns);
+                 const char *session_id, request_record_t *record, int64_t send_ns);
 
 /* Ends the request after curl finished it with result: classifies the outcome, sets end_ns,
  * http_status, error and error_message, and points the record's chunk arrays at this stream's
@@ -81,8 +85,8 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns);
 /* Ends the request without curl (cancelled, or never started): sets end_ns and the error. */
 void stream_abandon(stream_t *self, error_class_t error, const char *message, int64_t end_ns);
 
-/* The reply text (delta.content, JSON-unescaped, concatenated); owned by the stream, valid
- * until the next stream_begin. */
+/* The reply text (the answer's text deltas, JSON-unescaped, concatenated); owned by the stream,
+ * valid until the next stream_begin. */
 const char *stream_reply(const stream_t *self, size_t *len);
 
 /* The record of the request in flight (NULL between requests). */

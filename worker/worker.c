@@ -552,6 +552,9 @@ static int prepare_run(worker_loop_t *w, const Stampede__Assign *a, char *err, s
             .reasoning_close = w->cfg.target.reasoning_close,
             .net = &w->net,
             .tokenizer = w->tokenizer,
+            .api = w->cfg.target.api,
+            .session_header = w->cfg.target.session_header,
+            .replica_header = w->cfg.target.replica_header,
         };
         w->engine = engine_new(w->loop, &opt);
         free_lines(headers);

@@ -74,6 +74,8 @@ error_class_t ingest_error_class(Stampede__ErrorClass wire) {
         return ERROR_HTTP_503;
     case STAMPEDE__ERROR_CLASS__ERROR_CLASS_CLIENT_FD_LIMIT:
         return ERROR_CLIENT_FD_LIMIT;
+    case STAMPEDE__ERROR_CLASS__ERROR_CLASS_HTTP_529:
+        return ERROR_HTTP_529;
     default:
         return ERROR_PROTOCOL;
     }
@@ -198,6 +200,7 @@ int ingest_record(ingest_t *self, const Stampede__Record *msg, int64_t offset_ns
     out->connection_reused = msg->connection_reused;
     out->tls_version = msg->tls_version <= 13 ? (uint8_t)msg->tls_version : 0;
     out->tls_resumed = msg->tls_resumed;
+    out->replica = msg->replica;
     out->retries = msg->retries;
     if (msg->retry_wait_ns < 0)
         return refuse(self, msg, "negative retry wait");

@@ -19,7 +19,8 @@ typedef struct sessions_entry {
     bool ok;
     bool warmup;
     bool cancelled;
-    bool compaction; /* the summarise request sent before its node */
+    bool compaction;  /* the summarise request sent before its node */
+    uint64_t replica; /* the replica that answered (record.h), 0 when none was named */
 } sessions_entry_t;
 
 typedef struct sessions_open {
@@ -64,7 +65,9 @@ int sessions_stats_init(sessions_stats_t *s, size_t n_endpoints) {
               (s->requests = histogram_new()) && (s->compactions = histogram_new());
     if (ok && n_endpoints)
         ok = (s->endpoint_shared = calloc(n_endpoints, sizeof *s->endpoint_shared)) &&
-             (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt));
+             (s->endpoint_prompt = calloc(n_endpoints, sizeof *s->endpoint_prompt)) &&
+             (s->endpoint_replica_checked = calloc(n_endpoints, sizeof(uint64_t))) &&
+             (s->endpoint_replica_moved = calloc(n_endpoints, sizeof(uint64_t)));
     if (!ok) {
         sessions_stats_free(s);
         return -1;
@@ -81,6 +84,8 @@ void sessions_stats_free(sessions_stats_t *s) {
     histogram_destroy(&s->compactions);
     free(s->endpoint_shared);
     free(s->endpoint_prompt);
+    free(s->endpoint_replica_checked);
+    free(s->endpoint_replica_moved);
     memset(s, 0, sizeof *s);
 }
 
@@ -105,9 +110,13 @@ void sessions_stats_pool(sessions_stats_t *dst, const sessions_stats_t *src) {
     for (size_t e = 0; e < dst->n_endpoints && e < src->n_endpoints; e++) {
         dst->endpoint_shared[e] += src->endpoint_shared[e];
         dst->endpoint_prompt[e] += src->endpoint_prompt[e];
+        dst->endpoint_replica_checked[e] += src->endpoint_replica_checked[e];
+        dst->endpoint_replica_moved[e] += src->endpoint_replica_moved[e];
     }
     dst->affinity_checked += src->affinity_checked;
     dst->affinity_split += src->affinity_split;
+    dst->replica_checked += src->replica_checked;
+    dst->replica_moved += src->replica_moved;
     dst->compactions_total += src->compactions_total;
 }
 
@@ -299,6 +308,33 @@ static void close_affinity(sessions_t *self, const sessions_open_t *open) {
     self->stats.affinity_split += split;
 }
 
+/* Replica affinity: at each endpoint that named the replica answering the session's requests, did
+ * one replica answer them all? Entries are few per session: the pairwise scan is cheap. */
+static void close_replicas(sessions_t *self, const sessions_open_t *open) {
+    sessions_stats_t *s = &self->stats;
+    bool checked = false, moved = false;
+    for (size_t i = 0; i < open->n; i++) {
+        const sessions_entry_t *e = &open->entries[i];
+        bool first = e->replica != 0;
+        for (size_t j = 0; first && j < i; j++) /* only an endpoint's first named answer */
+            first = !(open->entries[j].replica && open->entries[j].endpoint == e->endpoint);
+        if (!first)
+            continue;
+        bool here = false;
+        for (size_t k = i + 1; k < open->n && !here; k++)
+            here = open->entries[k].endpoint == e->endpoint && open->entries[k].replica &&
+                   open->entries[k].replica != e->replica;
+        checked = true;
+        moved |= here;
+        if (e->endpoint < s->n_endpoints) {
+            s->endpoint_replica_checked[e->endpoint]++;
+            s->endpoint_replica_moved[e->endpoint] += here;
+        }
+    }
+    s->replica_checked += checked;
+    s->replica_moved += moved;
+}
+
 /* Whether node's conversation restarted from a summary (a summarise request preceded it). */
 static bool open_compacted(const sessions_open_t *open, uint32_t node) {
     for (size_t i = 0; open->compactions && i < open->n; i++)
@@ -406,6 +442,7 @@ static void close_session(sessions_t *self, sessions_open_t *open) {
     close_span(&self->stats, open);
     self->stats.compactions_total += open->compactions;
     close_affinity(self, open);
+    close_replicas(self, open);
     if (!self->cfg || workload_session_generate(self->cfg, open->session, &self->graph) != 0 ||
         scratch_reserve(self, self->graph.n_nodes) != 0)
         return;
@@ -454,6 +491,7 @@ int sessions_add(sessions_t *self, const request_record_t *rec) {
             .warmup = rec->warmup,
             .cancelled = rec->error == ERROR_CANCELLED,
             .compaction = self->cfg && config_compaction_role(self->cfg, rec->role),
+            .replica = rec->replica,
         };
         open->compactions += open->entries[open->n - 1].compaction;
     }

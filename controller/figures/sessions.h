@@ -42,6 +42,13 @@ typedef struct sessions_stats {
     size_t n_endpoints;
     uint64_t affinity_checked; /* closed sessions with at least one request sent */
     uint64_t affinity_split;   /* of those, sessions that reached more than one endpoint */
+    /* Replica affinity (target.replica_header): sessions with a replica named by at least one
+     * endpoint's answers, and of those the ones an endpoint answered from two replicas or more;
+     * the same per endpoint (a session counts at each endpoint that named a replica). */
+    uint64_t replica_checked;
+    uint64_t replica_moved;
+    uint64_t *endpoint_replica_checked;
+    uint64_t *endpoint_replica_moved;
 
     /* Closed sessions, complete or not, window or not: the longest first send -> last end seen.
      * A lower bound on how long a session takes when none was complete inside the window. */

@@ -221,11 +221,26 @@ static size_t report_html_figure(const json_t *levels, const report_html_levels_
 }
 
 /* The failure classes of a level's "errors" object, in the table's order. */
-static const char *const classes[] = {
-    "refused",          "connect",        "timeout",       "http_4xx",       "http_429",
-    "context_length",   "http_500",       "http_503",      "http_5xx",       "reset_before_headers",
-    "reset_mid_stream", "truncated_json", "malformed_sse", "no_done",        "server_error_event",
-    "not_sse",          "incomplete",     "protocol",      "client_fd_limit"};
+static const char *const classes[] = {"refused",
+                                      "connect",
+                                      "timeout",
+                                      "http_4xx",
+                                      "http_429",
+                                      "context_length",
+                                      "http_500",
+                                      "http_503",
+                                      "http_529",
+                                      "http_5xx",
+                                      "reset_before_headers",
+                                      "reset_mid_stream",
+                                      "truncated_json",
+                                      "malformed_sse",
+                                      "no_done",
+                                      "server_error_event",
+                                      "not_sse",
+                                      "incomplete",
+                                      "protocol",
+                                      "client_fd_limit"};
 enum { N_CLASSES = sizeof classes / sizeof classes[0] };
 
 /* True when some level failed a request (its count, its error share or a class above 0). */

@@ -92,6 +92,15 @@ static json_t *sessions_json(const sessions_stats_t *s, const report_meta_t *met
     return o;
 }
 
+/* Replica affinity: {sessions_checked, sessions_moved, held}; null when no answer named its
+ * replica (no target.replica_header, or a server that never sent it). */
+static json_t *replica_json(uint64_t checked, uint64_t moved) {
+    if (!checked)
+        return json_null();
+    return json_pack("{s:I, s:I, s:b}", "sessions_checked", (json_int_t)checked, "sessions_moved",
+                     (json_int_t)moved, "held", moved == 0);
+}
+
 static json_t *affinity_json(const merge_t *merge) {
     const sessions_t *sessions = merge_sessions(merge);
     const sessions_stats_t *s = sessions_stats(sessions);
@@ -101,6 +110,7 @@ static json_t *affinity_json(const merge_t *merge) {
     json_object_set_new(o, "sessions_checked", json_integer((json_int_t)s->affinity_checked));
     json_object_set_new(o, "sessions_split", json_integer((json_int_t)s->affinity_split));
     json_object_set_new(o, "held", json_boolean(s->affinity_split == 0));
+    json_object_set_new(o, "replica", replica_json(s->replica_checked, s->replica_moved));
     json_object_set_new(o, "prefix_cache_hit_rate",
                         ratio_json(all->cached_tokens, all->usage_prompt_tokens));
     return o;
@@ -141,6 +151,10 @@ void session_report_json(json_t *level, const merge_t *merge, const report_meta_
                             e < s->n_endpoints
                                 ? ratio_json(s->endpoint_shared[e], s->endpoint_prompt[e])
                                 : json_null());
+        json_object_set_new(o, "replica_affinity",
+                            e < s->n_endpoints ? replica_json(s->endpoint_replica_checked[e],
+                                                              s->endpoint_replica_moved[e])
+                                               : json_null());
     }
 }
 
@@ -239,6 +253,9 @@ static void print_reuse(const merge_t *merge, FILE *out) {
     if (sessions_sticky(sessions))
         fprintf(out, "sticky routing: affinity %s (%" PRIu64 " of %" PRIu64 " sessions split)\n",
                 s->affinity_split ? "BROKEN" : "held", s->affinity_split, s->affinity_checked);
+    if (s->replica_checked)
+        fprintf(out, "replica affinity: %s (%" PRIu64 " of %" PRIu64 " sessions moved replica)\n",
+                s->replica_moved ? "BROKEN" : "held", s->replica_moved, s->replica_checked);
 }
 
 /* The shares at k = 1, 2, 4, 8 ... up to the most decoding at once. */

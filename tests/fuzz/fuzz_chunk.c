@@ -1,6 +1,8 @@
-/* The OpenAI chunk scanner (common/chunk.c) on arbitrary data: payloads. A chunk it accepts
- * points only inside the payload, its flags agree with its lengths, and every string unescapes
- * into no more bytes than its escaped form; one it refuses leaves the output zeroed. */
+/* The event scanners (common/chunk.c, chunk_messages.c, chunk_responses.c) on arbitrary data:
+ * payloads, each input through all three. An event one accepts points only inside the payload
+ * (but for the Responses finish_reason, which names a literal), its flags agree with its lengths,
+ * and every string unescapes into no more bytes than its escaped form; one it refuses leaves the
+ * output zeroed. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -27,30 +29,43 @@ static void fuzz_chunk_check_unescape(const char *s, size_t n) {
     free(out);
 }
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    const char *text = (const char *)data;
+typedef int (*fuzz_chunk_parse_fn)(const char *, size_t, chunk_info_t *);
+
+static void fuzz_chunk_check(fuzz_chunk_parse_fn parse, const char *text, size_t size, bool chat) {
     chunk_info_t info;
     memset(&info, 0xA5, sizeof info);
-    if (chunk_parse(text, size, &info) < 0) {
+    if (parse(text, size, &info) < 0) {
         chunk_info_t zero;
         memset(&zero, 0, sizeof zero);
         FUZZ_CHECK(memcmp(&info, &zero, sizeof info) == 0);
-        return 0;
+        return;
     }
     fuzz_chunk_check_span(text, size, info.content, info.content_len);
     fuzz_chunk_check_span(text, size, info.reasoning, info.reasoning_len);
     fuzz_chunk_check_span(text, size, info.refusal, info.refusal_len);
-    fuzz_chunk_check_span(text, size, info.finish_reason, info.finish_reason_len);
+    if (parse != chunk_responses_parse)
+        fuzz_chunk_check_span(text, size, info.finish_reason, info.finish_reason_len);
     fuzz_chunk_check_span(text, size, info.error_message, info.error_message_len);
+    fuzz_chunk_check_span(text, size, info.response_id, info.response_id_len);
     FUZZ_CHECK(info.has_content == (info.content_len > 0));
     FUZZ_CHECK(info.has_reasoning == (info.reasoning_len > 0));
     FUZZ_CHECK(info.has_refusal == (info.refusal_len > 0));
     FUZZ_CHECK(info.error_message == NULL || info.has_error);
-    if (info.done)
+    FUZZ_CHECK(info.has_usage == (info.usage_fields != 0));
+    if (info.done && chat)
         FUZZ_CHECK(!info.has_content && !info.has_usage && !info.has_error);
+    if (info.done) /* an end event is no token */
+        FUZZ_CHECK(!info.has_content && !info.has_reasoning && !info.has_tool_calls);
     fuzz_chunk_check_unescape(info.content, info.content_len);
     fuzz_chunk_check_unescape(info.reasoning, info.reasoning_len);
     fuzz_chunk_check_unescape(info.refusal, info.refusal_len);
     fuzz_chunk_check_unescape(info.error_message, info.error_message_len);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
+    const char *text = (const char *)data;
+    fuzz_chunk_check(chunk_parse, text, size, true);
+    fuzz_chunk_check(chunk_messages_parse, text, size, false);
+    fuzz_chunk_check(chunk_responses_parse, text, size, false);
     return 0;
 }

@@ -22,6 +22,12 @@ def sse_event(obj):
     return chunk("data: " + json.dumps(obj, separators=(",", ":")) + "\n\n")
 
 
+def named_event(name, obj):
+    """One chunk carrying the SSE event `event: <name>` with `data: <obj as compact JSON>`, as the
+    Anthropic Messages and OpenAI Responses streams frame every event."""
+    return chunk("event: %s\ndata: %s\n\n" % (name, json.dumps(obj, separators=(",", ":"))))
+
+
 def completion_chunk(completion_id, model, delta, finish=None):
     """A chat.completion.chunk event of one choice."""
     return sse_event({"id": completion_id, "object": "chat.completion.chunk", "created": 0,
@@ -52,19 +58,20 @@ PREFLIGHT_REPLY = (SSE_HEADERS + b"\r\n"
                    + DONE_AND_END)
 
 
-def read_request(conn, data=b""):
+def read_request(conn, data=b"", headers=None):
     """Reads one request from `conn` after the bytes `data` already read: (request line, body,
-    the bytes read past the body), or (None, None, b"") when the peer closes first. stampede's
+    the bytes read past the body), or (None, None, b"") when the peer closes first; the request's
+    headers (lower-case names) go into the dict `headers` when one is given. stampede's
     preflight requests (X-Stampede-Preflight) are answered here and never returned, so a server's
     counts and plans are the run's own, as the embedded mock's are."""
     while True:
-        request_line, body, data, preflight = read_one_request(conn, data)
+        request_line, body, data, preflight = read_one_request(conn, data, headers)
         if not preflight:
             return request_line, body, data
         conn.sendall(PREFLIGHT_REPLY)
 
 
-def read_one_request(conn, data):
+def read_one_request(conn, data, seen=None):
     """read_request's one request, and whether it is a preflight."""
     while b"\r\n\r\n" not in data:
         more = conn.recv(65536)
@@ -77,6 +84,9 @@ def read_one_request(conn, data):
     for line in lines[1:]:
         name, _, value = line.partition(":")
         headers[name.strip().lower()] = value.strip()
+    if seen is not None:
+        seen.clear()
+        seen.update(headers)
     if headers.get("expect", "").lower() == "100-continue":
         conn.sendall(b"HTTP/1.1 100 Continue\r\n\r\n")
     length = int(headers.get("content-length", "0"))
@@ -88,12 +98,13 @@ def read_one_request(conn, data):
     return lines[0], rest[:length], rest[length:], "x-stampede-preflight" in headers
 
 
-def each_request(conn):
+def each_request(conn, headers=None):
     """Yields (request line, body) for each request on the keep-alive connection `conn`, in
-    order, until the peer closes it."""
+    order, until the peer closes it; the dict `headers`, when given, holds the request's headers
+    while it is handled."""
     pending = b""
     while True:
-        request_line, body, pending = read_request(conn, pending)
+        request_line, body, pending = read_request(conn, pending, headers)
         if request_line is None:
             return
         yield request_line, body

@@ -22,7 +22,7 @@ R="$WORK/out500/results.json"
 assert_equal "requests_ok" "$(json_value "$R" 'l["requests_ok"]')" 0
 assert_equal "requests_failed" "$(json_value "$R" 'l["requests_failed"]')" 40
 assert_equal "errors" "$(json_value "$R" 'l["errors"]')" \
-    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 0, "protocol": 0, "http_429": 0, "context_length": 0, "server_error_event": 0, "not_sse": 0, "no_done": 0, "refused": 0, "reset_before_headers": 0, "reset_mid_stream": 0, "truncated_json": 0, "malformed_sse": 0, "http_500": 40, "http_503": 0, "client_fd_limit": 0}'
+    '{"connect": 0, "timeout": 0, "http_4xx": 0, "http_5xx": 0, "incomplete": 0, "protocol": 0, "http_429": 0, "context_length": 0, "server_error_event": 0, "not_sse": 0, "no_done": 0, "refused": 0, "reset_before_headers": 0, "reset_mid_stream": 0, "truncated_json": 0, "malformed_sse": 0, "http_500": 40, "http_503": 0, "client_fd_limit": 0, "http_529": 0}'
 grep -Eq "errors +http_500 40 \(100\.00 %\)" "$WORK/table500" || fail "table: $(head -5 "$WORK/table500")"
 
 start_mock --ttft-ms 5 --itl-ms 1 --fail-rate 1 --fail-status 429

@@ -257,6 +257,93 @@ static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(v
     body_free(&body);
 }
 
+/* A session's history in the Messages shape: the system prompt apart, the tool call an assistant
+ * tool_use block, its answer a user tool_result block, the limit max_tokens, no stream_options. */
+static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **state) {
+    (void)state;
+    body_t body;
+    body_init(&body);
+    body_options_t o = {.api = API_MESSAGES,
+                        .model = "claude",
+                        .max_tokens = 64,
+                        .stream = true,
+                        .max_completion_tokens =
+                            true, /* chat's name only: Messages keeps its own */
+                        .thinking_tokens = 1024,
+                        .tools_json = "[{\"name\":\"tool_0\"}]",
+                        .tools_len = 19};
+    body_begin(&body, &o);
+    body_add(&body, "system", "be brief", 8);
+    body_add(&body, "user", "hi", 2);
+    body_add_tool_call(&body, "calling", 7, "call_1", "tool_0");
+    body_add_tool_result(&body, "call_1", "42", 2);
+    body_add(&body, "user", tricky_reply, sizeof tricky_reply - 1);
+    assert_int_equal(body_end(&body), 0);
+    json_t *root = parse(&body);
+    assert_json_string(json_object_get(root, "system"), "be brief", 8);
+    assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 64);
+    assert_null(json_object_get(root, "max_completion_tokens"));
+    assert_null(json_object_get(root, "stream_options"));
+    assert_true(json_is_true(json_object_get(root, "stream")));
+    assert_int_equal(
+        json_integer_value(json_object_get(json_object_get(root, "thinking"), "budget_tokens")),
+        1024);
+    json_t *messages = json_object_get(root, "messages");
+    assert_int_equal(json_array_size(messages), 4);
+    json_t *call = json_object_get(json_array_get(messages, 1), "content");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(call, 0), "type")),
+                        "text");
+    json_t *use = json_array_get(call, 1);
+    assert_string_equal(json_string_value(json_object_get(use, "type")), "tool_use");
+    assert_string_equal(json_string_value(json_object_get(use, "id")), "call_1");
+    json_t *result = json_array_get(json_object_get(json_array_get(messages, 2), "content"), 0);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(messages, 2), "role")),
+                        "user");
+    assert_string_equal(json_string_value(json_object_get(result, "tool_use_id")), "call_1");
+    assert_json_string(json_object_get(json_array_get(messages, 3), "content"), tricky_reply,
+                       sizeof tricky_reply - 1);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(json_object_get(root, "tools"), 0), "name")),
+                        "tool_0");
+    json_decref(root);
+    body_free(&body);
+}
+
+/* The Responses shape: instructions, input items (a function_call and its function_call_output),
+ * max_output_tokens, previous_response_id. */
+static void test_body_responses_writes_instructions_input_and_function_items(void **state) {
+    (void)state;
+    body_t body;
+    body_init(&body);
+    body_options_t o = {.api = API_RESPONSES,
+                        .model = "gpt",
+                        .max_tokens = 32,
+                        .stream = true,
+                        .previous_response_id = "resp_1"};
+    body_begin(&body, &o);
+    body_add(&body, "system", "be brief", 8);
+    body_add(&body, "user", "hi", 2);
+    body_add_tool_call(&body, "", 0, "call_1", "tool_0");
+    body_add_tool_result(&body, "call_1", "42", 2);
+    assert_int_equal(body_end(&body), 0);
+    json_t *root = parse(&body);
+    assert_json_string(json_object_get(root, "instructions"), "be brief", 8);
+    assert_string_equal(json_string_value(json_object_get(root, "previous_response_id")), "resp_1");
+    assert_int_equal(json_integer_value(json_object_get(root, "max_output_tokens")), 32);
+    assert_null(json_object_get(root, "max_tokens"));
+    assert_null(json_object_get(root, "stream_options"));
+    json_t *input = json_object_get(root, "input");
+    assert_int_equal(json_array_size(input), 3); /* an empty reply adds no message item */
+    assert_string_equal(json_string_value(json_object_get(json_array_get(input, 1), "type")),
+                        "function_call");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(input, 2), "type")),
+                        "function_call_output");
+    assert_string_equal(json_string_value(json_object_get(json_array_get(input, 2), "output")),
+                        "42");
+    json_decref(root);
+    body_free(&body);
+}
+
 UNIT_MAIN(cmocka_unit_test(test_body_chat_round_trips_every_message_through_jansson),
           cmocka_unit_test(test_body_keeps_nul_bytes_of_a_reply),
           cmocka_unit_test(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
@@ -264,4 +351,6 @@ UNIT_MAIN(cmocka_unit_test(test_body_chat_round_trips_every_message_through_jans
           cmocka_unit_test(test_body_max_completion_tokens_names_the_limit),
           cmocka_unit_test(test_body_without_stream_asks_for_no_stream_options),
           cmocka_unit_test(test_body_buffer_is_reused_and_fully_rewritten),
-          cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json))
+          cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json),
+          cmocka_unit_test(test_body_messages_puts_the_system_apart_and_tools_in_blocks),
+          cmocka_unit_test(test_body_responses_writes_instructions_input_and_function_items))

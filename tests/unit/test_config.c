@@ -66,8 +66,23 @@ static const message_case_t bad_cases[] = {
      "    sigma: {a: 1}\n",
      "bad.yaml:6:12: workload.input_tokens.sigma: expected a number, got a mapping"},
     {"limits: {duration: 10s}\ntarget:\n  api: chatt\n",
-     "bad.yaml:3:8: target.api: expected one of chat, completions, got 'chatt'; did you mean "
+     "bad.yaml:3:8: target.api: expected one of chat, completions, messages, responses, got "
+     "'chatt'; did you mean "
      "'chat'?"},
+    {"limits: {duration: 10s}\ntarget:\n  session_header: X Session\n",
+     "bad.yaml:3:19: target.session_header: 'X Session' is not a valid HTTP header name (letters, "
+     "digits and !#$%&'*+-.^_`|~), e.g. X-Session-ID"},
+    {"limits: {duration: 10s}\ntarget:\n  replica_header: Content-Type\n",
+     "bad.yaml:3:19: target.replica_header: 'Content-Type' is a header stampede sets itself; name "
+     "another"},
+    {"limits: {duration: 10s}\ntarget:\n  api: messages\n  stream: false\n",
+     "bad.yaml:4:11: target.stream: stream: false is for chat and completions; target.api "
+     "messages is measured streamed (its events give TTFT and ITL)"},
+    {"limits: {duration: 10s}\ntarget:\n  previous_response_id: true\n",
+     "bad.yaml:3:25: target.previous_response_id: previous_response_id chains the turns of api: "
+     "responses; target.api is chat"},
+    {"limits: {duration: 10s}\ntarget:\n  thinking_tokens: -1\n",
+     "bad.yaml:3:20: target.thinking_tokens: expected a whole number >= 0, got '-1'"},
     {"limits: {duration: 10s}\ntarget: {routing: fastest}\n",
      "bad.yaml:2:19: target.routing: expected one of round_robin, sticky, random, least_inflight, "
      "got 'fastest'"},
@@ -615,6 +630,42 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
     config_free(&b);
 }
 
+/* target.api messages and responses, the routing headers and thinking_tokens load and are
+ * written back (file and wire form alike), and a deep copy keeps them. */
+static void test_config_api_and_routing_headers_load_and_write_back(void **state) {
+    (void)state;
+    config_t a, b, copy;
+    config_error_t err;
+    config_case_load(&a, "limits: {duration: 10s}\n"
+                         "target:\n  api: messages\n  session_header: X-Dynamo-Session-ID\n"
+                         "  replica_header: x-worker-id\n  thinking_tokens: 2048\n");
+    assert_int_equal(a.target.api, API_MESSAGES);
+    assert_string_equal(config_api_path(a.target.api), "/messages");
+    char *text = config_to_yaml(&a);
+    assert_int_equal(config_load_string(&b, text, strlen(text), "w.yaml", &err), 0);
+    assert_int_equal(b.target.api, API_MESSAGES);
+    assert_string_equal(b.target.session_header, "X-Dynamo-Session-ID");
+    assert_string_equal(b.target.replica_header, "x-worker-id");
+    assert_int_equal(b.target.thinking_tokens, 2048);
+    assert_int_equal(config_copy(&copy, &b), 0);
+    assert_string_equal(copy.target.session_header, "X-Dynamo-Session-ID");
+    assert_string_equal(copy.target.replica_header, "x-worker-id");
+    free(text);
+    config_free(&a);
+    config_free(&b);
+    config_free(&copy);
+    config_case_load(&a, "limits: {duration: 10s}\ntarget: {api: responses}\n");
+    assert_int_equal(a.target.api, API_RESPONSES);
+    assert_null(a.target.session_header);
+    char *url = config_request_url(&a.target, "http://h:8000/v1/");
+    assert_string_equal(url, "http://h:8000/v1/responses");
+    free(url);
+    config_api_t api;
+    assert_int_equal(config_endpoint_api("http://h/v1/messages?beta=true", &api), 0);
+    assert_int_equal(api, API_MESSAGES);
+    config_free(&a);
+}
+
 static void test_config_write_redacts_secret_headers_and_never_holds_keys(void **state) {
     config_t c;
     setenv("OPENAI_API_KEY", "sk-test-should-never-appear", 1);
@@ -950,6 +1001,7 @@ UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),
           cmocka_unit_test(test_config_round_trip_of_data_files),
           cmocka_unit_test(test_config_round_trip_of_every_example),
           cmocka_unit_test(test_config_round_trip_keeps_awkward_values_exact),
+          cmocka_unit_test(test_config_api_and_routing_headers_load_and_write_back),
           cmocka_unit_test(test_config_write_redacts_secret_headers_and_never_holds_keys),
           cmocka_unit_test(test_config_write_yaml_to_stream_matches_string),
           cmocka_unit_test(test_config_header_secrecy_by_name),

@@ -778,6 +778,26 @@ static void test_engine_http_400_context_length_is_error_context_length(void **s
     run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
     assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
     free(reply);
+    reply = json_reply("400 Bad Request", /* Anthropic's shape and wording */
+                       "{\"type\":\"error\",\"error\":{\"type\":\"invalid_request_error\","
+                       "\"message\":\"prompt is too long: 210000 tokens > 200000 maximum\"}}");
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_CONTEXT_LENGTH);
+    assert_string_equal(o.record.error_message,
+                        "HTTP 400: prompt is too long: 210000 tokens > 200000 maximum");
+    free(reply);
+}
+
+/* Anthropic's overloaded_error: HTTP 529, its own class, its message shown. */
+static void test_engine_http_529_is_error_http_529_with_the_message(void **state) {
+    char *reply = json_reply("529 Overloaded", "{\"type\":\"error\",\"error\":{\"type\":"
+                                               "\"overloaded_error\",\"message\":\"Overloaded\"}}");
+    static outcome_t o;
+    run_one_on_canned(canned_start(reply, CANNED_CLOSE), &o);
+    assert_int_equal(o.record.error, ERROR_HTTP_529);
+    assert_int_equal(o.record.http_status, 529);
+    assert_string_equal(o.record.error_message, "HTTP 529: Overloaded");
+    free(reply);
 }
 
 static void test_engine_http_400_other_is_error_http_4xx(void **state) {
@@ -1442,6 +1462,7 @@ int main(void) {
         cmocka_unit_test(test_engine_http_429_is_error_http_429),
         cmocka_unit_test(test_engine_http_400_context_length_is_error_context_length),
         cmocka_unit_test(test_engine_http_400_other_is_error_http_4xx),
+        cmocka_unit_test(test_engine_http_529_is_error_http_529_with_the_message),
         cmocka_unit_test(test_engine_html_page_in_a_200_is_error_not_sse),
         cmocka_unit_test(test_engine_http_503_streamed_as_sse_still_yields_its_message),
         cmocka_unit_test(test_engine_redirect_is_error_protocol),

@@ -58,9 +58,10 @@ static request_record_t *known(fixture_t *f, int i) {
     return rec;
 }
 
-/* An empty merge of the two endpoints over a 10 s window. */
+/* An empty merge of the two endpoints over a 10 s window. The merge keeps the config it is given
+ * (its sessions regenerate each session's graph from it), so the config outlives every merge. */
 static merge_t *window_merge(void) {
-    config_t cfg;
+    static config_t cfg;
     memset(&cfg, 0, sizeof cfg);
     cfg.target.endpoints = urls;
     cfg.target.n_endpoints = 2;

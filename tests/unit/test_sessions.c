@@ -147,6 +147,35 @@ static request_record_t chat_record(uint64_t session, uint32_t node, int64_t sen
 
 /* A three-turn chat closes on its last record: one session counted, its figures and the reuse
  * (turn 1 shares turn 0's 100 + 50, turn 2 shares turn 1's 160 + 50) exactly; nothing left open. */
+/* Replica affinity: a session answered by one replica at an endpoint is held; one whose third
+ * turn another replica answered moved; a session at two endpoints counts at each; records
+ * without a replica are not checked. */
+static void test_sessions_replica_affinity_detects_a_session_that_moved(void **state) {
+    (void)state;
+    config_t cfg;
+    chat_config(&cfg, 3);
+    sessions_t *s = sessions_new(&cfg, 2);
+    assert_non_null(s);
+    const uint64_t a = 0xA, b = 0xB;
+    uint64_t replicas[4][3] = {{a, a, a}, {a, a, b}, {a, b, a}, {0, 0, 0}};
+    for (uint64_t session = 0; session < 4; session++)
+        for (uint32_t node = 0; node < 3; node++) {
+            request_record_t r = chat_record(session, node, 1000 + node * 300, 100, 50, node == 2);
+            r.replica = replicas[session][node];
+            r.endpoint = session == 2 ? node % 2 : 0; /* session 2: endpoints 0, 1, 0 */
+            assert_int_equal(sessions_add(s, &r), 0);
+        }
+    const sessions_stats_t *st = sessions_stats(s);
+    assert_int_equal(st->replica_checked, 3);
+    assert_int_equal(st->replica_moved, 1); /* session 1; session 2's b came from endpoint 1 */
+    assert_int_equal(st->endpoint_replica_checked[0], 3);
+    assert_int_equal(st->endpoint_replica_moved[0], 1);
+    assert_int_equal(st->endpoint_replica_checked[1], 1);
+    assert_int_equal(st->endpoint_replica_moved[1], 0);
+    sessions_destroy(&s);
+    config_free(&cfg);
+}
+
 static void test_sessions_fold_a_chat(void **state) {
     (void)state;
     config_t cfg;
@@ -255,5 +284,6 @@ UNIT_MAIN(cmocka_unit_test(test_sessions_path_of_a_diamond),
           cmocka_unit_test(test_sessions_path_chat_idle_is_think_time),
           cmocka_unit_test(test_sessions_path_stops_at_unsent_parents),
           cmocka_unit_test(test_sessions_fold_a_chat),
+          cmocka_unit_test(test_sessions_replica_affinity_detects_a_session_that_moved),
           cmocka_unit_test(test_sessions_only_complete_sessions_in_the_window_count),
           cmocka_unit_test(test_sessions_interleaved_sessions_close_apart))
