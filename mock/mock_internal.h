@@ -119,22 +119,30 @@ struct mock_server {
     uint64_t request_counter;
     uint64_t accept_counter; /* connections accepted, refused ones too */
     mock_timer_t accept_timer;
+    /* What mock_io.c calls back, installed by mock_server_new: the loop's handlers of a
+     * connection's events and timers and of the server's own timers, and the abort of a
+     * connection's request when it closes (mock_stream_abort). */
+    loop_fd_fn on_conn_event;
+    loop_timer_fn on_conn_timer, on_own_timer;
+    void (*abort_request)(mock_server_t *self, mock_request_t *req);
 };
 
-/* (Re)schedules a timer on the server's heap. */
-void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns);
+/* mock_io.c. (Re)schedules a timer on the server's heap. */
+void mock_io_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns);
 /* Queues a whole response (head and body) on c and flushes. */
-void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
-                         const char *body, size_t len, bool keep_alive, const char *extra_header);
+void mock_io_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
+                     const char *body, size_t len, bool keep_alive, const char *extra_header);
 /* Queues vLLM's error object with status and message on c. */
-void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
-                               bool keep_alive);
+void mock_io_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
+                           bool keep_alive);
 /* Writes what c->out holds; on a fatal error closes c (marks it dead). */
-void mock_conn_flush(mock_server_t *self, mock_conn_t *c);
+void mock_io_flush(mock_server_t *self, mock_conn_t *c);
 /* Closes c now (reset: with a TCP RST), aborting its request; freed later. */
-void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset);
+void mock_io_close(mock_server_t *self, mock_conn_t *c, bool reset);
 /* The response on c is complete: close or go on with the next pipelined request. */
-void mock_conn_response_done(mock_server_t *self, mock_conn_t *c, bool keep_alive);
+void mock_io_response_done(mock_server_t *self, mock_conn_t *c, bool keep_alive);
+/* Watches c for mask (LOOP_READABLE, LOOP_WRITABLE) with the server's handler. */
+void mock_io_watch(mock_server_t *self, mock_conn_t *c, int mask);
 
 /* Handles a complete POST to a completions endpoint on c. */
 void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,

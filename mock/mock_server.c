@@ -47,122 +47,7 @@ static void mock_server_on_own_timer(loop_t *loop, uint64_t id, void *arg) {
     }
 }
 
-void mock_server_schedule(mock_server_t *self, mock_timer_t *timer, int64_t due_ns) {
-    loop_timer_cancel(self->loop, timer->id);
-    if (timer == &self->step_timer || timer == &self->accept_timer)
-        timer->id = loop_timer_at(self->loop, due_ns, mock_server_on_own_timer, self);
-    else
-        timer->id = loop_timer_at(self->loop, due_ns, mock_server_on_conn_timer,
-                                  (char *)timer - offsetof(mock_conn_t, timer));
-    if (!timer->id) {
-        fprintf(stderr, "stampede mock: out of memory scheduling a timer\n");
-        abort();
-    }
-}
-
 static void mock_server_on_conn_event(loop_t *loop, int fd, int mask, void *arg);
-
-static void mock_conn_watch(mock_server_t *self, mock_conn_t *c, int mask) {
-    if (c->dead || c->events == mask)
-        return;
-    if (loop_watch(self->loop, c->fd, mask, 0, mock_server_on_conn_event, c) == 0)
-        c->events = mask;
-}
-
-void mock_conn_close(mock_server_t *self, mock_conn_t *c, bool reset) {
-    if (c->dead)
-        return;
-    if (reset) {
-        struct linger linger = {.l_onoff = 1, .l_linger = 0};
-        setsockopt(c->fd, SOL_SOCKET, SO_LINGER, &linger, sizeof(linger));
-    }
-    loop_unwatch(self->loop, c->fd);
-    close(c->fd);
-    c->fd = -1;
-    c->dead = true;
-    loop_timer_cancel(self->loop, c->timer.id);
-    c->timer.id = 0;
-    if (c->req)
-        mock_stream_abort(self, c->req);
-    if (c->prev)
-        c->prev->next = c->next;
-    else
-        self->conns = c->next;
-    if (c->next)
-        c->next->prev = c->prev;
-    c->next_dead = self->dead;
-    self->dead = c;
-    self->n_conns--;
-}
-
-void mock_conn_flush(mock_server_t *self, mock_conn_t *c) {
-    if (c->dead || c->paused_until_ns)
-        return;
-    while (buffer_pending(&c->out) > 0) {
-        ssize_t n = send(c->fd, buffer_head(&c->out), buffer_pending(&c->out), MSG_NOSIGNAL);
-        if (n > 0) {
-            buffer_consume(&c->out, (size_t)n);
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
-            mock_conn_watch(self, c, c->events | LOOP_WRITABLE);
-            return;
-        }
-        mock_conn_close(self, c, false);
-        return;
-    }
-    if (c->closing) {
-        mock_conn_close(self, c, false);
-        return;
-    }
-    if (c->events & LOOP_WRITABLE)
-        mock_conn_watch(self, c, c->events & ~LOOP_WRITABLE);
-}
-
-void mock_server_respond(mock_server_t *self, mock_conn_t *c, int status, const char *content_type,
-                         const char *body, size_t len, bool keep_alive, const char *extra_header) {
-    char head[1024];
-    int n = mock_http_format_head(head, sizeof(head), status, content_type, (long long)len,
-                                  !keep_alive, extra_header);
-    mock_metrics_count_status(&self->metrics, status);
-    if (n < 0 || buffer_append(&c->out, head, (size_t)n) < 0 ||
-        (body && buffer_append(&c->out, body, len) < 0)) {
-        mock_conn_close(self, c, false);
-        return;
-    }
-    mock_conn_response_done(self, c, keep_alive);
-    mock_conn_flush(self, c);
-}
-
-void mock_server_respond_error(mock_server_t *self, mock_conn_t *c, int status, const char *message,
-                               bool keep_alive) {
-    buffer_t *page = &self->page;
-    buffer_reset(page);
-    if (mock_api_error_body(page, status, message, self->options.flat_errors) < 0) {
-        mock_conn_close(self, c, false);
-        return;
-    }
-    mock_server_respond(self, c, status, "application/json", page->data, page->len, keep_alive,
-                        NULL);
-}
-
-void mock_conn_response_done(mock_server_t *self, mock_conn_t *c, bool keep_alive) {
-    if (c->dead)
-        return;
-    if (!keep_alive) {
-        c->closing = true; /* mock_conn_flush closes once the response is out */
-        return;
-    }
-    if (!(c->events & LOOP_READABLE))
-        mock_conn_watch(self, c, c->events | LOOP_READABLE);
-    if (buffer_pending(&c->in) > 0 && !c->ready) {
-        c->ready = true;
-        c->next_ready = self->ready;
-        self->ready = c;
-    }
-}
 
 static void mock_server_metrics_page(mock_server_t *self, mock_conn_t *c, bool head_only,
                                      bool keep_alive) {
@@ -185,11 +70,11 @@ static void mock_server_metrics_page(mock_server_t *self, mock_conn_t *c, bool h
     buffer_t *page = &self->page;
     buffer_reset(page);
     if (mock_metrics_render(&self->metrics, &g, page) < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
-    mock_server_respond(self, c, 200, "text/plain; version=0.0.4; charset=utf-8",
-                        head_only ? NULL : page->data, page->len, keep_alive, NULL);
+    mock_io_respond(self, c, 200, "text/plain; version=0.0.4; charset=utf-8",
+                    head_only ? NULL : page->data, page->len, keep_alive, NULL);
 }
 
 static bool mock_path_is(const mock_http_request_t *http, const char *path) {
@@ -201,8 +86,7 @@ static void mock_server_not_allowed(mock_server_t *self, mock_conn_t *c, const c
     static const char body[] = "{\"detail\":\"Method Not Allowed\"}";
     char extra[64];
     snprintf(extra, sizeof(extra), "allow: %s", allow);
-    mock_server_respond(self, c, 405, "application/json", body, sizeof(body) - 1, keep_alive,
-                        extra);
+    mock_io_respond(self, c, 405, "application/json", body, sizeof(body) - 1, keep_alive, extra);
 }
 
 static void mock_server_route(mock_server_t *self, mock_conn_t *c,
@@ -230,7 +114,7 @@ static void mock_server_route(mock_server_t *self, mock_conn_t *c,
     if (known && !get && !head_only) {
         mock_server_not_allowed(self, c, "GET", keep_alive);
     } else if (mock_path_is(http, "/health")) {
-        mock_server_respond(self, c, 200, "application/json", NULL, 0, keep_alive, NULL);
+        mock_io_respond(self, c, 200, "application/json", NULL, 0, keep_alive, NULL);
     } else if (mock_path_is(http, "/metrics")) {
         mock_server_metrics_page(self, c, head_only, keep_alive);
     } else if (mock_path_is(http, "/v1/models")) {
@@ -238,15 +122,14 @@ static void mock_server_route(mock_server_t *self, mock_conn_t *c,
         buffer_reset(page);
         if (mock_api_models_body(page, self->options.model, self->options.max_model_len,
                                  (long long)time(NULL)) < 0) {
-            mock_conn_close(self, c, false);
+            mock_io_close(self, c, false);
             return;
         }
-        mock_server_respond(self, c, 200, "application/json", head_only ? NULL : page->data,
-                            page->len, keep_alive, NULL);
+        mock_io_respond(self, c, 200, "application/json", head_only ? NULL : page->data, page->len,
+                        keep_alive, NULL);
     } else {
         static const char body[] = "{\"detail\":\"Not Found\"}";
-        mock_server_respond(self, c, 404, "application/json", body, sizeof(body) - 1, keep_alive,
-                            NULL);
+        mock_io_respond(self, c, 404, "application/json", body, sizeof(body) - 1, keep_alive, NULL);
     }
 }
 
@@ -279,13 +162,13 @@ static void mock_conn_process(mock_server_t *self, mock_conn_t *c) {
                 static const char cont[] = "HTTP/1.1 100 Continue\r\n\r\n";
                 c->continue_sent = true;
                 if (buffer_append(&c->out, cont, sizeof(cont) - 1) == 0)
-                    mock_conn_flush(self, c);
+                    mock_io_flush(self, c);
             }
             return;
         }
         if (r != MOCK_HTTP_COMPLETE) {
             buffer_reset(&c->in); /* the stream is unparseable from here: answer, close */
-            mock_server_respond_error(self, c, r, mock_http_error_message(r), false);
+            mock_io_respond_error(self, c, r, mock_http_error_message(r), false);
             return;
         }
         c->continue_sent = false;
@@ -302,11 +185,11 @@ static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
     size_t budget = MOCK_READ_AHEAD_BYTES;
     for (;;) {
         if (c->req && buffer_pending(&c->in) >= MOCK_READ_AHEAD_BYTES) {
-            mock_conn_watch(self, c, c->events & ~LOOP_READABLE); /* until this response ends */
+            mock_io_watch(self, c, c->events & ~LOOP_READABLE); /* until this response ends */
             break;
         }
         if (buffer_reserve(&c->in, 16384) < 0) {
-            mock_conn_close(self, c, false);
+            mock_io_close(self, c, false);
             return;
         }
         size_t room = c->in.cap - c->in.len;
@@ -324,7 +207,7 @@ static void mock_conn_on_readable(mock_server_t *self, mock_conn_t *c) {
             continue;
         if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
             break;
-        mock_conn_close(self, c, false); /* EOF or error: the client is gone */
+        mock_io_close(self, c, false); /* EOF or error: the client is gone */
         return;
     }
     mock_conn_process(self, c);
@@ -337,7 +220,7 @@ static void mock_server_pause_accept(mock_server_t *self, bool pause) {
                self);
     if (pause) {
         self->accept_timer.kind = MOCK_TIMER_ACCEPT;
-        mock_server_schedule(self, &self->accept_timer, loop_now_ns() + 100000000);
+        mock_io_schedule(self, &self->accept_timer, loop_now_ns() + 100000000);
     }
 }
 
@@ -405,7 +288,7 @@ static void mock_server_on_conn_event(loop_t *loop, int fd, int mask, void *arg)
     if (c->dead)
         return;
     if (mask & LOOP_WRITABLE)
-        mock_conn_flush(c->server, c);
+        mock_io_flush(c->server, c);
     if (!c->dead && (mask & LOOP_READABLE))
         mock_conn_on_readable(c->server, c);
 }
@@ -504,6 +387,10 @@ static int mock_server_open_fds(mock_server_t *self, char *err, size_t errlen) {
     sigaddset(&signals, SIGTERM);
     sigaddset(&signals, SIGINT);
     self->loop = loop_new();
+    self->on_conn_event = mock_server_on_conn_event;
+    self->on_conn_timer = mock_server_on_conn_timer;
+    self->on_own_timer = mock_server_on_own_timer;
+    self->abort_request = mock_stream_abort;
     self->signal_fd = signalfd(-1, &signals, SFD_NONBLOCK | SFD_CLOEXEC);
     self->stop_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
     if (!self->loop || self->signal_fd < 0 || self->stop_fd < 0) {
@@ -608,7 +495,7 @@ void mock_server_destroy(mock_server_t **self_p) {
     if (!self)
         return;
     while (self->conns)
-        mock_conn_close(self, self->conns, false);
+        mock_io_close(self, self->conns, false);
     mock_server_reap(self);
     int fds[] = {self->listen_fd, self->signal_fd, self->stop_fd};
     for (size_t i = 0; i < sizeof(fds) / sizeof(fds[0]); i++)

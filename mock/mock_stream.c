@@ -147,7 +147,7 @@ static void mock_stream_finish(mock_server_t *self, mock_request_t *req) {
     bool keep_alive = req->keep_alive;
     c->req = NULL;
     mock_request_free(req);
-    mock_conn_response_done(self, c, keep_alive);
+    mock_io_response_done(self, c, keep_alive);
 }
 
 static void mock_put_usage(const mock_request_t *req, uint32_t completion, mock_chunk_usage_t *u) {
@@ -201,11 +201,11 @@ static void mock_stream_break(mock_server_t *self, mock_request_t *req, const ch
     c->req = NULL;
     mock_request_free(req);
     if (rc < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
-    mock_conn_response_done(self, c, keep_alive);
-    mock_conn_flush(self, c);
+    mock_io_response_done(self, c, keep_alive);
+    mock_io_flush(self, c);
 }
 
 /* Writes the next count tokens of a streaming request (coalesced into one write), per_event
@@ -252,7 +252,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     buffer_t *scratch = &self->scratch;
     buffer_reset(scratch);
     if (buffer_reserve(scratch, (count + 3) * per_chunk + extra) < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
     char *start = scratch->data, *p = start;
@@ -321,12 +321,12 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         p = mock_chunk_done(p);
     }
     if (mock_stream_frame(c, req->chunked, start, (size_t)(p - start), last) < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
     if (last)
         mock_stream_finish(self, req); /* before the write: the response is all queued */
-    mock_conn_flush(self, c);
+    mock_io_flush(self, c);
 }
 
 /* The whole body of a non-streaming response. */
@@ -375,7 +375,7 @@ static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req)
     buffer_t *body = &self->scratch;
     buffer_reset(body);
     if (mock_stream_body(self, req, body) < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
     bool keep_alive = req->keep_alive;
@@ -384,12 +384,12 @@ static void mock_stream_complete_whole(mock_server_t *self, mock_request_t *req)
                                   !keep_alive, NULL);
     if (buffer_append(&c->out, head, (size_t)n) < 0 ||
         buffer_append(&c->out, body->data, body->len) < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
     mock_metrics_count_status(&self->metrics, 200);
     mock_stream_finish(self, req);
-    mock_conn_flush(self, c);
+    mock_io_flush(self, c);
 }
 
 /* Engine mode's stall: the output is held back (tokens pile up in the connection's buffer, as
@@ -399,7 +399,7 @@ static void mock_stream_pause(mock_server_t *self, mock_request_t *req, int64_t 
     req->stall = false;
     c->paused_until_ns = now + (int64_t)llround(req->stall_ms * 1e6);
     c->timer.kind = MOCK_TIMER_RESUME;
-    mock_server_schedule(self, &c->timer, c->paused_until_ns);
+    mock_io_schedule(self, &c->timer, c->paused_until_ns);
 }
 
 /* Faults that act after a token was written: a reset, or (engine mode) a stall. */
@@ -410,7 +410,7 @@ static void mock_stream_after_tokens(mock_server_t *self, mock_request_t *req, i
             self->metrics.faults[MOCK_FAULT_RESET_MID]++;
         else
             self->metrics.faults_reset++;
-        mock_conn_close(self, c, true);
+        mock_io_close(self, c, true);
         return;
     }
     if (self->engine && req->stall && req->emitted >= req->stall_after)
@@ -445,7 +445,7 @@ static void mock_stream_fixed_tick(mock_server_t *self, mock_request_t *req, int
     if (c->dead)
         return;
     c->timer.kind = MOCK_TIMER_STREAM;
-    mock_server_schedule(self, &c->timer, mock_fixed_due(self, req, req->emitted));
+    mock_io_schedule(self, &c->timer, mock_fixed_due(self, req, req->emitted));
 }
 
 static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
@@ -481,7 +481,7 @@ static void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
         return;
     self->step_start_ns = start + duration;
     self->step_timer.kind = MOCK_TIMER_STEP;
-    mock_server_schedule(self, &self->step_timer, start + duration);
+    mock_io_schedule(self, &self->step_timer, start + duration);
 }
 
 void mock_stream_on_step(mock_server_t *self) {
@@ -496,15 +496,14 @@ static void mock_stream_admit(mock_server_t *self, mock_request_t *req, int64_t 
     if (mock_engine_add(self->engine, &req->seq, now) < 0) {
         mock_conn_t *c = req->conn;
         if (req->stream) { /* the 200 head is out already: all that is left is to hang up */
-            mock_conn_close(self, c, false);
+            mock_io_close(self, c, false);
             return;
         }
         self->active_requests--;
         c->req = NULL;
         bool keep_alive = req->keep_alive;
         mock_request_free(req);
-        mock_server_respond_error(self, c, 400, "the request does not fit in the KV cache",
-                                  keep_alive);
+        mock_io_respond_error(self, c, 400, "the request does not fit in the KV cache", keep_alive);
         return;
     }
     mock_stream_kick(self, now);
@@ -515,7 +514,7 @@ void mock_stream_on_timer(mock_server_t *self, mock_conn_t *c, int64_t now_ns) {
     switch (c->timer.kind) {
     case MOCK_TIMER_RESUME:
         c->paused_until_ns = 0;
-        mock_conn_flush(self, c);
+        mock_io_flush(self, c);
         return;
     case MOCK_TIMER_ADMIT:
         if (req)
@@ -548,11 +547,11 @@ static void mock_stream_error(mock_server_t *self, mock_conn_t *c, mock_api_kind
                  ? mock_api_anthropic_error_body(page, status, message)
                  : mock_api_error_body(page, status, message, self->options.flat_errors);
     if (rc < 0) {
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         return;
     }
-    mock_server_respond(self, c, status, "application/json", page->data, page->len, keep_alive,
-                        extra_header);
+    mock_io_respond(self, c, status, "application/json", page->data, page->len, keep_alive,
+                    extra_header);
 }
 
 /* Refuses a request that cannot start; every message names the numbers involved. */
@@ -588,8 +587,8 @@ static void mock_stream_preflight(mock_server_t *self, mock_conn_t *c, mock_api_
     const char *body = stream ? (chat ? chat_event : text_event) : (chat ? chat_json : text_json);
     if (kind == MOCK_API_MESSAGES || kind == MOCK_API_RESPONSES)
         body = mock_events_preflight(kind); /* streamed only: mock_stream_start */
-    mock_server_respond(self, c, 200, stream ? "text/event-stream" : "application/json", body,
-                        strlen(body), keep_alive, NULL);
+    mock_io_respond(self, c, 200, stream ? "text/event-stream" : "application/json", body,
+                    strlen(body), keep_alive, NULL);
 }
 
 /* vLLM's message for a prompt plus completion beyond max_model_len. */
@@ -719,11 +718,11 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
     }
     case MOCK_FAULT_RESET_HEADERS: /* the request read, a close without a byte (FIN) */
         mock_api_request_clear(api);
-        mock_conn_close(self, c, false);
+        mock_io_close(self, c, false);
         break;
     case MOCK_FAULT_NOT_SSE:
         mock_api_request_clear(api);
-        mock_server_respond(self, c, 200, "text/html", html, sizeof(html) - 1, keep_alive, NULL);
+        mock_io_respond(self, c, 200, "text/html", html, sizeof(html) - 1, keep_alive, NULL);
         break;
     default:
         return false;
@@ -777,7 +776,7 @@ static void mock_stream_send_head(mock_server_t *self, mock_request_t *req) {
                                   req->chunked ? -1 : -2, !req->keep_alive, NULL);
     mock_metrics_count_status(&self->metrics, 200);
     if (buffer_append(&req->conn->out, head, (size_t)n) < 0)
-        mock_conn_close(self, req->conn, false);
+        mock_io_close(self, req->conn, false);
 }
 
 static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64_t now) {
@@ -787,7 +786,7 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
         mock_fixed_cache_lookup(self, req);
         uint32_t first = req->stream ? 0 : req->output_tokens - 1;
         c->timer.kind = MOCK_TIMER_STREAM;
-        mock_server_schedule(self, &c->timer, mock_fixed_due(self, req, first));
+        mock_io_schedule(self, &c->timer, mock_fixed_due(self, req, first));
         return;
     }
     req->seq.block_hashes = req->block_hashes;
@@ -800,8 +799,8 @@ static void mock_stream_schedule(mock_server_t *self, mock_request_t *req, int64
         mock_stream_pause(self, req, now);
     if (self->options.ttft_overhead_ms > 0) {
         c->timer.kind = MOCK_TIMER_ADMIT;
-        mock_server_schedule(self, &c->timer,
-                             now + (int64_t)llround(self->options.ttft_overhead_ms * 1e6));
+        mock_io_schedule(self, &c->timer,
+                         now + (int64_t)llround(self->options.ttft_overhead_ms * 1e6));
     } else {
         mock_stream_admit(self, req, now);
     }
@@ -815,7 +814,7 @@ static void mock_stream_begin(mock_server_t *self, mock_request_t *req, int64_t 
     if (!c->dead)
         mock_stream_schedule(self, req, now);
     if (!c->dead)
-        mock_conn_flush(self, c);
+        mock_io_flush(self, c);
 }
 
 void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_request_t *http,
@@ -908,7 +907,7 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     self->active_requests++;
     if (req->head_delay_ns) {
         c->timer.kind = MOCK_TIMER_HEADERS;
-        mock_server_schedule(self, &c->timer, now + req->head_delay_ns);
+        mock_io_schedule(self, &c->timer, now + req->head_delay_ns);
         return;
     }
     mock_stream_begin(self, req, now);
