@@ -283,7 +283,9 @@ static int veeksha_output_spec(veeksha_t *v, yaml_node_t *node) {
 
 /* type: trace: trace_file (format veeksha: its timed_synthetic_session rows), wrap_mode (Veeksha's
  * default: true),
- * flavor {type: timed_synthetic_session, page_size (the server's KV page: not the client's)}. */
+ * flavor {type: timed_synthetic_session, page_size (the server's KV page: not the client's)};
+ * flavor untimed_content_multi_turn (rows of real conversations) is a dataset of JSONL rows
+ * replayed as chats (workload.dataset, docs/workloads.md "Datasets"). */
 static int veeksha_trace(veeksha_t *v, yaml_node_t *node) {
     const char *path = "session_generator";
     config_t *c = v->c;
@@ -312,11 +314,24 @@ static int veeksha_trace(veeksha_t *v, yaml_node_t *node) {
     if (flavor == NULL)
         return 0;
     if ((n = veeksha_get(v, flavor, "type")) &&
-        strcmp(veeksha_name(n), "timed_synthetic_session") != 0)
+        strcmp(veeksha_name(n), "untimed_content_multi_turn") == 0) {
+        c->workload.kind = WORKLOAD_CHAT;
+        c->workload.dataset.path = c->workload.trace.path;
+        c->workload.dataset.format = DATASET_FORMAT_JSONL;
+        c->workload.trace.path = NULL;
+        if (c->workload.trace.wrap &&
+            veeksha_note(v, n, "session_generator.wrap_mode",
+                         "each conversation of the trace is sent once (a dataset does not "
+                         "wrap)") < 0)
+            return -1;
+        c->workload.trace.wrap = false;
+    } else if (n && strcmp(veeksha_name(n), "timed_synthetic_session") != 0) {
         return config_yaml_fail(v->r, n, "session_generator.flavor.type",
                                 "the %s trace flavor is not mapped: stampede replays "
-                                "timed_synthetic_session traces",
+                                "timed_synthetic_session traces and reads "
+                                "untimed_content_multi_turn ones as a dataset",
                                 veeksha_name(n));
+    }
     return config_yaml_check_keys(v->r, flavor, "session_generator.flavor", flavor_keys);
 }
 

@@ -100,6 +100,30 @@ static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **
     unlink(trace);
 }
 
+/* Veeksha's untimed_content_multi_turn trace (rows of real conversations) is read as a dataset of
+ * JSONL rows replayed as chats; wrap_mode, which a dataset does not do, leaves a note. */
+static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state) {
+    (void)state;
+    char trace[256], yaml[1024];
+    write_file(trace, sizeof trace, "c.jsonl",
+               "{\"conversations\": [{\"from\": \"human\", \"value\": \"hi there\"}]}\n");
+    snprintf(yaml, sizeof yaml,
+             "session_generator:\n  type: trace\n  trace_file: %s\n"
+             "  flavor: {type: untimed_content_multi_turn}\n"
+             "traffic_scheduler: {type: concurrent}\nruntime: {benchmark_timeout: 30}\n",
+             trace);
+    config_t cfg;
+    config_case_load(&cfg, yaml);
+    assert_int_equal(cfg.workload.kind, WORKLOAD_CHAT);
+    assert_string_equal(cfg.workload.dataset.path, trace);
+    assert_int_equal(cfg.workload.dataset.format, DATASET_FORMAT_JSONL);
+    assert_null(cfg.workload.trace.path);
+    assert_non_null(cfg.notes);
+    assert_non_null(strstr(cfg.notes, "session_generator.wrap_mode: each conversation"));
+    config_free(&cfg);
+    unlink(trace);
+}
+
 /* A file of only a client gets Veeksha's defaults for everything else. */
 static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
     (void)state;
@@ -430,6 +454,7 @@ static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(v
 
 UNIT_MAIN(cmocka_unit_test(test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload),
           cmocka_unit_test(test_config_veeksha_trace_generator_maps_onto_a_trace_replay),
+          cmocka_unit_test(test_config_veeksha_content_trace_is_a_dataset_of_chats),
           cmocka_unit_test(test_config_veeksha_defaults_are_veeksha_s),
           cmocka_unit_test(test_config_veeksha_client_maps_onto_the_target),
           cmocka_unit_test(test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_cancel),
