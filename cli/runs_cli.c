@@ -10,20 +10,21 @@
 #define NAME "runs"
 
 static void usage(FILE *out) {
-    fprintf(out,
-            "usage: stampede runs list [--user U] [--group G] [--model M] [--state S] [--limit N]\n"
-            "                          [--json]\n"
-            "       stampede runs show ID [--json]\n"
-            "       stampede runs follow ID\n"
-            "       stampede runs fetch ID --into DIR\n"
-            "       stampede runs cancel ID\n"
-            "       stampede runs pin ID | unpin ID\n"
-            "       stampede runs compare ID ID... [--into DIR] [compare's --format, --out]\n"
-            "  The runs of a shared rig (stampede serve, docs/rig.md): its queue and archive.\n"
-            "  cancel and pin are for the run's owner or an admin; fetch brings the run's\n"
-            "  directory back (results.json, the reports, the trace when there is one);\n"
-            "  compare fetches each run (into DIR/ID, default a new directory under /tmp) and\n"
-            "  runs `stampede compare` on them.\n" RIG_CLI_USAGE);
+    fprintf(
+        out,
+        "usage: stampede runs list [--user U] [--group G] [--model M] [--state S] [--limit N]\n"
+        "                          [--json]\n"
+        "       stampede runs show ID [--json]\n"
+        "       stampede runs follow ID\n"
+        "       stampede runs fetch ID --into DIR\n"
+        "       stampede runs cancel ID\n"
+        "       stampede runs pin ID | unpin ID\n"
+        "       stampede runs compare ID ID... [--into DIR] [--format md|csv|json] [--out FILE]\n"
+        "  The runs of a shared rig (stampede serve, docs/rig.md): its queue and archive.\n"
+        "  cancel and pin are for the run's owner or an admin; fetch brings the run's\n"
+        "  directory back (results.json, the reports, the trace when there is one);\n"
+        "  compare fetches each run (into DIR/ID, default a new directory under /tmp) and\n"
+        "  runs `stampede compare` on them.\n" RIG_CLI_USAGE);
 }
 
 /* "2026-11-29 08:01" of a unix time (a row's field), "-" when there is none. */
@@ -130,7 +131,8 @@ static int simple(rig_client_t *client, const char *op, long long id, json_t *ex
     return rc;
 }
 
-static int compare(rig_client_t *client, int argc, char **argv, const char *into) {
+static int compare(rig_client_t *client, int argc, char **argv, const char *into,
+                   const char *format, const char *out) {
     char dir[4096] = "";
     if (into)
         snprintf(dir, sizeof dir, "%s", into);
@@ -141,15 +143,19 @@ static int compare(rig_client_t *client, int argc, char **argv, const char *into
             return 1;
         }
     }
-    char **args = calloc((size_t)argc + 2, sizeof *args);
+    char **args = calloc((size_t)argc + 6, sizeof *args);
     char(*paths)[4200] = calloc((size_t)argc + 1, sizeof *paths);
     int n = 0, rc = 0;
     args[n++] = "compare";
+    if (format) {
+        args[n++] = "--format";
+        args[n++] = (char *)format;
+    }
+    if (out) {
+        args[n++] = "--out";
+        args[n++] = (char *)out;
+    }
     for (int i = 0; i < argc && rc == 0; i++) {
-        if (argv[i][0] == '-') { /* compare's own flags pass through */
-            args[n++] = argv[i];
-            continue;
-        }
         long long id = parse_id(argv[i]);
         snprintf(paths[i], sizeof paths[i], "%s/%lld", dir, id);
         if (id < 0 || rig_client_fetch(client, id, paths[i]) != 0)
@@ -179,12 +185,11 @@ int runs_main(int argc, char **argv) {
     rig_client_options_t options;
     rig_cli_defaults(&options, NAME);
     json_t *filters = json_pack("{s:s}", "op", "list");
-    const char *into = NULL;
+    const char *into = NULL, *format = NULL, *out = NULL;
     bool as_json = false;
     optind = 1;
     int c, applied;
-    /* compare passes --format/--out on to `stampede compare`: stop at the first operand it has */
-    while ((c = getopt_long(argc, argv, "+u:g:m:s:n:ji:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:g:m:s:n:ji:h", longopts, NULL)) != -1) {
         const char *keys[] = {['u'] = "user", ['g'] = "group", ['m'] = "model", ['s'] = "state"};
         switch (c) {
         case 'u':
@@ -201,6 +206,12 @@ int runs_main(int argc, char **argv) {
             break;
         case 'i':
             into = optarg;
+            break;
+        case 'f': /* compare's own */
+            format = optarg;
+            break;
+        case 'o':
+            out = optarg;
             break;
         case 'h':
             usage(stdout);
@@ -222,37 +233,8 @@ int runs_main(int argc, char **argv) {
         return 2;
     }
     const char *what = argv[optind++];
-    /* flags may also follow the subcommand and its id */
     int rest_argc = argc - optind;
     char **rest = argv + optind;
-    for (int i = 0; i < rest_argc; i++) {
-        const char *a = rest[i];
-        const char *next = i + 1 < rest_argc ? rest[i + 1] : NULL;
-        int flag = !strcmp(a, "--to")           ? RIG_CLI_OPT_TO
-                   : !strcmp(a, "--key")        ? RIG_CLI_OPT_KEY
-                   : !strcmp(a, "--server-key") ? RIG_CLI_OPT_SERVER_KEY
-                   : !strcmp(a, "--timeout")    ? RIG_CLI_OPT_TIMEOUT
-                                                : 0;
-        if (flag && next) {
-            if (rig_cli_apply(&options, flag, next) < 0) {
-                json_decref(filters);
-                return 2;
-            }
-            memmove(rest + i, rest + i + 2, (size_t)(rest_argc - i - 2) * sizeof *rest);
-            rest_argc -= 2;
-            i--;
-        } else if (!strcmp(a, "--into") && next) {
-            into = next;
-            memmove(rest + i, rest + i + 2, (size_t)(rest_argc - i - 2) * sizeof *rest);
-            rest_argc -= 2;
-            i--;
-        } else if (!strcmp(a, "--json")) {
-            as_json = true;
-            memmove(rest + i, rest + i + 1, (size_t)(rest_argc - i - 1) * sizeof *rest);
-            rest_argc--;
-            i--;
-        }
-    }
     bool known = !strcmp(what, "list") || !strcmp(what, "show") || !strcmp(what, "follow") ||
                  !strcmp(what, "fetch") || !strcmp(what, "cancel") || !strcmp(what, "pin") ||
                  !strcmp(what, "unpin") || !strcmp(what, "compare");
@@ -302,7 +284,7 @@ int runs_main(int argc, char **argv) {
     else if (!strcmp(what, "follow"))
         rc = follow(client, id);
     else
-        rc = compare(client, rest_argc, rest, into);
+        rc = compare(client, rest_argc, rest, into, format, out);
     json_decref(filters);
     rig_client_destroy(&client);
     return rc;

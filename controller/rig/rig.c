@@ -15,6 +15,7 @@
 #include "rig_internal.h"
 #include "rig_wire.h"
 #include "spool_merge.h"
+#include "units.h"
 
 #define RIG_ZAP_DOMAIN "stampede-rig"
 #define RIG_LIVE_EVERY_NS 1000000000LL
@@ -131,6 +132,13 @@ static int on_turn(void *arg, char *why, size_t len) {
     return 0;
 }
 
+/* The log's live line: one per $STAMPEDE_PROGRESS_INTERVAL, as a controller's, else per 10 s. */
+static int64_t progress_ns(void) {
+    const char *every = getenv("STAMPEDE_PROGRESS_INTERVAL");
+    int64_t ns = 0;
+    return every && units_parse_duration(every, &ns) == 0 && ns > 0 ? ns : 10000000000LL;
+}
+
 rig_t *rig_new(const rig_options_t *options) {
     rig_t *self = calloc(1, sizeof *self);
     if (!self)
@@ -176,7 +184,7 @@ rig_t *rig_new(const rig_options_t *options) {
         .register_timeout_ns =
             options->register_timeout_ns ? options->register_timeout_ns : 60000000000LL,
         .grace_ns = 5000000000LL,
-        .progress_ns = 10000000000LL,
+        .progress_ns = progress_ns(),
         .hook = on_turn,
         .hook_arg = self};
     if (!(self->fleet = fleet_new(&fleet))) {

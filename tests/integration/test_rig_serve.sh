@@ -1,0 +1,169 @@
+#!/bin/bash
+# stampede serve, submit and runs (docs/rig.md), real processes on loopback: one rig, one worker,
+# one group on the mock, users alice and bob, admin root, stranger carol.
+#  - alice and bob submit at once to the one group: the runs go one after the other in id order,
+#    each with its own results (its own request count) in the archive; --follow gets the end table;
+#  - carol's key is not in --authorized-keys: refused, saying so;
+#  - bob cannot cancel or outrank alice's queued run; root (admin) can do both;
+#  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
+#    rebuilt from its journal, the queued run survives and runs;
+#  - alice cancels her own running run; runs list/show/fetch/compare and sqlite3 read the archive.
+# ctest: parallel (orderings, counts and messages; no timing tighter than seconds)
+source "$(dirname "$0")/protocol_lib.sh"
+
+command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (make test-deps)"
+(cd "$WORK" && "$STAMPEDE" keygen rig alice bob root carol w1 >/dev/null) || fail "keygen failed"
+mkdir "$WORK/users" "$WORK/workers"
+cp "$WORK"/{alice,bob,root}.pub "$WORK/users/"
+cp "$WORK/w1.pub" "$WORK/workers/"
+
+start_mock --ttft-ms 5 --itl-ms 1
+cat >"$WORK/rig.yaml" <<YAML
+groups:
+  g1: [$MOCK_URL]
+admins: [root]
+YAML
+# Three free ports in a row: users, workers' control and data (kept across the restart).
+PORT=$(python3 - <<'PY'
+import socket
+for base in range(20000 + __import__('os').getpid() % 30000, 65000, 3):
+    try:
+        socks = [socket.socket() for _ in range(3)]
+        for i, s in enumerate(socks):
+            s.bind(("127.0.0.1", base + i))
+        for s in socks:
+            s.close()
+        print(base)
+        break
+    except OSError:
+        pass
+PY
+)
+USERS="tcp://127.0.0.1:$PORT"
+
+start_serve() { # start_serve LOG: serve's stderr to LOG (its stdout to LOG.out)
+    SERVE_LOG=$1
+    "$STAMPEDE" serve --bind "$USERS" --key "$WORK/rig.key" --authorized-keys "$WORK/users" \
+        --worker-keys "$WORK/workers" --archive "$WORK/arch" --config "$WORK/rig.yaml" \
+        >"$SERVE_LOG.out" 2>"$SERVE_LOG" &
+    SERVE_PID=$!
+    BACKGROUND+=($SERVE_PID)
+    wait_for_line "$SERVE_LOG" 10 "workers on tcp://127.0.0.1:$((PORT + 1))" >/dev/null ||
+        fail "serve did not start: $(cat "$SERVE_LOG")"
+}
+as() { # as USER stampede-args...: a client command with USER's key
+    local user=$1
+    shift
+    "$STAMPEDE" "$@" --to "$USERS" --key "$WORK/$user.key" --server-key "$WORK/rig.pub" \
+        --timeout 10s
+}
+db() { sqlite3 "$WORK/arch/rig.db" "$1"; }
+wait_state() { # wait_state ID STATE SECONDS
+    local i
+    for ((i = 0; i < $3 * 10; i++)); do
+        [ "$(db "select state from runs where id = $1")" = "$2" ] && return 0
+        sleep 0.1
+    done
+    fail "run $1 is '$(db "select state from runs where id = $1")', not $2, after $3 s: $(tail -20 "$SERVE_LOG")"
+}
+
+start_serve "$WORK/serve.err"
+start_worker "$WORK/w1.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w1.key" \
+    --server-key "$WORK/rig.pub" --id w1
+write_workload "$WORK/a.yaml" ignore_eos=true max_requests=20 concurrency=2
+write_workload "$WORK/b.yaml" ignore_eos=true max_requests=31 concurrency=2
+wait_for_line "$WORK/serve.err" 10 "worker w1 .* registered" >/dev/null ||
+    fail "the worker did not register: $(cat "$WORK/serve.err" "$WORK/w1.err")"
+
+# Two users at once: serial, in order, each its own results.
+as alice submit "$WORK/a.yaml" >"$WORK/alice.out" 2>"$WORK/alice.err" &
+A=$!
+as bob submit "$WORK/b.yaml" --follow >"$WORK/bob.out" 2>"$WORK/bob.err" &
+B=$!
+wait_exit $A 20
+assert_equal "alice's submit" "$EXIT_STATUS" 0
+wait_exit $B 30
+assert_equal "bob's submit --follow" "$EXIT_STATUS" 0
+grep -Eq "^run [12] queued on g1 as alice: place [12] in the queue" "$WORK/alice.out" ||
+    fail "alice's submit said: $(cat "$WORK/alice.out" "$WORK/alice.err")"
+grep -Eq "^run [12] queued on g1 as bob" "$WORK/bob.out" || fail "bob's: $(cat "$WORK/bob.out")"
+grep -q "TTFT" "$WORK/bob.out" || fail "bob's --follow printed no end table: $(cat "$WORK/bob.out")"
+grep -Eq "submit: run [12] done" "$WORK/bob.err" || fail "bob's --follow: $(cat "$WORK/bob.err")"
+wait_state 1 done 20
+wait_state 2 done 20
+order=$(grep -Eo "run [0-9]+ (of [a-z]+ on g1 .*starts|done)" "$WORK/serve.err" |
+    sed -E 's/ of ([a-z]+).*starts/ starts/' | tr '\n' ',')
+assert_equal "the serve log's order" "$order" "run 1 starts,run 1 done,run 2 starts,run 2 done,"
+for user in alice bob; do
+    id=$(db "select id from runs where user = '$user'")
+    want=$([ $user = alice ] && echo 20 || echo 31)
+    assert_equal "$user's requests (run $id)" \
+        "$(json_value "$WORK/arch/runs/$id/results.json" 'l["requests_ok"]')" "$want"
+    assert_equal "$user's archived requests" \
+        "$(db "select requests_ok from levels where run = $id and level = 0")" "$want"
+done
+[ "$(db "select ended_at <= (select started_at from runs where id = 2) from runs where id = 1")" = 1 ] ||
+    fail "run 2 started before run 1 ended"
+
+# A stranger's key is refused, saying so.
+rc=0
+as carol runs list >"$WORK/carol.out" 2>"$WORK/carol.err" || rc=$?
+assert_equal "carol's exit status" "$rc" 1
+grep -q "refused your key" "$WORK/carol.err" || fail "carol was not told: $(cat "$WORK/carol.err")"
+
+# A long run holds the group; alice's next run waits; bob may neither cancel nor outrank it.
+write_workload "$WORK/long.yaml" ignore_eos=true duration=30s concurrency=2
+write_workload "$WORK/short.yaml" ignore_eos=true max_requests=12 concurrency=2
+as alice submit "$WORK/long.yaml" >/dev/null 2>&1 || fail "alice's long run was not queued"
+wait_state 3 running 10
+out=$(as alice submit "$WORK/short.yaml" 2>&1) || fail "alice's queued run: $out"
+[[ "$out" == "run 4 queued on g1 as alice: place 1 in the queue (the group is busy)" ]] ||
+    fail "alice's queued run: $out"
+out=$(as bob submit "$WORK/short.yaml" --priority 5 2>&1) && fail "bob set a priority: $out"
+[[ "$out" == *"only an admin of the rig may set a priority (bob is not one)"* ]] || fail "$out"
+out=$(as root submit "$WORK/short.yaml" --priority 5 2>&1) || fail "root's priority run: $out"
+[[ "$out" == "run 5 queued on g1 as root: place 1 in the queue"* ]] || fail "root's: $out"
+assert_equal "alice's place behind root's" "$(as alice runs show 4 | python3 -c 'import json,sys; print(json.load(sys.stdin)["place"])')" 2
+out=$(as bob runs cancel 4 2>&1) && fail "bob cancelled alice's run: $out"
+[[ "$out" == *"run 4 is alice's: only alice or an admin of the rig may cancel it"* ]] || fail "$out"
+as root runs cancel 5 2>/dev/null || fail "root could not cancel his own queued run"
+as root runs cancel 4 2>/dev/null || fail "root (admin) could not cancel alice's run"
+assert_equal "run 4" "$(db "select state || ' by ' || cancelled_by from runs where id = 4")" \
+    "cancelled by root"
+as alice submit "$WORK/short.yaml" >/dev/null 2>&1 || fail "alice's run 6 was not queued"
+
+# serve dies during run 3 (batches journaled by now) and comes back on the same ports.
+wait_for_line "$WORK/serve.err" 15 "\] [2-9]\.[0-9] s of 30 s \| in flight" >/dev/null ||
+    fail "run 3 did not get going: $(tail "$WORK/serve.err")"
+kill -9 "$SERVE_PID"
+wait "$SERVE_PID" 2>/dev/null || true
+start_serve "$WORK/serve2.err"
+grep -q "run 3 was in progress when serve stopped: merged from its journal" "$WORK/serve2.err" ||
+    fail "run 3 was not recovered: $(tail -20 "$WORK/serve2.err")"
+assert_equal "run 3 after the restart" "$(db "select state from runs where id = 3")" interrupted
+assert_equal "run 3's results partial" "$(json_value "$WORK/arch/runs/3/results.json" 'r["partial"]')" True
+[ "$(json_value "$WORK/arch/runs/3/results.json" 'l["requests_ok"]')" -gt 0 ] ||
+    fail "run 3's merged results hold no request"
+wait_state 6 done 40
+assert_equal "run 6's requests" "$(json_value "$WORK/arch/runs/6/results.json" 'l["requests_ok"]')" 12
+
+# alice cancels her own running run.
+as alice submit "$WORK/long.yaml" >/dev/null 2>&1 || fail "alice's run 7 was not queued"
+wait_state 7 running 15
+out=$(as bob runs cancel 7 2>&1) && fail "bob cancelled alice's running run: $out"
+as alice runs cancel 7 2>/dev/null || fail "alice could not cancel her running run"
+wait_state 7 cancelled 20
+
+# The archive as users see it.
+as bob runs list >"$WORK/list.out" || fail "runs list failed"
+assert_equal "runs listed" "$(grep -cE '^ +[0-9]+ ' "$WORK/list.out")" 7
+grep -Eq '^ +6  alice +g1 +done' "$WORK/list.out" || fail "run 6 not listed: $(cat "$WORK/list.out")"
+as bob runs list --user root --json | python3 -c 'import json,sys; r=json.load(sys.stdin); assert [x["id"] for x in r] == [5], r' ||
+    fail "runs list --user root"
+as bob runs fetch 1 --into "$WORK/fetched" 2>/dev/null || fail "runs fetch failed"
+cmp "$WORK/fetched/results.json" "$WORK/arch/runs/1/results.json" || fail "fetched results differ"
+[ -f "$WORK/fetched/report.md" ] && [ -f "$WORK/fetched/table.txt" ] || fail "fetch: $(ls "$WORK/fetched")"
+as bob runs compare 1 2 --into "$WORK/cmp" >"$WORK/compare.out" 2>&1 || fail "compare: $(cat "$WORK/compare.out")"
+grep -q "TTFT" "$WORK/compare.out" || fail "compare printed: $(cat "$WORK/compare.out")"
+assert_equal "queue files left" "$(ls "$WORK/arch/queue" | wc -l)" 0
+echo "ok: serial order, own results, refusals, priority, cancel, restart, archive"
