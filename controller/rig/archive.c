@@ -45,6 +45,8 @@ static const char *const SCHEMA =
     " reasons TEXT,"
     " note TEXT,"
     " cancelled_by TEXT,"
+    " shared INTEGER,"
+    " shared_reason TEXT,"
     " pinned INTEGER NOT NULL DEFAULT 0);"
     "CREATE INDEX IF NOT EXISTS runs_queue ON runs(state, target_group, priority, id);"
     "CREATE TABLE IF NOT EXISTS levels ("
@@ -308,6 +310,29 @@ static void store_levels(archive_t *self, int64_t id, json_t *levels) {
     }
 }
 
+/* The shared-rig guard's verdict (docs/metrics.md): the first level whose server block says
+ * someone outside the rig loaded the group's endpoints during the run. */
+static void store_guard(archive_t *self, int64_t id, json_t *levels) {
+    size_t i;
+    json_t *l;
+    bool checked = false;
+    json_array_foreach(levels, i, l) {
+        json_t *guard = json_object_get(json_object_get(l, "server"), "guard");
+        if (!guard)
+            continue;
+        checked = true;
+        if (json_is_true(json_object_get(guard, "shared"))) {
+            run_statement(
+                self,
+                prepare(self, "UPDATE runs SET shared = 1, shared_reason = ? WHERE id = ?", "si",
+                        json_string_value(json_object_get(guard, "shared_reason")), id));
+            return;
+        }
+    }
+    if (checked) /* no guard at all (server_metrics: none) leaves it unknown: null */
+        run_statement(self, prepare(self, "UPDATE runs SET shared = 0 WHERE id = ?", "i", id));
+}
+
 /* What the run's directory says of it: results.json's run id, workload digest, validity and
  * levels; config.yaml (redacted) replaces the config given at submission. */
 static void read_results(archive_t *self, int64_t id) {
@@ -331,6 +356,7 @@ static void read_results(archive_t *self, int64_t id) {
                                         (int64_t)json_is_true(valid), id));
         free(reasons);
         store_levels(self, id, levels);
+        store_guard(self, id, levels);
         json_decref(root);
     }
     snprintf(path, sizeof path, "%s/config.yaml", dir);
@@ -489,7 +515,7 @@ json_t *archive_run_json(archive_t *self, int64_t id) {
 /* The columns a list shows: the row without the config, and level 0's headline figures. */
 #define LIST_COLUMNS                                                                               \
     "SELECT r.id, r.user, r.target_group, r.priority, r.state, r.submitted_at, r.started_at, "     \
-    "r.ended_at, r.workload_name, r.model, r.valid, r.pinned, r.workers, r.note, "                 \
+    "r.ended_at, r.workload_name, r.model, r.valid, r.shared, r.pinned, r.workers, r.note, "       \
     "l.requests_ok, l.requests_per_s, l.output_tokens_per_s, l.ttft_p50_ms, l.ttft_p99_ms, "       \
     "l.e2e_p50_ms FROM runs r LEFT JOIN levels l ON l.run = r.id AND l.level = 0 "
 

@@ -51,7 +51,7 @@ void archive_workload_path(const archive_t *self, int64_t id, char *buf, size_t 
 int archive_started(archive_t *self, int64_t id, uint32_t workers);
 /* The run ended in state ("done", "failed", "cancelled", "interrupted") with exit_status; what
  * its directory holds (results.json: run id, workload digest, validity, the figures of each
- * level; config.yaml) is read into its row, and its queued workload removed. note (may be NULL)
+ * level, the shared-rig guard's verdict; config.yaml) is read into its row, and its queued workload removed. note (may be NULL)
  * says why it ended that way. 0 ok, -1 not. */
 int archive_finished(archive_t *self, int64_t id, const char *state, int exit_status,
                      const char *note);

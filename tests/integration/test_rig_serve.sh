@@ -7,7 +7,9 @@
 #  - bob cannot cancel or outrank alice's queued run; root (admin) can do both;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
 #    rebuilt from its journal, the queued run survives and runs;
-#  - alice cancels her own running run; runs list/show/fetch/compare and sqlite3 read the archive.
+#  - alice cancels her own running run;
+#  - a second client loading the group's endpoint during a run: the shared-rig guard marks it;
+#  - runs list/show/fetch/compare and sqlite3 read the archive.
 # ctest: parallel (orderings, counts and messages; no timing tighter than seconds)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -154,9 +156,30 @@ out=$(as bob runs cancel 7 2>&1) && fail "bob cancelled alice's running run: $ou
 as alice runs cancel 7 2>/dev/null || fail "alice could not cancel her running run"
 wait_state 7 cancelled 20
 
+# Someone outside the rig loads the leased group's endpoint: the guard marks the run.
+cat >"$WORK/guarded.yaml" <<YAML
+target: {ignore_eos: true, timeout: 5s}
+workload: {kind: requests, input_tokens: 16, output_tokens: 8}
+scheduler: {kind: concurrent, concurrency: 2}
+limits: {duration: 3s}
+server_metrics: auto
+scrape_interval: 200ms
+YAML
+as bob submit "$WORK/guarded.yaml" >/dev/null 2>&1 || fail "bob's run 8 was not queued"
+wait_state 8 running 15
+sleep 1
+seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
+    -H 'Content-Type: application/json' \
+    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+wait_state 8 done 20
+assert_equal "run 8 marked" "$(db "select shared || ' ' || valid from runs where id = 8")" "1 0"
+db "select shared_reason from runs where id = 8" | grep -q "^someone else is using this server" ||
+    fail "run 8's reason: $(db "select shared_reason from runs where id = 8")"
+assert_equal "run 6 unmarked" "$(db "select shared from runs where id = 6")" 0
+
 # The archive as users see it.
 as bob runs list >"$WORK/list.out" || fail "runs list failed"
-assert_equal "runs listed" "$(grep -cE '^ +[0-9]+ ' "$WORK/list.out")" 7
+assert_equal "runs listed" "$(grep -cE '^ +[0-9]+ ' "$WORK/list.out")" 8
 grep -Eq '^ +6  alice +g1 +done' "$WORK/list.out" || fail "run 6 not listed: $(cat "$WORK/list.out")"
 as bob runs list --user root --json | python3 -c 'import json,sys; r=json.load(sys.stdin); assert [x["id"] for x in r] == [5], r' ||
     fail "runs list --user root"
