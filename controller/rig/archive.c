@@ -45,6 +45,8 @@ static const char *const SCHEMA =
     " reasons TEXT,"
     " note TEXT,"
     " cancelled_by TEXT,"
+    " start_ns INTEGER,"
+    " load_end_ns INTEGER,"
     " shared INTEGER,"
     " shared_reason TEXT,"
     " pinned INTEGER NOT NULL DEFAULT 0);"
@@ -265,6 +267,11 @@ int archive_started(archive_t *self, int64_t id, uint32_t workers) {
                                        "iii", (int64_t)time(NULL), (int64_t)workers, id));
 }
 
+int archive_set_start(archive_t *self, int64_t id, int64_t start_unix_ns) {
+    return run_statement(
+        self, prepare(self, "UPDATE runs SET start_ns = ? WHERE id = ?", "ii", start_unix_ns, id));
+}
+
 static double number_at(json_t *o, const char *key, const char *sub) {
     json_t *v = json_object_get(o, key);
     if (sub)
@@ -357,6 +364,13 @@ static void read_results(archive_t *self, int64_t id) {
         free(reasons);
         store_levels(self, id, levels);
         store_guard(self, id, levels);
+        /* first send -> last end of the run's requests: the group is free from there */
+        double wall_s = number_at(json_array_get(levels, 0), "wall_clock_s", NULL);
+        if (wall_s == wall_s)
+            run_statement(self, prepare(self,
+                                        "UPDATE runs SET load_end_ns = start_ns + ? WHERE id = ? "
+                                        "AND start_ns > 0",
+                                        "ii", (int64_t)(wall_s * 1e9), id));
         json_decref(root);
     }
     snprintf(path, sizeof path, "%s/config.yaml", dir);

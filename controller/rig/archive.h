@@ -49,6 +49,8 @@ void archive_run_dir(const archive_t *self, int64_t id, char *buf, size_t len);
 void archive_workload_path(const archive_t *self, int64_t id, char *buf, size_t len);
 /* The run started now on workers workers: state "running". 0 ok, -1 not. */
 int archive_started(archive_t *self, int64_t id, uint32_t workers);
+/* The run's start instant (unix ns; its first requests go then), once it started. */
+int archive_set_start(archive_t *self, int64_t id, int64_t start_unix_ns);
 /* The run ended in state ("done", "failed", "cancelled", "interrupted") with exit_status; what
  * its directory holds (results.json: run id, workload digest, validity, the figures of each
  * level, the shared-rig guard's verdict; config.yaml) is read into its row, and its queued workload removed. note (may be NULL)

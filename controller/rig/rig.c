@@ -290,6 +290,8 @@ static void run_one(rig_t *self, int64_t id) {
         snprintf(note, sizeof note, "%s", run->abort_reason);
     else if (self->cancelled_by[0])
         snprintf(note, sizeof note, "cancelled by %s", self->cancelled_by);
+    if (run->start_unix_ns)
+        archive_set_start(self->archive, id, run->start_unix_ns);
     measurement_destroy(&run);
     archive_finished(self->archive, id, state, rc, note[0] ? note : NULL);
     fleet_say(self->fleet, "run %lld %s (exit status %d)", (long long)id, state, rc);
