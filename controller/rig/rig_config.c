@@ -94,6 +94,20 @@ static int read_groups(reader_t *r, rig_config_t *self, yaml_node_t *node) {
     return 0;
 }
 
+/* A duration as units_parse_duration reads it, or whole days ("90d": runs are kept for days). */
+static int parse_age(const char *text, int64_t *ns) {
+    char *end;
+    size_t len = strlen(text);
+    if (len > 1 && text[len - 1] == 'd') {
+        unsigned long days = strtoul(text, &end, 10);
+        if (end != text + len - 1 || *text == '-' || days > 100000)
+            return -1;
+        *ns = (int64_t)days * 86400 * 1000000000LL;
+        return 0;
+    }
+    return units_parse_duration(text, ns);
+}
+
 static int read_retention(reader_t *r, rig_config_t *self, yaml_node_t *node) {
     if (!node || node->type != YAML_MAPPING_NODE)
         return fail(r, node, "retention", "expected a mapping with keep and/or max_age");
@@ -110,7 +124,7 @@ static int read_retention(reader_t *r, rig_config_t *self, yaml_node_t *node) {
                 return fail(r, v, "retention.keep", "expected a count of runs (0: keep all)");
             self->keep_runs = (uint32_t)n;
         } else if (!strcmp(key, "max_age")) {
-            if (!text || units_parse_duration(text, &ns) != 0 || ns < 0)
+            if (!text || parse_age(text, &ns) != 0 || ns < 0)
                 return fail(r, v, "retention.max_age", "expected a duration such as 30d or 12h");
             self->keep_age_s = ns / 1000000000LL;
         } else {
