@@ -14,6 +14,7 @@ static void usage(FILE *out) {
         "usage: stampede serve --bind tcp://HOST:PORT --key rig.key --authorized-keys DIR\n"
         "                      --archive DIR --config rig.yaml [--worker-bind tcp://HOST:PORT]\n"
         "                      [--worker-keys DIR] [--expect-workers N] [--register-timeout D]\n"
+        "                      [--page HOST:PORT [--page-token-file F | --page-insecure]]\n"
         "  A shared benchmark rig (docs/rig.md): a long-lived fleet that queues runs from\n"
         "  many users, one group of endpoints at a time, and archives every result.\n"
         "  --bind EP           where users' `stampede submit` and `stampede runs` connect\n"
@@ -25,11 +26,22 @@ static void usage(FILE *out) {
         "                      data on the next port)\n"
         "  --worker-keys DIR   the workers' public keys (default: --authorized-keys)\n"
         "  --expect-workers N  workers a run uses; no run starts with fewer (default 1)\n"
-        "  --register-timeout D  how long a starting run waits for them (default 60s)\n");
+        "  --register-timeout D  how long a starting run waits for them (default 60s)\n"
+        "  --page HOST:PORT    a read-only page: the queue, the running run, the archive\n"
+        "                      (loopback only unless --page-token-file or --page-insecure)\n"
+        "  --page-token-file F every page request carries \"Authorization: Bearer T\",\n"
+        "                      T the file's first line\n");
 }
 
 int serve_main(int argc, char **argv) {
-    enum { OPT_WORKER_BIND = 0x5390, OPT_WORKER_KEYS, OPT_REGISTER_TIMEOUT };
+    enum {
+        OPT_WORKER_BIND = 0x5390,
+        OPT_WORKER_KEYS,
+        OPT_REGISTER_TIMEOUT,
+        OPT_PAGE,
+        OPT_PAGE_TOKEN_FILE,
+        OPT_PAGE_INSECURE
+    };
     static const struct option longopts[] = {
         {"bind", required_argument, NULL, 'b'},
         {"key", required_argument, NULL, 'k'},
@@ -40,6 +52,9 @@ int serve_main(int argc, char **argv) {
         {"worker-bind", required_argument, NULL, OPT_WORKER_BIND},
         {"worker-keys", required_argument, NULL, OPT_WORKER_KEYS},
         {"register-timeout", required_argument, NULL, OPT_REGISTER_TIMEOUT},
+        {"page", required_argument, NULL, OPT_PAGE},
+        {"page-token-file", required_argument, NULL, OPT_PAGE_TOKEN_FILE},
+        {"page-insecure", no_argument, NULL, OPT_PAGE_INSECURE},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -85,6 +100,15 @@ int serve_main(int argc, char **argv) {
                         optarg);
                 return 2;
             }
+            break;
+        case OPT_PAGE:
+            options.page = optarg;
+            break;
+        case OPT_PAGE_TOKEN_FILE:
+            options.page_access.token_file = optarg;
+            break;
+        case OPT_PAGE_INSECURE:
+            options.page_access.insecure = true;
             break;
         case 'h':
             usage(stdout);

@@ -53,8 +53,8 @@ int archive_started(archive_t *self, int64_t id, uint32_t workers);
 int archive_set_start(archive_t *self, int64_t id, int64_t start_unix_ns);
 /* The run ended in state ("done", "failed", "cancelled", "interrupted") with exit_status; what
  * its directory holds (results.json: run id, workload digest, validity, the figures of each
- * level, the shared-rig guard's verdict; config.yaml) is read into its row, and its queued workload removed. note (may be NULL)
- * says why it ended that way. 0 ok, -1 not. */
+ * level, the shared-rig guard's verdict; config.yaml) is read into its row, and its queued workload
+ * removed. note (may be NULL) says why it ended that way. 0 ok, -1 not. */
 int archive_finished(archive_t *self, int64_t id, const char *state, int exit_status,
                      const char *note);
 /* A queued run is cancelled by user (never started): its row says so, its workload removed.

@@ -112,12 +112,15 @@ static int on_turn(void *arg, char *why, size_t len) {
     rig_ops_serve(self);
     measurement_t *run = fleet_current(self->fleet);
     int64_t now = loop_now_ns();
+    if (self->page)
+        live_http_poll(self->page);
     if (run && run->phase == PHASE_RUN && now >= self->next_live_ns) {
         self->next_live_ns = now + RIG_LIVE_EVERY_NS;
         live_t live;
         char line[512];
         merge_live(run->merge, now, measurement_inflight(run), &live);
         live.duration_s = (double)run->cfg.limits.duration_ns / 1e9;
+        rig_page_live_add(self->page_live, &live);
         report_live_line(&live, line, sizeof line);
         rig_tell_followers(self, self->current,
                            json_pack("{s:s, s:I, s:s}", "event", "live", "id",
@@ -137,6 +140,44 @@ static int64_t progress_ns(void) {
     const char *every = getenv("STAMPEDE_PROGRESS_INTERVAL");
     int64_t ns = 0;
     return every && units_parse_duration(every, &ns) == 0 && ns > 0 ? ns : 10000000000LL;
+}
+
+/* The page's requests: "/" (the page, filtered by its query), "/runs/ID/..." (a run's files). */
+static int render_page(void *arg, const char *path, size_t len, buffer_t *out,
+                       const char **content_type) {
+    rig_t *self = arg;
+    if (len == 1 && path[0] == '/') {
+        size_t query_len;
+        const char *query = live_http_query(path, len, &query_len);
+        *content_type = "text/html; charset=utf-8";
+        return rig_page_render(self->archive, self->page_live, query, query_len, out);
+    }
+    if (len > 6 && !memcmp(path, "/runs/", 6)) {
+        char root[4200];
+        snprintf(root, sizeof root, "%s/runs", archive_dir(self->archive));
+        return live_http_file(root, path + 6, len - 6, out, content_type);
+    }
+    *content_type = "text/plain; charset=utf-8";
+    buffer_appendf(out, "not found: the rig's page is / and its runs' files /runs/ID/\n");
+    return 404;
+}
+
+static int open_page(rig_t *self) {
+    char why[1024];
+    if (!(self->page_live = calloc(1, sizeof *self->page_live)))
+        return -1;
+    rig_page_live_begin(self->page_live, 0, NULL, NULL);
+    if (!self->options.page)
+        return 0;
+    if (!(self->page = live_http_new(self->options.page, &self->options.page_access, render_page,
+                                     self, why, sizeof why))) {
+        fprintf(stderr, "%s: --page %s: %s\n", self->options.name, self->options.page, why);
+        return -1;
+    }
+    fprintf(stderr, "%s: the page on http://%s/%s\n", self->options.name,
+            live_http_address(self->page),
+            live_http_open_to_all(self->page) ? " (open to anyone: --page-insecure)" : "");
+    return 0;
 }
 
 rig_t *rig_new(const rig_options_t *options) {
@@ -169,7 +210,7 @@ rig_t *rig_new(const rig_options_t *options) {
         return NULL;
     }
     recover(self);
-    if (bind_users(self) != 0) {
+    if (open_page(self) != 0 || bind_users(self) != 0) {
         rig_destroy(&self);
         return NULL;
     }
@@ -280,6 +321,7 @@ static void run_one(rig_t *self, int64_t id) {
     rig_tell_followers(self, id,
                        json_pack("{s:s, s:I, s:s}", "event", "started", "id", (json_int_t)id,
                                  "group", group->name));
+    rig_page_live_begin(self->page_live, id, user, group->name);
     bool started = false;
     int table = capture_stdout(dir);
     int rc = fleet_run(self->fleet, run, &started);
@@ -296,6 +338,7 @@ static void run_one(rig_t *self, int64_t id) {
     archive_finished(self->archive, id, state, rc, note[0] ? note : NULL);
     fleet_say(self->fleet, "run %lld %s (exit status %d)", (long long)id, state, rc);
     self->current = 0;
+    rig_page_live_begin(self->page_live, 0, NULL, NULL);
     rig_tell_followers(self, id, rig_end_event(self, id));
     int removed = archive_retain(self->archive, self->config.keep_runs, self->config.keep_age_s);
     if (removed > 0)
@@ -314,11 +357,14 @@ int rig_serve(rig_t *self) {
     fleet_catch_signals();
     while (!fleet_signals()) {
         rig_ops_serve(self);
+        if (self->page)
+            live_http_poll(self->page);
         int64_t id = next_run(self);
+        int fds[2] = {self->users_fd, self->page ? live_http_fd(self->page) : -1};
         if (id)
             run_one(self, id);
         else
-            fleet_idle(self->fleet, 100, &self->users_fd, 1);
+            fleet_idle(self->fleet, 100, fds, 2);
     }
     fleet_release_signals();
     fprintf(stderr, "%s: interrupted; the queue stays in %s\n", self->options.name,
@@ -339,6 +385,8 @@ void rig_destroy(rig_t **self_p) {
     keys_ring_destroy(&self->ring);
     archive_close(&self->archive);
     rig_config_free(&self->config);
+    live_http_destroy(&self->page);
+    free(self->page_live);
     free(self->followers);
     free(self);
     *self_p = NULL;

@@ -11,19 +11,23 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "live_http.h"
+
 typedef struct rig rig_t;
 
 typedef struct rig_options {
-    const char *name;            /* prefix of messages: "serve" */
-    const char *bind;            /* users: tcp://HOST:PORT (PORT may be *) */
-    const char *worker_bind;     /* workers' control socket; NULL: HOST:PORT+1 (data next) */
-    const char *key_file;        /* --key: the rig's secret key */
-    const char *authorized_keys; /* --authorized-keys DIR: the users' NAME.pub */
-    const char *worker_keys;     /* --worker-keys DIR: the workers' (NULL: authorized_keys) */
-    const char *archive;         /* --archive DIR */
-    const char *config_path;     /* --config rig.yaml: groups, admins, retention */
-    uint32_t expect_workers;     /* workers a run uses (the first waits for them) */
-    int64_t register_timeout_ns; /* how long a run waits for them before it fails */
+    const char *name;               /* prefix of messages: "serve" */
+    const char *bind;               /* users: tcp://HOST:PORT (PORT may be *) */
+    const char *worker_bind;        /* workers' control socket; NULL: HOST:PORT+1 (data next) */
+    const char *key_file;           /* --key: the rig's secret key */
+    const char *authorized_keys;    /* --authorized-keys DIR: the users' NAME.pub */
+    const char *worker_keys;        /* --worker-keys DIR: the workers' (NULL: authorized_keys) */
+    const char *archive;            /* --archive DIR */
+    const char *config_path;        /* --config rig.yaml: groups, admins, retention */
+    uint32_t expect_workers;        /* workers a run uses (the first waits for them) */
+    int64_t register_timeout_ns;    /* how long a run waits for them before it fails */
+    const char *page;               /* --page HOST:PORT: the read-only page, or NULL */
+    live_http_access_t page_access; /* --page-token-file, --page-insecure */
 } rig_options_t;
 
 /* Loads the config, opens the archive (recovering runs serve died during), binds the users'

@@ -13,6 +13,7 @@
 #include "keys.h"
 #include "rig.h"
 #include "rig_config.h"
+#include "rig_page.h"
 #include "transport.h"
 
 #define RIG_USER_MAX 64
@@ -47,6 +48,8 @@ struct rig {
     char cancelled_by[RIG_USER_MAX]; /* set: the fleet's hook stops the run */
     bool cancel_told;
     int64_t next_live_ns;
+    live_http_t *page;          /* --page, or NULL */
+    rig_page_live_t *page_live; /* the run in progress as the page shows it */
     rig_follower_t *followers;
     size_t n_followers, cap_followers;
 };

@@ -12,70 +12,12 @@
 #  - runs list/show/fetch/compare and sqlite3 read the archive.
 # ctest: parallel (orderings, counts and messages; no timing tighter than seconds)
 source "$(dirname "$0")/protocol_lib.sh"
-
-command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (make test-deps)"
-(cd "$WORK" && "$STAMPEDE" keygen rig alice bob root carol w1 >/dev/null) || fail "keygen failed"
-mkdir "$WORK/users" "$WORK/workers"
-cp "$WORK"/{alice,bob,root}.pub "$WORK/users/"
-cp "$WORK/w1.pub" "$WORK/workers/"
-
-start_mock --ttft-ms 5 --itl-ms 1
-cat >"$WORK/rig.yaml" <<YAML
-groups:
-  g1: [$MOCK_URL]
-admins: [root]
-YAML
-# Three free ports in a row: users, workers' control and data (kept across the restart).
-PORT=$(python3 - <<'PY'
-import socket
-for base in range(20000 + __import__('os').getpid() % 30000, 65000, 3):
-    try:
-        socks = [socket.socket() for _ in range(3)]
-        for i, s in enumerate(socks):
-            s.bind(("127.0.0.1", base + i))
-        for s in socks:
-            s.close()
-        print(base)
-        break
-    except OSError:
-        pass
-PY
-)
-USERS="tcp://127.0.0.1:$PORT"
-
-start_serve() { # start_serve LOG: serve's stderr to LOG (its stdout to LOG.out)
-    SERVE_LOG=$1
-    "$STAMPEDE" serve --bind "$USERS" --key "$WORK/rig.key" --authorized-keys "$WORK/users" \
-        --worker-keys "$WORK/workers" --archive "$WORK/arch" --config "$WORK/rig.yaml" \
-        >"$SERVE_LOG.out" 2>"$SERVE_LOG" &
-    SERVE_PID=$!
-    BACKGROUND+=($SERVE_PID)
-    wait_for_line "$SERVE_LOG" 10 "workers on tcp://127.0.0.1:$((PORT + 1))" >/dev/null ||
-        fail "serve did not start: $(cat "$SERVE_LOG")"
-}
-as() { # as USER stampede-args...: a client command with USER's key
-    local user=$1
-    shift
-    "$STAMPEDE" "$@" --to "$USERS" --key "$WORK/$user.key" --server-key "$WORK/rig.pub" \
-        --timeout 10s
-}
-db() { sqlite3 "$WORK/arch/rig.db" "$1"; }
-wait_state() { # wait_state ID STATE SECONDS
-    local i
-    for ((i = 0; i < $3 * 10; i++)); do
-        [ "$(db "select state from runs where id = $1")" = "$2" ] && return 0
-        sleep 0.1
-    done
-    fail "run $1 is '$(db "select state from runs where id = $1")', not $2, after $3 s: $(tail -20 "$SERVE_LOG")"
-}
+source "$(dirname "$0")/rig_lib.sh"
 
 start_serve "$WORK/serve.err"
-start_worker "$WORK/w1.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w1.key" \
-    --server-key "$WORK/rig.pub" --id w1
+start_rig_worker
 write_workload "$WORK/a.yaml" ignore_eos=true max_requests=20 concurrency=2
 write_workload "$WORK/b.yaml" ignore_eos=true max_requests=31 concurrency=2
-wait_for_line "$WORK/serve.err" 10 "worker w1 .* registered" >/dev/null ||
-    fail "the worker did not register: $(cat "$WORK/serve.err" "$WORK/w1.err")"
 
 # Two users at once: serial, in order, each its own results.
 as alice submit "$WORK/a.yaml" >"$WORK/alice.out" 2>"$WORK/alice.err" &
