@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli.h"
+#include "outfile.h"
 #include "rig_cli.h"
 
 #define NAME "submit"
@@ -25,22 +26,12 @@ static void usage(FILE *out) {
 
 /* The whole file, malloc'd and NUL-terminated, or NULL after saying why. */
 static char *read_workload(const char *path) {
-    FILE *f = fopen(path, "rb");
-    if (!f) {
+    size_t len;
+    char *text = outfile_read_all(path, &len);
+    if (!text)
         fprintf(stderr, NAME ": %s: %s\n", path, strerror(errno));
-        return NULL;
-    }
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    char buf[65536];
-    size_t n;
-    while (mem && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, mem);
-    bool bad = ferror(f);
-    fclose(f);
-    if (!mem || fclose(mem) != 0 || bad || memchr(text, '\0', len)) {
-        fprintf(stderr, NAME ": %s: cannot read it as a text file\n", path);
+    else if (memchr(text, '\0', len)) {
+        fprintf(stderr, NAME ": %s: not a text file (it holds a NUL byte)\n", path);
         free(text);
         return NULL;
     }

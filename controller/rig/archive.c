@@ -181,7 +181,7 @@ static int64_t query_int(archive_t *self, sqlite3_stmt *st, int64_t fallback) {
 }
 
 static int write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
+    FILE *f = outfile_fopen(path);
     if (!f)
         return -1;
     size_t len = strlen(text);
@@ -374,18 +374,9 @@ static void read_results(archive_t *self, int64_t id) {
         json_decref(root);
     }
     snprintf(path, sizeof path, "%s/config.yaml", dir);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return;
-    char *text = NULL;
-    size_t len = 0;
-    FILE *mem = open_memstream(&text, &len);
-    char buf[8192];
-    size_t n;
-    while (mem && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, mem);
-    fclose(f);
-    if (mem && fclose(mem) == 0)
+    size_t len;
+    char *text = outfile_read_all(path, &len);
+    if (text)
         run_statement(self,
                       prepare(self, "UPDATE runs SET config = ? WHERE id = ?", "si", text, id));
     free(text);

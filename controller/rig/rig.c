@@ -1,7 +1,6 @@
 #include "rig.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,6 +10,7 @@
 
 #include "loop.h"
 #include "measurement.h"
+#include "outfile.h"
 #include "report.h"
 #include "rig_internal.h"
 #include "rig_wire.h"
@@ -264,7 +264,7 @@ static int capture_stdout(const char *dir) {
     snprintf(path, sizeof path, "%s/" RIG_TABLE_FILE, dir);
     fflush(stdout);
     int saved = dup(STDOUT_FILENO);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+    int fd = outfile_open(path, 0);
     if (saved < 0 || fd < 0 || dup2(fd, STDOUT_FILENO) < 0) {
         if (fd >= 0)
             close(fd);

@@ -167,7 +167,7 @@ static int write_frame(rig_client_t *self, const char *dir, const char *name, zm
     snprintf(path, sizeof path, "%s/%s", dir, name);
     snprintf(parent, sizeof parent, "%s", path);
     FILE *f = NULL;
-    if (outfile_make_dir(dirname(parent)) != 0 || !(f = fopen(path, "wb")) ||
+    if (outfile_make_dir(dirname(parent)) != 0 || !(f = outfile_fopen(path)) ||
         fwrite(zmq_msg_data(frame), 1, zmq_msg_size(frame), f) != zmq_msg_size(frame)) {
         fprintf(stderr, "%s: cannot write %s: %s\n", self->options.name, path, strerror(errno));
         if (f)

@@ -8,6 +8,7 @@
 #include <zmq.h>
 
 #include "config.h"
+#include "outfile.h"
 #include "rig_internal.h"
 #include "rig_wire.h"
 
@@ -61,33 +62,13 @@ void rig_tell_followers(rig_t *self, int64_t run, json_t *event) {
     json_decref(event);
 }
 
-/* A file's whole text (malloc'd, NUL-terminated) and its length, or NULL. */
-static char *read_all(const char *path, size_t *len) {
-    FILE *f = fopen(path, "rb");
-    if (!f)
-        return NULL;
-    char *text = NULL;
-    *len = 0;
-    FILE *mem = open_memstream(&text, len);
-    char buf[65536];
-    size_t n;
-    while (mem && (n = fread(buf, 1, sizeof buf, f)) > 0)
-        fwrite(buf, 1, n, mem);
-    fclose(f);
-    if (!mem || fclose(mem) != 0) {
-        free(text);
-        return NULL;
-    }
-    return text;
-}
-
 json_t *rig_end_event(rig_t *self, int64_t run) {
     json_t *row = archive_run_json(self->archive, run);
     char dir[4096], path[4200];
     archive_run_dir(self->archive, run, dir, sizeof dir);
     snprintf(path, sizeof path, "%s/" RIG_TABLE_FILE, dir);
     size_t len;
-    char *table = read_all(path, &len);
+    char *table = outfile_read_all(path, &len);
     json_t *event = json_pack("{s:s, s:I, s:o, s:s}", "event", "end", "id", (json_int_t)run, "run",
                               row ? row : json_null(), "table", table ? table : "");
     free(table);
@@ -294,7 +275,7 @@ static int add_file(const char *path, const struct stat *sb, int flag, struct FT
     if (flag != FTW_F || fetching->n == RIG_FETCH_MAX_FILES)
         return 0;
     size_t len;
-    char *data = read_all(path, &len);
+    char *data = outfile_read_all(path, &len);
     if (!data)
         return 0;
     fetching->names[fetching->n] = strdup(path + fetching->root_len + 1);

@@ -110,9 +110,7 @@ YAML
 as bob submit "$WORK/guarded.yaml" >/dev/null 2>&1 || fail "bob's run 8 was not queued"
 wait_state 8 running 15
 sleep 1
-seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
-    -H 'Content-Type: application/json' \
-    -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+someone_else "$MOCK_URL"
 wait_state 8 done 20
 assert_equal "run 8 marked" "$(db "select shared || ' ' || valid from runs where id = 8")" "1 0"
 db "select shared_reason from runs where id = 8" | grep -q "^someone else is using this server" ||
