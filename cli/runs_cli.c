@@ -19,10 +19,12 @@ static void usage(FILE *out) {
         "       stampede runs fetch ID --into DIR\n"
         "       stampede runs cancel ID\n"
         "       stampede runs pin ID | unpin ID\n"
+        "       stampede runs priority ID N\n"
         "       stampede runs compare ID ID... [--into DIR] [--format md|csv|json] [--out FILE]\n"
         "  The runs of a shared rig (stampede serve, docs/rig.md): its queue and archive.\n"
-        "  cancel and pin are for the run's owner or an admin; fetch brings the run's\n"
-        "  directory back (results.json, the reports, the trace when there is one);\n"
+        "  cancel and pin are for the run's owner or an admin; priority (moving a queued\n"
+        "  run in its group's queue) for an admin; fetch brings the run's directory back\n"
+        "  (results.json, the reports, the trace when there is one);\n"
         "  compare fetches each run (into DIR/ID, default a new directory under /tmp) and\n"
         "  runs `stampede compare` on them.\n" RIG_CLI_USAGE);
 }
@@ -227,7 +229,8 @@ int runs_main(int argc, char **argv) {
         }
     }
     if (optind >= argc) {
-        fprintf(stderr, NAME ": which? list, show, follow, fetch, cancel, pin, unpin, compare\n");
+        fprintf(stderr,
+                NAME ": which? list, show, follow, fetch, cancel, pin, unpin, priority, compare\n");
         usage(stderr);
         json_decref(filters);
         return 2;
@@ -237,19 +240,29 @@ int runs_main(int argc, char **argv) {
     char **rest = argv + optind;
     bool known = !strcmp(what, "list") || !strcmp(what, "show") || !strcmp(what, "follow") ||
                  !strcmp(what, "fetch") || !strcmp(what, "cancel") || !strcmp(what, "pin") ||
-                 !strcmp(what, "unpin") || !strcmp(what, "compare");
+                 !strcmp(what, "unpin") || !strcmp(what, "priority") || !strcmp(what, "compare");
     if (!known) {
-        fprintf(stderr,
-                NAME ": unknown '%s': list, show, follow, fetch, cancel, pin, unpin, compare\n",
-                what);
+        fprintf(
+            stderr,
+            NAME
+            ": unknown '%s': list, show, follow, fetch, cancel, pin, unpin, priority, compare\n",
+            what);
         json_decref(filters);
         return 2;
     }
-    long long id = 0;
+    long long id = 0, priority = 0;
+    int want_args = !strcmp(what, "priority") ? 2 : 1;
+    char *end = NULL;
     if (strcmp(what, "list") && strcmp(what, "compare") &&
-        (rest_argc != 1 || (id = parse_id(rest[0])) < 0)) {
-        if (rest_argc != 1)
-            fprintf(stderr, NAME ": %s takes one run id\n", what);
+        (rest_argc != want_args || (id = parse_id(rest[0])) < 0)) {
+        if (rest_argc != want_args)
+            fprintf(stderr, NAME ": %s takes %s\n", what,
+                    want_args == 2 ? "a run id and a priority" : "one run id");
+        json_decref(filters);
+        return 2;
+    }
+    if (want_args == 2 && ((priority = strtoll(rest[1], &end, 10)), *end || !*rest[1])) {
+        fprintf(stderr, NAME ": priority wants a whole number, got '%s'\n", rest[1]);
         json_decref(filters);
         return 2;
     }
@@ -279,6 +292,10 @@ int runs_main(int argc, char **argv) {
         json_t *pin = json_pack("{s:b}", "pin", !strcmp(what, "pin"));
         rc = simple(client, "pin", id, pin, false);
         json_decref(pin);
+    } else if (!strcmp(what, "priority")) {
+        json_t *p = json_pack("{s:I}", "priority", (json_int_t)priority);
+        rc = simple(client, "priority", id, p, false);
+        json_decref(p);
     } else if (!strcmp(what, "fetch"))
         rc = rig_client_fetch(client, id, into) == 0 ? 0 : 1;
     else if (!strcmp(what, "follow"))

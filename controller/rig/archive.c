@@ -416,6 +416,14 @@ int archive_cancelled_by(archive_t *self, int64_t id, const char *by) {
         self, prepare(self, "UPDATE runs SET cancelled_by = ? WHERE id = ?", "si", by, id));
 }
 
+int archive_set_priority(archive_t *self, int64_t id, int priority) {
+    if (run_statement(
+            self, prepare(self, "UPDATE runs SET priority = ? WHERE id = ? AND state = 'queued'",
+                          "ii", (int64_t)priority, id)) != 0)
+        return -1;
+    return sqlite3_changes(self->db) == 1 ? 0 : -1;
+}
+
 int archive_pin(archive_t *self, int64_t id, bool pin) {
     if (run_statement(self, prepare(self, "UPDATE runs SET pinned = ? WHERE id = ?", "ii",
                                     (int64_t)pin, id)) != 0)

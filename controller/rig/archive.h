@@ -62,6 +62,8 @@ int archive_finished(archive_t *self, int64_t id, const char *state, int exit_st
 int archive_cancel_queued(archive_t *self, int64_t id, const char *by);
 /* Records who cancelled a running run (its end comes later, from archive_finished). */
 int archive_cancelled_by(archive_t *self, int64_t id, const char *by);
+/* Moves a queued run in its group's queue: its priority becomes priority. 0 ok, -1 not queued. */
+int archive_set_priority(archive_t *self, int64_t id, int priority);
 /* Pins (or unpins) a run: retention never removes a pinned run. 0 ok, -1 no such run. */
 int archive_pin(archive_t *self, int64_t id, bool pin);
 /* Every run in state "running" (serve died during it): their ids, malloc'd, *n of them. */

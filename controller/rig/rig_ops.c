@@ -247,6 +247,25 @@ static json_t *op_pin(rig_t *self, json_t *req, const char *user) {
     return json_pack("{s:b, s:b}", "ok", 1, "pinned", pin);
 }
 
+/* An admin moves a queued run: its new priority. */
+static json_t *op_priority(rig_t *self, json_t *req, const char *user) {
+    int64_t run = id_of(req);
+    json_int_t priority = json_integer_value(json_object_get(req, "priority"));
+    if (!rig_config_is_admin(&self->config, user))
+        return rig_wire_error("only an admin of the rig may change a priority (%s is not one)",
+                              user);
+    if (priority < -1000 || priority > 1000)
+        return rig_wire_error("a priority is a whole number in -1000..1000, not %lld",
+                              (long long)priority);
+    if (archive_set_priority(self->archive, run, (int)priority) != 0)
+        return rig_wire_error("run %lld is not queued: its priority no longer matters",
+                              (long long)run);
+    fprintf(stderr, "%s: run %lld given priority %lld by %s\n", self->options.name, (long long)run,
+            (long long)priority, user);
+    return json_pack("{s:b, s:I, s:i}", "ok", 1, "priority", priority, "place",
+                     archive_place(self->archive, run));
+}
+
 static json_t *op_follow(rig_t *self, const uint8_t *id, size_t id_len, json_t *req) {
     int64_t run = id_of(req);
     char state[32];
@@ -333,12 +352,15 @@ static void handle(rig_t *self, const uint8_t *id, size_t id_len, const char *us
         reply = op_cancel(self, req, user);
     else if (!strcmp(op, "pin"))
         reply = op_pin(self, req, user);
+    else if (!strcmp(op, "priority"))
+        reply = op_priority(self, req, user);
     else if (!strcmp(op, "follow"))
         reply = op_follow(self, id, id_len, req);
     else
-        reply = rig_wire_error("unknown request '%s' (submit, list, show, cancel, pin, follow, "
-                               "fetch)",
-                               op);
+        reply = rig_wire_error(
+            "unknown request '%s' (submit, list, show, cancel, pin, priority, follow, "
+            "fetch)",
+            op);
     json_object_set_new(reply, "user", json_string(user));
     rig_send(self, id, id_len, reply, NULL, NULL, 0);
 }

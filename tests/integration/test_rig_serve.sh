@@ -4,10 +4,11 @@
 #  - alice and bob submit at once to the one group: the runs go one after the other in id order,
 #    each with its own results (its own request count) in the archive; --follow gets the end table;
 #  - carol's key is not in --authorized-keys: refused, saying so;
-#  - bob cannot cancel or outrank alice's queued run; root (admin) can do both;
+#  - bob can neither cancel, outrank nor move alice's queued run; root (admin) can;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
 #    rebuilt from its journal, the queued run survives and runs;
-#  - alice cancels her own running run;
+#  - bob follows alice's running run and detaches with Ctrl-C (the run goes on); alice cancels
+#    her own running run;
 #  - a second client loading the group's endpoint during a run: the shared-rig guard marks it;
 #  - runs list/show/fetch/compare and sqlite3 read the archive.
 # ctest: parallel (orderings, counts and messages; no timing tighter than seconds)
@@ -68,6 +69,10 @@ out=$(as bob submit "$WORK/short.yaml" --priority 5 2>&1) && fail "bob set a pri
 out=$(as root submit "$WORK/short.yaml" --priority 5 2>&1) || fail "root's priority run: $out"
 [[ "$out" == "run 5 queued on g1 as root: place 1 in the queue"* ]] || fail "root's: $out"
 assert_equal "alice's place behind root's" "$(as alice runs show 4 | python3 -c 'import json,sys; print(json.load(sys.stdin)["place"])')" 2
+out=$(as bob runs priority 4 9 2>&1) && fail "bob moved alice's run: $out"
+[[ "$out" == *"only an admin of the rig may change a priority (bob is not one)"* ]] || fail "$out"
+as root runs priority 4 9 2>/dev/null || fail "root could not move alice's run"
+assert_equal "alice's place once root moved it" "$(as alice runs show 4 | python3 -c 'import json,sys; print(json.load(sys.stdin)["place"])')" 1
 out=$(as bob runs cancel 4 2>&1) && fail "bob cancelled alice's run: $out"
 [[ "$out" == *"run 4 is alice's: only alice or an admin of the rig may cancel it"* ]] || fail "$out"
 as root runs cancel 5 2>/dev/null || fail "root could not cancel his own queued run"
@@ -94,6 +99,17 @@ assert_equal "run 6's requests" "$(json_value "$WORK/arch/runs/6/results.json" '
 # alice cancels her own running run.
 as alice submit "$WORK/long.yaml" >/dev/null 2>&1 || fail "alice's run 7 was not queued"
 wait_state 7 running 15
+# bob follows it: live lines, then Ctrl-C detaches without cancelling.
+"$STAMPEDE" runs follow 7 --to "$USERS" --key "$WORK/bob.key" --server-key "$WORK/rig.pub" \
+    >"$WORK/follow.out" 2>"$WORK/follow.err" &
+F=$!
+wait_for_line "$WORK/follow.err" 10 "run 7: .* req/s" >/dev/null ||
+    fail "no live line while following run 7: $(cat "$WORK/follow.err")"
+kill -INT $F
+wait_exit $F 5
+assert_equal "runs follow after Ctrl-C" "$EXIT_STATUS" 0
+grep -q "detached; run 7 goes on" "$WORK/follow.err" || fail "$(cat "$WORK/follow.err")"
+assert_equal "run 7 after the follower left" "$(db "select state from runs where id = 7")" running
 out=$(as bob runs cancel 7 2>&1) && fail "bob cancelled alice's running run: $out"
 as alice runs cancel 7 2>/dev/null || fail "alice could not cancel her running run"
 wait_state 7 cancelled 20
