@@ -115,14 +115,7 @@ as alice runs cancel 7 2>/dev/null || fail "alice could not cancel her running r
 wait_state 7 cancelled 20
 
 # Someone outside the rig loads the leased group's endpoint: the guard marks the run.
-cat >"$WORK/guarded.yaml" <<YAML
-target: {ignore_eos: true, timeout: 5s}
-workload: {kind: requests, input_tokens: 16, output_tokens: 8}
-scheduler: {kind: concurrent, concurrency: 2}
-limits: {duration: 3s}
-server_metrics: auto
-scrape_interval: 200ms
-YAML
+write_workload "$WORK/guarded.yaml" ignore_eos=true duration=3s concurrency=2 server_metrics=auto
 as bob submit "$WORK/guarded.yaml" >/dev/null 2>&1 || fail "bob's run 8 was not queued"
 wait_state 8 running 15
 sleep 1

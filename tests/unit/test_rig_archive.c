@@ -80,15 +80,16 @@ static void test_archive_finished_keeps_results_figures_and_the_guard(void **st)
     archive_run_dir(a, id, run_dir, sizeof run_dir);
     assert_int_equal(outfile_make_dir(run_dir), 0);
     snprintf(path, sizeof path, "%s/results.json", run_dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"run\": {\"run_id\": \"00aa\"}, \"validity\": {\"valid\": false, \"reasons\": "
-          "[\"someone else\"]}, \"levels\": [{\"concurrency\": 4, \"requests_ok\": 40, "
-          "\"requests_per_s\": 12.5, \"ttft_ms\": {\"p50\": 10.0, \"p99\": 30.0}, "
-          "\"wall_clock_s\": 2.5, \"workload_digest\": \"feed\", \"server\": {\"guard\": "
-          "{\"shared\": true, \"shared_reason\": \"someone else\"}}}]}",
-          f);
-    fclose(f);
+    json_t *results = json_loads(
+        "{\"run\": {\"run_id\": \"00aa\"}, \"validity\": {\"valid\": false, \"reasons\": "
+        "[\"someone else\"]}, \"levels\": [{\"concurrency\": 4, \"requests_ok\": 40, "
+        "\"requests_per_s\": 12.5, \"ttft_ms\": {\"p50\": 10.0, \"p99\": 30.0}, "
+        "\"wall_clock_s\": 2.5, \"workload_digest\": \"feed\", \"server\": {\"guard\": "
+        "{\"shared\": true, \"shared_reason\": \"someone else\"}}}]}",
+        0, NULL);
+    assert_non_null(results);
+    assert_int_equal(json_dump_file(results, path, 0), 0);
+    json_decref(results);
     assert_int_equal(archive_set_start(a, id, 1000000000LL), 0);
     assert_int_equal(archive_finished(a, id, "done", 3, NULL), 0);
     json_t *row = archive_run_json(a, id);
