@@ -3,7 +3,8 @@
 # one group on the mock, users alice and bob, admin root, stranger carol.
 #  - alice and bob submit at once to the one group: the runs go one after the other in id order,
 #    each with its own results (its own request count) in the archive; --follow gets the end table;
-#  - carol's key is not in --authorized-keys: refused, saying so;
+#  - carol's key is not in --authorized-keys: refused, saying so; a workload with a mistake, a
+#    sweep and an unknown group are refused naming the file, line and key, or the groups;
 #  - bob can neither cancel, outrank nor move alice's queued run; root (admin) can;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
 #    rebuilt from its journal, the queued run survives and runs;
@@ -55,6 +56,17 @@ rc=0
 as carol runs list >"$WORK/carol.out" 2>"$WORK/carol.err" || rc=$?
 assert_equal "carol's exit status" "$rc" 1
 grep -q "refused your key" "$WORK/carol.err" || fail "carol was not told: $(cat "$WORK/carol.err")"
+
+# A workload with a mistake, a sweep and an unknown group are refused, saying why; nothing queued.
+printf 'workload:\n  kind: requests\n  input_tokens: 8\n  output_tokns: 8\n' >"$WORK/bad.yaml"
+out=$(as alice submit "$WORK/bad.yaml" 2>&1) && fail "a bad workload was queued: $out"
+[[ "$out" == *"bad.yaml:4:3: "*"output_tokns"* ]] || fail "the mistake is not named: $out"
+printf 'sweep: {concurrency: [1, 2], snapshots: {count: 1, duration: 1s}}\n' >>"$WORK/a.yaml"
+out=$(as alice submit "$WORK/a.yaml" 2>&1) && fail "a sweep was queued: $out"
+[[ "$out" == *"sweep: the rig runs plain runs"* ]] || fail "the sweep: $out"
+out=$(as alice submit "$WORK/b.yaml" --group h200 2>&1) && fail "group h200 was taken: $out"
+[[ "$out" == *"the rig has no group 'h200' (its groups: g1)"* ]] || fail "$out"
+assert_equal "runs after the refusals" "$(db "select count(*) from runs")" 2
 
 # A long run holds the group; alice's next run waits; bob may neither cancel nor outrank it.
 write_workload "$WORK/long.yaml" ignore_eos=true duration=30s concurrency=2
