@@ -14,11 +14,11 @@ TEST_JOBS  ?= 8
 PACKAGES = build-essential cmake pkg-config \
            libzmq3-dev libprotobuf-c-dev protobuf-c-compiler \
            libcurl4-openssl-dev libssl-dev libyaml-dev libjansson-dev libcmocka-dev libxxhash-dev \
-           libpcre2-dev libicu-dev
+           libpcre2-dev libicu-dev libsqlite3-dev
 # What the tests, the benchmarks and the opt-in checks need besides (`make test` and the targets
 # after it install them; `make demo` does not).
 TEST_PACKAGES = prometheus python3 python3-aiohttp iproute2 procps curl openssl valgrind \
-                chromium clang libclang-rt-14-dev nodejs unzip python3-yaml python3-zmq
+                chromium clang libclang-rt-14-dev nodejs unzip python3-yaml python3-zmq sqlite3
 # Development and CI builds treat warnings as errors; a plain `cmake` build does not (CMakeLists).
 WERROR = -DSTAMPEDE_WERROR=ON
 

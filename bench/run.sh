@@ -34,6 +34,7 @@ run engine "$BUILD/bench_engine"
 run callgrind bash bench/callgrind_engine.sh
 run fanin "$BUILD/bench_fanin"
 [ -f bench/run_system.sh ] && run system bash bench/run_system.sh
+run rig python3 bench/system_rig.py
 
 # The engine's RESULT lines as one table, then its RATIO and NOTE lines: absolute figures move
 # with the machine's other tenants, ratios within one run much less, instruction counts not at all.

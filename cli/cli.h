@@ -104,4 +104,13 @@ int report_cmd_main(int argc, char **argv);
 /* `stampede merge SPOOL... --into DIR` (controller/run/spool_merge.h). */
 int spool_merge_main(int argc, char **argv);
 
+/* `stampede serve --bind EP --key K --authorized-keys DIR --archive DIR --config FILE`: a shared
+ * rig (controller/rig/rig.h, docs/rig.md); runs until SIGINT/SIGTERM. */
+int serve_main(int argc, char **argv);
+/* `stampede submit FILE --to EP --key K --server-key P [--group G] [--follow]`: queues a run on a
+ * rig; 0 queued (with --follow: the run's own exit status), 1 refused or unreachable. */
+int submit_main(int argc, char **argv);
+/* `stampede runs list|show|follow|fetch|cancel|pin|unpin|compare`: a rig's queue and archive. */
+int runs_main(int argc, char **argv);
+
 #endif

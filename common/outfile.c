@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -35,4 +36,25 @@ int outfile_make_dir(const char *path) {
         *p = '/';
     }
     return mkdir(buf, 0755) != 0 && errno != EEXIST ? -1 : 0;
+}
+
+char *outfile_read_all(const char *path, size_t *len) {
+    FILE *f = fopen(path, "rb");
+    if (!f)
+        return NULL;
+    char *text = NULL;
+    *len = 0;
+    FILE *mem = open_memstream(&text, len);
+    char buf[65536];
+    size_t n;
+    while (mem && (n = fread(buf, 1, sizeof buf, f)) > 0)
+        fwrite(buf, 1, n, mem);
+    int read_error = ferror(f) ? (errno ? errno : EIO) : 0;
+    fclose(f);
+    if (!mem || fclose(mem) != 0 || read_error) {
+        free(text);
+        errno = read_error ? read_error : ENOMEM;
+        return NULL;
+    }
+    return text;
 }

@@ -422,7 +422,36 @@ int fleet_run(fleet_t *self, measurement_t *run, bool *started) {
         rc = signals_seen ? 130 : 1;
     }
     self->run = NULL;
+    self->idle_reset = false;
     run->workers = NULL;
     run->n_workers = 0;
     return rc;
+}
+
+void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds) {
+    if (!self->idle_reset) { /* the last run's states go: every worker heard from is ready */
+        fleet_workers_next_run(self);
+        self->idle_reset = true;
+    }
+    int64_t now = loop_now_ns();
+    if (now >= self->next_heartbeat_ns) {
+        fleet_workers_heartbeats(self, now);
+        self->next_heartbeat_ns = now + fleet_heartbeat_ns(self);
+    }
+    long until_heartbeat = (long)((self->next_heartbeat_ns - now) / 1000000);
+    transport_wait_fds(self->transport, true,
+                       until_heartbeat < timeout_ms ? until_heartbeat : timeout_ms, fds, n_fds);
+    while (transport_receive(self->transport, TRANSPORT_CONTROL, fleet_workers_control, self))
+        ;
+    while (transport_receive(self->transport, TRANSPORT_DATA, fleet_workers_data, self))
+        ; /* a late batch of a run that is over: nothing takes it */
+    fleet_workers_check_silence(self, loop_now_ns());
+}
+
+uint32_t fleet_workers_connected(const fleet_t *self) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < registry_size(self->registry); i++) {
+        n += registry_at(self->registry, i)->run.state != RUN_WORKER_LOST;
+    }
+    return n;
 }

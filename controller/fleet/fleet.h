@@ -65,6 +65,12 @@ void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks);
  * results_finish; 1 when it could not start, 130 when interrupted); *started says whether it got
  * past its start. */
 int fleet_run(fleet_t *self, measurement_t *run, bool *started);
+/* Between runs: serves the workers (registrations, heartbeats both ways, goodbyes, silence) for
+ * up to timeout_ms, woken early by one of the n_fds descriptors (as transport_wait_fds), so a
+ * long-lived fleet keeps its workers while it has nothing to run. */
+void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
+/* Workers registered and not lost (as --expect-workers counts them). */
+uint32_t fleet_workers_connected(const fleet_t *self);
 /* The run in progress (NULL between runs). */
 measurement_t *fleet_current(const fleet_t *self);
 /* The link a run of this fleet asks through (for work outside a run, e.g. a sweep's reports). */

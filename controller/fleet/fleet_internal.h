@@ -29,6 +29,8 @@ struct fleet {
     /* A run of this fleet has started: --expect-workers was met once, and later runs (levels,
      * files) start with the workers still registered (docs/protocol.md "After a loss"). */
     bool started_once;
+    /* fleet_idle made the workers ready for the next run since the last run ended. */
+    bool idle_reset;
 };
 
 /* The heartbeat interval and the silence that means a worker is lost: the run's, else the

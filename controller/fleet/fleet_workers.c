@@ -29,7 +29,7 @@ void fleet_workers_changed(fleet_t *self) {
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(const fleet_t *self, const registry_worker_t *w) {
-    return w->run.index >= 0 && self->run->phase >= PHASE_ASSIGN ? self->run->id : 0;
+    return self->run && w->run.index >= 0 && self->run->phase >= PHASE_ASSIGN ? self->run->id : 0;
 }
 
 static int send_to(fleet_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -125,15 +125,16 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         w->last_rx_ns = loop_now_ns(); /* a Hello is a sign of life too */
         /* Back from a network cut: its Done and batches still count, unless its share was taken
          * over (then it is told to drop the run and waits for the next one). */
-        if (w->run.state == RUN_WORKER_LOST && self->run->phase == PHASE_RUN &&
+        if (w->run.state == RUN_WORKER_LOST && self->run && self->run->phase == PHASE_RUN &&
             run_worker_in_run(&w->run))
             back(self, w);
         welcome(self, w);
         return;
     }
-    bool counted =
-        self->run->phase == PHASE_REGISTER &&
-        registry_count(self->registry, RUN_WORKER_REGISTERED) < self->options.expect_workers;
+    /* Between runs (fleet_idle) every worker is counted: the next run takes them as they are. */
+    bool counted = !self->run || (self->run->phase == PHASE_REGISTER &&
+                                  registry_count(self->registry, RUN_WORKER_REGISTERED) <
+                                      self->options.expect_workers);
     if (!(w = add(self, id, id_len, h)))
         return;
     if (!counted && rebalance_join_begin(self->run, &w->run)) { /* fleet.rebalance_on_join */
@@ -262,6 +263,13 @@ void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const ui
         return;
     run_worker_t *w = &fw->run;
     fw->last_rx_ns = rx_ns;
+    if (!run) { /* between runs (fleet_idle): a sign of life, a heartbeat's figure, a goodbye */
+        if (env->body_case == STAMPEDE__ENVELOPE__BODY_HEARTBEAT)
+            w->inflight = env->heartbeat->inflight;
+        else if (env->body_case == STAMPEDE__ENVELOPE__BODY_GOODBYE)
+            goodbye(self, fw, env);
+        return;
+    }
     bool this_run = env->run_id == run->id && run_worker_in_run(w);
     if (this_run && w->state == RUN_WORKER_LOST && run->phase == PHASE_RUN)
         back(self, fw);
@@ -302,7 +310,7 @@ void fleet_workers_data(void *arg, const uint8_t *id, size_t id_len, const uint8
     fleet_t *self = arg;
     measurement_t *run = self->run;
     registry_worker_t *fw = registry_find(self->registry, id, id_len);
-    if (!fw || !run_worker_in_run(&fw->run) || run->phase != PHASE_RUN)
+    if (!run || !fw || !run_worker_in_run(&fw->run) || run->phase != PHASE_RUN)
         return;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
     if (!env) {
@@ -322,7 +330,7 @@ void fleet_workers_heartbeats(fleet_t *self, int64_t now) {
             continue;
         Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
         hb.sent_ns = now;
-        if (self->run->phase == PHASE_RUN && run_worker_in_run(&w->run))
+        if (self->run && self->run->phase == PHASE_RUN && run_worker_in_run(&w->run))
             hb.session_limit = self->run->session_limit;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
@@ -340,7 +348,7 @@ void fleet_workers_check_silence(fleet_t *self, int64_t now) {
         registry_worker_t *w = registry_at(self->registry, i);
         if (now - w->last_rx_ns <= silence || run_worker_finished(&w->run))
             continue;
-        if (!run_worker_in_run(&w->run)) {
+        if (!self->run || !run_worker_in_run(&w->run)) {
             console_say(&self->console, "worker %s went silent; forgotten", w->run.name);
             forget(self, w);
             i--;

@@ -166,6 +166,15 @@ static int live_http_handle(live_http_conn_t *c, bool *head_only, buffer_t *body
     return c->server->render(c->server->arg, path, path_len, body, content_type);
 }
 
+const char *live_http_query(const char *path, size_t len, size_t *query_len) {
+    *query_len = 0;
+    if (path[len] != '?')
+        return "";
+    const char *end = strchr(path + len + 1, ' ');
+    *query_len = end ? (size_t)(end - path - len - 1) : 0;
+    return path + len + 1;
+}
+
 static void live_http_on_conn(loop_t *loop, int fd, int mask, void *arg);
 
 /* Builds the response to the request read so far (status forced when non-zero) and starts

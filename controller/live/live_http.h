@@ -26,10 +26,16 @@ typedef struct {
     bool insecure;          /* allow an address beyond loopback without a token */
 } live_http_access_t;
 
-/* Writes the body for a GET (or HEAD) of path[0..len) into out; returns the HTTP status.
+/* Writes the body for a GET (or HEAD) of path[0..len) into out; returns the HTTP status. path
+ * points into the request line: when a query string follows, path[len] is '?' and the query runs
+ * to the next space (live_http_query reads it).
  * *content_type starts as the Prometheus text type; the function may point it elsewhere. */
 typedef int (*live_http_render_fn)(void *arg, const char *path, size_t len, buffer_t *out,
                                    const char **content_type);
+
+/* The query string of a render_fn's path[0..len) (after the '?', up to the space that ends the
+ * request target) and its length into *query_len; "" and 0 when there is none. */
+const char *live_http_query(const char *path, size_t len, size_t *query_len);
 
 /* Listens on listen ("HOST:PORT", "[V6]:PORT"; port 0 picks a free one) under access (NULL: no
  * token, loopback only). NULL with the reason in why when the address is malformed or cannot be

@@ -158,6 +158,14 @@ assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }
 
+# A second client on the server at URL $1 (the shared-rig guard's case): 120 chat requests, 4 at a
+# time.
+someone_else() {
+    seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$1/v1/chat/completions" \
+        -H 'Content-Type: application/json' \
+        -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
+}
+
 # Writes workload file $1: fixed-size requests (`kind: requests`) under a concurrent scheduler, or
 # a rate one when `rate` is given, from KEY=VALUE arguments. target: api, model, ignore_eos,
 # timeout, routing, endpoints, api_key_env, headers; workload: input_tokens, output_tokens (8 each

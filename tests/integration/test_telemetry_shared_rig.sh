@@ -29,12 +29,6 @@ start_run() { # name: `stampede run` in the background; RUN_PID, once its start 
     wait_for_line "$WORK/$1.err" 20 'start in' >/dev/null || fail "$1 did not start: $(cat "$WORK/$1.err")"
 }
 
-someone_else() { # a second client: 120 requests to the mock, 4 at a time
-    seq 120 | xargs -P 4 -I{} curl -s -o /dev/null --max-time 5 "$MOCK_URL/v1/chat/completions" \
-        -H 'Content-Type: application/json' \
-        -d '{"model":"mock","max_tokens":4,"messages":[{"role":"user","content":"someone else"}]}'
-}
-
 assert_invalid() { # name bound: the run in the background (RUN_PID) exits 3 within bound seconds
     wait_exit "$RUN_PID" "$2"
     [ "$EXIT_STATUS" = 3 ] || fail "$1: exit $EXIT_STATUS, expected 3 (invalid): $(tail -5 "$WORK/$1.err")"
@@ -45,7 +39,7 @@ start_mock --ttft-ms 10 --itl-ms 2
 write_run shared
 start_run shared
 sleep 1
-someone_else
+someone_else "$MOCK_URL"
 assert_invalid shared 30
 check_results "$WORK/shared" <<'PY' || fail "the second client went unnoticed"
 v = results["validity"]
@@ -103,7 +97,7 @@ RUN_PID=$!
 BACKGROUND+=($RUN_PID)
 wait_for_line "$WORK/sweep.err" 60 'level 2/2 concurrency 3 rep 1/1 \| snapshot 1/1' >/dev/null ||
     fail "the sweep's second level did not start: $(tail -5 "$WORK/sweep.err")"
-someone_else
+someone_else "$MOCK_URL"
 assert_invalid sweep 60
 check_results "$WORK/sweep" <<'PY' || fail "the sweep did not name the second client in its level"
 first, second = results["levels"]
