@@ -23,174 +23,100 @@ static const char *parse_tool_calls(const char *p, const char *end, int depth, c
     return skip_array(p, end, depth);
 }
 
-/* choices[0].delta (streaming) or choices[0].message (a non-streaming response), at '{'. */
-static const char *parse_delta(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if (KEY_IS("content"))
-            p = read_string(p, end, depth, &out->content, &out->content_len);
-        else if (KEY_IS("reasoning_content") || KEY_IS("reasoning"))
-            p = read_string(p, end, depth, &out->reasoning, &out->reasoning_len);
-        else if (KEY_IS("tool_calls"))
-            p = parse_tool_calls(p, end, depth, out);
-        else if (KEY_IS("refusal") && p < end && *p == '"') /* else null: skipped inline */
-            p = scan_string(p, end, &out->refusal, &out->refusal_len);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* A member of choices[0].delta (streaming) or choices[0].message (a non-streaming response). */
+static const char *delta_member(const char *p, const char *end, int depth, const char *key,
+                                size_t key_len, void *arg) {
+    chunk_info_t *out = arg;
+    if (KEY_IS("content"))
+        return read_string(p, end, depth, &out->content, &out->content_len);
+    if (KEY_IS("reasoning_content") || KEY_IS("reasoning"))
+        return read_string(p, end, depth, &out->reasoning, &out->reasoning_len);
+    if (KEY_IS("tool_calls"))
+        return parse_tool_calls(p, end, depth, out);
+    if (KEY_IS("refusal") && p < end && *p == '"') /* else null: skipped inline */
+        return scan_string(p, end, &out->refusal, &out->refusal_len);
+    return skip_member_value(p, end, depth);
 }
 
-/* choices[0], at '{'. */
-static const char *parse_choice(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if ((KEY_IS("delta") || KEY_IS("message")) && p < end && *p == '{')
-            p = parse_delta(p, end, depth, out);
-        else if (KEY_IS("text"))
-            p = read_string(p, end, depth, &out->content, &out->content_len);
-        else if (KEY_IS("finish_reason"))
-            p = read_string(p, end, depth, &out->finish_reason, &out->finish_reason_len);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* A member of choices[0]. */
+static const char *choice_member(const char *p, const char *end, int depth, const char *key,
+                                 size_t key_len, void *arg) {
+    chunk_info_t *out = arg;
+    if ((KEY_IS("delta") || KEY_IS("message")) && p < end && *p == '{')
+        return scan_members(p, end, depth, delta_member, out);
+    if (KEY_IS("text"))
+        return read_string(p, end, depth, &out->content, &out->content_len);
+    if (KEY_IS("finish_reason"))
+        return read_string(p, end, depth, &out->finish_reason, &out->finish_reason_len);
+    return skip_member_value(p, end, depth);
 }
 
-/* The "choices" array, at '['. */
-static const char *parse_choices(const char *p, const char *end, int depth, chunk_info_t *out) {
-    bool closed;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = array_next(p, end, first, &closed)) || closed)
-            return p;
-        p = first && p < end && *p == '{' ? parse_choice(p, end, depth, out)
-                                          : skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* An element of "choices": only the first is read. */
+static const char *choice_element(const char *p, const char *end, int depth, bool first,
+                                  void *arg) {
+    if (first && p < end && *p == '{')
+        return scan_members(p, end, depth, choice_member, arg);
+    return skip_member_value(p, end, depth);
 }
 
-/* usage.prompt_tokens_details, at '{'. */
-static const char *parse_prompt_details(const char *p, const char *end, int depth,
-                                        chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        p = KEY_IS("cached_tokens") ? read_u32(p, end, depth, &out->cached_tokens)
-                                    : skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
+static const usage_names_t chat_usage = {.prompt = "prompt_tokens",
+                                         .completion = "completion_tokens",
+                                         .details = "prompt_tokens_details"};
+
+typedef struct chunk_top {
+    chunk_info_t *out;
+    legacy_error_t legacy;
+} chunk_top_t;
+
+/* A member of the payload's object. */
+static const char *top_member(const char *p, const char *end, int depth, const char *key,
+                              size_t key_len, void *arg) {
+    chunk_top_t *top = arg;
+    chunk_info_t *out = top->out;
+    legacy_error_t *legacy = &top->legacy;
+    char c = p < end ? *p : 0;
+    if (KEY_IS("choices") && c == '[')
+        return scan_elements(p, end, depth, choice_element, out);
+    if (KEY_IS("usage") && c == '{')
+        return scan_usage(p, end, depth, &chat_usage, out);
+    if (KEY_IS("error") && (c == '{' || c == '"'))
+        return scan_error(p, end, depth, out);
+    if (KEY_IS("sent_ns"))
+        return scan_sent_ns(p, end, depth, out);
+    if (KEY_IS("object")) {
+        const char *value = NULL;
+        size_t len = 0;
+        p = read_string(p, end, depth, &value, &len);
+        legacy->object_is_error = RAW_IS(value, len, "error");
+        return p;
     }
+    if (KEY_IS("message"))
+        return read_string(p, end, depth, &legacy->message, &legacy->message_len);
+    if (KEY_IS("code"))
+        return read_code(p, end, depth, &legacy->has_code, &legacy->code);
+    return skip_member_value(p, end, depth);
 }
 
-/* The top-level "usage" object, at '{'. */
-static const char *parse_usage(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    out->has_usage = true;
-    out->usage_fields = CHUNK_USAGE_PROMPT | CHUNK_USAGE_COMPLETION | CHUNK_USAGE_CACHED;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if (KEY_IS("prompt_tokens"))
-            p = read_u32(p, end, depth, &out->prompt_tokens);
-        else if (KEY_IS("completion_tokens"))
-            p = read_u32(p, end, depth, &out->completion_tokens);
-        else if (KEY_IS("prompt_tokens_details") && p < end && *p == '{')
-            p = parse_prompt_details(p, end, depth, out);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
-}
-
-/* The payload's object: p past its closing '}', or NULL. */
-static const char *parse_top(const char *p, const char *end, chunk_info_t *out,
-                             legacy_error_t *legacy) {
-    const char *key;
-    size_t key_len;
-    const int depth = 1;
-    p = skip_space(p, end);
-    if (p >= end || *p != '{')
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        char c = p < end ? *p : 0;
-        if (KEY_IS("choices") && c == '[')
-            p = parse_choices(p, end, depth, out);
-        else if (KEY_IS("usage") && c == '{')
-            p = parse_usage(p, end, depth, out);
-        else if (KEY_IS("error") && (c == '{' || c == '"'))
-            p = scan_error(p, end, depth, out);
-        else if (KEY_IS("sent_ns"))
-            p = scan_sent_ns(p, end, depth, out);
-        else if (KEY_IS("object")) {
-            const char *value = NULL;
-            size_t len = 0;
-            p = read_string(p, end, depth, &value, &len);
-            legacy->object_is_error = value && len == 5 && memcmp(value, "error", 5) == 0;
-        } else if (KEY_IS("message"))
-            p = read_string(p, end, depth, &legacy->message, &legacy->message_len);
-        else if (KEY_IS("code"))
-            p = read_code(p, end, depth, &legacy->has_code, &legacy->code);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
+/* The legacy error form, once every member is read. */
+static void chunk_finish(void *arg) {
+    chunk_top_t *top = arg;
+    const legacy_error_t *legacy = &top->legacy;
+    if (legacy->object_is_error && !top->out->has_error) {
+        top->out->has_error = true;
+        top->out->error_message = legacy->message;
+        top->out->error_message_len = legacy->message_len;
+        top->out->error_code = legacy->has_code ? legacy->code : 0;
     }
 }
 
 int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
-    memset(out, 0, sizeof *out);
     if (len == 6 && memcmp(data, "[DONE]", 6) == 0) {
+        memset(out, 0, sizeof *out);
         out->done = true;
         return 0;
     }
-    const char *end = data + len;
-    legacy_error_t legacy = {0};
-    const char *p = parse_top(data, end, out, &legacy);
-    if (!p || skip_space(p, end) != end) {
-        memset(out, 0, sizeof *out);
-        return -1;
-    }
-    if (legacy.object_is_error && !out->has_error) {
-        out->has_error = true;
-        out->error_message = legacy.message;
-        out->error_message_len = legacy.message_len;
-        out->error_code = legacy.has_code ? legacy.code : 0;
-    }
-    out->has_content = out->content_len > 0;
-    out->has_reasoning = out->reasoning_len > 0;
-    out->has_refusal = out->refusal_len > 0;
-    return 0;
+    chunk_top_t top = {.out = out};
+    return scan_chunk(data, len, out, top_member, chunk_finish, &top);
 }
 
 static size_t utf8_encode(uint32_t cp, char *out) {

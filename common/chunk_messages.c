@@ -11,136 +11,117 @@ typedef struct messages_event {
         stop_reason_len;
 } messages_event_t;
 
-/* A "usage" object, at '{': only the counts it has (message_delta's usage is cumulative and
- * leaves out what does not apply). */
+/* The counts a "usage" object has (message_delta's usage is cumulative and leaves out what does
+ * not apply). */
+typedef struct messages_counts {
+    uint32_t input, read, creation, output;
+    bool has_input, has_read, has_creation, has_output;
+} messages_counts_t;
+
+static const char *messages_usage_member(const char *p, const char *end, int depth, const char *key,
+                                         size_t key_len, void *arg) {
+    messages_counts_t *n = arg;
+    if (KEY_IS("input_tokens"))
+        return read_u32(p, end, depth, &n->input, &n->has_input);
+    if (KEY_IS("output_tokens"))
+        return read_u32(p, end, depth, &n->output, &n->has_output);
+    if (KEY_IS("cache_read_input_tokens"))
+        return read_u32(p, end, depth, &n->read, &n->has_read);
+    if (KEY_IS("cache_creation_input_tokens"))
+        return read_u32(p, end, depth, &n->creation, &n->has_creation);
+    return skip_member_value(p, end, depth);
+}
+
+/* A "usage" object, at '{': only the counts it has. */
 static const char *messages_usage(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    uint32_t input = 0, read = 0, creation = 0, output = 0;
-    bool has_input = false, has_read = false, has_creation = false, has_output = false;
-    if (++depth > CHUNK_MAX_DEPTH)
+    messages_counts_t n = {0};
+    if (!(p = scan_members(p, end, depth, messages_usage_member, &n)))
         return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)))
-            return NULL;
-        if (!key)
-            break;
-        if (KEY_IS("input_tokens"))
-            p = scan_count(p, end, depth, &input, &has_input);
-        else if (KEY_IS("output_tokens"))
-            p = scan_count(p, end, depth, &output, &has_output);
-        else if (KEY_IS("cache_read_input_tokens"))
-            p = scan_count(p, end, depth, &read, &has_read);
-        else if (KEY_IS("cache_creation_input_tokens"))
-            p = scan_count(p, end, depth, &creation, &has_creation);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
-    if (has_input || has_read || has_creation) { /* input_tokens leaves out the cache's share */
-        uint64_t prompt = (uint64_t)input + read + creation;
+    if (n.has_input || n.has_read || n.has_creation) { /* input_tokens leaves out the cache's */
+        uint64_t prompt = (uint64_t)n.input + n.read + n.creation;
         out->prompt_tokens = prompt > UINT32_MAX ? UINT32_MAX : (uint32_t)prompt;
         out->usage_fields |= CHUNK_USAGE_PROMPT;
     }
-    if (has_read) {
-        out->cached_tokens = read;
+    if (n.has_read) {
+        out->cached_tokens = n.read;
         out->usage_fields |= CHUNK_USAGE_CACHED;
     }
-    if (has_output) {
-        out->completion_tokens = output;
+    if (n.has_output) {
+        out->completion_tokens = n.output;
         out->usage_fields |= CHUNK_USAGE_COMPLETION;
     }
     out->has_usage = out->usage_fields != 0;
     return p;
 }
 
-/* message_start's "message", at '{': its usage. */
-static const char *messages_message(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        p = KEY_IS("usage") && p < end && *p == '{' ? messages_usage(p, end, depth, out)
-                                                    : skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* A member of message_start's "message": its usage. */
+static const char *message_member(const char *p, const char *end, int depth, const char *key,
+                                  size_t key_len, void *arg) {
+    if (KEY_IS("usage") && p < end && *p == '{')
+        return messages_usage(p, end, depth, arg);
+    return skip_member_value(p, end, depth);
 }
 
-/* A "delta" (content_block_delta, message_delta) or a "content_block" (content_block_start), at
- * '{': its type, text, thinking, partial_json and stop_reason. */
-static const char *messages_block(const char *p, const char *end, int depth, messages_event_t *ev,
-                                  bool is_delta) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if (KEY_IS("type") && is_delta)
-            p = read_string(p, end, depth, &ev->delta_type, &ev->delta_type_len);
-        else if (KEY_IS("type"))
-            p = read_string(p, end, depth, &ev->block_type, &ev->block_type_len);
-        else if (KEY_IS("text"))
-            p = read_string(p, end, depth, &ev->text, &ev->text_len);
-        else if (KEY_IS("thinking"))
-            p = read_string(p, end, depth, &ev->thinking, &ev->thinking_len);
-        else if (KEY_IS("partial_json"))
-            p = read_string(p, end, depth, &ev->partial_json, &ev->partial_json_len);
-        else if (KEY_IS("stop_reason"))
-            p = read_string(p, end, depth, &ev->stop_reason, &ev->stop_reason_len);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* A member of a "content_block" (content_block_start): its type, text, thinking, partial_json
+ * and stop_reason. */
+static const char *block_member(const char *p, const char *end, int depth, const char *key,
+                                size_t key_len, void *arg) {
+    messages_event_t *ev = arg;
+    if (KEY_IS("type"))
+        return read_string(p, end, depth, &ev->block_type, &ev->block_type_len);
+    if (KEY_IS("text"))
+        return read_string(p, end, depth, &ev->text, &ev->text_len);
+    if (KEY_IS("thinking"))
+        return read_string(p, end, depth, &ev->thinking, &ev->thinking_len);
+    if (KEY_IS("partial_json"))
+        return read_string(p, end, depth, &ev->partial_json, &ev->partial_json_len);
+    if (KEY_IS("stop_reason"))
+        return read_string(p, end, depth, &ev->stop_reason, &ev->stop_reason_len);
+    return skip_member_value(p, end, depth);
 }
 
-/* The event's object: p past its closing '}', or NULL. */
-static const char *messages_top(const char *p, const char *end, messages_event_t *ev,
-                                chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    const int depth = 1;
-    p = skip_space(p, end);
-    if (p >= end || *p != '{')
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        char c = p < end ? *p : 0;
-        if (KEY_IS("type"))
-            p = read_string(p, end, depth, &ev->type, &ev->type_len);
-        else if (KEY_IS("delta") && c == '{')
-            p = messages_block(p, end, depth, ev, true);
-        else if (KEY_IS("content_block") && c == '{')
-            p = messages_block(p, end, depth, ev, false);
-        else if (KEY_IS("usage") && c == '{')
-            p = messages_usage(p, end, depth, out);
-        else if (KEY_IS("message") && c == '{')
-            p = messages_message(p, end, depth, out);
-        else if (KEY_IS("error") && (c == '{' || c == '"'))
-            p = scan_error(p, end, depth, out);
-        else if (KEY_IS("sent_ns"))
-            p = scan_sent_ns(p, end, depth, out);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+/* A member of a "delta" (content_block_delta, message_delta): a content block's, but for its
+ * own type. */
+static const char *delta_member(const char *p, const char *end, int depth, const char *key,
+                                size_t key_len, void *arg) {
+    messages_event_t *ev = arg;
+    if (KEY_IS("type"))
+        return read_string(p, end, depth, &ev->delta_type, &ev->delta_type_len);
+    return block_member(p, end, depth, key, key_len, ev);
+}
+
+typedef struct messages_top {
+    messages_event_t *ev;
+    chunk_info_t *out;
+} messages_top_t;
+
+/* A member of the event's object. */
+static const char *top_member(const char *p, const char *end, int depth, const char *key,
+                              size_t key_len, void *arg) {
+    messages_top_t *top = arg;
+    char c = p < end ? *p : 0;
+    if (KEY_IS("type"))
+        return read_string(p, end, depth, &top->ev->type, &top->ev->type_len);
+    if (KEY_IS("delta") && c == '{')
+        return scan_members(p, end, depth, delta_member, top->ev);
+    if (KEY_IS("content_block") && c == '{')
+        return scan_members(p, end, depth, block_member, top->ev);
+    if (KEY_IS("usage") && c == '{')
+        return messages_usage(p, end, depth, top->out);
+    if (KEY_IS("message") && c == '{')
+        return scan_members(p, end, depth, message_member, top->out);
+    if (KEY_IS("error") && (c == '{' || c == '"'))
+        return scan_error(p, end, depth, top->out);
+    if (KEY_IS("sent_ns"))
+        return scan_sent_ns(p, end, depth, top->out);
+    return skip_member_value(p, end, depth);
 }
 
 /* What the event means, now that its type is known. */
-static void messages_apply(const messages_event_t *ev, chunk_info_t *out) {
+static void messages_apply(void *arg) {
+    const messages_top_t *top = arg;
+    const messages_event_t *ev = top->ev;
+    chunk_info_t *out = top->out;
     if (RAW_IS(ev->type, ev->type_len, "content_block_delta")) {
         if (RAW_IS(ev->delta_type, ev->delta_type_len, "text_delta")) {
             out->content = ev->text;
@@ -171,16 +152,7 @@ static void messages_apply(const messages_event_t *ev, chunk_info_t *out) {
 }
 
 int chunk_messages_parse(const char *data, size_t len, chunk_info_t *out) {
-    memset(out, 0, sizeof *out);
     messages_event_t ev = {0};
-    const char *end = data + len;
-    const char *p = messages_top(data, end, &ev, out);
-    if (!p || skip_space(p, end) != end) {
-        memset(out, 0, sizeof *out);
-        return -1;
-    }
-    messages_apply(&ev, out);
-    out->has_content = out->content_len > 0;
-    out->has_reasoning = out->reasoning_len > 0;
-    return 0;
+    messages_top_t top = {.ev = &ev, .out = out};
+    return scan_chunk(data, len, out, top_member, messages_apply, &top);
 }

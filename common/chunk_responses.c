@@ -11,149 +11,86 @@ typedef struct responses_event {
     bool function_call; /* the response's output holds a function call */
 } responses_event_t;
 
-/* usage.input_tokens_details, at '{'. */
-static const char *responses_details(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    bool present = false;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        p = KEY_IS("cached_tokens") ? scan_count(p, end, depth, &out->cached_tokens, &present)
-                                    : skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+static const usage_names_t responses_usage = {
+    .prompt = "input_tokens", .completion = "output_tokens", .details = "input_tokens_details"};
+
+/* The one string member that matters of an object (an output item's "type", incomplete_details'
+ * "reason"). */
+typedef struct named_string {
+    const char *name;
+    const char *value;
+    size_t value_len;
+} named_string_t;
+
+static const char *named_member(const char *p, const char *end, int depth, const char *key,
+                                size_t key_len, void *arg) {
+    named_string_t *wanted = arg;
+    if (key_is(key, key_len, wanted->name, strlen(wanted->name)))
+        return read_string(p, end, depth, &wanted->value, &wanted->value_len);
+    return skip_member_value(p, end, depth);
 }
 
-/* response.usage, at '{': input_tokens (cached ones included), output_tokens. */
-static const char *responses_usage(const char *p, const char *end, int depth, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    bool present = false;
-    out->has_usage = true;
-    out->usage_fields = CHUNK_USAGE_PROMPT | CHUNK_USAGE_COMPLETION | CHUNK_USAGE_CACHED;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if (KEY_IS("input_tokens"))
-            p = scan_count(p, end, depth, &out->prompt_tokens, &present);
-        else if (KEY_IS("output_tokens"))
-            p = scan_count(p, end, depth, &out->completion_tokens, &present);
-        else if (KEY_IS("input_tokens_details") && p < end && *p == '{')
-            p = responses_details(p, end, depth, out);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
-}
-
-/* An object of which only one string member matters (an output item's "type", incomplete_details'
- * "reason"), at '{'. */
-static const char *responses_member(const char *p, const char *end, int depth, const char *name,
-                                    const char **value, size_t *value_len) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        p = key_is(key, key_len, name, strlen(name)) ? read_string(p, end, depth, value, value_len)
-                                                     : skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
-}
-
-/* response.output, at '[': whether one of its items is a function call. */
-static const char *responses_output(const char *p, const char *end, int depth,
-                                    responses_event_t *ev) {
-    bool closed;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = array_next(p, end, first, &closed)) || closed)
-            return p;
-        const char *type = NULL;
-        size_t type_len = 0;
-        p = p < end && *p == '{' ? responses_member(p, end, depth, "type", &type, &type_len)
-                                 : skip_value(p, end, depth);
-        if (!p)
-            return NULL;
-        ev->function_call |= RAW_IS(type, type_len, "function_call");
-    }
-}
-
-/* The "response" object of response.created, .completed, .incomplete, .failed, at '{'. */
-static const char *responses_response(const char *p, const char *end, int depth,
-                                      responses_event_t *ev, chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        char c = p < end ? *p : 0;
-        if (KEY_IS("id"))
-            p = read_string(p, end, depth, &out->response_id, &out->response_id_len);
-        else if (KEY_IS("usage") && c == '{')
-            p = responses_usage(p, end, depth, out);
-        else if (KEY_IS("output") && c == '[')
-            p = responses_output(p, end, depth, ev);
-        else if (KEY_IS("incomplete_details") && c == '{')
-            p = responses_member(p, end, depth, "reason", &ev->reason, &ev->reason_len);
-        else if (KEY_IS("error") && c == '{') /* response.failed's; null elsewhere */
-            p = scan_error(p, end, depth, out);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
-}
-
-/* The event's object: p past its closing '}', or NULL. */
-static const char *responses_top(const char *p, const char *end, responses_event_t *ev,
-                                 chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    const int depth = 1;
-    p = skip_space(p, end);
+/* An item of response.output: whether it is a function call. */
+static const char *output_element(const char *p, const char *end, int depth, bool first,
+                                  void *arg) {
+    responses_event_t *ev = arg;
+    named_string_t type = {.name = "type"};
+    (void)first;
     if (p >= end || *p != '{')
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        char c = p < end ? *p : 0;
-        if (KEY_IS("type"))
-            p = read_string(p, end, depth, &ev->type, &ev->type_len);
-        else if (KEY_IS("delta"))
-            p = read_string(p, end, depth, &ev->delta, &ev->delta_len);
-        else if (KEY_IS("response") && c == '{')
-            p = responses_response(p, end, depth, ev, out);
-        else if (KEY_IS("message")) /* the "error" event's own message */
-            p = read_string(p, end, depth, &out->error_message, &out->error_message_len);
-        else if (KEY_IS("error") && (c == '{' || c == '"'))
-            p = scan_error(p, end, depth, out);
-        else if (KEY_IS("sent_ns"))
-            p = scan_sent_ns(p, end, depth, out);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
+        return skip_value(p, end, depth);
+    p = scan_members(p, end, depth, named_member, &type);
+    ev->function_call |= RAW_IS(type.value, type.value_len, "function_call");
+    return p;
+}
+
+typedef struct responses_top {
+    responses_event_t *ev;
+    chunk_info_t *out;
+} responses_top_t;
+
+/* A member of the "response" object of response.created, .completed, .incomplete, .failed. */
+static const char *response_member(const char *p, const char *end, int depth, const char *key,
+                                   size_t key_len, void *arg) {
+    responses_top_t *top = arg;
+    char c = p < end ? *p : 0;
+    if (KEY_IS("id"))
+        return read_string(p, end, depth, &top->out->response_id, &top->out->response_id_len);
+    if (KEY_IS("usage") && c == '{')
+        return scan_usage(p, end, depth, &responses_usage, top->out);
+    if (KEY_IS("output") && c == '[')
+        return scan_elements(p, end, depth, output_element, top->ev);
+    if (KEY_IS("incomplete_details") && c == '{') {
+        named_string_t reason = {.name = "reason"};
+        p = scan_members(p, end, depth, named_member, &reason);
+        if (reason.value) {
+            top->ev->reason = reason.value;
+            top->ev->reason_len = reason.value_len;
+        }
+        return p;
     }
+    if (KEY_IS("error") && c == '{') /* response.failed's; null elsewhere */
+        return scan_error(p, end, depth, top->out);
+    return skip_member_value(p, end, depth);
+}
+
+/* A member of the event's object. */
+static const char *top_member(const char *p, const char *end, int depth, const char *key,
+                              size_t key_len, void *arg) {
+    responses_top_t *top = arg;
+    char c = p < end ? *p : 0;
+    if (KEY_IS("type"))
+        return read_string(p, end, depth, &top->ev->type, &top->ev->type_len);
+    if (KEY_IS("delta"))
+        return read_string(p, end, depth, &top->ev->delta, &top->ev->delta_len);
+    if (KEY_IS("response") && c == '{')
+        return scan_members(p, end, depth, response_member, top);
+    if (KEY_IS("message")) /* the "error" event's own message */
+        return read_string(p, end, depth, &top->out->error_message, &top->out->error_message_len);
+    if (KEY_IS("error") && (c == '{' || c == '"'))
+        return scan_error(p, end, depth, top->out);
+    if (KEY_IS("sent_ns"))
+        return scan_sent_ns(p, end, depth, top->out);
+    return skip_member_value(p, end, depth);
 }
 
 /* The finish_reason of a response that ended: cut by max_output_tokens (or a filter), or whole. */
@@ -171,7 +108,10 @@ static void responses_finish(const responses_event_t *ev, chunk_info_t *out) {
 }
 
 /* What the event means, now that its type is known. */
-static void responses_apply(const responses_event_t *ev, chunk_info_t *out) {
+static void responses_apply(void *arg) {
+    const responses_top_t *top = arg;
+    const responses_event_t *ev = top->ev;
+    chunk_info_t *out = top->out;
     const char *t = ev->type;
     size_t n = ev->type_len;
     bool error_event = RAW_IS(t, n, "error");
@@ -199,17 +139,7 @@ static void responses_apply(const responses_event_t *ev, chunk_info_t *out) {
 }
 
 int chunk_responses_parse(const char *data, size_t len, chunk_info_t *out) {
-    memset(out, 0, sizeof *out);
     responses_event_t ev = {0};
-    const char *end = data + len;
-    const char *p = responses_top(data, end, &ev, out);
-    if (!p || skip_space(p, end) != end) {
-        memset(out, 0, sizeof *out);
-        return -1;
-    }
-    responses_apply(&ev, out);
-    out->has_content = out->content_len > 0;
-    out->has_reasoning = out->reasoning_len > 0;
-    out->has_refusal = out->refusal_len > 0;
-    return 0;
+    responses_top_t top = {.ev = &ev, .out = out};
+    return scan_chunk(data, len, out, top_member, responses_apply, &top);
 }

@@ -283,10 +283,17 @@ static inline const char *array_next(const char *p, const char *end, bool first,
     return p;
 }
 
-static __attribute__((unused)) const char *skip_value(const char *p, const char *end, int depth);
+/* What a walk over an object hands each member: p at its value, the key read; returns p past
+ * the value, or NULL when malformed. depth is the object's own. */
+typedef const char *(*member_fn)(const char *p, const char *end, int depth, const char *key,
+                                 size_t key_len, void *arg);
+/* What a walk over an array hands each element: p at it, first for element 0. */
+typedef const char *(*element_fn)(const char *p, const char *end, int depth, bool first, void *arg);
 
-/* At '{': skips the object. */
-static __attribute__((unused)) const char *skip_object(const char *p, const char *end, int depth) {
+/* At '{': hands each member to member; p past the closing '}', or NULL. Always inlined, so that
+ * member, a constant at every call, is a direct call the compiler may inline as well. */
+static inline __attribute__((always_inline)) const char *
+scan_members(const char *p, const char *end, int depth, member_fn member, void *arg) {
     const char *key;
     size_t key_len;
     if (++depth > CHUNK_MAX_DEPTH)
@@ -295,13 +302,14 @@ static __attribute__((unused)) const char *skip_object(const char *p, const char
     for (bool first = true;; first = false) {
         if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
             return p;
-        if (!(p = skip_value(p, end, depth)))
+        if (!(p = member(p, end, depth, key, key_len, arg)))
             return NULL;
     }
 }
 
-/* At '[': skips the array. */
-static __attribute__((unused)) const char *skip_array(const char *p, const char *end, int depth) {
+/* At '[': hands each element to element; p past the closing ']', or NULL. */
+static inline __attribute__((always_inline)) const char *
+scan_elements(const char *p, const char *end, int depth, element_fn element, void *arg) {
     bool closed;
     if (++depth > CHUNK_MAX_DEPTH)
         return NULL;
@@ -309,9 +317,33 @@ static __attribute__((unused)) const char *skip_array(const char *p, const char 
     for (bool first = true;; first = false) {
         if (!(p = array_next(p, end, first, &closed)) || closed)
             return p;
-        if (!(p = skip_value(p, end, depth)))
+        if (!(p = element(p, end, depth, first, arg)))
             return NULL;
     }
+}
+
+static __attribute__((unused)) const char *skip_value(const char *p, const char *end, int depth);
+
+static __attribute__((unused)) const char *skip_member(const char *p, const char *end, int depth,
+                                                       const char *key, size_t key_len, void *arg) {
+    (void)key, (void)key_len, (void)arg;
+    return skip_value(p, end, depth);
+}
+
+static __attribute__((unused)) const char *skip_element(const char *p, const char *end, int depth,
+                                                        bool first, void *arg) {
+    (void)first, (void)arg;
+    return skip_value(p, end, depth);
+}
+
+/* At '{': skips the object. */
+static __attribute__((unused)) const char *skip_object(const char *p, const char *end, int depth) {
+    return scan_members(p, end, depth, skip_member, NULL);
+}
+
+/* At '[': skips the array. */
+static __attribute__((unused)) const char *skip_array(const char *p, const char *end, int depth) {
+    return scan_elements(p, end, depth, skip_element, NULL);
 }
 
 static __attribute__((unused)) const char *skip_value(const char *p, const char *end, int depth) {
@@ -439,78 +471,138 @@ static __attribute__((unused)) int64_t number_clamped(const char *p, size_t len,
     return v == 0 ? 0 : -(int64_t)(v - 1) - 1;
 }
 
-static __attribute__((unused)) const char *read_u32(const char *p, const char *end, int depth,
-                                                    uint32_t *value) {
-    const char *token = NULL;
-    size_t len;
-    p = read_number(p, end, depth, &token, &len);
-    if (p && len)
-        *value = (uint32_t)number_clamped(token, len, 0, UINT32_MAX);
-    return p;
-}
-
-static __attribute__((unused)) const char *read_code(const char *p, const char *end, int depth,
-                                                     bool *has_code, int *code) {
+/* An integer member: a number value, truncated toward zero and saturated to [min, max], goes to
+ * *value and sets *present; any other type is skipped and leaves both untouched. */
+static __attribute__((unused)) const char *read_integer(const char *p, const char *end, int depth,
+                                                        int64_t min, int64_t max, int64_t *value,
+                                                        bool *present) {
     const char *token = NULL;
     size_t len;
     p = read_number(p, end, depth, &token, &len);
     if (p && len) {
-        *has_code = true;
-        *code = (int)number_clamped(token, len, INT_MIN, INT_MAX);
+        *value = number_clamped(token, len, min, max);
+        *present = true;
     }
     return p;
+}
+
+/* A count (read_integer over [0, UINT32_MAX]); present may be NULL. */
+static __attribute__((unused)) const char *read_u32(const char *p, const char *end, int depth,
+                                                    uint32_t *value, bool *present) {
+    int64_t v = 0;
+    bool got = false;
+    p = read_integer(p, end, depth, 0, UINT32_MAX, &v, &got);
+    if (got) {
+        *value = (uint32_t)v;
+        if (present)
+            *present = true;
+    }
+    return p;
+}
+
+/* An error's "code" (read_integer over the range of int). */
+static __attribute__((unused)) const char *read_code(const char *p, const char *end, int depth,
+                                                     bool *has_code, int *code) {
+    int64_t v = 0;
+    bool got = false;
+    p = read_integer(p, end, depth, INT_MIN, INT_MAX, &v, &got);
+    if (got) {
+        *code = (int)v;
+        *has_code = true;
+    }
+    return p;
+}
+
+static __attribute__((unused)) const char *error_member(const char *p, const char *end, int depth,
+                                                        const char *key, size_t key_len,
+                                                        void *arg) {
+    chunk_info_t *out = arg;
+    bool has_code = false;
+    if (KEY_IS("message"))
+        return read_string(p, end, depth, &out->error_message, &out->error_message_len);
+    if (KEY_IS("code"))
+        return read_code(p, end, depth, &has_code, &out->error_code);
+    return skip_member_value(p, end, depth);
 }
 
 /* An "error" (an object with "message" and "code", or a string), at '{' or '"'. */
 static __attribute__((unused)) const char *scan_error(const char *p, const char *end, int depth,
                                                       chunk_info_t *out) {
-    const char *key;
-    size_t key_len;
-    bool has_code = false;
     out->has_error = true;
     if (*p == '"')
         return scan_string(p, end, &out->error_message, &out->error_message_len);
-    if (++depth > CHUNK_MAX_DEPTH)
-        return NULL;
-    p++;
-    for (bool first = true;; first = false) {
-        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
-            return p;
-        if (KEY_IS("message"))
-            p = read_string(p, end, depth, &out->error_message, &out->error_message_len);
-        else if (KEY_IS("code"))
-            p = read_code(p, end, depth, &has_code, &out->error_code);
-        else
-            p = skip_member_value(p, end, depth);
-        if (!p)
-            return NULL;
-    }
+    return scan_members(p, end, depth, error_member, out);
 }
 
 /* A top-level "sent_ns" (the stampede mock's send time), at its value. */
 static __attribute__((unused)) const char *scan_sent_ns(const char *p, const char *end, int depth,
                                                         chunk_info_t *out) {
-    const char *token = NULL;
-    size_t len;
-    p = read_number(p, end, depth, &token, &len);
-    if (p && len) {
-        out->has_sent_ns = true;
-        out->sent_ns = number_clamped(token, len, INT64_MIN, INT64_MAX);
-    }
-    return p;
+    return read_integer(p, end, depth, INT64_MIN, INT64_MAX, &out->sent_ns, &out->has_sent_ns);
 }
 
-/* A count that may be absent: *present says whether the value was a number. */
-static __attribute__((unused)) const char *scan_count(const char *p, const char *end, int depth,
-                                                      uint32_t *value, bool *present) {
-    const char *token = NULL;
-    size_t len;
-    p = read_number(p, end, depth, &token, &len);
-    if (p && len) {
-        *value = (uint32_t)number_clamped(token, len, 0, UINT32_MAX);
-        *present = true;
+/* The names an OpenAI "usage" object gives its counts: Chat Completions' prompt_tokens,
+ * completion_tokens and prompt_tokens_details, or the Responses API's input_ and output_ forms. */
+typedef struct usage_names {
+    const char *prompt, *completion, *details;
+} usage_names_t;
+
+typedef struct usage_scan {
+    const usage_names_t *names;
+    chunk_info_t *out;
+} usage_scan_t;
+
+static __attribute__((unused)) const char *usage_details_member(const char *p, const char *end,
+                                                                int depth, const char *key,
+                                                                size_t key_len, void *arg) {
+    chunk_info_t *out = arg;
+    if (KEY_IS("cached_tokens"))
+        return read_u32(p, end, depth, &out->cached_tokens, NULL);
+    return skip_member_value(p, end, depth);
+}
+
+static __attribute__((unused)) const char *usage_member(const char *p, const char *end, int depth,
+                                                        const char *key, size_t key_len,
+                                                        void *arg) {
+    usage_scan_t *usage = arg;
+    const usage_names_t *names = usage->names;
+    if (key_is(key, key_len, names->prompt, strlen(names->prompt)))
+        return read_u32(p, end, depth, &usage->out->prompt_tokens, NULL);
+    if (key_is(key, key_len, names->completion, strlen(names->completion)))
+        return read_u32(p, end, depth, &usage->out->completion_tokens, NULL);
+    if (key_is(key, key_len, names->details, strlen(names->details)) && p < end && *p == '{')
+        return scan_members(p, end, depth, usage_details_member, usage->out);
+    return skip_member_value(p, end, depth);
+}
+
+/* An OpenAI "usage" object, at '{': its three counts, 0 where absent. */
+static __attribute__((unused)) const char *scan_usage(const char *p, const char *end, int depth,
+                                                      const usage_names_t *names,
+                                                      chunk_info_t *out) {
+    usage_scan_t usage = {.names = names, .out = out};
+    out->has_usage = true;
+    out->usage_fields = CHUNK_USAGE_PROMPT | CHUNK_USAGE_COMPLETION | CHUNK_USAGE_CACHED;
+    return scan_members(p, end, depth, usage_member, &usage);
+}
+
+/* Parses a payload into out (cleared first): each member of its one object through
+ * member(arg), then finish(arg) once all are read, as keys come in any order. 0, or -1 with out
+ * cleared when the payload is not one valid JSON object with nothing but space after it. */
+static inline __attribute__((always_inline)) int scan_chunk(const char *data, size_t len,
+                                                            chunk_info_t *out, member_fn member,
+                                                            void (*finish)(void *arg), void *arg) {
+    const char *end = data + len;
+    memset(out, 0, sizeof *out);
+    const char *p = skip_space(data, end);
+    if (p >= end || *p != '{' || !(p = scan_members(p, end, 0, member, arg)) ||
+        skip_space(p, end) != end) {
+        memset(out, 0, sizeof *out);
+        return -1;
     }
-    return p;
+    finish(arg);
+    out->has_content = out->content_len > 0;
+    out->has_reasoning = out->reasoning_len > 0;
+    out->has_refusal = out->refusal_len > 0;
+    return 0;
 }
 
 /* A raw string equals a literal. */

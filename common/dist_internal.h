@@ -27,9 +27,6 @@ void dist_error(char *err, size_t errlen, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
 /* A malloc'd copy of n doubles; NULL when src is NULL, n is 0 or memory is short. */
 double *dist_dup_array(const double *src, size_t n);
-/* The first index in [0, last] whose cumulative weight cdf[i] is above target (target drawn in
- * [0, cdf[last]) ): the draw of a weighted choice, by bisection. */
-size_t dist_cdf_index(const double *cdf, size_t last, double target);
 /* The bits (DIST_BIT of dist_param_t) of the parameters the kind takes; 0 for an unknown kind. */
 unsigned dist_kind_accepts(dist_kind_t kind);
 /* Parses one number that must fill [s, end) apart from surrounding blanks; false if it does not. */

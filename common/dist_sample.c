@@ -75,7 +75,9 @@ static double dist_sample_inverse_gaussian(const dist_t *self, rng_t *rng) {
     return mu * mu / x;
 }
 
-size_t dist_cdf_index(const double *cdf, size_t last, double target) {
+/* The first index in [0, last] whose cumulative weight cdf[i] is above target (target drawn in
+ * [0, cdf[last]) ): the draw of a weighted choice, by bisection. */
+static size_t dist_cdf_index(const double *cdf, size_t last, double target) {
     size_t lo = 0, hi = last; /* the answer is in [lo, hi] */
     while (lo < hi) {
         size_t mid = lo + (hi - lo) / 2;

@@ -369,22 +369,6 @@ static void collect(void *arg, const char *piece, size_t len, const uint32_t *id
             c->ids[c->n] = ids[i];
 }
 
-long tokenizer_encode(const tokenizer_t *self, tokenizer_scratch_t *scratch, const char *text,
-                      size_t len, uint32_t *ids, size_t cap) {
-    if (tokenizer_utf8_valid_prefix(text, len) != len) {
-        buffer_reset(&scratch->clean);
-        if (tokenizer_utf8_clean(text, len, false, &scratch->clean) < 0)
-            return -1;
-        text = scratch->clean.data;
-        len = scratch->clean.len;
-    }
-    collect_t c = {.ids = ids, .cap = cap};
-    walk_t w = {.tok = self, .scratch = scratch, .piece = collect, .arg = &c};
-    if (len > 0 && split_added(&w, text, len, false, raw_stretch) < 0)
-        return -1;
-    return w.total;
-}
-
 /* Length of the valid UTF-8 sequence at s (1-4), 0 when it is invalid, or -(bytes) when it is a
  * valid but truncated start of one. The rules are Unicode's table 3-7 (no overlongs, no
  * surrogates, nothing past U+10FFFF), which also fix what a maximal invalid subpart is. */
@@ -416,7 +400,8 @@ static int utf8_sequence(const unsigned char *s, size_t len) {
     return n;
 }
 
-size_t tokenizer_utf8_valid_prefix(const char *text, size_t len) {
+/* Length of the valid UTF-8 prefix of text. */
+static size_t tokenizer_utf8_valid_prefix(const char *text, size_t len) {
     const unsigned char *s = (const unsigned char *)text;
     size_t i = 0;
     while (i < len) {
@@ -430,6 +415,22 @@ size_t tokenizer_utf8_valid_prefix(const char *text, size_t len) {
         i += (size_t)n;
     }
     return len;
+}
+
+long tokenizer_encode(const tokenizer_t *self, tokenizer_scratch_t *scratch, const char *text,
+                      size_t len, uint32_t *ids, size_t cap) {
+    if (tokenizer_utf8_valid_prefix(text, len) != len) {
+        buffer_reset(&scratch->clean);
+        if (tokenizer_utf8_clean(text, len, false, &scratch->clean) < 0)
+            return -1;
+        text = scratch->clean.data;
+        len = scratch->clean.len;
+    }
+    collect_t c = {.ids = ids, .cap = cap};
+    walk_t w = {.tok = self, .scratch = scratch, .piece = collect, .arg = &c};
+    if (len > 0 && split_added(&w, text, len, false, raw_stretch) < 0)
+        return -1;
+    return w.total;
 }
 
 long tokenizer_utf8_clean(const char *text, size_t len, bool hold_incomplete, buffer_t *out) {

@@ -72,8 +72,6 @@ long tokenizer_walk_clean(const tokenizer_t *self, tokenizer_scratch_t *scratch,
  * hold_incomplete, a truncated but so far valid character at the end is not written; returns its
  * bytes (0-3) so the caller can keep them. -1 on allocation failure. */
 long tokenizer_utf8_clean(const char *text, size_t len, bool hold_incomplete, buffer_t *out);
-/* Length of the valid UTF-8 prefix of text. */
-size_t tokenizer_utf8_valid_prefix(const char *text, size_t len);
 /* Appends the NFC form of valid UTF-8 text to out. 0 or -1. */
 int tokenizer_nfc(tokenizer_scratch_t *scratch, const char *text, size_t len, buffer_t *out);
 

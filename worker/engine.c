@@ -574,12 +574,6 @@ int engine_pin(engine_t *self, const char *line, char *err, size_t errlen) {
     return 0;
 }
 
-int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen) {
-    char line[ENGINE_PIN_LINE_MAX];
-    int found = engine_lookup(url, line, sizeof(line), err, errlen);
-    return found <= 0 ? found : engine_pin(self, line, err, errlen);
-}
-
 int engine_submit(engine_t *self, const engine_request_t *request, engine_done_fn done, void *arg) {
     assert(self && request && request->url && request->record && done);
     if (self->closing || self->inflight >= self->max_streams)

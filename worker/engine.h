@@ -71,8 +71,6 @@ int engine_lookup(const char *url, char *line, size_t cap, char *err, size_t err
  * runs once requests flow. 0 ok (also when that host:port is pinned already); -1 with why in err
  * (out of memory, too many hosts). */
 int engine_pin(engine_t *self, const char *line, char *err, size_t errlen);
-/* engine_lookup and engine_pin in one, blocking the calling thread for the lookup. */
-int engine_resolve(engine_t *self, const char *url, char *err, size_t errlen);
 /* Starts a request now (send_ns is stamped here). 0 ok, -1 if no stream slot is free. A request
  * that cannot start (bad URL) is reported through done, from the loop. It never resolves a name
  * itself: a host engine_pin did not pin is left to curl's own resolver. */

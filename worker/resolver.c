@@ -62,13 +62,8 @@ static void resolver_on_event(loop_t *loop, int fd, int mask, void *arg) {
     self->done(self->arg, self);
 }
 
-resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_done_fn done,
-                         void *arg) {
-    return resolver_new_checked(loop, urls, n, NULL, NULL, done, arg);
-}
-
-resolver_t *resolver_new_checked(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
-                                 void *check_arg, resolver_done_fn done, void *arg) {
+resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
+                         void *check_arg, resolver_done_fn done, void *arg) {
     assert(loop && (urls || n == 0) && done);
     resolver_t *self = calloc(1, sizeof *self);
     if (!self)

@@ -13,16 +13,14 @@ typedef struct resolver resolver_t;
 /* Called once, on the loop thread, when every lookup has ended. It may destroy the resolver. */
 typedef void (*resolver_done_fn)(void *arg, resolver_t *resolver);
 
-/* Starts looking up the hosts of urls[0..n-1] (copied). NULL when the thread or the eventfd
- * cannot be made. */
-resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_done_fn done,
-                         void *arg);
 /* A check run on the thread after url i was looked up (pin: its line, or NULL), e.g. the
  * preflight: 0 ok; -1 with why filled, which becomes resolver_error. */
 typedef int (*resolver_check_fn)(void *arg, size_t i, const char *pin, char *why, size_t len);
-/* resolver_new with check(check_arg, ...) after each lookup, in order, until one fails. */
-resolver_t *resolver_new_checked(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
-                                 void *check_arg, resolver_done_fn done, void *arg);
+/* Starts looking up the hosts of urls[0..n-1] (copied), running check(check_arg, ...) after each
+ * lookup, in order, until one fails (check may be NULL). NULL when the thread or the eventfd
+ * cannot be made. */
+resolver_t *resolver_new(loop_t *loop, char *const *urls, size_t n, resolver_check_fn check,
+                         void *check_arg, resolver_done_fn done, void *arg);
 /* After done: the CURLOPT_RESOLVE line of url i (for engine_pin), or NULL when it needs none (an
  * address literal) or failed. */
 const char *resolver_line(const resolver_t *self, size_t i);

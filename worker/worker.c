@@ -675,8 +675,8 @@ static void on_assign(void *arg, uint64_t run_id, const Stampede__Assign *a) {
                                  .headers = engine_headers(w->engine),
                                  .deadline_ns = loop_now_ns() + WORKER_PREFLIGHT_NS,
                                  .said = check ? json_array() : NULL};
-    w->resolver = resolver_new_checked(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints,
-                                       check ? on_preflight : NULL, w, on_resolved, w);
+    w->resolver = resolver_new(w->loop, w->cfg.target.endpoints, w->cfg.target.n_endpoints,
+                               check ? on_preflight : NULL, w, on_resolved, w);
     if (!w->resolver)
         refuse_run(w, "cannot start the thread that resolves the endpoint hosts");
 }

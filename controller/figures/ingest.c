@@ -30,7 +30,8 @@ void ingest_destroy(ingest_t **self_p) {
     *self_p = NULL;
 }
 
-error_class_t ingest_error_class(Stampede__ErrorClass wire) {
+/* The record.h error class of a wire error class (unknown values map to ERROR_PROTOCOL). */
+static error_class_t ingest_error_class(Stampede__ErrorClass wire) {
     switch (wire) {
     case STAMPEDE__ERROR_CLASS__ERROR_CLASS_NONE:
         return ERROR_NONE;

@@ -46,7 +46,5 @@ long ingest_batch(ingest_t *self, const Stampede__EventBatch *batch, int64_t off
 /* What the last INGEST_REFUSED refused and why, e.g. "record 3 (request 17): chunk 2 time out of
  * range"; owned by self, valid until the next call. */
 const char *ingest_error(const ingest_t *self);
-/* The record.h error class of a wire error class (unknown values map to ERROR_PROTOCOL). */
-error_class_t ingest_error_class(Stampede__ErrorClass wire);
 
 #endif

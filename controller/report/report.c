@@ -493,7 +493,9 @@ static json_t *stats_json(const merge_stats_t *s, double duration_s) {
     return o;
 }
 
-json_t *report_buckets_json(const histogram_t *h) {
+/* The non-empty buckets of h as [[upper_ms, count], ...] in increasing order (the histogram's
+ * layout, common/histogram.h): what the .hgrm export and the HTML CDFs read. */
+static json_t *report_buckets_json(const histogram_t *h) {
     json_t *array = json_array();
     histogram_iter_t iter = HISTOGRAM_ITER_INIT;
     histogram_bucket_t b;

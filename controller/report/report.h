@@ -87,9 +87,6 @@ json_t *report_errors_json(const uint64_t errors[ERROR__COUNT]);
 /* {"none": n, "stop": n, "length": n, "tool_calls": n, "content_filter": n, "other": n}: the ok
  * requests by finish_reason, indexed by finish_reason_t. */
 json_t *report_finish_reasons_json(const uint64_t finish_reasons[FINISH__COUNT]);
-/* The non-empty buckets of h as [[upper_ms, count], ...] in increasing order (the histogram's
- * layout, common/histogram.h): what the .hgrm export and the HTML CDFs read. */
-json_t *report_buckets_json(const histogram_t *h);
 /* Adds "buckets" (report_buckets_json) to the ttft_ms, ttfc_ms, tpot_ms, itl_ms and e2e_ms
  * blocks of o, from latency[] indexed by metrics_kind_t. */
 void report_add_buckets(json_t *o, const histogram_t *const latency[METRIC__COUNT]);

@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-double losses_full_load(const measurement_t *run) {
+/* The run's full load: its concurrency, or its rate. */
+static double losses_full_load(const measurement_t *run) {
     return run->cfg.scheduler.kind == SCHEDULER_RATE ? run->cfg.scheduler.rate
                                                      : (double)run->cfg.scheduler.concurrency;
 }
 
-uint64_t losses_lost_sessions(const measurement_t *run) {
+/* Sessions counted lost over the run. */
+static uint64_t losses_lost_sessions(const measurement_t *run) {
     uint64_t n = 0;
     for (size_t i = 0; i < run->n_losses; i++)
         n += run->losses[i].lost_sessions;

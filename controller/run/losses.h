@@ -11,10 +11,6 @@
 
 #include "measurement.h"
 
-/* The run's full load: its concurrency, or its rate. */
-double losses_full_load(const measurement_t *run);
-/* Sessions counted lost over the run. */
-uint64_t losses_lost_sessions(const measurement_t *run);
 /* The label's note ("held 6 for 3.1 s"), empty when the load was held throughout; end_ns is the
  * end of the run. */
 void losses_label(const measurement_t *run, int64_t end_ns, char *buf, size_t len);

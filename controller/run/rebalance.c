@@ -75,7 +75,8 @@ uint64_t rebalance_start(measurement_t *run) {
     return run->session_limit;
 }
 
-double rebalance_share(const measurement_t *run, const run_worker_t *w) {
+/* w's share of the run's load now (0..1). */
+static double rebalance_share(const measurement_t *run, const run_worker_t *w) {
     double share = 0;
     if (!rate_mode(run)) {
         uint32_t slots = plan_slots(&run->cfg);
@@ -328,7 +329,10 @@ static bool may_join(const measurement_t *run) {
            !(rate_mode(run) && run->cfg.scheduler.concurrency > 0);
 }
 
-bool rebalance_rejoin(measurement_t *run, run_worker_t *w) {
+/* fleet.rebalance_on_join: w, lost with its share taken over, spoke again (and was just told to
+ * drop its old load): it joins the run again, as a new incarnation under its index, to be probed.
+ * False: it waits for the next run. */
+static bool rebalance_rejoin(measurement_t *run, run_worker_t *w) {
     if (!may_join(run) || w->state != RUN_WORKER_LOST || !w->taken_over)
         return false;
     /* A new incarnation in the run: its batches start again from 1 (the old ones, told to be

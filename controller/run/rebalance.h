@@ -50,16 +50,10 @@ void rebalance_worker_lost(measurement_t *run, run_worker_t *w, const char *why,
 /* A lost worker of the run spoke again: it is running, and its Done and batches still count;
  * one whose share was taken over is told (again, at most once a heartbeat) to drop the run. */
 void rebalance_worker_back(measurement_t *run, run_worker_t *w);
-/* w's share of the run's load now (0..1). */
-double rebalance_share(const measurement_t *run, const run_worker_t *w);
 /* fleet.rebalance_on_join: whether w, a new worker connecting during the run, joins it (then it
  * has the next index and is to be probed); false: it waits for the next run (the default, a trace
  * replay, a sequential run, rate mode with a cap, or a run ending). */
 bool rebalance_join_begin(measurement_t *run, run_worker_t *w);
-/* fleet.rebalance_on_join: w, lost with its share taken over, spoke again (and was just told to
- * drop its old load): it joins the run again, as a new incarnation under its index, to be probed.
- * False: it waits for the next run. */
-bool rebalance_rejoin(measurement_t *run, run_worker_t *w);
 /* During the run: probes the joining workers and assigns the measured ones (with no load). */
 void rebalance_join_step(measurement_t *run, int64_t now);
 /* A joining worker is ready: it is started, and given whole slots (concurrent, each donor's at its

@@ -333,7 +333,8 @@ void telemetry_stop_series(telemetry_t *self) {
     self->series_timer = 0;
 }
 
-bool telemetry_mark_done(const telemetry_t *self, telemetry_mark_t mark) {
+/* Whether every page of mark has answered or failed. */
+static bool telemetry_mark_done(const telemetry_t *self, telemetry_mark_t mark) {
     const telemetry_mark_entry_t *m = self->marks[mark];
     return m->fired && m->pending == 0;
 }

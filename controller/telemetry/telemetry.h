@@ -45,8 +45,6 @@ void telemetry_poll(telemetry_t *self);
 telemetry_mark_t telemetry_mark(telemetry_t *self, int64_t when_ns, const char *label);
 /* Ends the periodic scrapes (marks still scrape). */
 void telemetry_stop_series(telemetry_t *self);
-/* Whether every page of mark has answered or failed. */
-bool telemetry_mark_done(const telemetry_t *self, telemetry_mark_t mark);
 /* Polls (blocking, at most until deadline_ns) until every mark is done. */
 void telemetry_wait(telemetry_t *self, int64_t deadline_ns);
 /* Counts a finished request of this run (any outcome) on its endpoint at its end instant, for

@@ -477,15 +477,22 @@ static void test_engine_sharded_streams_succeed_and_reuse_connections(void **sta
     run_close(&run);
 }
 
-static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **state) {
+/* What the worker does with a resolver's line, on this thread: engine_lookup, then engine_pin. */
+static int lookup_and_pin(engine_t *engine, const char *url, char *err, size_t errlen) {
+    char line[ENGINE_PIN_LINE_MAX];
+    int found = engine_lookup(url, line, sizeof(line), err, errlen);
+    return found <= 0 ? found : engine_pin(engine, line, err, errlen);
+}
+
+static void test_engine_pins_a_host_name_once_before_any_request(void **state) {
     run_t run;
     run_open_streams(&run, 8, 20000 * MS);
     char by_name[128], by_address[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
     mock_url(by_address, sizeof(by_address));
-    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
-    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
-    assert_int_equal(engine_resolve(run.engine, by_address, err, sizeof(err)), 0);
+    assert_int_equal(lookup_and_pin(run.engine, by_name, err, sizeof(err)), 0);
+    assert_int_equal(lookup_and_pin(run.engine, by_name, err, sizeof(err)), 0);
+    assert_int_equal(lookup_and_pin(run.engine, by_address, err, sizeof(err)), 0);
     engine_stats_t stats = run_stats(&run);
     assert_int_equal(stats.pinned_hosts, 1); /* localhost once; the IP literal needs no lookup */
     run_close(&run);
@@ -495,12 +502,12 @@ static void test_engine_resolve_pins_a_host_name_once_before_any_request(void **
 #define UNRESOLVABLE_HOST                                                                          \
     "no-such-host-with-a-label-longer-than-sixty-three-octets-xxxxxxxx.invalid"
 
-static void test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve(void **state) {
+static void test_engine_lookup_names_the_host_and_endpoint_it_cannot_resolve(void **state) {
     run_t run;
     run_open_streams(&run, 8, 20000 * MS);
     char err[512] = "";
     const char *url = "http://" UNRESOLVABLE_HOST ":1/v1";
-    assert_int_equal(engine_resolve(run.engine, url, err, sizeof(err)), -1);
+    assert_int_equal(lookup_and_pin(run.engine, url, err, sizeof(err)), -1);
     assert_non_null(strstr(err, "cannot resolve host " UNRESOLVABLE_HOST
                                 " (endpoint http://" UNRESOLVABLE_HOST));
     assert_non_null(strstr(err, url));
@@ -515,7 +522,7 @@ static void test_engine_pins_are_set_once_per_stream(void **s) {
     run_open_streams(&run, 4, 20000 * MS);
     char by_name[128], err[512] = "";
     snprintf(by_name, sizeof(by_name), "http://localhost:%d" CHAT_PATH, mock.port);
-    assert_int_equal(engine_resolve(run.engine, by_name, err, sizeof(err)), 0);
+    assert_int_equal(lookup_and_pin(run.engine, by_name, err, sizeof(err)), 0);
     char *body = chat_body(10, 1);
     static chain_t chains[4];
     chains_start(chains, 4, &run, by_name, body, 5);
@@ -1445,8 +1452,8 @@ int main(void) {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
-        cmocka_unit_test(test_engine_resolve_pins_a_host_name_once_before_any_request),
-        cmocka_unit_test(test_engine_resolve_names_the_host_and_endpoint_it_cannot_resolve),
+        cmocka_unit_test(test_engine_pins_a_host_name_once_before_any_request),
+        cmocka_unit_test(test_engine_lookup_names_the_host_and_endpoint_it_cannot_resolve),
         cmocka_unit_test(test_engine_pins_are_set_once_per_stream),
         cmocka_unit_test(test_engine_sharded_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_sent_delay_histogram_and_counters),

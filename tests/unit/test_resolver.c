@@ -62,7 +62,7 @@ static void on_guard(loop_t *loop, uint64_t id, void *arg) {
 static void resolve(char *const *urls, size_t n, outcome_t *o) {
     harness_t h = {.loop = loop_new(), .outcome = o};
     assert_non_null(h.loop);
-    h.resolver = resolver_new(h.loop, urls, n, on_done_stop, &h);
+    h.resolver = resolver_new(h.loop, urls, n, NULL, NULL, on_done_stop, &h);
     assert_non_null(h.resolver);
     loop_timer_at(h.loop, loop_now_ns() + 50000000LL, on_tick, o); /* 50 ms */
     uint64_t guard = loop_timer_at(h.loop, loop_now_ns() + 20000000000LL, on_guard, NULL);
@@ -100,7 +100,7 @@ static void test_resolver_destroyed_before_its_end_waits_for_the_thread(void **s
     loop_t *loop = loop_new();
     char *urls[] = {"http://localhost:8123"};
     outcome_t o = {0};
-    resolver_t *r = resolver_new(loop, urls, 1, on_done, &o);
+    resolver_t *r = resolver_new(loop, urls, 1, NULL, NULL, on_done, &o);
     assert_non_null(r);
     resolver_destroy(&r);
     assert_null(r);
