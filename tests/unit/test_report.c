@@ -103,6 +103,18 @@ static double number(json_t *o, const char *path) {
     return json_number_value(v);
 }
 
+/* One number of a JSON document: its dotted path, the value expected and the tolerance. */
+typedef struct json_field {
+    const char *path;
+    double expected, tolerance;
+} json_field_t;
+
+static void assert_fields(json_t *o, const json_field_t *fields, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        assert_close(number(o, fields[i].path), fields[i].expected, fields[i].tolerance,
+                     fields[i].path);
+}
+
 static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     merge_t *m = known_merge();
     fixture_t f; /* three warm-up requests, one failed: counted apart, in no statistic */
@@ -142,14 +154,12 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     assert_int_equal(json_array_size(json_object_get(run, "clock")), 2);
 
     json_t *level = json_array_get(json_object_get(root, "levels"), 0);
-    assert_int_equal(number(level, "concurrency"), 50);
-    assert_int_equal(number(level, "requests_ok"), 10);
-    assert_int_equal(number(level, "requests_failed"), 2);
-    assert_int_equal(number(level, "requests_cancelled"), 1);
-    assert_int_equal(number(level, "requests_warmup"), 3);
-    assert_int_equal(number(level, "requests_warmup_failed"), 1);
-    assert_int_equal(number(level, "errors.http_5xx"), 2);
-    assert_int_equal(number(level, "errors.timeout"), 0);
+    static const json_field_t counts[] = {
+        {"concurrency", 50, 0},       {"requests_ok", 10, 0},    {"requests_failed", 2, 0},
+        {"requests_cancelled", 1, 0}, {"requests_warmup", 3, 0}, {"requests_warmup_failed", 1, 0},
+        {"errors.http_5xx", 2, 0},    {"errors.timeout", 0, 0},
+    };
+    assert_fields(level, counts, sizeof counts / sizeof *counts);
     assert_close(number(level, "error_pct"), 100.0 * 2 / 12, 1e-9, "error %");
     /* TTFT 10, 20, ..., 100 ms: exact mean 55, p50 50, p90 90, p99 100 (0.05 % bucket error) */
     assert_int_equal(number(level, "ttft_ms.count"), 10);
@@ -386,15 +396,18 @@ static void test_report_finish_reasons_and_refusals(void **state) {
     report_level_t level = {m, "concurrency", 4};
     json_t *root = report_json(&level, 1, NULL);
     json_t *l = json_array_get(json_object_get(root, "levels"), 0);
-    assert_int_equal(number(l, "finish_reasons.stop"), 2);
-    assert_int_equal(number(l, "finish_reasons.length"), 2);
-    assert_int_equal(number(l, "finish_reasons.tool_calls"), 1);
-    assert_int_equal(number(l, "finish_reasons.content_filter"), 0);
-    assert_int_equal(number(l, "finish_reasons.other"), 0);
-    assert_int_equal(number(l, "finish_reasons.none"), 1);
-    assert_int_equal(number(l, "refusals"), 1);
-    assert_int_equal(number(l, "output_vs_requested.stopped_early"), 1);
-    assert_int_equal(number(l, "output_vs_requested.mismatched_requests"), 1);
+    static const json_field_t counts[] = {
+        {"finish_reasons.stop", 2, 0},
+        {"finish_reasons.length", 2, 0},
+        {"finish_reasons.tool_calls", 1, 0},
+        {"finish_reasons.content_filter", 0, 0},
+        {"finish_reasons.other", 0, 0},
+        {"finish_reasons.none", 1, 0},
+        {"refusals", 1, 0},
+        {"output_vs_requested.stopped_early", 1, 0},
+        {"output_vs_requested.mismatched_requests", 1, 0},
+    };
+    assert_fields(l, counts, sizeof counts / sizeof *counts);
     json_decref(root);
     merge_destroy(&m);
 
