@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "config_case.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 #include <dirent.h>
@@ -784,10 +785,7 @@ static void test_config_api_key_from_env_and_file(void **state) {
     config_free(&c);
 
     char path[] = "/tmp/stampede-test-key-XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "  sk-from-file \n", 16), 16);
-    close(fd);
+    temp_file_write(path, "  sk-from-file \n");
     char yaml[512];
     snprintf(yaml, sizeof yaml, "limits: {max_requests: 1}\ntarget: {api_key_file: %s}\n", path);
     config_case_load(&c, yaml);

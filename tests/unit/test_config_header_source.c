@@ -13,6 +13,7 @@
 #include <cmocka.h>
 
 #include "config.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 static int load(config_t *c, const char *headers, config_error_t *err) {
@@ -60,10 +61,7 @@ static void test_header_from_env_is_read_at_resolution_and_written_back_as_its_n
 
 static void test_header_from_file_reads_its_first_line(void **st) {
     char path[] = "/tmp/stampede-hdr.XXXXXX";
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, "  tok-123 \n# rest\n", 18), 18);
-    close(fd);
+    temp_file_write(path, "  tok-123 \n# rest\n");
     char headers[256];
     snprintf(headers, sizeof headers, "{Authorization: {file: %s}}", path);
     config_t c, copy;

@@ -6,6 +6,7 @@
 #include <cmocka.h>
 
 #include "message_case.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 #include <math.h>
@@ -394,10 +395,7 @@ static void test_dist_spec_format_round_trips(void **state) {
 
 static char *write_temp(const char *content) {
     char *path = strdup("/tmp/test_dist,XXXXXX"); /* a comma: file= takes the rest of the spec */
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, content, strlen(content)), (ssize_t)strlen(content));
-    close(fd);
+    temp_file_write(path, content);
     return path;
 }
 

@@ -12,15 +12,13 @@
 #include <cmocka.h>
 
 #include "rig_config.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 /* Writes text to a fresh file; its path into path. */
 static void write_config(char *path, size_t len, const char *text) {
     snprintf(path, len, "/tmp/stampede-rig-config.XXXXXX");
-    int fd = mkstemp(path);
-    assert_true(fd >= 0);
-    assert_int_equal(write(fd, text, strlen(text)), (ssize_t)strlen(text));
-    close(fd);
+    temp_file_write(path, text);
 }
 
 static void test_rig_config_reads_groups_admins_and_retention(void **st) {
