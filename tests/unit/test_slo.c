@@ -65,6 +65,12 @@ static void run_fill(run_t *r, const config_slo_t *slo, int failed, int64_t itl_
                           .window_s = 10};
 }
 
+/* The run of run_fill (ITL 10 ms) judged against slo. */
+static void run_judge(run_t *r, const config_slo_t *slo, int failed, slo_result_t *res) {
+    run_fill(r, slo, failed, 10);
+    slo_evaluate(slo, &r->in, res);
+}
+
 static config_slo_item_t percentile(metrics_kind_t k, double p, int64_t bound_ms) {
     return (config_slo_item_t){
         .metric = k, .stat = CONFIG_SLO_PERCENTILE, .percentile = p, .bound_ns = bound_ms * MS};
@@ -78,9 +84,8 @@ static void test_slo_p95_passes_with_its_margin_and_fails_below(void **state) {
     config_slo_t slo = {
         .items = {percentile(METRIC_TTFC, 95, 100), percentile(METRIC_TTFC, 95, 90)}, .n = 2};
     run_t r;
-    run_fill(&r, &slo, 0, 10);
     slo_result_t res;
-    slo_evaluate(&slo, &r.in, &res);
+    run_judge(&r, &slo, 0, &res);
     /* p95 of 1..100 ms is 95 ms within the histogram's 0.1 % */
     assert_true(fabs(res.checks[0].value - 95) < 0.2);
     assert_true(res.checks[0].pass);
@@ -95,9 +100,8 @@ static void test_slo_p95_passes_with_its_margin_and_fails_below(void **state) {
 static void test_slo_errors_over_budget_fail_and_bind(void **state) {
     config_slo_t slo = {.items = {percentile(METRIC_TTFC, 95, 1000), errors(2)}, .n = 2};
     run_t r;
-    run_fill(&r, &slo, 3, 10); /* 3 failed of 103 finished: 2.91 % */
     slo_result_t res;
-    slo_evaluate(&slo, &r.in, &res);
+    run_judge(&r, &slo, 3, &res); /* 3 failed of 103 finished: 2.91 % */
     assert_true(res.checks[0].pass);
     assert_false(res.checks[1].pass);
     assert_true(fabs(res.checks[1].value - 300.0 / 103) < 1e-9);
@@ -110,9 +114,8 @@ static void test_slo_passing_run_binds_on_the_least_headroom(void **state) {
         .items = {percentile(METRIC_TTFC, 50, 500), percentile(METRIC_ITL, 95, 12), errors(2)},
         .n = 3};
     run_t r;
-    run_fill(&r, &slo, 0, 10);
     slo_result_t res;
-    slo_evaluate(&slo, &r.in, &res);
+    run_judge(&r, &slo, 0, &res);
     assert_true(res.pass);
     /* ITL 10 ms against 12: margin 1/6, the least (TTFC 50 against 500: 0.9; errors 0 of 2: 1) */
     assert_int_equal(res.binding, 1);
@@ -128,9 +131,8 @@ static void test_slo_goodput_counts_requests_within_every_bound(void **state) {
     assert_int_equal(slo_request_bound_ns(&slo, METRIC_TTFC), 40 * MS);
     assert_int_equal(slo_request_bound_ns(&slo, METRIC_E2E), 0);
     run_t r;
-    run_fill(&r, &slo, 2, 10);
     slo_result_t res;
-    slo_evaluate(&slo, &r.in, &res);
+    run_judge(&r, &slo, 2, &res);
     assert_true(res.has_goodput);
     assert_int_equal(res.checked_requests, 102);
     assert_int_equal(res.good_requests, 40); /* TTFC 1..40 ms; the failed ones never count */
@@ -205,9 +207,8 @@ static void test_slo_clearly_lost_on_max_and_error_budget_never_on_mean(void **s
 static void test_slo_json_has_each_check_and_goodput(void **state) {
     config_slo_t slo = {.items = {percentile(METRIC_TTFC, 95, 750), errors(2)}, .n = 2};
     run_t r;
-    run_fill(&r, &slo, 0, 10);
     slo_result_t res;
-    slo_evaluate(&slo, &r.in, &res);
+    run_judge(&r, &slo, 0, &res);
     json_t *o = slo_json(&res);
     assert_true(json_is_true(json_object_get(o, "pass")));
     assert_string_equal(json_string_value(json_object_get(o, "binding")), "TTFC p95 <= 750 ms");
