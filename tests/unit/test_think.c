@@ -15,122 +15,99 @@
 
 static const think_tags_t tags = {"<think>", 7, "</think>", 8};
 
-/* Feeds the events one after another as a stream does (the reply text grows by each one) and
- * writes each event's kind and `earlier` verdict. */
-static void feed_all(const think_tags_t *t, const char *const *events, size_t n,
-                     think_kind_t *kinds, int *earlier) {
-    char reply[1024];
-    size_t len = 0;
-    think_t think;
-    think_reset(&think, t);
-    for (size_t i = 0; i < n; i++) {
-        size_t from = len;
-        size_t add = strlen(events[i]);
-        assert_true(len + add < sizeof reply);
-        memcpy(reply + len, events[i], add);
-        len += add;
-        think_event_t ev = think_feed(&think, t, reply, from, len);
-        kinds[i] = ev.kind;
-        earlier[i] = (int)ev.earlier;
+/* A reply's events and, per event, the kind and `earlier` verdict they must get. kinds: R
+ * reasoning, A answer, U undecided; earlier: = as counted, a the undecided ones were answer, r the
+ * answer was reasoning; '.' is not checked. */
+typedef struct think_case {
+    const char *name;
+    const think_tags_t *tags;
+    const char *events[9]; /* NULL after the last */
+    const char *kinds, *earlier;
+} think_case_t;
+
+static const think_tags_t off = {0};
+static const think_tags_t custom = {"[THINK]", 7, "[/THINK]", 8};
+
+static const think_case_t cases[] = {
+    /* both tags belong to the block */
+    {"a Qwen3 block, then the answer",
+     &tags,
+     {"<think>", "\n", "Okay", ".", "</think>", "\n\n", "The", " end"},
+     "RRRRRAAA",
+     "========"},
+    /* "<thi" could still be an answer; the next event says it was reasoning; the tag ends in the
+     * fifth event, where the answer begins */
+    {"tags split across events are found",
+     &tags,
+     {"<thi", "nk>Let me", " see</th", "in", "k>\n\nYes", "!"},
+     "URRRAA",
+     ".=...."},
+    {"open, close and answer in one event",
+     &tags,
+     {"<think>\n\n</think>\n\nHello", " there"},
+     "AA",
+     ".."},
+    /* leading whitespace is undecided; "<b>" is not "<think>"; an opening tag counts only at the
+     * start */
+    {"a reply without tags is answer from its first text",
+     &tags,
+     {"\n", "<b>", "Hi", " <think> is a tag"},
+     "UAAA",
+     ".a.="},
+    /* an R1 distill whose template wrote <think> into the prompt: only the closing tag comes */
+    {"a closing tag without an opening moves the answer to reasoning",
+     &tags,
+     {"Okay", ", so", "</think>", "\n\n", "Paris"},
+     "AARAA",
+     "..r=."},
+    {"only the first closing tag counts",
+     &tags,
+     {"<think>", "a", "</think>", "b", "</think>", "c"},
+     "...AA.",
+     "....=."},
+    {"off makes every event answer", &off, {"<think>", "a", "</think>", "b"}, "AAAA", "===="},
+    {"other tags are honoured",
+     &custom,
+     {"[THINK]", "hm", "<think>", "[/THI", "NK]ok"},
+     "R.RRA",
+     "....."},
+};
+
+static char kind_letter(think_kind_t kind) {
+    return kind == THINK_IS_REASONING ? 'R' : kind == THINK_IS_ANSWER ? 'A' : 'U';
+}
+
+static char earlier_letter(int earlier) {
+    return earlier == THINK_EARLIER_UNDECIDED_WERE_ANSWER  ? 'a'
+           : earlier == THINK_EARLIER_ANSWER_WAS_REASONING ? 'r'
+                                                           : '=';
+}
+
+/* Feeds each case's events one after another as a stream does (the reply text grows by each one):
+ * every event gets the kind and `earlier` verdict the case gives it. */
+static void test_think_events_get_the_kind_the_reply_so_far_says(void **state) {
+    for (size_t c = 0; c < sizeof cases / sizeof *cases; c++) {
+        const think_case_t *tc = &cases[c];
+        char reply[1024];
+        size_t len = 0, n = 0;
+        think_t think;
+        think_reset(&think, tc->tags);
+        for (; tc->events[n]; n++) {
+            size_t from = len, add = strlen(tc->events[n]);
+            assert_true(len + add < sizeof reply);
+            memcpy(reply + len, tc->events[n], add);
+            len += add;
+            think_event_t ev = think_feed(&think, tc->tags, reply, from, len);
+            char kind = kind_letter(ev.kind), earlier = earlier_letter((int)ev.earlier);
+            if (tc->kinds[n] != '.' && tc->kinds[n] != kind)
+                fail_msg("%s: event %zu is %c, expected %c", tc->name, n, kind, tc->kinds[n]);
+            if (tc->earlier[n] != '.' && tc->earlier[n] != earlier)
+                fail_msg("%s: event %zu says earlier %c, expected %c", tc->name, n, earlier,
+                         tc->earlier[n]);
+        }
+        assert_int_equal(strlen(tc->kinds), n);
+        assert_int_equal(strlen(tc->earlier), n);
     }
-}
-
-static void test_think_qwen3_block_then_answer(void **state) {
-    const char *events[] = {"<think>", "\n", "Okay", ".", "</think>", "\n\n", "The", " end"};
-    think_kind_t k[8];
-    int e[8];
-    feed_all(&tags, events, 8, k, e);
-    for (int i = 0; i < 5; i++)
-        assert_int_equal(k[i], THINK_IS_REASONING); /* both tags belong to the block */
-    for (int i = 5; i < 8; i++)
-        assert_int_equal(k[i], THINK_IS_ANSWER);
-    for (int i = 0; i < 8; i++)
-        assert_int_equal(e[i], THINK_EARLIER_AS_COUNTED);
-}
-
-static void test_think_tags_split_across_events_are_found(void **state) {
-    const char *events[] = {"<thi", "nk>Let me", " see</th", "in", "k>\n\nYes", "!"};
-    think_kind_t k[6];
-    int e[6];
-    feed_all(&tags, events, 6, k, e);
-    assert_int_equal(k[0], THINK_IS_UNDECIDED); /* could still be an answer starting "<thi" */
-    assert_int_equal(k[1], THINK_IS_REASONING);
-    assert_int_equal(e[1], THINK_EARLIER_AS_COUNTED); /* so the undecided one was reasoning */
-    assert_int_equal(k[2], THINK_IS_REASONING);
-    assert_int_equal(k[3], THINK_IS_REASONING);
-    assert_int_equal(k[4], THINK_IS_ANSWER); /* the tag ends here and the answer begins */
-    assert_int_equal(k[5], THINK_IS_ANSWER);
-}
-
-static void test_think_open_close_and_answer_in_one_event(void **state) {
-    const char *events[] = {"<think>\n\n</think>\n\nHello", " there"};
-    think_kind_t k[2];
-    int e[2];
-    feed_all(&tags, events, 2, k, e);
-    assert_int_equal(k[0], THINK_IS_ANSWER);
-    assert_int_equal(k[1], THINK_IS_ANSWER);
-}
-
-static void test_think_reply_without_tags_is_answer_from_its_first_text(void **state) {
-    const char *events[] = {"\n", "<b>", "Hi", " <think> is a tag"};
-    think_kind_t k[4];
-    int e[4];
-    feed_all(&tags, events, 4, k, e);
-    assert_int_equal(k[0], THINK_IS_UNDECIDED); /* leading whitespace */
-    assert_int_equal(k[1], THINK_IS_ANSWER);    /* "<b>" is not "<think>" */
-    assert_int_equal(e[1], THINK_EARLIER_UNDECIDED_WERE_ANSWER);
-    assert_int_equal(k[2], THINK_IS_ANSWER);
-    assert_int_equal(k[3], THINK_IS_ANSWER); /* an opening tag counts only at the start */
-    assert_int_equal(e[3], THINK_EARLIER_AS_COUNTED);
-}
-
-/* An R1 distill whose chat template wrote <think> into the prompt: only the closing tag comes. */
-static void test_think_closing_tag_without_opening_moves_the_answer_to_reasoning(void **state) {
-    const char *events[] = {"Okay", ", so", "</think>", "\n\n", "Paris"};
-    think_kind_t k[5];
-    int e[5];
-    feed_all(&tags, events, 5, k, e);
-    assert_int_equal(k[0], THINK_IS_ANSWER);
-    assert_int_equal(k[1], THINK_IS_ANSWER);
-    assert_int_equal(k[2], THINK_IS_REASONING);
-    assert_int_equal(e[2], THINK_EARLIER_ANSWER_WAS_REASONING);
-    assert_int_equal(k[3], THINK_IS_ANSWER);
-    assert_int_equal(e[3], THINK_EARLIER_AS_COUNTED);
-    assert_int_equal(k[4], THINK_IS_ANSWER);
-}
-
-static void test_think_only_the_first_closing_tag_counts(void **state) {
-    const char *events[] = {"<think>", "a", "</think>", "b", "</think>", "c"};
-    think_kind_t k[6];
-    int e[6];
-    feed_all(&tags, events, 6, k, e);
-    assert_int_equal(k[3], THINK_IS_ANSWER);
-    assert_int_equal(k[4], THINK_IS_ANSWER);
-    assert_int_equal(e[4], THINK_EARLIER_AS_COUNTED);
-}
-
-static void test_think_off_makes_every_event_answer(void **state) {
-    const think_tags_t off = {0};
-    const char *events[] = {"<think>", "a", "</think>", "b"};
-    think_kind_t k[4];
-    int e[4];
-    feed_all(&off, events, 4, k, e);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(k[i], THINK_IS_ANSWER);
-        assert_int_equal(e[i], THINK_EARLIER_AS_COUNTED);
-    }
-}
-
-static void test_think_other_tags_are_honoured(void **state) {
-    const think_tags_t custom = {"[THINK]", 7, "[/THINK]", 8};
-    const char *events[] = {"[THINK]", "hm", "<think>", "[/THI", "NK]ok"};
-    think_kind_t k[5];
-    int e[5];
-    feed_all(&custom, events, 5, k, e);
-    assert_int_equal(k[0], THINK_IS_REASONING);
-    assert_int_equal(k[2], THINK_IS_REASONING);
-    assert_int_equal(k[3], THINK_IS_REASONING);
-    assert_int_equal(k[4], THINK_IS_ANSWER);
 }
 
 /* What the events are when the whole reply is known: reasoning up to the end of the first closing
@@ -201,12 +178,5 @@ static void test_think_any_split_agrees_with_the_whole_text(void **state) {
     }
 }
 
-UNIT_MAIN(cmocka_unit_test(test_think_qwen3_block_then_answer),
-          cmocka_unit_test(test_think_tags_split_across_events_are_found),
-          cmocka_unit_test(test_think_open_close_and_answer_in_one_event),
-          cmocka_unit_test(test_think_reply_without_tags_is_answer_from_its_first_text),
-          cmocka_unit_test(test_think_closing_tag_without_opening_moves_the_answer_to_reasoning),
-          cmocka_unit_test(test_think_only_the_first_closing_tag_counts),
-          cmocka_unit_test(test_think_off_makes_every_event_answer),
-          cmocka_unit_test(test_think_other_tags_are_honoured),
+UNIT_MAIN(cmocka_unit_test(test_think_events_get_the_kind_the_reply_so_far_says),
           cmocka_unit_test(test_think_any_split_agrees_with_the_whole_text))
