@@ -79,18 +79,28 @@ static void write_file(char *path, size_t len, const char *name, const char *tex
     fclose(f);
 }
 
+/* Writes the trace rows to a file (its path into trace) and loads a Veeksha trace session
+ * generator over it (generator: its other keys, indented), concurrent, with a 30 s timeout. */
+static void load_trace_generator(config_t *cfg, char *trace, size_t len, const char *name,
+                                 const char *rows, const char *generator) {
+    char yaml[1024];
+    write_file(trace, len, name, rows);
+    snprintf(yaml, sizeof yaml,
+             "session_generator:\n  type: trace\n  trace_file: %s\n%s"
+             "traffic_scheduler: {type: concurrent}\nruntime: {benchmark_timeout: 30}\n",
+             trace, generator);
+    config_case_load(cfg, yaml);
+}
+
 static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **state) {
     (void)state;
-    char trace[256], yaml[1024];
-    write_file(trace, sizeof trace, "t.jsonl",
-               "{\"session\": 1, \"node\": 1, \"new_input_length\": 4, \"output_length\": 2}\n");
-    snprintf(yaml, sizeof yaml,
-             "session_generator:\n  type: trace\n  trace_file: %s\n  wrap_mode: false\n"
-             "  flavor: {type: timed_synthetic_session, page_size: 16}\n"
-             "traffic_scheduler: {type: concurrent}\nruntime: {benchmark_timeout: 30}\n",
-             trace);
+    char trace[256];
     config_t cfg;
-    config_case_load(&cfg, yaml);
+    load_trace_generator(&cfg, trace, sizeof trace, "t.jsonl",
+                         "{\"session\": 1, \"node\": 1, \"new_input_length\": 4, "
+                         "\"output_length\": 2}\n",
+                         "  wrap_mode: false\n"
+                         "  flavor: {type: timed_synthetic_session, page_size: 16}\n");
     assert_int_equal(cfg.workload.kind, WORKLOAD_TRACE);
     assert_int_equal(cfg.workload.trace.format, TRACE_FORMAT_VEEKSHA);
     assert_false(cfg.workload.trace.wrap);
@@ -104,16 +114,11 @@ static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **
  * JSONL rows replayed as chats; wrap_mode, which a dataset does not do, leaves a note. */
 static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state) {
     (void)state;
-    char trace[256], yaml[1024];
-    write_file(trace, sizeof trace, "c.jsonl",
-               "{\"conversations\": [{\"from\": \"human\", \"value\": \"hi there\"}]}\n");
-    snprintf(yaml, sizeof yaml,
-             "session_generator:\n  type: trace\n  trace_file: %s\n"
-             "  flavor: {type: untimed_content_multi_turn}\n"
-             "traffic_scheduler: {type: concurrent}\nruntime: {benchmark_timeout: 30}\n",
-             trace);
+    char trace[256];
     config_t cfg;
-    config_case_load(&cfg, yaml);
+    load_trace_generator(&cfg, trace, sizeof trace, "c.jsonl",
+                         "{\"conversations\": [{\"from\": \"human\", \"value\": \"hi there\"}]}\n",
+                         "  flavor: {type: untimed_content_multi_turn}\n");
     assert_int_equal(cfg.workload.kind, WORKLOAD_CHAT);
     assert_string_equal(cfg.workload.dataset.path, trace);
     assert_int_equal(cfg.workload.dataset.format, DATASET_FORMAT_JSONL);
