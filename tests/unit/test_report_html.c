@@ -34,6 +34,17 @@ static int render(const json_t *root, buffer_t *out) {
     return charts;
 }
 
+/* Renders the results JSON text; the page is NUL-terminated in out. */
+static int render_text(const char *json, buffer_t *out) {
+    json_error_t error;
+    json_t *root = json_loads(json, 0, &error);
+    if (!root)
+        fail_msg("%d:%d: %s", error.line, error.column, error.text);
+    int charts = render(root, out);
+    json_decref(root);
+    return charts;
+}
+
 static size_t count(const char *s, const char *needle) {
     size_t n = 0;
     for (const char *p = strstr(s, needle); p; p = strstr(p + 1, needle))
@@ -50,6 +61,22 @@ static char *figure(const char *page, const char *title) {
     const char *end = strstr(at, "</figure>");
     assert_non_null(end);
     return strndup(at, (size_t)(end - at));
+}
+
+/* The figure titled title in page holds text. */
+static void assert_figure_has(const char *page, const char *title, const char *text) {
+    char *figure_text = figure(page, title);
+    if (!strstr(figure_text, text))
+        fail_msg("figure \"%s\" does not hold \"%s\"", title, text);
+    free(figure_text);
+}
+
+/* How many times needle stands in the figure titled title in page. */
+static size_t figure_count(const char *page, const char *title, const char *needle) {
+    char *figure_text = figure(page, title);
+    size_t n = count(figure_text, needle);
+    free(figure_text);
+    return n;
 }
 
 /* Every <svg> of the page has at least one data mark before its </svg>. */
@@ -90,14 +117,11 @@ static void test_report_html_sweep_fixture_one_point_per_level_and_percentile(vo
     json_t *root = load("tests/fixtures/sweep-small.json");
     buffer_t out;
     assert_true(render(root, &out) >= 9);
-    char *ttft = figure(out.data, "TTFT");
-    assert_int_equal(count(ttft, "class=\"mark\""), 2 * 3); /* 2 levels × p50, p95, p99 */
-    assert_non_null(strstr(ttft, "concurrency (sessions in flight)"));
-    free(ttft);
-    char *cdf = figure(out.data, "TTFT CDF per level");
-    assert_non_null(strstr(cdf, ">c=2<"));
-    assert_non_null(strstr(cdf, ">c=4<"));
-    free(cdf);
+    /* 2 levels × p50, p95, p99 */
+    assert_int_equal(figure_count(out.data, "TTFT", "class=\"mark\""), 2 * 3);
+    assert_figure_has(out.data, "TTFT", "concurrency (sessions in flight)");
+    assert_figure_has(out.data, "TTFT CDF per level", ">c=2<");
+    assert_figure_has(out.data, "TTFT CDF per level", ">c=4<");
     buffer_clear(&out);
     json_decref(root);
 }
@@ -131,56 +155,46 @@ static void test_report_html_graph_sweep_charts_errors_series_overlap_and_roles(
         assert_true(count(overlap, "class=\"mark\"") >= 1);
         free(overlap);
         snprintf(title, sizeof title, "TTFT p50 per role (%s)", levels[i]);
-        char *roles = figure(out.data, title);
-        assert_int_equal(count(roles, "class=\"mark\""), 3); /* planner, executor, aggregator */
-        assert_non_null(strstr(roles, "aggregator"));
-        free(roles);
+        /* planner, executor, aggregator */
+        assert_int_equal(figure_count(out.data, title, "class=\"mark\""), 3);
+        assert_figure_has(out.data, title, "aggregator");
     }
     buffer_clear(&out);
     json_decref(root);
 }
 
 static void test_report_html_cdf_from_buckets_is_cumulative_percent(void **state) {
-    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 15,"
-                              "\"buckets\": [[10, 1], [20, 3]]}}]}",
-                              0, NULL);
     buffer_t out;
-    render(root, &out);
-    char *cdf = figure(out.data, "TTFT CDF");
-    assert_int_equal(count(cdf, "class=\"mark\""), 2);
-    assert_non_null(strstr(cdf, "c=1: 10, 25</title>"));
-    assert_non_null(strstr(cdf, "c=1: 20, 100</title>"));
-    free(cdf);
+    render_text("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 15,"
+                "\"buckets\": [[10, 1], [20, 3]]}}]}",
+                &out);
+    assert_int_equal(figure_count(out.data, "TTFT CDF", "class=\"mark\""), 2);
+    assert_figure_has(out.data, "TTFT CDF", "c=1: 10, 25</title>");
+    assert_figure_has(out.data, "TTFT CDF", "c=1: 20, 100</title>");
     buffer_clear(&out);
-    json_decref(root);
 }
 
 static void test_report_html_error_classes_as_percent_of_finished(void **state) {
-    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 8, \"requests_ok\": 90,"
-                              "\"requests_failed\": 10, \"errors\": {\"timeout\": 4,"
-                              "\"http_5xx\": 6}}]}",
-                              0, NULL);
     buffer_t out;
-    render(root, &out);
+    render_text("{\"levels\": [{\"concurrency\": 8, \"requests_ok\": 90,"
+                "\"requests_failed\": 10, \"errors\": {\"timeout\": 4,"
+                "\"http_5xx\": 6}}]}",
+                &out);
     /* one level: a bar per class that failed */
-    char *errors = figure(out.data, "Errors by class");
-    assert_non_null(strstr(errors, "timeout: 4</title>"));
-    assert_non_null(strstr(errors, "http_5xx: 6</title>"));
-    assert_int_equal(count(errors, "class=\"mark\""), 2); /* classes absent: no mark */
-    free(errors);
+    assert_figure_has(out.data, "Errors by class", "timeout: 4</title>");
+    assert_figure_has(out.data, "Errors by class", "http_5xx: 6</title>");
+    /* classes absent: no mark */
+    assert_int_equal(figure_count(out.data, "Errors by class", "class=\"mark\""), 2);
     buffer_clear(&out);
-    json_decref(root);
 }
 
 static void test_report_html_escapes_text_from_the_results(void **state) {
-    json_t *root =
-        json_loads("{\"run\": {\"config\": \"<script>x</script>&\"}, \"levels\": []}", 0, NULL);
     buffer_t out;
-    assert_int_equal(render(root, &out), 0);
+    assert_int_equal(
+        render_text("{\"run\": {\"config\": \"<script>x</script>&\"}, \"levels\": []}", &out), 0);
     assert_null(strstr(out.data, "<script"));
     assert_non_null(strstr(out.data, "&lt;script&gt;x&lt;/script&gt;&amp;"));
     buffer_clear(&out);
-    json_decref(root);
 }
 
 static void test_report_html_refuses_a_document_without_levels(void **state) {
@@ -200,20 +214,16 @@ static void test_report_html_refuses_a_document_without_levels(void **state) {
  * throughput chart has a point per level and a Pareto front without the dominated c=4 (fewer
  * tokens/s than c=2 at a higher TTFT). */
 static void test_report_html_sweep_doubling_levels_log2_axis_and_pareto_front(void **state) {
-    json_t *root =
-        json_loads("{\"levels\": ["
-                   "{\"concurrency\": 1, \"output_tokens_per_s\": 100, \"ttft_ms\": {\"p50\": 10},"
-                   " \"tpot_ms\": {\"p50\": 5}},"
-                   "{\"concurrency\": 2, \"output_tokens_per_s\": 180, \"ttft_ms\": {\"p50\": 12},"
-                   " \"tpot_ms\": {\"p50\": 6}},"
-                   "{\"concurrency\": 4, \"output_tokens_per_s\": 170, \"ttft_ms\": {\"p50\": 30},"
-                   " \"tpot_ms\": {\"p50\": 9}}]}",
-                   0, NULL);
     buffer_t out;
-    render(root, &out);
-    char *ttft = figure(out.data, "TTFT");
-    assert_non_null(strstr(ttft, "concurrency (sessions in flight) (log₂ scale)"));
-    free(ttft);
+    render_text("{\"levels\": ["
+                "{\"concurrency\": 1, \"output_tokens_per_s\": 100, \"ttft_ms\": {\"p50\": 10},"
+                " \"tpot_ms\": {\"p50\": 5}},"
+                "{\"concurrency\": 2, \"output_tokens_per_s\": 180, \"ttft_ms\": {\"p50\": 12},"
+                " \"tpot_ms\": {\"p50\": 6}},"
+                "{\"concurrency\": 4, \"output_tokens_per_s\": 170, \"ttft_ms\": {\"p50\": 30},"
+                " \"tpot_ms\": {\"p50\": 9}}]}",
+                &out);
+    assert_figure_has(out.data, "TTFT", "concurrency (sessions in flight) (log₂ scale)");
     char *pareto = figure(out.data, "TTFT p50 against output tokens/s");
     assert_non_null(strstr(pareto, "c=1: 100, 10</title>"));
     assert_non_null(strstr(pareto, "c=4: 170, 30</title>"));
@@ -224,20 +234,17 @@ static void test_report_html_sweep_doubling_levels_log2_axis_and_pareto_front(vo
     free(pareto);
     assert_non_null(strstr(out.data, "Errors by class: no request failed."));
     buffer_clear(&out);
-    json_decref(root);
 }
 
 /* Two levels 1 and 3 do not double: a linear axis. */
 static void test_report_html_levels_that_do_not_double_keep_a_linear_axis(void **state) {
-    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 10}},"
-                              "{\"concurrency\": 3, \"ttft_ms\": {\"p50\": 12}},"
-                              "{\"concurrency\": 6, \"ttft_ms\": {\"p50\": 12}}]}",
-                              0, NULL);
     buffer_t out;
-    render(root, &out);
+    render_text("{\"levels\": [{\"concurrency\": 1, \"ttft_ms\": {\"p50\": 10}},"
+                "{\"concurrency\": 3, \"ttft_ms\": {\"p50\": 12}},"
+                "{\"concurrency\": 6, \"ttft_ms\": {\"p50\": 12}}]}",
+                &out);
     assert_null(strstr(out.data, "log₂"));
     buffer_clear(&out);
-    json_decref(root);
 }
 
 /* A single run with requests.jsonl: two ok requests (one with 3 chunks), a failed one and a
@@ -269,18 +276,13 @@ static void test_report_html_single_run_draws_its_requests_from_the_trace(void *
     /* in flight, TTFT, ITL, E2E, TTFT against prompt, ITL against position */
     assert_int_equal(charts, 6);
     assert_every_chart_marked(out.data, 6);
-    char *ttft = figure(out.data, "TTFT per request");
-    assert_int_equal(count(ttft, "r=\"2.5\""), 2); /* two requests' dots, not the warm-up */
-    free(ttft);
-    char *prompt = figure(out.data, "TTFT against prompt length");
-    assert_non_null(strstr(prompt, "cx="));
-    free(prompt);
-    char *in_flight = figure(out.data, "Requests in flight");
+    /* two requests' dots, not the warm-up */
+    assert_int_equal(figure_count(out.data, "TTFT per request", "r=\"2.5\""), 2);
+    assert_figure_has(out.data, "TTFT against prompt length", "cx=");
     /* [0, 0.1 s): the first, the failed and the warm-up (1 ms of 100): 2.01 in flight */
-    assert_non_null(strstr(in_flight, "mean over 0.1 s: 0.05, 2.01</title>"));
+    assert_figure_has(out.data, "Requests in flight", "mean over 0.1 s: 0.05, 2.01</title>");
     /* [0.1, 0.2 s): the first and the second */
-    assert_non_null(strstr(in_flight, "mean over 0.1 s: 0.15, 2</title>"));
-    free(in_flight);
+    assert_figure_has(out.data, "Requests in flight", "mean over 0.1 s: 0.15, 2</title>");
     buffer_clear(&out);
     json_decref(root);
     unlink(path);
@@ -289,34 +291,30 @@ static void test_report_html_single_run_draws_its_requests_from_the_trace(void *
 
 /* A sweep where no request succeeded: its latency sections say so in one line, not empty. */
 static void test_report_html_sections_with_nothing_to_draw_say_so(void **state) {
-    json_t *root = json_loads("{\"levels\": [{\"concurrency\": 1, \"requests_failed\": 5,"
-                              "\"requests_ok\": 0, \"errors\": {\"http_500\": 5}},"
-                              "{\"concurrency\": 2, \"requests_failed\": 9, \"requests_ok\": 0,"
-                              "\"errors\": {\"http_500\": 9}}]}",
-                              0, NULL);
     buffer_t out;
-    render(root, &out);
+    render_text("{\"levels\": [{\"concurrency\": 1, \"requests_failed\": 5,"
+                "\"requests_ok\": 0, \"errors\": {\"http_500\": 5}},"
+                "{\"concurrency\": 2, \"requests_failed\": 9, \"requests_ok\": 0,"
+                "\"errors\": {\"http_500\": 9}}]}",
+                &out);
     assert_non_null(
         strstr(out.data, "Latency against the level: nothing to draw (no ok request)."));
     assert_non_null(strstr(out.data, "Latency against throughput: nothing to draw"));
     assert_non_null(strstr(out.data, "Latency distribution: nothing to draw"));
     assert_non_null(strstr(out.data, "<title>Errors by class</title>"));
     buffer_clear(&out);
-    json_decref(root);
 }
 
 /* A sweep of one level gets the single run's page, and says where its traces' charts are. */
 static void test_report_html_one_level_sweep_points_to_its_repetitions_traces(void **state) {
-    json_t *root = json_loads("{\"sweep\": {\"axis\": \"concurrency\"},"
-                              "\"levels\": [{\"concurrency\": 4, \"ttft_ms\": {\"p50\": 10}}]}",
-                              0, NULL);
     buffer_t out;
-    render(root, &out);
+    render_text("{\"sweep\": {\"axis\": \"concurrency\"},"
+                "\"levels\": [{\"concurrency\": 4, \"ttft_ms\": {\"p50\": 10}}]}",
+                &out);
     assert_null(strstr(out.data, "Latency against the level"));
     assert_non_null(strstr(out.data, "stampede report OUT/levels/NN-LEVEL/rep-R"));
     assert_null(strstr(out.data, "run with --trace to get them"));
     buffer_clear(&out);
-    json_decref(root);
 }
 
 /* The rolling p50 over a 1 s window at 0, 1 and 2 s of points y = x every 0.1 s. */
