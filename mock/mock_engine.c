@@ -372,6 +372,10 @@ bool mock_engine_has_work(const mock_engine_t *self) {
     return self->waiting.len > 0 || self->running.len > 0;
 }
 
+uint32_t mock_engine_cached_blocks(const mock_engine_t *self, const uint64_t *hashes, uint32_t n) {
+    return self->cache ? mock_prefix_cache_peek(self->cache, hashes, n) : 0;
+}
+
 void mock_engine_get_stats(const mock_engine_t *self, mock_engine_stats_t *out) {
     *out = self->counters;
     out->running = self->running.len;

@@ -100,6 +100,9 @@ void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token
 bool mock_engine_in_step(const mock_engine_t *self);
 /* True while any sequence waits or runs. */
 bool mock_engine_has_work(const mock_engine_t *self);
+/* How many leading blocks of hashes[0..n) the prefix cache holds now, changing nothing (0 with
+ * the cache off): a prefix-aware router's question. */
+uint32_t mock_engine_cached_blocks(const mock_engine_t *self, const uint64_t *hashes, uint32_t n);
 /* Current counters and gauges. */
 void mock_engine_get_stats(const mock_engine_t *self, mock_engine_stats_t *out);
 
