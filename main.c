@@ -32,6 +32,8 @@ int main(int argc, char **argv) {
         {"keygen", keygen_main, "write a CURVE key pair NAME.key / NAME.pub (docs/security.md)"},
         {"capacity", capacity_main,
          "the highest rate, concurrency or rho that meets the file's SLOs"},
+        {"simulate", simulate_main,
+         "run a workload file through the engine model in virtual time (seconds, no sockets)"},
         {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
         {"report", report_cmd_main,
          "re-render DIR's report.md, report.html, results.csv and .hgrm files"},

@@ -104,4 +104,9 @@ int report_cmd_main(int argc, char **argv);
 /* `stampede merge SPOOL... --into DIR` (controller/run/spool_merge.h). */
 int spool_merge_main(int argc, char **argv);
 
+/* `simulate FILE [--profile NAME] [--replicas N --router R] [--out DIR] [--trace]`: the file in
+ * virtual time through the mock's engine model (sim/simulate.h). Exit status as run_main's, 2 on
+ * a usage error. */
+int simulate_main(int argc, char **argv);
+
 #endif

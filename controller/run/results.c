@@ -567,6 +567,7 @@ int results_finish(measurement_t *run, bool interrupted) {
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
         .simulated_profile = run->options.simulated_profile,
+        .simulation = run->options.simulation,
         .server_said = run->server_said,
     };
     char note[128];

@@ -1,0 +1,239 @@
+#include "sim_backend.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "buffer.h"
+
+/* One request in flight, with the chunk arrays its record points to (kept for reuse). */
+typedef struct sim_request {
+    struct sim_request *prev, *next; /* in flight, or (next) the free list */
+    sim_backend_t *backend;
+    mock_virtual_request_t *server_req;
+    request_record_t *record;
+    engine_done_fn done;
+    void *arg;
+    uint64_t timeout_timer;
+    int64_t *chunk_ns;
+    uint16_t *chunk_tokens;
+    size_t chunk_cap;
+} sim_request_t;
+
+struct sim_backend {
+    loop_t *loop;
+    mock_virtual_t *server;
+    const config_t *cfg;
+    sim_request_t *inflight, *free_list;
+    uint32_t n_inflight;
+    uint32_t *per_endpoint; /* in flight by endpoint index */
+};
+
+sim_backend_t *sim_backend_new(loop_t *loop, mock_virtual_t *server, const config_t *cfg) {
+    sim_backend_t *self = calloc(1, sizeof(*self));
+    if (!self)
+        return NULL;
+    self->loop = loop;
+    self->server = server;
+    self->cfg = cfg;
+    self->per_endpoint = calloc(cfg->target.n_endpoints + 1, sizeof(*self->per_endpoint));
+    if (!self->per_endpoint) {
+        free(self);
+        return NULL;
+    }
+    return self;
+}
+
+static void sim_request_unlink(sim_backend_t *self, sim_request_t *r) {
+    if (r->prev)
+        r->prev->next = r->next;
+    else
+        self->inflight = r->next;
+    if (r->next)
+        r->next->prev = r->prev;
+    self->n_inflight--;
+    uint32_t e = r->record->endpoint;
+    if (e < self->cfg->target.n_endpoints)
+        self->per_endpoint[e]--;
+    loop_timer_cancel(self->loop, r->timeout_timer);
+    r->timeout_timer = 0;
+    r->server_req = NULL;
+}
+
+static void sim_request_put(sim_backend_t *self, sim_request_t *r) {
+    r->prev = NULL;
+    r->next = self->free_list;
+    self->free_list = r;
+}
+
+/* The record's timings, usage and chunks from what the client received of the reply. */
+static void sim_request_fill(sim_request_t *r, const mock_virtual_reply_t *reply) {
+    request_record_t *rec = r->record;
+    if (reply->status) {
+        rec->http_status = reply->status;
+        rec->headers_ns = rec->send_ns; /* the head goes out at once, as uvicorn sends it */
+    }
+    if (reply->n_events &&
+        buffer_grow_pair(&r->chunk_ns, sizeof(*r->chunk_ns), &r->chunk_tokens,
+                         sizeof(*r->chunk_tokens), &r->chunk_cap, reply->n_events) != 0) {
+        snprintf(rec->error_message, sizeof(rec->error_message), "out of memory for its chunks");
+        rec->error = ERROR_PROTOCOL;
+        return;
+    }
+    uint32_t seen = 0;
+    for (uint32_t i = 0; i < reply->n_events; i++) {
+        r->chunk_ns[i] = reply->event_ns[i];
+        r->chunk_tokens[i] = reply->event_tokens[i];
+        uint32_t before = seen;
+        seen += reply->event_tokens[i];
+        bool reasoning = before < reply->reasoning_tokens;
+        bool content = seen > reply->reasoning_tokens;
+        rec->reasoning_chunks += reasoning;
+        rec->content_chunks += content;
+        if (content && !rec->first_content_ns)
+            rec->first_content_ns = reply->event_ns[i];
+    }
+    rec->n_chunks = reply->n_events;
+    rec->chunk_ns = r->chunk_ns;
+    rec->chunk_tokens = r->chunk_tokens;
+    if (reply->n_events) {
+        rec->first_token_ns = reply->event_ns[0];
+        rec->end_ns = reply->event_ns[reply->n_events - 1];
+    }
+}
+
+static void sim_backend_on_reply(void *arg, const mock_virtual_reply_t *reply) {
+    sim_request_t *r = arg;
+    sim_backend_t *self = r->backend;
+    sim_request_unlink(self, r);
+    request_record_t *rec = r->record;
+    sim_request_fill(r, reply);
+    rec->end_ns = loop_now_ns();
+    if (reply->status != 200) {
+        rec->error = reply->status == 400 && strstr(reply->error, "maximum context length")
+                         ? ERROR_CONTEXT_LENGTH
+                     : reply->status >= 500 ? ERROR_HTTP_5XX
+                                            : ERROR_HTTP_4XX;
+        snprintf(rec->error_message, sizeof(rec->error_message), "HTTP %d: %s", reply->status,
+                 reply->error);
+        r->done(r->arg, rec, "", 0);
+        sim_request_put(self, r);
+        return;
+    }
+    rec->has_usage = true;
+    rec->prompt_tokens = reply->prompt_tokens;
+    rec->completion_tokens = reply->completion_tokens;
+    rec->cached_tokens = reply->cached_tokens;
+    rec->finish_reason = reply->finish == MOCK_FINISH_STOP ? FINISH_STOP : FINISH_LENGTH;
+    rec->content_bytes = reply->text_len;
+    r->done(r->arg, rec, reply->text, reply->text_len);
+    sim_request_put(self, r);
+}
+
+/* The request is given up by the client (its timeout, a cancel): the events so far are its. */
+static void sim_request_give_up(sim_request_t *r, error_class_t error, const char *why) {
+    sim_backend_t *self = r->backend;
+    mock_virtual_reply_t partial;
+    mock_virtual_cancel(self->server, r->server_req, &partial);
+    sim_request_unlink(self, r);
+    request_record_t *rec = r->record;
+    sim_request_fill(r, &partial);
+    rec->end_ns = loop_now_ns();
+    rec->error = error;
+    snprintf(rec->error_message, sizeof(rec->error_message), "%s after %u chunks", why,
+             rec->n_chunks);
+    r->done(r->arg, rec, "", 0);
+    sim_request_put(self, r);
+}
+
+static void sim_backend_on_timeout(loop_t *loop, uint64_t id, void *arg) {
+    sim_request_t *r = arg;
+    (void)loop;
+    (void)id;
+    r->timeout_timer = 0;
+    sim_request_give_up(r, ERROR_TIMEOUT, "timed out");
+}
+
+static int sim_backend_submit(void *ctx, const engine_request_t *req, engine_done_fn done,
+                              void *arg) {
+    sim_backend_t *self = ctx;
+    sim_request_t *r = self->free_list;
+    if (r)
+        self->free_list = r->next;
+    else if (!(r = calloc(1, sizeof(*r))))
+        return -1;
+    r->backend = self;
+    r->record = req->record;
+    r->done = done;
+    r->arg = arg;
+    request_record_t *rec = req->record;
+    rec->send_ns = loop_now_ns();
+    mock_api_kind_t kind = self->cfg->target.api == API_CHAT ? MOCK_API_CHAT : MOCK_API_COMPLETIONS;
+    r->server_req =
+        mock_virtual_submit(self->server, kind, req->body, req->body_len, sim_backend_on_reply, r);
+    if (!r->server_req) {
+        sim_request_put(self, r);
+        return -1;
+    }
+    r->prev = NULL;
+    r->next = self->inflight;
+    if (self->inflight)
+        self->inflight->prev = r;
+    self->inflight = r;
+    self->n_inflight++;
+    if (rec->endpoint < self->cfg->target.n_endpoints)
+        self->per_endpoint[rec->endpoint]++;
+    int64_t timeout = self->cfg->target.timeout_ns;
+    if (timeout > 0)
+        r->timeout_timer =
+            loop_timer_at(self->loop, rec->send_ns + timeout, sim_backend_on_timeout, r);
+    return 0;
+}
+
+static uint32_t sim_backend_inflight_to(void *ctx, uint32_t endpoint) {
+    sim_backend_t *self = ctx;
+    return endpoint < self->cfg->target.n_endpoints ? self->per_endpoint[endpoint] : 0;
+}
+
+static void sim_backend_cancel_all(void *ctx) {
+    sim_backend_t *self = ctx;
+    while (self->inflight)
+        sim_request_give_up(self->inflight, ERROR_CANCELLED, "cancelled");
+}
+
+session_backend_t sim_backend_session(sim_backend_t *self) {
+    return (session_backend_t){.submit = sim_backend_submit,
+                               .inflight_to = sim_backend_inflight_to,
+                               .cancel_all = sim_backend_cancel_all,
+                               .ctx = self};
+}
+
+uint32_t sim_backend_inflight(const sim_backend_t *self) {
+    return self->n_inflight;
+}
+
+static void sim_request_free(sim_request_t *r) {
+    free(r->chunk_ns);
+    free(r->chunk_tokens);
+    free(r);
+}
+
+void sim_backend_destroy(sim_backend_t **self_p) {
+    sim_backend_t *self = *self_p;
+    if (!self)
+        return;
+    while (self->inflight) {
+        sim_request_t *r = self->inflight;
+        mock_virtual_cancel(self->server, r->server_req, NULL);
+        sim_request_unlink(self, r);
+        sim_request_free(r);
+    }
+    while (self->free_list) {
+        sim_request_t *r = self->free_list;
+        self->free_list = r->next;
+        sim_request_free(r);
+    }
+    free(self->per_endpoint);
+    free(self);
+    *self_p = NULL;
+}
