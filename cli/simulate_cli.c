@@ -12,6 +12,7 @@
 #include "config.h"
 #include "mock_cli.h"
 #include "simulate.h"
+#include "units.h"
 
 #define SIM_CLI_MAX_REPLICAS 4096
 
@@ -19,7 +20,8 @@ static void simulate_cli_usage(FILE *out) {
     fprintf(out,
             "usage: stampede simulate FILE [--profile NAME] [--replicas N]\n"
             "                         [--router round_robin|least_loaded|prefix] [--out DIR]\n"
-            "                         [--trace] [--allow-invalid] [--print-report]\n\n"
+            "                         [--network-delay D] [--trace] [--allow-invalid]\n"
+            "                         [--print-report]\n\n"
             "Runs FILE (one run, or every level and repetition of its sweep) through the\n"
             "simulated server's engine model in virtual time: one process, no sockets, an hour\n"
             "of load in seconds. The requests are the ones `stampede run` sends (the same\n"
@@ -32,6 +34,9 @@ static void simulate_cli_usage(FILE *out) {
             "  --replicas N        N engines behind a router (default 1)\n"
             "  --router R          round_robin (default), least_loaded (fewest requests in\n"
             "                      flight) or prefix (the most prompt blocks already cached)\n"
+            "  --network-delay D   one way between client and server (default 0: the engine\n"
+            "                      alone); a real run's results.json measures it: half its\n"
+            "                      levels' gap.ttft.gap_mean_ms\n"
             "  --out DIR           results directory (default: the file's output.dir)\n"
             "  --trace             also OUT/requests.jsonl, one line per request\n"
             "  --allow-invalid     exit 0 for a run judged invalid (else 3)\n"
@@ -90,6 +95,7 @@ int simulate_main(int argc, char **argv) {
                                              {"allow-invalid", no_argument, NULL, 'I'},
                                              {"print-report", no_argument, NULL, 'R'},
                                              {"help", no_argument, NULL, 'h'},
+                                             {"network-delay", required_argument, NULL, 'd'},
                                              {NULL, 0, NULL, 0}};
     simulate_options_t o = {.replicas = 1, .router = MOCK_ROUTER_ROUND_ROBIN};
     const char *profile = NULL;
@@ -116,6 +122,15 @@ int simulate_main(int argc, char **argv) {
             if (mock_router_parse(optarg, &o.router) != 0) {
                 fprintf(stderr,
                         "simulate: --router wants round_robin, least_loaded or prefix, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'd':
+            if (units_parse_duration(optarg, &o.network_delay_ns) != 0 || o.network_delay_ns < 0) {
+                fprintf(stderr,
+                        "simulate: --network-delay wants a duration such as 300us or 2ms, got "
+                        "'%s'\n",
                         optarg);
                 return 2;
             }

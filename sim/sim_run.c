@@ -66,11 +66,11 @@ static void sim_run_before_sleep(loop_t *loop, void *arg) {
 }
 
 /* The run's worker: the whole plan, started now. */
-static int sim_run_start(sim_run_state_t *st, mock_virtual_t *server) {
+static int sim_run_start(sim_run_state_t *st, mock_virtual_t *server, int64_t delay_ns) {
     measurement_t *run = st->run;
     plan_share_t share;
     if (plan_share_for(&run->cfg, 1, 0, &share) != 0 ||
-        !(st->backend = sim_backend_new(st->loop, server, &run->cfg)) ||
+        !(st->backend = sim_backend_new(st->loop, server, &run->cfg, delay_ns)) ||
         !(st->exec =
               session_executor_new(st->loop, &run->cfg, &share, sim_backend_session(st->backend),
                                    sim_run_on_record, sim_run_on_finished, st))) {
@@ -92,7 +92,7 @@ static int sim_run_start(sim_run_state_t *st, mock_virtual_t *server) {
     return 0;
 }
 
-int sim_run(loop_t *loop, mock_virtual_t *server, measurement_t *run,
+int sim_run(loop_t *loop, mock_virtual_t *server, int64_t delay_ns, measurement_t *run,
             const sim_run_hooks_t *hooks) {
     sim_run_state_t st = {.loop = loop, .run = run, .hooks = hooks};
     run_worker_init(&st.worker, SIM_WORKER_NAME, 0);
@@ -107,7 +107,7 @@ int sim_run(loop_t *loop, mock_virtual_t *server, measurement_t *run,
     int rc = 1;
     if (!run->window_starts) {
         measurement_say(run, "out of memory");
-    } else if (sim_run_start(&st, server) == 0) {
+    } else if (sim_run_start(&st, server, delay_ns) == 0) {
         loop_before_sleep(loop, sim_run_before_sleep, &st);
         loop_run(loop);
         loop_before_sleep(loop, NULL, NULL);

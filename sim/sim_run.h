@@ -20,8 +20,9 @@ typedef struct sim_run_hooks {
 } sim_run_hooks_t;
 
 /* Runs run (prepared by measurement_new, PHASE_REGISTER) on loop (virtual) from its now to its
- * results, requests served by server; hooks may be NULL. The exit status of results_finish (1
- * when it could not start, said). */
-int sim_run(loop_t *loop, mock_virtual_t *server, measurement_t *run, const sim_run_hooks_t *hooks);
+ * results, requests served by server delay_ns away (one way); hooks may be NULL. The exit status
+ * of results_finish (1 when it could not start, said). */
+int sim_run(loop_t *loop, mock_virtual_t *server, int64_t delay_ns, measurement_t *run,
+            const sim_run_hooks_t *hooks);
 
 #endif

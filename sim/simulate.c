@@ -36,7 +36,7 @@ static int simulate_sweep(loop_t *loop, mock_virtual_t *server, const run_option
             first = NULL;
             int run_rc = 1;
             if (run && sweep_run_prepare(sweep, run, rep) == 0)
-                run_rc = sim_run(loop, server, run, &hooks);
+                run_rc = sim_run(loop, server, o->network_delay_ns, run, &hooks);
             else
                 ran = false;
             measurement_destroy(&run);
@@ -106,7 +106,7 @@ int simulate_file(const simulate_options_t *o) {
     if (o->source || first->cfg.sweep.axis != SWEEP_AXIS_NONE) {
         rc = simulate_sweep(loop, server, &run_options, o, first);
     } else {
-        rc = sim_run(loop, server, first, NULL);
+        rc = sim_run(loop, server, o->network_delay_ns, first, NULL);
         measurement_destroy(&first);
     }
     for (uint32_t i = 0; i < mock_virtual_replicas(server); i++) {

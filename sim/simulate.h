@@ -24,6 +24,7 @@ typedef struct simulate_options {
     const char *profile;          /* the profile's name or file, for the marks */
     uint32_t replicas;            /* >= 1 */
     mock_router_t router;
+    int64_t network_delay_ns;     /* one way, client to server and back (0: the engine alone) */
     const sweep_source_t *source; /* NULL: the file's sweep section, or one run */
 } simulate_options_t;
 
