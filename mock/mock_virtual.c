@@ -193,6 +193,8 @@ static void mock_virtual_answer(mock_virtual_t *self, mock_virtual_request_t *re
         reply.cached_tokens = req->seq.cached_tokens;
         reply.reasoning_tokens = req->reply.reasoning_tokens;
         reply.finish = req->reply.finish;
+        reply.enqueued_ns = req->seq.enqueued_ns;
+        reply.scheduled_ns = req->seq.first_scheduled_ns;
         reply.n_events = req->n_events;
         reply.event_ns = req->event_ns;
         reply.event_tokens = req->event_tokens;

@@ -41,6 +41,8 @@ typedef struct mock_virtual_reply {
     uint32_t prompt_tokens, completion_tokens, cached_tokens, reasoning_tokens;
     mock_finish_t finish;
     int64_t accepted_ns;          /* handed in */
+    int64_t enqueued_ns;          /* entered the engine's queue (after --ttft-overhead-ms) */
+    int64_t scheduled_ns;         /* left it the first time (0: refused) */
     uint32_t n_events;            /* streamed events: one per engine step that sampled for it */
     const int64_t *event_ns;      /* each one's instant */
     const uint16_t *event_tokens; /* tokens each carried (> 1 under speculative decoding) */

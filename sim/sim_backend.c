@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "buffer.h"
+#include "sim_figures.h"
 
 /* One request in flight, with the chunk arrays its record points to (kept for reuse). */
 /* Where a request in flight is: on its way to the server, in it, or its reply on its way back. */
@@ -32,6 +33,7 @@ struct sim_backend {
     mock_virtual_t *server;
     const config_t *cfg;
     int64_t delay_ns; /* one way, client to server and back */
+    sim_figures_t *figures;
     sim_request_t *inflight, *free_list;
     uint32_t n_inflight;
     uint32_t *per_endpoint; /* in flight by endpoint index */
@@ -139,6 +141,8 @@ static void sim_backend_on_reply(void *arg, const mock_virtual_reply_t *reply) {
     request_record_t *rec = r->record;
     buffer_reset(&r->text);
     sim_request_fill(r, reply);
+    if (self->figures)
+        sim_figures_reply(self->figures, reply);
     if (reply->status != 200) {
         rec->error = reply->status == 400 && strstr(reply->error, "maximum context length")
                          ? ERROR_CONTEXT_LENGTH
@@ -279,6 +283,10 @@ session_backend_t sim_backend_session(sim_backend_t *self) {
                                .inflight_to = sim_backend_inflight_to,
                                .cancel_all = sim_backend_cancel_all,
                                .ctx = self};
+}
+
+void sim_backend_set_figures(sim_backend_t *self, sim_figures_t *figures) {
+    self->figures = figures;
 }
 
 uint32_t sim_backend_inflight(const sim_backend_t *self) {

@@ -13,6 +13,7 @@
 #include "loop.h"
 #include "mock_virtual.h"
 #include "session.h"
+#include "sim_figures.h"
 
 typedef struct sim_backend sim_backend_t;
 
@@ -23,6 +24,8 @@ sim_backend_t *sim_backend_new(loop_t *loop, mock_virtual_t *server, const confi
                                int64_t delay_ns);
 /* The session_backend_t of the executor (ctx is self). */
 session_backend_t sim_backend_session(sim_backend_t *self);
+/* Every finished reply also goes to figures (NULL: none) from now on. */
+void sim_backend_set_figures(sim_backend_t *self, sim_figures_t *figures);
 /* Requests handed to the server and not yet finished. */
 uint32_t sim_backend_inflight(const sim_backend_t *self);
 /* Cancels what is in flight (no done call) and frees; *self_p = NULL. */

@@ -10,6 +10,7 @@
 #include "results.h"
 #include "session.h"
 #include "sim_backend.h"
+#include "sim_figures.h"
 
 #define SIM_WORKER_NAME "simulated"
 
@@ -19,6 +20,7 @@ typedef struct sim_run_state {
     const sim_run_hooks_t *hooks;
     session_executor_t *exec;
     sim_backend_t *backend;
+    sim_figures_t *figures;
     run_worker_t worker;
     run_worker_t *workers[1];
     bool finished;
@@ -84,6 +86,10 @@ static int sim_run_start(sim_run_state_t *st, mock_virtual_t *server, int64_t de
     clock_gettime(CLOCK_REALTIME, &rt);
     run->start_unix_ns = (int64_t)rt.tv_sec * 1000000000LL + rt.tv_nsec;
     run->phase = PHASE_RUN;
+    int64_t duration = run->cfg.limits.duration_ns;
+    st->figures = sim_figures_new(st->loop, server, run->start_ns + run->cfg.warmup_ns,
+                                  duration > 0 ? run->start_ns + duration : 0);
+    sim_backend_set_figures(st->backend, st->figures);
     results_open_trace(run);
     if (session_executor_start(st->exec, run->start_ns) != 0) {
         measurement_say(run, "cannot start the simulated worker");
@@ -118,10 +124,13 @@ int sim_run(loop_t *loop, mock_virtual_t *server, int64_t delay_ns, measurement_
         st.worker.cap_waits = session_executor_cap_waits(st.exec);
         st.worker.state = RUN_WORKER_COMPLETE;
         run->phase = PHASE_OVER;
+        if (st.figures)
+            run->server_figures = sim_figures_json(st.figures);
         rc = results_finish(run, false);
     }
     session_executor_destroy(&st.exec);
     sim_backend_destroy(&st.backend);
+    sim_figures_destroy(&st.figures);
     run_worker_reset(&st.worker, RUN_WORKER_REGISTERED);
     run->workers = NULL;
     run->n_workers = 0;

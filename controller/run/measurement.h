@@ -150,7 +150,9 @@ struct measurement {
     telemetry_t
         *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */
     telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
-    slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
+    json_t *server_figures; /* the level's "server" block from its owner when no scrape made one
+                               (a simulation's engine: sim/sim_figures.h); owned, or NULL */
+    slo_goodput_t goodput;  /* the requests that met every per-request SLO (controller/slo.h) */
     client_series_t *client_series; /* the live line's per-second samples (results.json) */
     struct spool_writer *journal;   /* OUT/journal.spool (controller/journal.h); NULL: none */
     uint64_t journal_batches;
