@@ -34,6 +34,8 @@ int main(int argc, char **argv) {
          "the highest rate, concurrency or rho that meets the file's SLOs"},
         {"simulate", simulate_main,
          "run a workload file through the engine model in virtual time (seconds, no sockets)"},
+        {"calibrate", calibrate_main,
+         "fit the engine model from sweeps' results.json into a profile file"},
         {"compare", compare_main, "compare runs level by level: change %, winners, saturation"},
         {"report", report_cmd_main,
          "re-render DIR's report.md, report.html, results.csv and .hgrm files"},

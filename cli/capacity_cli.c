@@ -9,11 +9,11 @@
 #include <string.h>
 
 #include "capacity.h"
+#include "cli.h"
 #include "config.h"
 #include "controller.h"
 #include "loop.h"
 #include "report.h"
-#include "cli.h"
 #include "slo.h"
 #include "sweep.h"
 

@@ -108,5 +108,8 @@ int spool_merge_main(int argc, char **argv);
  * virtual time through the mock's engine model (sim/simulate.h). Exit status as run_main's, 2 on
  * a usage error. */
 int simulate_main(int argc, char **argv);
+/* `calibrate RESULTS... --out profile.yaml [--base PROFILE]` (sim/calibrate.h): 0 ok, 1 when the
+ * input cannot be fitted, 2 on a usage error. */
+int calibrate_main(int argc, char **argv);
 
 #endif

@@ -8,9 +8,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "mock_cli.h"
+#include "mock_profiles.h"
 #include "simulate.h"
 #include "units.h"
 
@@ -18,7 +20,7 @@
 
 static void simulate_cli_usage(FILE *out) {
     fprintf(out,
-            "usage: stampede simulate FILE [--profile NAME] [--replicas N]\n"
+            "usage: stampede simulate FILE [--profile NAME|FILE] [--replicas N]\n"
             "                         [--router round_robin|least_loaded|prefix] [--out DIR]\n"
             "                         [--network-delay D] [--trace] [--allow-invalid]\n"
             "                         [--print-report]\n\n"
@@ -28,7 +30,8 @@ static void simulate_cli_usage(FILE *out) {
             "workload generation and sessions), the engine the one `stampede mock` runs, and\n"
             "the results (results.json, config.yaml, report.md, report.html, results.csv)\n"
             "are written as a real run's, each marked SIMULATED. Details: docs/simulate.md.\n\n"
-            "  --profile NAME      the engine profile (stampede mock --help lists them); the\n"
+            "  --profile NAME|FILE the engine: a built-in profile (stampede mock --help lists\n"
+            "                      them) or a profile file (stampede calibrate writes one); the\n"
             "                      file's mock: section applies over it. Default: the file's\n"
             "                      mock.profile, else \"default\"\n"
             "  --replicas N        N engines behind a router (default 1)\n"
@@ -72,7 +75,9 @@ static int simulate_cli_engine(mock_options_t *engine, const config_t *cfg, cons
     }
     argv[0] = "mock";
     memcpy(argv + 1, args, n * sizeof *argv);
-    argv[n + 1] = "--profile";
+    /* a built-in name, else a profile file (stampede calibrate's output) */
+    argv[n + 1] =
+        mock_profile_find(profile) || access(profile, F_OK) != 0 ? "--profile" : "--profile-file";
     argv[n + 2] = (char *)profile;
     char err[1024];
     int rc = mock_cli_parse(engine, (int)n + 3, argv, stderr, err, sizeof err);

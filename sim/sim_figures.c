@@ -8,7 +8,7 @@
 
 /* A gauge sampled every second. */
 typedef struct sim_gauge {
-    double sum, max;
+    double sum, sum_sq, max;
     uint32_t samples;
 } sim_gauge_t;
 
@@ -38,6 +38,7 @@ struct sim_figures {
 
 static void sim_gauge_add(sim_gauge_t *g, double v) {
     g->sum += v;
+    g->sum_sq += v * v;
     g->max = g->samples == 0 || v > g->max ? v : g->max;
     g->samples++;
 }
@@ -118,9 +119,12 @@ void sim_figures_reply(sim_figures_t *self, const mock_virtual_reply_t *reply) {
     sim_page_reply(&self->pages[self->n_pages], reply, first, last);
 }
 
+/* {"mean", "max", "samples", "mean_square"}: the last, E[x^2], lets a reader weigh a batch by
+ * its sequences (a request sees larger batches than the time average). */
 static json_t *sim_gauge_json(const sim_gauge_t *g) {
-    return json_pack("{s:f, s:f, s:i}", "mean", g->samples ? g->sum / g->samples : 0.0, "max",
-                     g->max, "samples", (json_int_t)g->samples);
+    double n = g->samples ? g->samples : 1;
+    return json_pack("{s:f, s:f, s:i, s:f}", "mean", g->sum / n, "max", g->max, "samples",
+                     (json_int_t)g->samples, "mean_square", g->sum_sq / n);
 }
 
 static json_t *sim_mean_json(const sim_mean_t *m) {
