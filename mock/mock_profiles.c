@@ -1,5 +1,7 @@
 #include "mock_profiles.h"
 
+#include "mock_options.h"
+
 #include <string.h>
 
 /* The agentic diamond of agentic-concurrency-scaling.md (AutoGen: planner, two executors, an
@@ -176,20 +178,9 @@ const mock_profile_t *mock_profile_at(size_t i) {
 }
 
 void mock_profile_engine_config(const mock_profile_t *self, mock_engine_config_t *out) {
-    *out = (mock_engine_config_t){
-        .max_num_seqs = self->max_num_seqs,
-        .max_num_batched_tokens = self->max_num_batched_tokens,
-        .kv_cache_tokens = self->kv_cache_tokens,
-        .prefix_cache_tokens = self->kv_cache_tokens,
-        .tpot_base_ms = self->tpot_base_ms,
-        .alpha = self->alpha,
-        .prefill_tokens_per_s = self->prefill_tokens_per_s,
-        .step_fixed_ms = self->step_fixed_ms,
-        .spec_tokens = self->spec_tokens,
-        .spec_acceptance = self->spec_acceptance,
-        .spec_draft_ms = self->spec_draft_ms,
-        .spec_verify_weight = self->spec_verify_weight,
-    };
+    mock_options_t options = {.prefix_cache = true}; /* no distribution: nothing to clear */
+    mock_options_apply_profile(&options, self);
+    mock_options_engine_config(&options, out);
 }
 
 int mock_profile_replay(const mock_profile_t *self, uint32_t concurrency, mock_sim_result_t *out) {

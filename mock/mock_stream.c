@@ -411,17 +411,13 @@ static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
 
 /* Starts an engine step if the engine is idle and has work. */
 static void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
-    if (!self->engine || self->engine_delivering || mock_engine_in_step(self->engine) ||
-        !mock_engine_has_work(self->engine))
+    if (!self->engine || self->engine_delivering)
         return;
-    /* A busy engine starts the next step when the last one ends, not when we get to it. */
-    int64_t start = self->step_start_ns > now_ns ? self->step_start_ns : now_ns;
-    int64_t duration = mock_engine_step_begin(self->engine, start);
-    if (duration < 0)
+    int64_t end = mock_engine_step_next(self->engine, now_ns, &self->step_start_ns);
+    if (end < 0)
         return;
-    self->step_start_ns = start + duration;
     self->step_timer.kind = MOCK_TIMER_STEP;
-    mock_server_schedule(self, &self->step_timer, start + duration);
+    mock_server_schedule(self, &self->step_timer, end);
 }
 
 void mock_stream_on_step(mock_server_t *self) {

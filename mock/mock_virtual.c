@@ -232,14 +232,12 @@ static void mock_virtual_on_step(loop_t *loop, uint64_t id, void *arg) {
 /* Starts a step if the replica's engine is idle and has work: at the end of the last one when
  * it is busy (back to back), else now. */
 static void mock_virtual_kick(mock_virtual_replica_t *r, int64_t now_ns) {
-    if (r->step_timer || mock_engine_in_step(r->engine) || !mock_engine_has_work(r->engine))
+    if (r->step_timer)
         return;
-    int64_t start = r->step_start_ns > now_ns ? r->step_start_ns : now_ns;
-    int64_t duration = mock_engine_step_begin(r->engine, start);
-    if (duration < 0)
+    int64_t end = mock_engine_step_next(r->engine, now_ns, &r->step_start_ns);
+    if (end < 0)
         return;
-    r->step_start_ns = start + duration;
-    r->step_timer = loop_timer_at(r->server->loop, start + duration, mock_virtual_on_step, r);
+    r->step_timer = loop_timer_at(r->server->loop, end, mock_virtual_on_step, r);
     if (!r->step_timer) {
         fprintf(stderr, "simulate: out of memory scheduling an engine step\n");
         abort();

@@ -226,6 +226,21 @@ static void cal_set(cal_param_t *p, double value, const char *quality, const cha
     snprintf(p->levels, sizeof p->levels, "%s", levels);
 }
 
+/* Parameter `which` is 1 / k of y = k x through the origin over the n levels marked used (rounded
+ * when whole), its quality "what: R^2 r, n levels". */
+static void cal_set_inverse_slope(cal_t *self, int which, const double *x, const double *y,
+                                  size_t n, const bool *used, const char *what, bool whole) {
+    if (n == 0)
+        return;
+    double r2, k = cal_through_origin(x, y, n, &r2);
+    if (!(k > 0))
+        return;
+    char quality[160], levels[400];
+    snprintf(quality, sizeof quality, "%s: R^2 %.4f, %zu levels", what, r2, n);
+    cal_levels_text(self, used, levels, sizeof levels);
+    cal_set(&self->p[which], whole ? round(1 / k) : 1 / k, quality, levels);
+}
+
 /* ttft_overhead: the server's TTFT less its queue and prefill, on average. */
 static void cal_fit_overhead(cal_t *self) {
     double sum = 0, sq = 0;
@@ -275,18 +290,10 @@ static void cal_fit_prefill(cal_t *self) {
         y[n++] = (l->prefill_ms - l->tpot_ms) / 1e3;
         used[i] = true;
     }
-    if (n == 0)
-        return;
-    double r2, s_per_token = cal_through_origin(x, y, n, &r2);
-    if (!(s_per_token > 0))
-        return;
-    char quality[160], levels[400];
-    snprintf(quality, sizeof quality,
-             "(prefill - TPOT) against uncached prompt tokens at each input's lowest level, "
-             "through 0: R^2 %.4f, %zu levels",
-             r2, n);
-    cal_levels_text(self, used, levels, sizeof levels);
-    cal_set(&self->p[P_PREFILL], 1 / s_per_token, quality, levels);
+    cal_set_inverse_slope(self, P_PREFILL, x, y, n, used,
+                          "(prefill - TPOT) against uncached prompt tokens at each input's lowest "
+                          "level, through 0",
+                          false);
 }
 
 /* The decode step of a level: its TPOT less the share of engine time spent on prefill. */
@@ -405,18 +412,10 @@ static void cal_fit_kv(cal_t *self) {
         y[n++] = l->kv_pct / 100;
         used[i] = true;
     }
-    if (n == 0)
-        return;
-    double r2, per_token = cal_through_origin(x, y, n, &r2);
-    if (!(per_token > 0))
-        return;
-    char quality[160], levels[400];
-    snprintf(quality, sizeof quality,
-             "KV usage against running x (prompt + output / 2), through 0, unsaturated levels: "
-             "R^2 %.4f, %zu levels",
-             r2, n);
-    cal_levels_text(self, used, levels, sizeof levels);
-    cal_set(&self->p[P_KV], round(1 / per_token), quality, levels);
+    cal_set_inverse_slope(self, P_KV, x, y, n, used,
+                          "KV usage against running x (prompt + output / 2), through 0, "
+                          "unsaturated levels",
+                          true);
 }
 
 static void cal_fit_cache(cal_t *self) {

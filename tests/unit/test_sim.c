@@ -21,16 +21,13 @@
 
 #define START_NS 5000000000LL
 
-typedef struct seen {
-    int64_t at[8];
-    int n;
-} seen_t;
+/* The clock each note_time timer read when it fired, in firing order. */
+static int64_t fired_at[8];
+static int n_fired;
 
 static void note_time(loop_t *loop, uint64_t id, void *arg) {
-    seen_t *seen = arg;
-    (void)loop;
-    (void)id;
-    seen->at[seen->n++] = loop_now_ns();
+    (void)loop, (void)id, (void)arg;
+    fired_at[n_fired++] = loop_now_ns();
 }
 
 static void test_virtual_loop_jumps_timer_to_timer_and_returns_when_none_is_left(void **state) {
@@ -38,18 +35,18 @@ static void test_virtual_loop_jumps_timer_to_timer_and_returns_when_none_is_left
     loop_t *loop = loop_new_virtual(START_NS);
     assert_non_null(loop);
     assert_int_equal(loop_now_ns(), START_NS);
-    seen_t seen = {0};
-    loop_timer_at(loop, START_NS + 3000000000LL, note_time, &seen); /* 3 s */
-    loop_timer_at(loop, START_NS + 1000, note_time, &seen);
-    uint64_t cancelled = loop_timer_at(loop, START_NS + 2000, note_time, &seen);
+    n_fired = 0;
+    loop_timer_at(loop, START_NS + 3000000000LL, note_time, NULL); /* 3 s */
+    loop_timer_at(loop, START_NS + 1000, note_time, NULL);
+    uint64_t cancelled = loop_timer_at(loop, START_NS + 2000, note_time, NULL);
     loop_timer_cancel(loop, cancelled);
     struct timespec before, after;
     clock_gettime(CLOCK_MONOTONIC, &before);
     assert_int_equal(loop_run(loop), 0);
     clock_gettime(CLOCK_MONOTONIC, &after);
-    assert_int_equal(seen.n, 2);
-    assert_int_equal(seen.at[0], START_NS + 1000);
-    assert_int_equal(seen.at[1], START_NS + 3000000000LL);
+    assert_int_equal(n_fired, 2);
+    assert_int_equal(fired_at[0], START_NS + 1000);
+    assert_int_equal(fired_at[1], START_NS + 3000000000LL);
     /* three virtual seconds took far less than one real second */
     assert_true(after.tv_sec - before.tv_sec < 1);
     loop_destroy(&loop);
@@ -135,32 +132,33 @@ static void test_virtual_server_answers_at_the_engine_models_instants(void **sta
     mock_options_clear(&o);
 }
 
+/* Submits a chat body of `words` words after prefix (max_tokens 4) and runs the loop dry. */
+static void ask(mock_virtual_t *server, loop_t *loop, const char *prefix, int words, answer_t *a) {
+    char body[8192];
+    int len = chat_body(body, sizeof body, prefix, words, 4);
+    assert_non_null(mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, a));
+    loop_run(loop);
+    assert_int_equal(a->calls, 1);
+}
+
 static void test_prefix_router_sends_a_cached_prefix_to_its_replica(void **state) {
     (void)state;
     mock_options_t o;
     mock_options_init(&o);
     loop_t *loop = loop_new_virtual(START_NS);
-    char err[256], body[8192];
+    char err[256];
     mock_virtual_t *server = mock_virtual_new(loop, &o, 2, MOCK_ROUTER_PREFIX, err, sizeof err);
     assert_non_null(server);
     /* the first request goes to replica 0 and caches its 320-token prompt there */
-    int len = chat_body(body, sizeof body, "shared", 319, 4);
-    answer_t first = {0};
-    mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, &first);
-    loop_run(loop);
+    answer_t first = {0}, second = {0}, third = {0};
+    ask(server, loop, "shared", 319, &first);
     assert_int_equal(first.reply.replica, 0);
     /* round robin would send the second to replica 1; its prefix is on replica 0 */
-    len = chat_body(body, sizeof body, "shared", 400, 4);
-    answer_t second = {0};
-    mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, &second);
-    loop_run(loop);
+    ask(server, loop, "shared", 400, &second);
     assert_int_equal(second.reply.replica, 0);
     assert_int_equal(second.reply.cached_tokens, 320);
-    /* a prompt cached nowhere goes to the less loaded, in round-robin order: replica 0 */
-    len = chat_body(body, sizeof body, "other", 50, 4);
-    answer_t third = {0};
-    mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, &third);
-    loop_run(loop);
+    /* a prompt cached nowhere: no hit, wherever it goes */
+    ask(server, loop, "other", 50, &third);
     assert_int_equal(third.reply.cached_tokens, 0);
     mock_virtual_destroy(&server);
     loop_destroy(&loop);
