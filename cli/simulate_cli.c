@@ -24,7 +24,8 @@ static void simulate_cli_usage(FILE *out) {
             "                         [--router round_robin|least_loaded|prefix] [--out DIR]\n"
             "                         [--network-delay D] [--trace] [--allow-invalid]\n"
             "                         [--print-report]\n\n"
-            "Runs FILE (one run, or every level and repetition of its sweep) through the\n"
+            "Runs FILE (one run, every level and repetition of its sweep, or the levels its\n"
+            "capacity: section's search asks for, as stampede capacity does) through the\n"
             "simulated server's engine model in virtual time: one process, no sockets, an hour\n"
             "of load in seconds. The requests are the ones `stampede run` sends (the same\n"
             "workload generation and sessions), the engine the one `stampede mock` runs, and\n"
@@ -182,14 +183,24 @@ int simulate_main(int argc, char **argv) {
     char profile_name[128];
     snprintf(profile_name, sizeof profile_name, "%s", profile ? profile : "default");
     int rc = simulate_cli_engine(&engine, &cfg, profile_name, o.config_path);
-    config_free(&cfg);
+    /* a capacity: section: the search chooses the levels, as `stampede capacity` runs it */
+    sweep_source_t source;
+    capacity_run_t *search = NULL;
+    if (rc == 0 && cfg.capacity.given &&
+        !(search = capacity_run_open(o.config_path, &cfg, o.out_dir, &source)))
+        rc = -1;
     if (rc == 0) {
         o.engine = &engine;
         o.profile = profile_name;
+        o.source = search ? &source : NULL;
         rc = simulate_file(&o);
+        if (search && capacity_run_finish(search, rc) != 0 && rc == 0)
+            rc = 1;
     } else {
         rc = 1;
     }
+    capacity_run_close(&search);
+    config_free(&cfg);
     mock_options_clear(&engine);
     return rc;
 }
