@@ -22,8 +22,8 @@ static void simulate_cli_usage(FILE *out) {
     fprintf(out,
             "usage: stampede simulate FILE [--profile NAME|FILE] [--replicas N]\n"
             "                         [--router round_robin|least_loaded|prefix] [--out DIR]\n"
-            "                         [--network-delay D] [--trace] [--allow-invalid]\n"
-            "                         [--print-report]\n\n"
+            "                         [--find-replicas MAX] [--network-delay D] [--trace]\n"
+            "                         [--allow-invalid] [--print-report]\n\n"
             "Runs FILE (one run, every level and repetition of its sweep, or the levels its\n"
             "capacity: section's search asks for, as stampede capacity does) through the\n"
             "simulated server's engine model in virtual time: one process, no sockets, an hour\n"
@@ -38,6 +38,9 @@ static void simulate_cli_usage(FILE *out) {
             "  --replicas N        N engines behind a router (default 1)\n"
             "  --router R          round_robin (default), least_loaded (fewest requests in\n"
             "                      flight) or prefix (the most prompt blocks already cached)\n"
+            "  --find-replicas MAX the fewest replicas (1 ... MAX, by bisection) whose run of\n"
+            "                      FILE meets its slo: section, each in OUT/replicas-N; the\n"
+            "                      count on stdout and in OUT/replicas.json\n"
             "  --network-delay D   one way between client and server (default 0: the engine\n"
             "                      alone); a real run's results.json measures it: half its\n"
             "                      levels' gap.ttft.gap_mean_ms\n"
@@ -102,6 +105,7 @@ int simulate_main(int argc, char **argv) {
                                              {"print-report", no_argument, NULL, 'R'},
                                              {"help", no_argument, NULL, 'h'},
                                              {"network-delay", required_argument, NULL, 'd'},
+                                             {"find-replicas", required_argument, NULL, 'f'},
                                              {NULL, 0, NULL, 0}};
     simulate_options_t o = {.replicas = 1, .router = MOCK_ROUTER_ROUND_ROBIN};
     const char *profile = NULL;
@@ -122,6 +126,18 @@ int simulate_main(int argc, char **argv) {
                 return 2;
             }
             o.replicas = (uint32_t)v;
+            break;
+        }
+        case 'f': {
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || end == optarg || v == 0 || v > SIM_CLI_MAX_REPLICAS) {
+                fprintf(stderr,
+                        "simulate: --find-replicas wants a whole number in [1, %d], got '%s'\n",
+                        SIM_CLI_MAX_REPLICAS, optarg);
+                return 2;
+            }
+            o.find_replicas = (uint32_t)v;
             break;
         }
         case 'r':

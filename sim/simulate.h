@@ -26,10 +26,14 @@ typedef struct simulate_options {
     mock_router_t router;
     int64_t network_delay_ns;     /* one way, client to server and back (0: the engine alone) */
     const sweep_source_t *source; /* NULL: the file's sweep section, or one run */
+    /* > 0: the fewest replicas (1 ... this many) whose run of the file meets its SLOs, found by
+     * bisection, each trial in OUT/replicas-N; the count in OUT/replicas.json and on stdout */
+    uint32_t find_replicas;
 } simulate_options_t;
 
 /* Simulates options->config_path. The exit status as `stampede run`'s: 0 ok, 1 when it could not
- * start or every request failed (said on stderr), 3 invalid (without allow_invalid). */
+ * start or every request failed (said on stderr), 3 invalid (without allow_invalid); with
+ * find_replicas, 0 when a count was found, 1 when none up to the bound met the SLOs (said). */
 int simulate_file(const simulate_options_t *options);
 
 #endif
