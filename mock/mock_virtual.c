@@ -134,6 +134,7 @@ static void mock_virtual_request_unlink(mock_virtual_request_t *req) {
 
 static void mock_virtual_request_free(mock_virtual_request_t *req) {
     mock_virtual_request_unlink(req);
+    loop_timer_cancel(req->server->loop, req->timer);
     free(req->ids);
     free(req->hashes);
     free(req->seq.pins);
@@ -146,8 +147,10 @@ void mock_virtual_destroy(mock_virtual_t **self_p) {
     mock_virtual_t *self = *self_p;
     if (!self)
         return;
-    for (uint32_t i = 0; self->replicas && i < self->n_replicas; i++)
+    for (uint32_t i = 0; self->replicas && i < self->n_replicas; i++) {
+        loop_timer_cancel(self->loop, self->replicas[i].step_timer);
         mock_engine_destroy(&self->replicas[i].engine); /* aborts the sequences first */
+    }
     while (self->inflight)
         mock_virtual_request_free(self->inflight);
     free(self->replicas);
