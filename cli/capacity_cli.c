@@ -31,7 +31,7 @@ typedef struct capacity_trial {
 } capacity_trial_t;
 
 /* The search as a sweep source, and what it keeps for the report. */
-typedef struct capacity_run {
+struct capacity_run {
     const config_t *cfg; /* the file: slo, capacity, warm-up and duration */
     capacity_t *search;
     double level; /* the level asked for last, on the search's axis */
@@ -43,7 +43,7 @@ typedef struct capacity_run {
     int64_t watch_from_ns;
     char lost[256];
     const char *out_dir; /* where results.json gets the search's analysis */
-} capacity_run_t;
+};
 
 static const char *capacity_run_unit(config_axis_t axis) {
     return axis == CAPACITY_AXIS_CONCURRENCY ? "sessions"
@@ -368,14 +368,46 @@ static int capacity_run_check(const char *file, const config_t *cfg) {
     return 0;
 }
 
-/* The search's summary on stdout and its analysis in DIR/results.json, once the levels ran
- * (nothing without a level). 0, or 1 when the file cannot be written. */
-static int capacity_run_finish(void *arg, int rc) {
+int capacity_run_finish(void *arg, int rc) {
     capacity_run_t *self = arg;
     if (self->n_trials == 0)
         return 0;
     capacity_run_print(self, stdout);
     return capacity_run_write(self, self->out_dir) != 0 ? 1 : 0;
+}
+
+capacity_run_t *capacity_run_open(const char *file, const config_t *cfg, const char *out_dir,
+                                  sweep_source_t *source) {
+    if (capacity_run_check(file, cfg) != 0)
+        return NULL;
+    const config_capacity_t *c = &cfg->capacity;
+    capacity_params_t params = {.start = c->start,
+                                .max = c->max,
+                                .precision = c->precision,
+                                .precision_relative = c->precision_relative,
+                                .integer = c->axis == CAPACITY_AXIS_CONCURRENCY,
+                                .repeat_near_boundary = c->repeat_near_boundary,
+                                .expansion = c->expansion,
+                                .max_trials = c->max_trials};
+    capacity_run_t *self = calloc(1, sizeof *self);
+    if (!self || !(self->search = capacity_new(&params))) {
+        fprintf(stderr, "capacity: out of memory\n");
+        free(self);
+        return NULL;
+    }
+    self->cfg = cfg;
+    self->out_dir = out_dir ? out_dir : cfg->output.dir ? cfg->output.dir : "results";
+    *source = (sweep_source_t){.next = capacity_run_next, .watch = capacity_run_watch, .arg = self};
+    return self;
+}
+
+void capacity_run_close(capacity_run_t **self_p) {
+    capacity_run_t *self = *self_p;
+    if (!self)
+        return;
+    capacity_destroy(&self->search);
+    free(self);
+    *self_p = NULL;
 }
 
 int capacity_main(int argc, char **argv) {
@@ -392,39 +424,17 @@ int capacity_main(int argc, char **argv) {
         fprintf(stderr, "capacity: %s\n", msg);
         return 1;
     }
-    if (capacity_run_check(file, &cfg) != 0) {
-        config_free(&cfg);
-        return 1;
-    }
-    const config_capacity_t *c = &cfg.capacity;
-    capacity_params_t params = {.start = c->start,
-                                .max = c->max,
-                                .precision = c->precision,
-                                .precision_relative = c->precision_relative,
-                                .integer = c->axis == CAPACITY_AXIS_CONCURRENCY,
-                                .repeat_near_boundary = c->repeat_near_boundary,
-                                .expansion = c->expansion,
-                                .max_trials = c->max_trials};
-    capacity_run_t *self = calloc(1, sizeof *self);
-    if (!self || !(self->search = capacity_new(&params))) {
-        fprintf(stderr, "capacity: out of memory\n");
+    sweep_source_t source;
+    capacity_run_t *self = capacity_run_open(file, &cfg, out_dir, &source);
+    if (!self)
         rc = 1;
-        goto out;
-    }
-    self->cfg = &cfg;
-    sweep_source_t source = {.next = capacity_run_next, .watch = capacity_run_watch, .arg = self};
-    self->out_dir = out_dir ? out_dir : cfg.output.dir ? cfg.output.dir : "results";
-    if (bind) /* written before a --linger serves them */
+    else if (bind) /* written before a --linger serves them */
         rc = controller_main_after(argc, argv, &source, capacity_run_finish, self);
     else if ((rc = run_main_source(argc, argv, &source)) == 0)
         rc = capacity_run_finish(self, rc);
     else
         capacity_run_finish(self, rc);
-out:
-    if (self) {
-        capacity_destroy(&self->search);
-        free(self);
-    }
+    capacity_run_close(&self);
     config_free(&cfg);
     return rc;
 }

@@ -84,6 +84,19 @@ int run_main_source(int argc, char **argv, const struct sweep_source *source);
  * status 0 when the search ended (found, or its range passed or failed entirely), 1 when a level
  * could not run or a file could not be written, 2 on a usage error, 130 when interrupted. */
 int capacity_main(int argc, char **argv);
+/* The capacity search of file (cfg loaded from it, kept by the caller for the search's life) as a
+ * sweep source in *source, its results added to out_dir's results.json (NULL: the file's
+ * output.dir) by capacity_run_finish; NULL after saying why (no slo: section, a sweep: section,
+ * no limits.duration). `stampede capacity` runs it on a fleet, `stampede simulate` in virtual
+ * time. */
+typedef struct capacity_run capacity_run_t;
+struct config;
+capacity_run_t *capacity_run_open(const char *file, const struct config *cfg, const char *out_dir,
+                                  struct sweep_source *source);
+/* The search's summary on stdout and its analysis in DIR/results.json, once the levels ran
+ * (nothing without a level); arg is the search. 0, or 1 when the file cannot be written. */
+int capacity_run_finish(void *arg, int rc);
+void capacity_run_close(capacity_run_t **self_p);
 /* `compare RUN RUN... [--format md|csv|json] [--out FILE]`: 0 ok, 1 on bad input or a write
  * error, 2 on a usage error. */
 int compare_main(int argc, char **argv);
@@ -112,5 +125,12 @@ int serve_main(int argc, char **argv);
 int submit_main(int argc, char **argv);
 /* `stampede runs list|show|follow|fetch|cancel|pin|unpin|compare`: a rig's queue and archive. */
 int runs_main(int argc, char **argv);
+/* `simulate FILE [--profile NAME] [--replicas N --router R] [--out DIR] [--trace]`: the file in
+ * virtual time through the mock's engine model (sim/simulate.h). Exit status as run_main's, 2 on
+ * a usage error. */
+int simulate_main(int argc, char **argv);
+/* `calibrate RESULTS... --out profile.yaml [--base PROFILE]` (sim/calibrate.h): 0 ok, 1 when the
+ * input cannot be fitted, 2 on a usage error. */
+int calibrate_main(int argc, char **argv);
 
 #endif

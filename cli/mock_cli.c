@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "config.h"
+#include "config_mock.h"
 #include "mock.h"
 #include "mock_profiles.h"
 
@@ -179,6 +181,11 @@ void mock_cli_usage(FILE *out) {
         fprintf(out, "  %-30s ", left);
         mock_options_wrap(out, o->help, 33);
     }
+    fprintf(out, "  %-30s ", "--profile-file FILE");
+    mock_options_wrap(out,
+                      "the engine of a profile file (`stampede calibrate` writes one: its mock: "
+                      "section, as a workload file's), under the flags given here",
+                      33);
     fprintf(out, "\nprofiles (--profile NAME; the flags above override a profile's values):\n");
     for (size_t i = 0; mock_profile_at(i); i++) {
         const mock_profile_t *p = mock_profile_at(i);
@@ -338,8 +345,72 @@ static const mock_option_t *mock_options_next(int argc, char **argv, int *i, con
     return o;
 }
 
+/* The index of --profile-file in argv (its value in *path), or 0. */
+static int mock_cli_profile_file(int argc, char **argv, const char **path) {
+    for (int i = 1; i < argc; i++) {
+        if (!strncmp(argv[i], "--profile-file=", 15)) {
+            *path = argv[i] + 15;
+            return i;
+        }
+        if (!strcmp(argv[i], "--profile-file")) {
+            *path = i + 1 < argc ? argv[i + 1] : NULL;
+            return i;
+        }
+    }
+    return 0;
+}
+
+/* argv with the profile file's mock: section (`stampede calibrate`'s output) as flags in place
+ * of --profile-file, before every other flag so that those override it. */
+static int mock_cli_parse_with_file(mock_options_t *self, int argc, char **argv, int at,
+                                    const char *path, FILE *out, char *err, size_t errlen) {
+    if (!path) {
+        snprintf(err, errlen, "--profile-file needs a value (FILE)");
+        return -1;
+    }
+    config_mock_t file;
+    config_error_t cerr;
+    if (config_mock_load_file(&file, path, &cerr) != 0) {
+        char msg[768];
+        config_error_format(&cerr, msg, sizeof msg);
+        snprintf(err, errlen, "--profile-file: %s", msg);
+        return -1;
+    }
+    char **args = config_mock_args(&file);
+    size_t n = 0;
+    while (args && args[n])
+        n++;
+    char **all = args ? calloc(n + (size_t)argc + 1, sizeof *all) : NULL;
+    int rc = -1;
+    if (!all) {
+        snprintf(err, errlen, "out of memory");
+    } else {
+        int k = 0, skip = strchr(argv[at], '=') ? 1 : 2;
+        all[k++] = argv[0];
+        for (size_t j = 0; j < n; j++)
+            all[k++] = args[j];
+        for (int j = 1; j < argc; j++)
+            if (j < at || j >= at + skip)
+                all[k++] = argv[j];
+        rc = mock_cli_parse(self, k, all, out, err, errlen);
+        if (rc < 0 && strncmp(err, "--profile-file", 14) != 0) {
+            char inner[512];
+            snprintf(inner, sizeof inner, "%s", err);
+            snprintf(err, errlen, "%s (with --profile-file %s)", inner, path);
+        }
+    }
+    free(all);
+    free(args);
+    config_mock_free(&file);
+    return rc;
+}
+
 int mock_cli_parse(mock_options_t *self, int argc, char **argv, FILE *out, char *err,
                    size_t errlen) {
+    const char *profile_file;
+    int at = mock_cli_profile_file(argc, argv, &profile_file);
+    if (at)
+        return mock_cli_parse_with_file(self, argc, argv, at, profile_file, out, err, errlen);
     /* The profile goes first so that every explicit flag overrides it, in any order. */
     bool explicit_fixed = false, explicit_profile = false;
     for (int i = 1; i < argc; i++) {

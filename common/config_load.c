@@ -972,3 +972,47 @@ int config_load_string(config_t *self, const char *yaml, size_t len, const char 
     error_clear(err, r.file);
     return load_text(self, yaml, len, &r);
 }
+
+int config_mock_load_file(config_mock_t *self, const char *path, config_error_t *err) {
+    static const char *const keys[] = {"mock", "calibration", NULL};
+    config_yaml_t r = {.err = err, .file = path};
+    size_t len = 0;
+    int code = 0;
+    error_clear(err, path);
+    memset(self, 0, sizeof *self);
+    char *text = read_file(path, &len, &code);
+    if (text == NULL) {
+        snprintf(err->message, sizeof err->message, "cannot read the file: %s", strerror(code));
+        return -1;
+    }
+    set_base_dir(&r, path);
+    r.text = text;
+    r.text_len = len;
+    yaml_parser_t parser;
+    int rc = -1;
+    if (!yaml_parser_initialize(&parser)) {
+        config_yaml_fail(&r, NULL, "", "out of memory");
+        free(text);
+        return -1;
+    }
+    yaml_parser_set_input_string(&parser, (const unsigned char *)text, len);
+    if (!yaml_parser_load(&parser, &r.doc)) {
+        syntax_error(&r, &parser);
+    } else {
+        yaml_node_t *root = yaml_document_get_root_node(&r.doc);
+        yaml_node_t *mock = NULL;
+        if (!root || root->type != YAML_MAPPING_NODE)
+            config_yaml_fail(&r, root, "", "expected a mapping with a mock: section");
+        else if (config_yaml_check_keys(&r, root, "", keys) == 0 &&
+                 !(mock = config_yaml_get(&r, root, "mock", NULL)))
+            config_yaml_fail(&r, root, "mock",
+                             "a profile file holds a mock: section (stampede calibrate writes "
+                             "one)");
+        if (mock)
+            rc = config_mock_parse(&r, mock, self);
+        yaml_document_delete(&r.doc);
+    }
+    yaml_parser_delete(&parser);
+    free(text);
+    return rc;
+}

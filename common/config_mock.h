@@ -30,6 +30,11 @@ struct yaml_node_s;
 /* Reads and checks the section (node may be NULL: no options) into *self. 0 ok; -1 with r->err
  * filled at the offending key. */
 int config_mock_parse(struct config_yaml *r, struct yaml_node_s *node, config_mock_t *self);
+/* Reads a profile file (what `stampede calibrate` writes: a mock: section, with a free-form
+ * calibration: beside it) into *self (config_mock_free it). 0, or -1 with err filled (file,
+ * line, key). */
+struct config_error;
+int config_mock_load_file(config_mock_t *self, const char *path, struct config_error *err);
 /* Deep copy of src into dst; 0 ok, -1 on allocation failure (dst then holds what was copied). */
 int config_mock_copy(config_mock_t *dst, const config_mock_t *src);
 /* Frees the options and empties *self. */

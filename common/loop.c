@@ -47,9 +47,15 @@ struct loop {
 
     loop_hook_fn before_sleep;
     void *before_sleep_arg;
+    bool virtual_time; /* loop_new_virtual's: no descriptors, now_ns jumps from timer to timer */
 };
 
+/* The thread's virtual loop, whose clock loop_now_ns reads instead of the system's. */
+static __thread loop_t *loop_virtual;
+
 int64_t loop_now_ns(void) {
+    if (loop_virtual)
+        return loop_virtual->now_ns;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
@@ -83,13 +89,33 @@ fail:
     return NULL;
 }
 
+loop_t *loop_new_virtual(int64_t start_ns) {
+    if (loop_virtual) {
+        errno = EBUSY;
+        return NULL;
+    }
+    loop_t *self = calloc(1, sizeof(*self));
+    if (!self)
+        return NULL;
+    self->epoll_fd = self->timer_fd = -1;
+    self->virtual_time = true;
+    self->now_ns = start_ns;
+    timer_heap_init(&self->timers);
+    loop_virtual = self;
+    return self;
+}
+
 void loop_destroy(loop_t **self_p) {
     assert(self_p);
     loop_t *self = *self_p;
     if (!self)
         return;
-    close(self->epoll_fd);
-    close(self->timer_fd);
+    if (loop_virtual == self)
+        loop_virtual = NULL;
+    if (!self->virtual_time) {
+        close(self->epoll_fd);
+        close(self->timer_fd);
+    }
     free(self->watches);
     timer_heap_clear(&self->timers);
     free(self);
@@ -115,6 +141,10 @@ static uint32_t loop_epoll_events(int mask, bool edge) {
 
 int loop_watch(loop_t *self, int fd, int mask, int edge, loop_fd_fn fn, void *arg) {
     assert(self && fd >= 0 && fn);
+    if (self->virtual_time) { /* no descriptor can wait on virtual time */
+        errno = ENOTSUP;
+        return -1;
+    }
     if (loop_grow_watches(self, fd) < 0) {
         errno = ENOMEM;
         return -1;
@@ -144,7 +174,8 @@ int loop_watch(loop_t *self, int fd, int mask, int edge, loop_fd_fn fn, void *ar
 
 void loop_unwatch(loop_t *self, int fd) {
     assert(self);
-    if (fd < 0 || (size_t)fd >= self->watches_len || !self->watches[fd].active)
+    if (self->virtual_time || fd < 0 || (size_t)fd >= self->watches_len ||
+        !self->watches[fd].active)
         return;
     loop_watch_entry_t *w = &self->watches[fd];
     /* The fd may already be closed (then the kernel dropped it); either way it is gone. */
@@ -255,9 +286,28 @@ static int loop_turn(loop_t *self, bool block) {
     return 0;
 }
 
+/* One turn of a virtual loop: the clock jumps to the earliest timer (never back), which fires,
+ * then the before-sleep hook runs. false when no timer is left: nothing can happen any more. */
+static bool loop_virtual_turn(loop_t *self) {
+    timer_heap_entry_t due;
+    if (!timer_heap_pop(&self->timers, &due))
+        return false;
+    if (due.when_ns > self->now_ns)
+        self->now_ns = due.when_ns;
+    ((loop_timer_fn)due.fn)(self, due.id, due.arg);
+    if (self->before_sleep)
+        self->before_sleep(self, self->before_sleep_arg);
+    return true;
+}
+
 int loop_run(loop_t *self) {
     assert(self);
     self->stopping = false;
+    if (self->virtual_time) {
+        while (!self->stopping && loop_virtual_turn(self))
+            ;
+        return 0;
+    }
     while (!self->stopping)
         if (loop_turn(self, true) < 0)
             return -1;
@@ -267,6 +317,10 @@ int loop_run(loop_t *self) {
 int loop_run_once(loop_t *self) {
     assert(self);
     self->stopping = false;
+    if (self->virtual_time) {
+        loop_virtual_turn(self);
+        return 0;
+    }
     int rc = loop_turn(self, false);
     /* The next timer wakes a poll on loop_fd; one already due, at once (an expired instant). */
     if (loop_arm(self) == 0) {

@@ -17,6 +17,13 @@ typedef void (*loop_hook_fn)(loop_t *loop, void *arg);
 
 /* A new loop, or NULL (errno set); the caller destroys it. */
 loop_t *loop_new(void);
+/* A loop on virtual time, for the simulator (sim/): no descriptors (loop_watch fails with
+ * ENOTSUP) and no system clock. Its clock starts at start_ns and jumps to each timer's deadline
+ * as loop_run fires it, and loop_run returns once no timer is left. While it lives, loop_now_ns()
+ * on the creating thread reads that clock, so code written for a real loop (the worker's session
+ * executor, the controller's run) runs unchanged in virtual time. One per thread at a time: NULL
+ * (errno EBUSY) when the thread has one already, or (ENOMEM) out of memory. */
+loop_t *loop_new_virtual(int64_t start_ns);
 /* Closes the loop's own descriptors (not the watched ones), frees it, sets *self_p to NULL. */
 void loop_destroy(loop_t **self_p);
 /* Registers or changes the interest in fd (level-triggered unless edge is set); mask 0 keeps
@@ -32,7 +39,8 @@ void loop_timer_cancel(loop_t *self, uint64_t timer_id);
 /* Runs fn(loop, arg) once per turn, after the turn's events and timers and before the loop
  * waits again (redis' beforesleep); NULL removes it. */
 void loop_before_sleep(loop_t *self, loop_hook_fn fn, void *arg);
-/* Runs until loop_stop: 0, or -1 (errno set) when epoll_wait fails. */
+/* Runs until loop_stop (a virtual loop: also until no timer is left): 0, or -1 (errno set) when
+ * epoll_wait fails. */
 int loop_run(loop_t *self);
 /* One turn without waiting: the due timers and the events already there, for a loop embedded in
  * another one's poll (the controller's). 0, or -1 (errno set) when epoll_wait fails. */
@@ -42,7 +50,8 @@ int loop_run_once(loop_t *self);
 int loop_fd(const loop_t *self);
 /* Makes loop_run return at the end of the current turn. */
 void loop_stop(loop_t *self);
-/* CLOCK_MONOTONIC now, in ns: stampede's one monotonic clock. */
+/* CLOCK_MONOTONIC now, in ns: stampede's one monotonic clock (the virtual loop's clock on a
+ * thread that has one). */
 int64_t loop_now_ns(void);
 /* The clock as the loop last read it while firing timers (no syscall): inside a timer
  * callback, at most 64 timers' work behind loop_now_ns(). */

@@ -364,12 +364,27 @@ void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token
     }
 }
 
+int64_t mock_engine_step_next(mock_engine_t *self, int64_t now_ns, int64_t *next_start_ns) {
+    if (mock_engine_in_step(self) || !mock_engine_has_work(self))
+        return -1;
+    int64_t start = *next_start_ns > now_ns ? *next_start_ns : now_ns;
+    int64_t duration = mock_engine_step_begin(self, start);
+    if (duration < 0)
+        return -1;
+    *next_start_ns = start + duration;
+    return *next_start_ns;
+}
+
 bool mock_engine_in_step(const mock_engine_t *self) {
     return self->in_step;
 }
 
 bool mock_engine_has_work(const mock_engine_t *self) {
     return self->waiting.len > 0 || self->running.len > 0;
+}
+
+uint32_t mock_engine_cached_blocks(const mock_engine_t *self, const uint64_t *hashes, uint32_t n) {
+    return self->cache ? mock_prefix_cache_peek(self->cache, hashes, n) : 0;
 }
 
 void mock_engine_get_stats(const mock_engine_t *self, mock_engine_stats_t *out) {

@@ -94,12 +94,20 @@ void mock_engine_abort(mock_engine_t *self, mock_seq_t *seq);
  * + prefill tokens / prefill_tokens_per_s, W counting each sequence 1 and each verified draft
  * token spec_verify_weight. */
 int64_t mock_engine_step_begin(mock_engine_t *self, int64_t now_ns);
+/* Starts the next step if the engine is idle and has work: at *next_start_ns when it is later
+ * than now_ns (a busy engine starts a step when the last one ends, not when its owner gets to
+ * it), else at now_ns; *next_start_ns becomes the step's end. The step's end, or -1 when no step
+ * started. */
+int64_t mock_engine_step_next(mock_engine_t *self, int64_t now_ns, int64_t *next_start_ns);
 /* Completes the step begun last: samples tokens, calls fn for each, retires finished ones. */
 void mock_engine_step_end(mock_engine_t *self, int64_t now_ns, mock_engine_token_fn fn, void *arg);
 /* True while a step is begun and not yet ended. */
 bool mock_engine_in_step(const mock_engine_t *self);
 /* True while any sequence waits or runs. */
 bool mock_engine_has_work(const mock_engine_t *self);
+/* How many leading blocks of hashes[0..n) the prefix cache holds now, changing nothing (0 with
+ * the cache off): a prefix-aware router's question. */
+uint32_t mock_engine_cached_blocks(const mock_engine_t *self, const uint64_t *hashes, uint32_t n);
 /* Current counters and gauges. */
 void mock_engine_get_stats(const mock_engine_t *self, mock_engine_stats_t *out);
 

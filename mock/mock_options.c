@@ -44,3 +44,23 @@ void mock_options_clear(mock_options_t *self) {
     dist_clear(&self->output_len);
     dist_clear(&self->reasoning);
 }
+
+void mock_options_engine_config(const mock_options_t *self, mock_engine_config_t *out) {
+    uint64_t cache_tokens =
+        self->prefix_cache_tokens ? self->prefix_cache_tokens : self->kv_cache_tokens;
+    *out = (mock_engine_config_t){
+        .max_num_seqs = self->max_num_seqs,
+        .max_num_batched_tokens = self->max_num_batched_tokens,
+        .kv_cache_tokens = self->kv_cache_tokens,
+        .prefix_cache_tokens = self->prefix_cache ? cache_tokens : 0,
+        .tpot_base_ms = self->tpot_base_ms,
+        .alpha = self->alpha,
+        .prefill_tokens_per_s = self->prefill_tokens_per_s,
+        .step_fixed_ms = self->step_fixed_ms,
+        .spec_tokens = self->spec_tokens,
+        .spec_acceptance = self->spec_acceptance,
+        .spec_draft_ms = self->spec_draft_ms,
+        .spec_verify_weight = self->spec_verify_weight,
+        .seed = self->seed,
+    };
+}

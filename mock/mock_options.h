@@ -53,6 +53,9 @@ typedef struct mock_options {
 void mock_options_init(mock_options_t *self);
 /* Frees the distributions. */
 void mock_options_clear(mock_options_t *self);
+/* The engine configuration these options describe (engine mode; the prefix cache over
+ * --prefix-cache-tokens, else the whole pool). */
+void mock_options_engine_config(const mock_options_t *self, mock_engine_config_t *out);
 /* Sets the engine's figures to the profile's (the explicit flags then override them). */
 void mock_options_apply_profile(mock_options_t *self, const mock_profile_t *profile);
 

@@ -124,6 +124,14 @@ uint32_t mock_prefix_cache_match(mock_prefix_cache_t *self, const uint64_t *hash
     return found;
 }
 
+uint32_t mock_prefix_cache_peek(const mock_prefix_cache_t *self, const uint64_t *hashes,
+                                uint32_t n) {
+    uint32_t found = 0;
+    while (found < n && mock_prefix_cache_find(self, hashes[found]) != MOCK_PREFIX_CACHE_NONE)
+        found++;
+    return found;
+}
+
 int mock_prefix_cache_evict_one(mock_prefix_cache_t *self) {
     uint32_t id = self->lru_head;
     if (id == MOCK_PREFIX_CACHE_NONE)

@@ -25,6 +25,10 @@ uint32_t mock_prefix_cache_hash_blocks(const uint64_t *tokens, uint32_t n_tokens
  * block's id to ids. Returns how many leading blocks were found (and pinned). */
 uint32_t mock_prefix_cache_match(mock_prefix_cache_t *self, const uint64_t *hashes, uint32_t n,
                                  uint32_t *ids);
+/* How many leading blocks of hashes[0..n) are cached, touching nothing (no pin, no LRU move):
+ * what a prefix-aware router asks of each replica. */
+uint32_t mock_prefix_cache_peek(const mock_prefix_cache_t *self, const uint64_t *hashes,
+                                uint32_t n);
 /* Adds hash as a block pinned by the caller (pins the existing one if already cached). Returns
  * its id, or -1 when the cache is full of pinned blocks. */
 int64_t mock_prefix_cache_insert_pinned(mock_prefix_cache_t *self, uint64_t hash);

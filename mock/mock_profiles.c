@@ -1,5 +1,6 @@
 #include "mock_profiles.h"
 
+
 #include <string.h>
 
 /* The agentic diamond of agentic-concurrency-scaling.md (AutoGen: planner, two executors, an
@@ -173,55 +174,4 @@ const mock_profile_t *mock_profile_find(const char *name) {
 
 const mock_profile_t *mock_profile_at(size_t i) {
     return i < sizeof(mock_profiles) / sizeof(mock_profiles[0]) ? &mock_profiles[i] : NULL;
-}
-
-void mock_profile_engine_config(const mock_profile_t *self, mock_engine_config_t *out) {
-    *out = (mock_engine_config_t){
-        .max_num_seqs = self->max_num_seqs,
-        .max_num_batched_tokens = self->max_num_batched_tokens,
-        .kv_cache_tokens = self->kv_cache_tokens,
-        .prefix_cache_tokens = self->kv_cache_tokens,
-        .tpot_base_ms = self->tpot_base_ms,
-        .alpha = self->alpha,
-        .prefill_tokens_per_s = self->prefill_tokens_per_s,
-        .step_fixed_ms = self->step_fixed_ms,
-        .spec_tokens = self->spec_tokens,
-        .spec_acceptance = self->spec_acceptance,
-        .spec_draft_ms = self->spec_draft_ms,
-        .spec_verify_weight = self->spec_verify_weight,
-    };
-}
-
-int mock_profile_replay(const mock_profile_t *self, uint32_t concurrency, mock_sim_result_t *out) {
-    mock_engine_config_t config;
-    mock_profile_engine_config(self, &config);
-    uint32_t runs = self->repetitions ? self->repetitions : 1;
-    double warmup = self->warmup_s > 0 ? self->warmup_s : 20;
-    double measure = self->measure_s > 0 ? self->measure_s : 120;
-    memset(out, 0, sizeof(*out));
-    for (uint32_t i = 0; i < runs; i++) {
-        mock_sim_result_t r;
-        if (mock_sim_run(&config, self->ttft_overhead_ms, &self->workload, concurrency, warmup,
-                         measure, i + 1, &r) < 0)
-            return -1;
-        out->requests += r.requests;
-        out->ttft_p50_ms += r.ttft_p50_ms / runs;
-        out->ttft_mean_ms += r.ttft_mean_ms / runs;
-        out->ttft_p95_ms += r.ttft_p95_ms / runs;
-        out->tpot_p50_ms += r.tpot_p50_ms / runs;
-        out->tpot_mean_ms += r.tpot_mean_ms / runs;
-        out->tpot_p95_ms += r.tpot_p95_ms / runs;
-        out->generation_tokens_per_s += r.generation_tokens_per_s / runs;
-        out->tokens_per_chunk += r.tokens_per_chunk / runs;
-        out->mean_running += r.mean_running / runs;
-        out->mean_waiting += r.mean_waiting / runs;
-        out->prefix_hit_rate += r.prefix_hit_rate / runs;
-        out->preemptions += r.preemptions;
-        out->timeouts += r.timeouts;
-        out->error_pct += r.error_pct / runs;
-    }
-    out->requests /= runs;
-    out->preemptions /= runs;
-    out->timeouts /= runs;
-    return 0;
 }

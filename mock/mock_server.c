@@ -437,21 +437,8 @@ static int mock_server_build(mock_server_t *self, char *err, size_t errlen) {
         }
         return 0;
     }
-    mock_engine_config_t config = {
-        .max_num_seqs = o->max_num_seqs,
-        .max_num_batched_tokens = o->max_num_batched_tokens,
-        .kv_cache_tokens = o->kv_cache_tokens,
-        .prefix_cache_tokens = o->prefix_cache ? cache_tokens : 0,
-        .tpot_base_ms = o->tpot_base_ms,
-        .alpha = o->alpha,
-        .prefill_tokens_per_s = o->prefill_tokens_per_s,
-        .step_fixed_ms = o->step_fixed_ms,
-        .spec_tokens = o->spec_tokens,
-        .spec_acceptance = o->spec_acceptance,
-        .spec_draft_ms = o->spec_draft_ms,
-        .spec_verify_weight = o->spec_verify_weight,
-        .seed = o->seed,
-    };
+    mock_engine_config_t config;
+    mock_options_engine_config(o, &config);
     self->engine = mock_engine_new(&config);
     if (!self->engine) {
         snprintf(err, errlen,

@@ -11,15 +11,14 @@
 
 #include "mock_events.h"
 #include "mock_internal.h"
+#include "mock_reply.h"
 #include "rng.h"
 
 /* Tokens written at once on one connection at most (fixed mode with ITL 0 has them all due). */
 #define MOCK_STREAM_MAX_COALESCED 256
 
-/* Fields of the mock's own random draws (RNG_STREAM_MOCK). */
+/* Fields of the mock's own random draws (RNG_STREAM_MOCK), after the reply's (mock_reply.c). */
 enum {
-    MOCK_DRAW_OUTPUT_LEN = 1,
-    MOCK_DRAW_REASONING = 2,
     MOCK_DRAW_FAIL = 3,
     MOCK_DRAW_RESET = 4,
     MOCK_DRAW_STALL = 5,
@@ -33,19 +32,7 @@ static const char *mock_finish_name(mock_finish_t finish) {
 }
 
 static double mock_draw(const mock_server_t *self, uint64_t key, uint32_t field) {
-    rng_t rng;
-    rng_init(&rng, self->options.seed, RNG_STREAM_MOCK, key, 0, field);
-    return rng_next_double(&rng);
-}
-
-static uint32_t mock_sample_count(const mock_server_t *self, const dist_t *dist, uint64_t key,
-                                  uint32_t field) {
-    rng_t rng;
-    rng_init(&rng, self->options.seed, RNG_STREAM_MOCK, key, 0, field);
-    double v = dist_sample(dist, &rng);
-    if (!(v > 0))
-        return 0;
-    return v >= UINT32_MAX ? UINT32_MAX : (uint32_t)llround(v);
+    return mock_reply_draw(&self->options, key, field);
 }
 
 void mock_request_free(mock_request_t *req) {
@@ -471,17 +458,13 @@ static void mock_stream_on_token(mock_seq_t *seq, int64_t now_ns, void *arg) {
 
 /* Starts an engine step if the engine is idle and has work. */
 static void mock_stream_kick(mock_server_t *self, int64_t now_ns) {
-    if (!self->engine || self->engine_delivering || mock_engine_in_step(self->engine) ||
-        !mock_engine_has_work(self->engine))
+    if (!self->engine || self->engine_delivering)
         return;
-    /* A busy engine starts the next step when the last one ends, not when we get to it. */
-    int64_t start = self->step_start_ns > now_ns ? self->step_start_ns : now_ns;
-    int64_t duration = mock_engine_step_begin(self->engine, start);
-    if (duration < 0)
+    int64_t end = mock_engine_step_next(self->engine, now_ns, &self->step_start_ns);
+    if (end < 0)
         return;
-    self->step_start_ns = start + duration;
     self->step_timer.kind = MOCK_TIMER_STEP;
-    mock_io_schedule(self, &self->step_timer, start + duration);
+    mock_io_schedule(self, &self->step_timer, end);
 }
 
 void mock_stream_on_step(mock_server_t *self) {
@@ -591,34 +574,6 @@ static void mock_stream_preflight(mock_server_t *self, mock_conn_t *c, mock_api_
                     strlen(body), keep_alive, NULL);
 }
 
-/* vLLM's message for a prompt plus completion beyond max_model_len. */
-static void mock_stream_context_error(char *err, size_t errlen, uint32_t limit, uint32_t prompt,
-                                      uint64_t completion) {
-    snprintf(err, errlen,
-             "This model's maximum context length is %u tokens. However, you requested %llu "
-             "tokens (%u in the messages, %llu in the completion). Please reduce the length "
-             "of the messages or completion.",
-             limit, (unsigned long long)prompt + completion, prompt,
-             (unsigned long long)completion);
-}
-
-/* Output length and finish reason: max_tokens (or what max_model_len leaves) unless the
- * simulated model stops earlier at a length drawn from --output-len. */
-static uint32_t mock_stream_length(mock_server_t *self, const mock_api_request_t *api, uint32_t cap,
-                                   uint64_t key, mock_finish_t *finish) {
-    bool eos = !api->ignore_eos && (!api->has_max_tokens || self->options.early_eos);
-    uint32_t natural = UINT32_MAX;
-    if (eos) {
-        natural = mock_sample_count(self, &self->options.output_len, key, MOCK_DRAW_OUTPUT_LEN);
-        if (natural == 0)
-            natural = 1;
-    }
-    if (natural < api->min_tokens)
-        natural = api->min_tokens;
-    *finish = natural >= cap ? MOCK_FINISH_LENGTH : MOCK_FINISH_STOP;
-    return natural >= cap ? cap : natural;
-}
-
 static void mock_stream_faults(mock_server_t *self, mock_request_t *req) {
     const mock_options_t *o = &self->options;
     uint32_t n = req->output_tokens;
@@ -712,7 +667,7 @@ static bool mock_stream_fault_answer(mock_server_t *self, mock_conn_t *c, mock_a
         uint64_t completion = api->has_max_tokens ? api->max_tokens : 0;
         if (prompt + completion <= limit)
             completion = (uint64_t)limit + 1 - prompt;
-        mock_stream_context_error(err, sizeof(err), limit, prompt, completion);
+        mock_reply_context_error(err, sizeof(err), limit, prompt, completion);
         mock_stream_refuse(self, c, api, 400, err, keep_alive);
         break;
     }
@@ -745,11 +700,8 @@ static mock_request_t *mock_request_new(mock_server_t *self, mock_api_request_t 
         mock_request_free(req);
         return NULL;
     }
-    memcpy(req->ids, api->prompt.ids, (size_t)prompt * sizeof(*req->ids));
-    for (uint32_t i = 0; i < output_tokens; i++)
-        req->ids[prompt + i] =
-            mock_vocab_token(self->vocab, mock_vocab_reply_word(self->vocab, key, i));
-    req->n_blocks = mock_prefix_cache_hash_blocks(req->ids, total, req->block_hashes);
+    req->n_blocks = mock_reply_sequence(self->vocab, api->prompt.ids, prompt, key, output_tokens,
+                                        req->ids, req->block_hashes);
     req->reply_key = key;
     req->prompt_tokens = prompt;
     req->output_tokens = output_tokens;
@@ -861,25 +813,13 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
         mock_stream_refuse(self, c, &api, 500, "out of memory", keep_alive);
         return;
     }
-    uint32_t prompt = api.prompt.len, limit = o->max_model_len;
-    if (api.has_max_tokens && (uint64_t)prompt + api.max_tokens > limit) {
-        mock_stream_context_error(err, sizeof(err), limit, prompt, api.max_tokens);
-        mock_stream_refuse(self, c, &api, 400, err, keep_alive);
+    mock_reply_t reply;
+    status = mock_reply_plan(o, &api, &reply, err, sizeof(err));
+    if (status) {
+        mock_stream_refuse(self, c, &api, status, err, keep_alive);
         return;
     }
-    if (!api.has_max_tokens && prompt >= limit) {
-        snprintf(err, sizeof(err),
-                 "This model's maximum context length is %u tokens. However, you requested %u "
-                 "tokens in the messages, Please reduce the length of the messages.",
-                 limit, prompt);
-        mock_stream_refuse(self, c, &api, 400, err, keep_alive);
-        return;
-    }
-    uint32_t cap = api.has_max_tokens ? api.max_tokens : limit - prompt;
-    uint64_t key = XXH3_64bits_withSeed(api.prompt.ids, (size_t)prompt * sizeof(uint64_t), o->seed);
-    mock_finish_t finish;
-    uint32_t n = mock_stream_length(self, &api, cap, key, &finish);
-    mock_request_t *req = mock_request_new(self, &api, n, key);
+    mock_request_t *req = mock_request_new(self, &api, reply.output_tokens, reply.key);
     if (!req) {
         mock_stream_refuse(self, c, &api, 500, "out of memory", keep_alive);
         return;
@@ -887,17 +827,14 @@ void mock_stream_start(mock_server_t *self, mock_conn_t *c, const mock_http_requ
     req->conn = c;
     req->number = number;
     req->kind = kind;
-    req->finish = finish;
+    req->finish = reply.finish;
     req->stream = api.stream;
     req->include_usage = api.stream && api.include_usage;
     req->continuous_usage = api.stream && api.continuous_usage;
     req->chunked = http->minor_version >= 1;
     req->keep_alive = keep_alive && (req->chunked || !req->stream); /* else the close ends it */
     req->recv_ns = now;
-    if (kind != MOCK_API_COMPLETIONS && o->reasoning_set) {
-        uint32_t r = mock_sample_count(self, &o->reasoning, key, MOCK_DRAW_REASONING);
-        req->reasoning_tokens = r < n ? r : n;
-    }
+    req->reasoning_tokens = reply.reasoning_tokens;
     mock_api_request_clear(&api);
     mock_stream_name(self, req);
     mock_stream_faults(self, req);

@@ -478,7 +478,11 @@ json_t *compare_json(const compare_t *self) {
         json_object_set_new(o, "path", json_string(self->runs[r].path));
         json_object_set_new(o, "kind", json_string(self->runs[r].kind));
         const char *simulated = report_doc_simulated(self->runs[r].root);
+        char text[256];
         json_object_set_new(o, "simulated", json_boolean(simulated));
+        json_object_set_new(
+            o, "virtual_time",
+            json_boolean(report_doc_simulation(self->runs[r].root, text, sizeof text) != NULL));
         if (simulated)
             json_object_set_new(o, "simulated_profile", json_string(simulated));
         json_array_append_new(runs, o);
@@ -731,9 +735,14 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
     for (size_t r = 0; r < self->n_runs; r++) {
         compare_cell_name(name, sizeof name, self->runs[r].name);
         const char *simulated = report_doc_simulated(self->runs[r].root);
+        char text[256];
+        const char *simulation = report_doc_simulation(self->runs[r].root, text, sizeof text);
         fprintf(out, "| %s | %s%s%s%s | %zu | `%s` |\n", name, self->runs[r].kind,
-                simulated ? ", simulated server (profile " : "", simulated ? simulated : "",
-                simulated ? ")" : "", self->runs[r].n_levels, self->runs[r].path);
+                simulation  ? ", SIMULATED in virtual time (profile "
+                : simulated ? ", simulated server (profile "
+                            : "",
+                simulated ? simulated : "", simulated ? ")" : "", self->runs[r].n_levels,
+                self->runs[r].path);
     }
     fprintf(out, "\n");
     if (self->n_runs == 2)

@@ -109,7 +109,11 @@ static void print_header(const merge_t *merge, const report_meta_t *meta, FILE *
     if (merge_partial(merge, &reason))
         fprintf(out, "PARTIAL RESULTS: %s\n", *reason ? reason : "the run did not finish");
     fprintf(out, "stampede results");
-    if (meta && meta->simulated_profile)
+    if (meta && meta->simulation) {
+        char text[256];
+        report_simulation_text(meta->simulation, text, sizeof text);
+        fprintf(out, " - SIMULATED (%s)", text);
+    } else if (meta && meta->simulated_profile)
         fprintf(out, " - simulated server (profile %s)", meta->simulated_profile);
     if (meta && meta->level_value > 0)
         fprintf(out, " - %s %g", meta->level_kind ? meta->level_kind : "concurrency",
@@ -622,6 +626,17 @@ json_t *report_served_by_json(const char *simulated_profile, const char *server_
     return o;
 }
 
+void report_simulation_mark(json_t *root, const report_simulation_t *simulation) {
+    json_object_set_new(root, "simulated", json_true());
+    json_t *served_by = json_object();
+    json_object_set_new(served_by, "simulated", json_true());
+    json_object_set_new(served_by, "profile", json_string(simulation->profile));
+    json_object_set_new(served_by, "virtual_time", json_true());
+    json_object_set_new(served_by, "replicas", json_integer(simulation->replicas));
+    json_object_set_new(served_by, "router", json_string(simulation->router));
+    json_object_set_new(root, "served_by", served_by);
+}
+
 json_t *report_json(const report_level_t *levels, size_t n_levels, const report_meta_t *meta) {
     json_t *root = json_object();
     if (!root)
@@ -638,6 +653,8 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
     json_object_set_new(root, "served_by",
                         report_served_by_json(meta ? meta->simulated_profile : NULL,
                                               meta ? meta->server_said : NULL));
+    if (meta && meta->simulation)
+        report_simulation_mark(root, meta->simulation);
     json_object_set_new(root, "run", run_json(levels, n_levels, meta));
     json_object_set_new(root, "levels", array);
     return root;

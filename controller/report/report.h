@@ -35,6 +35,10 @@ typedef struct report_level {
  * The caller owns it. */
 json_t *report_served_by_json(const char *simulated_profile, const char *server_said);
 
+/* Marks root (a results.json document) as simulated: top-level "simulated": true, and served_by
+ * {"simulated": true, "profile", "virtual_time": true, "replicas", "router"}. */
+void report_simulation_mark(json_t *root, const report_simulation_t *simulation);
+
 /* Writes the end-of-run table (meta's level) to out. */
 void report_print(const merge_t *merge, const report_meta_t *meta, FILE *out);
 /* The results.json document for these levels; the caller json_decref's it. NULL on no memory. */

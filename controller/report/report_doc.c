@@ -4,6 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "report_fmt.h"
+
 double report_doc_number(const json_t *o, const char *key) {
     const json_t *v = json_object_get(o, key);
     return json_is_number(v) ? json_number_value(v) : NAN;
@@ -15,6 +17,19 @@ const char *report_doc_simulated(const json_t *root) {
         return NULL;
     const char *profile = json_string_value(json_object_get(served_by, "profile"));
     return profile ? profile : "unknown";
+}
+
+const char *report_doc_simulation(const json_t *root, char *buf, size_t len) {
+    const json_t *served_by = json_object_get(root, "served_by");
+    if (!json_is_true(json_object_get(served_by, "virtual_time")))
+        return NULL;
+    const char *router = json_string_value(json_object_get(served_by, "router"));
+    report_simulation_t s = {
+        .profile = report_doc_simulated(root),
+        .replicas = (uint32_t)json_integer_value(json_object_get(served_by, "replicas")),
+        .router = router ? router : "?"};
+    report_simulation_text(&s, buf, len);
+    return buf;
 }
 
 const char *report_doc_axis(const json_t *root) {

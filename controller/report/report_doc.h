@@ -11,6 +11,9 @@ double report_doc_number(const json_t *o, const char *key);
 /* The engine profile of the embedded mock when it served the run (served_by.simulated), else
  * NULL: a real server, or a results.json written before served_by. */
 const char *report_doc_simulated(const json_t *root);
+/* The account of a simulation into buf ("virtual time through the engine model, profile P"; returns
+ * buf) when `stampede simulate` wrote root (served_by.virtual_time), else NULL. */
+const char *report_doc_simulation(const json_t *root, char *buf, size_t len);
 /* "rate" when root's levels are rates (sessions/s), else "concurrency". */
 const char *report_doc_axis(const json_t *root);
 /* The level's target (its "concurrency" or "rate" number), NaN when absent. */

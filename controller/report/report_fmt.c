@@ -43,3 +43,13 @@ void report_format_ms(char *buf, size_t len, double value) {
                                          : "%.0f";
     snprintf(buf, len, format, value);
 }
+
+void report_simulation_text(const report_simulation_t *simulation, char *buf, size_t len) {
+    if (simulation->replicas > 1)
+        snprintf(buf, len,
+                 "virtual time through the engine model, profile %s, %u replicas behind router %s",
+                 simulation->profile, simulation->replicas, simulation->router);
+    else
+        snprintf(buf, len, "virtual time through the engine model, profile %s",
+                 simulation->profile);
+}

@@ -41,8 +41,21 @@ typedef struct report_meta {
         cap_waits; /* rate mode: arrivals the concurrency cap held back (then the lag's cause) */
     const char *level_note; /* after the level in the label, e.g. "held 6 for 3.1 s"; or NULL */
     const char *simulated_profile; /* the embedded mock served the run, this profile; or NULL */
+    const struct report_simulation *simulation; /* `stampede simulate` ran it; NULL: measured */
     const char *server_said; /* what the endpoints said about themselves (JSON array), or NULL */
 } report_meta_t;
+
+/* What `stampede simulate` ran a run or sweep on instead of a server (sim/): the engine model in
+ * virtual time, nothing measured. */
+typedef struct report_simulation {
+    const char *profile; /* the engine profile's name, or the profile file */
+    uint32_t replicas;
+    const char *router; /* "round_robin", "least_loaded", "prefix" */
+} report_simulation_t;
+
+/* The one-line account of a simulation ("virtual time through the engine model, profile P, N
+ * replicas behind router R") into buf. */
+void report_simulation_text(const report_simulation_t *simulation, char *buf, size_t len);
 
 /* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
  * *_ms key of results.json has it. */

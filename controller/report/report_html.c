@@ -89,8 +89,14 @@ static void report_html_header(const json_t *root, buffer_t *out) {
         report_svg_text(out, config);
     }
     buffer_appendf(out, "</h1>\n<table>");
+    char simulation_text[256];
+    const char *simulation = report_doc_simulation(root, simulation_text, sizeof simulation_text);
     const char *simulated = report_doc_simulated(root);
-    if (simulated) {
+    if (simulation) {
+        buffer_appendf(out, "<tr><th>server</th><td class=\"bad\">SIMULATED: ");
+        report_svg_text(out, simulation);
+        buffer_appendf(out, " (stampede simulate): no server was measured</td></tr>");
+    } else if (simulated) {
         buffer_appendf(out, "<tr><th>server</th><td class=\"bad\">simulated server (profile ");
         report_svg_text(out, simulated);
         buffer_appendf(out, "): stampede's embedded mock, not an inference server</td></tr>");

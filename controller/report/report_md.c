@@ -98,8 +98,13 @@ static void report_md_title(const json_t *root, FILE *out) {
     const char *start = json_string_value(json_object_get(run, "start_time"));
     /* The run's start, never the rendering's time: a re-render gives the same bytes. */
     fprintf(out, "**Generated:** %s (run start)\n\n", start ? start : "unknown");
+    char simulation_text[256];
+    const char *simulation = report_doc_simulation(root, simulation_text, sizeof simulation_text);
     const char *simulated = report_doc_simulated(root);
-    if (simulated)
+    if (simulation)
+        fprintf(out, "**SIMULATED:** %s (`stampede simulate`): no server was measured\n\n",
+                simulation);
+    else if (simulated)
         fprintf(out,
                 "**Server:** simulated server (profile %s): stampede's embedded mock, not an "
                 "inference server (no target was given)\n\n",

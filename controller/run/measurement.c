@@ -278,6 +278,7 @@ void measurement_destroy(measurement_t **self_p) {
         config_free(&self->cfg);
     free(self->config_yaml);
     free(self->window_starts);
+    json_decref(self->server_figures);
     free(self->failing_since_ns);
     free(self->server_said);
     self->server_said = NULL;

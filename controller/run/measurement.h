@@ -52,15 +52,16 @@ typedef struct run_options {
     const char *name;           /* prefix of every message: "controller" or "run" */
     const char *const *targets; /* --target URLs (override the file's endpoints) */
     size_t n_targets;
-    const char *out_dir;           /* NULL: the file's output.dir */
-    bool trace;                    /* also when the file says output.trace */
-    bool no_preflight;             /* target.preflight false */
-    bool http_phases;              /* the end table shows the HTTP phases */
-    bool allow_invalid;            /* an invalid run exits 0, not 3 */
-    bool print_report;             /* report.md to stdout after each report */
-    uint32_t expect_workers;       /* what results.json's workers says expected */
-    int64_t register_timeout_ns;   /* waiting for workers */
-    const char *simulated_profile; /* the embedded mock's profile, or NULL */
+    const char *out_dir;                   /* NULL: the file's output.dir */
+    bool trace;                            /* also when the file says output.trace */
+    bool no_preflight;                     /* target.preflight false */
+    bool http_phases;                      /* the end table shows the HTTP phases */
+    bool allow_invalid;                    /* an invalid run exits 0, not 3 */
+    bool print_report;                     /* report.md to stdout after each report */
+    uint32_t expect_workers;               /* what results.json's workers says expected */
+    int64_t register_timeout_ns;           /* waiting for workers */
+    const char *simulated_profile;         /* the embedded mock's profile, or NULL */
+    const report_simulation_t *simulation; /* `stampede simulate` runs it (sim/); NULL: measured */
 } run_options_t;
 
 /* What a run may ask of its fleet; arg is the fleet's. */
@@ -149,7 +150,9 @@ struct measurement {
     telemetry_t
         *telemetry; /* server and GPU /metrics (NULL when off); controller/telemetry_run.c */
     telemetry_mark_t window_opens, window_closes; /* its marks at the measured window's edges */
-    slo_goodput_t goodput; /* the requests that met every per-request SLO (controller/slo.h) */
+    json_t *server_figures; /* the level's "server" block from its owner when no scrape made one
+                               (a simulation's engine: sim/sim_figures.h); owned, or NULL */
+    slo_goodput_t goodput;  /* the requests that met every per-request SLO (controller/slo.h) */
     client_series_t *client_series; /* the live line's per-second samples (results.json) */
     struct spool_writer *journal;   /* OUT/journal.spool (controller/journal.h); NULL: none */
     uint64_t journal_batches;

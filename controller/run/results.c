@@ -397,6 +397,8 @@ static int results_write_json(const measurement_t *run, const report_meta_t *met
         json_object_set_new(first, "reference", results_reference_json(run, x));
         if (x->server)
             telemetry_run_json(run, x->server, first);
+        else if (run->server_figures)
+            json_object_set(first, "server", run->server_figures);
         json_object_set_new(first, "client_series", client_series_json(run->client_series));
         losses_json(run, results_end_ns(run), first);
         char label[200];
@@ -567,6 +569,7 @@ int results_finish(measurement_t *run, bool interrupted) {
         .n_role_names = run->cfg.workload.n_roles,
         .lag_warning_ms = results_lag_threshold_ms(&run->cfg),
         .simulated_profile = run->options.simulated_profile,
+        .simulation = run->options.simulation,
         .server_said = run->server_said,
     };
     char note[128];
@@ -588,6 +591,8 @@ int results_finish(measurement_t *run, bool interrupted) {
         if (have_server) { /* {"server", "gap"} of this repetition, for the sweep's level */
             server_json = json_object();
             telemetry_run_json(run, &server, server_json);
+        } else if (run->server_figures) {
+            server_json = json_pack("{s:O}", "server", run->server_figures);
         }
         run->policy.end(run->policy.arg, run, &extra.validity, meta.stop_reason, interrupted,
                         server_json);

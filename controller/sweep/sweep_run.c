@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -84,6 +85,21 @@ struct sweep_run {
     uint32_t reps_finished;
 };
 
+/* Says a line as the fleet says its lines; without a fleet (a simulation), on stderr. */
+static void sweep_run_say(sweep_run_t *self, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static void sweep_run_say(sweep_run_t *self, const char *fmt, ...) {
+    char msg[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    if (self->fleet)
+        fleet_say(self->fleet, "%s", msg);
+    else
+        fprintf(stderr, "%s: %s\n", self->options.name ? self->options.name : "sweep", msg);
+}
+
 static int sweep_rows_push(sweep_rows_t *rows, const double figures[SWEEP_FIG__COUNT]) {
     if (rows->n == rows->cap) {
         size_t cap = rows->cap ? rows->cap * 2 : 8;
@@ -102,7 +118,10 @@ sweep_run_t *sweep_run_new(fleet_t *fleet, const measurement_t *first,
     sweep_run_t *self = calloc(1, sizeof *self);
     if (!self || config_copy(&self->cfg, &first->cfg) != 0) {
         free(self);
-        fleet_say(fleet, "out of memory setting up the sweep of %s", first->config_path);
+        if (fleet)
+            fleet_say(fleet, "out of memory setting up the sweep of %s", first->config_path);
+        else
+            fprintf(stderr, "out of memory setting up the sweep of %s\n", first->config_path);
         return NULL;
     }
     self->fleet = fleet;
@@ -176,7 +195,7 @@ int sweep_run_next_level(sweep_run_t *self) {
         return got;
     const char *bad = sweep_run_bad_spec(&next);
     if (bad) {
-        fleet_say(self->fleet, "the sweep's level %zu cannot run: %s", self->n_done + 1, bad);
+        sweep_run_say(self, "the sweep's level %zu cannot run: %s", self->n_done + 1, bad);
         return -1;
     }
     self->spec = next;
@@ -191,7 +210,7 @@ int sweep_run_next_level(sweep_run_t *self) {
     if (window_stats_init(&self->pooled) != 0 || window_stats_init(&self->pooled_all) != 0 ||
         sweep_pool_init(&self->pool, n_endpoints) != 0 ||
         sweep_pool_init(&self->pool_all, n_endpoints) != 0) {
-        fleet_say(self->fleet, "out of memory for the sweep's level %zu", self->index + 1);
+        sweep_run_say(self, "out of memory for the sweep's level %zu", self->index + 1);
         return -1;
     }
     char planned[32] = "";
@@ -200,9 +219,9 @@ int sweep_run_next_level(sweep_run_t *self) {
     char cap[64] = "";
     if (self->spec.rate_cap > 0)
         snprintf(cap, sizeof cap, ", at most %g session starts/s", self->spec.rate_cap);
-    fleet_say(self->fleet, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
-              sweep_report_axis_key(&self->spec), self->spec.value, cap,
-              (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
+    sweep_run_say(self, "level %zu%s: %s %g%s, %u repetition%s", self->index + 1, planned,
+                  sweep_report_axis_key(&self->spec), self->spec.value, cap,
+                  (unsigned)self->spec.repeat, self->spec.repeat == 1 ? "" : "s");
     return 1;
 }
 
@@ -250,11 +269,11 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     free(run->config_yaml);
     run->config_yaml = config_to_yaml_unredacted(&run->cfg);
     if (!run->cfg.output.dir || !run->config_yaml) {
-        fleet_say(self->fleet, "out of memory setting up %s", dir);
+        sweep_run_say(self, "out of memory setting up %s", dir);
         return -1;
     }
     if (outfile_make_dir(dir) != 0) {
-        fleet_say(self->fleet, "cannot create the output directory %s: %s", dir, strerror(errno));
+        sweep_run_say(self, "cannot create the output directory %s: %s", dir, strerror(errno));
         return -1;
     }
     self->rep = rep;
@@ -264,7 +283,7 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
     run->policy = (run_policy_t){.stop = policy_stop, .end = policy_end, .arg = self};
     if (measurement_add_sink(
             run, (run_sink_t){.open = sink_open, .record = sink_record, .arg = self}) != 0) {
-        fleet_say(self->fleet, "the run of %s has no room for the sweep's window", dir);
+        sweep_run_say(self, "the run of %s has no room for the sweep's window", dir);
         return -1;
     }
     return 0;
@@ -303,10 +322,10 @@ void sweep_run_start(sweep_run_t *self, const measurement_t *run) {
     self->window = window_new(opens, self->spec.snapshot_ns, self->spec.snapshots);
     sweep_run_mark_snapshots(self, run, opens);
     if (!self->window)
-        fleet_say(self->fleet,
-                  "out of memory for the window of level %zu: its repetition %u "
-                  "has no snapshots",
-                  self->index + 1, (unsigned)self->rep);
+        sweep_run_say(self,
+                      "out of memory for the window of level %zu: its repetition %u "
+                      "has no snapshots",
+                      self->index + 1, (unsigned)self->rep);
 }
 
 void sweep_run_record(sweep_run_t *self, const request_record_t *rec, const metrics_t *m) {
@@ -324,17 +343,16 @@ static void sweep_run_so_far(const sweep_run_t *self, level_result_t *out) {
 }
 
 void sweep_run_step(sweep_run_t *self, int64_t now) {
-    fleet_t *fleet = self->fleet;
     measurement_t *run = self->run;
     if (!run || run->phase != PHASE_RUN || run->stopping || !self->start_ns)
         return;
     if (!self->drained && now >= self->window_end_ns + self->spec.drain_ns) {
         self->drained = true;
         self->stop_ns = now;
-        fleet_say(fleet,
-                  "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
-                  "still in flight",
-                  self->index + 1, (double)self->spec.drain_ns / 1e9);
+        sweep_run_say(self,
+                      "level %zu: the drain's bound (%.0f s) ran out; cancelling what is "
+                      "still in flight",
+                      self->index + 1, (double)self->spec.drain_ns / 1e9);
         drain_stop(run, "the level's drain ran out");
         return;
     }
@@ -352,7 +370,7 @@ void sweep_run_step(sweep_run_t *self, int64_t now) {
 void sweep_run_stop_early(sweep_run_t *self, int64_t now, const char *why) {
     self->stopped_early = self->any_stopped_early = true;
     self->stop_ns = now;
-    fleet_say(self->fleet, "level %zu: %s", self->index + 1, why);
+    sweep_run_say(self, "level %zu: %s", self->index + 1, why);
     merge_mark_partial(self->run->merge, why);
     drain_stop(self->run, why);
 }
@@ -488,10 +506,10 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     slo_goodput_pool(&self->good_all, &run->goodput);
     if (sweep_pool_add(&self->pool_all, run->merge, run->client_series, self->rep) != 0 ||
         (!excluded && sweep_pool_add(&self->pool, run->merge, run->client_series, self->rep) != 0))
-        fleet_say(self->fleet,
-                  "out of memory pooling level %zu's roles and sessions: its tables lack "
-                  "repetition %u",
-                  self->index + 1, (unsigned)self->rep);
+        sweep_run_say(self,
+                      "out of memory pooling level %zu's roles and sessions: its tables lack "
+                      "repetition %u",
+                      self->index + 1, (unsigned)self->rep);
     if (!excluded) {
         self->valid++;
         window_stats_pool(&self->pooled, total);
@@ -552,12 +570,12 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
         report_format_ms(ttft, sizeof ttft, figures[SWEEP_FIG_TTFT_P50]);
     if (!isnan(figures[SWEEP_FIG_TPOT_P50]))
         report_format_ms(tpot, sizeof tpot, figures[SWEEP_FIG_TPOT_P50]);
-    fleet_say(self->fleet,
-              "level %zu (%s %g) repetition %u/%u: TTFT p50 %s ms, TPOT p50 %s ms, %.2f %% "
-              "errors, %.3f conversations/s%s%s",
-              self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
-              (unsigned)self->rep, (unsigned)self->spec.repeat, ttft, tpot, error_pct,
-              figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
+    sweep_run_say(self,
+                  "level %zu (%s %g) repetition %u/%u: TTFT p50 %s ms, TPOT p50 %s ms, %.2f %% "
+                  "errors, %.3f conversations/s%s%s",
+                  self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+                  (unsigned)self->rep, (unsigned)self->spec.repeat, ttft, tpot, error_pct,
+                  figures[SWEEP_FIG_ACTUAL_RPS], excluded ? "; excluded: " : "", why);
     window_destroy(&self->window);
     self->start_ns = 0;
     self->run = NULL;
@@ -640,9 +658,11 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     json_object_set_new(root, "partial", json_boolean(partial));
     json_object_set_new(root, "served_by",
                         report_served_by_json(self->options.simulated_profile,
-                                              fleet_current(self->fleet)
+                                              self->fleet && fleet_current(self->fleet)
                                                   ? fleet_current(self->fleet)->server_said
                                                   : NULL));
+    if (self->options.simulation)
+        report_simulation_mark(root, self->options.simulation);
     json_t *run = json_object();
     json_object_set_new(run, "config", json_string(self->config_path));
     json_object_set_new(run, "seed", json_integer((json_int_t)self->cfg.seed));
@@ -700,7 +720,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     int rc = report_write_json_root(root, path);
     json_decref(root);
     if (rc != 0)
-        fleet_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+        sweep_run_say(self, "cannot write %s: %s", path, strerror(errno));
     return rc;
 }
 
@@ -744,15 +764,15 @@ void sweep_run_end_level(sweep_run_t *self, bool interrupted) {
         snprintf(ttft, sizeof ttft, "%.1f", f[SWEEP_FIG_TTFT_P50]);
     if (!isnan(f[SWEEP_FIG_TPOT_P50]))
         snprintf(tpot, sizeof tpot, "%.2f", f[SWEEP_FIG_TPOT_P50]);
-    fleet_say(self->fleet,
-              "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
-              "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
-              self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
-              (unsigned)self->valid, (unsigned)self->reps_run, interrupted ? " (interrupted)" : "",
-              ttft, tpot, isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT],
-              f[SWEEP_FIG_ACTUAL_RPS],
-              (int)json_integer_value(json_object_get(self->workers, "carried_by")),
-              (int)self->options.expect_workers);
+    sweep_run_say(
+        self,
+        "level %zu done: %s %g, valid runs %u/%u%s, TTFT p50 %s ms, TPOT p50 %s ms, "
+        "%.2f %% errors, %.3f conversations/s, carried by %d of %d workers",
+        self->index + 1, sweep_report_axis_key(&self->spec), self->spec.value,
+        (unsigned)self->valid, (unsigned)self->reps_run, interrupted ? " (interrupted)" : "", ttft,
+        tpot, isnan(f[SWEEP_FIG_ERROR_PCT]) ? 0 : f[SWEEP_FIG_ERROR_PCT], f[SWEEP_FIG_ACTUAL_RPS],
+        (int)json_integer_value(json_object_get(self->workers, "carried_by")),
+        (int)self->options.expect_workers);
     sweep_run_write(self, false);
 }
 
@@ -776,8 +796,13 @@ static void sweep_run_print_workers(const sweep_run_t *self, FILE *out) {
 
 int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     self->interrupted = self->interrupted || interrupted;
-    fleet_clear_line(self->fleet);
-    if (self->options.simulated_profile) /* the table's first line says what served it */
+    if (self->fleet)
+        fleet_clear_line(self->fleet);
+    char simulation[256];
+    if (self->options.simulation) { /* the table's first line says what served it */
+        report_simulation_text(self->options.simulation, simulation, sizeof simulation);
+        printf("stampede sweep - SIMULATED (%s)\n", simulation);
+    } else if (self->options.simulated_profile)
         printf("stampede sweep - simulated server (profile %s)\n", self->options.simulated_profile);
     sweep_report_print(stdout, sweep_run_done(self), self->n_done);
     sweep_run_print_workers(self, stdout);
@@ -789,18 +814,18 @@ int sweep_run_finish(sweep_run_t *self, bool interrupted) {
     snprintf(path, sizeof path, "%s/config.yaml", self->cfg.output.dir);
     FILE *f = fopen(path, "w");
     if (!f || config_write_yaml(&self->cfg, f) != 0) {
-        fleet_say(self->fleet, "cannot write %s: %s", path, strerror(errno));
+        sweep_run_say(self, "cannot write %s: %s", path, strerror(errno));
         rc = -1;
     }
     if (f)
         fclose(f);
-    if (rc == 0 &&
-        results_reports(&self->options, fleet_link(self->fleet), self->cfg.output.dir) != 0)
+    if (rc == 0 && results_reports(&self->options, self->fleet ? fleet_link(self->fleet) : NULL,
+                                   self->cfg.output.dir) != 0)
         rc = -1;
     if (rc == 0)
-        fleet_say(self->fleet, "sweep results in %s/results.json (%zu level%s%s)",
-                  self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
-                  self->interrupted ? ", interrupted" : "");
+        sweep_run_say(self, "sweep results in %s/results.json (%zu level%s%s)",
+                      self->cfg.output.dir, self->n_done, self->n_done == 1 ? "" : "s",
+                      self->interrupted ? ", interrupted" : "");
     return rc;
 }
 

@@ -20,7 +20,8 @@ typedef struct sweep_run sweep_run_t;
 
 /* A sweep over the fleet for the file first was loaded from (its config is copied: the output
  * directory, the sweep settings and what results.json says of the run); source NULL: the file's
- * `sweep:` levels. NULL after saying why. The caller destroys it. */
+ * `sweep:` levels. fleet NULL: a sweep in virtual time (sim/), its lines on stderr and its
+ * repetitions driven by the caller. NULL after saying why. The caller destroys it. */
 sweep_run_t *sweep_run_new(fleet_t *fleet, const measurement_t *first,
                            const sweep_source_t *source);
 /* What the fleet's loop tells the sweep: every turn (sweep_run_step), an interrupt

@@ -1,0 +1,222 @@
+/* `stampede simulate FILE --profile NAME [--replicas N --router R]`: the flags, the engine (the
+ * profile, the file's mock section over it, parsed as `stampede mock` parses its flags), then
+ * sim/simulate.h runs the file in virtual time (docs/simulate.md). */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "mock_cli.h"
+#include "mock_profiles.h"
+#include "simulate.h"
+#include "units.h"
+
+#define SIM_CLI_MAX_REPLICAS 4096
+
+static void simulate_cli_usage(FILE *out) {
+    fprintf(out,
+            "usage: stampede simulate FILE [--profile NAME|FILE] [--replicas N]\n"
+            "                         [--router round_robin|least_loaded|prefix] [--out DIR]\n"
+            "                         [--find-replicas MAX] [--network-delay D] [--trace]\n"
+            "                         [--allow-invalid] [--print-report]\n\n"
+            "Runs FILE (one run, every level and repetition of its sweep, or the levels its\n"
+            "capacity: section's search asks for, as stampede capacity does) through the\n"
+            "simulated server's engine model in virtual time: one process, no sockets, an hour\n"
+            "of load in seconds. The requests are the ones `stampede run` sends (the same\n"
+            "workload generation and sessions), the engine the one `stampede mock` runs, and\n"
+            "the results (results.json, config.yaml, report.md, report.html, results.csv)\n"
+            "are written as a real run's, each marked SIMULATED. Details: docs/simulate.md.\n\n"
+            "  --profile NAME|FILE the engine: a built-in profile (stampede mock --help lists\n"
+            "                      them) or a profile file (stampede calibrate writes one); the\n"
+            "                      file's mock: section applies over it. Default: the file's\n"
+            "                      mock.profile, else \"default\"\n"
+            "  --replicas N        N engines behind a router (default 1)\n"
+            "  --router R          round_robin (default), least_loaded (fewest requests in\n"
+            "                      flight) or prefix (the most prompt blocks already cached)\n"
+            "  --find-replicas MAX the fewest replicas (1 ... MAX, by bisection) whose run of\n"
+            "                      FILE meets its slo: section, each in OUT/replicas-N; the\n"
+            "                      count on stdout and in OUT/replicas.json\n"
+            "  --network-delay D   one way between client and server (default 0: the engine\n"
+            "                      alone); a real run's results.json measures it: half its\n"
+            "                      levels' gap.ttft.gap_mean_ms\n"
+            "  --out DIR           results directory (default: the file's output.dir)\n"
+            "  --trace             also OUT/requests.jsonl, one line per request\n"
+            "  --allow-invalid     exit 0 for a run judged invalid (else 3)\n"
+            "  --print-report      report.md to stdout after each report\n\n"
+            "Exit status: 0 ok, 1 when it cannot run or every request failed, 2 on a usage\n"
+            "error, 3 invalid.\n");
+}
+
+/* The file's profile (its mock: section's `profile`), or NULL. */
+static const char *simulate_cli_file_profile(const config_t *cfg) {
+    for (size_t i = 0; i < cfg->mock.n_options; i++)
+        if (!strcmp(cfg->mock.options[i].key, "profile"))
+            return cfg->mock.options[i].value;
+    return NULL;
+}
+
+/* The engine: the file's mock section as `stampede mock` flags, --profile after them. */
+static int simulate_cli_engine(mock_options_t *engine, const config_t *cfg, const char *profile,
+                               const char *path) {
+    char **args = config_mock_args(&cfg->mock);
+    if (!args) {
+        fprintf(stderr, "simulate: out of memory\n");
+        return -1;
+    }
+    size_t n = 0;
+    while (args[n])
+        n++;
+    char **argv = calloc(n + 4, sizeof *argv);
+    if (!argv) {
+        free(args);
+        fprintf(stderr, "simulate: out of memory\n");
+        return -1;
+    }
+    argv[0] = "mock";
+    memcpy(argv + 1, args, n * sizeof *argv);
+    /* a built-in name, else a profile file (stampede calibrate's output) */
+    argv[n + 1] =
+        mock_profile_find(profile) || access(profile, F_OK) != 0 ? "--profile" : "--profile-file";
+    argv[n + 2] = (char *)profile;
+    char err[1024];
+    int rc = mock_cli_parse(engine, (int)n + 3, argv, stderr, err, sizeof err);
+    free(argv);
+    free(args);
+    if (rc != 0) {
+        fprintf(stderr, "simulate: %s: the engine (--profile %s and the file's mock section): %s\n",
+                path, profile, rc > 0 ? "help asked" : err);
+        return -1;
+    }
+    return 0;
+}
+
+int simulate_main(int argc, char **argv) {
+    static const struct option longopts[] = {{"profile", required_argument, NULL, 'p'},
+                                             {"replicas", required_argument, NULL, 'n'},
+                                             {"router", required_argument, NULL, 'r'},
+                                             {"out", required_argument, NULL, 'o'},
+                                             {"trace", no_argument, NULL, 'T'},
+                                             {"allow-invalid", no_argument, NULL, 'I'},
+                                             {"print-report", no_argument, NULL, 'R'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {"network-delay", required_argument, NULL, 'd'},
+                                             {"find-replicas", required_argument, NULL, 'f'},
+                                             {NULL, 0, NULL, 0}};
+    simulate_options_t o = {.replicas = 1, .router = MOCK_ROUTER_ROUND_ROBIN};
+    const char *profile = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
+        char *end;
+        switch (c) {
+        case 'p':
+            profile = optarg;
+            break;
+        case 'n': {
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || end == optarg || v == 0 || v > SIM_CLI_MAX_REPLICAS) {
+                fprintf(stderr, "simulate: --replicas wants a whole number in [1, %d], got '%s'\n",
+                        SIM_CLI_MAX_REPLICAS, optarg);
+                return 2;
+            }
+            o.replicas = (uint32_t)v;
+            break;
+        }
+        case 'f': {
+            errno = 0;
+            unsigned long v = strtoul(optarg, &end, 10);
+            if (errno || *end || end == optarg || v == 0 || v > SIM_CLI_MAX_REPLICAS) {
+                fprintf(stderr,
+                        "simulate: --find-replicas wants a whole number in [1, %d], got '%s'\n",
+                        SIM_CLI_MAX_REPLICAS, optarg);
+                return 2;
+            }
+            o.find_replicas = (uint32_t)v;
+            break;
+        }
+        case 'r':
+            if (mock_router_parse(optarg, &o.router) != 0) {
+                fprintf(stderr,
+                        "simulate: --router wants round_robin, least_loaded or prefix, got '%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'd':
+            if (units_parse_duration(optarg, &o.network_delay_ns) != 0 || o.network_delay_ns < 0) {
+                fprintf(stderr,
+                        "simulate: --network-delay wants a duration such as 300us or 2ms, got "
+                        "'%s'\n",
+                        optarg);
+                return 2;
+            }
+            break;
+        case 'o':
+            o.out_dir = optarg;
+            break;
+        case 'T':
+            o.trace = true;
+            break;
+        case 'I':
+            o.allow_invalid = true;
+            break;
+        case 'R':
+            o.print_report = true;
+            break;
+        case 'h':
+            simulate_cli_usage(stdout);
+            return 0;
+        default:
+            simulate_cli_usage(stderr);
+            return 2;
+        }
+    }
+    if (optind + 1 != argc) {
+        fprintf(stderr, "simulate: %s\n\n",
+                optind >= argc ? "a workload FILE is needed" : "one workload FILE at a time");
+        simulate_cli_usage(stderr);
+        return 2;
+    }
+    o.config_path = argv[optind];
+    config_t cfg;
+    config_error_t cerr;
+    if (config_load_file(&cfg, o.config_path, &cerr) != 0) {
+        char msg[1024];
+        config_error_format(&cerr, msg, sizeof msg);
+        fprintf(stderr, "simulate: %s\n", msg);
+        return 1;
+    }
+    if (!profile)
+        profile = simulate_cli_file_profile(&cfg);
+    mock_options_t engine;
+    mock_options_init(&engine);
+    char profile_name[128];
+    snprintf(profile_name, sizeof profile_name, "%s", profile ? profile : "default");
+    int rc = simulate_cli_engine(&engine, &cfg, profile_name, o.config_path);
+    /* a capacity: section: the search chooses the levels, as `stampede capacity` runs it */
+    sweep_source_t source;
+    capacity_run_t *search = NULL;
+    if (rc == 0 && cfg.capacity.given &&
+        !(search = capacity_run_open(o.config_path, &cfg, o.out_dir, &source)))
+        rc = -1;
+    if (rc == 0) {
+        o.engine = &engine;
+        o.profile = profile_name;
+        o.source = search ? &source : NULL;
+        rc = simulate_file(&o);
+        if (search && capacity_run_finish(search, rc) != 0 && rc == 0)
+            rc = 1;
+    } else {
+        rc = 1;
+    }
+    capacity_run_close(&search);
+    config_free(&cfg);
+    mock_options_clear(&engine);
+    return rc;
+}

@@ -1,0 +1,39 @@
+/* `stampede simulate`'s library: a workload file (one run, or a sweep's levels and repetitions,
+ * or the levels a sweep source such as the capacity search asks for) run through the mock's
+ * engine model in virtual time, in one process with no sockets, its results written as a real
+ * run's are (results.json, config.yaml, every report) and marked simulated in each. The worker's
+ * own workload generation and session executor make the requests, the mock's own parsing and
+ * engine answer them, and the controller's own merge, results and sweep code count them. */
+#ifndef STAMPEDE_SIMULATE_H
+#define STAMPEDE_SIMULATE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "mock_options.h"
+#include "mock_virtual.h"
+#include "sweep.h"
+
+typedef struct simulate_options {
+    const char *config_path;
+    const char *out_dir;          /* NULL: the file's output.dir */
+    bool trace;                   /* OUT/requests.jsonl, as run --trace */
+    bool allow_invalid;           /* an invalid run exits 0, not 3 */
+    bool print_report;            /* report.md to stdout after each report */
+    const mock_options_t *engine; /* the engine: the profile, the file's mock section over it */
+    const char *profile;          /* the profile's name or file, for the marks */
+    uint32_t replicas;            /* >= 1 */
+    mock_router_t router;
+    int64_t network_delay_ns;     /* one way, client to server and back (0: the engine alone) */
+    const sweep_source_t *source; /* NULL: the file's sweep section, or one run */
+    /* > 0: the fewest replicas (1 ... this many) whose run of the file meets its SLOs, found by
+     * bisection, each trial in OUT/replicas-N; the count in OUT/replicas.json and on stdout */
+    uint32_t find_replicas;
+} simulate_options_t;
+
+/* Simulates options->config_path. The exit status as `stampede run`'s: 0 ok, 1 when it could not
+ * start or every request failed (said on stderr), 3 invalid (without allow_invalid); with
+ * find_replicas, 0 when a count was found, 1 when none up to the bound met the SLOs (said). */
+int simulate_file(const simulate_options_t *options);
+
+#endif

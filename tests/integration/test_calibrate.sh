@@ -1,0 +1,69 @@
+#!/bin/bash
+# stampede calibrate (issue 21): a sweep of an engine with known parameters
+# (tests/data/sim/calibrate-known.yaml, simulated: the same engine as the mock's) calibrates back to
+# each parameter within 10 % (measured: tpot_base 1.5 %, alpha 0.9 %, prefill 2.9 %, overhead,
+# max_num_seqs and the KV pool under 1 %); the profile file it writes drives simulate and the mock
+# (--profile FILE, --profile-file); and it refuses a sweep of one level and results without
+# server figures, saying what is missing.
+# ctest: parallel (virtual time: no timing asserted)
+source "$(dirname "$0")/protocol_lib.sh"
+
+KNOWN="$STAMPEDE_SRC/tests/data/sim/calibrate-known.yaml"
+timeout 60 "$STAMPEDE" simulate "$KNOWN" --out "$WORK/known" >/dev/null 2>"$WORK/known.err" ||
+    fail "simulate exited $?: $(tail -3 "$WORK/known.err")"
+timeout 60 "$STAMPEDE" calibrate "$WORK/known" --out "$WORK/profile.yaml" >"$WORK/cal.out" \
+    2>"$WORK/cal.err" || fail "calibrate exited $?: $(cat "$WORK/cal.err")"
+grep -q "^level .*TPOT ms meas/model" "$WORK/cal.out" || fail "no table of the model against the levels"
+python3 - "$WORK/profile.yaml" "$WORK/cal.out" <<'PY' || fail "calibrate did not recover the known parameters"
+import re, sys
+text = open(sys.argv[1]).read()
+mock = text.split("calibration:")[0]
+known = {"tpot_base": 6, "alpha": 0.7, "prefill_tokens_per_s": 9000, "ttft_overhead": 30,
+         "max_num_seqs": 24, "kv_cache_tokens": 300000}
+for key, want in known.items():
+    got = float(re.search(rf"^  {key}: ([0-9.e+]+)", mock, re.M).group(1))
+    err = abs(got - want) / want
+    print(f"{key}: {got:g} (known {want:g}, {100 * err:.1f} %)")
+    assert err <= 0.10, (key, got, want)
+    # each parameter says how well it fitted and from which levels
+    block = text.split("calibration:")[1].split(f"\n  {key}:\n")[1].split("\n  ")[0:3]
+    assert "fitted: true" in block[0] and "quality:" in block[1] and "c=" in block[2], (key, block)
+PY
+# the profile file drives simulate (the workload without its own engine: the file's alone) ...
+sed '/^mock:/,$d' "$KNOWN" >"$WORK/bare.yaml"
+timeout 60 "$STAMPEDE" simulate "$WORK/bare.yaml" --profile "$WORK/profile.yaml" --out "$WORK/again" \
+    >/dev/null 2>"$WORK/again.err" || fail "simulate --profile FILE exited $?: $(tail -3 "$WORK/again.err")"
+check_results "$WORK/again" "$WORK/known" <<'PY' || fail "the calibrated profile does not reproduce the sweep"
+known = json.load(open(os.path.join(argv[0], "results.json")))["levels"]
+for a, b in zip(results["levels"], known):
+    for metric in ("tpot_ms", "e2e_ms"):
+        x, y = a[metric]["p50"], b[metric]["p50"]
+        assert abs(x - y) <= 0.10 * y, (a["concurrency"], metric, x, y)
+print("the calibrated profile reproduces every level's TPOT and E2E p50 within 10 %")
+PY
+# ... and the mock
+timeout 10 "$STAMPEDE" mock --profile-file "$WORK/profile.yaml" --port 0 >"$WORK/mock.out" 2>&1 &
+BACKGROUND+=($!)
+wait_for_line "$WORK/mock.out" 5 "listening on" >/dev/null || fail "the mock did not start with --profile-file"
+
+# refusals: one level; no server figures
+python3 - "$WORK/known/results.json" "$WORK/one.json" "$WORK/bare.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+one = dict(r, levels=r["levels"][:1])
+json.dump(one, open(sys.argv[2], "w"))
+for l in r["levels"]:
+    l.pop("server", None)
+json.dump(r, open(sys.argv[3], "w"))
+PY
+rc=0
+"$STAMPEDE" calibrate "$WORK/one.json" --out "$WORK/x.yaml" >/dev/null 2>"$WORK/one.err" || rc=$?
+[ "$rc" = 1 ] || fail "a sweep of one level: exit $rc, not 1"
+grep -q "needs two levels or more" "$WORK/one.err" || fail "one level: $(cat "$WORK/one.err")"
+rc=0
+"$STAMPEDE" calibrate "$WORK/bare.json" --out "$WORK/x.yaml" >/dev/null 2>"$WORK/bare.err" || rc=$?
+[ "$rc" = 1 ] || fail "no server figures: exit $rc, not 1"
+grep -q "bare.json: no level it can use: no server figures" "$WORK/bare.err" ||
+    fail "no server figures: $(cat "$WORK/bare.err")"
+[ ! -e "$WORK/x.yaml" ] || fail "a refused calibration wrote a profile"
+echo "ok: calibrate recovers the known engine within 10 %, its profile drives simulate and the mock, and it refuses what it cannot fit"
