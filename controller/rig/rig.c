@@ -8,9 +8,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "config_target.h"
 #include "loop.h"
 #include "measurement.h"
 #include "outfile.h"
+#include "redact.h"
 #include "report.h"
 #include "rig_internal.h"
 #include "rig_wire.h"
@@ -40,7 +42,7 @@ static int default_worker_bind(rig_t *self) {
 }
 
 /* The users' ROUTER: CURVE with the rig's key, a ZAP handler of its own (controller/gate.h) that
- * admits the --authorized-keys ring and names each user by its key file. */
+ * admits the --authorized-keys ring and names each user by its key file (keys_ring_user). */
 static int bind_users(rig_t *self) {
     const char *name = self->options.name;
     char err[1024], secret[KEYS_Z85_LEN + 1], public_key[KEYS_Z85_LEN + 1];
@@ -51,8 +53,8 @@ static int bind_users(rig_t *self) {
     }
     self->ctx = zmq_ctx_new();
     if (!self->ctx ||
-        !(self->gate = gate_new(self->ctx, self->ring, self->options.authorized_keys, name, err,
-                                sizeof err)) ||
+        !(self->gate = gate_new(self->ctx, self->ring, self->options.authorized_keys, name, "user",
+                                err, sizeof err)) ||
         gate_start(self->gate, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", name, self->ctx ? err : "cannot create a ZeroMQ context");
         return -1;
@@ -284,9 +286,38 @@ static void release_stdout(int saved) {
     close(saved);
 }
 
+/* The queued file of a run, kept as DIR/workload.yaml with the secrets its config holds (secret
+ * header values, a proxy's URL) replaced by REDACT_MARK: the queued copy is removed when the run
+ * ends, and results.json's run.config names this one. 0 kept, -1 not (said in the log). */
+static int keep_workload(rig_t *self, const measurement_t *run, const char *queued,
+                         const char *kept) {
+    size_t len;
+    char *text = outfile_read_all(queued, &len);
+    size_t cap = 3 * len + 1; /* a secret is at least REDACT_MIN_LEN bytes, the mark 10 */
+    char *redacted = text ? malloc(cap) : NULL;
+    int fd = redacted ? outfile_open(kept, 0) : -1;
+    int rc = -1;
+    if (fd >= 0) {
+        memcpy(redacted, text, len + 1);
+        const config_target_t *t = &run->cfg.target;
+        for (size_t i = 0; i < t->n_headers; i++)
+            if (config_header_is_secret(t->headers[i].name))
+                redact_text(redacted, cap, t->headers[i].value);
+        redact_text(redacted, cap, t->proxy_url);
+        size_t n = strlen(redacted);
+        rc = write(fd, redacted, n) == (ssize_t)n ? 0 : -1;
+        rc = close(fd) == 0 ? rc : -1;
+    }
+    if (rc != 0)
+        fleet_say(self->fleet, "cannot keep %s: %s", kept, strerror(errno ? errno : EIO));
+    free(redacted);
+    free(text);
+    return rc;
+}
+
 /* Runs queued run id on its group over the fleet, from its start to its row in the archive. */
 static void run_one(rig_t *self, int64_t id) {
-    char workload[4096], dir[4096], user[RIG_USER_MAX];
+    char workload[4096], dir[4096], kept[4200], user[RIG_USER_MAX];
     archive_lookup(self->archive, id, self->current_group, sizeof self->current_group, user,
                    sizeof user, NULL, 0);
     archive_workload_path(self->archive, id, workload, sizeof workload);
@@ -311,6 +342,9 @@ static void run_one(rig_t *self, int64_t id) {
         rig_tell_followers(self, id, rig_end_event(self, id));
         return;
     }
+    snprintf(kept, sizeof kept, "%s/" RIG_WORKLOAD_FILE, dir);
+    if (keep_workload(self, run, workload, kept) == 0)
+        run->config_path = kept;
     self->current = id;
     self->cancelled_by[0] = '\0';
     self->cancel_told = false;

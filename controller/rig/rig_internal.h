@@ -20,6 +20,8 @@
 #define RIG_PEER_MAX 256
 /* The end table of a run, in its directory (what `stampede controller` prints on stdout). */
 #define RIG_TABLE_FILE "table.txt"
+/* The workload as submitted, its secrets redacted, in its directory (results.json's run.config). */
+#define RIG_WORKLOAD_FILE "workload.yaml"
 
 /* A user following a run: the peer's routing id and the run. */
 typedef struct rig_follower {

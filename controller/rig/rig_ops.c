@@ -75,13 +75,10 @@ json_t *rig_end_event(rig_t *self, int64_t run) {
     return event;
 }
 
-/* The user's name: its key file's, without ".pub". */
+/* The user's name, as the gate named its key (keys_ring_user). */
 static void user_of(zmq_msg_t *msg, char *user, size_t len) {
     const char *id = zmq_msg_gets(msg, "User-Id");
     snprintf(user, len, "%s", id ? id : "");
-    size_t n = strlen(user);
-    if (n > 4 && !strcmp(user + n - 4, ".pub"))
-        user[n - 4] = '\0';
 }
 
 static const char *string_of(json_t *req, const char *key) {
