@@ -9,7 +9,8 @@
 #    sweep and an unknown group are refused naming the file, line and key, or the groups;
 #  - bob can neither cancel, outrank nor move alice's queued run; root (admin) can;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
-#    rebuilt from its journal, the queued run survives and runs;
+#    rebuilt from its journal, the queued run survives and runs; bob's follower of it says the
+#    rig went and came back, and ends with the run interrupted;
 #  - bob follows alice's running run and detaches with Ctrl-C (the run goes on); alice cancels
 #    her own running run;
 #  - a second client loading the group's endpoint during a run: the shared-rig guard marks it;
@@ -110,11 +111,25 @@ as alice submit "$WORK/short.yaml" >/dev/null 2>&1 || fail "alice's run 6 was no
 # serve dies during run 3 (batches journaled by now) and comes back on the same ports.
 wait_for_line "$WORK/serve.err" 15 "\] [2-9]\.[0-9] s of 30 s \| in flight" >/dev/null ||
     fail "run 3 did not get going: $(tail "$WORK/serve.err")"
+# bob follows it across the restart: the follower says the rig went and came back, follows
+# again, and ends with the run's state.
+"$STAMPEDE" runs follow 3 --to "$USERS" --key "$WORK/bob.key" --server-key "$WORK/rig.pub" \
+    >"$WORK/follow3.out" 2>"$WORK/follow3.err" &
+F3=$!
+wait_for_line "$WORK/follow3.err" 10 "run 3: .* req/s" >/dev/null ||
+    fail "no live line while following run 3: $(cat "$WORK/follow3.err")"
 kill -9 "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null || true
+wait_for_line "$WORK/follow3.err" 5 "runs: lost the rig at $USERS; trying again" >/dev/null ||
+    fail "the follower did not say the rig went: $(cat "$WORK/follow3.err")"
 start_serve "$WORK/serve2.err"
 grep -q "run 3 was in progress when serve stopped: merged from its journal" "$WORK/serve2.err" ||
     fail "run 3 was not recovered: $(tail -20 "$WORK/serve2.err")"
+wait_exit $F3 15
+assert_equal "the follower of run 3 across the restart" "$EXIT_STATUS" 1
+grep -q "runs: the rig at $USERS is back" "$WORK/follow3.err" &&
+    grep -q "runs: run 3 interrupted: serve stopped during the run" "$WORK/follow3.err" ||
+    fail "the follower of run 3: $(cat "$WORK/follow3.err")"
 assert_equal "run 3 after the restart" "$(db "select state from runs where id = 3")" interrupted
 assert_equal "run 3's results partial" "$(json_value "$WORK/arch/runs/3/results.json" 'r["partial"]')" True
 [ "$(json_value "$WORK/arch/runs/3/results.json" 'l["requests_ok"]')" -gt 0 ] ||
