@@ -66,6 +66,36 @@ static int end_status(json_t *event, int64_t id, const char *name) {
     return (int)json_integer_value(json_object_get(run, "exit_status"));
 }
 
+/* After the rig came back (serve restarted): follows id again. 0 following, else the run ended
+ * while the rig was away (its end said; *rc its status) or the rig did not answer (*rc 1). */
+static int follow_again(rig_client_t *client, int64_t id, const char *name, int *rc) {
+    json_t *reply =
+        rig_client_call(client, json_pack("{s:s, s:I}", "op", "follow", "id", (json_int_t)id));
+    const char *state = json_string_value(json_object_get(reply, "state"));
+    if (state && (!strcmp(state, "queued") || !strcmp(state, "running"))) {
+        fprintf(stderr, "%s: following run %lld again (%s)\n", name, (long long)id, state);
+        json_decref(reply);
+        return 0;
+    }
+    *rc = 1;
+    if (reply && !rig_cli_ok(reply, name)) {
+        json_decref(reply);
+        return -1;
+    }
+    json_decref(reply);
+    if (!state)
+        return -1;
+    json_t *shown =
+        rig_client_call(client, json_pack("{s:s, s:I}", "op", "show", "id", (json_int_t)id));
+    if (shown && rig_cli_ok(shown, name)) {
+        json_t *event = json_pack("{s:O}", "run", json_object_get(shown, "run"));
+        *rc = end_status(event, id, name);
+        json_decref(event);
+    }
+    json_decref(shown);
+    return -1;
+}
+
 int rig_cli_follow(rig_client_t *client, int64_t id, const char *name) {
     struct sigaction sa = {.sa_handler = on_interrupt}, old_int, old_term;
     sigemptyset(&sa.sa_mask);
@@ -83,6 +113,10 @@ int rig_cli_follow(rig_client_t *client, int64_t id, const char *name) {
         }
         if (failed) {
             rc = 1;
+            break;
+        }
+        if (rig_client_reconnected(client) && follow_again(client, id, name, &rc) != 0) {
+            json_decref(event);
             break;
         }
         if (!event)

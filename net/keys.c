@@ -17,7 +17,8 @@
 struct keys_ring {
     size_t count;
     uint8_t (*keys)[KEYS_BINARY_LEN];
-    char **names;
+    char **names; /* the file's name, e.g. "alice.pub" */
+    char **users; /* its "# name:" line's, else the file's name without ".pub" */
 };
 
 /* Writes text into a new file of the given mode (never an existing one). */
@@ -72,14 +73,40 @@ out:
     return rc;
 }
 
-/* The one key line of a key file: 40 Z85 characters that decode, into z85 (41 bytes). */
-static int read_key(const char *path, char *z85, char *err, size_t errlen) {
+/* A "# name: NAME" comment line's NAME into name (len bytes; untouched when the line is another
+ * comment): 0, or -1 with "path:line: name: why" when the name is empty or holds other than
+ * letters, digits and ._@- (it is logged and recorded as the user). */
+static int read_name(const char *comment, const char *path, int lineno, char *name, size_t len,
+                     char *err, size_t errlen) {
+    const char *p = comment + 1 + strspn(comment + 1, " \t");
+    if (strncmp(p, "name:", 5) != 0)
+        return 0;
+    p += 5 + strspn(p + 5, " \t");
+    size_t n = strlen(p);
+    bool plain = n > 0 && n < len && n < KEYS_NAME_MAX;
+    for (size_t i = 0; plain && i < n; i++)
+        plain = isalnum((unsigned char)p[i]) || strchr("._@-", p[i]);
+    if (!plain)
+        return error_text_fail(err, errlen,
+                               "%s:%d: name: expected 1 to %d letters, digits or ._@- (the user's "
+                               "name), got \"%s\"",
+                               path, lineno, KEYS_NAME_MAX - 1, p);
+    memcpy(name, p, n + 1);
+    return 0;
+}
+
+/* The one key line of a key file: 40 Z85 characters that decode, into z85 (41 bytes); and, when
+ * name is not NULL, its "# name:" line's name into name (name_len bytes; "" when none). */
+static int read_key(const char *path, char *z85, char *name, size_t name_len, char *err,
+                    size_t errlen) {
     FILE *f = fopen(path, "r");
     if (!f)
         return error_text_fail(err, errlen, "%s: %s", path, strerror(errno));
     char line[512];
     int lineno = 0, rc = -1;
     bool found = false;
+    if (name)
+        name[0] = '\0';
     while (fgets(line, sizeof line, f)) {
         lineno++;
         char *p = line, *end = line + strlen(line);
@@ -87,6 +114,8 @@ static int read_key(const char *path, char *z85, char *err, size_t errlen) {
             p++;
         while (end > p && isspace((unsigned char)end[-1]))
             *--end = '\0';
+        if (*p == '#' && name && read_name(p, path, lineno, name, name_len, err, errlen) != 0)
+            goto out;
         if (!*p || *p == '#')
             continue;
         if (found) {
@@ -119,7 +148,7 @@ out:
 
 int keys_read_secret(const char *path, char *secret_z85, char *public_z85, char *err,
                      size_t errlen) {
-    if (read_key(path, secret_z85, err, errlen) != 0)
+    if (read_key(path, secret_z85, NULL, 0, err, errlen) != 0)
         return -1;
     if (zmq_curve_public(public_z85, secret_z85) != 0)
         return error_text_fail(err, errlen, "%s: cannot derive the public key: %s", path,
@@ -128,7 +157,7 @@ int keys_read_secret(const char *path, char *secret_z85, char *public_z85, char 
 }
 
 int keys_read_public(const char *path, char *public_z85, char *err, size_t errlen) {
-    return read_key(path, public_z85, err, errlen);
+    return read_key(path, public_z85, NULL, 0, err, errlen);
 }
 
 static bool is_pub_file(const char *name) {
@@ -140,22 +169,31 @@ static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *
                     size_t errlen) {
     size_t n = strlen(dir) + strlen(name) + 2;
     char *path = malloc(n);
-    char z85[KEYS_Z85_LEN + 1];
+    char z85[KEYS_Z85_LEN + 1], user[KEYS_NAME_MAX];
     if (!path)
         return error_text_fail(err, errlen, "out of memory");
     snprintf(path, n, "%s/%s", dir, name);
-    int rc = keys_read_public(path, z85, err, errlen);
+    int rc = read_key(path, z85, user, sizeof user, err, errlen);
     free(path);
     if (rc != 0)
         return -1;
+    if (!user[0])
+        snprintf(user, sizeof user, "%.*s", (int)(strlen(name) - 4), name);
     void *keys = realloc(self->keys, (self->count + 1) * sizeof *self->keys);
     if (keys)
         self->keys = keys;
     void *names = realloc(self->names, (self->count + 1) * sizeof *self->names);
     if (names)
         self->names = names;
-    if (!keys || !names || !(self->names[self->count] = strdup(name)))
+    void *users = realloc(self->users, (self->count + 1) * sizeof *self->users);
+    if (users)
+        self->users = users;
+    if (!keys || !names || !users || !(self->names[self->count] = strdup(name)))
         return error_text_fail(err, errlen, "out of memory");
+    if (!(self->users[self->count] = strdup(user))) {
+        free(self->names[self->count]);
+        return error_text_fail(err, errlen, "out of memory");
+    }
     zmq_z85_decode(self->keys[self->count], z85);
     self->count++;
     return 0;
@@ -190,9 +228,12 @@ void keys_ring_destroy(keys_ring_t **self_p) {
     keys_ring_t *self = *self_p;
     if (!self)
         return;
-    for (size_t i = 0; i < self->count; i++)
+    for (size_t i = 0; i < self->count; i++) {
         free(self->names[i]);
+        free(self->users[i]);
+    }
     free(self->names);
+    free(self->users);
     free(self->keys);
     free(self);
     *self_p = NULL;
@@ -202,6 +243,13 @@ const char *keys_ring_find(const keys_ring_t *self, const uint8_t *key) {
     for (size_t i = 0; i < self->count; i++)
         if (memcmp(self->keys[i], key, KEYS_BINARY_LEN) == 0)
             return self->names[i];
+    return NULL;
+}
+
+const char *keys_ring_user(const keys_ring_t *self, const uint8_t *key) {
+    for (size_t i = 0; i < self->count; i++)
+        if (memcmp(self->keys[i], key, KEYS_BINARY_LEN) == 0)
+            return self->users[i];
     return NULL;
 }
 

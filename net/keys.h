@@ -1,7 +1,8 @@
 /* CURVE key files, as `stampede keygen NAME` writes them (docs/security.md): NAME.key holds the
  * secret key and NAME.pub the public key, each as one line of 40 Z85 characters (libzmq's
- * zmq_curve_keypair); blank lines and lines starting with '#' are comments. The controller admits
- * the workers whose NAME.pub files are in its --authorized-keys directory. */
+ * zmq_curve_keypair); blank lines and lines starting with '#' are comments, and a comment
+ * "# name: NAME" names the key's owner (a rig's user, docs/rig.md). The controller admits the
+ * workers whose NAME.pub files are in its --authorized-keys directory. */
 #ifndef STAMPEDE_KEYS_H
 #define STAMPEDE_KEYS_H
 
@@ -11,6 +12,7 @@
 
 #define KEYS_Z85_LEN 40 /* a 32-byte key in Z85 */
 #define KEYS_BINARY_LEN 32
+#define KEYS_NAME_MAX 64 /* a key's owner's name, with its NUL */
 
 /* The public keys of a --authorized-keys directory. */
 typedef struct keys_ring keys_ring_t;
@@ -32,6 +34,9 @@ keys_ring_t *keys_ring_load(const char *dir, char *err, size_t errlen);
 void keys_ring_destroy(keys_ring_t **self_p);
 /* The file name (e.g. "alice.pub") of the 32-byte binary key, or NULL when it is not there. */
 const char *keys_ring_find(const keys_ring_t *self, const uint8_t *key);
+/* The owner of the 32-byte binary key: its file's "# name:" line, else the file's name without
+ * ".pub" ("alice.pub": alice); NULL when it is not there. */
+const char *keys_ring_user(const keys_ring_t *self, const uint8_t *key);
 /* How many keys the ring holds. */
 size_t keys_ring_count(const keys_ring_t *self);
 

@@ -58,12 +58,26 @@ void fleet_clear_line(fleet_t *self) {
     console_clear(&self->console);
 }
 
-/* The run's link: what it may ask of the fleet. */
-static int link_send(void *arg, run_worker_t *w, Stampede__Envelope *env, bool data) {
-    fleet_t *self = arg;
+/* Requests in flight on slot's unfinished workers (a silent one's left out, being stale), and
+ * how many of them are silent. */
+static uint32_t slot_inflight(const fleet_slot_t *slot, int64_t now, int64_t heartbeat_ns) {
+    return registry_inflight_of(slot->workers, slot->n_workers, now, heartbeat_ns);
+}
+
+static uint32_t slot_silent(const fleet_slot_t *slot, int64_t now, int64_t heartbeat_ns) {
+    return registry_silent_of(slot->workers, slot->n_workers, now, heartbeat_ns);
+}
+
+/* The links: what a run may ask of the fleet (arg: its slot), and what work outside a run may
+ * (fleet_link; arg: the fleet). */
+static int fleet_send(fleet_t *self, run_worker_t *w, Stampede__Envelope *env, bool data) {
     registry_worker_t *fw = registry_of(w);
     return transport_send(self->transport, data ? TRANSPORT_DATA : TRANSPORT_CONTROL, fw->id,
                           fw->id_len, env);
+}
+
+static int link_send(void *arg, run_worker_t *w, Stampede__Envelope *env, bool data) {
+    return fleet_send(arg, w, env, data);
 }
 
 static void link_say(void *arg, const char *msg) {
@@ -74,6 +88,21 @@ static void link_say(void *arg, const char *msg) {
 static uint32_t link_inflight(void *arg) {
     fleet_t *self = arg;
     return registry_inflight(self->registry, loop_now_ns(), fleet_heartbeat_ns(self));
+}
+
+static int slot_send(void *arg, run_worker_t *w, Stampede__Envelope *env, bool data) {
+    fleet_slot_t *slot = arg;
+    return fleet_send(slot->fleet, w, env, data);
+}
+
+static void slot_say(void *arg, const char *msg) {
+    fleet_slot_t *slot = arg;
+    console_say(&slot->fleet->console, "%s", msg);
+}
+
+static uint32_t slot_link_inflight(void *arg) {
+    fleet_slot_t *slot = arg;
+    return slot_inflight(slot, loop_now_ns(), measurement_heartbeat_ns(slot->run));
 }
 
 const run_link_t *fleet_link(const fleet_t *self) {
@@ -107,6 +136,8 @@ void fleet_destroy(fleet_t **self_p) {
     transport_destroy(&self->transport);
     envelope_arena_destroy(&self->arena);
     registry_destroy(&self->registry);
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        free(self->slots[i].workers);
     free(self);
     *self_p = NULL;
 }
@@ -124,13 +155,16 @@ void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks) {
 }
 
 measurement_t *fleet_current(const fleet_t *self) {
-    return self->run;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run)
+            return self->slots[i].run;
+    return NULL;
 }
 
 /* The live status line: the trace's drops said first, then the run's figures (the driver's line
  * when it has one), sampled into the run's client series. */
-static void show_live(fleet_t *self, int64_t now) {
-    measurement_t *run = self->run;
+static void show_live(fleet_t *self, fleet_slot_t *slot, int64_t now) {
+    measurement_t *run = slot->run;
     uint64_t dropped = run->trace_out ? report_trace_dropped(run->trace_out) : 0;
     if (dropped > run->trace_dropped_said) {
         int error = report_trace_error(run->trace_out);
@@ -145,10 +179,10 @@ static void show_live(fleet_t *self, int64_t now) {
                         (unsigned long long)dropped);
         run->trace_dropped_said = dropped;
     }
-    int64_t heartbeat = fleet_heartbeat_ns(self);
+    int64_t heartbeat = measurement_heartbeat_ns(run);
     live_t live;
-    merge_live(run->merge, now, registry_inflight(self->registry, now, heartbeat), &live);
-    live.silent = registry_silent(self->registry, now, heartbeat);
+    merge_live(run->merge, now, slot_inflight(slot, now, heartbeat), &live);
+    live.silent = slot_silent(slot, now, heartbeat);
     live.duration_s = (double)run->cfg.limits.duration_ns / 1e9;
     client_series_add(run->client_series, live.elapsed_s, live.in_flight, live.requests_per_s);
     char line[512];
@@ -161,45 +195,44 @@ static void show_live(fleet_t *self, int64_t now) {
 
 /* A run after the fleet's first starts with the workers still registered, one at least: says
  * so when they are fewer than --expect-workers. */
-static void start_with_fewer(fleet_t *self, uint32_t n) {
+static void start_with_fewer(fleet_t *self, fleet_slot_t *slot, uint32_t n) {
     console_say(&self->console,
                 "%u of the %u workers expected (--expect-workers) are registered: the run goes "
                 "on with them; a worker that comes back joins at the next run or level",
-                n, self->options.expect_workers);
-    clock_probe_begin(self->run);
+                n, slot->expect);
+    clock_probe_begin(slot->run);
 }
 
-static void step_register(fleet_t *self, int64_t now) {
-    measurement_t *run = self->run;
-    uint32_t n = registry_count(self->registry, RUN_WORKER_REGISTERED);
-    if (n >= self->options.expect_workers)
+static void step_register(fleet_t *self, fleet_slot_t *slot, int64_t now) {
+    measurement_t *run = slot->run;
+    uint32_t n = fleet_slot_count(slot, RUN_WORKER_REGISTERED);
+    if (n >= slot->expect)
         clock_probe_begin(run);
     else if (self->started_once && n > 0)
-        start_with_fewer(self, n);
+        start_with_fewer(self, slot, n);
     else if (self->started_once && now >= run->deadline_ns)
         measurement_abort(run,
                           "no worker is left to carry the run: every worker was lost, and none "
                           "registered within %g s (expected %u at %s)",
-                          self->options.register_timeout_ns / 1e9, self->options.expect_workers,
+                          self->options.register_timeout_ns / 1e9, slot->expect,
                           transport_endpoint(self->transport));
     else if (now >= run->deadline_ns && n == 0)
         measurement_abort(run,
                           "no worker came within %g s (expected %u at %s); in an Indexed Job of "
                           "one worker a pod, %s %u is missing",
-                          self->options.register_timeout_ns / 1e9, self->options.expect_workers,
+                          self->options.register_timeout_ns / 1e9, slot->expect,
                           transport_endpoint(self->transport),
-                          self->options.expect_workers == 1 ? "index" : "every index 0 to",
-                          self->options.expect_workers - 1);
+                          slot->expect == 1 ? "index" : "every index 0 to", slot->expect - 1);
     else if (now >= run->deadline_ns) {
         char why[1024];
-        registry_describe_missing(self->registry, self->options.expect_workers,
-                                  self->options.register_timeout_ns, why, sizeof why);
+        registry_describe_missing(self->registry, slot->expect, self->options.register_timeout_ns,
+                                  why, sizeof why);
         measurement_abort(run, "%s", why);
     }
 }
 
-static void step_run(fleet_t *self, int64_t now) {
-    measurement_t *run = self->run;
+static void step_run(fleet_t *self, fleet_slot_t *slot, int64_t now) {
+    measurement_t *run = slot->run;
     drain_grace_step(run, now);
     bool all = true;
     for (size_t i = 0; i < run->n_workers && all; i++)
@@ -208,8 +241,8 @@ static void step_run(fleet_t *self, int64_t now) {
     if (all) {
         run->phase = PHASE_OVER;
     } else if (run->stopping && now >= run->deadline_ns) {
-        for (size_t i = 0; i < registry_size(self->registry); i++) {
-            registry_worker_t *w = registry_at(self->registry, i);
+        for (size_t i = 0; i < slot->n_workers; i++) {
+            registry_worker_t *w = registry_of(slot->workers[i]);
             if (run_worker_in_run(&w->run) && !run_worker_finished(&w->run))
                 fleet_workers_lost(self, w, "did not finish within 15 s of the stop", true);
         }
@@ -220,28 +253,28 @@ static void step_run(fleet_t *self, int64_t now) {
     rebalance_join_step(run, now);
     if (now >= run->next_live_ns) { /* a terminal's line every second, a log's less often */
         int64_t every = self->console.tty ? 1000000000LL : self->options.progress_ns;
-        show_live(self, now);
+        show_live(self, slot, now);
         run->next_live_ns += every;
         if (run->next_live_ns < now)
             run->next_live_ns = now + every;
     }
 }
 
-/* Phase changes, deadlines and periodic work; called on every loop turn. */
-static void step(fleet_t *self, int64_t now) {
-    measurement_t *run = self->run;
-    if (now >= self->next_heartbeat_ns) {
-        if (run->phase == PHASE_RUN)
-            rebalance_tick(run);
-        fleet_workers_heartbeats(self, now);
-        self->next_heartbeat_ns = now + fleet_heartbeat_ns(self);
-    }
-    /* A silent worker is lost, and its share taken over, within a tenth of a second of
-     * fleet.heartbeat x fleet.liveness (the walk itself only once one can be silent). */
-    fleet_workers_check_silence(self, now);
+/* Workers released while their connection was down are told when they repeat their Done (every
+ * heartbeat): an ended run waits for that for a bounded time before it is over. */
+static bool releases_pending(const fleet_slot_t *slot) {
+    for (size_t i = 0; i < slot->n_workers; i++)
+        if (slot->workers[i]->state == RUN_WORKER_COMPLETE && slot->workers[i]->release_pending)
+            return true;
+    return false;
+}
+
+/* One run's phase changes and deadlines. */
+static void step_slot(fleet_t *self, fleet_slot_t *slot, int64_t now) {
+    measurement_t *run = slot->run;
     switch (run->phase) {
     case PHASE_REGISTER:
-        step_register(self, now);
+        step_register(self, slot, now);
         break;
     case PHASE_PROBE:
         if (clock_probe_step(run, now))
@@ -251,7 +284,7 @@ static void step(fleet_t *self, int64_t now) {
                               MEASUREMENT_READY_TIMEOUT_NS / 1e9);
         break;
     case PHASE_ASSIGN:
-        if (registry_count(self->registry, RUN_WORKER_READY) == run->in_run) {
+        if (fleet_slot_count(slot, RUN_WORKER_READY) == run->in_run) {
             launch_begin(run);
             rebalance_start(run);
             launch_send_starts(run);
@@ -261,15 +294,33 @@ static void step(fleet_t *self, int64_t now) {
                               MEASUREMENT_READY_TIMEOUT_NS / 1e9);
         break;
     case PHASE_RUN:
-        step_run(self, now);
+        step_run(self, slot, now);
         break;
     case PHASE_OVER:
         break;
     }
+    if (run->phase == PHASE_OVER && !slot->release_end_ns)
+        slot->release_end_ns = now + 5 * measurement_heartbeat_ns(run) / 2;
 }
 
-static void handle_signal(fleet_t *self, int count) {
-    measurement_t *run = self->run;
+/* Phase changes, deadlines and periodic work of every run; called on every loop turn. */
+static void step(fleet_t *self, int64_t now) {
+    if (now >= self->next_heartbeat_ns) {
+        for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+            if (self->slots[i].run && self->slots[i].run->phase == PHASE_RUN)
+                rebalance_tick(self->slots[i].run);
+        fleet_workers_heartbeats(self, now);
+        self->next_heartbeat_ns = now + fleet_heartbeat_ns(self);
+    }
+    /* A silent worker is lost, and its share taken over, within a tenth of a second of
+     * fleet.heartbeat x fleet.liveness (the walk itself only once one can be silent). */
+    fleet_workers_check_silence(self, now);
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run)
+            step_slot(self, &self->slots[i], now);
+}
+
+static void handle_signal(fleet_t *self, measurement_t *run, int count) {
     if (run->phase != PHASE_RUN) {
         measurement_abort(run, "interrupted before the start");
         return;
@@ -304,12 +355,10 @@ static void handle_signal(fleet_t *self, int count) {
     run->phase = PHASE_OVER;
 }
 
-/* The embedder's hook (a local child died): stops a running run, aborts one not yet started. */
-static void check_hook(fleet_t *self) {
-    measurement_t *run = self->run;
-    char why[512];
-    if (!self->options.hook || run->phase == PHASE_OVER ||
-        !self->options.hook(self->options.hook_arg, why, sizeof why))
+/* Stops a running run for why (said, the results partial, the workers drained), aborts one not
+ * yet started. */
+static void stop_run(fleet_t *self, measurement_t *run, const char *why) {
+    if (run->phase == PHASE_OVER)
         return;
     if (run->phase == PHASE_RUN) {
         console_say(&self->console, "%s", why);
@@ -319,6 +368,25 @@ static void check_hook(fleet_t *self) {
     } else {
         measurement_abort(run, "%s", why);
     }
+}
+
+void fleet_stop(fleet_t *self, measurement_t *run, const char *why) {
+    if (fleet_slot_of_run(self, run))
+        stop_run(self, run, why);
+}
+
+/* The embedder's hook (a local child died): stops every run. */
+static void check_hook(fleet_t *self) {
+    char why[512];
+    bool live = false;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        live |= self->slots[i].run && self->slots[i].run->phase != PHASE_OVER;
+    if (!self->options.hook || !live ||
+        !self->options.hook(self->options.hook_arg, why, sizeof why))
+        return;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run)
+            stop_run(self, self->slots[i].run, why);
 }
 
 /* The fleet's gauges for --metrics-listen, then the scrapes that are ready. */
@@ -336,77 +404,89 @@ static void live_gauges(fleet_t *self) {
     live_metrics_poll(live);
 }
 
-/* The event loop: control drained first on every turn, then a bounded burst of data. */
-static void loop(fleet_t *self) {
-    int seen = 0;
-    int64_t last_turn = loop_now_ns();
+/* One turn of the event loop: control drained first, then a bounded burst of data, then every
+ * run's step. Waits up to timeout_ms (and never past the next heartbeat) for a message, a run's
+ * telemetry, the live metrics' socket or one of fds. */
+void fleet_step(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds) {
     live_metrics_t *live = self->options.live_metrics;
-    while (self->run->phase != PHASE_OVER) {
-        int64_t now = loop_now_ns();
-        int64_t wait_ms = (self->next_heartbeat_ns - now) / 1000000;
-        if (wait_ms > 100)
-            wait_ms = 100;
-        if (wait_ms < 0)
-            wait_ms = 0;
-        int fds[2] = {telemetry_fd(self->run->telemetry), live ? live_metrics_fd(live) : -1};
-        transport_wait_fds(self->transport, true, (long)wait_ms, fds, 2);
-        telemetry_poll(self->run->telemetry);
-        live_gauges(self);
-        int64_t gap = loop_now_ns() - last_turn;
-        if (gap > 2 * fleet_heartbeat_ns(self)) {
-            /* This process was not running (stopped, swapped out): the workers' silence over that
-             * gap is ours, not theirs. */
-            console_say(&self->console, "the controller itself stalled for %.1f s", gap / 1e9);
-            registry_excuse_stall(self->registry, gap);
-        }
-        while (transport_receive(self->transport, TRANSPORT_CONTROL, fleet_workers_control, self))
-            ;
-        for (int i = 0; i < DATA_BURST && transport_receive(self->transport, TRANSPORT_DATA,
-                                                            fleet_workers_data, self);
-             i++)
-            ;
-        if (signals_seen != seen) {
-            seen = signals_seen;
-            handle_signal(self, seen);
-        }
-        check_hook(self);
-        step(self, loop_now_ns());
-        last_turn = loop_now_ns();
+    int64_t now = loop_now_ns();
+    if (!self->last_turn_ns)
+        self->last_turn_ns = now;
+    int64_t wait_ms = (self->next_heartbeat_ns - now) / 1000000;
+    if (wait_ms > timeout_ms)
+        wait_ms = timeout_ms;
+    if (wait_ms < 0)
+        wait_ms = 0;
+    int all[FLEET_MAX_RUNS + 1 + FLEET_MAX_FDS];
+    size_t n = 0;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run)
+            all[n++] = telemetry_fd(self->slots[i].run->telemetry);
+    all[n++] = live ? live_metrics_fd(live) : -1;
+    for (size_t i = 0; i < n_fds && i < FLEET_MAX_FDS; i++)
+        all[n++] = fds[i];
+    transport_wait_fds(self->transport, true, (long)wait_ms, all, n);
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run)
+            telemetry_poll(self->slots[i].run->telemetry);
+    live_gauges(self);
+    int64_t gap = loop_now_ns() - self->last_turn_ns;
+    if (gap > 2 * fleet_heartbeat_ns(self)) {
+        /* This process was not running (stopped, swapped out): the workers' silence over that
+         * gap is ours, not theirs. */
+        console_say(&self->console, "the controller itself stalled for %.1f s", gap / 1e9);
+        registry_excuse_stall(self->registry, gap);
     }
+    while (transport_receive(self->transport, TRANSPORT_CONTROL, fleet_workers_control, self))
+        ;
+    for (int i = 0; i < DATA_BURST &&
+                    transport_receive(self->transport, TRANSPORT_DATA, fleet_workers_data, self);
+         i++)
+        ;
+    if (signals_seen != self->signals_handled) {
+        self->signals_handled = signals_seen;
+        for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+            if (self->slots[i].run && self->slots[i].run->phase != PHASE_OVER)
+                handle_signal(self, self->slots[i].run, self->signals_handled);
+    }
+    check_hook(self);
+    step(self, loop_now_ns());
+    self->last_turn_ns = loop_now_ns();
 }
 
-/* Workers released while their connection was down are told when they repeat their Done (every
- * heartbeat), for a bounded time. */
-static void deliver_releases(fleet_t *self) {
-    int64_t end = loop_now_ns() + 5 * fleet_heartbeat_ns(self) / 2;
-    for (;;) {
-        bool pending = false;
-        for (size_t i = 0; i < self->run->n_workers; i++)
-            if (self->run->workers[i]->state == RUN_WORKER_COMPLETE &&
-                self->run->workers[i]->release_pending)
-                pending = true;
-        if (!pending || loop_now_ns() >= end)
-            return;
-        transport_wait(self->transport, false, 100);
-        while (transport_receive(self->transport, TRANSPORT_CONTROL, fleet_workers_control, self))
-            ;
-    }
-}
-
-int fleet_run(fleet_t *self, measurement_t *run, bool *started) {
-    *started = false;
-    self->run = run;
-    run->link = self->link;
+int fleet_start(fleet_t *self, measurement_t *run, uint32_t expect) {
+    fleet_slot_t *slot = NULL;
+    for (size_t i = 0; i < FLEET_MAX_RUNS && !slot; i++)
+        if (!self->slots[i].run)
+            slot = &self->slots[i];
+    if (!slot)
+        return -1;
+    slot->run = run;
+    slot->fleet = self;
+    slot->takes_all = expect == 0;
+    slot->expect = expect ? expect : self->options.expect_workers;
+    slot->release_end_ns = 0;
+    slot->link = (run_link_t){
+        .send = slot_send, .say = slot_say, .inflight = slot_link_inflight, .arg = slot};
+    run->link = slot->link;
     run->after_first = self->started_once;
-    fleet_workers_next_run(self);
-    fleet_workers_changed(self);
-    uint32_t have = registry_count(self->registry, RUN_WORKER_REGISTERED);
-    if (have < self->options.expect_workers && (!self->started_once || have == 0))
+    fleet_workers_next_run(self, slot);
+    uint32_t have = fleet_slot_count(slot, RUN_WORKER_REGISTERED);
+    if (have < slot->expect && (!self->started_once || have == 0))
         console_say(&self->console, "listening on %s (data port %u); waiting for %u worker%s",
                     transport_endpoint(self->transport), transport_data_port(self->transport),
-                    self->options.expect_workers, self->options.expect_workers == 1 ? "" : "s");
-    loop(self);
-    deliver_releases(self);
+                    slot->expect, slot->expect == 1 ? "" : "s");
+    return 0;
+}
+
+bool fleet_over(fleet_t *self, const measurement_t *run) {
+    fleet_slot_t *slot = fleet_slot_of_run(self, run);
+    return !slot || (run->phase == PHASE_OVER && slot->release_end_ns &&
+                     (!releases_pending(slot) || loop_now_ns() >= slot->release_end_ns));
+}
+
+int fleet_finish(fleet_t *self, measurement_t *run, bool *started) {
+    fleet_slot_t *slot = fleet_slot_of_run(self, run);
     *started = run->start_ns != 0;
     int rc;
     if (!run->abort_reason[0]) {
@@ -421,31 +501,38 @@ int fleet_run(fleet_t *self, measurement_t *run, bool *started) {
                 measurement_send_stop(run, run->workers[i], run->abort_reason, true, true);
         rc = signals_seen ? 130 : 1;
     }
-    self->run = NULL;
-    self->idle_reset = false;
+    if (slot) {
+        fleet_workers_release(self, slot);
+        slot->run = NULL;
+        slot->n_workers = 0;
+    }
     run->workers = NULL;
     run->n_workers = 0;
     return rc;
 }
 
+int fleet_run(fleet_t *self, measurement_t *run, bool *started) {
+    self->signals_handled = 0; /* as each run's own loop did: a signal of an earlier run counts */
+    if (fleet_start(self, run, 0) != 0) {
+        *started = false;
+        return 1;
+    }
+    while (!fleet_over(self, run))
+        fleet_step(self, 100, NULL, 0);
+    return fleet_finish(self, run, started);
+}
+
 void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds) {
-    if (!self->idle_reset) { /* the last run's states go: every worker heard from is ready */
-        fleet_workers_next_run(self);
-        self->idle_reset = true;
+    fleet_step(self, timeout_ms, fds, n_fds);
+}
+
+uint32_t fleet_workers_free(const fleet_t *self) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < registry_size(self->registry); i++) {
+        const registry_worker_t *w = registry_at(self->registry, i);
+        n += w->slot < 0 && w->run.state == RUN_WORKER_REGISTERED;
     }
-    int64_t now = loop_now_ns();
-    if (now >= self->next_heartbeat_ns) {
-        fleet_workers_heartbeats(self, now);
-        self->next_heartbeat_ns = now + fleet_heartbeat_ns(self);
-    }
-    long until_heartbeat = (long)((self->next_heartbeat_ns - now) / 1000000);
-    transport_wait_fds(self->transport, true,
-                       until_heartbeat < timeout_ms ? until_heartbeat : timeout_ms, fds, n_fds);
-    while (transport_receive(self->transport, TRANSPORT_CONTROL, fleet_workers_control, self))
-        ;
-    while (transport_receive(self->transport, TRANSPORT_DATA, fleet_workers_data, self))
-        ; /* a late batch of a run that is over: nothing takes it */
-    fleet_workers_check_silence(self, loop_now_ns());
+    return n;
 }
 
 uint32_t fleet_workers_connected(const fleet_t *self) {

@@ -61,17 +61,35 @@ void fleet_close(fleet_t *self);
 /* Sets (NULL: clears) what the loop tells its driver. */
 void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks);
 /* Runs a prepared run (PHASE_REGISTER) from registration to its results, handing it the fleet's
- * link and workers for that long (the caller still owns and destroys it). Its exit status (as
- * results_finish; 1 when it could not start, 130 when interrupted); *started says whether it got
- * past its start. */
+ * link and every worker for that long (the caller still owns and destroys it): fleet_start with
+ * expect 0, fleet_step until fleet_over, fleet_finish. Its exit status (as results_finish; 1 when
+ * it could not start, 130 when interrupted); *started says whether it got past its start. */
 int fleet_run(fleet_t *self, measurement_t *run, bool *started);
-/* Between runs: serves the workers (registrations, heartbeats both ways, goodbyes, silence) for
- * up to timeout_ms, woken early by one of the n_fds descriptors (as transport_wait_fds), so a
- * long-lived fleet keeps its workers while it has nothing to run. */
+/* Takes a prepared run (PHASE_REGISTER) beside the others the fleet holds (at most 16). With
+ * expect 0 it is a controller's run: every worker is its (--expect-workers of them registered, the
+ * rest waiting or joining). Otherwise it takes expect of the free workers (registered, in no
+ * run), then new ones while it registers, and gives them back at fleet_finish: runs on different
+ * targets share the fleet. The run's messages are routed by worker (a worker is in one run at a
+ * time) and its run id. 0, or -1 when the fleet holds as many runs as it can. */
+int fleet_start(fleet_t *self, measurement_t *run, uint32_t expect);
+/* One turn of the loop over every run and the free workers (registrations, heartbeats both ways,
+ * goodbyes, silence, each run's phases): waits up to timeout_ms, woken early by a message or one
+ * of the n_fds descriptors (at most 8; as transport_wait_fds). */
+void fleet_step(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
+/* Whether run (fleet_start's) is over: its results can be written by fleet_finish. */
+bool fleet_over(fleet_t *self, const measurement_t *run);
+/* Writes an over run's results (its table on stdout, as a controller's) and frees its workers.
+ * Its exit status and *started as fleet_run's. */
+int fleet_finish(fleet_t *self, measurement_t *run, bool *started);
+/* Stops run (said, its results partial, its workers drained), or aborts it before its start. */
+void fleet_stop(fleet_t *self, measurement_t *run, const char *why);
+/* Between runs: fleet_step, so a long-lived fleet keeps its workers while it has nothing to run. */
 void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
 /* Workers registered and not lost (as --expect-workers counts them). */
 uint32_t fleet_workers_connected(const fleet_t *self);
-/* The run in progress (NULL between runs). */
+/* Workers registered and in no run (what fleet_start can take). */
+uint32_t fleet_workers_free(const fleet_t *self);
+/* The first run in progress (NULL between runs). */
 measurement_t *fleet_current(const fleet_t *self);
 /* The link a run of this fleet asks through (for work outside a run, e.g. a sweep's reports). */
 const run_link_t *fleet_link(const fleet_t *self);

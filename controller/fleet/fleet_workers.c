@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "buffer.h"
 #include "clock_probe.h"
 #include "collect.h"
 #include "fleet_internal.h"
@@ -11,25 +12,84 @@
 #include "rebalance.h"
 #include "version.h"
 
+fleet_slot_t *fleet_slot_of(fleet_t *self, const registry_worker_t *w) {
+    return w->slot >= 0 && self->slots[w->slot].run ? &self->slots[w->slot] : NULL;
+}
+
+fleet_slot_t *fleet_slot_of_run(fleet_t *self, const measurement_t *run) {
+    for (size_t i = 0; run && i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run == run)
+            return &self->slots[i];
+    return NULL;
+}
+
+/* The run w belongs to, or NULL. */
+static measurement_t *run_of_worker(fleet_t *self, const registry_worker_t *w) {
+    fleet_slot_t *slot = fleet_slot_of(self, w);
+    return slot ? slot->run : NULL;
+}
+
 int64_t fleet_heartbeat_ns(const fleet_t *self) {
-    return self->run ? measurement_heartbeat_ns(self->run) : MEASUREMENT_HEARTBEAT_NS;
+    int64_t shortest = 0;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++) {
+        int64_t ns = self->slots[i].run ? measurement_heartbeat_ns(self->slots[i].run) : 0;
+        if (ns && (!shortest || ns < shortest))
+            shortest = ns;
+    }
+    return shortest ? shortest : MEASUREMENT_HEARTBEAT_NS;
 }
 
 int64_t fleet_silence_ns(const fleet_t *self) {
-    return self->run ? measurement_silence_ns(self->run)
-                     : MEASUREMENT_HEARTBEAT_NS * MEASUREMENT_LIVENESS;
+    int64_t shortest = 0;
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++) {
+        int64_t ns = self->slots[i].run ? measurement_silence_ns(self->slots[i].run) : 0;
+        if (ns && (!shortest || ns < shortest))
+            shortest = ns;
+    }
+    return shortest ? shortest : MEASUREMENT_HEARTBEAT_NS * MEASUREMENT_LIVENESS;
+}
+
+int64_t fleet_worker_silence_ns(fleet_t *self, const registry_worker_t *w) {
+    measurement_t *run = run_of_worker(self, w);
+    return run ? measurement_silence_ns(run) : MEASUREMENT_HEARTBEAT_NS * MEASUREMENT_LIVENESS;
+}
+
+/* The heartbeat interval w is told: its run's, else the fleet's. */
+static int64_t worker_heartbeat_ns(fleet_t *self, const registry_worker_t *w) {
+    measurement_t *run = run_of_worker(self, w);
+    return run ? measurement_heartbeat_ns(run) : fleet_heartbeat_ns(self);
 }
 
 void fleet_workers_changed(fleet_t *self) {
-    if (!self->run)
-        return;
-    self->run->workers = registry_runs(self->registry);
-    self->run->n_workers = registry_size(self->registry);
+    size_t n = registry_size(self->registry);
+    for (int s = 0; s < FLEET_MAX_RUNS; s++) {
+        fleet_slot_t *slot = &self->slots[s];
+        if (!slot->run)
+            continue;
+        /* Out of memory: the run keeps the workers that fit. */
+        buffer_grow_array(&slot->workers, &slot->cap_workers, n ? n : 1, sizeof *slot->workers);
+        slot->n_workers = 0;
+        for (size_t i = 0; i < n && slot->n_workers < slot->cap_workers; i++) {
+            registry_worker_t *w = registry_at(self->registry, i);
+            if (w->slot == s)
+                slot->workers[slot->n_workers++] = &w->run;
+        }
+        slot->run->workers = slot->workers;
+        slot->run->n_workers = slot->n_workers;
+    }
+}
+
+uint32_t fleet_slot_count(const fleet_slot_t *slot, run_worker_state_t state) {
+    uint32_t n = 0;
+    for (size_t i = 0; i < slot->n_workers; i++)
+        n += slot->workers[i]->state == state;
+    return n;
 }
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
-static uint64_t run_of(const fleet_t *self, const registry_worker_t *w) {
-    return self->run && w->run.index >= 0 && self->run->phase >= PHASE_ASSIGN ? self->run->id : 0;
+static uint64_t run_of(fleet_t *self, const registry_worker_t *w) {
+    measurement_t *run = run_of_worker(self, w);
+    return run && w->run.index >= 0 && run->phase >= PHASE_ASSIGN ? run->id : 0;
 }
 
 static int send_to(fleet_t *self, registry_worker_t *w, Stampede__Envelope *env) {
@@ -67,8 +127,8 @@ static void welcome(fleet_t *self, registry_worker_t *w) {
     welcome.accepted = true;
     welcome.proto_version = PROTOCOL_VERSION;
     welcome.data_port = transport_data_port(self->transport);
-    welcome.heartbeat_ms = (uint32_t)(fleet_heartbeat_ns(self) / 1000000);
-    welcome.liveness = (uint32_t)(fleet_silence_ns(self) / fleet_heartbeat_ns(self));
+    welcome.heartbeat_ms = (uint32_t)(worker_heartbeat_ns(self, w) / 1000000);
+    welcome.liveness = (uint32_t)(fleet_worker_silence_ns(self, w) / worker_heartbeat_ns(self, w));
     welcome.controller = who;
     welcome.wait = w->run.state == RUN_WORKER_WAITING;
     welcome.message = welcome.wait ? "a run is in progress on this controller; this worker waits "
@@ -81,12 +141,14 @@ static void welcome(fleet_t *self, registry_worker_t *w) {
     send_to(self, w, &env);
 }
 
-/* A new entry for a worker that said Hello, or NULL (an id too long, or no memory). */
+/* A new entry for a worker that said Hello, in slot's run (NULL: none), or NULL (an id too long,
+ * or no memory). */
 static registry_worker_t *add(fleet_t *self, const uint8_t *id, size_t len,
-                              const Stampede__Hello *h) {
+                              const Stampede__Hello *h, const fleet_slot_t *slot) {
     registry_worker_t *w = registry_add(self->registry, id, len, h->name, loop_now_ns());
     if (!w)
         return NULL;
+    w->slot = slot ? (int)(slot - self->slots) : -1;
     snprintf(w->host, sizeof w->host, "%s", h->host ? h->host : "?");
     w->pid = h->pid;
     w->job_index =
@@ -104,10 +166,25 @@ static void forget(fleet_t *self, registry_worker_t *w) {
     fleet_workers_changed(self);
 }
 
-/* A lost worker of the run spoke again. */
+/* A lost worker of its run spoke again. */
 static void back(fleet_t *self, registry_worker_t *w) {
     self->next_silence_ns = 0;
-    rebalance_worker_back(self->run, &w->run);
+    rebalance_worker_back(run_of_worker(self, w), &w->run);
+}
+
+/* The run a new worker goes to: the one that takes every worker, else the first still
+ * registering that has fewer than it expects; NULL: none (it stays free). */
+static fleet_slot_t *slot_for_new(fleet_t *self) {
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
+        if (self->slots[i].run && self->slots[i].takes_all)
+            return &self->slots[i];
+    for (size_t i = 0; i < FLEET_MAX_RUNS; i++) {
+        fleet_slot_t *slot = &self->slots[i];
+        if (slot->run && slot->run->phase == PHASE_REGISTER &&
+            fleet_slot_count(slot, RUN_WORKER_REGISTERED) < slot->expect)
+            return slot;
+    }
+    return NULL;
 }
 
 /* Answers a Hello: refuses another protocol version, welcomes a known worker again (taking a
@@ -125,33 +202,37 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         w->last_rx_ns = loop_now_ns(); /* a Hello is a sign of life too */
         /* Back from a network cut: its Done and batches still count, unless its share was taken
          * over (then it is told to drop the run and waits for the next one). */
-        if (w->run.state == RUN_WORKER_LOST && self->run && self->run->phase == PHASE_RUN &&
+        measurement_t *run = run_of_worker(self, w);
+        if (w->run.state == RUN_WORKER_LOST && run && run->phase == PHASE_RUN &&
             run_worker_in_run(&w->run))
             back(self, w);
         welcome(self, w);
         return;
     }
-    /* Between runs (fleet_idle) every worker is counted: the next run takes them as they are. */
-    bool counted = !self->run || (self->run->phase == PHASE_REGISTER &&
-                                  registry_count(self->registry, RUN_WORKER_REGISTERED) <
-                                      self->options.expect_workers);
-    if (!(w = add(self, id, id_len, h)))
+    /* Outside a run (between runs, or free beside others) every worker is counted: the next run
+     * takes them as they are. */
+    fleet_slot_t *slot = slot_for_new(self);
+    measurement_t *run = slot ? slot->run : NULL;
+    bool counted = !run || (run->phase == PHASE_REGISTER &&
+                            fleet_slot_count(slot, RUN_WORKER_REGISTERED) < slot->expect);
+    if (!(w = add(self, id, id_len, h, slot)))
         return;
-    if (!counted && rebalance_join_begin(self->run, &w->run)) { /* fleet.rebalance_on_join */
+    if (!counted && rebalance_join_begin(run, &w->run)) { /* fleet.rebalance_on_join */
         console_say(&self->console,
                     "worker %s (host %s, pid %u) connected during the run: it joins it",
                     w->run.name, w->host, w->pid);
         w->run.state = RUN_WORKER_PROBING;
         welcome(self, w);
-        clock_probe_one(self->run, &w->run);
+        clock_probe_one(run, &w->run);
         return;
     }
     w->run.state = counted ? RUN_WORKER_REGISTERED : RUN_WORKER_WAITING;
     if (counted)
         console_say(&self->console, "worker %s (host %s, pid %u) registered (%u of %u)",
                     w->run.name, w->host, w->pid,
-                    registry_count(self->registry, RUN_WORKER_REGISTERED),
-                    self->options.expect_workers);
+                    slot ? fleet_slot_count(slot, RUN_WORKER_REGISTERED)
+                         : registry_count(self->registry, RUN_WORKER_REGISTERED),
+                    slot ? slot->expect : self->options.expect_workers);
     else
         console_say(&self->console,
                     "worker %s (host %s) connected after the start: told to wait for the next run",
@@ -163,7 +244,8 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
  * left (what says which). It is forgotten and the run is prepared again from registration with the
  * workers still registered (a new run id once shares were assigned). */
 static void forget_before_start(fleet_t *self, registry_worker_t *w, const char *what) {
-    measurement_t *run = self->run;
+    fleet_slot_t *slot = fleet_slot_of(self, w);
+    measurement_t *run = slot->run;
     console_say(&self->console,
                 "worker %s %s before the start: forgotten; the run is prepared again with the "
                 "workers still registered",
@@ -176,11 +258,10 @@ static void forget_before_start(fleet_t *self, registry_worker_t *w, const char 
     run->window_starts = NULL;
     run->in_run = 0;
     uint32_t registered = 0;
-    for (size_t i = 0; i < registry_size(self->registry); i++) {
-        run_worker_t *o = &registry_at(self->registry, i)->run;
+    for (size_t i = 0; i < slot->n_workers; i++) {
+        run_worker_t *o = slot->workers[i];
         o->index = -1;
-        o->state =
-            registered < self->options.expect_workers ? RUN_WORKER_REGISTERED : RUN_WORKER_WAITING;
+        o->state = registered < slot->expect ? RUN_WORKER_REGISTERED : RUN_WORKER_WAITING;
         registered += o->state == RUN_WORKER_REGISTERED;
     }
     run->phase = PHASE_REGISTER;
@@ -192,19 +273,19 @@ static void forget_before_start(fleet_t *self, registry_worker_t *w, const char 
  * acknowledged has spooled them: the results say both. */
 static void goodbye(fleet_t *self, registry_worker_t *w, const Stampede__Envelope *env) {
     const Stampede__Goodbye *bye = env->goodbye;
-    measurement_t *run = self->run;
+    measurement_t *run = run_of_worker(self, w);
     char msg[1200];
     int n = snprintf(msg, sizeof msg, "worker %s left: %s", w->run.name,
                      bye->reason && *bye->reason ? bye->reason : "goodbye");
     /* Leaving before a later run started (a --once worker after its level): that run goes on
      * without it. */
-    if (run_worker_in_run(&w->run) && run->phase < PHASE_RUN && self->started_once) {
+    if (run && run_worker_in_run(&w->run) && run->phase < PHASE_RUN && self->started_once) {
         console_say(&self->console, "%s", msg);
         forget_before_start(self, w, "left");
         return;
     }
     /* A worker released by the run says goodbye outside it (run id 0): it is still the run's. */
-    if (!run_worker_in_run(&w->run) || run->phase != PHASE_RUN) {
+    if (!run || !run_worker_in_run(&w->run) || run->phase != PHASE_RUN) {
         console_say(&self->console, "%s", msg);
         if (!run_worker_in_run(&w->run))
             w->last_rx_ns = 0; /* forgotten at the next check, not waited for */
@@ -248,7 +329,6 @@ static void undecodable(fleet_t *self, const uint8_t *id, size_t id_len, size_t 
 void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data,
                            size_t len, int64_t rx_ns) {
     fleet_t *self = arg;
-    measurement_t *run = self->run;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
     if (!env) {
         undecodable(self, id, id_len, len, "control");
@@ -263,7 +343,8 @@ void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const ui
         return;
     run_worker_t *w = &fw->run;
     fw->last_rx_ns = rx_ns;
-    if (!run) { /* between runs (fleet_idle): a sign of life, a heartbeat's figure, a goodbye */
+    measurement_t *run = run_of_worker(self, fw);
+    if (!run) { /* in no run (free): a sign of life, a heartbeat's figure, a goodbye */
         if (env->body_case == STAMPEDE__ENVELOPE__BODY_HEARTBEAT)
             w->inflight = env->heartbeat->inflight;
         else if (env->body_case == STAMPEDE__ENVELOPE__BODY_GOODBYE)
@@ -308,8 +389,8 @@ void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const ui
 void fleet_workers_data(void *arg, const uint8_t *id, size_t id_len, const uint8_t *data,
                         size_t len, int64_t rx_ns) {
     fleet_t *self = arg;
-    measurement_t *run = self->run;
     registry_worker_t *fw = registry_find(self->registry, id, id_len);
+    measurement_t *run = fw ? run_of_worker(self, fw) : NULL;
     if (!run || !fw || !run_worker_in_run(&fw->run) || run->phase != PHASE_RUN)
         return;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
@@ -330,8 +411,9 @@ void fleet_workers_heartbeats(fleet_t *self, int64_t now) {
             continue;
         Stampede__Heartbeat hb = STAMPEDE__HEARTBEAT__INIT;
         hb.sent_ns = now;
-        if (self->run && self->run->phase == PHASE_RUN && run_worker_in_run(&w->run))
-            hb.session_limit = self->run->session_limit;
+        measurement_t *run = run_of_worker(self, w);
+        if (run && run->phase == PHASE_RUN && run_worker_in_run(&w->run))
+            hb.session_limit = run->session_limit;
         Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
         env.body_case = STAMPEDE__ENVELOPE__BODY_HEARTBEAT;
         env.heartbeat = &hb;
@@ -343,16 +425,17 @@ void fleet_workers_heartbeats(fleet_t *self, int64_t now) {
 void fleet_workers_check_silence(fleet_t *self, int64_t now) {
     if (now < self->next_silence_ns)
         return;
-    int64_t silence = fleet_silence_ns(self);
     for (size_t i = 0; i < registry_size(self->registry); i++) {
         registry_worker_t *w = registry_at(self->registry, i);
+        int64_t silence = fleet_worker_silence_ns(self, w);
+        measurement_t *run = run_of_worker(self, w);
         if (now - w->last_rx_ns <= silence || run_worker_finished(&w->run))
             continue;
-        if (!self->run || !run_worker_in_run(&w->run)) {
+        if (!run || !run_worker_in_run(&w->run)) {
             console_say(&self->console, "worker %s went silent; forgotten", w->run.name);
             forget(self, w);
             i--;
-        } else if (self->run->phase == PHASE_RUN) {
+        } else if (run->phase == PHASE_RUN) {
             char why[128];
             snprintf(why, sizeof why, "no heartbeat for %.1f s", silence / 1e9);
             fleet_workers_lost(self, w, why, false);
@@ -360,30 +443,65 @@ void fleet_workers_check_silence(fleet_t *self, int64_t now) {
             forget_before_start(self, w, "went silent");
             i = (size_t)-1; /* the table changed: look at every worker again */
         } else {
-            measurement_abort(self->run, "worker %s went silent before the start", w->run.name);
+            measurement_abort(run, "worker %s went silent before the start", w->run.name);
         }
     }
-    self->next_silence_ns = registry_next_silence(self->registry, silence);
+    /* The shortest silence of any run: a check too early is only a walk for nothing. */
+    self->next_silence_ns = registry_next_silence(self->registry, fleet_silence_ns(self));
 }
 
 void fleet_workers_lost(fleet_t *self, registry_worker_t *w, const char *why, bool abandon) {
-    rebalance_worker_lost(self->run, &w->run, why, abandon, w->last_rx_ns);
+    measurement_t *run = run_of_worker(self, w);
+    if (run)
+        rebalance_worker_lost(run, &w->run, why, abandon, w->last_rx_ns);
 }
 
-void fleet_workers_next_run(fleet_t *self) {
+/* Whether w was lost and is silent since: forgotten (said) when so. */
+static bool forget_if_gone(fleet_t *self, registry_worker_t *w, int64_t now) {
+    if (w->run.state != RUN_WORKER_LOST || now - w->last_rx_ns <= fleet_worker_silence_ns(self, w))
+        return false;
+    console_say(&self->console, "worker %s was lost and is silent; forgotten", w->run.name);
+    forget(self, w);
+    return true;
+}
+
+void fleet_workers_next_run(fleet_t *self, fleet_slot_t *slot) {
     int64_t now = loop_now_ns();
+    int s = (int)(slot - self->slots);
     uint32_t registered = 0;
     for (size_t i = 0; i < registry_size(self->registry); i++) {
         registry_worker_t *w = registry_at(self->registry, i);
-        if (w->run.state == RUN_WORKER_LOST && now - w->last_rx_ns > fleet_silence_ns(self)) {
-            console_say(&self->console, "worker %s was lost and is silent; forgotten", w->run.name);
-            forget(self, w);
+        if (w->slot >= 0 && w->slot != s)
+            continue; /* another run's */
+        if (forget_if_gone(self, w, now)) {
             i--;
             continue;
         }
-        run_worker_reset(&w->run, registered < self->options.expect_workers ? RUN_WORKER_REGISTERED
-                                                                            : RUN_WORKER_WAITING);
+        bool room = registered < slot->expect;
+        if (!slot->takes_all && (!room || w->run.state != RUN_WORKER_REGISTERED))
+            continue; /* stays free */
+        w->slot = s;
+        run_worker_reset(&w->run, room ? RUN_WORKER_REGISTERED : RUN_WORKER_WAITING);
         registered += w->run.state == RUN_WORKER_REGISTERED;
     }
+    fleet_workers_changed(self);
+    self->next_silence_ns = 0;
+}
+
+void fleet_workers_release(fleet_t *self, fleet_slot_t *slot) {
+    int64_t now = loop_now_ns();
+    int s = (int)(slot - self->slots);
+    for (size_t i = 0; i < registry_size(self->registry); i++) {
+        registry_worker_t *w = registry_at(self->registry, i);
+        if (w->slot != s)
+            continue;
+        if (forget_if_gone(self, w, now)) {
+            i--;
+            continue;
+        }
+        w->slot = -1;
+        run_worker_reset(&w->run, RUN_WORKER_REGISTERED);
+    }
+    fleet_workers_changed(self);
     self->next_silence_ns = 0;
 }

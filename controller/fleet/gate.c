@@ -45,6 +45,7 @@ struct gate {
     const keys_ring_t *ring;
     char *authorized_dir;
     char *name;
+    char role[32]; /* whom the keys are of, in a refusal: "worker", "user" */
     void *zap;     /* REP on the ZAP endpoint, NULL without a ring */
     void *stop_tx; /* main thread's end of the stop pipe */
     void *stop_rx; /* the thread's end */
@@ -55,7 +56,7 @@ struct gate {
 };
 
 gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir, const char *name,
-                 char *err, size_t errlen) {
+                 const char *role, char *err, size_t errlen) {
     gate_t *self = calloc(1, sizeof *self);
     if (!self) {
         error_text_fail(err, errlen, "out of memory");
@@ -64,6 +65,7 @@ gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir,
     self->ctx = ctx;
     self->ring = ring;
     self->name = strdup(name);
+    snprintf(self->role, sizeof self->role, "%s", role ? role : "peer");
     self->authorized_dir = strdup(authorized_dir ? authorized_dir : "");
     char pipe_ep[64];
     snprintf(pipe_ep, sizeof pipe_ep, "inproc://stampede-gate-%p", (void *)self);
@@ -173,16 +175,16 @@ static void serve_zap(gate_t *self) {
     if (n == 7 && frame_is(&f[0], "1.0") && frame_is(&f[5], "CURVE") &&
         zmq_msg_size(&f[6]) == KEYS_BINARY_LEN) {
         zmq_z85_encode(key, zmq_msg_data(&f[6]), KEYS_BINARY_LEN);
-        found = keys_ring_find(self->ring, zmq_msg_data(&f[6]));
+        found = keys_ring_user(self->ring, zmq_msg_data(&f[6]));
     }
     if (found) {
         send_reply(self->zap, &f[1], "200", "OK", found);
     } else {
         if (key[0])
             fprintf(stderr,
-                    "%s: refused a worker at %s: its public key %s is not in --authorized-keys "
+                    "%s: refused a %s at %s: its public key %s is not in --authorized-keys "
                     "%s\n",
-                    self->name, address, key, self->authorized_dir);
+                    self->name, self->role, address, key, self->authorized_dir);
         else
             fprintf(stderr, "%s: refused a connection from %s: not a CURVE client\n", self->name,
                     address);

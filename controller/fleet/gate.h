@@ -17,9 +17,11 @@ typedef struct gate gate_t;
 
 /* A gate in ctx. With a ring (kept, not owned; authorized_dir names it in messages) it binds the
  * ZAP handler now: call this before binding any CURVE socket, since a CURVE server with no ZAP
- * handler admits every key. name prefixes messages. NULL with the reason in err. */
+ * handler admits every key; an admitted key's User-Id is its owner (keys_ring_user). name prefixes
+ * messages; role names whose keys the ring holds in a refusal ("refused a worker at ..."). NULL
+ * with the reason in err. */
 gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir, const char *name,
-                 char *err, size_t errlen);
+                 const char *role, char *err, size_t errlen);
 /* Monitors sock (before gate_start), labelled "control" or "data" in messages; limit_bytes is its
  * ZMQ_MAXMSGSIZE, named when a connection closes; log_closes also logs connections that close
  * after a completed handshake. 0 ok, -1 with the reason in err. */

@@ -83,6 +83,7 @@ registry_worker_t *registry_add(registry_t *self, const void *id, size_t id_len,
     w->last_rx_ns = now;
     w->job_index = -1;
     w->threads = 1;
+    w->slot = -1;
     run_worker_init(&w->run, name, REGISTRY_WORKER_MESSAGE_BYTES);
     self->workers[self->n] = w;
     self->runs[self->n] = &w->run;
@@ -146,10 +147,11 @@ bool registry_is_silent(const registry_worker_t *w, int64_t now, int64_t heartbe
            now - w->last_rx_ns > heartbeat_ns * 3 / 2;
 }
 
-uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbeat_ns) {
+uint32_t registry_inflight_of(run_worker_t *const *runs, size_t n, int64_t now,
+                              int64_t heartbeat_ns) {
     uint64_t inflight = 0; /* each is a worker's word, up to 2^32 - 1: the sum must not wrap */
-    for (size_t i = 0; i < self->n; i++) {
-        const registry_worker_t *w = self->workers[i];
+    for (size_t i = 0; i < n; i++) {
+        const registry_worker_t *w = registry_of(runs[i]);
         if (run_worker_in_run(&w->run) && !run_worker_finished(&w->run) &&
             !registry_is_silent(w, now, heartbeat_ns))
             inflight += w->run.inflight;
@@ -157,11 +159,20 @@ uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbea
     return inflight > UINT32_MAX ? UINT32_MAX : (uint32_t)inflight;
 }
 
-uint32_t registry_silent(const registry_t *self, int64_t now, int64_t heartbeat_ns) {
+uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbeat_ns) {
+    return registry_inflight_of(self->runs, self->n, now, heartbeat_ns);
+}
+
+uint32_t registry_silent_of(run_worker_t *const *runs, size_t n, int64_t now,
+                            int64_t heartbeat_ns) {
     uint32_t silent = 0;
-    for (size_t i = 0; i < self->n; i++)
-        silent += registry_is_silent(self->workers[i], now, heartbeat_ns);
+    for (size_t i = 0; i < n; i++)
+        silent += registry_is_silent(registry_of(runs[i]), now, heartbeat_ns);
     return silent;
+}
+
+uint32_t registry_silent(const registry_t *self, int64_t now, int64_t heartbeat_ns) {
+    return registry_silent_of(self->runs, self->n, now, heartbeat_ns);
 }
 
 void registry_excuse_stall(registry_t *self, int64_t gap_ns) {

@@ -26,6 +26,7 @@ typedef struct registry_worker {
     uint32_t threads;  /* loops in its process (its Hello's threads, at least 1) */
     uint64_t undecodable; /* its messages that did not unpack */
     run_worker_t run;     /* its part in the run (name, state, index, share, sequence, ...) */
+    int slot;             /* the fleet's run it belongs to (fleet_internal.h), -1: none */
 } registry_worker_t;
 
 typedef struct registry registry_t;
@@ -59,6 +60,10 @@ bool registry_is_silent(const registry_worker_t *w, int64_t now, int64_t heartbe
 uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbeat_ns);
 /* How many workers of the run are silent at now. */
 uint32_t registry_silent(const registry_t *self, int64_t now, int64_t heartbeat_ns);
+/* The same two over the n workers whose run parts are runs (one run's, of several). */
+uint32_t registry_inflight_of(run_worker_t *const *runs, size_t n, int64_t now,
+                              int64_t heartbeat_ns);
+uint32_t registry_silent_of(run_worker_t *const *runs, size_t n, int64_t now, int64_t heartbeat_ns);
 /* Excuses every worker's silence over gap_ns during which the controller itself did not run. */
 void registry_excuse_stall(registry_t *self, int64_t gap_ns);
 /* The earliest instant any worker not finished can be silent for silence_ns (INT64_MAX: none):

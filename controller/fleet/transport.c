@@ -144,7 +144,8 @@ static int secure(transport_t *self, const char *bind, const transport_security_
                 "the run\n",
                 name, bind);
     }
-    self->gate = gate_new(self->ctx, self->ring, sec->authorized_keys, name, err, sizeof err);
+    self->gate =
+        gate_new(self->ctx, self->ring, sec->authorized_keys, name, "worker", err, sizeof err);
     if (!self->gate) {
         fprintf(stderr, "%s: %s\n", name, err);
         return -1;

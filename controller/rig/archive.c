@@ -220,6 +220,7 @@ int64_t archive_next(archive_t *self, const char *group) {
         self,
         prepare(self,
                 "SELECT id FROM runs WHERE state = 'queued' AND (?1 IS NULL OR target_group = ?1) "
+                "AND target_group NOT IN (SELECT target_group FROM runs WHERE state = 'running') "
                 "ORDER BY priority DESC, id LIMIT 1",
                 "s", group),
         0);

@@ -35,8 +35,8 @@ const char *archive_dir(const archive_t *self);
 /* Queues a run: its row in state "queued" and its workload file. The new id (> 0), or -1 with
  * the reason in err. */
 int64_t archive_submit(archive_t *self, const archive_submission_t *s, char *err, size_t errlen);
-/* The next run to start on group (NULL: any): highest priority first, then oldest. 0 when none
- * is queued. */
+/* The next run to start on group (NULL: any) whose group runs nothing (the lease): highest
+ * priority first, then oldest. 0 when none is queued or its group is busy. */
 int64_t archive_next(archive_t *self, const char *group);
 /* Its place in its group's queue (1: next), 0 when it is not queued. */
 int archive_place(archive_t *self, int64_t id);

@@ -8,9 +8,11 @@
 #include <unistd.h>
 #include <zmq.h>
 
+#include "config_target.h"
 #include "loop.h"
 #include "measurement.h"
 #include "outfile.h"
+#include "redact.h"
 #include "report.h"
 #include "rig_internal.h"
 #include "rig_wire.h"
@@ -40,7 +42,7 @@ static int default_worker_bind(rig_t *self) {
 }
 
 /* The users' ROUTER: CURVE with the rig's key, a ZAP handler of its own (controller/gate.h) that
- * admits the --authorized-keys ring and names each user by its key file. */
+ * admits the --authorized-keys ring and names each user by its key file (keys_ring_user). */
 static int bind_users(rig_t *self) {
     const char *name = self->options.name;
     char err[1024], secret[KEYS_Z85_LEN + 1], public_key[KEYS_Z85_LEN + 1];
@@ -51,8 +53,8 @@ static int bind_users(rig_t *self) {
     }
     self->ctx = zmq_ctx_new();
     if (!self->ctx ||
-        !(self->gate = gate_new(self->ctx, self->ring, self->options.authorized_keys, name, err,
-                                sizeof err)) ||
+        !(self->gate = gate_new(self->ctx, self->ring, self->options.authorized_keys, name, "user",
+                                err, sizeof err)) ||
         gate_start(self->gate, err, sizeof err) != 0) {
         fprintf(stderr, "%s: %s\n", name, self->ctx ? err : "cannot create a ZeroMQ context");
         return -1;
@@ -105,34 +107,30 @@ static void recover(rig_t *self) {
     free(ids);
 }
 
-/* The fleet's hook, on every turn of a run: users are answered, followers get the live line,
- * and a cancelled run is stopped (returns 1 once with why). */
-static int on_turn(void *arg, char *why, size_t len) {
-    rig_t *self = arg;
-    rig_ops_serve(self);
-    measurement_t *run = fleet_current(self->fleet);
+/* After every turn of the fleet, for a run in progress: its followers get the live line (and the
+ * page its figures, when it is the one shown), and a cancelled run is stopped. */
+static void tend(rig_t *self, rig_active_t *a) {
+    measurement_t *run = a->run;
     int64_t now = loop_now_ns();
-    if (self->page)
-        live_http_poll(self->page);
-    if (run && run->phase == PHASE_RUN && now >= self->next_live_ns) {
-        self->next_live_ns = now + RIG_LIVE_EVERY_NS;
+    if (run->phase == PHASE_RUN && now >= a->next_live_ns) {
+        a->next_live_ns = now + RIG_LIVE_EVERY_NS;
         live_t live;
         char line[512];
         merge_live(run->merge, now, measurement_inflight(run), &live);
         live.duration_s = (double)run->cfg.limits.duration_ns / 1e9;
-        rig_page_live_add(self->page_live, &live);
+        if (self->page_live->id == a->id)
+            rig_page_live_add(self->page_live, &live);
         report_live_line(&live, line, sizeof line);
-        rig_tell_followers(self, self->current,
-                           json_pack("{s:s, s:I, s:s}", "event", "live", "id",
-                                     (json_int_t)self->current, "line", line));
+        rig_tell_followers(
+            self, a->id,
+            json_pack("{s:s, s:I, s:s}", "event", "live", "id", (json_int_t)a->id, "line", line));
     }
-    if (self->cancelled_by[0] && !self->cancel_told) {
-        self->cancel_told = true;
-        snprintf(why, len, "run %lld cancelled by %s", (long long)self->current,
-                 self->cancelled_by);
-        return 1;
+    if (a->cancelled_by[0] && !a->cancel_told) {
+        a->cancel_told = true;
+        char why[256];
+        snprintf(why, sizeof why, "run %lld cancelled by %s", (long long)a->id, a->cancelled_by);
+        fleet_stop(self->fleet, run, why);
     }
-    return 0;
 }
 
 /* The log's live line: one per $STAMPEDE_PROGRESS_INTERVAL, as a controller's, else per 10 s. */
@@ -225,9 +223,7 @@ rig_t *rig_new(const rig_options_t *options) {
         .register_timeout_ns =
             options->register_timeout_ns ? options->register_timeout_ns : 60000000000LL,
         .grace_ns = 5000000000LL,
-        .progress_ns = progress_ns(),
-        .hook = on_turn,
-        .hook_arg = self};
+        .progress_ns = progress_ns()};
     if (!(self->fleet = fleet_new(&fleet))) {
         rig_destroy(&self);
         return NULL;
@@ -247,8 +243,8 @@ const char *rig_worker_endpoint(const rig_t *self) {
 }
 
 /* The state a run ended in, from the fleet's exit status. */
-static const char *end_state(const rig_t *self, int rc, bool started) {
-    if (self->cancelled_by[0])
+static const char *end_state(const rig_active_t *a, int rc, bool started) {
+    if (a->cancelled_by[0])
         return "cancelled";
     if (fleet_signals())
         return "interrupted";
@@ -284,87 +280,167 @@ static void release_stdout(int saved) {
     close(saved);
 }
 
-/* Runs queued run id on its group over the fleet, from its start to its row in the archive. */
-static void run_one(rig_t *self, int64_t id) {
-    char workload[4096], dir[4096], user[RIG_USER_MAX];
-    archive_lookup(self->archive, id, self->current_group, sizeof self->current_group, user,
-                   sizeof user, NULL, 0);
-    archive_workload_path(self->archive, id, workload, sizeof workload);
-    archive_run_dir(self->archive, id, dir, sizeof dir);
-    const rig_group_t *group = rig_config_group(&self->config, self->current_group);
+/* The queued file of a run, kept as DIR/workload.yaml with the secrets its config holds (secret
+ * header values, a proxy's URL) replaced by REDACT_MARK: the queued copy is removed when the run
+ * ends, and results.json's run.config names this one. 0 kept, -1 not (said in the log). */
+static int keep_workload(rig_t *self, const measurement_t *run, const char *queued,
+                         const char *kept) {
+    size_t len;
+    char *text = outfile_read_all(queued, &len);
+    size_t cap = 3 * len + 1; /* a secret is at least REDACT_MIN_LEN bytes, the mark 10 */
+    char *redacted = text ? malloc(cap) : NULL;
+    int fd = redacted ? outfile_open(kept, 0) : -1;
+    int rc = -1;
+    if (fd >= 0) {
+        memcpy(redacted, text, len + 1);
+        const config_target_t *t = &run->cfg.target;
+        for (size_t i = 0; i < t->n_headers; i++)
+            if (config_header_is_secret(t->headers[i].name))
+                redact_text(redacted, cap, t->headers[i].value);
+        redact_text(redacted, cap, t->proxy_url);
+        size_t n = strlen(redacted);
+        rc = write(fd, redacted, n) == (ssize_t)n ? 0 : -1;
+        rc = close(fd) == 0 ? rc : -1;
+    }
+    if (rc != 0)
+        fleet_say(self->fleet, "cannot keep %s: %s", kept, strerror(errno ? errno : EIO));
+    free(redacted);
+    free(text);
+    return rc;
+}
+
+/* The workers a run takes: an equal share of the fleet's among the rig's groups, rounded up, so a
+ * run on another group finds workers free (a rig of one group gives each run every worker); no
+ * more than are free. */
+static uint32_t share_of(rig_t *self) {
+    uint32_t workers = fleet_workers_connected(self->fleet), free = fleet_workers_free(self->fleet);
+    uint32_t groups = self->config.n_groups ? (uint32_t)self->config.n_groups : 1;
+    uint32_t share = (workers + groups - 1) / groups;
+    share = share ? share : 1;
+    return share < free ? share : free;
+}
+
+/* The page shows the oldest run in progress (none: nothing running). */
+static void show_on_page(rig_t *self) {
+    rig_active_t *a = rig_active(self, rig_running(self));
+    if (!a)
+        rig_page_live_begin(self->page_live, 0, NULL, NULL);
+    else if (self->page_live->id != a->id)
+        rig_page_live_begin(self->page_live, a->id, a->user, a->group);
+}
+
+/* Starts queued run id on its group with a share of the free workers. */
+static void start_one(rig_t *self, rig_active_t *a, int64_t id) {
+    memset(a, 0, sizeof *a);
+    archive_lookup(self->archive, id, a->group, sizeof a->group, a->user, sizeof a->user, NULL, 0);
+    archive_workload_path(self->archive, id, a->workload, sizeof a->workload);
+    archive_run_dir(self->archive, id, a->dir, sizeof a->dir);
+    const rig_group_t *group = rig_config_group(&self->config, a->group);
     if (!group) {
         archive_finished(self->archive, id, "failed", 1,
                          "its group is no longer in the rig's config");
+        rig_tell_followers(self, id, rig_end_event(self, id));
         return;
     }
+    uint32_t share = share_of(self);
     run_options_t o = {.name = self->options.name,
                        .targets = (const char *const *)group->urls,
                        .n_targets = group->n_urls,
-                       .out_dir = dir,
+                       .out_dir = a->dir,
                        .allow_invalid = true,
-                       .expect_workers = fleet_workers_connected(self->fleet),
+                       .expect_workers = share,
                        .register_timeout_ns = 60000000000LL};
-    measurement_t *run = measurement_new(&o, workload, 1, 1);
+    measurement_t *run = measurement_new(&o, a->workload, 1, 1);
     if (!run) {
         archive_finished(self->archive, id, "failed", 1,
                          "the workload did not load at its start (serve's log says why)");
         rig_tell_followers(self, id, rig_end_event(self, id));
         return;
     }
-    self->current = id;
-    self->cancelled_by[0] = '\0';
-    self->cancel_told = false;
-    self->next_live_ns = 0;
-    archive_started(self->archive, id, fleet_workers_connected(self->fleet));
-    fleet_say(self->fleet, "run %lld of %s on %s (%s) starts", (long long)id, user, group->name,
-              workload);
+    snprintf(a->kept, sizeof a->kept, "%s/" RIG_WORKLOAD_FILE, a->dir);
+    if (keep_workload(self, run, a->workload, a->kept) == 0)
+        run->config_path = a->kept;
+    if (fleet_start(self->fleet, run, share) != 0) { /* not while RIG_MAX_RUNS <= the fleet's */
+        measurement_destroy(&run);
+        archive_finished(self->archive, id, "failed", 1, "the fleet holds as many runs as it can");
+        rig_tell_followers(self, id, rig_end_event(self, id));
+        return;
+    }
+    a->id = id;
+    a->run = run;
+    a->workers = share;
+    archive_started(self->archive, id, share);
+    fleet_say(self->fleet, "run %lld of %s on %s (%s) starts on %u worker%s", (long long)id,
+              a->user, group->name, a->workload, share, share == 1 ? "" : "s");
     rig_tell_followers(self, id,
                        json_pack("{s:s, s:I, s:s}", "event", "started", "id", (json_int_t)id,
                                  "group", group->name));
-    rig_page_live_begin(self->page_live, id, user, group->name);
+    show_on_page(self);
+}
+
+/* An over run: its results (the end table into its directory), its row, its followers told. */
+static void finish_one(rig_t *self, rig_active_t *a) {
+    measurement_t *run = a->run;
+    int64_t id = a->id;
     bool started = false;
-    int table = capture_stdout(dir);
-    int rc = fleet_run(self->fleet, run, &started);
+    int table = capture_stdout(a->dir);
+    int rc = fleet_finish(self->fleet, run, &started);
     release_stdout(table);
-    const char *state = end_state(self, rc, started);
+    const char *state = end_state(a, rc, started);
     char note[1200] = "";
     if (run->abort_reason[0])
         snprintf(note, sizeof note, "%s", run->abort_reason);
-    else if (self->cancelled_by[0])
-        snprintf(note, sizeof note, "cancelled by %s", self->cancelled_by);
+    else if (a->cancelled_by[0])
+        snprintf(note, sizeof note, "cancelled by %s", a->cancelled_by);
     if (run->start_unix_ns)
         archive_set_start(self->archive, id, run->start_unix_ns);
     measurement_destroy(&run);
     archive_finished(self->archive, id, state, rc, note[0] ? note : NULL);
     fleet_say(self->fleet, "run %lld %s (exit status %d)", (long long)id, state, rc);
-    self->current = 0;
-    rig_page_live_begin(self->page_live, 0, NULL, NULL);
+    memset(a, 0, sizeof *a);
+    show_on_page(self);
     rig_tell_followers(self, id, rig_end_event(self, id));
     int removed = archive_retain(self->archive, self->config.keep_runs, self->config.keep_age_s);
     if (removed > 0)
         fleet_say(self->fleet, "retention removed %d run%s", removed, removed == 1 ? "" : "s");
 }
 
-/* The next queued run whose group is free, once the fleet has workers for it. */
-static int64_t next_run(rig_t *self) {
-    if (fleet_workers_connected(self->fleet) <
-        (self->options.expect_workers ? self->options.expect_workers : 1))
-        return 0;
-    return archive_next(self->archive, NULL);
+/* Starts every queued run whose group is free while the fleet has workers free for it (once it
+ * has --expect-workers). */
+static void start_ready(rig_t *self) {
+    uint32_t expect = self->options.expect_workers ? self->options.expect_workers : 1;
+    if (fleet_workers_connected(self->fleet) < expect)
+        return;
+    for (size_t i = 0; i < RIG_MAX_RUNS && fleet_workers_free(self->fleet) > 0; i++) {
+        if (self->active[i].id)
+            continue;
+        int64_t id = archive_next(self->archive, NULL);
+        if (!id)
+            return;
+        start_one(self, &self->active[i], id);
+    }
 }
 
 int rig_serve(rig_t *self) {
     fleet_catch_signals();
-    while (!fleet_signals()) {
+    for (;;) {
         rig_ops_serve(self);
         if (self->page)
             live_http_poll(self->page);
-        int64_t id = next_run(self);
+        bool stopping = fleet_signals() != 0; /* the runs drain; nothing new starts */
+        if (!stopping)
+            start_ready(self);
+        if (stopping && !rig_running(self))
+            break;
         int fds[2] = {self->users_fd, self->page ? live_http_fd(self->page) : -1};
-        if (id)
-            run_one(self, id);
-        else
-            fleet_idle(self->fleet, 100, fds, 2);
+        fleet_step(self->fleet, 100, fds, 2);
+        for (size_t i = 0; i < RIG_MAX_RUNS; i++) {
+            rig_active_t *a = &self->active[i];
+            if (a->id && fleet_over(self->fleet, a->run))
+                finish_one(self, a);
+            else if (a->id)
+                tend(self, a);
+        }
     }
     fleet_release_signals();
     fprintf(stderr, "%s: interrupted; the queue stays in %s\n", self->options.name,
@@ -376,6 +452,8 @@ void rig_destroy(rig_t **self_p) {
     rig_t *self = *self_p;
     if (!self)
         return;
+    for (size_t i = 0; i < RIG_MAX_RUNS; i++)
+        measurement_destroy(&self->active[i].run);
     fleet_destroy(&self->fleet);
     gate_destroy(&self->gate);
     if (self->users)

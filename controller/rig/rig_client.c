@@ -2,6 +2,7 @@
 
 #include <errno.h>
 #include <libgen.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,6 +19,8 @@ struct rig_client {
     void *ctx;
     void *sock;
     void *monitor;
+    bool down;        /* the connection to the rig dropped; ZeroMQ is reconnecting */
+    bool reconnected; /* a handshake succeeded again since it dropped, not yet asked about */
 };
 
 static int set_keys(rig_client_t *self) {
@@ -54,16 +57,27 @@ rig_client_t *rig_client_new(const rig_client_options_t *options) {
         free(self);
         return NULL;
     }
-    int linger = 0;
+    /* A rig that went away is tried again every 0.1 s, backing off to every 5 s; ZMTP heartbeats
+     * notice one whose host vanished without closing the connection. */
+    int linger = 0, reconnect_ms = RIG_CLIENT_RECONNECT_MS,
+        reconnect_max_ms = RIG_CLIENT_RECONNECT_MAX_MS;
+    int heartbeat_ms = 2000, heartbeat_timeout_ms = 6000;
     char monitor_ep[64];
     snprintf(monitor_ep, sizeof monitor_ep, "inproc://rig-client-%p", (void *)self);
     self->ctx = zmq_ctx_new();
     self->sock = self->ctx ? zmq_socket(self->ctx, ZMQ_DEALER) : NULL;
     if (!self->sock || zmq_setsockopt(self->sock, ZMQ_LINGER, &linger, sizeof linger) ||
+        zmq_setsockopt(self->sock, ZMQ_RECONNECT_IVL, &reconnect_ms, sizeof reconnect_ms) ||
+        zmq_setsockopt(self->sock, ZMQ_RECONNECT_IVL_MAX, &reconnect_max_ms,
+                       sizeof reconnect_max_ms) ||
+        zmq_setsockopt(self->sock, ZMQ_HEARTBEAT_IVL, &heartbeat_ms, sizeof heartbeat_ms) ||
+        zmq_setsockopt(self->sock, ZMQ_HEARTBEAT_TIMEOUT, &heartbeat_timeout_ms,
+                       sizeof heartbeat_timeout_ms) ||
         set_keys(self) != 0 ||
         zmq_socket_monitor(self->sock, monitor_ep,
                            ZMQ_EVENT_HANDSHAKE_FAILED_AUTH | ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL |
-                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL) != 0 ||
+                               ZMQ_EVENT_HANDSHAKE_FAILED_NO_DETAIL | ZMQ_EVENT_DISCONNECTED |
+                               ZMQ_EVENT_HANDSHAKE_SUCCEEDED) != 0 ||
         !(self->monitor = zmq_socket(self->ctx, ZMQ_PAIR)) ||
         zmq_connect(self->monitor, monitor_ep) != 0 || zmq_connect(self->sock, options->to) != 0) {
         if (self->sock)
@@ -74,11 +88,30 @@ rig_client_t *rig_client_new(const rig_client_options_t *options) {
     return self;
 }
 
-/* A handshake failure the monitor reported, said; 1 when there was one. */
+/* An event the monitor reported: a lost connection or one made again (said, and remembered for
+ * rig_client_reconnected), or a handshake failure (said; 1). */
 static int refused(rig_client_t *self) {
     uint16_t event;
     uint32_t value;
     if (zmq_monitor_read(self->monitor, &event, &value) != 0)
+        return 0;
+    if (event == ZMQ_EVENT_DISCONNECTED && !self->down) {
+        self->down = true;
+        fprintf(stderr,
+                "%s: lost the rig at %s; trying again every %.1f s, backing off to every %.0f s "
+                "(Ctrl-C to stop)\n",
+                self->options.name, self->options.to, RIG_CLIENT_RECONNECT_MS / 1e3,
+                RIG_CLIENT_RECONNECT_MAX_MS / 1e3);
+        return 0;
+    }
+    if (event == ZMQ_EVENT_HANDSHAKE_SUCCEEDED) {
+        if (self->down)
+            fprintf(stderr, "%s: the rig at %s is back\n", self->options.name, self->options.to);
+        self->reconnected = self->down;
+        self->down = false;
+        return 0;
+    }
+    if (event == ZMQ_EVENT_DISCONNECTED)
         return 0;
     if (event == ZMQ_EVENT_HANDSHAKE_FAILED_AUTH)
         fprintf(stderr,
@@ -136,6 +169,12 @@ json_t *rig_client_next(rig_client_t *self, long timeout_ms, int *failed) {
             json_object_set_new(reply, "_more", json_true());
         return reply;
     }
+}
+
+bool rig_client_reconnected(rig_client_t *self) {
+    bool back = self->reconnected;
+    self->reconnected = false;
+    return back;
 }
 
 json_t *rig_client_call(rig_client_t *self, json_t *req) {

@@ -6,7 +6,11 @@
 #define STAMPEDE_RIG_CLIENT_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
+
+#define RIG_CLIENT_RECONNECT_MS 100
+#define RIG_CLIENT_RECONNECT_MAX_MS 5000
 
 typedef struct rig_client rig_client_t;
 
@@ -26,6 +30,11 @@ json_t *rig_client_call(rig_client_t *self, json_t *req);
 /* The next message the rig sends (a followed run's event), waiting up to timeout_ms: NULL on
  * timeout or when *failed (set to 1 after printing why). */
 json_t *rig_client_next(rig_client_t *self, long timeout_ms, int *failed);
+/* Whether the connection to the rig dropped and was made again (a restarted serve) since the
+ * last call: the rig knows nothing of what this client followed before. Losing it and getting it
+ * back are said on stderr; ZeroMQ retries every RIG_CLIENT_RECONNECT_MS, doubling up to
+ * RIG_CLIENT_RECONNECT_MAX_MS. */
+bool rig_client_reconnected(rig_client_t *self);
 /* Fetches run id's files into dir (created). 0 ok, -1 after printing why. */
 int rig_client_fetch(rig_client_t *self, int64_t id, const char *dir);
 /* Closes and frees; sets *self_p to NULL (NULL is fine). */

@@ -11,6 +11,7 @@
 #include "fleet.h"
 #include "gate.h"
 #include "keys.h"
+#include "measurement.h"
 #include "rig.h"
 #include "rig_config.h"
 #include "rig_page.h"
@@ -20,6 +21,25 @@
 #define RIG_PEER_MAX 256
 /* The end table of a run, in its directory (what `stampede controller` prints on stdout). */
 #define RIG_TABLE_FILE "table.txt"
+/* The workload as submitted, its secrets redacted, in its directory (results.json's run.config). */
+#define RIG_WORKLOAD_FILE "workload.yaml"
+
+/* The most runs the rig holds at once (one a group; the fleet's own bound). */
+#define RIG_MAX_RUNS 16
+
+/* A run in progress on its group, from its start to its row in the archive. */
+typedef struct rig_active {
+    int64_t id; /* 0: the entry is free */
+    measurement_t *run;
+    char group[RIG_USER_MAX], user[RIG_USER_MAX];
+    char workload[4096]; /* its queued file */
+    char kept[4200];     /* its file kept in its directory (run.config) */
+    char dir[4096];
+    uint32_t workers;                /* its share of the fleet */
+    char cancelled_by[RIG_USER_MAX]; /* set: stopped at the next turn */
+    bool cancel_told;
+    int64_t next_live_ns;
+} rig_active_t;
 
 /* A user following a run: the peer's routing id and the run. */
 typedef struct rig_follower {
@@ -42,18 +62,18 @@ struct rig {
     keys_ring_t *ring;
     gate_t *gate;
     char endpoint[256];
-    /* the run in progress (0: none) */
-    int64_t current;
-    char current_group[RIG_USER_MAX];
-    char cancelled_by[RIG_USER_MAX]; /* set: the fleet's hook stops the run */
-    bool cancel_told;
-    int64_t next_live_ns;
-    live_http_t *page;          /* --page, or NULL */
-    rig_page_live_t *page_live; /* the run in progress as the page shows it */
+    rig_active_t active[RIG_MAX_RUNS]; /* the runs in progress, at most one a group */
+    live_http_t *page;                 /* --page, or NULL */
+    rig_page_live_t *page_live;        /* the run in progress the page shows (the oldest) */
     rig_follower_t *followers;
     size_t n_followers, cap_followers;
 };
 
+/* The run in progress with this id, or on this group; NULL when none (rig_ops.c). */
+rig_active_t *rig_active(rig_t *self, int64_t id);
+rig_active_t *rig_active_on(rig_t *self, const char *group);
+/* The oldest run in progress (0: none). */
+int64_t rig_running(const rig_t *self);
 /* Sends msg (a reference taken) to peer id, then n_frames more frames (a fetch's files). 0 sent,
  * -1 not (the peer is gone). */
 int rig_send(rig_t *self, const uint8_t *id, size_t id_len, json_t *msg, const char *const *frames,

@@ -75,13 +75,32 @@ json_t *rig_end_event(rig_t *self, int64_t run) {
     return event;
 }
 
-/* The user's name: its key file's, without ".pub". */
+rig_active_t *rig_active(rig_t *self, int64_t id) {
+    for (size_t i = 0; id && i < RIG_MAX_RUNS; i++)
+        if (self->active[i].id == id)
+            return &self->active[i];
+    return NULL;
+}
+
+rig_active_t *rig_active_on(rig_t *self, const char *group) {
+    for (size_t i = 0; i < RIG_MAX_RUNS; i++)
+        if (self->active[i].id && !strcmp(self->active[i].group, group))
+            return &self->active[i];
+    return NULL;
+}
+
+int64_t rig_running(const rig_t *self) {
+    int64_t oldest = 0;
+    for (size_t i = 0; i < RIG_MAX_RUNS; i++)
+        if (self->active[i].id && (!oldest || self->active[i].id < oldest))
+            oldest = self->active[i].id;
+    return oldest;
+}
+
+/* The user's name, as the gate named its key (keys_ring_user). */
 static void user_of(zmq_msg_t *msg, char *user, size_t len) {
     const char *id = zmq_msg_gets(msg, "User-Id");
     snprintf(user, len, "%s", id ? id : "");
-    size_t n = strlen(user);
-    if (n > 4 && !strcmp(user + n - 4, ".pub"))
-        user[n - 4] = '\0';
 }
 
 static const char *string_of(json_t *req, const char *key) {
@@ -178,7 +197,7 @@ static json_t *op_submit(rig_t *self, const uint8_t *id, size_t id_len, const ch
         rig_follow(self, id, id_len, run);
     return json_pack("{s:b, s:I, s:i, s:s, s:b}", "ok", 1, "id", (json_int_t)run, "place",
                      archive_place(self->archive, run), "group", g->name, "busy",
-                     self->current && !strcmp(self->current_group, g->name));
+                     rig_active_on(self, g->name) != NULL);
 }
 
 static int64_t id_of(json_t *req) {
@@ -200,7 +219,7 @@ static json_t *op_list(rig_t *self, json_t *req) {
                                        string_of(req, "group"), string_of(req, "model"),
                                        string_of(req, "state"), limit ? (int)limit : 50),
                      "queue", archive_queue_json(self->archive), "running",
-                     (json_int_t)self->current);
+                     (json_int_t)rig_running(self));
 }
 
 /* Whether user may change run: its owner or an admin; an error reply when not. */
@@ -227,9 +246,10 @@ static json_t *op_cancel(rig_t *self, json_t *req, const char *user) {
         rig_tell_followers(self, run, rig_end_event(self, run));
         return json_pack("{s:b, s:s}", "ok", 1, "state", "cancelled");
     }
-    if (run == self->current) {
-        if (!self->cancelled_by[0]) {
-            snprintf(self->cancelled_by, sizeof self->cancelled_by, "%s", user);
+    rig_active_t *active = rig_active(self, run);
+    if (active) {
+        if (!active->cancelled_by[0]) {
+            snprintf(active->cancelled_by, sizeof active->cancelled_by, "%s", user);
             archive_cancelled_by(self->archive, run, user);
         }
         return json_pack("{s:b, s:s}", "ok", 1, "state", "stopping");

@@ -1,10 +1,12 @@
 # Helpers for the shared rig's tests (stampede serve, docs/rig.md), sourced after protocol_lib.sh:
-# keys for the rig, users alice and bob, admin root, stranger carol (not authorized) and worker
-# w1; a mock and rig.yaml with its one group g1 on it; three free ports in a row for serve.
+# keys for the rig, users alice and bob, admin root, dave (his key file d-laptop.pub names him in
+# a "# name:" line), stranger carol (not authorized) and worker w1; a mock and rig.yaml with its one group g1 on it; three free ports in a row for serve.
 command -v sqlite3 >/dev/null || fail "sqlite3 is not installed (make test-deps)"
-(cd "$WORK" && "$STAMPEDE" keygen rig alice bob root carol w1 >/dev/null) || fail "keygen failed"
+(cd "$WORK" && "$STAMPEDE" keygen rig alice bob root carol dave w1 >/dev/null) ||
+    fail "keygen failed"
 mkdir "$WORK/users" "$WORK/workers"
 cp "$WORK"/{alice,bob,root}.pub "$WORK/users/"
+{ echo "# name: dave"; cat "$WORK/dave.pub"; } >"$WORK/users/d-laptop.pub"
 cp "$WORK/w1.pub" "$WORK/workers/"
 
 start_mock --ttft-ms 5 --itl-ms 1

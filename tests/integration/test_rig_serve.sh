@@ -3,11 +3,14 @@
 # one group on the mock, users alice and bob, admin root, stranger carol.
 #  - alice and bob submit at once to the one group: the runs go one after the other in id order,
 #    each with its own results (its own request count) in the archive; --follow gets the end table;
-#  - carol's key is not in --authorized-keys: refused, saying so; a workload with a mistake, a
+#    results.json's run.config names the run's workload.yaml, its secret header redacted;
+#  - carol's key is not in --authorized-keys: refused, saying so (serve: "refused a user");
+#    d-laptop.pub's "# name: dave" line names its user; a workload with a mistake, a
 #    sweep and an unknown group are refused naming the file, line and key, or the groups;
 #  - bob can neither cancel, outrank nor move alice's queued run; root (admin) can;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
-#    rebuilt from its journal, the queued run survives and runs;
+#    rebuilt from its journal, the queued run survives and runs; bob's follower of it says the
+#    rig went and came back, and ends with the run interrupted;
 #  - bob follows alice's running run and detaches with Ctrl-C (the run goes on); alice cancels
 #    her own running run;
 #  - a second client loading the group's endpoint during a run: the shared-rig guard marks it;
@@ -19,7 +22,8 @@ source "$(dirname "$0")/rig_lib.sh"
 start_serve "$WORK/serve.err"
 start_rig_worker
 write_workload "$WORK/a.yaml" ignore_eos=true max_requests=20 concurrency=2
-write_workload "$WORK/b.yaml" ignore_eos=true max_requests=31 concurrency=2
+write_workload "$WORK/b.yaml" ignore_eos=true max_requests=31 concurrency=2 \
+    headers='{X-Api-Key: sekrit-value-42}'
 
 # Two users at once: serial, in order, each its own results.
 as alice submit "$WORK/a.yaml" >"$WORK/alice.out" 2>"$WORK/alice.err" &
@@ -48,14 +52,25 @@ for user in alice bob; do
     assert_equal "$user's archived requests" \
         "$(db "select requests_ok from levels where run = $id and level = 0")" "$want"
 done
+# results.json names the run's own copy of its file, the secret header's value redacted.
+id=$(db "select id from runs where user = 'bob'")
+assert_equal "bob's run.config" "$(json_value "$WORK/arch/runs/$id/results.json" 'r["run"]["config"]')" \
+    "$WORK/arch/runs/$id/workload.yaml"
+grep -q "X-Api-Key: <redacted>" "$WORK/arch/runs/$id/workload.yaml" && ! grep -rq sekrit "$WORK/arch" ||
+    fail "bob's kept workload: $(cat "$WORK/arch/runs/$id/workload.yaml")"
 [ "$(db "select ended_at <= (select started_at from runs where id = 2) from runs where id = 1")" = 1 ] ||
     fail "run 2 started before run 1 ended"
 
-# A stranger's key is refused, saying so.
+# A stranger's key is refused, saying so, and serve logs a refused user.
 rc=0
 as carol runs list >"$WORK/carol.out" 2>"$WORK/carol.err" || rc=$?
 assert_equal "carol's exit status" "$rc" 1
 grep -q "refused your key" "$WORK/carol.err" || fail "carol was not told: $(cat "$WORK/carol.err")"
+wait_for_line "$WORK/serve.err" 5 "refused a user at .*its public key" >/dev/null ||
+    fail "serve did not log a refused user: $(grep refused "$WORK/serve.err")"
+# A key file's "# name:" line names its user.
+out=$(as dave runs priority 1 3 2>&1) && fail "dave changed a priority: $out"
+[[ "$out" == *"(dave is not one)"* ]] || fail "d-laptop.pub's user is not dave: $out"
 
 # A workload with a mistake, a sweep and an unknown group are refused, saying why; nothing queued.
 printf 'workload:\n  kind: requests\n  input_tokens: 8\n  output_tokns: 8\n' >"$WORK/bad.yaml"
@@ -96,11 +111,25 @@ as alice submit "$WORK/short.yaml" >/dev/null 2>&1 || fail "alice's run 6 was no
 # serve dies during run 3 (batches journaled by now) and comes back on the same ports.
 wait_for_line "$WORK/serve.err" 15 "\] [2-9]\.[0-9] s of 30 s \| in flight" >/dev/null ||
     fail "run 3 did not get going: $(tail "$WORK/serve.err")"
+# bob follows it across the restart: the follower says the rig went and came back, follows
+# again, and ends with the run's state.
+"$STAMPEDE" runs follow 3 --to "$USERS" --key "$WORK/bob.key" --server-key "$WORK/rig.pub" \
+    >"$WORK/follow3.out" 2>"$WORK/follow3.err" &
+F3=$!
+wait_for_line "$WORK/follow3.err" 10 "run 3: .* req/s" >/dev/null ||
+    fail "no live line while following run 3: $(cat "$WORK/follow3.err")"
 kill -9 "$SERVE_PID"
 wait "$SERVE_PID" 2>/dev/null || true
+wait_for_line "$WORK/follow3.err" 5 "runs: lost the rig at $USERS; trying again" >/dev/null ||
+    fail "the follower did not say the rig went: $(cat "$WORK/follow3.err")"
 start_serve "$WORK/serve2.err"
 grep -q "run 3 was in progress when serve stopped: merged from its journal" "$WORK/serve2.err" ||
     fail "run 3 was not recovered: $(tail -20 "$WORK/serve2.err")"
+wait_exit $F3 15
+assert_equal "the follower of run 3 across the restart" "$EXIT_STATUS" 1
+grep -q "runs: the rig at $USERS is back" "$WORK/follow3.err" &&
+    grep -q "runs: run 3 interrupted: serve stopped during the run" "$WORK/follow3.err" ||
+    fail "the follower of run 3: $(cat "$WORK/follow3.err")"
 assert_equal "run 3 after the restart" "$(db "select state from runs where id = 3")" interrupted
 assert_equal "run 3's results partial" "$(json_value "$WORK/arch/runs/3/results.json" 'r["partial"]')" True
 [ "$(json_value "$WORK/arch/runs/3/results.json" 'l["requests_ok"]')" -gt 0 ] ||

@@ -106,6 +106,33 @@ static void test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else(voi
     remove_dir(dir);
 }
 
+static void test_keys_ring_user_is_the_name_line_else_the_file_name(void **st) {
+    char dir[256], path[300], err[512], pub[2][41], sec[41], text[200];
+    make_dir(dir, sizeof dir);
+    for (int i = 0; i < 2; i++)
+        assert_int_equal(zmq_curve_keypair(pub[i], sec), 0);
+    snprintf(path, sizeof path, "%s/alice.pub", dir);
+    snprintf(text, sizeof text, "# stampede CURVE public key (Z85)\n%s\n", pub[0]);
+    write_file(path, text);
+    snprintf(path, sizeof path, "%s/d-laptop.pub", dir);
+    snprintf(text, sizeof text, "# a comment\n#  name:  dave \n%s\n", pub[1]);
+    write_file(path, text);
+    keys_ring_t *ring = keys_ring_load(dir, err, sizeof err);
+    assert_non_null(ring);
+    uint8_t binary[32];
+    zmq_z85_decode(binary, pub[0]);
+    assert_string_equal(keys_ring_user(ring, binary), "alice");
+    zmq_z85_decode(binary, pub[1]);
+    assert_string_equal(keys_ring_user(ring, binary), "dave");
+    assert_string_equal(keys_ring_find(ring, binary), "d-laptop.pub");
+    keys_ring_destroy(&ring);
+    snprintf(text, sizeof text, "%s\n# name: dave smith\n", pub[1]);
+    write_file(path, text);
+    assert_null(keys_ring_load(dir, err, sizeof err));
+    assert_non_null(strstr(err, "d-laptop.pub:2: name: expected"));
+    remove_dir(dir);
+}
+
 static void test_keys_endpoint_is_local_only_for_loopback_ipc_and_inproc(void **st) {
     const char *local[] = {
         "tcp://127.0.0.1:5555", "tcp://127.9.8.7:*", "tcp://[::1]:5555", "tcp://localhost:5555",
@@ -122,4 +149,5 @@ static void test_keys_endpoint_is_local_only_for_loopback_ipc_and_inproc(void **
 UNIT_MAIN(cmocka_unit_test(test_keys_generate_writes_a_secret_0600_whose_public_key_is_the_pub),
           cmocka_unit_test(test_keys_read_names_the_file_and_line_of_a_bad_key),
           cmocka_unit_test(test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else),
+          cmocka_unit_test(test_keys_ring_user_is_the_name_line_else_the_file_name),
           cmocka_unit_test(test_keys_endpoint_is_local_only_for_loopback_ipc_and_inproc))
