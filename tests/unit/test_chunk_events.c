@@ -10,35 +10,23 @@
 #include <cmocka.h>
 
 #include "chunk.h"
+#include "chunk_case.h"
 #include "record.h"
 #include "unit_main.h"
 
-typedef int (*parse_fn)(const char *, size_t, chunk_info_t *);
-
-/* Parses from an exact-size heap copy (a read past len is an ASan report); pointers are rebased. */
-static int parse(parse_fn fn, const char *json, chunk_info_t *out) {
-    size_t len = strlen(json);
-    char *copy = malloc(len ? len : 1);
-    assert_non_null(copy);
-    memcpy(copy, json, len);
-    int rc = fn(copy, len, out);
-    const char **fields[] = {&out->content, &out->reasoning, &out->finish_reason,
-                             &out->error_message, &out->refusal};
-    for (size_t i = 0; i < sizeof fields / sizeof fields[0]; i++)
-        if (*fields[i] && *fields[i] >= copy && *fields[i] < copy + len)
-            *fields[i] = json + (*fields[i] - copy);
-    free(copy);
-    return rc;
-}
-
-static void assert_raw(const char *ptr, size_t len, const char *expected) {
-    assert_non_null(ptr);
-    assert_int_equal(len, strlen(expected));
-    assert_memory_equal(ptr, expected, len);
+static int parse(chunk_case_parse_fn fn, const char *json, chunk_info_t *out) {
+    return chunk_case_parse(fn, json, strlen(json), out);
 }
 
 static bool is_token(const chunk_info_t *i) {
     return i->has_content || i->has_reasoning || i->has_tool_calls || i->has_refusal;
+}
+
+/* A structure event: no token, no usage, no error, and the reply goes on. */
+static void assert_carries_nothing(const chunk_info_t *i, const char *event) {
+    if (is_token(i) || i->has_usage || i->has_error || i->done)
+        fail_msg("%s: token %d, usage %d, error %d, done %d; expected none of them", event,
+                 is_token(i), i->has_usage, i->has_error, i->done);
 }
 
 static void test_messages_message_start_gives_prompt_with_the_cache_and_no_token(void **state) {
@@ -116,10 +104,7 @@ static void test_messages_structure_events_carry_no_token(void **state) {
     for (size_t k = 0; k < sizeof events / sizeof events[0]; k++) {
         chunk_info_t i;
         assert_int_equal(parse(chunk_messages_parse, events[k], &i), 0);
-        assert_false(is_token(&i));
-        assert_false(i.done);
-        assert_false(i.has_error);
-        assert_false(i.has_usage);
+        assert_carries_nothing(&i, events[k]);
     }
 }
 
@@ -187,16 +172,11 @@ static void test_responses_each_delta_kind_is_its_kind_of_token(void **state) {
         parse(chunk_responses_parse, "{\"type\":\"response.refusal.delta\",\"delta\":\"No\"}", &i),
         0);
     assert_true(i.has_refusal);
-    assert_int_equal(parse(chunk_responses_parse,
-                           "{\"type\":\"response.created\",\"response\":{\"id\":\"resp_1\","
-                           "\"status\":\"in_progress\",\"error\":null,\"usage\":null,"
-                           "\"output\":[]},\"sequence_number\":0}",
-                           &i),
-                     0);
-    assert_false(is_token(&i));
-    assert_false(i.has_usage);
-    assert_false(i.has_error);
-    assert_false(i.done);
+    static const char created[] = "{\"type\":\"response.created\",\"response\":{\"id\":"
+                                  "\"resp_1\",\"status\":\"in_progress\",\"error\":null,"
+                                  "\"usage\":null,\"output\":[]},\"sequence_number\":0}";
+    assert_int_equal(parse(chunk_responses_parse, created, &i), 0);
+    assert_carries_nothing(&i, created);
 }
 
 static void test_responses_completed_gives_usage_and_the_end(void **state) {

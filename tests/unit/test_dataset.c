@@ -17,6 +17,7 @@
 #include "config.h"
 #include "plan.h"
 #include "prompt.h"
+#include "replay_file.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit_main.h"
@@ -43,7 +44,6 @@ static const char *sharegpt =
     "    {\"from\": \"human\", \"value\": \"Thanks, bye\"}]}\n"
     "]\n";
 
-static char dataset_path[128];
 static unsigned seed = 5; /* the workload's seed */
 
 /* Writes text to the dataset file and loads a workload around it (extra: more workload keys, a
@@ -52,33 +52,21 @@ static unsigned seed = 5; /* the workload's seed */
  * is freed when refused. */
 static int load_dataset(config_t *cfg, const char *text, const char *kind, const char *dataset,
                         char *msg, size_t len) {
-    snprintf(dataset_path, sizeof dataset_path, "/tmp/stampede-test-dataset-%d.json",
-             (int)getpid());
-    FILE *f = fopen(dataset_path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-    char yaml[2048];
+    char path[128], yaml[2048];
+    snprintf(path, sizeof path, "/tmp/stampede-test-dataset-%d.json", (int)getpid());
     snprintf(yaml, sizeof yaml,
              "seed: %u\nworkload:\n  kind: %s\n  output_tokens: 77\n  dataset: {path: %s%s%s}\n"
              "scheduler: {kind: concurrent, concurrency: 3}\n",
-             seed, kind, dataset_path, dataset[0] ? ", " : "", dataset);
-    config_error_t err;
-    if (config_load_string(cfg, yaml, strlen(yaml), "w.yaml", &err) != 0) {
-        config_error_format(&err, msg, len);
-        fail_msg("the workload should load: %s", msg);
-    }
-    int rc = config_dataset_load(cfg, &err);
-    unlink(dataset_path);
-    if (rc != 0) {
-        char full[900];
-        config_error_format(&err, full, sizeof full);
-        const char *name = strstr(full, "stampede-test-dataset-");
-        const char *rest = name ? strchr(name, ':') : NULL;
-        snprintf(msg, len, "d.json%s", rest ? rest : full);
-        config_free(cfg);
-    }
-    return rc;
+             seed, kind, path, dataset[0] ? ", " : "", dataset);
+    return replay_file_load(cfg, path, text, yaml, config_dataset_load, "d.json", msg, len);
+}
+
+/* load_dataset that must load: a refusal fails the test with its message. */
+static void load_dataset_ok(config_t *cfg, const char *text, const char *kind,
+                            const char *dataset) {
+    char msg[1024] = "";
+    if (load_dataset(cfg, text, kind, dataset, msg, sizeof msg) != 0)
+        fail_msg("the dataset should load: %s", msg);
 }
 
 /* The fresh text of (session, node) as a worker would send it. */
@@ -94,11 +82,20 @@ static char *fresh_text(const config_t *cfg, uint64_t session, uint32_t node) {
     return text;
 }
 
+/* The fresh text of (session, node) is expected, to the byte. */
+static void assert_fresh_text(const config_t *cfg, uint64_t session, uint32_t node,
+                              const char *expected) {
+    char *text = fresh_text(cfg, session, node);
+    if (strcmp(text, expected) != 0)
+        fail_msg("session %llu node %u: fresh text \"%s\", expected \"%s\"",
+                 (unsigned long long)session, node, text, expected);
+    free(text);
+}
+
 static void test_dataset_sharegpt_chat_replays_the_user_turns_with_their_lengths(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, sharegpt, "chat", "", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, sharegpt, "chat", "");
     const trace_t *t = cfg.workload.replay;
     assert_int_equal(t->n_sessions, 3);
     assert_int_equal(cfg.limits.max_sessions, 3);
@@ -121,30 +118,22 @@ static void test_dataset_sharegpt_chat_replays_the_user_turns_with_their_lengths
     assert_int_equal(s.nodes[0].output_tokens, 4);
     assert_int_equal(s.nodes[1].output_tokens, 77);
     workload_session_free(&s);
-    char *text = fresh_text(&cfg, 0, 0);
-    assert_string_equal(text, "Write a haiku about the sea at night.");
-    free(text);
-    text = fresh_text(&cfg, 2, 0);
-    assert_string_equal(text, "List three primes.\nSmall ones.");
-    free(text);
-    text = fresh_text(&cfg, 1, 0);
-    assert_string_equal(text, "What is two plus two?");
-    assert_int_equal(prompt_count_words(text, strlen(text)), 5);
-    free(text);
+    assert_fresh_text(&cfg, 0, 0, "Write a haiku about the sea at night.");
+    assert_fresh_text(&cfg, 2, 0, "List three primes.\nSmall ones.");
+    static const char two_plus_two[] = "What is two plus two?";
+    assert_fresh_text(&cfg, 1, 0, two_plus_two);
+    assert_int_equal(prompt_count_words(two_plus_two, strlen(two_plus_two)), 5);
     config_free(&cfg);
 }
 
 static void test_dataset_requests_send_each_conversations_first_turn(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, sharegpt, "requests", "", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, sharegpt, "requests", "");
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     for (uint64_t i = 0; i < 3; i++)
         assert_int_equal(workload_session_size(&cfg, i), 1);
-    char *text = fresh_text(&cfg, 2, 0);
-    assert_string_equal(text, "List three primes.\nSmall ones.");
-    free(text);
+    assert_fresh_text(&cfg, 2, 0, "List three primes.\nSmall ones.");
     config_free(&cfg);
 }
 
@@ -153,18 +142,14 @@ static void test_dataset_requests_send_each_conversations_first_turn(void **stat
 static uint64_t digest_over_workers(const config_t *cfg, uint32_t workers) {
     uint64_t sum = 0, n = cfg->workload.replay->n_sessions;
     for (uint32_t w = 0; w < workers; w++) {
-        plan_share_t share;
-        assert_int_equal(plan_share_for(cfg, workers, w, &share), 0);
-        buffer_t part;
-        buffer_init(&part);
-        assert_int_equal(trace_wire_encode(cfg, &share, &part), 0);
         config_t mine;
         char *yaml = config_to_yaml(cfg);
         config_error_t err;
         assert_int_equal(config_load_string(&mine, yaml, strlen(yaml), "assigned", &err), 0);
         free(yaml);
         assert_null(mine.workload.replay); /* a worker never reads the file */
-        mine.workload.replay = trace_wire_decode((const uint8_t *)part.data, part.len);
+        plan_share_t share;
+        mine.workload.replay = replay_file_worker_part(cfg, workers, w, &share, NULL);
         assert_non_null(mine.workload.replay);
         for (uint64_t i = 0; i < n; i++) {
             assert_int_equal(workload_session_size(&mine, i), workload_session_size(cfg, i));
@@ -173,7 +158,6 @@ static uint64_t digest_over_workers(const config_t *cfg, uint32_t workers) {
             if (own)
                 sum += workload_session_digest(&mine, i);
         }
-        buffer_clear(&part);
         config_free(&mine);
     }
     return sum;
@@ -186,8 +170,7 @@ static void test_dataset_sessions_are_the_same_for_one_and_three_workers(void **
                                            "1, max: 99}"};
     for (size_t k = 0; k < 3; k++) {
         config_t cfg;
-        char msg[1024] = "";
-        assert_int_equal(load_dataset(&cfg, sharegpt, "chat", settings[k], msg, sizeof msg), 0);
+        load_dataset_ok(&cfg, sharegpt, "chat", settings[k]);
         uint64_t whole = 0, n = cfg.workload.replay->n_sessions;
         for (uint64_t i = 0; i < n; i++)
             whole += workload_session_digest(&cfg, i);
@@ -213,8 +196,7 @@ static const char *jsonl =
 static void test_dataset_jsonl_reads_prompts_messages_and_conversations(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, jsonl, "chat", "format: jsonl", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, jsonl, "chat", "format: jsonl");
     assert_int_equal(cfg.workload.replay->n_sessions, 4);
     workload_session_t s = {0};
     assert_int_equal(workload_session_generate(&cfg, 0, &s), 0);
@@ -230,12 +212,8 @@ static void test_dataset_jsonl_reads_prompts_messages_and_conversations(void **s
     assert_int_equal(workload_session_generate(&cfg, 3, &s), 0);
     assert_int_equal(s.nodes[0].output_tokens, 2);
     workload_session_free(&s);
-    char *text = fresh_text(&cfg, 2, 0);
-    assert_string_equal(text, "Is free() twice safe?");
-    free(text);
-    text = fresh_text(&cfg, 2, 1);
-    assert_string_equal(text, "Why not?\nExplain.");
-    free(text);
+    assert_fresh_text(&cfg, 2, 0, "Is free() twice safe?");
+    assert_fresh_text(&cfg, 2, 1, "Why not?\nExplain.");
     config_free(&cfg);
 }
 
@@ -244,23 +222,17 @@ static void test_dataset_jsonl_reads_prompts_messages_and_conversations(void **s
 static void test_dataset_filter_cuts_conversations_at_the_first_turn_outside(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
     /* a: 8 + 9 words, then 4 + 4; b: 5 + 1; c: 5 + 4, then 2 */
-    assert_int_equal(load_dataset(&cfg, sharegpt, "chat", "min_input_tokens: 5", msg, sizeof msg),
-                     0);
+    load_dataset_ok(&cfg, sharegpt, "chat", "min_input_tokens: 5");
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     assert_int_equal(workload_session_size(&cfg, 0), 1); /* its 4-word turn cut */
     assert_int_equal(workload_session_size(&cfg, 2), 1);
     config_free(&cfg);
-    assert_int_equal(load_dataset(&cfg, sharegpt, "chat", "max_input_tokens: 7", msg, sizeof msg),
-                     0);
+    load_dataset_ok(&cfg, sharegpt, "chat", "max_input_tokens: 7");
     assert_int_equal(cfg.workload.replay->n_sessions, 2); /* a's first turn has 8 */
-    char *text = fresh_text(&cfg, 0, 0);
-    assert_string_equal(text, "What is two plus two?");
-    free(text);
+    assert_fresh_text(&cfg, 0, 0, "What is two plus two?");
     config_free(&cfg);
-    assert_int_equal(
-        load_dataset(&cfg, sharegpt, "chat", "max_context_tokens: 17", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, sharegpt, "chat", "max_context_tokens: 17");
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     assert_int_equal(workload_session_size(&cfg, 0), 1); /* 17 + 4 + 4 > 17 */
     assert_int_equal(workload_session_size(&cfg, 2), 2); /* 9 + 2 */
@@ -278,8 +250,7 @@ static void test_dataset_sample_draws_with_the_seed_in_file_order(void **state) 
     config_t cfg;
     char msg[1024] = "";
     uint32_t first[5];
-    assert_int_equal(
-        load_dataset(&cfg, rows, "requests", "format: jsonl, sample: 5", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, rows, "requests", "format: jsonl, sample: 5");
     assert_int_equal(cfg.workload.replay->n_sessions, 5);
     workload_session_t s = {0};
     for (uint64_t i = 0; i < 5; i++) {
@@ -290,13 +261,11 @@ static void test_dataset_sample_draws_with_the_seed_in_file_order(void **state) 
     uint64_t digest = workload_digest(&cfg, 5);
     config_free(&cfg);
     /* the same seed draws the same five; another seed others */
-    assert_int_equal(
-        load_dataset(&cfg, rows, "requests", "format: jsonl, sample: 5", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, rows, "requests", "format: jsonl, sample: 5");
     assert_true(workload_digest(&cfg, 5) == digest);
     config_free(&cfg);
     seed = 6;
-    assert_int_equal(
-        load_dataset(&cfg, rows, "requests", "format: jsonl, sample: 5", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, rows, "requests", "format: jsonl, sample: 5");
     seed = 5;
     bool same = true;
     for (uint64_t i = 0; i < 5; i++) {
@@ -316,11 +285,7 @@ static void test_dataset_sample_draws_with_the_seed_in_file_order(void **state) 
 static void test_dataset_output_tokens_from_a_distribution(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, sharegpt, "chat",
-                                  "output_tokens: {dist: uniform, min: 30, max: 40}", msg,
-                                  sizeof msg),
-                     0);
+    load_dataset_ok(&cfg, sharegpt, "chat", "output_tokens: {dist: uniform, min: 30, max: 40}");
     workload_session_t s = {0};
     for (uint64_t i = 0; i < 3; i++) {
         assert_int_equal(workload_session_generate(&cfg, i, &s), 0);
@@ -336,13 +301,11 @@ static void test_dataset_output_tokens_from_a_distribution(void **state) {
 static void test_dataset_diamond_takes_planner_and_executor_prompts(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, sharegpt,
-                                  "graph\n  graph: {shape: diamond, executor_count: 2, "
-                                  "message_overhead_tokens: 3, nodes: {executor: "
-                                  "{input_tokens: 50}}}",
-                                  "roles: [planner, executor]", msg, sizeof msg),
-                     0);
+    load_dataset_ok(&cfg, sharegpt,
+                    "graph\n  graph: {shape: diamond, executor_count: 2, "
+                    "message_overhead_tokens: 3, nodes: {executor: "
+                    "{input_tokens: 50}}}",
+                    "roles: [planner, executor]");
     workload_session_t s = {0};
     assert_int_equal(workload_session_generate(&cfg, 0, &s), 0);
     assert_int_equal(s.n_nodes, 4);
@@ -359,8 +322,7 @@ static void test_dataset_diamond_takes_planner_and_executor_prompts(void **state
     workload_session_free(&s);
     config_free(&cfg);
     /* without roles: the roots only */
-    assert_int_equal(
-        load_dataset(&cfg, sharegpt, "graph\n  graph: {shape: diamond}", "", msg, sizeof msg), 0);
+    load_dataset_ok(&cfg, sharegpt, "graph\n  graph: {shape: diamond}", "");
     assert_int_equal(workload_session_generate(&cfg, 1, &s), 0);
     assert_int_equal(s.nodes[0].input_tokens, 5);
     assert_int_equal(s.nodes[1].input_tokens, 512);
@@ -372,13 +334,10 @@ static void test_dataset_diamond_takes_planner_and_executor_prompts(void **state
 static void test_dataset_settings_write_back_and_load_the_same(void **state) {
     (void)state;
     config_t cfg, back;
-    char msg[1024] = "";
-    assert_int_equal(load_dataset(&cfg, sharegpt, "graph\n  graph: {shape: diamond}",
-                                  "min_input_tokens: 2, max_input_tokens: 900, "
-                                  "max_context_tokens: 4000, sample: 2, output_tokens: {dist: "
-                                  "uniform, min: 3, max: 9}, roles: [executor]",
-                                  msg, sizeof msg),
-                     0);
+    load_dataset_ok(&cfg, sharegpt, "graph\n  graph: {shape: diamond}",
+                    "min_input_tokens: 2, max_input_tokens: 900, "
+                    "max_context_tokens: 4000, sample: 2, output_tokens: {dist: "
+                    "uniform, min: 3, max: 9}, roles: [executor]");
     char *yaml = config_to_yaml(&cfg);
     config_error_t err;
     assert_int_equal(config_load_string(&back, yaml, strlen(yaml), "back", &err), 0);

@@ -29,92 +29,121 @@ static void make_graph(workload_session_t *g, workload_node_t *nodes, uint32_t n
     *g = (workload_session_t){.index = 0, .n_nodes = n, .nodes = nodes};
 }
 
-/* A chain 0 -> 1 -> ... -> n - 1 (n <= 4); roles[j] is node j's role, all 0 when roles is NULL. */
-static void make_chain(workload_session_t *g, workload_node_t *nodes, uint32_t n,
-                       const uint32_t *roles) {
-    static const int chain[][3] = {{-1}, {0, -1}, {1, -1}, {2, -1}};
-    static const uint32_t zero[4] = {0};
-    assert_true(n <= 4);
-    make_graph(g, nodes, n, chain, roles ? roles : zero);
+/* Every figure of path is expected's, exactly; a failure names the case and the figure. */
+static void assert_path(const char *name, const sessions_path_t *path, sessions_path_t expected) {
+    const struct {
+        const char *figure;
+        int64_t got, expected;
+    } figures[] = {
+        {"makespan_ns", path->makespan_ns, expected.makespan_ns},
+        {"critical_ns", path->critical_ns, expected.critical_ns},
+        {"idle_ns", path->idle_ns, expected.idle_ns},
+        {"sibling_wait_ns", path->sibling_wait_ns, expected.sibling_wait_ns},
+        {"length", path->length, expected.length},
+    };
+    for (size_t i = 0; i < sizeof figures / sizeof figures[0]; i++)
+        if (figures[i].got != figures[i].expected)
+            fail_msg("%s: %s is %lld, expected %lld", name, figures[i].figure,
+                     (long long)figures[i].got, (long long)figures[i].expected);
 }
 
-/* Planner 0 -> executors 1, 2 -> aggregator 3 (roles 0, 1, 1, 2). The executor that ended last
- * (2) is on the path: 100 + 395 + 280 ms of requests, the 5 + 20 ms waits on the path idle. */
-static void test_sessions_path_of_a_diamond(void **state) {
-    (void)state;
-    const int parents[][3] = {{-1}, {0, -1}, {0, -1}, {1, 2, -1}};
-    const uint32_t roles[] = {0, 1, 1, 2};
-    workload_node_t nodes[4];
-    workload_session_t g;
-    make_graph(&g, nodes, 4, parents, roles);
-    const int64_t send[] = {1000 * MS, 1110 * MS, 1105 * MS, 1520 * MS};
-    const int64_t end[] = {1100 * MS, 1300 * MS, 1500 * MS, 1800 * MS};
-    uint64_t role_ns[3] = {0};
-    sessions_path_t path;
-    sessions_path(&g, send, end, role_ns, 3, &path);
-    assert_int_equal(path.makespan_ns, 800 * MS);
-    assert_int_equal(path.critical_ns, 775 * MS);
-    assert_int_equal(path.idle_ns, 25 * MS);
-    /* executor 1 ended at 1300 while executor 2 (sent at 1105) ran until 1500 */
-    assert_int_equal(path.sibling_wait_ns, 200 * MS);
-    assert_int_equal(path.length, 3);
-    assert_int_equal(role_ns[0], 100 * MS);
-    assert_int_equal(role_ns[1], 395 * MS);
-    assert_int_equal(role_ns[2], 280 * MS);
-}
+/* One session's graph, its requests' send and end times, and the figures of its critical path. */
+typedef struct path_case {
+    const char *name;
+    uint32_t n;
+    int parents[4][3]; /* node j's parents, -1 ending the list */
+    uint32_t roles[4];
+    int64_t send[4], end[4];
+    uint32_t n_roles;   /* 0: the time per role is not asked */
+    int64_t role_ns[3]; /* the critical path's time per role */
+    sessions_path_t expected;
+} path_case_t;
 
-/* Sequential executors (P -> E0 -> E1 -> A, no waits): the path is every request, idle 0. */
-static void test_sessions_path_sequential_has_no_idle(void **state) {
-    (void)state;
-    const uint32_t roles[] = {0, 1, 1, 2};
-    workload_node_t nodes[4];
-    workload_session_t g;
-    make_chain(&g, nodes, 4, roles);
-    const int64_t send[] = {0 + 1, 100 * MS, 250 * MS, 600 * MS};
-    const int64_t end[] = {100 * MS, 250 * MS, 600 * MS, 900 * MS};
-    sessions_path_t path;
-    sessions_path(&g, send, end, NULL, 0, &path);
-    assert_int_equal(path.makespan_ns, 900 * MS - 1);
-    assert_int_equal(path.critical_ns, path.makespan_ns);
-    assert_int_equal(path.idle_ns, 0);
-    assert_int_equal(path.sibling_wait_ns, 0);
-    assert_int_equal(path.length, 4);
-}
+#define CHAIN                                                                                      \
+    {                                                                                              \
+        {-1}, {0, -1}, {1, -1}, {                                                                  \
+            2, -1                                                                                  \
+        }                                                                                          \
+    }
 
-/* A chat of three turns with 1 s of think time before turns 1 and 2: idle is the think time. */
-static void test_sessions_path_chat_idle_is_think_time(void **state) {
-    (void)state;
-    workload_node_t nodes[3];
-    workload_session_t g;
-    make_chain(&g, nodes, 3, NULL);
-    const int64_t send[] = {10 * MS, 1210 * MS, 2500 * MS};
-    const int64_t end[] = {210 * MS, 1500 * MS, 2600 * MS};
-    uint64_t role_ns[1] = {0};
-    sessions_path_t path;
-    sessions_path(&g, send, end, role_ns, 1, &path);
-    assert_int_equal(path.makespan_ns, 2590 * MS);
-    assert_int_equal(path.critical_ns, 590 * MS);
-    assert_int_equal(path.idle_ns, 2000 * MS);
-    assert_int_equal(role_ns[0], 590 * MS);
-}
+static const path_case_t path_cases[] = {
+    /* planner 0 -> executors 1, 2 -> aggregator 3: the executor that ended last (2) is on the
+     * path, 100 + 395 + 280 ms of requests, the 5 + 20 ms waits on it idle; executor 1 ended at
+     * 1300 while executor 2 (sent at 1105) ran until 1500 */
+    {"a diamond",
+     4,
+     {{-1}, {0, -1}, {0, -1}, {1, 2, -1}},
+     {0, 1, 1, 2},
+     {1000 * MS, 1110 * MS, 1105 * MS, 1520 * MS},
+     {1100 * MS, 1300 * MS, 1500 * MS, 1800 * MS},
+     3,
+     {100 * MS, 395 * MS, 280 * MS},
+     {.makespan_ns = 800 * MS,
+      .critical_ns = 775 * MS,
+      .idle_ns = 25 * MS,
+      .sibling_wait_ns = 200 * MS,
+      .length = 3}},
+    /* P -> E0 -> E1 -> A with no waits: the path is every request, idle 0 */
+    {"sequential executors",
+     4,
+     CHAIN,
+     {0, 1, 1, 2},
+     {0 + 1, 100 * MS, 250 * MS, 600 * MS},
+     {100 * MS, 250 * MS, 600 * MS, 900 * MS},
+     0,
+     {0},
+     {.makespan_ns = 900 * MS - 1,
+      .critical_ns = 900 * MS - 1,
+      .idle_ns = 0,
+      .sibling_wait_ns = 0,
+      .length = 4}},
+    /* three turns with 1 s of think time before turns 1 and 2: idle is the think time */
+    {"a chat with think time",
+     3,
+     CHAIN,
+     {0},
+     {10 * MS, 1210 * MS, 2500 * MS},
+     {210 * MS, 1500 * MS, 2600 * MS},
+     1,
+     {590 * MS},
+     {.makespan_ns = 2590 * MS,
+      .critical_ns = 590 * MS,
+      .idle_ns = 2000 * MS,
+      .sibling_wait_ns = 0,
+      .length = 3}},
+    /* an unsent node cuts the path there: the walk stops at the first node with no sent parent */
+    {"node 0 unsent",
+     3,
+     CHAIN,
+     {0},
+     {0, 50 * MS, 100 * MS},
+     {0, 80 * MS, 130 * MS},
+     0,
+     {0},
+     {.makespan_ns = 80 * MS,
+      .critical_ns = 60 * MS,
+      .idle_ns = 20 * MS,
+      .sibling_wait_ns = 0,
+      .length = 2}},
+    {"no node sent", 3, CHAIN, {0}, {0}, {0}, 0, {0}, {0}},
+};
 
-/* An unsent node cuts the path there: the walk stops at the first node with no sent parent. */
-static void test_sessions_path_stops_at_unsent_parents(void **state) {
+static void test_sessions_path_figures_of_each_graph(void **state) {
     (void)state;
-    workload_node_t nodes[3];
-    workload_session_t g;
-    make_chain(&g, nodes, 3, NULL);
-    const int64_t send[] = {0, 50 * MS, 100 * MS};
-    const int64_t end[] = {0, 80 * MS, 130 * MS};
-    sessions_path_t path;
-    sessions_path(&g, send, end, NULL, 0, &path);
-    assert_int_equal(path.makespan_ns, 80 * MS);
-    assert_int_equal(path.critical_ns, 60 * MS);
-    assert_int_equal(path.length, 2);
-    const int64_t none[] = {0, 0, 0};
-    sessions_path(&g, none, none, NULL, 0, &path);
-    assert_int_equal(path.makespan_ns, 0);
-    assert_int_equal(path.length, 0);
+    for (size_t i = 0; i < sizeof path_cases / sizeof path_cases[0]; i++) {
+        const path_case_t *c = &path_cases[i];
+        workload_node_t nodes[4];
+        workload_session_t g;
+        make_graph(&g, nodes, c->n, c->parents, c->roles);
+        uint64_t role_ns[3] = {0};
+        sessions_path_t path;
+        sessions_path(&g, c->send, c->end, c->n_roles ? role_ns : NULL, c->n_roles, &path);
+        assert_path(c->name, &path, c->expected);
+        for (uint32_t r = 0; r < c->n_roles; r++)
+            if ((int64_t)role_ns[r] != c->role_ns[r])
+                fail_msg("%s: role %u has %lld ns on the path, expected %lld", c->name, r,
+                         (long long)role_ns[r], (long long)c->role_ns[r]);
+    }
 }
 
 /* Chats of `turns` turns (think time 0, 100 fresh words, 50 out, a 20-word system prompt). */
@@ -126,6 +155,27 @@ static void chat_config(config_t *cfg, double turns) {
     dist_clear(&cfg->workload.think_time);
     dist_fixed(&cfg->workload.think_time, 0);
     cfg->workload.system_prompt_tokens = 20;
+}
+
+/* A sessions table over chats (chat_config) and the config it reads, for one test. */
+typedef struct chat_sessions {
+    config_t cfg;
+    sessions_t *sessions;
+} chat_sessions_t;
+
+/* Opens the table for chats of turns turns fed by workers workers; returns it. */
+static sessions_t *chat_sessions_open(chat_sessions_t *f, double turns, uint32_t workers) {
+    chat_config(&f->cfg, turns);
+    f->sessions = sessions_new(&f->cfg, workers);
+    assert_non_null(f->sessions);
+    return f->sessions;
+}
+
+/* Destroys the table (its pointer set to NULL) and frees the config. */
+static void chat_sessions_close(chat_sessions_t *f) {
+    sessions_destroy(&f->sessions);
+    assert_null(f->sessions);
+    config_free(&f->cfg);
 }
 
 /* An ok record of (session, node): sent at send_ms, 100 ms long, usage prompt/completion. */
@@ -145,17 +195,13 @@ static request_record_t chat_record(uint64_t session, uint32_t node, int64_t sen
     return rec;
 }
 
-/* A three-turn chat closes on its last record: one session counted, its figures and the reuse
- * (turn 1 shares turn 0's 100 + 50, turn 2 shares turn 1's 160 + 50) exactly; nothing left open. */
 /* Replica affinity: a session answered by one replica at an endpoint is held; one whose third
  * turn another replica answered moved; a session at two endpoints counts at each; records
  * without a replica are not checked. */
 static void test_sessions_replica_affinity_detects_a_session_that_moved(void **state) {
     (void)state;
-    config_t cfg;
-    chat_config(&cfg, 3);
-    sessions_t *s = sessions_new(&cfg, 2);
-    assert_non_null(s);
+    chat_sessions_t f;
+    sessions_t *s = chat_sessions_open(&f, 3, 2);
     const uint64_t a = 0xA, b = 0xB;
     uint64_t replicas[4][3] = {{a, a, a}, {a, a, b}, {a, b, a}, {0, 0, 0}};
     for (uint64_t session = 0; session < 4; session++)
@@ -172,16 +218,15 @@ static void test_sessions_replica_affinity_detects_a_session_that_moved(void **s
     assert_int_equal(st->endpoint_replica_moved[0], 1);
     assert_int_equal(st->endpoint_replica_checked[1], 1);
     assert_int_equal(st->endpoint_replica_moved[1], 0);
-    sessions_destroy(&s);
-    config_free(&cfg);
+    chat_sessions_close(&f);
 }
 
+/* A three-turn chat closes on its last record: one session counted, its figures and the reuse
+ * (turn 1 shares turn 0's 100 + 50, turn 2 shares turn 1's 160 + 50) exactly; nothing left open. */
 static void test_sessions_fold_a_chat(void **state) {
     (void)state;
-    config_t cfg;
-    chat_config(&cfg, 3);
-    sessions_t *s = sessions_new(&cfg, 2);
-    assert_non_null(s);
+    chat_sessions_t f;
+    sessions_t *s = chat_sessions_open(&f, 3, 2);
     request_record_t recs[] = {chat_record(7, 0, 1000, 100, 50, false),
                                chat_record(7, 1, 1300, 160, 50, false),
                                chat_record(7, 2, 1700, 320, 50, true)};
@@ -207,18 +252,15 @@ static void test_sessions_fold_a_chat(void **state) {
     assert_int_equal(st->endpoint_prompt[1], 320);
     assert_int_equal(st->affinity_checked, 1);
     assert_int_equal(st->affinity_split, 1);
-    sessions_destroy(&s);
-    assert_null(s);
-    config_free(&cfg);
+    chat_sessions_close(&f);
 }
 
 /* Sessions that started before the window, ended past its limit, missed a node or had a warm-up
  * or cancelled request close without being counted. */
 static void test_sessions_only_complete_sessions_in_the_window_count(void **state) {
     (void)state;
-    config_t cfg;
-    chat_config(&cfg, 2);
-    sessions_t *s = sessions_new(&cfg, 1);
+    chat_sessions_t f;
+    sessions_t *s = chat_sessions_open(&f, 2, 1);
     sessions_set_window(s, 1000 * MS, 5000 * MS);
     request_record_t early[] = {chat_record(1, 0, 900, 10, 5, false),
                                 chat_record(1, 1, 1200, 20, 5, true)};
@@ -246,8 +288,7 @@ static void test_sessions_only_complete_sessions_in_the_window_count(void **stat
     assert_int_equal(st->counted, 1);
     assert_int_equal(histogram_max(st->makespan), 300 * MS);
     assert_int_equal(sessions_open(s), 0);
-    sessions_destroy(&s);
-    config_free(&cfg);
+    chat_sessions_close(&f);
 }
 
 /* Many sessions open at once, interleaved, closed in another order: the table grows, each closes
@@ -255,9 +296,8 @@ static void test_sessions_only_complete_sessions_in_the_window_count(void **stat
 static void test_sessions_interleaved_sessions_close_apart(void **state) {
     (void)state;
     enum { N = 500 };
-    config_t cfg;
-    chat_config(&cfg, 2);
-    sessions_t *s = sessions_new(&cfg, 1);
+    chat_sessions_t f;
+    sessions_t *s = chat_sessions_open(&f, 2, 1);
     for (uint64_t i = 0; i < N; i++) {
         request_record_t rec = chat_record(i * 1000003, 0, 1000 + (int64_t)i, 10, 5, false);
         assert_int_equal(sessions_add(s, &rec), 0);
@@ -275,14 +315,10 @@ static void test_sessions_interleaved_sessions_close_apart(void **state) {
     assert_int_equal(histogram_max(st->makespan), 1100 * MS);
     assert_int_equal(st->reuse_shared, N * 15);
     assert_int_equal(st->affinity_split, 0);
-    sessions_destroy(&s);
-    config_free(&cfg);
+    chat_sessions_close(&f);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_sessions_path_of_a_diamond),
-          cmocka_unit_test(test_sessions_path_sequential_has_no_idle),
-          cmocka_unit_test(test_sessions_path_chat_idle_is_think_time),
-          cmocka_unit_test(test_sessions_path_stops_at_unsent_parents),
+UNIT_MAIN(cmocka_unit_test(test_sessions_path_figures_of_each_graph),
           cmocka_unit_test(test_sessions_fold_a_chat),
           cmocka_unit_test(test_sessions_replica_affinity_detects_a_session_that_moved),
           cmocka_unit_test(test_sessions_only_complete_sessions_in_the_window_count),

@@ -16,6 +16,7 @@
 #include "message_case.h"
 #include "plan.h"
 #include "prompt.h"
+#include "replay_file.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit_main.h"
@@ -28,30 +29,19 @@ static int load_trace(config_t *cfg, const char *lines, const char *format, cons
                       bool wrap, char *msg, size_t len) {
     char path[128], yaml[1024];
     snprintf(path, sizeof path, "/tmp/stampede-test-trace-%d.jsonl", (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(lines, f);
-    fclose(f);
     snprintf(yaml, sizeof yaml,
              "workload:\n  kind: trace\n  trace: {path: %s, format: %s, wrap: %s}\n"
              "scheduler: {kind: %s}\nlimits: {duration: 10s}\n",
              path, format, wrap ? "true" : "false", scheduler);
-    config_error_t err;
-    if (config_load_string(cfg, yaml, strlen(yaml), "w.yaml", &err) != 0) {
-        config_error_format(&err, msg, len);
-        fail_msg("the workload should load: %s", msg);
-    }
-    int rc = config_trace_load(cfg, &err);
-    unlink(path);
-    if (rc != 0) {
-        char full[900];
-        config_error_format(&err, full, sizeof full);
-        const char *name = strstr(full, "stampede-test-trace-");
-        const char *rest = name ? strchr(name, ':') : NULL;
-        snprintf(msg, len, "t.jsonl%s", rest ? rest : full);
-        config_free(cfg); /* refused: nothing for the caller to free */
-    }
-    return rc;
+    return replay_file_load(cfg, path, lines, yaml, config_trace_load, "t.jsonl", msg, len);
+}
+
+/* load_trace that must load: a refusal fails the test with its message. */
+static void load_trace_ok(config_t *cfg, const char *lines, const char *format,
+                          const char *scheduler, bool wrap) {
+    char msg[1024] = "";
+    if (load_trace(cfg, lines, format, scheduler, wrap, msg, sizeof msg) != 0)
+        fail_msg("the trace should load: %s", msg);
 }
 
 static const char *diamond =
@@ -74,8 +64,7 @@ static void
 test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, diamond, "session", "rate", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, diamond, "session", "rate", false);
     const trace_t *t = cfg.workload.replay;
     assert_int_equal(t->n_sessions, 2);
     assert_true(t->timed);
@@ -176,7 +165,7 @@ static void test_trace_timed_replay_needs_an_arrival_on_every_session(void **sta
     assert_string_equal(msg, "t.jsonl:2: arrival: session '2' has no arrival time: a timed replay "
                              "(scheduler.kind: rate) needs one on every session");
     /* untimed, the same trace loads */
-    assert_int_equal(load_trace(&cfg, lines, "session", "concurrent", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, lines, "session", "concurrent", false);
     config_free(&cfg);
 }
 
@@ -189,8 +178,7 @@ static const char *mooncake =
 static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, mooncake, "mooncake", "rate", true);
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     assert_int_equal(workload_session_size(&cfg, 2), 1);
     assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 150000000);
@@ -272,8 +260,7 @@ static void test_trace_cut_by_the_limits_requests_the_rate_in_force(void **state
 static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, mooncake, "mooncake", "rate", true, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, mooncake, "mooncake", "rate", true);
     cfg.workload.trace.time_scale = 2.0;
     assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 600000000);
     assert_int_equal(workload_trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
@@ -290,8 +277,7 @@ static const char *azure = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
 static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, azure, "azure", "rate", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, azure, "azure", "rate", false);
     assert_int_equal(cfg.workload.replay->n_sessions, 4);
     assert_int_equal(cfg.limits.max_sessions, 4);
     assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
@@ -310,12 +296,11 @@ static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(v
 static void test_trace_azure_time_scale_and_wrap(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
     const char *rows = "ContextTokens,GeneratedTokens,TIMESTAMP\n"
                        "10,5,2023-11-16 18:00:00.0000000\n"
                        "10,5,2023-11-16 18:00:00.1000000\n"
                        "10,5,2023-11-16 18:00:00.3000000\n";
-    assert_int_equal(load_trace(&cfg, rows, "azure", "rate", true, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, rows, "azure", "rate", true);
     assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 300000000);
     /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
     assert_int_equal(workload_trace_arrival_ns(&cfg, 3), 450000000);
@@ -329,13 +314,11 @@ static void test_trace_azure_time_scale_and_wrap(void **state) {
 static void test_trace_azure_arrivals_saturate_at_2_62_ns(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg,
-                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                "2023-11-16 18:17:03.9799600,10,2\n"
-                                "2203-11-16 18:17:03.9799600,10,2\n",
-                                "azure", "rate", false, msg, sizeof msg),
-                     0);
+    load_trace_ok(&cfg,
+                  "TIMESTAMP,ContextTokens,GeneratedTokens\n"
+                  "2023-11-16 18:17:03.9799600,10,2\n"
+                  "2203-11-16 18:17:03.9799600,10,2\n",
+                  "azure", "rate", false);
     assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
     config_free(&cfg);
 }
@@ -381,7 +364,6 @@ static void
 test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
     const char *rows =
         "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
         "\"session_context\": {\"node_id\": 0, \"parent_nodes\": [], \"history_parent\": null, "
@@ -397,12 +379,10 @@ test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void
         "{\"session_id\": \"a\", \"input_length\": 13, \"new_input_length\": 5, \"output_length\": "
         "3, "
         "\"wait_after_previous_response_s\": 0.5}\n";
-    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, rows, "veeksha", "rate", false);
     config_free(&cfg);
     /* again at a rate of 4 sessions/s, constant gaps: session 1 arrives 250 ms after session 0 */
-    assert_int_equal(load_trace(&cfg, rows, "veeksha", "rate, rate: 4, arrival: constant", false,
-                                msg, sizeof msg),
-                     0);
+    load_trace_ok(&cfg, rows, "veeksha", "rate, rate: 4, arrival: constant", false);
     const trace_t *t = cfg.workload.replay;
     assert_int_equal(t->n_sessions, 2);
     const trace_node_t *dag = &t->nodes[t->sessions[0].first_node];
@@ -461,36 +441,27 @@ static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
 static void test_trace_period_of_a_saturated_trace_travels(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
     const char *lines = "{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
                         "{\"timestamp\": 1e300, \"input_length\": 3, \"output_length\": 1}\n";
-    assert_int_equal(load_trace(&cfg, lines, "mooncake", "rate", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, lines, "mooncake", "rate", false);
     assert_int_equal(cfg.workload.replay->period_ns, (int64_t)1 << 62);
     plan_share_t share;
-    assert_int_equal(plan_share_for(&cfg, 1, 0, &share), 0);
-    buffer_t part;
-    buffer_init(&part);
-    assert_int_equal(trace_wire_encode(&cfg, &share, &part), 0);
-    trace_t *t = trace_wire_decode((const uint8_t *)part.data, part.len);
+    trace_t *t = replay_file_worker_part(&cfg, 1, 0, &share, NULL);
     assert_non_null(t);
     assert_int_equal(t->period_ns, (int64_t)1 << 62);
     trace_unref(&t);
-    buffer_clear(&part);
     config_free(&cfg);
 }
 
 static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, diamond, "session", "rate", false, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, diamond, "session", "rate", false);
     for (uint32_t w = 0; w < 2; w++) {
         plan_share_t share;
-        assert_int_equal(plan_share_for(&cfg, 2, w, &share), 0);
         buffer_t part;
         buffer_init(&part);
-        assert_int_equal(trace_wire_encode(&cfg, &share, &part), 0);
-        trace_t *t = trace_wire_decode((const uint8_t *)part.data, part.len);
+        trace_t *t = replay_file_worker_part(&cfg, 2, w, &share, &part);
         assert_non_null(t);
         assert_int_equal(t->n_sessions, 2);
         assert_int_equal(t->period_ns, cfg.workload.replay->period_ns);
@@ -521,12 +492,11 @@ static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **stat
 static void test_trace_wire_wrap_sends_the_sessions_a_worker_reaches(void **state) {
     (void)state;
     config_t cfg;
-    char msg[1024] = "";
     char lines[4096] = "";
     for (int i = 0; i < 6; i++) /* 6 sessions */
         snprintf(lines + strlen(lines), sizeof lines - strlen(lines),
                  "{\"timestamp\": %d, \"input_length\": 3, \"output_length\": 1}\n", i * 10);
-    assert_int_equal(load_trace(&cfg, lines, "mooncake", "rate", true, msg, sizeof msg), 0);
+    load_trace_ok(&cfg, lines, "mooncake", "rate", true);
     for (uint32_t workers = 1; workers <= 5; workers++)
         for (uint32_t w = 0; w < workers; w++) {
             plan_share_t share;
