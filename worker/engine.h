@@ -78,8 +78,7 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
 /* The headers every request carries (Content-Type, Accept, Authorization, extra headers): owned by
  * the engine, unchanged while it lives (read by the preflight on the resolver's thread). */
 const struct curl_slist *engine_headers(const engine_t *self);
-/* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
-uint32_t engine_inflight(const engine_t *self);
+/* Transfers in flight to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);
 /* Cancels every transfer in flight (ERROR_CANCELLED). Requests submitted by those callbacks are
  * not cancelled. */
