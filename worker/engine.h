@@ -102,7 +102,8 @@ typedef struct engine_stats {
 void engine_stats(const engine_t *self, engine_stats_t *out);
 
 /* Records, for every chunk carrying the stampede mock's "sent_ns", receive stamp - sent_ns into
- * delay (not owned; NULL stops): the delay the client adds, on one host. */
+ * delay (not owned; NULL stops): the delay the client adds, on one host. A test seam: the engine
+ * tests and bench_engine measure the client's own delay with it; no run sets it. */
 void engine_set_sent_delay(engine_t *self, histogram_t *delay);
 
 #endif
