@@ -83,16 +83,15 @@ static void bench_merge(histogram_t *full, histogram_t *typical) {
 }
 
 static void bench_wire(const char *name, const histogram_t *h) {
-    uint8_t *buf;
-    size_t len;
+    size_t len = histogram_serialized_size(h);
+    uint8_t *buf = malloc(len);
+    if (!buf)
+        return;
     const int rounds = 500;
     double start = now_s();
-    for (int r = 0; r < rounds; r++) {
-        histogram_serialize(h, &buf, &len);
-        free(buf);
-    }
+    for (int r = 0; r < rounds; r++)
+        histogram_write(h, buf, len);
     double serialize = (now_s() - start) / rounds;
-    histogram_serialize(h, &buf, &len);
     histogram_t *back = histogram_new();
     start = now_s();
     for (int r = 0; r < rounds; r++)

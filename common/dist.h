@@ -115,8 +115,5 @@ double dist_mean(const dist_t *self);
  *   LIST  := NUMBER (";" NUMBER)*
  * Spaces around names, numbers and separators are ignored. 0 ok; -1 with a message in err. */
 int dist_parse_spec(const char *spec, dist_t *out, char *err, size_t errlen);
-/* Writes the spec form of a prepared distribution (inverse of dist_parse_spec, except that
- * an empirical distribution loaded from a file prints as "empirical:file=PATH"). */
-int dist_format_spec(const dist_t *self, char *buf, size_t len);
 
 #endif

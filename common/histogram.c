@@ -117,10 +117,6 @@ uint64_t histogram_max(const histogram_t *self) {
     return self->max;
 }
 
-uint64_t histogram_sum(const histogram_t *self) {
-    return self->sum;
-}
-
 double histogram_mean(const histogram_t *self) {
     return self->count ? (double)self->sum / (double)self->count : 0.0;
 }
@@ -266,15 +262,6 @@ size_t histogram_write(const histogram_t *self, uint8_t *buf, size_t cap) {
     return size;
 }
 
-int histogram_serialize(const histogram_t *self, uint8_t **buf, size_t *len) {
-    size_t size = histogram_serialized_size(self);
-    *buf = malloc(size);
-    if (!*buf)
-        return -1;
-    *len = histogram_write(self, *buf, size);
-    return 0;
-}
-
 typedef struct wire_header {
     uint64_t count, clamped, min, max, sum, buckets;
 } wire_header_t;
@@ -289,7 +276,7 @@ static bool header_valid(const wire_header_t *h) {
     if (h->min > HISTOGRAM_MAX_NS && h->clamped != h->count)
         return false;
     /* The true sum lies in [count * min, count * max]; the wire carries it modulo 2^64 (the sum
-     * wraps, as histogram_sum says), so the smallest true sum it can stand for must not pass high.
+     * wraps, as histogram.h says), so the smallest true sum it can stand for must not pass high.
      */
     const unsigned __int128 wrap = (unsigned __int128)1 << 64;
     unsigned __int128 low = (unsigned __int128)h->count * h->min;
@@ -346,13 +333,4 @@ int histogram_read(histogram_t *self, const uint8_t *buf, size_t len) {
         return -1;
     histogram_reset(self);
     return decode(buf, len, self);
-}
-
-histogram_t *histogram_parse(const uint8_t *buf, size_t len) {
-    if (decode(buf, len, NULL) != 0)
-        return NULL;
-    histogram_t *self = histogram_new();
-    if (self && decode(buf, len, self) != 0)
-        histogram_destroy(&self);
-    return self;
 }

@@ -48,9 +48,8 @@ uint64_t histogram_count(const histogram_t *self);
 /* Smallest and largest value recorded, exact (0 when empty). */
 uint64_t histogram_min(const histogram_t *self);
 uint64_t histogram_max(const histogram_t *self);
-/* Exact sum of every value recorded (wraps after 584 years of total latency). */
-uint64_t histogram_sum(const histogram_t *self);
-/* Exact mean in ns (0 when empty). */
+/* Exact mean in ns (0 when empty): the sum of every value recorded, kept exact (it wraps after
+ * 584 years of total latency), over the count. */
 double histogram_mean(const histogram_t *self);
 /* How many values were above HISTOGRAM_MAX_NS and counted in the top bucket. */
 uint64_t histogram_clamped(const histogram_t *self);
@@ -65,17 +64,15 @@ bool histogram_next(const histogram_t *self, histogram_iter_t *iter, histogram_b
 /* True when both hold the same counts in every bucket and the same count/min/max/sum. */
 bool histogram_equal(const histogram_t *a, const histogram_t *b);
 
-/* Bytes histogram_write needs for the compact wire form (version, count/clamped/min/max/sum, the
- * non-empty buckets as varint index gaps and counts, then an XXH32 checksum: docs/metrics.md). */
+/* The compact wire form (version, count/clamped/min/max/sum, the non-empty buckets as varint index
+ * gaps and counts, then an XXH32 checksum: docs/metrics.md section 7). No product path calls it
+ * yet: it is kept, tested and fuzzed for the sub-controller design of docs/architecture.md, which
+ * would send merged histograms upward instead of records. Bytes histogram_write needs: */
 size_t histogram_serialized_size(const histogram_t *self);
 /* Writes the wire form into buf; returns the bytes written, or 0 when cap is too small. */
 size_t histogram_write(const histogram_t *self, uint8_t *buf, size_t cap);
-/* Wire form in a malloc'd buffer the caller frees; 0 ok, -1 on allocation failure. */
-int histogram_serialize(const histogram_t *self, uint8_t **buf, size_t *len);
 /* Replaces self's contents with the histogram encoded in buf. 0 ok; -1 when the bytes are not a
  * valid encoding (self is then left unchanged). */
 int histogram_read(histogram_t *self, const uint8_t *buf, size_t len);
-/* A new histogram from its wire form (the caller destroys it); NULL when the bytes are invalid. */
-histogram_t *histogram_parse(const uint8_t *buf, size_t len);
 
 #endif

@@ -52,15 +52,17 @@ int sse_parser_finish(sse_parser_t *self);
 const char *sse_parser_error(const sse_parser_t *self);
 
 /* Caps the bytes of one line and of one event's joined data (default 64 MiB), so a server
- * that never ends a line cannot exhaust memory. */
+ * that never ends a line cannot exhaust memory. A test seam: the product keeps the default; tests
+ * and the fuzz target lower it to reach the cap without 64 MiB of input. */
 void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes);
 
 /* How many times the internal buffers were (re)allocated since sse_parser_new; constant in
- * the steady state. For tests and benchmarks. */
+ * the steady state. A test seam: tests and bench_sse prove the per-token path allocates nothing. */
 uint64_t sse_parser_alloc_count(const sse_parser_t *self);
 
 /* How many bytes were copied into internal buffers since sse_parser_new (straddling bytes
- * and joined multi-line data); 0 when every event lies inside one fed slice. */
+ * and joined multi-line data); 0 when every event lies inside one fed slice. A test seam: tests
+ * prove the zero-copy path. */
 uint64_t sse_parser_copied_bytes(const sse_parser_t *self);
 
 #endif

@@ -77,13 +77,6 @@ void tokenizer_scratch_destroy(tokenizer_scratch_t **self_p) {
     *self_p = NULL;
 }
 
-const char *tokenizer_token_bytes(const tokenizer_t *self, uint32_t id, size_t *len) {
-    if (id >= self->n_tokens || self->tokens[id].len == UINT32_MAX)
-        return NULL;
-    *len = self->tokens[id].len;
-    return self->bytes + self->tokens[id].offset;
-}
-
 uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n) {
     uint64_t at = 0;
     for (size_t i = 0; i < n; i++) {
@@ -92,16 +85,6 @@ uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n) 
         ids[i] = at > UINT32_MAX ? UINT32_MAX : (uint32_t)at;
     }
     return at;
-}
-
-int tokenizer_decode(const tokenizer_t *self, const uint32_t *ids, size_t n, buffer_t *out) {
-    for (size_t i = 0; i < n; i++) {
-        size_t len;
-        const char *bytes = tokenizer_token_bytes(self, ids[i], &len);
-        if (!bytes || buffer_append(out, bytes, len) < 0)
-            return -1;
-    }
-    return 0;
 }
 
 static const tokenizer_merge_t *merge_find(const tokenizer_t *self, uint32_t left, uint32_t right) {

@@ -28,8 +28,6 @@ void tokenizer_destroy(tokenizer_t **self_p);
 int tokenizer_acquire(const char *path, const tokenizer_t **out, char *err, size_t err_len);
 /* Lets go of *self_p (freed with its last holder) and sets it to NULL. */
 void tokenizer_release(const tokenizer_t **self_p);
-/* The bytes token id stands for (*len set), or NULL for an id that names nothing. */
-const char *tokenizer_token_bytes(const tokenizer_t *self, uint32_t id, size_t *len);
 
 /* Working memory for one thread (NULL when memory is exhausted). */
 tokenizer_scratch_t *tokenizer_scratch_new(void);
@@ -44,9 +42,6 @@ long tokenizer_encode(const tokenizer_t *self, tokenizer_scratch_t *scratch, con
 /* Replaces each of ids[0..n) by the offset at which its token ends in their bytes put back to
  * back (an id that names nothing counts no bytes), and returns the bytes in all. */
 uint64_t tokenizer_token_ends(const tokenizer_t *self, uint32_t *ids, size_t n);
-/* Appends the bytes of ids[0..n) to out (HF's ByteLevel decoder: no cleanup). 0, or -1 for an id
- * that names nothing or when memory is exhausted. */
-int tokenizer_decode(const tokenizer_t *self, const uint32_t *ids, size_t n, buffer_t *out);
 
 /* Counts the tokens of a text that arrives in pieces (a streamed reply): after each piece, the
  * tokens of everything fed so far minus those already reported. Re-tokenises only the last two

@@ -98,40 +98,6 @@ int workload_session_generate(const config_t *cfg, uint64_t index, workload_sess
     return 0;
 }
 
-/* Every session's size when it cannot vary (independent requests, a fixed turn count), else 0. */
-static uint32_t workload_constant_size(const config_t *cfg) {
-    if (config_replays(cfg))
-        return cfg->workload.replay && cfg->workload.replay->max_nodes == 1 ? 1 : 0;
-    if (cfg->workload.kind == WORKLOAD_GRAPH)
-        return graph_constant_size(cfg);
-    if (cfg->workload.kind != WORKLOAD_CHAT)
-        return 1;
-    if (cfg->workload.turns.kind == DIST_FIXED)
-        return workload_session_size(cfg, 0);
-    return 0;
-}
-
-void workload_cursor_init(workload_cursor_t *self, const config_t *cfg) {
-    self->cfg = cfg;
-    self->next_session = 0;
-    self->requests_before = 0;
-}
-
-uint64_t workload_cursor_first_request(workload_cursor_t *self, uint64_t index) {
-    uint32_t constant = workload_constant_size(self->cfg);
-    if (constant)
-        return index * constant;
-    if (index < self->next_session) {
-        self->next_session = 0;
-        self->requests_before = 0;
-    }
-    while (self->next_session < index) {
-        self->requests_before += workload_session_size(self->cfg, self->next_session);
-        self->next_session++;
-    }
-    return self->requests_before;
-}
-
 int64_t workload_trace_arrival_ns(const config_t *cfg, uint64_t index) {
     const trace_t *self = cfg->workload.replay;
     if (!self || self->n_sessions == 0)

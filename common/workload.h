@@ -21,20 +21,6 @@ uint32_t workload_max_parallel(const config_t *cfg);
 /* Number of requests of session `index` without generating the rest (cheap). */
 uint32_t workload_session_size(const config_t *cfg, uint64_t index);
 
-/* Global request ordinals: request k of the run is node j of session i, with
- * k = (sizes of sessions 0..i-1) + j. A cursor answers first_request(i) for increasing i in
- * O(1) amortised (it walks session sizes forward). */
-typedef struct workload_cursor {
-    const config_t *cfg;
-    uint64_t next_session;    /* sessions [0, next_session) are summed */
-    uint64_t requests_before; /* total size of sessions [0, next_session) */
-} workload_cursor_t;
-
-void workload_cursor_init(workload_cursor_t *self, const config_t *cfg);
-/* Ordinal of node 0 of session `index`. Walks forward from the last call (O(1) when every session
- * has the same size); an index below the last one restarts from 0: correct, only slower. */
-uint64_t workload_cursor_first_request(workload_cursor_t *self, uint64_t index);
-
 /* Rate mode: intended start of arrival `index`, in ns after the run start, from one global seeded
  * sequence of gaps (poisson, constant or gamma). Arrival 0 is at t = 0; arrival i + 1 follows
  * arrival i by gap i, drawn with rng_init(seed, RNG_STREAM_ARRIVAL, i, 0, RNG_FIELD_GAP). Gaps have

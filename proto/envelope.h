@@ -36,9 +36,10 @@ void envelope_arena_destroy(envelope_arena_t **self_p);
 /* Unpacks data into the arena, forgetting whatever the previous call unpacked (valid until the
  * next call or the destroy). NULL when the bytes do not decode or memory ran out. */
 Stampede__Envelope *envelope_unpack(envelope_arena_t *self, const uint8_t *data, size_t len);
-/* How many times the arena asked malloc for a block since it was made (for tests). */
+/* How many times the arena asked malloc for a block since it was made. A test seam: tests prove
+ * the arena reuses its blocks from message to message. */
 uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self);
-/* How many allocations protobuf-c asked of the arena since it was made (for tests). */
+/* How many allocations protobuf-c asked of the arena since it was made (a test seam, as above). */
 uint64_t envelope_arena_allocations(const envelope_arena_t *self);
 
 /* The default cap on an arena's blocks. protobuf-c allocates a whole message struct for each
@@ -47,7 +48,8 @@ uint64_t envelope_arena_allocations(const envelope_arena_t *self);
  */
 #define ENVELOPE_ARENA_LIMIT ((size_t)64 << 20)
 /* Caps the bytes of the arena's blocks (never below what it already holds): an unpack that would
- * need more fails (NULL) and envelope_arena_error says so. */
+ * need more fails (NULL) and envelope_arena_error says so. A test seam: the product keeps
+ * ENVELOPE_ARENA_LIMIT; tests lower it to reach the refusal with small messages. */
 void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes);
 /* Why the last unpack returned NULL: the bytes do not decode, or they need more than the limit. */
 const char *envelope_arena_error(const envelope_arena_t *self);

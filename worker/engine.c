@@ -612,10 +612,6 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
     return 0;
 }
 
-uint32_t engine_inflight(const engine_t *self) {
-    return self->inflight;
-}
-
 const struct curl_slist *engine_headers(const engine_t *self) {
     return self->settings.headers;
 }

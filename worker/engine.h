@@ -78,8 +78,7 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
 /* The headers every request carries (Content-Type, Accept, Authorization, extra headers): owned by
  * the engine, unchanged while it lives (read by the preflight on the resolver's thread). */
 const struct curl_slist *engine_headers(const engine_t *self);
-/* Transfers in flight, in total and to one endpoint index (record->endpoint of the request). */
-uint32_t engine_inflight(const engine_t *self);
+/* Transfers in flight to one endpoint index (record->endpoint of the request). */
 uint32_t engine_inflight_to(const engine_t *self, uint32_t endpoint);
 /* Cancels every transfer in flight (ERROR_CANCELLED). Requests submitted by those callbacks are
  * not cancelled. */
@@ -103,7 +102,8 @@ typedef struct engine_stats {
 void engine_stats(const engine_t *self, engine_stats_t *out);
 
 /* Records, for every chunk carrying the stampede mock's "sent_ns", receive stamp - sent_ns into
- * delay (not owned; NULL stops): the delay the client adds, on one host. */
+ * delay (not owned; NULL stops): the delay the client adds, on one host. A test seam: the engine
+ * tests and bench_engine measure the client's own delay with it; no run sets it. */
 void engine_set_sent_delay(engine_t *self, histogram_t *delay);
 
 #endif

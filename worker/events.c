@@ -442,10 +442,6 @@ size_t events_unacked(const events_t *self) {
     return self->count;
 }
 
-size_t events_unsent(const events_t *self) {
-    return self->count - self->sent;
-}
-
 uint32_t events_open_records(const events_t *self) {
     return self->open_records;
 }

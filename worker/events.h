@@ -54,9 +54,8 @@ void events_rewind(events_t *self);
 uint64_t events_last_seq(const events_t *self);
 /* Highest sequence number acknowledged. */
 uint64_t events_acked_seq(const events_t *self);
-/* Sealed batches not yet acknowledged, and those among them not yet sent since the last rewind. */
+/* Sealed batches not yet acknowledged. */
 size_t events_unacked(const events_t *self);
-size_t events_unsent(const events_t *self);
 /* Records in the open batch. */
 uint32_t events_open_records(const events_t *self);
 /* Records sealed into batches this run, and records dropped because the ring was full. */

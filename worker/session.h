@@ -101,8 +101,8 @@ session_executor_t *session_executor_new(loop_t *loop, const config_t *cfg,
                                          const plan_share_t *share, session_backend_t backend,
                                          session_record_fn on_record,
                                          session_finished_fn on_finished, void *arg);
-/* Replaces workload_session_generate as the source of session shapes (DAG shapes the workload
- * does not generate yet, in tests); call before session_executor_start. */
+/* Replaces workload_session_generate as the source of session shapes; call before
+ * session_executor_start. A test seam: tests drive DAG shapes the workload does not generate. */
 void session_executor_set_generator(session_executor_t *self, session_generate_fn generate,
                                     void *arg);
 /* Schedules the run from start_ns, the local CLOCK_MONOTONIC instant of the synchronized start

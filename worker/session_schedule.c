@@ -96,7 +96,7 @@ static void session_schedule_make_room(session_schedule_t *self, uint64_t asking
 }
 
 /* Global ordinal of node 0 of session `index`: prefix sums extended on demand, because slots ask
- * for sessions out of order (workload_cursor only walks forward). */
+ * for sessions out of order (a cursor walking only forward would restart from 0). */
 static uint64_t session_schedule_first_request(session_schedule_t *self, uint64_t index) {
     if (index < self->prefix_base) {
         /* An adopted slot (a lost worker's, from the grant on) may start below the window the own

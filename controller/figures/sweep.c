@@ -68,15 +68,3 @@ void sweep_apply_text(config_t *cfg, const config_t *file, size_t level, uint32_
     bool fresh = file->capacity.given ? file->capacity.fresh_text : file->sweep.fresh_text;
     cfg->text_seed = fresh ? sweep_text_seed(config_text_seed(file), level, rep) : file->text_seed;
 }
-
-double sweep_result_percentile_ms(const level_result_t *r, metrics_kind_t k, double p) {
-    return window_stats_percentile_ms(r->pooled, k, p);
-}
-
-double sweep_result_error_pct(const level_result_t *r) {
-    return window_stats_error_pct(r->pooled);
-}
-
-double sweep_result_session_starts_per_s(const level_result_t *r) {
-    return window_stats_per_s(r->pooled, r->pooled->session_starts);
-}

@@ -5,8 +5,8 @@
  * it in controller_options_t.source. Before each level the fleet calls
  *     next(arg, previous, &spec)
  * with previous NULL the first time, then the result of the level just run (its repetitions
- * pooled: any metric's exact percentile with sweep_result_percentile_ms, the error rate with
- * sweep_result_error_pct, the other headline figures with sweep_result_*). The source fills
+ * pooled in previous->pooled: read it with window.h's window_stats_percentile_ms,
+ * window_stats_error_pct and window_stats_per_s, as the capacity search does). The source fills
  * spec (start from sweep_spec_from_config for the file's warm-up, snapshots, drain, repeat and
  * exclusion) and returns 1 to run it, 0 to end the sweep (-1: an error it printed, which ends the
  * sweep with exit status 1). `previous` and everything it points to live only during the call:
@@ -87,12 +87,5 @@ uint64_t sweep_text_seed(uint64_t text_seed, size_t level, uint32_t rep);
 /* Sets cfg's text seed for (level, rep) when the file's sweep (or capacity search) has
  * fresh_text, as it has by default; leaves the file's text seed otherwise. */
 void sweep_apply_text(config_t *cfg, const config_t *file, size_t level, uint32_t rep);
-
-/* Exact percentile p of metric k over the pooled window, in ms; negative without a sample. */
-double sweep_result_percentile_ms(const level_result_t *r, metrics_kind_t k, double p);
-/* Failed / (ok + failed) x 100 over the pooled window. */
-double sweep_result_error_pct(const level_result_t *r);
-/* Session starts per second over the pooled window ("Actual RPS"). */
-double sweep_result_session_starts_per_s(const level_result_t *r);
 
 #endif

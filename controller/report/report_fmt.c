@@ -7,7 +7,8 @@ static double report_fmt_ms(uint64_t ns) {
     return (double)ns / 1e6;
 }
 
-/* {"count","mean","p50","p90","p95","p99","p99_9","min","max"} in ms; nulls when empty. */
+/* {"count","mean","p50","p90","p95","p99","p99_9","min","max"} in ms, nulls when empty, and
+ * "clamped": how many samples lay above the histogram's range (1 hour), in its top bucket. */
 json_t *report_metric_json(const histogram_t *h) {
     static const struct {
         const char *key;
@@ -26,6 +27,7 @@ json_t *report_metric_json(const histogram_t *h) {
                         count ? json_real(report_fmt_ms(histogram_min(h))) : json_null());
     json_object_set_new(block, "max",
                         count ? json_real(report_fmt_ms(histogram_max(h))) : json_null());
+    json_object_set_new(block, "clamped", json_integer((json_int_t)histogram_clamped(h)));
     return block;
 }
 

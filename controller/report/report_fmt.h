@@ -57,8 +57,8 @@ typedef struct report_simulation {
  * replicas behind router R") into buf. */
 void report_simulation_text(const report_simulation_t *simulation, char *buf, size_t len);
 
-/* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty), as every
- * *_ms key of results.json has it. */
+/* A latency block {"count","mean","p50",...,"max"} in ms of h (nulls when empty) and "clamped"
+ * (samples above 1 hour, in the top bucket), as every *_ms key of results.json has it. */
 json_t *report_metric_json(const histogram_t *h);
 /* meta's name of role (copied into buf as "role N" when it has none); returns it. */
 const char *report_role_name(const report_meta_t *meta, uint32_t role, char *buf, size_t len);

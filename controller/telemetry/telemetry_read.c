@@ -384,11 +384,6 @@ double telemetry_read_quantile_bounded(const telemetry_buckets_t *b, double q, b
     return lower + (b->le[i] - lower) * (rank - below) / in_bucket;
 }
 
-double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_least) {
-    double lo, hi;
-    return telemetry_read_quantile_bounded(b, q, at_least, &lo, &hi);
-}
-
 bool telemetry_read_bucket_limited(double value, double lo, double hi) {
     return !isnan(value) && !isnan(lo) && !isnan(hi) && hi - lo > value / 2;
 }

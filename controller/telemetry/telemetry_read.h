@@ -112,9 +112,8 @@ void telemetry_read_delta_init(telemetry_delta_t *out);
 void telemetry_read_finish(telemetry_delta_t *sum);
 /* Quantile q (0..1) of cumulative bucket counts as Prometheus' histogram_quantile computes it:
  * linear within the bucket, 0 as the first bucket's lower bound; a rank in +Inf gives the
- * largest finite le with *at_least set. NAN when the histogram is empty. */
-double telemetry_read_quantile(const telemetry_buckets_t *b, double q, bool *at_least);
-/* The same, with the bucket it fell in: [*lo, *hi] (NAN when the quantile is). */
+ * largest finite le with *at_least set. NAN when the histogram is empty. The bucket it fell in
+ * goes to [*lo, *hi] (NAN when the quantile is). */
 double telemetry_read_quantile_bounded(const telemetry_buckets_t *b, double q, bool *at_least,
                                        double *lo, double *hi);
 /* A bucket-limited estimate: its bucket [lo, hi] is wider than half of value (an unbounded one

@@ -359,40 +359,6 @@ static void assert_same_draws(const dist_t *a, const dist_t *b) {
     }
 }
 
-static void test_dist_spec_format_round_trips(void **state) {
-    static const char *const specs[] = {
-        "200",
-        "0.1",
-        "uniform:min=10,max=20",
-        "normal:mean=100,stddev=15,min=1",
-        "lognormal:mean=200,sigma=0.5",
-        "lognormal:median=100,sigma=1.25,max=4000",
-        "exponential:mean=0.333",
-        "poisson:mean=12",
-        "gamma:mean=10,cv=2",
-        "inverse_gaussian:mean=3,shape=7",
-        "pareto:scale=1.5,alpha=2.5,max=1000",
-        "zipf:n=1000000,exponent=1.07",
-        "empirical:values=1;2;3",
-        "empirical:values=1.5;2;1e+20,weights=1;0;2",
-    };
-    for (size_t i = 0; i < sizeof specs / sizeof specs[0]; i++) {
-        dist_t d, again;
-        char buf[256];
-        parse_ok(specs[i], &d);
-        assert_int_equal(dist_format_spec(&d, buf, sizeof buf), 0);
-        assert_string_equal(buf, specs[i]);
-        parse_ok(buf, &again);
-        assert_same_draws(&d, &again);
-        dist_clear(&d);
-        dist_clear(&again);
-    }
-    dist_t d;
-    char small[8];
-    parse_ok(" lognormal : mean = 200 , sigma = 0.5 ", &d);
-    assert_int_equal(dist_format_spec(&d, small, sizeof small), -1);
-}
-
 static char *write_temp(const char *content) {
     char *path = strdup("/tmp/test_dist,XXXXXX"); /* a comma: file= takes the rest of the spec */
     temp_file_write(path, content);
@@ -415,9 +381,6 @@ static void test_dist_load_file_reads_values_weights_and_comments(void **state) 
     assert_non_null(d.weights);
     assert_float_equal(d.weights[1], 3.0, 0.0);
     assert_float_equal(dist_mean(&d), 175.0, 1e-12);
-    char out[512];
-    assert_int_equal(dist_format_spec(&d, out, sizeof out), 0);
-    assert_string_equal(out, spec);
     dist_clear(&d);
     unlink(path);
     free(path);
@@ -529,8 +492,6 @@ static void test_dist_mixture_draws_components_by_weight(void **state) {
         rng_init(&rng, 3, RNG_STREAM_TEST, i, 0, 0);
         assert_true(dist_sample(&copy, &rng) <= 0.5);
     }
-    char spec[64];
-    assert_int_equal(dist_format_spec(&d, spec, sizeof spec), -1); /* no command-line form */
     dist_clear(&copy);
     dist_clear(&d);
 }
@@ -569,7 +530,6 @@ UNIT_MAIN(cmocka_unit_test(test_dist_fixed_and_uniform_moments),
           cmocka_unit_test(test_dist_bad_parameters_give_exact_messages),
           cmocka_unit_test(test_dist_set_refuses_parameters_the_kind_does_not_take),
           cmocka_unit_test(test_dist_names_round_trip),
-          cmocka_unit_test(test_dist_spec_format_round_trips),
           cmocka_unit_test(test_dist_load_file_reads_values_weights_and_comments),
           cmocka_unit_test(test_dist_load_file_errors_name_file_and_line),
           cmocka_unit_test(test_dist_copy_is_deep),

@@ -213,6 +213,41 @@ static void test_report_json_parses_back_with_the_known_numbers(void **state) {
     merge_destroy(&m);
 }
 
+/* A request of 2 hours lies above the histograms' range (1 hour): its metric blocks count it in
+ * "clamped", the others say 0. */
+static void test_report_json_counts_samples_above_one_hour_as_clamped(void **state) {
+    static config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.target.endpoints = urls;
+    cfg.target.n_endpoints = 2;
+    merge_t *m = merge_new(&cfg);
+    merge_set_run_window(m, RUN_START, RUN_START + 3 * 3600 * S);
+    fixture_t f;
+    merge_add(m, known(&f, 0));
+    request_record_t *rec = known(&f, 1);
+    f.chunk_ns[10] = rec->send_ns + 2 * 3600 * S;
+    rec->end_ns = f.chunk_ns[10];
+    merge_add(m, rec);
+    merge_close_run_window(m, true);
+    char path[] = "/tmp/stampede-report-XXXXXX";
+    int fd = mkstemp(path);
+    assert_true(fd >= 0);
+    close(fd);
+    report_meta_t meta = {.level_kind = "concurrency", .level_value = 1, .workers = 1};
+    report_level_t one = {.merge = m};
+    assert_int_equal(report_write_json_levels(&one, 1, path, &meta), 0);
+    json_t *root = json_load_file(path, 0, NULL);
+    assert_non_null(root);
+    json_t *level = json_array_get(json_object_get(root, "levels"), 0);
+    assert_int_equal(number(level, "e2e_ms.count"), 2);
+    assert_int_equal(number(level, "e2e_ms.clamped"), 1);
+    assert_close(number(level, "e2e_ms.max"), 2 * 3600 * 1000.0, 1e-6, "e2e max");
+    assert_int_equal(number(level, "ttft_ms.clamped"), 0);
+    json_decref(root);
+    unlink(path);
+    merge_destroy(&m);
+}
+
 static void test_report_json_marks_partial_and_holds_every_level(void **state) {
     merge_t *a = known_merge(), *b = known_merge();
     merge_mark_partial(b, "interrupted by SIGINT");
@@ -453,6 +488,7 @@ static void test_report_live_line(void **state) {
 }
 
 UNIT_MAIN(cmocka_unit_test(test_report_json_parses_back_with_the_known_numbers),
+          cmocka_unit_test(test_report_json_counts_samples_above_one_hour_as_clamped),
           cmocka_unit_test(test_report_json_marks_partial_and_holds_every_level),
           cmocka_unit_test(test_report_json_refuses_an_unwritable_path),
           cmocka_unit_test(test_report_table_has_the_expected_lines),

@@ -102,7 +102,8 @@ static void test_telemetry_read_delta_interpolates_percentiles_in_the_bucket(voi
     NEAR(t->p95_s, 0.1 + 0.4 * 55.0 / 60.0, 1e-12);
     /* p50 of the first bucket: linear from 0 (rank 20 of 40 in (0, 0.1]) is checked by q 0.2 */
     bool at_least;
-    NEAR(telemetry_read_quantile(&t->delta, 0.2, &at_least), 0.05, 1e-12);
+    double lo, hi;
+    NEAR(telemetry_read_quantile_bounded(&t->delta, 0.2, &at_least, &lo, &hi), 0.05, 1e-12);
     assert_false(at_least);
     /* absent quantities stay absent: vLLM pages without a queue histogram give NAN */
     assert_true(isnan(d.histogram[TELEMETRY_H_QUEUE].p50_s));
@@ -117,11 +118,12 @@ static void test_telemetry_read_quantile_in_inf_bucket_is_a_lower_bound(void **s
                              .cumulative = {1, 2, 100},
                              .count = 100};
     bool at_least;
-    NEAR(telemetry_read_quantile(&b, 0.99, &at_least), 0.5, 0);
+    double lo, hi;
+    NEAR(telemetry_read_quantile_bounded(&b, 0.99, &at_least, &lo, &hi), 0.5, 0);
     assert_true(at_least);
     b.cumulative[2] = 0;
     b.cumulative[0] = b.cumulative[1] = 0;
-    assert_true(isnan(telemetry_read_quantile(&b, 0.5, &at_least))); /* empty */
+    assert_true(isnan(telemetry_read_quantile_bounded(&b, 0.5, &at_least, &lo, &hi))); /* empty */
 }
 
 static void test_telemetry_read_flags_a_counter_that_went_backwards(void **state) {
@@ -153,7 +155,9 @@ static void test_telemetry_read_refuses_percentiles_of_mismatched_layouts(void *
     assert_true(a.histogram[TELEMETRY_H_E2E].present);
     assert_true(a.histogram[TELEMETRY_H_E2E].layout_mismatch);
     bool at_least;
-    assert_true(isnan(telemetry_read_quantile(&a.histogram[TELEMETRY_H_E2E], 0.5, &at_least)));
+    double lo, hi;
+    assert_true(isnan(
+        telemetry_read_quantile_bounded(&a.histogram[TELEMETRY_H_E2E], 0.5, &at_least, &lo, &hi)));
 }
 
 static void test_telemetry_read_recognises_sglang_names(void **state) {

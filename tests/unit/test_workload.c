@@ -148,41 +148,6 @@ static void test_workload_each_quantity_is_drawn_independently(void **state) {
     clear_config(&b);
 }
 
-static void test_workload_cursor_equals_brute_force_prefix_sums(void **state) {
-    enum { N = 3000 };
-    config_t cfg;
-    make_config(&cfg, WORKLOAD_CHAT, 5);
-    set_dist(&cfg.workload.turns, "gamma:mean=6,cv=1");
-    static uint64_t prefix[N + 1];
-    prefix[0] = 0;
-    for (uint64_t i = 0; i < N; i++)
-        prefix[i + 1] = prefix[i] + workload_session_size(&cfg, i);
-    workload_cursor_t cursor;
-    workload_cursor_init(&cursor, &cfg);
-    /* Increasing indices with gaps, as one worker of several sees them. */
-    for (uint64_t i = 3; i < N; i += 4)
-        assert_int_equal(workload_cursor_first_request(&cursor, i), prefix[i]);
-    /* Going back restarts from 0 and stays right. */
-    assert_int_equal(workload_cursor_first_request(&cursor, 10), prefix[10]);
-    assert_int_equal(workload_cursor_first_request(&cursor, 0), 0);
-    assert_int_equal(workload_cursor_first_request(&cursor, N), prefix[N]);
-    assert_int_equal(workload_cursor_first_request(&cursor, N), prefix[N]);
-    clear_config(&cfg);
-}
-
-static void test_workload_cursor_with_constant_sizes_jumps_directly(void **state) {
-    config_t cfg;
-    make_config(&cfg, WORKLOAD_CHAT, 5);
-    set_dist(&cfg.workload.turns, "3");
-    workload_cursor_t cursor;
-    workload_cursor_init(&cursor, &cfg);
-    assert_int_equal(workload_cursor_first_request(&cursor, 1000000000ULL), 3000000000ULL);
-    assert_int_equal(workload_cursor_first_request(&cursor, 7), 21);
-    cfg.workload.kind = WORKLOAD_REQUESTS;
-    assert_int_equal(workload_cursor_first_request(&cursor, 12345), 12345);
-    clear_config(&cfg);
-}
-
 static void gap_moments(config_t *cfg, int n, double *mean, double *cv) {
     workload_arrivals_t arrivals;
     workload_arrivals_init(&arrivals, cfg);
@@ -424,8 +389,6 @@ UNIT_MAIN(cmocka_unit_test(test_workload_requests_are_single_nodes_without_paren
           cmocka_unit_test(test_workload_chat_is_a_chain_with_think_time),
           cmocka_unit_test(test_workload_token_counts_round_to_at_least_one),
           cmocka_unit_test(test_workload_each_quantity_is_drawn_independently),
-          cmocka_unit_test(test_workload_cursor_equals_brute_force_prefix_sums),
-          cmocka_unit_test(test_workload_cursor_with_constant_sizes_jumps_directly),
           cmocka_unit_test(test_workload_arrivals_have_mean_gap_one_over_rate),
           cmocka_unit_test(test_workload_arrivals_are_the_same_whatever_the_query_order),
           cmocka_unit_test(test_workload_text_is_reproducible_and_the_system_prompt_shared),
