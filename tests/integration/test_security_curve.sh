@@ -35,7 +35,7 @@ grep -q "refused this worker's key" "$WORK/stranger.err" ||
     fail "the unknown worker did not say why: $(cat "$WORK/stranger.err")"
 wait_for_line "$WORK/ctl.err" 5 "refused a worker at 127\.0\.0\.1: its public key .* is not in --authorized-keys" \
     >/dev/null || fail "the controller did not log the refusal with the address: $(cat "$WORK/ctl.err")"
-grep -qF "$UNKNOWN_PUB" "$WORK/ctl.err" || fail "the refusal does not name the refused key"
+grep -qF -- "$UNKNOWN_PUB" "$WORK/ctl.err" || fail "the refusal does not name the refused key"
 
 refused impostor --key "$WORK/known.key" --server-key "$WORK/unknown.pub"
 grep -q "the handshake with .* failed.*--server-key is not the controller's public key" \
