@@ -13,8 +13,8 @@ cat >"$WORK/limit.yaml" <<YAML
 seed: 3
 target: {ignore_eos: true}
 workload: {input_tokens: 16, output_tokens: 40}
-limits: {duration: 2s}
-warmup: 500ms
+limits: {duration: 1500ms}
+warmup: 300ms
 mock: {max_num_seqs: 8, tpot_base: 10ms, alpha: 0, prefill_tokens_per_s: 100000000,
        ttft_overhead: 0ms, prefix_cache: false}
 slo:
@@ -78,8 +78,8 @@ start_mock --ttft-ms 5 --itl-ms 5
 cat >"$WORK/remote.yaml" <<YAML
 target: {ignore_eos: true}
 workload: {input_tokens: 16, output_tokens: 8}
-limits: {duration: 2s}
-warmup: 500ms
+limits: {duration: 1500ms}
+warmup: 300ms
 slo:
   e2e: {p95: 500ms}
 capacity: {axis: concurrency, start: 2, precision: 1, max: 4, repeat_near_boundary: 1}
