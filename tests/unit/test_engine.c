@@ -344,9 +344,11 @@ static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **st
         }
         gap_median_ms[i] = median(gaps, samples);
     }
-    /* TTFT: 50 ms of simulated prefill plus a loopback connect and request: 50 to 56 ms. */
+    /* TTFT: 50 ms of simulated prefill plus a loopback connect and request, under 59 ms: the
+     * second token comes 10 ms after the first, so a TTFT taken at any later chunk reads 60 ms or
+     * more (and the margin holds on a machine loaded by the parallel suite, where 56 did not). */
     double ttft = median(ttft_ms, STREAMS);
-    assert_true(ttft >= 49.9 && ttft <= 56.0);
+    assert_true(ttft >= 49.9 && ttft <= 59.0);
     /* ITL: the mean gap within 4 % below and 5 % above 10 ms (one late first or last chunk on a
      * machine loaded by the parallel suite moves the mean by its delay / 39), the typical single
      * gap within 1 ms of it. A chunk-per-event error would put the gaps at 0 and 20 ms. */
