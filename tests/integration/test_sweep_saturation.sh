@@ -4,7 +4,7 @@
 # from there on: the plateau is at 16), requests queue beyond it (TTFT p50 about 0.7 s at 32, where
 # 16 wait for one batch of 10 tokens at 64 ms, and 2 s at 64, where 48 wait for three), and the
 # TPOT fit over the unsaturated levels recovers the profile's alpha 0.5 within 10 % (steps of 32
-# to 64 ms leave room for a loaded machine's timer delays). About 30 s in all.
+# to 64 ms leave room for a loaded machine's timer delays). About 27 s in all.
 source "$(dirname "$0")/protocol_lib.sh"
 
 cat >"$WORK/sat.yaml" <<YAML
@@ -14,7 +14,7 @@ workload: {input_tokens: 16, output_tokens: 10}
 scheduler: {kind: concurrent}
 sweep:
   concurrency: [4, 8, 16, 32, 64]
-  warmup: 1s
+  warmup: 500ms
   snapshots: {count: 1, duration: 3s}
   drain: 15s
 mock:
