@@ -344,11 +344,13 @@ static void test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage(void **st
         }
         gap_median_ms[i] = median(gaps, samples);
     }
-    /* TTFT: 50 ms of simulated prefill plus a loopback connect and request, under 59 ms: the
-     * second token comes 10 ms after the first, so a TTFT taken at any later chunk reads 60 ms or
-     * more (and the margin holds on a machine loaded by the parallel suite, where 56 did not). */
+    /* TTFT: 50 ms of simulated prefill plus a loopback connect and request. That it is taken at
+     * the first chunk is asserted per request above (first_content_ns == chunk_ns[0]); here it
+     * must not come early, and the upper bound only has to hold on a 2-core machine loaded by the
+     * parallel suite (56 and 59 ms did not, at 12 tests at once). */
     double ttft = median(ttft_ms, STREAMS);
-    assert_true(ttft >= 49.9 && ttft <= 59.0);
+    if (!(ttft >= 49.9 && ttft <= 150.0))
+        fail_msg("TTFT median %.3f ms, expected 50 ms of prefill plus a connect", ttft);
     /* ITL: the mean gap within 4 % below and 5 % above 10 ms (one late first or last chunk on a
      * machine loaded by the parallel suite moves the mean by its delay / 39), the typical single
      * gap within 1 ms of it. A chunk-per-event error would put the gaps at 0 and 20 ms. */
