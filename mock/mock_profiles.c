@@ -1,6 +1,5 @@
 #include "mock_profiles.h"
 
-
 #include <string.h>
 
 /* The agentic diamond of agentic-concurrency-scaling.md (AutoGen: planner, two executors, an

@@ -117,8 +117,8 @@ typedef struct validity_rate_input {
  * draw. */
 validity_rate_cause_t validity_rate_cause(const validity_rate_input_t *in);
 
-/* What the servers' own counters said about the run (controller/telemetry/telemetry.c, the shared-rig
- * guard). */
+/* What the servers' own counters said about the run (controller/telemetry/telemetry.c, the
+ * shared-rig guard). */
 typedef struct validity_server {
     bool shared;            /* they served markedly more requests than this run sent */
     const char *shared_why; /* the sentence saying so, with the figures */

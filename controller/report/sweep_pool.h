@@ -3,8 +3,8 @@
  * decode intervals together (the repetitions run one after another, so the pooled overlap is
  * exact), and the client's series over time of one repetition (the last one added: a series
  * cannot be pooled, and concatenated runs would draw a restart as a drop). Read from each
- * repetition's merge (controller/figures/merge.h) when it ends: warm-up excluded, like a single run's
- * keys (docs/metrics.md section 12). */
+ * repetition's merge (controller/figures/merge.h) when it ends: warm-up excluded, like a single
+ * run's keys (docs/metrics.md section 12). */
 #ifndef STAMPEDE_SWEEP_POOL_H
 #define STAMPEDE_SWEEP_POOL_H
 

@@ -59,7 +59,6 @@ typedef struct merge_state {
     int rc;
 } merge_state_t;
 
-
 /* Opens input's spool, or says why not (err, of size bytes, holds the reason) and returns NULL. */
 static spool_reader_t *open_input(const merge_input_t *in, char *err, size_t size) {
     spool_reader_t *r = spool_reader_open(in->path, err, size);

@@ -210,4 +210,3 @@ int scrape_get(scrape_t *self, const char *url, scrape_done_fn fn, void *arg) {
             loop_timer_at(self->loop, loop_now_ns(), scrape_on_failure_timer, self);
     return 0;
 }
-

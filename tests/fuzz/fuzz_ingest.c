@@ -1,5 +1,5 @@
-/* Batch ingest on the controller (controller/figures/ingest.c) from bytes: the first 8 bytes are the
- * worker's clock offset, the rest an envelope unpacked with the arena as the controller does;
+/* Batch ingest on the controller (controller/figures/ingest.c) from bytes: the first 8 bytes are
+ * the worker's clock offset, the rest an envelope unpacked with the arena as the controller does;
  * a batch in it goes through ingest_batch. Either every record reaches the merge or none does
  * (and the refusal says why); a record's chunks are in time order, none before its send; and the
  * same batch ingested again, with the storage reused, gives the same records. */

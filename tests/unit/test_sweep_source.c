@@ -44,7 +44,8 @@ static int doubling_next(void *arg, const level_result_t *previous, level_spec_t
         assert_non_null(previous);
         d->seen_ttft_p50[call - 1] = window_stats_percentile_ms(previous->pooled, METRIC_TTFT, 50);
         d->seen_error_pct[call - 1] = window_stats_error_pct(previous->pooled);
-        d->seen_rps[call - 1] = window_stats_per_s(previous->pooled, previous->pooled->session_starts);
+        d->seen_rps[call - 1] =
+            window_stats_per_s(previous->pooled, previous->pooled->session_starts);
         d->seen_valid[call - 1] = previous->valid;
     } else {
         assert_null(previous);
