@@ -142,7 +142,9 @@ registry_worker_t *registry_of(run_worker_t *w) {
     return (registry_worker_t *)((char *)w - offsetof(registry_worker_t, run));
 }
 
-bool registry_is_silent(const registry_worker_t *w, int64_t now, int64_t heartbeat_ns) {
+/* Whether w is in the run, still owes its work and missed a heartbeat (quiet for 1.5 intervals
+ * at now: its last in-flight count is stale). */
+static bool registry_is_silent(const registry_worker_t *w, int64_t now, int64_t heartbeat_ns) {
     return run_worker_in_run(&w->run) && !run_worker_finished(&w->run) &&
            now - w->last_rx_ns > heartbeat_ns * 3 / 2;
 }

@@ -52,9 +52,6 @@ run_worker_t **registry_runs(const registry_t *self);
 uint32_t registry_count(const registry_t *self, run_worker_state_t state);
 /* The worker whose run part is w (w must be an entry's). */
 registry_worker_t *registry_of(run_worker_t *w);
-/* Whether w is in the run, still owes its work and missed a heartbeat (quiet for 1.5 intervals
- * at now: its last in-flight count is stale). */
-bool registry_is_silent(const registry_worker_t *w, int64_t now, int64_t heartbeat_ns);
 /* Requests in flight on the run's unfinished workers, as their last heartbeats said; a silent
  * worker's is left out, being stale. */
 uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbeat_ns);
