@@ -288,7 +288,8 @@ static void bind_number(sqlite3_stmt *st, int i, double d) {
         sqlite3_bind_null(st, i);
 }
 
-/* The headline figures of each level of results.json into the levels table. */
+/* The headline figures of each level of results.json into the levels table: a plain run's one
+ * level, or each of a sweep's (pooled over its repetitions, as its results.json says). */
 static void store_levels(archive_t *self, int64_t id, json_t *levels) {
     size_t i;
     json_t *l;
@@ -299,8 +300,12 @@ static void store_levels(archive_t *self, int64_t id, json_t *levels) {
             "ii", id, (int64_t)i);
         if (!st)
             return;
+        /* a plain run's rate is {"requested_per_s", ...}; a sweep level's, its value */
+        double rate = json_is_number(json_object_get(l, "rate"))
+                          ? number_at(l, "rate", NULL)
+                          : number_at(l, "rate", "requested_per_s");
         const double figures[] = {number_at(l, "concurrency", NULL),
-                                  number_at(l, "rate", "requested_per_s"),
+                                  rate,
                                   number_at(l, "requests_ok", NULL),
                                   number_at(l, "requests_failed", NULL),
                                   number_at(l, "error_pct", NULL),

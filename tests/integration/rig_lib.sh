@@ -18,7 +18,10 @@ YAML
 # Three free ports in a row: users, workers' control and data (kept across a restart).
 PORT=$(python3 - <<'PY'
 import os, socket
-for base in range(20000 + os.getpid() % 30000, 65000, 3):
+# Triples by pid (tests started together have near pids: theirs must not overlap), below the
+# kernel's ephemeral ports (32768 up) that clients and mocks on port 0 are given.
+start = 20000 + os.getpid() % 4000 * 3
+for base in list(range(start, 32000, 3)) + list(range(20000, start, 3)):
     socks = [socket.socket() for _ in range(3)]
     try:
         for i, s in enumerate(socks):
