@@ -223,7 +223,7 @@ static int end_run(rig_t *self, rig_active_t *a, bool *started) {
         archive_set_start(self->archive, a->id, run->start_unix_ns);
         a->start_kept = true;
     }
-    if (run->abort_reason[0] && !a->note[0])
+    if (run->abort_reason[0] && !a->note[0] && !a->cancelled_by[0]) /* a cancel says who */
         snprintf(a->note, sizeof a->note, "%s", run->abort_reason);
     measurement_destroy(&a->run);
     return rc;
