@@ -22,14 +22,10 @@ groups:
   g1: {endpoints: [$G1_URL], workers: 2}
   g2: [$MOCK_URL]
 YAML
-(cd "$WORK" && "$STAMPEDE" keygen w2 >/dev/null) && cp "$WORK/w2.pub" "$WORK/workers/" ||
-    fail "keygen w2 failed"
+rig_worker_key w2
 start_serve "$WORK/serve.err" --expect-workers 2
 start_rig_worker
-start_worker "$WORK/w2.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w2.key" \
-    --server-key "$WORK/rig.pub" --id w2
-wait_for_line "$SERVE_LOG" 10 "worker w2 .* registered" >/dev/null ||
-    fail "w2 did not register: $(cat "$SERVE_LOG" "$WORK/w2.err")"
+start_rig_worker w2
 
 write_workload "$WORK/b.yaml" ignore_eos=true duration=2s concurrency=2
 write_workload "$WORK/a.yaml" ignore_eos=true max_requests=20 concurrency=2

@@ -11,8 +11,7 @@
 # ctest: parallel (orderings, counts and messages; no timing tighter than seconds)
 source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
-(cd "$WORK" && "$STAMPEDE" keygen w2 >/dev/null) && cp "$WORK/w2.pub" "$WORK/workers/" ||
-    fail "keygen w2 failed"
+rig_worker_key w2
 
 cat >"$WORK/sweep.yaml" <<YAML
 target: {ignore_eos: true}
@@ -36,10 +35,7 @@ FOLLOW=$!
 wait_for_line "$SERVE_LOG" 10 "run 1 of alice on g1 .*a sweep.* starts on 1 worker$" >/dev/null ||
     fail "the sweep did not start: $(cat "$SERVE_LOG" "$WORK/follow.err")"
 # A worker that registers during level 1 is taken in at level 2.
-start_worker "$WORK/w2.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w2.key" \
-    --server-key "$WORK/rig.pub" --id w2
-wait_for_line "$SERVE_LOG" 10 "worker w2 .* registered" >/dev/null ||
-    fail "w2 did not register: $(cat "$SERVE_LOG" "$WORK/w2.err")"
+start_rig_worker w2
 wait_for_line "$WORK/follow.err" 10 "^run 1: level 1/2 concurrency 1 rep 1/1 \| snapshot 1/1" \
     >/dev/null || fail "no live line of level 1: $(cat "$WORK/follow.err")"
 curl -sf "$PAGE" -o "$WORK/page.html" || fail "GET $PAGE failed"

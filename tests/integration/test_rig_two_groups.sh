@@ -16,18 +16,14 @@ groups:
   g1: [$G1_URL]
   g2: [$MOCK_URL]
 YAML
-(cd "$WORK" && "$STAMPEDE" keygen w2 >/dev/null) && cp "$WORK/w2.pub" "$WORK/workers/" ||
-    fail "keygen w2 failed"
+rig_worker_key w2
 
 start_serve "$WORK/serve.err" --expect-workers 2 --page 127.0.0.1:0
 PAGE=$(wait_for_line "$WORK/serve.err" 5 "the page on http://127\.0\.0\.1:[0-9]+/") ||
     fail "no page: $(cat "$WORK/serve.err")"
 PAGE=${PAGE#the page on }
 start_rig_worker
-start_worker "$WORK/w2.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w2.key" \
-    --server-key "$WORK/rig.pub" --id w2
-wait_for_line "$SERVE_LOG" 10 "worker w2 .* registered" >/dev/null ||
-    fail "w2 did not register: $(cat "$SERVE_LOG" "$WORK/w2.err")"
+start_rig_worker w2
 
 write_workload "$WORK/a.yaml" ignore_eos=true duration=3s concurrency=2
 write_workload "$WORK/b.yaml" ignore_eos=true duration=3s concurrency=2

@@ -21,13 +21,20 @@ static void write_config(char *path, size_t len, const char *text) {
     temp_file_write(path, text);
 }
 
+/* Loads text as a rig's config, which must load; the file's path into path. */
+static void load_config(rig_config_t *c, char *path, size_t len, const char *text) {
+    char err[512];
+    write_config(path, len, text);
+    if (rig_config_load(c, path, err, sizeof err) != 0)
+        fail_msg("%s", err);
+}
+
 static void test_rig_config_reads_groups_admins_and_retention(void **st) {
-    char path[64], err[512];
-    write_config(path, sizeof path,
-                 "groups:\n  h200-a: [http://a:1, http://b:2]\n  h200-b: http://c:3\n"
-                 "admins: [root, ops]\nretention: {keep: 50, max_age: 2d}\n");
+    char path[64];
     rig_config_t c;
-    assert_int_equal(rig_config_load(&c, path, err, sizeof err), 0);
+    load_config(&c, path, sizeof path,
+                "groups:\n  h200-a: [http://a:1, http://b:2]\n  h200-b: http://c:3\n"
+                "admins: [root, ops]\nretention: {keep: 50, max_age: 2d}\n");
     assert_int_equal(c.n_groups, 2);
     const rig_group_t *a = rig_config_group(&c, "h200-a");
     assert_non_null(a);
@@ -44,12 +51,11 @@ static void test_rig_config_reads_groups_admins_and_retention(void **st) {
 }
 
 static void test_rig_config_reads_a_groups_workers_count(void **st) {
-    char path[64], err[512];
-    write_config(path, sizeof path,
-                 "groups:\n  big: {endpoints: [http://a:1, http://b:2], workers: 3}\n"
-                 "  small: [http://c:3]\n");
+    char path[64];
     rig_config_t c;
-    assert_int_equal(rig_config_load(&c, path, err, sizeof err), 0);
+    load_config(&c, path, sizeof path,
+                "groups:\n  big: {endpoints: [http://a:1, http://b:2], workers: 3}\n"
+                "  small: [http://c:3]\n");
     const rig_group_t *big = rig_config_group(&c, "big");
     assert_non_null(big);
     assert_int_equal(big->n_urls, 2);
