@@ -531,12 +531,14 @@ json_t *archive_run_json(archive_t *self, int64_t id) {
     return o;
 }
 
-/* The columns a list shows: the row without the config, and level 0's headline figures. */
+/* The columns a list shows: the row without the config, level 0's headline figures and how many
+ * levels it has (a sweep's, each in show's "levels"). */
 #define LIST_COLUMNS                                                                               \
     "SELECT r.id, r.user, r.target_group, r.priority, r.state, r.submitted_at, r.started_at, "     \
     "r.ended_at, r.workload_name, r.model, r.valid, r.shared, r.pinned, r.workers, r.note, "       \
     "l.requests_ok, l.requests_per_s, l.output_tokens_per_s, l.ttft_p50_ms, l.ttft_p99_ms, "       \
-    "l.e2e_p50_ms FROM runs r LEFT JOIN levels l ON l.run = r.id AND l.level = 0 "
+    "l.e2e_p50_ms, (SELECT count(*) FROM levels n WHERE n.run = r.id) AS levels "                  \
+    "FROM runs r LEFT JOIN levels l ON l.run = r.id AND l.level = 0 "
 
 json_t *archive_list_json(archive_t *self, const char *user, const char *group, const char *model,
                           const char *state, int limit) {

@@ -187,7 +187,7 @@ static void archive_table(buffer_t *out, archive_t *archive, const char *user, c
     buffer_appendf(out, "<table id=\"archive\"><tr><th>Run</th><th>User</th><th>Group</th>"
                         "<th>Model</th><th>State</th><th>Valid</th><th>Outside load</th>"
                         "<th>Submitted (UTC)</th><th>Workload</th><th>Requests/s</th>"
-                        "<th>TTFT p50 ms</th><th>TTFT p99 ms</th></tr>");
+                        "<th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>Levels</th></tr>");
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
@@ -215,6 +215,7 @@ static void archive_table(buffer_t *out, archive_t *archive, const char *user, c
         cell_number(out, row, "requests_per_s", "%.2f");
         cell_number(out, row, "ttft_p50_ms", "%.1f");
         cell_number(out, row, "ttft_p99_ms", "%.1f");
+        cell_text(out, row, "levels"); /* a sweep's; its figures left of it are its first level's */
         buffer_appendf(out, "</tr>");
     }
     buffer_appendf(out, "</table><p>%zu run%s.</p></section>", json_array_size(rows),

@@ -4,7 +4,8 @@
 # during level 1 and is taken in at the level boundary (level 2 runs on 2 workers); the follower
 # sees each level's live line and the sweep's end table and exits 0; results.json has both
 # levels; the archive has one row for the sweep with a levels row per level; runs show and fetch
-# bring them back, the page shows the sweep's level while it runs, and runs compare matches a
+# bring them back, the page shows the sweep's level while it runs and its 2 levels in the archive
+# once it ended (linking its report.html), and runs compare matches a
 # plain run at concurrency 2 with the sweep's level at concurrency 2. A sweep cancelled in its
 # level 2 ends cancelled with level 1 whole; one serve died during (SIGKILL) after its level 1 is
 # marked interrupted at the restart, its level 1 kept.
@@ -72,6 +73,14 @@ import json, sys
 run = json.load(open(sys.argv[1]))["run"]
 assert run["state"] == "done" and [l["level"] for l in run["levels"]] == [0, 1], run["levels"]
 assert [l["concurrency"] for l in run["levels"]] == [1, 2], run["levels"]
+PY
+curl -sf "$PAGE" -o "$WORK/page-done.html" || fail "GET $PAGE failed"
+python3 - "$WORK/page-done.html" <<'PY' || fail "the page's archive row of the sweep"
+import re, sys
+page = open(sys.argv[1]).read()
+row = re.search(r'<tr><td><a href="/runs/1/report.html">1</a></td>(.*?)</tr>', page).group(1)
+cells = re.findall(r"<td[^>]*>(.*?)</td>", row)
+assert cells[3] == "done" and cells[-1] == "2", cells
 PY
 as bob runs fetch 1 --into "$WORK/fetched" || fail "runs fetch 1"
 for f in results.json table.txt report.html levels/01-c1/rep-1/results.json \
