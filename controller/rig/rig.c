@@ -5,11 +5,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <unistd.h>
 #include <zmq.h>
 
-#include "loop.h"
-#include "outfile.h"
 #include "rig_internal.h"
 #include "rig_wire.h"
 #include "spool_merge.h"

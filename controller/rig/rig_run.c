@@ -77,7 +77,8 @@ uint32_t rig_run_share(rig_t *self, const rig_group_t *group) {
     uint32_t groups = self->config.n_groups ? (uint32_t)self->config.n_groups : 1;
     uint32_t share = group && group->workers ? group->workers : (workers + groups - 1) / groups;
     share = share ? share : 1;
-    return share < free ? share : free;
+    /* never 0 (fleet_start's "every worker"): a level whose workers were all lost waits for one */
+    return share <= free || !free ? share : free;
 }
 
 bool rig_run_can_start(rig_t *self, const rig_group_t *group) {
@@ -182,7 +183,7 @@ void rig_run_start(rig_t *self, rig_active_t *a, int64_t id) {
     if (sweep ? launch_repetition(self, a, run, share) != 0 : launch(self, a, run, share) != 0) {
         if (!sweep)
             measurement_destroy(&run);
-        start_failed(self, a, id, "the fleet holds as many runs as it can");
+        start_failed(self, a, id, "its first run could not start (serve's log says why)");
         return;
     }
     a->id = id;
