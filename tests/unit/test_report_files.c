@@ -416,7 +416,7 @@ static void test_report_md_latency_columns_have_one_unit(void **state) {
     assert_true(cells >= 3 * 5 + 2 * 4); /* every level's cells were looked at */
 }
 
-/* The text of column (0-based) of a CSV line, up to the next comma. */
+/* The number at column (0-based) of a CSV line without quoted fields. */
 static double csv_column(const char *line, int column) {
     for (int i = 0; i < column; i++)
         line = strchr(line, ',') + 1;
@@ -477,16 +477,6 @@ static size_t parse_hgrm(const char *text, double *values, double *percentiles, 
     return n;
 }
 
-/* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
- * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
- * printed 0.001 ms, and its counts add up. */
-/* The field at column (0-based) of a CSV line without quoted fields, as a number. */
-static double csv_number(const char *line, int column) {
-    for (int i = 0; i < column; i++)
-        line = strchr(line, ',') + 1;
-    return strtod(line, NULL);
-}
-
 /* A run over two endpoints (tests/fixtures/report/two-endpoints): results.csv has the all row, a
  * row per endpoint with that endpoint's own figures (a fast and a slow mock), and the role row;
  * the endpoints' requests add up to all's. */
@@ -508,14 +498,14 @@ static void test_report_csv_has_a_row_per_endpoint(void **state) {
         const char *row = strstr(csv, want);
         if (!row)
             fail_msg("no results.csv row for endpoint %s", url);
-        double ok = csv_number(row + 1, 8), ttft_p50 = csv_number(row + 1, 18);
+        double ok = csv_column(row + 1, 8), ttft_p50 = csv_column(row + 1, 18);
         assert_float_equal(ok, json_number_value(json_object_get(slice, "requests_ok")), 0);
         double want_p50 =
             json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
         assert_true(fabs(ttft_p50 - want_p50) <= 1e-6 * want_p50);
         sum += ok;
     }
-    assert_float_equal(sum, csv_number(all + 1, 8), 0);
+    assert_float_equal(sum, csv_column(all + 1, 8), 0);
     assert_true(sum > 0);
     /* the two mocks differ (TTFT 15 and 40 ms): each row has its endpoint's own figure */
     double p50[2];
@@ -532,6 +522,9 @@ static void test_report_csv_has_a_row_per_endpoint(void **state) {
     json_decref(root);
 }
 
+/* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
+ * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
+ * printed 0.001 ms, and its counts add up. */
 static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void **state) {
     (void)state;
     json_t *root = load_fixture("quickstart");
