@@ -142,7 +142,6 @@ static void test_body_completions_joins_the_texts_into_one_prompt(void **state) 
 
 /* target.max_tokens_param: max_completion_tokens names the limit so, and only so. */
 static void test_body_max_completion_tokens_names_the_limit(void **state) {
-    (void)state;
     body_t body;
     body_init(&body);
     body_options_t o = {
@@ -260,7 +259,6 @@ static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(v
 /* A session's history in the Messages shape: the system prompt apart, the tool call an assistant
  * tool_use block, its answer a user tool_result block, the limit max_tokens, no stream_options. */
 static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **state) {
-    (void)state;
     body_t body;
     body_init(&body);
     body_options_t o = {.api = API_MESSAGES,
@@ -312,7 +310,6 @@ static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **
 /* The Responses shape: instructions, input items (a function_call and its function_call_output),
  * max_output_tokens, previous_response_id. */
 static void test_body_responses_writes_instructions_input_and_function_items(void **state) {
-    (void)state;
     body_t body;
     body_init(&body);
     body_options_t o = {.api = API_RESPONSES,

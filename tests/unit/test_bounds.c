@@ -53,7 +53,6 @@ static void assert_refused_saying(const request_record_t *rec, const char *expec
 }
 
 static void test_bounds_honest_record_passes(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     request_record_t rec = honest();
     char why[160] = "";
@@ -62,7 +61,6 @@ static void test_bounds_honest_record_passes(void **state) {
 }
 
 static void test_bounds_2_31_completion_tokens_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.completion_tokens = 1u << 31;
     assert_refused_saying(&rec, "completion_tokens 2147483648 above the ceiling of 10000000");
@@ -71,7 +69,6 @@ static void test_bounds_2_31_completion_tokens_refused(void **state) {
 /* More output than max_tokens is what the server said, not a worker's lie: kept (the
  * output-length check reports it), only the ceiling bounds it. */
 static void test_bounds_output_above_max_tokens_is_the_servers_and_kept(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     char why[256];
     request_record_t rec = honest();
@@ -89,14 +86,12 @@ static void test_bounds_output_above_max_tokens_is_the_servers_and_kept(void **s
 }
 
 static void test_bounds_cached_above_prompt_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.cached_tokens = 101;
     assert_refused_saying(&rec, "cached_tokens 101 above its prompt_tokens 100");
 }
 
 static void test_bounds_session_at_the_grant_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.session = 63;
     bounds_t b = run_at_10s();
@@ -107,7 +102,6 @@ static void test_bounds_session_at_the_grant_refused(void **state) {
 }
 
 static void test_bounds_session_of_another_share_refused(void **state) {
-    (void)state;
     /* concurrency 8 over 2 workers: worker 1 runs slots 4-7, sessions 4-7, 12-15, ... */
     plan_share_t share = {
         .kind = PLAN_CONCURRENT, .slot_first = 4, .slot_count = 4, .total_slots = 8};
@@ -123,7 +117,6 @@ static void test_bounds_session_of_another_share_refused(void **state) {
 }
 
 static void test_bounds_end_after_now_plus_slack_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.end_ns = 110 * SECOND + BOUNDS_CLOCK_SLACK_NS; /* 10 ms of drift allowance on top */
     bounds_t b = run_at_10s();
@@ -137,7 +130,6 @@ static void test_bounds_end_after_now_plus_slack_refused(void **state) {
 }
 
 static void test_bounds_chunk_token_sum_does_not_wrap(void **state) {
-    (void)state;
     /* 65538 chunks of 65535 tokens: 2^32 + 65534, which a 32-bit sum would wrap to 65534 */
     enum { N = 65538 };
     static int64_t times[N];
@@ -156,7 +148,6 @@ static void test_bounds_chunk_token_sum_does_not_wrap(void **state) {
 }
 
 static void test_bounds_endpoint_and_retries_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.endpoint = 2;
     assert_refused_saying(&rec, "endpoint 2, the run has 2");
@@ -166,7 +157,6 @@ static void test_bounds_endpoint_and_retries_refused(void **state) {
 }
 
 static void test_bounds_loop_times_within_the_run(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     char why[160] = "";
     assert_true(bounds_loop_times(&b, 2 * SECOND, 10 * SECOND, -1, why, sizeof why));
@@ -176,7 +166,6 @@ static void test_bounds_loop_times_within_the_run(void **state) {
 }
 
 static void test_bounds_refused_numbers_make_the_run_invalid(void **state) {
-    (void)state;
     validity_worker_t workers[1] = {{.name = "liar",
                                      .refused = 3,
                                      .refused_first = "the record of request 1: completion_tokens "

@@ -634,7 +634,6 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
 /* target.api messages and responses, the routing headers and thinking_tokens load and are
  * written back (file and wire form alike), and a deep copy keeps them. */
 static void test_config_api_and_routing_headers_load_and_write_back(void **state) {
-    (void)state;
     config_t a, b, copy;
     config_error_t err;
     config_case_load(&a, "limits: {duration: 10s}\n"

@@ -24,7 +24,6 @@ static void write_file(const char *path, const char *text) {
 }
 
 static void test_config_documents_a_file_of_two_documents_is_two_runs(void **state) {
-    (void)state;
     char two[64], one[64];
     snprintf(two, sizeof two, "/tmp/stampede-test-docs-%d.yaml", (int)getpid());
     snprintf(one, sizeof one, "/tmp/stampede-test-doc-%d.yaml", (int)getpid());
@@ -59,7 +58,6 @@ static void test_config_documents_a_file_of_two_documents_is_two_runs(void **sta
 }
 
 static void test_config_documents_an_error_names_the_line_in_the_whole_file(void **state) {
-    (void)state;
     char path[64], doc[80], msg[1024];
     snprintf(path, sizeof path, "/tmp/stampede-test-docs-bad-%d.yaml", (int)getpid());
     write_file(path,
@@ -80,7 +78,6 @@ static void test_config_documents_an_error_names_the_line_in_the_whole_file(void
 /* A stray `---` closing the file is no third run; an empty document between two others keeps
  * its place, so that FILE#3 still names the third document. */
 static void test_config_documents_a_trailing_empty_document_is_no_run(void **state) {
-    (void)state;
     char path[64];
     snprintf(path, sizeof path, "/tmp/stampede-test-tail-%d.yaml", (int)getpid());
     write_file(path, "seed: 3\n---\nseed: 4\n---\n");
@@ -103,7 +100,6 @@ static double seconds_now(void) {
 /* 100,000 flow sequences deep: counting the documents used to parse to the end, in time growing
  * with the square of the depth (33 s); it stops at depth 65, where loading refuses the file. */
 static void test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_time(void **state) {
-    (void)state;
     enum { DEPTH = 100000 };
     char path[64];
     snprintf(path, sizeof path, "/tmp/stampede-test-docs-deep-%d.yaml", (int)getpid());

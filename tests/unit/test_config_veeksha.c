@@ -44,7 +44,6 @@ static const char *spec = "session_generator:\n"
                           "seed: 77\n";
 
 static void test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, spec);
     assert_int_equal(cfg.seed, 77);
@@ -93,7 +92,6 @@ static void load_trace_generator(config_t *cfg, char *trace, size_t len, const c
 }
 
 static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **state) {
-    (void)state;
     char trace[256];
     config_t cfg;
     load_trace_generator(&cfg, trace, sizeof trace, "t.jsonl",
@@ -113,7 +111,6 @@ static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **
 /* Veeksha's untimed_content_multi_turn trace (rows of real conversations) is read as a dataset of
  * JSONL rows replayed as chats; wrap_mode, which a dataset does not do, leaves a note. */
 static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state) {
-    (void)state;
     char trace[256];
     config_t cfg;
     load_trace_generator(&cfg, trace, sizeof trace, "c.jsonl",
@@ -131,7 +128,6 @@ static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state
 
 /* A file of only a client gets Veeksha's defaults for everything else. */
 static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "client: {model: m}\n");
     assert_int_equal(cfg.seed, 42);
@@ -164,7 +160,6 @@ static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
 }
 
 static void test_config_veeksha_client_maps_onto_the_target(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "client:\n  type: openai_completions\n  model: llama\n"
                            "  api_base: http://10.0.0.5:30002/v1/\n  api_key: sk-1\n"
@@ -191,7 +186,6 @@ static void test_config_veeksha_client_maps_onto_the_target(void **state) {
 }
 
 static void test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_cancel(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n  interval_generator:\n"
                            "    type: gamma\n    arrival_rate: 8\n    cv: 2\n");
@@ -221,7 +215,6 @@ static void test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_canc
 }
 
 static void test_config_veeksha_session_graphs_map_onto_workload_kinds(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "session_generator:\n  type: synthetic\n"
                            "  session_graph: {type: single_request}\n");
@@ -255,7 +248,6 @@ static void test_config_veeksha_session_graphs_map_onto_workload_kinds(void **st
 }
 
 static void test_config_veeksha_shared_prefix_is_a_shared_system_prompt(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "session_generator:\n  channels:\n    - type: text\n"
                            "      shared_prefix_ratio: 0.2\n      shared_prefix_probability: 0.5\n"
@@ -271,7 +263,6 @@ static void test_config_veeksha_shared_prefix_is_a_shared_system_prompt(void **s
 }
 
 static void test_config_veeksha_runtime_evaluators_recorder_and_outputs(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "runtime: {max_sessions: -1, benchmark_timeout: 10}\n"
                            "trace_recorder: {enabled: false, include_content: true}\n"
@@ -301,7 +292,6 @@ static void test_config_veeksha_runtime_evaluators_recorder_and_outputs(void **s
 
 /* !expand on the scheduler's knob is a sweep; on any other key, one run per value (FILE#k). */
 static void test_config_veeksha_expand_is_sweep_levels_and_runs(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n  interval_generator:\n"
                            "    type: poisson\n    arrival_rate: !expand [5, 10]\n"
@@ -332,7 +322,6 @@ static void test_config_veeksha_expand_is_sweep_levels_and_runs(void **state) {
 }
 
 static void test_config_veeksha_capacity_search_maps_onto_the_capacity_section(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "output_dir: cap\nstart_value: 5\nmax_value: 100\n"
                            "expansion_factor: 3\nmax_iterations: 7\nprecision: 2\n"
@@ -369,7 +358,6 @@ static void test_config_veeksha_capacity_search_maps_onto_the_capacity_section(v
 
 /* Out of scope: named as such, with the Veeksha command a microbenchmark file belongs to. */
 static void test_config_veeksha_refuses_out_of_scope_files_saying_what(void **state) {
-    (void)state;
     static const message_case_t cases[] = {
         {"model: m\napi_base: http://h/v1\ninput_lengths: [512]\nbatch_sizes: [1, 2]\n",
          "bad.yaml:3:1: input_lengths: a file for `veeksha decode` (its decode microbenchmark "
@@ -413,7 +401,6 @@ static void test_config_veeksha_refuses_out_of_scope_files_saying_what(void **st
 }
 
 static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(void **state) {
-    (void)state;
     static const message_case_t cases[] = {
         {"session_generator: {type: synthetic, session_graph: {type: linear, "
          "num_request_generator: {type: fixed, value: 3}}}\nruntime: {max_sesions: 5}\n",

@@ -1194,7 +1194,6 @@ static void test_session_graph_history_chain_none_and_appended_replies(void **st
  * envelope of each appended reply (the report node appends 12: 24 words not counted), its own or
  * in a turn it inherits (the two nodes after it: 141 words sent, 117 counted, 2 tokens left). */
 static void test_session_context_limit_caps_max_tokens_without_the_envelopes(void **state) {
-    (void)state;
     harness_t h;
     harness_init(&h, 1);
     dist_fixed(&h.cfg.workload.turns, WIDE_NODES);

@@ -60,7 +60,6 @@ static void write_sample(const char *path, const uint8_t *batch, size_t len) {
 }
 
 static void test_spool_frames_read_back_as_written(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {1, 2, 3, 4, 5, 6, 7};
@@ -97,7 +96,6 @@ static void test_spool_frames_read_back_as_written(void **state) {
 }
 
 static void test_spool_flipped_byte_is_corrupt_at_its_frame(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {10, 20, 30, 40};
@@ -126,7 +124,6 @@ static void test_spool_flipped_byte_is_corrupt_at_its_frame(void **state) {
 }
 
 static void test_spool_cut_off_end_is_truncated(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {1, 2, 3};
@@ -148,7 +145,6 @@ static void test_spool_cut_off_end_is_truncated(void **state) {
 }
 
 static void test_spool_foreign_file_is_refused(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     FILE *f = fopen(t.path, "w");
@@ -232,7 +228,6 @@ static void read_text(const char *path, char *text, size_t len) {
 }
 
 static void test_spool_worker_spool_holds_the_unacknowledged_batches(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char path[256];
@@ -276,7 +271,6 @@ static void test_spool_worker_spool_holds_the_unacknowledged_batches(void **stat
 }
 
 static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char a[200], b[200], into[200], log[200];
@@ -303,7 +297,6 @@ static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
 /* Batches 3-5 in the first spool, 1-3 in the second: 3-5 wait until 1-2 are in, batch 3 counts
  * once, and the results hold the worker's 10 requests. */
 static void test_spool_merge_orders_and_counts_resends_once(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char late[200], early[200], into[200], log[200], results[256];

@@ -269,7 +269,6 @@ static void make_varied_config(config_t *cfg, uint64_t seed) {
 /* A sweep level's text seed changes every prompt word (fresh text, the scaffold) and no shape:
  * lengths, turns and waits are the seed's alone. text_seed 0 is the seed. */
 static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void **state) {
-    (void)state;
     config_t a, b;
     make_varied_config(&a, 99);
     make_varied_config(&b, 99);
@@ -314,7 +313,6 @@ static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void 
 /* The schedule the limits leave: max_sessions, or the sessions holding max_requests requests,
  * ends one mean gap after its last arrival; nothing ends an unlimited schedule. */
 static void test_workload_schedule_cut_by_max_sessions_or_max_requests(void **state) {
-    (void)state;
     config_t cfg;
     make_config(&cfg, WORKLOAD_CHAT, 5);
     set_dist(&cfg.workload.turns, "3");
