@@ -45,4 +45,7 @@ static inline void config_case_refusals(const message_case_t *cases, size_t n) {
     assert_int_equal(failures, 0);
 }
 
+/* config_case_refusals over every case of the array cases. */
+#define CONFIG_CASE_REFUSALS(cases) config_case_refusals(cases, sizeof(cases) / sizeof((cases)[0]))
+
 #endif

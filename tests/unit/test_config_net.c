@@ -164,7 +164,7 @@ static const message_case_t refusals[] = {
 };
 
 static void test_config_net_refuses_bad_values_naming_the_key(void **state) {
-    config_case_refusals(refusals, sizeof refusals / sizeof refusals[0]);
+    CONFIG_CASE_REFUSALS(refusals);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_net_base_url_gets_v1_and_the_api_path_once),

@@ -48,16 +48,17 @@ static void test_config_sequential_loads_with_one_session_in_flight(void **state
     config_free(&c);
 }
 
+static const message_case_t bad_sequential_schedulers[] = {
+    {"limits: {duration: 10s}\nscheduler:\n  kind: sequential\n  concurrency: 4\n",
+     "bad.yaml:4:16: scheduler.concurrency: a sequential scheduler runs one session at a "
+     "time; drop concurrency (or use kind: concurrent), got '4'"},
+    {"limits: {duration: 10s}\nscheduler:\n  kind: sequentail\n",
+     "bad.yaml:3:9: scheduler.kind: expected one of concurrent, rate, sequential, got "
+     "'sequentail'; did you mean 'sequential'?"},
+};
+
 static void test_config_sequential_refuses_a_concurrency(void **state) {
-    static const message_case_t cases[] = {
-        {"limits: {duration: 10s}\nscheduler:\n  kind: sequential\n  concurrency: 4\n",
-         "bad.yaml:4:16: scheduler.concurrency: a sequential scheduler runs one session at a "
-         "time; drop concurrency (or use kind: concurrent), got '4'"},
-        {"limits: {duration: 10s}\nscheduler:\n  kind: sequentail\n",
-         "bad.yaml:3:9: scheduler.kind: expected one of concurrent, rate, sequential, got "
-         "'sequentail'; did you mean 'sequential'?"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_sequential_schedulers);
 }
 
 static const char *const full_mock = "limits: {max_requests: 4}\n"
@@ -182,7 +183,7 @@ static void test_config_mock_speculative_decoding_keys_become_flags(void **state
         {"limits: {duration: 1s}\nmock:\n  spec_acceptance: 1.5\n",
          "bad.yaml:3:20: mock.spec_acceptance: expected a number from 0 to 1, got '1.5'"},
     };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(cases);
 }
 
 static void test_config_mock_faults_key_becomes_the_faults_flag(void **state) {
@@ -197,33 +198,34 @@ static void test_config_mock_faults_key_becomes_the_faults_flag(void **state) {
     config_free(&c);
 }
 
+static const message_case_t bad_mock_keys[] = {
+    {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
+     "bad.yaml:3:3: mock.max_modle_len: unknown key 'max_modle_len'; did you mean "
+     "'max_model_len'?"},
+    {"limits: {duration: 1s}\nmock:\n  max_model_len: 0\n",
+     "bad.yaml:3:18: mock.max_model_len: expected a whole number from 1 to 4294967295, got "
+     "'0'"},
+    {"limits: {duration: 1s}\nmock:\n  fail_rate: 1.5\n",
+     "bad.yaml:3:14: mock.fail_rate: expected a number from 0 to 1, got '1.5'"},
+    {"limits: {duration: 1s}\nmock:\n  fail_status: 42\n",
+     "bad.yaml:3:16: mock.fail_status: expected a whole number from 100 to 599, got '42'"},
+    {"limits: {duration: 1s}\nmock:\n  ttft: soon\n",
+     "bad.yaml:3:9: mock.ttft: expected a duration such as 500ms, 2s, 1.5m or 1m30s (units "
+     "ns, us, ms, s, m, h; a bare number is seconds), got 'soon'"},
+    {"limits: {duration: 1s}\nmock:\n  profile: tp1-fp8\n  itl: 10ms\n",
+     "bad.yaml:4:3: mock.itl: profile and ttft/itl exclude each other: ttft and itl select "
+     "the fixed mode, which has no engine model"},
+    {"limits: {duration: 1s}\nmock:\n  prefix_cache: maybe\n",
+     "bad.yaml:3:17: mock.prefix_cache: expected true or false, got 'maybe'"},
+    {"limits: {duration: 1s}\nmock:\n  profile: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+     "bad.yaml:3:12: mock.profile: expected 1 to 31 characters, got "
+     "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'"},
+    {"limits: {duration: 1s}\nmock: [a]\n",
+     "bad.yaml:2:7: mock: expected a mapping, got a sequence"},
+};
+
 static void test_config_mock_refusals_name_the_key(void **state) {
-    static const message_case_t cases[] = {
-        {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
-         "bad.yaml:3:3: mock.max_modle_len: unknown key 'max_modle_len'; did you mean "
-         "'max_model_len'?"},
-        {"limits: {duration: 1s}\nmock:\n  max_model_len: 0\n",
-         "bad.yaml:3:18: mock.max_model_len: expected a whole number from 1 to 4294967295, got "
-         "'0'"},
-        {"limits: {duration: 1s}\nmock:\n  fail_rate: 1.5\n",
-         "bad.yaml:3:14: mock.fail_rate: expected a number from 0 to 1, got '1.5'"},
-        {"limits: {duration: 1s}\nmock:\n  fail_status: 42\n",
-         "bad.yaml:3:16: mock.fail_status: expected a whole number from 100 to 599, got '42'"},
-        {"limits: {duration: 1s}\nmock:\n  ttft: soon\n",
-         "bad.yaml:3:9: mock.ttft: expected a duration such as 500ms, 2s, 1.5m or 1m30s (units "
-         "ns, us, ms, s, m, h; a bare number is seconds), got 'soon'"},
-        {"limits: {duration: 1s}\nmock:\n  profile: tp1-fp8\n  itl: 10ms\n",
-         "bad.yaml:4:3: mock.itl: profile and ttft/itl exclude each other: ttft and itl select "
-         "the fixed mode, which has no engine model"},
-        {"limits: {duration: 1s}\nmock:\n  prefix_cache: maybe\n",
-         "bad.yaml:3:17: mock.prefix_cache: expected true or false, got 'maybe'"},
-        {"limits: {duration: 1s}\nmock:\n  profile: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-         "bad.yaml:3:12: mock.profile: expected 1 to 31 characters, got "
-         "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'"},
-        {"limits: {duration: 1s}\nmock: [a]\n",
-         "bad.yaml:2:7: mock: expected a mapping, got a sequence"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_mock_keys);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_sequential_loads_with_one_session_in_flight),

@@ -68,7 +68,7 @@ static const message_case_t bad_graphs[] = {
 };
 
 static void test_graph_bad_graphs_give_exact_messages(void **state) {
-    config_case_refusals(bad_graphs, sizeof bad_graphs / sizeof bad_graphs[0]);
+    CONFIG_CASE_REFUSALS(bad_graphs);
 }
 
 /* Loads yaml, then its written-back form: both must give the same sessions. */
