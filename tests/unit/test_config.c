@@ -354,10 +354,10 @@ static void test_config_full_file_sets_every_key(void **state) {
     assert_null(c.target.api_key_file);
     assert_int_equal(c.target.timeout_ns, 120000000000LL);
     assert_int_equal(c.target.connect_timeout_ns, 1500000000LL);
-    assert_int_equal(c.target.routing, ROUTING_STICKY);
     assert_true(c.target.ignore_eos);
     assert_true(c.target.min_tokens);
     assert_false(c.target.stream);
+    assert_int_equal(c.target.routing, ROUTING_STICKY);
     assert_int_equal(c.workload.kind, WORKLOAD_CHAT);
     assert_int_equal(c.workload.turns.kind, DIST_UNIFORM);
     assert_param(&c.workload.turns, DIST_P_MIN, 2);

@@ -74,6 +74,20 @@ static const char *const full_mock = "limits: {max_requests: 4}\n"
                                      "  fail_status: 503\n"
                                      "  seed: 7\n";
 
+/* m's mock arguments are want's (NULL-terminated), in order, and no more. */
+static void assert_mock_args(const config_mock_t *m, const char *const *want) {
+    char **args = config_mock_args(m);
+    assert_non_null(args);
+    size_t i = 0;
+    for (; want[i] != NULL; i++) {
+        if (args[i] == NULL)
+            fail_msg("argument %zu missing, expected %s", i, want[i]);
+        assert_string_equal(args[i], want[i]);
+    }
+    assert_null(args[i]);
+    free(args);
+}
+
 /* Every flag with its argument, in the fixed key order whatever the file's order; a false
  * strict_model adds nothing, a false prefix_cache adds --no-prefix-cache. */
 static void assert_full_mock_args(const config_mock_t *m) {
@@ -94,16 +108,7 @@ static void assert_full_mock_args(const config_mock_t *m) {
                                        "--fail-status",
                                        "503",
                                        NULL};
-    char **args = config_mock_args(m);
-    assert_non_null(args);
-    size_t i = 0;
-    for (; want[i] != NULL; i++) {
-        if (args[i] == NULL)
-            fail_msg("argument %zu missing, expected %s", i, want[i]);
-        assert_string_equal(args[i], want[i]);
-    }
-    assert_null(args[i]);
-    free(args);
+    assert_mock_args(m, want);
 }
 
 static void test_config_mock_section_becomes_mock_arguments(void **state) {
@@ -130,14 +135,8 @@ static void test_config_mock_section_becomes_mock_arguments(void **state) {
 static void test_config_mock_fixed_mode_in_milliseconds(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock: {itl: 250us, ttft: 0.05}\n");
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_string_equal(args[0], "--ttft-ms");
-    assert_string_equal(args[1], "50");
-    assert_string_equal(args[2], "--itl-ms");
-    assert_string_equal(args[3], "0.25");
-    assert_null(args[4]);
-    free(args);
+    static const char *const want[] = {"--ttft-ms", "50", "--itl-ms", "0.25", NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
 }
 
@@ -145,10 +144,8 @@ static void test_config_without_mock_section_writes_none(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock:\n");
     assert_int_equal(c.mock.n_options, 0);
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_null(args[0]);
-    free(args);
+    static const char *const want[] = {NULL};
+    assert_mock_args(&c.mock, want);
     char *text = config_to_yaml(&c);
     assert_null(strstr(text, "mock:"));
     free(text);
@@ -171,13 +168,9 @@ static void test_config_mock_speculative_decoding_keys_become_flags(void **state
                                        "--spec-draft-ms",
                                        "2",
                                        "--spec-verify-weight",
-                                       "0.5"};
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        assert_string_equal(args[i], want[i]);
-    assert_null(args[sizeof want / sizeof want[0]]);
-    free(args);
+                                       "0.5",
+                                       NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
     static const message_case_t cases[] = {
         {"limits: {duration: 1s}\nmock:\n  spec_acceptance: 1.5\n",
@@ -189,12 +182,8 @@ static void test_config_mock_speculative_decoding_keys_become_flags(void **state
 static void test_config_mock_faults_key_becomes_the_faults_flag(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock: {faults: '500:0.02,not-sse@50'}\n");
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_string_equal(args[0], "--faults");
-    assert_string_equal(args[1], "500:0.02,not-sse@50");
-    assert_null(args[2]);
-    free(args);
+    static const char *const want[] = {"--faults", "500:0.02,not-sse@50", NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
 }
 
