@@ -17,6 +17,7 @@
 #include "config_case.h"
 #include "config_documents.h"
 #include "metrics.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 static const char *spec = "session_generator:\n"
@@ -72,10 +73,7 @@ static void test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload(void **
 /* A file of the test's own (Veeksha checks trace paths, and !expand runs are named FILE#k). */
 static void write_file(char *path, size_t len, const char *name, const char *text) {
     snprintf(path, len, "/tmp/stampede-test-veeksha-%d-%s", (int)getpid(), name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    temp_file_write_at(path, text);
 }
 
 /* Writes the trace rows to a file (its path into trace) and loads a Veeksha trace session

@@ -21,6 +21,7 @@
 #include "report_doc.h"
 #include "report_hgrm.h"
 #include "report_md.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 #define FIXTURES "tests/fixtures/report"
@@ -574,9 +575,7 @@ static char *scratch_dir(const char *text) {
     if (text) {
         char path[256];
         snprintf(path, sizeof path, "%s/results.json", dir);
-        FILE *f = fopen(path, "w");
-        fputs(text, f);
-        fclose(f);
+        temp_file_write_at(path, text);
     }
     return dir;
 }

@@ -21,6 +21,7 @@
 #include "spool.h"
 #include "spool_file.h"
 #include "spool_merge.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 typedef struct tmp {
@@ -147,9 +148,7 @@ static void test_spool_cut_off_end_is_truncated(void **state) {
 static void test_spool_foreign_file_is_refused(void **state) {
     tmp_t t;
     tmp_make(&t);
-    FILE *f = fopen(t.path, "w");
-    fputs("{\"not\": \"a spool\"}\n", f);
-    fclose(f);
+    temp_file_write_at(t.path, "{\"not\": \"a spool\"}\n");
     char err[512], want[256];
     assert_null(spool_reader_open(t.path, err, sizeof err));
     snprintf(want, sizeof want, "%s: offset 0: not a stampede spool or journal (no %s header)",

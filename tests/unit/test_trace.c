@@ -17,6 +17,7 @@
 #include "plan.h"
 #include "prompt.h"
 #include "replay_file.h"
+#include "temp_file.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit_main.h"
@@ -242,10 +243,7 @@ static void test_trace_cut_by_the_limits_requests_the_rate_in_force(void **state
         "{\"timestamp\": 200, \"input_length\": 8, \"output_length\": 2}\n"
         "{\"timestamp\": 1000, \"input_length\": 8, \"output_length\": 2}\n";
     snprintf(path, sizeof path, "/tmp/stampede-test-trace-cut-%d.jsonl", (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(rows, f);
-    fclose(f);
+    temp_file_write_at(path, rows);
     static const struct {
         const char *limits;
         double rate;    /* sessions per second in force */
