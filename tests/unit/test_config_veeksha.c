@@ -187,9 +187,9 @@ static void test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_canc
     config_t cfg;
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n  interval_generator:\n"
                            "    type: gamma\n    arrival_rate: 8\n    cv: 2\n");
+    assert_true(cfg.scheduler.rate == 8 && cfg.scheduler.arrival_cv == 2);
     assert_int_equal(cfg.scheduler.kind, SCHEDULER_RATE);
     assert_int_equal(cfg.scheduler.arrival, ARRIVAL_GAMMA);
-    assert_true(cfg.scheduler.rate == 8 && cfg.scheduler.arrival_cv == 2);
     config_free(&cfg);
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n"
                            "  interval_generator: {type: fixed, interval: 0.25}\n");

@@ -28,6 +28,13 @@ static void remove_dir(const char *dir) {
     assert_int_equal(system(cmd), 0);
 }
 
+/* n fresh CURVE public keys (their secrets thrown away). */
+static void new_public_keys(char (*pub)[41], int n) {
+    char secret[41];
+    for (int i = 0; i < n; i++)
+        assert_int_equal(zmq_curve_keypair(pub[i], secret), 0);
+}
+
 static void test_keys_generate_writes_a_secret_0600_whose_public_key_is_the_pub(void **st) {
     char dir[256], path[300], err[512], secret[41], derived[41], public_key[41];
     make_dir(dir, sizeof dir);
@@ -72,10 +79,9 @@ static void test_keys_read_names_the_file_and_line_of_a_bad_key(void **st) {
 }
 
 static void test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else(void **st) {
-    char dir[256], path[300], err[512], pub[3][41], sec[41], text[200];
+    char dir[256], path[300], err[512], pub[3][41], text[200];
     make_dir(dir, sizeof dir);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(zmq_curve_keypair(pub[i], sec), 0);
+    new_public_keys(pub, 3);
     for (int i = 0; i < 2; i++) { /* the third key is not authorized */
         snprintf(path, sizeof path, "%s/w%d.pub", dir, i);
         snprintf(text, sizeof text, "%s\n", pub[i]);
@@ -101,10 +107,9 @@ static void test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else(voi
 }
 
 static void test_keys_ring_user_is_the_name_line_else_the_file_name(void **st) {
-    char dir[256], path[300], err[512], pub[2][41], sec[41], text[200];
+    char dir[256], path[300], err[512], pub[2][41], text[200];
     make_dir(dir, sizeof dir);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(zmq_curve_keypair(pub[i], sec), 0);
+    new_public_keys(pub, 2);
     snprintf(path, sizeof path, "%s/alice.pub", dir);
     snprintf(text, sizeof text, "# stampede CURVE public key (Z85)\n%s\n", pub[0]);
     temp_file_write_at(path, text);
