@@ -388,20 +388,21 @@ static void test_dist_load_file_reads_values_weights_and_comments(void **state) 
     free(path);
 }
 
+/* A file's content and the message its refusal gives after the file's path. */
+static const message_case_t bad_files[] = {
+    {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
+    {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
+    {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
+    {"5 -1\n", ":1: weight must be >= 0, got -1"},
+    {"5 1\n6\n", ":2: every line needs a weight once one has (line 1 has one)"},
+    {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
+};
+
 static void test_dist_load_file_errors_name_file_and_line(void **state) {
-    static const message_case_t cases[] = {
-        /* content, message after "PATH" */
-        {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
-        {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
-        {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
-        {"5 -1\n", ":1: weight must be >= 0, got -1"},
-        {"5 1\n6\n", ":2: every line needs a weight once one has (line 1 has one)"},
-        {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char *path = write_temp(cases[c].input);
+    for (size_t c = 0; c < sizeof bad_files / sizeof bad_files[0]; c++) {
+        char *path = write_temp(bad_files[c].input);
         char expected[512], err[512] = "";
-        snprintf(expected, sizeof expected, "%s%s", path, cases[c].message);
+        snprintf(expected, sizeof expected, "%s%s", path, bad_files[c].message);
         dist_t d;
         dist_init(&d);
         assert_int_equal(dist_load_file(&d, path, err, sizeof err), -1);
