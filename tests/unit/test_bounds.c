@@ -21,10 +21,12 @@ static bounds_t run_at_10s(void) {
                       .retry_max = 5};
 }
 
-/* An honest record: session 3, sent at 105 s, 16 tokens asked, 16 received in 16 chunks. */
-static int64_t chunk_times[16];
+/* An honest record: session 3, sent at 105 s, HONEST_TOKENS tokens asked, as many received in as
+ * many chunks. */
+#define HONEST_TOKENS 16
+static int64_t chunk_times[HONEST_TOKENS];
 static request_record_t honest(void) {
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < HONEST_TOKENS; i++)
         chunk_times[i] = 105 * SECOND + (i + 1) * 10000000LL;
     return (request_record_t){.session = 3,
                               .endpoint = 1,
@@ -33,16 +35,16 @@ static request_record_t honest(void) {
                               .headers_ns = 105 * SECOND + 5000000,
                               .first_token_ns = chunk_times[0],
                               .first_content_ns = chunk_times[0],
-                              .end_ns = chunk_times[15],
+                              .end_ns = chunk_times[HONEST_TOKENS - 1],
                               .has_usage = true,
                               .prompt_tokens = 100,
-                              .completion_tokens = 16,
                               .cached_tokens = 50,
+                              .completion_tokens = HONEST_TOKENS,
                               .requested_input_tokens = 100,
-                              .requested_output_tokens = 16,
-                              .n_chunks = 16,
+                              .requested_output_tokens = HONEST_TOKENS,
+                              .n_chunks = HONEST_TOKENS,
                               .chunk_ns = chunk_times,
-                              .content_chunks = 16};
+                              .content_chunks = HONEST_TOKENS};
 }
 
 static void assert_refused_saying(const request_record_t *rec, const char *expected) {
