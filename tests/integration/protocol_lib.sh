@@ -252,6 +252,24 @@ start_run_on_mock() {
         "${flags[@]}"
 }
 
+# run_on_graph_server NAME SEED SESSIONS GAP_MS [SERVER ARGS...] <<YAML (the workload section):
+# starts graph_server.py NAME, answering GAP_MS apart and logging to $WORK/NAME.jsonl, and runs the
+# workload on it with SEED, one worker, one session at a time, for SESSIONS sessions (stdout in
+# $WORK/NAME.out, results under $WORK/out-NAME); fails unless the run exits 0.
+run_on_graph_server() {
+    local name=$1 seed=$2 sessions=$3 gap=$4
+    shift 4
+    start_test_server graph_server.py "$name" --gap-ms "$gap" --log "$WORK/$name.jsonl" "$@"
+    {
+        printf 'seed: %s\ntarget: {api: chat, model: graph, endpoints: [%s]}\n' "$seed" "$URL"
+        cat
+        printf 'scheduler: {kind: concurrent, concurrency: 1}\nlimits: {max_sessions: %s}\n' "$sessions"
+    } >"$WORK/$name.yaml"
+    run_bounded 90 "$WORK/$name.out" "$WORK/$name.err" "$WORK/$name.yaml" --workers 1 \
+        --out "$WORK/out-$name"
+    [ "$RUN_RC" = 0 ] || fail "$name run exited $RUN_RC: $(tail -5 "$WORK/$name.err")"
+}
+
 # Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
 # exit status, and fails (quoting the end of $3) if the bound killed it.
 run_bounded() {
