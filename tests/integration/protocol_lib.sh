@@ -312,6 +312,11 @@ wait_log_says() {
     wait_for_line "$log" "$seconds" "$pattern" >/dev/null || fail "$what: $(grep -v '^\[' "$log")"
 }
 
+# Fails unless log $1 has a line matching the basic regex $2, saying $3 and quoting the log.
+assert_log_has() {
+    grep -q "$2" "$1" || fail "$3: $(cat "$1")"
+}
+
 # Waits at most $2 seconds for each process after it (children of this shell) to exit, and fails
 # unless each exits 0 ($1 names them in the message, e.g. "survivor").
 assert_exit_0() {

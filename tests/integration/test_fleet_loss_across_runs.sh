@@ -52,6 +52,19 @@ start_scenario() {
     start_long_worker "${name}1"
 }
 
+# Runs scenario $1 (see start_scenario) to its end with a second long-lived worker and a --once
+# worker, leaver (its pid in LEAVER); fails unless the controller and the leaver exit 0.
+run_scenario_with_leaver() {
+    local name=$1
+    start_scenario "$@"
+    start_long_worker "${name}2"
+    start_once_worker leaver
+    LEAVER=$WORKER_PID
+    wait_controller 60
+    [ "$CONTROLLER_RC" = 0 ] || fail "${name^^}: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
+    assert_exit_0 "the --once worker" 5 "$LEAVER"
+}
+
 # Waits at most $2 seconds until "all workers ready" was said $1 times in $WORK/ctl.err.
 wait_started_times() {
     local i
@@ -141,13 +154,7 @@ write_workload "$WORK/c1.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_to
     concurrency=3 duration=1500ms heartbeat=250ms liveness=4
 write_workload "$WORK/c2.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=10 \
     concurrency=4 duration=1500ms heartbeat=250ms liveness=4
-start_scenario c "$WORK/c1.yaml" "$WORK/c2.yaml"
-start_long_worker c2
-start_once_worker leaver
-LEAVER=$WORKER_PID
-wait_controller 60
-[ "$CONTROLLER_RC" = 0 ] || fail "C: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
-assert_exit_0 "the --once worker" 5 "$LEAVER"
+run_scenario_with_leaver c "$WORK/c1.yaml" "$WORK/c2.yaml"
 grep -Eq "worker leaver (went silent|left) before the start: forgotten" "$WORK/ctl.err" ||
     grep -q "worker leaver .*forgotten" "$WORK/ctl.err" ||
     fail "C: the leaver was not forgotten between the runs: $(grep -v '^\[' "$WORK/ctl.err")"
@@ -165,13 +172,7 @@ echo "C ok: run 2 of 2 carried by the 2 workers left after the --once worker lef
 
 # D. A 2-level sweep; the --once worker leaves between the two levels.
 write_sweep "$WORK/d.yaml" "[2, 4]" 1500ms
-start_scenario d "$WORK/d.yaml"
-start_long_worker d2
-start_once_worker leaver
-LEAVER=$WORKER_PID
-wait_controller 60
-[ "$CONTROLLER_RC" = 0 ] || fail "D: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
-assert_exit_0 "the --once worker" 5 "$LEAVER"
+run_scenario_with_leaver d "$WORK/d.yaml"
 assert_equal "D level 1 workers" "$(level_workers "$WORK/d/results.json" 0)" "3 0 0 3"
 assert_equal "D level 2 workers" "$(level_workers "$WORK/d/results.json" 1)" "2 0 0 2"
 echo "D ok: level 2 of the sweep carried by the 2 workers left after the --once worker left"
