@@ -419,6 +419,14 @@ def whole_run_degraded_by_victim():
     assert not results["partial"], results.get("partial_reason")
     assert level["degraded"] is True
     return victim_loss()
+
+def victim_rows_of_whole_run(ctl_log):
+    """checks the run as whole_run_degraded_by_victim does and every session run once; returns
+    (the loss of worker victim, the trace rows of victim as the controller log names it)"""
+    loss = whole_run_degraded_by_victim()
+    _, by = rows_by_worker_name(ctl_log)
+    assert_each_session_once()
+    return loss, by["victim"]
 '
 
 # Waits at most $2 seconds until the progress lines in log $1 show the run at $3 s or more (a
