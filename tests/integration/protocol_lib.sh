@@ -169,6 +169,19 @@ print(f"ok: {what}: {len(rows)} sessions, {gap / 1000:g} ms apart")
 PY
 }
 
+# assert_sends_on_time TRACE WHAT: the sends of requests.jsonl TRACE are within 2 ms of their
+# intended starts at p95 (not the max: on a shared 2-core machine a few sends wait for a CPU).
+assert_sends_on_time() {
+    python3 - "$@" <<'PY' || fail "$2: the sends are late"
+import json, sys
+lags = sorted((r["send_us"] - r["intended_us"]) / 1000 for r in map(json.loads, open(sys.argv[1])))
+p95, p99 = lags[int(0.95 * (len(lags) - 1))], lags[int(0.99 * (len(lags) - 1))]
+assert p95 <= 2.0, f"send - intended p95 {p95:.3f} ms > 2 ms (p99 {p99:.3f}, max {lags[-1]:.3f} ms)"
+print(f"ok: {sys.argv[2]}: send - intended p50 {lags[len(lags) // 2]:.3f} ms, p95 {p95:.3f} ms, "
+      f"p99 {p99:.3f} ms")
+PY
+}
+
 assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }
@@ -268,6 +281,31 @@ run_on_graph_server() {
     run_bounded 90 "$WORK/$name.out" "$WORK/$name.err" "$WORK/$name.yaml" --workers 1 \
         --out "$WORK/out-$name"
     [ "$RUN_RC" = 0 ] || fail "$name run exited $RUN_RC: $(tail -5 "$WORK/$name.err")"
+}
+
+# run_on_mock NAME WORKERS [RUN ARGS...] <<YAML (the workload file but its target): writes
+# $WORK/NAME.yaml, chat to the mock at MOCK_URL ignoring EOS, and runs it with WORKERS workers and
+# --trace (stderr in $WORK/NAME.err, results under $WORK/NAME); fails unless it exits 0.
+run_on_mock() {
+    local name=$1 workers=$2
+    shift 2
+    {
+        echo "target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}"
+        cat
+    } >"$WORK/$name.yaml"
+    run_bounded 60 /dev/null "$WORK/$name.err" "$WORK/$name.yaml" --workers "$workers" --trace \
+        --out "$WORK/$name" "$@"
+    [ "$RUN_RC" = 0 ] || fail "$name: the run exited $RUN_RC: $(tail -5 "$WORK/$name.err")"
+}
+
+# replay_on_mock NAME TRACE [YAML LINE [RUN ARGS...]]: replays `trace: {TRACE}` on the mock at
+# its timestamps (seed 3, a rate scheduler, the further top-level YAML line) with 2 workers; see
+# run_on_mock.
+replay_on_mock() {
+    local name=$1 trace=$2 line=${3:-}
+    shift $(($# < 3 ? $# : 3))
+    run_on_mock "$name" 2 "$@" <<<"$(printf 'seed: 3\nworkload: {kind: trace, trace: {%s}}\n%s\n%s' \
+        "$trace" "scheduler: {kind: rate}" "$line")"
 }
 
 # Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
