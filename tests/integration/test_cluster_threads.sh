@@ -6,10 +6,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 10 --itl-ms 2
-write_workload "$WORK/t.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=10 \
-    concurrency=10 max_requests=200
-start_controller "$WORK/ctl.err" "$WORK/t.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 4 \
-    --out "$WORK/out" --register-timeout 20
+start_run_on_mock t 4 20 output_tokens=10 concurrency=10 max_requests=200
 start_once_worker a --threads 2
 A=$WORKER_PID
 start_once_worker b --threads 2

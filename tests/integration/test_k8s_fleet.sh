@@ -10,14 +10,10 @@
 # must exit 0 by themselves (--idle-exit) once the controller is gone.
 # ctest: parallel (bounds of seconds, counts and messages; no timing tighter than that)
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
 command -v unshare >/dev/null || fail "unshare (util-linux) is needed"
 [ "$(id -u)" = 0 ] || fail "needs root for its network and mount namespace"
-tools=$(dirname "$STAMPEDE")/k8s-tools
-bash "$src/k8s/tools/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the k8s tools: $(tail -5 "$WORK/install.log")"
-cp "$src/k8s/tools/to-json.mjs" "$tools/"
+install_tools k8s/tools k8s-tools "the k8s tools"
+cp "$SRC/k8s/tools/to-json.mjs" "$TOOLS/"
 
 mkdir -p "$WORK/keys"
 (cd "$WORK/keys" && "$STAMPEDE" keygen controller worker >/dev/null)
@@ -33,7 +29,7 @@ print(json.dumps({
 PY
 
 # The metric names the dashboard queries.
-python3 - "$src/k8s/monitoring/grafana-dashboard.json" >"$WORK/dashboard-metrics.txt" <<'PY'
+python3 - "$SRC/k8s/monitoring/grafana-dashboard.json" >"$WORK/dashboard-metrics.txt" <<'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
 exprs = [t["expr"] for p in d["panels"] for t in p["targets"]]
@@ -47,14 +43,14 @@ PY
 overlays=(${K8S_OVERLAYS:-sweep-50-160 agentic-diamond capacity})
 pids=()
 for overlay in "${overlays[@]}"; do
-    "$tools/bin/kubectl" kustomize "$src/k8s/overlays/$overlay" >"$WORK/$overlay.yaml" ||
+    "$TOOLS/bin/kubectl" kustomize "$SRC/k8s/overlays/$overlay" >"$WORK/$overlay.yaml" ||
         fail "$overlay does not render"
-    node "$tools/to-json.mjs" "$WORK/$overlay.yaml" >"$WORK/$overlay.json"
+    node "$TOOLS/to-json.mjs" "$WORK/$overlay.yaml" >"$WORK/$overlay.json"
     root="$WORK/$overlay-pods"
     mkdir -p "$root"
-    python3 "$here/k8s_launch.py" "$WORK/$overlay.json" "$STAMPEDE" "$root" "$WORK/secrets.json" \
+    python3 "$TESTS_DIR/k8s_launch.py" "$WORK/$overlay.json" "$STAMPEDE" "$root" "$WORK/secrets.json" \
         --shorten || fail "$overlay: the manifests cannot be launched"
-    timeout 240 unshare --net --mount -- bash "$here/k8s_fleet_pods.sh" "$root" \
+    timeout 240 unshare --net --mount -- bash "$TESTS_DIR/k8s_fleet_pods.sh" "$root" \
         "$WORK/dashboard-metrics.txt" "$STAMPEDE" >"$WORK/$overlay.log" 2>&1 &
     pids+=($!)
     BACKGROUND+=($!)

@@ -8,26 +8,22 @@
 # (the workers' parallelism = completions = the controller's --expect-workers) and the hardening
 # (non-root, read-only root filesystem, all capabilities dropped) on every container.
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/k8s-tools
-bash "$src/k8s/tools/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the k8s tools: $(tail -5 "$WORK/install.log")"
-cp "$src/k8s/tools/check.mjs" "$src/k8s/tools/to-json.mjs" "$tools/"
+install_tools k8s/tools k8s-tools "the k8s tools"
+cp "$SRC/k8s/tools/check.mjs" "$SRC/k8s/tools/to-json.mjs" "$TOOLS/"
 
 targets=(base monitoring)
-for o in "$src"/k8s/overlays/*/; do targets+=("overlays/$(basename "$o")"); done
+for o in "$SRC"/k8s/overlays/*/; do targets+=("overlays/$(basename "$o")"); done
 [ "${#targets[@]}" -ge 5 ] || fail "expected the base, monitoring and three overlays"
 rendered=()
 for t in "${targets[@]}"; do
     out="$WORK/$(echo "$t" | tr / -).yaml"
-    "$tools/bin/kubectl" kustomize "$src/k8s/$t" >"$out" 2>"$WORK/render.err" ||
+    "$TOOLS/bin/kubectl" kustomize "$SRC/k8s/$t" >"$out" 2>"$WORK/render.err" ||
         fail "k8s/$t does not render: $(cat "$WORK/render.err")"
     [ -s "$out" ] || fail "k8s/$t rendered nothing"
     rendered+=("$out")
 done
 
-node "$tools/check.mjs" "${rendered[@]}" >"$WORK/check.txt" 2>&1 ||
+node "$TOOLS/check.mjs" "${rendered[@]}" >"$WORK/check.txt" 2>&1 ||
     fail "the rendered manifests do not validate: $(grep -v '^ok' "$WORK/check.txt" | head -20)"
 n=$(grep -c '^ok ' "$WORK/check.txt")
 [ "$n" -ge 18 ] || fail "only $n objects checked: $(cat "$WORK/check.txt")"
@@ -40,22 +36,22 @@ declare -A why=(
     [broken-required]="must have required property name"
     [broken-kind]="no schema for apiVersion batch/v2"
 )
-for f in "$src"/tests/data/k8s/broken-*.yaml; do
+for f in "$SRC"/tests/data/k8s/broken-*.yaml; do
     name=$(basename "$f" .yaml)
     [ -n "${why[$name]:-}" ] || fail "no expectation for fixture $name"
     rc=0
-    node "$tools/check.mjs" "$f" >"$WORK/$name.txt" 2>&1 || rc=$?
+    node "$TOOLS/check.mjs" "$f" >"$WORK/$name.txt" 2>&1 || rc=$?
     [ "$rc" = 1 ] || fail "$name: the check exited $rc: $(cat "$WORK/$name.txt")"
     grep -Eq "^FAIL .*$name.*${why[$name]}" "$WORK/$name.txt" ||
         fail "$name: not refused for its fault: $(cat "$WORK/$name.txt")"
 done
 # A good object beside a broken one still fails the file.
-cat "${rendered[0]}" <(echo ---) "$src/tests/data/k8s/broken-unknown-field.yaml" >"$WORK/mixed.yaml"
-node "$tools/check.mjs" "$WORK/mixed.yaml" >"$WORK/mixed.txt" 2>&1 && fail "a mixed file passed"
+cat "${rendered[0]}" <(echo ---) "$SRC/tests/data/k8s/broken-unknown-field.yaml" >"$WORK/mixed.yaml"
+node "$TOOLS/check.mjs" "$WORK/mixed.yaml" >"$WORK/mixed.txt" 2>&1 && fail "a mixed file passed"
 
 # One worker count, and the hardening, in every rendering with Jobs.
 for r in "${rendered[@]}"; do
-    node "$tools/to-json.mjs" "$r" >"$r.json"
+    node "$TOOLS/to-json.mjs" "$r" >"$r.json"
     python3 - "$r.json" <<'PY' || fail "$(basename "$r"): see above"
 import json, sys
 objs = json.load(open(sys.argv[1]))
@@ -122,4 +118,4 @@ for b in bad:
 sys.exit(1 if bad else 0)
 PY
 done
-echo "ok: ${#targets[@]} renderings, $n objects valid, $(ls "$src"/tests/data/k8s/broken-*.yaml | wc -l) broken fixtures refused"
+echo "ok: ${#targets[@]} renderings, $n objects valid, $(ls "$SRC"/tests/data/k8s/broken-*.yaml | wc -l) broken fixtures refused"

@@ -17,17 +17,13 @@
 # tool_result blocks, function_call_output items).
 # ctest: parallel (content only)
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/sdk-tools
-bash "$src/tests/sdk/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the SDKs: $(tail -5 "$WORK/install.log")"
-cp "$src/tests/sdk/api_streams.mjs" "$tools/"
+install_tools tests/sdk sdk-tools "the SDKs"
+cp "$SRC/tests/sdk/api_streams.mjs" "$TOOLS/"
 
 start_mock --reasoning-tokens 3 --max-model-len 100 --ttft-ms 1 --itl-ms 1
-timeout 30 node "$tools/api_streams.mjs" "$MOCK_URL" mock-llama >"$WORK/sdk.out" 2>"$WORK/sdk.err" ||
+timeout 30 node "$TOOLS/api_streams.mjs" "$MOCK_URL" mock-llama >"$WORK/sdk.out" 2>"$WORK/sdk.err" ||
     fail "an SDK failed: $(tail -5 "$WORK/sdk.err")"
-PYTHONPATH=$here python3 - "$MOCK_URL" "$WORK/sdk.out" <<'PY' || fail "the SDKs disagree with the streams"
+PYTHONPATH=$TESTS_DIR python3 - "$MOCK_URL" "$WORK/sdk.out" <<'PY' || fail "the SDKs disagree with the streams"
 import json, sys
 from mock_client import Connection
 url, out = sys.argv[1], sys.argv[2]

@@ -6,19 +6,15 @@
 # object) the SDK finds no message in the body, which is why that shape is not the default.
 # ctest: parallel (content only)
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/sdk-tools
-bash "$src/tests/sdk/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the OpenAI SDK: $(tail -5 "$WORK/install.log")"
-cp "$src/tests/sdk/error_message.mjs" "$tools/"
+install_tools tests/sdk sdk-tools "the OpenAI SDK"
+cp "$SRC/tests/sdk/error_message.mjs" "$TOOLS/"
 
 start_mock --max-model-len 100 --ttft-ms 1 --itl-ms 1
-said=$(timeout 30 node "$tools/error_message.mjs" "$MOCK_URL/v1" mock-llama)
+said=$(timeout 30 node "$TOOLS/error_message.mjs" "$MOCK_URL/v1" mock-llama)
 assert_equal "what the SDK says" "$said" "400 400 This model's maximum context length is 100 tokens. However, you requested 110 tokens (60 in the messages, 50 in the completion). Please reduce the length of the messages or completion."
 
 start_mock --max-model-len 100 --ttft-ms 1 --itl-ms 1 --flat-errors
-said=$(timeout 30 node "$tools/error_message.mjs" "$MOCK_URL/v1" mock-llama)
+said=$(timeout 30 node "$TOOLS/error_message.mjs" "$MOCK_URL/v1" mock-llama)
 case $said in
 400*"maximum context length"*) fail "the SDK read a message from the flat shape: $said" ;;
 400*) ;;

@@ -17,7 +17,6 @@
 # ctest: parallel (arithmetic and messages only)
 source "$(dirname "$0")/protocol_lib.sh"
 
-SRC=${STAMPEDE_SRC:-$(cd "$(dirname "$0")/../.." && pwd)}
 DATA=$SRC/tests/data/plan
 cd "$WORK"
 

@@ -40,10 +40,7 @@ gave=$(cat "$WORK"/alive[12].err | grep -c "gave up 1 of 1 slots" || true)
 assert_equal "survivors that gave a slot back" "$gave" 2
 check_results "$WORK/out" "$WORK/ctl.err" "$WORK" <<'PY'
 ctl_log, work = argv
-loss = whole_run_degraded_by_victim()
-names, by = rows_by_worker_name(ctl_log)
-assert_each_session_once()
-victim = by["victim"]
+loss, victim = victim_rows_of_whole_run(ctl_log)
 before = [r for r in victim if r["send_us"] < loss["to_s"] * 1e6]
 after = [r for r in victim if r["send_us"] >= loss["to_s"] * 1e6]
 assert before and len(after) >= 10, f"victim: {len(before)} rows before its loss, {len(after)} after"

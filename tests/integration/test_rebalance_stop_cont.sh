@@ -38,10 +38,7 @@ wait_controller_ok 30
 assert_exit_0 survivor 15 "$ALIVE1" "$ALIVE2"
 check_results "$WORK/out" "$WORK/ctl.err" "$WORK" <<'PY'
 ctl_log, work = argv
-loss = whole_run_degraded_by_victim()
-names, by = rows_by_worker_name(ctl_log)
-assert_each_session_once()
-victim = by["victim"]
+loss, victim = victim_rows_of_whole_run(ctl_log)
 assert victim, "nothing of the victim's was merged before its hang"
 taken_us = loss["to_s"] * 1e6
 assert all(r["send_us"] < taken_us for r in victim), "a request the victim sent after its loss was merged"

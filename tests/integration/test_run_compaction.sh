@@ -11,22 +11,14 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 for kind in linear chat; do
-    start_test_server graph_server.py "$kind" --gap-ms 2 --log "$WORK/$kind.jsonl"
     shape='kind: chat, turns: 8'
     [ "$kind" = chat ] || shape='kind: graph, graph: {shape: linear, length: 8, nodes: {turn: {}}}'
-    cat >"$WORK/$kind.yaml" <<YAML
-seed: 4
-target: {api: chat, model: graph, endpoints: [$URL]}
+    run_on_graph_server "$kind" 4 2 2 <<YAML
 workload: {$shape,
   system_prompt_tokens: 10,
   input_tokens: 10, output_tokens: 4,
   compaction: {limit_tokens: 60, summary_tokens: 7, prompt_tokens: 5}}
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 2}
 YAML
-    run_bounded 60 "$WORK/$kind.out" "$WORK/$kind.err" "$WORK/$kind.yaml" --workers 1 \
-        --out "$WORK/out-$kind"
-    [ "$RUN_RC" = 0 ] || fail "$kind run exited $RUN_RC: $(tail -5 "$WORK/$kind.err")"
 
     python3 - "$WORK/$kind.jsonl" "$WORK/out-$kind/results.json" "$WORK/$kind.out" "$kind" <<'PY'
 import json, sys

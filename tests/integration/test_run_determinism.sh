@@ -7,6 +7,24 @@
 # fire 50-100 ms late, which is a true verdict on that machine but not what this test checks.
 source "$(dirname "$0")/protocol_lib.sh"
 
+# same_with_1_and_4_workers NAME FILE WHAT: runs FILE with 1 and then 4 workers (results under
+# $WORK/NAME-1 and $WORK/NAME-4) and fails unless both generated the same requests (the workload
+# digest, set in DIGEST) and ran as many (REQUESTS).
+same_with_1_and_4_workers() {
+    local name=$1 file=$2 what=$3 n
+    for n in 1 4; do
+        run_bounded 120 /dev/null "$WORK/$name-$n.err" "$file" --workers $n --out "$WORK/$name-$n"
+        [ "$RUN_RC" = 0 ] || fail "$what with $n workers exited $RUN_RC: $(tail -5 "$WORK/$name-$n.err")"
+    done
+    DIGEST=$(json_value "$WORK/$name-1/results.json" 'l["workload_digest"]')
+    [ -n "$DIGEST" ] && [ "$DIGEST" != "None" ] || fail "$what: no workload_digest in results.json"
+    assert_equal "$what: digest, 4 workers vs 1" \
+        "$(json_value "$WORK/$name-4/results.json" 'l["workload_digest"]')" "$DIGEST"
+    REQUESTS=$(json_value "$WORK/$name-1/results.json" 'l["requests_ok"]')
+    assert_equal "$what: requests, 4 workers vs 1" \
+        "$(json_value "$WORK/$name-4/results.json" 'l["requests_ok"]')" "$REQUESTS"
+}
+
 start_mock --ttft-ms 5 --itl-ms 1
 cat >"$WORK/det.yaml" <<YAML
 seed: 11
@@ -30,23 +48,13 @@ limits:
 validity: {max_schedule_lag: 2s}
 YAML
 
+same_with_1_and_4_workers out "$WORK/det.yaml" "chat"
 for n in 1 4; do
-    run_bounded 120 /dev/null "$WORK/run$n.err" "$WORK/det.yaml" --workers $n --out "$WORK/out$n"
-    [ "$RUN_RC" = 0 ] || fail "run with $n workers exited $RUN_RC: $(tail -5 "$WORK/run$n.err")"
+    assert_equal "sessions completed ($n workers)" \
+        "$(json_value "$WORK/out-$n/results.json" 'l["sessions_completed"]')" 40
 done
-d1=$(json_value "$WORK/out1/results.json" 'l["workload_digest"]')
-d4=$(json_value "$WORK/out4/results.json" 'l["workload_digest"]')
-n1=$(json_value "$WORK/out1/results.json" 'l["requests_ok"]')
-n4=$(json_value "$WORK/out4/results.json" 'l["requests_ok"]')
-s1=$(json_value "$WORK/out1/results.json" 'l["sessions_completed"]')
-s4=$(json_value "$WORK/out4/results.json" 'l["sessions_completed"]')
-[ -n "$d1" ] && [ "$d1" != "None" ] || fail "no workload_digest in results.json"
-assert_equal "workload digest, 4 workers vs 1" "$d4" "$d1"
-assert_equal "requests, 4 workers vs 1" "$n4" "$n1"
-assert_equal "sessions completed (1 worker)" "$s1" 40
-assert_equal "sessions completed (4 workers)" "$s4" 40
-assert_equal "workers in the 4-worker run" "$(json_value "$WORK/out4/results.json" 'r["run"]["workers"]')" 4
-echo "ok: digest $d1 with 1 and 4 workers, $n1 requests each"
+assert_equal "workers in the 4-worker run" "$(json_value "$WORK/out-4/results.json" 'r["run"]["workers"]')" 4
+echo "ok: digest $DIGEST with 1 and 4 workers, $REQUESTS requests each"
 
 # Every session-graph shape: the same graphs, lengths, waits and prompt text with 1 and 4 workers.
 shapes=(
@@ -71,16 +79,7 @@ scheduler: {kind: concurrent, concurrency: 4}
 limits: {max_sessions: 12}
 validity: {max_schedule_lag: 2s}
 YAML
-    for n in 1 4; do
-        run_bounded 120 /dev/null "$WORK/g$k-$n.err" "$WORK/graph$k.yaml" --workers $n --out "$WORK/g$k-$n"
-        [ "$RUN_RC" = 0 ] || fail "graph $k with $n workers exited $RUN_RC: $(tail -5 "$WORK/g$k-$n.err")"
-    done
-    g1=$(json_value "$WORK/g$k-1/results.json" 'l["workload_digest"]')
-    g4=$(json_value "$WORK/g$k-4/results.json" 'l["workload_digest"]')
-    assert_equal "graph '${shapes[$k]}': digest, 4 workers vs 1" "$g4" "$g1"
-    assert_equal "graph '${shapes[$k]}': requests, 4 workers vs 1" \
-        "$(json_value "$WORK/g$k-4/results.json" 'l["requests_ok"]')" \
-        "$(json_value "$WORK/g$k-1/results.json" 'l["requests_ok"]')"
+    same_with_1_and_4_workers "g$k" "$WORK/graph$k.yaml" "graph '${shapes[$k]}'"
     assert_equal "graph '${shapes[$k]}': sessions completed" \
         "$(json_value "$WORK/g$k-4/results.json" 'l["sessions_completed"]')" 12
 done
@@ -119,16 +118,7 @@ $scheduler
 $limits
 validity: {max_schedule_lag: 2s}
 YAML
-    for n in 1 4; do
-        run_bounded 120 /dev/null "$WORK/t$k-$n.err" "$WORK/trace$k.yaml" --workers $n --out "$WORK/t$k-$n"
-        [ "$RUN_RC" = 0 ] || fail "trace $k with $n workers exited $RUN_RC: $(tail -5 "$WORK/t$k-$n.err")"
-    done
-    t1=$(json_value "$WORK/t$k-1/results.json" 'l["workload_digest"]')
-    t4=$(json_value "$WORK/t$k-4/results.json" 'l["workload_digest"]')
-    assert_equal "trace $k: digest, 4 workers vs 1" "$t4" "$t1"
-    assert_equal "trace $k: requests, 4 workers vs 1" \
-        "$(json_value "$WORK/t$k-4/results.json" 'l["requests_ok"]')" \
-        "$(json_value "$WORK/t$k-1/results.json" 'l["requests_ok"]')"
+    same_with_1_and_4_workers "t$k" "$WORK/trace$k.yaml" "trace $k"
 done
 assert_equal "wrapped trace: sessions completed" \
     "$(json_value "$WORK/t0-4/results.json" 'l["sessions_completed"]')" 20

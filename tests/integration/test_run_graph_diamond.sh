@@ -11,10 +11,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 for mode in parallel sequential; do
-    start_test_server graph_server.py "$mode" --gap-ms 60 --stagger-ms 80 --log "$WORK/$mode.jsonl"
-    cat >"$WORK/$mode.yaml" <<YAML
-seed: 3
-target: {api: chat, model: graph, endpoints: [$URL]}
+    run_on_graph_server "$mode" 3 2 60 --stagger-ms 80 <<YAML
 workload:
   kind: graph
   system_prompt_tokens: 8
@@ -26,11 +23,7 @@ workload:
       planner: {input_tokens: 12, output_tokens: 4}
       executor: {input_tokens: 6, output_tokens: 4}
       aggregator: {input_tokens: 5, output_tokens: 4}
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 2}
 YAML
-    run_bounded 90 /dev/null "$WORK/$mode.err" "$WORK/$mode.yaml" --workers 1 --out "$WORK/out-$mode"
-    [ "$RUN_RC" = 0 ] || fail "$mode run exited $RUN_RC: $(tail -5 "$WORK/$mode.err")"
 
     python3 - "$WORK/$mode.jsonl" "$mode" "$WORK/out-$mode/results.json" <<'PY'
 import json, sys

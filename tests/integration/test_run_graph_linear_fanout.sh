@@ -11,21 +11,14 @@ source "$(dirname "$0")/protocol_lib.sh"
 # run_graph NAME GAP_MS GRAPH: one run of two sessions of the graph GRAPH against a fresh
 # graph_server.py answering GAP_MS apart and logging to $WORK/NAME.jsonl.
 run_graph() {
-    start_test_server graph_server.py "$1" --gap-ms "$2" --log "$WORK/$1.jsonl"
-    cat >"$WORK/$1.yaml" <<YAML
-seed: 4
-target: {api: chat, model: graph, endpoints: [$URL]}
+    run_on_graph_server "$1" 4 2 "$2" <<YAML
 workload:
   kind: graph
   system_prompt_tokens: 8
   input_tokens: 5
   output_tokens: 4
   graph: $3
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 2}
 YAML
-    run_bounded 90 /dev/null "$WORK/$1.err" "$WORK/$1.yaml" --workers 1 --out "$WORK/out-$1"
-    [ "$RUN_RC" = 0 ] || fail "$1 run exited $RUN_RC: $(tail -5 "$WORK/$1.err")"
 }
 
 run_graph linear 20 "{shape: linear, length: 6}"

@@ -8,10 +8,7 @@
 # ctest: parallel (content and counts only; no tight timing)
 source "$(dirname "$0")/protocol_lib.sh"
 
-start_test_server graph_server.py linear --gap-ms 5 --log "$WORK/linear.jsonl"
-cat >"$WORK/linear.yaml" <<YAML
-seed: 11
-target: {api: chat, model: graph, endpoints: [$URL]}
+run_on_graph_server linear 11 3 5 <<YAML
 workload:
   kind: graph
   scaffold: {system_tokens: 30, tools: 3, tool_tokens: 12, tool_results: 1}
@@ -20,11 +17,7 @@ workload:
     length: 4
     nodes:
       turn: {input_tokens: 6, output_tokens: 4}
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 3}
 YAML
-run_bounded 60 /dev/null "$WORK/linear.err" "$WORK/linear.yaml" --workers 1 --out "$WORK/out-linear"
-[ "$RUN_RC" = 0 ] || fail "linear run exited $RUN_RC: $(tail -5 "$WORK/linear.err")"
 
 python3 - "$WORK/linear.jsonl" <<'PY'
 import json, sys
@@ -61,10 +54,7 @@ for s in range(3):  # concurrency 1: a session's four turns arrive together
 print("ok: linear tools and tool results")
 PY
 
-start_test_server graph_server.py diamond --gap-ms 5 --log "$WORK/diamond.jsonl"
-cat >"$WORK/diamond.yaml" <<YAML
-seed: 11
-target: {api: chat, model: graph, endpoints: [$URL]}
+run_on_graph_server diamond 11 2 5 <<YAML
 workload:
   kind: graph
   roles: [planner, executor, aggregator]
@@ -80,11 +70,7 @@ workload:
       planner: {input_tokens: 6, output_tokens: 4}
       executor: {input_tokens: 5, output_tokens: 4}
       aggregator: {input_tokens: 5, output_tokens: 4}
-scheduler: {kind: concurrent, concurrency: 1}
-limits: {max_sessions: 2}
 YAML
-run_bounded 60 /dev/null "$WORK/diamond.err" "$WORK/diamond.yaml" --workers 1 --out "$WORK/out-diamond"
-[ "$RUN_RC" = 0 ] || fail "diamond run exited $RUN_RC: $(tail -5 "$WORK/diamond.err")"
 
 python3 - "$WORK/diamond.jsonl" <<'PY'
 import json, sys

