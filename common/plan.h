@@ -45,9 +45,7 @@ uint32_t plan_slots(const config_t *cfg);
 int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out);
 /* Rate mode: how many of n_workers take arrivals (all without a cap, else min(n_workers, cap)). */
 uint32_t plan_arrival_workers(const config_t *cfg, uint32_t n_workers);
-/* The worker (0..n_workers-1) that runs global session `session`. */
-uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session);
-/* Whether `share` owns `session` (same rule as plan_session_owner). */
+/* Whether `share` owns `session` (docs/architecture.md, "Session ownership"). */
 int plan_share_owns(const plan_share_t *share, uint64_t session);
 
 /* Rebalancing (docs/protocol.md "Worker loss"). A worker's load is a set of residue classes of
