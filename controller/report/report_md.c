@@ -16,18 +16,6 @@ static const char *report_md_axis_title(const json_t *root) {
     return strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate (sessions/s)";
 }
 
-/* Milliseconds as the reference writes them ("65ms"), with more digits below 100 ms. */
-static void report_md_ms(char *buf, size_t len, double ms) {
-    if (isnan(ms))
-        snprintf(buf, len, "—");
-    else if (fabs(ms) >= 100)
-        snprintf(buf, len, "%.0fms", ms);
-    else if (fabs(ms) >= 10)
-        snprintf(buf, len, "%.1fms", ms);
-    else
-        snprintf(buf, len, "%.2fms", ms);
-}
-
 static void report_md_pct(char *buf, size_t len, double pct) {
     if (isnan(pct))
         snprintf(buf, len, "—");
@@ -235,24 +223,24 @@ static void report_md_level_table(const json_t *root, const char *heading, const
 
 static void report_md_tpot_row(const json_t *level, FILE *out) {
     char a[32], b[32], c[32];
-    report_md_ms(a, sizeof a, report_md_figure(level, "tpot_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "tpot_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "tpot_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "tpot_p95_ms"), "ms");
     report_md_pct(c, sizeof c, report_md_figure(level, "error_pct"));
     fprintf(out, " %s | %s | %s |", a, b, c);
 }
 
 static void report_md_ttft_row(const json_t *level, FILE *out) {
     char a[32], b[32];
-    report_md_ms(a, sizeof a, report_md_figure(level, "ttft_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "ttft_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "ttft_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "ttft_p95_ms"), "ms");
     fprintf(out, " %s | %s |", a, b);
 }
 
 static void report_md_latency_row(const json_t *level, FILE *out) {
     char a[32], b[32];
     /* ms like the other latency tables: "909ms" beside "1.2s" reads as one unit to a skimmer */
-    report_md_ms(a, sizeof a, report_md_figure(level, "latency_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "latency_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "latency_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "latency_p95_ms"), "ms");
     fprintf(out, " %s | %s |", a, b);
 }
 
@@ -306,7 +294,7 @@ static void report_md_saturation(const json_t *root, FILE *out) {
     const json_t *plateau = json_object_get(sat, "tpot_plateau");
     if (json_is_object(plateau)) {
         char ms[32], level[32];
-        report_md_ms(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"));
+        report_doc_figure(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"), "ms");
         report_doc_level_text(root, plateau, level, sizeof level);
         fprintf(out, "| TPOT p50 plateau | ~%s (%s %s) |\n", ms,
                 strcmp(report_doc_axis(root), "rate") ? "conc" : "rate", level);
@@ -390,10 +378,10 @@ static void report_md_critical_path(const json_t *root, FILE *out) {
         char value[40], count[32], a[32], b[32], c[32], d[32];
         report_md_level_text(root, level, value, sizeof value);
         report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
-        report_md_ms(a, sizeof a, report_md_block(s, "makespan_ms", "mean"));
-        report_md_ms(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"));
-        report_md_ms(c, sizeof c, report_md_block(s, "idle_ms", "mean"));
-        report_md_ms(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"));
+        report_doc_figure(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "ms");
+        report_doc_figure(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "ms");
+        report_doc_figure(c, sizeof c, report_md_block(s, "idle_ms", "mean"), "ms");
+        report_doc_figure(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"), "ms");
         fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
     }
     fprintf(out, "\n");
@@ -436,9 +424,9 @@ static void report_md_roles(const json_t *root, FILE *out) {
         const char *name;
         const json_t *role;
         json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
-            report_md_ms(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"));
-            report_md_ms(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"));
-            report_md_ms(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"));
+            report_doc_figure(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"), "ms");
+            report_doc_figure(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"), "ms");
+            report_doc_figure(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"), "ms");
             double n = report_doc_number(role, "requests");
             double prompt = report_doc_number(role, "prompt_tokens_mean");
             double completion = report_doc_number(role, "completion_tokens_mean");
@@ -482,14 +470,14 @@ static void report_md_estimate(char *buf, size_t len, const json_t *g) {
     double v = report_doc_number(g, "server_p50_estimate_ms");
     const json_t *b = json_object_get(g, "server_p50_bounds_ms");
     char value[32], lo[32], hi[32];
-    report_md_ms(value, sizeof value, v);
+    report_doc_figure(value, sizeof value, v, "ms");
     if (isnan(v) || !json_is_array(b)) {
         snprintf(buf, len, "%s", value);
         return;
     }
-    report_md_ms(lo, sizeof lo, json_number_value(json_array_get(b, 0)));
+    report_doc_figure(lo, sizeof lo, json_number_value(json_array_get(b, 0)), "ms");
     if (json_is_number(json_array_get(b, 1)))
-        report_md_ms(hi, sizeof hi, json_number_value(json_array_get(b, 1)));
+        report_doc_figure(hi, sizeof hi, json_number_value(json_array_get(b, 1)), "ms");
     else
         snprintf(hi, sizeof hi, "+Inf");
     snprintf(buf, len, "%s [%s, %s]%s", value, lo, hi,
@@ -523,10 +511,11 @@ static void report_md_gap(const json_t *root, FILE *out) {
                 continue;
             char value[40], client[32], server[32], pct[32], client_p50[32], estimate[128];
             report_md_level_text(root, level, value, sizeof value);
-            report_md_ms(client, sizeof client, report_doc_number(g, "client_mean_ms"));
-            report_md_ms(server, sizeof server, report_doc_number(g, "server_mean_ms"));
+            report_doc_figure(client, sizeof client, report_doc_number(g, "client_mean_ms"), "ms");
+            report_doc_figure(server, sizeof server, report_doc_number(g, "server_mean_ms"), "ms");
             report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
-            report_md_ms(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"));
+            report_doc_figure(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"),
+                              "ms");
             report_md_estimate(estimate, sizeof estimate, g);
             fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct,
                     client_p50, estimate);
@@ -603,10 +592,10 @@ static void report_md_window_note(const json_t *root, FILE *out) {
 static void report_md_server_row(const json_t *level, FILE *out) {
     const json_t *gap = report_md_level_gap(level);
     char ttft[32], tpot[32], tps[32];
-    report_md_ms(ttft, sizeof ttft,
-                 report_doc_number(json_object_get(gap, "ttft"), "server_mean_ms"));
-    report_md_ms(tpot, sizeof tpot,
-                 report_doc_number(json_object_get(gap, "tpot"), "server_mean_ms"));
+    report_doc_figure(ttft, sizeof ttft,
+                      report_doc_number(json_object_get(gap, "ttft"), "server_mean_ms"), "ms");
+    report_doc_figure(tpot, sizeof tpot,
+                      report_doc_number(json_object_get(gap, "tpot"), "server_mean_ms"), "ms");
     report_md_plain(tps, sizeof tps,
                     report_doc_number(json_object_get(json_object_get(level, "server"), "total"),
                                       "generation_tokens_per_s"),
