@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "workload.h"
 
 /* What the walk keeps per node of the session being measured. */
@@ -121,22 +122,6 @@ static uint32_t workload_context_session(workload_context_walk_t *w, const confi
     return depth;
 }
 
-/* Makes room for n nodes; 0 ok, -1 on no memory. */
-static int workload_context_reserve(workload_context_walk_t *w, size_t n) {
-    if (n <= w->cap)
-        return 0;
-    workload_context_turn_t *turns = realloc(w->turns, n * sizeof *turns);
-    if (turns)
-        w->turns = turns;
-    uint32_t *stack = realloc(w->stack, n * sizeof *stack);
-    if (stack)
-        w->stack = stack;
-    if (!turns || !stack)
-        return -1;
-    w->cap = n;
-    return 0;
-}
-
 int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requests,
                               workload_context_t *out) {
     memset(out, 0, sizeof *out);
@@ -148,7 +133,8 @@ int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requ
     int rc = 0;
     for (uint64_t i = 0; i < n && out->requests < max_requests && rc == 0; i++) {
         if (workload_session_generate(cfg, i, &s) != 0 || s.n_nodes == 0 ||
-            workload_context_reserve(&w, s.n_nodes) != 0) {
+            buffer_grow_pair(&w.turns, sizeof *w.turns, &w.stack, sizeof *w.stack, &w.cap,
+                             s.n_nodes) != 0) {
             rc = -1;
             break;
         }
