@@ -33,6 +33,18 @@ static void session_prompt_reserve(session_prompt_t *self, size_t extra) {
         session_alloc_grow(&self->text, &self->text_cap, need < 4096 ? 4096 : need, 1);
 }
 
+/* Keeps a copy of text at the end of the text (room made here) and counts its words into *words;
+ * returns its offset. */
+static size_t session_prompt_copy(session_prompt_t *self, const char *text, size_t len,
+                                  uint32_t *words) {
+    session_prompt_reserve(self, len);
+    size_t off = self->text_len;
+    memcpy(self->text + off, text, len);
+    self->text_len += len;
+    *words = (uint32_t)prompt_count_words(text, len);
+    return off;
+}
+
 /* Copies len bytes to the end of the text (room already reserved). */
 static void session_prompt_put(session_prompt_t *self, const char *text, size_t len) {
     memmove(self->text + self->text_len, text, len);
@@ -71,12 +83,8 @@ void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint3
 void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *reply,
                               size_t reply_len) {
     session_prompt_turn_t *turn = &self->turns[j];
-    session_prompt_reserve(self, reply_len);
-    memcpy(self->text + self->text_len, reply, reply_len);
-    turn->reply_off = self->text_len;
+    turn->reply_off = session_prompt_copy(self, reply, reply_len, &turn->reply_words);
     turn->reply_len = reply_len;
-    turn->reply_words = (uint32_t)prompt_count_words(reply, reply_len);
-    self->text_len += reply_len;
 }
 
 void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_t tokens) {
@@ -374,12 +382,8 @@ uint64_t session_prompt_build_summarise(session_prompt_t *self, const config_t *
 void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summary,
                             size_t summary_len) {
     session_prompt_turn_t *turn = &self->turns[j];
-    session_prompt_reserve(self, summary_len);
-    memcpy(self->text + self->text_len, summary, summary_len);
-    turn->summary_off = self->text_len;
+    turn->summary_off = session_prompt_copy(self, summary, summary_len, &turn->summary_words);
     turn->summary_len = summary_len;
-    turn->summary_words = (uint32_t)prompt_count_words(summary, summary_len);
-    self->text_len += summary_len;
     turn->compacted = true;
     turn->tool_result = false;
     turn->conv_prev = UINT32_MAX;
