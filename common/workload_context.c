@@ -1,6 +1,5 @@
 #include "workload_context.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,15 +24,6 @@ typedef struct workload_context_walk {
     uint32_t epoch;
 } workload_context_walk_t;
 
-/* Keeps round(inherit x n) of n turns, as session_prompt does. */
-static uint32_t workload_context_keep(double inherit, uint32_t n) {
-    if (inherit >= 1)
-        return n;
-    if (!(inherit > 0))
-        return 0;
-    return (uint32_t)llround(inherit * n);
-}
-
 /* ANCESTORS history: the words of the latest kept ancestors of node j. */
 static uint64_t workload_context_ancestors(workload_context_walk_t *w, const workload_session_t *s,
                                            uint32_t j) {
@@ -51,7 +41,7 @@ static uint64_t workload_context_ancestors(workload_context_walk_t *w, const wor
             count++;
         }
     }
-    uint32_t skip = count - workload_context_keep(s->nodes[j].inherit, count);
+    uint32_t skip = count - workload_node_kept_turns(&s->nodes[j], count);
     uint64_t words = 0;
     for (uint32_t a = 0; a < j; a++) {
         if (w->turns[a].mark != w->epoch)
@@ -74,7 +64,7 @@ static uint64_t workload_context_chain(workload_context_walk_t *w, const workloa
     if (node->n_parents == 0)
         return 0;
     uint32_t hp = node->history_parent, n = 0;
-    uint32_t keep = workload_context_keep(node->inherit, w->turns[hp].conv_len);
+    uint32_t keep = workload_node_kept_turns(node, w->turns[hp].conv_len);
     uint64_t words = 0;
     for (uint32_t a = hp; n < keep && a != UINT32_MAX; a = w->turns[a].conv_prev, n++)
         words += w->turns[a].turn;

@@ -57,3 +57,11 @@ void workload_session_free(workload_session_t *self) {
     free(self->edges);
     memset(self, 0, sizeof *self);
 }
+
+uint32_t workload_node_kept_turns(const workload_node_t *node, uint32_t n) {
+    if (node->inherit >= 1)
+        return n;
+    if (!(node->inherit > 0))
+        return 0;
+    return (uint32_t)llround(node->inherit * n);
+}

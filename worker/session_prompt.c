@@ -1,6 +1,5 @@
 #include "session_prompt.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -130,15 +129,6 @@ static uint32_t session_prompt_mark_ancestors(session_prompt_t *self, uint32_t i
     return count;
 }
 
-/* Keeps round(inherit x n) of n turns (all when inherit >= 1, none when <= 0). */
-static uint32_t session_prompt_keep(double inherit, uint32_t n) {
-    if (inherit >= 1)
-        return n;
-    if (!(inherit > 0))
-        return 0;
-    return (uint32_t)llround(inherit * n);
-}
-
 /* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n); none before the
  * latest compacted one, whose summary replaced them. The node's conversation is then recorded as
  * a chain through the latest kept ancestor (exact for chats, whose ancestors are a chain).
@@ -160,7 +150,7 @@ static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index)
         for (uint32_t j = from; j < index; j++)
             ancestors += self->turns[j].mark == self->epoch;
     }
-    uint32_t keep = session_prompt_keep(shape->inherit, ancestors);
+    uint32_t keep = workload_node_kept_turns(shape, ancestors);
     uint32_t skip = ancestors - keep, n = 0;
     turn->conv_prev = UINT32_MAX;
     turn->conv_len = keep + 1;
@@ -190,7 +180,7 @@ static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
         return 0;
     }
     uint32_t hp = shape->history_parent;
-    uint32_t keep = session_prompt_keep(shape->inherit, self->turns[hp].conv_len);
+    uint32_t keep = workload_node_kept_turns(shape, self->turns[hp].conv_len);
     for (uint32_t j = hp; n < keep && j != UINT32_MAX; j = self->turns[j].conv_prev)
         self->stack[n++] = j;
     turn->conv_prev = n ? hp : UINT32_MAX;
