@@ -202,23 +202,42 @@ static void report_md_deployment(const json_t *root, FILE *out) {
     fprintf(out, "\n");
 }
 
+/* A table's rows for one level, value its axis text; arg is the table's own. */
+typedef void (*report_md_rows_fn)(const json_t *level, const char *value, const void *arg,
+                                  FILE *out);
+
+/* The rows of every level in order, then the blank line that ends the table. */
+static void report_md_each_level(const json_t *root, report_md_rows_fn rows, const void *arg,
+                                 FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[40];
+        report_md_level_text(root, level, value, sizeof value);
+        rows(level, value, arg, out);
+    }
+    fprintf(out, "\n");
+}
+
 typedef void (*report_md_row_fn)(const json_t *level, FILE *out);
+typedef struct {
+    report_md_row_fn row;
+} report_md_columns_t;
+
+static void report_md_columns_row(const json_t *level, const char *value, const void *arg,
+                                  FILE *out) {
+    fprintf(out, "| %s |", value);
+    ((const report_md_columns_t *)arg)->row(level, out);
+    fprintf(out, "\n");
+}
 
 /* One table, a row per level: the axis column, then each column of row. */
 static void report_md_level_table(const json_t *root, const char *heading, const char *columns,
                                   const char *rule, report_md_row_fn row, FILE *out) {
     fprintf(out, "## %s\n\n| %s | %s |\n|:%s:|%s|\n", heading, report_md_axis_title(root), columns,
             "-----------", rule);
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40];
-        report_md_level_text(root, level, value, sizeof value);
-        fprintf(out, "| %s |", value);
-        row(level, out);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "\n");
+    report_md_columns_t table = {row};
+    report_md_each_level(root, report_md_columns_row, &table, out);
 }
 
 static void report_md_tpot_row(const json_t *level, FILE *out) {
@@ -361,6 +380,21 @@ static const json_t *report_md_level_sessions(const json_t *level) {
     return report_doc_number(s, "count") > 0 ? s : NULL;
 }
 
+static void report_md_critical_path_row(const json_t *level, const char *value, const void *arg,
+                                        FILE *out) {
+    (void)arg;
+    const json_t *s = report_md_level_sessions(level);
+    if (!s)
+        return;
+    char count[32], a[32], b[32], c[32], d[32];
+    report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
+    report_doc_figure(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "ms");
+    report_doc_figure(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "ms");
+    report_doc_figure(c, sizeof c, report_md_block(s, "idle_ms", "mean"), "ms");
+    report_doc_figure(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"), "ms");
+    fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
+}
+
 /* The scaling report's §4.5: session means, in ms. */
 static void report_md_critical_path(const json_t *root, FILE *out) {
     fprintf(out,
@@ -369,42 +403,53 @@ static void report_md_critical_path(const json_t *root, FILE *out) {
             "| %s | Sessions | Makespan | Critical Path | Idle/Wait | Sibling Wait |\n"
             "|---|----------|----------|---------------|-----------|--------------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *s = report_md_level_sessions(level);
-        if (!s)
-            continue;
-        char value[40], count[32], a[32], b[32], c[32], d[32];
-        report_md_level_text(root, level, value, sizeof value);
-        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
-        report_doc_figure(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "ms");
-        report_doc_figure(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "ms");
-        report_doc_figure(c, sizeof c, report_md_block(s, "idle_ms", "mean"), "ms");
-        report_doc_figure(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"), "ms");
-        fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
+    report_md_each_level(root, report_md_critical_path_row, NULL, out);
+}
+
+static void report_md_critical_share_rows(const json_t *level, const char *value, const void *arg,
+                                          FILE *out) {
+    (void)arg;
+    const json_t *s = report_md_level_sessions(level);
+    char pct[32];
+    const char *role;
+    const json_t *share;
+    json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
+        report_md_pct(pct, sizeof pct, json_number_value(share) * 100);
+        fprintf(out, "| %s | %s | %s |\n", value, role, pct);
     }
-    fprintf(out, "\n");
 }
 
 /* The scaling report's §6.1: each role's share of the critical paths. */
 static void report_md_critical_share(const json_t *root, FILE *out) {
     fprintf(out, "### Critical Path Share by Role\n\n| %s | Role | Share |\n|---|------|-------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *s = report_md_level_sessions(level);
-        char value[40], pct[32];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *role;
-        const json_t *share;
-        json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
-            report_md_pct(pct, sizeof pct, json_number_value(share) * 100);
-            fprintf(out, "| %s | %s | %s |\n", value, role, pct);
-        }
+    report_md_each_level(root, report_md_critical_share_rows, NULL, out);
+}
+
+static void report_md_roles_rows(const json_t *level, const char *value, const void *arg,
+                                 FILE *out) {
+    (void)arg;
+    char ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32], done[32],
+        ratio[32];
+    const char *name;
+    const json_t *role;
+    json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
+        report_doc_figure(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"), "ms");
+        report_doc_figure(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"), "ms");
+        report_doc_figure(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"), "ms");
+        double n = report_doc_number(role, "requests");
+        double prompt = report_doc_number(role, "prompt_tokens_mean");
+        double completion = report_doc_number(role, "completion_tokens_mean");
+        report_md_plain(requests, sizeof requests, n, "%.0f");
+        report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
+        report_md_plain(http4, sizeof http4, report_doc_number(role, "errors_http_4xx"), "%.0f");
+        report_md_plain(in, sizeof in, prompt, "%.1f");
+        report_md_plain(done, sizeof done, completion, "%.1f");
+        report_md_plain(ratio, sizeof ratio, completion > 0 ? prompt / completion : NAN, "%.2f");
+        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s | %s | %s |\n", value,
+                name, requests, ttft, tpot, itl, errors, requests, http4, requests, in, done,
+                ratio);
     }
-    fprintf(out, "\n");
 }
 
 /* The scaling report's §4.6, §4.7 and §7 in one table per role and level. */
@@ -415,35 +460,7 @@ static void report_md_roles(const json_t *root, FILE *out) {
             "|---|------|----------|----------|----------|---------|--------|------------|"
             "---------------|-------------------|-----------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40], ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32],
-            done[32], ratio[32];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *name;
-        const json_t *role;
-        json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
-            report_doc_figure(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"), "ms");
-            report_doc_figure(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"), "ms");
-            report_doc_figure(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"), "ms");
-            double n = report_doc_number(role, "requests");
-            double prompt = report_doc_number(role, "prompt_tokens_mean");
-            double completion = report_doc_number(role, "completion_tokens_mean");
-            report_md_plain(requests, sizeof requests, n, "%.0f");
-            report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
-            report_md_plain(http4, sizeof http4, report_doc_number(role, "errors_http_4xx"),
-                            "%.0f");
-            report_md_plain(in, sizeof in, prompt, "%.1f");
-            report_md_plain(done, sizeof done, completion, "%.1f");
-            report_md_plain(ratio, sizeof ratio, completion > 0 ? prompt / completion : NAN,
-                            "%.2f");
-            fprintf(out, "| %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s | %s | %s |\n", value,
-                    name, requests, ttft, tpot, itl, errors, requests, http4, requests, in, done,
-                    ratio);
-        }
-    }
-    fprintf(out, "\n");
+    report_md_each_level(root, report_md_roles_rows, NULL, out);
 }
 
 static void report_md_agentic(const json_t *root, FILE *out) {
@@ -485,6 +502,21 @@ static void report_md_estimate(char *buf, size_t len, const json_t *g) {
                                                                            : "");
 }
 
+/* One level's row of the gap table of the metric arg names ("tpot", "ttft"), when it has one. */
+static void report_md_gap_row(const json_t *level, const char *value, const void *arg, FILE *out) {
+    const json_t *g = json_object_get(report_md_level_gap(level), (const char *)arg);
+    if (!g)
+        return;
+    char client[32], server[32], pct[32], client_p50[32], estimate[128];
+    report_doc_figure(client, sizeof client, report_doc_number(g, "client_mean_ms"), "ms");
+    report_doc_figure(server, sizeof server, report_doc_number(g, "server_mean_ms"), "ms");
+    report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
+    report_doc_figure(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"), "ms");
+    report_md_estimate(estimate, sizeof estimate, g);
+    fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct, client_p50,
+            estimate);
+}
+
 /* The scaling report's §6.2, for TPOT and TTFT (level `gap`, docs/metrics.md section 13): the
  * gap between exact means; the server's p50 is an estimate from its buckets, shown with them. */
 static void report_md_gap(const json_t *root, FILE *out) {
@@ -503,25 +535,21 @@ static void report_md_gap(const json_t *root, FILE *out) {
                 "|---|-------------|-------------|-----|-----|-----|\n",
                 metrics[m][1], report_md_axis_short(root), metrics[m][1], metrics[m][1],
                 metrics[m][1], metrics[m][1]);
-        const json_t *levels = report_md_levels(root);
-        for (size_t i = 0; i < json_array_size(levels); i++) {
-            const json_t *level = json_array_get(levels, i);
-            const json_t *g = json_object_get(report_md_level_gap(level), metrics[m][0]);
-            if (!g)
-                continue;
-            char value[40], client[32], server[32], pct[32], client_p50[32], estimate[128];
-            report_md_level_text(root, level, value, sizeof value);
-            report_doc_figure(client, sizeof client, report_doc_number(g, "client_mean_ms"), "ms");
-            report_doc_figure(server, sizeof server, report_doc_number(g, "server_mean_ms"), "ms");
-            report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
-            report_doc_figure(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"),
-                              "ms");
-            report_md_estimate(estimate, sizeof estimate, g);
-            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct,
-                    client_p50, estimate);
-        }
-        fprintf(out, "\n");
+        report_md_each_level(root, report_md_gap_row, metrics[m][0], out);
     }
+}
+
+static void report_md_valid_runs_row(const json_t *level, const char *value, const void *arg,
+                                     FILE *out) {
+    (void)arg;
+    const char *label = json_string_value(json_object_get(level, "valid_runs_label"));
+    fprintf(out, "| %s | %s | ", value, label ? label : "—");
+    const json_t *reasons = json_object_get(json_object_get(level, "validity"), "reasons");
+    for (size_t k = 0; k < json_array_size(reasons); k++) {
+        fputs(k ? "; " : "", out);
+        report_md_cell(json_array_get(reasons, k), out);
+    }
+    fprintf(out, "%s |\n", json_array_size(reasons) ? "" : "—");
 }
 
 /* The combined-sweep report's Valid Runs column with its exclusion notes (a sweep's levels). */
@@ -531,20 +559,7 @@ static void report_md_valid_runs(const json_t *root, FILE *out) {
         return;
     fprintf(out, "## Valid Runs\n\n| %s | Valid Runs | Notes |\n|---|------------|-------|\n",
             report_md_axis_short(root));
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *label = json_string_value(json_object_get(level, "valid_runs_label"));
-        fprintf(out, "| %s | %s | ", value, label ? label : "—");
-        const json_t *reasons = json_object_get(json_object_get(level, "validity"), "reasons");
-        for (size_t k = 0; k < json_array_size(reasons); k++) {
-            fputs(k ? "; " : "", out);
-            report_md_cell(json_array_get(reasons, k), out);
-        }
-        fprintf(out, "%s |\n", json_array_size(reasons) ? "" : "—");
-    }
-    fprintf(out, "\n");
+    report_md_each_level(root, report_md_valid_runs_row, NULL, out);
     if (report_md_any_invalid(root))
         fprintf(out, "† the level was judged invalid (its notes say why): its figures are shown, "
                      "pooled over every repetition when none was valid, as `stampede compare` "
