@@ -17,7 +17,9 @@ void session_prompt_reset(session_prompt_t *self, const workload_session_t *shap
     size_t need = (size_t)n_nodes + 1;
     session_alloc_grow(&self->turns, &self->turns_cap, need, sizeof *self->turns);
     session_alloc_grow(&self->stack, &self->stack_cap, need, sizeof *self->stack);
+    session_alloc_grow(&self->mark, &self->mark_cap, need, sizeof *self->mark);
     memset(self->turns, 0, need * sizeof *self->turns);
+    memset(self->mark, 0, need * sizeof *self->mark);
     self->shape = shape;
     self->epoch = 0;
     self->text_len = 0;
@@ -109,24 +111,12 @@ uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j) {
 /* Marks the ancestors of node `index` with a fresh epoch; returns how many there are. */
 static uint32_t session_prompt_mark_ancestors(session_prompt_t *self, uint32_t index) {
     if (++self->epoch == 0) {
-        for (uint32_t j = 0; j < self->shape->n_nodes && j < self->turns_cap; j++)
-            self->turns[j].mark = 0;
+        for (uint32_t j = 0; j < self->shape->n_nodes && j < self->mark_cap; j++)
+            self->mark[j] = 0;
         self->epoch = 1;
     }
-    uint32_t top = 0, count = 0;
-    self->stack[top++] = index;
-    while (top) {
-        const workload_node_t *shape = &self->shape->nodes[self->stack[--top]];
-        for (uint32_t p = 0; p < shape->n_parents; p++) {
-            uint32_t parent = shape->parents[p];
-            if (self->turns[parent].mark == self->epoch)
-                continue;
-            self->turns[parent].mark = self->epoch;
-            self->stack[top++] = parent;
-            count++;
-        }
-    }
-    return count;
+    return workload_session_mark_ancestors(self->shape, index, self->mark, self->epoch,
+                                           self->stack);
 }
 
 /* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n); none before the
@@ -142,20 +132,20 @@ static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index)
         from = index;
     } else if (self->compactions) {
         for (uint32_t j = index; j-- > 0;)
-            if (self->turns[j].mark == self->epoch && self->turns[j].compacted) {
+            if (self->mark[j] == self->epoch && self->turns[j].compacted) {
                 from = j;
                 break;
             }
         ancestors = 0;
         for (uint32_t j = from; j < index; j++)
-            ancestors += self->turns[j].mark == self->epoch;
+            ancestors += self->mark[j] == self->epoch;
     }
     uint32_t keep = workload_node_kept_turns(shape, ancestors);
     uint32_t skip = ancestors - keep, n = 0;
     turn->conv_prev = UINT32_MAX;
     turn->conv_len = keep + 1;
     for (uint32_t j = from; j < index && n < keep; j++) {
-        if (self->turns[j].mark != self->epoch)
+        if (self->mark[j] != self->epoch)
             continue;
         if (skip) {
             skip--;
@@ -384,6 +374,7 @@ void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summ
 void session_prompt_free(session_prompt_t *self) {
     free(self->turns);
     free(self->stack);
+    free(self->mark);
     free(self->text);
     memset(self, 0, sizeof *self);
 }
