@@ -1,6 +1,6 @@
 /* How a run is split over workers: pure arithmetic on the config, no sockets. The controller
  * computes each worker's share; a worker's session executor runs exactly the sessions its share
- * owns, and plan_session_owner tells anyone which worker runs a given session.
+ * owns (plan_share_owns).
  *
  * concurrent: the C slots are partitioned into contiguous ranges (each worker gets floor(C/W)
  *   or ceil(C/W), the first C mod W workers the larger count). Global slot s runs sessions
