@@ -22,6 +22,8 @@ static void usage(FILE *out) {
         "       stampede runs priority ID N\n"
         "       stampede runs compare ID ID... [--into DIR] [--format md|csv|json] [--out FILE]\n"
         "  The runs of a shared rig (stampede serve, docs/rig.md): its queue and archive.\n"
+        "  list ends with the runs in progress (\"running now: 7, 9\": one a group);\n"
+        "  a sweep is one run, each of its levels a row of show's \"levels\".\n"
         "  cancel and pin are for the run's owner or an admin; priority (moving a queued\n"
         "  run in its group's queue) for an admin; fetch brings the run's directory back\n"
         "  (results.json, the reports, the trace when there is one);\n"
@@ -68,6 +70,19 @@ static void print_list(json_t *runs) {
     }
 }
 
+/* Under the table: every run in progress on the rig, oldest first (whatever the filters). */
+static void print_running(json_t *running) {
+    if (!json_array_size(running))
+        return;
+    printf("running now:");
+    size_t i;
+    json_t *id;
+    json_array_foreach(running, i, id) {
+        printf("%s %lld", i ? "," : "", (long long)json_integer_value(id));
+    }
+    printf("\n");
+}
+
 static int list(rig_client_t *client, json_t *filters, bool as_json) {
     json_t *reply = rig_client_call(client, filters);
     if (!reply || !rig_cli_ok(reply, NAME)) {
@@ -79,6 +94,7 @@ static int list(rig_client_t *client, json_t *filters, bool as_json) {
         printf("\n");
     } else {
         print_list(json_object_get(reply, "runs"));
+        print_running(json_object_get(reply, "running"));
     }
     json_decref(reply);
     return 0;
@@ -180,6 +196,8 @@ int runs_main(int argc, char **argv) {
         {"limit", required_argument, NULL, 'n'},
         {"json", no_argument, NULL, 'j'},
         {"into", required_argument, NULL, 'i'},
+        {"format", required_argument, NULL, 'f'},
+        {"out", required_argument, NULL, 'o'},
         {"help", no_argument, NULL, 'h'},
         RIG_CLI_LONGOPTS,
         {NULL, 0, NULL, 0},
@@ -191,7 +209,7 @@ int runs_main(int argc, char **argv) {
     bool as_json = false;
     optind = 1;
     int c, applied;
-    while ((c = getopt_long(argc, argv, "u:g:m:s:n:ji:h", longopts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "u:g:m:s:n:ji:f:o:h", longopts, NULL)) != -1) {
         const char *keys[] = {['u'] = "user", ['g'] = "group", ['m'] = "model", ['s'] = "state"};
         switch (c) {
         case 'u':

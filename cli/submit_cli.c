@@ -16,12 +16,15 @@ static void usage(FILE *out) {
             "usage: stampede submit FILE --to tcp://HOST:PORT --key my.key --server-key rig.pub\n"
             "                       [--group G] [--priority N] [--follow]\n"
             "  Queues a workload file on a shared rig (stampede serve, docs/rig.md) and prints\n"
-            "  its run id and its place in the queue.\n"
+            "  its run id and its place in the queue. A sweep (a file with `sweep:`) is one\n"
+            "  run: all its levels on the group, which it holds until the last ends.\n"
             "  --group G           the rig's group of endpoints to load (needed when it has\n"
             "                      several)\n"
             "  --priority N        ahead of the group's queue (admins only; default 0)\n"
-            "  --follow            stream the live line, then print the end table; Ctrl-C\n"
-            "                      detaches (the run goes on)\n" RIG_CLI_USAGE);
+            "  --follow            stream the live line (a sweep's names its level), then\n"
+            "                      print the end table; Ctrl-C detaches (the run goes on)\n"
+            "%s",
+            RIG_CLI_USAGE);
 }
 
 /* The whole file, malloc'd and NUL-terminated, or NULL after saying why. */

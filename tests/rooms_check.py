@@ -9,7 +9,7 @@ import os
 import re
 import sys
 
-RANK = {'figures': 0, 'report': 1, 'telemetry': 1, 'live': 1, 'run': 2, 'fleet': 3, 'sweep': 4, 'rig': 4}
+RANK = {'figures': 0, 'report': 1, 'telemetry': 1, 'live': 1, 'run': 2, 'fleet': 3, 'sweep': 4, 'rig': 5}
 
 
 def unit(name):

@@ -97,7 +97,10 @@ static int slot_send(void *arg, run_worker_t *w, Stampede__Envelope *env, bool d
 
 static void slot_say(void *arg, const char *msg) {
     fleet_slot_t *slot = arg;
-    console_say(&slot->fleet->console, "%s", msg);
+    if (slot->label[0])
+        console_say(&slot->fleet->console, "%s: %s", slot->label, msg);
+    else
+        console_say(&slot->fleet->console, "%s", msg);
 }
 
 static uint32_t slot_link_inflight(void *arg) {
@@ -154,6 +157,21 @@ void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks) {
     self->hooks = hooks ? *hooks : (fleet_hooks_t){0};
 }
 
+void fleet_set_run_hooks(fleet_t *self, const measurement_t *run, const fleet_hooks_t *hooks,
+                         const char *label) {
+    fleet_slot_t *slot = fleet_slot_of_run(self, run);
+    if (!slot)
+        return;
+    slot->hooks = hooks ? *hooks : (fleet_hooks_t){0};
+    snprintf(slot->label, sizeof slot->label, "%s", label ? label : "");
+}
+
+/* The hooks of slot's run: its own when its driver set any, else the fleet's. */
+static const fleet_hooks_t *slot_hooks(const fleet_t *self, const fleet_slot_t *slot) {
+    const fleet_hooks_t *h = &slot->hooks;
+    return h->step || h->stopped || h->live_line || h->level ? h : &self->hooks;
+}
+
 measurement_t *fleet_current(const fleet_t *self) {
     for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
         if (self->slots[i].run)
@@ -185,12 +203,15 @@ static void show_live(fleet_t *self, fleet_slot_t *slot, int64_t now) {
     live.silent = slot_silent(slot, now, heartbeat);
     live.duration_s = (double)run->cfg.limits.duration_ns / 1e9;
     client_series_add(run->client_series, live.elapsed_s, live.in_flight, live.requests_per_s);
-    char line[512];
-    if (self->hooks.live_line) /* a sweep's: the level, its phase and what is left of it first */
-        self->hooks.live_line(self->hooks.arg, now, &live, line, sizeof line);
+    char line[512], labelled[600];
+    const fleet_hooks_t *hooks = slot_hooks(self, slot);
+    if (hooks->live_line) /* a sweep's: the level, its phase and what is left of it first */
+        hooks->live_line(hooks->arg, now, &live, line, sizeof line);
     else
         report_live_line(&live, line, sizeof line);
-    console_live(&self->console, line);
+    if (slot->label[0])
+        snprintf(labelled, sizeof labelled, "%s: %s", slot->label, line);
+    console_live(&self->console, slot->label[0] ? labelled : line);
 }
 
 /* A run after the fleet's first starts with the workers still registered, one at least: says
@@ -248,8 +269,9 @@ static void step_run(fleet_t *self, fleet_slot_t *slot, int64_t now) {
         }
         run->phase = PHASE_OVER;
     }
-    if (self->hooks.step)
-        self->hooks.step(self->hooks.arg, now);
+    const fleet_hooks_t *hooks = slot_hooks(self, slot);
+    if (hooks->step)
+        hooks->step(hooks->arg, now);
     rebalance_join_step(run, now);
     if (now >= run->next_live_ns) { /* a terminal's line every second, a log's less often */
         int64_t every = self->console.tty ? 1000000000LL : self->options.progress_ns;
@@ -320,7 +342,8 @@ static void step(fleet_t *self, int64_t now) {
             step_slot(self, &self->slots[i], now);
 }
 
-static void handle_signal(fleet_t *self, measurement_t *run, int count) {
+static void handle_signal(fleet_t *self, fleet_slot_t *slot, int count) {
+    measurement_t *run = slot->run;
     if (run->phase != PHASE_RUN) {
         measurement_abort(run, "interrupted before the start");
         return;
@@ -331,8 +354,9 @@ static void handle_signal(fleet_t *self, measurement_t *run, int count) {
                     "again to quit now)",
                     self->options.grace_ns / 1e9);
         merge_mark_partial(run->merge, "interrupted");
-        if (self->hooks.stopped)
-            self->hooks.stopped(self->hooks.arg, loop_now_ns());
+        const fleet_hooks_t *hooks = slot_hooks(self, slot);
+        if (hooks->stopped)
+            hooks->stopped(hooks->arg, loop_now_ns());
         drain_stop_grace(run, "interrupted at the controller", self->options.grace_ns);
         return;
     }
@@ -447,7 +471,7 @@ void fleet_step(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds) {
         self->signals_handled = signals_seen;
         for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
             if (self->slots[i].run && self->slots[i].run->phase != PHASE_OVER)
-                handle_signal(self, self->slots[i].run, self->signals_handled);
+                handle_signal(self, &self->slots[i], self->signals_handled);
     }
     check_hook(self);
     step(self, loop_now_ns());
@@ -466,6 +490,8 @@ int fleet_start(fleet_t *self, measurement_t *run, uint32_t expect) {
     slot->takes_all = expect == 0;
     slot->expect = expect ? expect : self->options.expect_workers;
     slot->release_end_ns = 0;
+    slot->hooks = (fleet_hooks_t){0};
+    slot->label[0] = '\0';
     slot->link = (run_link_t){
         .send = slot_send, .say = slot_say, .inflight = slot_link_inflight, .arg = slot};
     run->link = slot->link;
@@ -495,7 +521,8 @@ int fleet_finish(fleet_t *self, measurement_t *run, bool *started) {
         journal_close(run);
     } else {
         journal_close(run);
-        console_say(&self->console, "cannot run: %s", run->abort_reason);
+        console_say(&self->console, "%s%scannot run: %s", slot ? slot->label : "",
+                    slot && slot->label[0] ? ": " : "", run->abort_reason);
         for (size_t i = 0; i < run->n_workers; i++)
             if (run_worker_in_run(run->workers[i]))
                 measurement_send_stop(run, run->workers[i], run->abort_reason, true, true);

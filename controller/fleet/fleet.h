@@ -60,6 +60,11 @@ const char *fleet_endpoint(const fleet_t *self);
 void fleet_close(fleet_t *self);
 /* Sets (NULL: clears) what the loop tells its driver. */
 void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks);
+/* What the loop tells the driver of run (fleet_start's) alone, instead of the fleet's hooks (NULL:
+ * the fleet's again), and the label its lines carry (NULL: none): with "run 7", its live line and
+ * what it says read "NAME: run 7: ...", so runs going on at once are told apart in one log. */
+void fleet_set_run_hooks(fleet_t *self, const measurement_t *run, const fleet_hooks_t *hooks,
+                         const char *label);
 /* Runs a prepared run (PHASE_REGISTER) from registration to its results, handing it the fleet's
  * link and every worker for that long (the caller still owns and destroys it): fleet_start with
  * expect 0, fleet_step until fleet_over, fleet_finish. Its exit status (as results_finish; 1 when

@@ -30,6 +30,8 @@ typedef struct fleet_slot {
     run_worker_t **workers; /* its workers' run parts, in the order they said Hello */
     size_t n_workers, cap_workers;
     int64_t release_end_ns; /* once over: releases are awaited until then (0: not over yet) */
+    fleet_hooks_t hooks;    /* its driver's (fleet_set_run_hooks); none set: the fleet's */
+    char label[64];         /* its lines' prefix ("run 7"), or "" */
 } fleet_slot_t;
 
 struct fleet {

@@ -288,7 +288,8 @@ static void bind_number(sqlite3_stmt *st, int i, double d) {
         sqlite3_bind_null(st, i);
 }
 
-/* The headline figures of each level of results.json into the levels table. */
+/* The headline figures of each level of results.json into the levels table: a plain run's one
+ * level, or each of a sweep's (pooled over its repetitions, as its results.json says). */
 static void store_levels(archive_t *self, int64_t id, json_t *levels) {
     size_t i;
     json_t *l;
@@ -299,8 +300,12 @@ static void store_levels(archive_t *self, int64_t id, json_t *levels) {
             "ii", id, (int64_t)i);
         if (!st)
             return;
+        /* a plain run's rate is {"requested_per_s", ...}; a sweep level's, its value */
+        double rate = json_is_number(json_object_get(l, "rate"))
+                          ? number_at(l, "rate", NULL)
+                          : number_at(l, "rate", "requested_per_s");
         const double figures[] = {number_at(l, "concurrency", NULL),
-                                  number_at(l, "rate", "requested_per_s"),
+                                  rate,
                                   number_at(l, "requests_ok", NULL),
                                   number_at(l, "requests_failed", NULL),
                                   number_at(l, "error_pct", NULL),
@@ -526,12 +531,14 @@ json_t *archive_run_json(archive_t *self, int64_t id) {
     return o;
 }
 
-/* The columns a list shows: the row without the config, and level 0's headline figures. */
+/* The columns a list shows: the row without the config, level 0's headline figures and how many
+ * levels it has (a sweep's, each in show's "levels"). */
 #define LIST_COLUMNS                                                                               \
     "SELECT r.id, r.user, r.target_group, r.priority, r.state, r.submitted_at, r.started_at, "     \
     "r.ended_at, r.workload_name, r.model, r.valid, r.shared, r.pinned, r.workers, r.note, "       \
     "l.requests_ok, l.requests_per_s, l.output_tokens_per_s, l.ttft_p50_ms, l.ttft_p99_ms, "       \
-    "l.e2e_p50_ms FROM runs r LEFT JOIN levels l ON l.run = r.id AND l.level = 0 "
+    "l.e2e_p50_ms, (SELECT count(*) FROM levels n WHERE n.run = r.id) AS levels "                  \
+    "FROM runs r LEFT JOIN levels l ON l.run = r.id AND l.level = 0 "
 
 json_t *archive_list_json(archive_t *self, const char *user, const char *group, const char *model,
                           const char *state, int limit) {

@@ -2,9 +2,10 @@
  * that workers attach to as they attach to a controller, a ROUTER of its own for users (CURVE; a
  * user is a key of --authorized-keys, named after its file), the target groups of the rig's
  * config, and an archive (controller/archive.h) that holds the queue and every result. Queued runs
- * start one at a time, highest priority then oldest; each holds its group (the lease) while it
- * runs; a run found "running" at the start (serve died during it) is marked interrupted and
- * rebuilt from its journal. */
+ * (plain runs or sweeps) start highest priority then oldest, one at a time a group and groups at
+ * once on shares of the workers; each holds its group (the lease) until it ends; a run found
+ * "running" at the start (serve died during it) is marked interrupted and rebuilt from its
+ * journal (a sweep keeps the levels it finished). */
 #ifndef STAMPEDE_RIG_H
 #define STAMPEDE_RIG_H
 

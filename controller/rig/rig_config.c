@@ -59,6 +59,50 @@ static int read_list(reader_t *r, yaml_node_t *node, const char *key, char ***ou
     return 0;
 }
 
+/* A group's endpoint URLs: a list of http(s) URLs, one at least. */
+static int read_urls(reader_t *r, rig_group_t *g, yaml_node_t *node, const char *key) {
+    if (read_list(r, node, key, &g->urls, &g->n_urls) != 0)
+        return -1;
+    if (!g->n_urls)
+        return fail(r, node, key, "a group needs at least one endpoint URL");
+    for (size_t i = 0; i < g->n_urls; i++)
+        if (strncmp(g->urls[i], "http://", 7) && strncmp(g->urls[i], "https://", 8))
+            return fail(r, node, key, "'%s' is not an http:// or https:// URL", g->urls[i]);
+    return 0;
+}
+
+/* A group as a mapping: {endpoints: [url, ...], workers: N}. */
+static int read_group_map(reader_t *r, rig_group_t *g, yaml_node_t *node, const char *group_key) {
+    char key[400];
+    yaml_node_t *endpoints = NULL;
+    for (yaml_node_pair_t *p = node->data.mapping.pairs.start; p < node->data.mapping.pairs.top;
+         p++) {
+        yaml_node_t *k = yaml_document_get_node(&r->doc, p->key);
+        yaml_node_t *v = yaml_document_get_node(&r->doc, p->value);
+        const char *name = scalar(k) ? scalar(k) : "?", *text = scalar(v);
+        snprintf(key, sizeof key, "%s.%s", group_key, name);
+        if (!strcmp(name, "endpoints")) {
+            endpoints = v;
+            if (read_urls(r, g, v, key) != 0)
+                return -1;
+        } else if (!strcmp(name, "workers")) {
+            char *end = NULL;
+            unsigned long n = text ? strtoul(text, &end, 10) : 0;
+            if (!text || !*text || *end || *text == '-' || n == 0 || n > RIG_GROUP_MAX_WORKERS)
+                return fail(r, v, key, "expected a count of workers, 1 to %d",
+                            RIG_GROUP_MAX_WORKERS);
+            g->workers = (uint32_t)n;
+        } else {
+            return fail(r, k, key, "unknown key '%s' (endpoints, workers)", name);
+        }
+    }
+    if (!endpoints) {
+        snprintf(key, sizeof key, "%s.endpoints", group_key);
+        return fail(r, node, key, "missing: the group's endpoint URLs");
+    }
+    return 0;
+}
+
 static int read_groups(reader_t *r, rig_config_t *self, yaml_node_t *node) {
     if (!node || node->type != YAML_MAPPING_NODE)
         return fail(r, node, "groups", "expected a mapping of group name to endpoint URLs");
@@ -81,13 +125,12 @@ static int read_groups(reader_t *r, rig_config_t *self, yaml_node_t *node) {
         rig_group_t *g = &self->groups[self->n_groups++];
         if (!(g->name = strdup(name)))
             return fail(r, k, key, "out of memory");
-        if (read_list(r, v, key, &g->urls, &g->n_urls) != 0)
+        if (v && v->type == YAML_MAPPING_NODE) {
+            if (read_group_map(r, g, v, key) != 0)
+                return -1;
+        } else if (read_urls(r, g, v, key) != 0) {
             return -1;
-        if (!g->n_urls)
-            return fail(r, v, key, "a group needs at least one endpoint URL");
-        for (size_t i = 0; i < g->n_urls; i++)
-            if (strncmp(g->urls[i], "http://", 7) && strncmp(g->urls[i], "https://", 8))
-                return fail(r, v, key, "'%s' is not an http:// or https:// URL", g->urls[i]);
+        }
     }
     if (!self->n_groups)
         return fail(r, node, "groups", "the rig needs at least one group");

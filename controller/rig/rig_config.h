@@ -1,6 +1,8 @@
-/* The rig's own file (`stampede serve --config rig.yaml`, docs/rig.md): its target groups (a name
- * and the endpoint URLs a run on that group loads), its admins (user names: key file names
- * without .pub) and its retention (runs kept by count and age; pinned runs are always kept). */
+/* The rig's own file (`stampede serve --config rig.yaml`, docs/rig.md): its target groups (a name,
+ * the endpoint URLs a run on that group loads and, optionally, how many workers such a run takes:
+ * `g: [url, ...]` or `g: {endpoints: [url, ...], workers: N}`), its admins (user names: key file
+ * names without .pub) and its retention (runs kept by count and age; pinned runs are always kept).
+ */
 #ifndef STAMPEDE_RIG_CONFIG_H
 #define STAMPEDE_RIG_CONFIG_H
 
@@ -8,10 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#define RIG_GROUP_MAX_WORKERS 100000
+
 typedef struct rig_group {
     char *name;
     char **urls;
     size_t n_urls;
+    uint32_t workers; /* groups.NAME.workers: the workers a run on it takes (0: the rig's share) */
 } rig_group_t;
 
 typedef struct rig_config {

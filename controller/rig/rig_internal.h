@@ -15,6 +15,7 @@
 #include "rig.h"
 #include "rig_config.h"
 #include "rig_page.h"
+#include "sweep_run.h"
 #include "transport.h"
 
 #define RIG_USER_MAX 64
@@ -27,18 +28,29 @@
 /* The most runs the rig holds at once (one a group; the fleet's own bound). */
 #define RIG_MAX_RUNS 16
 
-/* A run in progress on its group, from its start to its row in the archive. */
+/* A run in progress on its group, from its start to its row in the archive: a plain run, or a
+ * sweep (its levels and repetitions, one fleet run each, holding the group throughout). */
 typedef struct rig_active {
-    int64_t id; /* 0: the entry is free */
-    measurement_t *run;
+    int64_t id;                /* 0: the entry is free */
+    char label[32];            /* "run 7": its lines in serve's log */
+    measurement_t *run;        /* the run, or the sweep's repetition in progress */
+    sweep_run_t *sweep;        /* a sweep's levels (NULL: a plain run) */
+    const rig_group_t *target; /* its group in the rig's config */
+    uint32_t rep;              /* the repetition of the sweep's level in progress (1-based) */
+    int status;                /* a sweep's: the first non-zero status of a repetition */
+    bool started;              /* a run (a repetition) of it got past its start */
+    bool start_kept;           /* its start instant is in the archive */
+    char note[1200];           /* why it ended as it did (a repetition's abort), or "" */
     char group[RIG_USER_MAX], user[RIG_USER_MAX];
     char workload[4096]; /* its queued file */
-    char kept[4200];     /* its file kept in its directory (run.config) */
+    char kept[4200];     /* its file kept in its directory (run.config); "" when it could not be */
     char dir[4096];
-    uint32_t workers;                /* its share of the fleet */
+    uint32_t workers;                /* its share of the fleet (the level's, for a sweep) */
     char cancelled_by[RIG_USER_MAX]; /* set: stopped at the next turn */
     bool cancel_told;
+    int64_t since_ns; /* its start on the rig (the page's elapsed) */
     int64_t next_live_ns;
+    rig_page_live_t page; /* what the page shows of it */
 } rig_active_t;
 
 /* A user following a run: the peer's routing id and the run. */
@@ -64,7 +76,6 @@ struct rig {
     char endpoint[256];
     rig_active_t active[RIG_MAX_RUNS]; /* the runs in progress, at most one a group */
     live_http_t *page;                 /* --page, or NULL */
-    rig_page_live_t *page_live;        /* the run in progress the page shows (the oldest) */
     rig_follower_t *followers;
     size_t n_followers, cap_followers;
 };
@@ -74,6 +85,16 @@ rig_active_t *rig_active(rig_t *self, int64_t id);
 rig_active_t *rig_active_on(rig_t *self, const char *group);
 /* The oldest run in progress (0: none). */
 int64_t rig_running(const rig_t *self);
+/* The ids of every run in progress, oldest first, as a JSON array. */
+json_t *rig_running_json(const rig_t *self);
+/* The workers a run on group takes now (docs/rig.md, "Shares"), and whether they are free. */
+uint32_t rig_run_share(rig_t *self, const rig_group_t *group);
+bool rig_run_can_start(rig_t *self, const rig_group_t *group);
+/* Starts queued run id in the free entry a (rig_run.c): a plain run, or a sweep's first level. */
+void rig_run_start(rig_t *self, rig_active_t *a, int64_t id);
+/* After every turn of the fleet: a's followers and page told, a cancel acted on, and a run over
+ * ended (a sweep's next repetition or level started, or the sweep ended): its row written. */
+void rig_run_turn(rig_t *self, rig_active_t *a);
 /* Sends msg (a reference taken) to peer id, then n_frames more frames (a fetch's files). 0 sent,
  * -1 not (the peer is gone). */
 int rig_send(rig_t *self, const uint8_t *id, size_t id_len, json_t *msg, const char *const *frames,

@@ -89,6 +89,21 @@ rig_active_t *rig_active_on(rig_t *self, const char *group) {
     return NULL;
 }
 
+json_t *rig_running_json(const rig_t *self) {
+    json_t *ids = json_array();
+    int64_t after = 0;
+    for (;;) { /* oldest first: the smallest id above the last one taken */
+        int64_t next = 0;
+        for (size_t i = 0; i < RIG_MAX_RUNS; i++)
+            if (self->active[i].id > after && (!next || self->active[i].id < next))
+                next = self->active[i].id;
+        if (!next)
+            return ids;
+        json_array_append_new(ids, json_integer(next));
+        after = next;
+    }
+}
+
 int64_t rig_running(const rig_t *self) {
     int64_t oldest = 0;
     for (size_t i = 0; i < RIG_MAX_RUNS; i++)
@@ -146,10 +161,6 @@ static json_t *check_workload(const rig_group_t *g, const char *text, const char
     json_t *error = NULL;
     if (config_set_endpoints(&cfg, g->urls, g->n_urls) != 0)
         error = rig_wire_error("%s: the endpoints of group %s do not apply to it", name, g->name);
-    else if (cfg.sweep.axis != SWEEP_AXIS_NONE)
-        error = rig_wire_error("%s: sweep: the rig runs plain runs; submit each level as a run "
-                               "(docs/rig.md)",
-                               name);
     else if (!(*config = config_to_yaml(&cfg)))
         error = rig_wire_error("out of memory");
     *model = cfg.target.model ? strdup(cfg.target.model) : NULL;
@@ -214,12 +225,11 @@ static json_t *op_show(rig_t *self, json_t *req) {
 
 static json_t *op_list(rig_t *self, json_t *req) {
     json_int_t limit = json_integer_value(json_object_get(req, "limit"));
-    return json_pack("{s:b, s:o, s:o, s:I}", "ok", 1, "runs",
+    return json_pack("{s:b, s:o, s:o, s:o}", "ok", 1, "runs",
                      archive_list_json(self->archive, string_of(req, "user"),
                                        string_of(req, "group"), string_of(req, "model"),
                                        string_of(req, "state"), limit ? (int)limit : 50),
-                     "queue", archive_queue_json(self->archive), "running",
-                     (json_int_t)rig_running(self));
+                     "queue", archive_queue_json(self->archive), "running", rig_running_json(self));
 }
 
 /* Whether user may change run: its owner or an admin; an error reply when not. */

@@ -94,21 +94,20 @@ static void cell_time(buffer_t *out, json_t *row, const char *key) {
     buffer_appendf(out, "<td>%s</td>", when);
 }
 
-static void running(buffer_t *out, const rig_page_live_t *live) {
-    buffer_appendf(out, "<section id=\"running\"><h2>Running</h2>");
-    if (!live || !live->id) {
-        buffer_appendf(out, "<p>Nothing is running.</p></section>");
-        return;
-    }
+/* One run in progress: its figures, then a chart of its requests/s. */
+static void running_one(buffer_t *out, const rig_page_live_t *live) {
     const live_t *l = &live->last;
     buffer_appendf(out,
-                   "<table><tr><th>Run</th><th>User</th><th>Group</th><th>Elapsed</th>"
-                   "<th>In flight</th><th>Requests/s</th><th>Output tokens/s</th>"
-                   "<th>TTFT p50</th><th>OK</th><th>Failed</th></tr><tr><td>%lld</td><td>",
-                   (long long)live->id);
+                   "<article class=\"run\" id=\"run-%lld\"><table><tr><th>Run</th><th>User</th>"
+                   "<th>Group</th><th>Phase</th><th>Elapsed</th><th>In flight</th>"
+                   "<th>Requests/s</th><th>Output tokens/s</th><th>TTFT p50</th><th>OK</th>"
+                   "<th>Failed</th></tr><tr><td>%lld</td><td>",
+                   (long long)live->id, (long long)live->id);
     text(out, live->user);
     buffer_appendf(out, "</td><td>");
     text(out, live->group);
+    buffer_appendf(out, "</td><td>");
+    text(out, live->phase[0] ? live->phase : "run");
     buffer_appendf(out,
                    "</td><td class=\"n\">%.1f s</td><td class=\"n\">%u</td><td class=\"n\">%.1f"
                    "</td><td class=\"n\">%.0f</td>",
@@ -119,11 +118,21 @@ static void running(buffer_t *out, const rig_page_live_t *live) {
         buffer_appendf(out, "<td class=\"n\">—</td>");
     buffer_appendf(out, "<td class=\"n\">%llu</td><td class=\"n\">%llu</td></tr></table>",
                    (unsigned long long)l->requests_ok, (unsigned long long)l->requests_failed);
+    char title[96];
+    snprintf(title, sizeof title, "Run %lld: requests per second", (long long)live->id);
     report_svg_series_t series = {
         .name = "requests/s", .n = live->n, .x = live->t_s, .y = live->requests_per_s};
-    if (!report_svg_lines(out, "Requests per second", "seconds since the start", "requests/s",
-                          &series, 1))
+    if (!report_svg_lines(out, title, "seconds since the start", "requests/s", &series, 1))
         buffer_appendf(out, "<p>No figure yet.</p>");
+    buffer_appendf(out, "</article>");
+}
+
+static void running(buffer_t *out, const rig_page_live_t *const *live, size_t n) {
+    buffer_appendf(out, "<section id=\"running\"><h2>Running</h2>");
+    if (!n)
+        buffer_appendf(out, "<p>Nothing is running.</p>");
+    for (size_t i = 0; i < n; i++)
+        running_one(out, live[i]);
     buffer_appendf(out, "</section>");
 }
 
@@ -178,7 +187,7 @@ static void archive_table(buffer_t *out, archive_t *archive, const char *user, c
     buffer_appendf(out, "<table id=\"archive\"><tr><th>Run</th><th>User</th><th>Group</th>"
                         "<th>Model</th><th>State</th><th>Valid</th><th>Outside load</th>"
                         "<th>Submitted (UTC)</th><th>Workload</th><th>Requests/s</th>"
-                        "<th>TTFT p50 ms</th><th>TTFT p99 ms</th></tr>");
+                        "<th>TTFT p50 ms</th><th>TTFT p99 ms</th><th>Levels</th></tr>");
     size_t i;
     json_t *row;
     json_array_foreach(rows, i, row) {
@@ -206,6 +215,7 @@ static void archive_table(buffer_t *out, archive_t *archive, const char *user, c
         cell_number(out, row, "requests_per_s", "%.2f");
         cell_number(out, row, "ttft_p50_ms", "%.1f");
         cell_number(out, row, "ttft_p99_ms", "%.1f");
+        cell_text(out, row, "levels"); /* a sweep's; its figures left of it are its first level's */
         buffer_appendf(out, "</tr>");
     }
     buffer_appendf(out, "</table><p>%zu run%s.</p></section>", json_array_size(rows),
@@ -213,8 +223,8 @@ static void archive_table(buffer_t *out, archive_t *archive, const char *user, c
     json_decref(rows);
 }
 
-int rig_page_render(archive_t *archive, const rig_page_live_t *live, const char *query,
-                    size_t query_len, buffer_t *out) {
+int rig_page_render(archive_t *archive, const rig_page_live_t *const *live, size_t n,
+                    const char *query, size_t query_len, buffer_t *out) {
     char user[128], group[128], model[256];
     query_value(query, query_len, "user", user, sizeof user);
     query_value(query, query_len, "group", group, sizeof group);
@@ -227,7 +237,7 @@ int rig_page_render(archive_t *archive, const rig_page_live_t *live, const char 
                         "td.n{text-align:right;font-variant-numeric:tabular-nums}"
                         "svg{max-width:720px;display:block}"
                         "</style></head><body><h1>stampede rig</h1>");
-    running(out, live);
+    running(out, live, n);
     queue(out, archive);
     archive_table(out, archive, user, group, model);
     return buffer_appendf(out, "</body></html>\n") < 0 ? 500 : 200;

@@ -38,6 +38,9 @@ struct sweep_run {
     measurement_t *run;    /* the repetition being run (NULL outside one) */
     config_t cfg; /* the file's, sweep section included; output.dir is the sweep's directory */
     const char *config_path;
+    char label[64]; /* its lines' prefix, or "" */
+    char
+        *server_said; /* what the endpoints said of themselves at the last repetition's preflight */
     sweep_list_t list;
     sweep_source_t own;
     const sweep_source_t *source;
@@ -94,10 +97,16 @@ static void sweep_run_say(sweep_run_t *self, const char *fmt, ...) {
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    const char *colon = self->label[0] ? ": " : "";
     if (self->fleet)
-        fleet_say(self->fleet, "%s", msg);
+        fleet_say(self->fleet, "%s%s%s", self->label, colon, msg);
     else
-        fprintf(stderr, "%s: %s\n", self->options.name ? self->options.name : "sweep", msg);
+        fprintf(stderr, "%s: %s%s%s\n", self->options.name ? self->options.name : "sweep",
+                self->label, colon, msg);
+}
+
+void sweep_run_set_label(sweep_run_t *self, const char *label) {
+    snprintf(self->label, sizeof self->label, "%s", label ? label : "");
 }
 
 static int sweep_rows_push(sweep_rows_t *rows, const double figures[SWEEP_FIG__COUNT]) {
@@ -167,6 +176,7 @@ void sweep_run_destroy(sweep_run_t **self_p) {
     free(self->specs);
     free(self->done);
     config_free(&self->cfg);
+    free(self->server_said);
     free(self);
     *self_p = NULL;
 }
@@ -277,6 +287,8 @@ int sweep_run_prepare(sweep_run_t *self, measurement_t *run, uint32_t rep) {
         return -1;
     }
     self->rep = rep;
+    /* the workers expected of this repetition (a rig's share may change at a level) */
+    self->options.expect_workers = run->options.expect_workers;
     self->stop_ns = self->next_watch_ns = 0;
     self->drained = self->stopped_early = false;
     self->run = run;
@@ -502,6 +514,10 @@ void sweep_run_end_repetition(sweep_run_t *self, const validity_t *validity,
     bool excluded = error_pct > self->spec.exclude_error_pct;
     self->reps_run++;
     const measurement_t *run = self->run;
+    if (run->server_said) { /* results.json's served_by, written after the run is gone */
+        free(self->server_said);
+        self->server_said = strdup(run->server_said);
+    }
     window_stats_pool(&self->pooled_all, total);
     slo_goodput_pool(&self->good_all, &run->goodput);
     if (sweep_pool_add(&self->pool_all, run->merge, run->client_series, self->rep) != 0 ||
@@ -657,10 +673,7 @@ static int sweep_run_write(sweep_run_t *self, bool final) {
     bool partial = self->interrupted || !final;
     json_object_set_new(root, "partial", json_boolean(partial));
     json_object_set_new(root, "served_by",
-                        report_served_by_json(self->options.simulated_profile,
-                                              self->fleet && fleet_current(self->fleet)
-                                                  ? fleet_current(self->fleet)->server_said
-                                                  : NULL));
+                        report_served_by_json(self->options.simulated_profile, self->server_said));
     if (self->options.simulation)
         report_simulation_mark(root, self->options.simulation);
     json_t *run = json_object();

@@ -24,6 +24,9 @@ typedef struct sweep_run sweep_run_t;
  * repetitions driven by the caller. NULL after saying why. The caller destroys it. */
 sweep_run_t *sweep_run_new(fleet_t *fleet, const measurement_t *first,
                            const sweep_source_t *source);
+/* The label every line of the sweep carries ("run 7": "serve: run 7: level 1 done ..."; NULL:
+ * none), so sweeps going on at once on one fleet are told apart in its log. */
+void sweep_run_set_label(sweep_run_t *self, const char *label);
 /* What the fleet's loop tells the sweep: every turn (sweep_run_step), an interrupt
  * (sweep_run_stopped), the live line (sweep_run_live_line) and the level for the gauges. */
 fleet_hooks_t sweep_run_hooks(sweep_run_t *self);

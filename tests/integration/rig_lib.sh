@@ -18,7 +18,10 @@ YAML
 # Three free ports in a row: users, workers' control and data (kept across a restart).
 PORT=$(python3 - <<'PY'
 import os, socket
-for base in range(20000 + os.getpid() % 30000, 65000, 3):
+# Triples by pid (tests started together have near pids: theirs must not overlap), below the
+# kernel's ephemeral ports (32768 up) that clients and mocks on port 0 are given.
+start = 20000 + os.getpid() % 4000 * 3
+for base in list(range(start, 32000, 3)) + list(range(20000, start, 3)):
     socks = [socket.socket() for _ in range(3)]
     try:
         for i, s in enumerate(socks):
@@ -48,12 +51,20 @@ start_serve() {
         fail "serve did not start: $(cat "$SERVE_LOG")"
 }
 
-# start_rig_worker: worker w1 attached to the rig, once serve says it registered.
+# rig_worker_key NAME: a key pair for worker NAME, admitted by a serve started after this.
+rig_worker_key() {
+    (cd "$WORK" && "$STAMPEDE" keygen "$1" >/dev/null) && cp "$WORK/$1.pub" "$WORK/workers/" ||
+        fail "keygen $1 failed"
+}
+
+# start_rig_worker [NAME]: worker NAME (default w1) attached to the rig, once serve says it
+# registered.
 start_rig_worker() {
-    start_worker "$WORK/w1.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w1.key" \
-        --server-key "$WORK/rig.pub" --id w1
-    wait_for_line "$SERVE_LOG" 10 "worker w1 .* registered" >/dev/null ||
-        fail "the worker did not register: $(cat "$SERVE_LOG" "$WORK/w1.err")"
+    local name=${1:-w1}
+    start_worker "$WORK/$name.err" --connect "tcp://127.0.0.1:$((PORT + 1))" \
+        --key "$WORK/$name.key" --server-key "$WORK/rig.pub" --id "$name"
+    wait_for_line "$SERVE_LOG" 10 "worker $name .* registered" >/dev/null ||
+        fail "worker $name did not register: $(cat "$SERVE_LOG" "$WORK/$name.err")"
 }
 
 as() { # as USER stampede-args...: a client command with USER's key

@@ -29,7 +29,7 @@ wait_state 1 done 20
 as alice submit "$WORK/long.yaml" >/dev/null 2>&1 || fail "run 2 not queued"
 as bob submit "$WORK/short.yaml" >/dev/null 2>&1 || fail "run 3 not queued"
 wait_state 2 running 10
-wait_for_line "$WORK/serve.err" 10 "\] [3-9]\.[0-9] s of 8 s" >/dev/null || fail "run 2 is slow"
+wait_for_line "$WORK/serve.err" 10 "\] run 2: [3-9]\.[0-9] s of 8 s" >/dev/null || fail "run 2 is slow"
 
 export HOME="$WORK/home"
 mkdir -p "$HOME"
@@ -78,7 +78,7 @@ page = Tables()
 page.feed(open(sys.argv[1]).read())
 running = [r for r in page.rows["running"] if r]
 assert len(running) == 1 and running[0][:3] == ["2", "alice", "g1"], running
-assert float(running[0][5]) > 0, f"no request rate while running: {running}"
+assert running[0][3] == "run" and float(running[0][6]) > 0, f"no request rate while running: {running}"
 queue = [r for r in page.rows["queue"] if r]
 assert [r[:4] for r in queue] == [["1", "3", "bob", "g1"]], queue
 archive = [r for r in page.rows["archive"] if r]

@@ -5,8 +5,8 @@
 #    each with its own results (its own request count) in the archive; --follow gets the end table;
 #    results.json's run.config names the run's workload.yaml, its secret header redacted;
 #  - carol's key is not in --authorized-keys: refused, saying so (serve: "refused a user");
-#    d-laptop.pub's "# name: dave" line names its user; a workload with a mistake, a
-#    sweep and an unknown group are refused naming the file, line and key, or the groups;
+#    d-laptop.pub's "# name: dave" line names its user; a workload with a mistake and an
+#    unknown group are refused naming the file, line and key, or the groups;
 #  - bob can neither cancel, outrank nor move alice's queued run; root (admin) can;
 #  - serve killed (SIGKILL) during a run and started again: that run is marked interrupted and
 #    rebuilt from its journal, the queued run survives and runs; bob's follower of it says the
@@ -72,13 +72,10 @@ wait_for_line "$WORK/serve.err" 5 "refused a user at .*its public key" >/dev/nul
 out=$(as dave runs priority 1 3 2>&1) && fail "dave changed a priority: $out"
 [[ "$out" == *"(dave is not one)"* ]] || fail "d-laptop.pub's user is not dave: $out"
 
-# A workload with a mistake, a sweep and an unknown group are refused, saying why; nothing queued.
+# A workload with a mistake and an unknown group are refused, saying why; nothing queued.
 printf 'workload:\n  kind: requests\n  input_tokens: 8\n  output_tokns: 8\n' >"$WORK/bad.yaml"
 out=$(as alice submit "$WORK/bad.yaml" 2>&1) && fail "a bad workload was queued: $out"
 [[ "$out" == *"bad.yaml:4:3: "*"output_tokns"* ]] || fail "the mistake is not named: $out"
-printf 'sweep: {concurrency: [1, 2], snapshots: {count: 1, duration: 1s}}\n' >>"$WORK/a.yaml"
-out=$(as alice submit "$WORK/a.yaml" 2>&1) && fail "a sweep was queued: $out"
-[[ "$out" == *"sweep: the rig runs plain runs"* ]] || fail "the sweep: $out"
 out=$(as alice submit "$WORK/b.yaml" --group h200 2>&1) && fail "group h200 was taken: $out"
 [[ "$out" == *"the rig has no group 'h200' (its groups: g1)"* ]] || fail "$out"
 assert_equal "runs after the refusals" "$(db "select count(*) from runs")" 2
@@ -109,7 +106,7 @@ assert_equal "run 4" "$(db "select state || ' by ' || cancelled_by from runs whe
 as alice submit "$WORK/short.yaml" >/dev/null 2>&1 || fail "alice's run 6 was not queued"
 
 # serve dies during run 3 (batches journaled by now) and comes back on the same ports.
-wait_for_line "$WORK/serve.err" 15 "\] [2-9]\.[0-9] s of 30 s \| in flight" >/dev/null ||
+wait_for_line "$WORK/serve.err" 15 "\] run 3: [2-9]\.[0-9] s of 30 s \| in flight" >/dev/null ||
     fail "run 3 did not get going: $(tail "$WORK/serve.err")"
 # bob follows it across the restart: the follower says the rig went and came back, follows
 # again, and ends with the run's state.

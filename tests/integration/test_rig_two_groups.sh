@@ -3,6 +3,8 @@
 # groups, each on its own mock, and two workers. Runs submitted to both groups at the same time
 # both start before either ends, each on one worker (its share: half the fleet), and both finish
 # with their own results; the archive's runs.workers and each results.json's run.workers say 1.
+# While both run, serve's log labels each live line with its run id, the page shows both runs and
+# runs list ends with "running now: 1, 2".
 # ctest: parallel (orderings and counts; no timing tighter than seconds)
 source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
@@ -14,18 +16,17 @@ groups:
   g1: [$G1_URL]
   g2: [$MOCK_URL]
 YAML
-(cd "$WORK" && "$STAMPEDE" keygen w2 >/dev/null) && cp "$WORK/w2.pub" "$WORK/workers/" ||
-    fail "keygen w2 failed"
+rig_worker_key w2
 
-start_serve "$WORK/serve.err" --expect-workers 2
+start_serve "$WORK/serve.err" --expect-workers 2 --page 127.0.0.1:0
+PAGE=$(wait_for_line "$WORK/serve.err" 5 "the page on http://127\.0\.0\.1:[0-9]+/") ||
+    fail "no page: $(cat "$WORK/serve.err")"
+PAGE=${PAGE#the page on }
 start_rig_worker
-start_worker "$WORK/w2.err" --connect "tcp://127.0.0.1:$((PORT + 1))" --key "$WORK/w2.key" \
-    --server-key "$WORK/rig.pub" --id w2
-wait_for_line "$SERVE_LOG" 10 "worker w2 .* registered" >/dev/null ||
-    fail "w2 did not register: $(cat "$SERVE_LOG" "$WORK/w2.err")"
+start_rig_worker w2
 
-write_workload "$WORK/a.yaml" ignore_eos=true duration=2s concurrency=2
-write_workload "$WORK/b.yaml" ignore_eos=true duration=2s concurrency=2
+write_workload "$WORK/a.yaml" ignore_eos=true duration=3s concurrency=2
+write_workload "$WORK/b.yaml" ignore_eos=true duration=3s concurrency=2
 as alice submit "$WORK/a.yaml" --group g1 >"$WORK/alice.out" 2>&1 &
 A=$!
 as bob submit "$WORK/b.yaml" --group g2 >"$WORK/bob.out" 2>&1 &
@@ -34,6 +35,19 @@ wait_exit $A 10
 assert_equal "alice's submit" "$EXIT_STATUS" 0
 wait_exit $B 10
 assert_equal "bob's submit" "$EXIT_STATUS" 0
+wait_state 1 running 10
+wait_state 2 running 10
+# While both run: serve's log labels each one's live line with its run id, the page shows both
+# with their figures, and runs list names both as running.
+for id in 1 2; do
+    wait_for_line "$SERVE_LOG" 10 "\] run $id: [0-9.]+ s of 3 s \| in flight" >/dev/null ||
+        fail "no live line of run $id in serve's log: $(tail -5 "$SERVE_LOG")"
+done
+curl -sf "$PAGE" -o "$WORK/page.html" || fail "GET $PAGE failed"
+assert_equal "runs on the page" \
+    "$(grep -o '<article class="run" id="run-[0-9]*">' "$WORK/page.html" | grep -o '[0-9]*' | xargs)" "1 2"
+as bob runs list >"$WORK/list.out" || fail "runs list failed"
+grep -qx "running now: 1, 2" "$WORK/list.out" || fail "runs list: $(cat "$WORK/list.out")"
 wait_state 1 done 20
 wait_state 2 done 20
 

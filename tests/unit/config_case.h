@@ -5,6 +5,7 @@
 #define STAMPEDE_TEST_CONFIG_CASE_H
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "config.h"
@@ -19,6 +20,15 @@ static inline void config_case_load(config_t *cfg, const char *yaml) {
         config_error_format(&err, msg, sizeof msg);
         fail_msg("should load: %s\n%s", msg, yaml);
     }
+}
+
+/* Loads cfg's written-back form (config_to_yaml) into again, failing the test with the message if
+ * it is refused. */
+static inline void config_case_reload(config_t *again, const config_t *cfg) {
+    char *text = config_to_yaml(cfg);
+    assert_non_null(text);
+    config_case_load(again, text);
+    free(text);
 }
 
 /* Loads each of the n cases as "bad.yaml": each must be refused with exactly its message; every
@@ -44,5 +54,8 @@ static inline void config_case_refusals(const message_case_t *cases, size_t n) {
     }
     assert_int_equal(failures, 0);
 }
+
+/* config_case_refusals over every case of the array cases. */
+#define CONFIG_CASE_REFUSALS(cases) config_case_refusals(cases, sizeof(cases) / sizeof((cases)[0]))
 
 #endif

@@ -12,6 +12,7 @@
 #include "buffer.h"
 #include "config.h"
 #include "plan.h"
+#include "temp_file.h"
 #include "trace.h"
 #include "trace_wire.h"
 
@@ -21,10 +22,7 @@
 static inline int replay_file_load(config_t *cfg, const char *path, const char *text,
                                    const char *yaml, int (*read)(config_t *, config_error_t *),
                                    const char *shown_name, char *msg, size_t len) {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    temp_file_write_at(path, text);
     config_error_t err;
     if (config_load_string(cfg, yaml, strlen(yaml), "w.yaml", &err) != 0) {
         config_error_format(&err, msg, len);

@@ -18,7 +18,6 @@ static void assert_near(double got, double want, double tolerance) {
 }
 
 static void test_analysis_t_quantiles(void **state) {
-    (void)state;
     assert_near(analysis_t975(1), 12.706, 1e-9);
     assert_near(analysis_t975(2), 4.303, 1e-9);
     assert_near(analysis_t975(30), 2.042, 1e-9);
@@ -28,7 +27,6 @@ static void test_analysis_t_quantiles(void **state) {
 }
 
 static void test_analysis_interval_of_three_repetitions(void **state) {
-    (void)state;
     double values[] = {10, 12, 14};
     analysis_summary_t s;
     analysis_summarise(values, 3, &s);
@@ -41,7 +39,6 @@ static void test_analysis_interval_of_three_repetitions(void **state) {
 }
 
 static void test_analysis_one_value_has_no_interval_and_nan_is_skipped(void **state) {
-    (void)state;
     double values[] = {NAN, 7, NAN};
     analysis_summary_t s;
     analysis_summarise(values, 3, &s);
@@ -57,7 +54,6 @@ static void test_analysis_one_value_has_no_interval_and_nan_is_skipped(void **st
 /* sweep-combined-50-120.md (Phase 0): TPOT p50, TTFT p50, errors; 120 had 7-8 % errors in the
  * runs that the report's "Sustained >5 % errors: Concurrency 120" counts. */
 static void test_analysis_saturation_of_the_reference_table(void **state) {
-    (void)state;
     double c[] = {50, 60, 70, 80, 90, 100, 110, 120};
     double tpot[] = {44, 47, 56, 59, 67, 79, 83, 84};
     double ttft[] = {174, 186, 206, 222, 231, 258, 2214, 297};
@@ -75,7 +71,6 @@ static void test_analysis_saturation_of_the_reference_table(void **state) {
 }
 
 static void test_analysis_errors_that_stop_are_not_sustained(void **state) {
-    (void)state;
     analysis_point_t points[] = {{10, 0, 100, 10, 1}, {20, 8, 100, 20, 1}, {30, 0, 100, 40, 1}};
     analysis_saturation_t s;
     analysis_saturation(points, 3, &s);
@@ -87,7 +82,6 @@ static void test_analysis_errors_that_stop_are_not_sustained(void **state) {
 }
 
 static void test_analysis_fit_recovers_a_power_law(void **state) {
-    (void)state;
     double x[] = {1, 2, 4, 8, 16, 32};
     double y[6];
     for (int i = 0; i < 6; i++)
@@ -107,7 +101,6 @@ static void test_analysis_fit_recovers_a_power_law(void **state) {
 }
 
 static void test_analysis_fit_needs_two_positive_distinct_points(void **state) {
-    (void)state;
     analysis_fit_t fit;
     double x[] = {4, 4, 0, 8};
     double y[] = {10, 12, 5, -1};

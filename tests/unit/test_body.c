@@ -13,9 +13,31 @@
 #include "body.h"
 #include "rng.h"
 
-static body_options_t chat_options(void) {
-    body_options_t o = {.api = API_CHAT, .model = "m\"odel", .max_tokens = 128, .stream = true};
+/* Each test's body, initialised before it and freed after it (cmocka's setup and teardown). */
+static int body_setup(void **state) {
+    body_t *body = malloc(sizeof *body);
+    assert_non_null(body);
+    body_init(body);
+    *state = body;
+    return 0;
+}
+
+static int body_teardown(void **state) {
+    body_free(*state);
+    free(*state);
+    return 0;
+}
+
+#define BODY_TEST(f) cmocka_unit_test_setup_teardown(f, body_setup, body_teardown)
+
+/* Options of a streamed request of api to model, limited to max_tokens. */
+static body_options_t streamed_options(config_api_t api, const char *model, uint32_t max_tokens) {
+    body_options_t o = {.api = api, .model = model, .max_tokens = max_tokens, .stream = true};
     return o;
+}
+
+static body_options_t chat_options(void) {
+    return streamed_options(API_CHAT, "m\"odel", 128);
 }
 
 static json_t *parse(const body_t *body) {
@@ -39,18 +61,17 @@ static const char utf8_text[] = "h\xc3\xa9llo \xe2\x80\x94 \xe6\x97\xa5\xe6\x9c\
                                 "\xf0\x9f\x9a\x80 \xe2\x80\xa8 \xef\xbf\xbf";
 
 static void test_body_chat_round_trips_every_message_through_jansson(void **state) {
-    body_t body;
-    body_init(&body);
+    body_t *body = *state;
     body_options_t o = chat_options();
-    body_begin(&body, &o);
-    body_add(&body, "system", "You are a scaffold.", 19);
-    body_add(&body, "user", "first question", 14);
-    body_add(&body, "assistant", tricky_reply, sizeof tricky_reply - 1);
-    body_add(&body, "user", utf8_text, sizeof utf8_text - 1);
-    assert_int_equal(body_end(&body), 0);
-    assert_int_equal(strlen(body.data), body.len);
+    body_begin(body, &o);
+    body_add(body, "system", "You are a scaffold.", 19);
+    body_add(body, "user", "first question", 14);
+    body_add(body, "assistant", tricky_reply, sizeof tricky_reply - 1);
+    body_add(body, "user", utf8_text, sizeof utf8_text - 1);
+    assert_int_equal(body_end(body), 0);
+    assert_int_equal(strlen(body->data), body->len);
 
-    json_t *root = parse(&body);
+    json_t *root = parse(body);
     assert_json_string(json_object_get(root, "model"), "m\"odel", 6);
     json_t *messages = json_object_get(root, "messages");
     assert_int_equal(json_array_size(messages), 4);
@@ -69,25 +90,23 @@ static void test_body_chat_round_trips_every_message_through_jansson(void **stat
     assert_null(json_object_get(root, "ignore_eos"));
     assert_null(json_object_get(root, "min_tokens"));
     json_decref(root);
-    body_free(&body);
 }
 
 static void test_body_keeps_nul_bytes_of_a_reply(void **state) {
+    body_t *body = *state;
     static const char reply[] = "a\0b\0";
-    body_t body;
-    body_init(&body);
     body_options_t o = chat_options();
-    body_begin(&body, &o);
-    body_add(&body, "assistant", reply, 4);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_begin(body, &o);
+    body_add(body, "assistant", reply, 4);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_json_string(
         json_object_get(json_array_get(json_object_get(root, "messages"), 0), "content"), reply, 4);
     json_decref(root);
-    body_free(&body);
 }
 
 static void test_body_replaces_each_invalid_utf8_byte_with_u_fffd(void **state) {
+    body_t *body = *state;
     /* lone continuation, overlong '/', a UTF-16 surrogate, a truncated 3-byte sequence, 0xFF */
     static const char bad[] = "a\x80"
                               "b\xc0\xaf"
@@ -99,35 +118,28 @@ static void test_body_replaces_each_invalid_utf8_byte_with_u_fffd(void **state) 
                                    "c\xef\xbf\xbd\xef\xbf\xbd\xef\xbf\xbd"
                                    "d\xef\xbf\xbd\xef\xbf\xbd"
                                    "e\xef\xbf\xbd";
-    body_t body;
-    body_init(&body);
     body_options_t o = chat_options();
-    body_begin(&body, &o);
-    body_add(&body, "user", bad, sizeof bad - 1);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_begin(body, &o);
+    body_add(body, "user", bad, sizeof bad - 1);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_json_string(
         json_object_get(json_array_get(json_object_get(root, "messages"), 0), "content"), expected,
         sizeof expected - 1);
     json_decref(root);
-    body_free(&body);
 }
 
 static void test_body_completions_joins_the_texts_into_one_prompt(void **state) {
-    body_t body;
-    body_init(&body);
-    body_options_t o = {.api = API_COMPLETIONS,
-                        .model = "llama",
-                        .max_tokens = 7,
-                        .stream = true,
-                        .ignore_eos = true,
-                        .min_tokens = true};
-    body_begin(&body, &o);
-    body_add(&body, "system", "sys words", 9);
-    body_add(&body, "user", "ask", 3);
-    body_add(&body, "assistant", tricky_reply, sizeof tricky_reply - 1);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_t *body = *state;
+    body_options_t o = streamed_options(API_COMPLETIONS, "llama", 7);
+    o.ignore_eos = true;
+    o.min_tokens = true;
+    body_begin(body, &o);
+    body_add(body, "system", "sys words", 9);
+    body_add(body, "user", "ask", 3);
+    body_add(body, "assistant", tricky_reply, sizeof tricky_reply - 1);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     char expected[256];
     int n = snprintf(expected, sizeof expected, "sys words\nask\n%s", tricky_reply);
     assert_json_string(json_object_get(root, "prompt"), expected, (size_t)n);
@@ -137,64 +149,56 @@ static void test_body_completions_joins_the_texts_into_one_prompt(void **state) 
     assert_int_equal(json_integer_value(json_object_get(root, "min_tokens")), 7);
     assert_true(json_is_true(json_object_get(root, "stream")));
     json_decref(root);
-    body_free(&body);
 }
 
 /* target.max_tokens_param: max_completion_tokens names the limit so, and only so. */
 static void test_body_max_completion_tokens_names_the_limit(void **state) {
-    (void)state;
-    body_t body;
-    body_init(&body);
+    body_t *body = *state;
     body_options_t o = {
         .api = API_CHAT, .model = "llama", .max_tokens = 9, .max_completion_tokens = true};
-    body_begin(&body, &o);
-    body_add(&body, "user", "ask", 3);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_begin(body, &o);
+    body_add(body, "user", "ask", 3);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_int_equal(json_integer_value(json_object_get(root, "max_completion_tokens")), 9);
     assert_null(json_object_get(root, "max_tokens"));
     json_decref(root);
-    body_free(&body);
 }
 
 static void test_body_without_stream_asks_for_no_stream_options(void **state) {
-    body_t body;
-    body_init(&body);
+    body_t *body = *state;
     body_options_t o = chat_options();
     o.stream = false;
-    body_begin(&body, &o);
-    body_add(&body, "user", "x", 1);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_begin(body, &o);
+    body_add(body, "user", "x", 1);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_true(json_is_false(json_object_get(root, "stream")));
     assert_null(json_object_get(root, "stream_options"));
     json_decref(root);
-    body_free(&body);
 }
 
 static void test_body_buffer_is_reused_and_fully_rewritten(void **state) {
+    body_t *body = *state;
     static char big[100000];
     memset(big, 'w', sizeof big);
-    body_t body;
-    body_init(&body);
     body_options_t o = chat_options();
-    body_begin(&body, &o);
-    body_add(&body, "user", big, sizeof big);
-    assert_int_equal(body_end(&body), 0);
-    char *data = body.data;
-    size_t cap = body.cap;
+    body_begin(body, &o);
+    body_add(body, "user", big, sizeof big);
+    assert_int_equal(body_end(body), 0);
+    char *data = body->data;
+    size_t cap = body->cap;
     assert_true(cap >= sizeof big);
-    body_begin(&body, &o);
-    body_add(&body, "user", "small", 5);
-    assert_int_equal(body_end(&body), 0);
-    assert_ptr_equal(body.data, data);
-    assert_int_equal(body.cap, cap);
-    json_t *root = parse(&body);
+    body_begin(body, &o);
+    body_add(body, "user", "small", 5);
+    assert_int_equal(body_end(body), 0);
+    assert_ptr_equal(body->data, data);
+    assert_int_equal(body->cap, cap);
+    json_t *root = parse(body);
     assert_json_string(
         json_object_get(json_array_get(json_object_get(root, "messages"), 0), "content"), "small",
         5);
     json_decref(root);
-    body_free(&body);
 }
 
 /* Appends code point cp as UTF-8. */
@@ -222,10 +226,9 @@ static size_t put_utf8(char *out, uint32_t cp) {
 }
 
 static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(void **state) {
+    body_t *body = *state;
     rng_t rng;
     rng_init(&rng, 42, RNG_STREAM_TEST, 0, 0, 0);
-    body_t body;
-    body_init(&body);
     body_options_t o = chat_options();
     for (int round = 0; round < 2000; round++) {
         char text[512];
@@ -243,10 +246,10 @@ static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(v
             while (cp >= 0xD800 && cp <= 0xDFFF);
             len += put_utf8(text + len, cp);
         }
-        body_begin(&body, &o);
-        body_add(&body, "assistant", text, len);
-        assert_int_equal(body_end(&body), 0);
-        json_t *root = parse(&body);
+        body_begin(body, &o);
+        body_add(body, "assistant", text, len);
+        assert_int_equal(body_end(body), 0);
+        json_t *root = parse(body);
         json_t *content =
             json_object_get(json_array_get(json_object_get(root, "messages"), 0), "content");
         assert_true(json_is_string(content));
@@ -254,32 +257,25 @@ static void test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json(v
             assert_json_string(content, text, len);
         json_decref(root);
     }
-    body_free(&body);
 }
 
 /* A session's history in the Messages shape: the system prompt apart, the tool call an assistant
  * tool_use block, its answer a user tool_result block, the limit max_tokens, no stream_options. */
 static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **state) {
-    (void)state;
-    body_t body;
-    body_init(&body);
-    body_options_t o = {.api = API_MESSAGES,
-                        .model = "claude",
-                        .max_tokens = 64,
-                        .stream = true,
-                        .max_completion_tokens =
-                            true, /* chat's name only: Messages keeps its own */
-                        .thinking_tokens = 1024,
-                        .tools_json = "[{\"name\":\"tool_0\"}]",
-                        .tools_len = 19};
-    body_begin(&body, &o);
-    body_add(&body, "system", "be brief", 8);
-    body_add(&body, "user", "hi", 2);
-    body_add_tool_call(&body, "calling", 7, "call_1", "tool_0");
-    body_add_tool_result(&body, "call_1", "42", 2);
-    body_add(&body, "user", tricky_reply, sizeof tricky_reply - 1);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_t *body = *state;
+    body_options_t o = streamed_options(API_MESSAGES, "claude", 64);
+    o.max_completion_tokens = true; /* chat's name only: Messages keeps its own */
+    o.thinking_tokens = 1024;
+    o.tools_json = "[{\"name\":\"tool_0\"}]";
+    o.tools_len = 19;
+    body_begin(body, &o);
+    body_add(body, "system", "be brief", 8);
+    body_add(body, "user", "hi", 2);
+    body_add_tool_call(body, "calling", 7, "call_1", "tool_0");
+    body_add_tool_result(body, "call_1", "42", 2);
+    body_add(body, "user", tricky_reply, sizeof tricky_reply - 1);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_json_string(json_object_get(root, "system"), "be brief", 8);
     assert_int_equal(json_integer_value(json_object_get(root, "max_tokens")), 64);
     assert_null(json_object_get(root, "max_completion_tokens"));
@@ -306,27 +302,21 @@ static void test_body_messages_puts_the_system_apart_and_tools_in_blocks(void **
                             json_array_get(json_object_get(root, "tools"), 0), "name")),
                         "tool_0");
     json_decref(root);
-    body_free(&body);
 }
 
 /* The Responses shape: instructions, input items (a function_call and its function_call_output),
  * max_output_tokens, previous_response_id. */
 static void test_body_responses_writes_instructions_input_and_function_items(void **state) {
-    (void)state;
-    body_t body;
-    body_init(&body);
-    body_options_t o = {.api = API_RESPONSES,
-                        .model = "gpt",
-                        .max_tokens = 32,
-                        .stream = true,
-                        .previous_response_id = "resp_1"};
-    body_begin(&body, &o);
-    body_add(&body, "system", "be brief", 8);
-    body_add(&body, "user", "hi", 2);
-    body_add_tool_call(&body, "", 0, "call_1", "tool_0");
-    body_add_tool_result(&body, "call_1", "42", 2);
-    assert_int_equal(body_end(&body), 0);
-    json_t *root = parse(&body);
+    body_t *body = *state;
+    body_options_t o = streamed_options(API_RESPONSES, "gpt", 32);
+    o.previous_response_id = "resp_1";
+    body_begin(body, &o);
+    body_add(body, "system", "be brief", 8);
+    body_add(body, "user", "hi", 2);
+    body_add_tool_call(body, "", 0, "call_1", "tool_0");
+    body_add_tool_result(body, "call_1", "42", 2);
+    assert_int_equal(body_end(body), 0);
+    json_t *root = parse(body);
     assert_json_string(json_object_get(root, "instructions"), "be brief", 8);
     assert_string_equal(json_string_value(json_object_get(root, "previous_response_id")), "resp_1");
     assert_int_equal(json_integer_value(json_object_get(root, "max_output_tokens")), 32);
@@ -341,16 +331,15 @@ static void test_body_responses_writes_instructions_input_and_function_items(voi
     assert_string_equal(json_string_value(json_object_get(json_array_get(input, 2), "output")),
                         "42");
     json_decref(root);
-    body_free(&body);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_body_chat_round_trips_every_message_through_jansson),
-          cmocka_unit_test(test_body_keeps_nul_bytes_of_a_reply),
-          cmocka_unit_test(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
-          cmocka_unit_test(test_body_completions_joins_the_texts_into_one_prompt),
-          cmocka_unit_test(test_body_max_completion_tokens_names_the_limit),
-          cmocka_unit_test(test_body_without_stream_asks_for_no_stream_options),
-          cmocka_unit_test(test_body_buffer_is_reused_and_fully_rewritten),
-          cmocka_unit_test(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json),
-          cmocka_unit_test(test_body_messages_puts_the_system_apart_and_tools_in_blocks),
-          cmocka_unit_test(test_body_responses_writes_instructions_input_and_function_items))
+UNIT_MAIN(BODY_TEST(test_body_chat_round_trips_every_message_through_jansson),
+          BODY_TEST(test_body_keeps_nul_bytes_of_a_reply),
+          BODY_TEST(test_body_replaces_each_invalid_utf8_byte_with_u_fffd),
+          BODY_TEST(test_body_completions_joins_the_texts_into_one_prompt),
+          BODY_TEST(test_body_max_completion_tokens_names_the_limit),
+          BODY_TEST(test_body_without_stream_asks_for_no_stream_options),
+          BODY_TEST(test_body_buffer_is_reused_and_fully_rewritten),
+          BODY_TEST(test_body_random_valid_utf8_round_trips_and_random_bytes_stay_json),
+          BODY_TEST(test_body_messages_puts_the_system_apart_and_tools_in_blocks),
+          BODY_TEST(test_body_responses_writes_instructions_input_and_function_items))

@@ -21,10 +21,12 @@ static bounds_t run_at_10s(void) {
                       .retry_max = 5};
 }
 
-/* An honest record: session 3, sent at 105 s, 16 tokens asked, 16 received in 16 chunks. */
-static int64_t chunk_times[16];
+/* An honest record: session 3, sent at 105 s, HONEST_TOKENS tokens asked, as many received in as
+ * many chunks. */
+#define HONEST_TOKENS 16
+static int64_t chunk_times[HONEST_TOKENS];
 static request_record_t honest(void) {
-    for (int i = 0; i < 16; i++)
+    for (int i = 0; i < HONEST_TOKENS; i++)
         chunk_times[i] = 105 * SECOND + (i + 1) * 10000000LL;
     return (request_record_t){.session = 3,
                               .endpoint = 1,
@@ -33,16 +35,16 @@ static request_record_t honest(void) {
                               .headers_ns = 105 * SECOND + 5000000,
                               .first_token_ns = chunk_times[0],
                               .first_content_ns = chunk_times[0],
-                              .end_ns = chunk_times[15],
+                              .end_ns = chunk_times[HONEST_TOKENS - 1],
                               .has_usage = true,
                               .prompt_tokens = 100,
-                              .completion_tokens = 16,
                               .cached_tokens = 50,
+                              .completion_tokens = HONEST_TOKENS,
                               .requested_input_tokens = 100,
-                              .requested_output_tokens = 16,
-                              .n_chunks = 16,
+                              .requested_output_tokens = HONEST_TOKENS,
+                              .n_chunks = HONEST_TOKENS,
                               .chunk_ns = chunk_times,
-                              .content_chunks = 16};
+                              .content_chunks = HONEST_TOKENS};
 }
 
 static void assert_refused_saying(const request_record_t *rec, const char *expected) {
@@ -53,7 +55,6 @@ static void assert_refused_saying(const request_record_t *rec, const char *expec
 }
 
 static void test_bounds_honest_record_passes(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     request_record_t rec = honest();
     char why[160] = "";
@@ -62,7 +63,6 @@ static void test_bounds_honest_record_passes(void **state) {
 }
 
 static void test_bounds_2_31_completion_tokens_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.completion_tokens = 1u << 31;
     assert_refused_saying(&rec, "completion_tokens 2147483648 above the ceiling of 10000000");
@@ -71,7 +71,6 @@ static void test_bounds_2_31_completion_tokens_refused(void **state) {
 /* More output than max_tokens is what the server said, not a worker's lie: kept (the
  * output-length check reports it), only the ceiling bounds it. */
 static void test_bounds_output_above_max_tokens_is_the_servers_and_kept(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     char why[256];
     request_record_t rec = honest();
@@ -89,14 +88,12 @@ static void test_bounds_output_above_max_tokens_is_the_servers_and_kept(void **s
 }
 
 static void test_bounds_cached_above_prompt_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.cached_tokens = 101;
     assert_refused_saying(&rec, "cached_tokens 101 above its prompt_tokens 100");
 }
 
 static void test_bounds_session_at_the_grant_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.session = 63;
     bounds_t b = run_at_10s();
@@ -107,7 +104,6 @@ static void test_bounds_session_at_the_grant_refused(void **state) {
 }
 
 static void test_bounds_session_of_another_share_refused(void **state) {
-    (void)state;
     /* concurrency 8 over 2 workers: worker 1 runs slots 4-7, sessions 4-7, 12-15, ... */
     plan_share_t share = {
         .kind = PLAN_CONCURRENT, .slot_first = 4, .slot_count = 4, .total_slots = 8};
@@ -123,7 +119,6 @@ static void test_bounds_session_of_another_share_refused(void **state) {
 }
 
 static void test_bounds_end_after_now_plus_slack_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.end_ns = 110 * SECOND + BOUNDS_CLOCK_SLACK_NS; /* 10 ms of drift allowance on top */
     bounds_t b = run_at_10s();
@@ -137,7 +132,6 @@ static void test_bounds_end_after_now_plus_slack_refused(void **state) {
 }
 
 static void test_bounds_chunk_token_sum_does_not_wrap(void **state) {
-    (void)state;
     /* 65538 chunks of 65535 tokens: 2^32 + 65534, which a 32-bit sum would wrap to 65534 */
     enum { N = 65538 };
     static int64_t times[N];
@@ -156,7 +150,6 @@ static void test_bounds_chunk_token_sum_does_not_wrap(void **state) {
 }
 
 static void test_bounds_endpoint_and_retries_refused(void **state) {
-    (void)state;
     request_record_t rec = honest();
     rec.endpoint = 2;
     assert_refused_saying(&rec, "endpoint 2, the run has 2");
@@ -166,7 +159,6 @@ static void test_bounds_endpoint_and_retries_refused(void **state) {
 }
 
 static void test_bounds_loop_times_within_the_run(void **state) {
-    (void)state;
     bounds_t b = run_at_10s();
     char why[160] = "";
     assert_true(bounds_loop_times(&b, 2 * SECOND, 10 * SECOND, -1, why, sizeof why));
@@ -176,7 +168,6 @@ static void test_bounds_loop_times_within_the_run(void **state) {
 }
 
 static void test_bounds_refused_numbers_make_the_run_invalid(void **state) {
-    (void)state;
     validity_worker_t workers[1] = {{.name = "liar",
                                      .refused = 3,
                                      .refused_first = "the record of request 1: completion_tokens "

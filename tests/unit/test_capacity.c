@@ -43,12 +43,20 @@ static capacity_t *search(const capacity_params_t *p, oracle_t *o, capacity_summ
     return c;
 }
 
+/* Runs the search against a server that passes every level up to limit and fails every level
+ * above it; the search must end in state want. */
+static capacity_t *search_sharp(const capacity_params_t *p, double limit, capacity_state_t want,
+                                capacity_summary_t *out) {
+    oracle_t o = {.limit = limit};
+    capacity_t *c = search(p, &o, out);
+    assert_int_equal(out->state, want);
+    return c;
+}
+
 static void test_capacity_converges_on_a_sharp_limit_within_absolute_precision(void **state) {
     capacity_params_t p = {.start = 1, .max = 1000, .precision = 0.1, .repeat_near_boundary = 1};
-    oracle_t o = {.limit = 37.3};
     capacity_summary_t s;
-    capacity_t *c = search(&p, &o, &s);
-    assert_int_equal(s.state, CAPACITY_FOUND);
+    capacity_t *c = search_sharp(&p, 37.3, CAPACITY_FOUND, &s);
     assert_true(s.frontier->level <= 37.3 && s.first_fail->level > 37.3);
     assert_true(s.first_fail->level - s.frontier->level <= 0.1);
     /* 1..64 probing (7), bisection of 32..64 down to 0.1 (9), one repeat of each end (2) */
@@ -61,10 +69,8 @@ static void test_capacity_converges_on_a_sharp_limit_within_absolute_precision(v
 
 static void test_capacity_relative_precision_is_a_share_of_the_frontier(void **state) {
     capacity_params_t p = {.start = 4, .max = 10000, .precision = 5, .precision_relative = true};
-    oracle_t o = {.limit = 730};
     capacity_summary_t s;
-    capacity_t *c = search(&p, &o, &s);
-    assert_int_equal(s.state, CAPACITY_FOUND);
+    capacity_t *c = search_sharp(&p, 730, CAPACITY_FOUND, &s);
     assert_true(s.frontier->level <= 730 && s.first_fail->level > 730);
     assert_true(s.first_fail->level - s.frontier->level <= 0.05 * s.frontier->level);
     capacity_destroy(&c);
@@ -72,10 +78,8 @@ static void test_capacity_relative_precision_is_a_share_of_the_frontier(void **s
 
 static void test_capacity_concurrency_ends_on_neighbouring_whole_numbers(void **state) {
     capacity_params_t p = {.start = 2, .max = 512, .precision = 1, .integer = true};
-    oracle_t o = {.limit = 23.5}; /* 23 passes, 24 fails */
     capacity_summary_t s;
-    capacity_t *c = search(&p, &o, &s);
-    assert_int_equal(s.state, CAPACITY_FOUND);
+    capacity_t *c = search_sharp(&p, 23.5, CAPACITY_FOUND, &s); /* 23 passes, 24 fails */
     assert_true(s.frontier->level == 23 && s.first_fail->level == 24);
     for (size_t i = 0; i < capacity_levels(c); i++)
         assert_true(capacity_level(c, i)->level == floor(capacity_level(c, i)->level));
@@ -114,10 +118,8 @@ static void test_capacity_noisy_boundary_is_repeated_and_stays_near_the_band(voi
 
 static void test_capacity_max_passing_ends_the_search_at_max(void **state) {
     capacity_params_t p = {.start = 10, .max = 100, .precision = 1, .repeat_near_boundary = 1};
-    oracle_t o = {.limit = 1e9};
     capacity_summary_t s;
-    capacity_t *c = search(&p, &o, &s);
-    assert_int_equal(s.state, CAPACITY_MAX_PASSES);
+    capacity_t *c = search_sharp(&p, 1e9, CAPACITY_MAX_PASSES, &s);
     assert_true(s.frontier->level == 100);
     assert_null(s.first_fail);
     assert_int_equal(s.trials, 6); /* 10 20 40 80 100, then 100 again */
@@ -126,10 +128,8 @@ static void test_capacity_max_passing_ends_the_search_at_max(void **state) {
 
 static void test_capacity_nothing_passing_halves_down_to_the_floor(void **state) {
     capacity_params_t p = {.start = 8, .max = 64, .precision = 1, .integer = true};
-    oracle_t o = {.limit = 0.5};
     capacity_summary_t s;
-    capacity_t *c = search(&p, &o, &s);
-    assert_int_equal(s.state, CAPACITY_NONE_PASSES);
+    capacity_t *c = search_sharp(&p, 0.5, CAPACITY_NONE_PASSES, &s);
     assert_null(s.frontier);
     assert_true(s.first_fail->level == 1);
     assert_int_equal(capacity_levels(c), 4); /* 8 4 2 1 */

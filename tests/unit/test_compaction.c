@@ -27,14 +27,12 @@ static void test_compaction_gets_a_role_after_the_graph_roles_and_writes_back(vo
     assert_int_equal(c->role, 3); /* planner, executor, aggregator keep 0..2 */
     assert_true(config_compaction_role(&a, 3));
     assert_false(config_compaction_role(&a, 0));
-    char *text = config_to_yaml(&a);
-    config_case_load(&b, text);
+    config_case_reload(&b, &a);
     assert_int_equal(b.workload.compaction.role, 3);
     assert_int_equal(b.workload.compaction.limit_tokens, 4000);
     assert_int_equal(b.workload.compaction.summary_tokens, 300);
     assert_int_equal(b.workload.compaction.prompt_tokens, 32);
     assert_int_equal(b.workload.n_roles, 4);
-    free(text);
     config_free(&a);
     config_free(&b);
 }
@@ -53,28 +51,29 @@ static void test_compaction_in_a_chat_names_role_0_default(void **state) {
     config_free(&a);
 }
 
+static const message_case_t bad_compaction_keys[] = {
+    {"workload:\n  compaction: {summary_tokens: 5}\n",
+     "bad.yaml:2:15: workload.compaction.limit_tokens: required: the context size (prompt + "
+     "max_tokens) that triggers a summarise request"},
+    {"workload:\n  compaction: {limit_tokens: 0}\n",
+     "bad.yaml:2:30: workload.compaction.limit_tokens: expected a whole number >= 1, got 0"},
+    {"workload:\n  kind: graph\n  compaction: {limit_tokens: 9, role: planner}\n"
+     "  graph: {shape: diamond}\n",
+     "bad.yaml:3:39: workload.compaction.role: role 'planner' is a node's role: summarise "
+     "requests need a role of their own"},
+    {"workload:\n  roles: [a]\n  compaction: {limit_tokens: 9, role: a}\n",
+     "bad.yaml:3:39: workload.compaction.role: role 'a' is a node's role: summarise requests "
+     "need a role of their own"},
+    {"workload:\n  compaction: {limit_tokens: 9, role: 'a b'}\n",
+     "bad.yaml:2:39: workload.compaction.role: 'a b' is not a role name (letters, digits, "
+     "'_', '-', '.')"},
+    {"workload:\n  compaction: {limit: 9}\n",
+     "bad.yaml:2:16: workload.compaction.limit: unknown key 'limit'; valid keys here: "
+     "limit_tokens, summary_tokens, prompt_tokens, role"},
+};
+
 static void test_compaction_bad_keys_give_exact_messages(void **state) {
-    static const message_case_t cases[] = {
-        {"workload:\n  compaction: {summary_tokens: 5}\n",
-         "bad.yaml:2:15: workload.compaction.limit_tokens: required: the context size (prompt + "
-         "max_tokens) that triggers a summarise request"},
-        {"workload:\n  compaction: {limit_tokens: 0}\n",
-         "bad.yaml:2:30: workload.compaction.limit_tokens: expected a whole number >= 1, got 0"},
-        {"workload:\n  kind: graph\n  compaction: {limit_tokens: 9, role: planner}\n"
-         "  graph: {shape: diamond}\n",
-         "bad.yaml:3:39: workload.compaction.role: role 'planner' is a node's role: summarise "
-         "requests need a role of their own"},
-        {"workload:\n  roles: [a]\n  compaction: {limit_tokens: 9, role: a}\n",
-         "bad.yaml:3:39: workload.compaction.role: role 'a' is a node's role: summarise requests "
-         "need a role of their own"},
-        {"workload:\n  compaction: {limit_tokens: 9, role: 'a b'}\n",
-         "bad.yaml:2:39: workload.compaction.role: 'a b' is not a role name (letters, digits, "
-         "'_', '-', '.')"},
-        {"workload:\n  compaction: {limit: 9}\n",
-         "bad.yaml:2:16: workload.compaction.limit: unknown key 'limit'; valid keys here: "
-         "limit_tokens, summary_tokens, prompt_tokens, role"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_compaction_keys);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_compaction_gets_a_role_after_the_graph_roles_and_writes_back),

@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "text_case.h"
 #include "unit_main.h"
 
 #include <math.h>
@@ -69,6 +70,30 @@ static char *markdown(const compare_t *cmp) {
     return text;
 }
 
+/* A metric of a two-run comparison: first and second are the runs' values, the second changed by
+ * change_pct and is judged verdict. */
+static void assert_two_runs(json_t *metric, double first, double second, double change_pct,
+                            const char *verdict) {
+    assert_float_equal(at(json_object_get(metric, "values"), 0), first, 1e-9);
+    assert_float_equal(at(json_object_get(metric, "values"), 1), second, 1e-9);
+    assert_float_equal(at(json_object_get(metric, "change_pct"), 1), change_pct, 1e-9);
+    assert_string_equal(word(json_object_get(metric, "verdict"), 1), verdict);
+}
+
+/* cmp's markdown holds every row of want (NULL-terminated). */
+static void assert_markdown_has(const compare_t *cmp, const char *const *want) {
+    char *md = markdown(cmp);
+    text_case_contains(md, want);
+    free(md);
+}
+
+/* Frees what a test made of a comparison. */
+static void release(compare_t **cmp, json_t *root) {
+    json_decref(root);
+    compare_destroy(cmp);
+    assert_null(*cmp);
+}
+
 static void test_compare_two_runs_change_and_verdict(void **state) {
     const char *paths[] = {FIX "base", FIX "spec/results.json"};
     compare_t *cmp = load(paths, 2);
@@ -77,10 +102,7 @@ static void test_compare_two_runs_change_and_verdict(void **state) {
     assert_int_equal(json_array_size(json_object_get(root, "levels")), 4);
 
     json_t *tpot10 = metric_of(root, 10, "tpot_p50_ms");
-    assert_float_equal(at(json_object_get(tpot10, "values"), 0), 40, 1e-9);
-    assert_float_equal(at(json_object_get(tpot10, "values"), 1), 60, 1e-9);
-    assert_float_equal(at(json_object_get(tpot10, "change_pct"), 1), 50, 1e-9);
-    assert_string_equal(word(json_object_get(tpot10, "verdict"), 1), "worse");
+    assert_two_runs(tpot10, 40, 60, 50, "worse");
 
     json_t *tpot20 = metric_of(root, 20, "tpot_p50_ms");
     assert_float_equal(at(json_object_get(tpot20, "change_pct"), 1), -10, 1e-9);
@@ -100,16 +122,36 @@ static void test_compare_two_runs_change_and_verdict(void **state) {
     json_t *rps10 = metric_of(root, 10, "actual_rps");
     assert_string_equal(word(json_object_get(rps10, "verdict"), 1), "same");
 
-    char *md = markdown(cmp);
-    assert_non_null(strstr(md, "| 10 | 40.0 | 60.0 | +50% worse |"));
-    assert_non_null(strstr(md, "| 20 | 50.0 | 45.0 | -10% better |"));
-    assert_non_null(strstr(md, "| 20 | 250 | 5000 | +20x worse |"));
-    assert_non_null(strstr(md, "| 20 | 0.00 | 1.50 | +1.5 pt worse |"));
-    assert_non_null(strstr(md, "| 20 | 180 | 200 | +11% better |"));
-    free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
-    assert_null(cmp);
+    static const char *const want[] = {
+        "| 10 | 40.0 | 60.0 | +50% worse |", "| 20 | 50.0 | 45.0 | -10% better |",
+        "| 20 | 250 | 5000 | +20x worse |",  "| 20 | 0.00 | 1.50 | +1.5 pt worse |",
+        "| 20 | 180 | 200 | +11% better |",  NULL,
+    };
+    assert_markdown_has(cmp, want);
+    release(&cmp, root);
+}
+
+static void test_compare_saturation_points(void **state) {
+    const char *paths[] = {FIX "base", FIX "spec", FIX "third"};
+    compare_t *cmp = load(paths, 3);
+    json_t *root = compare_json(cmp);
+    json_t *sat = json_object_get(root, "saturation");
+    json_t *first = json_object_get(sat, "first_errors");
+    assert_float_equal(json_number_value(json_object_get(json_array_get(first, 0), "level")), 30,
+                       1e-9);
+    assert_float_equal(json_number_value(json_object_get(json_array_get(first, 1), "error_pct")),
+                       1.5, 1e-9);
+    assert_true(json_is_null(json_array_get(first, 2))); /* a plain run has no analysis */
+    json_t *plateau = json_array_get(json_object_get(sat, "tpot_plateau"), 1);
+    assert_float_equal(json_number_value(json_object_get(plateau, "tpot_p50_ms")), 57.5, 1e-9);
+    static const char *const want[] = {
+        "| First errors | Concurrency 30 (2.00%) | Concurrency 20 (1.50%) | — |",
+        "| Sustained >5% errors | not reached | Concurrency 40 | — |",
+        "| TPOT p50 plateau | not reached | ~57.5ms (c 20) | — |",
+        NULL,
+    };
+    assert_markdown_has(cmp, want);
+    release(&cmp, root);
 }
 
 static void test_compare_absent_levels(void **state) {
@@ -132,30 +174,71 @@ static void test_compare_absent_levels(void **state) {
     assert_true(json_is_true(json_array_get(invalid40, 1)));
     assert_true(json_is_false(json_array_get(json_object_get(level_of(root, 10), "invalid"), 1)));
     free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
+    release(&cmp, root);
 }
 
-static void test_compare_saturation_points(void **state) {
-    const char *paths[] = {FIX "base", FIX "spec", FIX "third"};
-    compare_t *cmp = load(paths, 3);
+/* The servers' own TPOT and TTFT (the scaling report's §3.1 and §3.3) from each level's gap
+ * block, lower is better; absent where the run did not scrape (base's level 30, a run without
+ * gap blocks). */
+static void test_compare_server_tpot_and_ttft(void **state) {
+    const char *two[] = {FIX "base", FIX "spec"};
+    compare_t *cmp = load(two, 2);
     json_t *root = compare_json(cmp);
-    json_t *sat = json_object_get(root, "saturation");
-    json_t *first = json_object_get(sat, "first_errors");
-    assert_float_equal(json_number_value(json_object_get(json_array_get(first, 0), "level")), 30,
+    json_t *stpot10 = metric_of(root, 10, "server_tpot_mean_ms");
+    assert_two_runs(stpot10, 38, 57, 50, "worse");
+    json_t *sttft10 = metric_of(root, 10, "server_ttft_mean_ms");
+    assert_float_equal(at(json_object_get(sttft10, "change_pct"), 1), (150.0 - 180) / 180 * 100,
                        1e-9);
-    assert_float_equal(json_number_value(json_object_get(json_array_get(first, 1), "error_pct")),
-                       1.5, 1e-9);
-    assert_true(json_is_null(json_array_get(first, 2))); /* a plain run has no analysis */
-    json_t *plateau = json_array_get(json_object_get(sat, "tpot_plateau"), 1);
-    assert_float_equal(json_number_value(json_object_get(plateau, "tpot_p50_ms")), 57.5, 1e-9);
+    assert_string_equal(word(json_object_get(sttft10, "verdict"), 1), "better");
+    json_t *stpot30 = metric_of(root, 30, "server_tpot_mean_ms");
+    assert_true(json_is_null(json_array_get(json_object_get(stpot30, "values"), 0)));
+    json_t *metrics = json_object_get(root, "metrics");
+    bool listed = false;
+    for (size_t i = 0; i < json_array_size(metrics); i++) {
+        json_t *m = json_array_get(metrics, i);
+        if (!strcmp(json_string_value(json_object_get(m, "key")), "server_ttft_mean_ms")) {
+            assert_string_equal(json_string_value(json_object_get(m, "better")), "lower");
+            listed = true;
+        }
+    }
+    assert_true(listed);
+    static const char *const two_run_rows[] = {
+        "### Server TPOT mean (ms)",
+        "| 10 | 38.0 | 57.0 | +50% worse |",
+        "| 20 | 47.0 | 43.0 | -8.5% better |",
+        "| 10 | 180 | 150 | -17% better |",
+        NULL,
+    };
+    assert_markdown_has(cmp, two_run_rows);
+    release(&cmp, root);
+
+    /* Three runs at c = 20: server TPOT 47 / 43 / 44 -> spec; server TTFT 230 / 240 / 220 ->
+     * third, 4.3 % under base. */
+    const char *three[] = {FIX "base", FIX "spec", FIX "third"};
+    cmp = load(three, 3);
+    root = compare_json(cmp);
+    json_t *stpot20 = metric_of(root, 20, "server_tpot_mean_ms");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(stpot20, "winners"), 0)), 1);
+    assert_float_equal(json_number_value(json_object_get(stpot20, "margin_pct")),
+                       (43.0 - 44) / 44 * 100, 1e-9);
+    json_t *sttft20 = metric_of(root, 20, "server_ttft_mean_ms");
+    assert_int_equal(json_integer_value(json_array_get(json_object_get(sttft20, "winners"), 0)), 2);
+    static const char *const three_run_rows[] = {
+        "| 20 | 47.0 | **43.0** | 44.0 |",
+        "| 20 | 230 | 240 | **220** |",
+        "| Server TTFT mean | spec (-17%) | third (-4.3%) | — | — |",
+        NULL,
+    };
+    assert_markdown_has(cmp, three_run_rows);
+    release(&cmp, root);
+
+    /* Runs that scraped nothing: no server table at all. */
+    const char *plain[] = {FIX "quickstart", FIX "sweep-small"};
+    cmp = load(plain, 2);
     char *md = markdown(cmp);
-    assert_non_null(
-        strstr(md, "| First errors | Concurrency 30 (2.00%) | Concurrency 20 (1.50%) | — |"));
-    assert_non_null(strstr(md, "| Sustained >5% errors | not reached | Concurrency 40 | — |"));
-    assert_non_null(strstr(md, "| TPOT p50 plateau | not reached | ~57.5ms (c 20) | — |"));
+    assert_null(strstr(md, "Server TPOT"));
+    assert_null(strstr(md, "Server TTFT"));
     free(md);
-    json_decref(root);
     compare_destroy(&cmp);
 }
 
@@ -181,97 +264,16 @@ static void test_compare_three_runs_winners(void **state) {
     assert_int_equal(
         json_array_size(json_object_get(metric_of(root, 30, "tpot_p50_ms"), "winners")), 0);
 
-    char *md = markdown(cmp);
-    assert_non_null(strstr(md, "| 20 | 50.0 | **45.0** | 47.5 |"));
-    assert_non_null(strstr(md, "| 30 | 80.0 | — | — |"));
-    assert_non_null(strstr(md, "| TPOT p50 | base (-33%) | spec (-5.3%) | — | — |"));
-    assert_non_null(strstr(md, "| Output tokens/s | base (+11%) | third (+5.0%) | — | — |"));
-    assert_non_null(strstr(md, "| Error rate | tie (2 runs) | tie (2 runs) | — | — |"));
-    free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
-}
-
-/* The servers' own TPOT and TTFT (the scaling report's §3.1 and §3.3) from each level's gap
- * block, lower is better; absent where the run did not scrape (base's level 30, a run without
- * gap blocks). */
-static void test_compare_server_tpot_and_ttft(void **state) {
-    const char *two[] = {FIX "base", FIX "spec"};
-    compare_t *cmp = load(two, 2);
-    json_t *root = compare_json(cmp);
-    json_t *stpot10 = metric_of(root, 10, "server_tpot_mean_ms");
-    assert_float_equal(at(json_object_get(stpot10, "values"), 0), 38, 1e-9);
-    assert_float_equal(at(json_object_get(stpot10, "values"), 1), 57, 1e-9);
-    assert_float_equal(at(json_object_get(stpot10, "change_pct"), 1), 50, 1e-9);
-    assert_string_equal(word(json_object_get(stpot10, "verdict"), 1), "worse");
-    json_t *sttft10 = metric_of(root, 10, "server_ttft_mean_ms");
-    assert_float_equal(at(json_object_get(sttft10, "change_pct"), 1), (150.0 - 180) / 180 * 100,
-                       1e-9);
-    assert_string_equal(word(json_object_get(sttft10, "verdict"), 1), "better");
-    json_t *stpot30 = metric_of(root, 30, "server_tpot_mean_ms");
-    assert_true(json_is_null(json_array_get(json_object_get(stpot30, "values"), 0)));
-    json_t *metrics = json_object_get(root, "metrics");
-    bool listed = false;
-    for (size_t i = 0; i < json_array_size(metrics); i++) {
-        json_t *m = json_array_get(metrics, i);
-        if (!strcmp(json_string_value(json_object_get(m, "key")), "server_ttft_mean_ms")) {
-            assert_string_equal(json_string_value(json_object_get(m, "better")), "lower");
-            listed = true;
-        }
-    }
-    assert_true(listed);
-    char *md = markdown(cmp);
-    assert_non_null(strstr(md, "### Server TPOT mean (ms)"));
-    assert_non_null(strstr(md, "| 10 | 38.0 | 57.0 | +50% worse |"));
-    assert_non_null(strstr(md, "| 20 | 47.0 | 43.0 | -8.5% better |"));
-    assert_non_null(strstr(md, "| 10 | 180 | 150 | -17% better |"));
-    free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
-
-    /* Three runs at c = 20: server TPOT 47 / 43 / 44 -> spec; server TTFT 230 / 240 / 220 ->
-     * third, 4.3 % under base. */
-    const char *three[] = {FIX "base", FIX "spec", FIX "third"};
-    cmp = load(three, 3);
-    root = compare_json(cmp);
-    json_t *stpot20 = metric_of(root, 20, "server_tpot_mean_ms");
-    assert_int_equal(json_integer_value(json_array_get(json_object_get(stpot20, "winners"), 0)), 1);
-    assert_float_equal(json_number_value(json_object_get(stpot20, "margin_pct")),
-                       (43.0 - 44) / 44 * 100, 1e-9);
-    json_t *sttft20 = metric_of(root, 20, "server_ttft_mean_ms");
-    assert_int_equal(json_integer_value(json_array_get(json_object_get(sttft20, "winners"), 0)), 2);
-    md = markdown(cmp);
-    assert_non_null(strstr(md, "| 20 | 47.0 | **43.0** | 44.0 |"));
-    assert_non_null(strstr(md, "| 20 | 230 | 240 | **220** |"));
-    assert_non_null(strstr(md, "| Server TTFT mean | spec (-17%) | third (-4.3%) | — | — |"));
-    free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
-
-    /* Runs that scraped nothing: no server table at all. */
-    const char *plain[] = {FIX "quickstart", FIX "sweep-small"};
-    cmp = load(plain, 2);
-    md = markdown(cmp);
-    assert_null(strstr(md, "Server TPOT"));
-    assert_null(strstr(md, "Server TTFT"));
-    free(md);
-    compare_destroy(&cmp);
-}
-
-static void test_compare_csv_rows(void **state) {
-    const char *paths[] = {FIX "base", FIX "spec"};
-    compare_t *cmp = load(paths, 2);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-    compare_print_csv(cmp, f);
-    fclose(f);
-    assert_true(!strncmp(text, "level,metric,unit,better,run,value,change_vs_first,", 51));
-    assert_non_null(strstr(text, "\n10,tpot_p50_ms,ms,lower,spec,60,50,worse,0\n"));
-    assert_non_null(strstr(text, "\n10,tpot_p50_ms,ms,lower,base,40,,,1\n"));
-    assert_non_null(strstr(text, "\n30,tpot_p50_ms,ms,lower,spec,,,,0\n"));
-    free(text);
-    compare_destroy(&cmp);
+    static const char *const want[] = {
+        "| 20 | 50.0 | **45.0** | 47.5 |",
+        "| 30 | 80.0 | — | — |",
+        "| TPOT p50 | base (-33%) | spec (-5.3%) | — | — |",
+        "| Output tokens/s | base (+11%) | third (+5.0%) | — | — |",
+        "| Error rate | tie (2 runs) | tie (2 runs) | — | — |",
+        NULL,
+    };
+    assert_markdown_has(cmp, want);
+    release(&cmp, root);
 }
 
 /* Each bad input names the file and says what is wrong. */
@@ -291,6 +293,26 @@ static void test_compare_bad_input(void **state) {
     expect_error(FIX "base", FIX "missing-run", FIX "missing-run: No such file or directory");
     expect_error(FIX "base", "tests/fixtures", "tests/fixtures/results.json: No such file");
     expect_error(FIX "base", FIX "rate", "levels[0] is a rate level");
+}
+
+static void test_compare_csv_rows(void **state) {
+    const char *paths[] = {FIX "base", FIX "spec"};
+    compare_t *cmp = load(paths, 2);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    compare_print_csv(cmp, f);
+    fclose(f);
+    assert_true(!strncmp(text, "level,metric,unit,better,run,value,change_vs_first,", 51));
+    static const char *const want[] = {
+        "\n10,tpot_p50_ms,ms,lower,spec,60,50,worse,0\n",
+        "\n10,tpot_p50_ms,ms,lower,base,40,,,1\n",
+        "\n30,tpot_p50_ms,ms,lower,spec,,,,0\n",
+        NULL,
+    };
+    text_case_contains(text, want);
+    free(text);
+    compare_destroy(&cmp);
 }
 
 /* The linear-vs-DAG case study's columns: ITL and TTFC p99 from the level's histograms, and the
@@ -315,8 +337,7 @@ static void test_compare_itl_ttfc_p99_and_prompt_tokens(void **state) {
     assert_non_null(strstr(md, "### ITL p99 (ms)"));
     assert_non_null(strstr(md, "### Prompt tokens (mean) (tok)"));
     free(md);
-    json_decref(root);
-    compare_destroy(&cmp);
+    release(&cmp, root);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_compare_itl_ttfc_p99_and_prompt_tokens),

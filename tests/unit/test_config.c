@@ -241,7 +241,7 @@ static const message_case_t bad_cases[] = {
 };
 
 static void test_config_bad_files_give_exact_messages(void **state) {
-    config_case_refusals(bad_cases, sizeof bad_cases / sizeof bad_cases[0]);
+    CONFIG_CASE_REFUSALS(bad_cases);
 }
 
 static void test_config_error_never_echoes_a_pasted_key(void **state) {
@@ -354,10 +354,10 @@ static void test_config_full_file_sets_every_key(void **state) {
     assert_null(c.target.api_key_file);
     assert_int_equal(c.target.timeout_ns, 120000000000LL);
     assert_int_equal(c.target.connect_timeout_ns, 1500000000LL);
-    assert_int_equal(c.target.routing, ROUTING_STICKY);
     assert_true(c.target.ignore_eos);
     assert_true(c.target.min_tokens);
     assert_false(c.target.stream);
+    assert_int_equal(c.target.routing, ROUTING_STICKY);
     assert_int_equal(c.workload.kind, WORKLOAD_CHAT);
     assert_int_equal(c.workload.turns.kind, DIST_UNIFORM);
     assert_param(&c.workload.turns, DIST_P_MIN, 2);
@@ -634,7 +634,6 @@ static void test_config_round_trip_keeps_awkward_values_exact(void **state) {
 /* target.api messages and responses, the routing headers and thinking_tokens load and are
  * written back (file and wire form alike), and a deep copy keeps them. */
 static void test_config_api_and_routing_headers_load_and_write_back(void **state) {
-    (void)state;
     config_t a, b, copy;
     config_error_t err;
     config_case_load(&a, "limits: {duration: 10s}\n"
@@ -968,21 +967,22 @@ static void test_config_reasoning_tags_default_given_off_and_written_back(void *
     config_free(&c);
 }
 
+static const message_case_t bad_reasoning_tags[] = {
+    {"target:\n  reasoning_tags: [\"<think>\"]\n",
+     "bad.yaml:2:19: target.reasoning_tags: expected two tags (the opening and the closing "
+     "one) "
+     "or none, got 1"},
+    {"target:\n  reasoning_tags: \"<think>\"\n",
+     "bad.yaml:2:19: target.reasoning_tags: expected [OPEN, CLOSE], e.g. [\"<think>\", "
+     "\"</think>\"], or [] to turn the detection off"},
+    {"target:\n  reasoning_tags: [\"<t>\", \"<t>\"]\n",
+     "bad.yaml:2:19: target.reasoning_tags: the opening and the closing tag are the same"},
+    {"target:\n  reasoning_tags: [\"<t>\", \"\"]\n",
+     "bad.yaml:2:27: target.reasoning_tags[1]: expected a non-empty string, got ''"},
+};
+
 static void test_config_reasoning_tags_refusals(void **state) {
-    static const message_case_t cases[] = {
-        {"target:\n  reasoning_tags: [\"<think>\"]\n",
-         "bad.yaml:2:19: target.reasoning_tags: expected two tags (the opening and the closing "
-         "one) "
-         "or none, got 1"},
-        {"target:\n  reasoning_tags: \"<think>\"\n",
-         "bad.yaml:2:19: target.reasoning_tags: expected [OPEN, CLOSE], e.g. [\"<think>\", "
-         "\"</think>\"], or [] to turn the detection off"},
-        {"target:\n  reasoning_tags: [\"<t>\", \"<t>\"]\n",
-         "bad.yaml:2:19: target.reasoning_tags: the opening and the closing tag are the same"},
-        {"target:\n  reasoning_tags: [\"<t>\", \"\"]\n",
-         "bad.yaml:2:27: target.reasoning_tags[1]: expected a non-empty string, got ''"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_reasoning_tags);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_bad_files_give_exact_messages),

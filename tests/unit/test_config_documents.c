@@ -14,23 +14,16 @@
 
 #include "config.h"
 #include "config_documents.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static void test_config_documents_a_file_of_two_documents_is_two_runs(void **state) {
-    (void)state;
     char two[64], one[64];
     snprintf(two, sizeof two, "/tmp/stampede-test-docs-%d.yaml", (int)getpid());
     snprintf(one, sizeof one, "/tmp/stampede-test-doc-%d.yaml", (int)getpid());
-    write_file(two,
-               "seed: 3\nlimits: {max_sessions: 1}\n---\nseed: 4\nlimits: {max_sessions: 2}\n");
-    write_file(one, "seed: 5\nlimits: {max_sessions: 1}\n");
+    temp_file_write_at(
+        two, "seed: 3\nlimits: {max_sessions: 1}\n---\nseed: 4\nlimits: {max_sessions: 2}\n");
+    temp_file_write_at(one, "seed: 5\nlimits: {max_sessions: 1}\n");
     char *paths[] = {one, two};
     size_t n = 0;
     char **runs = config_expand_documents(paths, 2, &n);
@@ -59,11 +52,10 @@ static void test_config_documents_a_file_of_two_documents_is_two_runs(void **sta
 }
 
 static void test_config_documents_an_error_names_the_line_in_the_whole_file(void **state) {
-    (void)state;
     char path[64], doc[80], msg[1024];
     snprintf(path, sizeof path, "/tmp/stampede-test-docs-bad-%d.yaml", (int)getpid());
-    write_file(path,
-               "seed: 3\nlimits: {max_sessions: 1}\n---\nseed: 4\nlimits: {max_sesions: 2}\n");
+    temp_file_write_at(
+        path, "seed: 3\nlimits: {max_sessions: 1}\n---\nseed: 4\nlimits: {max_sesions: 2}\n");
     snprintf(doc, sizeof doc, "%s#2", path);
     config_t cfg;
     config_error_t err;
@@ -80,16 +72,15 @@ static void test_config_documents_an_error_names_the_line_in_the_whole_file(void
 /* A stray `---` closing the file is no third run; an empty document between two others keeps
  * its place, so that FILE#3 still names the third document. */
 static void test_config_documents_a_trailing_empty_document_is_no_run(void **state) {
-    (void)state;
     char path[64];
     snprintf(path, sizeof path, "/tmp/stampede-test-tail-%d.yaml", (int)getpid());
-    write_file(path, "seed: 3\n---\nseed: 4\n---\n");
+    temp_file_write_at(path, "seed: 3\n---\nseed: 4\n---\n");
     assert_int_equal(config_file_documents(path), 2);
-    write_file(path, "seed: 3\n---\nseed: 4\n---\n---\n# only a comment\n");
+    temp_file_write_at(path, "seed: 3\n---\nseed: 4\n---\n---\n# only a comment\n");
     assert_int_equal(config_file_documents(path), 2);
-    write_file(path, "seed: 3\n---\n---\nseed: 4\n");
+    temp_file_write_at(path, "seed: 3\n---\n---\nseed: 4\n");
     assert_int_equal(config_file_documents(path), 3);
-    write_file(path, "---\n");
+    temp_file_write_at(path, "---\n");
     assert_int_equal(config_file_documents(path), 1);
     unlink(path);
 }
@@ -103,7 +94,6 @@ static double seconds_now(void) {
 /* 100,000 flow sequences deep: counting the documents used to parse to the end, in time growing
  * with the square of the depth (33 s); it stops at depth 65, where loading refuses the file. */
 static void test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_time(void **state) {
-    (void)state;
     enum { DEPTH = 100000 };
     char path[64];
     snprintf(path, sizeof path, "/tmp/stampede-test-docs-deep-%d.yaml", (int)getpid());
@@ -112,7 +102,7 @@ static void test_config_documents_100k_deep_is_refused_at_depth_65_in_linear_tim
     memset(text + 8, '[', DEPTH);
     memset(text + 8 + DEPTH, ']', DEPTH);
     memcpy(text + 8 + 2 * DEPTH, "\n", 2);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     double t0 = seconds_now();
     assert_int_equal(config_file_documents(path), 1);
     config_t cfg;

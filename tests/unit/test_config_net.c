@@ -10,6 +10,7 @@
 
 #include "unit_main.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,15 +26,25 @@ static void assert_request_url(const config_t *cfg, size_t endpoint, const char 
     free(url);
 }
 
-static void test_config_net_base_url_gets_v1_and_the_api_path_once(void **state) {
+/* With target (a target section) and WORK loaded, a request to endpoint 0 goes to url0, and to
+ * endpoint 1 (unless url1 is NULL) to url1. */
+static void assert_request_urls(const char *target, const char *url0, const char *url1) {
+    char yaml[1024];
+    snprintf(yaml, sizeof yaml, "%s%s", target, WORK);
     config_t cfg;
-    config_case_load(&cfg, "target: {endpoints: [http://h:8000/v1/, http://g:1/llama/v1]}\n" WORK);
-    assert_request_url(&cfg, 0, "http://h:8000/v1/chat/completions");
-    assert_request_url(&cfg, 1, "http://g:1/llama/v1/chat/completions");
+    config_case_load(&cfg, yaml);
+    assert_request_url(&cfg, 0, url0);
+    if (url1)
+        assert_request_url(&cfg, 1, url1);
     config_free(&cfg);
-    config_case_load(&cfg, "target: {endpoints: [http://h:8000], api: completions}\n" WORK);
-    assert_request_url(&cfg, 0, "http://h:8000/v1/completions");
-    config_free(&cfg);
+}
+
+static void test_config_net_base_url_gets_v1_and_the_api_path_once(void **state) {
+    assert_request_urls("target: {endpoints: [http://h:8000/v1/, http://g:1/llama/v1]}\n",
+                        "http://h:8000/v1/chat/completions",
+                        "http://g:1/llama/v1/chat/completions");
+    assert_request_urls("target: {endpoints: [http://h:8000], api: completions}\n",
+                        "http://h:8000/v1/completions", NULL);
 }
 
 static void test_config_net_whole_request_url_is_the_path_never_doubled(void **state) {
@@ -48,13 +59,10 @@ static void test_config_net_whole_request_url_is_the_path_never_doubled(void **s
 }
 
 static void test_config_net_path_replaces_the_api_path(void **state) {
-    config_t cfg;
-    config_case_load(
-        &cfg, "target:\n  endpoints: [http://az:443/v1]\n"
-              "  path: /openai/deployments/d/chat/completions?api-version=2024-06-01\n" WORK);
-    assert_request_url(
-        &cfg, 0, "http://az:443/openai/deployments/d/chat/completions?api-version=2024-06-01");
-    config_free(&cfg);
+    assert_request_urls(
+        "target:\n  endpoints: [http://az:443/v1]\n"
+        "  path: /openai/deployments/d/chat/completions?api-version=2024-06-01\n",
+        "http://az:443/openai/deployments/d/chat/completions?api-version=2024-06-01", NULL);
 }
 
 static void test_config_net_endpoint_api_and_base(void **state) {
@@ -164,7 +172,7 @@ static const message_case_t refusals[] = {
 };
 
 static void test_config_net_refuses_bad_values_naming_the_key(void **state) {
-    config_case_refusals(refusals, sizeof refusals / sizeof refusals[0]);
+    CONFIG_CASE_REFUSALS(refusals);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_net_base_url_gets_v1_and_the_api_path_once),

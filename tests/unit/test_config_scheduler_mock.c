@@ -48,16 +48,17 @@ static void test_config_sequential_loads_with_one_session_in_flight(void **state
     config_free(&c);
 }
 
+static const message_case_t bad_sequential_schedulers[] = {
+    {"limits: {duration: 10s}\nscheduler:\n  kind: sequential\n  concurrency: 4\n",
+     "bad.yaml:4:16: scheduler.concurrency: a sequential scheduler runs one session at a "
+     "time; drop concurrency (or use kind: concurrent), got '4'"},
+    {"limits: {duration: 10s}\nscheduler:\n  kind: sequentail\n",
+     "bad.yaml:3:9: scheduler.kind: expected one of concurrent, rate, sequential, got "
+     "'sequentail'; did you mean 'sequential'?"},
+};
+
 static void test_config_sequential_refuses_a_concurrency(void **state) {
-    static const message_case_t cases[] = {
-        {"limits: {duration: 10s}\nscheduler:\n  kind: sequential\n  concurrency: 4\n",
-         "bad.yaml:4:16: scheduler.concurrency: a sequential scheduler runs one session at a "
-         "time; drop concurrency (or use kind: concurrent), got '4'"},
-        {"limits: {duration: 10s}\nscheduler:\n  kind: sequentail\n",
-         "bad.yaml:3:9: scheduler.kind: expected one of concurrent, rate, sequential, got "
-         "'sequentail'; did you mean 'sequential'?"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_sequential_schedulers);
 }
 
 static const char *const full_mock = "limits: {max_requests: 4}\n"
@@ -72,6 +73,20 @@ static const char *const full_mock = "limits: {max_requests: 4}\n"
                                      "  fail_rate: 0.25\n"
                                      "  fail_status: 503\n"
                                      "  seed: 7\n";
+
+/* m's mock arguments are want's (NULL-terminated), in order, and no more. */
+static void assert_mock_args(const config_mock_t *m, const char *const *want) {
+    char **args = config_mock_args(m);
+    assert_non_null(args);
+    size_t i = 0;
+    for (; want[i] != NULL; i++) {
+        if (args[i] == NULL)
+            fail_msg("argument %zu missing, expected %s", i, want[i]);
+        assert_string_equal(args[i], want[i]);
+    }
+    assert_null(args[i]);
+    free(args);
+}
 
 /* Every flag with its argument, in the fixed key order whatever the file's order; a false
  * strict_model adds nothing, a false prefix_cache adds --no-prefix-cache. */
@@ -93,16 +108,7 @@ static void assert_full_mock_args(const config_mock_t *m) {
                                        "--fail-status",
                                        "503",
                                        NULL};
-    char **args = config_mock_args(m);
-    assert_non_null(args);
-    size_t i = 0;
-    for (; want[i] != NULL; i++) {
-        if (args[i] == NULL)
-            fail_msg("argument %zu missing, expected %s", i, want[i]);
-        assert_string_equal(args[i], want[i]);
-    }
-    assert_null(args[i]);
-    free(args);
+    assert_mock_args(m, want);
 }
 
 static void test_config_mock_section_becomes_mock_arguments(void **state) {
@@ -129,14 +135,8 @@ static void test_config_mock_section_becomes_mock_arguments(void **state) {
 static void test_config_mock_fixed_mode_in_milliseconds(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock: {itl: 250us, ttft: 0.05}\n");
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_string_equal(args[0], "--ttft-ms");
-    assert_string_equal(args[1], "50");
-    assert_string_equal(args[2], "--itl-ms");
-    assert_string_equal(args[3], "0.25");
-    assert_null(args[4]);
-    free(args);
+    static const char *const want[] = {"--ttft-ms", "50", "--itl-ms", "0.25", NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
 }
 
@@ -144,10 +144,8 @@ static void test_config_without_mock_section_writes_none(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock:\n");
     assert_int_equal(c.mock.n_options, 0);
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_null(args[0]);
-    free(args);
+    static const char *const want[] = {NULL};
+    assert_mock_args(&c.mock, want);
     char *text = config_to_yaml(&c);
     assert_null(strstr(text, "mock:"));
     free(text);
@@ -170,60 +168,53 @@ static void test_config_mock_speculative_decoding_keys_become_flags(void **state
                                        "--spec-draft-ms",
                                        "2",
                                        "--spec-verify-weight",
-                                       "0.5"};
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    for (size_t i = 0; i < sizeof want / sizeof want[0]; i++)
-        assert_string_equal(args[i], want[i]);
-    assert_null(args[sizeof want / sizeof want[0]]);
-    free(args);
+                                       "0.5",
+                                       NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
     static const message_case_t cases[] = {
         {"limits: {duration: 1s}\nmock:\n  spec_acceptance: 1.5\n",
          "bad.yaml:3:20: mock.spec_acceptance: expected a number from 0 to 1, got '1.5'"},
     };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(cases);
 }
 
 static void test_config_mock_faults_key_becomes_the_faults_flag(void **state) {
     config_t c;
     config_case_load(&c, "limits: {max_requests: 4}\nmock: {faults: '500:0.02,not-sse@50'}\n");
-    char **args = config_mock_args(&c.mock);
-    assert_non_null(args);
-    assert_string_equal(args[0], "--faults");
-    assert_string_equal(args[1], "500:0.02,not-sse@50");
-    assert_null(args[2]);
-    free(args);
+    static const char *const want[] = {"--faults", "500:0.02,not-sse@50", NULL};
+    assert_mock_args(&c.mock, want);
     config_free(&c);
 }
 
+static const message_case_t bad_mock_keys[] = {
+    {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
+     "bad.yaml:3:3: mock.max_modle_len: unknown key 'max_modle_len'; did you mean "
+     "'max_model_len'?"},
+    {"limits: {duration: 1s}\nmock:\n  max_model_len: 0\n",
+     "bad.yaml:3:18: mock.max_model_len: expected a whole number from 1 to 4294967295, got "
+     "'0'"},
+    {"limits: {duration: 1s}\nmock:\n  fail_rate: 1.5\n",
+     "bad.yaml:3:14: mock.fail_rate: expected a number from 0 to 1, got '1.5'"},
+    {"limits: {duration: 1s}\nmock:\n  fail_status: 42\n",
+     "bad.yaml:3:16: mock.fail_status: expected a whole number from 100 to 599, got '42'"},
+    {"limits: {duration: 1s}\nmock:\n  ttft: soon\n",
+     "bad.yaml:3:9: mock.ttft: expected a duration such as 500ms, 2s, 1.5m or 1m30s (units "
+     "ns, us, ms, s, m, h; a bare number is seconds), got 'soon'"},
+    {"limits: {duration: 1s}\nmock:\n  profile: tp1-fp8\n  itl: 10ms\n",
+     "bad.yaml:4:3: mock.itl: profile and ttft/itl exclude each other: ttft and itl select "
+     "the fixed mode, which has no engine model"},
+    {"limits: {duration: 1s}\nmock:\n  prefix_cache: maybe\n",
+     "bad.yaml:3:17: mock.prefix_cache: expected true or false, got 'maybe'"},
+    {"limits: {duration: 1s}\nmock:\n  profile: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
+     "bad.yaml:3:12: mock.profile: expected 1 to 31 characters, got "
+     "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'"},
+    {"limits: {duration: 1s}\nmock: [a]\n",
+     "bad.yaml:2:7: mock: expected a mapping, got a sequence"},
+};
+
 static void test_config_mock_refusals_name_the_key(void **state) {
-    static const message_case_t cases[] = {
-        {"limits: {duration: 1s}\nmock:\n  max_modle_len: 100\n",
-         "bad.yaml:3:3: mock.max_modle_len: unknown key 'max_modle_len'; did you mean "
-         "'max_model_len'?"},
-        {"limits: {duration: 1s}\nmock:\n  max_model_len: 0\n",
-         "bad.yaml:3:18: mock.max_model_len: expected a whole number from 1 to 4294967295, got "
-         "'0'"},
-        {"limits: {duration: 1s}\nmock:\n  fail_rate: 1.5\n",
-         "bad.yaml:3:14: mock.fail_rate: expected a number from 0 to 1, got '1.5'"},
-        {"limits: {duration: 1s}\nmock:\n  fail_status: 42\n",
-         "bad.yaml:3:16: mock.fail_status: expected a whole number from 100 to 599, got '42'"},
-        {"limits: {duration: 1s}\nmock:\n  ttft: soon\n",
-         "bad.yaml:3:9: mock.ttft: expected a duration such as 500ms, 2s, 1.5m or 1m30s (units "
-         "ns, us, ms, s, m, h; a bare number is seconds), got 'soon'"},
-        {"limits: {duration: 1s}\nmock:\n  profile: tp1-fp8\n  itl: 10ms\n",
-         "bad.yaml:4:3: mock.itl: profile and ttft/itl exclude each other: ttft and itl select "
-         "the fixed mode, which has no engine model"},
-        {"limits: {duration: 1s}\nmock:\n  prefix_cache: maybe\n",
-         "bad.yaml:3:17: mock.prefix_cache: expected true or false, got 'maybe'"},
-        {"limits: {duration: 1s}\nmock:\n  profile: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\n",
-         "bad.yaml:3:12: mock.profile: expected 1 to 31 characters, got "
-         "'aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa'"},
-        {"limits: {duration: 1s}\nmock: [a]\n",
-         "bad.yaml:2:7: mock: expected a mapping, got a sequence"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_mock_keys);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_sequential_loads_with_one_session_in_flight),

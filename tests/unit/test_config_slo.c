@@ -49,14 +49,11 @@ static void test_config_slo_reads_several_statistics_of_one_metric(void **state)
 
 static void test_config_slo_and_capacity_written_back_load_equal(void **state) {
     config_t cfg, again;
-    config_error_t err;
     config_case_load(&cfg, BASE "slo:\n  ttfc: {p95: 750ms, p99: 2s}\n  errors: {max_pct: 2.5}\n"
                                 "  tpot: {mean: 40ms}\n"
                                 "capacity: {axis: concurrency, start: 4, precision: 2, max: 256,"
                                 " repeat_near_boundary: 3}\n");
-    char *text = config_to_yaml(&cfg);
-    assert_non_null(text);
-    assert_int_equal(config_load_string(&again, text, strlen(text), "w.yaml", &err), 0);
+    config_case_reload(&again, &cfg);
     assert_int_equal(again.slo.n, cfg.slo.n);
     assert_memory_equal(again.slo.items, cfg.slo.items, cfg.slo.n * sizeof cfg.slo.items[0]);
     assert_true(again.capacity.given);
@@ -64,7 +61,6 @@ static void test_config_slo_and_capacity_written_back_load_equal(void **state) {
     assert_true(again.capacity.start == 4 && again.capacity.max == 256);
     assert_true(again.capacity.precision == 2 && !again.capacity.precision_relative);
     assert_int_equal(again.capacity.repeat_near_boundary, 3);
-    free(text);
     config_free(&cfg);
     config_free(&again);
 }
@@ -90,36 +86,37 @@ static void test_config_capacity_rho_takes_requests_per_session_from_the_workloa
     config_free(&cfg);
 }
 
+static const message_case_t bad_slo_keys[] = {
+    {BASE "slo:\n  tffc: {p95: 1s}\n",
+     "bad.yaml:4:3: slo.tffc: unknown key 'tffc'; did you mean 'ttfc'?"},
+    {BASE "slo:\n  ttfc: {p100: 1s}\n",
+     "bad.yaml:4:10: slo.ttfc.p100: expected a percentile (p50, p95, p99.9), mean or max, got "
+     "'p100'"},
+    {BASE "slo:\n  ttfc: {p95: 0ms}\n",
+     "bad.yaml:4:15: slo.ttfc.p95: expected a duration greater than 0, got '0ms'"},
+    {BASE "slo:\n  ttfc: 1s\n",
+     "bad.yaml:4:9: slo.ttfc: expected a mapping of statistics to bounds such as {p95: "
+     "750ms}, got '1s'"},
+    {BASE "slo:\n  errors: {max_pct: 120}\n",
+     "bad.yaml:4:21: slo.errors.max_pct: expected a percentage from 0 to 100, got '120'"},
+    {BASE "slo:\n  errors: {pct: 1}\n",
+     "bad.yaml:4:12: slo.errors.pct: unknown key 'pct'; valid keys here: max_pct"},
+    {BASE "capacity: {axis: qps}\n",
+     "bad.yaml:3:18: capacity.axis: expected one of rate, concurrency, rho, got 'qps'"},
+    {BASE "capacity: {start: 10, max: 5}\n",
+     "bad.yaml:3:23: capacity.max: max 5 is below start 10"},
+    {BASE "capacity: {precision: 0}\n",
+     "bad.yaml:3:23: capacity.precision: expected a number > 0 (in the axis' unit) or a "
+     "percentage of the frontier such as 5%, got '0'"},
+    {BASE "capacity: {axis: concurrency, start: 1.5}\n",
+     "bad.yaml:3:11: capacity: axis concurrency wants whole numbers for start and max"},
+    {BASE "workload: {kind: graph, graph: {shape: fanout}}\ncapacity: {axis: rho}\n",
+     "bad.yaml:4:11: capacity.requests_per_session: axis rho needs the requests one session "
+     "makes, which a fanout graph does not fix: give capacity.requests_per_session"},
+};
+
 static void test_config_slo_refusals_name_line_and_key(void **state) {
-    static const message_case_t cases[] = {
-        {BASE "slo:\n  tffc: {p95: 1s}\n",
-         "bad.yaml:4:3: slo.tffc: unknown key 'tffc'; did you mean 'ttfc'?"},
-        {BASE "slo:\n  ttfc: {p100: 1s}\n",
-         "bad.yaml:4:10: slo.ttfc.p100: expected a percentile (p50, p95, p99.9), mean or max, got "
-         "'p100'"},
-        {BASE "slo:\n  ttfc: {p95: 0ms}\n",
-         "bad.yaml:4:15: slo.ttfc.p95: expected a duration greater than 0, got '0ms'"},
-        {BASE "slo:\n  ttfc: 1s\n",
-         "bad.yaml:4:9: slo.ttfc: expected a mapping of statistics to bounds such as {p95: "
-         "750ms}, got '1s'"},
-        {BASE "slo:\n  errors: {max_pct: 120}\n",
-         "bad.yaml:4:21: slo.errors.max_pct: expected a percentage from 0 to 100, got '120'"},
-        {BASE "slo:\n  errors: {pct: 1}\n",
-         "bad.yaml:4:12: slo.errors.pct: unknown key 'pct'; valid keys here: max_pct"},
-        {BASE "capacity: {axis: qps}\n",
-         "bad.yaml:3:18: capacity.axis: expected one of rate, concurrency, rho, got 'qps'"},
-        {BASE "capacity: {start: 10, max: 5}\n",
-         "bad.yaml:3:23: capacity.max: max 5 is below start 10"},
-        {BASE "capacity: {precision: 0}\n",
-         "bad.yaml:3:23: capacity.precision: expected a number > 0 (in the axis' unit) or a "
-         "percentage of the frontier such as 5%, got '0'"},
-        {BASE "capacity: {axis: concurrency, start: 1.5}\n",
-         "bad.yaml:3:11: capacity: axis concurrency wants whole numbers for start and max"},
-        {BASE "workload: {kind: graph, graph: {shape: fanout}}\ncapacity: {axis: rho}\n",
-         "bad.yaml:4:11: capacity.requests_per_session: axis rho needs the requests one session "
-         "makes, which a fanout graph does not fix: give capacity.requests_per_session"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_slo_keys);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_slo_reads_case_study_3_regime),

@@ -76,7 +76,7 @@ static void test_config_telemetry_refuses_bad_values_naming_the_key(void **state
          "bad.yaml:2:18: scrape_interval: a scrape every 1.000 ms is too often for a server; use "
          "10ms or more"},
     };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(cases);
 }
 
 /* `none` (and the older `off`) turns the scrape off; config.yaml writes it back as none. */

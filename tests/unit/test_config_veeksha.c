@@ -17,6 +17,7 @@
 #include "config_case.h"
 #include "config_documents.h"
 #include "metrics.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 static const char *spec = "session_generator:\n"
@@ -44,7 +45,6 @@ static const char *spec = "session_generator:\n"
                           "seed: 77\n";
 
 static void test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, spec);
     assert_int_equal(cfg.seed, 77);
@@ -73,10 +73,7 @@ static void test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload(void **
 /* A file of the test's own (Veeksha checks trace paths, and !expand runs are named FILE#k). */
 static void write_file(char *path, size_t len, const char *name, const char *text) {
     snprintf(path, len, "/tmp/stampede-test-veeksha-%d-%s", (int)getpid(), name);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    temp_file_write_at(path, text);
 }
 
 /* Writes the trace rows to a file (its path into trace) and loads a Veeksha trace session
@@ -93,7 +90,6 @@ static void load_trace_generator(config_t *cfg, char *trace, size_t len, const c
 }
 
 static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **state) {
-    (void)state;
     char trace[256];
     config_t cfg;
     load_trace_generator(&cfg, trace, sizeof trace, "t.jsonl",
@@ -113,7 +109,6 @@ static void test_config_veeksha_trace_generator_maps_onto_a_trace_replay(void **
 /* Veeksha's untimed_content_multi_turn trace (rows of real conversations) is read as a dataset of
  * JSONL rows replayed as chats; wrap_mode, which a dataset does not do, leaves a note. */
 static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state) {
-    (void)state;
     char trace[256];
     config_t cfg;
     load_trace_generator(&cfg, trace, sizeof trace, "c.jsonl",
@@ -131,7 +126,6 @@ static void test_config_veeksha_content_trace_is_a_dataset_of_chats(void **state
 
 /* A file of only a client gets Veeksha's defaults for everything else. */
 static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "client: {model: m}\n");
     assert_int_equal(cfg.seed, 42);
@@ -164,7 +158,6 @@ static void test_config_veeksha_defaults_are_veeksha_s(void **state) {
 }
 
 static void test_config_veeksha_client_maps_onto_the_target(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "client:\n  type: openai_completions\n  model: llama\n"
                            "  api_base: http://10.0.0.5:30002/v1/\n  api_key: sk-1\n"
@@ -191,13 +184,12 @@ static void test_config_veeksha_client_maps_onto_the_target(void **state) {
 }
 
 static void test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_cancel(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n  interval_generator:\n"
                            "    type: gamma\n    arrival_rate: 8\n    cv: 2\n");
+    assert_true(cfg.scheduler.rate == 8 && cfg.scheduler.arrival_cv == 2);
     assert_int_equal(cfg.scheduler.kind, SCHEDULER_RATE);
     assert_int_equal(cfg.scheduler.arrival, ARRIVAL_GAMMA);
-    assert_true(cfg.scheduler.rate == 8 && cfg.scheduler.arrival_cv == 2);
     config_free(&cfg);
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n"
                            "  interval_generator: {type: fixed, interval: 0.25}\n");
@@ -221,7 +213,6 @@ static void test_config_veeksha_traffic_scheduler_maps_intervals_rampup_and_canc
 }
 
 static void test_config_veeksha_session_graphs_map_onto_workload_kinds(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "session_generator:\n  type: synthetic\n"
                            "  session_graph: {type: single_request}\n");
@@ -255,7 +246,6 @@ static void test_config_veeksha_session_graphs_map_onto_workload_kinds(void **st
 }
 
 static void test_config_veeksha_shared_prefix_is_a_shared_system_prompt(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "session_generator:\n  channels:\n    - type: text\n"
                            "      shared_prefix_ratio: 0.2\n      shared_prefix_probability: 0.5\n"
@@ -271,7 +261,6 @@ static void test_config_veeksha_shared_prefix_is_a_shared_system_prompt(void **s
 }
 
 static void test_config_veeksha_runtime_evaluators_recorder_and_outputs(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "runtime: {max_sessions: -1, benchmark_timeout: 10}\n"
                            "trace_recorder: {enabled: false, include_content: true}\n"
@@ -301,7 +290,6 @@ static void test_config_veeksha_runtime_evaluators_recorder_and_outputs(void **s
 
 /* !expand on the scheduler's knob is a sweep; on any other key, one run per value (FILE#k). */
 static void test_config_veeksha_expand_is_sweep_levels_and_runs(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "traffic_scheduler:\n  type: rate\n  interval_generator:\n"
                            "    type: poisson\n    arrival_rate: !expand [5, 10]\n"
@@ -332,7 +320,6 @@ static void test_config_veeksha_expand_is_sweep_levels_and_runs(void **state) {
 }
 
 static void test_config_veeksha_capacity_search_maps_onto_the_capacity_section(void **state) {
-    (void)state;
     config_t cfg;
     config_case_load(&cfg, "output_dir: cap\nstart_value: 5\nmax_value: 100\n"
                            "expansion_factor: 3\nmax_iterations: 7\nprecision: 2\n"
@@ -367,94 +354,94 @@ static void test_config_veeksha_capacity_search_maps_onto_the_capacity_section(v
     config_free(&cfg);
 }
 
+static const message_case_t out_of_scope_files[] = {
+    {"model: m\napi_base: http://h/v1\ninput_lengths: [512]\nbatch_sizes: [1, 2]\n",
+     "bad.yaml:3:1: input_lengths: a file for `veeksha decode` (its decode microbenchmark "
+     "over input_lengths x batch_sizes), out of scope: stampede runs the files of `veeksha "
+     "benchmark` (stampede run FILE) and `veeksha capacity-search` (stampede capacity FILE)"},
+    {"model: m\ninput_lengths: [128, 256]\nsamples_per_length: 10\noutput_tokens: 1\n",
+     "bad.yaml:2:1: input_lengths: a file for `veeksha prefill` (its prefill microbenchmark "
+     "over input_lengths), out of scope: stampede runs the files of `veeksha benchmark` "
+     "(stampede run FILE) and `veeksha capacity-search` (stampede capacity FILE)"},
+    {"client: {type: stt, provider: deepgram_nova}\n",
+     "bad.yaml:1:16: client.type: a stt client: audio (speech-to-text and text-to-speech) "
+     "is out of scope: stampede drives text LLM endpoints (/v1/chat/completions, "
+     "/v1/completions)"},
+    {"client: {type: streaming_tts}\n",
+     "bad.yaml:1:16: client.type: a streaming_tts client: audio (speech-to-text and "
+     "text-to-speech) is out of scope: stampede drives text LLM endpoints "
+     "(/v1/chat/completions, /v1/completions)"},
+    {"session_generator: {type: trace, flavor: {type: seed_tts_text}}\n",
+     "bad.yaml:1:49: session_generator.flavor.type: an audio trace flavor: audio "
+     "(speech-to-text and text-to-speech) is out of scope: stampede drives text LLM "
+     "endpoints (/v1/chat/completions, /v1/completions)"},
+    {"evaluators:\n  - type: performance\n  - type: audio_quality\n",
+     "bad.yaml:3:11: evaluators[1].type: an audio_quality evaluator: audio (speech-to-text "
+     "and text-to-speech) is out of scope: stampede drives text LLM endpoints "
+     "(/v1/chat/completions, /v1/completions)"},
+    {"session_generator: {type: lmeval, tasks: [triviaqa]}\n",
+     "bad.yaml:1:27: session_generator.type: lmeval sessions: lm-eval accuracy evaluation is "
+     "out of scope: stampede measures serving performance, not task accuracy"},
+    {"evaluators:\n  - type: performance\n  - type: accuracy_lmeval\n",
+     "bad.yaml:3:11: evaluators[1].type: an accuracy_lmeval evaluator: lm-eval accuracy "
+     "evaluation is out of scope: stampede measures serving performance, not task "
+     "accuracy"},
+    {"session_generator: {channels: [{type: audio}]}\n",
+     "bad.yaml:1:39: session_generator.channels[0].type: audio channels are out of scope: "
+     "stampede sends text prompts to LLM endpoints"},
+    {"evaluators: [{slos: [{metric: interactivity, value: 1}]}]\n",
+     "bad.yaml:1:31: evaluators[0].slos[0].metric: 'interactivity' is not a text metric "
+     "stampede measures (ttfc, tbc, tpot, e2e); audio metrics are out of scope"},
+};
+
 /* Out of scope: named as such, with the Veeksha command a microbenchmark file belongs to. */
 static void test_config_veeksha_refuses_out_of_scope_files_saying_what(void **state) {
-    (void)state;
-    static const message_case_t cases[] = {
-        {"model: m\napi_base: http://h/v1\ninput_lengths: [512]\nbatch_sizes: [1, 2]\n",
-         "bad.yaml:3:1: input_lengths: a file for `veeksha decode` (its decode microbenchmark "
-         "over input_lengths x batch_sizes), out of scope: stampede runs the files of `veeksha "
-         "benchmark` (stampede run FILE) and `veeksha capacity-search` (stampede capacity FILE)"},
-        {"model: m\ninput_lengths: [128, 256]\nsamples_per_length: 10\noutput_tokens: 1\n",
-         "bad.yaml:2:1: input_lengths: a file for `veeksha prefill` (its prefill microbenchmark "
-         "over input_lengths), out of scope: stampede runs the files of `veeksha benchmark` "
-         "(stampede run FILE) and `veeksha capacity-search` (stampede capacity FILE)"},
-        {"client: {type: stt, provider: deepgram_nova}\n",
-         "bad.yaml:1:16: client.type: a stt client: audio (speech-to-text and text-to-speech) "
-         "is out of scope: stampede drives text LLM endpoints (/v1/chat/completions, "
-         "/v1/completions)"},
-        {"client: {type: streaming_tts}\n",
-         "bad.yaml:1:16: client.type: a streaming_tts client: audio (speech-to-text and "
-         "text-to-speech) is out of scope: stampede drives text LLM endpoints "
-         "(/v1/chat/completions, /v1/completions)"},
-        {"session_generator: {type: trace, flavor: {type: seed_tts_text}}\n",
-         "bad.yaml:1:49: session_generator.flavor.type: an audio trace flavor: audio "
-         "(speech-to-text and text-to-speech) is out of scope: stampede drives text LLM "
-         "endpoints (/v1/chat/completions, /v1/completions)"},
-        {"evaluators:\n  - type: performance\n  - type: audio_quality\n",
-         "bad.yaml:3:11: evaluators[1].type: an audio_quality evaluator: audio (speech-to-text "
-         "and text-to-speech) is out of scope: stampede drives text LLM endpoints "
-         "(/v1/chat/completions, /v1/completions)"},
-        {"session_generator: {type: lmeval, tasks: [triviaqa]}\n",
-         "bad.yaml:1:27: session_generator.type: lmeval sessions: lm-eval accuracy evaluation is "
-         "out of scope: stampede measures serving performance, not task accuracy"},
-        {"evaluators:\n  - type: performance\n  - type: accuracy_lmeval\n",
-         "bad.yaml:3:11: evaluators[1].type: an accuracy_lmeval evaluator: lm-eval accuracy "
-         "evaluation is out of scope: stampede measures serving performance, not task "
-         "accuracy"},
-        {"session_generator: {channels: [{type: audio}]}\n",
-         "bad.yaml:1:39: session_generator.channels[0].type: audio channels are out of scope: "
-         "stampede sends text prompts to LLM endpoints"},
-        {"evaluators: [{slos: [{metric: interactivity, value: 1}]}]\n",
-         "bad.yaml:1:31: evaluators[0].slos[0].metric: 'interactivity' is not a text metric "
-         "stampede measures (ttfc, tbc, tpot, e2e); audio metrics are out of scope"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(out_of_scope_files);
 }
 
+static const message_case_t unmapped_keys[] = {
+    {"session_generator: {type: synthetic, session_graph: {type: linear, "
+     "num_request_generator: {type: fixed, value: 3}}}\nruntime: {max_sesions: 5}\n",
+     "bad.yaml:2:11: runtime.max_sesions: unknown key 'max_sesions'; did you mean "
+     "'max_sessions'?"},
+    {"session_generator:\n  type: synthetic\n  session_graph:\n    type: tree\n",
+     "bad.yaml:4:11: session_generator.session_graph.type: expected one of linear, "
+     "single_request, branching, got 'tree'"},
+    {"session_generator:\n  session_graph:\n    type: linear\n"
+     "    num_request_generator: {type: poisson, arrival_rate: 2}\n",
+     "bad.yaml:4:35: session_generator.session_graph.num_request_generator.type: expected "
+     "one of fixed, uniform, normal, fixed_stair, inverse_gaussian, zipf, stair, got "
+     "'poisson'"},
+    {"runtime: {max_sessions: -1, benchmark_timeout: -1}\n",
+     "bad.yaml:1:10: runtime: max_sessions -1 and benchmark_timeout -1 leave the run "
+     "unbounded; stampede refuses an unbounded run against a shared server"},
+    {"session_generator:\n  type: trace\n  trace_file: no/such.jsonl\n",
+     "bad.yaml:3:15: session_generator.trace_file: cannot read the trace 'no/such.jsonl' "
+     "(no/such.jsonl): No such file or directory"},
+    {"traffic_scheduler: {type: sequential_launch}\n",
+     "bad.yaml:1:27: traffic_scheduler.type: sequential_launch is not mapped: stampede has "
+     "no launch ordering across sessions in flight (use rate or concurrent)"},
+    {"session_generator:\n  session_graph: {type: branching, single_root: false}\n",
+     "bad.yaml:2:49: session_generator.session_graph.single_root: false is not mapped: "
+     "stampede's branching graphs have one root"},
+    {"client: {additional_sampling_params: '{\"temperature\": 0}'}\n",
+     "bad.yaml:1:38: client.additional_sampling_params: extra sampling parameters are not "
+     "mapped: stampede's requests carry only the limit, min_tokens and ignore_eos"},
+    {"session_generator:\n  channels: [{type: text, body_length_generator: {type: "
+     "fixed_stair, values: [8x]}}]\n",
+     "bad.yaml:2:79: session_generator.channels[0].body_length_generator.values[0]: "
+     "expected a number, got '8x'"},
+    {"start_value: 2.6\nmax_value: 2.9\nbenchmark_config: {traffic_scheduler: {type: "
+     "concurrent}}\n",
+     "bad.yaml:2:12: max_value: expected 0 < start_value <= max_value, got 3 and 2"},
+    {"start_value: 1\nbenchmark_config:\n  traffic_scheduler: {type: rate, "
+     "interval_generator: {type: poisson, arrival_rate: !expand [1, 2]}}\n",
+     "bad.yaml:3:85: !expand: a capacity search varies its scheduler's knob itself; !expand "
+     "is for `veeksha benchmark` files"},
+};
+
 static void test_config_veeksha_refuses_what_it_does_not_map_with_line_and_key(void **state) {
-    (void)state;
-    static const message_case_t cases[] = {
-        {"session_generator: {type: synthetic, session_graph: {type: linear, "
-         "num_request_generator: {type: fixed, value: 3}}}\nruntime: {max_sesions: 5}\n",
-         "bad.yaml:2:11: runtime.max_sesions: unknown key 'max_sesions'; did you mean "
-         "'max_sessions'?"},
-        {"session_generator:\n  type: synthetic\n  session_graph:\n    type: tree\n",
-         "bad.yaml:4:11: session_generator.session_graph.type: expected one of linear, "
-         "single_request, branching, got 'tree'"},
-        {"session_generator:\n  session_graph:\n    type: linear\n"
-         "    num_request_generator: {type: poisson, arrival_rate: 2}\n",
-         "bad.yaml:4:35: session_generator.session_graph.num_request_generator.type: expected "
-         "one of fixed, uniform, normal, fixed_stair, inverse_gaussian, zipf, stair, got "
-         "'poisson'"},
-        {"runtime: {max_sessions: -1, benchmark_timeout: -1}\n",
-         "bad.yaml:1:10: runtime: max_sessions -1 and benchmark_timeout -1 leave the run "
-         "unbounded; stampede refuses an unbounded run against a shared server"},
-        {"session_generator:\n  type: trace\n  trace_file: no/such.jsonl\n",
-         "bad.yaml:3:15: session_generator.trace_file: cannot read the trace 'no/such.jsonl' "
-         "(no/such.jsonl): No such file or directory"},
-        {"traffic_scheduler: {type: sequential_launch}\n",
-         "bad.yaml:1:27: traffic_scheduler.type: sequential_launch is not mapped: stampede has "
-         "no launch ordering across sessions in flight (use rate or concurrent)"},
-        {"session_generator:\n  session_graph: {type: branching, single_root: false}\n",
-         "bad.yaml:2:49: session_generator.session_graph.single_root: false is not mapped: "
-         "stampede's branching graphs have one root"},
-        {"client: {additional_sampling_params: '{\"temperature\": 0}'}\n",
-         "bad.yaml:1:38: client.additional_sampling_params: extra sampling parameters are not "
-         "mapped: stampede's requests carry only the limit, min_tokens and ignore_eos"},
-        {"session_generator:\n  channels: [{type: text, body_length_generator: {type: "
-         "fixed_stair, values: [8x]}}]\n",
-         "bad.yaml:2:79: session_generator.channels[0].body_length_generator.values[0]: "
-         "expected a number, got '8x'"},
-        {"start_value: 2.6\nmax_value: 2.9\nbenchmark_config: {traffic_scheduler: {type: "
-         "concurrent}}\n",
-         "bad.yaml:2:12: max_value: expected 0 < start_value <= max_value, got 3 and 2"},
-        {"start_value: 1\nbenchmark_config:\n  traffic_scheduler: {type: rate, "
-         "interval_generator: {type: poisson, arrival_rate: !expand [1, 2]}}\n",
-         "bad.yaml:3:85: !expand: a capacity search varies its scheduler's knob itself; !expand "
-         "is for `veeksha benchmark` files"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(unmapped_keys);
 }
 
 UNIT_MAIN(cmocka_unit_test(test_config_veeksha_multiturn_spec_maps_onto_a_chat_workload),

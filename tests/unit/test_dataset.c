@@ -94,7 +94,6 @@ static void assert_fresh_text(const config_t *cfg, uint64_t session, uint32_t no
 }
 
 static void test_dataset_sharegpt_chat_replays_the_user_turns_with_their_lengths(void **state) {
-    (void)state;
     config_t cfg;
     load_dataset_ok(&cfg, sharegpt, "chat", "");
     const trace_t *t = cfg.workload.replay;
@@ -128,7 +127,6 @@ static void test_dataset_sharegpt_chat_replays_the_user_turns_with_their_lengths
 }
 
 static void test_dataset_requests_send_each_conversations_first_turn(void **state) {
-    (void)state;
     config_t cfg;
     load_dataset_ok(&cfg, sharegpt, "requests", "");
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
@@ -165,7 +163,6 @@ static uint64_t digest_over_workers(const config_t *cfg, uint32_t workers) {
 }
 
 static void test_dataset_sessions_are_the_same_for_one_and_three_workers(void **state) {
-    (void)state;
     static const char *const settings[] = {"", "sample: 2",
                                            "output_tokens: {dist: uniform, min: "
                                            "1, max: 99}"};
@@ -195,7 +192,6 @@ static const char *jsonl =
     "\"assistant\", \"content\": \"10,080 minutes.\"}]}\n";
 
 static void test_dataset_jsonl_reads_prompts_messages_and_conversations(void **state) {
-    (void)state;
     config_t cfg;
     load_dataset_ok(&cfg, jsonl, "chat", "format: jsonl");
     assert_int_equal(cfg.workload.replay->n_sessions, 4);
@@ -221,7 +217,6 @@ static void test_dataset_jsonl_reads_prompts_messages_and_conversations(void **s
 /* A turn outside the lengths, or whose context (the dataset's turns and replies so far) would
  * pass max_context_tokens, ends its conversation; one left without a turn is not replayed. */
 static void test_dataset_filter_cuts_conversations_at_the_first_turn_outside(void **state) {
-    (void)state;
     config_t cfg;
     /* a: 8 + 9 words, then 4 + 4; b: 5 + 1; c: 5 + 4, then 2 */
     load_dataset_ok(&cfg, sharegpt, "chat", "min_input_tokens: 5");
@@ -241,7 +236,6 @@ static void test_dataset_filter_cuts_conversations_at_the_first_turn_outside(voi
 }
 
 static void test_dataset_sample_draws_with_the_seed_in_file_order(void **state) {
-    (void)state;
     char rows[4096] = "";
     for (int i = 0; i < 20; i++) /* conversation i: i + 1 words */
         for (int w = 0; w <= i; w++)
@@ -284,7 +278,6 @@ static void test_dataset_sample_draws_with_the_seed_in_file_order(void **state) 
 }
 
 static void test_dataset_output_tokens_from_a_distribution(void **state) {
-    (void)state;
     config_t cfg;
     load_dataset_ok(&cfg, sharegpt, "chat", "output_tokens: {dist: uniform, min: 30, max: 40}");
     workload_session_t s = {0};
@@ -300,7 +293,6 @@ static void test_dataset_output_tokens_from_a_distribution(void **state) {
 /* A diamond whose planner and executors take their text from a conversation's turns in node
  * order (planner the first, executors the next, cycling), the aggregator drawn words. */
 static void test_dataset_diamond_takes_planner_and_executor_prompts(void **state) {
-    (void)state;
     config_t cfg;
     load_dataset_ok(&cfg, sharegpt,
                     "graph\n  graph: {shape: diamond, executor_count: 2, "
@@ -333,7 +325,6 @@ static void test_dataset_diamond_takes_planner_and_executor_prompts(void **state
 
 /* What the controller sends a worker loads back to the same settings. */
 static void test_dataset_settings_write_back_and_load_the_same(void **state) {
-    (void)state;
     config_t cfg, back;
     load_dataset_ok(&cfg, sharegpt, "graph\n  graph: {shape: diamond}",
                     "min_input_tokens: 2, max_input_tokens: 900, "
@@ -357,7 +348,6 @@ static void test_dataset_settings_write_back_and_load_the_same(void **state) {
 
 /* Each refusal names the file, the line (and column for bad JSON) and the key. */
 static void test_dataset_malformed_files_are_refused_with_file_line_and_key(void **state) {
-    (void)state;
     static const struct {
         const char *text, *dataset, *expected;
     } cases[] = {
@@ -404,7 +394,6 @@ static void test_dataset_malformed_files_are_refused_with_file_line_and_key(void
 
 /* The workload file's own mistakes are its lines. */
 static void test_dataset_keys_are_checked_in_the_workload_file(void **state) {
-    (void)state;
     static const struct {
         const char *yaml, *expected;
     } cases[] = {

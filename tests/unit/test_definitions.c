@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "temp_file.h"
 #include "unit_main.h"
 
 #include <math.h>
@@ -109,10 +110,7 @@ static void make_trace(char *dir, const char *text) {
     assert_non_null(mkdtemp(dir));
     char path[128];
     snprintf(path, sizeof path, "%s/requests.jsonl", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+    temp_file_write_at(path, text);
 }
 
 static void remove_trace(const char *dir) {

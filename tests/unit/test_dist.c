@@ -254,65 +254,67 @@ static void test_dist_clamps_are_respected_and_reached(void **state) {
     }
 }
 
+/* A spec and the exact message its refusal gives. */
+static const message_case_t bad_specs[] = {
+    {"lognormal:mean=200,sigma=0", "lognormal needs sigma > 0"},
+    {"lognormal:mean=200", "lognormal needs sigma"},
+    {"lognormal:mean=200,median=100,sigma=1", "lognormal takes mean or median, not both"},
+    {"lognormal:sigma=1", "lognormal needs mean or median"},
+    {"lognormal:median=-1,sigma=1", "lognormal needs median > 0"},
+    {"gamma:mean=10,cv=0", "gamma needs cv > 0"},
+    {"gamma:mean=-1,cv=1", "gamma needs mean > 0"},
+    {"gamma:mean=10", "gamma needs cv"},
+    {"uniform:min=5,max=1", "uniform needs min <= max"},
+    {"uniform:min=5", "uniform needs min and max"},
+    {"normal:mean=1,stddev=-1", "normal needs stddev >= 0"},
+    {"normal:stddev=1", "normal needs mean"},
+    {"normal:mean=1,stddev=1,min=5,max=2", "normal needs min <= max"},
+    {"exponential:mean=0", "exponential needs mean > 0"},
+    {"poisson:mean=-3", "poisson needs mean > 0"},
+    {"inverse_gaussian:mean=1,shape=0", "inverse_gaussian needs shape > 0"},
+    {"pareto:scale=0,alpha=1", "pareto needs alpha > 0 and scale > 0"},
+    {"pareto:scale=1,alpha=-2", "pareto needs alpha > 0 and scale > 0"},
+    {"pareto:alpha=2", "pareto needs scale"},
+    {"pareto:scale=1,alpha=2,min=3", "pareto does not take min (it takes scale alpha max)"},
+    {"zipf:n=0,exponent=1", "zipf needs n >= 1 and exponent > 0"},
+    {"zipf:n=10,exponent=0", "zipf needs n >= 1 and exponent > 0"},
+    {"zipf:n=2.5,exponent=1", "zipf needs a whole number n <= 2^53, got 2.5"},
+    {"empirical:", "empirical needs at least one value"},
+    {"empirical:values=1;2,weights=1",
+     "empirical weights must match values (1 weights for 2 values)"},
+    {"empirical:values=1;2,weights=1;-1", "empirical weights must be >= 0 (weight 2 is -1)"},
+    {"empirical:values=1;2,weights=0;0", "empirical weights must not all be zero"},
+    {"empirical:values=1;x", "empirical values: expected a number, got 'x'"},
+    {"empirical:weights=1", "empirical weights need values"},
+    {"empirical:values=1,file=/tmp/x", "empirical takes values or file, not both"},
+    {"empirical:mean=3", "empirical does not take mean (it takes values weights file)"},
+    {"empirical:file=/nonexistent/dist.txt",
+     "/nonexistent/dist.txt: cannot open: No such file or directory"},
+    {"uniform:min=1,max=2,mean=3", "uniform does not take mean (it takes min max)"},
+    {"normal:mean=1,stddev=1,values=3",
+     "normal does not take values (it takes mean stddev min max)"},
+    {"lognormal:mean=200,sgma=1",
+     "lognormal has no parameter 'sgma' (it takes mean median sigma min max)"},
+    {"lognormal:mean=abc,sigma=1", "lognormal: mean needs a number, got 'abc'"},
+    {"lognormal:mean=1,mean=2,sigma=1", "lognormal: mean given twice"},
+    {"lognormal:mean", "lognormal: expected name=value, got 'mean'"},
+    {"normal:mean=1,stddev=inf", "normal: stddev needs a number, got 'inf'"},
+    {"fixed", "fixed needs value"},
+    {"", "empty distribution (expected a number or kind:name=value,...)"},
+    {"lognrmal:mean=1",
+     "'lognrmal' is neither a number nor a distribution (known: fixed uniform normal lognormal "
+     "exponential poisson gamma inverse_gaussian pareto zipf empirical mixture)"},
+};
+
 static void test_dist_bad_parameters_give_exact_messages(void **state) {
-    static const message_case_t cases[] = {
-        /* spec, message */
-        {"lognormal:mean=200,sigma=0", "lognormal needs sigma > 0"},
-        {"lognormal:mean=200", "lognormal needs sigma"},
-        {"lognormal:mean=200,median=100,sigma=1", "lognormal takes mean or median, not both"},
-        {"lognormal:sigma=1", "lognormal needs mean or median"},
-        {"lognormal:median=-1,sigma=1", "lognormal needs median > 0"},
-        {"gamma:mean=10,cv=0", "gamma needs cv > 0"},
-        {"gamma:mean=-1,cv=1", "gamma needs mean > 0"},
-        {"gamma:mean=10", "gamma needs cv"},
-        {"uniform:min=5,max=1", "uniform needs min <= max"},
-        {"uniform:min=5", "uniform needs min and max"},
-        {"normal:mean=1,stddev=-1", "normal needs stddev >= 0"},
-        {"normal:stddev=1", "normal needs mean"},
-        {"normal:mean=1,stddev=1,min=5,max=2", "normal needs min <= max"},
-        {"exponential:mean=0", "exponential needs mean > 0"},
-        {"poisson:mean=-3", "poisson needs mean > 0"},
-        {"inverse_gaussian:mean=1,shape=0", "inverse_gaussian needs shape > 0"},
-        {"pareto:scale=0,alpha=1", "pareto needs alpha > 0 and scale > 0"},
-        {"pareto:scale=1,alpha=-2", "pareto needs alpha > 0 and scale > 0"},
-        {"pareto:alpha=2", "pareto needs scale"},
-        {"pareto:scale=1,alpha=2,min=3", "pareto does not take min (it takes scale alpha max)"},
-        {"zipf:n=0,exponent=1", "zipf needs n >= 1 and exponent > 0"},
-        {"zipf:n=10,exponent=0", "zipf needs n >= 1 and exponent > 0"},
-        {"zipf:n=2.5,exponent=1", "zipf needs a whole number n <= 2^53, got 2.5"},
-        {"empirical:", "empirical needs at least one value"},
-        {"empirical:values=1;2,weights=1",
-         "empirical weights must match values (1 weights for 2 values)"},
-        {"empirical:values=1;2,weights=1;-1", "empirical weights must be >= 0 (weight 2 is -1)"},
-        {"empirical:values=1;2,weights=0;0", "empirical weights must not all be zero"},
-        {"empirical:values=1;x", "empirical values: expected a number, got 'x'"},
-        {"empirical:weights=1", "empirical weights need values"},
-        {"empirical:values=1,file=/tmp/x", "empirical takes values or file, not both"},
-        {"empirical:mean=3", "empirical does not take mean (it takes values weights file)"},
-        {"empirical:file=/nonexistent/dist.txt",
-         "/nonexistent/dist.txt: cannot open: No such file or directory"},
-        {"uniform:min=1,max=2,mean=3", "uniform does not take mean (it takes min max)"},
-        {"normal:mean=1,stddev=1,values=3",
-         "normal does not take values (it takes mean stddev min max)"},
-        {"lognormal:mean=200,sgma=1",
-         "lognormal has no parameter 'sgma' (it takes mean median sigma min max)"},
-        {"lognormal:mean=abc,sigma=1", "lognormal: mean needs a number, got 'abc'"},
-        {"lognormal:mean=1,mean=2,sigma=1", "lognormal: mean given twice"},
-        {"lognormal:mean", "lognormal: expected name=value, got 'mean'"},
-        {"normal:mean=1,stddev=inf", "normal: stddev needs a number, got 'inf'"},
-        {"fixed", "fixed needs value"},
-        {"", "empty distribution (expected a number or kind:name=value,...)"},
-        {"lognrmal:mean=1",
-         "'lognrmal' is neither a number nor a distribution (known: fixed uniform normal lognormal "
-         "exponential poisson gamma inverse_gaussian pareto zipf empirical mixture)"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+    for (size_t c = 0; c < sizeof bad_specs / sizeof bad_specs[0]; c++) {
         dist_t d;
         char err[256] = "";
-        if (dist_parse_spec(cases[c].input, &d, err, sizeof err) == 0)
-            fail_msg("'%s' was accepted, expected: %s", cases[c].input, cases[c].message);
-        if (strcmp(err, cases[c].message) != 0)
-            fail_msg("'%s': got \"%s\", expected \"%s\"", cases[c].input, err, cases[c].message);
+        if (dist_parse_spec(bad_specs[c].input, &d, err, sizeof err) == 0)
+            fail_msg("'%s' was accepted, expected: %s", bad_specs[c].input, bad_specs[c].message);
+        if (strcmp(err, bad_specs[c].message) != 0)
+            fail_msg("'%s': got \"%s\", expected \"%s\"", bad_specs[c].input, err,
+                     bad_specs[c].message);
     }
 }
 
@@ -386,20 +388,21 @@ static void test_dist_load_file_reads_values_weights_and_comments(void **state) 
     free(path);
 }
 
+/* A file's content and the message its refusal gives after the file's path. */
+static const message_case_t bad_files[] = {
+    {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
+    {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
+    {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
+    {"5 -1\n", ":1: weight must be >= 0, got -1"},
+    {"5 1\n6\n", ":2: every line needs a weight once one has (line 1 has one)"},
+    {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
+};
+
 static void test_dist_load_file_errors_name_file_and_line(void **state) {
-    static const message_case_t cases[] = {
-        /* content, message after "PATH" */
-        {"1\n2\nabc\n", ":3: expected a number, got 'abc'"},
-        {"1 2 3\n", ":1: expected \"value\" or \"value weight\", got 3 fields"},
-        {"# c\n5 x\n", ":2: expected a weight, got 'x'"},
-        {"5 -1\n", ":1: weight must be >= 0, got -1"},
-        {"5 1\n6\n", ":2: every line needs a weight once one has (line 1 has one)"},
-        {"# nothing\n\n", ": empirical needs at least one value, the file has none"},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-        char *path = write_temp(cases[c].input);
+    for (size_t c = 0; c < sizeof bad_files / sizeof bad_files[0]; c++) {
+        char *path = write_temp(bad_files[c].input);
         char expected[512], err[512] = "";
-        snprintf(expected, sizeof expected, "%s%s", path, cases[c].message);
+        snprintf(expected, sizeof expected, "%s%s", path, bad_files[c].message);
         dist_t d;
         dist_init(&d);
         assert_int_equal(dist_load_file(&d, path, err, sizeof err), -1);

@@ -24,8 +24,14 @@ static Stampede__Envelope envelope_of(Stampede__Envelope__BodyCase body_case) {
     return env;
 }
 
-/* A batch of N_RECORDS records of N_CHUNKS chunks each, packed; the caller frees it. */
-static uint8_t *pack_batch(uint64_t seq, size_t *len) {
+/* Bytes as they travel: the caller frees data. */
+typedef struct packed {
+    uint8_t *data;
+    size_t len;
+} packed_t;
+
+/* A batch of N_RECORDS records of N_CHUNKS chunks each, packed. */
+static packed_t pack_batch(uint64_t seq) {
     Stampede__Record *records = calloc(N_RECORDS, sizeof *records);
     Stampede__Record **ptrs = calloc(N_RECORDS, sizeof *ptrs);
     uint64_t *gaps = calloc(N_RECORDS * N_CHUNKS, sizeof *gaps);
@@ -49,14 +55,14 @@ static uint8_t *pack_batch(uint64_t seq, size_t *len) {
     batch.records = ptrs;
     Stampede__Envelope env = envelope_of(STAMPEDE__ENVELOPE__BODY_BATCH);
     env.batch = &batch;
-    uint8_t *buf = NULL;
+    packed_t out = {NULL, 0};
     size_t cap = 0;
-    *len = envelope_pack(&env, &buf, &cap);
-    assert_true(*len > 0);
+    out.len = envelope_pack(&env, &out.data, &cap);
+    assert_true(out.len > 0);
     free(gaps);
     free(ptrs);
     free(records);
-    return buf;
+    return out;
 }
 
 static void assert_batch(const Stampede__Envelope *env, uint64_t seq) {
@@ -75,11 +81,10 @@ static void assert_batch(const Stampede__Envelope *env, uint64_t seq) {
 }
 
 static void test_envelope_large_batch_unpacks_whole_from_a_few_blocks(void **state) {
-    size_t len;
-    uint8_t *data = pack_batch(1, &len);
+    packed_t batch = pack_batch(1);
     envelope_arena_t *arena = envelope_arena_new();
     assert_non_null(arena);
-    Stampede__Envelope *env = envelope_unpack(arena, data, len);
+    Stampede__Envelope *env = envelope_unpack(arena, batch.data, batch.len);
     assert_batch(env, 1);
     /* protobuf-c asked the arena for every message and array (more than one per record) ... */
     assert_true(envelope_arena_allocations(arena) > N_RECORDS);
@@ -87,32 +92,29 @@ static void test_envelope_large_batch_unpacks_whole_from_a_few_blocks(void **sta
     assert_in_range(envelope_arena_blocks_allocated(arena), 1, 12);
     envelope_arena_destroy(&arena);
     assert_null(arena);
-    free(data);
-}
-
-static void test_envelope_next_batch_reuses_the_blocks(void **state) {
-    size_t len1, len2;
-    uint8_t *first = pack_batch(1, &len1);
-    uint8_t *second = pack_batch(2, &len2);
-    envelope_arena_t *arena = envelope_arena_new();
-    assert_batch(envelope_unpack(arena, first, len1), 1);
-    uint64_t blocks = envelope_arena_blocks_allocated(arena);
-    for (int i = 0; i < 3; i++)
-        assert_batch(envelope_unpack(arena, second, len2), 2);
-    assert_int_equal(envelope_arena_blocks_allocated(arena), blocks);
-    envelope_arena_destroy(&arena);
-    free(first);
-    free(second);
+    free(batch.data);
 }
 
 static void test_envelope_truncated_bytes_give_null_and_the_arena_still_works(void **state) {
-    size_t len;
-    uint8_t *data = pack_batch(3, &len);
+    packed_t batch = pack_batch(3);
     envelope_arena_t *arena = envelope_arena_new();
-    assert_null(envelope_unpack(arena, data, len / 2));
-    assert_batch(envelope_unpack(arena, data, len), 3);
+    assert_null(envelope_unpack(arena, batch.data, batch.len / 2));
+    assert_batch(envelope_unpack(arena, batch.data, batch.len), 3);
     envelope_arena_destroy(&arena);
-    free(data);
+    free(batch.data);
+}
+
+static void test_envelope_next_batch_reuses_the_blocks(void **state) {
+    packed_t first = pack_batch(1), second = pack_batch(2);
+    envelope_arena_t *arena = envelope_arena_new();
+    assert_batch(envelope_unpack(arena, first.data, first.len), 1);
+    uint64_t blocks = envelope_arena_blocks_allocated(arena);
+    for (int i = 0; i < 3; i++)
+        assert_batch(envelope_unpack(arena, second.data, second.len), 2);
+    assert_int_equal(envelope_arena_blocks_allocated(arena), blocks);
+    envelope_arena_destroy(&arena);
+    free(first.data);
+    free(second.data);
 }
 
 static void test_envelope_pack_grows_the_buffer_once(void **state) {
@@ -140,8 +142,8 @@ static void test_envelope_pack_grows_the_buffer_once(void **state) {
 }
 
 /* An Envelope{batch} of n empty records written by hand: 2 bytes each on the wire ("1a 00"), a
- * whole Stampede__Record (~250 bytes) each once unpacked. The caller frees it. */
-static uint8_t *empty_records_batch(size_t n, size_t *len) {
+ * whole Stampede__Record (~250 bytes) each once unpacked. */
+static packed_t empty_records_batch(size_t n) {
     size_t inner = 2 * n, at = 0;
     uint8_t *data = malloc(inner + 16);
     assert_non_null(data);
@@ -156,38 +158,35 @@ static uint8_t *empty_records_batch(size_t n, size_t *len) {
         data[at++] = (3 << 3) | 2; /* EventBatch.records, empty */
         data[at++] = 0;
     }
-    *len = at;
-    return data;
+    return (packed_t){data, at};
 }
 
 /* A batch with an absurd count of records costs ~125 times its size to unpack: the arena's limit
  * refuses it (saying so) instead of growing without bound, and the arena still works after. */
 static void test_envelope_arena_limit_refuses_an_absurd_record_count(void **state) {
-    size_t len;
-    uint8_t *data = empty_records_batch(100000, &len); /* 200 KB on the wire */
+    packed_t big = empty_records_batch(100000); /* 200 KB on the wire */
     envelope_arena_t *arena = envelope_arena_new();
-    Stampede__Envelope *env = envelope_unpack(arena, data, len);
+    Stampede__Envelope *env = envelope_unpack(arena, big.data, big.len);
     assert_non_null(env); /* ~25 MB: within the default limit */
     assert_int_equal(env->batch->n_records, 100000);
     envelope_arena_destroy(&arena);
     arena = envelope_arena_new();
     envelope_arena_set_limit(arena, 4 << 20);
-    assert_null(envelope_unpack(arena, data, len));
+    assert_null(envelope_unpack(arena, big.data, big.len));
     assert_string_equal(envelope_arena_error(arena),
                         "unpacking it needs more memory than the arena's limit");
     assert_int_equal(envelope_arena_failures(arena), 1);
     uint64_t blocks = envelope_arena_blocks_allocated(arena);
-    assert_null(envelope_unpack(arena, data, len)); /* no new block: the limit is reached */
+    assert_null(envelope_unpack(arena, big.data, big.len)); /* no new block: the limit is reached */
     assert_int_equal(envelope_arena_blocks_allocated(arena), blocks);
-    size_t small_len;
-    uint8_t *small = empty_records_batch(100, &small_len);
-    env = envelope_unpack(arena, small, small_len);
+    packed_t small = empty_records_batch(100);
+    env = envelope_unpack(arena, small.data, small.len);
     assert_non_null(env);
     assert_int_equal(env->batch->n_records, 100);
     assert_int_equal(envelope_arena_failures(arena), 2);
     envelope_arena_destroy(&arena);
-    free(small);
-    free(data);
+    free(small.data);
+    free(big.data);
 }
 
 /* What a worker unpacks from its controller is bounded by the message's length plus a slack: a
@@ -195,12 +194,12 @@ static void test_envelope_arena_limit_refuses_an_absurd_record_count(void **stat
  * MiB (its YAML and trace part are copies of the bytes) unpacks whole, and garbage is refused as
  * not over. */
 static void test_envelope_unpack_bounded_refuses_what_costs_more_than_its_length(void **state) {
-    size_t len;
-    uint8_t *data = empty_records_batch(100000, &len);
+    packed_t empty = empty_records_batch(100000);
     bool over = false;
-    assert_null(envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over));
+    assert_null(
+        envelope_unpack_bounded(empty.data, empty.len, empty.len + ENVELOPE_UNPACK_SLACK, &over));
     assert_true(over);
-    free(data);
+    free(empty.data);
 
     size_t big = 6 << 20;
     char *yaml = malloc(big + 1);

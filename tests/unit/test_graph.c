@@ -69,7 +69,7 @@ static const message_case_t bad_graphs[] = {
 };
 
 static void test_graph_bad_graphs_give_exact_messages(void **state) {
-    config_case_refusals(bad_graphs, sizeof bad_graphs / sizeof bad_graphs[0]);
+    CONFIG_CASE_REFUSALS(bad_graphs);
 }
 
 /* Loads yaml, then its written-back form: both must give the same sessions. */
@@ -83,6 +83,20 @@ static void load_and_reload(config_t *cfg, const char *yaml) {
         assert_true(workload_session_digest(cfg, i) == workload_session_digest(&again, i));
     free(text);
     config_free(&again);
+}
+
+/* load_and_reload of a diamond of planner, executors and aggregator with the nodes' sizes the
+ * tests below count on: graph_keys are more keys of the graph (whole lines), executor_keys more
+ * keys of the executor's mapping (", key: value"). */
+static void load_diamond(config_t *cfg, const char *graph_keys, const char *executor_keys) {
+    char text[1024];
+    snprintf(text, sizeof text,
+             "limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph:\n    shape: diamond\n%s"
+             "    nodes:\n      planner: {input_tokens: 200, output_tokens: 170}\n"
+             "      executor: {input_tokens: 470, output_tokens: 280%s}\n"
+             "      aggregator: {input_tokens: 825, output_tokens: 640}\n",
+             graph_keys, executor_keys);
+    load_and_reload(cfg, text);
 }
 
 static workload_session_t generate(const config_t *cfg, uint64_t index) {
@@ -159,16 +173,10 @@ static void test_graph_template_fan_in_is_not_capped(void **state) {
 }
 
 static void test_graph_diamond_parallel_and_sequential(void **state) {
-    static const char *const yaml =
-        "limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph:\n    shape: diamond\n"
-        "    executors: %s\n    executor_count: 4\n    message_overhead_tokens: %d\n"
-        "    nodes:\n      planner: {input_tokens: 200, output_tokens: 170}\n"
-        "      executor: {input_tokens: 470, output_tokens: 280}\n"
-        "      aggregator: {input_tokens: 825, output_tokens: 640}\n";
-    char text[1024];
     config_t cfg;
-    snprintf(text, sizeof text, yaml, "parallel", 0);
-    load_and_reload(&cfg, text);
+    load_diamond(&cfg,
+                 "    executors: parallel\n    executor_count: 4\n    message_overhead_tokens: 0\n",
+                 "");
     assert_string_equal(config_role_name(&cfg, 0), "planner");
     assert_string_equal(config_role_name(&cfg, 2), "aggregator");
     workload_session_t s = generate(&cfg, 1);
@@ -189,8 +197,9 @@ static void test_graph_diamond_parallel_and_sequential(void **state) {
     workload_session_free(&s);
     config_free(&cfg);
 
-    snprintf(text, sizeof text, yaml, "sequential", 50); /* A2A-like overhead too */
-    load_and_reload(&cfg, text);
+    load_diamond(
+        &cfg, /* A2A-like overhead too */
+        "    executors: sequential\n    executor_count: 4\n    message_overhead_tokens: 50\n", "");
     s = generate(&cfg, 1);
     assert_int_equal(s.nodes[1].n_parents, 1);
     assert_int_equal(s.nodes[1].input_tokens, 470 + 50);
@@ -208,21 +217,13 @@ static void test_graph_diamond_parallel_and_sequential(void **state) {
 /* A framework's per-step overhead is added to the wait of every node that has parents, drawn on
  * its own (the other draws do not move); the context budget keys read and write back. */
 static void test_graph_step_overhead_waits_before_every_hand_off(void **state) {
-    (void)state;
-    static const char *const yaml =
-        "limits: {duration: 10s}\nworkload:\n  kind: graph\n  graph:\n    shape: diamond\n"
-        "    executor_count: 2\n%s"
-        "    nodes:\n      planner: {input_tokens: 200, output_tokens: 170}\n"
-        "      executor: {input_tokens: 470, output_tokens: 280, wait_after_ready: 30ms}\n"
-        "      aggregator: {input_tokens: 825, output_tokens: 640}\n";
-    char text[1024];
     config_t plain, framework;
-    snprintf(text, sizeof text, yaml, "");
-    load_and_reload(&plain, text);
-    snprintf(text, sizeof text, yaml,
-             "    step_overhead: {dist: uniform, min: 400ms, max: 600ms}\n"
-             "    context_limit: 4096\n    context_margin: 256\n");
-    load_and_reload(&framework, text);
+    load_diamond(&plain, "    executor_count: 2\n", ", wait_after_ready: 30ms");
+    load_diamond(&framework,
+                 "    executor_count: 2\n"
+                 "    step_overhead: {dist: uniform, min: 400ms, max: 600ms}\n"
+                 "    context_limit: 4096\n    context_margin: 256\n",
+                 ", wait_after_ready: 30ms");
     assert_int_equal(framework.workload.graph.context_limit, 4096);
     assert_int_equal(framework.workload.graph.context_margin, 256);
     char *written = config_to_yaml(&framework);
@@ -340,17 +341,19 @@ static void test_graph_branching_layers_from_a_single_root(void **state) {
     config_free(&cfg);
 }
 
+/* One graph of each shape. */
+static const char *const shapes[] = {
+    "shape: linear, length: {dist: uniform, min: 3, max: 9}",
+    "shape: diamond, executors: parallel, executor_count: 3",
+    "shape: diamond, executors: sequential, executor_count: 2, message_overhead_tokens: 9",
+    "shape: fanout, children: 3, child_length: {dist: uniform, min: 1, max: 3}",
+    "shape: branching, depth: 3, fan_out: {dist: uniform, min: 1, max: 3}, fan_in: 2",
+    "shape: template, nodes: [{id: a}, {id: b, parents: [a]}, {id: c, parents: [a, b]}]",
+};
+
 /* Every shape: a session's digest is the same whatever order sessions are generated in, and the
  * whole-run digest is the sum of the sessions' (so 1 or 4 workers agree). */
 static void test_graph_digest_is_independent_of_generation_order(void **state) {
-    static const char *const shapes[] = {
-        "shape: linear, length: {dist: uniform, min: 3, max: 9}",
-        "shape: diamond, executors: parallel, executor_count: 3",
-        "shape: diamond, executors: sequential, executor_count: 2, message_overhead_tokens: 9",
-        "shape: fanout, children: 3, child_length: {dist: uniform, min: 1, max: 3}",
-        "shape: branching, depth: 3, fan_out: {dist: uniform, min: 1, max: 3}, fan_in: 2",
-        "shape: template, nodes: [{id: a}, {id: b, parents: [a]}, {id: c, parents: [a, b]}]",
-    };
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         char yaml[1024];
         snprintf(yaml, sizeof yaml,

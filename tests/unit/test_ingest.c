@@ -49,6 +49,15 @@ static void good_record(Stampede__Record *r, uint64_t request_id) {
     r->chunk_gap_us = gaps;
 }
 
+/* n good records with request ids first_id, first_id + 1, ..., and records[i] pointing at r[i]. */
+static void good_records(Stampede__Record *r, Stampede__Record **records, size_t n,
+                         uint64_t first_id) {
+    for (size_t i = 0; i < n; i++) {
+        good_record(&r[i], first_id + i);
+        records[i] = &r[i];
+    }
+}
+
 static Stampede__EventBatch make_batch(Stampede__Record **records, size_t n, uint64_t seq) {
     Stampede__EventBatch b = STAMPEDE__EVENT_BATCH__INIT;
     b.seq = seq;
@@ -57,12 +66,19 @@ static Stampede__EventBatch make_batch(Stampede__Record **records, size_t n, uin
     return b;
 }
 
+/* Ingests r from worker at offset_ns, which must be accepted; returns what it became. */
+static request_record_t ingest_ok(ingest_t *in, const Stampede__Record *r, int64_t offset_ns,
+                                  uint32_t worker) {
+    request_record_t out;
+    assert_int_equal(ingest_record(in, r, offset_ns, worker, &out), 0);
+    return out;
+}
+
 static void test_ingest_good_record_moves_to_the_controller_clock(void **state) {
+    ingest_t *in = ingest_new();
     Stampede__Record r;
     good_record(&r, 7);
-    ingest_t *in = ingest_new();
-    request_record_t out;
-    assert_int_equal(ingest_record(in, &r, 1000, 2, &out), 0);
+    request_record_t out = ingest_ok(in, &r, 1000, 2);
     assert_int_equal(out.send_ns, SEND_NS - 1000);
     assert_int_equal(out.end_ns, SEND_NS + 100000000 - 1000);
     assert_int_equal(out.n_chunks, 3);
@@ -75,21 +91,19 @@ static void test_ingest_good_record_moves_to_the_controller_clock(void **state) 
 /* finish_reason travels as its number; one this controller does not know (a newer worker's)
  * reads as other, and a record without it as none. */
 static void test_ingest_finish_reason_unknown_reads_as_other(void **state) {
+    ingest_t *in = ingest_new();
     Stampede__Record r;
     good_record(&r, 8);
-    ingest_t *in = ingest_new();
-    request_record_t out;
-    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
+    request_record_t out = ingest_ok(in, &r, 0, 0);
     assert_int_equal(out.finish_reason, FINISH_NONE);
     assert_false(out.refusal);
     r.finish_reason = FINISH_LENGTH;
     r.refusal = true;
-    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
+    out = ingest_ok(in, &r, 0, 0);
     assert_int_equal(out.finish_reason, FINISH_LENGTH);
     assert_true(out.refusal);
     r.finish_reason = 99;
-    assert_int_equal(ingest_record(in, &r, 0, 0, &out), 0);
-    assert_int_equal(out.finish_reason, FINISH_OTHER);
+    assert_int_equal(ingest_ok(in, &r, 0, 0).finish_reason, FINISH_OTHER);
     ingest_destroy(&in);
 }
 
@@ -221,10 +235,7 @@ static run_worker_t worker_at(uint64_t acked_seq) {
 static void test_ingest_go_back_n_merges_each_batch_once_and_in_order(void **state) {
     Stampede__Record r[4];
     Stampede__Record *records[4];
-    for (int i = 0; i < 4; i++) {
-        good_record(&r[i], 100 + (uint64_t)i);
-        records[i] = &r[i];
-    }
+    good_records(r, records, 4, 100);
     Stampede__EventBatch b1 = make_batch(records, 2, 1);
     Stampede__EventBatch b2 = make_batch(records + 2, 1, 2);
     Stampede__EventBatch b3 = make_batch(records + 3, 1, 3);
@@ -253,10 +264,7 @@ static void test_ingest_go_back_n_merges_each_batch_once_and_in_order(void **sta
 static void test_ingest_go_back_n_skips_a_refused_batch_without_merging_any_of_it(void **state) {
     Stampede__Record r[3];
     Stampede__Record *records[3];
-    for (int i = 0; i < 3; i++) {
-        good_record(&r[i], 200 + (uint64_t)i);
-        records[i] = &r[i];
-    }
+    good_records(r, records, 3, 200);
     uint64_t wrap[2] = {UINT64_MAX, 1};
     r[1].chunk_gap_us = wrap;
     r[1].n_chunk_gap_us = 2;
@@ -306,11 +314,10 @@ static size_t feed_bytes(const uint8_t *data, size_t len, int *outcome) {
 static uint8_t *packed_batch(size_t *len) {
     static Stampede__Record r[3];
     static Stampede__Record *records[3];
+    good_records(r, records, 3, 300);
     for (int i = 0; i < 3; i++) {
-        good_record(&r[i], 300 + (uint64_t)i);
         r[i]._first_token_case = STAMPEDE__RECORD___FIRST_TOKEN_FIRST_TOKEN_DELTA_NS;
         r[i].first_token_delta_ns = 50000000;
-        records[i] = &r[i];
     }
     static Stampede__EventBatch b;
     b = make_batch(records, 3, 1);

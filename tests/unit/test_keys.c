@@ -13,6 +13,7 @@
 #include <zmq.h>
 
 #include "keys.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 /* A fresh temporary directory in dir (PATH_MAX enough). */
@@ -27,11 +28,11 @@ static void remove_dir(const char *dir) {
     assert_int_equal(system(cmd), 0);
 }
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
+/* n fresh CURVE public keys (their secrets thrown away). */
+static void new_public_keys(char (*pub)[41], int n) {
+    char secret[41];
+    for (int i = 0; i < n; i++)
+        assert_int_equal(zmq_curve_keypair(pub[i], secret), 0);
 }
 
 static void test_keys_generate_writes_a_secret_0600_whose_public_key_is_the_pub(void **st) {
@@ -58,37 +59,36 @@ static void test_keys_read_names_the_file_and_line_of_a_bad_key(void **st) {
     char dir[256], path[300], err[512], key[41];
     make_dir(dir, sizeof dir);
     snprintf(path, sizeof path, "%s/bad.pub", dir);
-    write_file(path, "# comment\n\nshort\n");
+    temp_file_write_at(path, "# comment\n\nshort\n");
     assert_int_equal(keys_read_public(path, key, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad.pub:3: expected a key of 40 Z85 characters"));
-    write_file(path, "# nothing else\n");
+    temp_file_write_at(path, "# nothing else\n");
     assert_int_equal(keys_read_public(path, key, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad.pub: holds no key"));
     char pub[41], sec[41], text[200];
     assert_int_equal(zmq_curve_keypair(pub, sec), 0);
     snprintf(text, sizeof text, "%s\n%s\n", pub, pub);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     assert_int_equal(keys_read_public(path, key, err, sizeof err), -1);
     assert_non_null(strstr(err, "bad.pub:2: a second key line"));
     snprintf(text, sizeof text, "  %s \r\n", pub);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     assert_int_equal(keys_read_public(path, key, err, sizeof err), 0);
     assert_string_equal(key, pub);
     remove_dir(dir);
 }
 
 static void test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else(void **st) {
-    char dir[256], path[300], err[512], pub[3][41], sec[41], text[200];
+    char dir[256], path[300], err[512], pub[3][41], text[200];
     make_dir(dir, sizeof dir);
-    for (int i = 0; i < 3; i++)
-        assert_int_equal(zmq_curve_keypair(pub[i], sec), 0);
+    new_public_keys(pub, 3);
     for (int i = 0; i < 2; i++) { /* the third key is not authorized */
         snprintf(path, sizeof path, "%s/w%d.pub", dir, i);
         snprintf(text, sizeof text, "%s\n", pub[i]);
-        write_file(path, text);
+        temp_file_write_at(path, text);
     }
     snprintf(path, sizeof path, "%s/w2.key", dir); /* not a .pub: ignored */
-    write_file(path, "not a key");
+    temp_file_write_at(path, "not a key");
     keys_ring_t *ring = keys_ring_load(dir, err, sizeof err);
     assert_non_null(ring);
     assert_int_equal(keys_ring_count(ring), 2);
@@ -107,16 +107,15 @@ static void test_keys_ring_finds_every_pub_of_the_directory_and_nothing_else(voi
 }
 
 static void test_keys_ring_user_is_the_name_line_else_the_file_name(void **st) {
-    char dir[256], path[300], err[512], pub[2][41], sec[41], text[200];
+    char dir[256], path[300], err[512], pub[2][41], text[200];
     make_dir(dir, sizeof dir);
-    for (int i = 0; i < 2; i++)
-        assert_int_equal(zmq_curve_keypair(pub[i], sec), 0);
+    new_public_keys(pub, 2);
     snprintf(path, sizeof path, "%s/alice.pub", dir);
     snprintf(text, sizeof text, "# stampede CURVE public key (Z85)\n%s\n", pub[0]);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     snprintf(path, sizeof path, "%s/d-laptop.pub", dir);
     snprintf(text, sizeof text, "# a comment\n#  name:  dave \n%s\n", pub[1]);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     keys_ring_t *ring = keys_ring_load(dir, err, sizeof err);
     assert_non_null(ring);
     uint8_t binary[32];
@@ -126,7 +125,7 @@ static void test_keys_ring_user_is_the_name_line_else_the_file_name(void **st) {
     assert_string_equal(keys_ring_user(ring, binary), "dave");
     keys_ring_destroy(&ring);
     snprintf(text, sizeof text, "%s\n# name: dave smith\n", pub[1]);
-    write_file(path, text);
+    temp_file_write_at(path, text);
     assert_null(keys_ring_load(dir, err, sizeof err));
     assert_non_null(strstr(err, "d-laptop.pub:2: name: expected"));
     remove_dir(dir);

@@ -11,28 +11,41 @@
 #include <string.h>
 
 #include "kv_plan.h"
+#include "message_case.h"
 
 #define GIB 1073741824.0
 
+/* model's KV shape (layers, width, dtype) placed on replicas of pp x tp GPUs, each with free_bytes
+ * for KV, serving sequences of context tokens. */
+static kv_plan_input_t on_gpus(kv_plan_input_t model, uint32_t pp, uint32_t tp, uint32_t replicas,
+                               uint64_t context, double free_bytes) {
+    model.pp = pp;
+    model.tp = tp;
+    model.replicas = replicas;
+    model.context = context;
+    model.free_bytes = free_bytes;
+    return model;
+}
+
 /* reference/capacity-planning.md §2.1: S = 40000, L = 80, H = 16384, r = 1/8, b = 2, PP = 8. */
 static kv_plan_input_t worked_example(void) {
-    return (kv_plan_input_t){.layers = 80,
-                             .hidden = 16384,
-                             .kv_ratio = 0.125,
-                             .dtype_bytes = 2,
-                             .pp = 8,
-                             .tp = 1,
-                             .replicas = 1,
-                             .context = 40000,
-                             .free_bytes = 40 * GIB};
+    kv_plan_input_t model = {.layers = 80, .hidden = 16384, .kv_ratio = 0.125, .dtype_bytes = 2};
+    return on_gpus(model, 8, 1, 1, 40000, 40 * GIB);
+}
+
+/* The plan of in, which must be computed. */
+static kv_plan_t plan_ok(const kv_plan_input_t *in) {
+    kv_plan_t p;
+    char why[256] = "";
+    if (kv_plan_compute(in, &p, why, sizeof why) != 0)
+        fail_msg("refused: %s", why);
+    return p;
 }
 
 static void
 test_kv_plan_worked_example_8_kib_per_token_layer_3_2_million_kib_per_sequence(void **state) {
     kv_plan_input_t in = worked_example();
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_t p = plan_ok(&in);
     assert_true(p.kv_width == 2048);
     assert_true(p.token_layer_bytes == 8192);        /* 2 x (16384 x 1/8) x 2: 8 KiB */
     assert_int_equal(p.layers_per_gpu, 10);          /* 80 / 8 */
@@ -48,27 +61,16 @@ test_kv_plan_worked_example_8_kib_per_token_layer_3_2_million_kib_per_sequence(v
 static void test_kv_plan_worked_example_in_decimal_gigabytes_gives_the_documents_12(void **state) {
     kv_plan_input_t in = worked_example();
     in.free_bytes = 40e9;
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_t p = plan_ok(&in);
     assert_true(fabs(p.sequences_exact - 40e9 / 3276800000.0) < 1e-9); /* 12.2 */
     assert_int_equal(p.sequences, 12);
 }
 
 static void test_kv_plan_tensor_parallel_splits_kv_heads_and_replicates_past_them(void **state) {
     /* Llama-3-70B: 80 layers, 8 KV heads x 128, bf16: 320 KiB a token over the whole model */
-    kv_plan_input_t in = {.layers = 80,
-                          .kv_heads = 8,
-                          .head_dim = 128,
-                          .dtype_bytes = 2,
-                          .pp = 1,
-                          .tp = 8,
-                          .replicas = 2,
-                          .context = 8192,
-                          .free_bytes = 40 * GIB};
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_input_t model = {.layers = 80, .kv_heads = 8, .head_dim = 128, .dtype_bytes = 2};
+    kv_plan_input_t in = on_gpus(model, 1, 8, 2, 8192, 40 * GIB);
+    kv_plan_t p = plan_ok(&in);
     assert_true(p.token_layer_bytes == 4096);
     assert_true(p.token_layer_gpu_bytes == 512); /* one KV head per rank */
     assert_true(p.sequence_gpu_bytes == 8192.0 * 80 * 512);
@@ -77,13 +79,13 @@ static void test_kv_plan_tensor_parallel_splits_kv_heads_and_replicates_past_the
     assert_int_equal(p.stable, 4);
     assert_int_equal(p.exploratory, 8);
     in.tp = 16; /* more ranks than KV heads: each still keeps a whole head */
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    p = plan_ok(&in);
     assert_true(p.token_layer_gpu_bytes == 512);
     in.kv_heads = 0; /* from the ratio alone the share is a plain division */
     in.hidden = 8192;
     in.kv_ratio = 0.125;
     in.tp = 4;
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    p = plan_ok(&in);
     assert_true(p.token_layer_gpu_bytes == 1024);
 }
 
@@ -91,40 +93,28 @@ static void test_kv_plan_uneven_pipeline_counts_the_fullest_stage(void **state) 
     kv_plan_input_t in = worked_example();
     in.layers = 61;
     in.pp = 4; /* 16 + 15 + 15 + 15 */
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_t p = plan_ok(&in);
     assert_int_equal(p.layers_per_gpu, 16);
     assert_true(p.sequence_gpu_bytes == 40000.0 * 16 * 8192);
     in.layers = UINT32_MAX; /* no overflow rounding up */
     in.pp = 2;
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    p = plan_ok(&in);
     assert_int_equal(p.layers_per_gpu, 2147483648u);
 }
 
 static void test_kv_plan_mla_keeps_one_latent_vector_whole_on_every_rank(void **state) {
     /* DeepSeek-V3: kv_lora_rank 512 + qk_rope_head_dim 64, bf16, 61 layers */
-    kv_plan_input_t in = {.layers = 61,
-                          .latent_width = 576,
-                          .dtype_bytes = 2,
-                          .pp = 1,
-                          .tp = 8,
-                          .replicas = 1,
-                          .context = 1000,
-                          .free_bytes = GIB};
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_input_t model = {.layers = 61, .latent_width = 576, .dtype_bytes = 2};
+    kv_plan_input_t in = on_gpus(model, 1, 8, 1, 1000, GIB);
+    kv_plan_t p = plan_ok(&in);
     assert_true(p.token_layer_bytes == 1152);
     assert_true(p.token_layer_gpu_bytes == 1152);
     assert_true(p.token_gpu_bytes == 61 * 1152); /* 68.6 KiB a token */
 }
 
+/* Each case names the input worked_example() gets wrong and the refusal that must name it. */
 static void test_kv_plan_refuses_inputs_out_of_range_naming_them(void **state) {
-    static const struct {
-        const char *field;
-        const char *why;
-    } cases[] = {
+    static const message_case_t cases[] = {
         {"layers", "layers: must be at least 1"},
         {"pp", "pp: more pipeline stages than layers"},
         {"tp", "pp and tp: must be at least 1"},
@@ -136,7 +126,7 @@ static void test_kv_plan_refuses_inputs_out_of_range_naming_them(void **state) {
     };
     for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
         kv_plan_input_t in = worked_example();
-        const char *f = cases[i].field;
+        const char *f = cases[i].input;
         if (!strcmp(f, "layers"))
             in.layers = 0;
         else if (!strcmp(f, "pp"))
@@ -154,15 +144,14 @@ static void test_kv_plan_refuses_inputs_out_of_range_naming_them(void **state) {
         kv_plan_t p;
         char why[256] = "";
         assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), -1);
-        assert_string_equal(why, cases[i].why);
+        if (strcmp(why, cases[i].message) != 0)
+            fail_msg("%s: refused with \"%s\", expected \"%s\"", f, why, cases[i].message);
     }
 }
 
 static void test_kv_plan_sessions_at_scales_with_replicas(void **state) {
     kv_plan_input_t in = worked_example();
-    kv_plan_t p;
-    char why[256];
-    assert_int_equal(kv_plan_compute(&in, &p, why, sizeof why), 0);
+    kv_plan_t p = plan_ok(&in);
     /* 40 GiB / (10 x 8 KiB) = 524288 tokens a replica */
     assert_true(p.tokens_per_gpu == 524288);
     assert_true(kv_plan_sessions_at(&p, &in, 4096) == 128);

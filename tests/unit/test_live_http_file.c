@@ -9,6 +9,7 @@
 
 #include <cmocka.h>
 
+#include "temp_file.h"
 #include "unit_main.h"
 
 #include <limits.h>
@@ -23,13 +24,6 @@
 
 static char base[PATH_MAX], root[PATH_MAX + 8];
 
-static void write_file(const char *path, const char *text) {
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(text, f);
-    fclose(f);
-}
-
 static int setup(void **state) {
     snprintf(base, sizeof base, "/tmp/stampede-live-http-XXXXXX");
     if (!mkdtemp(base))
@@ -40,13 +34,13 @@ static int setup(void **state) {
     snprintf(p, sizeof p, "%s/levels", root);
     mkdir(p, 0755);
     snprintf(p, sizeof p, "%s/results.json", root);
-    write_file(p, "{\"schema_version\": 1}\n");
+    temp_file_write_at(p, "{\"schema_version\": 1}\n");
     snprintf(p, sizeof p, "%s/levels/report.md", root);
-    write_file(p, "# level\n");
+    temp_file_write_at(p, "# level\n");
     snprintf(p, sizeof p, "%s/.hidden", root);
-    write_file(p, "hidden\n");
+    temp_file_write_at(p, "hidden\n");
     snprintf(p, sizeof p, "%s/secret.txt", base);
-    write_file(p, "outside\n");
+    temp_file_write_at(p, "outside\n");
     char link[PATH_MAX + 64];
     snprintf(link, sizeof link, "%s/escape.txt", root);
     if (symlink(p, link) != 0)

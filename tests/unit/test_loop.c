@@ -335,9 +335,8 @@ static void test_loop_watch_of_a_bad_fd_fails_with_errno(void **state) {
 }
 
 typedef struct turn_log {
-    int fd_calls;
+    int fd_calls, hook_calls;
     int fd_calls_when_hook_ran;
-    int hook_calls;
 } turn_log_t;
 
 static void fd_then_hook_readable(loop_t *loop, int fd, int mask, void *arg) {

@@ -89,7 +89,6 @@ static void churn_on_a_thread(memtrim_result_t *r) {
 }
 
 static void test_memtrim_release_returns_free_pages_inside_an_arena(void **state) {
-    (void)state;
     memtrim_result_t r = {.trim = true};
     churn_on_a_thread(&r);
     long freed_kib = (long)(MEMTRIM_BLOCKS * MEMTRIM_BLOCK / 1024);
@@ -103,7 +102,6 @@ static void test_memtrim_release_returns_free_pages_inside_an_arena(void **state
 }
 
 static void test_memtrim_map_large_returns_pages_at_free(void **state) {
-    (void)state;
 #if !defined(MEMTRIM_OWN_ALLOCATOR) && defined(__GLIBC__)
     assert_true(memtrim_map_large(MEMTRIM_BLOCK));
 #endif

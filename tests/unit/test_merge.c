@@ -13,13 +13,8 @@
 
 static char *urls[] = {"http://10.0.0.1:8000", "http://10.0.0.2:8000", "http://10.0.0.3:8000"};
 
-static config_t three_endpoints(void) {
-    config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.target.endpoints = urls;
-    cfg.target.n_endpoints = 3;
-    return cfg;
-}
+/* A run over three endpoints; a merge keeps a pointer to its config, so this one lives on. */
+static const config_t three = {.target = {.endpoints = urls, .n_endpoints = 3}};
 
 typedef struct fixture {
     request_record_t rec;
@@ -62,8 +57,7 @@ static request_record_t *at(fixture_t *f, int64_t send_ms, const int64_t *chunk_
 }
 
 static void test_merge_counts_requests_per_endpoint(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     assert_non_null(m);
     fixture_t f;
     for (int i = 0; i < 30; i++) {
@@ -89,8 +83,7 @@ static void test_merge_counts_requests_per_endpoint(void **state) {
 }
 
 static void test_merge_excludes_warmup_from_statistics(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     for (int i = 0; i < 5; i++) {
         request_record_t *rec = make(&f, S, 9000, 3, 10); /* a 9 s TTFT must not show */
@@ -114,8 +107,7 @@ static void test_merge_excludes_warmup_from_statistics(void **state) {
 }
 
 static void test_merge_counts_errors_by_class_outside_latency(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     static const error_class_t outcomes[] = {ERROR_NONE,      ERROR_HTTP_5XX,  ERROR_HTTP_5XX,
                                              ERROR_TIMEOUT,   ERROR_CANCELLED, ERROR_CANCELLED,
@@ -148,8 +140,7 @@ static void test_merge_counts_errors_by_class_outside_latency(void **state) {
 }
 
 static void test_merge_records_every_itl_sample_in_every_slice(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     request_record_t *rec = make(&f, S, 30, 4, 12);
     f.chunk_tokens[1] = 3; /* 12 ms carrying 3 tokens: three samples of 4 ms */
@@ -174,8 +165,7 @@ static void test_merge_records_every_itl_sample_in_every_slice(void **state) {
 }
 
 static void test_merge_counts_tokens_and_their_source(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     request_record_t *rec = make(&f, S, 30, 5, 10);
     rec->has_usage = true;
@@ -212,8 +202,7 @@ static void test_merge_counts_tokens_and_their_source(void **state) {
  * `stop` short of max_tokens is counted as stopped early, and a reply counted from its chunks
  * that ended on `length` reached the length (its events carried several tokens). */
 static void test_merge_counts_finish_reasons_refusals_and_early_stops(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     request_record_t *rec = make(&f, S, 30, 5, 10); /* usage 3 of 8 asked, stop: early */
     rec->has_usage = true;
@@ -258,8 +247,7 @@ static void test_merge_counts_finish_reasons_refusals_and_early_stops(void **sta
 }
 
 static void test_merge_digest_is_a_wrapping_sum_independent_of_split(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *whole = merge_new(&cfg), *a = merge_new(&cfg), *b = merge_new(&cfg);
+    merge_t *whole = merge_new(&three), *a = merge_new(&three), *b = merge_new(&three);
     fixture_t f;
     uint64_t expected = 0;
     for (uint64_t i = 0; i < 100; i++) {
@@ -279,8 +267,7 @@ static void test_merge_digest_is_a_wrapping_sum_independent_of_split(void **stat
 }
 
 static void test_merge_duration_and_sessions(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     for (int i = 0; i < 6; i++) {
         request_record_t *rec = make(&f, 10 * S + i * S, 100, 2, 100); /* ends 200 ms later */
@@ -310,8 +297,7 @@ static void test_merge_duration_and_sessions(void **state) {
  * count by chunk receive time from every record (warm-up and failed included), requests, input
  * tokens and sessions by end time; the latency statistics still leave the warm-up out. */
 static void test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     merge_set_run_window(m, 10 * S, 20 * S);
     fixture_t f;
     /* A: warm-up, chunks 8.5 s .. 13.0 s every 0.5 s: 7 of its 10 tokens arrive from 10.0 s on,
@@ -390,7 +376,7 @@ static void test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end(vo
     merge_destroy(&m);
 
     /* no duration limit: nothing is cut at the end, the window closes at the last end */
-    m = merge_new(&cfg);
+    m = merge_new(&three);
     merge_set_run_window(m, 10 * S, 0);
     merge_add(m, at(&f, 18000, b, 10));
     merge_close_run_window(m, false);
@@ -402,8 +388,7 @@ static void test_merge_window_counts_tokens_by_chunk_time_and_requests_by_end(vo
 
 /* A chunk received before the one it follows gives no ITL sample, never a sample of 0. */
 static void test_merge_leaves_backwards_gaps_out_of_itl(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     static const int64_t chunks[] = {1000, 1020, 1010, 1030};
     merge_add(m, at(&f, 900, chunks, 4));
@@ -415,8 +400,7 @@ static void test_merge_leaves_backwards_gaps_out_of_itl(void **state) {
 }
 
 static void test_merge_places_out_of_range_ids_in_the_whole_run_only(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     request_record_t *rec = make(&f, S, 30, 2, 10);
     rec->endpoint = 7;
@@ -437,8 +421,7 @@ static void test_merge_places_out_of_range_ids_in_the_whole_run_only(void **stat
 }
 
 static void test_merge_live_window_covers_the_last_five_seconds(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     merge_set_run_window(m, 100 * S, 0);
     fixture_t f;
     /* 10 requests ending in second 101 (outside the window at now = 110.5 s), TTFT 900 ms */
@@ -468,8 +451,7 @@ static void test_merge_live_window_covers_the_last_five_seconds(void **state) {
 
 /* Phases go into every slice for the ok requests that have them; the reuse count follows. */
 static void test_merge_http_phases_and_connection_reuse_of_ok_requests(void **state) {
-    config_t cfg = three_endpoints();
-    merge_t *m = merge_new(&cfg);
+    merge_t *m = merge_new(&three);
     fixture_t f;
     for (int i = 0; i < 4; i++) {
         request_record_t *rec = make(&f, (1 + i) * S, 50, 3, 10);

@@ -34,7 +34,6 @@ static void assert_shares(const int64_t (*iv)[2], size_t n, long most, const dou
 
 /* [0,10) [5,15) [5,8): 1 open for 0-5 and 10-15 (10), 2 for 8-10 (2), 3 for 5-8 (3); 15 active. */
 static void test_overlap_levels_are_duration_weighted(void **state) {
-    (void)state;
     const int64_t iv[][2] = {{5, 15}, {0, 10}, {5, 8}};
     const double want[] = {1.0, (double)5 / (double)15, (double)3 / (double)15};
     assert_shares(iv, 3, 3, want);
@@ -42,7 +41,6 @@ static void test_overlap_levels_are_duration_weighted(void **state) {
 
 /* Time with nothing decoding is not decode-active: it counts in neither part of the share. */
 static void test_overlap_gaps_are_not_decode_time(void **state) {
-    (void)state;
     const int64_t iv[][2] = {{0, 10}, {20, 30}, {25, 26}};
     const double want[] = {1.0, (double)1 / (double)20};
     assert_shares(iv, 3, 2, want);
@@ -50,7 +48,6 @@ static void test_overlap_gaps_are_not_decode_time(void **state) {
 
 /* One request ending as the next starts: never two at once. */
 static void test_overlap_touching_intervals_do_not_overlap(void **state) {
-    (void)state;
     const int64_t iv[][2] = {{10, 20}, {0, 10}, {20, 35}};
     const double want[] = {1.0};
     assert_shares(iv, 3, 1, want);
@@ -58,7 +55,6 @@ static void test_overlap_touching_intervals_do_not_overlap(void **state) {
 
 /* Empty and reversed intervals are ignored; none at all gives no shares. */
 static void test_overlap_empty_intervals_are_ignored(void **state) {
-    (void)state;
     const int64_t iv[][2] = {{10, 10}, {20, 5}};
     double *share = (double *)&share;
     assert_int_equal(sweep(iv, 2, &share), 0);
@@ -74,7 +70,6 @@ static void test_overlap_empty_intervals_are_ignored(void **state) {
 /* n nested intervals [j, 2n - j): at least k are open over [k - 1, 2n - k + 1), 2(n - k + 1) of
  * the 2n active ns; this many intervals also grow the arrays past their first size. */
 static void test_overlap_nested_staircase(void **state) {
-    (void)state;
     enum { N = 3000 };
     int64_t(*iv)[2] = calloc(N, sizeof *iv);
     for (size_t i = 0; i < N; i++) {

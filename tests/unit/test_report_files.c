@@ -21,6 +21,7 @@
 #include "report_doc.h"
 #include "report_hgrm.h"
 #include "report_md.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 #define FIXTURES "tests/fixtures/report"
@@ -75,7 +76,6 @@ static char *read_text(const char *path) {
 }
 
 static void test_report_md_and_csv_render_the_same_bytes_from_a_fresh_load(void **state) {
-    (void)state;
     const char *names[] = {"quickstart", "sweep", "diamond", "two-endpoints"};
     for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
         char dir[256];
@@ -194,7 +194,6 @@ static void check_reference_headings_and_columns(const char *path) {
 }
 
 static void test_report_md_holds_the_reference_headings_and_columns(void **state) {
-    (void)state;
     check_reference_headings_and_columns(REFERENCE);
 }
 
@@ -202,7 +201,6 @@ static void test_report_md_holds_the_reference_headings_and_columns(void **state
  * directory STAMPEDE_SHARED_REFERENCE names) when it is there, so a change to the reference that
  * the fixture copy has not followed fails here. Skipped where the checkout has no such sibling. */
 static void test_report_md_holds_the_shared_reference_headings(void **state) {
-    (void)state;
     const char *dir = getenv("STAMPEDE_SHARED_REFERENCE");
     char path[1024];
     snprintf(path, sizeof path, "%s/sweep-round-robin-eagle3-50-160.md",
@@ -216,7 +214,6 @@ static void test_report_md_holds_the_shared_reference_headings(void **state) {
 }
 
 static void test_report_md_tables_have_a_row_per_level_with_the_level_figures(void **state) {
-    (void)state;
     json_t *root = load_fixture("sweep");
     char *md = render_md(root);
     const json_t *levels = json_object_get(root, "levels");
@@ -237,7 +234,6 @@ static void test_report_md_tables_have_a_row_per_level_with_the_level_figures(vo
 }
 
 static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **state) {
-    (void)state;
     json_t *graph = load_fixture("diamond"), *run = load_fixture("quickstart");
     char *md = render_md(graph), *plain = render_md(run);
     assert_non_null(strstr(md, "### Critical Path vs Makespan"));
@@ -252,7 +248,6 @@ static void test_report_md_shows_roles_sessions_and_the_gap_when_present(void **
 /* A graph sweep (tests/fixtures/report/sweep-diamond): the Sessions and Roles tables have a row
  * per level (per level and role), from each level's pooled roles and sessions. */
 static void test_report_md_graph_sweep_has_sessions_and_roles_per_level(void **state) {
-    (void)state;
     json_t *root = load_fixture("sweep-diamond");
     char *md = render_md(root);
     static section_t ours[64];
@@ -290,7 +285,6 @@ static void test_report_md_graph_sweep_has_sessions_and_roles_per_level(void **s
 
 /* A rate run's level keeps its target in the rate block: tables and file names still show it. */
 static void test_report_rate_run_levels_are_named_by_their_target(void **state) {
-    (void)state;
     json_t *root =
         json_pack("{s:i, s:[{s:{s:f}, s:{s:n, s:f}}]}", "schema_version", 2, "levels", "rate",
                   "requested_per_s", 2.5, "reference", "concurrency", "actual_rps", 2.4);
@@ -318,7 +312,6 @@ static size_t count_fields(const char *line, size_t len) {
 }
 
 static void test_report_csv_has_a_row_per_level_repetition_and_slice(void **state) {
-    (void)state;
     json_t *root = load_fixture("sweep");
     char *csv = render_csv(root, FIXTURES "/sweep");
     size_t columns = count_fields(report_csv_columns, strlen(report_csv_columns));
@@ -403,7 +396,6 @@ static __attribute__((noinline)) size_t check_ms_cells(const char *md, const cha
 /* One unit per column: every cell of the latency tables, and of the session means, is "NNNms"
  * (or "—" when absent); never a bare number beside "0.13ms", nor "1.2s" beside "909ms". */
 static void test_report_md_latency_columns_have_one_unit(void **state) {
-    (void)state;
     static const char *const fixtures[] = {"sweep", "sweep-diamond"};
     size_t cells = 0;
     for (size_t f = 0; f < 2; f++) {
@@ -416,7 +408,7 @@ static void test_report_md_latency_columns_have_one_unit(void **state) {
     assert_true(cells >= 3 * 5 + 2 * 4); /* every level's cells were looked at */
 }
 
-/* The text of column (0-based) of a CSV line, up to the next comma. */
+/* The number at column (0-based) of a CSV line without quoted fields. */
 static double csv_column(const char *line, int column) {
     for (int i = 0; i < column; i++)
         line = strchr(line, ',') + 1;
@@ -426,7 +418,6 @@ static double csv_column(const char *line, int column) {
 /* Each sweep level's pooled row holds the headline figures of results.json's level (pooled over
  * its valid repetitions), so the report's percentiles can be rebuilt from the CSV alone. */
 static void test_report_csv_pooled_row_per_level_holds_the_headline_figures(void **state) {
-    (void)state;
     json_t *root = load_fixture("sweep");
     char *csv = render_csv(root, FIXTURES "/sweep");
     const json_t *levels = json_object_get(root, "levels");
@@ -477,21 +468,10 @@ static size_t parse_hgrm(const char *text, double *values, double *percentiles, 
     return n;
 }
 
-/* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
- * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
- * printed 0.001 ms, and its counts add up. */
-/* The field at column (0-based) of a CSV line without quoted fields, as a number. */
-static double csv_number(const char *line, int column) {
-    for (int i = 0; i < column; i++)
-        line = strchr(line, ',') + 1;
-    return strtod(line, NULL);
-}
-
 /* A run over two endpoints (tests/fixtures/report/two-endpoints): results.csv has the all row, a
  * row per endpoint with that endpoint's own figures (a fast and a slow mock), and the role row;
  * the endpoints' requests add up to all's. */
 static void test_report_csv_has_a_row_per_endpoint(void **state) {
-    (void)state;
     json_t *root = load_fixture("two-endpoints");
     char *csv = render_csv(root, FIXTURES "/two-endpoints");
     const json_t *level = json_array_get(json_object_get(root, "levels"), 0);
@@ -508,14 +488,14 @@ static void test_report_csv_has_a_row_per_endpoint(void **state) {
         const char *row = strstr(csv, want);
         if (!row)
             fail_msg("no results.csv row for endpoint %s", url);
-        double ok = csv_number(row + 1, 8), ttft_p50 = csv_number(row + 1, 18);
+        double ok = csv_column(row + 1, 8), ttft_p50 = csv_column(row + 1, 18);
         assert_float_equal(ok, json_number_value(json_object_get(slice, "requests_ok")), 0);
         double want_p50 =
             json_number_value(json_object_get(json_object_get(slice, "ttft_ms"), "p50"));
         assert_true(fabs(ttft_p50 - want_p50) <= 1e-6 * want_p50);
         sum += ok;
     }
-    assert_float_equal(sum, csv_number(all + 1, 8), 0);
+    assert_float_equal(sum, csv_column(all + 1, 8), 0);
     assert_true(sum > 0);
     /* the two mocks differ (TTFT 15 and 40 ms): each row has its endpoint's own figure */
     double p50[2];
@@ -532,8 +512,10 @@ static void test_report_csv_has_a_row_per_endpoint(void **state) {
     json_decref(root);
 }
 
+/* The export's p50, p90 and p95 rows agree with results.json's percentiles within the
+ * histogram's bucket (1/2048 relative, the export giving the bucket's upper edge) plus the
+ * printed 0.001 ms, and its counts add up. */
 static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void **state) {
-    (void)state;
     json_t *root = load_fixture("quickstart");
     const json_t *level = json_array_get(json_object_get(root, "levels"), 0);
     const char *metrics[] = {"ttft_ms", "ttfc_ms", "tpot_ms", "itl_ms", "e2e_ms"};
@@ -575,7 +557,6 @@ static void test_report_hgrm_percentiles_match_the_results_within_a_bucket(void 
 }
 
 static void test_report_hgrm_without_buckets_writes_nothing(void **state) {
-    (void)state;
     json_t *block = json_pack("{s:i, s:n, s:[]}", "count", 0, "mean", "buckets");
     char *text = NULL;
     size_t len = 0;
@@ -594,9 +575,7 @@ static char *scratch_dir(const char *text) {
     if (text) {
         char path[256];
         snprintf(path, sizeof path, "%s/results.json", dir);
-        FILE *f = fopen(path, "w");
-        fputs(text, f);
-        fclose(f);
+        temp_file_write_at(path, text);
     }
     return dir;
 }
@@ -609,7 +588,6 @@ static void remove_scratch(char *dir) {
 }
 
 static void test_report_bad_input_names_the_file(void **state) {
-    (void)state;
     char err[4400], want[512];
     char *old = scratch_dir("{\"schema_version\": 1, \"levels\": []}\n");
     assert_int_equal(report_cmd_render(old, err, sizeof err), -1);
@@ -635,7 +613,6 @@ static void test_report_bad_input_names_the_file(void **state) {
 
 /* A sweep whose repetition file is gone: the CSV names it, and report.md is still written. */
 static void test_report_sweep_missing_repetition_names_it(void **state) {
-    (void)state;
     char *text = read_text(FIXTURES "/sweep/results.json");
     char *dir = scratch_dir(text);
     char err[4400];
@@ -653,7 +630,6 @@ static void test_report_sweep_missing_repetition_names_it(void **state) {
 }
 
 static void test_config_deployment_is_kept_verbatim_and_written_back(void **state) {
-    (void)state;
     const char *yaml = "limits: {duration: 1s}\n"
                        "deployment:\n  Model: \"Llama | FP8\"\n  max-num-seqs: 64\n"
                        "  flags: [--a, \"--b=1\"]\n  nested: {x: 1.50}\n";
@@ -673,7 +649,6 @@ static void test_config_deployment_is_kept_verbatim_and_written_back(void **stat
 }
 
 static void test_config_deployment_must_be_a_mapping(void **state) {
-    (void)state;
     const char *yaml = "limits: {duration: 1s}\ndeployment: [a, b]\n";
     config_t cfg;
     config_error_t err;

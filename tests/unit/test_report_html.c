@@ -5,6 +5,7 @@
 
 #include <cmocka.h>
 
+#include "temp_file.h"
 #include "unit_main.h"
 
 #include <jansson.h>
@@ -254,19 +255,16 @@ static void test_report_html_single_run_draws_its_requests_from_the_trace(void *
     assert_non_null(mkdtemp(dir));
     char path[256];
     snprintf(path, sizeof path, "%s/requests.jsonl", dir);
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs("{\"error\":\"none\",\"warmup\":false,\"send_us\":0,\"first_token_us\":100000,"
-          "\"end_us\":300000,\"ttft_ms\":100,\"e2e_ms\":300,\"usage\":{\"prompt_tokens\":64},"
-          "\"chunks_us\":[100000,200000,300000]}\n"
-          "{\"error\":\"none\",\"warmup\":false,\"send_us\":100000,\"first_token_us\":150000,"
-          "\"end_us\":200000,\"ttft_ms\":50,\"e2e_ms\":100,\"requested_input_tokens\":32,"
-          "\"chunks_us\":[150000]}\n"
-          "{\"error\":\"http_5xx\",\"warmup\":false,\"send_us\":0,\"end_us\":100000}\n"
-          "{\"error\":\"none\",\"warmup\":true,\"send_us\":0,\"first_token_us\":900,"
-          "\"end_us\":1000,\"ttft_ms\":0.9,\"e2e_ms\":1}\n",
-          f);
-    fclose(f);
+    temp_file_write_at(
+        path, "{\"error\":\"none\",\"warmup\":false,\"send_us\":0,\"first_token_us\":100000,"
+              "\"end_us\":300000,\"ttft_ms\":100,\"e2e_ms\":300,\"usage\":{\"prompt_tokens\":64},"
+              "\"chunks_us\":[100000,200000,300000]}\n"
+              "{\"error\":\"none\",\"warmup\":false,\"send_us\":100000,\"first_token_us\":150000,"
+              "\"end_us\":200000,\"ttft_ms\":50,\"e2e_ms\":100,\"requested_input_tokens\":32,"
+              "\"chunks_us\":[150000]}\n"
+              "{\"error\":\"http_5xx\",\"warmup\":false,\"send_us\":0,\"end_us\":100000}\n"
+              "{\"error\":\"none\",\"warmup\":true,\"send_us\":0,\"first_token_us\":900,"
+              "\"end_us\":1000,\"ttft_ms\":0.9,\"e2e_ms\":1}\n");
     json_t *root = json_loads("{\"levels\": [{\"concurrency\": 2, \"requests_ok\": 2}]}", 0, NULL);
     buffer_t out;
     buffer_init(&out);

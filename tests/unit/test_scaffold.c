@@ -87,31 +87,32 @@ static void test_scaffold_roles_have_their_own_sizes_and_write_back(void **state
     config_free(&b);
 }
 
+static const message_case_t bad_scaffold_keys[] = {
+    {"workload:\n  system_prompt_tokens: 5\n  scaffold: {system_tokens: 5}\n",
+     "bad.yaml:3:29: workload.scaffold.system_tokens: give the system prompt's size once: "
+     "here or as workload.system_prompt_tokens, not both"},
+    {"workload:\n  scaffold: {tool_results: 0.5}\n",
+     "bad.yaml:2:28: workload.scaffold.tool_results: tool results answer tool calls: give "
+     "workload.scaffold.tools (at least 1) too"},
+    {"workload:\n  scaffold: {tools: 2, tool_results: 1.5}\n",
+     "bad.yaml:2:38: workload.scaffold.tool_results: expected a share in [0, 1], got 1.5"},
+    {"workload:\n  scaffold: {tool: 2}\n",
+     "bad.yaml:2:14: workload.scaffold.tool: unknown key 'tool'; did you mean 'tools'?"},
+    {"workload:\n  roles: [planner]\n  scaffold: {roles: {planer: {tools: 1}}}\n",
+     "bad.yaml:3:22: workload.scaffold.roles.planer: no role is named 'planer'; did you mean "
+     "'planner'?"},
+    {"workload:\n  scaffold: {roles: {a: {tools: 1}}}\n",
+     "bad.yaml:2:22: workload.scaffold.roles.a: no role is named 'a' (name roles in "
+     "workload.roles)"},
+    {"workload:\n  roles: [a]\n  scaffold: {roles: {a: {tool: 1}}}\n",
+     "bad.yaml:3:26: workload.scaffold.roles.a.tool: unknown key 'tool'; did you mean "
+     "'tools'?"},
+    {"workload:\n  scaffold: {tools: 2000}\n",
+     "bad.yaml:2:21: workload.scaffold.tools: expected a whole number <= 1024, got '2000'"},
+};
+
 static void test_scaffold_bad_keys_give_exact_messages(void **state) {
-    static const message_case_t cases[] = {
-        {"workload:\n  system_prompt_tokens: 5\n  scaffold: {system_tokens: 5}\n",
-         "bad.yaml:3:29: workload.scaffold.system_tokens: give the system prompt's size once: "
-         "here or as workload.system_prompt_tokens, not both"},
-        {"workload:\n  scaffold: {tool_results: 0.5}\n",
-         "bad.yaml:2:28: workload.scaffold.tool_results: tool results answer tool calls: give "
-         "workload.scaffold.tools (at least 1) too"},
-        {"workload:\n  scaffold: {tools: 2, tool_results: 1.5}\n",
-         "bad.yaml:2:38: workload.scaffold.tool_results: expected a share in [0, 1], got 1.5"},
-        {"workload:\n  scaffold: {tool: 2}\n",
-         "bad.yaml:2:14: workload.scaffold.tool: unknown key 'tool'; did you mean 'tools'?"},
-        {"workload:\n  roles: [planner]\n  scaffold: {roles: {planer: {tools: 1}}}\n",
-         "bad.yaml:3:22: workload.scaffold.roles.planer: no role is named 'planer'; did you mean "
-         "'planner'?"},
-        {"workload:\n  scaffold: {roles: {a: {tools: 1}}}\n",
-         "bad.yaml:2:22: workload.scaffold.roles.a: no role is named 'a' (name roles in "
-         "workload.roles)"},
-        {"workload:\n  roles: [a]\n  scaffold: {roles: {a: {tool: 1}}}\n",
-         "bad.yaml:3:26: workload.scaffold.roles.a.tool: unknown key 'tool'; did you mean "
-         "'tools'?"},
-        {"workload:\n  scaffold: {tools: 2000}\n",
-         "bad.yaml:2:21: workload.scaffold.tools: expected a whole number <= 1024, got '2000'"},
-    };
-    config_case_refusals(cases, sizeof cases / sizeof cases[0]);
+    CONFIG_CASE_REFUSALS(bad_scaffold_keys);
 }
 
 /* Every role's scaffold is a pure function of the seed and the role: the same bytes when built

@@ -43,8 +43,7 @@ static void on_done(void *arg, prom_page_t *page, const char *error, int64_t sta
 
 typedef struct ticker {
     int ticks;
-    int64_t worst_late_ns;
-    int64_t due_ns;
+    int64_t worst_late_ns, due_ns;
 } ticker_t;
 
 /* A 10 ms timer that notes how late it fires: the scrape must not hold the loop. */
@@ -81,14 +80,32 @@ static void run_until_done(loop_t *loop, got_t *g, int64_t limit_ns) {
     }
 }
 
+/* A scrape on a loop of its own. */
+typedef struct scraper {
+    loop_t *loop;
+    scrape_t *s;
+} scraper_t;
+
+static scraper_t scraper_new(int64_t timeout_ns) {
+    scraper_t sc = {.loop = loop_new()};
+    assert_non_null(sc.loop);
+    sc.s = scrape_new(sc.loop, timeout_ns);
+    assert_non_null(sc.s);
+    return sc;
+}
+
+static void scraper_destroy(scraper_t *sc) {
+    scrape_destroy(&sc->s);
+    loop_destroy(&sc->loop);
+}
+
 static void test_scrape_reads_the_mocks_page(void **state) {
-    loop_t *loop = loop_new();
-    scrape_t *s = scrape_new(loop, 2000 * MS);
+    scraper_t sc = scraper_new(2000 * MS);
     metrics_url_t url = metrics_url(mock.port);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
+    assert_int_equal(scrape_get(sc.s, url.text, on_done, &g), 0);
     assert_int_equal(g.calls, 0); /* asynchronous: nothing answered before the loop runs */
-    run_until_done(loop, &g, 5000 * MS);
+    run_until_done(sc.loop, &g, 5000 * MS);
     assert_int_equal(g.calls, 1);
     assert_string_equal(g.error, "");
     assert_non_null(g.page);
@@ -98,8 +115,7 @@ static void test_scrape_reads_the_mocks_page(void **state) {
     assert_true(found);
     assert_int_equal(g.page->lines_skipped, 0);
     prom_page_destroy(&g.page);
-    scrape_destroy(&s);
-    loop_destroy(&loop);
+    scraper_destroy(&sc);
 }
 
 static void test_scrape_of_a_server_that_never_answers_ends_at_the_timeout(void **state) {
@@ -110,13 +126,12 @@ static void test_scrape_of_a_server_that_never_answers_ends_at_the_timeout(void 
     assert_int_equal(listen(fd, 8), 0); /* the kernel accepts; nobody ever answers */
     assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
     metrics_url_t url = metrics_url(ntohs(a.sin_port));
-    loop_t *loop = loop_new();
-    scrape_t *s = scrape_new(loop, 300 * MS);
+    scraper_t sc = scraper_new(300 * MS);
     ticker_t t = {.due_ns = loop_now_ns() + 10 * MS};
-    uint64_t tick = loop_timer_at(loop, t.due_ns, on_tick, &t);
+    uint64_t tick = loop_timer_at(sc.loop, t.due_ns, on_tick, &t);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
-    run_until_done(loop, &g, 5000 * MS);
+    assert_int_equal(scrape_get(sc.s, url.text, on_done, &g), 0);
+    run_until_done(sc.loop, &g, 5000 * MS);
     assert_int_equal(g.calls, 1);
     assert_null(g.page);
     assert_string_equal(g.error, "timed out after 300 ms");
@@ -125,8 +140,7 @@ static void test_scrape_of_a_server_that_never_answers_ends_at_the_timeout(void 
     assert_true(g.end_ns - g.start_ns < 2000 * MS);
     assert_true(t.ticks >= 5); /* the loop's own timers went on meanwhile */
     (void)tick;
-    scrape_destroy(&s);
-    loop_destroy(&loop);
+    scraper_destroy(&sc);
     close(fd);
 }
 
@@ -138,16 +152,14 @@ static void test_scrape_of_a_closed_port_fails_without_waiting_for_the_timeout(v
     assert_int_equal(getsockname(fd, (struct sockaddr *)&a, &len), 0);
     close(fd); /* a port nobody listens on */
     metrics_url_t url = metrics_url(ntohs(a.sin_port));
-    loop_t *loop = loop_new();
-    scrape_t *s = scrape_new(loop, 5000 * MS);
+    scraper_t sc = scraper_new(5000 * MS);
     got_t g = {0};
-    assert_int_equal(scrape_get(s, url.text, on_done, &g), 0);
-    run_until_done(loop, &g, 4000 * MS);
+    assert_int_equal(scrape_get(sc.s, url.text, on_done, &g), 0);
+    run_until_done(sc.loop, &g, 4000 * MS);
     assert_int_equal(g.calls, 1);
     assert_null(g.page);
     assert_true(strstr(g.error, "onnect") != NULL);
-    scrape_destroy(&s);
-    loop_destroy(&loop);
+    scraper_destroy(&sc);
 }
 
 static void test_scrape_destroy_abandons_gets_in_flight_without_calling_back(void **state) {

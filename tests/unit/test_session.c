@@ -362,6 +362,35 @@ static void harness_free(harness_t *h) {
     free(h->records);
 }
 
+/* cmocka's setup of a test's harness over 1, 2 or 3 endpoints, and its teardown. */
+static int harness_setup(void **state, uint32_t endpoints) {
+    harness_t *h = malloc(sizeof *h);
+    assert_non_null(h);
+    harness_init(h, endpoints);
+    *state = h;
+    return 0;
+}
+
+static int one_endpoint(void **state) {
+    return harness_setup(state, 1);
+}
+
+static int two_endpoints(void **state) {
+    return harness_setup(state, 2);
+}
+
+static int three_endpoints(void **state) {
+    return harness_setup(state, 3);
+}
+
+static int harness_teardown(void **state) {
+    harness_free(*state);
+    free(*state);
+    return 0;
+}
+
+#define HARNESS_TEST(f, endpoints) cmocka_unit_test_setup_teardown(f, endpoints, harness_teardown)
+
 static uint64_t count_session_requests(const harness_t *h, uint64_t session) {
     uint64_t n = 0;
     for (size_t i = 0; i < h->n_records; i++)
@@ -370,76 +399,68 @@ static uint64_t count_session_requests(const harness_t *h, uint64_t session) {
 }
 
 static void test_session_concurrent_4_keeps_exactly_4_in_flight(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.limits.max_sessions = 20;
-    h.fakes[0].watch_full = 4;
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, 60); /* 20 sessions x 3 turns */
-    assert_int_equal(h.fakes[0].max_inflight, 4);
+    harness_t *h = *state;
+    h->cfg.limits.max_sessions = 20;
+    h->fakes[0].watch_full = 4;
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, 60); /* 20 sessions x 3 turns */
+    assert_int_equal(h->fakes[0].max_inflight, 4);
     /* a slot lets its request count drop only when it has run all its sessions: once per slot */
-    assert_int_equal(h.fakes[0].drops_below_full, 4);
-    assert_int_equal(h.max_active, 4);
-    harness_free(&h);
+    assert_int_equal(h->fakes[0].drops_below_full, 4);
+    assert_int_equal(h->max_active, 4);
 }
 
 static void test_session_ramp_up_staggers_slot_starts(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.ramp_up_ns = 200 * MS;
-    h.cfg.limits.max_sessions = 4; /* one session per slot: its intended start is the ramp step */
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, 4);
-    for (size_t i = 0; i < h.n_records; i++) {
-        const request_record_t *r = &h.records[i];
-        int64_t expected = h.start_ns + (int64_t)r->session * 50 * MS;
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.scheduler.ramp_up_ns = 200 * MS;
+    h->cfg.limits.max_sessions = 4; /* one session per slot: its intended start is the ramp step */
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, 4);
+    for (size_t i = 0; i < h->n_records; i++) {
+        const request_record_t *r = &h->records[i];
+        int64_t expected = h->start_ns + (int64_t)r->session * 50 * MS;
         assert_int_equal(r->intended_ns, expected);
         if (r->send_ns < expected || r->send_ns > expected + 40 * MS)
             fail_msg("slot %llu sent %lld ns after its ramp instant, expected within [0, 40 ms]",
                      (unsigned long long)r->session, (long long)(r->send_ns - expected));
     }
-    harness_free(&h);
 }
 
 static void test_session_max_requests_is_exact(void **state) {
-    harness_t h;
-    harness_init(&h, 2);
-    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=6");
-    h.cfg.scheduler.concurrency = 3;
-    h.cfg.limits.max_requests = 37;
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, 37);
+    harness_t *h = *state;
+    set_spec(&h->cfg.workload.turns, "uniform:min=1,max=6");
+    h->cfg.scheduler.concurrency = 3;
+    h->cfg.limits.max_requests = 37;
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, 37);
     uint8_t seen[37] = {0};
-    for (size_t i = 0; i < h.n_records; i++) {
-        assert_true(h.records[i].request_id < 37);
-        seen[h.records[i].request_id]++;
+    for (size_t i = 0; i < h->n_records; i++) {
+        assert_true(h->records[i].request_id < 37);
+        seen[h->records[i].request_id]++;
     }
     for (size_t g = 0; g < 37; g++)
         if (seen[g] != 1)
             fail_msg("request ordinal %zu sent %u times, expected once", g, seen[g]);
-    harness_free(&h);
 }
 
 static void test_session_max_sessions_is_exact_and_sessions_complete(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    set_spec(&h.cfg.workload.turns, "uniform:min=1,max=5");
-    h.cfg.scheduler.concurrency = 3;
-    h.cfg.limits.max_sessions = 11;
-    harness_run(&h, 1);
+    harness_t *h = *state;
+    h->cfg.limits.max_sessions = 11;
+    set_spec(&h->cfg.workload.turns, "uniform:min=1,max=5");
+    h->cfg.scheduler.concurrency = 3;
+    harness_run(h, 1);
     uint64_t total = 0;
     for (uint64_t s = 0; s < 11; s++) {
-        uint64_t expected = workload_session_size(&h.cfg, s);
-        assert_int_equal(count_session_requests(&h, s), expected);
+        uint64_t expected = workload_session_size(&h->cfg, s);
+        assert_int_equal(count_session_requests(h, s), expected);
         total += expected;
     }
-    assert_int_equal(h.n_records, total);
+    assert_int_equal(h->n_records, total);
     size_t ends = 0;
-    for (size_t i = 0; i < h.n_records; i++)
-        ends += h.records[i].session_end;
+    for (size_t i = 0; i < h->n_records; i++)
+        ends += h->records[i].session_end;
     assert_int_equal(ends, 11);
-    harness_free(&h);
 }
 
 /* The grant holds every slot at its index; a handover gives the lost worker's classes to the
@@ -480,40 +501,36 @@ static void test_session_handover_at_the_grant_runs_no_session_twice(void **stat
 }
 
 static void test_session_duration_stops_issuing_and_lets_inflight_finish(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.concurrency = 2;
-    h.cfg.limits.duration_ns = 100 * MS;
-    h.fakes[0].latency_ns = 10 * MS;
-    harness_run(&h, 1);
-    int64_t end = h.start_ns + 100 * MS;
-    for (size_t i = 0; i < h.n_records; i++) {
-        if (h.records[i].send_ns >= end)
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.scheduler.concurrency = 2;
+    h->cfg.limits.duration_ns = 100 * MS;
+    h->fakes[0].latency_ns = 10 * MS;
+    harness_run(h, 1);
+    int64_t end = h->start_ns + 100 * MS;
+    for (size_t i = 0; i < h->n_records; i++) {
+        if (h->records[i].send_ns >= end)
             fail_msg("request %zu sent %lld ns after the end", i,
-                     (long long)(h.records[i].send_ns - end));
-        assert_int_equal(h.records[i].error, ERROR_NONE);
+                     (long long)(h->records[i].send_ns - end));
+        assert_int_equal(h->records[i].error, ERROR_NONE);
     }
     /* 2 slots x 100 ms / 10 ms = at most 20; a loaded machine sends fewer, never none */
-    if (h.n_records < 4 || h.n_records > 22)
-        fail_msg("%zu requests in 100 ms over 2 slots of 10 ms, expected 4..22", h.n_records);
-    assert_true(h.finished_ns >= h.last_record_ns);
-    harness_free(&h);
+    if (h->n_records < 4 || h->n_records > 22)
+        fail_msg("%zu requests in 100 ms over 2 slots of 10 ms, expected 4..22", h->n_records);
+    assert_true(h->finished_ns >= h->last_record_ns);
 }
 
 static void test_session_stop_with_cancel_records_cancelled_and_finishes(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.fakes[0].latency_ns = 5 * MS;
-    h.stop_after = 10;
-    harness_run(&h, 1); /* no limit in the config: only the stop ends it */
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->fakes[0].latency_ns = 5 * MS;
+    h->stop_after = 10;
+    harness_run(h, 1); /* no limit in the config: only the stop ends it */
     size_t cancelled = 0;
-    for (size_t i = 0; i < h.n_records; i++)
-        cancelled += h.records[i].error == ERROR_CANCELLED;
+    for (size_t i = 0; i < h->n_records; i++)
+        cancelled += h->records[i].error == ERROR_CANCELLED;
     assert_int_equal(cancelled, 3); /* the 3 other slots' requests in flight at the 10th record */
-    assert_int_equal(h.n_records, 13);
-    harness_free(&h);
+    assert_int_equal(h->n_records, 13);
 }
 
 static void check_body(const harness_t *h, const fake_item_t *item, const char *system,
@@ -551,15 +568,14 @@ static void check_body(const harness_t *h, const fake_item_t *item, const char *
 }
 
 static void test_session_chat_history_has_replies_verbatim_and_shared_system(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.system_prompt_tokens = 20;
-    h.cfg.scheduler.concurrency = 2;
-    h.cfg.limits.max_sessions = 4;
-    harness_run(&h, 1);
-    assert_int_equal(h.fakes[0].n_items, 12);
+    harness_t *h = *state;
+    h->cfg.workload.system_prompt_tokens = 20;
+    h->cfg.scheduler.concurrency = 2;
+    h->cfg.limits.max_sessions = 4;
+    harness_run(h, 1);
+    assert_int_equal(h->fakes[0].n_items, 12);
     char system[4096];
-    assert_true(workload_system_text(&h.cfg, system, sizeof system) > 0);
+    assert_true(workload_system_text(&h->cfg, system, sizeof system) > 0);
     char reply[256];
     int len = fake_reply(0, reply, sizeof reply);
     uint32_t reply_words = 0;
@@ -568,24 +584,22 @@ static void test_session_chat_history_has_replies_verbatim_and_shared_system(voi
         reply_words += !space && !in;
         in = !space;
     }
-    for (size_t i = 0; i < h.fakes[0].n_items; i++)
-        check_body(&h, h.fakes[0].items[i], system, reply_words);
-    harness_free(&h);
+    for (size_t i = 0; i < h->fakes[0].n_items; i++)
+        check_body(h, h->fakes[0].items[i], system, reply_words);
 }
 
 static void test_session_urls_get_the_api_path_once(void **state) {
-    harness_t h;
-    harness_init(&h, 3);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.limits.max_requests = 3;
-    harness_run(&h, 1);
-    assert_int_equal(h.fakes[0].n_items, 3);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.limits.max_requests = 3;
+    harness_run(h, 1);
+    assert_int_equal(h->fakes[0].n_items, 3);
     const char *expected[3] = {"http://127.0.0.1:1/v1/chat/completions",
                                "http://127.0.0.1:2/v1/chat/completions",
                                "http://127.0.0.1:3/v1/chat/completions"};
     for (size_t i = 0; i < 3; i++)
-        assert_string_equal(h.fakes[0].items[i]->url, expected[h.fakes[0].items[i]->sent.endpoint]);
-    harness_free(&h);
+        assert_string_equal(h->fakes[0].items[i]->url,
+                            expected[h->fakes[0].items[i]->sent.endpoint]);
 }
 
 /* Per-endpoint counts of a run of `workers`, with random turns so sessions differ in size. */
@@ -625,15 +639,14 @@ static void test_session_round_robin_is_balanced_whatever_the_worker_count(void 
 }
 
 static void test_session_sticky_keeps_a_session_on_one_endpoint(void **state) {
-    harness_t h;
-    harness_init(&h, 3);
-    h.cfg.target.routing = ROUTING_STICKY;
-    h.cfg.limits.max_sessions = 9;
-    harness_run(&h, 2);
+    harness_t *h = *state;
+    h->cfg.target.routing = ROUTING_STICKY;
+    h->cfg.limits.max_sessions = 9;
+    harness_run(h, 2);
     size_t items = 0;
     for (uint32_t w = 0; w < 2; w++)
-        for (size_t i = 0; i < h.fakes[w].n_items; i++) {
-            const fake_item_t *item = h.fakes[w].items[i];
+        for (size_t i = 0; i < h->fakes[w].n_items; i++) {
+            const fake_item_t *item = h->fakes[w].items[i];
             char id[32];
             snprintf(id, sizeof id, "%llu", (unsigned long long)item->sent.session);
             assert_int_equal(item->endpoint, item->sent.session % 3);
@@ -641,46 +654,41 @@ static void test_session_sticky_keeps_a_session_on_one_endpoint(void **state) {
             items++;
         }
     assert_int_equal(items, 27);
-    harness_free(&h);
 }
 
 static void test_session_random_routing_follows_the_routing_stream(void **state) {
-    harness_t h;
-    harness_init(&h, 3);
-    h.cfg.target.routing = ROUTING_RANDOM;
-    h.cfg.limits.max_sessions = 10;
-    harness_run(&h, 1);
+    harness_t *h = *state;
+    h->cfg.target.routing = ROUTING_RANDOM;
+    h->cfg.limits.max_sessions = 10;
+    harness_run(h, 1);
     uint64_t counts[3] = {0};
-    for (size_t i = 0; i < h.n_records; i++) {
+    for (size_t i = 0; i < h->n_records; i++) {
         rng_t rng;
-        rng_init(&rng, h.cfg.seed, RNG_STREAM_ROUTING, h.records[i].request_id, 0, 0);
-        assert_int_equal(h.records[i].endpoint, rng_next_below(&rng, 3));
-        counts[h.records[i].endpoint]++;
+        rng_init(&rng, h->cfg.seed, RNG_STREAM_ROUTING, h->records[i].request_id, 0, 0);
+        assert_int_equal(h->records[i].endpoint, rng_next_below(&rng, 3));
+        counts[h->records[i].endpoint]++;
     }
     assert_true(counts[0] > 0 && counts[1] > 0 && counts[2] > 0);
-    harness_free(&h);
 }
 
 static void test_session_least_inflight_avoids_the_slow_endpoint(void **state) {
-    harness_t h;
-    harness_init(&h, 3);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.target.routing = ROUTING_LEAST_INFLIGHT;
-    h.cfg.scheduler.concurrency = 6; /* more slots than endpoints, so each choice matters */
-    h.cfg.limits.max_sessions = 60;
-    h.fakes[0].endpoint0_latency_ns = 40 * MS; /* endpoint 0 is 20x slower */
-    h.fakes[0].n_endpoints = 3;
-    harness_run(&h, 1);
-    assert_int_equal(h.fakes[0].n_items, 60);
-    assert_int_equal(h.fakes[0].not_least, 0);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.target.routing = ROUTING_LEAST_INFLIGHT;
+    h->cfg.scheduler.concurrency = 6; /* more slots than endpoints, so each choice matters */
+    h->cfg.limits.max_sessions = 60;
+    h->fakes[0].endpoint0_latency_ns = 40 * MS; /* endpoint 0 is 20x slower */
+    h->fakes[0].n_endpoints = 3;
+    harness_run(h, 1);
+    assert_int_equal(h->fakes[0].n_items, 60);
+    assert_int_equal(h->fakes[0].not_least, 0);
     uint64_t counts[3] = {0};
-    for (size_t i = 0; i < h.n_records; i++)
-        counts[h.records[i].endpoint]++;
+    for (size_t i = 0; i < h->n_records; i++)
+        counts[h->records[i].endpoint]++;
     if (counts[0] >= counts[1] || counts[0] >= counts[2])
         fail_msg("least_inflight sent %lu / %lu / %lu: expected the slow endpoint 0 to get the "
                  "fewest",
                  (unsigned long)counts[0], (unsigned long)counts[1], (unsigned long)counts[2]);
-    harness_free(&h);
 }
 
 static void test_session_rate_mode_follows_arrivals_and_splits_sessions(void **state) {
@@ -819,20 +827,18 @@ static void test_session_workload_hash_sum_is_the_same_for_1_and_4_workers(void 
 }
 
 static void test_session_failed_turn_ends_its_session(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.scheduler.concurrency = 2;
-    h.cfg.limits.max_sessions = 4;
-    h.fakes[0].fail_request_id = 4; /* session 1 (ordinals 3..5), turn 1 */
-    harness_run(&h, 1);
-    assert_int_equal(count_session_requests(&h, 1), 2);
-    assert_int_equal(h.n_records, 11);
-    for (size_t i = 0; i < h.n_records; i++)
-        if (h.records[i].request_id == 4) {
-            assert_int_equal(h.records[i].error, ERROR_HTTP_5XX);
-            assert_true(h.records[i].session_end);
+    harness_t *h = *state;
+    h->cfg.scheduler.concurrency = 2;
+    h->cfg.limits.max_sessions = 4;
+    h->fakes[0].fail_request_id = 4; /* session 1 (ordinals 3..5), turn 1 */
+    harness_run(h, 1);
+    assert_int_equal(count_session_requests(h, 1), 2);
+    assert_int_equal(h->n_records, 11);
+    for (size_t i = 0; i < h->n_records; i++)
+        if (h->records[i].request_id == 4) {
+            assert_int_equal(h->records[i].error, ERROR_HTTP_5XX);
+            assert_true(h->records[i].session_end);
         }
-    harness_free(&h);
 }
 
 /* Sends of request id among the fake's items. */
@@ -853,101 +859,89 @@ static const request_record_t *record_of(const harness_t *h, uint64_t id) {
 
 /* A 429 with retries left is waited out and sent again; only the final answer is a record. */
 static void test_session_429_honoured_is_resent_until_it_passes(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.limits.max_requests = 6;
-    h.cfg.target.retry_on_429 = true;
-    h.cfg.target.retry_after_max_ns = 20 * MS; /* Retry-After 1 s, capped */
-    answer_429(&h.fakes[0], 3, 2, 1);
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, 6);
-    const request_record_t *r = record_of(&h, 3);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.limits.max_requests = 6;
+    h->cfg.target.retry_on_429 = true;
+    h->cfg.target.retry_after_max_ns = 20 * MS; /* Retry-After 1 s, capped */
+    answer_429(&h->fakes[0], 3, 2, 1);
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, 6);
+    const request_record_t *r = record_of(h, 3);
     assert_int_equal(r->error, ERROR_NONE);
     assert_int_equal(r->retries, 2);
     assert_true(r->retry_wait_ns >= 40 * MS && r->retry_wait_ns < 2000 * MS);
     assert_true(r->send_ns - r->intended_ns >= 40 * MS); /* sent last after both waits */
-    assert_int_equal(count_sends(&h.fakes[0], 3), 3);
-    assert_int_equal(record_of(&h, 2)->retries, 0);
-    harness_free(&h);
+    assert_int_equal(count_sends(&h->fakes[0], 3), 3);
+    assert_int_equal(record_of(h, 2)->retries, 0);
 }
 
 /* Past target.retry_429_max the 429 is the request's answer: an http_429 error. */
 static void test_session_429_retries_spent_is_an_error(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.limits.max_requests = 4;
-    h.cfg.target.retry_on_429 = true;
-    h.cfg.target.retry_429_max = 3;
-    answer_429(&h.fakes[0], 1, 100, 0);
-    harness_run(&h, 1);
-    const request_record_t *r = record_of(&h, 1);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.limits.max_requests = 4;
+    h->cfg.target.retry_on_429 = true;
+    h->cfg.target.retry_429_max = 3;
+    answer_429(&h->fakes[0], 1, 100, 0);
+    harness_run(h, 1);
+    const request_record_t *r = record_of(h, 1);
     assert_int_equal(r->error, ERROR_HTTP_429);
     assert_int_equal(r->retries, 3);
-    assert_int_equal(count_sends(&h.fakes[0], 1), 4);
-    harness_free(&h);
+    assert_int_equal(count_sends(&h->fakes[0], 1), 4);
 }
 
 /* ignore (the default): a 429 is an error at once. */
 static void test_session_429_ignored_is_an_error_at_once(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.limits.max_requests = 4;
-    answer_429(&h.fakes[0], 1, 1, 0);
-    harness_run(&h, 1);
-    assert_int_equal(record_of(&h, 1)->error, ERROR_HTTP_429);
-    assert_int_equal(record_of(&h, 1)->retries, 0);
-    assert_int_equal(count_sends(&h.fakes[0], 1), 1);
-    harness_free(&h);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.limits.max_requests = 4;
+    answer_429(&h->fakes[0], 1, 1, 0);
+    harness_run(h, 1);
+    assert_int_equal(record_of(h, 1)->error, ERROR_HTTP_429);
+    assert_int_equal(record_of(h, 1)->retries, 0);
+    assert_int_equal(count_sends(&h->fakes[0], 1), 1);
 }
 
 /* A stop with cancel ends a wait for a resend at once: the request is cancelled, its wait
  * counted. */
 static void test_session_429_wait_is_cancelled_by_the_stop(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.workload.kind = WORKLOAD_REQUESTS;
-    h.cfg.scheduler.concurrency = 1;
-    h.cfg.target.retry_on_429 = true;
-    answer_429(&h.fakes[0], 2, 1, 5); /* a 5 s wait the stop cuts short */
-    h.stop_at_ns = 200 * MS;
-    harness_run(&h, 1); /* it ends, nothing left in flight */
-    assert_true(h.finished_ns - h.start_ns < 2000 * MS);
-    const request_record_t *r = record_of(&h, 2);
+    harness_t *h = *state;
+    h->cfg.workload.kind = WORKLOAD_REQUESTS;
+    h->cfg.scheduler.concurrency = 1;
+    h->cfg.target.retry_on_429 = true;
+    answer_429(&h->fakes[0], 2, 1, 5); /* a 5 s wait the stop cuts short */
+    h->stop_at_ns = 200 * MS;
+    harness_run(h, 1); /* it ends, nothing left in flight */
+    assert_true(h->finished_ns - h->start_ns < 2000 * MS);
+    const request_record_t *r = record_of(h, 2);
     assert_int_equal(r->error, ERROR_CANCELLED);
     assert_int_equal(r->retries, 0); /* the wait was cut: it was never sent again */
     assert_non_null(strstr(r->error_message, "waiting to resend after HTTP 429"));
     assert_true(r->retry_wait_ns > 100 * MS && r->retry_wait_ns < 2000 * MS);
-    harness_free(&h);
 }
 
 static void test_session_requests_wait_for_a_free_transfer(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.limits.max_sessions = 12;
-    h.fakes[0].capacity = 2; /* 4 slots, 2 transfers */
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, 36);
-    assert_int_equal(h.fakes[0].max_inflight, 2);
-    assert_true(h.fakes[0].refused > 0);
-    for (size_t i = 0; i < h.n_records; i++)
-        assert_int_equal(h.records[i].error, ERROR_NONE);
-    harness_free(&h);
+    harness_t *h = *state;
+    h->cfg.limits.max_sessions = 12;
+    h->fakes[0].capacity = 2; /* 4 slots, 2 transfers */
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, 36);
+    assert_int_equal(h->fakes[0].max_inflight, 2);
+    assert_true(h->fakes[0].refused > 0);
+    for (size_t i = 0; i < h->n_records; i++)
+        assert_int_equal(h->records[i].error, ERROR_NONE);
 }
 
 static void test_session_idle_worker_finishes_at_once(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    h.cfg.scheduler.concurrency = 1;
-    h.cfg.limits.max_sessions = 3;
-    harness_run(&h, 2); /* worker 1 has no slot */
-    assert_int_equal(h.n_records, 9);
-    for (size_t i = 0; i < h.n_records; i++)
-        assert_int_equal(h.records[i].worker, 0);
-    assert_int_equal(h.fakes[1].n_items, 0);
-    harness_free(&h);
+    harness_t *h = *state;
+    h->cfg.scheduler.concurrency = 1;
+    h->cfg.limits.max_sessions = 3;
+    harness_run(h, 2); /* worker 1 has no slot */
+    assert_int_equal(h->n_records, 9);
+    for (size_t i = 0; i < h->n_records; i++)
+        assert_int_equal(h->records[i].worker, 0);
+    assert_int_equal(h->fakes[1].n_items, 0);
 }
 
 /* Diamond sessions: 0 -> {1, 2} -> 3, node 3 waiting 1 ms and inheriting `inherit`. */
@@ -1018,17 +1012,16 @@ static size_t body_nodes(const harness_t *h, const fake_item_t *item, int *out, 
 }
 
 static void test_session_dag_fans_out_and_joins_after_both_parents(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
+    harness_t *h = *state;
     double inherit = 1.0;
-    run_diamonds(&h, &inherit);
-    assert_int_equal(h.n_records, 8);
-    assert_int_equal(h.fakes[0].max_inflight, 2); /* nodes 1 and 2 together */
+    run_diamonds(h, &inherit);
+    assert_int_equal(h->n_records, 8);
+    assert_int_equal(h->fakes[0].max_inflight, 2); /* nodes 1 and 2 together */
     for (uint64_t s = 0; s < 2; s++) {
         const request_record_t *node[4] = {NULL};
-        for (size_t i = 0; i < h.n_records; i++)
-            if (h.records[i].session == s)
-                node[h.records[i].node] = &h.records[i];
+        for (size_t i = 0; i < h->n_records; i++)
+            if (h->records[i].session == s)
+                node[h->records[i].node] = &h->records[i];
         for (int j = 0; j < 4; j++) {
             assert_non_null(node[j]);
             assert_int_equal(node[j]->session_end, j == 3);
@@ -1042,36 +1035,33 @@ static void test_session_dag_fans_out_and_joins_after_both_parents(void **state)
         /* words: system 3 + three ancestors (5 + reply words) + 5 */
         assert_true(node[3]->requested_input_tokens > 3 + 3 * 5 + 5);
     }
-    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
-        const fake_item_t *item = h.fakes[0].items[i];
+    for (size_t i = 0; i < h->fakes[0].n_items; i++) {
+        const fake_item_t *item = h->fakes[0].items[i];
         int nodes[16];
-        size_t n = body_nodes(&h, item, nodes, 16);
+        size_t n = body_nodes(h, item, nodes, 16);
         static const int expected[4][5] = {{-1, 0}, {-1, 0, 1}, {-1, 0, 2}, {-1, 0, 1, 2, 3}};
         static const size_t lengths[4] = {2, 3, 3, 5};
         assert_int_equal(n, lengths[item->sent.node]);
         assert_memory_equal(nodes, expected[item->sent.node], n * sizeof(int));
     }
-    harness_free(&h);
 }
 
 static void test_session_dag_inherits_the_latest_fraction_of_ancestors(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
+    harness_t *h = *state;
     double inherit = 0.5; /* node 3 has 3 ancestors: keeps round(1.5) = 2, the latest */
-    run_diamonds(&h, &inherit);
+    run_diamonds(h, &inherit);
     size_t joins = 0;
-    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
-        const fake_item_t *item = h.fakes[0].items[i];
+    for (size_t i = 0; i < h->fakes[0].n_items; i++) {
+        const fake_item_t *item = h->fakes[0].items[i];
         if (item->sent.node != 3)
             continue;
         int nodes[16];
         static const int expected[4] = {-1, 1, 2, 3};
-        assert_int_equal(body_nodes(&h, item, nodes, 16), 4);
+        assert_int_equal(body_nodes(h, item, nodes, 16), 4);
         assert_memory_equal(nodes, expected, sizeof expected);
         joins++;
     }
     assert_int_equal(joins, 2);
-    harness_free(&h);
 }
 
 /* A fan-out past the old cap of 8 parents: planner 0 -> 12 sub-agents (history none) -> report 13,
@@ -1143,27 +1133,26 @@ static void fresh(const harness_t *h, uint32_t node, char *buf, size_t cap) {
 }
 
 static void test_session_graph_history_chain_none_and_appended_replies(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
-    dist_fixed(&h.cfg.workload.turns, WIDE_NODES);
-    h.cfg.scheduler.concurrency = 1;
-    h.cfg.limits.max_sessions = 1;
-    h.generate = wide_generate;
-    harness_run(&h, 1);
-    assert_int_equal(h.n_records, WIDE_NODES);
-    assert_int_equal(h.fakes[0].max_inflight, WIDE_CHILDREN); /* every sub-agent at once */
+    harness_t *h = *state;
+    dist_fixed(&h->cfg.workload.turns, WIDE_NODES);
+    h->cfg.scheduler.concurrency = 1;
+    h->cfg.limits.max_sessions = 1;
+    h->generate = wide_generate;
+    harness_run(h, 1);
+    assert_int_equal(h->n_records, WIDE_NODES);
+    assert_int_equal(h->fakes[0].max_inflight, WIDE_CHILDREN); /* every sub-agent at once */
     char roles[8][16], contents[8][2048], text[2048], reply[256];
-    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
-        const fake_item_t *item = h.fakes[0].items[i];
+    for (size_t i = 0; i < h->fakes[0].n_items; i++) {
+        const fake_item_t *item = h->fakes[0].items[i];
         uint32_t node = item->sent.node;
         size_t n = body_messages(item, roles, contents, 8);
         if (node <= WIDE_CHILDREN) { /* planner and sub-agents: their own task only */
             assert_int_equal(n, 1);
-            fresh(&h, node, text, sizeof text);
+            fresh(h, node, text, sizeof text);
             assert_string_equal(contents[0], text);
         } else if (node == WIDE_CHILDREN + 1) { /* planner's turn, then the reports + its task */
             assert_int_equal(n, 3);
-            fresh(&h, 0, text, sizeof text);
+            fresh(h, 0, text, sizeof text);
             assert_string_equal(roles[0], "user");
             assert_string_equal(contents[0], text);
             fake_reply(0, reply, sizeof reply);
@@ -1174,24 +1163,23 @@ static void test_session_graph_history_chain_none_and_appended_replies(void **st
                 len += (size_t)fake_reply(c, text + len, sizeof text - len);
                 len += (size_t)snprintf(text + len, sizeof text - len, "\n\n");
             }
-            fresh(&h, node, text + len, sizeof text - len);
+            fresh(h, node, text + len, sizeof text - len);
             assert_string_equal(contents[2], text);
         } else if (node == WIDE_CHILDREN + 2) { /* full: 0, the report, its own task */
             assert_int_equal(n, 5);
-            fresh(&h, 0, text, sizeof text);
+            fresh(h, 0, text, sizeof text);
             assert_string_equal(contents[0], text);
             fake_reply(WIDE_CHILDREN + 1, reply, sizeof reply);
             assert_string_equal(contents[3], reply);
-            fresh(&h, node, text, sizeof text);
+            fresh(h, node, text, sizeof text);
             assert_string_equal(contents[4], text);
         } else { /* half of 3 turns (0, report, 14): round(1.5) = 2, the latest */
             assert_int_equal(n, 5);
             assert_true(strstr(contents[0], "reply 1:") == contents[0]); /* the report's text */
-            fresh(&h, WIDE_CHILDREN + 2, text, sizeof text);
+            fresh(h, WIDE_CHILDREN + 2, text, sizeof text);
             assert_string_equal(contents[2], text);
         }
     }
-    harness_free(&h);
 }
 
 /* With graph.context_limit a node's max_tokens is at most what the limit leaves (less the
@@ -1199,21 +1187,19 @@ static void test_session_graph_history_chain_none_and_appended_replies(void **st
  * envelope of each appended reply (the report node appends 12: 24 words not counted), its own or
  * in a turn it inherits (the two nodes after it: 141 words sent, 117 counted, 2 tokens left). */
 static void test_session_context_limit_caps_max_tokens_without_the_envelopes(void **state) {
-    (void)state;
-    harness_t h;
-    harness_init(&h, 1);
-    dist_fixed(&h.cfg.workload.turns, WIDE_NODES);
-    h.cfg.scheduler.concurrency = 1;
-    h.cfg.limits.max_sessions = 1;
-    h.cfg.workload.graph.message_overhead_tokens = 2;
-    h.cfg.workload.graph.context_limit = 122;
-    h.cfg.workload.graph.context_margin = 3;
-    h.generate = wide_generate;
-    harness_run(&h, 1);
-    assert_int_equal(h.fakes[0].n_items, WIDE_NODES);
+    harness_t *h = *state;
+    dist_fixed(&h->cfg.workload.turns, WIDE_NODES);
+    h->cfg.scheduler.concurrency = 1;
+    h->cfg.limits.max_sessions = 1;
+    h->cfg.workload.graph.message_overhead_tokens = 2;
+    h->cfg.workload.graph.context_limit = 122;
+    h->cfg.workload.graph.context_margin = 3;
+    h->generate = wide_generate;
+    harness_run(h, 1);
+    assert_int_equal(h->fakes[0].n_items, WIDE_NODES);
     size_t capped = 0, asked = 0;
-    for (size_t i = 0; i < h.fakes[0].n_items; i++) {
-        const fake_item_t *item = h.fakes[0].items[i];
+    for (size_t i = 0; i < h->fakes[0].n_items; i++) {
+        const fake_item_t *item = h->fakes[0].items[i];
         const request_record_t *rec = &item->sent;
         uint64_t envelope = rec->node > WIDE_CHILDREN ? 2 * WIDE_CHILDREN : 0;
         int64_t left = 122 - ((int64_t)rec->requested_input_tokens - (int64_t)envelope) - 3;
@@ -1229,55 +1215,51 @@ static void test_session_context_limit_caps_max_tokens_without_the_envelopes(voi
     }
     assert_int_equal(capped, 2); /* the report's two successors; the rest fit */
     assert_int_equal(asked, WIDE_NODES - 2);
-    harness_free(&h);
 }
 
 static void test_session_dag_branch_failure_stops_the_join(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
+    harness_t *h = *state;
     double inherit = 1.0;
-    h.fakes[0].fail_request_id = 1; /* session 0, node 1 */
-    run_diamonds(&h, &inherit);
-    assert_int_equal(count_session_requests(&h, 0), 3); /* 0, 1 (failed), 2; never 3 */
-    assert_int_equal(count_session_requests(&h, 1), 4);
+    h->fakes[0].fail_request_id = 1; /* session 0, node 1 */
+    run_diamonds(h, &inherit);
+    assert_int_equal(count_session_requests(h, 0), 3); /* 0, 1 (failed), 2; never 3 */
+    assert_int_equal(count_session_requests(h, 1), 4);
     size_t ends = 0;
-    for (size_t i = 0; i < h.n_records; i++)
-        if (h.records[i].session == 0) {
-            assert_true(h.records[i].node != 3);
-            ends += h.records[i].session_end;
+    for (size_t i = 0; i < h->n_records; i++)
+        if (h->records[i].session == 0) {
+            assert_true(h->records[i].node != 3);
+            ends += h->records[i].session_end;
         }
     assert_int_equal(ends, 1);
-    harness_free(&h);
 }
 
 /* `stampede mock`, spawned for the real-engine test. */
 MOCK_GROUP_FIXTURE("--ttft-ms", "5", "--itl-ms", "1")
 
 static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
-    harness_t h;
-    harness_init(&h, 1);
+    harness_t *h = *state;
     char a[64], b[64];
     /* two endpoints on the one mock: distinct URLs (the same URL twice is refused), one given
      * bare and one with /v1/, which both get the API path once */
     snprintf(a, sizeof a, "http://127.0.0.1:%d", mock.port);
     snprintf(b, sizeof b, "http://localhost:%d/v1/", mock.port);
     char *urls[2] = {a, b};
-    assert_int_equal(config_set_endpoints(&h.cfg, urls, 2), 0);
-    dist_fixed(&h.cfg.workload.input_tokens, 10);
-    dist_fixed(&h.cfg.workload.output_tokens, 8);
-    h.cfg.workload.system_prompt_tokens = 16;
-    h.cfg.limits.max_sessions = 8;
+    assert_int_equal(config_set_endpoints(&h->cfg, urls, 2), 0);
+    dist_fixed(&h->cfg.workload.input_tokens, 10);
+    dist_fixed(&h->cfg.workload.output_tokens, 8);
+    h->cfg.workload.system_prompt_tokens = 16;
+    h->cfg.limits.max_sessions = 8;
     engine_options_t options = {
         .max_streams = 4, .timeout_ns = 10000 * MS, .connect_timeout_ns = 2000 * MS};
-    engine_t *engine = engine_new(h.loop, &options);
+    engine_t *engine = engine_new(h->loop, &options);
     assert_non_null(engine);
-    h.engine = engine;
-    harness_run(&h, 1);
+    h->engine = engine;
+    harness_run(h, 1);
 
-    assert_int_equal(h.n_records, 24); /* 8 sessions x 3 turns */
+    assert_int_equal(h->n_records, 24); /* 8 sessions x 3 turns */
     uint32_t per_endpoint[2] = {0}, prompt[8][3] = {{0}}, requested[8][3] = {{0}}, ends = 0;
-    for (size_t i = 0; i < h.n_records; i++) {
-        const request_record_t *r = &h.records[i];
+    for (size_t i = 0; i < h->n_records; i++) {
+        const request_record_t *r = &h->records[i];
         if (r->error != ERROR_NONE)
             fail_msg("request %llu failed: %s", (unsigned long long)r->request_id,
                      r->error_message);
@@ -1297,46 +1279,47 @@ static void test_session_real_engine_runs_chats_against_the_mock(void **state) {
             if (prompt[s][t] <= prompt[s][t - 1] || requested[s][t] <= requested[s][t - 1] + 10)
                 fail_msg("session %d turn %d: prompt %u requested %u after %u / %u", s, t,
                          prompt[s][t], requested[s][t], prompt[s][t - 1], requested[s][t - 1]);
-    session_executor_destroy(&h.execs[0]);
+    session_executor_destroy(&h->execs[0]);
     engine_destroy(&engine);
-    harness_free(&h);
 }
 
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_session_handover_at_the_grant_runs_no_session_twice),
-        cmocka_unit_test(test_session_concurrent_4_keeps_exactly_4_in_flight),
-        cmocka_unit_test(test_session_ramp_up_staggers_slot_starts),
-        cmocka_unit_test(test_session_max_requests_is_exact),
-        cmocka_unit_test(test_session_max_sessions_is_exact_and_sessions_complete),
-        cmocka_unit_test(test_session_duration_stops_issuing_and_lets_inflight_finish),
-        cmocka_unit_test(test_session_stop_with_cancel_records_cancelled_and_finishes),
-        cmocka_unit_test(test_session_chat_history_has_replies_verbatim_and_shared_system),
-        cmocka_unit_test(test_session_urls_get_the_api_path_once),
+        HARNESS_TEST(test_session_concurrent_4_keeps_exactly_4_in_flight, one_endpoint),
+        HARNESS_TEST(test_session_ramp_up_staggers_slot_starts, one_endpoint),
+        HARNESS_TEST(test_session_max_requests_is_exact, two_endpoints),
+        HARNESS_TEST(test_session_max_sessions_is_exact_and_sessions_complete, one_endpoint),
+        HARNESS_TEST(test_session_duration_stops_issuing_and_lets_inflight_finish, one_endpoint),
+        HARNESS_TEST(test_session_stop_with_cancel_records_cancelled_and_finishes, one_endpoint),
+        HARNESS_TEST(test_session_chat_history_has_replies_verbatim_and_shared_system,
+                     one_endpoint),
+        HARNESS_TEST(test_session_urls_get_the_api_path_once, three_endpoints),
         cmocka_unit_test(test_session_round_robin_is_balanced_whatever_the_worker_count),
-        cmocka_unit_test(test_session_sticky_keeps_a_session_on_one_endpoint),
-        cmocka_unit_test(test_session_random_routing_follows_the_routing_stream),
-        cmocka_unit_test(test_session_least_inflight_avoids_the_slow_endpoint),
+        HARNESS_TEST(test_session_sticky_keeps_a_session_on_one_endpoint, three_endpoints),
+        HARNESS_TEST(test_session_random_routing_follows_the_routing_stream, three_endpoints),
+        HARNESS_TEST(test_session_least_inflight_avoids_the_slow_endpoint, three_endpoints),
         cmocka_unit_test(test_session_rate_mode_follows_arrivals_and_splits_sessions),
         cmocka_unit_test(test_session_rate_cap_delays_but_keeps_intended_times),
         cmocka_unit_test(test_session_rate_cap_counts_each_held_arrival_once),
         cmocka_unit_test(test_session_rate_cap_not_reached_counts_no_wait),
         cmocka_unit_test(test_session_workload_hash_sum_is_the_same_for_1_and_4_workers),
-        cmocka_unit_test(test_session_failed_turn_ends_its_session),
-        cmocka_unit_test(test_session_429_honoured_is_resent_until_it_passes),
-        cmocka_unit_test(test_session_429_retries_spent_is_an_error),
-        cmocka_unit_test(test_session_429_ignored_is_an_error_at_once),
-        cmocka_unit_test(test_session_429_wait_is_cancelled_by_the_stop),
-        cmocka_unit_test(test_session_requests_wait_for_a_free_transfer),
-        cmocka_unit_test(test_session_idle_worker_finishes_at_once),
-        cmocka_unit_test(test_session_dag_fans_out_and_joins_after_both_parents),
-        cmocka_unit_test(test_session_dag_inherits_the_latest_fraction_of_ancestors),
-        cmocka_unit_test(test_session_graph_history_chain_none_and_appended_replies),
-        cmocka_unit_test(test_session_context_limit_caps_max_tokens_without_the_envelopes),
-        cmocka_unit_test(test_session_dag_branch_failure_stops_the_join),
+        HARNESS_TEST(test_session_failed_turn_ends_its_session, one_endpoint),
+        HARNESS_TEST(test_session_429_honoured_is_resent_until_it_passes, one_endpoint),
+        HARNESS_TEST(test_session_429_retries_spent_is_an_error, one_endpoint),
+        HARNESS_TEST(test_session_429_ignored_is_an_error_at_once, one_endpoint),
+        HARNESS_TEST(test_session_429_wait_is_cancelled_by_the_stop, one_endpoint),
+        HARNESS_TEST(test_session_requests_wait_for_a_free_transfer, one_endpoint),
+        HARNESS_TEST(test_session_idle_worker_finishes_at_once, one_endpoint),
+        HARNESS_TEST(test_session_dag_fans_out_and_joins_after_both_parents, one_endpoint),
+        HARNESS_TEST(test_session_dag_inherits_the_latest_fraction_of_ancestors, one_endpoint),
+        HARNESS_TEST(test_session_graph_history_chain_none_and_appended_replies, one_endpoint),
+        HARNESS_TEST(test_session_context_limit_caps_max_tokens_without_the_envelopes,
+                     one_endpoint),
+        HARNESS_TEST(test_session_dag_branch_failure_stops_the_join, one_endpoint),
     };
     const struct CMUnitTest engine_tests[] = {
-        cmocka_unit_test(test_session_real_engine_runs_chats_against_the_mock),
+        HARNESS_TEST(test_session_real_engine_runs_chats_against_the_mock, one_endpoint),
     };
     int failed = cmocka_run_group_tests(tests, NULL, NULL);
     return failed + cmocka_run_group_tests(engine_tests, mock_setup, mock_teardown);

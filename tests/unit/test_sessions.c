@@ -129,7 +129,6 @@ static const path_case_t path_cases[] = {
 };
 
 static void test_sessions_path_figures_of_each_graph(void **state) {
-    (void)state;
     for (size_t i = 0; i < sizeof path_cases / sizeof path_cases[0]; i++) {
         const path_case_t *c = &path_cases[i];
         workload_node_t nodes[4];
@@ -199,7 +198,6 @@ static request_record_t chat_record(uint64_t session, uint32_t node, int64_t sen
  * turn another replica answered moved; a session at two endpoints counts at each; records
  * without a replica are not checked. */
 static void test_sessions_replica_affinity_detects_a_session_that_moved(void **state) {
-    (void)state;
     chat_sessions_t f;
     sessions_t *s = chat_sessions_open(&f, 3, 2);
     const uint64_t a = 0xA, b = 0xB;
@@ -224,7 +222,6 @@ static void test_sessions_replica_affinity_detects_a_session_that_moved(void **s
 /* A three-turn chat closes on its last record: one session counted, its figures and the reuse
  * (turn 1 shares turn 0's 100 + 50, turn 2 shares turn 1's 160 + 50) exactly; nothing left open. */
 static void test_sessions_fold_a_chat(void **state) {
-    (void)state;
     chat_sessions_t f;
     sessions_t *s = chat_sessions_open(&f, 3, 2);
     request_record_t recs[] = {chat_record(7, 0, 1000, 100, 50, false),
@@ -258,7 +255,6 @@ static void test_sessions_fold_a_chat(void **state) {
 /* Sessions that started before the window, ended past its limit, missed a node or had a warm-up
  * or cancelled request close without being counted. */
 static void test_sessions_only_complete_sessions_in_the_window_count(void **state) {
-    (void)state;
     chat_sessions_t f;
     sessions_t *s = chat_sessions_open(&f, 2, 1);
     sessions_set_window(s, 1000 * MS, 5000 * MS);
@@ -294,7 +290,6 @@ static void test_sessions_only_complete_sessions_in_the_window_count(void **stat
 /* Many sessions open at once, interleaved, closed in another order: the table grows, each closes
  * with its own records, and none is left open. */
 static void test_sessions_interleaved_sessions_close_apart(void **state) {
-    (void)state;
     enum { N = 500 };
     chat_sessions_t f;
     sessions_t *s = chat_sessions_open(&f, 2, 1);

@@ -21,6 +21,7 @@
 #include "spool.h"
 #include "spool_file.h"
 #include "spool_merge.h"
+#include "temp_file.h"
 #include "unit_main.h"
 
 typedef struct tmp {
@@ -60,7 +61,6 @@ static void write_sample(const char *path, const uint8_t *batch, size_t len) {
 }
 
 static void test_spool_frames_read_back_as_written(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {1, 2, 3, 4, 5, 6, 7};
@@ -97,7 +97,6 @@ static void test_spool_frames_read_back_as_written(void **state) {
 }
 
 static void test_spool_flipped_byte_is_corrupt_at_its_frame(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {10, 20, 30, 40};
@@ -126,7 +125,6 @@ static void test_spool_flipped_byte_is_corrupt_at_its_frame(void **state) {
 }
 
 static void test_spool_cut_off_end_is_truncated(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     const uint8_t batch[] = {1, 2, 3};
@@ -148,12 +146,9 @@ static void test_spool_cut_off_end_is_truncated(void **state) {
 }
 
 static void test_spool_foreign_file_is_refused(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
-    FILE *f = fopen(t.path, "w");
-    fputs("{\"not\": \"a spool\"}\n", f);
-    fclose(f);
+    temp_file_write_at(t.path, "{\"not\": \"a spool\"}\n");
     char err[512], want[256];
     assert_null(spool_reader_open(t.path, err, sizeof err));
     snprintf(want, sizeof want, "%s: offset 0: not a stampede spool or journal (no %s header)",
@@ -232,7 +227,6 @@ static void read_text(const char *path, char *text, size_t len) {
 }
 
 static void test_spool_worker_spool_holds_the_unacknowledged_batches(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char path[256];
@@ -276,7 +270,6 @@ static void test_spool_worker_spool_holds_the_unacknowledged_batches(void **stat
 }
 
 static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char a[200], b[200], into[200], log[200];
@@ -303,7 +296,6 @@ static void test_spool_merge_refuses_spools_of_different_runs(void **state) {
 /* Batches 3-5 in the first spool, 1-3 in the second: 3-5 wait until 1-2 are in, batch 3 counts
  * once, and the results hold the worker's 10 requests. */
 static void test_spool_merge_orders_and_counts_resends_once(void **state) {
-    (void)state;
     tmp_t t;
     tmp_make(&t);
     char late[200], early[200], into[200], log[200], results[256];

@@ -25,6 +25,15 @@ static void read_text(const char *text, telemetry_reading_t *out) {
     prom_page_destroy(&page);
 }
 
+/* The reading of a page that must read as dialect. */
+static telemetry_reading_t read_as(const char *text, const char *dialect) {
+    telemetry_reading_t r;
+    read_text(text, &r);
+    if (!r.dialect || strcmp(r.dialect, dialect) != 0)
+        fail_msg("read as %s, expected %s", r.dialect ? r.dialect : "no dialect", dialect);
+    return r;
+}
+
 #define NEAR(a, b, tol) assert_true(fabs((a) - (b)) <= (tol))
 
 /* Two engines (model_name m, engine 0 and 1): their series are summed. */
@@ -161,17 +170,16 @@ static void test_telemetry_read_refuses_percentiles_of_mismatched_layouts(void *
 }
 
 static void test_telemetry_read_recognises_sglang_names(void **state) {
-    telemetry_reading_t r;
-    read_text("sglang:num_running_reqs{tp_rank=\"0\"} 12\nsglang:num_queue_reqs 3\n"
-              "sglang:token_usage 0.4\nsglang:prompt_tokens_total 800\n"
-              "sglang:cached_tokens_total 200\nsglang:generation_tokens_total 900\n"
-              "sglang:num_requests_total 9\n"
-              "sglang:time_per_output_token_seconds_bucket{le=\"0.05\"} 4\n"
-              "sglang:time_per_output_token_seconds_bucket{le=\"+Inf\"} 5\n"
-              "sglang:time_per_output_token_seconds_count 5\n"
-              "sglang:time_per_output_token_seconds_sum 0.2\n",
-              &r);
-    assert_string_equal(r.dialect, "sglang");
+    telemetry_reading_t r =
+        read_as("sglang:num_running_reqs{tp_rank=\"0\"} 12\nsglang:num_queue_reqs 3\n"
+                "sglang:token_usage 0.4\nsglang:prompt_tokens_total 800\n"
+                "sglang:cached_tokens_total 200\nsglang:generation_tokens_total 900\n"
+                "sglang:num_requests_total 9\n"
+                "sglang:time_per_output_token_seconds_bucket{le=\"0.05\"} 4\n"
+                "sglang:time_per_output_token_seconds_bucket{le=\"+Inf\"} 5\n"
+                "sglang:time_per_output_token_seconds_count 5\n"
+                "sglang:time_per_output_token_seconds_sum 0.2\n",
+                "sglang");
     NEAR(r.gauge[TELEMETRY_G_RUNNING], 12, 0);
     NEAR(r.gauge[TELEMETRY_G_WAITING], 3, 0);
     NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 40, 1e-9);
@@ -185,16 +193,14 @@ static void test_telemetry_read_recognises_sglang_names(void **state) {
 }
 
 static void test_telemetry_read_recognises_dynamo_frontend_names(void **state) {
-    telemetry_reading_t r;
-    read_text("dynamo_frontend_inflight_requests{model=\"m\"} 6\n"
-              "dynamo_frontend_queued_requests{model=\"m\"} 2\n"
-              "dynamo_frontend_requests_total{model=\"m\"} 40\n"
-              "dynamo_frontend_input_sequence_tokens_sum{model=\"m\"} 4000\n"
-              "dynamo_frontend_input_sequence_tokens_count{model=\"m\"} 40\n"
-              "dynamo_frontend_output_sequence_tokens_sum{model=\"m\"} 2000\n"
-              "vllm:num_requests_running 99\n",
-              &r);
-    assert_string_equal(r.dialect, "dynamo");
+    telemetry_reading_t r = read_as("dynamo_frontend_inflight_requests{model=\"m\"} 6\n"
+                                    "dynamo_frontend_queued_requests{model=\"m\"} 2\n"
+                                    "dynamo_frontend_requests_total{model=\"m\"} 40\n"
+                                    "dynamo_frontend_input_sequence_tokens_sum{model=\"m\"} 4000\n"
+                                    "dynamo_frontend_input_sequence_tokens_count{model=\"m\"} 40\n"
+                                    "dynamo_frontend_output_sequence_tokens_sum{model=\"m\"} 2000\n"
+                                    "vllm:num_requests_running 99\n",
+                                    "dynamo");
     NEAR(r.gauge[TELEMETRY_G_RUNNING], 6, 0); /* the frontend's, not the passed-through engine's */
     NEAR(r.counter[TELEMETRY_C_PROMPT_TOKENS], 4000, 0);
     NEAR(r.counter[TELEMETRY_C_GENERATION_TOKENS], 2000, 0);
@@ -202,19 +208,18 @@ static void test_telemetry_read_recognises_dynamo_frontend_names(void **state) {
 }
 
 static void test_telemetry_read_recognises_dcgm_names(void **state) {
-    telemetry_reading_t r;
-    read_text("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 80\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 60\n"
-              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300.5\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\"} 200\n"
-              "DCGM_FI_DEV_FB_USED{gpu=\"0\"} 1000\nDCGM_FI_DEV_FB_USED{gpu=\"1\"} 500\n"
-              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 7000\n"
-              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\"} 3000\n",
-              &r);
-    assert_string_equal(r.dialect, "dcgm");
+    telemetry_reading_t r =
+        read_as("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\"} 80\nDCGM_FI_DEV_GPU_UTIL{gpu=\"1\"} 60\n"
+                "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\"} 300.5\nDCGM_FI_DEV_POWER_USAGE{gpu=\"1\"} 200\n"
+                "DCGM_FI_DEV_FB_USED{gpu=\"0\"} 1000\nDCGM_FI_DEV_FB_USED{gpu=\"1\"} 500\n"
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\"} 7000\n"
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"1\"} 3000\n",
+                "dcgm");
+    assert_true(isnan(r.counter[TELEMETRY_C_REQUESTS]));
     NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 70, 0);
     NEAR(r.gauge[TELEMETRY_G_GPU_POWER_W], 500.5, 0);
     NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 1500, 0);
     NEAR(r.counter[TELEMETRY_C_GPU_ENERGY_MJ], 10000, 0);
-    assert_true(isnan(r.counter[TELEMETRY_C_REQUESTS]));
 }
 
 static void test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent(void **state) {
@@ -237,14 +242,13 @@ static void test_telemetry_read_add_sums_endpoints_and_keeps_absent_absent(void 
 /* DCGM's blank sentinels are "no value": the int64 blank (9223372036854775794 is "not
  * supported"), the fp64 one (2^47) and the int32 one; the energy counter beside them stays. */
 static void test_telemetry_read_dcgm_blank_sentinels_are_absent(void **state) {
-    telemetry_reading_t r;
-    read_text("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"a\"} 9223372036854775794\n"
-              "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"b\"} 50\n"
-              "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\"} 140737488355328.000000\n"
-              "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"a\"} 2147483634\n"
-              "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"a\"} 2147483640\n",
-              &r);
-    assert_string_equal(r.dialect, "dcgm");
+    telemetry_reading_t r =
+        read_as("DCGM_FI_DEV_GPU_UTIL{gpu=\"0\",UUID=\"a\"} 9223372036854775794\n"
+                "DCGM_FI_DEV_GPU_UTIL{gpu=\"1\",UUID=\"b\"} 50\n"
+                "DCGM_FI_DEV_POWER_USAGE{gpu=\"0\",UUID=\"a\"} 140737488355328.000000\n"
+                "DCGM_FI_DEV_FB_USED{gpu=\"0\",UUID=\"a\"} 2147483634\n"
+                "DCGM_FI_DEV_TOTAL_ENERGY_CONSUMPTION{gpu=\"0\",UUID=\"a\"} 2147483640\n",
+                "dcgm");
     assert_true(isnan(r.gauge[TELEMETRY_G_GPU_UTIL]));
     assert_true(isnan(r.gauge[TELEMETRY_G_GPU_POWER_W]));
     assert_true(isnan(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB]));
@@ -257,14 +261,13 @@ static void test_telemetry_read_dcgm_blank_sentinels_are_absent(void **state) {
 /* A page of DCGM_FI_PROF_* fields only is DCGM: utilisation from the graphics engine's active
  * ratio, per MIG instance (GPU_I_ID), in percent. */
 static void test_telemetry_read_dcgm_prof_only_page_gives_utilisation(void **state) {
-    telemetry_reading_t r;
-    read_text("DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\","
-              "Hostname=\"h\"} 0.2\n"
-              "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"8\","
-              "Hostname=\"h\"} 0.6\n"
-              "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\",Hostname=\"h\"} 0.1\n",
-              &r);
-    assert_string_equal(r.dialect, "dcgm");
+    telemetry_reading_t r = read_as(
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\","
+        "Hostname=\"h\"} 0.2\n"
+        "DCGM_FI_PROF_GR_ENGINE_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"8\","
+        "Hostname=\"h\"} 0.6\n"
+        "DCGM_FI_PROF_DRAM_ACTIVE{gpu=\"0\",UUID=\"a\",GPU_I_ID=\"7\",Hostname=\"h\"} 0.1\n",
+        "dcgm");
     NEAR(r.gauge[TELEMETRY_G_GPU_UTIL], 40, 1e-9);
     assert_true(isnan(r.gauge[TELEMETRY_G_GPU_POWER_W]));
     assert_true(isnan(r.counter[TELEMETRY_C_GPU_ENERGY_MJ]));
@@ -289,6 +292,17 @@ static void test_telemetry_read_dcgm_counts_a_mig_gpu_once_per_host(void **state
     NEAR(r.gauge[TELEMETRY_G_GPU_FB_USED_MIB], 3000, 0);
 }
 
+/* The prefix cache's queries and hits, the KV usage (%) and the ITL histogram's count and name
+ * that r read. */
+static void assert_cache_and_itl(const telemetry_reading_t *r, double queries, double hits,
+                                 double kv_pct, double itl_count, const char *itl_name) {
+    NEAR(r->counter[TELEMETRY_C_PREFIX_QUERIES], queries, 0);
+    NEAR(r->counter[TELEMETRY_C_PREFIX_HITS], hits, 0);
+    NEAR(r->gauge[TELEMETRY_G_KV_USAGE], kv_pct, 1e-9);
+    NEAR(r->histogram[TELEMETRY_H_ITL].count, itl_count, 0);
+    assert_string_equal(telemetry_read_name(r, TELEMETRY_H_ITL), itl_name);
+}
+
 /* vLLM's deprecated names are read when the current ones are absent. */
 static void test_telemetry_read_vllm_deprecated_names_are_fallbacks(void **state) {
     telemetry_reading_t r;
@@ -300,12 +314,7 @@ static void test_telemetry_read_vllm_deprecated_names_are_fallbacks(void **state
               "vllm:time_per_output_token_seconds_count 2.0\n"
               "vllm:time_per_output_token_seconds_sum 0.03\n",
               &r);
-    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 100, 0);
-    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 40, 0);
-    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 50, 1e-9);
-    NEAR(r.histogram[TELEMETRY_H_ITL].count, 2, 0);
-    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H_ITL),
-                        "vllm:time_per_output_token_seconds");
+    assert_cache_and_itl(&r, 100, 40, 50, 2, "vllm:time_per_output_token_seconds");
     assert_string_equal(telemetry_read_name(&r, TELEMETRY_H__COUNT + TELEMETRY_C_PREFIX_HITS),
                         "vllm:gpu_prefix_cache_hits_total");
 }
@@ -327,12 +336,7 @@ static void test_telemetry_read_vllm_old_and_new_names_are_not_double_counted(vo
               "vllm:time_per_output_token_seconds_count 3.0\n"
               "vllm:time_per_output_token_seconds_sum 0.03\n",
               &r);
-    NEAR(r.counter[TELEMETRY_C_PREFIX_QUERIES], 32, 0);
-    NEAR(r.counter[TELEMETRY_C_PREFIX_HITS], 16, 0);
-    NEAR(r.gauge[TELEMETRY_G_KV_USAGE], 10, 1e-9);
-    NEAR(r.histogram[TELEMETRY_H_ITL].count, 3, 0);
-    assert_string_equal(telemetry_read_name(&r, TELEMETRY_H_ITL),
-                        "vllm:inter_token_latency_seconds");
+    assert_cache_and_itl(&r, 32, 16, 10, 3, "vllm:inter_token_latency_seconds");
 }
 
 /* prometheus_client's *_created series (a counter's or histogram's creation time, 1.75e9) are

@@ -167,10 +167,35 @@ static void event(reply_tokens_t *r, const char *text, uint32_t chunk, bool usag
     reply_tokens_event(r, &info, chunk);
 }
 
+/* A reply's token counter over the null-normalizer tokenizer, made before and destroyed after
+ * each reply_tokens test (cmocka's setup and teardown). */
+typedef struct reply {
+    tokenizer_t *tok;
+    tokenizer_scratch_t *scratch;
+    reply_tokens_t *r;
+} reply_t;
+
+static int reply_setup(void **state) {
+    reply_t *reply = calloc(1, sizeof *reply);
+    assert_non_null(reply);
+    reply->tok = load("null", false);
+    reply->scratch = tokenizer_scratch_new();
+    reply->r = reply_tokens_new(reply->tok, reply->scratch);
+    *state = reply;
+    return 0;
+}
+
+static int reply_teardown(void **state) {
+    reply_t *reply = *state;
+    reply_tokens_destroy(&reply->r);
+    tokenizer_scratch_destroy(&reply->scratch);
+    tokenizer_destroy(&reply->tok);
+    free(reply);
+    return 0;
+}
+
 static void test_reply_tokens_give_each_token_to_the_chunk_it_ended_in(void **state) {
-    tokenizer_t *tok = load("null", false);
-    tokenizer_scratch_t *scratch = tokenizer_scratch_new();
-    reply_tokens_t *r = reply_tokens_new(tok, scratch);
+    reply_tokens_t *r = ((reply_t *)*state)->r;
     event(r, "a", 0, false);
     event(r, "a", 1, false);    /* "aa" is one token, ending in chunk 1 */
     event(r, " xyz", 2, false); /* " ", x, y, z */
@@ -184,24 +209,16 @@ static void test_reply_tokens_give_each_token_to_the_chunk_it_ended_in(void **st
     event(r, "ab\\u0020ab", 0, false); /* JSON-escaped text is unescaped first */
     assert_int_equal(reply_tokens_finish(r, k, 1), 3);
     assert_int_equal(k[0], 3);
-    reply_tokens_destroy(&r);
-    tokenizer_scratch_destroy(&scratch);
-    tokenizer_destroy(&tok);
 }
 
 static void test_reply_tokens_leave_chunks_to_usage_on_every_event(void **state) {
-    tokenizer_t *tok = load("null", false);
-    tokenizer_scratch_t *scratch = tokenizer_scratch_new();
-    reply_tokens_t *r = reply_tokens_new(tok, scratch);
+    reply_tokens_t *r = ((reply_t *)*state)->r;
     event(r, "x y", 0, true);
     event(r, "z", 1, true);
     uint16_t k[2] = {7, 9};
     assert_int_equal(reply_tokens_finish(r, k, 2), 4);
     assert_int_equal(k[0], 7); /* untouched */
     assert_int_equal(k[1], 9);
-    reply_tokens_destroy(&r);
-    tokenizer_scratch_destroy(&scratch);
-    tokenizer_destroy(&tok);
 }
 
 static void test_tokenizer_refuses_an_unsupported_file_by_name(void **state) {
@@ -244,15 +261,18 @@ static void test_tokenizer_acquire_shares_one_copy_per_path(void **state) {
     unlink(path);
 }
 
-UNIT_MAIN(cmocka_unit_test(test_tokenizer_merges_apply_lowest_rank_first),
-          cmocka_unit_test(test_tokenizer_ignore_merges_takes_a_whole_word_token),
-          cmocka_unit_test(test_tokenizer_added_token_splits_the_text_first),
-          cmocka_unit_test(test_tokenizer_invalid_utf8_becomes_one_replacement_per_maximal_subpart),
-          cmocka_unit_test(test_tokenizer_nfc_composes_before_splitting),
-          cmocka_unit_test(test_tokenizer_token_ends_count_each_ids_bytes),
-          cmocka_unit_test(test_tokenizer_counter_equals_encode_at_every_split),
-          cmocka_unit_test(test_reply_tokens_give_each_token_to_the_chunk_it_ended_in),
-          cmocka_unit_test(test_reply_tokens_leave_chunks_to_usage_on_every_event),
-          cmocka_unit_test(test_tokenizer_refuses_an_unsupported_file_by_name),
-          cmocka_unit_test(test_prompt_words_keep_only_single_token_words),
-          cmocka_unit_test(test_tokenizer_acquire_shares_one_copy_per_path))
+UNIT_MAIN(
+    cmocka_unit_test(test_tokenizer_merges_apply_lowest_rank_first),
+    cmocka_unit_test(test_tokenizer_ignore_merges_takes_a_whole_word_token),
+    cmocka_unit_test(test_tokenizer_added_token_splits_the_text_first),
+    cmocka_unit_test(test_tokenizer_invalid_utf8_becomes_one_replacement_per_maximal_subpart),
+    cmocka_unit_test(test_tokenizer_nfc_composes_before_splitting),
+    cmocka_unit_test(test_tokenizer_token_ends_count_each_ids_bytes),
+    cmocka_unit_test(test_tokenizer_counter_equals_encode_at_every_split),
+    cmocka_unit_test_setup_teardown(test_reply_tokens_give_each_token_to_the_chunk_it_ended_in,
+                                    reply_setup, reply_teardown),
+    cmocka_unit_test_setup_teardown(test_reply_tokens_leave_chunks_to_usage_on_every_event,
+                                    reply_setup, reply_teardown),
+    cmocka_unit_test(test_tokenizer_refuses_an_unsupported_file_by_name),
+    cmocka_unit_test(test_prompt_words_keep_only_single_token_words),
+    cmocka_unit_test(test_tokenizer_acquire_shares_one_copy_per_path))

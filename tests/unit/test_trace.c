@@ -18,6 +18,7 @@
 #include "prompt.h"
 #include "replay_file.h"
 #include "support.h"
+#include "temp_file.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit_main.h"
@@ -45,6 +46,36 @@ static void load_trace_ok(config_t *cfg, const char *lines, const char *format,
         fail_msg("the trace should load: %s", msg);
 }
 
+/* Session i of cfg's replay arrives want_ns after the first. */
+static void assert_arrival(const config_t *cfg, uint64_t i, int64_t want_ns) {
+    int64_t got = workload_trace_arrival_ns(cfg, i);
+    if (got != want_ns)
+        fail_msg("session %llu arrives at %lld ns, expected %lld", (unsigned long long)i,
+                 (long long)got, (long long)want_ns);
+}
+
+/* Each case's lines, replayed in format under scheduler (no wrap), must be refused with exactly
+ * its message; every case that is not is printed, then the test fails. */
+static void trace_refusals(const char *format, const char *scheduler, const message_case_t *cases,
+                           size_t n) {
+    size_t failures = 0;
+    for (size_t i = 0; i < n; i++) {
+        config_t cfg;
+        char msg[1024] = "";
+        int rc = load_trace(&cfg, cases[i].input, format, scheduler, false, msg, sizeof msg);
+        if (rc == 0) {
+            config_free(&cfg);
+            print_error("%s case %zu loaded\n", format, i);
+            failures++;
+        } else if (strcmp(msg, cases[i].message) != 0) {
+            print_error("%s case %zu:\n  expected %s\n  got      %s\n", format, i, cases[i].message,
+                        msg);
+            failures++;
+        }
+    }
+    assert_int_equal(failures, 0);
+}
+
 static const char *diamond =
     "{\"session\": \"s1\", \"node\": \"agg\", \"parents\": [\"e1\", \"e2\"], \"history_parent\": "
     "\"plan\", \"role\": \"aggregator\", \"new_input_length\": 30, \"output_length\": 40, "
@@ -61,9 +92,21 @@ static const char *diamond =
     "{\"session\": 7, \"node\": 1, \"parents\": [0], \"input_length\": 80, \"output_length\": 5, "
     "\"arrival\": 1}\n";
 
+static const char *mooncake =
+    "{\"timestamp\": 100, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [7, 8, "
+    "9]}\n"
+    "{\"timestamp\": 250, \"input_length\": 700, \"output_length\": 12, \"hash_ids\": [7, 4]}\n"
+    "{\"timestamp\": 400, \"input_length\": 30, \"output_length\": 12}\n";
+
+/* Azure's CSV: wall-clock arrivals with seven fractional digits, read to the nanosecond. */
+static const char *azure = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
+                           "2023-11-16 18:17:03.9799600,4808,10\r\n"
+                           "2023-11-16 18:17:04.0319601,3180,8\r\n"
+                           "2023-11-16 23:59:59.9999999,110,0\r\n"
+                           "2023-11-17 00:00:01.0000000,7,27\r\n";
+
 static void
 test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg, diamond, "session", "rate", false);
     const trace_t *t = cfg.workload.replay;
@@ -72,11 +115,15 @@ test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(voi
     /* session 7 arrives first (1 s), s1 at 2.5 s: arrivals count from the first */
     assert_int_equal(workload_session_size(&cfg, 0), 2);
     assert_int_equal(workload_session_size(&cfg, 1), 4);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 1500000000);
+    assert_arrival(&cfg, 0, 0);
+    assert_arrival(&cfg, 1, 1500000000);
     assert_int_equal(cfg.limits.max_sessions, 2); /* no wrap: the trace's sessions */
     assert_int_equal(t->max_parallel, 2);         /* the two executors */
     workload_session_t s = {0};
+    /* session 7: node 1 gave only its whole prompt (80) after a turn of 50 + 5: 25 are fresh */
+    assert_int_equal(workload_session_generate(&cfg, 0, &s), 0);
+    assert_int_equal(s.nodes[1].input_tokens, 25);
+    assert_int_equal(s.nodes[1].history_parent, 0);
     assert_int_equal(workload_session_generate(&cfg, 1, &s), 0);
     assert_int_equal(s.n_nodes, 4);
     /* plan, e1, e2, agg: parents first, the file's order otherwise */
@@ -93,16 +140,11 @@ test_trace_session_format_orders_sessions_by_arrival_and_nodes_parents_first(voi
     assert_true(s.nodes[3].inherit == 1.0);
     assert_true(s.nodes[3].append_parent_replies);
     assert_string_equal(config_role_name(&cfg, s.nodes[3].role), "aggregator");
-    /* session 7: node 1 gave only its whole prompt (80) after a turn of 50 + 5: 25 are fresh */
-    assert_int_equal(workload_session_generate(&cfg, 0, &s), 0);
-    assert_int_equal(s.nodes[1].input_tokens, 25);
-    assert_int_equal(s.nodes[1].history_parent, 0);
     workload_session_free(&s);
     config_free(&cfg);
 }
 
 static void test_trace_refuses_bad_lines_with_file_line_key_and_reason(void **state) {
-    (void)state;
     static const message_case_t cases[] = {
         {"{\"session\": 1, \"node\": \"a\", \"output_length\": 3, \"new_input_length\": 2}\n"
          "{\"session\": 1, \"node\": \"b\", \"parents\": [\"z\"], \"output_length\": 3, "
@@ -137,54 +179,32 @@ static void test_trace_refuses_bad_lines_with_file_line_key_and_reason(void **st
          "t.jsonl:1: not JSON: '}' expected near end of file (column 69)"},
         {"", "t.jsonl: the trace is empty: give at least one request line"},
     };
-    size_t failures = 0;
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        config_t cfg;
-        char msg[1024] = "";
-        int rc = load_trace(&cfg, cases[i].input, "session", "concurrent", false, msg, sizeof msg);
-        if (rc == 0) {
-            config_free(&cfg);
-            print_error("case %zu loaded\n", i);
-            failures++;
-        } else if (strcmp(msg, cases[i].message) != 0) {
-            print_error("case %zu:\n  expected %s\n  got      %s\n", i, cases[i].message, msg);
-            failures++;
-        }
-    }
-    assert_int_equal(failures, 0);
+    trace_refusals("session", "concurrent", cases, sizeof cases / sizeof cases[0]);
 }
 
 static void test_trace_timed_replay_needs_an_arrival_on_every_session(void **state) {
-    (void)state;
-    config_t cfg;
-    char msg[1024] = "";
-    const char *lines =
-        "{\"session\": 1, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2, "
-        "\"arrival\": 0}\n"
-        "{\"session\": 2, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2}\n";
-    assert_int_equal(load_trace(&cfg, lines, "session", "rate", false, msg, sizeof msg), -1);
-    assert_string_equal(msg, "t.jsonl:2: arrival: session '2' has no arrival time: a timed replay "
-                             "(scheduler.kind: rate) needs one on every session");
+    static const message_case_t timed[] = {
+        {"{\"session\": 1, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2, "
+         "\"arrival\": 0}\n"
+         "{\"session\": 2, \"node\": 0, \"output_length\": 3, \"new_input_length\": 2}\n",
+         "t.jsonl:2: arrival: session '2' has no arrival time: a timed replay "
+         "(scheduler.kind: rate) needs one on every session"},
+    };
+    trace_refusals("session", "rate", timed, 1);
     /* untimed, the same trace loads */
-    load_trace_ok(&cfg, lines, "session", "concurrent", false);
+    config_t cfg;
+    load_trace_ok(&cfg, timed[0].input, "session", "concurrent", false);
     config_free(&cfg);
 }
 
-static const char *mooncake =
-    "{\"timestamp\": 100, \"input_length\": 1100, \"output_length\": 10, \"hash_ids\": [7, 8, "
-    "9]}\n"
-    "{\"timestamp\": 250, \"input_length\": 700, \"output_length\": 12, \"hash_ids\": [7, 4]}\n"
-    "{\"timestamp\": 400, \"input_length\": 30, \"output_length\": 12}\n";
-
 static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_text(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg, mooncake, "mooncake", "rate", true);
     assert_int_equal(cfg.workload.replay->n_sessions, 3);
     assert_int_equal(workload_session_size(&cfg, 2), 1);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 150000000);
+    assert_arrival(&cfg, 1, 150000000);
     /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 4), 450000000 + 150000000);
+    assert_arrival(&cfg, 4, 450000000 + 150000000);
     assert_int_equal(cfg.limits.max_sessions, 0); /* wrap: only the file's limits */
     size_t cap = prompt_max_bytes(1100);
     char *a = malloc(cap), *b = malloc(cap), *c = malloc(cap);
@@ -217,18 +237,14 @@ static void test_trace_mooncake_requests_sharing_a_hash_id_share_its_block_of_te
 /* A timed replay cut by the limits requests the rate of the sessions in force, (n - 1) / the n-th
  * arrival x time_scale; the whole file its own rate; the schedule ends one mean gap after. */
 static void test_trace_cut_by_the_limits_requests_the_rate_in_force(void **state) {
-    (void)state;
+    char path[128], yaml[512];
     static const char *const rows =
         "{\"timestamp\": 0, \"input_length\": 8, \"output_length\": 2}\n"
         "{\"timestamp\": 100, \"input_length\": 8, \"output_length\": 2}\n"
         "{\"timestamp\": 200, \"input_length\": 8, \"output_length\": 2}\n"
         "{\"timestamp\": 1000, \"input_length\": 8, \"output_length\": 2}\n";
-    char path[128], yaml[512];
     snprintf(path, sizeof path, "/tmp/stampede-test-trace-cut-%d.jsonl", (int)getpid());
-    FILE *f = fopen(path, "w");
-    assert_non_null(f);
-    fputs(rows, f);
-    fclose(f);
+    temp_file_write_at(path, rows);
     static const struct {
         const char *limits;
         double rate;    /* sessions per second in force */
@@ -259,33 +275,24 @@ static void test_trace_cut_by_the_limits_requests_the_rate_in_force(void **state
 
 /* time_scale stretches the arrivals and the wrap period alike. */
 static void test_trace_time_scale_stretches_arrivals_and_wrap_period(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg, mooncake, "mooncake", "rate", true);
     cfg.workload.trace.time_scale = 2.0;
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 600000000);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 5), 2 * (450000000 + 300000000));
+    assert_arrival(&cfg, 2, 600000000);
+    assert_arrival(&cfg, 5, 2 * (450000000 + 300000000));
     config_free(&cfg);
 }
 
-/* Azure's CSV: wall-clock arrivals with seven fractional digits, read to the nanosecond. */
-static const char *azure = "TIMESTAMP,ContextTokens,GeneratedTokens\r\n"
-                           "2023-11-16 18:17:03.9799600,4808,10\r\n"
-                           "2023-11-16 18:17:04.0319601,3180,8\r\n"
-                           "2023-11-16 23:59:59.9999999,110,0\r\n"
-                           "2023-11-17 00:00:01.0000000,7,27\r\n";
-
 static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg, azure, "azure", "rate", false);
     assert_int_equal(cfg.workload.replay->n_sessions, 4);
     assert_int_equal(cfg.limits.max_sessions, 4);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 52000100);
+    assert_arrival(&cfg, 0, 0);
+    assert_arrival(&cfg, 1, 52000100);
     /* across midnight: 23:59:59.9999999 - 18:17:03.97996 */
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 20576020039900LL);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 3), 20577020040000LL);
+    assert_arrival(&cfg, 2, 20576020039900LL);
+    assert_arrival(&cfg, 3, 20577020040000LL);
     const trace_t *t = cfg.workload.replay;
     assert_int_equal(t->nodes[t->sessions[0].first_node].input_tokens, 4808);
     assert_int_equal(t->nodes[t->sessions[0].first_node].output_tokens, 10);
@@ -293,69 +300,32 @@ static void test_trace_azure_rows_arrive_at_their_wall_clock_to_the_nanosecond(v
     config_free(&cfg);
 }
 
-/* time_scale and wrap act on Azure arrivals as on Mooncake's. */
-static void test_trace_azure_time_scale_and_wrap(void **state) {
-    (void)state;
-    config_t cfg;
-    const char *rows = "ContextTokens,GeneratedTokens,TIMESTAMP\n"
-                       "10,5,2023-11-16 18:00:00.0000000\n"
-                       "10,5,2023-11-16 18:00:00.1000000\n"
-                       "10,5,2023-11-16 18:00:00.3000000\n";
-    load_trace_ok(&cfg, rows, "azure", "rate", true);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 2), 300000000);
-    /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 3), 450000000);
-    cfg.workload.trace.time_scale = 2.0;
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 200000000);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 4), 2 * (450000000 + 100000000));
-    config_free(&cfg);
-}
-
 /* Wall-clock arrivals two centuries apart saturate at 2^62 ns, as every time of the loader. */
 static void test_trace_azure_arrivals_saturate_at_2_62_ns(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg,
                   "TIMESTAMP,ContextTokens,GeneratedTokens\n"
                   "2023-11-16 18:17:03.9799600,10,2\n"
                   "2203-11-16 18:17:03.9799600,10,2\n",
                   "azure", "rate", false);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 0x4000000000000000LL);
+    assert_arrival(&cfg, 1, 0x4000000000000000LL);
     config_free(&cfg);
 }
 
-static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(void **state) {
-    (void)state;
+/* time_scale and wrap act on Azure arrivals as on Mooncake's. */
+static void test_trace_azure_time_scale_and_wrap(void **state) {
     config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg, "TIMESTAMP,Context,GeneratedTokens\n", "azure", "rate", false,
-                                msg, sizeof msg),
-                     -1);
-    assert_string_equal(msg, "t.jsonl:1: expected the Azure header TIMESTAMP,ContextTokens,"
-                             "GeneratedTokens, got 'TIMESTAMP,Context,GeneratedTokens'");
-    assert_int_equal(load_trace(&cfg,
-                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                "2023-11-16 18:17:03.9799600,4808,10\n"
-                                "2023-11-16 25:17:03.9799600,4808,10\n",
-                                "azure", "rate", false, msg, sizeof msg),
-                     -1);
-    assert_string_equal(msg, "t.jsonl:3: TIMESTAMP: expected a time such as 2023-11-16 "
-                             "18:17:03.9799600, got '2023-11-16 25:17:03.9799600'");
-    /* past 2262 the nanoseconds since 1970 no longer fit in 63 bits */
-    assert_int_equal(load_trace(&cfg,
-                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                "8254-11-17 00:00:00.5+01:00,4808,10\n",
-                                "azure", "rate", false, msg, sizeof msg),
-                     -1);
-    assert_string_equal(msg, "t.jsonl:2: TIMESTAMP: expected a time such as 2023-11-16 "
-                             "18:17:03.9799600, got '8254-11-17 00:00:00.5+01:00'");
-    assert_int_equal(load_trace(&cfg,
-                                "TIMESTAMP,ContextTokens,GeneratedTokens\n"
-                                "2023-11-16 18:17:03.9799600,-3,10\n",
-                                "azure", "rate", false, msg, sizeof msg),
-                     -1);
-    assert_string_equal(
-        msg, "t.jsonl:2: ContextTokens: expected a whole number from 0 to 10000000, got '-3'");
+    const char *rows = "ContextTokens,GeneratedTokens,TIMESTAMP\n"
+                       "10,5,2023-11-16 18:00:00.0000000\n"
+                       "10,5,2023-11-16 18:00:00.1000000\n"
+                       "10,5,2023-11-16 18:00:00.3000000\n";
+    load_trace_ok(&cfg, rows, "azure", "rate", true);
+    assert_arrival(&cfg, 2, 300000000);
+    /* wrap: copy k arrives k x (last arrival 300 ms + the mean gap 150 ms) later */
+    assert_arrival(&cfg, 3, 450000000);
+    cfg.workload.trace.time_scale = 2.0;
+    assert_arrival(&cfg, 1, 200000000);
+    assert_arrival(&cfg, 4, 2 * (450000000 + 100000000));
     config_free(&cfg);
 }
 
@@ -363,7 +333,6 @@ static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(vo
  * in order (legacy linear); sessions arrive as the rate scheduler's would (no arrival in rows). */
 static void
 test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void **state) {
-    (void)state;
     config_t cfg;
     const char *rows =
         "{\"session_id\": 8, \"input_length\": 8, \"new_input_length\": 8, \"output_length\": 4, "
@@ -395,30 +364,46 @@ test_trace_veeksha_rows_keep_their_graph_and_arrive_at_the_scheduler_s_rate(void
     assert_int_equal(t->sessions[1].n_nodes, 2);
     assert_int_equal(chain[1].n_parents, 1);
     assert_int_equal(chain[1].wait_ns, 500000000);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 0), 0);
-    assert_int_equal(workload_trace_arrival_ns(&cfg, 1), 250000000);
+    assert_arrival(&cfg, 0, 0);
+    assert_arrival(&cfg, 1, 250000000);
     config_free(&cfg);
 }
 
 static void test_trace_mooncake_refuses_a_line_without_timestamp(void **state) {
-    (void)state;
-    config_t cfg;
-    char msg[1024] = "";
-    assert_int_equal(load_trace(&cfg,
-                                "{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
-                                "{\"input_length\": 3, \"output_length\": 1}\n",
-                                "mooncake", "rate", false, msg, sizeof msg),
-                     -1);
-    assert_string_equal(msg, "t.jsonl:2: timestamp: missing key 'timestamp'");
+    static const message_case_t cases[] = {
+        {"{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
+         "{\"input_length\": 3, \"output_length\": 1}\n",
+         "t.jsonl:2: timestamp: missing key 'timestamp'"},
+    };
+    trace_refusals("mooncake", "rate", cases, 1);
 }
 
-/* Each worker's part decodes to exactly the sessions it runs, with the same nodes and arrivals;
- * every session's size travels, other sessions' nodes do not. */
+static void test_trace_azure_refuses_bad_header_and_rows_with_line_and_column(void **state) {
+    static const message_case_t cases[] = {
+        {"TIMESTAMP,Context,GeneratedTokens\n",
+         "t.jsonl:1: expected the Azure header TIMESTAMP,ContextTokens,"
+         "GeneratedTokens, got 'TIMESTAMP,Context,GeneratedTokens'"},
+        {"TIMESTAMP,ContextTokens,GeneratedTokens\n"
+         "2023-11-16 18:17:03.9799600,4808,10\n"
+         "2023-11-16 25:17:03.9799600,4808,10\n",
+         "t.jsonl:3: TIMESTAMP: expected a time such as 2023-11-16 "
+         "18:17:03.9799600, got '2023-11-16 25:17:03.9799600'"},
+        /* past 2262 the nanoseconds since 1970 no longer fit in 63 bits */
+        {"TIMESTAMP,ContextTokens,GeneratedTokens\n"
+         "8254-11-17 00:00:00.5+01:00,4808,10\n",
+         "t.jsonl:2: TIMESTAMP: expected a time such as 2023-11-16 "
+         "18:17:03.9799600, got '8254-11-17 00:00:00.5+01:00'"},
+        {"TIMESTAMP,ContextTokens,GeneratedTokens\n"
+         "2023-11-16 18:17:03.9799600,-3,10\n",
+         "t.jsonl:2: ContextTokens: expected a whole number from 0 to 10000000, got '-3'"},
+    };
+    trace_refusals("azure", "rate", cases, sizeof cases / sizeof cases[0]);
+}
+
 /* A part from the wire is bounded before anything is sized from it: a session larger than a
  * session may be (the fuzz target's first find: a 28 GB allocation), and a present session
  * claiming more nodes than bytes are left, are refused. */
 static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
-    (void)state;
     /* version 2, 1 session, period 0, untimed, size 200000 (varint), no present session */
     const uint8_t huge[] = {2, 1, 0, 0, 0xc0, 0x9a, 0x0c, 0};
     assert_null(trace_wire_decode(huge, sizeof huge));
@@ -440,7 +425,6 @@ static void test_trace_wire_refuses_sizes_beyond_the_bounds(void **state) {
  * wrap period (last arrival + the mean gap) saturates at 2^62 too, so the part a worker is sent
  * decodes (fuzz_trace_load's find: the period was 2^62 + gap, which the decoder refuses). */
 static void test_trace_period_of_a_saturated_trace_travels(void **state) {
-    (void)state;
     config_t cfg;
     const char *lines = "{\"timestamp\": 1, \"input_length\": 3, \"output_length\": 1}\n"
                         "{\"timestamp\": 1e300, \"input_length\": 3, \"output_length\": 1}\n";
@@ -454,8 +438,9 @@ static void test_trace_period_of_a_saturated_trace_travels(void **state) {
     config_free(&cfg);
 }
 
+/* Each worker's part decodes to exactly the sessions it runs, with the same nodes and arrivals;
+ * every session's size travels, other sessions' nodes do not. */
 static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **state) {
-    (void)state;
     config_t cfg;
     load_trace_ok(&cfg, diamond, "session", "rate", false);
     for (uint32_t w = 0; w < 2; w++) {
@@ -491,7 +476,6 @@ static void test_trace_wire_part_holds_the_workers_own_sessions_only(void **stat
 /* With wrap, session t + k x n runs on worker (t + k x n) mod W: a worker needs every trace
  * session some such index reaches, and no other. */
 static void test_trace_wire_wrap_sends_the_sessions_a_worker_reaches(void **state) {
-    (void)state;
     config_t cfg;
     char lines[4096] = "";
     for (int i = 0; i < 6; i++) /* 6 sessions */

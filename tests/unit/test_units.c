@@ -12,13 +12,11 @@
 
 #include "units.h"
 
-typedef struct duration_case {
-    const char *text;
-    int64_t ns;
-} duration_case_t;
-
 static void test_units_parse_duration_accepts_every_unit_and_form(void **state) {
-    static const duration_case_t cases[] = {
+    static const struct {
+        const char *text;
+        int64_t ns;
+    } cases[] = {
         {"500ms", 500000000LL},
         {"2m", 120000000000LL},
         {"1.5s", 1500000000LL},
@@ -63,13 +61,11 @@ static void test_units_parse_duration_refuses_bad_input_and_writes_nothing(void 
     }
 }
 
-typedef struct rate_case {
-    const char *text;
-    double per_s;
-} rate_case_t;
-
 static void test_units_parse_rate_table(void **state) {
-    static const rate_case_t cases[] = {
+    static const struct {
+        const char *text;
+        double per_s;
+    } cases[] = {
         {"5/s", 5.0},   {"300/m", 5.0}, {"10/h", 10.0 / 3600}, {"2.5", 2.5}, {"120/min", 2},
         {"7 / sec", 7}, {"0", 0},       {"3600/hour", 1},
     };
@@ -89,31 +85,7 @@ static void test_units_parse_rate_table(void **state) {
     }
 }
 
-typedef struct size_case {
-    const char *text;
-    uint64_t bytes;
-} size_case_t;
-
 static void test_units_parse_size_table(void **state) {
-    static const size_case_t cases[] = {
-        {"4KiB", 4096},
-        {"1MB", 1000000},
-        {"512", 512},
-        {"512B", 512},
-        {"1.5KiB", 1536},
-        {"2GiB", 2147483648ULL},
-        {"1TB", 1000000000000ULL},
-        {"3 MiB", 3145728},
-        {"1kB", 1000},
-        {"18446744073709551615", UINT64_MAX},
-    };
-    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-        uint64_t b = 7;
-        int rc = units_parse_size(cases[i].text, &b);
-        if (rc != 0 || b != cases[i].bytes)
-            fail_msg("'%s': rc %d bytes %llu, expected %llu", cases[i].text, rc,
-                     (unsigned long long)b, (unsigned long long)cases[i].bytes);
-    }
     static const char *const bad[] = {"",
                                       "KiB",
                                       "-1",
@@ -129,6 +101,28 @@ static void test_units_parse_size_table(void **state) {
         uint64_t b = 7;
         if (units_parse_size(bad[i], &b) != -1 || b != 7)
             fail_msg("'%s' accepted as a size (%llu)", bad[i], (unsigned long long)b);
+    }
+    static const struct {
+        const char *text;
+        uint64_t bytes;
+    } cases[] = {
+        {"4KiB", 4 * 1024},
+        {"1MB", 1000 * 1000},
+        {"512", 512},
+        {"512B", 512},
+        {"1.5KiB", 1536},
+        {"2GiB", 2ULL << 30},
+        {"1TB", 1000000000000ULL},
+        {"3 MiB", 3 << 20},
+        {"1kB", 1000},
+        {"18446744073709551615", UINT64_MAX},
+    };
+    for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+        uint64_t b = 7;
+        int rc = units_parse_size(cases[i].text, &b);
+        if (rc != 0 || b != cases[i].bytes)
+            fail_msg("'%s': rc %d bytes %llu, expected %llu", cases[i].text, rc,
+                     (unsigned long long)b, (unsigned long long)cases[i].bytes);
     }
 }
 
@@ -156,7 +150,6 @@ static void test_units_format_duration_shortest_exact_form(void **state) {
 }
 
 static void test_units_format_human_two_largest_units_rounded(void **state) {
-    (void)state;
     static const struct {
         int64_t ns;
         const char *text;

@@ -44,7 +44,6 @@ static void add(window_t *w, request_record_t *rec) {
 }
 
 static void test_window_record_goes_to_the_snapshot_it_was_sent_in(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 3);
     assert_non_null(w);
     int64_t chunks[2];
@@ -69,7 +68,6 @@ static void test_window_record_goes_to_the_snapshot_it_was_sent_in(void **state)
 }
 
 static void test_window_failed_and_cancelled_stay_out_of_the_latencies(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 1);
     int64_t chunks[3];
     request_record_t ok = record(START + S, 40 * MS, 3, 5 * MS, chunks);
@@ -94,7 +92,6 @@ static void test_window_failed_and_cancelled_stay_out_of_the_latencies(void **st
 }
 
 static void test_window_rates_count_tokens_when_they_arrived(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 2);
     int64_t chunks[4];
     /* sent in the warm-up, its tokens arrive in snapshot 0 and 1: they count there */
@@ -114,7 +111,6 @@ static void test_window_rates_count_tokens_when_they_arrived(void **state) {
 }
 
 static void test_window_pooled_percentile_is_not_the_mean_of_snapshots(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 2);
     int64_t chunks[2];
     /* snapshot 0: nine requests at 100 ms TTFT; snapshot 1: one at 1000 ms */
@@ -146,7 +142,6 @@ static void test_window_pooled_percentile_is_not_the_mean_of_snapshots(void **st
 }
 
 static void test_window_closed_early_divides_by_the_time_measured(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 3);
     window_close(w, START + 15 * S);
     assert_true(window_snapshot(w, 0)->duration_ns == 10 * S);
@@ -158,14 +153,12 @@ static void test_window_closed_early_divides_by_the_time_measured(void **state) 
 }
 
 static void test_window_refuses_an_empty_window(void **state) {
-    (void)state;
     assert_null(window_new(START, 0, 3));
     assert_null(window_new(START, S, 0));
 }
 
 /* Finish reasons and refusals are counted over the ok requests of the span, and pool by adding. */
 static void test_window_counts_finish_reasons_and_refusals_of_ok_requests(void **state) {
-    (void)state;
     window_t *w = window_new(START, 10 * S, 2);
     int64_t chunks[2];
     request_record_t rec = record(START + S, 40 * MS, 2, 5 * MS, chunks);

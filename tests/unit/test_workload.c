@@ -120,6 +120,14 @@ static void test_workload_token_counts_round_to_at_least_one(void **state) {
     clear_config(&cfg);
 }
 
+/* Session i of a into sa and of b into sb; the two have the same number of nodes. */
+static void generate_both(const config_t *a, const config_t *b, uint64_t i, workload_session_t *sa,
+                          workload_session_t *sb) {
+    assert_int_equal(workload_session_generate(a, i, sa), 0);
+    assert_int_equal(workload_session_generate(b, i, sb), 0);
+    assert_int_equal(sa->n_nodes, sb->n_nodes);
+}
+
 static void test_workload_each_quantity_is_drawn_independently(void **state) {
     /* Changing the output distribution must leave input lengths, turns and think times alone. */
     config_t a, b;
@@ -135,9 +143,7 @@ static void test_workload_each_quantity_is_drawn_independently(void **state) {
     set_dist(&b.workload.output_tokens, "uniform:min=1,max=5");
     workload_session_t sa = {0}, sb = {0};
     for (uint64_t i = 0; i < 300; i++) {
-        assert_int_equal(workload_session_generate(&a, i, &sa), 0);
-        assert_int_equal(workload_session_generate(&b, i, &sb), 0);
-        assert_int_equal(sa.n_nodes, sb.n_nodes);
+        generate_both(&a, &b, i, &sa, &sb);
         for (uint32_t j = 0; j < sa.n_nodes; j++) {
             assert_int_equal(sa.nodes[j].input_tokens, sb.nodes[j].input_tokens);
             assert_int_equal(sa.nodes[j].wait_after_ready_ns, sb.nodes[j].wait_after_ready_ns);
@@ -270,7 +276,6 @@ static void make_varied_config(config_t *cfg, uint64_t seed) {
 /* A sweep level's text seed changes every prompt word (fresh text, the scaffold) and no shape:
  * lengths, turns and waits are the seed's alone. text_seed 0 is the seed. */
 static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void **state) {
-    (void)state;
     config_t a, b;
     make_varied_config(&a, 99);
     make_varied_config(&b, 99);
@@ -281,9 +286,7 @@ static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void 
     assert_non_null(tb);
     workload_session_t sa = {0}, sb = {0};
     for (uint64_t i = 0; i < 200; i++) {
-        assert_int_equal(workload_session_generate(&a, i, &sa), 0);
-        assert_int_equal(workload_session_generate(&b, i, &sb), 0);
-        assert_int_equal(sa.n_nodes, sb.n_nodes);
+        generate_both(&a, &b, i, &sa, &sb);
         for (uint32_t j = 0; j < sa.n_nodes; j++) {
             const workload_node_t *na = &sa.nodes[j], *nb = &sb.nodes[j];
             assert_int_equal(na->input_tokens, nb->input_tokens);
@@ -315,7 +318,6 @@ static void test_workload_text_seed_changes_the_words_and_never_the_shapes(void 
 /* The schedule the limits leave: max_sessions, or the sessions holding max_requests requests,
  * ends one mean gap after its last arrival; nothing ends an unlimited schedule. */
 static void test_workload_schedule_cut_by_max_sessions_or_max_requests(void **state) {
-    (void)state;
     config_t cfg;
     make_config(&cfg, WORKLOAD_CHAT, 5);
     set_dist(&cfg.workload.turns, "3");
