@@ -9,12 +9,11 @@ static const char *const compaction_keys[] = {"limit_tokens", "summary_tokens", 
 /* Reads one whole-number key into *out (left alone when absent). */
 static int compaction_uint(config_yaml_t *r, yaml_node_t *map, const char *name, uint64_t min,
                            uint32_t *out) {
-    char path[64];
+    char path[CONFIG_YAML_KEY_MAX];
     uint64_t u;
-    yaml_node_t *v = config_yaml_get(r, map, name, NULL);
+    yaml_node_t *v = config_yaml_get_at(r, map, "workload.compaction", name, path);
     if (!v)
         return 0;
-    snprintf(path, sizeof path, "workload.compaction.%s", name);
     if (config_yaml_uint(r, v, path, UINT32_MAX, &u) < 0)
         return -1;
     if (u < min)

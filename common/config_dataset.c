@@ -44,12 +44,11 @@ int config_dataset_copy(config_dataset_t *dst, const config_dataset_t *src) {
 
 /* A token count key: a whole number up to WORKLOAD_MAX_TOKENS, left alone when absent. */
 static int dataset_tokens(config_yaml_t *r, yaml_node_t *map, const char *name, uint32_t *out) {
-    char path[64];
+    char path[CONFIG_YAML_KEY_MAX];
     uint64_t u;
-    yaml_node_t *v = config_yaml_get(r, map, name, NULL);
+    yaml_node_t *v = config_yaml_get_at(r, map, "workload.dataset", name, path);
     if (!v)
         return 0;
-    snprintf(path, sizeof path, "workload.dataset.%s", name);
     if (config_yaml_uint(r, v, path, WORKLOAD_MAX_TOKENS, &u) < 0)
         return -1;
     *out = (uint32_t)u;

@@ -553,10 +553,9 @@ static int read_uint(config_yaml_t *r, yaml_node_t *map, const char *name, uint6
                      uint64_t max, uint32_t *out) {
     char key[CONFIG_YAML_KEY_MAX];
     uint64_t u;
-    yaml_node_t *v = config_yaml_get(r, map, name, NULL);
+    yaml_node_t *v = config_yaml_get_at(r, map, "workload.graph", name, key);
     if (v == NULL)
         return 0;
-    config_yaml_path(key, sizeof key, "workload.graph", name);
     if (config_yaml_uint(r, v, key, max, &u) < 0)
         return -1;
     if (u < min)
@@ -569,10 +568,9 @@ static int read_uint(config_yaml_t *r, yaml_node_t *map, const char *name, uint6
 static int read_count_dist(config_yaml_t *r, yaml_node_t *map, const char *name, double lowest,
                            dist_t *out, bool *given) {
     char key[CONFIG_YAML_KEY_MAX];
-    yaml_node_t *v = config_yaml_get(r, map, name, NULL);
+    yaml_node_t *v = config_yaml_get_at(r, map, "workload.graph", name, key);
     if (v == NULL)
         return 0;
-    config_yaml_path(key, sizeof key, "workload.graph", name);
     if (given)
         *given = true;
     return config_dist_read(r, v, key, false, lowest, out);

@@ -14,10 +14,9 @@ static const char *const tls_keys[] = {"ca_file", "insecure", "client_cert", "cl
 /* A path key of target.tls, made absolute against the file's directory. */
 static int config_net_file(config_yaml_t *r, yaml_node_t *tls, const char *name, char **out) {
     char key[CONFIG_YAML_KEY_MAX], *path = NULL;
-    yaml_node_t *v = config_yaml_get(r, tls, name, NULL);
+    yaml_node_t *v = config_yaml_get_at(r, tls, "target.tls", name, key);
     if (v == NULL)
         return 0;
-    config_yaml_path(key, sizeof key, "target.tls", name);
     if (config_yaml_string(r, v, key, &path) < 0)
         return -1;
     if (path[0] == '\0') {

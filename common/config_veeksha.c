@@ -211,20 +211,6 @@ static int veeksha_benchmark(veeksha_t *v, yaml_node_t *bench, const char *defau
         return -1;
     return v->capacity ? 0 : veeksha_sweep(v);
 }
-
-static int veeksha_capacity_number(veeksha_t *v, yaml_node_t *root, const char *key, double min,
-                                   double *out) {
-    yaml_node_t *n = veeksha_get(v, root, key);
-    if (n == NULL)
-        return 0;
-    if (config_yaml_number(v->r, n, key, out) < 0)
-        return -1;
-    if (!(*out >= min))
-        return config_yaml_fail(v->r, n, key, "expected a number >= %g, got '%s'", min,
-                                config_yaml_text(n));
-    return 0;
-}
-
 /* start_value, max_value, expansion_factor, max_iterations, precision (decimal places of a
  * rate), benchmark_config: stampede's capacity: section over the same benchmark. */
 static int veeksha_capacity(veeksha_t *v, yaml_node_t *root) {
@@ -248,11 +234,11 @@ static int veeksha_capacity(veeksha_t *v, yaml_node_t *root) {
     if (dir ? config_yaml_string(v->r, dir, "output_dir", &c->output.dir) < 0
             : !(c->output.dir = strdup("capacity_search_output")))
         return dir ? -1 : config_yaml_fail(v->r, root, "output_dir", "out of memory");
-    if (veeksha_capacity_number(v, root, "start_value", 0, &start) < 0 ||
-        veeksha_capacity_number(v, root, "max_value", 0, &max) < 0 ||
-        veeksha_capacity_number(v, root, "expansion_factor", 0, &factor) < 0 ||
-        veeksha_capacity_number(v, root, "max_iterations", 1, &iterations) < 0 ||
-        veeksha_capacity_number(v, root, "precision", 0, &precision) < 0)
+    if (veeksha_number(v, root, "", "start_value", 0, &start) < 0 ||
+        veeksha_number(v, root, "", "max_value", 0, &max) < 0 ||
+        veeksha_number(v, root, "", "expansion_factor", 0, &factor) < 0 ||
+        veeksha_number(v, root, "", "max_iterations", 1, &iterations) < 0 ||
+        veeksha_number(v, root, "", "precision", 0, &precision) < 0)
         return -1;
     bool concurrency = c->scheduler.kind == SCHEDULER_CONCURRENT;
     yaml_node_t *at = veeksha_get(v, root, "max_value");

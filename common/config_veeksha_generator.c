@@ -95,6 +95,16 @@ static int veeksha_stair(veeksha_t *v, yaml_node_t *node, const char *path, dist
     return rc;
 }
 
+/* A length of kind with its mean and a second parameter, at least 1 token. */
+static void veeksha_length_of(dist_t *d, dist_kind_t kind, double mean, dist_param_t second,
+                              double value) {
+    dist_init(d);
+    d->kind = kind;
+    dist_set(d, DIST_P_MEAN, mean, NULL, 0);
+    dist_set(d, second, value, NULL, 0);
+    dist_set(d, DIST_P_MIN, 1, NULL, 0);
+}
+
 /* A Veeksha length generator (counts of tokens or requests), or def when node is NULL. */
 int veeksha_length(veeksha_t *v, yaml_node_t *node, const char *path, const dist_t *def,
                    dist_t *out) {
@@ -145,11 +155,7 @@ int veeksha_length(veeksha_t *v, yaml_node_t *node, const char *path, const dist
         if (veeksha_number(v, node, path, "mean", 1, &a) < 0 ||
             veeksha_number(v, node, path, "std", 0, &b) < 0)
             return -1;
-        dist_init(&d);
-        d.kind = DIST_NORMAL;
-        dist_set(&d, DIST_P_MEAN, a, NULL, 0);
-        dist_set(&d, DIST_P_STDDEV, b, NULL, 0);
-        dist_set(&d, DIST_P_MIN, 1, NULL, 0);
+        veeksha_length_of(&d, DIST_NORMAL, a, DIST_P_STDDEV, b);
         if (veeksha_get(v, node, "min")) {
             if (veeksha_number(v, node, path, "min", 1, &clamp) < 0)
                 return -1;
@@ -170,11 +176,7 @@ int veeksha_length(veeksha_t *v, yaml_node_t *node, const char *path, const dist
         if (veeksha_number(v, node, path, "mean", 0, &a) < 0 ||
             veeksha_number(v, node, path, "shape", 0, &b) < 0)
             return -1;
-        dist_init(&d);
-        d.kind = DIST_INVERSE_GAUSSIAN;
-        dist_set(&d, DIST_P_MEAN, a, NULL, 0);
-        dist_set(&d, DIST_P_SHAPE, b, NULL, 0);
-        dist_set(&d, DIST_P_MIN, 1, NULL, 0);
+        veeksha_length_of(&d, DIST_INVERSE_GAUSSIAN, a, DIST_P_SHAPE, b);
     }
     return veeksha_prepare(v, node, path, &d, out);
 }

@@ -117,6 +117,12 @@ static void put_dist(FILE *out, const dist_t *d, bool time_valued) {
     }
 }
 
+/* key (the text before the value, indentation and colon included) and the distribution. */
+static void put_key_dist(FILE *out, const char *key, const dist_t *d, bool time_valued) {
+    fputs(key, out);
+    put_dist(out, d, time_valued);
+}
+
 static void put_dist_body(FILE *out, const dist_t *d, bool time_valued) {
     fprintf(out, "dist: %s", dist_kind_name(d->kind));
     char order[128], *save = NULL;
@@ -296,8 +302,7 @@ static void put_graph(FILE *out, const config_workload_t *w) {
     fprintf(out, "  graph:\n    shape: %s\n    message_overhead_tokens: %u\n",
             config_graph_shape_name(g->shape), (unsigned)g->message_overhead_tokens);
     if (!(g->step_overhead.kind == DIST_FIXED && dist_mean(&g->step_overhead) == 0)) {
-        fputs("    step_overhead: ", out);
-        put_dist(out, &g->step_overhead, true);
+        put_key_dist(out, "    step_overhead: ", &g->step_overhead, true);
         fputc('\n', out);
     }
     if (g->context_limit)
@@ -305,8 +310,7 @@ static void put_graph(FILE *out, const config_workload_t *w) {
                 (unsigned)g->context_margin);
     switch (g->shape) {
     case GRAPH_LINEAR:
-        fputs("    length: ", out);
-        put_dist(out, &g->length, false);
+        put_key_dist(out, "    length: ", &g->length, false);
         fputc('\n', out);
         break;
     case GRAPH_DIAMOND:
@@ -320,16 +324,12 @@ static void put_graph(FILE *out, const config_workload_t *w) {
         fputc('\n', out);
         break;
     case GRAPH_BRANCHING:
-        fputs("    depth: ", out);
-        put_dist(out, &g->depth, false);
+        put_key_dist(out, "    depth: ", &g->depth, false);
         if (g->width_given) {
-            fputs("\n    width: ", out);
-            put_dist(out, &g->width, false);
+            put_key_dist(out, "\n    width: ", &g->width, false);
         }
-        fputs("\n    fan_out: ", out);
-        put_dist(out, &g->fan_out, false);
-        fputs("\n    fan_in: ", out);
-        put_dist(out, &g->fan_in, false);
+        put_key_dist(out, "\n    fan_out: ", &g->fan_out, false);
+        put_key_dist(out, "\n    fan_in: ", &g->fan_in, false);
         fprintf(out, "\n    max_depth: %u\n    max_width: %u\n", (unsigned)g->max_depth,
                 (unsigned)g->max_width);
         break;
@@ -381,12 +381,9 @@ static void put_dataset(FILE *out, const config_workload_t *w) {
 static void put_workload(FILE *out, const config_workload_t *w) {
     fprintf(out, "workload:\n  kind: %s\n  turns: ", config_workload_kind_name(w->kind));
     put_dist(out, &w->turns, false);
-    fputs("\n  input_tokens: ", out);
-    put_dist(out, &w->input_tokens, false);
-    fputs("\n  output_tokens: ", out);
-    put_dist(out, &w->output_tokens, false);
-    fputs("\n  think_time: ", out);
-    put_dist(out, &w->think_time, true);
+    put_key_dist(out, "\n  input_tokens: ", &w->input_tokens, false);
+    put_key_dist(out, "\n  output_tokens: ", &w->output_tokens, false);
+    put_key_dist(out, "\n  think_time: ", &w->think_time, true);
     fprintf(out, "\n  system_prompt_tokens: %u\n  roles: [", (unsigned)w->system_prompt_tokens);
     for (size_t i = 0; i < w->n_roles; i++) {
         fputs(i ? ", " : "", out);

@@ -222,6 +222,12 @@ yaml_node_t *config_yaml_get(config_yaml_t *r, yaml_node_t *map, const char *nam
     return NULL;
 }
 
+yaml_node_t *config_yaml_get_at(config_yaml_t *r, yaml_node_t *map, const char *section,
+                                const char *name, char *path) {
+    config_yaml_path(path, CONFIG_YAML_KEY_MAX, section, name);
+    return config_yaml_get(r, map, name, NULL);
+}
+
 char *config_yaml_resolve_path(const config_yaml_t *r, const char *path) {
     if (path[0] == '/' || r->base_dir[0] == '\0')
         return strdup(path);

@@ -62,6 +62,10 @@ int config_yaml_check_keys(config_yaml_t *r, yaml_node_t *map, const char *path,
 /* The value of key name in map, or NULL when absent or null. *key_node (optional) gets the key. */
 yaml_node_t *config_yaml_get(config_yaml_t *r, yaml_node_t *map, const char *name,
                              yaml_node_t **key_node);
+/* config_yaml_get of key name in map (the mapping at dotted path section), with the key's own
+ * dotted path "section.name" written into path (CONFIG_YAML_KEY_MAX bytes) for its messages. */
+yaml_node_t *config_yaml_get_at(config_yaml_t *r, yaml_node_t *map, const char *section,
+                                const char *name, char *path);
 /* Resolves a path from the file against r->base_dir into a malloc'd string (NULL on OOM). */
 char *config_yaml_resolve_path(const config_yaml_t *r, const char *path);
 

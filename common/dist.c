@@ -142,14 +142,19 @@ int dist_copy(dist_t *dst, const dist_t *src) {
     return 0;
 }
 
-int dist_kind_from_name(const char *name, dist_kind_t *out) {
-    for (int k = 0; k < DIST__COUNT; k++) {
-        if (strcmp(name, dist_kind_names[k]) == 0) {
-            *out = (dist_kind_t)k;
-            return 0;
-        }
-    }
+/* The index of name among the n names, or -1. */
+static int dist_name_index(const char *const *names, int n, const char *name) {
+    for (int i = 0; i < n; i++)
+        if (strcmp(name, names[i]) == 0)
+            return i;
     return -1;
+}
+
+int dist_kind_from_name(const char *name, dist_kind_t *out) {
+    int k = dist_name_index(dist_kind_names, DIST__COUNT, name);
+    if (k >= 0)
+        *out = (dist_kind_t)k;
+    return k < 0 ? -1 : 0;
 }
 
 const char *dist_kind_name(dist_kind_t kind) {
@@ -157,13 +162,10 @@ const char *dist_kind_name(dist_kind_t kind) {
 }
 
 int dist_param_from_name(const char *name, dist_param_t *out) {
-    for (int p = 0; p < DIST_P__COUNT; p++) {
-        if (strcmp(name, dist_param_names[p]) == 0) {
-            *out = (dist_param_t)p;
-            return 0;
-        }
-    }
-    return -1;
+    int p = dist_name_index(dist_param_names, DIST_P__COUNT, name);
+    if (p >= 0)
+        *out = (dist_param_t)p;
+    return p < 0 ? -1 : 0;
 }
 
 const char *dist_param_name(dist_param_t param) {

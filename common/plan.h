@@ -1,6 +1,6 @@
 /* How a run is split over workers: pure arithmetic on the config, no sockets. The controller
  * computes each worker's share; a worker's session executor runs exactly the sessions its share
- * owns, and plan_session_owner tells anyone which worker runs a given session.
+ * owns (plan_share_owns).
  *
  * concurrent: the C slots are partitioned into contiguous ranges (each worker gets floor(C/W)
  *   or ceil(C/W), the first C mod W workers the larger count). Global slot s runs sessions
@@ -45,9 +45,7 @@ uint32_t plan_slots(const config_t *cfg);
 int plan_share_for(const config_t *cfg, uint32_t n_workers, uint32_t index, plan_share_t *out);
 /* Rate mode: how many of n_workers take arrivals (all without a cap, else min(n_workers, cap)). */
 uint32_t plan_arrival_workers(const config_t *cfg, uint32_t n_workers);
-/* The worker (0..n_workers-1) that runs global session `session`. */
-uint32_t plan_session_owner(const config_t *cfg, uint32_t n_workers, uint64_t session);
-/* Whether `share` owns `session` (same rule as plan_session_owner). */
+/* Whether `share` owns `session` (docs/architecture.md, "Session ownership"). */
 int plan_share_owns(const plan_share_t *share, uint64_t session);
 
 /* Rebalancing (docs/protocol.md "Worker loss"). A worker's load is a set of residue classes of

@@ -324,13 +324,6 @@ void prom_page_destroy(prom_page_t **self_p) {
     *self_p = NULL;
 }
 
-const char *prom_page_type(const prom_page_t *self, const char *name) {
-    for (size_t i = self->n_types; i-- > 0;)
-        if (strcmp(self->type_names[i], name) == 0)
-            return self->type_values[i];
-    return NULL;
-}
-
 const char *prom_sample_label(const prom_parsed_sample_t *s, const char *name) {
     for (size_t i = 0; i < s->n_labels; i++)
         if (strcmp(s->labels[i].name, name) == 0)

@@ -48,9 +48,6 @@ typedef struct prom_page {
 prom_page_t *prom_page_parse(const char *text, size_t len);
 /* Frees the page and sets *self_p to NULL (NULL is fine). */
 void prom_page_destroy(prom_page_t **self_p);
-/* The type a "# TYPE name type" line gave family name ("counter", "gauge", "histogram",
- * "summary", "untyped"), or NULL when the page gave none. */
-const char *prom_page_type(const prom_page_t *self, const char *name);
 /* The value of label name in sample s, or NULL when s has no such label. */
 const char *prom_sample_label(const prom_parsed_sample_t *s, const char *name);
 

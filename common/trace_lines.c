@@ -130,16 +130,33 @@ static int load_seconds(loader_t *l, int line, json_t *o, const char *key, int64
     return 0;
 }
 
-int trace_lines_hashes(loader_t *l, int line, json_t *o, load_line_t *rec) {
-    json_t *v = json_object_get(o, "hash_ids");
-    rec->hashes_at = (uint32_t)l->n_hashes;
+/* The list at key of o into *list (NULL when absent or null), with room made for its items after
+ * the n_items a growable array (items_p, cap) holds; -1 (said, naming key) when it is not a list
+ * (what: what it should be) or memory is short. */
+static int trace_lines_list(loader_t *l, int line, json_t *o, const char *key, const char *what,
+                            void *items_p, size_t *cap, size_t n_items, size_t item_size,
+                            json_t **list) {
+    json_t *v = json_object_get(o, key);
+    *list = NULL;
     if (!v || json_is_null(v))
         return 0;
     if (!json_is_array(v))
-        return trace_lines_fail(l, line, "hash_ids", "expected a list of whole numbers");
+        return trace_lines_fail(l, line, key, "expected %s", what);
+    if (buffer_grow_array(items_p, cap, n_items + json_array_size(v), item_size) != 0)
+        return trace_lines_fail(l, line, key, "out of memory");
+    *list = v;
+    return 0;
+}
+
+int trace_lines_hashes(loader_t *l, int line, json_t *o, load_line_t *rec) {
+    json_t *v;
+    rec->hashes_at = (uint32_t)l->n_hashes;
+    if (trace_lines_list(l, line, o, "hash_ids", "a list of whole numbers", &l->hashes,
+                         &l->cap_hashes, l->n_hashes, sizeof *l->hashes, &v) != 0)
+        return -1;
+    if (!v)
+        return 0;
     size_t n = json_array_size(v);
-    if (buffer_grow_array(&l->hashes, &l->cap_hashes, l->n_hashes + n, sizeof *l->hashes) != 0)
-        return trace_lines_fail(l, line, "hash_ids", "out of memory");
     for (size_t i = 0; i < n; i++) {
         json_t *h = json_array_get(v, i);
         if (!json_is_integer(h) || json_integer_value(h) < 0)
@@ -229,18 +246,17 @@ static int load_history(loader_t *l, int line, json_t *o, load_line_t *rec) {
 }
 
 static int load_parents(loader_t *l, int line, json_t *o, load_line_t *rec) {
-    json_t *v = json_object_get(o, "parents");
+    json_t *v;
     char id[256];
     int64_t number;
     bool is_number;
     rec->refs_at = (uint32_t)l->n_refs;
-    if (!v || json_is_null(v))
+    if (trace_lines_list(l, line, o, "parents", "a list of node ids", &l->refs, &l->cap_refs,
+                         l->n_refs, sizeof *l->refs, &v) != 0)
+        return -1;
+    if (!v)
         return 0;
-    if (!json_is_array(v))
-        return trace_lines_fail(l, line, "parents", "expected a list of node ids");
     size_t n = json_array_size(v);
-    if (buffer_grow_array(&l->refs, &l->cap_refs, l->n_refs + n, sizeof *l->refs) != 0)
-        return trace_lines_fail(l, line, "parents", "out of memory");
     for (size_t i = 0; i < n; i++) {
         if (!load_id_text(json_array_get(v, i), id, sizeof id, &number, &is_number))
             return trace_lines_fail(l, line, "parents", "item %zu: expected a node id", i);

@@ -67,11 +67,4 @@ long workload_system_text(const config_t *cfg, char *buf, size_t cap);
 size_t workload_fresh_max_bytes(const config_t *cfg, uint64_t session, uint32_t node,
                                 uint32_t n_words);
 
-/* A digest of session `index`: every node's shape (parents, role, lengths, wait, inherit) and
- * fresh prompt text. */
-uint64_t workload_session_digest(const config_t *cfg, uint64_t index);
-/* An order-independent digest of sessions [0, n): the system text, the sum of the session digests
- * and, in rate mode, the arrival times of [0, n). */
-uint64_t workload_digest(const config_t *cfg, uint64_t n_sessions);
-
 #endif

@@ -1,9 +1,9 @@
 #include "workload_context.h"
 
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "buffer.h"
 #include "workload.h"
 
 /* What the walk keeps per node of the session being measured. */
@@ -13,7 +13,6 @@ typedef struct workload_context_turn {
     uint32_t conv_prev; /* CHAIN: the turn before it in its conversation (UINT32_MAX: none) */
     uint32_t conv_len;  /* CHAIN: turns in its conversation, its own included */
     uint32_t depth;     /* nodes on the longest parent chain ending at it */
-    uint32_t mark;
 } workload_context_turn_t;
 
 /* Scratch sized for the largest session seen. */
@@ -21,39 +20,19 @@ typedef struct workload_context_walk {
     workload_context_turn_t *turns;
     uint32_t *stack;
     size_t cap;
+    uint32_t *mark; /* == epoch: an ancestor of the node the last walk started from */
+    size_t mark_cap;
     uint32_t epoch;
 } workload_context_walk_t;
-
-/* Keeps round(inherit x n) of n turns, as session_prompt does. */
-static uint32_t workload_context_keep(double inherit, uint32_t n) {
-    if (inherit >= 1)
-        return n;
-    if (!(inherit > 0))
-        return 0;
-    return (uint32_t)llround(inherit * n);
-}
 
 /* ANCESTORS history: the words of the latest kept ancestors of node j. */
 static uint64_t workload_context_ancestors(workload_context_walk_t *w, const workload_session_t *s,
                                            uint32_t j) {
-    uint32_t top = 0, count = 0;
-    w->epoch++;
-    w->stack[top++] = j;
-    while (top) {
-        const workload_node_t *node = &s->nodes[w->stack[--top]];
-        for (uint32_t p = 0; p < node->n_parents; p++) {
-            uint32_t parent = node->parents[p];
-            if (w->turns[parent].mark == w->epoch)
-                continue;
-            w->turns[parent].mark = w->epoch;
-            w->stack[top++] = parent;
-            count++;
-        }
-    }
-    uint32_t skip = count - workload_context_keep(s->nodes[j].inherit, count);
+    uint32_t count = workload_session_mark_ancestors(s, j, w->mark, ++w->epoch, w->stack);
+    uint32_t skip = count - workload_node_kept_turns(&s->nodes[j], count);
     uint64_t words = 0;
     for (uint32_t a = 0; a < j; a++) {
-        if (w->turns[a].mark != w->epoch)
+        if (w->mark[a] != w->epoch)
             continue;
         if (skip)
             skip--;
@@ -73,7 +52,7 @@ static uint64_t workload_context_chain(workload_context_walk_t *w, const workloa
     if (node->n_parents == 0)
         return 0;
     uint32_t hp = node->history_parent, n = 0;
-    uint32_t keep = workload_context_keep(node->inherit, w->turns[hp].conv_len);
+    uint32_t keep = workload_node_kept_turns(node, w->turns[hp].conv_len);
     uint64_t words = 0;
     for (uint32_t a = hp; n < keep && a != UINT32_MAX; a = w->turns[a].conv_prev, n++)
         words += w->turns[a].turn;
@@ -121,22 +100,6 @@ static uint32_t workload_context_session(workload_context_walk_t *w, const confi
     return depth;
 }
 
-/* Makes room for n nodes; 0 ok, -1 on no memory. */
-static int workload_context_reserve(workload_context_walk_t *w, size_t n) {
-    if (n <= w->cap)
-        return 0;
-    workload_context_turn_t *turns = realloc(w->turns, n * sizeof *turns);
-    if (turns)
-        w->turns = turns;
-    uint32_t *stack = realloc(w->stack, n * sizeof *stack);
-    if (stack)
-        w->stack = stack;
-    if (!turns || !stack)
-        return -1;
-    w->cap = n;
-    return 0;
-}
-
 int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requests,
                               workload_context_t *out) {
     memset(out, 0, sizeof *out);
@@ -148,11 +111,14 @@ int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requ
     int rc = 0;
     for (uint64_t i = 0; i < n && out->requests < max_requests && rc == 0; i++) {
         if (workload_session_generate(cfg, i, &s) != 0 || s.n_nodes == 0 ||
-            workload_context_reserve(&w, s.n_nodes) != 0) {
+            buffer_grow_pair(&w.turns, sizeof *w.turns, &w.stack, sizeof *w.stack, &w.cap,
+                             s.n_nodes) != 0 ||
+            buffer_grow_array(&w.mark, &w.mark_cap, s.n_nodes, sizeof *w.mark) != 0) {
             rc = -1;
             break;
         }
         memset(w.turns, 0, s.n_nodes * sizeof *w.turns);
+        memset(w.mark, 0, s.n_nodes * sizeof *w.mark);
         w.epoch = 0;
         double tokens;
         uint32_t depth = workload_context_session(&w, cfg, &s, out, &tokens);
@@ -171,5 +137,6 @@ int workload_context_estimate(const config_t *cfg, uint64_t n, uint64_t max_requ
     workload_session_free(&s);
     free(w.turns);
     free(w.stack);
+    free(w.mark);
     return rc;
 }

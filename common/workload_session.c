@@ -57,3 +57,29 @@ void workload_session_free(workload_session_t *self) {
     free(self->edges);
     memset(self, 0, sizeof *self);
 }
+
+uint32_t workload_node_kept_turns(const workload_node_t *node, uint32_t n) {
+    if (node->inherit >= 1)
+        return n;
+    if (!(node->inherit > 0))
+        return 0;
+    return (uint32_t)llround(node->inherit * n);
+}
+
+uint32_t workload_session_mark_ancestors(const workload_session_t *s, uint32_t j, uint32_t *mark,
+                                         uint32_t epoch, uint32_t *stack) {
+    uint32_t top = 0, count = 0;
+    stack[top++] = j;
+    while (top) {
+        const workload_node_t *node = &s->nodes[stack[--top]];
+        for (uint32_t p = 0; p < node->n_parents; p++) {
+            uint32_t parent = node->parents[p];
+            if (mark[parent] == epoch)
+                continue;
+            mark[parent] = epoch;
+            stack[top++] = parent;
+            count++;
+        }
+    }
+    return count;
+}

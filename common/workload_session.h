@@ -55,6 +55,14 @@ int workload_session_reserve(workload_session_t *out, uint32_t n_nodes, size_t n
  * from dist, so no draw depends on another's draw count. */
 double workload_draw(const config_t *cfg, const dist_t *dist, uint64_t session, uint32_t node,
                      uint32_t field);
+/* Marks every ancestor a of node j (mark[a] = epoch; mark holds one entry per node) and returns
+ * how many there are; stack is scratch of s->n_nodes entries. The worker's prompts and the plan's
+ * context estimate walk a node's history so. */
+uint32_t workload_session_mark_ancestors(const workload_session_t *s, uint32_t j, uint32_t *mark,
+                                         uint32_t epoch, uint32_t *stack);
+/* How many of n earlier turns node keeps in its history: round(inherit x n), all when inherit >= 1,
+ * none when it is not > 0. The worker's prompts and the plan's context estimate both count so. */
+uint32_t workload_node_kept_turns(const workload_node_t *node, uint32_t n);
 /* Rounds a drawn count to an integer in [1, max]; NaN counts as 1. */
 uint32_t workload_count(double x, uint32_t max);
 /* Seconds to ns, 0 for anything not > 0, saturating at 2^62. */

@@ -96,14 +96,6 @@ char *mock_chunk_token_close(char *p, const mock_chunk_head_t *head, const char 
     return mock_chunk_tail(p, sent_ns);
 }
 
-char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
-                       bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
-                       int64_t sent_ns) {
-    p = mock_chunk_token_open(p, head, reasoning);
-    memcpy(p, word, word_len);
-    return mock_chunk_token_close(p + word_len, head, finish, usage, sent_ns);
-}
-
 char *mock_chunk_usage(char *p, const mock_chunk_head_t *head, const mock_chunk_usage_t *usage,
                        int64_t sent_ns) {
     p = mock_chunk_start(p, head);

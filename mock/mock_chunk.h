@@ -44,17 +44,12 @@ void mock_chunk_head_init(mock_chunk_head_t *self, mock_api_kind_t kind, const c
 size_t mock_chunk_max_bytes(const mock_chunk_head_t *head, size_t word_len);
 /* Chat only: the first chunk, {"role":"assistant","content":""}. */
 char *mock_chunk_role(char *p, const mock_chunk_head_t *head, int64_t sent_ns);
-/* One token: word is the JSON-escaped text; reasoning puts it in delta.reasoning_content;
- * finish is NULL or "length"/"stop" (the last token); usage is NULL unless continuous usage
- * stats were asked for. */
-char *mock_chunk_token(char *p, const mock_chunk_head_t *head, const char *word, size_t word_len,
-                       bool reasoning, const char *finish, const mock_chunk_usage_t *usage,
-                       int64_t sent_ns);
 /* The start of a token chunk, up to the opening quote of its text; the caller writes the
  * JSON-escaped text of one or more tokens (several when speculative decoding accepted drafts)
- * and ends it with mock_chunk_token_close. */
+ * and ends it with mock_chunk_token_close. reasoning puts the text in delta.reasoning_content. */
 char *mock_chunk_token_open(char *p, const mock_chunk_head_t *head, bool reasoning);
-/* The rest of a token chunk after its text; finish, usage and sent_ns as mock_chunk_token. */
+/* The rest of a token chunk after its text: finish is NULL or "length"/"stop" (the last token);
+ * usage is NULL unless continuous usage stats were asked for. */
 char *mock_chunk_token_close(char *p, const mock_chunk_head_t *head, const char *finish,
                              const mock_chunk_usage_t *usage, int64_t sent_ns);
 /* The usage chunk that follows the last token when stream_options.include_usage is set. */

@@ -31,14 +31,19 @@ static char *put_responses_event(char *p, mock_chunk_head_t *head, const char *t
     return mock_chunk_put_u64(p, head->sequence++);
 }
 
-/* Responses: the response object of response.created and response.in_progress. */
-static char *put_response_in_progress(char *p, const mock_chunk_head_t *head) {
+/* Responses: a response object's start, up to the closing quote of its model. */
+static char *put_response_head(char *p, const mock_chunk_head_t *head) {
     p = PUT(p, ",\"response\":{\"id\":\"");
     p = put_text(p, head->id);
     p = PUT(p, "\",\"object\":\"response\",\"created_at\":");
     p = mock_chunk_put_u64(p, head->created > 0 ? (uint64_t)head->created : 0);
     p = PUT(p, ",\"model\":\"");
-    p = put_text(p, head->model_json);
+    return put_text(p, head->model_json);
+}
+
+/* Responses: the response object of response.created and response.in_progress. */
+static char *put_response_in_progress(char *p, const mock_chunk_head_t *head) {
+    p = put_response_head(p, head);
     return PUT(p, "\",\"status\":\"in_progress\",\"error\":null,\"incomplete_details\":null,"
                   "\"output\":[],\"usage\":null}}\n\n");
 }
@@ -163,12 +168,7 @@ char *mock_events_messages_end(char *p, mock_chunk_head_t *head, bool length,
 
 char *mock_events_completed_open(char *p, mock_chunk_head_t *head, bool length) {
     p = put_responses_event(p, head, "response.completed");
-    p = PUT(p, ",\"response\":{\"id\":\"");
-    p = put_text(p, head->id);
-    p = PUT(p, "\",\"object\":\"response\",\"created_at\":");
-    p = mock_chunk_put_u64(p, head->created > 0 ? (uint64_t)head->created : 0);
-    p = PUT(p, ",\"model\":\"");
-    p = put_text(p, head->model_json);
+    p = put_response_head(p, head);
     p = length ? PUT(p, "\",\"status\":\"incomplete\",\"error\":null,\"incomplete_details\":"
                         "{\"reason\":\"max_output_tokens\"},\"output\":[")
                : PUT(p, "\",\"status\":\"completed\",\"error\":null,\"incomplete_details\":null,"

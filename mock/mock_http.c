@@ -6,6 +6,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "http_reason.h"
+
 static bool mock_http_token_char(unsigned char c) {
     return c > 0x20 && c < 0x7f && !strchr("\"(),/:;<=>?@[\\]{}", c);
 }
@@ -251,49 +253,6 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
     return len >= out->total_bytes ? MOCK_HTTP_COMPLETE : MOCK_HTTP_INCOMPLETE;
 }
 
-const char *mock_http_reason(int status) {
-    switch (status) {
-    case 100:
-        return "Continue";
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 403:
-        return "Forbidden";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 408:
-        return "Request Timeout";
-    case 411:
-        return "Length Required";
-    case 413:
-        return "Content Too Large";
-    case 429:
-        return "Too Many Requests";
-    case 431:
-        return "Request Header Fields Too Large";
-    case 500:
-        return "Internal Server Error";
-    case 501:
-        return "Not Implemented";
-    case 502:
-        return "Bad Gateway";
-    case 503:
-        return "Service Unavailable";
-    case 504:
-        return "Gateway Timeout";
-    case 505:
-        return "HTTP Version Not Supported";
-    default:
-        return status < 500 ? "Client Error" : "Server Error";
-    }
-}
-
 int mock_http_format_head(char *buf, size_t cap, int status, const char *content_type,
                           long long content_length, bool closing, const char *extra) {
     char length[64];
@@ -305,7 +264,7 @@ int mock_http_format_head(char *buf, size_t cap, int status, const char *content
         length[0] = '\0'; /* HTTP/1.0: the body ends when the connection closes */
     int n = snprintf(
         buf, cap, "HTTP/1.1 %d %s\r\nserver: stampede-mock\r\ncontent-type: %s\r\n%s%s%s%s\r\n",
-        status, mock_http_reason(status), content_type, length,
-        closing ? "connection: close\r\n" : "", extra ? extra : "", extra ? "\r\n" : "");
+        status, http_reason(status), content_type, length, closing ? "connection: close\r\n" : "",
+        extra ? extra : "", extra ? "\r\n" : "");
     return n < 0 || (size_t)n >= cap ? -1 : n;
 }

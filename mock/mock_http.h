@@ -46,8 +46,6 @@ int mock_http_parse(const char *buf, size_t len, size_t max_header, size_t max_b
  * caller's writable buffer; framed_len: total_bytes - header_bytes): the data bytes move to the
  * front; returns their count (content_length). */
 size_t mock_http_dechunk(char *body, size_t framed_len);
-/* The reason phrase of a status ("Not Found"). */
-const char *mock_http_reason(int status);
 /* Writes a response head into buf: status line, Content-Type, then Content-Length when
  * content_length >= 0, Transfer-Encoding: chunked when -1, neither when -2 (an HTTP/1.0 body
  * that ends with the connection), Connection: close when closing, an

@@ -20,7 +20,7 @@ struct mock_prefix_cache {
     uint32_t bucket_mask;
     uint32_t capacity, n_used, n_pinned;
     uint32_t free_head;
-    uint32_t lru_head, lru_tail, n_evictable;
+    uint32_t lru_head, lru_tail;
 };
 
 mock_prefix_cache_t *mock_prefix_cache_new(uint32_t capacity_blocks) {
@@ -88,7 +88,6 @@ static void mock_prefix_cache_lru_unlink(mock_prefix_cache_t *self, uint32_t id)
         self->blocks[b->lru_next].lru_prev = b->lru_prev;
     else
         self->lru_tail = b->lru_prev;
-    self->n_evictable--;
 }
 
 static void mock_prefix_cache_lru_append(mock_prefix_cache_t *self, uint32_t id) {
@@ -100,7 +99,6 @@ static void mock_prefix_cache_lru_append(mock_prefix_cache_t *self, uint32_t id)
     else
         self->lru_head = id;
     self->lru_tail = id;
-    self->n_evictable++;
 }
 
 static void mock_prefix_cache_pin(mock_prefix_cache_t *self, uint32_t id) {
@@ -185,8 +183,4 @@ uint32_t mock_prefix_cache_blocks(const mock_prefix_cache_t *self) {
 
 uint32_t mock_prefix_cache_pinned_blocks(const mock_prefix_cache_t *self) {
     return self->n_pinned;
-}
-
-uint32_t mock_prefix_cache_evictable_blocks(const mock_prefix_cache_t *self) {
-    return self->n_evictable;
 }

@@ -37,9 +37,8 @@ void mock_prefix_cache_unpin(mock_prefix_cache_t *self, uint32_t id);
 /* Evicts the least recently used unpinned block. Returns 0, or -1 when none is evictable. */
 int mock_prefix_cache_evict_one(mock_prefix_cache_t *self);
 
-/* Blocks currently cached, pinned by at least one sequence, and evictable. */
+/* Blocks currently cached, and pinned by at least one sequence. */
 uint32_t mock_prefix_cache_blocks(const mock_prefix_cache_t *self);
 uint32_t mock_prefix_cache_pinned_blocks(const mock_prefix_cache_t *self);
-uint32_t mock_prefix_cache_evictable_blocks(const mock_prefix_cache_t *self);
 
 #endif

@@ -65,10 +65,6 @@ void mock_vocab_destroy(mock_vocab_t **self_p) {
     *self_p = NULL;
 }
 
-uint32_t mock_vocab_size(const mock_vocab_t *self) {
-    return self->n;
-}
-
 /* splitmix64's finaliser: a cheap, well-mixed function of (key, i). */
 static uint64_t mock_vocab_mix(uint64_t x) {
     x ^= x >> 30;

@@ -14,8 +14,6 @@ typedef struct mock_vocab mock_vocab_t;
 mock_vocab_t *mock_vocab_new(void);
 /* Frees the table and sets *self_p to NULL. */
 void mock_vocab_destroy(mock_vocab_t **self_p);
-/* Number of words. */
-uint32_t mock_vocab_size(const mock_vocab_t *self);
 /* Which word is token i of the reply to a prompt whose key is key (a pure function). */
 uint32_t mock_vocab_reply_word(const mock_vocab_t *self, uint64_t key, uint32_t i);
 /* Word w as the content of a JSON string (escaped, without quotes), preceded by a space when

@@ -17,7 +17,6 @@
 struct keys_ring {
     size_t count;
     uint8_t (*keys)[KEYS_BINARY_LEN];
-    char **names; /* the file's name, e.g. "alice.pub" */
     char **users; /* its "# name:" line's, else the file's name without ".pub" */
 };
 
@@ -182,18 +181,11 @@ static int ring_add(keys_ring_t *self, const char *dir, const char *name, char *
     void *keys = realloc(self->keys, (self->count + 1) * sizeof *self->keys);
     if (keys)
         self->keys = keys;
-    void *names = realloc(self->names, (self->count + 1) * sizeof *self->names);
-    if (names)
-        self->names = names;
     void *users = realloc(self->users, (self->count + 1) * sizeof *self->users);
     if (users)
         self->users = users;
-    if (!keys || !names || !users || !(self->names[self->count] = strdup(name)))
+    if (!keys || !users || !(self->users[self->count] = strdup(user)))
         return error_text_fail(err, errlen, "out of memory");
-    if (!(self->users[self->count] = strdup(user))) {
-        free(self->names[self->count]);
-        return error_text_fail(err, errlen, "out of memory");
-    }
     zmq_z85_decode(self->keys[self->count], z85);
     self->count++;
     return 0;
@@ -228,22 +220,12 @@ void keys_ring_destroy(keys_ring_t **self_p) {
     keys_ring_t *self = *self_p;
     if (!self)
         return;
-    for (size_t i = 0; i < self->count; i++) {
-        free(self->names[i]);
+    for (size_t i = 0; i < self->count; i++)
         free(self->users[i]);
-    }
-    free(self->names);
     free(self->users);
     free(self->keys);
     free(self);
     *self_p = NULL;
-}
-
-const char *keys_ring_find(const keys_ring_t *self, const uint8_t *key) {
-    for (size_t i = 0; i < self->count; i++)
-        if (memcmp(self->keys[i], key, KEYS_BINARY_LEN) == 0)
-            return self->names[i];
-    return NULL;
 }
 
 const char *keys_ring_user(const keys_ring_t *self, const uint8_t *key) {

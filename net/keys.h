@@ -32,8 +32,6 @@ int keys_read_public(const char *path, char *public_z85, char *err, size_t errle
 keys_ring_t *keys_ring_load(const char *dir, char *err, size_t errlen);
 /* Frees and sets *self_p to NULL (NULL is fine). */
 void keys_ring_destroy(keys_ring_t **self_p);
-/* The file name (e.g. "alice.pub") of the 32-byte binary key, or NULL when it is not there. */
-const char *keys_ring_find(const keys_ring_t *self, const uint8_t *key);
 /* The owner of the 32-byte binary key: its file's "# name:" line, else the file's name without
  * ".pub" ("alice.pub": alice); NULL when it is not there. */
 const char *keys_ring_user(const keys_ring_t *self, const uint8_t *key);

@@ -274,20 +274,30 @@ static void note_alive(agent_t *self, const Stampede__Envelope *env, int64_t rx_
         self->last_rx_ns = sent;
 }
 
-static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
+/* A message of the controller's on socket `which` ("control", "data") unpacked, the liveness it
+ * gives noted; NULL after saying why when it does not decode. The caller frees it. */
+static Stampede__Envelope *receive(agent_t *self, const char *which, const uint8_t *data,
+                                   size_t len, int64_t rx_ns) {
     bool over = false;
     Stampede__Envelope *env =
         envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over);
     if (!env) {
         fprintf(stderr,
-                "worker %s: undecodable control message (%zu bytes) from the controller at %s "
+                "worker %s: undecodable %s message (%zu bytes) from the controller at %s "
                 "ignored: %s\n",
-                self->name, len, self->endpoint,
+                self->name, which, len, self->endpoint,
                 over ? "unpacking it needs more than its length plus 1 MiB"
                      : "it is not a valid protobuf Envelope");
-        return;
+        return NULL;
     }
     note_alive(self, env, rx_ns);
+    return env;
+}
+
+static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
+    Stampede__Envelope *env = receive(self, "control", data, len, rx_ns);
+    if (!env)
+        return;
     switch (env->body_case) {
     case STAMPEDE__ENVELOPE__BODY_WELCOME:
         handle_welcome(self, env);
@@ -335,19 +345,9 @@ static void handle_control(agent_t *self, const uint8_t *data, size_t len, int64
 }
 
 static void handle_data(agent_t *self, const uint8_t *data, size_t len, int64_t rx_ns) {
-    bool over = false;
-    Stampede__Envelope *env =
-        envelope_unpack_bounded(data, len, len + ENVELOPE_UNPACK_SLACK, &over);
-    if (!env) {
-        fprintf(stderr,
-                "worker %s: undecodable data message (%zu bytes) from the controller at %s "
-                "ignored: %s\n",
-                self->name, len, self->endpoint,
-                over ? "unpacking it needs more than its length plus 1 MiB"
-                     : "it is not a valid protobuf Envelope");
+    Stampede__Envelope *env = receive(self, "data", data, len, rx_ns);
+    if (!env)
         return;
-    }
-    note_alive(self, env, rx_ns);
     if (env->body_case == STAMPEDE__ENVELOPE__BODY_ACK && env->run_id == self->run_id)
         events_ack(self->events, env->ack->up_to_seq);
     envelope_free(env);

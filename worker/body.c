@@ -92,36 +92,19 @@ static void body_put_escaped(body_t *self, const char *text, size_t len) {
             }
         }
         body_put(self, text + run, i - run);
+        /* the characters JSON names with a letter, and those letters */
+        static const char named[] = "\"\\\n\r\t\b\f", letters[] = "\"\\nrtbf";
+        const char *at = c ? strchr(named, c) : NULL;
         char escape[8];
-        switch (c) {
-        case '"':
-            body_put(self, "\\\"", 2);
-            break;
-        case '\\':
-            body_put(self, "\\\\", 2);
-            break;
-        case '\n':
-            body_put(self, "\\n", 2);
-            break;
-        case '\r':
-            body_put(self, "\\r", 2);
-            break;
-        case '\t':
-            body_put(self, "\\t", 2);
-            break;
-        case '\b':
-            body_put(self, "\\b", 2);
-            break;
-        case '\f':
-            body_put(self, "\\f", 2);
-            break;
-        default:
-            if (c < 0x20) {
-                snprintf(escape, sizeof escape, "\\u%04x", c);
-                body_put(self, escape, 6);
-            } else {
-                body_put(self, "\xEF\xBF\xBD", 3); /* invalid UTF-8 byte -> U+FFFD */
-            }
+        if (at) {
+            escape[0] = '\\';
+            escape[1] = letters[at - named];
+            body_put(self, escape, 2);
+        } else if (c < 0x20) {
+            snprintf(escape, sizeof escape, "\\u%04x", c);
+            body_put(self, escape, 6);
+        } else {
+            body_put(self, "\xEF\xBF\xBD", 3); /* invalid UTF-8 byte -> U+FFFD */
         }
         i++;
         run = i;

@@ -140,10 +140,6 @@ uint32_t session_executor_inflight(const session_executor_t *self) {
     return session_graph_inflight(self->graph);
 }
 
-uint32_t session_executor_active_sessions(const session_executor_t *self) {
-    return session_graph_active(self->graph);
-}
-
 uint64_t session_executor_arrivals(const session_executor_t *self) {
     return session_schedule_arrivals(self->schedule);
 }

@@ -113,8 +113,6 @@ int session_executor_start(session_executor_t *self, int64_t start_ns);
 void session_executor_stop(session_executor_t *self, bool cancel_inflight);
 /* Requests in flight (handed to the backend, done not yet called). */
 uint32_t session_executor_inflight(const session_executor_t *self);
-/* Sessions started and not yet over (including those waiting between turns). */
-uint32_t session_executor_active_sessions(const session_executor_t *self);
 /* Rate mode: arrivals this executor started, and how many of them were due while its share of
  * scheduler.concurrency was full (they waited for a session to end and started late). */
 uint64_t session_executor_arrivals(const session_executor_t *self);

@@ -1,6 +1,5 @@
 #include "session_prompt.h"
 
-#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,7 +17,9 @@ void session_prompt_reset(session_prompt_t *self, const workload_session_t *shap
     size_t need = (size_t)n_nodes + 1;
     session_alloc_grow(&self->turns, &self->turns_cap, need, sizeof *self->turns);
     session_alloc_grow(&self->stack, &self->stack_cap, need, sizeof *self->stack);
+    session_alloc_grow(&self->mark, &self->mark_cap, need, sizeof *self->mark);
     memset(self->turns, 0, need * sizeof *self->turns);
+    memset(self->mark, 0, need * sizeof *self->mark);
     self->shape = shape;
     self->epoch = 0;
     self->text_len = 0;
@@ -31,6 +32,18 @@ static void session_prompt_reserve(session_prompt_t *self, size_t extra) {
     size_t need = self->text_len + extra + 1;
     if (need > self->text_cap)
         session_alloc_grow(&self->text, &self->text_cap, need < 4096 ? 4096 : need, 1);
+}
+
+/* Keeps a copy of text at the end of the text (room made here) and counts its words into *words;
+ * returns its offset. */
+static size_t session_prompt_copy(session_prompt_t *self, const char *text, size_t len,
+                                  uint32_t *words) {
+    session_prompt_reserve(self, len);
+    size_t off = self->text_len;
+    memcpy(self->text + off, text, len);
+    self->text_len += len;
+    *words = (uint32_t)prompt_count_words(text, len);
+    return off;
 }
 
 /* Copies len bytes to the end of the text (room already reserved). */
@@ -71,12 +84,8 @@ void session_prompt_add_fresh(session_prompt_t *self, const config_t *cfg, uint3
 void session_prompt_add_reply(session_prompt_t *self, uint32_t j, const char *reply,
                               size_t reply_len) {
     session_prompt_turn_t *turn = &self->turns[j];
-    session_prompt_reserve(self, reply_len);
-    memcpy(self->text + self->text_len, reply, reply_len);
-    turn->reply_off = self->text_len;
+    turn->reply_off = session_prompt_copy(self, reply, reply_len, &turn->reply_words);
     turn->reply_len = reply_len;
-    turn->reply_words = (uint32_t)prompt_count_words(reply, reply_len);
-    self->text_len += reply_len;
 }
 
 void session_prompt_set_reply_tokens(session_prompt_t *self, uint32_t j, uint32_t tokens) {
@@ -102,33 +111,12 @@ uint64_t session_prompt_fresh_hash(const session_prompt_t *self, uint32_t j) {
 /* Marks the ancestors of node `index` with a fresh epoch; returns how many there are. */
 static uint32_t session_prompt_mark_ancestors(session_prompt_t *self, uint32_t index) {
     if (++self->epoch == 0) {
-        for (uint32_t j = 0; j < self->shape->n_nodes && j < self->turns_cap; j++)
-            self->turns[j].mark = 0;
+        for (uint32_t j = 0; j < self->shape->n_nodes && j < self->mark_cap; j++)
+            self->mark[j] = 0;
         self->epoch = 1;
     }
-    uint32_t top = 0, count = 0;
-    self->stack[top++] = index;
-    while (top) {
-        const workload_node_t *shape = &self->shape->nodes[self->stack[--top]];
-        for (uint32_t p = 0; p < shape->n_parents; p++) {
-            uint32_t parent = shape->parents[p];
-            if (self->turns[parent].mark == self->epoch)
-                continue;
-            self->turns[parent].mark = self->epoch;
-            self->stack[top++] = parent;
-            count++;
-        }
-    }
-    return count;
-}
-
-/* Keeps round(inherit x n) of n turns (all when inherit >= 1, none when <= 0). */
-static uint32_t session_prompt_keep(double inherit, uint32_t n) {
-    if (inherit >= 1)
-        return n;
-    if (!(inherit > 0))
-        return 0;
-    return (uint32_t)llround(inherit * n);
+    return workload_session_mark_ancestors(self->shape, index, self->mark, self->epoch,
+                                           self->stack);
 }
 
 /* ANCESTORS history: the latest kept ancestors, in node order, into stack[0..n); none before the
@@ -144,20 +132,20 @@ static uint32_t session_prompt_ancestors(session_prompt_t *self, uint32_t index)
         from = index;
     } else if (self->compactions) {
         for (uint32_t j = index; j-- > 0;)
-            if (self->turns[j].mark == self->epoch && self->turns[j].compacted) {
+            if (self->mark[j] == self->epoch && self->turns[j].compacted) {
                 from = j;
                 break;
             }
         ancestors = 0;
         for (uint32_t j = from; j < index; j++)
-            ancestors += self->turns[j].mark == self->epoch;
+            ancestors += self->mark[j] == self->epoch;
     }
-    uint32_t keep = session_prompt_keep(shape->inherit, ancestors);
+    uint32_t keep = workload_node_kept_turns(shape, ancestors);
     uint32_t skip = ancestors - keep, n = 0;
     turn->conv_prev = UINT32_MAX;
     turn->conv_len = keep + 1;
     for (uint32_t j = from; j < index && n < keep; j++) {
-        if (self->turns[j].mark != self->epoch)
+        if (self->mark[j] != self->epoch)
             continue;
         if (skip) {
             skip--;
@@ -182,7 +170,7 @@ static uint32_t session_prompt_chain(session_prompt_t *self, uint32_t index) {
         return 0;
     }
     uint32_t hp = shape->history_parent;
-    uint32_t keep = session_prompt_keep(shape->inherit, self->turns[hp].conv_len);
+    uint32_t keep = workload_node_kept_turns(shape, self->turns[hp].conv_len);
     for (uint32_t j = hp; n < keep && j != UINT32_MAX; j = self->turns[j].conv_prev)
         self->stack[n++] = j;
     turn->conv_prev = n ? hp : UINT32_MAX;
@@ -374,12 +362,8 @@ uint64_t session_prompt_build_summarise(session_prompt_t *self, const config_t *
 void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summary,
                             size_t summary_len) {
     session_prompt_turn_t *turn = &self->turns[j];
-    session_prompt_reserve(self, summary_len);
-    memcpy(self->text + self->text_len, summary, summary_len);
-    turn->summary_off = self->text_len;
+    turn->summary_off = session_prompt_copy(self, summary, summary_len, &turn->summary_words);
     turn->summary_len = summary_len;
-    turn->summary_words = (uint32_t)prompt_count_words(summary, summary_len);
-    self->text_len += summary_len;
     turn->compacted = true;
     turn->tool_result = false;
     turn->conv_prev = UINT32_MAX;
@@ -390,6 +374,7 @@ void session_prompt_compact(session_prompt_t *self, uint32_t j, const char *summ
 void session_prompt_free(session_prompt_t *self) {
     free(self->turns);
     free(self->stack);
+    free(self->mark);
     free(self->text);
     memset(self, 0, sizeof *self);
 }

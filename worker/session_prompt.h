@@ -39,7 +39,6 @@ typedef struct session_prompt_turn {
     size_t reply_off;    /* the server's reply in text, once done */
     size_t reply_len;
     uint32_t reply_words;
-    uint32_t mark;    /* equals epoch when marked by the current ancestor walk */
     bool tool_result; /* its user text answers the previous turn's tool call */
     uint32_t tool;    /* tool_result: the index of the tool called */
     bool compacted;   /* its conversation restarted from a summary (the server's reply) */
@@ -54,7 +53,8 @@ typedef struct session_prompt {
     const workload_session_t *shape; /* the session being run (borrowed) */
     session_prompt_turn_t *turns;
     uint32_t *stack; /* ancestor and conversation walks */
-    size_t turns_cap, stack_cap;
+    uint32_t *mark;  /* per node: equals epoch when marked by the current ancestor walk */
+    size_t turns_cap, stack_cap, mark_cap;
     uint32_t epoch;
     char *text; /* fresh texts and replies of this session's nodes */
     size_t text_len, text_cap;

@@ -41,7 +41,7 @@ struct sessions {
     workload_session_t graph;
     uint32_t *node_entry;
     int64_t *send, *end;
-    size_t scratch_cap;
+    size_t scratch_cap, end_cap;
     sessions_stats_t stats;
 };
 
@@ -274,21 +274,10 @@ void sessions_path(const workload_session_t *graph, const int64_t *send, const i
 
 /* Grows the per-node scratch to n nodes. */
 static int scratch_reserve(sessions_t *self, size_t n) {
-    if (n <= self->scratch_cap)
-        return 0;
-    uint32_t *node_entry = realloc(self->node_entry, n * sizeof *node_entry);
-    if (node_entry)
-        self->node_entry = node_entry;
-    int64_t *send = realloc(self->send, n * sizeof *send);
-    if (send)
-        self->send = send;
-    int64_t *end = realloc(self->end, n * sizeof *end);
-    if (end)
-        self->end = end;
-    if (!node_entry || !send || !end)
+    if (buffer_grow_pair(&self->node_entry, sizeof *self->node_entry, &self->send,
+                         sizeof *self->send, &self->scratch_cap, n) != 0)
         return -1;
-    self->scratch_cap = n;
-    return 0;
+    return buffer_grow_array(&self->end, &self->end_cap, n, sizeof *self->end);
 }
 
 /* Affinity: did every request of the session that was sent reach the same endpoint? */

@@ -15,6 +15,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "http_reason.h"
 #include "keys.h"
 #include "loop.h"
 
@@ -94,27 +95,6 @@ static void live_http_flush(live_http_conn_t *c) {
     live_http_close(c);
 }
 
-static const char *live_http_reason(int status) {
-    switch (status) {
-    case 200:
-        return "OK";
-    case 400:
-        return "Bad Request";
-    case 401:
-        return "Unauthorized";
-    case 404:
-        return "Not Found";
-    case 405:
-        return "Method Not Allowed";
-    case 413:
-        return "Content Too Large";
-    case 431:
-        return "Request Header Fields Too Large";
-    default:
-        return "Internal Server Error";
-    }
-}
-
 /* Whether the head in c->in carries "Authorization: Bearer TOKEN" (the header's name in any case),
  * compared in time independent of where a wrong token differs. */
 static bool live_http_authorized(const live_http_conn_t *c) {
@@ -188,13 +168,13 @@ static void live_http_answer(live_http_conn_t *c, int status) {
         status = live_http_handle(c, &head_only, &body, &type);
     if (status != 200) {
         buffer_reset(&body);
-        buffer_appendf(&body, "%d %s\n", status, live_http_reason(status));
+        buffer_appendf(&body, "%d %s\n", status, http_reason(status));
         type = "text/plain; charset=utf-8";
     }
     int rc = buffer_appendf(&c->out,
                             "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%s"
                             "Connection: close\r\n\r\n",
-                            status, live_http_reason(status), type, buffer_pending(&body),
+                            status, http_reason(status), type, buffer_pending(&body),
                             status == 405   ? "Allow: GET, HEAD\r\n"
                             : status == 401 ? "WWW-Authenticate: Bearer\r\n"
                                             : "");

@@ -527,18 +527,6 @@ json_t *compare_json(const compare_t *self) {
 
 /* ---- Markdown ---- */
 
-/* A figure as the reports write it: whole numbers from 100, one decimal from 10, else two. */
-static void compare_format(char *buf, size_t len, double x) {
-    if (isnan(x))
-        snprintf(buf, len, "—");
-    else if (fabs(x) >= 100)
-        snprintf(buf, len, "%.0f", x);
-    else if (fabs(x) >= 10)
-        snprintf(buf, len, "%.1f", x);
-    else
-        snprintf(buf, len, "%.2f", x);
-}
-
 /* A level as written in the workload file: "40", "2.5". */
 static void compare_format_level(char *buf, size_t len, double x) {
     snprintf(buf, len, "%g", x);
@@ -613,7 +601,7 @@ static void compare_md_metric(const compare_t *self, const compare_metric_t *m, 
         compare_winner_t w = compare_winner(self, m, level);
         for (size_t r = 0; r < self->n_runs; r++) {
             double v = compare_metric_value(&self->runs[r], level, m);
-            compare_format(cell, sizeof cell, v);
+            report_doc_figure(cell, sizeof cell, v, "");
             bool bold = self->n_runs > 2 && compare_is_winner(&w, v);
             const char *mark = !isnan(v) && compare_invalid(&self->runs[r], level) ? " †" : "";
             fprintf(out, bold ? " **%s**%s |" : " %s%s |", cell, mark);
@@ -649,10 +637,10 @@ static void compare_md_saturation_cell(const compare_t *self, const compare_run_
     json_t *tpot = json_object_get(point, "tpot_p50_ms");
     double err = compare_value(run, level, "error_pct");
     if (json_is_number(tpot)) {
-        compare_format(x, sizeof x, json_number_value(tpot));
+        report_doc_figure(x, sizeof x, json_number_value(tpot), "");
         snprintf(buf, len, "~%sms (%s %s)", x, compare_axis_short(self), lv);
     } else if (!strcmp(key, "first_errors") && !isnan(err)) {
-        compare_format(x, sizeof x, err);
+        report_doc_figure(x, sizeof x, err, "");
         snprintf(buf, len, "%s %s (%s%%)", compare_axis_title(self), lv, x);
     } else {
         snprintf(buf, len, "%s %s", compare_axis_title(self), lv);
@@ -772,21 +760,6 @@ void compare_print_markdown(const compare_t *self, FILE *out) {
 
 /* ---- CSV ---- */
 
-/* A CSV field: quoted when it holds a comma, a quote or a line break. */
-static void compare_csv_field(FILE *out, const char *s) {
-    if (!strpbrk(s, ",\"\r\n")) {
-        fputs(s, out);
-        return;
-    }
-    fputc('"', out);
-    for (const char *p = s; *p; p++) {
-        if (*p == '"')
-            fputc('"', out);
-        fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 static void compare_csv_number(FILE *out, double x) {
     if (!isnan(x))
         fprintf(out, "%.17g", x);
@@ -804,7 +777,7 @@ void compare_print_csv(const compare_t *self, FILE *out) {
                 compare_csv_number(out, self->levels[l]);
                 fprintf(out, ",%s,%s,%s,", m->key, m->unit,
                         m->better == COMPARE_LOWER ? "lower" : "higher");
-                compare_csv_field(out, self->runs[r].name);
+                report_doc_csv_field(out, self->runs[r].name);
                 fputc(',', out);
                 compare_csv_number(out, v);
                 fputc(',', out);

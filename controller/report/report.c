@@ -685,18 +685,6 @@ void report_print_validity(FILE *out, const validity_t *validity) {
         fprintf(out, "  - %s\n", validity->reasons[i]);
 }
 
-int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
-                             const report_meta_t *meta) {
-    json_t *root = report_json(levels, n_levels, meta);
-    if (!root) {
-        errno = ENOMEM;
-        return -1;
-    }
-    int rc = report_write_json_root(root, path);
-    json_decref(root);
-    return rc;
-}
-
 int report_write_json_root(json_t *root, const char *path) {
     /* written beside and renamed, so a reader never sees half a file */
     size_t tmp_len = strlen(path) + 8;

@@ -46,10 +46,6 @@ json_t *report_json(const report_level_t *levels, size_t n_levels, const report_
 /* Writes the document root to path (beside, then renamed: a reader never sees half a file). 0 ok;
  * -1 with errno set when it cannot write. root stays the caller's. */
 int report_write_json_root(json_t *root, const char *path);
-/* Writes results.json with its levels (one for a run, one per level for a sweep; the first is
- * meta's). 0 ok; -1 with errno set when it cannot write. */
-int report_write_json_levels(const report_level_t *levels, size_t n_levels, const char *path,
-                             const report_meta_t *meta);
 
 /* The --trace writer: one JSON line per request, timestamps in µs from run_start_ns. Lines are
  * formatted on the caller's thread and written by a trace_writer thread (a bounded queue of

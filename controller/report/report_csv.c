@@ -24,21 +24,6 @@ const char *const report_csv_columns =
     "itl_mean_ms,itl_p50_ms,itl_p90_ms,itl_p95_ms,itl_p99_ms,"
     "e2e_mean_ms,e2e_p50_ms,e2e_p90_ms,e2e_p95_ms,e2e_p99_ms,duration_s";
 
-/* A text field, quoted (RFC 4180) when it holds a comma, a quote or a line break. */
-static void report_csv_text(FILE *out, const char *text) {
-    if (!strpbrk(text, ",\"\r\n")) {
-        fputs(text, out);
-        return;
-    }
-    fputc('"', out);
-    for (const char *p = text; *p; p++) {
-        if (*p == '"')
-            fputc('"', out);
-        fputc(*p, out);
-    }
-    fputc('"', out);
-}
-
 /* A number field: an integer as it is, a real with 10 significant digits, empty when absent. */
 static void report_csv_number(FILE *out, const json_t *v) {
     if (json_is_integer(v))
@@ -67,7 +52,7 @@ static void report_csv_slice(FILE *out, const report_csv_row_t *row, const char 
     else
         fputs(",pooled", out);
     fprintf(out, ",%s,%s,", row->excluded ? "true" : "false", slice);
-    report_csv_text(out, name);
+    report_doc_csv_field(out, name);
     for (size_t i = 0; i < sizeof report_csv_figures / sizeof report_csv_figures[0]; i++) {
         const json_t *v = json_object_get(s, report_csv_figures[i]);
         /* a sweep's level in a results.json written before the rename: the reference's name */

@@ -67,3 +67,24 @@ void report_doc_level_name(const json_t *root, size_t i, char *buf, size_t len) 
     snprintf(buf, len, "%02zu-%s%s", i + 1, strcmp(report_doc_axis(root), "rate") ? "c" : "r",
              value);
 }
+
+void report_doc_figure(char *buf, size_t len, double x, const char *unit) {
+    if (isnan(x))
+        snprintf(buf, len, "—");
+    else
+        snprintf(buf, len, "%.*f%s", fabs(x) >= 100 ? 0 : fabs(x) >= 10 ? 1 : 2, x, unit);
+}
+
+void report_doc_csv_field(FILE *out, const char *text) {
+    if (!strpbrk(text, ",\"\r\n")) {
+        fputs(text, out);
+        return;
+    }
+    fputc('"', out);
+    for (const char *p = text; *p; p++) {
+        if (*p == '"')
+            fputc('"', out);
+        fputc(*p, out);
+    }
+    fputc('"', out);
+}

@@ -1,10 +1,12 @@
 /* Reading a results.json document (schema_version 2, docs/results.md) for the report writers:
- * the level axis, a level's value and name, and numbers that may be absent. */
+ * the level axis, a level's value and name, numbers that may be absent, and the cells the
+ * markdown, CSV and compare writers put them in. */
 #ifndef STAMPEDE_REPORT_DOC_H
 #define STAMPEDE_REPORT_DOC_H
 
 #include <jansson.h>
 #include <stddef.h>
+#include <stdio.h>
 
 /* The number at key of o, NaN when o or the key is absent or not a number. */
 double report_doc_number(const json_t *o, const char *key);
@@ -22,5 +24,10 @@ double report_doc_level_value(const json_t *root, const json_t *level);
 const char *report_doc_level_text(const json_t *root, const json_t *level, char *buf, size_t len);
 /* The file name stem of level i, as a sweep's level directories: "01-c50", "02-r2.5". */
 void report_doc_level_name(const json_t *root, size_t i, char *buf, size_t len);
+/* A figure as the reports write it, unit appended ("65ms"): whole numbers from 100, one decimal
+ * from 10, else two; "—" for NaN. */
+void report_doc_figure(char *buf, size_t len, double x, const char *unit);
+/* A CSV field, quoted (RFC 4180) when it holds a comma, a quote or a line break. */
+void report_doc_csv_field(FILE *out, const char *text);
 
 #endif

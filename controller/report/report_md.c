@@ -16,18 +16,6 @@ static const char *report_md_axis_title(const json_t *root) {
     return strcmp(report_doc_axis(root), "rate") ? "Concurrency" : "Rate (sessions/s)";
 }
 
-/* Milliseconds as the reference writes them ("65ms"), with more digits below 100 ms. */
-static void report_md_ms(char *buf, size_t len, double ms) {
-    if (isnan(ms))
-        snprintf(buf, len, "—");
-    else if (fabs(ms) >= 100)
-        snprintf(buf, len, "%.0fms", ms);
-    else if (fabs(ms) >= 10)
-        snprintf(buf, len, "%.1fms", ms);
-    else
-        snprintf(buf, len, "%.2fms", ms);
-}
-
 static void report_md_pct(char *buf, size_t len, double pct) {
     if (isnan(pct))
         snprintf(buf, len, "—");
@@ -214,45 +202,64 @@ static void report_md_deployment(const json_t *root, FILE *out) {
     fprintf(out, "\n");
 }
 
+/* A table's rows for one level, value its axis text; arg is the table's own. */
+typedef void (*report_md_rows_fn)(const json_t *level, const char *value, const void *arg,
+                                  FILE *out);
+
+/* The rows of every level in order, then the blank line that ends the table. */
+static void report_md_each_level(const json_t *root, report_md_rows_fn rows, const void *arg,
+                                 FILE *out) {
+    const json_t *levels = report_md_levels(root);
+    for (size_t i = 0; i < json_array_size(levels); i++) {
+        const json_t *level = json_array_get(levels, i);
+        char value[40];
+        report_md_level_text(root, level, value, sizeof value);
+        rows(level, value, arg, out);
+    }
+    fprintf(out, "\n");
+}
+
 typedef void (*report_md_row_fn)(const json_t *level, FILE *out);
+typedef struct {
+    report_md_row_fn row;
+} report_md_columns_t;
+
+static void report_md_columns_row(const json_t *level, const char *value, const void *arg,
+                                  FILE *out) {
+    fprintf(out, "| %s |", value);
+    ((const report_md_columns_t *)arg)->row(level, out);
+    fprintf(out, "\n");
+}
 
 /* One table, a row per level: the axis column, then each column of row. */
 static void report_md_level_table(const json_t *root, const char *heading, const char *columns,
                                   const char *rule, report_md_row_fn row, FILE *out) {
     fprintf(out, "## %s\n\n| %s | %s |\n|:%s:|%s|\n", heading, report_md_axis_title(root), columns,
             "-----------", rule);
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40];
-        report_md_level_text(root, level, value, sizeof value);
-        fprintf(out, "| %s |", value);
-        row(level, out);
-        fprintf(out, "\n");
-    }
-    fprintf(out, "\n");
+    report_md_columns_t table = {row};
+    report_md_each_level(root, report_md_columns_row, &table, out);
 }
 
 static void report_md_tpot_row(const json_t *level, FILE *out) {
     char a[32], b[32], c[32];
-    report_md_ms(a, sizeof a, report_md_figure(level, "tpot_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "tpot_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "tpot_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "tpot_p95_ms"), "ms");
     report_md_pct(c, sizeof c, report_md_figure(level, "error_pct"));
     fprintf(out, " %s | %s | %s |", a, b, c);
 }
 
 static void report_md_ttft_row(const json_t *level, FILE *out) {
     char a[32], b[32];
-    report_md_ms(a, sizeof a, report_md_figure(level, "ttft_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "ttft_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "ttft_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "ttft_p95_ms"), "ms");
     fprintf(out, " %s | %s |", a, b);
 }
 
 static void report_md_latency_row(const json_t *level, FILE *out) {
     char a[32], b[32];
     /* ms like the other latency tables: "909ms" beside "1.2s" reads as one unit to a skimmer */
-    report_md_ms(a, sizeof a, report_md_figure(level, "latency_p50_ms"));
-    report_md_ms(b, sizeof b, report_md_figure(level, "latency_p95_ms"));
+    report_doc_figure(a, sizeof a, report_md_figure(level, "latency_p50_ms"), "ms");
+    report_doc_figure(b, sizeof b, report_md_figure(level, "latency_p95_ms"), "ms");
     fprintf(out, " %s | %s |", a, b);
 }
 
@@ -306,7 +313,7 @@ static void report_md_saturation(const json_t *root, FILE *out) {
     const json_t *plateau = json_object_get(sat, "tpot_plateau");
     if (json_is_object(plateau)) {
         char ms[32], level[32];
-        report_md_ms(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"));
+        report_doc_figure(ms, sizeof ms, report_doc_number(plateau, "tpot_p50_ms"), "ms");
         report_doc_level_text(root, plateau, level, sizeof level);
         fprintf(out, "| TPOT p50 plateau | ~%s (%s %s) |\n", ms,
                 strcmp(report_doc_axis(root), "rate") ? "conc" : "rate", level);
@@ -373,6 +380,21 @@ static const json_t *report_md_level_sessions(const json_t *level) {
     return report_doc_number(s, "count") > 0 ? s : NULL;
 }
 
+static void report_md_critical_path_row(const json_t *level, const char *value, const void *arg,
+                                        FILE *out) {
+    (void)arg;
+    const json_t *s = report_md_level_sessions(level);
+    if (!s)
+        return;
+    char count[32], a[32], b[32], c[32], d[32];
+    report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
+    report_doc_figure(a, sizeof a, report_md_block(s, "makespan_ms", "mean"), "ms");
+    report_doc_figure(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"), "ms");
+    report_doc_figure(c, sizeof c, report_md_block(s, "idle_ms", "mean"), "ms");
+    report_doc_figure(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"), "ms");
+    fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
+}
+
 /* The scaling report's §4.5: session means, in ms. */
 static void report_md_critical_path(const json_t *root, FILE *out) {
     fprintf(out,
@@ -381,42 +403,53 @@ static void report_md_critical_path(const json_t *root, FILE *out) {
             "| %s | Sessions | Makespan | Critical Path | Idle/Wait | Sibling Wait |\n"
             "|---|----------|----------|---------------|-----------|--------------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *s = report_md_level_sessions(level);
-        if (!s)
-            continue;
-        char value[40], count[32], a[32], b[32], c[32], d[32];
-        report_md_level_text(root, level, value, sizeof value);
-        report_md_plain(count, sizeof count, report_doc_number(s, "count"), "%.0f");
-        report_md_ms(a, sizeof a, report_md_block(s, "makespan_ms", "mean"));
-        report_md_ms(b, sizeof b, report_md_block(s, "critical_path_ms", "mean"));
-        report_md_ms(c, sizeof c, report_md_block(s, "idle_ms", "mean"));
-        report_md_ms(d, sizeof d, report_md_block(s, "sibling_wait_ms", "mean"));
-        fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, count, a, b, c, d);
+    report_md_each_level(root, report_md_critical_path_row, NULL, out);
+}
+
+static void report_md_critical_share_rows(const json_t *level, const char *value, const void *arg,
+                                          FILE *out) {
+    (void)arg;
+    const json_t *s = report_md_level_sessions(level);
+    char pct[32];
+    const char *role;
+    const json_t *share;
+    json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
+        report_md_pct(pct, sizeof pct, json_number_value(share) * 100);
+        fprintf(out, "| %s | %s | %s |\n", value, role, pct);
     }
-    fprintf(out, "\n");
 }
 
 /* The scaling report's §6.1: each role's share of the critical paths. */
 static void report_md_critical_share(const json_t *root, FILE *out) {
     fprintf(out, "### Critical Path Share by Role\n\n| %s | Role | Share |\n|---|------|-------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        const json_t *s = report_md_level_sessions(level);
-        char value[40], pct[32];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *role;
-        const json_t *share;
-        json_object_foreach((json_t *)json_object_get(s, "critical_path_share"), role, share) {
-            report_md_pct(pct, sizeof pct, json_number_value(share) * 100);
-            fprintf(out, "| %s | %s | %s |\n", value, role, pct);
-        }
+    report_md_each_level(root, report_md_critical_share_rows, NULL, out);
+}
+
+static void report_md_roles_rows(const json_t *level, const char *value, const void *arg,
+                                 FILE *out) {
+    (void)arg;
+    char ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32], done[32],
+        ratio[32];
+    const char *name;
+    const json_t *role;
+    json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
+        report_doc_figure(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"), "ms");
+        report_doc_figure(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"), "ms");
+        report_doc_figure(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"), "ms");
+        double n = report_doc_number(role, "requests");
+        double prompt = report_doc_number(role, "prompt_tokens_mean");
+        double completion = report_doc_number(role, "completion_tokens_mean");
+        report_md_plain(requests, sizeof requests, n, "%.0f");
+        report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
+        report_md_plain(http4, sizeof http4, report_doc_number(role, "errors_http_4xx"), "%.0f");
+        report_md_plain(in, sizeof in, prompt, "%.1f");
+        report_md_plain(done, sizeof done, completion, "%.1f");
+        report_md_plain(ratio, sizeof ratio, completion > 0 ? prompt / completion : NAN, "%.2f");
+        fprintf(out, "| %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s | %s | %s |\n", value,
+                name, requests, ttft, tpot, itl, errors, requests, http4, requests, in, done,
+                ratio);
     }
-    fprintf(out, "\n");
 }
 
 /* The scaling report's §4.6, §4.7 and §7 in one table per role and level. */
@@ -427,35 +460,7 @@ static void report_md_roles(const json_t *root, FILE *out) {
             "|---|------|----------|----------|----------|---------|--------|------------|"
             "---------------|-------------------|-----------|\n",
             report_md_axis_short(root));
-    const json_t *levels = report_md_levels(root);
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40], ttft[32], tpot[32], itl[32], requests[32], errors[32], http4[32], in[32],
-            done[32], ratio[32];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *name;
-        const json_t *role;
-        json_object_foreach((json_t *)report_md_level_roles(level), name, role) {
-            report_md_ms(ttft, sizeof ttft, report_md_block(role, "ttft_ms", "p50"));
-            report_md_ms(tpot, sizeof tpot, report_md_block(role, "tpot_ms", "p50"));
-            report_md_ms(itl, sizeof itl, report_md_block(role, "itl_ms", "p50"));
-            double n = report_doc_number(role, "requests");
-            double prompt = report_doc_number(role, "prompt_tokens_mean");
-            double completion = report_doc_number(role, "completion_tokens_mean");
-            report_md_plain(requests, sizeof requests, n, "%.0f");
-            report_md_plain(errors, sizeof errors, report_doc_number(role, "errors"), "%.0f");
-            report_md_plain(http4, sizeof http4, report_doc_number(role, "errors_http_4xx"),
-                            "%.0f");
-            report_md_plain(in, sizeof in, prompt, "%.1f");
-            report_md_plain(done, sizeof done, completion, "%.1f");
-            report_md_plain(ratio, sizeof ratio, completion > 0 ? prompt / completion : NAN,
-                            "%.2f");
-            fprintf(out, "| %s | %s | %s | %s | %s | %s | %s/%s | %s/%s | %s | %s | %s |\n", value,
-                    name, requests, ttft, tpot, itl, errors, requests, http4, requests, in, done,
-                    ratio);
-        }
-    }
-    fprintf(out, "\n");
+    report_md_each_level(root, report_md_roles_rows, NULL, out);
 }
 
 static void report_md_agentic(const json_t *root, FILE *out) {
@@ -482,19 +487,34 @@ static void report_md_estimate(char *buf, size_t len, const json_t *g) {
     double v = report_doc_number(g, "server_p50_estimate_ms");
     const json_t *b = json_object_get(g, "server_p50_bounds_ms");
     char value[32], lo[32], hi[32];
-    report_md_ms(value, sizeof value, v);
+    report_doc_figure(value, sizeof value, v, "ms");
     if (isnan(v) || !json_is_array(b)) {
         snprintf(buf, len, "%s", value);
         return;
     }
-    report_md_ms(lo, sizeof lo, json_number_value(json_array_get(b, 0)));
+    report_doc_figure(lo, sizeof lo, json_number_value(json_array_get(b, 0)), "ms");
     if (json_is_number(json_array_get(b, 1)))
-        report_md_ms(hi, sizeof hi, json_number_value(json_array_get(b, 1)));
+        report_doc_figure(hi, sizeof hi, json_number_value(json_array_get(b, 1)), "ms");
     else
         snprintf(hi, sizeof hi, "+Inf");
     snprintf(buf, len, "%s [%s, %s]%s", value, lo, hi,
              json_is_true(json_object_get(g, "server_p50_bucket_limited")) ? " bucket-limited"
                                                                            : "");
+}
+
+/* One level's row of the gap table of the metric arg names ("tpot", "ttft"), when it has one. */
+static void report_md_gap_row(const json_t *level, const char *value, const void *arg, FILE *out) {
+    const json_t *g = json_object_get(report_md_level_gap(level), (const char *)arg);
+    if (!g)
+        return;
+    char client[32], server[32], pct[32], client_p50[32], estimate[128];
+    report_doc_figure(client, sizeof client, report_doc_number(g, "client_mean_ms"), "ms");
+    report_doc_figure(server, sizeof server, report_doc_number(g, "server_mean_ms"), "ms");
+    report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
+    report_doc_figure(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"), "ms");
+    report_md_estimate(estimate, sizeof estimate, g);
+    fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct, client_p50,
+            estimate);
 }
 
 /* The scaling report's §6.2, for TPOT and TTFT (level `gap`, docs/metrics.md section 13): the
@@ -515,24 +535,21 @@ static void report_md_gap(const json_t *root, FILE *out) {
                 "|---|-------------|-------------|-----|-----|-----|\n",
                 metrics[m][1], report_md_axis_short(root), metrics[m][1], metrics[m][1],
                 metrics[m][1], metrics[m][1]);
-        const json_t *levels = report_md_levels(root);
-        for (size_t i = 0; i < json_array_size(levels); i++) {
-            const json_t *level = json_array_get(levels, i);
-            const json_t *g = json_object_get(report_md_level_gap(level), metrics[m][0]);
-            if (!g)
-                continue;
-            char value[40], client[32], server[32], pct[32], client_p50[32], estimate[128];
-            report_md_level_text(root, level, value, sizeof value);
-            report_md_ms(client, sizeof client, report_doc_number(g, "client_mean_ms"));
-            report_md_ms(server, sizeof server, report_doc_number(g, "server_mean_ms"));
-            report_md_pct(pct, sizeof pct, report_doc_number(g, "gap_pct"));
-            report_md_ms(client_p50, sizeof client_p50, report_doc_number(g, "client_p50_ms"));
-            report_md_estimate(estimate, sizeof estimate, g);
-            fprintf(out, "| %s | %s | %s | %s | %s | %s |\n", value, client, server, pct,
-                    client_p50, estimate);
-        }
-        fprintf(out, "\n");
+        report_md_each_level(root, report_md_gap_row, metrics[m][0], out);
     }
+}
+
+static void report_md_valid_runs_row(const json_t *level, const char *value, const void *arg,
+                                     FILE *out) {
+    (void)arg;
+    const char *label = json_string_value(json_object_get(level, "valid_runs_label"));
+    fprintf(out, "| %s | %s | ", value, label ? label : "—");
+    const json_t *reasons = json_object_get(json_object_get(level, "validity"), "reasons");
+    for (size_t k = 0; k < json_array_size(reasons); k++) {
+        fputs(k ? "; " : "", out);
+        report_md_cell(json_array_get(reasons, k), out);
+    }
+    fprintf(out, "%s |\n", json_array_size(reasons) ? "" : "—");
 }
 
 /* The combined-sweep report's Valid Runs column with its exclusion notes (a sweep's levels). */
@@ -542,20 +559,7 @@ static void report_md_valid_runs(const json_t *root, FILE *out) {
         return;
     fprintf(out, "## Valid Runs\n\n| %s | Valid Runs | Notes |\n|---|------------|-------|\n",
             report_md_axis_short(root));
-    for (size_t i = 0; i < json_array_size(levels); i++) {
-        const json_t *level = json_array_get(levels, i);
-        char value[40];
-        report_md_level_text(root, level, value, sizeof value);
-        const char *label = json_string_value(json_object_get(level, "valid_runs_label"));
-        fprintf(out, "| %s | %s | ", value, label ? label : "—");
-        const json_t *reasons = json_object_get(json_object_get(level, "validity"), "reasons");
-        for (size_t k = 0; k < json_array_size(reasons); k++) {
-            fputs(k ? "; " : "", out);
-            report_md_cell(json_array_get(reasons, k), out);
-        }
-        fprintf(out, "%s |\n", json_array_size(reasons) ? "" : "—");
-    }
-    fprintf(out, "\n");
+    report_md_each_level(root, report_md_valid_runs_row, NULL, out);
     if (report_md_any_invalid(root))
         fprintf(out, "† the level was judged invalid (its notes say why): its figures are shown, "
                      "pooled over every repetition when none was valid, as `stampede compare` "
@@ -603,10 +607,10 @@ static void report_md_window_note(const json_t *root, FILE *out) {
 static void report_md_server_row(const json_t *level, FILE *out) {
     const json_t *gap = report_md_level_gap(level);
     char ttft[32], tpot[32], tps[32];
-    report_md_ms(ttft, sizeof ttft,
-                 report_doc_number(json_object_get(gap, "ttft"), "server_mean_ms"));
-    report_md_ms(tpot, sizeof tpot,
-                 report_doc_number(json_object_get(gap, "tpot"), "server_mean_ms"));
+    report_doc_figure(ttft, sizeof ttft,
+                      report_doc_number(json_object_get(gap, "ttft"), "server_mean_ms"), "ms");
+    report_doc_figure(tpot, sizeof tpot,
+                      report_doc_number(json_object_get(gap, "tpot"), "server_mean_ms"), "ms");
     report_md_plain(tps, sizeof tps,
                     report_doc_number(json_object_get(json_object_get(level, "server"), "total"),
                                       "generation_tokens_per_s"),

@@ -3,6 +3,7 @@
 #include <math.h>
 #include <stdbool.h>
 #include <stdio.h>
+#include <string.h>
 
 #define SVG_W 640.0
 #define SVG_H 320.0
@@ -18,26 +19,15 @@ static const char *const report_svg_colours[] = {"#0072b2", "#d55e00", "#009e73"
 #define SVG_N_COLOURS (sizeof report_svg_colours / sizeof report_svg_colours[0])
 
 void report_svg_text(buffer_t *out, const char *s) {
+    /* the characters XML text and attributes cannot hold as they are, and their references */
+    static const char special[] = "&<>\"'";
+    static const char *const references[] = {"&amp;", "&lt;", "&gt;", "&quot;", "&#39;"};
     for (; s && *s; s++) {
-        switch (*s) {
-        case '&':
-            buffer_appendf(out, "&amp;");
-            break;
-        case '<':
-            buffer_appendf(out, "&lt;");
-            break;
-        case '>':
-            buffer_appendf(out, "&gt;");
-            break;
-        case '"':
-            buffer_appendf(out, "&quot;");
-            break;
-        case '\'':
-            buffer_appendf(out, "&#39;");
-            break;
-        default:
+        const char *at = strchr(special, *s);
+        if (at)
+            buffer_append(out, references[at - special], strlen(references[at - special]));
+        else
             buffer_append(out, s, 1);
-        }
     }
     buffer_reserve(out, 1);
     out->data[out->len] = '\0';

@@ -33,6 +33,19 @@ static double telemetry_report_client_mean_ms(const merge_stats_t *c, metrics_ki
     return histogram_mean(c->latency[k]) / 1e6;
 }
 
+static void telemetry_report_gap_latency_of(const merge_stats_t *client, metrics_kind_t k,
+                                            const telemetry_histogram_delta_t *server,
+                                            telemetry_gap_latency_t *out) {
+    out->client_p50_ms = telemetry_report_client_p50_ms(client, k);
+    out->server_p50_ms = telemetry_report_ms(server->p50_s);
+    out->server_p50_bounds_ms[0] = telemetry_report_ms(server->bounds_s[0][0]);
+    out->server_p50_bounds_ms[1] = telemetry_report_ms(server->bounds_s[0][1]);
+    out->client_mean_ms = telemetry_report_client_mean_ms(client, k);
+    out->server_mean_ms = telemetry_report_ms(server->mean_s);
+    out->gap_ms = out->client_mean_ms - out->server_mean_ms;
+    out->gap_pct = telemetry_report_pct(out->client_mean_ms, out->server_mean_ms);
+}
+
 void telemetry_report_gap(const telemetry_delta_t *server, const telemetry_client_counts_t *counts,
                           const merge_stats_t *client, telemetry_gap_t *out) {
     const telemetry_histogram_delta_t *ttft = &server->histogram[TELEMETRY_H_TTFT];
@@ -42,22 +55,8 @@ void telemetry_report_gap(const telemetry_delta_t *server, const telemetry_clien
         tpot = &server->histogram[TELEMETRY_H_ITL];
         out->server_tpot_from = isnan(tpot->mean_s) ? NULL : "itl";
     }
-    out->client_ttft_p50_ms = telemetry_report_client_p50_ms(client, METRIC_TTFT);
-    out->server_ttft_p50_ms = telemetry_report_ms(ttft->p50_s);
-    out->server_ttft_p50_bounds_ms[0] = telemetry_report_ms(ttft->bounds_s[0][0]);
-    out->server_ttft_p50_bounds_ms[1] = telemetry_report_ms(ttft->bounds_s[0][1]);
-    out->client_ttft_mean_ms = telemetry_report_client_mean_ms(client, METRIC_TTFT);
-    out->server_ttft_mean_ms = telemetry_report_ms(ttft->mean_s);
-    out->ttft_gap_ms = out->client_ttft_mean_ms - out->server_ttft_mean_ms;
-    out->ttft_gap_pct = telemetry_report_pct(out->client_ttft_mean_ms, out->server_ttft_mean_ms);
-    out->client_tpot_p50_ms = telemetry_report_client_p50_ms(client, METRIC_TPOT);
-    out->server_tpot_p50_ms = telemetry_report_ms(tpot->p50_s);
-    out->server_tpot_p50_bounds_ms[0] = telemetry_report_ms(tpot->bounds_s[0][0]);
-    out->server_tpot_p50_bounds_ms[1] = telemetry_report_ms(tpot->bounds_s[0][1]);
-    out->client_tpot_mean_ms = telemetry_report_client_mean_ms(client, METRIC_TPOT);
-    out->server_tpot_mean_ms = telemetry_report_ms(tpot->mean_s);
-    out->tpot_gap_ms = out->client_tpot_mean_ms - out->server_tpot_mean_ms;
-    out->tpot_gap_pct = telemetry_report_pct(out->client_tpot_mean_ms, out->server_tpot_mean_ms);
+    telemetry_report_gap_latency_of(client, METRIC_TTFT, ttft, &out->ttft);
+    telemetry_report_gap_latency_of(client, METRIC_TPOT, tpot, &out->tpot);
     out->client_requests = counts ? (double)counts->requests : NAN;
     out->server_requests = server->counter[TELEMETRY_C_REQUESTS];
     out->client_output_tokens = counts ? (double)counts->output_tokens : NAN;
@@ -67,10 +66,10 @@ void telemetry_report_gap(const telemetry_delta_t *server, const telemetry_clien
     out->client_prompt_tokens = counts ? (double)counts->prompt_tokens : NAN;
     out->server_prompt_tokens = server->counter[TELEMETRY_C_PROMPT_TOKENS];
     out->client_queue_ms = telemetry_report_client_mean_ms(client, METRIC_SCHEDULE_LAG);
-    out->network_ms = out->client_ttft_mean_ms - out->server_ttft_mean_ms;
+    out->network_ms = out->ttft.gap_ms;
     out->server_queue_ms = telemetry_report_ms(server->histogram[TELEMETRY_H_QUEUE].mean_s);
     out->prefill_ms = telemetry_report_ms(server->histogram[TELEMETRY_H_PREFILL].mean_s);
-    out->server_other_ms = out->server_ttft_mean_ms - out->server_queue_ms - out->prefill_ms;
+    out->server_other_ms = out->ttft.server_mean_ms - out->server_queue_ms - out->prefill_ms;
     out->ttft_from_intended_ms = telemetry_report_client_mean_ms(client, METRIC_TTFT_FROM_INTENDED);
 }
 
@@ -276,25 +275,19 @@ static json_t *telemetry_report_pair(double client, double server, double gap, d
 }
 
 /* One latency of the gap: the means and their gap, then the p50s (the server's an estimate). */
-static json_t *telemetry_report_gap_latency(double client_mean, double server_mean, double gap,
-                                            double gap_pct, double client_p50, double server_p50,
-                                            const double bounds[2]) {
-    json_t *o = telemetry_report_pair(client_mean, server_mean, gap, gap_pct, "_mean_ms");
-    json_object_set_new(o, "client_p50_ms", telemetry_report_number(client_p50));
-    telemetry_report_estimate_into(o, "server_p50", server_p50, bounds[0], bounds[1]);
+static json_t *telemetry_report_gap_latency(const telemetry_gap_latency_t *l) {
+    json_t *o = telemetry_report_pair(l->client_mean_ms, l->server_mean_ms, l->gap_ms, l->gap_pct,
+                                      "_mean_ms");
+    json_object_set_new(o, "client_p50_ms", telemetry_report_number(l->client_p50_ms));
+    telemetry_report_estimate_into(o, "server_p50", l->server_p50_ms, l->server_p50_bounds_ms[0],
+                                   l->server_p50_bounds_ms[1]);
     return o;
 }
 
 static json_t *telemetry_report_gap_one(const telemetry_gap_t *g) {
     json_t *o = json_object();
-    json_object_set_new(o, "ttft",
-                        telemetry_report_gap_latency(g->client_ttft_mean_ms, g->server_ttft_mean_ms,
-                                                     g->ttft_gap_ms, g->ttft_gap_pct,
-                                                     g->client_ttft_p50_ms, g->server_ttft_p50_ms,
-                                                     g->server_ttft_p50_bounds_ms));
-    json_t *tpot = telemetry_report_gap_latency(
-        g->client_tpot_mean_ms, g->server_tpot_mean_ms, g->tpot_gap_ms, g->tpot_gap_pct,
-        g->client_tpot_p50_ms, g->server_tpot_p50_ms, g->server_tpot_p50_bounds_ms);
+    json_object_set_new(o, "ttft", telemetry_report_gap_latency(&g->ttft));
+    json_t *tpot = telemetry_report_gap_latency(&g->tpot);
     json_object_set_new(tpot, "server_from",
                         g->server_tpot_from ? json_string(g->server_tpot_from) : json_null());
     json_object_set_new(o, "tpot", tpot);
@@ -409,18 +402,18 @@ static const char *telemetry_report_bounded(char *buf, size_t len, double v, con
 static void telemetry_report_print_gap(FILE *out, const char *name, const telemetry_gap_t *g) {
     char c[10][128];
     fprintf(out, "  %-34s %9s %9s %8s %9s %9s %8s %9s %9s\n", name,
-            telemetry_report_cell(c[0], 32, g->client_ttft_mean_ms, "%.2f"),
-            telemetry_report_cell(c[1], 32, g->server_ttft_mean_ms, "%.2f"),
-            telemetry_report_cell(c[2], 32, g->ttft_gap_pct, "%+.1f%%"),
-            telemetry_report_cell(c[3], 32, g->client_tpot_mean_ms, "%.2f"),
-            telemetry_report_cell(c[4], 32, g->server_tpot_mean_ms, "%.2f"),
-            telemetry_report_cell(c[5], 32, g->tpot_gap_pct, "%+.1f%%"),
+            telemetry_report_cell(c[0], 32, g->ttft.client_mean_ms, "%.2f"),
+            telemetry_report_cell(c[1], 32, g->ttft.server_mean_ms, "%.2f"),
+            telemetry_report_cell(c[2], 32, g->ttft.gap_pct, "%+.1f%%"),
+            telemetry_report_cell(c[3], 32, g->tpot.client_mean_ms, "%.2f"),
+            telemetry_report_cell(c[4], 32, g->tpot.server_mean_ms, "%.2f"),
+            telemetry_report_cell(c[5], 32, g->tpot.gap_pct, "%+.1f%%"),
             telemetry_report_cell(c[6], 32, g->client_output_tokens, "%.0f"),
             telemetry_report_cell(c[7], 32, g->server_output_tokens, "%.0f"));
     fprintf(
         out, "  %-34s server p50 estimates (bucket): TTFT %s, TPOT %s\n", "",
-        telemetry_report_bounded(c[8], 128, g->server_ttft_p50_ms, g->server_ttft_p50_bounds_ms),
-        telemetry_report_bounded(c[9], 128, g->server_tpot_p50_ms, g->server_tpot_p50_bounds_ms));
+        telemetry_report_bounded(c[8], 128, g->ttft.server_p50_ms, g->ttft.server_p50_bounds_ms),
+        telemetry_report_bounded(c[9], 128, g->tpot.server_p50_ms, g->tpot.server_p50_bounds_ms));
     fprintf(out,
             "  %-34s TTFT from intended %s ms = client queue %s + network %s + server queue %s + "
             "prefill %s + other %s\n",

@@ -14,14 +14,17 @@
 #include "telemetry.h"
 #include "telemetry_stats.h"
 
-/* The client against the server on one endpoint (or all): NAN where either side is absent. The
- * gaps are between means, exact on both sides (the server's are _sum/_count deltas); the server's
- * p50s are estimates from its buckets, with the bucket each fell in. */
+/* One latency, the client's against the server's: the gap is between means, exact on both sides
+ * (the server's are _sum/_count deltas); the server's p50 is an estimate from its buckets, with
+ * the bucket it fell in. */
+typedef struct telemetry_gap_latency {
+    double client_p50_ms, server_p50_ms, server_p50_bounds_ms[2];
+    double client_mean_ms, server_mean_ms, gap_ms, gap_pct;
+} telemetry_gap_latency_t;
+
+/* The client against the server on one endpoint (or all): NAN where either side is absent. */
 typedef struct telemetry_gap {
-    double client_ttft_p50_ms, server_ttft_p50_ms, server_ttft_p50_bounds_ms[2];
-    double client_ttft_mean_ms, server_ttft_mean_ms, ttft_gap_ms, ttft_gap_pct;
-    double client_tpot_p50_ms, server_tpot_p50_ms, server_tpot_p50_bounds_ms[2];
-    double client_tpot_mean_ms, server_tpot_mean_ms, tpot_gap_ms, tpot_gap_pct;
+    telemetry_gap_latency_t ttft, tpot;
     const char *server_tpot_from; /* "tpot" (per request) or "itl" (per token); NULL when absent */
     double client_requests, server_requests;
     double client_output_tokens, server_output_tokens, output_tokens_gap_pct;

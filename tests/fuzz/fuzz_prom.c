@@ -49,8 +49,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
             FUZZ_CHECK(s->labels[l].name && s->labels[l].name[0] && s->labels[l].value);
             FUZZ_CHECK(prom_sample_label(s, s->labels[l].name) != NULL);
         }
-        (void)prom_page_type(page, s->name);
     }
+    for (size_t i = 0; i < page->n_types; i++)
+        FUZZ_CHECK(page->type_names[i] && page->type_names[i][0] && page->type_values[i]);
     prom_page_t *again = prom_page_parse(text, size);
     if (again)
         fuzz_prom_same(page, again);

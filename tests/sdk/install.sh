@@ -4,8 +4,6 @@
 # nothing when DIR already holds this lock file's install.
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
-dir=${1:-build/sdk-tools}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
 source "$src/../npm_ci.sh"
+dir=$(npm_ci_dir "${1:-build/sdk-tools}")
 npm_ci_into "sdk tools" "$src" "$dir"

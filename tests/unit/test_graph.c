@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "support.h"
 #include "workload.h"
 
 #define TEMPLATE_HEAD                                                                              \

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "plan.h"
+#include "support.h"
 
 static config_t concurrent_config(uint32_t concurrency) {
     config_t cfg;

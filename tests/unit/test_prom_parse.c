@@ -15,6 +15,7 @@
 
 #include "prom.h"
 #include "prom_parse.h"
+#include "support.h"
 
 static prom_page_t *parse(const char *text) {
     prom_page_t *page = prom_page_parse(text, strlen(text));

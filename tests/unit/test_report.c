@@ -15,6 +15,7 @@
 #include "unit_main.h"
 
 #include "report.h"
+#include "support.h"
 
 #define MS 1000000LL
 #define S (1000 * MS)

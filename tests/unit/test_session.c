@@ -19,6 +19,7 @@
 #include "prompt.h"
 #include "rng.h"
 #include "session.h"
+#include "support.h"
 #include "workload.h"
 
 #define MS 1000000LL
@@ -187,7 +188,9 @@ typedef struct harness {
     request_record_t *records;
     size_t n_records, cap_records;
     uint32_t finished;
-    uint32_t max_active; /* most sessions in flight seen by any on_record */
+    uint32_t open[MAX_WORKERS]; /* a worker's sessions whose first request is recorded, not yet
+                                 * their last */
+    uint32_t max_active;        /* most sessions open on a worker seen by any on_record */
     int64_t start_ns;
     int64_t last_record_ns;
     int64_t finished_ns;
@@ -242,9 +245,11 @@ static void on_record(void *arg, const request_record_t *rec) {
     copy->worker = ctx->worker;
     copy->chunk_ns = NULL;
     copy->chunk_tokens = NULL;
-    uint32_t active = session_executor_active_sessions(h->execs[ctx->worker]);
-    if (active > h->max_active)
-        h->max_active = active;
+    uint32_t *open = &h->open[ctx->worker];
+    *open += rec->node == 0; /* a session's root (its first turn) is recorded before the rest */
+    if (*open > h->max_active)
+        h->max_active = *open;
+    *open -= rec->session_end;
     h->last_record_ns = loop_now_ns();
     if (h->stop_after && h->n_records == h->stop_after)
         session_executor_stop(h->execs[0], true);

@@ -17,6 +17,7 @@
 #include "plan.h"
 #include "prompt.h"
 #include "replay_file.h"
+#include "support.h"
 #include "temp_file.h"
 #include "trace.h"
 #include "trace_wire.h"

@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "prompt.h"
+#include "support.h"
 #include "workload.h"
 
 /* Built in code (defaults from config_init, not YAML) so these tests exercise the workload code. */
