@@ -24,7 +24,6 @@ struct envelope_arena {
     size_t block_bytes; /* usable bytes of every block */
     size_t limit;       /* block_bytes never passes it */
     bool over_limit;    /* the last unpack failed for want of room under the limit */
-    uint64_t failures;
 };
 
 size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap) {
@@ -119,9 +118,7 @@ Stampede__Envelope *envelope_unpack(envelope_arena_t *self, const uint8_t *data,
         b->used = 0;
     self->current = self->blocks;
     self->over_limit = false;
-    Stampede__Envelope *env = stampede__envelope__unpack(&self->allocator, len, data);
-    self->failures += env == NULL;
-    return env;
+    return stampede__envelope__unpack(&self->allocator, len, data);
 }
 
 void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes) {
@@ -131,10 +128,6 @@ void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes) {
 const char *envelope_arena_error(const envelope_arena_t *self) {
     return self->over_limit ? "unpacking it needs more memory than the arena's limit"
                             : "it is not a valid protobuf Envelope";
-}
-
-uint64_t envelope_arena_failures(const envelope_arena_t *self) {
-    return self->failures;
 }
 
 uint64_t envelope_arena_blocks_allocated(const envelope_arena_t *self) {

@@ -53,8 +53,6 @@ uint64_t envelope_arena_allocations(const envelope_arena_t *self);
 void envelope_arena_set_limit(envelope_arena_t *self, size_t max_bytes);
 /* Why the last unpack returned NULL: the bytes do not decode, or they need more than the limit. */
 const char *envelope_arena_error(const envelope_arena_t *self);
-/* How many unpacks returned NULL since the arena was made (callers log the first few). */
-uint64_t envelope_arena_failures(const envelope_arena_t *self);
 
 /* Unpacks data with malloc, refusing (NULL, and *over set when over is given) a message whose
  * unpacked structs, arrays and copies would need more than max_bytes: what a worker unpacks
