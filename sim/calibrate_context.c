@@ -19,6 +19,7 @@ typedef struct cal_context {
     double template_sum;            /* usage.prompt_tokens - requested_input_tokens, passed */
     size_t passed, refused, traces;
     double refused_asked_min; /* requested_input + requested_output of the smallest refused */
+    unsigned server_said;     /* the limit a refusal's message names (vLLM's does), or 0 */
 } cal_context_t;
 
 static double cal_context_num(const json_t *o, const char *key) {
@@ -36,10 +37,15 @@ static void cal_context_record(cal_context_t *ctx, const json_t *rec) {
     if (error && !strcmp(error, "context_length")) {
         ctx->refused++;
         ctx->refused_asked_min = fmin(ctx->refused_asked_min, asked_in + asked_out);
+        const char *message = json_string_value(json_object_get(rec, "error_message"));
+        const char *said = message ? strstr(message, "maximum context length is ") : NULL;
+        unsigned limit;
+        if (said && sscanf(said, "maximum context length is %u", &limit) == 1)
+            ctx->server_said = limit;
         return;
     }
     double prompt = cal_context_num(json_object_get(rec, "usage"), "prompt_tokens");
-    if (error || isnan(prompt))
+    if ((error && strcmp(error, "none") != 0) || isnan(prompt))
         return;
     ctx->passed++;
     ctx->passed_max = fmax(ctx->passed_max, prompt + asked_out);
@@ -84,11 +90,11 @@ static void cal_context_read(const cal_t *self, cal_context_t *ctx) {
     }
 }
 
-/* The limit in [lower, upper): a multiple of 1024, else of 256, else of 16 (servers set round
- * limits), else lower. */
+/* The limit in [lower, upper): the roundest number there (servers set round limits), else
+ * lower. */
 static double cal_context_round(double lower, double upper) {
-    static const double grains[] = {1024, 256, 16};
-    for (size_t i = 0; i < 3; i++) {
+    static const double grains[] = {1024, 512, 256, 128, 100, 64, 16};
+    for (size_t i = 0; i < sizeof grains / sizeof grains[0]; i++) {
         double v = ceil(lower / grains[i]) * grains[i];
         if (v < upper)
             return v;
@@ -96,16 +102,17 @@ static double cal_context_round(double lower, double upper) {
     return lower;
 }
 
-/* Without traces: the ok requests' largest mean context (prompt + completion, by role) fitted,
- * so the limit is above it; an estimate, said, not written. */
+/* Without traces: a role's ok requests fitted, so the limit is above their mean prompt +
+ * completion (each passed prompt + max_tokens is at most the limit); an estimate, said, not
+ * written. */
 static void cal_context_estimate(cal_t *self, double refused) {
     double fits = 0;
     for (size_t i = 0; i < self->n; i++)
-        fits = fmax(fits, self->levels[i].prompt + self->levels[i].output);
+        fits = fmax(fits, self->levels[i].ok_context);
     snprintf(self->p[P_MAX_MODEL_LEN].quality, sizeof self->p[P_MAX_MODEL_LEN].quality,
              "not fitted: %.0f requests refused for context length but no trace "
-             "(requests.jsonl, --trace) gives their sizes; an estimate: above %.0f tokens (the "
-             "mean prompt + output that passed); the base profile's is kept",
+             "(requests.jsonl, --trace) gives their sizes; an estimate: above %.0f tokens (a "
+             "role's mean prompt + completion of the ok requests); the base profile's is kept",
              refused, fits);
 }
 
@@ -141,9 +148,12 @@ void cal_fit_context(cal_t *self) {
         cal_set(p, round((lower + upper) / 2), quality, levels);
         return;
     }
+    char said[64] = "";
+    if (ctx.server_said)
+        snprintf(said, sizeof said, "; the refusals' message says %u", ctx.server_said);
     snprintf(quality, sizeof quality,
              "between %.0f (the largest of %zu passed) and %.0f tokens (the smallest of %zu "
-             "refused), prompt + max_tokens from %zu traces",
-             lower, ctx.passed, upper, ctx.refused, ctx.traces);
+             "refused), prompt + max_tokens from %zu traces%s",
+             lower, ctx.passed, upper, ctx.refused, ctx.traces, said);
     cal_set(p, cal_context_round(lower, upper), quality, levels);
 }

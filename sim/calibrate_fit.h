@@ -29,6 +29,7 @@ typedef struct cal_level {
     double window_s, prompt_total, hits_total;
     double tpot_ms, prefill_ms, queue_ms, ttft_ms; /* the server's means, or the client's */
     double context_length_errors;
+    double ok_context; /* the largest mean prompt + completion of a role's ok requests */
     bool saturated;
     /* client figures */
     double e2e_ms, error_pct, requests_per_s, in_flight, ttft_p95_ms;

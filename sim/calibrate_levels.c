@@ -184,6 +184,19 @@ static bool cal_level_client(const json_t *level, cal_level_t *l, char *why, siz
     return true;
 }
 
+/* The largest mean context of a role's ok requests (prompt + completion tokens), or 0. */
+static double cal_ok_context(const json_t *level) {
+    double most = 0;
+    const char *key;
+    const json_t *role;
+    json_object_foreach((json_t *)json_object_get(level, "roles"), key, role) {
+        double p = cal_num(role, "prompt_tokens_mean"), o = cal_num(role, "completion_tokens_mean");
+        if (p + o > most)
+            most = p + o;
+    }
+    return most;
+}
+
 /* path, or path/results.json for a directory; its directory into dir. */
 static void cal_results_path(const char *path, char *buf, size_t len, char *dir, size_t dirlen) {
     struct stat st;
@@ -254,6 +267,7 @@ int cal_levels_read(cal_t *self, const char *arg, size_t input) {
                 l->c = l->running + l->waiting;
         }
         l->context_length_errors = cal_num(json_object_get(level, "errors"), "context_length");
+        l->ok_context = cal_ok_context(level);
         if (isnan(l->rate))
             snprintf(l->name, sizeof l->name, "%.60s c=%g", label, l->c);
         else
