@@ -176,16 +176,19 @@ static int cal_fit_tpot(cal_t *self) {
             b = a1;
         }
     }
-    double mean = 0, sst = 0;
+    double mean = 0, sst = 0, sse = 0;
     for (size_t i = 0; i < n; i++)
         mean += step[i] / n;
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; i < n; i++) {
+        double e = step[i] - b * pow(w[i], best_alpha);
         sst += (step[i] - mean) * (step[i] - mean);
+        sse += e * e;
+    }
     char quality[480], levels[400];
     snprintf(quality, sizeof quality,
              "decode step = tpot_base x batch^alpha: R^2 %.4f over %zu levels (%zu batch "
              "sizes)%s%s%s",
-             sst > 0 ? 1 - best / sst : 1.0, n, distinct,
+             sst > 0 ? 1 - sse / sst : 1.0, n, distinct,
              self->levels[0].server ? "" : "; client TPOT, batch by Little's law",
              tails ? "; levels where some requests queued (TTFT p95) left out" : "",
              self->base->spec_tokens ? "; the base's speculative decoding taken out" : "");
@@ -373,7 +376,7 @@ static void cal_print_table(const cal_t *self, FILE *out) {
     for (size_t i = 0; i < self->n; i++) {
         const cal_level_t *l = &self->levels[i];
         double step = p[P_STEP_FIXED].value +
-                      p[P_TPOT_BASE].value * pow(l->running, p[P_ALPHA].value) +
+                      p[P_TPOT_BASE].value * pow(l->batch, p[P_ALPHA].value) +
                       b->spec_tokens * b->spec_draft_ms;
         double share = cal_prefill_share(self, l, p[P_PREFILL].value);
         double tpot = step / cal_tokens_per_step(b) / (1 - share);

@@ -11,8 +11,9 @@
 /* Past the knee, TTFT is this many times the input's lowest level's: requests wait for a slot. */
 #define CAL_KNEE_TTFT_RATIO 3.0
 /* A level with more errors than this (%) is left out of the batch estimate: timed-out requests
- * hold a client's slot without decoding. Of the rest, the first level past the knee says
- * max_num_seqs: its queue is the shortest, so the TTFT's spread disturbs Little's law least. */
+ * hold a client's slot without decoding. Of the rest, a closed loop's first level past the knee
+ * says max_num_seqs: its queue is the shortest, so the TTFT's spread disturbs Little's law least.
+ */
 #define CAL_KNEE_MAX_ERROR_PCT 5.0
 
 /* The lowest level of l's input. */
@@ -22,6 +23,14 @@ static const cal_level_t *cal_lowest(const cal_t *self, const cal_level_t *l) {
         if (self->levels[i].input == l->input && self->levels[i].c < low->c)
             low = &self->levels[i];
     return low;
+}
+
+/* The batch a decoding request sees, from the mean number decoding (Little's law): itself and
+ * the others, E[W^2] / E[W] = mean + 1 - mean / c when each of c clients decodes independently
+ * (binomial), mean + 1 for a rate level's open arrivals (Poisson). */
+static double cal_batch_seen(const cal_level_t *l) {
+    double mean = l->batch;
+    return isnan(l->rate) && l->c > 0 ? mean + 1 - mean / l->c : mean + 1;
 }
 
 void cal_client_mark_saturated(cal_t *self) {
@@ -41,6 +50,8 @@ void cal_client_mark_saturated(cal_t *self) {
         l->saturated = past;
         double tail_knee = CAL_KNEE_TTFT_RATIO * cal_lowest(self, l)->ttft_p95_ms;
         l->queued_tail = !past && l->ttft_p95_ms > tail_knee;
+        if (!past) /* below the knee the batch varies: what a decoding request sees */
+            l->batch = cal_batch_seen(l);
     }
 }
 
@@ -93,14 +104,18 @@ void cal_client_fit_max_seqs(cal_t *self) {
     }
     double first = batch[first_at];
     qsort(batch, n, sizeof *batch, cal_double_cmp);
+    /* open arrivals past capacity queue without bound, so the fullest level says it best; a
+     * closed loop's first level past the knee has the shortest queue (CAL_KNEE_MAX_ERROR_PCT) */
+    bool open = !isnan(self->levels[first_level].rate);
+    double value = open ? batch[n - 1] : first;
     char quality[480], levels[400];
     snprintf(quality, sizeof quality,
-             "requests decoding at the first level past the TTFT knee (Little's law: output "
+             "requests decoding at the %s level past the TTFT knee (Little's law: output "
              "tokens/s x TPOT, or in flight x (E2E - TTFT) / E2E): %.1f; %.1f to %.1f over %zu "
-             "levels past it (the longer the queue, the more its spread inflates the estimate)",
-             first, batch[0], batch[n - 1], n);
+             "levels past it, an estimate",
+             open ? "fullest rate" : "first", value, batch[0], batch[n - 1], n);
     cal_levels_text(self, used, levels, sizeof levels);
-    cal_set(p, round(first), quality, levels);
+    cal_set(p, round(value), quality, levels);
 }
 
 /* One point of TTFT against prompt tokens: the uncached prompt, and the TTFT less the step in
