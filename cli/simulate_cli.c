@@ -110,6 +110,17 @@ static int simulate_cli_engine(mock_options_t *engine, const config_t *cfg, cons
 
 #define SIM_CLI_MAX_STUDY 16
 
+/* cfg from path: 0, or -1 said (file, line, column, key). */
+static int simulate_cli_load(config_t *cfg, const char *path) {
+    config_error_t cerr;
+    if (config_load_file(cfg, path, &cerr) == 0)
+        return 0;
+    char msg[1024];
+    config_error_format(&cerr, msg, sizeof msg);
+    fprintf(stderr, "simulate: %s\n", msg);
+    return -1;
+}
+
 /* The study's levels from "1,2,4,...": 0, or -1 said. */
 static int simulate_cli_levels(const char *text, sim_study_levels_t *out) {
     out->n_levels = 0;
@@ -159,13 +170,8 @@ static void simulate_cli_labels(char *const *files, size_t n, char labels[][64])
 static int simulate_cli_cell(const char *file, const char *profile, const char *dir,
                              sim_study_levels_t *levels) {
     config_t cfg;
-    config_error_t cerr;
-    if (config_load_file(&cfg, file, &cerr) != 0) {
-        char msg[1024];
-        config_error_format(&cerr, msg, sizeof msg);
-        fprintf(stderr, "simulate: %s\n", msg);
+    if (simulate_cli_load(&cfg, file) != 0)
         return -1;
-    }
     if (!cfg.limits.max_sessions && !cfg.limits.duration_ns) {
         fprintf(stderr,
                 "simulate: --study: %s: each level is the file's run, so it needs "
@@ -349,13 +355,8 @@ int simulate_main(int argc, char **argv) {
     }
     o.config_path = argv[optind];
     config_t cfg;
-    config_error_t cerr;
-    if (config_load_file(&cfg, o.config_path, &cerr) != 0) {
-        char msg[1024];
-        config_error_format(&cerr, msg, sizeof msg);
-        fprintf(stderr, "simulate: %s\n", msg);
+    if (simulate_cli_load(&cfg, o.config_path) != 0)
         return 1;
-    }
     if (!profile)
         profile = simulate_cli_file_profile(&cfg);
     mock_options_t engine;

@@ -151,6 +151,17 @@ static double fig_makespan(const sim_study_level_t *l) {
     return l->makespan;
 }
 
+/* "| FIRST | name... |" and its rule: a table's head. */
+static void sim_study_head(FILE *out, const char *first, const char *const *names, size_t n) {
+    fprintf(out, "| %s", first);
+    for (size_t j = 0; j < n; j++)
+        fprintf(out, " | %s", names[j]);
+    fputs(" |\n|---", out);
+    for (size_t j = 0; j < n; j++)
+        fputs("|---", out);
+    fputs("|\n", out);
+}
+
 static void sim_study_cell_value(FILE *out, const sim_study_level_t *l, sim_study_figure_fn f,
                                  const char *format) {
     double v = l ? f(l) : NAN;
@@ -165,13 +176,8 @@ static void sim_study_cell_value(FILE *out, const sim_study_level_t *l, sim_stud
 static void sim_study_table(FILE *out, const sim_study_t *s, const char *title, bool by_profile,
                             sim_study_figure_fn f, const char *format) {
     size_t columns = by_profile ? s->n_profiles : s->n_files;
-    fprintf(out, "\n### %s\n\n| c", title);
-    for (size_t j = 0; j < columns; j++)
-        fprintf(out, " | %s", by_profile ? s->profiles[j] : s->labels[j]);
-    fputs(" |\n|---", out);
-    for (size_t j = 0; j < columns; j++)
-        fputs("|---", out);
-    fputs("|\n", out);
+    fprintf(out, "\n### %s\n\n", title);
+    sim_study_head(out, "c", by_profile ? s->profiles : s->labels, columns);
     for (size_t i = 0; i < s->n_levels; i++) {
         fprintf(out, "| %g", s->levels[i]);
         for (size_t j = 0; j < columns; j++) {
@@ -201,13 +207,8 @@ static void sim_study_roles(FILE *out, const sim_study_t *s, double c) {
     const sim_study_level_t *first = sim_study_at(sim_study_cell(s, 0, 0), c);
     if (!first)
         return;
-    fprintf(out, "\n### 4.6 Per-Role TPOT (ms) at c=%g\n\n| Role", c);
-    for (size_t j = 0; j < s->n_files; j++)
-        fprintf(out, " | %s", s->labels[j]);
-    fputs(" |\n|---", out);
-    for (size_t j = 0; j < s->n_files; j++)
-        fputs("|---", out);
-    fputs("|\n", out);
+    fprintf(out, "\n### 4.6 Per-Role TPOT (ms) at c=%g\n\n", c);
+    sim_study_head(out, "Role", s->labels, s->n_files);
     for (size_t r = 0; r < first->n_roles; r++) {
         fprintf(out, "| %s", first->roles[r]);
         for (size_t j = 0; j < s->n_files; j++) {
@@ -224,13 +225,8 @@ static void sim_study_roles(FILE *out, const sim_study_t *s, double c) {
 
 /* §4.7: the requests refused with HTTP 400 (context length) of all sent, per level and file. */
 static void sim_study_errors(FILE *out, const sim_study_t *s) {
-    fprintf(out, "\n### 4.7 400 Error Rate\n\n| c");
-    for (size_t j = 0; j < s->n_files; j++)
-        fprintf(out, " | %s", s->labels[j]);
-    fputs(" |\n|---", out);
-    for (size_t j = 0; j < s->n_files; j++)
-        fputs("|---", out);
-    fputs("|\n", out);
+    fprintf(out, "\n### 4.7 400 Error Rate\n\n");
+    sim_study_head(out, "c", s->labels, s->n_files);
     for (size_t i = 0; i < s->n_levels; i++) {
         fprintf(out, "| %g", s->levels[i]);
         for (size_t j = 0; j < s->n_files; j++) {
