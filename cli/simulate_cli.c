@@ -60,7 +60,8 @@ static void simulate_cli_usage(FILE *out) {
             "                      OUT: results/scaling-study); prints the tables of\n"
             "                      agentic-concurrency-scaling.md §3-§5 (server TPOT, Gen TPS,\n"
             "                      server TTFT, wall clock, makespan, critical path, per-role\n"
-            "                      TPOT, 400s, power-law fits, throughput scaling)\n\n"
+            "                      TPOT, 400s, power-law fits, throughput scaling); --replicas,\n"
+            "                      --router, --network-delay and --trace apply to every cell\n\n"
             "Exit status: 0 ok, 1 when it cannot run or every request failed, 2 on a usage\n"
             "error, 3 invalid.\n");
 }
@@ -167,8 +168,8 @@ static void simulate_cli_labels(char *const *files, size_t n, char labels[][64])
 
 /* One cell of the study: the file on the profile as a sweep of the levels, its tables kept out of
  * stdout (the study prints its own; each cell's is its report.md). 0 ok. */
-static int simulate_cli_cell(const char *file, const char *profile, const char *dir,
-                             sim_study_levels_t *levels) {
+static int simulate_cli_cell(const simulate_options_t *flags, const char *file, const char *profile,
+                             const char *dir, sim_study_levels_t *levels) {
     config_t cfg;
     if (simulate_cli_load(&cfg, file) != 0)
         return -1;
@@ -185,14 +186,13 @@ static int simulate_cli_cell(const char *file, const char *profile, const char *
     mock_options_init(&engine);
     int rc = simulate_cli_engine(&engine, &cfg, profile, file);
     sweep_source_t source = sim_study_source(levels);
-    simulate_options_t o = {.config_path = file,
-                            .out_dir = dir,
-                            .allow_invalid = true,
-                            .engine = &engine,
-                            .profile = profile,
-                            .replicas = 1,
-                            .router = MOCK_ROUTER_ROUND_ROBIN,
-                            .source = &source};
+    simulate_options_t o = *flags; /* --replicas, --router, --network-delay, --trace */
+    o.config_path = file;
+    o.out_dir = dir;
+    o.allow_invalid = true;
+    o.engine = &engine;
+    o.profile = profile;
+    o.source = &source;
     if (rc == 0) {
         fflush(stdout);
         int saved = dup(STDOUT_FILENO), null = open("/dev/null", O_WRONLY);
@@ -214,8 +214,9 @@ static int simulate_cli_cell(const char *file, const char *profile, const char *
 }
 
 /* `--study`: every cell the report's matrix runs, then its tables. */
-static int simulate_cli_study(char *const *files, size_t n_files, const char *const *profiles,
-                              size_t n_profiles, const char *levels_text, const char *out_dir) {
+static int simulate_cli_study(const simulate_options_t *flags, char *const *files, size_t n_files,
+                              const char *const *profiles, size_t n_profiles,
+                              const char *levels_text) {
     sim_study_levels_t levels;
     if (simulate_cli_levels(levels_text, &levels) != 0)
         return 2;
@@ -228,12 +229,13 @@ static int simulate_cli_study(char *const *files, size_t n_files, const char *co
     simulate_cli_labels(files, n_files, labels);
     for (size_t i = 0; i < n_files; i++)
         label_of[i] = labels[i];
-    const char *dir = out_dir ? out_dir : "results/scaling-study";
+    const char *dir = flags->out_dir ? flags->out_dir : "results/scaling-study";
     for (size_t i = 0; i < n_files; i++)
         for (size_t j = 0; j < n_profiles; j++) {
             char cell[4200];
             sim_study_cell_dir(dir, labels[i], profiles[j], cell, sizeof cell);
-            if (sim_study_runs(i, j) && simulate_cli_cell(files[i], profiles[j], cell, &levels))
+            if (sim_study_runs(i, j) &&
+                simulate_cli_cell(flags, files[i], profiles[j], cell, &levels))
                 return 1;
         }
     return sim_study_print(stdout, dir, label_of, n_files, profiles, n_profiles) == 0 ? 0 : 1;
@@ -337,15 +339,16 @@ int simulate_main(int argc, char **argv) {
         }
     }
     if (study || study_levels) {
-        if (!study || optind >= argc || n_profiles == 0) {
+        if (!study || optind >= argc || n_profiles == 0 || o.find_replicas) {
             fprintf(stderr, "simulate: %s\n\n",
-                    !study ? "--concurrency belongs to --study"
-                           : "--study needs FILE... and --profile P (once per profile)");
+                    !study            ? "--concurrency belongs to --study"
+                    : o.find_replicas ? "--study and --find-replicas are runs of their own"
+                                      : "--study needs FILE... and --profile P (once per profile)");
             simulate_cli_usage(stderr);
             return 2;
         }
-        return simulate_cli_study(argv + optind, (size_t)(argc - optind), profiles, n_profiles,
-                                  study_levels ? study_levels : "1,2,4,8,16,32,48,64", o.out_dir);
+        return simulate_cli_study(&o, argv + optind, (size_t)(argc - optind), profiles, n_profiles,
+                                  study_levels ? study_levels : "1,2,4,8,16,32,48,64");
     }
     if (optind + 1 != argc) {
         fprintf(stderr, "simulate: %s\n\n",
