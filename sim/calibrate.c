@@ -31,13 +31,6 @@ static double cal_through_origin(const double *x, const double *y, size_t n, dou
     return k;
 }
 
-void cal_set(cal_param_t *p, double value, const char *quality, const char *levels) {
-    p->value = value;
-    p->fitted = true;
-    snprintf(p->quality, sizeof p->quality, "%s", quality);
-    snprintf(p->levels, sizeof p->levels, "%s", levels);
-}
-
 /* Parameter `which` is 1 / k of y = k x through the origin over the n levels marked used (rounded
  * when whole), its quality "what: R^2 r, n levels". */
 static void cal_set_inverse_slope(cal_t *self, int which, const double *x, const double *y,
@@ -100,7 +93,8 @@ static void cal_fit_prefill(cal_t *self) {
                           false);
 }
 
-double cal_tokens_per_step(const mock_profile_t *base) {
+/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without). */
+static double cal_tokens_per_step(const mock_profile_t *base) {
     double tokens = 1, p = 1;
     for (uint32_t i = 0; i < base->spec_tokens; i++)
         tokens += p *= base->spec_acceptance; /* a draft is kept if every one before it was */
@@ -122,7 +116,9 @@ static double cal_prefill_rate(const cal_t *self, const cal_level_t *l) {
     return self->p[P_PREFILL].fitted || !l->server ? self->p[P_PREFILL].value : 0;
 }
 
-double cal_decode_step_ms(const cal_t *self, const cal_level_t *l) {
+/* The decode step of a level, its TPOT with prefill's share of the engine's time and the base's
+ * speculative decoding taken out: what tpot_base x batch^alpha models. */
+static double cal_decode_step_ms(const cal_t *self, const cal_level_t *l) {
     double share = cal_prefill_share(self, l, cal_prefill_rate(self, l));
     double step = l->tpot_ms * cal_tokens_per_step(self->base) * (1 - share);
     return step - self->base->spec_tokens * self->base->spec_draft_ms;

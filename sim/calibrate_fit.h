@@ -1,7 +1,7 @@
 /* The calibration's state, shared by its files inside sim/ (not a door: calibrate.h is): the levels
- * read from results.json (calibrate_levels.c), the fits from server figures (calibrate.c), from
- * client figures only (calibrate_client.c) and the context limit from the 400s
- * (calibrate_context.c). */
+ * read from results.json and the helpers every fit uses (calibrate_levels.c), the fits from server
+ * figures and the TPOT curve (calibrate.c, which calls the others), from client figures only
+ * (calibrate_client.c) and the context limit from the 400s (calibrate_context.c). */
 #ifndef STAMPEDE_CALIBRATE_FIT_H
 #define STAMPEDE_CALIBRATE_FIT_H
 
@@ -81,11 +81,6 @@ void cal_levels_text(const cal_t *self, const bool *used, char *buf, size_t len)
 void cal_set(cal_param_t *p, double value, const char *quality, const char *levels);
 /* Whether l is the lowest concurrency of its input. */
 bool cal_lowest_of_input(const cal_t *self, const cal_level_t *l);
-/* The decode step of a level, its TPOT with prefill's share of the engine's time and the base's
- * speculative decoding taken out: what tpot_base x batch^alpha models. */
-double cal_decode_step_ms(const cal_t *self, const cal_level_t *l);
-/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without). */
-double cal_tokens_per_step(const mock_profile_t *base);
 
 /* Client figures only: which levels are past the TTFT knee (saturated). */
 void cal_client_mark_saturated(cal_t *self);

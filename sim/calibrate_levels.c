@@ -300,6 +300,13 @@ void cal_levels_text(const cal_t *self, const bool *used, char *buf, size_t len)
             n += (size_t)snprintf(buf + n, len - n, "%s%s", n ? ", " : "", self->levels[i].name);
 }
 
+void cal_set(cal_param_t *p, double value, const char *quality, const char *levels) {
+    p->value = value;
+    p->fitted = true;
+    snprintf(p->quality, sizeof p->quality, "%s", quality);
+    snprintf(p->levels, sizeof p->levels, "%s", levels);
+}
+
 bool cal_lowest_of_input(const cal_t *self, const cal_level_t *l) {
     for (size_t i = 0; i < self->n; i++)
         if (self->levels[i].input == l->input && self->levels[i].c < l->c)
