@@ -151,11 +151,19 @@ void cal_client_fit_first_token(cal_t *self) {
         clients++;
         if (!l->prompt_known || l->saturated || !cal_lowest_of_input(self, l))
             continue;
-        pt[n] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - 1.5 * l->tpot_ms};
-        lo = fmin(lo, pt[n].uncached);
-        hi = fmax(hi, pt[n].uncached);
         used[i] = true;
-        n++;
+        /* a graph's roles are points of their own (their prompts differ), the level's hit rate
+         * taken out of each; else the level is one point */
+        double uncached_share = l->prompt > 0 ? 1 - l->hits / l->prompt : 1;
+        for (size_t r = 0; l->n_roles >= 2 && r < l->n_roles && n < CAL_MAX_LEVELS; r++)
+            pt[n++] = (cal_ttft_point_t){l->role_prompt[r] * uncached_share,
+                                         l->role_ttft_ms[r] - 1.5 * l->tpot_ms};
+        if (l->n_roles < 2 && n < CAL_MAX_LEVELS)
+            pt[n++] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - 1.5 * l->tpot_ms};
+    }
+    for (size_t k = 0; k < n; k++) {
+        lo = fmin(lo, pt[k].uncached);
+        hi = fmax(hi, pt[k].uncached);
     }
     cal_param_t *overhead = &self->p[P_OVERHEAD], *prefill = &self->p[P_PREFILL];
     if (clients == 0 || overhead->fitted)
@@ -172,11 +180,23 @@ void cal_client_fit_first_token(cal_t *self) {
     }
     double a, b;
     cal_line(pt, n, &a, &b);
-    if (n >= 2 && hi >= 1.3 * lo && b > 0 && a >= 0) {
+    bool spread = n >= 2 && hi >= 1.3 * lo;
+    if (spread && b > 0) {
+        char origin[96] = "";
+        if (a < 0) { /* an overhead below 0 is noise about a small one: the line through 0 */
+            double sxy = 0, sxx = 0;
+            for (size_t k = 0; k < n; k++) {
+                sxy += pt[k].uncached * pt[k].first_token_ms;
+                sxx += pt[k].uncached * pt[k].uncached;
+            }
+            snprintf(origin, sizeof origin, "; its intercept (%.1f ms) below 0: through 0", a);
+            a = 0;
+            b = sxy / sxx;
+        }
         snprintf(quality, sizeof quality,
-                 "TTFT - 1.5 TPOT = overhead + uncached prompt / rate, a line over %zu lowest "
-                 "levels (prompts %.0f to %.0f tokens)",
-                 n, lo, hi);
+                 "TTFT - 1.5 TPOT = overhead + uncached prompt / rate, a line over %zu points "
+                 "(the lowest levels, or their roles; uncached prompts %.0f to %.0f tokens)%s",
+                 n, lo, hi, origin);
         cal_set(prefill, 1e3 / b, quality, levels);
         cal_set(overhead, a, quality, levels);
         return;
@@ -186,11 +206,17 @@ void cal_client_fit_first_token(cal_t *self) {
         sum += pt[i].first_token_ms - (rate > 0 ? pt[i].uncached / rate * 1e3 : 0);
     snprintf(quality, sizeof quality,
              "TTFT - 1.5 TPOT - the prompt's prefill at the base's %.0f tokens/s, mean of %zu "
-             "levels (one prompt size: the rate is not told apart from the overhead)",
+             "points (the rate is not told apart from the overhead)",
              rate, n);
     cal_set(overhead, fmax(0, sum / n), quality, levels);
-    snprintf(prefill->quality, sizeof prefill->quality,
-             "not fitted: one prompt size (%.0f tokens) at the lowest levels: TTFT's overhead "
-             "and per-token prefill cannot be told apart; the base profile's",
-             lo);
+    if (spread)
+        snprintf(prefill->quality, sizeof prefill->quality,
+                 "not fitted: TTFT does not rise with the prompt (%.0f to %.0f tokens) at the "
+                 "lowest levels; the base profile's",
+                 lo, hi);
+    else
+        snprintf(prefill->quality, sizeof prefill->quality,
+                 "not fitted: one prompt size (%.0f tokens) at the lowest levels: TTFT's overhead "
+                 "and per-token prefill cannot be told apart; the base profile's",
+                 lo);
 }

@@ -12,6 +12,7 @@
 
 #define CAL_MAX_LEVELS 512
 #define CAL_MAX_PATH 4200
+#define CAL_MAX_ROLES 8
 
 /* One level of one input, as the fits read it. With server figures (`server`), those summed over
  * its pages; without, the client's figures and what Little's law makes of them. */
@@ -39,6 +40,10 @@ typedef struct cal_level {
     bool medians;      /* TTFT, TPOT and E2E are p50s (the level had no means) */
     bool prompt_known; /* prompt from the roles' token counts */
     bool hits_known;   /* prefix-cache hits counted (the server's, or kv_hit_rate_pct) */
+    /* each role's mean prompt and client TTFT (a graph's planner, executors, aggregator), for
+     * TTFT against prompt tokens within one level */
+    double role_prompt[CAL_MAX_ROLES], role_ttft_ms[CAL_MAX_ROLES];
+    size_t n_roles;
 } cal_level_t;
 
 /* One fitted parameter. */

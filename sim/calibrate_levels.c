@@ -124,6 +124,11 @@ static void cal_client_tokens(const json_t *level, cal_level_t *l) {
         n += r;
         prompt += r * p;
         output += r * o;
+        double ttft = cal_num(json_object_get(role, "ttft_ms"), "mean");
+        if (ttft > 0 && l->n_roles < CAL_MAX_ROLES) {
+            l->role_prompt[l->n_roles] = p;
+            l->role_ttft_ms[l->n_roles++] = ttft;
+        }
     }
     if (n > 0) {
         l->prompt = prompt / n;

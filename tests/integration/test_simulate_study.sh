@@ -3,7 +3,8 @@
 # --study of the three diamond presets against tp1-fp8, tp2-fp8 and tp2-fp16 at c = 1 ... 64
 # prints the report's §3-§5 tables in its own layout (the columns, every level's row, the fits),
 # their figures have the report's shape (TPOT rising with c; TP2 out-producing TP1 at c = 32, its
-# Finding 2), and the whole study takes under 10 s of CPU (measured: 1.6 s; the wall time is
+# Finding 2), calibrate recovers each profile's prefill rate from a cell's client figures (TTFT
+# against the roles' prompts), and the whole study takes under 10 s of CPU (measured: 1.6 s; the wall time is
 # printed, not held: this machine is shared).
 # ctest: parallel (CPU time asserted, not wall time)
 source "$(dirname "$0")/protocol_lib.sh"
@@ -55,4 +56,21 @@ tps = {r[0]: r for r in table("3.2 Gen TPS (tok/s)")}
 assert float(tps["32"][2]) > 1.1 * float(tps["32"][1]), tps["32"]
 print("the §3-§5 tables, in the report's layout")
 PY
+# TTFT against each role's prompt (planner ~160, executors and aggregator ~800 tokens) at c = 1:
+# calibrate recovers each profile's prefill rate from the cells' client figures alone (measured:
+# 3681, 6442, 5427 against 4000, 7000, 5500 tokens/s)
+for profile in tp1-fp8:4000 tp2-fp8:7000 tp2-fp16:5500; do
+    name=${profile%%:*} rate=${profile##*:}
+    python3 -c '
+import json, sys
+r = json.load(open(sys.argv[1]))
+for l in r["levels"]:
+    l.pop("server", None)
+json.dump(r, open(sys.argv[2], "w"))' "$WORK/study/autogen-$name/results.json" "$WORK/$name.json"
+    "$STAMPEDE" calibrate "$WORK/$name.json" --base default --out "$WORK/$name.yaml" >"$WORK/$name.cal" \
+        2>&1 || fail "calibrate of the $name cell exited $?: $(tail -3 "$WORK/$name.cal")"
+    got=$(sed -n 's/^  prefill_tokens_per_s: \([0-9.e+]*\)$/\1/p' "$WORK/$name.yaml")
+    python3 -c 'import sys; got, want = map(float, sys.argv[1:]); assert abs(got - want) <= 0.10 * want, (got, want)' \
+        "$got" "$rate" || fail "$name: prefill $got tokens/s from the roles' TTFT, not within 10 % of $rate"
+done
 echo "ok: simulate --study prints the scaling report's tables for the three diamond presets on three profiles"
