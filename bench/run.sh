@@ -34,6 +34,7 @@ run engine "$BUILD/bench_engine"
 run callgrind bash bench/callgrind_engine.sh
 run fanin "$BUILD/bench_fanin"
 run studies bash bench/sim_studies.sh
+run parity bash bench/bench_sim_parity.sh
 [ -f bench/run_system.sh ] && run system bash bench/run_system.sh
 run rig python3 bench/system_rig.py
 

@@ -1,5 +1,5 @@
 /* `stampede calibrate RESULTS... --out profile.yaml [--base PROFILE]`: the flags; the fits are
- * sim/calibrate.c (docs/simulate.md "Calibrate"). */
+ * sim/calibrate*.c (docs/simulate.md "Calibrate"). */
 #include "cli.h"
 
 #include <getopt.h>
@@ -10,14 +10,20 @@
 static void calibrate_cli_usage(FILE *out) {
     fprintf(out,
             "usage: stampede calibrate RESULTS... --out profile.yaml [--base PROFILE]\n\n"
-            "Fits the simulated engine's parameters (TPOT base and exponent, the fixed step,\n"
-            "prefill tokens/s, the TTFT overhead, max_num_seqs, the KV pool, the prefix cache)\n"
-            "from concurrency sweeps' results.json (or their directories) with server figures,\n"
-            "prints each with its fit quality and levels and the fitted model against every\n"
-            "level, and writes a profile file for stampede mock --profile-file and stampede\n"
-            "simulate --profile. What the data cannot say comes from --base (default:\n"
-            "default). Exit status: 0 ok, 1 when the input cannot be fitted (said), 2 on a\n"
-            "usage error.\n");
+            "Fits the simulated engine's parameters (TPOT base and exponent, prefill tokens/s,\n"
+            "the TTFT overhead, max_num_seqs, the KV pool, the prefix cache, max_model_len)\n"
+            "from sweeps' results.json (or their directories), concurrency or request-rate\n"
+            "levels (the requests in flight by Little's law), prints each with its fit\n"
+            "quality and levels and the fitted model against every level, and writes a\n"
+            "profile file for stampede mock --profile-file and stampede simulate --profile.\n"
+            "Levels with server figures (level.server) give every parameter; levels with the\n"
+            "client's figures only (TTFT, TPOT, E2E: a run without /metrics, or a report's\n"
+            "table) give the TPOT curve, max_num_seqs from the TTFT knee, and TTFT's overhead\n"
+            "and prefill rate when the prompts' sizes vary; max_model_len comes from the\n"
+            "requests refused for context length, their sizes read from the levels' traces\n"
+            "(--trace). What the data cannot say is said per parameter and comes from --base\n"
+            "(default: default). Details: docs/simulate.md \"Calibrate\".\n\n"
+            "Exit status: 0 ok, 1 when the input cannot be fitted (said), 2 on a usage error.\n");
 }
 
 int calibrate_main(int argc, char **argv) {

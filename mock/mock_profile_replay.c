@@ -15,14 +15,19 @@ void mock_profile_engine_config(const mock_profile_t *self, mock_engine_config_t
 int mock_profile_replay(const mock_profile_t *self, uint32_t concurrency, mock_sim_result_t *out) {
     mock_engine_config_t config;
     mock_profile_engine_config(self, &config);
+    return mock_profile_replay_engine(self, &config, self->ttft_overhead_ms, concurrency, out);
+}
+
+int mock_profile_replay_engine(const mock_profile_t *self, const mock_engine_config_t *engine,
+                               double overhead_ms, uint32_t concurrency, mock_sim_result_t *out) {
     uint32_t runs = self->repetitions ? self->repetitions : 1;
     double warmup = self->warmup_s > 0 ? self->warmup_s : 20;
     double measure = self->measure_s > 0 ? self->measure_s : 120;
     memset(out, 0, sizeof(*out));
     for (uint32_t i = 0; i < runs; i++) {
         mock_sim_result_t r;
-        if (mock_sim_run(&config, self->ttft_overhead_ms, &self->workload, concurrency, warmup,
-                         measure, i + 1, &r) < 0)
+        if (mock_sim_run(engine, overhead_ms, &self->workload, concurrency, warmup, measure, i + 1,
+                         &r) < 0)
             return -1;
         out->requests += r.requests;
         out->ttft_p50_ms += r.ttft_p50_ms / runs;

@@ -11,6 +11,10 @@
         .output_tokens = {170, 280, 280, 640}, .jitter = 0.2,                                      \
     }
 
+/* tp1-fp8's speed (its step, exponent, prefill and overhead), which `default` shares. */
+#define QWEN3_TP1_FP8_SPEED                                                                        \
+    .tpot_base_ms = 7.91, .alpha = 0.20, .prefill_tokens_per_s = 4000, .ttft_overhead_ms = 36
+
 /* The two TP2 deployments of the same reference: one engine configuration, TTFT as medians. */
 #define QWEN3_TP2_H100                                                                             \
     .max_num_seqs = 64, .max_num_batched_tokens = 8192, .max_model_len = 4096,                     \
@@ -49,10 +53,7 @@ static const mock_profile_t mock_profiles[] = {
         .max_num_batched_tokens = 8192,
         .max_model_len = 32768,
         .kv_cache_tokens = 1048576,
-        .tpot_base_ms = 7.91,
-        .alpha = 0.20,
-        .prefill_tokens_per_s = 4000,
-        .ttft_overhead_ms = 36,
+        QWEN3_TP1_FP8_SPEED,
         .source = "tp1-fp8's timing; vLLM's default max_num_seqs",
     },
     {
@@ -62,10 +63,7 @@ static const mock_profile_t mock_profiles[] = {
         .max_num_batched_tokens = 8192,
         .max_model_len = 4096,
         .kv_cache_tokens = 131072,
-        .tpot_base_ms = 7.91,
-        .alpha = 0.20,
-        .prefill_tokens_per_s = 4000,
-        .ttft_overhead_ms = 36,
+        QWEN3_TP1_FP8_SPEED,
         .source = "agentic-concurrency-scaling.md §3.1, §3.3, §8 (AutoGen, means)",
         .workload = AGENTIC_DIAMOND,
         .points =

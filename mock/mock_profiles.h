@@ -64,5 +64,9 @@ void mock_profile_engine_config(const mock_profile_t *self, mock_engine_config_t
  * reference was: each percentile and mean is the average over the repetitions (seeds 1..n) of
  * one mock_sim run's; requests, running and waiting are averaged too. 0 ok, -1 on error. */
 int mock_profile_replay(const mock_profile_t *self, uint32_t concurrency, mock_sim_result_t *out);
+/* The same for another engine (a calibrated one) with its own TTFT overhead, under the profile's
+ * reference load and measured as its reference was. */
+int mock_profile_replay_engine(const mock_profile_t *self, const mock_engine_config_t *engine,
+                               double overhead_ms, uint32_t concurrency, mock_sim_result_t *out);
 
 #endif

@@ -1,8 +1,9 @@
 /* `stampede calibrate`'s library: the engine model's parameters fitted from sweeps' results.json
- * (a real server's, with its server figures, or a simulation's), each with its fit quality and
- * the levels it came from; a profile file that `stampede mock --profile-file` and `stampede
- * simulate --profile` load; and a table of the fitted model against every level. Input it
- * cannot fit (one level, no server figures) is refused, saying what is missing
+ * (concurrency or rate levels; a real server's with its server figures, a simulation's, or the
+ * client's figures alone, as the reference reports' tables give), each with its fit quality and
+ * the levels it came from, or why it was not fitted; a profile file that `stampede mock
+ * --profile-file` and `stampede simulate --profile` load; and a table of the fitted model against
+ * every level. Input it cannot fit (one level, no figures) is refused, saying what is missing
  * (docs/simulate.md "Calibrate"). */
 #ifndef STAMPEDE_CALIBRATE_H
 #define STAMPEDE_CALIBRATE_H

@@ -163,7 +163,9 @@ static json_t *sim_page_json(const sim_page_t *p, const mock_engine_stats_t *now
 json_t *sim_figures_json(sim_figures_t *self) {
     if (!self->open)
         return NULL;
-    int64_t closes = self->closes_ns ? self->closes_ns : loop_now_ns();
+    /* the planned edge, or the run's end when it ended first (limits.max_sessions, a stop) */
+    int64_t now = loop_now_ns();
+    int64_t closes = self->closes_ns && self->closes_ns < now ? self->closes_ns : now;
     double window_s = (double)(closes - self->opens_ns) / 1e9;
     if (!(window_s > 0))
         return NULL;

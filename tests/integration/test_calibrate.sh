@@ -3,8 +3,9 @@
 # (tests/data/sim/calibrate-known.yaml, simulated: the same engine as the mock's) calibrates back to
 # each parameter within 10 % (measured: tpot_base 1.5 %, alpha 0.9 %, prefill 2.9 %, overhead,
 # max_num_seqs and the KV pool under 1 %); the profile file it writes drives simulate and the mock
-# (--profile FILE, --profile-file); and it refuses a sweep of one level and results without
-# server figures, saying what is missing.
+# (--profile FILE, --profile-file); from client figures alone it fits what they determine and
+# says what needs the server; and it refuses a sweep of one level and levels with no figures,
+# saying what is missing.
 # ctest: parallel (virtual time: no timing asserted)
 source "$(dirname "$0")/protocol_lib.sh"
 
@@ -46,8 +47,10 @@ timeout 10 "$STAMPEDE" mock --profile-file "$WORK/profile.yaml" --port 0 >"$WORK
 BACKGROUND+=($!)
 wait_for_line "$WORK/mock.out" 5 "listening on" >/dev/null || fail "the mock did not start with --profile-file"
 
-# refusals: one level; no server figures
-python3 - "$WORK/known/results.json" "$WORK/one.json" "$WORK/bare.json" <<'PY'
+# client figures only (the server blocks dropped, as a sweep measured without /metrics): the
+# TPOT curve and max_num_seqs (from the knee, Little's law) are fitted, what needs the server is
+# said per parameter, and the profile reproduces every level's TPOT mean within 10 %
+python3 - "$WORK/known/results.json" "$WORK/one.json" "$WORK/bare.json" "$WORK/empty.json" <<'PY'
 import json, sys
 r = json.load(open(sys.argv[1]))
 one = dict(r, levels=r["levels"][:1])
@@ -55,15 +58,39 @@ json.dump(one, open(sys.argv[2], "w"))
 for l in r["levels"]:
     l.pop("server", None)
 json.dump(r, open(sys.argv[3], "w"))
+json.dump(dict(r, levels=[{"concurrency": l["concurrency"]} for l in r["levels"]]),
+          open(sys.argv[4], "w"))
 PY
+timeout 60 "$STAMPEDE" calibrate "$WORK/bare.json" --out "$WORK/client.yaml" >"$WORK/client.out" \
+    2>"$WORK/client.err" || fail "calibrate from client figures exited $?: $(cat "$WORK/client.err")"
+python3 - "$WORK/client.yaml" <<'PY' || fail "the client-figure calibration is not what it should be"
+import re, sys
+text = open(sys.argv[1]).read()
+seqs = float(re.search(r"^  max_num_seqs: ([0-9.]+)", text, re.M).group(1))
+assert abs(seqs - 24) <= 2.4, seqs
+for key, why in (("kv_cache_tokens", "needs the server"), ("prefill_tokens_per_s", "not fitted")):
+    block = text.split("calibration:")[1].split(f"\n  {key}:\n")[1]
+    assert "fitted: false" in block.split("\n")[0] and why in block.split("\n")[1], (key, block)
+print(f"client figures: max_num_seqs {seqs:g} (24)")
+PY
+timeout 60 "$STAMPEDE" simulate "$WORK/bare.yaml" --profile "$WORK/client.yaml" --out "$WORK/client" \
+    >/dev/null 2>"$WORK/client-sim.err" || fail "simulate --profile client.yaml exited $?"
+check_results "$WORK/client" "$WORK/known" <<'PY' || fail "the client-figure profile does not reproduce TPOT"
+known = json.load(open(os.path.join(argv[0], "results.json")))["levels"]
+for a, b in zip(results["levels"], known):
+    x, y = a["tpot_ms"]["mean"], b["tpot_ms"]["mean"]  # the client figures calibrate read
+    assert abs(x - y) <= 0.10 * y, (a["concurrency"], x, y)
+PY
+
+# refusals: one level; levels with no figures at all
 rc=0
 "$STAMPEDE" calibrate "$WORK/one.json" --out "$WORK/x.yaml" >/dev/null 2>"$WORK/one.err" || rc=$?
 [ "$rc" = 1 ] || fail "a sweep of one level: exit $rc, not 1"
 grep -q "needs two levels or more" "$WORK/one.err" || fail "one level: $(cat "$WORK/one.err")"
 rc=0
-"$STAMPEDE" calibrate "$WORK/bare.json" --out "$WORK/x.yaml" >/dev/null 2>"$WORK/bare.err" || rc=$?
-[ "$rc" = 1 ] || fail "no server figures: exit $rc, not 1"
-grep -q "bare.json: no level it can use: no server figures" "$WORK/bare.err" ||
-    fail "no server figures: $(cat "$WORK/bare.err")"
+"$STAMPEDE" calibrate "$WORK/empty.json" --out "$WORK/x.yaml" >/dev/null 2>"$WORK/empty.err" || rc=$?
+[ "$rc" = 1 ] || fail "no figures: exit $rc, not 1"
+grep -q "empty.json: no level it can use: no server figures (level.server) and no client TTFT" \
+    "$WORK/empty.err" || fail "no figures: $(cat "$WORK/empty.err")"
 [ ! -e "$WORK/x.yaml" ] || fail "a refused calibration wrote a profile"
-echo "ok: calibrate recovers the known engine within 10 %, its profile drives simulate and the mock, and it refuses what it cannot fit"
+echo "ok: calibrate recovers the known engine within 10 % (client figures alone: TPOT and max_num_seqs), its profile drives simulate and the mock, and it refuses what it cannot fit"
