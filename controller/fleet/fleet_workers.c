@@ -88,6 +88,8 @@ uint32_t fleet_slot_count(const fleet_slot_t *slot, run_worker_state_t state) {
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(fleet_t *self, const registry_worker_t *w) {
+    if (w->handover.held.run_id) /* handing over a held run: it speaks of that one */
+        return w->handover.held.run_id;
     measurement_t *run = run_of_worker(self, w);
     return run && w->run.index >= 0 && run->phase >= PHASE_ASSIGN ? run->id : 0;
 }
@@ -118,7 +120,7 @@ static void refuse(fleet_t *self, const uint8_t *id, size_t len, const Stampede_
     transport_send(self->transport, TRANSPORT_CONTROL, id, len, &env);
 }
 
-static void welcome(fleet_t *self, registry_worker_t *w) {
+void fleet_workers_welcome(fleet_t *self, registry_worker_t *w) {
     char host[256] = "controller";
     gethostname(host, sizeof host - 1);
     char who[320];
@@ -141,10 +143,8 @@ static void welcome(fleet_t *self, registry_worker_t *w) {
     send_to(self, w, &env);
 }
 
-/* A new entry for a worker that said Hello, in slot's run (NULL: none), or NULL (an id too long,
- * or no memory). */
-static registry_worker_t *add(fleet_t *self, const uint8_t *id, size_t len,
-                              const Stampede__Hello *h, const fleet_slot_t *slot) {
+registry_worker_t *fleet_workers_add(fleet_t *self, const uint8_t *id, size_t len,
+                                     const Stampede__Hello *h, const fleet_slot_t *slot) {
     registry_worker_t *w = registry_add(self->registry, id, len, h->name, loop_now_ns());
     if (!w)
         return NULL;
@@ -162,6 +162,8 @@ static registry_worker_t *add(fleet_t *self, const uint8_t *id, size_t len,
 }
 
 static void forget(fleet_t *self, registry_worker_t *w) {
+    if (w->handover.held.run_id)
+        fleet_handover_end(self, w, "it went silent");
     registry_remove(self->registry, w);
     fleet_workers_changed(self);
 }
@@ -206,23 +208,26 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         if (w->run.state == RUN_WORKER_LOST && run && run->phase == PHASE_RUN &&
             run_worker_in_run(&w->run))
             back(self, w);
-        welcome(self, w);
+        fleet_workers_welcome(self, w);
         return;
     }
+    /* One that holds batches of a run of the driver's earlier life hands them over first. */
+    if (fleet_handover_hello(self, id, id_len, h))
+        return;
     /* Outside a run (between runs, or free beside others) every worker is counted: the next run
      * takes them as they are. */
     fleet_slot_t *slot = slot_for_new(self);
     measurement_t *run = slot ? slot->run : NULL;
     bool counted = !run || (run->phase == PHASE_REGISTER &&
                             fleet_slot_count(slot, RUN_WORKER_REGISTERED) < slot->expect);
-    if (!(w = add(self, id, id_len, h, slot)))
+    if (!(w = fleet_workers_add(self, id, id_len, h, slot)))
         return;
     if (!counted && rebalance_join_begin(run, &w->run)) { /* fleet.rebalance_on_join */
         console_say(&self->console,
                     "worker %s (host %s, pid %u) connected during the run: it joins it",
                     w->run.name, w->host, w->pid);
         w->run.state = RUN_WORKER_PROBING;
-        welcome(self, w);
+        fleet_workers_welcome(self, w);
         clock_probe_one(run, &w->run);
         return;
     }
@@ -237,7 +242,7 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         console_say(&self->console,
                     "worker %s (host %s) connected after the start: told to wait for the next run",
                     w->run.name, w->host);
-    welcome(self, w);
+    fleet_workers_welcome(self, w);
 }
 
 /* Before the start of a run after the fleet's first (a level, a later file): w went silent or
@@ -343,6 +348,10 @@ void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const ui
         return;
     run_worker_t *w = &fw->run;
     fw->last_rx_ns = rx_ns;
+    if (fw->handover.held.run_id) {
+        fleet_handover_control(self, fw, env);
+        return;
+    }
     measurement_t *run = run_of_worker(self, fw);
     if (!run) { /* in no run (free): a sign of life, a heartbeat's figure, a goodbye */
         if (env->body_case == STAMPEDE__ENVELOPE__BODY_HEARTBEAT)
@@ -390,6 +399,11 @@ void fleet_workers_data(void *arg, const uint8_t *id, size_t id_len, const uint8
                         size_t len, int64_t rx_ns) {
     fleet_t *self = arg;
     registry_worker_t *fw = registry_find(self->registry, id, id_len);
+    if (fw && fw->handover.held.run_id) {
+        fw->last_rx_ns = rx_ns;
+        fleet_handover_data(self, fw, data, len);
+        return;
+    }
     measurement_t *run = fw ? run_of_worker(self, fw) : NULL;
     if (!run || !fw || !run_worker_in_run(&fw->run) || run->phase != PHASE_RUN)
         return;
