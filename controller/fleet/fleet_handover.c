@@ -20,14 +20,9 @@ void fleet_set_handover(fleet_t *self, const fleet_handover_hooks_t *hooks) {
 
 static void send_stop(fleet_t *self, registry_worker_t *w, const char *reason, bool cancel,
                       bool abandon) {
-    Stampede__Stop stop = STAMPEDE__STOP__INIT;
-    stop.reason = (char *)reason;
-    stop.cancel = cancel;
-    stop.abandon = abandon;
-    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-    env.body_case = STAMPEDE__ENVELOPE__BODY_STOP;
-    env.stop = &stop;
-    env.run_id = w->handover.held.run_id;
+    Stampede__Stop stop;
+    Stampede__Envelope env;
+    envelope_stop(&env, &stop, w->handover.held.run_id, reason, cancel, abandon);
     transport_send(self->transport, TRANSPORT_CONTROL, w->id, w->id_len, &env);
 }
 
