@@ -121,7 +121,9 @@ void fleet_handover_control(fleet_t *self, registry_worker_t *w, const Stampede_
 void fleet_handover_data(fleet_t *self, registry_worker_t *w, const uint8_t *data, size_t len) {
     registry_handover_t *ho = &w->handover;
     Stampede__Envelope *env = envelope_unpack(self->arena, data, len);
-    if (!env || env->body_case != STAMPEDE__ENVELOPE__BODY_BATCH || env->run_id != ho->held.run_id)
+    /* Only its own batches of that run: the rebuild keys batches by their worker index. */
+    if (!env || env->body_case != STAMPEDE__ENVELOPE__BODY_BATCH ||
+        env->run_id != ho->held.run_id || env->batch->worker_index != ho->held.worker_index)
         return;
     uint64_t seq = env->batch->seq;
     if (seq == ho->held.acked_seq + 1) {

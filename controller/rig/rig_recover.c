@@ -29,7 +29,6 @@ struct rig_held {
     char **spools;           /* the hand-overs kept in its directory */
     size_t n_spools, cap_spools;
     char names[1024]; /* the workers that handed over, "w1, w2" */
-    uint64_t recovered;
 };
 
 /* A worker's hand-over in progress, into its spool. */
@@ -191,12 +190,17 @@ static void rebuild(rig_t *self, rig_held_t *h) {
     uint64_t from_spools = 0;
     spool_merge_options_t merge = {.allow_invalid = true, .from_spools = &from_spools};
     int rc = spool_merge_run(h->dir, h->spools, (int)h->n_spools, &merge);
-    h->recovered = rc == 0 || rc == 3 ? from_spools : h->recovered;
     char note[1400];
-    snprintf(note, sizeof note,
-             "serve stopped during the run: merged from its journal; %" PRIu64
-             " records recovered from its workers (%s)",
-             h->recovered, h->names);
+    if (rc == 1) /* said by the merge: the run keeps its last rebuild */
+        snprintf(note, sizeof note,
+                 "serve stopped during the run: merged from its journal; its workers' hand-overs "
+                 "(%s) did not merge",
+                 h->names);
+    else
+        snprintf(note, sizeof note,
+                 "serve stopped during the run: merged from its journal; %" PRIu64
+                 " records recovered from its workers (%s)",
+                 from_spools, h->names);
     fprintf(stderr, "%s: run %lld: %s\n", self->options.name, (long long)h->id,
             note + strlen("serve stopped during the run: "));
     archive_finished(self->archive, h->id, "interrupted", rc, note);
