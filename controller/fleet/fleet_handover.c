@@ -36,33 +36,32 @@ static void send_ack(fleet_t *self, registry_worker_t *w) {
     transport_send(self->transport, TRANSPORT_DATA, w->id, w->id_len, &env);
 }
 
-bool fleet_handover_hello(fleet_t *self, const uint8_t *id, size_t id_len,
-                          const Stampede__Hello *h) {
+bool fleet_handover_offered(fleet_t *self, const Stampede__Hello *h) {
     const Stampede__HeldRun *held = h->held;
-    if (!held || !held->run_id || !self->handover.offer ||
-        !self->handover.offer(self->handover.arg, h->name ? h->name : "?", held))
-        return false;
-    registry_worker_t *w = fleet_workers_add(self, id, id_len, h, NULL);
-    if (!w)
-        return false;
+    return held && held->run_id && self->handover.offer &&
+           self->handover.offer(self->handover.arg, h->name ? h->name : "?", held);
+}
+
+void fleet_handover_begin(fleet_t *self, registry_worker_t *w, const Stampede__HeldRun *held) {
     w->handover.held = *held; /* scalars only; the unknown fields stay in the arena */
     w->handover.held.base.n_unknown_fields = 0;
     w->handover.held.base.unknown_fields = NULL;
     w->handover.done = false;
     w->handover.deadline_ns = loop_now_ns() + FLEET_HANDOVER_NS;
+    w->run.state = RUN_WORKER_WAITING; /* not free until the hand-over ends: no run takes it */
     console_say(&self->console,
                 "worker %s (host %s) holds batches %" PRIu64 "-%" PRIu64 " of run %016" PRIx64
                 " (%" PRIu64 " requests completed): taking them over",
                 w->run.name, w->host, held->acked_seq + 1, held->last_seq, held->run_id,
                 held->requests_done);
-    fleet_workers_welcome(self, w);
-    /* Not free until the hand-over ends: no run takes it meanwhile. */
-    w->run.state = RUN_WORKER_WAITING;
+}
+
+void fleet_handover_stop_load(fleet_t *self, registry_worker_t *w) {
     /* Still loading (it came back before it noticed the loss): the run is over, its load ends. */
-    if (held->state == ENVELOPE_WORKER_ASSIGNED || held->state == ENVELOPE_WORKER_RUNNING)
+    uint32_t state = w->handover.held.state;
+    if (state == ENVELOPE_WORKER_ASSIGNED || state == ENVELOPE_WORKER_RUNNING)
         send_stop(self, w, "the controller restarted: the run is over; hand over its batches", true,
                   false);
-    return true;
 }
 
 void fleet_handover_end(fleet_t *self, registry_worker_t *w, const char *why) {

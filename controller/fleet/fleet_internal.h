@@ -87,10 +87,12 @@ void fleet_workers_lost(fleet_t *self, registry_worker_t *w, const char *why, bo
 void fleet_workers_next_run(fleet_t *self, fleet_slot_t *slot);
 /* After slot's run: its workers are free again (registered, in no run). */
 void fleet_workers_release(fleet_t *self, fleet_slot_t *slot);
-/* The hand-over of held batches (fleet_handover.c). Whether a new worker's Hello h is taken as one:
- * w is then added, kept out of runs, and welcomed into the held run. */
-bool fleet_handover_hello(fleet_t *self, const uint8_t *id, size_t id_len,
-                          const Stampede__Hello *h);
+/* The hand-over of held batches (fleet_handover.c). Whether the driver takes the batches a new
+ * worker's Hello h holds; then, once it is added, its hand-over begins (kept out of runs, welcomed
+ * into the held run) and, after the Welcome, a worker still loading is stopped. */
+bool fleet_handover_offered(fleet_t *self, const Stampede__Hello *h);
+void fleet_handover_begin(fleet_t *self, registry_worker_t *w, const Stampede__HeldRun *held);
+void fleet_handover_stop_load(fleet_t *self, registry_worker_t *w);
 /* A control / data message of w while it hands over (its handover.held.run_id set). */
 void fleet_handover_control(fleet_t *self, registry_worker_t *w, const Stampede__Envelope *env);
 void fleet_handover_data(fleet_t *self, registry_worker_t *w, const uint8_t *data, size_t len);
@@ -98,10 +100,5 @@ void fleet_handover_data(fleet_t *self, registry_worker_t *w, const uint8_t *dat
 void fleet_handover_end(fleet_t *self, registry_worker_t *w, const char *why);
 /* Ends the hand-overs past their deadline. */
 void fleet_handover_check(fleet_t *self, int64_t now);
-/* Adds a worker that said Hello h, in slot's run (NULL: none), or NULL (fleet_workers.c). */
-registry_worker_t *fleet_workers_add(fleet_t *self, const uint8_t *id, size_t len,
-                                     const Stampede__Hello *h, const fleet_slot_t *slot);
-/* Sends w its Welcome, into the run it is in (or hands over). */
-void fleet_workers_welcome(fleet_t *self, registry_worker_t *w);
 
 #endif

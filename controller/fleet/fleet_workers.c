@@ -120,7 +120,7 @@ static void refuse(fleet_t *self, const uint8_t *id, size_t len, const Stampede_
     transport_send(self->transport, TRANSPORT_CONTROL, id, len, &env);
 }
 
-void fleet_workers_welcome(fleet_t *self, registry_worker_t *w) {
+static void welcome(fleet_t *self, registry_worker_t *w) {
     char host[256] = "controller";
     gethostname(host, sizeof host - 1);
     char who[320];
@@ -132,7 +132,7 @@ void fleet_workers_welcome(fleet_t *self, registry_worker_t *w) {
     welcome.heartbeat_ms = (uint32_t)(worker_heartbeat_ns(self, w) / 1000000);
     welcome.liveness = (uint32_t)(fleet_worker_silence_ns(self, w) / worker_heartbeat_ns(self, w));
     welcome.controller = who;
-    welcome.wait = w->run.state == RUN_WORKER_WAITING;
+    welcome.wait = w->run.state == RUN_WORKER_WAITING && !w->handover.held.run_id;
     welcome.message = welcome.wait ? "a run is in progress on this controller; this worker waits "
                                      "and is used for the next run"
                                    : "";
@@ -143,8 +143,10 @@ void fleet_workers_welcome(fleet_t *self, registry_worker_t *w) {
     send_to(self, w, &env);
 }
 
-registry_worker_t *fleet_workers_add(fleet_t *self, const uint8_t *id, size_t len,
-                                     const Stampede__Hello *h, const fleet_slot_t *slot) {
+/* A new entry for a worker that said Hello, in slot's run (NULL: none), or NULL (an id too long,
+ * or no memory). */
+static registry_worker_t *add(fleet_t *self, const uint8_t *id, size_t len,
+                              const Stampede__Hello *h, const fleet_slot_t *slot) {
     registry_worker_t *w = registry_add(self->registry, id, len, h->name, loop_now_ns());
     if (!w)
         return NULL;
@@ -208,26 +210,30 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         if (w->run.state == RUN_WORKER_LOST && run && run->phase == PHASE_RUN &&
             run_worker_in_run(&w->run))
             back(self, w);
-        fleet_workers_welcome(self, w);
+        welcome(self, w);
         return;
     }
     /* One that holds batches of a run of the driver's earlier life hands them over first. */
-    if (fleet_handover_hello(self, id, id_len, h))
+    if (fleet_handover_offered(self, h) && (w = add(self, id, id_len, h, NULL))) {
+        fleet_handover_begin(self, w, h->held);
+        welcome(self, w);
+        fleet_handover_stop_load(self, w);
         return;
+    }
     /* Outside a run (between runs, or free beside others) every worker is counted: the next run
      * takes them as they are. */
     fleet_slot_t *slot = slot_for_new(self);
     measurement_t *run = slot ? slot->run : NULL;
     bool counted = !run || (run->phase == PHASE_REGISTER &&
                             fleet_slot_count(slot, RUN_WORKER_REGISTERED) < slot->expect);
-    if (!(w = fleet_workers_add(self, id, id_len, h, slot)))
+    if (!(w = add(self, id, id_len, h, slot)))
         return;
     if (!counted && rebalance_join_begin(run, &w->run)) { /* fleet.rebalance_on_join */
         console_say(&self->console,
                     "worker %s (host %s, pid %u) connected during the run: it joins it",
                     w->run.name, w->host, w->pid);
         w->run.state = RUN_WORKER_PROBING;
-        fleet_workers_welcome(self, w);
+        welcome(self, w);
         clock_probe_one(run, &w->run);
         return;
     }
@@ -242,7 +248,7 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
         console_say(&self->console,
                     "worker %s (host %s) connected after the start: told to wait for the next run",
                     w->run.name, w->host);
-    fleet_workers_welcome(self, w);
+    welcome(self, w);
 }
 
 /* Before the start of a run after the fleet's first (a level, a later file): w went silent or
