@@ -183,6 +183,18 @@ Stampede__Envelope *envelope_unpack_bounded(const uint8_t *data, size_t len, siz
     return env;
 }
 
+void envelope_stop(Stampede__Envelope *env, Stampede__Stop *stop, uint64_t run_id,
+                   const char *reason, bool cancel, bool abandon) {
+    *stop = (Stampede__Stop)STAMPEDE__STOP__INIT;
+    stop->reason = (char *)reason;
+    stop->cancel = cancel;
+    stop->abandon = abandon;
+    *env = (Stampede__Envelope)STAMPEDE__ENVELOPE__INIT;
+    env->body_case = STAMPEDE__ENVELOPE__BODY_STOP;
+    env->stop = stop;
+    env->run_id = run_id;
+}
+
 void envelope_free(Stampede__Envelope *env) {
     ProtobufCAllocator allocator = {.alloc = bounded_alloc, .free = bounded_free};
     if (env)

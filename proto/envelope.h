@@ -22,6 +22,10 @@ typedef enum {
     ENVELOPE_WORKER_FINISHING = 3
 } envelope_worker_state_t;
 
+/* Makes env (initialised here) a Stop of run_id, its body in *stop, which must outlive the send. */
+void envelope_stop(Stampede__Envelope *env, Stampede__Stop *stop, uint64_t run_id,
+                   const char *reason, bool cancel, bool abandon);
+
 /* Packs env into *buf, growing it (*cap) as needed; the packed length, or 0 when out of memory. */
 size_t envelope_pack(const Stampede__Envelope *env, uint8_t **buf, size_t *cap);
 

@@ -118,6 +118,10 @@ static void send_hello(agent_t *self) {
         hello._job_index_case = STAMPEDE__HELLO___JOB_INDEX_JOB_INDEX;
         hello.job_index = self->options.job_index;
     }
+    /* A run whose batches this loop still holds: a controller that knows it takes them. */
+    Stampede__HeldRun held = STAMPEDE__HELD_RUN__INIT;
+    if (self->cb.held && self->cb.held(self->arg, &held))
+        hello.held = &held;
     Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
     env.body_case = STAMPEDE__ENVELOPE__BODY_HELLO;
     env.hello = &hello;
@@ -243,6 +247,13 @@ static void handle_welcome(agent_t *self, const Stampede__Envelope *env) {
         connect_data(self, w->data_port);
     if (!again && self->cb.welcome)
         self->cb.welcome(self->arg, env->run_id, w);
+    /* Welcomed into the run it holds batches of (a restarted controller taking them over, or the
+     * same one after a cut): what went out before the Welcome may have been dropped as a
+     * stranger's, so every unacknowledged batch goes again (duplicates are dropped by sequence). */
+    if (!again && env->run_id && env->run_id == self->run_id) {
+        events_rewind(self->events);
+        agent_flush(self);
+    }
 }
 
 static void handle_probe(agent_t *self, const Stampede__Envelope *env, int64_t rx_ns) {

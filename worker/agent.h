@@ -55,6 +55,9 @@ typedef struct agent_callbacks {
     void (*limit)(void *arg, uint64_t run_id, uint64_t limit);
     /* Take over part of a lost worker's load (docs/protocol.md "Worker loss"). NULL: ignored. */
     void (*rebalance)(void *arg, uint64_t run_id, const Stampede__Rebalance *rebalance);
+    /* Fills what the worker holds unacknowledged of its run, for the Hello; false: nothing (the
+     * Hello carries no held run). NULL: never anything. */
+    bool (*held)(void *arg, Stampede__HeldRun *out);
 } agent_callbacks_t;
 
 typedef struct agent_options {

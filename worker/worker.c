@@ -41,6 +41,10 @@
 #define WORKER_BATCH_NS 50000000LL
 /* With --once, how long a loop waits for a lost controller to come back before giving up. */
 #define WORKER_ONCE_LOST_NS 60000000000LL
+/* How long a long-lived loop holds a run's unacknowledged batches once its controller is lost: no
+ * controller took them over by then (docs/protocol.md "Hand-over"), so the run is dropped (its
+ * spool file stays for stampede merge). */
+#define WORKER_HOLD_NS 600000000000LL
 /* On SIGTERM, how long a loop waits for the acknowledgement of its last batches before it spools
  * them and leaves; a control connection that is down is not waited for beyond the first 200 ms. */
 #define WORKER_LEAVE_NS 5000000000LL
@@ -730,6 +734,11 @@ static void on_welcome(void *arg, uint64_t run_id, const Stampede__Welcome *welc
              welcome->proto_version);
     if (w->state != AGENT_IDLE && run_id != w->run_id)
         abandon_run(w, "the controller no longer counts this worker in it");
+    else if (w->state != AGENT_IDLE && has_unacked(w))
+        log_line(w,
+                 "the controller counts this worker in run %016" PRIx64
+                 " still: sending its unacknowledged batches from %" PRIu64,
+                 w->run_id, events_acked_seq(w->events) + 1);
     if (welcome->wait && !w->waiting_told) {
         w->waiting_told = true;
         log_line(w, "%s",
@@ -831,7 +840,28 @@ static void on_status(void *arg, agent_status_t *out) {
                  s->once ? "--once" : "--idle-exit");
         w->exit_code = 1;
         loop_stop(w->loop);
+    } else if (w->state != AGENT_IDLE && gone > WORKER_HOLD_NS) {
+        char d[32], why[160];
+        units_format_duration(WORKER_HOLD_NS, d, sizeof d);
+        snprintf(why, sizeof why, "no controller took its unacknowledged batches within %s", d);
+        abandon_run(w, why);
     }
+}
+
+/* What the Hello says this loop holds: the run's batches not acknowledged yet, which a restarted
+ * controller that knows the run takes over (docs/protocol.md "Hand-over"). */
+static bool on_held(void *arg, Stampede__HeldRun *out) {
+    worker_loop_t *w = arg;
+    if (w->state == AGENT_IDLE || !w->run_id || !has_unacked(w))
+        return false;
+    out->run_id = w->run_id;
+    out->worker_index = w->worker_index;
+    out->acked_seq = events_acked_seq(w->events);
+    out->last_seq = events_last_seq(w->events);
+    out->records = events_records(w->events);
+    out->requests_done = w->requests_done;
+    out->state = (uint32_t)w->state;
+    return true;
 }
 
 /* The orderly leave (SIGTERM): out once the run's batches are acknowledged (or the controller
@@ -947,6 +977,7 @@ static void *loop_thread(void *arg) {
         .status = on_status,
         .limit = on_limit,
         .rebalance = on_rebalance,
+        .held = on_held,
     };
     w->loop = loop_new();
     w->events = w->loop ? events_new(&eopt) : NULL;

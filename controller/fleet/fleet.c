@@ -337,6 +337,7 @@ static void step(fleet_t *self, int64_t now) {
     /* A silent worker is lost, and its share taken over, within a tenth of a second of
      * fleet.heartbeat x fleet.liveness (the walk itself only once one can be silent). */
     fleet_workers_check_silence(self, now);
+    fleet_handover_check(self, now);
     for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
         if (self->slots[i].run)
             step_slot(self, &self->slots[i], now);
@@ -565,7 +566,8 @@ uint32_t fleet_workers_free(const fleet_t *self) {
 uint32_t fleet_workers_connected(const fleet_t *self) {
     uint32_t n = 0;
     for (size_t i = 0; i < registry_size(self->registry); i++) {
-        n += registry_at(self->registry, i)->run.state != RUN_WORKER_LOST;
+        const registry_worker_t *w = registry_at(self->registry, i);
+        n += w->run.state != RUN_WORKER_LOST && !w->handover.held.run_id;
     }
     return n;
 }

@@ -50,6 +50,23 @@ typedef struct fleet_hooks {
     void *arg;
 } fleet_hooks_t;
 
+/* What the fleet asks of a driver that keeps runs of its earlier life (serve, restarted after it
+ * died during one): a new worker whose Hello holds unacknowledged batches of such a run hands them
+ * over (docs/protocol.md "Hand-over"). Called on the fleet's loop; the held runs are the worker's
+ * Hello's, updated as the hand-over goes. */
+typedef struct fleet_handover_hooks {
+    /* Whether the driver takes the batches of held->run_id from worker. */
+    bool (*offer)(void *arg, const char *worker, const Stampede__HeldRun *held);
+    /* One of them, the EventBatch envelope as it travelled: 0 kept (it is then acknowledged), -1
+     * not (the hand-over ends). */
+    int (*batch)(void *arg, const char *worker, const Stampede__HeldRun *held, const uint8_t *data,
+                 size_t len);
+    /* The hand-over ended: why NULL when every batch up to the worker's Done's last came
+     * (held->last_seq, held->records), else why not; held->acked_seq is the last batch taken. */
+    void (*end)(void *arg, const char *worker, const Stampede__HeldRun *held, const char *why);
+    void *arg;
+} fleet_handover_hooks_t;
+
 /* Binds both sockets. NULL after printing why on stderr. */
 fleet_t *fleet_new(const fleet_options_t *options);
 /* Closes the sockets (bounded linger) and frees; sets *self_p to NULL. NULL-safe. */
@@ -58,6 +75,9 @@ void fleet_destroy(fleet_t **self_p);
 const char *fleet_endpoint(const fleet_t *self);
 /* Closes the sockets early (the workers see the controller gone); the fleet can run no more. */
 void fleet_close(fleet_t *self);
+/* Sets (NULL: clears, as at first: no worker hands anything over) what the fleet asks of a driver
+ * that takes held batches over. */
+void fleet_set_handover(fleet_t *self, const fleet_handover_hooks_t *hooks);
 /* Sets (NULL: clears) what the loop tells its driver. */
 void fleet_set_hooks(fleet_t *self, const fleet_hooks_t *hooks);
 /* What the loop tells the driver of run (fleet_start's) alone, instead of the fleet's hooks (NULL:
@@ -90,7 +110,7 @@ int fleet_finish(fleet_t *self, measurement_t *run, bool *started);
 void fleet_stop(fleet_t *self, measurement_t *run, const char *why);
 /* Between runs: fleet_step, so a long-lived fleet keeps its workers while it has nothing to run. */
 void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
-/* Workers registered and not lost (as --expect-workers counts them). */
+/* Workers registered and not lost (as --expect-workers counts them), nor handing over. */
 uint32_t fleet_workers_connected(const fleet_t *self);
 /* Workers registered and in no run (what fleet_start can take). */
 uint32_t fleet_workers_free(const fleet_t *self);

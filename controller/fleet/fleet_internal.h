@@ -53,6 +53,7 @@ struct fleet {
     /* A run of this fleet has started: --expect-workers was met once, and later runs (levels,
      * files) start with the workers still registered (docs/protocol.md "After a loss"). */
     bool started_once;
+    fleet_handover_hooks_t handover; /* fleet_set_handover's (offer NULL: none) */
 };
 
 /* The slot of a worker's run (NULL: free, in no run) and of a run (NULL: not the fleet's). */
@@ -86,5 +87,18 @@ void fleet_workers_lost(fleet_t *self, registry_worker_t *w, const char *why, bo
 void fleet_workers_next_run(fleet_t *self, fleet_slot_t *slot);
 /* After slot's run: its workers are free again (registered, in no run). */
 void fleet_workers_release(fleet_t *self, fleet_slot_t *slot);
+/* The hand-over of held batches (fleet_handover.c). Whether the driver takes the batches a new
+ * worker's Hello h holds; then, once it is added, its hand-over begins (kept out of runs, welcomed
+ * into the held run) and, after the Welcome, a worker still loading is stopped. */
+bool fleet_handover_offered(fleet_t *self, const Stampede__Hello *h);
+void fleet_handover_begin(fleet_t *self, registry_worker_t *w, const Stampede__HeldRun *held);
+void fleet_handover_stop_load(fleet_t *self, registry_worker_t *w);
+/* A control / data message of w while it hands over (its handover.held.run_id set). */
+void fleet_handover_control(fleet_t *self, registry_worker_t *w, const Stampede__Envelope *env);
+void fleet_handover_data(fleet_t *self, registry_worker_t *w, const uint8_t *data, size_t len);
+/* Ends w's hand-over (why NULL: complete) and frees it for runs; said, the driver told. */
+void fleet_handover_end(fleet_t *self, registry_worker_t *w, const char *why);
+/* Ends the hand-overs past their deadline. */
+void fleet_handover_check(fleet_t *self, int64_t now);
 
 #endif

@@ -88,6 +88,8 @@ uint32_t fleet_slot_count(const fleet_slot_t *slot, run_worker_state_t state) {
 
 /* The run a message to w belongs to: 0 while w is not (yet) assigned a part of it. */
 static uint64_t run_of(fleet_t *self, const registry_worker_t *w) {
+    if (w->handover.held.run_id) /* handing over a held run: it speaks of that one */
+        return w->handover.held.run_id;
     measurement_t *run = run_of_worker(self, w);
     return run && w->run.index >= 0 && run->phase >= PHASE_ASSIGN ? run->id : 0;
 }
@@ -130,7 +132,7 @@ static void welcome(fleet_t *self, registry_worker_t *w) {
     welcome.heartbeat_ms = (uint32_t)(worker_heartbeat_ns(self, w) / 1000000);
     welcome.liveness = (uint32_t)(fleet_worker_silence_ns(self, w) / worker_heartbeat_ns(self, w));
     welcome.controller = who;
-    welcome.wait = w->run.state == RUN_WORKER_WAITING;
+    welcome.wait = w->run.state == RUN_WORKER_WAITING && !w->handover.held.run_id;
     welcome.message = welcome.wait ? "a run is in progress on this controller; this worker waits "
                                      "and is used for the next run"
                                    : "";
@@ -162,6 +164,8 @@ static registry_worker_t *add(fleet_t *self, const uint8_t *id, size_t len,
 }
 
 static void forget(fleet_t *self, registry_worker_t *w) {
+    if (w->handover.held.run_id)
+        fleet_handover_end(self, w, "it went silent");
     registry_remove(self->registry, w);
     fleet_workers_changed(self);
 }
@@ -207,6 +211,13 @@ static void hello(fleet_t *self, const uint8_t *id, size_t id_len, const Stamped
             run_worker_in_run(&w->run))
             back(self, w);
         welcome(self, w);
+        return;
+    }
+    /* One that holds batches of a run of the driver's earlier life hands them over first. */
+    if (fleet_handover_offered(self, h) && (w = add(self, id, id_len, h, NULL))) {
+        fleet_handover_begin(self, w, h->held);
+        welcome(self, w);
+        fleet_handover_stop_load(self, w);
         return;
     }
     /* Outside a run (between runs, or free beside others) every worker is counted: the next run
@@ -343,6 +354,10 @@ void fleet_workers_control(void *arg, const uint8_t *id, size_t id_len, const ui
         return;
     run_worker_t *w = &fw->run;
     fw->last_rx_ns = rx_ns;
+    if (fw->handover.held.run_id) {
+        fleet_handover_control(self, fw, env);
+        return;
+    }
     measurement_t *run = run_of_worker(self, fw);
     if (!run) { /* in no run (free): a sign of life, a heartbeat's figure, a goodbye */
         if (env->body_case == STAMPEDE__ENVELOPE__BODY_HEARTBEAT)
@@ -390,6 +405,11 @@ void fleet_workers_data(void *arg, const uint8_t *id, size_t id_len, const uint8
                         size_t len, int64_t rx_ns) {
     fleet_t *self = arg;
     registry_worker_t *fw = registry_find(self->registry, id, id_len);
+    if (fw && fw->handover.held.run_id) {
+        fw->last_rx_ns = rx_ns;
+        fleet_handover_data(self, fw, data, len);
+        return;
+    }
     measurement_t *run = fw ? run_of_worker(self, fw) : NULL;
     if (!run || !fw || !run_worker_in_run(&fw->run) || run->phase != PHASE_RUN)
         return;

@@ -11,10 +11,19 @@
 #include <stdint.h>
 
 #include "run_worker.h"
+#include "stampede.pb-c.h"
 
 /* The largest control message a worker takes when its Hello does not say (an older worker):
  * worker --max-message-size's default. */
 #define REGISTRY_WORKER_MESSAGE_BYTES (64ULL << 20)
+
+/* A worker handing over the batches it held of a run of the fleet's driver's earlier life
+ * (controller/fleet_handover.c). */
+typedef struct registry_handover {
+    Stampede__HeldRun held; /* its Hello's (run_id 0: no hand-over); acked_seq: taken up to */
+    bool done;              /* its Done came: held.last_seq and held.records are the run's */
+    int64_t deadline_ns;    /* ended, complete or not, by then */
+} registry_handover_t;
 
 typedef struct registry_worker {
     uint8_t id[256]; /* routing id, the same on both sockets */
@@ -27,6 +36,7 @@ typedef struct registry_worker {
     uint64_t undecodable; /* its messages that did not unpack */
     run_worker_t run;     /* its part in the run (name, state, index, share, sequence, ...) */
     int slot;             /* the fleet's run it belongs to (fleet_internal.h), -1: none */
+    registry_handover_t handover; /* in no run, handing over a held run's batches */
 } registry_worker_t;
 
 typedef struct registry registry_t;

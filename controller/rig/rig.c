@@ -4,12 +4,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <zmq.h>
 
 #include "rig_internal.h"
 #include "rig_wire.h"
-#include "spool_merge.h"
 #include "units.h"
 
 #define RIG_ZAP_DOMAIN "stampede-rig"
@@ -73,44 +71,6 @@ static int bind_users(rig_t *self) {
             public_key, keys_ring_count(self->ring), keys_ring_count(self->ring) == 1 ? "" : "s",
             self->options.authorized_keys);
     return 0;
-}
-
-/* Whether dir holds a sweep's results.json (written after each level it finished). */
-static bool sweep_kept(const char *dir) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    json_t *root = json_load_file(path, 0, NULL);
-    bool sweep = root && !strcmp(json_string_value(json_object_get(root, "kind")) ?: "", "sweep");
-    json_decref(root);
-    return sweep;
-}
-
-/* A run found "running" when serve starts: serve died during it. What its journal holds is merged
- * into its directory (controller/spool_merge.h) and the run marked interrupted. */
-static void recover(rig_t *self) {
-    size_t n;
-    int64_t *ids = archive_running(self->archive, &n);
-    for (size_t i = 0; i < n; i++) {
-        char dir[4096], journal[4200];
-        archive_run_dir(self->archive, ids[i], dir, sizeof dir);
-        snprintf(journal, sizeof journal, "%s/journal.spool", dir);
-        struct stat st;
-        int rc = 2;
-        spool_merge_options_t merge = {.allow_invalid = true};
-        bool sweep = sweep_kept(dir);
-        if (!sweep && stat(journal, &st) == 0)
-            rc = spool_merge_run(dir, NULL, 0, &merge);
-        const char *note =
-            sweep     ? "serve stopped during the run: a sweep; the levels it finished are kept"
-            : rc == 0 ? "serve stopped during the run: merged from its journal"
-            : rc == 2 ? "serve stopped during the run: nothing was journaled"
-                      : "serve stopped during the run: its journal did not merge";
-        rc = sweep ? 130 : rc;
-        fprintf(stderr, "%s: run %lld was in progress when serve stopped: %s\n", self->options.name,
-                (long long)ids[i], note + strlen("serve stopped during the run: "));
-        archive_finished(self->archive, ids[i], "interrupted", rc, note);
-    }
-    free(ids);
 }
 
 /* The log's live line: one per $STAMPEDE_PROGRESS_INTERVAL, as a controller's, else per 10 s. */
@@ -192,7 +152,7 @@ rig_t *rig_new(const rig_options_t *options) {
         rig_destroy(&self);
         return NULL;
     }
-    recover(self);
+    rig_recover(self);
     if (open_page(self) != 0 || bind_users(self) != 0) {
         rig_destroy(&self);
         return NULL;
@@ -213,6 +173,7 @@ rig_t *rig_new(const rig_options_t *options) {
         rig_destroy(&self);
         return NULL;
     }
+    rig_recover_attach(self);
     fprintf(stderr, "%s: workers on %s; archive %s; %zu group%s\n", name,
             fleet_endpoint(self->fleet), options->archive, self->config.n_groups,
             self->config.n_groups == 1 ? "" : "s");
@@ -292,6 +253,7 @@ void rig_destroy(rig_t **self_p) {
     rig_config_free(&self->config);
     live_http_destroy(&self->page);
     free(self->followers);
+    rig_recover_free(self);
     free(self);
     *self_p = NULL;
 }

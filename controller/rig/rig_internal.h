@@ -53,6 +53,10 @@ typedef struct rig_active {
     rig_page_live_t page; /* what the page shows of it */
 } rig_active_t;
 
+/* A run serve died during, and a worker's hand-over of its batches (rig_recover.c). */
+typedef struct rig_held rig_held_t;
+typedef struct rig_handover rig_handover_t;
+
 /* A user following a run: the peer's routing id and the run. */
 typedef struct rig_follower {
     uint8_t id[RIG_PEER_MAX];
@@ -78,6 +82,10 @@ struct rig {
     live_http_t *page;                 /* --page, or NULL */
     rig_follower_t *followers;
     size_t n_followers, cap_followers;
+    rig_held_t **held; /* the runs serve died during, whose workers may hand batches over */
+    size_t n_held, cap_held;
+    rig_handover_t **handovers; /* in progress */
+    size_t n_handovers, cap_handovers;
 };
 
 /* The run in progress with this id, or on this group; NULL when none (rig_ops.c). */
@@ -99,6 +107,14 @@ void rig_run_turn(rig_t *self, rig_active_t *a);
  * -1 not (the peer is gone). */
 int rig_send(rig_t *self, const uint8_t *id, size_t id_len, json_t *msg, const char *const *frames,
              const size_t *frame_lens, size_t n_frames);
+/* At the start: every run found "running" (serve died during it) rebuilt from its journal and
+ * marked interrupted, and kept for its workers' hand-overs (rig_recover.c). */
+void rig_recover(rig_t *self);
+/* Once the fleet is up: it hands the held batches of those runs' workers to the rig, which
+ * rebuilds the run again after each worker's. */
+void rig_recover_attach(rig_t *self);
+/* Frees what rig_recover kept (at rig_destroy). */
+void rig_recover_free(rig_t *self);
 /* Takes every waiting request off the users' socket and answers it. */
 void rig_ops_serve(rig_t *self);
 /* peer id follows run. */

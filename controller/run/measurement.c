@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "envelope.h"
 #include "loop.h"
 #include "outfile.h"
 #include "spool.h"
@@ -186,14 +187,9 @@ int measurement_send(measurement_t *self, run_worker_t *w, Stampede__Envelope *e
 
 int measurement_send_stop(measurement_t *self, run_worker_t *w, const char *reason, bool cancel,
                           bool abandon) {
-    Stampede__Stop stop = STAMPEDE__STOP__INIT;
-    stop.reason = (char *)reason;
-    stop.cancel = cancel;
-    stop.abandon = abandon;
-    Stampede__Envelope env = STAMPEDE__ENVELOPE__INIT;
-    env.body_case = STAMPEDE__ENVELOPE__BODY_STOP;
-    env.stop = &stop;
-    env.run_id = self->id;
+    Stampede__Stop stop;
+    Stampede__Envelope env;
+    envelope_stop(&env, &stop, self->id, reason, cancel, abandon);
     return measurement_send(self, w, &env);
 }
 

@@ -56,6 +56,7 @@ typedef struct merge_state {
     merge_worker_t *workers;
     pending_t *pending;
     size_t n_pending, cap_pending;
+    uint64_t records_from_spools;
     int rc;
 } merge_state_t;
 
@@ -193,10 +194,12 @@ static int merge_batch(merge_state_t *st, const merge_input_t *in, const uint8_t
     uint64_t seq = env->batch->seq;
     switch (collect_batch(w, run->ingest, env->batch, results_record, run)) {
     case COLLECT_MERGED:
-        if (in->journal)
+        if (in->journal) {
             mw->from_journal++;
-        else
+        } else {
             mw->from_spools++;
+            st->records_from_spools += env->batch->n_records;
+        }
         return 1;
     case COLLECT_REFUSED: {
         char why[600];
@@ -459,6 +462,8 @@ int spool_merge_run(const char *dir, char **spools, int n_spools,
         if (scan_input(&st, &st.inputs[i]) != 0)
             goto out;
     rc = merge_run(&st, dir);
+    if (options->from_spools)
+        *options->from_spools = st.records_from_spools;
 out:
     for (size_t i = 0; i < st.n_pending; i++)
         free(st.pending[i].data);

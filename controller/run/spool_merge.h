@@ -7,10 +7,12 @@
 #define STAMPEDE_SPOOL_MERGE_H
 
 #include <stdbool.h>
+#include <stdint.h>
 
 typedef struct spool_merge_options {
-    bool allow_invalid; /* exit 0 for a run judged invalid (else 3, as a run) */
-    bool http_phases;   /* the table also shows the HTTP phases */
+    bool allow_invalid;    /* exit 0 for a run judged invalid (else 3, as a run) */
+    bool http_phases;      /* the table also shows the HTTP phases */
+    uint64_t *from_spools; /* when set: gets the records merged from spools, not the journal */
 } spool_merge_options_t;
 
 /* Rebuilds the run into dir from its journal (when there) and the n_spools spools: 0 with the

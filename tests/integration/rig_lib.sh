@@ -57,12 +57,13 @@ rig_worker_key() {
         fail "keygen $1 failed"
 }
 
-# start_rig_worker [NAME]: worker NAME (default w1) attached to the rig, once serve says it
-# registered.
+# start_rig_worker [NAME [ARGS...]]: worker NAME (default w1) attached to the rig, with ARGS, once
+# serve says it registered.
 start_rig_worker() {
     local name=${1:-w1}
+    shift || true
     start_worker "$WORK/$name.err" --connect "tcp://127.0.0.1:$((PORT + 1))" \
-        --key "$WORK/$name.key" --server-key "$WORK/rig.pub" --id "$name"
+        --key "$WORK/$name.key" --server-key "$WORK/rig.pub" --id "$name" "$@"
     wait_for_line "$SERVE_LOG" 10 "worker $name .* registered" >/dev/null ||
         fail "worker $name did not register: $(cat "$SERVE_LOG" "$WORK/$name.err")"
 }
