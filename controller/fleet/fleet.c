@@ -550,10 +550,6 @@ int fleet_run(fleet_t *self, measurement_t *run, bool *started) {
     return fleet_finish(self, run, started);
 }
 
-void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds) {
-    fleet_step(self, timeout_ms, fds, n_fds);
-}
-
 uint32_t fleet_workers_free(const fleet_t *self) {
     uint32_t n = 0;
     for (size_t i = 0; i < registry_size(self->registry); i++) {

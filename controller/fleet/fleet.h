@@ -98,8 +98,9 @@ int fleet_run(fleet_t *self, measurement_t *run, bool *started);
  * time) and its run id. 0, or -1 when the fleet holds as many runs as it can. */
 int fleet_start(fleet_t *self, measurement_t *run, uint32_t expect);
 /* One turn of the loop over every run and the free workers (registrations, heartbeats both ways,
- * goodbyes, silence, each run's phases): waits up to timeout_ms, woken early by a message or one
- * of the n_fds descriptors (at most 8; as transport_wait_fds). */
+ * goodbyes, silence, each run's phases; with no run, it keeps a long-lived fleet's workers): waits
+ * up to timeout_ms, woken early by a message or one of the n_fds descriptors (at most 8; as
+ * transport_wait_fds). */
 void fleet_step(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
 /* Whether run (fleet_start's) is over: its results can be written by fleet_finish. */
 bool fleet_over(fleet_t *self, const measurement_t *run);
@@ -108,8 +109,6 @@ bool fleet_over(fleet_t *self, const measurement_t *run);
 int fleet_finish(fleet_t *self, measurement_t *run, bool *started);
 /* Stops run (said, its results partial, its workers drained), or aborts it before its start. */
 void fleet_stop(fleet_t *self, measurement_t *run, const char *why);
-/* Between runs: fleet_step, so a long-lived fleet keeps its workers while it has nothing to run. */
-void fleet_idle(fleet_t *self, long timeout_ms, const int *fds, size_t n_fds);
 /* Workers registered and not lost (as --expect-workers counts them), nor handing over. */
 uint32_t fleet_workers_connected(const fleet_t *self);
 /* Workers registered and in no run (what fleet_start can take). */

@@ -127,10 +127,6 @@ registry_worker_t *registry_at(const registry_t *self, size_t i) {
     return i < self->n ? self->workers[i] : NULL;
 }
 
-run_worker_t **registry_runs(const registry_t *self) {
-    return self->runs;
-}
-
 uint32_t registry_count(const registry_t *self, run_worker_state_t state) {
     uint32_t n = 0;
     for (size_t i = 0; i < self->n; i++)
@@ -171,10 +167,6 @@ uint32_t registry_silent_of(run_worker_t *const *runs, size_t n, int64_t now,
     for (size_t i = 0; i < n; i++)
         silent += registry_is_silent(registry_of(runs[i]), now, heartbeat_ns);
     return silent;
-}
-
-uint32_t registry_silent(const registry_t *self, int64_t now, int64_t heartbeat_ns) {
-    return registry_silent_of(self->runs, self->n, now, heartbeat_ns);
 }
 
 void registry_excuse_stall(registry_t *self, int64_t gap_ns) {

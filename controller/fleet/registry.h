@@ -53,11 +53,9 @@ registry_worker_t *registry_add(registry_t *self, const void *id, size_t id_len,
 void registry_remove(registry_t *self, registry_worker_t *w);
 /* The worker with this routing id, or NULL (a hash lookup). */
 registry_worker_t *registry_find(const registry_t *self, const void *id, size_t id_len);
-/* How many workers there are, the i-th (in the order they said Hello), and their run parts in the
- * same order (valid until the next add or remove). */
+/* How many workers there are, and the i-th (in the order they said Hello). */
 size_t registry_size(const registry_t *self);
 registry_worker_t *registry_at(const registry_t *self, size_t i);
-run_worker_t **registry_runs(const registry_t *self);
 /* How many workers are in state. */
 uint32_t registry_count(const registry_t *self, run_worker_state_t state);
 /* The worker whose run part is w (w must be an entry's). */
@@ -65,9 +63,8 @@ registry_worker_t *registry_of(run_worker_t *w);
 /* Requests in flight on the run's unfinished workers, as their last heartbeats said; a silent
  * worker's is left out, being stale. */
 uint32_t registry_inflight(const registry_t *self, int64_t now, int64_t heartbeat_ns);
-/* How many workers of the run are silent at now. */
-uint32_t registry_silent(const registry_t *self, int64_t now, int64_t heartbeat_ns);
-/* The same two over the n workers whose run parts are runs (one run's, of several). */
+/* Requests in flight (as registry_inflight) and how many workers are silent at now, over the n
+ * workers whose run parts are runs (one run's, of several). */
 uint32_t registry_inflight_of(run_worker_t *const *runs, size_t n, int64_t now,
                               int64_t heartbeat_ns);
 uint32_t registry_silent_of(run_worker_t *const *runs, size_t n, int64_t now, int64_t heartbeat_ns);

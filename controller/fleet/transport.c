@@ -254,11 +254,6 @@ const char *transport_peer_address(const transport_t *self) {
     return addr ? addr : "";
 }
 
-void transport_wait(transport_t *self, bool with_data, long timeout_ms) {
-    zmq_pollitem_t items[2] = {{self->ctl, 0, ZMQ_POLLIN, 0}, {self->data, 0, ZMQ_POLLIN, 0}};
-    zmq_poll(items, with_data ? 2 : 1, timeout_ms);
-}
-
 void transport_wait_fds(transport_t *self, bool with_data, long timeout_ms, const int *fds,
                         size_t n_fds) {
     zmq_pollitem_t items[2 + TRANSPORT_MAX_FDS] = {{self->ctl, 0, ZMQ_POLLIN, 0},

@@ -65,11 +65,9 @@ int transport_receive(transport_t *self, transport_socket_t socket, transport_me
  * Peer-Address: no port), "" when unknown (ipc://) or outside such a call. Valid during the call.
  */
 const char *transport_peer_address(const transport_t *self);
-/* Waits up to timeout_ms for a message on control (and on data when with_data). */
-void transport_wait(transport_t *self, bool with_data, long timeout_ms);
-/* The same, also woken when one of up to TRANSPORT_MAX_FDS extra descriptors is readable (those
- * < 0 are skipped): the controller's other work (the server-metrics scraper, the live metrics)
- * shares the wait. */
+/* Waits up to timeout_ms for a message on control (and on data when with_data), also woken when one
+ * of up to TRANSPORT_MAX_FDS extra descriptors is readable (those < 0 are skipped): the
+ * controller's other work (the server-metrics scraper, the live metrics) shares the wait. */
 #define TRANSPORT_MAX_FDS 4
 void transport_wait_fds(transport_t *self, bool with_data, long timeout_ms, const int *fds,
                         size_t n_fds);

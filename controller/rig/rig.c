@@ -180,14 +180,6 @@ rig_t *rig_new(const rig_options_t *options) {
     return self;
 }
 
-const char *rig_endpoint(const rig_t *self) {
-    return self->endpoint;
-}
-
-const char *rig_worker_endpoint(const rig_t *self) {
-    return fleet_endpoint(self->fleet);
-}
-
 /* Starts queued runs, highest priority then oldest, each on a group that runs nothing, while
  * the fleet has the workers each needs (once it has --expect-workers). A run whose group asks
  * for more workers than are free waits for them, and the runs queued after it wait too: it is

@@ -34,9 +34,6 @@ typedef struct rig_options {
 /* Loads the config, opens the archive (recovering runs serve died during), binds the users'
  * socket and the fleet's. NULL after printing why on stderr. */
 rig_t *rig_new(const rig_options_t *options);
-/* The users' endpoint and the workers' control endpoint, with their real ports. */
-const char *rig_endpoint(const rig_t *self);
-const char *rig_worker_endpoint(const rig_t *self);
 /* Serves until SIGINT/SIGTERM (a run in progress is drained and marked interrupted). 0, or 1
  * when the rig could not go on. */
 int rig_serve(rig_t *self);

@@ -297,8 +297,8 @@ static void test_registry_finds_every_worker_by_routing_id_after_removals(void *
             assert_null(w);
     }
     /* The run parts are listed in Hello order, with the entries. */
-    assert_ptr_equal(registry_runs(r)[0], &added[1]->run);
-    assert_ptr_equal(registry_of(registry_runs(r)[1]), added[3]);
+    assert_ptr_equal(registry_at(r, 0), added[1]);
+    assert_ptr_equal(registry_of(&registry_at(r, 1)->run), added[3]);
     assert_null(registry_find(r, "id-1x", 5));
     registry_destroy(&r);
     assert_null(r);
@@ -319,9 +319,11 @@ static void test_registry_silence_is_checked_only_once_a_worker_can_be_silent(vo
     b->run.index = 0;
     b->run.inflight = 7;
     assert_int_equal(registry_inflight(r, 5000, 1000), 7);
-    assert_int_equal(registry_silent(r, 5000, 1000), 0);
+    run_worker_t *runs[] = {&a->run, &b->run};
+    assert_int_equal(registry_silent_of(runs, 2, 5000, 1000), 0);
     assert_int_equal(registry_inflight(r, 5600, 1000), 0);
-    assert_int_equal(registry_silent(r, 5600, 1000), 1);
+    assert_int_equal(registry_silent_of(runs, 2, 5600, 1000), 1);
+    assert_int_equal(registry_inflight_of(runs, 2, 5600, 1000), 0);
     registry_destroy(&r);
 }
 
