@@ -172,12 +172,6 @@ static const fleet_hooks_t *slot_hooks(const fleet_t *self, const fleet_slot_t *
     return h->step || h->stopped || h->live_line || h->level ? h : &self->hooks;
 }
 
-measurement_t *fleet_current(const fleet_t *self) {
-    for (size_t i = 0; i < FLEET_MAX_RUNS; i++)
-        if (self->slots[i].run)
-            return self->slots[i].run;
-    return NULL;
-}
 
 /* The live status line: the trace's drops said first, then the run's figures (the driver's line
  * when it has one), sampled into the run's client series. */

@@ -113,8 +113,6 @@ void fleet_stop(fleet_t *self, measurement_t *run, const char *why);
 uint32_t fleet_workers_connected(const fleet_t *self);
 /* Workers registered and in no run (what fleet_start can take). */
 uint32_t fleet_workers_free(const fleet_t *self);
-/* The first run in progress (NULL between runs). */
-measurement_t *fleet_current(const fleet_t *self);
 /* The link a run of this fleet asks through (for work outside a run, e.g. a sweep's reports). */
 const run_link_t *fleet_link(const fleet_t *self);
 /* Prints "NAME: message", erasing the live line first. */
