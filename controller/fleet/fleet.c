@@ -172,7 +172,6 @@ static const fleet_hooks_t *slot_hooks(const fleet_t *self, const fleet_slot_t *
     return h->step || h->stopped || h->live_line || h->level ? h : &self->hooks;
 }
 
-
 /* The live status line: the trace's drops said first, then the run's figures (the driver's line
  * when it has one), sampled into the run's client series. */
 static void show_live(fleet_t *self, fleet_slot_t *slot, int64_t now) {
