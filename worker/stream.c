@@ -525,7 +525,8 @@ long stream_parse_retry_after(const char *value, time_t now) {
     return when > now ? (long)(when - now) : 0;
 }
 
-/* Feeds the request body to curl; stamps the call that hands over its last byte. */
+/* Feeds a body too large to go with the headers to curl; stamps the call that hands over its last
+ * byte. */
 static size_t stream_on_read(char *buffer, size_t size, size_t nitems, void *arg) {
     stream_t *self = arg;
     size_t room = size * nitems, left = self->upload_len - self->upload_off;
