@@ -239,6 +239,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
                             "\"benchmark the engine\"}],\"max_tokens\":%d,\"ignore_eos\":true,"
                             "\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
                             cfg->tokens);
+    /* The bench's own histograms are no stream's memory: made before the level's RSS is read. */
+    histogram_t *delay = histogram_new(), *ttft = histogram_new();
     long rss_before = bench_cpu_rss_kb();
     level_t level = {.url = url, .body = body, .body_len = (size_t)body_len, .streams = streams};
     level.loop = loop_new();
@@ -248,8 +250,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
                                 .buffer_size = cfg->buffer_size,
                                 .tokenizer = cfg->counting ? cfg->tokenizer : NULL};
     level.engine = engine_new(level.loop, &options);
-    level.delay = histogram_new();
-    level.ttft = histogram_new();
+    level.delay = delay;
+    level.ttft = ttft;
     engine_set_sent_delay(level.engine, level.delay);
     level.slots = calloc((size_t)streams, sizeof(slot_t));
     /* Streams start at random instants over one request's duration (5 s at most, still many

@@ -28,6 +28,10 @@
 #define STREAM_ERROR_BODY_MAX ((size_t)64 << 10) /* enough for any error message */
 #define STREAM_JSON_BODY_MAX ((size_t)64 << 20)  /* a non-streaming reply larger is refused */
 #define STREAM_MESSAGE_MAX 150
+/* A body under this goes to curl with CURLOPT_POSTFIELDS: libcurl 7.88 appends it to the request
+ * headers and sends both at once (MAX_INITIAL_POST_SIZE in lib/http.c), with no upload buffer (a
+ * 64 KiB allocation per transfer for a body read through a callback). Larger ones are read. */
+#define STREAM_BODY_WITH_HEADERS_MAX ((size_t)64 << 10)
 
 struct stream {
     CURL *easy;
@@ -76,13 +80,15 @@ struct stream {
     size_t body_len;
     size_t body_cap;
 
-    const char *upload; /* the request body, fed to curl by stream_on_read (not owned) */
+    const char *upload; /* the request body (not owned) */
     size_t upload_len;
-    size_t upload_off;       /* bytes handed to curl so far */
-    int64_t upload_done_ns;  /* when the last body byte was handed to curl; 0 before */
-    int64_t first_header_ns; /* receive stamp of the first response header line; 0 before */
-    uint32_t resends;        /* curl rewound the body to send it again (a reused connection died) */
-    long retry_after_s;      /* the last response's Retry-After in seconds; -1 when absent */
+    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
+    size_t upload_off;        /* bytes handed to curl so far (through stream_on_read) */
+    long request_bytes;       /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
+    int64_t upload_done_ns;   /* when the last body byte was handed to curl; 0 before */
+    int64_t first_header_ns;  /* receive stamp of the first response header line; 0 before */
+    uint32_t resends;         /* curl sent the request again (a reused connection died) */
+    long retry_after_s;       /* the last response's Retry-After in seconds; -1 when absent */
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
     struct curl_slist expect_node;  /* "Expect:" in front of the headers: never wait for a 100 */
@@ -519,7 +525,8 @@ long stream_parse_retry_after(const char *value, time_t now) {
     return when > now ? (long)(when - now) : 0;
 }
 
-/* Feeds the request body to curl; stamps the call that hands over its last byte. */
+/* Feeds a body too large to go with the headers to curl; stamps the call that hands over its last
+ * byte. */
 static size_t stream_on_read(char *buffer, size_t size, size_t nitems, void *arg) {
     stream_t *self = arg;
     size_t room = size * nitems, left = self->upload_len - self->upload_off;
@@ -543,6 +550,27 @@ static int stream_on_seek(void *arg, curl_off_t offset, int origin) {
     self->upload_off = (size_t)offset;
     self->upload_done_ns = 0;
     return CURL_SEEKFUNC_OK;
+}
+
+/* curl is about to send the request on a connection, new or reused; it does so again on a fresh
+ * one when a reused connection closes before any response byte (libcurl 7.88: MSTATE_DO of
+ * lib/multi.c, reached anew through Curl_retry_request). A body sent with the headers is handed
+ * over now; and a call after an earlier attempt wrote its request (CURLINFO_REQUEST_SIZE, summed
+ * over the attempts of one transfer, grew) is a resend, counted as stream_on_seek counts a read
+ * body's. */
+static int stream_on_prereq(void *arg, char *primary_ip, char *local_ip, int primary_port,
+                            int local_port) {
+    stream_t *self = arg;
+    (void)primary_ip, (void)local_ip, (void)primary_port, (void)local_port;
+    if (!self->upload_with_headers)
+        return CURL_PREREQFUNC_OK;
+    long sent = 0;
+    curl_easy_getinfo(self->easy, CURLINFO_REQUEST_SIZE, &sent);
+    if (sent > self->request_bytes)
+        self->resends++;
+    self->request_bytes = sent;
+    self->upload_done_ns = loop_now_ns();
+    return CURL_PREREQFUNC_OK;
 }
 
 /* Called once per new socket: counts connections opened (the rest of the requests reused one). */
@@ -591,6 +619,8 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     curl_easy_setopt(e, CURLOPT_READDATA, self);
     curl_easy_setopt(e, CURLOPT_SEEKFUNCTION, stream_on_seek);
     curl_easy_setopt(e, CURLOPT_SEEKDATA, self);
+    curl_easy_setopt(e, CURLOPT_PREREQFUNCTION, stream_on_prereq);
+    curl_easy_setopt(e, CURLOPT_PREREQDATA, self);
     curl_easy_setopt(e, CURLOPT_ERRORBUFFER, self->curl_error);
     curl_easy_setopt(e, CURLOPT_SOCKOPTFUNCTION, stream_on_socket_opened);
     curl_easy_setopt(e, CURLOPT_SOCKOPTDATA, self);
@@ -671,6 +701,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->think_undecided_ns = 0;
     self->think_answer_events = 0;
     self->upload_off = 0;
+    self->request_bytes = 0;
     self->upload_done_ns = 0;
     self->first_header_ns = 0;
     self->resends = 0;
@@ -734,10 +765,14 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
         self->resolve_version = self->settings->resolve_version;
         self->settings->counters->resolve_updates++;
     }
-    /* The body goes through stream_on_read, so the moment its last byte leaves is known. */
+    /* The moment the body's last byte is handed over is stamped either way: by stream_on_prereq
+     * for a body sent with the headers, by stream_on_read for one read. */
     self->upload = body ? body : "";
     self->upload_len = body ? body_len : 0;
+    self->upload_with_headers = self->upload_len < STREAM_BODY_WITH_HEADERS_MAX;
     record->body_hash = self->upload_len ? XXH3_64bits(self->upload, self->upload_len) : 0;
+    curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS,
+                     self->upload_with_headers ? self->upload : NULL);
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)self->upload_len);
     self->expect_node.data = (char *)"Expect:";
     if (!session_id) {

@@ -205,6 +205,37 @@ static void test_chunk_sent_ns_is_read_as_int64(void **state) {
     assert_false(c.has_sent_ns);
 }
 
+/* The first n of digits as sent_ns, followed by pad spaces: read as strtoll reads them; a ':' or
+ * a 0xFA byte in place of the byte after them makes the payload malformed. */
+static void assert_integer_read(const char *digits, int n, int pad) {
+    char json[64], expected[20];
+    int len = snprintf(json, sizeof json, "{\"sent_ns\":%.*s%*s}", n, digits, pad, "");
+    snprintf(expected, sizeof expected, "%.*s", n, digits);
+    chunk_info_t c = parse_ok(json);
+    assert_true(c.has_sent_ns);
+    if (c.sent_ns != strtoll(expected, NULL, 10))
+        fail_msg("%s: %lld, expected %s", json, (long long)c.sent_ns, expected);
+    for (int k = 0; k < 2; k++) {
+        json[11 + n] = k ? (char)0xFA : ':';
+        chunk_info_t bad;
+        if (parse_exact(json, (size_t)len, &bad) == 0)
+            fail_msg("%.*s was read as a number", 11 + n + 1, json);
+    }
+}
+
+/* Integers of every length from 1 to 19 digits (two sets of digits, with and without zeros), each
+ * at every distance from the payload's end (0 to 20 bytes of space after it), so that the digits
+ * are scanned 16, 8 and 1 at a time: the value is strtoll's, and a byte that is no digit right
+ * after them ends them (':' and 0xFA, which a digit test by nibbles could take for one, make the
+ * payload malformed). */
+static void test_chunk_integers_of_every_length_end_where_their_digits_do(void **state) {
+    for (int n = 1; n <= 19; n++)
+        for (int pad = 0; pad <= 20; pad++) {
+            assert_integer_read("9223372036854775807", n, pad);
+            assert_integer_read("1020304050607080900", n, pad);
+        }
+}
+
 static void test_chunk_usage_numbers_saturate(void **state) {
     chunk_info_t c = parse_ok("{\"usage\":{\"prompt_tokens\":4294967296,\"completion_tokens\":-3,"
                               "\"prompt_tokens_details\":{\"cached_tokens\":1.5e3}}}");
@@ -1120,6 +1151,7 @@ int main(void) {
         cmocka_unit_test(test_chunk_content_only_from_choices_0_delta),
         cmocka_unit_test(test_chunk_error_object_forms),
         cmocka_unit_test(test_chunk_sent_ns_is_read_as_int64),
+        cmocka_unit_test(test_chunk_integers_of_every_length_end_where_their_digits_do),
         cmocka_unit_test(test_chunk_usage_numbers_saturate),
         cmocka_unit_test(test_chunk_done_only_when_exact),
         cmocka_unit_test(test_chunk_pretty_printed_json_with_whitespace),
