@@ -725,7 +725,9 @@ static void test_engine_connect_deadline_spares_a_connected_stream_that_outlasts
     static outcome_t o;
     run_tokens_against(url, &options, 30, &o, 20000 * MS); /* 50 ms + 30 x 10 ms */
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_int_equal(o.n_chunks, 30);
+    /* every token arrived (a loaded machine may read two events in one chunk: count tokens) */
+    assert_int_equal(o.record.completion_tokens, 30);
+    assert_true(o.n_chunks >= 2);
     assert_true(o.record.end_ns - o.record.send_ns > 200 * MS);
 }
 
