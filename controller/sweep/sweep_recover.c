@@ -187,7 +187,7 @@ static json_t *level_json(const sweep_recover_level_t *level, json_t **reps, uin
 
 /* A sweep's results.json for one whose first level was in flight: what the repetition's
  * results.json says of the run, and no level yet. */
-static json_t *new_root(json_t *rep) {
+static json_t *new_root(json_t *rep, const sweep_recover_level_t *level) {
     json_t *root = json_object();
     json_object_set_new(root, "schema_version", json_integer(REPORT_SCHEMA_VERSION));
     json_object_set_new(root, "generator", json_string("stampede"));
@@ -197,7 +197,13 @@ static json_t *new_root(json_t *rep) {
         json_object_set(root, "served_by", served_by);
     json_t *run = json_object_get(rep, "run");
     json_object_set_new(root, "run", run ? json_deep_copy(run) : json_object());
-    json_object_set_new(root, "sweep", json_pack("{s:s, s:n}", "source", "list", "levels_planned"));
+    json_t *axis = json_object(); /* the level's value names its axis */
+    level_value(level, axis);
+    const char *key = json_object_iter_key(json_object_iter(axis));
+    json_object_set_new(
+        root, "sweep",
+        json_pack("{s:s, s:s, s:n}", "source", "list", "axis", key, "levels_planned"));
+    json_decref(axis);
     json_object_set_new(root, "levels", json_array());
     json_object_set_new(root, "analysis", json_object());
     return root;
@@ -232,7 +238,7 @@ int sweep_recover_write(const char *name, const char *sweep_dir, const sweep_rec
     json_t *root = load(sweep_dir);
     if (!root)
         for (uint32_t r = 0; r < level->reps && !root; r++)
-            root = reps[r] ? new_root(reps[r]) : NULL;
+            root = reps[r] ? new_root(reps[r], level) : NULL;
     int rc = -1;
     if (!root) {
         fprintf(stderr, "%s: %s: no repetition of level %zu could be rebuilt\n", name, sweep_dir,

@@ -15,18 +15,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
 
 rig_worker_key w2
-cat >"$WORK/sweep.yaml" <<YAML
-target: {ignore_eos: true}
-workload: {kind: requests, input_tokens: 8, output_tokens: 40}
-scheduler: {kind: concurrent}
-fleet: {liveness: 10}
-sweep:
-  concurrency: [2, 4, 6]
-  warmup: 100ms
-  snapshots: {count: 1, duration: 3s}
-  drain: 2s
-validity: {max_schedule_lag: 2s}
-YAML
+write_rig_sweep "$WORK/sweep.yaml" "2, 4, 6" 100ms 2s 40 10
 start_serve "$WORK/serve.err" --expect-workers 2
 start_rig_worker w1
 start_rig_worker w2
@@ -54,21 +43,9 @@ journaled=$(json_value "$WORK/journal_only/results.json" 'l["requests_ok"] + l["
 served2=$((served - level1))
 
 start_serve "$WORK/serve2.err" --expect-workers 2
-grep -q "run 1 was in progress when serve stopped: a sweep; the levels it finished are kept, level 2 (in flight) rebuilt from its journal: partial; its workers' unacknowledged batches are taken when they come back" \
-    "$WORK/serve2.err" || fail "level 2 was not rebuilt nor held: $(cat "$WORK/serve2.err")"
-handed=()
-for w in w1 w2; do
-    wait_for_line "$WORK/$w.err" 15 "the controller counts this worker in run [0-9a-f]+ still: sending its unacknowledged batches from [0-9]+|abandoning run [0-9a-f]+: the controller no longer counts this worker in it" >/dev/null ||
-        fail "worker $w did not come back to serve: $(tail -5 "$WORK/$w.err")"
-    grep -q "abandoning run" "$WORK/$w.err" && continue
-    handed+=($w)
-    wait_for_line "$WORK/serve2.err" 15 "worker $w handed over run [0-9a-f]+: batches up to [0-9]+" >/dev/null ||
-        fail "worker $w's hand-over did not end: $(cat "$WORK/serve2.err")"
-done
-[ ${#handed[@]} -gt 0 ] || fail "no worker held anything when serve died"
-names=$([ ${#handed[@]} = 1 ] && echo "w[12]" || echo "w[12], w[12]")
-wait_for_line "$WORK/serve2.err" 10 "run 1: a sweep; .*level 2 \(in flight\) rebuilt from its journal: partial; [0-9]+ records recovered from its workers \($names\)" >/dev/null ||
-    fail "level 2 was not rebuilt with the batches of ${handed[*]}: $(grep 'run 1' "$WORK/serve2.err")"
+taken_over "$WORK/serve2.err" \
+    "a sweep; the levels it finished are kept, level 2 (in flight) rebuilt from its journal: partial" \
+    "a sweep; the levels it finished are kept, level 2 \(in flight\) rebuilt from its journal: partial"
 grep -q "cannot write" "$WORK/serve2.err" && fail "serve could not write: $(cat "$WORK/serve2.err")"
 
 R="$WORK/arch/runs/1"
@@ -103,4 +80,4 @@ assert_equal "level 2's archived requests" \
     "$(db "select requests_ok from levels where run = 1 and level = 1")" "$ok"
 ls -d "$L"/03-* 2>/dev/null && fail "level 3 ran"
 grep -q "interrupted" "$R/report.md" || fail "report.md does not say level 2 was interrupted"
-echo "ok: serve killed in level 2 of a sweep; after its restart ${handed[*]} handed over $((records - journaled)) records beyond level 2's journal's $journaled: $records in results.json = $served2 served by the mock during level 2; level 1 kept whole"
+echo "ok: serve killed in level 2 of a sweep; after its restart ${HANDED[*]} handed over $((records - journaled)) records beyond level 2's journal's $journaled: $records in results.json = $served2 served by the mock during level 2; level 1 kept whole"
