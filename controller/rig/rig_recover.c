@@ -42,7 +42,7 @@ struct rig_handover {
     char worker[128];
     rig_held_t *held;
     spool_writer_t *writer;
-    char path[4400];
+    char path[4800];
 };
 
 /* The run frame of dir's journal (its first), or NULL. */
@@ -58,6 +58,13 @@ static Stampede__SpoolRun *journal_run(const char *dir) {
         run = stampede__spool_run__unpack(NULL, f.len, f.data);
     spool_reader_close(&r);
     return run;
+}
+
+/* What the note of a sweep serve died during says of its level in flight, into buf. */
+static void level_note(char *buf, size_t len, const sweep_recover_level_t *level, bool rebuilt) {
+    snprintf(buf, len, "a sweep; the levels it finished are kept, level %zu (in flight) %s",
+             level->index + 1,
+             rebuilt ? "rebuilt from its journal: partial" : "could not be rebuilt");
 }
 
 /* Keeps run id (in dir; a sweep's level in flight, level) for the hand-overs of its workers. */
@@ -100,14 +107,11 @@ void rig_recover(rig_t *self) {
                                                                                                 : 1;
         else if (!sweep && stat(journal, &st) == 0)
             rc = spool_merge_run(dir, NULL, 0, &merge);
-        char note[400];
-        if (in_flight)
-            snprintf(note, sizeof note,
-                     "serve stopped during the run: a sweep; the levels it finished are kept, "
-                     "level %zu (in flight) %s",
-                     level.index + 1,
-                     rc == 0 ? "rebuilt from its journal: partial" : "could not be rebuilt");
-        else
+        char note[400], what[300];
+        if (in_flight) {
+            level_note(what, sizeof what, &level, rc == 0);
+            snprintf(note, sizeof note, "serve stopped during the run: %s", what);
+        } else
             snprintf(note, sizeof note, "%s",
                      sweep     ? "serve stopped during the run: a sweep; the levels it finished "
                                  "are kept"
@@ -160,7 +164,8 @@ static rig_handover_t *handover_open(rig_t *self, rig_held_t *h, const char *wor
     for (char *c = name; *c; c++)
         if (*c == '/')
             *c = '_';
-    snprintf(ho->path, sizeof ho->path, "%s/handover-%zu-%s.spool", h->dir, h->n_spools + 1, name);
+    snprintf(ho->path, sizeof ho->path, "%s/handover-%zu-%s.spool",
+             h->sweep ? h->level.rep : h->dir, h->n_spools + 1, name); /* beside its journal */
     char err[4600], writer[200];
     snprintf(writer, sizeof writer, "serve (handed over by worker %s)", worker);
     Stampede__SpoolRun run = *h->run;
@@ -210,10 +215,7 @@ static void rebuild(rig_t *self, rig_held_t *h) {
                       : spool_merge_run(h->dir, h->spools, (int)h->n_spools, &merge);
     char what[300], note[1400];
     if (h->sweep)
-        snprintf(what, sizeof what,
-                 "a sweep; the levels it finished are kept, level %zu (in flight) rebuilt from "
-                 "its journal: partial",
-                 h->level.index + 1);
+        level_note(what, sizeof what, &h->level, true);
     else
         snprintf(what, sizeof what, "merged from its journal");
     if (rc == 1) /* said by the merge: the run keeps its last rebuild */

@@ -24,7 +24,8 @@ static const char *const figure_keys[] = {
 static const char *const block_keys[] = {"ttft_ms",        "ttfc_ms", "tpot_ms",
                                          "itl_ms",         "e2e_ms",  "errors",
                                          "finish_reasons", "buckets", "workload_digest"};
-/* A repetition's counts, added up over the level's repetitions. */
+/* A repetition's counts, added up over the level's repetitions: its requests ("records" adds
+ * those up), then its output tokens, last. */
 static const char *const count_keys[] = {
     "requests_ok",     "requests_failed",        "requests_cancelled",
     "requests_warmup", "requests_warmup_failed", "output_tokens"};
@@ -95,7 +96,7 @@ static void level_value(const sweep_recover_level_t *level, json_t *o) {
 }
 
 /* The rebuilt level's object: the repetitions' counts added up, the figures and distributions
- * of the last repetition with requests (whole-run figures: no warm-up, window or drain apart),
+ * of the last repetition with requests (over its run after the warm-up: no snapshot window),
  * marked interrupted and not valid, with why. */
 static json_t *level_json(const sweep_recover_level_t *level, json_t **reps, uint64_t from_spools,
                           const char *workers) {
@@ -172,9 +173,9 @@ static json_t *level_json(const sweep_recover_level_t *level, json_t **reps, uin
     char note[600];
     snprintf(note, sizeof note,
              "interrupted: its driver (serve) stopped during this level; rebuilt from its "
-             "repetitions' journals%s%s%s: a partial level, its figures over whole repetitions "
-             "(warm-up and drain included, no measurement window), not comparable with a "
-             "complete level",
+             "repetitions' journals%s%s%s: a partial level, its figures over the whole run after "
+             "the warm-up (drain included, no snapshot window), not comparable with a complete "
+             "level",
              workers && workers[0] ? " and the batches its workers handed over (" : "",
              workers ? workers : "", workers && workers[0] ? ")" : "");
     json_object_set_new(o, "validity", json_pack("{s:b, s:[s]}", "valid", 0, "reasons", note));

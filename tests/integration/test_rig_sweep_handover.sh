@@ -6,10 +6,11 @@
 #  - serve says it rebuilt level 2 from its journal and takes the workers' batches; the sweep's
 #    row is interrupted, its note names the records the workers gave back;
 #  - results.json keeps level 1 whole and holds level 2 marked interrupted and not valid (a
-#    partial level, said in its reasons), with exactly the requests the mock served during level
-#    2 (its own counter, less what level 1's journal holds): none lost, none counted twice, more
-#    than level 2's journal alone held; no level 3 ran;
-#  - the archive has one row per level, level 2's with the same count; the reports were rendered.
+#    partial level, said in its reasons), its records (warm-up included) exactly the requests the
+#    mock served during level 2 (its own counter, less level 1's whole repetition): none lost,
+#    none counted twice, more than level 2's journal alone held; no level 3 ran;
+#  - the archive has one row per level, level 2's with the same count; the reports were rendered;
+#    the hand-over spools sit beside level 2's journal.
 # ctest: parallel (counts and messages; the only timing is the 10 s liveness, far from any bound)
 source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
@@ -78,6 +79,8 @@ esac
 assert_equal "the sweep's archived levels" "$(db "select count(*) from levels where run = 1")" 2
 assert_equal "level 2's archived requests" \
     "$(db "select requests_ok from levels where run = 1 and level = 1")" "$ok"
+assert_equal "hand-over spools beside level 2's journal" \
+    "$(ls "$L"/02-c4/rep-1/handover-*.spool | wc -l)" ${#HANDED[@]}
 ls -d "$L"/03-* 2>/dev/null && fail "level 3 ran"
 grep -q "interrupted" "$R/report.md" || fail "report.md does not say level 2 was interrupted"
 echo "ok: serve killed in level 2 of a sweep; after its restart ${HANDED[*]} handed over $((records - journaled)) records beyond level 2's journal's $journaled: $records in results.json = $served2 served by the mock during level 2; level 1 kept whole"
