@@ -5,7 +5,10 @@
  * worker's into a spool of its own in the run's directory (handover-N-NAME.spool, every batch
  * on disk before its Ack), and when a worker's hand-over ends the run is rebuilt again from the
  * journal and those spools (a batch in both counts once), its row rewritten with the count of
- * records the workers gave back. */
+ * records the workers gave back. A sweep's level in flight is its repetition's run: that one is
+ * rebuilt so (its journal and hand-overs in its own directory), then the level into the sweep's
+ * results.json beside the levels it finished, marked interrupted
+ * (controller/sweep/sweep_recover.h). */
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -18,14 +21,17 @@
 #include "rig_internal.h"
 #include "spool.h"
 #include "spool_merge.h"
+#include "sweep_recover.h"
 
 /* A run serve died during whose workers may hand batches over. */
 struct rig_held {
     int64_t id;
     uint64_t run_id;
     uint32_t workers; /* its worker count (a held batch's index must be below it) */
-    char dir[4096];
-    Stampede__SpoolRun *run; /* its journal's run frame */
+    char dir[4096];   /* the run's directory (a sweep's: the sweep's) */
+    bool sweep;       /* a sweep: its level in flight is level */
+    sweep_recover_level_t level;
+    Stampede__SpoolRun *run; /* its journal's run frame (a sweep's: its repetition in flight's) */
     char **spools;           /* the hand-overs kept in its directory */
     size_t n_spools, cap_spools;
     char names[1024]; /* the workers that handed over, "w1, w2" */
@@ -36,18 +42,8 @@ struct rig_handover {
     char worker[128];
     rig_held_t *held;
     spool_writer_t *writer;
-    char path[4400];
+    char path[4800];
 };
-
-/* Whether dir holds a sweep's results.json (written after each level it finished). */
-static bool sweep_kept(const char *dir) {
-    char path[4200];
-    snprintf(path, sizeof path, "%s/results.json", dir);
-    json_t *root = json_load_file(path, 0, NULL);
-    bool sweep = root && !strcmp(json_string_value(json_object_get(root, "kind")) ?: "", "sweep");
-    json_decref(root);
-    return sweep;
-}
 
 /* The run frame of dir's journal (its first), or NULL. */
 static Stampede__SpoolRun *journal_run(const char *dir) {
@@ -64,9 +60,16 @@ static Stampede__SpoolRun *journal_run(const char *dir) {
     return run;
 }
 
-/* Keeps run id (in dir) for the hand-overs of its workers. */
-static void hold(rig_t *self, int64_t id, const char *dir) {
-    Stampede__SpoolRun *run = journal_run(dir);
+/* What the note of a sweep serve died during says of its level in flight, into buf. */
+static void level_note(char *buf, size_t len, const sweep_recover_level_t *level, bool rebuilt) {
+    snprintf(buf, len, "a sweep; the levels it finished are kept, level %zu (in flight) %s",
+             level->index + 1,
+             rebuilt ? "rebuilt from its journal: partial" : "could not be rebuilt");
+}
+
+/* Keeps run id (in dir; a sweep's level in flight, level) for the hand-overs of its workers. */
+static void hold(rig_t *self, int64_t id, const char *dir, const sweep_recover_level_t *level) {
+    Stampede__SpoolRun *run = journal_run(level ? level->rep : dir);
     if (!run)
         return;
     rig_held_t *h = calloc(1, sizeof *h);
@@ -81,6 +84,8 @@ static void hold(rig_t *self, int64_t id, const char *dir) {
     h->workers = run->worker_count;
     h->run = run;
     snprintf(h->dir, sizeof h->dir, "%s", dir);
+    if ((h->sweep = level != NULL))
+        h->level = *level;
     self->held[self->n_held++] = h;
 }
 
@@ -94,16 +99,29 @@ void rig_recover(rig_t *self) {
         struct stat st;
         int rc = 2;
         spool_merge_options_t merge = {.allow_invalid = true};
-        bool sweep = sweep_kept(dir);
-        if (!sweep && stat(journal, &st) == 0)
+        bool sweep = sweep_recover_is_sweep(dir);
+        sweep_recover_level_t level;
+        bool in_flight = sweep && sweep_recover_find(dir, &level);
+        if (in_flight)
+            rc = sweep_recover_write(self->options.name, dir, &level, NULL, 0, NULL, NULL) == 0 ? 0
+                                                                                                : 1;
+        else if (!sweep && stat(journal, &st) == 0)
             rc = spool_merge_run(dir, NULL, 0, &merge);
-        const char *note =
-            sweep     ? "serve stopped during the run: a sweep; the levels it finished are kept"
-            : rc == 0 ? "serve stopped during the run: merged from its journal"
-            : rc == 2 ? "serve stopped during the run: nothing was journaled"
-                      : "serve stopped during the run: its journal did not merge";
-        if (!sweep && rc != 1 && stat(journal, &st) == 0)
-            hold(self, ids[i], dir);
+        char note[400], what[300];
+        if (in_flight) {
+            level_note(what, sizeof what, &level, rc == 0);
+            snprintf(note, sizeof note, "serve stopped during the run: %s", what);
+        } else
+            snprintf(note, sizeof note, "%s",
+                     sweep     ? "serve stopped during the run: a sweep; the levels it finished "
+                                 "are kept"
+                     : rc == 0 ? "serve stopped during the run: merged from its journal"
+                     : rc == 2 ? "serve stopped during the run: nothing was journaled"
+                               : "serve stopped during the run: its journal did not merge");
+        if (in_flight)
+            hold(self, ids[i], dir, &level);
+        else if (!sweep && rc != 1 && stat(journal, &st) == 0)
+            hold(self, ids[i], dir, NULL);
         rc = sweep ? 130 : rc;
         fprintf(stderr, "%s: run %lld was in progress when serve stopped: %s%s\n",
                 self->options.name, (long long)ids[i],
@@ -146,7 +164,8 @@ static rig_handover_t *handover_open(rig_t *self, rig_held_t *h, const char *wor
     for (char *c = name; *c; c++)
         if (*c == '/')
             *c = '_';
-    snprintf(ho->path, sizeof ho->path, "%s/handover-%zu-%s.spool", h->dir, h->n_spools + 1, name);
+    snprintf(ho->path, sizeof ho->path, "%s/handover-%zu-%s.spool",
+             h->sweep ? h->level.rep : h->dir, h->n_spools + 1, name); /* beside its journal */
     char err[4600], writer[200];
     snprintf(writer, sizeof writer, "serve (handed over by worker %s)", worker);
     Stampede__SpoolRun run = *h->run;
@@ -189,21 +208,28 @@ static int on_batch(void *arg, const char *worker, const Stampede__HeldRun *held
 static void rebuild(rig_t *self, rig_held_t *h) {
     uint64_t from_spools = 0;
     spool_merge_options_t merge = {.allow_invalid = true, .from_spools = &from_spools};
-    int rc = spool_merge_run(h->dir, h->spools, (int)h->n_spools, &merge);
-    char note[1400];
+    int rc = h->sweep ? sweep_recover_write(self->options.name, h->dir, &h->level, h->spools,
+                                            (int)h->n_spools, h->names, &from_spools) == 0
+                            ? 0
+                            : 1
+                      : spool_merge_run(h->dir, h->spools, (int)h->n_spools, &merge);
+    char what[300], note[1400];
+    if (h->sweep)
+        level_note(what, sizeof what, &h->level, true);
+    else
+        snprintf(what, sizeof what, "merged from its journal");
     if (rc == 1) /* said by the merge: the run keeps its last rebuild */
         snprintf(note, sizeof note,
-                 "serve stopped during the run: merged from its journal; its workers' hand-overs "
-                 "(%s) did not merge",
-                 h->names);
+                 "serve stopped during the run: %s; its workers' hand-overs (%s) did not merge",
+                 what, h->names);
     else
         snprintf(note, sizeof note,
-                 "serve stopped during the run: merged from its journal; %" PRIu64
+                 "serve stopped during the run: %s; %" PRIu64
                  " records recovered from its workers (%s)",
-                 from_spools, h->names);
+                 what, from_spools, h->names);
     fprintf(stderr, "%s: run %lld: %s\n", self->options.name, (long long)h->id,
             note + strlen("serve stopped during the run: "));
-    archive_finished(self->archive, h->id, "interrupted", rc, note);
+    archive_finished(self->archive, h->id, "interrupted", h->sweep ? 130 : rc, note);
 }
 
 static void on_end(void *arg, const char *worker, const Stampede__HeldRun *held, const char *why) {

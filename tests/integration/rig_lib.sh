@@ -85,3 +85,52 @@ wait_state() { # wait_state ID STATE SECONDS
     done
     fail "run $1 is '$(db "select state from runs where id = $1")', not $2, after $3 s: $(tail -20 "$SERVE_LOG")"
 }
+
+# write_rig_sweep FILE LEVELS WARMUP SNAPSHOT [OUTPUT_TOKENS [LIVENESS]]: a sweep of concurrency
+# LEVELS ("1, 2, 3") of fixed requests ignoring EOS, one snapshot of SNAPSHOT a level after WARMUP,
+# a 2 s drain; LIVENESS (fleet.liveness) when given.
+write_rig_sweep() {
+    {
+        echo "target: {ignore_eos: true}"
+        echo "workload: {kind: requests, input_tokens: 8, output_tokens: ${5:-8}}"
+        echo "scheduler: {kind: concurrent}"
+        [ -z "${6:-}" ] || echo "fleet: {liveness: $6}"
+        printf 'sweep:\n  concurrency: [%s]\n  warmup: %s\n' "$2" "$3"
+        printf '  snapshots: {count: 1, duration: %s}\n  drain: 2s\n' "$4"
+        echo "validity: {max_schedule_lag: 2s}"
+    } >"$1"
+}
+
+# wait_handovers SERVE_ERR: after serve's restart, each of workers w1 and w2 either names no run
+# (its every record was acknowledged when serve died: it drops the run) or hands its batches
+# over: serve takes them, the hand-over ends, the worker is released. Those that handed over in
+# HANDED; HANDED_NAMES matches them as serve's notes list them ("w[12], w[12]").
+wait_handovers() {
+    local w
+    HANDED=()
+    for w in w1 w2; do
+        wait_for_line "$WORK/$w.err" 15 "the controller counts this worker in run [0-9a-f]+ still: sending its unacknowledged batches from [0-9]+|abandoning run [0-9a-f]+: the controller no longer counts this worker in it" >/dev/null ||
+            fail "worker $w did not come back to serve: $(tail -5 "$WORK/$w.err")"
+        grep -q "abandoning run" "$WORK/$w.err" && continue
+        HANDED+=($w)
+        wait_for_line "$1" 15 "worker $w .*holds batches [0-9]+-[0-9]+ of run [0-9a-f]+ .*taking them over" >/dev/null ||
+            fail "serve did not take worker $w's batches: $(cat "$1")"
+        wait_for_line "$1" 15 "worker $w handed over run [0-9a-f]+: batches up to [0-9]+" >/dev/null ||
+            fail "worker $w's hand-over did not end: $(cat "$1")"
+        wait_for_line "$WORK/$w.err" 5 "released by the controller; idle" >/dev/null ||
+            fail "worker $w was not released after its hand-over: $(tail -5 "$WORK/$w.err")"
+    done
+    [ ${#HANDED[@]} -gt 0 ] || fail "no worker held anything when serve died"
+    HANDED_NAMES=$([ ${#HANDED[@]} = 1 ] && echo "w[12]" || echo "w[12], w[12]")
+}
+
+# taken_over SERVE_ERR HELD REBUILT: serve, restarted with its log in SERVE_ERR, said at its start
+# that run 1 was in progress and HELD (a fixed string); every worker's hand-over ends
+# (wait_handovers); then serve says run 1 was REBUILT (a regex) with those workers' batches.
+taken_over() {
+    grep -qF "run 1 was in progress when serve stopped: $2; its workers' unacknowledged batches are taken when they come back" \
+        "$1" || fail "run 1 was not held for its workers: $(cat "$1")"
+    wait_handovers "$1"
+    wait_for_line "$1" 10 "run 1: $3; [0-9]+ records recovered from its workers \($HANDED_NAMES\)" >/dev/null ||
+        fail "run 1 was not rebuilt with the batches of ${HANDED[*]}: $(grep 'run 1' "$1")"
+}

@@ -50,27 +50,9 @@ journaled=$(json_value "$WORK/journal_only/results.json" 'l["requests_ok"]')
 
 restarted_ns=$(date +%s%N)
 start_serve "$WORK/serve2.err" --expect-workers 2
-grep -q "run 1 was in progress when serve stopped: merged from its journal; its workers' unacknowledged batches are taken when they come back" \
-    "$WORK/serve2.err" || fail "run 1 was not held for its workers: $(tail -5 "$WORK/serve2.err")"
 # A worker whose every record was acknowledged when serve died (its slots waiting at a stale
 # grant) holds nothing: it names no run and simply drops it. The others hand theirs over.
-handed=()
-for w in w1 w2; do
-    wait_for_line "$WORK/$w.err" 15 "the controller counts this worker in run [0-9a-f]+ still: sending its unacknowledged batches from [0-9]+|abandoning run [0-9a-f]+: the controller no longer counts this worker in it" >/dev/null ||
-        fail "worker $w did not come back to serve: $(tail -5 "$WORK/$w.err")"
-    grep -q "abandoning run" "$WORK/$w.err" && continue
-    handed+=($w)
-    wait_for_line "$WORK/serve2.err" 15 "worker $w .*holds batches [0-9]+-[0-9]+ of run [0-9a-f]+ .*taking them over" >/dev/null ||
-        fail "serve did not take worker $w's batches: $(cat "$WORK/serve2.err")"
-    wait_for_line "$WORK/serve2.err" 15 "worker $w handed over run [0-9a-f]+: batches up to [0-9]+" >/dev/null ||
-        fail "worker $w's hand-over did not end: $(cat "$WORK/serve2.err")"
-    wait_for_line "$WORK/$w.err" 5 "released by the controller; idle" >/dev/null ||
-        fail "worker $w was not released after its hand-over: $(tail -5 "$WORK/$w.err")"
-done
-[ ${#handed[@]} -gt 0 ] || fail "no worker held anything when serve died"
-names=$([ ${#handed[@]} = 1 ] && echo "w[12]" || echo "w[12], w[12]")
-wait_for_line "$WORK/serve2.err" 10 "run 1: merged from its journal; [0-9]+ records recovered from its workers \($names\)" >/dev/null ||
-    fail "run 1 was not rebuilt with the batches of ${handed[*]}: $(grep 'run 1' "$WORK/serve2.err")"
+taken_over "$WORK/serve2.err" "merged from its journal" "merged from its journal"
 handover_ms=$((($(date +%s%N) - restarted_ns) / 1000000))
 
 R="$WORK/arch/runs/1/results.json"
@@ -86,7 +68,7 @@ assert_equal "run 1's state" "$(db "select state from runs where id = 1")" inter
 assert_equal "run 1's archived requests" \
     "$(db "select requests_ok from levels where run = 1 and level = 0")" "$ok"
 assert_equal "hand-over spools kept in run 1's directory" \
-    "$(ls "$WORK"/arch/runs/1/handover-*.spool | wc -l)" ${#handed[@]}
+    "$(ls "$WORK"/arch/runs/1/handover-*.spool | wc -l)" ${#HANDED[@]}
 ls "$WORK"/spool/*.spool 2>/dev/null && fail "a worker kept a spool of a run it handed over"
 
 # The workers are free again: the queued run runs on both, whole.
@@ -113,4 +95,4 @@ done
 grep -q "taking them over" "$WORK/serve3.err" && fail "serve took batches of a run it does not know"
 wait_state 4 done 30
 assert_equal "run 4's workers" "$(db "select workers from runs where id = 4")" 2
-echo "ok: serve killed mid-run; after its restart ${handed[*]} handed over $((ok - journaled)) records beyond the journal's $journaled: $ok in results.json = $served served by the mock; rebuilt ${handover_ms} ms after serve was restarted"
+echo "ok: serve killed mid-run; after its restart ${HANDED[*]} handed over $((ok - journaled)) records beyond the journal's $journaled: $ok in results.json = $served served by the mock; rebuilt ${handover_ms} ms after serve was restarted"

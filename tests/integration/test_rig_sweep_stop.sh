@@ -7,17 +7,7 @@
 source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
 
-cat >"$WORK/sweep3.yaml" <<YAML
-target: {ignore_eos: true}
-workload: {kind: requests, input_tokens: 8, output_tokens: 8}
-scheduler: {kind: concurrent}
-sweep:
-  concurrency: [1, 2, 3]
-  warmup: 100ms
-  snapshots: {count: 1, duration: 500ms}
-  drain: 2s
-validity: {max_schedule_lag: 2s}
-YAML
+write_rig_sweep "$WORK/sweep3.yaml" "1, 2, 3" 100ms 500ms
 start_serve "$WORK/serve.err"
 start_rig_worker
 # alice cancels her sweep in its level 2: it ends cancelled with level 1 whole.
