@@ -181,12 +181,14 @@ rig_t *rig_new(const rig_options_t *options) {
 }
 
 /* Starts queued runs, highest priority then oldest, each on a group that runs nothing, while
- * the fleet has the workers each needs (once it has --expect-workers). A run whose group asks
+ * the fleet has the workers each needs (once it has had --expect-workers: a worker lost later is
+ * not waited for again, as in a controller's sweep, docs/protocol.md). A run whose group asks
  * for more workers than are free waits for them, and the runs queued after it wait too: it is
  * not starved by smaller ones. */
 static void start_ready(rig_t *self) {
     uint32_t expect = self->options.expect_workers ? self->options.expect_workers : 1;
-    if (fleet_workers_connected(self->fleet) < expect)
+    self->quorum = self->quorum || fleet_workers_connected(self->fleet) >= expect;
+    if (!self->quorum)
         return;
     for (size_t i = 0; i < RIG_MAX_RUNS && fleet_workers_free(self->fleet) > 0; i++) {
         if (self->active[i].id)

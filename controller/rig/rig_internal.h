@@ -66,6 +66,7 @@ typedef struct rig_follower {
 
 struct rig {
     rig_options_t options;
+    bool quorum; /* --expect-workers were registered once: later runs start on the workers left */
     rig_config_t config;
     archive_t *archive;
     fleet_t *fleet;
