@@ -12,17 +12,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
 rig_worker_key w2
 
-cat >"$WORK/sweep.yaml" <<YAML
-target: {ignore_eos: true}
-workload: {kind: requests, input_tokens: 8, output_tokens: 8}
-scheduler: {kind: concurrent}
-sweep:
-  concurrency: [1, 2]
-  warmup: 200ms
-  snapshots: {count: 1, duration: 1s}
-  drain: 2s
-validity: {max_schedule_lag: 2s}
-YAML
+write_rig_sweep "$WORK/sweep.yaml" "1, 2" 200ms 1s
 start_serve "$WORK/serve.err" --page 127.0.0.1:0
 PAGE=$(wait_for_line "$WORK/serve.err" 5 "the page on http://127\.0\.0\.1:[0-9]+/") ||
     fail "no page: $(cat "$WORK/serve.err")"
