@@ -65,12 +65,16 @@ struct stream {
     uint32_t think_undecided;
     int64_t think_undecided_ns;
     uint32_t think_answer_events;
-    bool multi_token; /* some chunk carries more than one token */
+    /* Some chunk of the reply carried more than one token: chunk_tokens holds each chunk's count.
+     * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
+     * an event), so a stream that never sees one never allocates it. */
+    bool multi_token;
 
     uint32_t n_chunks;
     size_t chunk_cap;
     int64_t *chunk_ns;
-    uint16_t *chunk_tokens;
+    uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
+    size_t tokens_cap;
 
     char *reply;
     size_t reply_len;
@@ -114,13 +118,27 @@ static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ..
     va_end(ap);
 }
 
-/* Room for `need` chunks in both per-chunk arrays (the fit test stays inline: once per chunk). */
+/* Keeps chunk_tokens from now on: as many entries as chunk_ns, the chunks so far at one token. */
+static int stream_track_tokens(stream_t *self) {
+    if (buffer_grow_array(&self->chunk_tokens, &self->tokens_cap, self->chunk_cap,
+                          sizeof(*self->chunk_tokens)) < 0)
+        return -1;
+    if (!self->multi_token)
+        for (uint32_t i = 0; i < self->n_chunks; i++)
+            self->chunk_tokens[i] = 1;
+    self->multi_token = true;
+    return 0;
+}
+
+/* Room for `need` chunks in the per-chunk arrays (the fit test stays inline: once per chunk). */
 static int stream_reserve_chunks(stream_t *self, size_t need) {
     if (need <= self->chunk_cap)
         return 0;
-    return buffer_grow_pair(&self->chunk_ns, sizeof(*self->chunk_ns), &self->chunk_tokens,
-                            sizeof(*self->chunk_tokens), &self->chunk_cap,
-                            need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need);
+    if (buffer_grow_array(&self->chunk_ns, &self->chunk_cap,
+                          need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need,
+                          sizeof(*self->chunk_ns)) < 0)
+        return -1;
+    return self->multi_token ? stream_track_tokens(self) : 0;
 }
 
 /* Copies a message into out as printable text, cut at a UTF-8 character boundary. */
@@ -179,12 +197,22 @@ static uint16_t stream_clamp_tokens(uint32_t tokens) {
     return tokens > UINT16_MAX ? UINT16_MAX : (uint16_t)tokens;
 }
 
-/* Adds tokens to chunk i, saturating. */
-static void stream_add_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
-    uint32_t sum = (uint32_t)self->chunk_tokens[i] + tokens;
-    self->chunk_tokens[i] = stream_clamp_tokens(sum);
-    if (self->chunk_tokens[i] > 1)
-        self->multi_token = true;
+/* The tokens chunk i carried so far. */
+static uint32_t stream_chunk_tokens(const stream_t *self, uint32_t i) {
+    return self->multi_token ? self->chunk_tokens[i] : 1;
+}
+
+/* Sets chunk i's tokens, saturating; the first count above one starts chunk_tokens. */
+static void stream_set_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
+    if (!self->multi_token) {
+        if (tokens <= 1)
+            return;
+        if (stream_track_tokens(self) < 0) {
+            stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
+            return;
+        }
+    }
+    self->chunk_tokens[i] = stream_clamp_tokens(tokens);
 }
 
 /* How many tokens the event about to join chunk `into` carried. Usage on a token event is a
@@ -207,7 +235,9 @@ static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, ui
     if (self->usage_first_chunk != UINT32_MAX) {
         /* it was counted as one token; the running total proved it carried more */
         if (self->usage_first_tokens > 1)
-            stream_add_tokens(self, self->usage_first_chunk, self->usage_first_tokens - 1);
+            stream_set_tokens(self, self->usage_first_chunk,
+                              stream_chunk_tokens(self, self->usage_first_chunk) +
+                                  self->usage_first_tokens - 1);
         self->usage_first_chunk = UINT32_MAX;
     }
     return delta;
@@ -274,11 +304,11 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
             return;
         }
         self->chunk_ns[self->n_chunks] = self->now_ns;
-        self->chunk_tokens[self->n_chunks] = 0;
         self->n_chunks++;
     }
     uint32_t into = self->n_chunks - 1;
-    stream_add_tokens(self, into, stream_event_tokens(self, info, into));
+    uint32_t tokens = stream_event_tokens(self, info, into);
+    stream_set_tokens(self, into, join ? stream_chunk_tokens(self, into) + tokens : tokens);
     self->settings->counters->token_chunks++;
     if (!rec->first_token_ns)
         rec->first_token_ns = self->now_ns;
@@ -891,9 +921,8 @@ static void stream_parse_json_body(stream_t *self) {
                           .kind != THINK_IS_REASONING;
     bool has_reasoning = json_string_length(reasoning) > 0 || (n && !has_answer);
     if (has_answer || has_reasoning) {
-        self->chunk_ns[0] = rec->end_ns;
-        self->chunk_tokens[0] = 1;
-        if (self->tokens) { /* the whole reply is one chunk */
+        self->chunk_ns[0] = rec->end_ns; /* one token, as chunks are until told otherwise */
+        if (self->tokens) {              /* the whole reply is one chunk */
             reply_tokens_text(self->tokens, json_string_value(reasoning),
                               json_string_length(reasoning), 0);
             reply_tokens_text(self->tokens, json_string_value(content), json_string_length(content),
@@ -1029,13 +1058,19 @@ static void stream_classify(stream_t *self, CURLcode result) {
  * chunk carries the tokens whose last byte came in it. */
 static void stream_count_reply(stream_t *self) {
     request_record_t *rec = self->record;
+    if (stream_track_tokens(self) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory counting the reply's tokens");
+        return;
+    }
     uint32_t tokens = reply_tokens_finish(self->tokens, self->chunk_tokens, self->n_chunks);
     if (reply_tokens_failed(self->tokens))
         return;
     rec->tokenizer_tokens = tokens;
     rec->has_tokenizer_count = true;
-    for (uint32_t i = 0; i < self->n_chunks && !self->multi_token; i++)
-        self->multi_token = self->chunk_tokens[i] > 1;
+    bool multi_token = false; /* else the record says one token a chunk with no array */
+    for (uint32_t i = 0; i < self->n_chunks && !multi_token; i++)
+        multi_token = self->chunk_tokens[i] > 1;
+    self->multi_token = multi_token;
 }
 
 static void stream_publish(stream_t *self) {
