@@ -40,18 +40,23 @@ struct stream {
     sse_parser_t *parser;
     request_record_t *record;
 
+    /* Fields ordered by size, so that the struct has no holes (one per stream). */
     int pending_status; /* status line of the header block being received */
-    bool pending_sse;   /* that block said Content-Type: text/event-stream */
     int status;         /* status of the final response, once its headers ended */
+    bool pending_sse;   /* that block said Content-Type: text/event-stream */
     bool headers_done;
     bool streaming; /* a 2xx text/event-stream body: parsed as SSE as it arrives */
     bool sniffed;   /* the first body bytes were looked at */
     bool got_done;  /* data: [DONE] */
     bool got_finish;
+    bool usage_seen; /* some earlier event carried usage */
+    /* Some chunk of the reply carried more than one token: chunk_tokens holds each chunk's count.
+     * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
+     * an event), so a stream that never sees one never allocates it. */
+    bool multi_token;
     int socket_errno; /* why the last socket could not be created (EMFILE...); 0 it could */
-    int64_t done_ns;
-    bool usage_seen;           /* some earlier event carried usage */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
+    int64_t done_ns;
     /* The first token chunk with usage when no usage came before it: counted as one token until a
      * later token chunk also carries usage (continuous usage stats), which proves its usage was a
      * running total; then it gets the tokens that total says it carried. */
@@ -63,12 +68,8 @@ struct stream {
      * events counted as answer (moved to reasoning when a closing tag comes with no opening). */
     think_t think;
     uint32_t think_undecided;
-    int64_t think_undecided_ns;
     uint32_t think_answer_events;
-    /* Some chunk of the reply carried more than one token: chunk_tokens holds each chunk's count.
-     * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
-     * an event), so a stream that never sees one never allocates it. */
-    bool multi_token;
+    int64_t think_undecided_ns;
 
     uint32_t n_chunks;
     size_t chunk_cap;
@@ -86,12 +87,12 @@ struct stream {
 
     const char *upload; /* the request body (not owned) */
     size_t upload_len;
-    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
     size_t upload_off;        /* bytes handed to curl so far (through stream_on_read) */
     long request_bytes;       /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
     int64_t upload_done_ns;   /* when the last body byte was handed to curl; 0 before */
     int64_t first_header_ns;  /* receive stamp of the first response header line; 0 before */
     uint32_t resends;         /* curl sent the request again (a reused connection died) */
+    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
     long retry_after_s;       /* the last response's Retry-After in seconds; -1 when absent */
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
