@@ -236,6 +236,34 @@ static void test_chunk_integers_of_every_length_end_where_their_digits_do(void *
         }
 }
 
+/* The values a member loop reads inline, not through skip_value: a null finish_reason, an
+ * integer that is a lone 0 ("index"), keep the JSON grammar at each one's edges. */
+static void test_chunk_inlined_null_and_zero_keep_the_grammar(void **state) {
+    chunk_info_t c = parse_ok("{\"choices\":[{\"index\":0,\"finish_reason\":null}]}");
+    assert_null(c.finish_reason);
+    c = parse_ok("{\"choices\":[{\"index\":0 ,\"delta\":{\"content\":\"x\"},"
+                 "\"finish_reason\":null }]}");
+    assert_raw(c.content, c.content_len, "x");
+    c = parse_ok("{\"choices\":[{\"index\":0.5e1,\"finish_reason\":\"stop\"}],\"index\":0}");
+    assert_raw(c.finish_reason, c.finish_reason_len, "stop");
+    static const char *bad[] = {
+        "{\"choices\":[{\"finish_reason\":nul}]}",
+        "{\"choices\":[{\"finish_reason\":nulls}]}",
+        "{\"choices\":[{\"finish_reason\":null",
+        "{\"choices\":[{\"index\":01}]}",
+        "{\"choices\":[{\"index\":0.}]}",
+        "{\"choices\":[{\"index\":0e}]}",
+        "{\"choices\":[{\"index\":0",
+        "{\"index\":00}",
+        "{\"choices\":[{\"index\":0x1}]}",
+    };
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        chunk_info_t out;
+        if (parse_exact(bad[i], strlen(bad[i]), &out) == 0)
+            fail_msg("%s was parsed", bad[i]);
+    }
+}
+
 static void test_chunk_usage_numbers_saturate(void **state) {
     chunk_info_t c = parse_ok("{\"usage\":{\"prompt_tokens\":4294967296,\"completion_tokens\":-3,"
                               "\"prompt_tokens_details\":{\"cached_tokens\":1.5e3}}}");
@@ -1152,6 +1180,7 @@ int main(void) {
         cmocka_unit_test(test_chunk_error_object_forms),
         cmocka_unit_test(test_chunk_sent_ns_is_read_as_int64),
         cmocka_unit_test(test_chunk_integers_of_every_length_end_where_their_digits_do),
+        cmocka_unit_test(test_chunk_inlined_null_and_zero_keep_the_grammar),
         cmocka_unit_test(test_chunk_usage_numbers_saturate),
         cmocka_unit_test(test_chunk_done_only_when_exact),
         cmocka_unit_test(test_chunk_pretty_printed_json_with_whitespace),
