@@ -255,20 +255,26 @@ static __attribute__((unused)) const char *scan_literal(const char *p, const cha
  * when malformed. */
 static inline __attribute__((always_inline)) const char *
 object_next(const char *p, const char *end, bool first, const char **key, size_t *key_len) {
-    p = skip_space(p, end);
     if (p >= end)
         return NULL;
-    if (*p == '}') {
-        *key = NULL;
-        return p + 1;
-    }
-    if (!first) {
-        if (*p != ',')
-            return NULL;
+    if (!first && *p == ',') { /* a value followed at once by the next member: the common case */
         p++;
-        if (p < end && *p != '"') /* space is rare: test for the quote first */
-            p = skip_space(p, end);
+    } else {
+        p = skip_space(p, end);
+        if (p >= end)
+            return NULL;
+        if (*p == '}') {
+            *key = NULL;
+            return p + 1;
+        }
+        if (!first) {
+            if (*p != ',')
+                return NULL;
+            p++;
+        }
     }
+    if (p < end && *p != '"') /* space is rare: test for the quote first */
+        p = skip_space(p, end);
     if (p >= end || *p != '"' || !(p = scan_string(p, end, key, key_len)))
         return NULL;
     if (p >= end || *p != ':') {

@@ -264,6 +264,28 @@ static void test_chunk_inlined_null_and_zero_keep_the_grammar(void **state) {
     }
 }
 
+/* A comma right after a value takes a shorter path than one after space: both read the next
+ * member, and what may not follow a comma is refused either way. */
+static void test_chunk_member_separators_with_and_without_space(void **state) {
+    static const char *good[] = {
+        "{\"x\":1,\"sent_ns\":7}",   "{\"x\":1 ,\"sent_ns\":7}",    "{\"x\":1, \"sent_ns\":7}",
+        "{\"x\":1,\n\"sent_ns\":7}", "{\"x\":1\t,\t\"sent_ns\":7}", "{\"x\":\"a\",\"sent_ns\":7 }",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        chunk_info_t c = parse_ok(good[i]);
+        if (!c.has_sent_ns || c.sent_ns != 7)
+            fail_msg("%s: sent_ns not read", good[i]);
+    }
+    static const char *bad[] = {"{\"x\":1,}",       "{\"x\":1, }",       "{\"x\":1,,\"sent_ns\":7}",
+                                "{\"x\":1,",        "{\"x\":1 ,",        "{\"x\":1,sent_ns:7}",
+                                "{\"x\":1,:\"a\"}", "{\"x\":1 \"s\":2}", "{,\"x\":1}"};
+    for (size_t i = 0; i < sizeof bad / sizeof *bad; i++) {
+        chunk_info_t out;
+        if (parse_exact(bad[i], strlen(bad[i]), &out) == 0)
+            fail_msg("%s was parsed", bad[i]);
+    }
+}
+
 static void test_chunk_usage_numbers_saturate(void **state) {
     chunk_info_t c = parse_ok("{\"usage\":{\"prompt_tokens\":4294967296,\"completion_tokens\":-3,"
                               "\"prompt_tokens_details\":{\"cached_tokens\":1.5e3}}}");
@@ -1181,6 +1203,7 @@ int main(void) {
         cmocka_unit_test(test_chunk_sent_ns_is_read_as_int64),
         cmocka_unit_test(test_chunk_integers_of_every_length_end_where_their_digits_do),
         cmocka_unit_test(test_chunk_inlined_null_and_zero_keep_the_grammar),
+        cmocka_unit_test(test_chunk_member_separators_with_and_without_space),
         cmocka_unit_test(test_chunk_usage_numbers_saturate),
         cmocka_unit_test(test_chunk_done_only_when_exact),
         cmocka_unit_test(test_chunk_pretty_printed_json_with_whitespace),
