@@ -54,7 +54,8 @@ struct stream {
      * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
      * an event), so a stream that never sees one never allocates it. */
     bool multi_token;
-    int socket_errno; /* why the last socket could not be created (EMFILE...); 0 it could */
+    bool reply_unused; /* stream_drop_reply: nobody reads the reply text of this request */
+    int socket_errno;  /* why the last socket could not be created (EMFILE...); 0 it could */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
     int64_t done_ns;
     /* The first token chunk with usage when no usage came before it: counted as one token until a
@@ -292,6 +293,20 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
     self->record->content_bytes += n;
 }
 
+/* Without a reader of the reply text, only what the next event's tag detection may read of it is
+ * kept (think_lookback: a few bytes, none once the reply is past its closing tag or detection is
+ * off), so the text takes no memory per stream beyond one event's. */
+static void stream_trim_reply(stream_t *self) {
+    size_t keep = think_lookback(&self->think, &self->settings->reasoning_tags);
+    if (self->reply_len <= keep)
+        return;
+    size_t drop = self->reply_len - keep;
+    if (keep)
+        memmove(self->reply, self->reply + drop, keep);
+    self->reply_len = keep;
+    think_forget(&self->think, drop);
+}
+
 /* Token events with the same receive stamp (delivered by one read) form one chunk: they reached
  * us at the same instant, so the gap before them is shared by all their tokens (docs/metrics.md
  * section 2). An event is answer when it carries a tool call, refusal text, or content outside
@@ -318,6 +333,8 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
         size_t text_from = self->reply_len;
         stream_append_content(self, info);
         answer = stream_think(self, text_from, answer);
+        if (self->reply_unused)
+            stream_trim_reply(self);
     }
     if (info->has_refusal)
         rec->refusal = true;
@@ -704,7 +721,16 @@ request_record_t *stream_record(const stream_t *self) {
     return self->record;
 }
 
+void stream_drop_reply(stream_t *self) {
+    assert(self);
+    self->reply_unused = true;
+}
+
 const char *stream_reply(const stream_t *self, size_t *len) {
+    if (self->reply_unused) {
+        *len = 0;
+        return "";
+    }
     *len = self->reply_len;
     return self->reply ? self->reply : "";
 }
@@ -727,6 +753,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->multi_token = false;
+    self->reply_unused = false;
     think_reset(&self->think, &self->settings->reasoning_tags);
     self->think_undecided = 0;
     self->think_undecided_ns = 0;
