@@ -255,20 +255,26 @@ static __attribute__((unused)) const char *scan_literal(const char *p, const cha
  * when malformed. */
 static inline __attribute__((always_inline)) const char *
 object_next(const char *p, const char *end, bool first, const char **key, size_t *key_len) {
-    p = skip_space(p, end);
     if (p >= end)
         return NULL;
-    if (*p == '}') {
-        *key = NULL;
-        return p + 1;
-    }
-    if (!first) {
-        if (*p != ',')
-            return NULL;
+    if (!first && *p == ',') { /* a value followed at once by the next member: the common case */
         p++;
-        if (p < end && *p != '"') /* space is rare: test for the quote first */
-            p = skip_space(p, end);
+    } else {
+        p = skip_space(p, end);
+        if (p >= end)
+            return NULL;
+        if (*p == '}') {
+            *key = NULL;
+            return p + 1;
+        }
+        if (!first) {
+            if (*p != ',')
+                return NULL;
+            p++;
+        }
     }
+    if (p < end && *p != '"') /* space is rare: test for the quote first */
+        p = skip_space(p, end);
     if (p >= end || *p != '"' || !(p = scan_string(p, end, key, key_len)))
         return NULL;
     if (p >= end || *p != ':') {
@@ -393,8 +399,9 @@ skip_member_value(const char *p, const char *end, int depth) {
     }
     if (p < end && *p == 'n')
         return scan_literal(p, end, "null", 4);
-    if (p < end && *p >= '1' && *p <= '9') { /* a plain integer ("created", "index") */
-        const char *after = skip_digits(p, end);
+    if (p < end && *p >= '0' && *p <= '9') { /* a plain integer ("created", "index") */
+        /* a leading 0 is the whole integer part: a digit after it fails at the member's end */
+        const char *after = *p == '0' ? p + 1 : skip_digits(p, end);
         if (after >= end || (*after != '.' && *after != 'e' && *after != 'E'))
             return after;
     }
@@ -406,6 +413,8 @@ static __attribute__((unused)) const char *read_string(const char *p, const char
                                                        const char **body, size_t *body_len) {
     if (p < end && *p == '"')
         return scan_string(p, end, body, body_len);
+    if (p < end && *p == 'n') /* "finish_reason": null on every token but the last */
+        return scan_literal(p, end, "null", 4);
     return skip_value(p, end, depth);
 }
 
@@ -491,16 +500,36 @@ static __attribute__((unused)) int64_t number_clamped(const char *p, size_t len,
 
 /* The value of the eight digits at p, three multiplications instead of eight steps: pairs of
  * digits, then pairs of pairs, then the two halves (the first digit is the most significant). */
-static inline uint64_t eight_digits(const char *p) {
-    uint64_t v;
-    memcpy(&v, p, 8);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+/* The value of eight digits as a little-endian word (a zero byte counts as the digit 0). */
+static inline uint64_t eight_digits_word(uint64_t v) {
     v = ((v & 0x0F0F0F0F0F0F0F0Full) * (10 * 256 + 1)) >> 8;
     v = ((v & 0x00FF00FF00FF00FFull) * (100 * 65536 + 1)) >> 16;
     return ((v & 0x0000FFFF0000FFFFull) * (10000ull * 4294967296ull + 1)) >> 32;
+}
+
+static inline uint64_t eight_digits(const char *p) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return eight_digits_word(v);
 #else
-    v = 0;
+    uint64_t v = 0;
     for (int i = 0; i < 8; i++)
+        v = v * 10 + (uint64_t)(p[i] - '0');
+    return v;
+#endif
+}
+
+/* The value of the n (1 to 8) digits at p, with eight bytes readable from p: shifted up to the
+ * word's top, the bytes after them gone and zero bytes below. */
+static inline uint64_t eight_digits_head(const char *p, size_t n) {
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return eight_digits_word(v << (8 * (8 - n)));
+#else
+    uint64_t v = 0;
+    for (size_t i = 0; i < n; i++)
         v = v * 10 + (uint64_t)(p[i] - '0');
     return v;
 #endif
@@ -519,7 +548,10 @@ static __attribute__((unused)) const char *read_integer(const char *p, const cha
         if (n <= 18 && (after >= end || (*after != '.' && *after != 'e' && *after != 'E'))) {
             uint64_t v = 0;
             size_t i = 0;
-            if (n >= 8) {
+            if (n > 8 && n <= 16) { /* the last eight, and the n - 8 before them in one word */
+                v = eight_digits_head(p, n - 8) * 100000000u + eight_digits(p + n - 8);
+                i = n;
+            } else if (n >= 8) {
                 v = eight_digits(p);
                 i = 8;
             }

@@ -2,7 +2,6 @@
 
 #include <assert.h>
 #include <errno.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,6 +30,13 @@ typedef struct sse_field {
     bool owned;
 } sse_field_t;
 
+typedef enum sse_failure {
+    SSE_FAILED_NOT,
+    SSE_FAILED_NO_MEMORY, /* a buffer could not grow */
+    SSE_FAILED_LINE,      /* a line beyond the limit */
+    SSE_FAILED_DATA,      /* an event's joined data beyond the limit */
+} sse_failure_t;
+
 struct sse_parser {
     sse_event_fn fn;
     void *arg;
@@ -47,21 +53,23 @@ struct sse_parser {
     bool skip_lf;    /* the last line ended in CR at the end of a slice: a leading LF is its */
     size_t limit;
     int error;
-    char error_text[160];
+    /* The last error's message, formatted when asked for (sse_parser_error): its kind and
+     * figures, not 160 bytes of text in every stream's parser. */
+    sse_failure_t failure;
+    const char *failure_what; /* the buffer that could not grow */
+    size_t failure_sizes[2];
     uint64_t allocs;
     uint64_t copied;
 };
 
 static const unsigned char sse_bom[3] = {0xEF, 0xBB, 0xBF};
 
-static int parser_fail(sse_parser_t *self, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
-
-static int parser_fail(sse_parser_t *self, int code, const char *fmt, ...) {
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(self->error_text, sizeof self->error_text, fmt, ap);
-    va_end(ap);
+static int parser_fail(sse_parser_t *self, int code, sse_failure_t failure, const char *what,
+                       size_t first, size_t second) {
+    self->failure = failure;
+    self->failure_what = what;
+    self->failure_sizes[0] = first;
+    self->failure_sizes[1] = second;
     self->error = code;
     return code;
 }
@@ -71,15 +79,13 @@ static int parser_reserve(sse_parser_t *self, sse_buffer_t *buffer, size_t need,
         return 0;
     if (buffer_grow_array(&buffer->bytes, &buffer->cap,
                           need < SSE_MIN_CAPACITY ? SSE_MIN_CAPACITY : need, 1) < 0)
-        return parser_fail(self, -ENOMEM, "out of memory growing the SSE %s buffer to %zu bytes",
-                           what, need);
+        return parser_fail(self, -ENOMEM, SSE_FAILED_NO_MEMORY, what, need, 0);
     self->allocs++;
     return 0;
 }
 
 static int parser_line_too_long(sse_parser_t *self, size_t len) {
-    return parser_fail(self, -EMSGSIZE, "SSE line of at least %zu bytes exceeds the limit of %zu",
-                       len, self->limit);
+    return parser_fail(self, -EMSGSIZE, SSE_FAILED_LINE, NULL, len, self->limit);
 }
 
 static void field_point(sse_field_t *field, const char *ptr, size_t len) {
@@ -125,9 +131,7 @@ static int parser_data_append(sse_parser_t *self, const char *value, size_t len)
     }
     size_t joined = data->len + 1 + len;
     if (joined > self->limit)
-        return parser_fail(self, -EMSGSIZE,
-                           "SSE event data of %zu bytes exceeds the limit of %zu bytes", joined,
-                           self->limit);
+        return parser_fail(self, -EMSGSIZE, SSE_FAILED_DATA, NULL, joined, self->limit);
     int rc = data->owned ? 0 : parser_pin(self, data, &self->data_bytes, "data");
     if (!rc)
         rc = parser_reserve(self, &self->data_bytes, joined, "data");
@@ -367,7 +371,7 @@ void sse_parser_reset(sse_parser_t *self) {
     self->bom_matched = 0;
     self->skip_lf = false;
     self->error = 0;
-    self->error_text[0] = '\0';
+    self->failure = SSE_FAILED_NOT;
 }
 
 sse_parser_t *sse_parser_new(sse_event_fn fn, void *arg) {
@@ -397,7 +401,25 @@ void sse_parser_destroy(sse_parser_t **self_p) {
 
 const char *sse_parser_error(const sse_parser_t *self) {
     assert(self);
-    return self->error_text;
+    static _Thread_local char text[160];
+    const size_t *n = self->failure_sizes;
+    switch (self->failure) {
+    case SSE_FAILED_NOT:
+        return "";
+    case SSE_FAILED_NO_MEMORY:
+        snprintf(text, sizeof text, "out of memory growing the SSE %s buffer to %zu bytes",
+                 self->failure_what, n[0]);
+        break;
+    case SSE_FAILED_LINE:
+        snprintf(text, sizeof text, "SSE line of at least %zu bytes exceeds the limit of %zu", n[0],
+                 n[1]);
+        break;
+    case SSE_FAILED_DATA:
+        snprintf(text, sizeof text, "SSE event data of %zu bytes exceeds the limit of %zu bytes",
+                 n[0], n[1]);
+        break;
+    }
+    return text;
 }
 
 void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes) {

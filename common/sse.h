@@ -47,8 +47,8 @@ int sse_parser_feed(sse_parser_t *self, const char *buf, size_t len);
  * spec says); the state is left as is, reset starts the next stream. */
 int sse_parser_finish(sse_parser_t *self);
 
-/* The human reason for the last negative return of sse_parser_feed ("" when none); owned by
- * the parser, valid until the next feed or reset. */
+/* The human reason for the last negative return of sse_parser_feed ("" when none), formatted
+ * now into a buffer of the calling thread's: valid until its next call in that thread. */
 const char *sse_parser_error(const sse_parser_t *self);
 
 /* Caps the bytes of one line and of one event's joined data (default 64 MiB), so a server

@@ -1,6 +1,7 @@
 #include "think.h"
 
 #include <assert.h>
+#include <stdint.h>
 #include <string.h>
 
 static bool think_space(char c) {
@@ -27,6 +28,18 @@ void think_reset(think_t *self, const think_tags_t *tags) {
     bool on = tags && tags->open_len && tags->close_len;
     self->phase = on ? THINK_START : THINK_AFTER;
     self->from = 0;
+}
+
+size_t think_lookback(const think_t *self, const think_tags_t *tags) {
+    assert(self);
+    if (self->phase == THINK_START)
+        return SIZE_MAX;
+    return self->phase == THINK_AFTER ? 0 : tags->close_len - 1;
+}
+
+void think_forget(think_t *self, size_t dropped) {
+    assert(self && self->phase != THINK_START);
+    self->from = self->from > dropped ? self->from - dropped : 0;
 }
 
 /* THINK_START: the reply's first text decides whether it opens with the tag. Returns false when

@@ -63,6 +63,16 @@ typedef struct think_event {
 /* Starts a reply: THINK_START, or THINK_AFTER when tags is off. */
 void think_reset(think_t *self, const think_tags_t *tags);
 
+/* How many of the reply text's last bytes the next think_feed may read besides its event's: all
+ * of them (SIZE_MAX) while the reply has not got past its opening, none once detection is over,
+ * else the closing tag's length - 1 (a tag split across events). A caller that keeps no more of the
+ * text than this calls think_forget for what it dropped. */
+size_t think_lookback(const think_t *self, const think_tags_t *tags);
+
+/* The caller dropped the first `dropped` bytes of the reply text (keeping think_lookback's): the
+ * positions think keeps move back with it. */
+void think_forget(think_t *self, size_t dropped);
+
 /* Classifies one content event whose text is text[event_from..len) of the reply text so far
  * (text[0..event_from) was fed before). */
 think_event_t think_feed(think_t *self, const think_tags_t *tags, const char *text,

@@ -596,6 +596,8 @@ int engine_submit(engine_t *self, const engine_request_t *request, engine_done_f
     int64_t now = loop_now_ns();
     int rc = stream_begin(slot->stream, request->url, request->body, request->body_len,
                           request->session_header, request->record, now);
+    if (request->reply_unused)
+        stream_drop_reply(slot->stream);
     if (rc == 0 &&
         curl_multi_add_handle(slot->shard->multi, stream_easy(slot->stream)) == CURLM_OK) {
         slot->in_multi = true;

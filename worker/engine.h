@@ -42,9 +42,10 @@ typedef struct engine_request {
     const char *body; /* JSON body; must stay valid until the done callback */
     size_t body_len;
     const char *session_header; /* the session's id for the session header, or NULL: none */
-    request_record_t *record;   /* caller-owned; ids and intended_ns set by the caller, the rest
-                                   filled by the engine (chunk arrays point into engine storage
-                                   that stays valid only during the done callback) */
+    bool reply_unused; /* the done callback ignores reply: the engine keeps none, passes "" */
+    request_record_t *record; /* caller-owned; ids and intended_ns set by the caller, the rest
+                                 filled by the engine (chunk arrays point into engine storage
+                                 that stays valid only during the done callback) */
 } engine_request_t;
 
 /* Called once per request, on the loop thread, when the transfer ends in any way. reply is the

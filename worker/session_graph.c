@@ -242,6 +242,8 @@ static session_send_t *session_graph_build(session_graph_run_t *run, uint32_t j,
     if (node->summarising)
         words =
             session_prompt_build_summarise(&run->prompt, self->cfg, self->scaffold, j, &req->body);
+    /* the reply is read by the node's descendants (their history) and as a summary, else never */
+    req->reply_unused = !node->summarising && run->child_start[j] == run->child_start[j + 1];
     request_record_t *rec = &req->record;
     memset(rec, 0, sizeof *rec);
     rec->session = run->shape.index;

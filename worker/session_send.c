@@ -165,6 +165,7 @@ session_send_result_t session_sender_send(session_sender_t *self, session_send_t
                                       .body = req->body.data,
                                       .body_len = req->body.len,
                                       .session_header = named ? req->session_id : NULL,
+                                      .reply_unused = req->reply_unused,
                                       .record = rec};
     if (session_sender_submit(self, req) == 0)
         return SESSION_SEND_INFLIGHT;

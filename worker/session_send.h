@@ -22,6 +22,7 @@ typedef struct session_send {
     void *owner;                   /* the caller's: what the request belongs to */
     uint32_t node;                 /* the caller's: which of the owner's nodes it is */
     int64_t submit_ns;
+    bool reply_unused;     /* the caller reads no reply text: the engine keeps none (engine.h) */
     uint64_t retry_timer;  /* waiting to be resent after a 429: its loop timer */
     int64_t retry_from_ns; /* when that 429 ended */
     body_t body;

@@ -40,18 +40,24 @@ struct stream {
     sse_parser_t *parser;
     request_record_t *record;
 
+    /* Fields ordered by size, so that the struct has no holes (one per stream). */
     int pending_status; /* status line of the header block being received */
-    bool pending_sse;   /* that block said Content-Type: text/event-stream */
     int status;         /* status of the final response, once its headers ended */
+    bool pending_sse;   /* that block said Content-Type: text/event-stream */
     bool headers_done;
     bool streaming; /* a 2xx text/event-stream body: parsed as SSE as it arrives */
     bool sniffed;   /* the first body bytes were looked at */
     bool got_done;  /* data: [DONE] */
     bool got_finish;
-    int socket_errno; /* why the last socket could not be created (EMFILE...); 0 it could */
-    int64_t done_ns;
-    bool usage_seen;           /* some earlier event carried usage */
+    bool usage_seen; /* some earlier event carried usage */
+    /* Some chunk of the reply carried more than one token: chunk_tokens holds each chunk's count.
+     * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
+     * an event), so a stream that never sees one never allocates it. */
+    bool multi_token;
+    bool reply_unused; /* stream_drop_reply: nobody reads the reply text of this request */
+    int socket_errno;  /* why the last socket could not be created (EMFILE...); 0 it could */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
+    int64_t done_ns;
     /* The first token chunk with usage when no usage came before it: counted as one token until a
      * later token chunk also carries usage (continuous usage stats), which proves its usage was a
      * running total; then it gets the tokens that total says it carried. */
@@ -63,14 +69,14 @@ struct stream {
      * events counted as answer (moved to reasoning when a closing tag comes with no opening). */
     think_t think;
     uint32_t think_undecided;
-    int64_t think_undecided_ns;
     uint32_t think_answer_events;
-    bool multi_token; /* some chunk carries more than one token */
+    int64_t think_undecided_ns;
 
     uint32_t n_chunks;
     size_t chunk_cap;
     int64_t *chunk_ns;
-    uint16_t *chunk_tokens;
+    uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
+    size_t tokens_cap;
 
     char *reply;
     size_t reply_len;
@@ -82,12 +88,12 @@ struct stream {
 
     const char *upload; /* the request body (not owned) */
     size_t upload_len;
-    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
     size_t upload_off;        /* bytes handed to curl so far (through stream_on_read) */
     long request_bytes;       /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
     int64_t upload_done_ns;   /* when the last body byte was handed to curl; 0 before */
     int64_t first_header_ns;  /* receive stamp of the first response header line; 0 before */
     uint32_t resends;         /* curl sent the request again (a reused connection died) */
+    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
     long retry_after_s;       /* the last response's Retry-After in seconds; -1 when absent */
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
@@ -114,13 +120,27 @@ static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ..
     va_end(ap);
 }
 
-/* Room for `need` chunks in both per-chunk arrays (the fit test stays inline: once per chunk). */
+/* Keeps chunk_tokens from now on: as many entries as chunk_ns, the chunks so far at one token. */
+static int stream_track_tokens(stream_t *self) {
+    if (buffer_grow_array(&self->chunk_tokens, &self->tokens_cap, self->chunk_cap,
+                          sizeof(*self->chunk_tokens)) < 0)
+        return -1;
+    if (!self->multi_token)
+        for (uint32_t i = 0; i < self->n_chunks; i++)
+            self->chunk_tokens[i] = 1;
+    self->multi_token = true;
+    return 0;
+}
+
+/* Room for `need` chunks in the per-chunk arrays (the fit test stays inline: once per chunk). */
 static int stream_reserve_chunks(stream_t *self, size_t need) {
     if (need <= self->chunk_cap)
         return 0;
-    return buffer_grow_pair(&self->chunk_ns, sizeof(*self->chunk_ns), &self->chunk_tokens,
-                            sizeof(*self->chunk_tokens), &self->chunk_cap,
-                            need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need);
+    if (buffer_grow_array(&self->chunk_ns, &self->chunk_cap,
+                          need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need,
+                          sizeof(*self->chunk_ns)) < 0)
+        return -1;
+    return self->multi_token ? stream_track_tokens(self) : 0;
 }
 
 /* Copies a message into out as printable text, cut at a UTF-8 character boundary. */
@@ -179,12 +199,22 @@ static uint16_t stream_clamp_tokens(uint32_t tokens) {
     return tokens > UINT16_MAX ? UINT16_MAX : (uint16_t)tokens;
 }
 
-/* Adds tokens to chunk i, saturating. */
-static void stream_add_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
-    uint32_t sum = (uint32_t)self->chunk_tokens[i] + tokens;
-    self->chunk_tokens[i] = stream_clamp_tokens(sum);
-    if (self->chunk_tokens[i] > 1)
-        self->multi_token = true;
+/* The tokens chunk i carried so far. */
+static uint32_t stream_chunk_tokens(const stream_t *self, uint32_t i) {
+    return self->multi_token ? self->chunk_tokens[i] : 1;
+}
+
+/* Sets chunk i's tokens, saturating; the first count above one starts chunk_tokens. */
+static void stream_set_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
+    if (!self->multi_token) {
+        if (tokens <= 1)
+            return;
+        if (stream_track_tokens(self) < 0) {
+            stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
+            return;
+        }
+    }
+    self->chunk_tokens[i] = stream_clamp_tokens(tokens);
 }
 
 /* How many tokens the event about to join chunk `into` carried. Usage on a token event is a
@@ -207,7 +237,9 @@ static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, ui
     if (self->usage_first_chunk != UINT32_MAX) {
         /* it was counted as one token; the running total proved it carried more */
         if (self->usage_first_tokens > 1)
-            stream_add_tokens(self, self->usage_first_chunk, self->usage_first_tokens - 1);
+            stream_set_tokens(self, self->usage_first_chunk,
+                              stream_chunk_tokens(self, self->usage_first_chunk) +
+                                  self->usage_first_tokens - 1);
         self->usage_first_chunk = UINT32_MAX;
     }
     return delta;
@@ -261,6 +293,20 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
     self->record->content_bytes += n;
 }
 
+/* Without a reader of the reply text, only what the next event's tag detection may read of it is
+ * kept (think_lookback: a few bytes, none once the reply is past its closing tag or detection is
+ * off), so the text takes no memory per stream beyond one event's. */
+static void stream_trim_reply(stream_t *self) {
+    size_t keep = think_lookback(&self->think, &self->settings->reasoning_tags);
+    if (self->reply_len <= keep)
+        return;
+    size_t drop = self->reply_len - keep;
+    if (keep)
+        memmove(self->reply, self->reply + drop, keep);
+    self->reply_len = keep;
+    think_forget(&self->think, drop);
+}
+
 /* Token events with the same receive stamp (delivered by one read) form one chunk: they reached
  * us at the same instant, so the gap before them is shared by all their tokens (docs/metrics.md
  * section 2). An event is answer when it carries a tool call, refusal text, or content outside
@@ -274,11 +320,11 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
             return;
         }
         self->chunk_ns[self->n_chunks] = self->now_ns;
-        self->chunk_tokens[self->n_chunks] = 0;
         self->n_chunks++;
     }
     uint32_t into = self->n_chunks - 1;
-    stream_add_tokens(self, into, stream_event_tokens(self, info, into));
+    uint32_t tokens = stream_event_tokens(self, info, into);
+    stream_set_tokens(self, into, join ? stream_chunk_tokens(self, into) + tokens : tokens);
     self->settings->counters->token_chunks++;
     if (!rec->first_token_ns)
         rec->first_token_ns = self->now_ns;
@@ -287,6 +333,8 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
         size_t text_from = self->reply_len;
         stream_append_content(self, info);
         answer = stream_think(self, text_from, answer);
+        if (self->reply_unused)
+            stream_trim_reply(self);
     }
     if (info->has_refusal)
         rec->refusal = true;
@@ -673,7 +721,16 @@ request_record_t *stream_record(const stream_t *self) {
     return self->record;
 }
 
+void stream_drop_reply(stream_t *self) {
+    assert(self);
+    self->reply_unused = true;
+}
+
 const char *stream_reply(const stream_t *self, size_t *len) {
+    if (self->reply_unused) {
+        *len = 0;
+        return "";
+    }
     *len = self->reply_len;
     return self->reply ? self->reply : "";
 }
@@ -696,6 +753,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->multi_token = false;
+    self->reply_unused = false;
     think_reset(&self->think, &self->settings->reasoning_tags);
     self->think_undecided = 0;
     self->think_undecided_ns = 0;
@@ -891,9 +949,8 @@ static void stream_parse_json_body(stream_t *self) {
                           .kind != THINK_IS_REASONING;
     bool has_reasoning = json_string_length(reasoning) > 0 || (n && !has_answer);
     if (has_answer || has_reasoning) {
-        self->chunk_ns[0] = rec->end_ns;
-        self->chunk_tokens[0] = 1;
-        if (self->tokens) { /* the whole reply is one chunk */
+        self->chunk_ns[0] = rec->end_ns; /* one token, as chunks are until told otherwise */
+        if (self->tokens) {              /* the whole reply is one chunk */
             reply_tokens_text(self->tokens, json_string_value(reasoning),
                               json_string_length(reasoning), 0);
             reply_tokens_text(self->tokens, json_string_value(content), json_string_length(content),
@@ -1029,13 +1086,19 @@ static void stream_classify(stream_t *self, CURLcode result) {
  * chunk carries the tokens whose last byte came in it. */
 static void stream_count_reply(stream_t *self) {
     request_record_t *rec = self->record;
+    if (stream_track_tokens(self) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory counting the reply's tokens");
+        return;
+    }
     uint32_t tokens = reply_tokens_finish(self->tokens, self->chunk_tokens, self->n_chunks);
     if (reply_tokens_failed(self->tokens))
         return;
     rec->tokenizer_tokens = tokens;
     rec->has_tokenizer_count = true;
-    for (uint32_t i = 0; i < self->n_chunks && !self->multi_token; i++)
-        self->multi_token = self->chunk_tokens[i] > 1;
+    bool multi_token = false; /* else the record says one token a chunk with no array */
+    for (uint32_t i = 0; i < self->n_chunks && !multi_token; i++)
+        multi_token = self->chunk_tokens[i] > 1;
+    self->multi_token = multi_token;
 }
 
 static void stream_publish(stream_t *self) {

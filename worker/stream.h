@@ -85,8 +85,12 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns);
 /* Ends the request without curl (cancelled, or never started): sets end_ns and the error. */
 void stream_abandon(stream_t *self, error_class_t error, const char *message, int64_t end_ns);
 
-/* The reply text (the answer's text deltas, JSON-unescaped, concatenated); owned by the stream,
- * valid until the next stream_begin. */
+/* After stream_begin: the caller will not read this request's reply text, so the stream keeps
+ * none of it (but the few bytes the reasoning tags' detection looks back over). */
+void stream_drop_reply(stream_t *self);
+
+/* The reply text (the answer's text deltas, JSON-unescaped, concatenated), empty after
+ * stream_drop_reply; owned by the stream, valid until the next stream_begin. */
 const char *stream_reply(const stream_t *self, size_t *len);
 
 /* The record of the request in flight (NULL between requests). */

@@ -31,6 +31,19 @@ static chunk_info_t parse_ok(const char *json) {
     return info;
 }
 
+/* Each payload is refused: -1, and out left all zero. */
+static void assert_refused(const char *const *bad, size_t n) {
+    for (size_t i = 0; i < n; i++) {
+        chunk_info_t c;
+        memset(&c, 0x5A, sizeof c);
+        if (parse_exact(bad[i], strlen(bad[i]), &c) != -1)
+            fail_msg("accepted malformed JSON #%zu: %s", i, bad[i]);
+        chunk_info_t zero;
+        memset(&zero, 0, sizeof zero);
+        assert_memory_equal(&c, &zero, sizeof c);
+    }
+}
+
 static void test_chunk_vllm_role_chunk_has_empty_content(void **state) {
     chunk_info_t c = parse_ok("{\"id\":\"chatcmpl-9f3c\",\"object\":\"chat.completion.chunk\","
                               "\"created\":1740000000,\"model\":\"Qwen/Qwen2.5-7B-Instruct\","
@@ -236,6 +249,48 @@ static void test_chunk_integers_of_every_length_end_where_their_digits_do(void *
         }
 }
 
+/* The values a member loop reads inline, not through skip_value: a null finish_reason, an
+ * integer that is a lone 0 ("index"), keep the JSON grammar at each one's edges. */
+static void test_chunk_inlined_null_and_zero_keep_the_grammar(void **state) {
+    chunk_info_t c = parse_ok("{\"choices\":[{\"index\":0,\"finish_reason\":null}]}");
+    assert_null(c.finish_reason);
+    c = parse_ok("{\"choices\":[{\"index\":0 ,\"delta\":{\"content\":\"x\"},"
+                 "\"finish_reason\":null }]}");
+    assert_raw(c.content, c.content_len, "x");
+    c = parse_ok("{\"choices\":[{\"index\":0.5e1,\"finish_reason\":\"stop\"}],\"index\":0}");
+    assert_raw(c.finish_reason, c.finish_reason_len, "stop");
+    static const char *bad[] = {
+        "{\"choices\":[{\"finish_reason\":nul}]}",
+        "{\"choices\":[{\"finish_reason\":nulls}]}",
+        "{\"choices\":[{\"finish_reason\":null",
+        "{\"choices\":[{\"index\":01}]}",
+        "{\"choices\":[{\"index\":0.}]}",
+        "{\"choices\":[{\"index\":0e}]}",
+        "{\"choices\":[{\"index\":0",
+        "{\"index\":00}",
+        "{\"choices\":[{\"index\":0x1}]}",
+    };
+    assert_refused(bad, sizeof bad / sizeof *bad);
+}
+
+/* A comma right after a value takes a shorter path than one after space: both read the next
+ * member, and what may not follow a comma is refused either way. */
+static void test_chunk_member_separators_with_and_without_space(void **state) {
+    static const char *good[] = {
+        "{\"x\":1,\"sent_ns\":7}",   "{\"x\":1 ,\"sent_ns\":7}",    "{\"x\":1, \"sent_ns\":7}",
+        "{\"x\":1,\n\"sent_ns\":7}", "{\"x\":1\t,\t\"sent_ns\":7}", "{\"x\":\"a\",\"sent_ns\":7 }",
+    };
+    for (size_t i = 0; i < sizeof good / sizeof *good; i++) {
+        chunk_info_t c = parse_ok(good[i]);
+        if (!c.has_sent_ns || c.sent_ns != 7)
+            fail_msg("%s: sent_ns not read", good[i]);
+    }
+    static const char *bad[] = {"{\"x\":1,}",       "{\"x\":1, }",       "{\"x\":1,,\"sent_ns\":7}",
+                                "{\"x\":1,",        "{\"x\":1 ,",        "{\"x\":1,sent_ns:7}",
+                                "{\"x\":1,:\"a\"}", "{\"x\":1 \"s\":2}", "{,\"x\":1}"};
+    assert_refused(bad, sizeof bad / sizeof *bad);
+}
+
 static void test_chunk_usage_numbers_saturate(void **state) {
     chunk_info_t c = parse_ok("{\"usage\":{\"prompt_tokens\":4294967296,\"completion_tokens\":-3,"
                               "\"prompt_tokens_details\":{\"cached_tokens\":1.5e3}}}");
@@ -310,15 +365,7 @@ static void test_chunk_malformed_json_returns_minus_1_and_zeroes(void **state) {
         "{\"usage\":{\"prompt_tokens\":}}",
         "{\"error\":{\"message\":\"x\"",
     };
-    for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
-        chunk_info_t c;
-        memset(&c, 0x5A, sizeof c);
-        if (parse_exact(bad[i], strlen(bad[i]), &c) != -1)
-            fail_msg("accepted malformed JSON #%zu: %s", i, bad[i]);
-        chunk_info_t zero;
-        memset(&zero, 0, sizeof zero);
-        assert_memory_equal(&c, &zero, sizeof c);
-    }
+    assert_refused(bad, sizeof bad / sizeof bad[0]);
     chunk_info_t c;
     assert_int_equal(parse_exact("{\"a\":1}\0", 8, &c), -1);    /* a NUL after the object */
     assert_int_equal(parse_exact("{\"a\":\"\0\"}", 8, &c), -1); /* a raw NUL in a string */
@@ -1152,6 +1199,8 @@ int main(void) {
         cmocka_unit_test(test_chunk_error_object_forms),
         cmocka_unit_test(test_chunk_sent_ns_is_read_as_int64),
         cmocka_unit_test(test_chunk_integers_of_every_length_end_where_their_digits_do),
+        cmocka_unit_test(test_chunk_inlined_null_and_zero_keep_the_grammar),
+        cmocka_unit_test(test_chunk_member_separators_with_and_without_space),
         cmocka_unit_test(test_chunk_usage_numbers_saturate),
         cmocka_unit_test(test_chunk_done_only_when_exact),
         cmocka_unit_test(test_chunk_pretty_printed_json_with_whitespace),

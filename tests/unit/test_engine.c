@@ -193,6 +193,7 @@ typedef struct outcome {
     char reply[65536];
     size_t reply_len;
     int done;
+    bool reply_unused; /* set before the run: submitted with engine_request_t.reply_unused */
 } outcome_t;
 
 typedef struct run {
@@ -277,8 +278,11 @@ static char *chat_body(int max_tokens, int stream) {
 
 static void submit_one(run_t *run, const char *url, const char *body, outcome_t *o) {
     memset(&o->record, 0, sizeof(o->record));
-    engine_request_t req = {
-        .url = url, .body = body, .body_len = strlen(body), .record = &o->record};
+    engine_request_t req = {.url = url,
+                            .body = body,
+                            .body_len = strlen(body),
+                            .reply_unused = o->reply_unused,
+                            .record = &o->record};
     assert_int_equal(engine_submit(run->engine, &req, on_done, o), 0);
     run->pending++;
 }
@@ -1401,6 +1405,42 @@ static void test_engine_think_block_split_across_events_is_reasoning(void **stat
     assert_string_equal(o.reply, "<think>\nOkay, so</think>\n\nThe end");
 }
 
+/* A request whose reply nobody reads keeps none of its text, yet both kinds of reply (with the
+ * opening tag, and with only the closing one) split their tags across events and are classified
+ * as when the whole text is kept: the stream keeps what the detection looks back over. */
+static void test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split(void **state) {
+    static const char *const opened[] = {TOKEN_CHUNK("  <thi"),        TOKEN_CHUNK("nk>\\nOkay"),
+                                         TOKEN_CHUNK(", so"),          TOKEN_CHUNK("</th"),
+                                         TOKEN_CHUNK("ink>\\n\\nThe"), TOKEN_CHUNK(" end"),
+                                         FINISH_CHUNK("length"),       "data: [DONE]\n\n"};
+    static const char *const closed[] = {TOKEN_CHUNK("Okay, we"), TOKEN_CHUNK(", so</"),
+                                         TOKEN_CHUNK("thi"),      TOKEN_CHUNK("nk>\\n\\nParis"),
+                                         TOKEN_CHUNK(" it is"),   FINISH_CHUNK("stop"),
+                                         "data: [DONE]\n\n"};
+    static outcome_t kept, dropped;
+    for (int reply = 0; reply < 2; reply++) {
+        const char *const *events = reply ? closed : opened;
+        int n = reply ? 7 : 8;
+        memset(&kept, 0, sizeof kept);
+        memset(&dropped, 0, sizeof dropped);
+        dropped.reply_unused = true;
+        run_scripted_with_tags(events, n, true, &kept);
+        run_scripted_with_tags(events, n, true, &dropped);
+        assert_int_equal(dropped.record.error, ERROR_NONE);
+        assert_true(kept.reply_len > 10);
+        assert_int_equal(dropped.reply_len, 0);
+        assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+        assert_int_equal(dropped.n_chunks, kept.n_chunks);
+        assert_int_equal(dropped.record.reasoning_chunks, kept.record.reasoning_chunks);
+        assert_int_equal(dropped.record.content_chunks, kept.record.content_chunks);
+        assert_int_equal(dropped.record.reasoning_chunks, reply ? 3 : 4);
+        /* the same event index opened the answer in both runs */
+        for (uint32_t i = 0; i < kept.n_chunks; i++)
+            if (kept.record.first_content_ns == kept.chunk_ns[i])
+                assert_int_equal(dropped.record.first_content_ns, dropped.chunk_ns[i]);
+    }
+}
+
 /* An R1 distill whose template wrote <think> into the prompt: only the closing tag comes. */
 static void test_engine_closing_tag_alone_makes_what_came_before_reasoning(void **state) {
     static const char *const events[] = {TOKEN_CHUNK("Okay"),     TOKEN_CHUNK(", so"),
@@ -1486,6 +1526,7 @@ int main(void) {
         cmocka_unit_test(test_engine_retry_after_seconds_and_http_date),
         cmocka_unit_test(test_engine_refusal_only_reply_has_its_latencies_and_is_counted),
         cmocka_unit_test(test_engine_think_block_split_across_events_is_reasoning),
+        cmocka_unit_test(test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split),
         cmocka_unit_test(test_engine_closing_tag_alone_makes_what_came_before_reasoning),
         cmocka_unit_test(test_engine_partial_tag_that_is_not_one_is_answer_from_the_start),
         cmocka_unit_test(test_engine_think_tags_off_counts_everything_as_answer),
