@@ -57,6 +57,7 @@ for profile in ${PARITY_PROFILES:-h200-llama70b h200-llama70b-eagle3}; do
 import json, sys
 levels = json.load(open(sys.argv[1]))["levels"]
 gaps = [l["gap"]["endpoints"][0]["ttft"]["gap_mean_ms"] for l in levels if l.get("gap")]
+gaps = [g for g in gaps if g is not None]  # a level the breaker stopped early may have none
 print("%dus" % round(sum(gaps) / len(gaps) / 2 * 1000))' "$OUT/$profile-real/results.json")
     start_ns=$(date +%s%N)
     if ! "$BIN" simulate "$OUT/$profile.yaml" --network-delay "$delay" --allow-invalid \
