@@ -57,7 +57,7 @@ for profile in ${PARITY_PROFILES:-h200-llama70b h200-llama70b-eagle3}; do
 import json, sys
 levels = json.load(open(sys.argv[1]))["levels"]
 # levels the breaker stopped are left out: their requests timed out, so their gap is none or
-# meaningless (-5.9 s on Phase 3's c = 160)
+# meaningless (-5.9 s on Phase 3 at c = 160)
 gaps = [l["gap"]["endpoints"][0]["ttft"]["gap_mean_ms"] for l in levels
         if l.get("gap") and not l.get("stopped_early")]
 gaps = [g for g in gaps if g is not None and g >= 0]
