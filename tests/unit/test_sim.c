@@ -100,22 +100,34 @@ static int chat_body(char *buf, size_t len, const char *prefix, int n_words, int
     return n;
 }
 
+/* One chat request of 100 prompt tokens and 10 output tokens, alone on one virtual replica of o,
+ * answered into a; *calls_in_submit says how many answers came from inside the submit, *end_ns
+ * the virtual instant the loop ran dry. */
+static void ask_alone(const mock_options_t *o, answer_t *a, int *calls_in_submit, int64_t *end_ns) {
+    loop_t *loop = loop_new_virtual(START_NS);
+    char err[256];
+    mock_virtual_t *server = mock_virtual_new(loop, o, 1, MOCK_ROUTER_ROUND_ROBIN, err, sizeof err);
+    assert_non_null(server);
+    char body[4096];
+    int len = chat_body(body, sizeof body, "hello", 99, 10); /* 100 prompt tokens */
+    assert_non_null(mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, a));
+    *calls_in_submit = a->calls;
+    loop_run(loop);
+    *end_ns = loop_now_ns();
+    mock_virtual_destroy(&server);
+    loop_destroy(&loop);
+}
+
 static void test_virtual_server_answers_at_the_engine_models_instants(void **state) {
     (void)state;
     mock_options_t o;
     mock_options_init(&o);
     o.prefix_cache = false;
-    loop_t *loop = loop_new_virtual(START_NS);
-    char err[256];
-    mock_virtual_t *server =
-        mock_virtual_new(loop, &o, 1, MOCK_ROUTER_ROUND_ROBIN, err, sizeof err);
-    assert_non_null(server);
-    char body[4096];
-    int len = chat_body(body, sizeof body, "hello", 99, 10); /* 100 prompt tokens */
     answer_t a = {0};
-    assert_non_null(mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, &a));
-    assert_int_equal(a.calls, 0); /* never from inside submit */
-    loop_run(loop);
+    int calls_in_submit;
+    int64_t end_ns;
+    ask_alone(&o, &a, &calls_in_submit, &end_ns);
+    assert_int_equal(calls_in_submit, 0); /* never from inside submit */
     assert_int_equal(a.calls, 1);
     assert_int_equal(a.reply.status, 200);
     assert_int_equal(a.reply.prompt_tokens, 100);
@@ -127,8 +139,6 @@ static void test_virtual_server_answers_at_the_engine_models_instants(void **sta
     double first_ms = o.ttft_overhead_ms + step_ms + 100 / o.prefill_tokens_per_s * 1e3;
     assert_true(fabs((double)(a.first_event_ns - START_NS) / 1e6 - first_ms) < 1e-3);
     assert_true(fabs((double)(a.last_event_ns - a.first_event_ns) / 1e6 - 9 * step_ms) < 1e-3);
-    mock_virtual_destroy(&server);
-    loop_destroy(&loop);
     mock_options_clear(&o);
 }
 
@@ -140,21 +150,13 @@ static void test_virtual_server_answers_a_refusal_after_a_round_trip(void **stat
     mock_options_t o;
     mock_options_init(&o);
     o.max_model_len = 16;
-    loop_t *loop = loop_new_virtual(START_NS);
-    char err[256];
-    mock_virtual_t *server =
-        mock_virtual_new(loop, &o, 1, MOCK_ROUTER_ROUND_ROBIN, err, sizeof err);
-    assert_non_null(server);
-    char body[4096];
-    int len = chat_body(body, sizeof body, "hello", 99, 10);
     answer_t a = {0};
-    assert_non_null(mock_virtual_submit(server, MOCK_API_CHAT, body, (size_t)len, keep_answer, &a));
-    loop_run(loop);
+    int calls_in_submit;
+    int64_t end_ns;
+    ask_alone(&o, &a, &calls_in_submit, &end_ns);
     assert_int_equal(a.calls, 1);
     assert_int_equal(a.reply.status, 400);
-    assert_int_equal(loop_now_ns() - START_NS, MOCK_VIRTUAL_REFUSAL_NS);
-    mock_virtual_destroy(&server);
-    loop_destroy(&loop);
+    assert_int_equal(end_ns - START_NS, MOCK_VIRTUAL_REFUSAL_NS);
     mock_options_clear(&o);
 }
 
