@@ -146,13 +146,16 @@ static double cal_step_sse(const double *w, const double *step, size_t n, double
 static int cal_fit_tpot(cal_t *self) {
     double w[CAL_MAX_LEVELS], step[CAL_MAX_LEVELS];
     bool used[CAL_MAX_LEVELS] = {false};
-    size_t n = 0, distinct = 0, tails = 0;
+    size_t n = 0, distinct = 0, tails = 0, begins = 0, pinned = 0;
     for (size_t i = 0; i < self->n; i++) {
         const cal_level_t *l = &self->levels[i];
-        if (l->queued_tail) { /* its batch is unknown: between the capacity and the concurrency */
+        if (l->queued_tail && !l->queue_begins) { /* its batch is unknown: between the
+                                                   * capacity and the concurrency */
             tails++;
             continue;
         }
+        begins += l->queue_begins;
+        pinned += l->saturated && !l->server && isnan(l->rate) && self->p[P_MAX_SEQS].fitted;
         bool is_new = true;
         for (size_t j = 0; j < n; j++)
             is_new = is_new && fabs(w[j] - l->batch) > 0.5;
@@ -183,10 +186,12 @@ static int cal_fit_tpot(cal_t *self) {
     char quality[480], levels[400];
     snprintf(quality, sizeof quality,
              "decode step = tpot_base x batch^alpha: R^2 %.4f over %zu levels (%zu batch "
-             "sizes)%s%s%s",
+             "sizes)%s%s%s%s%s",
              sst > 0 ? 1 - sse / sst : 1.0, n, distinct,
              self->levels[0].server ? "" : "; client TPOT, batch by Little's law",
-             tails ? "; levels where some requests queued (TTFT p95) left out" : "",
+             pinned ? ", past the knee max_num_seqs" : "",
+             begins ? "; the first level where some requests queued (TTFT p95) kept" : "",
+             tails ? "; the levels above it left out" : "",
              self->base->spec_tokens ? "; the base's speculative decoding taken out" : "");
     cal_levels_text(self, used, levels, sizeof levels);
     cal_set(&self->p[P_TPOT_BASE], b, quality, levels);
@@ -379,9 +384,10 @@ static void cal_print_table(const cal_t *self, FILE *out) {
         fprintf(out, "%-44.44s %7.1f %8.2f/%-8.2f ", l->name, l->running, l->tpot_ms, tpot);
         if (!l->server) {
             fprintf(out, "%17s %17s %15s%s\n", "-", "-", "- (client)",
-                    l->saturated     ? " past the TTFT knee"
-                    : l->queued_tail ? " some queued (TTFT p95): not in the TPOT fit"
-                                     : "");
+                    l->saturated      ? " past the TTFT knee"
+                    : l->queue_begins ? " some queued (TTFT p95): the first, in the TPOT fit"
+                    : l->queued_tail  ? " some queued (TTFT p95): not in the TPOT fit"
+                                      : "");
             continue;
         }
         double prefill = tpot + (l->prompt - l->hits) / p[P_PREFILL].value * 1e3;
@@ -419,6 +425,9 @@ int calibrate_run(const calibrate_options_t *o, FILE *out) {
         cal_fit_overhead(self);
         cal_fit_prefill(self);
         cal_client_fit_first_token(self);
+        cal_fit_max_seqs(self);
+        cal_client_fit_max_seqs(self);
+        cal_client_pin_saturated(self);
         if (cal_fit_tpot(self) != 0) {
             fprintf(stderr, "calibrate: the levels ran one batch size only (running gauge, or "
                             "in flight by Little's law): TPOT against the batch needs two or "
@@ -427,8 +436,6 @@ int calibrate_run(const calibrate_options_t *o, FILE *out) {
         }
     }
     if (rc == 0) {
-        cal_fit_max_seqs(self);
-        cal_client_fit_max_seqs(self);
         cal_fit_kv(self);
         cal_fit_cache(self);
         cal_fit_context(self);

@@ -53,6 +53,28 @@ void cal_client_mark_saturated(cal_t *self) {
         if (!past) /* below the knee the batch varies: what a decoding request sees */
             l->batch = cal_batch_seen(l);
     }
+    for (size_t i = 0; i < self->n; i++) {
+        cal_level_t *l = &self->levels[i];
+        bool first = l->queued_tail;
+        for (size_t j = 0; j < self->n && first; j++) {
+            const cal_level_t *below = &self->levels[j];
+            first = !(below->input == l->input && below->queued_tail && below->c < l->c);
+        }
+        l->queue_begins = first;
+    }
+}
+
+void cal_client_pin_saturated(cal_t *self) {
+    const cal_param_t *capacity = &self->p[P_MAX_SEQS];
+    if (!capacity->fitted)
+        return;
+    for (size_t i = 0; i < self->n; i++) {
+        cal_level_t *l = &self->levels[i];
+        /* the clients past the capacity wait, so the engine runs full; open arrivals' queue
+         * comes and goes, so a rate level keeps Little's law's batch */
+        if (l->saturated && !l->server && isnan(l->rate))
+            l->batch = capacity->value;
+    }
 }
 
 static int cal_double_cmp(const void *a, const void *b) {
