@@ -93,8 +93,7 @@ static void cal_fit_prefill(cal_t *self) {
                           false);
 }
 
-/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without). */
-static double cal_tokens_per_step(const mock_profile_t *base) {
+double cal_tokens_per_step(const mock_profile_t *base) {
     double tokens = 1, p = 1;
     for (uint32_t i = 0; i < base->spec_tokens; i++)
         tokens += p *= base->spec_acceptance; /* a draft is kept if every one before it was */
@@ -142,7 +141,8 @@ static double cal_step_sse(const double *w, const double *step, size_t n, double
 
 /* TPOT base and exponent: decode step = tpot_base x batch^alpha, alpha by a fine search, the base
  * by least squares. A fixed part of the step (the mock's step_fixed) is not told apart from
- * these two by a sweep (the fit trades them), so it is left at 0 and folds into them. */
+ * these two by a sweep (the fit trades them), so it is left at 0 and folds into them. -1, said
+ * on stderr, when the levels cannot give a curve. */
 static int cal_fit_tpot(cal_t *self) {
     double w[CAL_MAX_LEVELS], step[CAL_MAX_LEVELS];
     bool used[CAL_MAX_LEVELS] = {false};
@@ -164,8 +164,11 @@ static int cal_fit_tpot(cal_t *self) {
         step[n++] = cal_decode_step_ms(self, l);
         used[i] = true;
     }
-    if (distinct < 2)
+    if (distinct < 2) {
+        fprintf(stderr, "calibrate: the levels ran one batch size only (running gauge, or in "
+                        "flight by Little's law): TPOT against the batch needs two or more\n");
         return -1;
+    }
     double best = INFINITY, best_alpha = 1, b = 0;
     for (double alpha = 0.01; alpha <= 2.0 + 1e-9; alpha += 0.001) {
         double a1, sse = cal_step_sse(w, step, n, alpha, &a1);
@@ -174,6 +177,15 @@ static int cal_fit_tpot(cal_t *self) {
             best_alpha = alpha;
             b = a1;
         }
+    }
+    if (!(b > 0)) { /* the mock refuses a step <= 0: say why instead of writing it */
+        fprintf(stderr,
+                "calibrate: TPOT x the %.3g tokens a step keeps, less the draft model's %.3g ms "
+                "(--base %s's speculative decoding), leaves no decode step: the levels' TPOT is "
+                "too low for that base\n",
+                cal_tokens_per_step(self->base),
+                self->base->spec_tokens * self->base->spec_draft_ms, self->base->name);
+        return -1;
     }
     double mean = 0, sst = 0, sse = 0;
     for (size_t i = 0; i < n; i++)
@@ -428,12 +440,8 @@ int calibrate_run(const calibrate_options_t *o, FILE *out) {
         cal_fit_max_seqs(self);
         cal_client_fit_max_seqs(self);
         cal_client_pin_saturated(self);
-        if (cal_fit_tpot(self) != 0) {
-            fprintf(stderr, "calibrate: the levels ran one batch size only (running gauge, or "
-                            "in flight by Little's law): TPOT against the batch needs two or "
-                            "more\n");
+        if (cal_fit_tpot(self) != 0)
             rc = -1;
-        }
     }
     if (rc == 0) {
         cal_fit_kv(self);

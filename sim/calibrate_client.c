@@ -142,7 +142,8 @@ void cal_client_fit_max_seqs(cal_t *self) {
 
 /* One point of TTFT against prompt tokens: the uncached prompt, and the TTFT less the step in
  * progress when the request came (half a step on average) and the step that carries its prefill
- * (a decode step: TPOT), which leaves the overhead + the prompt's prefill. */
+ * (a decode step: TPOT, times the tokens a step keeps under speculative decoding), which leaves
+ * the overhead + the prompt's prefill. */
 typedef struct cal_ttft_point {
     double uncached, first_token_ms;
 } cal_ttft_point_t;
@@ -174,14 +175,15 @@ void cal_client_fit_first_token(cal_t *self) {
         if (!l->prompt_known || l->saturated || !cal_lowest_of_input(self, l))
             continue;
         used[i] = true;
+        double steps = 1.5 * l->tpot_ms * cal_tokens_per_step(self->base);
         /* a graph's roles are points of their own (their prompts differ), the level's hit rate
          * taken out of each; else the level is one point */
         double uncached_share = l->prompt > 0 ? 1 - l->hits / l->prompt : 1;
         for (size_t r = 0; l->n_roles >= 2 && r < l->n_roles && n < CAL_MAX_LEVELS; r++)
-            pt[n++] = (cal_ttft_point_t){l->role_prompt[r] * uncached_share,
-                                         l->role_ttft_ms[r] - 1.5 * l->tpot_ms};
+            pt[n++] =
+                (cal_ttft_point_t){l->role_prompt[r] * uncached_share, l->role_ttft_ms[r] - steps};
         if (l->n_roles < 2 && n < CAL_MAX_LEVELS)
-            pt[n++] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - 1.5 * l->tpot_ms};
+            pt[n++] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - steps};
     }
     for (size_t k = 0; k < n; k++) {
         lo = fmin(lo, pt[k].uncached);
@@ -216,7 +218,7 @@ void cal_client_fit_first_token(cal_t *self) {
             b = sxy / sxx;
         }
         snprintf(quality, sizeof quality,
-                 "TTFT - 1.5 TPOT = overhead + uncached prompt / rate, a line over %zu points "
+                 "TTFT - 1.5 steps = overhead + uncached prompt / rate, a line over %zu points "
                  "(the lowest levels, or their roles; uncached prompts %.0f to %.0f tokens)%s",
                  n, lo, hi, origin);
         cal_set(prefill, 1e3 / b, quality, levels);
@@ -227,7 +229,7 @@ void cal_client_fit_first_token(cal_t *self) {
     for (size_t i = 0; i < n; i++)
         sum += pt[i].first_token_ms - (rate > 0 ? pt[i].uncached / rate * 1e3 : 0);
     snprintf(quality, sizeof quality,
-             "TTFT - 1.5 TPOT - the prompt's prefill at the base's %.0f tokens/s, mean of %zu "
+             "TTFT - 1.5 steps - the prompt's prefill at the base's %.0f tokens/s, mean of %zu "
              "points (the rate is not told apart from the overhead)",
              rate, n);
     cal_set(overhead, fmax(0, sum / n), quality, levels);

@@ -87,6 +87,9 @@ int cal_levels_read(cal_t *self, const char *arg, size_t input);
 void cal_levels_text(const cal_t *self, const bool *used, char *buf, size_t len);
 /* Sets p as fitted from the data. */
 void cal_set(cal_param_t *p, double value, const char *quality, const char *levels);
+/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without):
+ * a decode step is TPOT times this. */
+double cal_tokens_per_step(const mock_profile_t *base);
 /* Whether l is the lowest concurrency of its input. */
 bool cal_lowest_of_input(const cal_t *self, const cal_level_t *l);
 

@@ -24,6 +24,7 @@
 #include "mock_cli.h"
 #include "mock_options.h"
 #include "mock_profiles.h"
+#include "temp_file.h"
 
 /* A calibrated profile: its engine and TTFT overhead as `stampede mock --profile-file` loads
  * them, and the text calibrate printed (each parameter's quality). */
@@ -33,10 +34,8 @@ typedef struct calibrated {
     char printed[16384];
 } calibrated_t;
 
-static void calibrate_fixture(const char *fixture, const char *base, calibrated_t *out) {
-    const char *data = getenv("STAMPEDE_DATA");
-    char results[1024], profile[] = "/tmp/stampede-test-calibrate-XXXXXX";
-    snprintf(results, sizeof results, "%s/calibrate/%s", data ? data : "tests/data", fixture);
+static void calibrate_file(const char *results, const char *base, calibrated_t *out) {
+    char profile[] = "/tmp/stampede-test-calibrate-XXXXXX";
     int fd = mkstemp(profile);
     assert_true(fd >= 0);
     close(fd);
@@ -52,6 +51,13 @@ static void calibrate_fixture(const char *fixture, const char *base, calibrated_
         fail_msg("the calibrated profile does not load: %s", err);
     mock_options_engine_config(&out->options, &out->engine);
     unlink(profile);
+}
+
+static void calibrate_fixture(const char *fixture, const char *base, calibrated_t *out) {
+    const char *data = getenv("STAMPEDE_DATA");
+    char results[1024];
+    snprintf(results, sizeof results, "%s/calibrate/%s", data ? data : "tests/data", fixture);
+    calibrate_file(results, base, out);
 }
 
 /* The printed line of one parameter ("  key   value   quality..."). */
@@ -177,7 +183,64 @@ test_calibrate_phase3_table_reproduces_h200_llama70b_eagle3_within_its_tolerance
     free(c);
 }
 
+/* Client figures with prompt counts under a base with speculative decoding: a decode step is
+ * TPOT x the tokens a step keeps (1 + 0.37 + 0.37^2 + 0.37^3 = 1.557 under h200-llama70b-eagle3),
+ * so the TTFT's 1.5 steps are 1.5 x 60 x 1.557 = 140.1 ms, not 90: two roles of 1000 and 3000
+ * prompt tokens at an overhead of 50 ms and 10,000 tokens/s give both back. */
+static void test_calibrate_first_token_takes_out_speculative_steps_not_tpot(void **s) {
+    (void)s;
+    const char *text =
+        "{\"schema_version\": 2, \"kind\": \"sweep\", \"levels\": ["
+        "{\"concurrency\": 1, \"ttft_ms\": {\"mean\": 390.1}, \"tpot_ms\": {\"mean\": 60},"
+        " \"e2e_ms\": {\"mean\": 12330.1}, \"roles\": {"
+        "\"short\": {\"requests\": 10, \"prompt_tokens_mean\": 1000, \"completion_tokens_mean\": "
+        "200,"
+        " \"ttft_ms\": {\"mean\": 290.1}},"
+        "\"long\": {\"requests\": 10, \"prompt_tokens_mean\": 3000, \"completion_tokens_mean\": "
+        "200,"
+        " \"ttft_ms\": {\"mean\": 490.1}}}},"
+        "{\"concurrency\": 4, \"ttft_ms\": {\"mean\": 400}, \"tpot_ms\": {\"mean\": 66},"
+        " \"e2e_ms\": {\"mean\": 13534}}]}";
+    char path[] = "/tmp/stampede-test-calibrate-spec-XXXXXX";
+    temp_file_write(path, text);
+    calibrated_t *c = calloc(1, sizeof *c);
+    assert_non_null(c);
+    calibrate_file(path, "h200-llama70b-eagle3", c);
+    unlink(path);
+    if (!(fabs(c->options.ttft_overhead_ms - 50) <= 1))
+        fail_msg("ttft_overhead %.1f ms, want 50 +- 1:\n%s", c->options.ttft_overhead_ms,
+                 c->printed);
+    if (!(fabs(c->engine.prefill_tokens_per_s / 10000 - 1) <= 0.01))
+        fail_msg("prefill %.0f tokens/s, want 10,000 +- 1 %%", c->engine.prefill_tokens_per_s);
+    free(c);
+}
+
+/* A TPOT below what the base's draft model alone costs a step (20 ms x 1.557 < 49.5 ms) leaves
+ * no decode step: calibrate refuses (exit 1) and writes no profile the mock would refuse. */
+static void test_calibrate_refuses_a_tpot_below_the_bases_draft_model(void **s) {
+    (void)s;
+    char path[] = "/tmp/stampede-test-calibrate-fast-XXXXXX";
+    temp_file_write(path, "{\"schema_version\": 2, \"kind\": \"sweep\", \"levels\": ["
+                          "{\"concurrency\": 1, \"ttft_ms\": {\"mean\": 200}, \"tpot_ms\": "
+                          "{\"mean\": 20}, \"e2e_ms\": {\"mean\": 4000}},"
+                          "{\"concurrency\": 4, \"ttft_ms\": {\"mean\": 210}, \"tpot_ms\": "
+                          "{\"mean\": 26}, \"e2e_ms\": {\"mean\": 5000}}]}");
+    char out[] = "/tmp/stampede-test-calibrate-fast.yaml";
+    unlink(out);
+    const char *inputs[] = {path};
+    calibrate_options_t o = {
+        .results = inputs, .n_results = 1, .out = out, .base = "h200-llama70b-eagle3"};
+    FILE *printed = fopen("/dev/null", "w");
+    assert_non_null(printed);
+    assert_int_equal(calibrate_run(&o, printed), 1);
+    fclose(printed);
+    unlink(path);
+    assert_int_equal(access(out, F_OK), -1);
+}
+
 UNIT_MAIN(
+    cmocka_unit_test(test_calibrate_first_token_takes_out_speculative_steps_not_tpot),
+    cmocka_unit_test(test_calibrate_refuses_a_tpot_below_the_bases_draft_model),
     cmocka_unit_test(test_calibrate_phase0_table_reproduces_h200_llama70b_within_its_tolerances),
     cmocka_unit_test(
         test_calibrate_phase3_table_reproduces_h200_llama70b_eagle3_within_its_tolerances))
