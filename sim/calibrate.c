@@ -93,13 +93,6 @@ static void cal_fit_prefill(cal_t *self) {
                           false);
 }
 
-double cal_tokens_per_step(const mock_profile_t *base) {
-    double tokens = 1, p = 1;
-    for (uint32_t i = 0; i < base->spec_tokens; i++)
-        tokens += p *= base->spec_acceptance; /* a draft is kept if every one before it was */
-    return tokens;
-}
-
 /* The share of the engine's time a level spends on prefill (uncached prompt tokens/s over the
  * rate): what a decode step is slowed by. */
 static double cal_prefill_share(const cal_t *self, const cal_level_t *l, double rate) {
