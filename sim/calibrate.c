@@ -93,14 +93,6 @@ static void cal_fit_prefill(cal_t *self) {
                           false);
 }
 
-/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without). */
-static double cal_tokens_per_step(const mock_profile_t *base) {
-    double tokens = 1, p = 1;
-    for (uint32_t i = 0; i < base->spec_tokens; i++)
-        tokens += p *= base->spec_acceptance; /* a draft is kept if every one before it was */
-    return tokens;
-}
-
 /* The share of the engine's time a level spends on prefill (uncached prompt tokens/s over the
  * rate): what a decode step is slowed by. */
 static double cal_prefill_share(const cal_t *self, const cal_level_t *l, double rate) {
@@ -142,17 +134,21 @@ static double cal_step_sse(const double *w, const double *step, size_t n, double
 
 /* TPOT base and exponent: decode step = tpot_base x batch^alpha, alpha by a fine search, the base
  * by least squares. A fixed part of the step (the mock's step_fixed) is not told apart from
- * these two by a sweep (the fit trades them), so it is left at 0 and folds into them. */
+ * these two by a sweep (the fit trades them), so it is left at 0 and folds into them. -1, said
+ * on stderr, when the levels cannot give a curve. */
 static int cal_fit_tpot(cal_t *self) {
     double w[CAL_MAX_LEVELS], step[CAL_MAX_LEVELS];
     bool used[CAL_MAX_LEVELS] = {false};
-    size_t n = 0, distinct = 0, tails = 0;
+    size_t n = 0, distinct = 0, tails = 0, begins = 0, pinned = 0;
     for (size_t i = 0; i < self->n; i++) {
         const cal_level_t *l = &self->levels[i];
-        if (l->queued_tail) { /* its batch is unknown: between the capacity and the concurrency */
+        if (l->queued_tail && !l->queue_begins) { /* its batch is unknown: between the
+                                                   * capacity and the concurrency */
             tails++;
             continue;
         }
+        begins += l->queue_begins;
+        pinned += l->saturated && !l->server && isnan(l->rate) && self->p[P_MAX_SEQS].fitted;
         bool is_new = true;
         for (size_t j = 0; j < n; j++)
             is_new = is_new && fabs(w[j] - l->batch) > 0.5;
@@ -161,8 +157,11 @@ static int cal_fit_tpot(cal_t *self) {
         step[n++] = cal_decode_step_ms(self, l);
         used[i] = true;
     }
-    if (distinct < 2)
+    if (distinct < 2) {
+        fprintf(stderr, "calibrate: the levels ran one batch size only (running gauge, or in "
+                        "flight by Little's law): TPOT against the batch needs two or more\n");
         return -1;
+    }
     double best = INFINITY, best_alpha = 1, b = 0;
     for (double alpha = 0.01; alpha <= 2.0 + 1e-9; alpha += 0.001) {
         double a1, sse = cal_step_sse(w, step, n, alpha, &a1);
@@ -171,6 +170,15 @@ static int cal_fit_tpot(cal_t *self) {
             best_alpha = alpha;
             b = a1;
         }
+    }
+    if (!(b > 0)) { /* the mock refuses a step <= 0: say why instead of writing it */
+        fprintf(stderr,
+                "calibrate: TPOT x the %.3g tokens a step keeps, less the draft model's %.3g ms "
+                "(--base %s's speculative decoding), leaves no decode step: the levels' TPOT is "
+                "too low for that base\n",
+                cal_tokens_per_step(self->base),
+                self->base->spec_tokens * self->base->spec_draft_ms, self->base->name);
+        return -1;
     }
     double mean = 0, sst = 0, sse = 0;
     for (size_t i = 0; i < n; i++)
@@ -183,10 +191,12 @@ static int cal_fit_tpot(cal_t *self) {
     char quality[480], levels[400];
     snprintf(quality, sizeof quality,
              "decode step = tpot_base x batch^alpha: R^2 %.4f over %zu levels (%zu batch "
-             "sizes)%s%s%s",
+             "sizes)%s%s%s%s%s",
              sst > 0 ? 1 - sse / sst : 1.0, n, distinct,
              self->levels[0].server ? "" : "; client TPOT, batch by Little's law",
-             tails ? "; levels where some requests queued (TTFT p95) left out" : "",
+             pinned ? ", past the knee max_num_seqs" : "",
+             begins ? "; the first level where some requests queued (TTFT p95) kept" : "",
+             tails ? "; the levels above it left out" : "",
              self->base->spec_tokens ? "; the base's speculative decoding taken out" : "");
     cal_levels_text(self, used, levels, sizeof levels);
     cal_set(&self->p[P_TPOT_BASE], b, quality, levels);
@@ -379,9 +389,10 @@ static void cal_print_table(const cal_t *self, FILE *out) {
         fprintf(out, "%-44.44s %7.1f %8.2f/%-8.2f ", l->name, l->running, l->tpot_ms, tpot);
         if (!l->server) {
             fprintf(out, "%17s %17s %15s%s\n", "-", "-", "- (client)",
-                    l->saturated     ? " past the TTFT knee"
-                    : l->queued_tail ? " some queued (TTFT p95): not in the TPOT fit"
-                                     : "");
+                    l->saturated      ? " past the TTFT knee"
+                    : l->queue_begins ? " some queued (TTFT p95): the first, in the TPOT fit"
+                    : l->queued_tail  ? " some queued (TTFT p95): not in the TPOT fit"
+                                      : "");
             continue;
         }
         double prefill = tpot + (l->prompt - l->hits) / p[P_PREFILL].value * 1e3;
@@ -419,16 +430,13 @@ int calibrate_run(const calibrate_options_t *o, FILE *out) {
         cal_fit_overhead(self);
         cal_fit_prefill(self);
         cal_client_fit_first_token(self);
-        if (cal_fit_tpot(self) != 0) {
-            fprintf(stderr, "calibrate: the levels ran one batch size only (running gauge, or "
-                            "in flight by Little's law): TPOT against the batch needs two or "
-                            "more\n");
-            rc = -1;
-        }
-    }
-    if (rc == 0) {
         cal_fit_max_seqs(self);
         cal_client_fit_max_seqs(self);
+        cal_client_pin_saturated(self);
+        if (cal_fit_tpot(self) != 0)
+            rc = -1;
+    }
+    if (rc == 0) {
         cal_fit_kv(self);
         cal_fit_cache(self);
         cal_fit_context(self);

@@ -53,6 +53,28 @@ void cal_client_mark_saturated(cal_t *self) {
         if (!past) /* below the knee the batch varies: what a decoding request sees */
             l->batch = cal_batch_seen(l);
     }
+    for (size_t i = 0; i < self->n; i++) {
+        cal_level_t *l = &self->levels[i];
+        bool first = l->queued_tail;
+        for (size_t j = 0; j < self->n && first; j++) {
+            const cal_level_t *below = &self->levels[j];
+            first = !(below->input == l->input && below->queued_tail && below->c < l->c);
+        }
+        l->queue_begins = first;
+    }
+}
+
+void cal_client_pin_saturated(cal_t *self) {
+    const cal_param_t *capacity = &self->p[P_MAX_SEQS];
+    if (!capacity->fitted)
+        return;
+    for (size_t i = 0; i < self->n; i++) {
+        cal_level_t *l = &self->levels[i];
+        /* the clients past the capacity wait, so the engine runs full; open arrivals' queue
+         * comes and goes, so a rate level keeps Little's law's batch */
+        if (l->saturated && !l->server && isnan(l->rate))
+            l->batch = capacity->value;
+    }
 }
 
 static int cal_double_cmp(const void *a, const void *b) {
@@ -120,7 +142,8 @@ void cal_client_fit_max_seqs(cal_t *self) {
 
 /* One point of TTFT against prompt tokens: the uncached prompt, and the TTFT less the step in
  * progress when the request came (half a step on average) and the step that carries its prefill
- * (a decode step: TPOT), which leaves the overhead + the prompt's prefill. */
+ * (a decode step: TPOT, times the tokens a step keeps under speculative decoding), which leaves
+ * the overhead + the prompt's prefill. */
 typedef struct cal_ttft_point {
     double uncached, first_token_ms;
 } cal_ttft_point_t;
@@ -152,14 +175,15 @@ void cal_client_fit_first_token(cal_t *self) {
         if (!l->prompt_known || l->saturated || !cal_lowest_of_input(self, l))
             continue;
         used[i] = true;
+        double steps = 1.5 * l->tpot_ms * cal_tokens_per_step(self->base);
         /* a graph's roles are points of their own (their prompts differ), the level's hit rate
          * taken out of each; else the level is one point */
         double uncached_share = l->prompt > 0 ? 1 - l->hits / l->prompt : 1;
         for (size_t r = 0; l->n_roles >= 2 && r < l->n_roles && n < CAL_MAX_LEVELS; r++)
-            pt[n++] = (cal_ttft_point_t){l->role_prompt[r] * uncached_share,
-                                         l->role_ttft_ms[r] - 1.5 * l->tpot_ms};
+            pt[n++] =
+                (cal_ttft_point_t){l->role_prompt[r] * uncached_share, l->role_ttft_ms[r] - steps};
         if (l->n_roles < 2 && n < CAL_MAX_LEVELS)
-            pt[n++] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - 1.5 * l->tpot_ms};
+            pt[n++] = (cal_ttft_point_t){l->prompt - l->hits, l->ttft_ms - steps};
     }
     for (size_t k = 0; k < n; k++) {
         lo = fmin(lo, pt[k].uncached);
@@ -194,7 +218,7 @@ void cal_client_fit_first_token(cal_t *self) {
             b = sxy / sxx;
         }
         snprintf(quality, sizeof quality,
-                 "TTFT - 1.5 TPOT = overhead + uncached prompt / rate, a line over %zu points "
+                 "TTFT - 1.5 steps = overhead + uncached prompt / rate, a line over %zu points "
                  "(the lowest levels, or their roles; uncached prompts %.0f to %.0f tokens)%s",
                  n, lo, hi, origin);
         cal_set(prefill, 1e3 / b, quality, levels);
@@ -205,7 +229,7 @@ void cal_client_fit_first_token(cal_t *self) {
     for (size_t i = 0; i < n; i++)
         sum += pt[i].first_token_ms - (rate > 0 ? pt[i].uncached / rate * 1e3 : 0);
     snprintf(quality, sizeof quality,
-             "TTFT - 1.5 TPOT - the prompt's prefill at the base's %.0f tokens/s, mean of %zu "
+             "TTFT - 1.5 steps - the prompt's prefill at the base's %.0f tokens/s, mean of %zu "
              "points (the rate is not told apart from the overhead)",
              rate, n);
     cal_set(overhead, fmax(0, sum / n), quality, levels);

@@ -37,6 +37,9 @@ typedef struct cal_level {
     /* some requests queued (TTFT p95 past the knee) but not most (p50 below it): the batch is
      * somewhere between the engine's capacity and the concurrency, so the TPOT fit leaves it out */
     bool queued_tail;
+    /* the input's first queued_tail level: the level below it queued none in its p95, so few
+     * have queued here and Little's law's batch stands; it stays in the TPOT fit */
+    bool queue_begins;
     bool medians;      /* TTFT, TPOT and E2E are p50s (the level had no means) */
     bool prompt_known; /* prompt from the roles' token counts */
     bool hits_known;   /* prefix-cache hits counted (the server's, or kv_hit_rate_pct) */
@@ -84,15 +87,22 @@ int cal_levels_read(cal_t *self, const char *arg, size_t input);
 void cal_levels_text(const cal_t *self, const bool *used, char *buf, size_t len);
 /* Sets p as fitted from the data. */
 void cal_set(cal_param_t *p, double value, const char *quality, const char *levels);
+/* Tokens a sequence samples per step under the base profile's speculative decoding (1 without):
+ * a decode step is TPOT times this. */
+double cal_tokens_per_step(const mock_profile_t *base);
 /* Whether l is the lowest concurrency of its input. */
 bool cal_lowest_of_input(const cal_t *self, const cal_level_t *l);
 
-/* Client figures only: which levels are past the TTFT knee (saturated). */
+/* Client figures only: which levels are past the TTFT knee (saturated), which have a queued
+ * tail, and where the queue begins. */
 void cal_client_mark_saturated(cal_t *self);
 /* Client figures only: max_num_seqs from the batch past the knee, and the TTFT's overhead and
  * prefill rate from TTFT against prompt tokens, each said when the data cannot tell it. */
 void cal_client_fit_max_seqs(cal_t *self);
 void cal_client_fit_first_token(cal_t *self);
+/* Client figures only: a closed loop's levels past the knee decode a full batch, the capacity
+ * fitted (max_num_seqs), whatever Little's law makes of their timed-out requests. */
+void cal_client_pin_saturated(cal_t *self);
 
 /* max_model_len from the requests refused for context length: the sizes of passed and refused
  * requests in the levels' traces (requests.jsonl), or an estimate from the results' counts. */

@@ -318,3 +318,10 @@ bool cal_lowest_of_input(const cal_t *self, const cal_level_t *l) {
             return false;
     return true;
 }
+
+double cal_tokens_per_step(const mock_profile_t *base) {
+    double tokens = 1, p = 1;
+    for (uint32_t i = 0; i < base->spec_tokens; i++)
+        tokens += p *= base->spec_acceptance; /* a draft is kept if every one before it was */
+    return tokens;
+}
