@@ -176,10 +176,10 @@ static void sim_replicas_state(sim_replicas_t *self) {
     else if (self->capacity)
         snprintf(s, len,
                  "Replicas needed: more than %u (%s): the capacity search of %s on %u replicas "
-                 "did not show the target, %s %g %s, carried (frontier %s, %s)",
+                 "did not show the target, %s %g %s, carried (frontier %s %s: %s)",
                  o->find_replicas, mark, o->config_path, o->find_replicas, self->axis, self->target,
                  self->unit, sim_replicas_level(top->frontier, "none", level, sizeof level),
-                 top->verdict);
+                 self->unit, top->verdict);
     else
         snprintf(s, len,
                  "Replicas needed: more than %u (%s): %u replicas missed the SLOs of %s "
