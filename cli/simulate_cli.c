@@ -14,6 +14,7 @@
 #include "config.h"
 #include "mock_cli.h"
 #include "mock_profiles.h"
+#include "sim_replicas.h"
 #include "sim_study.h"
 #include "simulate.h"
 #include "units.h"
@@ -284,6 +285,7 @@ int simulate_main(int argc, char **argv) {
     const char *profile = NULL, *profiles[SIM_CLI_MAX_STUDY], *study_levels = NULL;
     size_t n_profiles = 0;
     bool study = false;
+    uint32_t find_replicas = 0; /* --find-replicas MAX */
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -323,7 +325,7 @@ int simulate_main(int argc, char **argv) {
                         SIM_CLI_MAX_REPLICAS, optarg);
                 return 2;
             }
-            o.find_replicas = (uint32_t)v;
+            find_replicas = (uint32_t)v;
             break;
         }
         case 'r':
@@ -364,11 +366,11 @@ int simulate_main(int argc, char **argv) {
         }
     }
     if (study || study_levels) {
-        if (!study || optind >= argc || n_profiles == 0 || o.find_replicas) {
+        if (!study || optind >= argc || n_profiles == 0 || find_replicas) {
             fprintf(stderr, "simulate: %s\n\n",
-                    !study            ? "--concurrency belongs to --study"
-                    : o.find_replicas ? "--study and --find-replicas are runs of their own"
-                                      : "--study needs FILE... and --profile P (once per profile)");
+                    !study          ? "--concurrency belongs to --study"
+                    : find_replicas ? "--study and --find-replicas are runs of their own"
+                                    : "--study needs FILE... and --profile P (once per profile)");
             simulate_cli_usage(stderr);
             return 2;
         }
@@ -400,7 +402,7 @@ int simulate_main(int argc, char **argv) {
         o.engine = &engine;
         o.profile = profile_name;
         o.search = cfg.capacity.given ? &search : NULL;
-        rc = simulate_file(&o);
+        rc = find_replicas ? sim_replicas_find(&o, find_replicas) : simulate_file(&o);
     } else {
         rc = 1;
     }

@@ -31,6 +31,7 @@ typedef struct sim_replicas_trial {
 /* The question (the file, its capacity search and target) and the trials that answer it. */
 typedef struct sim_replicas {
     const simulate_options_t *o;
+    uint32_t max;    /* the most replicas tried: --find-replicas MAX */
     char base[4096]; /* OUT: each trial in OUT/replicas-N */
     bool capacity;   /* each trial is the file's capacity search */
     double target;   /* capacity.target, in the axis' unit; 0: none */
@@ -120,7 +121,7 @@ static int sim_replicas_trial(sim_replicas_t *self, uint32_t n) {
 /* The fewest passing count by bisection over 1 ... max (more replicas never serve the same load
  * worse): max first, then halves of the bracket. 0, or -1 when a trial could not run. */
 static int sim_replicas_bisect(sim_replicas_t *self) {
-    uint32_t lo = 0, hi = self->o->find_replicas; /* lo fails (0: none tried), hi to check */
+    uint32_t lo = 0, hi = self->max; /* lo fails (0: none tried), hi to check */
     if (sim_replicas_trial(self, hi) != 0)
         return -1;
     if (!self->trials[0].pass)
@@ -159,7 +160,7 @@ static void sim_replicas_state(sim_replicas_t *self) {
         snprintf(s, len,
                  "Replicas needed: not decided (%s): %s gives no capacity.target, the load to "
                  "carry; the capacity of 1 ... %u replicas is tabled",
-                 mark, o->config_path, o->find_replicas);
+                 mark, o->config_path, self->max);
     else if (self->needed && self->capacity)
         snprintf(s, len,
                  "Replicas needed: %u (%s): the fewest whose capacity search of %s carried the "
@@ -167,24 +168,24 @@ static void sim_replicas_state(sim_replicas_t *self) {
                  self->needed, mark, o->config_path, self->axis, self->target, self->unit,
                  sim_replicas_level(sim_replicas_of(self, self->needed)->frontier, "none", level,
                                     sizeof level),
-                 self->unit, o->find_replicas);
+                 self->unit, self->max);
     else if (self->needed)
         snprintf(s, len,
                  "Replicas needed: %u (%s): the fewest whose run of %s met every SLO (searched 1 "
                  "... %u)",
-                 self->needed, mark, o->config_path, o->find_replicas);
+                 self->needed, mark, o->config_path, self->max);
     else if (self->capacity)
         snprintf(s, len,
                  "Replicas needed: more than %u (%s): the capacity search of %s on %u replicas "
                  "did not show the target, %s %g %s, carried (frontier %s %s: %s)",
-                 o->find_replicas, mark, o->config_path, o->find_replicas, self->axis, self->target,
-                 self->unit, sim_replicas_level(top->frontier, "none", level, sizeof level),
-                 self->unit, top->verdict);
+                 self->max, mark, o->config_path, self->max, self->axis, self->target, self->unit,
+                 sim_replicas_level(top->frontier, "none", level, sizeof level), self->unit,
+                 top->verdict);
     else
         snprintf(s, len,
                  "Replicas needed: more than %u (%s): %u replicas missed the SLOs of %s "
                  "(binding: %s)",
-                 o->find_replicas, mark, o->find_replicas, o->config_path, top->binding);
+                 self->max, mark, self->max, o->config_path, top->binding);
 }
 
 /* The trials in order of replica count, as a markdown table. */
@@ -201,7 +202,7 @@ static void sim_replicas_table(const sim_replicas_t *self, FILE *out) {
     } else {
         fprintf(out, "| replicas | every SLO met | binding SLO |\n|---:|---|---|\n");
     }
-    for (uint32_t n = 1; n <= self->o->find_replicas; n++) {
+    for (uint32_t n = 1; n <= self->max; n++) {
         const sim_replicas_trial_t *t = sim_replicas_of(self, n);
         if (!t)
             continue;
@@ -231,7 +232,7 @@ static int sim_replicas_write_md(const sim_replicas_t *self, const char *path) {
     fprintf(out,
             "**SIMULATED:** virtual time through the engine model, profile %s, router %s, 1 ... "
             "%u replicas (`stampede simulate --find-replicas %u`): no server was measured\n\n",
-            o->profile, mock_router_name(o->router), o->find_replicas, o->find_replicas);
+            o->profile, mock_router_name(o->router), self->max, self->max);
     fprintf(out, "**%s**\n\n", self->statement);
     if (self->capacity)
         fprintf(out,
@@ -266,12 +267,12 @@ static int sim_replicas_write_json(const sim_replicas_t *self, const char *path)
         }
         json_array_append_new(list, trial);
     }
-    json_t *root = json_pack(
-        "{s:b, s:s, s:s, s:s, s:i, s:s, s:o, s:s, s:o}", "simulated", 1, "file", o->config_path,
-        "profile", o->profile, "router", mock_router_name(o->router), "searched_up_to",
-        (json_int_t)o->find_replicas, "by", self->capacity ? "capacity" : "slo", "needed",
-        self->needed ? json_integer(self->needed) : json_null(), "statement", self->statement,
-        "trials", list);
+    json_t *root = json_pack("{s:b, s:s, s:s, s:s, s:i, s:s, s:o, s:s, s:o}", "simulated", 1,
+                             "file", o->config_path, "profile", o->profile, "router",
+                             mock_router_name(o->router), "searched_up_to", (json_int_t)self->max,
+                             "by", self->capacity ? "capacity" : "slo", "needed",
+                             self->needed ? json_integer(self->needed) : json_null(), "statement",
+                             self->statement, "trials", list);
     if (self->capacity)
         json_object_set_new(root, "capacity",
                             json_pack("{s:s, s:s, s:o}", "axis", self->axis, "unit", self->unit,
@@ -296,9 +297,8 @@ static int sim_replicas_mark_chosen(const sim_replicas_t *self) {
     }
     json_object_set_new(analysis, "replicas",
                         json_pack("{s:b, s:i, s:i, s:s, s:s}", "simulated", 1, "needed",
-                                  (json_int_t)self->needed, "searched_up_to",
-                                  (json_int_t)self->o->find_replicas, "statement", self->statement,
-                                  "search", "../replicas.json"));
+                                  (json_int_t)self->needed, "searched_up_to", (json_int_t)self->max,
+                                  "statement", self->statement, "search", "../replicas.json"));
     int rc = report_write_json_root(root, path);
     json_decref(root);
     if (rc != 0) {
@@ -339,28 +339,29 @@ static int sim_replicas_question(sim_replicas_t *self) {
                 o->config_path);
         return -1;
     }
-    if (self->capacity && !(self->target > 0) && o->find_replicas > SIM_REPLICAS_TABLE_MAX) {
+    if (self->capacity && !(self->target > 0) && self->max > SIM_REPLICAS_TABLE_MAX) {
         fprintf(stderr,
                 SIM_REPLICAS_NAME ": %s: without capacity.target (the load to carry) "
                                   "--find-replicas %u would run a capacity search for each "
                                   "count 1 ... %u; give capacity.target to bisect, or a MAX of "
                                   "at most %d\n",
-                o->config_path, o->find_replicas, o->find_replicas, SIM_REPLICAS_TABLE_MAX);
+                o->config_path, self->max, self->max, SIM_REPLICAS_TABLE_MAX);
         return -1;
     }
     return 0;
 }
 
-int sim_replicas_find(const simulate_options_t *o) {
+int sim_replicas_find(const simulate_options_t *o, uint32_t max) {
     sim_replicas_t *self = calloc(1, sizeof *self);
     if (!self) {
         fprintf(stderr, SIM_REPLICAS_NAME ": out of memory\n");
         return 1;
     }
     self->o = o;
+    self->max = max;
     int rc = sim_replicas_question(self) == 0 ? 0 : 1;
     if (rc == 0 && self->capacity && !(self->target > 0)) {
-        for (uint32_t n = 1; rc == 0 && n <= o->find_replicas; n++)
+        for (uint32_t n = 1; rc == 0 && n <= self->max; n++)
             rc = sim_replicas_trial(self, n) == 0 ? 0 : 1;
     } else if (rc == 0) {
         rc = sim_replicas_bisect(self) == 0 ? 0 : 1;

@@ -14,8 +14,9 @@
 /* Without a target, the most replica counts a capacity file's table runs (one search each). */
 #define SIM_REPLICAS_TABLE_MAX 32
 
-/* The search of options->find_replicas. 0 when a count was found (or, without a target, the
- * table was written), 1 when none up to the bound would do or a trial could not run (said). */
-int sim_replicas_find(const simulate_options_t *options);
+/* The fewest of 1 ... max replicas (max >= 1) the file of options needs, as above
+ * (options->replicas ignored). 0 when a count was found (or, without a target, the table was
+ * written), 1 when none up to max would do or a trial could not run (said). */
+int sim_replicas_find(const simulate_options_t *options, uint32_t max);
 
 #endif

@@ -6,7 +6,6 @@
 
 #include "loop.h"
 #include "measurement.h"
-#include "sim_replicas.h"
 #include "sim_run.h"
 #include "sweep_run.h"
 
@@ -142,7 +141,5 @@ int simulate_on(const simulate_options_t *o, uint32_t replicas, const char *out_
 }
 
 int simulate_file(const simulate_options_t *o) {
-    if (o->find_replicas)
-        return sim_replicas_find(o);
     return simulate_on(o, o->replicas, NULL);
 }

@@ -15,7 +15,8 @@
 #include "sweep.h"
 
 /* The capacity search of a file, opened afresh for each simulation of it (one per replica count
- * under find_replicas). The tool gives it: the search's code is the tool's (cli/capacity_cli.c). */
+ * under sim_replicas_find). The tool gives it: the search's code is the tool's
+ * (cli/capacity_cli.c). */
 typedef struct simulate_search {
     /* A new search whose results go to out_dir (NULL: the file's output.dir): its levels as
      * *source, the search in *search. 0, or -1 said. */
@@ -39,20 +40,14 @@ typedef struct simulate_options {
     int64_t network_delay_ns;        /* one way, client to server and back (0: the engine alone) */
     const sweep_source_t *source;    /* NULL: the search's, the file's sweep section, or one run */
     const simulate_search_t *search; /* non-NULL: each simulation is a capacity search */
-    /* > 0: the fewest replicas (1 ... this many) whose run of the file meets its SLOs, or whose
-     * capacity search's frontier reaches capacity.target, found by bisection (without a target,
-     * the capacity of each count 1 ... this many), each trial in OUT/replicas-N; the count on
-     * stdout, in OUT/replicas.json and OUT/replicas.md, and in the chosen trial's reports
-     * (sim_replicas.h) */
-    uint32_t find_replicas;
 } simulate_options_t;
 
-/* Simulates options->config_path. The exit status as `stampede run`'s: 0 ok, 1 when it could not
- * start or every request failed (said on stderr), 3 invalid (without allow_invalid); with
- * find_replicas, sim_replicas_find's. */
+/* Simulates options->config_path on options->replicas engines. The exit status as `stampede
+ * run`'s: 0 ok, 1 when it could not start or every request failed (said on stderr), 3 invalid
+ * (without allow_invalid). How many replicas a file needs: sim_replicas.h. */
 int simulate_file(const simulate_options_t *options);
-/* One simulation of the file on `replicas` engines (options->replicas ignored), its results in
- * out_dir (NULL: the options'); the status as simulate_file's. */
+/* simulate_file on `replicas` engines (options->replicas ignored), its results in out_dir (NULL:
+ * the options'). */
 int simulate_on(const simulate_options_t *options, uint32_t replicas, const char *out_dir);
 
 #endif
