@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # The reference studies in virtual time (issue 21, docs/simulate.md "The reference studies"):
-#   1. the three diamond presets (examples/diamond-{langgraph,autogen,a2a}.yaml) against the tp1-fp8
-#      and tp2-fp8 profiles, each as a sweep of concurrency 1...64: the scaling report's
-#      per-preset, per-deployment tables;
+#   1. the three diamond presets (examples/diamond-{autogen,langgraph,a2a}.yaml) against the
+#      tp1-fp8, tp2-fp8 and tp2-fp16 profiles at concurrency 1...64 through `stampede simulate
+#      --study`: the scaling report's §3-§5 tables;
 #   2. examples/sweep-50-160.yaml against h200-llama70b (Phase 0) and h200-llama70b-eagle3
 #      (Phase 3), then `stampede compare`: the EAGLE-3 report's Phase 0 vs Phase 3 analysis.
 # Prints the tables and how long each part took; fails only when a command fails (`make bench`:
@@ -15,25 +15,14 @@ trap 'rm -rf "$OUT"' EXIT
 
 if [ "${STUDY:-diamond}" = diamond ] || [ -z "${STUDY:-}" ]; then
     start=$(date +%s%N)
-    for preset in langgraph autogen a2a; do
-        # the preset's graph and load as a sweep of concurrency 1..64 (its max_sessions bound
-        # dropped: each level runs its window)
-        python3 - "examples/diamond-$preset.yaml" "$OUT/$preset.yaml" <<'PY'
-import sys, yaml
-cfg = yaml.safe_load(open(sys.argv[1]))
-cfg.pop("limits", None)
-cfg["scheduler"].pop("concurrency", None)
-cfg["sweep"] = {"concurrency": [1, 2, 4, 8, 16, 32, 48, 64], "warmup": "30s",
-                "snapshots": {"count": 3, "duration": "60s"}, "drain": "120s", "repeat": 1}
-yaml.safe_dump(cfg, open(sys.argv[2], "w"), sort_keys=False)
-PY
-        for profile in tp1-fp8 tp2-fp8; do
-            echo "== diamond $preset on $profile"
-            "$BIN" simulate "$OUT/$preset.yaml" --profile "$profile" --allow-invalid \
-                --out "$OUT/$preset-$profile" 2>/dev/null | sed -n '/^level/,/^(ms/p'
-        done
-    done
-    echo "diamond tables: 3 presets x 2 profiles x 8 levels of 3.5 virtual minutes in $((($(date +%s%N) - start) / 1000000)) ms"
+    # the scaling report's experiment as `stampede simulate --study` runs it (docs/simulate.md
+    # "The scaling study"): each level the preset's own 48 tasks, c = 1 ... 64; the report's
+    # matrix (autogen on every profile, every preset on tp1-fp8) and its §3-§5 tables
+    "$BIN" simulate --study examples/diamond-autogen.yaml examples/diamond-langgraph.yaml \
+        examples/diamond-a2a.yaml --profile tp1-fp8 --profile tp2-fp8 --profile tp2-fp16 \
+        --concurrency 1,2,4,8,16,32,48,64 --out "$OUT/study" 2>"$OUT/study.err" ||
+        { tail -5 "$OUT/study.err" >&2; exit 1; }
+    echo "diamond tables (§3-§5): 5 cells x 8 levels of 48 tasks in $((($(date +%s%N) - start) / 1000000)) ms"
 fi
 
 if [ "${STUDY:-diamond}" = eagle3 ] || [ -z "${STUDY:-}" ]; then

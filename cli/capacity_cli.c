@@ -158,6 +158,20 @@ static void capacity_run_confidence(const capacity_summary_t *s, char *buf, size
                  s->first_fail->passes + s->first_fail->fails == 1 ? "" : "s");
 }
 
+/* Whether the search showed capacity.target carried: its frontier at or above it (yes), or its
+ * first failing level at or below it (no); the target inside the final bracket is not shown
+ * either way ("not shown"), and a search that passed nothing did not carry it. NULL: no target. */
+static const char *capacity_run_target_verdict(const config_capacity_t *c,
+                                               const capacity_summary_t *s) {
+    if (!(c->target > 0))
+        return NULL;
+    if (s->frontier && s->frontier->level >= c->target)
+        return "carried";
+    if (!s->frontier || (s->first_fail && s->first_fail->level <= c->target))
+        return "not carried";
+    return "not shown";
+}
+
 static json_t *capacity_run_json(const capacity_run_t *self) {
     const config_capacity_t *c = &self->cfg->capacity;
     capacity_summary_t s;
@@ -179,6 +193,9 @@ static json_t *capacity_run_json(const capacity_run_t *self) {
     json_object_set_new(o, "precision", json_real(c->precision));
     json_object_set_new(o, "precision_relative", json_boolean(c->precision_relative));
     json_object_set_new(o, "confidence", json_string(confidence));
+    const char *verdict = capacity_run_target_verdict(c, &s);
+    json_object_set_new(o, "target", verdict ? json_real(c->target) : json_null());
+    json_object_set_new(o, "target_verdict", verdict ? json_string(verdict) : json_null());
     json_t *trials = json_array();
     for (size_t i = 0; i < self->n_trials; i++) {
         const capacity_trial_t *t = &self->trials[i];
@@ -235,6 +252,11 @@ static void capacity_run_print(const capacity_run_t *self, FILE *out) {
                 s.first_fail->level - s.frontier->level, unit, c->precision);
     if (confidence[0])
         fprintf(out, "  confidence: %s\n", confidence);
+    const char *verdict = capacity_run_target_verdict(c, &s);
+    if (verdict)
+        fprintf(out, "  target %s %g %s: %s%s\n", axis, c->target, unit, verdict,
+                strcmp(verdict, "not shown") ? ""
+                                             : " (inside the final bracket: narrow the precision)");
     size_t early = 0;
     for (size_t i = 0; i < self->n_trials; i++)
         early += self->trials[i].stopped_early;

@@ -14,6 +14,7 @@
 #include "config.h"
 #include "mock_cli.h"
 #include "mock_profiles.h"
+#include "sim_replicas.h"
 #include "sim_study.h"
 #include "simulate.h"
 #include "units.h"
@@ -43,8 +44,12 @@ static void simulate_cli_usage(FILE *out) {
             "  --router R          round_robin (default), least_loaded (fewest requests in\n"
             "                      flight) or prefix (the most prompt blocks already cached)\n"
             "  --find-replicas MAX the fewest replicas (1 ... MAX, by bisection) whose run of\n"
-            "                      FILE meets its slo: section, each in OUT/replicas-N; the\n"
-            "                      count on stdout and in OUT/replicas.json\n"
+            "                      FILE meets its slo: section or, for a capacity: section,\n"
+            "                      whose search's frontier carries capacity.target (without\n"
+            "                      one: the frontier of each count 1 ... MAX, MAX <= 32);\n"
+            "                      each trial in OUT/replicas-N; the count on stdout, in\n"
+            "                      OUT/replicas.md and OUT/replicas.json, and in the chosen\n"
+            "                      trial's report.md, report.html and results.json\n"
             "  --network-delay D   one way between client and server (default 0: the engine\n"
             "                      alone); a real run's results.json measures it: half its\n"
             "                      levels' gap.ttft.gap_mean_ms\n"
@@ -110,6 +115,27 @@ static int simulate_cli_engine(mock_options_t *engine, const config_t *cfg, cons
 }
 
 #define SIM_CLI_MAX_STUDY 16
+
+/* The file whose capacity search each simulation runs afresh (simulate_search_t). */
+typedef struct simulate_cli_search {
+    const char *path;
+    const config_t *cfg; /* loaded from path, alive for the searches */
+} simulate_cli_search_t;
+
+static int simulate_cli_search_open(void *arg, const char *out_dir, sweep_source_t *source,
+                                    void **search) {
+    const simulate_cli_search_t *file = arg;
+    *search = capacity_run_open(file->path, file->cfg, out_dir, source);
+    return *search ? 0 : -1;
+}
+
+static int simulate_cli_search_close(void *search, int rc) {
+    capacity_run_t *run = search;
+    if (capacity_run_finish(run, rc) != 0 && rc == 0)
+        rc = 1;
+    capacity_run_close(&run);
+    return rc;
+}
 
 /* cfg from path: 0, or -1 said (file, line, column, key). */
 static int simulate_cli_load(config_t *cfg, const char *path) {
@@ -259,6 +285,7 @@ int simulate_main(int argc, char **argv) {
     const char *profile = NULL, *profiles[SIM_CLI_MAX_STUDY], *study_levels = NULL;
     size_t n_profiles = 0;
     bool study = false;
+    uint32_t find_replicas = 0; /* --find-replicas MAX */
     int c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:h", longopts, NULL)) != -1) {
@@ -298,7 +325,7 @@ int simulate_main(int argc, char **argv) {
                         SIM_CLI_MAX_REPLICAS, optarg);
                 return 2;
             }
-            o.find_replicas = (uint32_t)v;
+            find_replicas = (uint32_t)v;
             break;
         }
         case 'r':
@@ -339,11 +366,11 @@ int simulate_main(int argc, char **argv) {
         }
     }
     if (study || study_levels) {
-        if (!study || optind >= argc || n_profiles == 0 || o.find_replicas) {
+        if (!study || optind >= argc || n_profiles == 0 || find_replicas) {
             fprintf(stderr, "simulate: %s\n\n",
-                    !study            ? "--concurrency belongs to --study"
-                    : o.find_replicas ? "--study and --find-replicas are runs of their own"
-                                      : "--study needs FILE... and --profile P (once per profile)");
+                    !study          ? "--concurrency belongs to --study"
+                    : find_replicas ? "--study and --find-replicas are runs of their own"
+                                    : "--study needs FILE... and --profile P (once per profile)");
             simulate_cli_usage(stderr);
             return 2;
         }
@@ -368,22 +395,17 @@ int simulate_main(int argc, char **argv) {
     snprintf(profile_name, sizeof profile_name, "%s", profile ? profile : "default");
     int rc = simulate_cli_engine(&engine, &cfg, profile_name, o.config_path);
     /* a capacity: section: the search chooses the levels, as `stampede capacity` runs it */
-    sweep_source_t source;
-    capacity_run_t *search = NULL;
-    if (rc == 0 && cfg.capacity.given &&
-        !(search = capacity_run_open(o.config_path, &cfg, o.out_dir, &source)))
-        rc = -1;
+    simulate_cli_search_t file = {.path = o.config_path, .cfg = &cfg};
+    simulate_search_t search = {
+        .open = simulate_cli_search_open, .close = simulate_cli_search_close, .arg = &file};
     if (rc == 0) {
         o.engine = &engine;
         o.profile = profile_name;
-        o.source = search ? &source : NULL;
-        rc = simulate_file(&o);
-        if (search && capacity_run_finish(search, rc) != 0 && rc == 0)
-            rc = 1;
+        o.search = cfg.capacity.given ? &search : NULL;
+        rc = find_replicas ? sim_replicas_find(&o, find_replicas) : simulate_file(&o);
     } else {
         rc = 1;
     }
-    capacity_run_close(&search);
     config_free(&cfg);
     mock_options_clear(&engine);
     return rc;

@@ -24,6 +24,7 @@ static const char *const config_capacity_keys[] = {"axis",
                                                    "max_trials",
                                                    "requests_per_session",
                                                    "fresh_text",
+                                                   "target",
                                                    NULL};
 static const char *const config_axis_names[] = {"rate", "concurrency", "rho", NULL};
 
@@ -230,6 +231,26 @@ static int config_capacity_positive(config_yaml_t *r, yaml_node_t *v, const char
     return 0;
 }
 
+/* The load to carry: > 0, whole on the concurrency axis, and within max (the search never runs a
+ * level above max, so a frontier could never show a target over it). */
+static int config_capacity_target(config_yaml_t *r, yaml_node_t *node, config_capacity_t *self) {
+    yaml_node_t *v = config_yaml_get(r, node, "target", NULL);
+    if (!v)
+        return 0;
+    if (config_capacity_positive(r, v, "capacity.target", &self->target) < 0)
+        return -1;
+    if (self->axis == CAPACITY_AXIS_CONCURRENCY && self->target != floor(self->target))
+        return config_yaml_fail(r, v, "capacity.target",
+                                "axis concurrency wants a whole number of sessions, got '%s'",
+                                config_yaml_text(v));
+    if (self->target > self->max)
+        return config_yaml_fail(r, v, "capacity.target",
+                                "target %g is above max %g: the search runs no level above max, "
+                                "so it could never show the target carried",
+                                self->target, self->max);
+    return 0;
+}
+
 static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const config_workload_t *w,
                                  config_capacity_t *self) {
     yaml_node_t *max_key = NULL;
@@ -237,6 +258,8 @@ static int config_capacity_check(config_yaml_t *r, yaml_node_t *node, const conf
     if (self->max < self->start)
         return config_yaml_fail(r, max_key ? max_key : node, "capacity.max",
                                 "max %g is below start %g", self->max, self->start);
+    if (config_capacity_target(r, node, self) < 0)
+        return -1;
     if (self->axis == CAPACITY_AXIS_CONCURRENCY &&
         (self->start != floor(self->start) || self->max != floor(self->max)))
         return config_yaml_fail(r, node, "capacity",
@@ -349,7 +372,7 @@ void config_slo_write(FILE *out, const config_slo_t *slo, const config_capacity_
         config_slo_write_items(out, slo);
     if (!capacity->given)
         return;
-    char start[40], max[40], precision[40], per_session[40], expansion[40];
+    char start[40], max[40], precision[40], per_session[40], expansion[40], target[40];
     config_slo_format_number(capacity->start, start, sizeof start);
     config_slo_format_number(capacity->max, max, sizeof max);
     config_slo_format_number(capacity->precision, precision, sizeof precision);
@@ -365,4 +388,7 @@ void config_slo_write(FILE *out, const config_slo_t *slo, const config_capacity_
         fprintf(out, "  requests_per_session: %s\n", per_session);
     if (!capacity->fresh_text)
         fputs("  fresh_text: false\n", out);
+    config_slo_format_number(capacity->target, target, sizeof target);
+    if (capacity->target > 0)
+        fprintf(out, "  target: %s\n", target);
 }

@@ -55,6 +55,7 @@ typedef struct config_capacity {
     uint32_t max_trials;           /* runs at most (<= CONFIG_CAPACITY_MAX_TRIALS, the default) */
     double requests_per_session;   /* rho: requests one session makes (0: from the workload) */
     bool fresh_text;               /* each trial its own prompt text (text_seed); default true */
+    double target; /* the load to carry, in the axis' unit (0: none); simulate --find-replicas */
 } config_capacity_t;
 
 /* The reader's types (common/config_yaml.h), named here without pulling libyaml into config.h. */

@@ -14,6 +14,19 @@
 #include "mock_virtual.h"
 #include "sweep.h"
 
+/* The capacity search of a file, opened afresh for each simulation of it (one per replica count
+ * under sim_replicas_find). The tool gives it: the search's code is the tool's
+ * (cli/capacity_cli.c). */
+typedef struct simulate_search {
+    /* A new search whose results go to out_dir (NULL: the file's output.dir): its levels as
+     * *source, the search in *search. 0, or -1 said. */
+    int (*open)(void *arg, const char *out_dir, sweep_source_t *source, void **search);
+    /* Once its levels ran with status rc: its summary on stdout and analysis.capacity in the
+     * results.json; frees search. rc, or 1 when rc was 0 and that failed. */
+    int (*close)(void *search, int rc);
+    void *arg;
+} simulate_search_t;
+
 typedef struct simulate_options {
     const char *config_path;
     const char *out_dir;          /* NULL: the file's output.dir */
@@ -24,16 +37,17 @@ typedef struct simulate_options {
     const char *profile;          /* the profile's name or file, for the marks */
     uint32_t replicas;            /* >= 1 */
     mock_router_t router;
-    int64_t network_delay_ns;     /* one way, client to server and back (0: the engine alone) */
-    const sweep_source_t *source; /* NULL: the file's sweep section, or one run */
-    /* > 0: the fewest replicas (1 ... this many) whose run of the file meets its SLOs, found by
-     * bisection, each trial in OUT/replicas-N; the count in OUT/replicas.json and on stdout */
-    uint32_t find_replicas;
+    int64_t network_delay_ns;        /* one way, client to server and back (0: the engine alone) */
+    const sweep_source_t *source;    /* NULL: the search's, the file's sweep section, or one run */
+    const simulate_search_t *search; /* non-NULL: each simulation is a capacity search */
 } simulate_options_t;
 
-/* Simulates options->config_path. The exit status as `stampede run`'s: 0 ok, 1 when it could not
- * start or every request failed (said on stderr), 3 invalid (without allow_invalid); with
- * find_replicas, 0 when a count was found, 1 when none up to the bound met the SLOs (said). */
+/* Simulates options->config_path on options->replicas engines. The exit status as `stampede
+ * run`'s: 0 ok, 1 when it could not start or every request failed (said on stderr), 3 invalid
+ * (without allow_invalid). How many replicas a file needs: sim_replicas.h. */
 int simulate_file(const simulate_options_t *options);
+/* simulate_file on `replicas` engines (options->replicas ignored), its results in out_dir (NULL:
+ * the options'). */
+int simulate_on(const simulate_options_t *options, uint32_t replicas, const char *out_dir);
 
 #endif

@@ -32,6 +32,11 @@ const char *report_doc_simulation(const json_t *root, char *buf, size_t len) {
     return buf;
 }
 
+const char *report_doc_replicas(const json_t *root) {
+    const json_t *replicas = json_object_get(json_object_get(root, "analysis"), "replicas");
+    return json_string_value(json_object_get(replicas, "statement"));
+}
+
 const char *report_doc_axis(const json_t *root) {
     const char *axis = json_string_value(json_object_get(json_object_get(root, "sweep"), "axis"));
     if (axis)

@@ -16,6 +16,9 @@ const char *report_doc_simulated(const json_t *root);
 /* The account of a simulation into buf ("virtual time through the engine model, profile P"; returns
  * buf) when `stampede simulate` wrote root (served_by.virtual_time), else NULL. */
 const char *report_doc_simulation(const json_t *root, char *buf, size_t len);
+/* The replica search's answer when root is the run it chose (analysis.replicas.statement:
+ * "Replicas needed: N (SIMULATED, ...): ..."), else NULL; `stampede simulate --find-replicas`. */
+const char *report_doc_replicas(const json_t *root);
 /* "rate" when root's levels are rates (sessions/s), else "concurrency". */
 const char *report_doc_axis(const json_t *root);
 /* The level's target (its "concurrency" or "rate" number), NaN when absent. */

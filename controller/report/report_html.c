@@ -101,6 +101,12 @@ static void report_html_header(const json_t *root, buffer_t *out) {
         report_svg_text(out, simulated);
         buffer_appendf(out, "): stampede's embedded mock, not an inference server</td></tr>");
     }
+    const char *replicas = report_doc_replicas(root);
+    if (replicas) {
+        buffer_appendf(out, "<tr><th>replicas</th><td class=\"bad\">");
+        report_svg_text(out, replicas);
+        buffer_appendf(out, "</td></tr>");
+    }
     static const char *const keys[] = {"run_id", "start_time", "stop_reason", "seed", "workers"};
     for (size_t i = 0; i < sizeof keys / sizeof keys[0]; i++) {
         const json_t *v = json_object_get(run, keys[i]);

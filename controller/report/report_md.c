@@ -97,6 +97,9 @@ static void report_md_title(const json_t *root, FILE *out) {
                 "**Server:** simulated server (profile %s): stampede's embedded mock, not an "
                 "inference server (no target was given)\n\n",
                 simulated);
+    const char *replicas = report_doc_replicas(root);
+    if (replicas)
+        fprintf(out, "**%s**\n\n", replicas);
 }
 
 /* The warm-up and the window of a level: a sweep's from its first repetition's snapshots. */

@@ -41,7 +41,10 @@ assert r["simulated"] is True and n is not None and 1 < n <= 8, r
 assert verdict[n] and verdict.get(n - 1) is False, verdict   # n passes, n - 1 was tried and failed
 level = json.load(open(os.path.join(sys.argv[1], f"replicas-{n}", "results.json")))
 assert level["served_by"]["replicas"] == n and level["analysis"]["slo"]["pass"] is True
-said = re.search(r"Replicas needed \(SIMULATED.*\): (\d+),", open(sys.argv[2]).read())
+assert level["analysis"]["replicas"]["needed"] == n, level["analysis"].get("replicas")
+report = open(os.path.join(sys.argv[1], f"replicas-{n}", "report.md")).read()
+assert f"Replicas needed: {n} (SIMULATED, profile tp1-fp8, router prefix)" in report, report[:800]
+said = re.search(r"Replicas needed: (\d+) \(SIMULATED", open(sys.argv[2]).read())
 assert said and int(said.group(1)) == n, open(sys.argv[2]).read()
 print(f"replicas needed: {n} (trials {sorted(verdict.items())})")
 PY

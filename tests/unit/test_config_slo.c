@@ -52,7 +52,7 @@ static void test_config_slo_and_capacity_written_back_load_equal(void **state) {
     config_case_load(&cfg, BASE "slo:\n  ttfc: {p95: 750ms, p99: 2s}\n  errors: {max_pct: 2.5}\n"
                                 "  tpot: {mean: 40ms}\n"
                                 "capacity: {axis: concurrency, start: 4, precision: 2, max: 256,"
-                                " repeat_near_boundary: 3}\n");
+                                " repeat_near_boundary: 3, target: 24}\n");
     config_case_reload(&again, &cfg);
     assert_int_equal(again.slo.n, cfg.slo.n);
     assert_memory_equal(again.slo.items, cfg.slo.items, cfg.slo.n * sizeof cfg.slo.items[0]);
@@ -61,6 +61,7 @@ static void test_config_slo_and_capacity_written_back_load_equal(void **state) {
     assert_true(again.capacity.start == 4 && again.capacity.max == 256);
     assert_true(again.capacity.precision == 2 && !again.capacity.precision_relative);
     assert_int_equal(again.capacity.repeat_near_boundary, 3);
+    assert_true(again.capacity.target == 24);
     config_free(&cfg);
     config_free(&again);
 }
@@ -113,6 +114,14 @@ static const message_case_t bad_slo_keys[] = {
     {BASE "workload: {kind: graph, graph: {shape: fanout}}\ncapacity: {axis: rho}\n",
      "bad.yaml:4:11: capacity.requests_per_session: axis rho needs the requests one session "
      "makes, which a fanout graph does not fix: give capacity.requests_per_session"},
+    {BASE "capacity: {max: 64, target: 100}\n",
+     "bad.yaml:3:29: capacity.target: target 100 is above max 64: the search runs no level above "
+     "max, so it could never show the target carried"},
+    {BASE "capacity: {axis: concurrency, target: 2.5}\n",
+     "bad.yaml:3:39: capacity.target: axis concurrency wants a whole number of sessions, got "
+     "'2.5'"},
+    {BASE "capacity: {target: -3}\n", "bad.yaml:3:20: capacity.target: expected a number > 0, "
+                                      "got '-3'"},
 };
 
 static void test_config_slo_refusals_name_line_and_key(void **state) {
