@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
+#include "buffer.h"
 #include "error_text.h"
 #include "zmq_monitor.h"
 
@@ -210,14 +211,8 @@ static void peer_remember(gate_watch_t *w, int fd) {
         if (w->peers[i].fd == fd) /* a reused descriptor: the old connection is gone */
             peer = &w->peers[i];
     if (!peer) {
-        if (w->n_peers == w->peers_cap) {
-            size_t cap = w->peers_cap ? 2 * w->peers_cap : 16;
-            gate_peer_t *p = realloc(w->peers, cap * sizeof *p);
-            if (!p)
-                return;
-            w->peers = p;
-            w->peers_cap = cap;
-        }
+        if (buffer_grow_array(&w->peers, &w->peers_cap, w->n_peers + 1, sizeof *w->peers) != 0)
+            return;
         peer = &w->peers[w->n_peers++];
         peer->fd = fd;
     }
