@@ -10,6 +10,7 @@
 #include <sys/socket.h>
 #include <zmq.h>
 
+#include "buffer.h"
 #include "error_text.h"
 #include "zmq_monitor.h"
 
@@ -21,11 +22,16 @@
      ZMQ_EVENT_HANDSHAKE_FAILED_PROTOCOL | ZMQ_EVENT_HANDSHAKE_FAILED_AUTH |                       \
      ZMQ_EVENT_HANDSHAKE_SUCCEEDED)
 
+/* What a close names when the accepted descriptor was already closed (or reused) by the time the
+ * gate read the accept: only a peer that failed its handshake before the ZAP step can be one. */
+#define GATE_PEER_UNREAD "a peer that left before its address could be read"
+#define GATE_ADDRESS_LEN 64 /* "[IPv6]:port" or GATE_PEER_UNREAD, with the NUL */
+
 /* A connection accepted on a watched socket: its descriptor and the peer's "address:port", read
  * when the accept was reported (the descriptor is closed by the time its disconnect is). */
 typedef struct gate_peer {
     int fd;
-    char address[INET6_ADDRSTRLEN + 8];
+    char address[GATE_ADDRESS_LEN];
 } gate_peer_t;
 
 /* One watched ROUTER: its monitor's PAIR end and what the monitor said so far. */
@@ -33,6 +39,7 @@ typedef struct gate_watch {
     void *watched;
     void *monitor;
     char label[16];
+    unsigned port; /* the watched socket's bound TCP port: an accepted descriptor's local port */
     long long limit_bytes;
     bool log_closes;
     char failure[160]; /* the last handshake failure, told with the disconnect that follows it */
@@ -46,7 +53,7 @@ struct gate {
     char *authorized_dir;
     char *name;
     char role[32]; /* whom the keys are of, in a refusal: "worker", "user" */
-    void *zap;     /* REP on the ZAP endpoint, NULL without a ring */
+    void *zap;     /* REP on the ZAP endpoint */
     void *stop_tx; /* main thread's end of the stop pipe */
     void *stop_rx; /* the thread's end */
     gate_watch_t watches[GATE_MAX_WATCHED];
@@ -78,16 +85,13 @@ gate_t *gate_new(void *ctx, const keys_ring_t *ring, const char *authorized_dir,
         gate_destroy(&self);
         return NULL;
     }
-    if (ring) {
-        int linger = 0;
-        self->zap = zmq_socket(ctx, ZMQ_REP);
-        if (!self->zap || zmq_setsockopt(self->zap, ZMQ_LINGER, &linger, sizeof linger) != 0 ||
-            zmq_bind(self->zap, GATE_ZAP_ENDPOINT) != 0) {
-            error_text_fail(err, errlen, "cannot bind the ZAP handler on %s: %s", GATE_ZAP_ENDPOINT,
-                            zmq_strerror(errno));
-            gate_destroy(&self);
-            return NULL;
-        }
+    self->zap = zmq_socket(ctx, ZMQ_REP);
+    if (!self->zap || zmq_setsockopt(self->zap, ZMQ_LINGER, &(int){0}, sizeof(int)) != 0 ||
+        zmq_bind(self->zap, GATE_ZAP_ENDPOINT) != 0) {
+        error_text_fail(err, errlen, "cannot bind the ZAP handler on %s: %s", GATE_ZAP_ENDPOINT,
+                        zmq_strerror(errno));
+        gate_destroy(&self);
+        return NULL;
     }
     return self;
 }
@@ -97,6 +101,19 @@ int gate_watch(gate_t *self, void *sock, const char *label, long long limit_byte
     if (self->n_watches == GATE_MAX_WATCHED || self->started)
         return error_text_fail(err, errlen, "gate: cannot watch another socket");
     gate_watch_t *w = &self->watches[self->n_watches];
+    char domain[256] = "", bound[256] = "";
+    size_t domain_len = sizeof domain, bound_len = sizeof bound;
+    if (zmq_getsockopt(sock, ZMQ_ZAP_DOMAIN, domain, &domain_len) != 0 || !domain[0])
+        return error_text_fail(err, errlen,
+                               "gate: the %s socket has no ZAP domain (set it before binding): "
+                               "the gate could not hold its handshakes to read each peer's address",
+                               label);
+    const char *colon = zmq_getsockopt(sock, ZMQ_LAST_ENDPOINT, bound, &bound_len) == 0
+                            ? strrchr(bound, ':')
+                            : NULL;
+    if (strncmp(bound, "tcp://", 6) != 0 || !colon)
+        return error_text_fail(err, errlen, "gate: the %s socket is not bound to a TCP port (%s)",
+                               label, bound[0] ? bound : "not bound");
     char ep[96];
     snprintf(ep, sizeof ep, "inproc://stampede-gate-%p-%zu", (void *)self, self->n_watches);
     if (zmq_socket_monitor(sock, ep, GATE_MONITOR_EVENTS) != 0)
@@ -114,6 +131,7 @@ int gate_watch(gate_t *self, void *sock, const char *label, long long limit_byte
                                zmq_strerror(errno));
     }
     snprintf(w->label, sizeof w->label, "%s", label);
+    w->port = (unsigned)strtoul(colon + 1, NULL, 10);
     w->limit_bytes = limit_bytes;
     w->log_closes = log_closes;
     self->n_watches++;
@@ -161,79 +179,49 @@ static void send_reply(void *sock, zmq_msg_t *request_id, const char *status, co
     zmq_send(sock, "", 0, 0);
 }
 
-/* One ZAP request (RFC 27: version, request id, domain, address, identity, mechanism,
- * credentials): 200 for a CURVE key in the ring, 400 for anything else, logged with the address. */
-static void serve_zap(gate_t *self) {
-    zmq_msg_t f[GATE_ZAP_FRAMES];
-    int kept, n = receive_request(self->zap, f, &kept);
-    char address[INET6_ADDRSTRLEN + 8] = "an unknown address";
-    if (kept >= 4 && zmq_msg_size(&f[3]) > 0 && zmq_msg_size(&f[3]) < sizeof address)
-        snprintf(address, sizeof address, "%.*s", (int)zmq_msg_size(&f[3]),
-                 (const char *)zmq_msg_data(&f[3]));
-    const char *found = NULL;
-    char key[KEYS_Z85_LEN + 1] = "";
-    if (n == 7 && frame_is(&f[0], "1.0") && frame_is(&f[5], "CURVE") &&
-        zmq_msg_size(&f[6]) == KEYS_BINARY_LEN) {
-        zmq_z85_encode(key, zmq_msg_data(&f[6]), KEYS_BINARY_LEN);
-        found = keys_ring_user(self->ring, zmq_msg_data(&f[6]));
+/* The peer of fd as "address:port" into out; GATE_PEER_UNREAD when fd is no longer a connection
+ * accepted on port (closed, or already reused for another file or socket). */
+static void peer_address(int fd, unsigned port, char *out, size_t len) {
+    struct sockaddr_storage local, peer;
+    socklen_t local_len = sizeof local, peer_len = sizeof peer;
+    char host[INET6_ADDRSTRLEN];
+    const void *ip = NULL;
+    unsigned local_port = 0, peer_port = 0;
+    snprintf(out, len, "%s", GATE_PEER_UNREAD);
+    if (getsockname(fd, (struct sockaddr *)&local, &local_len) != 0 ||
+        getpeername(fd, (struct sockaddr *)&peer, &peer_len) != 0 ||
+        local.ss_family != peer.ss_family)
+        return;
+    if (peer.ss_family == AF_INET) {
+        local_port = ntohs(((struct sockaddr_in *)&local)->sin_port);
+        peer_port = ntohs(((struct sockaddr_in *)&peer)->sin_port);
+        ip = &((struct sockaddr_in *)&peer)->sin_addr;
+    } else if (peer.ss_family == AF_INET6) {
+        local_port = ntohs(((struct sockaddr_in6 *)&local)->sin6_port);
+        peer_port = ntohs(((struct sockaddr_in6 *)&peer)->sin6_port);
+        ip = &((struct sockaddr_in6 *)&peer)->sin6_addr;
     }
-    if (found) {
-        send_reply(self->zap, &f[1], "200", "OK", found);
-    } else {
-        if (key[0])
-            fprintf(stderr,
-                    "%s: refused a %s at %s: its public key %s is not in --authorized-keys "
-                    "%s\n",
-                    self->name, self->role, address, key, self->authorized_dir);
-        else
-            fprintf(stderr, "%s: refused a connection from %s: not a CURVE client\n", self->name,
-                    address);
-        send_reply(self->zap, kept >= 2 ? &f[1] : NULL, "400", "key not authorized", "");
-    }
-    for (int i = 0; i < kept; i++)
-        zmq_msg_close(&f[i]);
+    if (ip && local_port == port && inet_ntop(peer.ss_family, ip, host, sizeof host))
+        snprintf(out, len, "%s:%u", host, peer_port);
 }
 
 static void peer_remember(gate_watch_t *w, int fd) {
-    struct sockaddr_storage sa;
-    socklen_t len = sizeof sa;
-    char host[INET6_ADDRSTRLEN] = "?";
-    unsigned port = 0;
-    if (getpeername(fd, (struct sockaddr *)&sa, &len) != 0)
-        return; /* already gone: its disconnect names no address */
-    {
-        if (sa.ss_family == AF_INET) {
-            struct sockaddr_in *in = (struct sockaddr_in *)&sa;
-            inet_ntop(AF_INET, &in->sin_addr, host, sizeof host);
-            port = ntohs(in->sin_port);
-        } else if (sa.ss_family == AF_INET6) {
-            struct sockaddr_in6 *in6 = (struct sockaddr_in6 *)&sa;
-            inet_ntop(AF_INET6, &in6->sin6_addr, host, sizeof host);
-            port = ntohs(in6->sin6_port);
-        }
-    }
-    for (size_t i = 0; i < w->n_peers; i++)
-        if (w->peers[i].fd == fd) { /* a reused descriptor: the old connection is gone */
-            snprintf(w->peers[i].address, sizeof w->peers[i].address, "%s:%u", host, port);
+    gate_peer_t *peer = NULL;
+    for (size_t i = 0; i < w->n_peers && !peer; i++)
+        if (w->peers[i].fd == fd) /* a reused descriptor: the old connection is gone */
+            peer = &w->peers[i];
+    if (!peer) {
+        if (buffer_grow_array(&w->peers, &w->peers_cap, w->n_peers + 1, sizeof *w->peers) != 0)
             return;
-        }
-    if (w->n_peers == w->peers_cap) {
-        size_t cap = w->peers_cap ? 2 * w->peers_cap : 16;
-        gate_peer_t *p = realloc(w->peers, cap * sizeof *p);
-        if (!p)
-            return;
-        w->peers = p;
-        w->peers_cap = cap;
+        peer = &w->peers[w->n_peers++];
+        peer->fd = fd;
     }
-    w->peers[w->n_peers].fd = fd;
-    snprintf(w->peers[w->n_peers].address, sizeof w->peers[w->n_peers].address, "%s:%u", host,
-             port);
-    w->n_peers++;
+    peer_address(fd, w->port, peer->address, sizeof peer->address);
 }
 
-/* The peer's "address:port" of fd into out, forgetting it; "an unknown peer" when not known. */
+/* The peer's "address:port" of fd into out, forgetting it. */
 static void peer_forget(gate_watch_t *w, int fd, char *out, size_t len) {
-    snprintf(out, len, "an unknown peer");
+    snprintf(out, len, "%s", GATE_PEER_UNREAD);
     for (size_t i = 0; i < w->n_peers; i++)
         if (w->peers[i].fd == fd) {
             snprintf(out, len, "%s", w->peers[i].address);
@@ -259,7 +247,7 @@ static void note_failure(gate_watch_t *w, uint16_t event, uint32_t value) {
 }
 
 static void on_disconnect(gate_t *self, gate_watch_t *w, int fd) {
-    char peer[INET6_ADDRSTRLEN + 8];
+    char peer[GATE_ADDRESS_LEN];
     peer_forget(w, fd, peer, sizeof peer);
     if (w->failure[0])
         fprintf(stderr, "%s: %s connection from %s closed: %s\n", self->name, w->label, peer,
@@ -272,12 +260,12 @@ static void on_disconnect(gate_t *self, gate_watch_t *w, int fd) {
     w->failure[0] = '\0';
 }
 
-/* One monitor event: [uint16 event, uint32 value][endpoint]. */
-static void serve_monitor(gate_t *self, gate_watch_t *w) {
+/* One monitor event, [uint16 event, uint32 value][endpoint], if one is waiting: 0, else -1. */
+static int serve_monitor(gate_t *self, gate_watch_t *w) {
     uint16_t event;
     uint32_t value;
     if (zmq_monitor_read(w->monitor, &event, &value) != 0)
-        return;
+        return -1;
     switch (event) {
     case ZMQ_EVENT_ACCEPTED:
         peer_remember(w, (int)value);
@@ -296,6 +284,56 @@ static void serve_monitor(gate_t *self, gate_watch_t *w) {
     default:
         break;
     }
+    return 0;
+}
+
+/* Every event the monitors hold. Before a ZAP reply this reads the accept of the connection that
+ * asked: libzmq's one I/O thread queued that accept before it began the handshake, and the
+ * handshake waits for the reply, so the descriptor is still open and still that connection's. */
+static void serve_monitors(gate_t *self) {
+    for (size_t i = 0; i < self->n_watches; i++)
+        while (serve_monitor(self, &self->watches[i]) == 0) {
+        }
+}
+
+/* One ZAP request (RFC 27: version, request id, domain, address, identity, mechanism,
+ * credentials): with a ring, 200 for a CURVE key in it; without one, 200 for a NULL (plain TCP)
+ * client; 400 for anything else, logged with the address. */
+static void serve_zap(gate_t *self) {
+    zmq_msg_t f[GATE_ZAP_FRAMES];
+    int kept, n = receive_request(self->zap, f, &kept);
+    serve_monitors(self);
+    char address[INET6_ADDRSTRLEN + 8] = "an unknown address";
+    if (kept >= 4 && zmq_msg_size(&f[3]) > 0 && zmq_msg_size(&f[3]) < sizeof address)
+        snprintf(address, sizeof address, "%.*s", (int)zmq_msg_size(&f[3]),
+                 (const char *)zmq_msg_data(&f[3]));
+    const char *found = NULL;
+    char key[KEYS_Z85_LEN + 1] = "";
+    if (self->ring && n == 7 && frame_is(&f[0], "1.0") && frame_is(&f[5], "CURVE") &&
+        zmq_msg_size(&f[6]) == KEYS_BINARY_LEN) {
+        zmq_z85_encode(key, zmq_msg_data(&f[6]), KEYS_BINARY_LEN);
+        found = keys_ring_user(self->ring, zmq_msg_data(&f[6]));
+    } else if (!self->ring && n == 6 && frame_is(&f[0], "1.0") && frame_is(&f[5], "NULL")) {
+        found = "";
+    }
+    if (found) {
+        send_reply(self->zap, &f[1], "200", "OK", found);
+    } else {
+        if (key[0])
+            fprintf(stderr,
+                    "%s: refused a %s at %s: its public key %s is not in --authorized-keys "
+                    "%s\n",
+                    self->name, self->role, address, key, self->authorized_dir);
+        else if (self->ring)
+            fprintf(stderr, "%s: refused a connection from %s: not a CURVE client\n", self->name,
+                    address);
+        else
+            fprintf(stderr, "%s: refused a connection from %s: not a plain TCP client\n",
+                    self->name, address);
+        send_reply(self->zap, kept >= 2 ? &f[1] : NULL, "400", "key not authorized", "");
+    }
+    for (int i = 0; i < kept; i++)
+        zmq_msg_close(&f[i]);
 }
 
 static void *gate_thread(void *arg) {
@@ -303,11 +341,7 @@ static void *gate_thread(void *arg) {
     zmq_pollitem_t items[2 + GATE_MAX_WATCHED];
     size_t n = 0;
     items[n++] = (zmq_pollitem_t){self->stop_rx, 0, ZMQ_POLLIN, 0};
-    size_t first_monitor = 1;
-    if (self->zap) {
-        items[n++] = (zmq_pollitem_t){self->zap, 0, ZMQ_POLLIN, 0};
-        first_monitor = 2;
-    }
+    items[n++] = (zmq_pollitem_t){self->zap, 0, ZMQ_POLLIN, 0};
     for (size_t i = 0; i < self->n_watches; i++)
         items[n++] = (zmq_pollitem_t){self->watches[i].monitor, 0, ZMQ_POLLIN, 0};
     for (;;) {
@@ -318,11 +352,9 @@ static void *gate_thread(void *arg) {
         }
         if (items[0].revents & ZMQ_POLLIN)
             break;
-        if (self->zap && (items[1].revents & ZMQ_POLLIN))
+        if (items[1].revents & ZMQ_POLLIN)
             serve_zap(self);
-        for (size_t i = 0; i < self->n_watches; i++)
-            if (items[first_monitor + i].revents & ZMQ_POLLIN)
-                serve_monitor(self, &self->watches[i]);
+        serve_monitors(self);
     }
     return NULL;
 }

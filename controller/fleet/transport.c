@@ -45,11 +45,11 @@ static void *bind_router(transport_t *self, const char *endpoint, int rcvhwm, in
     if (rcvhwm)
         zmq_setsockopt(sock, ZMQ_RCVHWM, &rcvhwm, sizeof rcvhwm);
     zmq_setsockopt(sock, ZMQ_MAXMSGSIZE, &max_bytes, sizeof max_bytes);
+    /* In plain TCP too: the gate holds each handshake until it has read the peer's address */
+    zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, TRANSPORT_ZAP_DOMAIN, strlen(TRANSPORT_ZAP_DOMAIN));
     if (self->curve &&
         (zmq_setsockopt(sock, ZMQ_CURVE_SERVER, &one, sizeof one) != 0 ||
-         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->secret_key, KEYS_Z85_LEN) != 0 ||
-         zmq_setsockopt(sock, ZMQ_ZAP_DOMAIN, TRANSPORT_ZAP_DOMAIN, strlen(TRANSPORT_ZAP_DOMAIN)) !=
-             0)) {
+         zmq_setsockopt(sock, ZMQ_CURVE_SECRETKEY, self->secret_key, KEYS_Z85_LEN) != 0)) {
         fprintf(stderr, "%s: cannot make %s a CURVE server: %s\n", name, endpoint,
                 zmq_strerror(errno));
         zmq_close(sock);
