@@ -8,14 +8,18 @@
 # run.
 #
 # Opt-in and long: at the file's own windows each real sweep is 12 levels x 3 repetitions x 6 min,
-# about 4 hours. PARITY_SCALE=0.1 scales every warm-up, window and drain (0.1: about 25 minutes a
-# sweep), PARITY_LEVELS=50,60 keeps those levels, PARITY_REPEAT=1 runs each once,
-# PARITY_PROFILES names the profiles (default: both); PARITY_FORCE=1 runs it outside make bench. `make bench` runs it only with BENCH_ONLY=parity or BENCH_PARITY=1.
+# about 4.8 hours. PARITY_SCALE=0.3 scales every warm-up, window and drain (0.3 with
+# PARITY_REPEAT=1: about 29 minutes a sweep; below it the 90 s windows of c >= 130 hold few or no
+# finished requests, whose replies take a minute or more), PARITY_LEVELS=50,60 keeps those levels,
+# PARITY_REPEAT=1 runs each once, PARITY_PROFILES names the profiles (default: both),
+# PARITY_KEEP=DIR keeps each sweep's results there (else they go with the run);
+# PARITY_FORCE=1 runs it outside make bench. `make bench` runs it only with BENCH_ONLY=parity or
+# BENCH_PARITY=1.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${STAMPEDE_BIN:-$PWD/${STAMPEDE_BUILD:-build}/stampede}
 OUT=$(mktemp -d /tmp/stampede-parity.XXXXXX)
-trap 'rm -rf "$OUT"' EXIT
+trap 'if [ -n "${PARITY_KEEP:-}" ]; then mkdir -p "$PARITY_KEEP" && cp -r "$OUT"/. "$PARITY_KEEP"/; fi; rm -rf "$OUT"' EXIT
 if [ "${BENCH_ONLY:-}" != parity ] && [ -z "${BENCH_PARITY:-}" ] && [ -z "${PARITY_FORCE:-}" ]; then
     echo "parity: skipped (hours of real load; BENCH_ONLY=parity or BENCH_PARITY=1 runs it)"
     exit 0
@@ -61,7 +65,12 @@ levels = json.load(open(sys.argv[1]))["levels"]
 gaps = [l["gap"]["endpoints"][0]["ttft"]["gap_mean_ms"] for l in levels
         if l.get("gap") and not l.get("stopped_early")]
 gaps = [g for g in gaps if g is not None and g >= 0]
-print("%dus" % round(sum(gaps) / len(gaps) / 2 * 1000))' "$OUT/$profile-real/results.json")
+if not gaps:
+    sys.exit("no level measured the client-server gap (no request finished in a window)")
+print("%dus" % round(sum(gaps) / len(gaps) / 2 * 1000))' "$OUT/$profile-real/results.json") || {
+        echo "parity: $profile: the real sweep gives no network delay; longer windows (PARITY_SCALE) let its requests finish"
+        exit 2
+    }
     start_ns=$(date +%s%N)
     if ! "$BIN" simulate "$OUT/$profile.yaml" --network-delay "$delay" --allow-invalid \
         --out "$OUT/$profile-sim" >"$OUT/$profile-sim.table" 2>"$OUT/$profile-sim.err"; then
@@ -80,10 +89,14 @@ for c in sorted(set(real) | set(sim)):
     if c not in real or c not in sim or real[c]["stopped_early"] != sim[c]["stopped_early"]:
         print(f"{c:>4} run in one only, or stopped by the breaker in one only: not held")
         continue
+    ok = lambda l: l.get("requests_ok") or 0
+    if not ok(real[c]) and not ok(sim[c]):
+        print(f"{c:>4} no request finished in its windows, in either: nothing to hold")
+        continue
     cells = []
     for metric in ("ttft_ms", "tpot_ms", "e2e_ms"):
         for p in ("p50", "p95"):
-            a, b = real[c][metric][p], sim[c][metric][p]
+            a, b = real[c][metric][p] or 0, sim[c][metric][p] or 0
             diff = 100 * (b - a) / a if a else float("nan")
             worst = max(worst, abs(diff))
             outside += not abs(diff) <= 3
