@@ -31,16 +31,26 @@ static inline double bench_cpu_thread_ns(void) {
     return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
-/* The process's resident memory in KiB (0 when /proc cannot tell). */
-static inline long bench_cpu_rss_kb(void) {
+/* The process's resident memory in KiB (0 when /proc cannot tell); with anon_kb, the part of it
+ * that is no file's: the heap and other private memory, without the code and data pages of the
+ * binary and its libraries, which every process of the node shares and which do not grow with
+ * the work done. */
+static inline long bench_cpu_rss_split_kb(long *anon_kb) {
     FILE *f = fopen("/proc/self/statm", "r");
-    long size = 0, resident = 0;
+    long size = 0, resident = 0, shared = 0;
     if (f) {
-        if (fscanf(f, "%ld %ld", &size, &resident) != 2)
-            resident = 0;
+        if (fscanf(f, "%ld %ld %ld", &size, &resident, &shared) != 3)
+            resident = shared = 0;
         fclose(f);
     }
-    return resident * (sysconf(_SC_PAGESIZE) / 1024);
+    long page_kb = sysconf(_SC_PAGESIZE) / 1024;
+    if (anon_kb)
+        *anon_kb = (resident - shared) * page_kb;
+    return resident * page_kb;
+}
+
+static inline long bench_cpu_rss_kb(void) {
+    return bench_cpu_rss_split_kb(NULL);
 }
 
 #endif

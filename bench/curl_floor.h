@@ -35,6 +35,7 @@ typedef struct curl_floor_result {
     double tokens_per_s;
     double tokens_per_socket_event;
     double rss_kb_per_stream;
+    double anon_kb_per_stream;
     uint64_t tokens;
     uint64_t errors;
 } curl_floor_result_t;
@@ -185,7 +186,7 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     curl_floor_result_t result = {0};
     curl_global_init(CURL_GLOBAL_DEFAULT);
     malloc_trim(0); /* the parent's free heap pages would hide the floor's own growth */
-    long rss_before = bench_cpu_rss_kb();
+    long anon_before, rss_before = bench_cpu_rss_split_kb(&anon_before);
     curl_floor_t self = {.epoll_fd = epoll_create1(0)};
     self.n_shards = (uint32_t)((streams + CURL_FLOOR_SHARD - 1) / CURL_FLOOR_SHARD);
     self.shards = calloc(self.n_shards, sizeof(*self.shards));
@@ -217,7 +218,9 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     int64_t window = t0 + (int64_t)(warmup_s * 1e9), end = window + (int64_t)(seconds * 1e9);
     curl_floor_loop(&self, easies, start_at, streams, window, end, &u0, &bytes0, &events0);
     getrusage(RUSAGE_SELF, &u1);
-    result.rss_kb_per_stream = (double)(bench_cpu_rss_kb() - rss_before) / streams;
+    long anon_after, rss_after = bench_cpu_rss_split_kb(&anon_after);
+    result.rss_kb_per_stream = (double)(rss_after - rss_before) / streams;
+    result.anon_kb_per_stream = (double)(anon_after - anon_before) / streams;
     double tokens = bytes_per_token > 0 ? (double)(self.bytes - bytes0) / bytes_per_token : 0;
     result.tokens = (uint64_t)tokens;
     result.tokens_per_s = tokens / seconds;

@@ -23,8 +23,14 @@
 #include "reply_tokens.h"
 #include "sse.h"
 
-/* Room for the first reply's chunks; the arrays double as longer replies need (10 B a chunk). */
+/* Room for a reply whose request gives no max_tokens; the arrays double as longer replies need
+ * (8 B a chunk, 10 once chunks carry several tokens). */
 #define STREAM_FIRST_CHUNKS 64
+/* A request's max_tokens up to this sizes a stream's first arrays at once (32 KiB of stamps):
+ * growing them chunk by chunk leaves the smaller blocks behind as holes in the heap. Benchmarks
+ * mostly ask ignore_eos, so a reply is its max_tokens long, and the arrays are kept at the
+ * stream's longest reply anyway. */
+#define STREAM_RESERVE_MAX 4096
 #define STREAM_ERROR_BODY_MAX ((size_t)64 << 10) /* enough for any error message */
 #define STREAM_JSON_BODY_MAX ((size_t)64 << 20)  /* a non-streaming reply larger is refused */
 #define STREAM_MESSAGE_MAX 150
@@ -73,6 +79,7 @@ struct stream {
     int64_t think_undecided_ns;
 
     uint32_t n_chunks;
+    uint32_t chunks_limit; /* the request's max_tokens (0: none): the arrays grow no further */
     size_t chunk_cap;
     int64_t *chunk_ns;
     uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
@@ -132,14 +139,28 @@ static int stream_track_tokens(stream_t *self) {
     return 0;
 }
 
-/* Room for `need` chunks in the per-chunk arrays (the fit test stays inline: once per chunk). */
+/* Room for `need` chunks in the per-chunk arrays (the fit test stays inline: once per chunk).
+ * They double, but never past the request's max_tokens when it fits (a chunk carries a token or
+ * more, so a reply within its limit needs no more): a 100-token reply takes 101 entries, where
+ * doubling from 64 gave 128. A reply past its limit grows them again. */
 static int stream_reserve_chunks(stream_t *self, size_t need) {
     if (need <= self->chunk_cap)
         return 0;
-    if (buffer_grow_array(&self->chunk_ns, &self->chunk_cap,
-                          need < STREAM_FIRST_CHUNKS ? STREAM_FIRST_CHUNKS : need,
-                          sizeof(*self->chunk_ns)) < 0)
+    size_t cap = self->chunk_cap ? 2 * self->chunk_cap : STREAM_FIRST_CHUNKS;
+    if (need == 1 && self->chunks_limit && self->chunks_limit <= STREAM_RESERVE_MAX)
+        cap = self->chunks_limit; /* the first room, at the request's start: all of it at once */
+    if (cap < need)
+        cap = need;
+    size_t limit = (size_t)self->chunks_limit;
+    if (limit >= need && cap > limit)
+        cap = limit;
+    if (cap > SIZE_MAX / sizeof(*self->chunk_ns))
         return -1;
+    int64_t *grown = realloc(self->chunk_ns, cap * sizeof(*grown));
+    if (!grown)
+        return -1;
+    self->chunk_ns = grown;
+    self->chunk_cap = cap;
     return self->multi_token ? stream_track_tokens(self) : 0;
 }
 
@@ -652,8 +673,7 @@ stream_t *stream_new(const stream_settings_t *settings, void *user) {
     self->parser = sse_parser_new(stream_on_event, self);
     if (settings->tokenizer)
         self->tokens = reply_tokens_new(settings->tokenizer, settings->tokenizer_scratch);
-    if (!self->easy || !self->parser || stream_reserve_chunks(self, STREAM_FIRST_CHUNKS) < 0 ||
-        (settings->tokenizer && !self->tokens)) {
+    if (!self->easy || !self->parser || (settings->tokenizer && !self->tokens)) {
         stream_destroy(&self);
         return NULL;
     }
@@ -752,6 +772,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_chunk = UINT32_MAX;
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
+    self->chunks_limit = record->requested_output_tokens;
     self->multi_token = false;
     self->reply_unused = false;
     think_reset(&self->think, &self->settings->reasoning_tags);
@@ -810,6 +831,10 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
                  const char *session_id, request_record_t *record, int64_t send_ns) {
     assert(self && url && record);
     stream_reset(self, record, send_ns);
+    if (stream_reserve_chunks(self, 1) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory for the reply's chunk stamps");
+        return -1;
+    }
     if (curl_easy_setopt(self->easy, CURLOPT_URL, url) != CURLE_OK) {
         stream_fail(self, ERROR_CONNECT, "cannot use URL %s", url);
         return -1;
@@ -948,7 +973,7 @@ static void stream_parse_json_body(stream_t *self) {
                                  self->reply_len)
                           .kind != THINK_IS_REASONING;
     bool has_reasoning = json_string_length(reasoning) > 0 || (n && !has_answer);
-    if (has_answer || has_reasoning) {
+    if (has_answer || has_reasoning) {   /* stream_begin made room for one chunk at least */
         self->chunk_ns[0] = rec->end_ns; /* one token, as chunks are until told otherwise */
         if (self->tokens) {              /* the whole reply is one chunk */
             reply_tokens_text(self->tokens, json_string_value(reasoning),

@@ -193,7 +193,8 @@ typedef struct outcome {
     char reply[65536];
     size_t reply_len;
     int done;
-    bool reply_unused; /* set before the run: submitted with engine_request_t.reply_unused */
+    bool reply_unused;        /* set before the run: submitted with engine_request_t.reply_unused */
+    uint32_t said_max_tokens; /* set before the run: the record's requested_output_tokens */
 } outcome_t;
 
 typedef struct run {
@@ -278,6 +279,7 @@ static char *chat_body(int max_tokens, int stream) {
 
 static void submit_one(run_t *run, const char *url, const char *body, outcome_t *o) {
     memset(&o->record, 0, sizeof(o->record));
+    o->record.requested_output_tokens = o->said_max_tokens;
     engine_request_t req = {.url = url,
                             .body = body,
                             .body_len = strlen(body),
@@ -561,6 +563,37 @@ static void test_engine_non_streaming_reply_is_one_chunk_at_the_end(void **state
     assert_true(o.record.has_usage);
     assert_int_equal(o.record.completion_tokens, 5);
     assert_true(o.reply_len > 0);
+    free(body);
+    run_close(&run);
+}
+
+/* The chunk stamps are sized by the request's max_tokens (worker/stream.c): a reply longer than
+ * its request said (a server past max_tokens), or with none said, still keeps every chunk, on one
+ * stream whose arrays the earlier requests sized. 40 tokens at 10 ms come in more than 3 reads. */
+static void test_engine_chunks_past_the_requests_max_tokens_are_all_kept(void **state) {
+    enum { TOKENS = 40 };
+    static const uint32_t said[] = {3, TOKENS, 0, 2 * TOKENS, 1};
+    run_t run;
+    run_open_streams(&run, 1, 20000 * MS);
+    char url[128];
+    mock_url(url, sizeof(url));
+    char *body = chat_body(TOKENS, 1);
+    static outcome_t o;
+    for (size_t k = 0; k < sizeof said / sizeof said[0]; k++) {
+        memset(&o, 0, sizeof o);
+        o.said_max_tokens = said[k];
+        submit_one(&run, url, body, &o);
+        run_until_done(&run, 20000 * MS);
+        assert_int_equal(o.record.error, ERROR_NONE);
+        assert_int_equal(record_chunk_tokens(&o.record), TOKENS);
+        assert_int_equal(o.record.content_chunks, TOKENS);
+        if (said[k] && said[k] < TOKENS)
+            assert_true(o.n_chunks > said[k]);
+        assert_true(o.chunk_ns[0] == o.record.first_content_ns);
+        for (uint32_t c = 1; c < o.n_chunks; c++)
+            assert_true(o.chunk_ns[c] > o.chunk_ns[c - 1]);
+        assert_true(o.record.end_ns >= o.chunk_ns[o.n_chunks - 1]);
+    }
     free(body);
     run_close(&run);
 }
@@ -1497,6 +1530,7 @@ int main(void) {
         cmocka_unit_test(test_engine_mock_fixed_ttft_50ms_itl_10ms_chunks_and_usage),
         cmocka_unit_test(test_engine_hundred_concurrent_streams_succeed_and_reuse_connections),
         cmocka_unit_test(test_engine_non_streaming_reply_is_one_chunk_at_the_end),
+        cmocka_unit_test(test_engine_chunks_past_the_requests_max_tokens_are_all_kept),
         cmocka_unit_test(test_engine_pins_a_host_name_once_before_any_request),
         cmocka_unit_test(test_engine_lookup_names_the_host_and_endpoint_it_cannot_resolve),
         cmocka_unit_test(test_engine_pins_are_set_once_per_stream),
