@@ -12,7 +12,9 @@
 # PARITY_REPEAT=1: about 29 minutes a sweep; below it the 90 s windows of c >= 130 hold few or no
 # finished requests, whose replies take a minute or more), PARITY_LEVELS=50,60 keeps those levels,
 # PARITY_REPEAT=1 runs each once, PARITY_PROFILES names the profiles (default: both),
-# PARITY_KEEP=DIR keeps each sweep's results there (else they go with the run);
+# PARITY_KEEP=DIR keeps each sweep's results there (else they go with the run), PARITY_DELAY=418us
+# gives the one-way delay instead of the real sweep's measure (levels the circuit breaker stopped
+# measure none, so a run of such levels only needs it);
 # PARITY_FORCE=1 runs it outside make bench. `make bench` runs it only with BENCH_ONLY=parity or
 # BENCH_PARITY=1.
 set -euo pipefail
@@ -57,7 +59,10 @@ for profile in ${PARITY_PROFILES:-h200-llama70b h200-llama70b-eagle3}; do
         exit 2
     fi
     real_s=$(($(date +%s) - start))
-    delay=$(python3 -c '
+    if [ -n "${PARITY_DELAY:-}" ]; then
+        delay=$PARITY_DELAY # a sweep of overloaded levels only measures none: every level is stopped
+    else
+        delay=$(python3 -c '
 import json, sys
 levels = json.load(open(sys.argv[1]))["levels"]
 # levels the breaker stopped are left out: their requests timed out, so their gap is none or
@@ -68,9 +73,10 @@ gaps = [g for g in gaps if g is not None and g >= 0]
 if not gaps:
     sys.exit("no level measured the client-server gap (no request finished in a window)")
 print("%dus" % round(sum(gaps) / len(gaps) / 2 * 1000))' "$OUT/$profile-real/results.json") || {
-        echo "parity: $profile: the real sweep gives no network delay; longer windows (PARITY_SCALE) let its requests finish"
-        exit 2
-    }
+            echo "parity: $profile: the real sweep gives no network delay; longer windows (PARITY_SCALE) let its requests finish"
+            exit 2
+        }
+    fi
     start_ns=$(date +%s%N)
     if ! "$BIN" simulate "$OUT/$profile.yaml" --network-delay "$delay" --allow-invalid \
         --out "$OUT/$profile-sim" >"$OUT/$profile-sim.table" 2>"$OUT/$profile-sim.err"; then
