@@ -16,7 +16,7 @@ source "$(dirname "$0")/protocol_lib.sh"
 source "$(dirname "$0")/rig_lib.sh"
 
 rig_worker_key w2
-write_rig_sweep "$WORK/sweep.yaml" "2, 4, 6" 100ms 2s 40 10
+write_rig_sweep "$WORK/sweep.yaml" "2, 4, 6" 100ms 4s 40 10
 start_serve "$WORK/serve.err" --expect-workers 2
 start_rig_worker w1
 start_rig_worker w2
@@ -24,7 +24,9 @@ served_before=$(mock_metric vllm:request_success_total)
 as alice submit "$WORK/sweep.yaml" >/dev/null 2>&1 || fail "the sweep was not queued"
 wait_for_line "$SERVE_LOG" 20 "serve: run 1: level 2/3: concurrency 4" >/dev/null ||
     fail "the sweep did not reach level 2: $(grep 'run 1' "$SERVE_LOG")"
-# Well into level 2 (batches journaled and acknowledged), serve dies.
+# Well into level 2 (batches journaled and acknowledged), serve dies: 1 s into its 4 s window, so a
+# test process stalled for seconds on a loaded machine still kills it before the level ends (with
+# a 2 s window a worker was once released, level 2 over, before the kill).
 wait_for_line "$SERVE_LOG" 10 "\] run 1: level 2/3 concurrency 4 rep 1/1 \| snapshot" >/dev/null ||
     fail "level 2 did not reach its window: $(tail -3 "$SERVE_LOG")"
 sleep 1
