@@ -1,6 +1,8 @@
 #include "chunk.h"
 
 #include <limits.h>
+#include <stddef.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "chunk_scan.h"
@@ -68,7 +70,8 @@ typedef struct chunk_top {
     legacy_error_t legacy;
 } chunk_top_t;
 
-/* A member of the payload's object. */
+/* A member of the payload's object. The keys a shape holes at the top level (shape_skip_key)
+ * must stay keys this function skips. */
 static const char *top_member(const char *p, const char *end, int depth, const char *key,
                               size_t key_len, void *arg) {
     chunk_top_t *top = arg;
@@ -117,6 +120,167 @@ int chunk_parse(const char *data, size_t len, chunk_info_t *out) {
     }
     chunk_top_t top = {.out = out};
     return scan_chunk(data, len, out, top_member, chunk_finish, &top);
+}
+
+/* A shape's payloads are at most this long; a longer one is parsed in full every time (chat
+ * chunks are 150-400 bytes). */
+#define CHUNK_SHAPE_MAX 1024
+#define CHUNK_SHAPE_HOLES 8
+
+typedef enum shape_hole_kind {
+    HOLE_SKIP,      /* a top-level value top_member skips: any value skip_member_value accepts */
+    HOLE_CONTENT,   /* the string read_string gives content */
+    HOLE_REASONING, /* the string read_string gives reasoning */
+    HOLE_SENT_NS,   /* the one top-level "sent_ns": read again by scan_sent_ns */
+} shape_hole_kind_t;
+
+typedef struct shape_hole {
+    uint16_t at, len; /* the value's bytes in the shape */
+    shape_hole_kind_t kind;
+} shape_hole_t;
+
+/* Why a payload Q read from the shape gets chunk_parse's result. The shape P is a payload that
+ * chunk_parse accepted, cut into literal runs L0..Ln and holes H1..Hn: P = L0 H1 L1 .. Hn Ln, and
+ * Q = L0 V1 L1 .. Vn Ln. chunk_parse reads from left to right, and what it does at a byte depends
+ * on the bytes before it and on what the functions that read earlier values returned, which is
+ * only where each value ends (a skipped value, the text and sent_ns change nothing the parse
+ * decides by). So at each Vi it is in the state it was in at Hi, and calls the function it called
+ * there: the shape calls the same one. Each Vi must end where Q's next literal run begins, and
+ * the payload where the last one ends. The result's other fields are P's: none of them is a
+ * pointer (the shape is made only from such payloads), and none depends on a hole. */
+struct chunk_shape {
+    size_t len; /* 0: no shape yet */
+    int holes_n;
+    shape_hole_t holes[CHUNK_SHAPE_HOLES];
+    chunk_info_t info; /* P's result, content and reasoning NULL, sent_ns 0 */
+    uint64_t hits, misses;
+    char bytes[CHUNK_SHAPE_MAX];
+};
+
+chunk_shape_t *chunk_shape_new(void) {
+    return calloc(1, sizeof(chunk_shape_t));
+}
+
+void chunk_shape_destroy(chunk_shape_t **self_p) {
+    free(*self_p);
+    *self_p = NULL;
+}
+
+uint64_t chunk_shape_hits(const chunk_shape_t *self) {
+    return self->hits;
+}
+
+uint64_t chunk_shape_misses(const chunk_shape_t *self) {
+    return self->misses;
+}
+
+/* A top-level key whose value top_member skips and that differs between the payloads of one
+ * server: per request ("id", "created"), or per replica behind one frontend
+ * ("system_fingerprint"). "model" is the same in all of them, so it stays literal: a hole costs a
+ * scan, a literal run only its compare. */
+static bool shape_skip_key(const char *key, size_t key_len) {
+    return KEY_IS("id") || KEY_IS("created") || KEY_IS("system_fingerprint");
+}
+
+/* Q against the shape: true with *out filled as chunk_parse would fill it. */
+static bool shape_read(const chunk_shape_t *self, const char *data, size_t len, chunk_info_t *out) {
+    const char *q = data;
+    const char *end = data + len;
+    size_t at = 0; /* in the shape */
+    *out = self->info;
+    for (int i = 0; i < self->holes_n; i++) {
+        const shape_hole_t *hole = &self->holes[i];
+        size_t literal = hole->at - at;
+        if ((size_t)(end - q) <= literal || memcmp(q, self->bytes + at, literal) != 0)
+            return false;
+        q += literal;
+        at = (size_t)hole->at + hole->len;
+        switch (hole->kind) {
+        case HOLE_SKIP:
+            q = skip_member_value(q, end, 1);
+            break;
+        case HOLE_CONTENT:
+            q = *q == '"' ? scan_string(q, end, &out->content, &out->content_len) : NULL;
+            break;
+        case HOLE_REASONING:
+            q = *q == '"' ? scan_string(q, end, &out->reasoning, &out->reasoning_len) : NULL;
+            break;
+        case HOLE_SENT_NS:
+            q = scan_sent_ns(q, end, 1, out);
+            break;
+        }
+        if (!q)
+            return false;
+    }
+    size_t tail = self->len - at;
+    if ((size_t)(end - q) != tail || memcmp(q, self->bytes + at, tail) != 0)
+        return false;
+    out->has_content = out->content_len > 0;
+    out->has_reasoning = out->reasoning_len > 0;
+    return true;
+}
+
+static bool shape_add_hole(chunk_shape_t *self, size_t at, size_t len, shape_hole_kind_t kind) {
+    if (self->holes_n == CHUNK_SHAPE_HOLES)
+        return false;
+    int i = self->holes_n++;
+    for (; i > 0 && self->holes[i - 1].at > at; i--)
+        self->holes[i] = self->holes[i - 1];
+    self->holes[i] = (shape_hole_t){.at = (uint16_t)at, .len = (uint16_t)len, .kind = kind};
+    return true;
+}
+
+/* P, which chunk_parse accepted with *info, becomes the shape when it can be one: a token's
+ * payload with its text in content or in reasoning and nothing else a pointer. Else the shape
+ * is left as it was. */
+static void shape_learn(chunk_shape_t *self, const char *data, size_t len,
+                        const chunk_info_t *info) {
+    if (len > CHUNK_SHAPE_MAX || info->done || info->has_error ||
+        !info->content == !info->reasoning || info->refusal || info->finish_reason ||
+        info->error_message || info->response_id)
+        return;
+    /* built aside: a payload that cannot be one leaves the shape as it was */
+    chunk_shape_t next = {.len = len, .info = *info, .hits = self->hits, .misses = self->misses};
+    const char *text = info->content ? info->content : info->reasoning;
+    size_t text_len = info->content ? info->content_len : info->reasoning_len;
+    shape_add_hole(&next, (size_t)(text - data) - 1, text_len + 2,
+                   info->content ? HOLE_CONTENT : HOLE_REASONING);
+    next.info.content = next.info.reasoning = NULL;
+    next.info.content_len = next.info.reasoning_len = 0;
+    next.info.has_content = next.info.has_reasoning = false;
+    const char *end = data + len;
+    const char *p = skip_space(data, end) + 1; /* past the '{' chunk_parse found */
+    const char *key;
+    size_t key_len;
+    int sent_ns_keys = 0;
+    for (bool first = true;; first = false) {
+        if (!(p = object_next(p, end, first, &key, &key_len)) || !key)
+            break;
+        const char *value = p;
+        if (!(p = skip_value(p, end, 1)))
+            return; /* cannot be: chunk_parse accepted it */
+        if (shape_skip_key(key, key_len) && (*value == '"' || is_digit(*value)))
+            shape_add_hole(&next, (size_t)(value - data), (size_t)(p - value), HOLE_SKIP);
+        else if (KEY_IS("sent_ns") && sent_ns_keys++ == 0 && is_digit(*value) &&
+                 shape_add_hole(&next, (size_t)(value - data), (size_t)(p - value), HOLE_SENT_NS))
+            next.info.has_sent_ns = false, next.info.sent_ns = 0;
+    }
+    if (sent_ns_keys > 1)
+        return; /* the second would read on from the first's value: keep both literal */
+    memcpy(self, &next, offsetof(chunk_shape_t, bytes));
+    memcpy(self->bytes, data, len);
+}
+
+int chunk_parse_shaped(chunk_shape_t *self, const char *data, size_t len, chunk_info_t *out) {
+    if (self->len && shape_read(self, data, len, out)) {
+        self->hits++;
+        return 0;
+    }
+    self->misses++;
+    int rc = chunk_parse(data, len, out);
+    if (rc == 0)
+        shape_learn(self, data, len, out);
+    return rc;
 }
 
 static size_t utf8_encode(uint32_t cp, char *out) {

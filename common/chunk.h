@@ -85,6 +85,27 @@ int chunk_messages_parse(const char *data, size_t len, chunk_info_t *out);
  * not one well-formed JSON object (out is then zeroed). */
 int chunk_responses_parse(const char *data, size_t len, chunk_info_t *out);
 
+/* The last payload parsed through chunk_parse_shaped, as a shape: its bytes, with holes where
+ * the next payload of a stream may differ (the top-level "id", "created" and
+ * "system_fingerprint" values, the delta's text or reasoning, the mock's "sent_ns"). One per loop thread: every
+ * stream of a server sends the same shape for each token, so a token's payload is compared to it
+ * instead of parsed member by member. */
+typedef struct chunk_shape chunk_shape_t;
+
+/* An empty shape; NULL when out of memory. */
+chunk_shape_t *chunk_shape_new(void);
+/* Frees it; *self_p becomes NULL. */
+void chunk_shape_destroy(chunk_shape_t **self_p);
+/* chunk_parse, with exactly its result, its return value and its pointers into data: a payload
+ * whose bytes equal the shape's outside the holes, and whose holes each hold a value that the
+ * member reading it accepts, is read from the shape with the holes' values read again by the
+ * same functions chunk_parse uses there; any other is parsed in full and, when it can be one,
+ * becomes the shape. */
+int chunk_parse_shaped(chunk_shape_t *shape, const char *data, size_t len, chunk_info_t *out);
+/* Payloads read from the shape, and parsed in full, since the shape was made. */
+uint64_t chunk_shape_hits(const chunk_shape_t *self);
+uint64_t chunk_shape_misses(const chunk_shape_t *self);
+
 /* Decodes the JSON string body escaped[0..len) into out (\n \" \\ \/ \b \f \r \t, \uXXXX with
  * surrogate pairs to UTF-8; a lone surrogate becomes U+FFFD; an invalid escape is copied as
  * is). out needs >= len bytes; returns the bytes written (no NUL is added). */

@@ -23,6 +23,7 @@
 #include <time.h>
 
 #include "buffer.h"
+#include "chunk.h"
 #include "config.h"
 #include "curl_loop.h"
 #include "redact.h"
@@ -275,6 +276,11 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
     engine_set_reasoning_tags(self, options);
     self->settings.api = options->api;
+    if (options->api != API_MESSAGES && options->api != API_RESPONSES &&
+        !(self->settings.chunk_shape = chunk_shape_new())) {
+        engine_destroy(&self);
+        return NULL;
+    }
     self->session_header = options->session_header ? strdup(options->session_header) : NULL;
     self->replica_header = options->replica_header ? strdup(options->replica_header) : NULL;
     self->settings.session_header = self->session_header;
@@ -359,6 +365,7 @@ void engine_destroy(engine_t **self_p) {
     curl_slist_free_all(self->settings.headers);
     curl_slist_free_all(self->settings.resolve);
     tokenizer_scratch_destroy(&self->settings.tokenizer_scratch);
+    chunk_shape_destroy(&self->settings.chunk_shape);
     free(self->session_header);
     free(self->replica_header);
     for (uint32_t i = 0; i < self->n_origins; i++)

@@ -44,9 +44,12 @@ typedef struct stream_settings {
     const struct tokenizer *tokenizer; /* target.tokenizer: replies counted in it; may be NULL */
     struct tokenizer_scratch *tokenizer_scratch; /* its working memory, shared by the streams of
                                                     the engine's one loop thread */
-    config_api_t api;           /* which API's events the streams parse (chunk.h) */
-    const char *session_header; /* the name of the header carrying a session's id */
-    const char *replica_header; /* the response header naming the replica, or NULL */
+    config_api_t api;                /* which API's events the streams parse (chunk.h) */
+    struct chunk_shape *chunk_shape; /* the last chat chunk's shape (chunk_parse_shaped), shared
+                                        by the streams of the engine's one loop thread; may be
+                                        NULL */
+    const char *session_header;      /* the name of the header carrying a session's id */
+    const char *replica_header;      /* the response header naming the replica, or NULL */
 } stream_settings_t;
 
 typedef struct stream stream_t;

@@ -1183,6 +1183,176 @@ static void test_chunk_finish_reasons_map_to_their_class(void **state) {
     assert_string_equal(finish_reason_name(FINISH_NONE), "none");
 }
 
+/* chunk_parse_shaped(shape) and chunk_parse on the same exact-size copy of json[0..len) give the
+ * same return value and the same fields, pointers included. */
+static void assert_shaped_as_parsed(chunk_shape_t *shape, const char *json, size_t len,
+                                    const char *what) {
+    char *copy = malloc(len ? len : 1);
+    assert_non_null(copy);
+    memcpy(copy, json, len);
+    chunk_info_t a, b;
+    memset(&a, 0x5A, sizeof a);
+    int rc_shaped = chunk_parse_shaped(shape, copy, len, &a);
+    int rc = chunk_parse(copy, len, &b);
+    bool same = rc_shaped == rc && a.done == b.done && a.content == b.content &&
+                a.content_len == b.content_len && a.has_content == b.has_content &&
+                a.reasoning == b.reasoning && a.reasoning_len == b.reasoning_len &&
+                a.has_reasoning == b.has_reasoning && a.refusal == b.refusal &&
+                a.refusal_len == b.refusal_len && a.has_refusal == b.has_refusal &&
+                a.has_tool_calls == b.has_tool_calls && a.finish_reason == b.finish_reason &&
+                a.finish_reason_len == b.finish_reason_len && a.has_usage == b.has_usage &&
+                a.usage_fields == b.usage_fields && a.prompt_tokens == b.prompt_tokens &&
+                a.completion_tokens == b.completion_tokens && a.cached_tokens == b.cached_tokens &&
+                a.has_error == b.has_error && a.error_message == b.error_message &&
+                a.error_message_len == b.error_message_len && a.error_code == b.error_code &&
+                a.response_id == b.response_id && a.response_id_len == b.response_id_len &&
+                a.has_sent_ns == b.has_sent_ns && a.sent_ns == b.sent_ns;
+    if (!same)
+        fail_msg("%s: chunk_parse_shaped %d and chunk_parse %d differ on: %.*s", what, rc_shaped,
+                 rc, (int)len, json);
+    free(copy);
+}
+
+/* The mock's token payload for stream s, token t: what differs between streams and tokens is
+ * the id, created, the text and sent_ns. */
+static size_t mock_payload(char *out, size_t cap, int s, int t, const char *text) {
+    int n = snprintf(out, cap,
+                     "{\"id\":\"chatcmpl-%08x%08x\",\"object\":\"chat.completion.chunk\","
+                     "\"created\":%d,\"model\":\"mock-llama\",\"choices\":[{\"index\":0,"
+                     "\"delta\":{\"content\":\"%s\"},\"logprobs\":null,\"finish_reason\":null}],"
+                     "\"sent_ns\":%lld}",
+                     s * 2654435761u, (unsigned)s, 1795967341 + s % 3, text,
+                     40660411355956LL + (long long)t * 4991237 + s);
+    assert_true(n > 0 && (size_t)n < cap);
+    return (size_t)n;
+}
+
+/* Interleaved streams of one server: every token payload after the first is read from the
+ * shape, with chunk_parse's result; so is every event of every fixture, in order. */
+static void test_chunk_shape_reads_each_servers_payloads_as_chunk_parse_does(void **state) {
+    static const char *const texts[] = {"risk", " so",  "", "a \\\"quoted\\\" \\u00e9 word",
+                                        "\\n",  " step"};
+    chunk_shape_t *shape = chunk_shape_new();
+    assert_non_null(shape);
+    char buf[512];
+    int n = 0;
+    for (int t = 0; t < 10; t++)
+        for (int s = 0; s < 5; s++, n++) {
+            size_t len = mock_payload(buf, sizeof buf, s, t, texts[(s + t) % 6]);
+            assert_shaped_as_parsed(shape, buf, len, "mock");
+        }
+    assert_int_equal(chunk_shape_hits(shape), n - 1);
+    assert_int_equal(chunk_shape_misses(shape), 1);
+
+    payloads_t p = {0};
+    load_fixture_payloads(&p);
+    for (size_t k = 0; k < p.count; k++)
+        assert_shaped_as_parsed(shape, p.bytes[k], p.len[k], "fixture");
+    /* vLLM's, SGLang's and the reasoning fixture's token payloads each repeat one shape */
+    assert_true(chunk_shape_hits(shape) - (uint64_t)(n - 1) > p.count / 2);
+    free_payloads(&p);
+    chunk_shape_destroy(&shape);
+    assert_null(shape);
+}
+
+/* Every byte of the next payload replaced, inserted before or deleted, with the shape made from
+ * the payload before it: inside a hole (the id, the text, sent_ns) the shape still reads it,
+ * elsewhere it parses in full; chunk_parse's result either way. */
+static void
+test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse(void **state) {
+    static const char bytes[] = {'"', '\\', '\x01', ' ', '}', ']', ',', ':',
+                                 'x', '0',  '9',    '-', '.', 'e', 'n', '{'};
+    static const char *const shapes[][2] = {
+        {"{\"id\":\"a1\",\"created\":17,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":"
+         "{\"content\":\"tok\"},\"finish_reason\":null}],\"sent_ns\":123456789}",
+         "{\"id\":\"b22\",\"created\":18,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":"
+         "{\"content\":\"x\\\"y\"},\"finish_reason\":null}],\"sent_ns\":1234567890123}"},
+        {"{\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":"
+         "{\"reasoning_content\":\"hm\"}}],\"usage\":{\"completion_tokens\":3}}",
+         "{\"id\":\"r\",\"object\":\"chat.completion.chunk\",\"choices\":[{\"delta\":"
+         "{\"reasoning_content\":\"so \"}}],\"usage\":{\"completion_tokens\":3}}"},
+        {"{ \"id\" : \"s\" , \"choices\" : [ { \"text\" : \"a\" } ] , \"sent_ns\" : 5 }",
+         "{ \"id\" : \"t\" , \"choices\" : [ { \"text\" : \"bc\" } ] , \"sent_ns\" : 60 }"},
+        /* "object" is read (vLLM's older error form): never a hole */
+        {"{\"object\":\"chat.completion.chunk\",\"message\":\"m\",\"choices\":[{\"delta\":"
+         "{\"content\":\"a\"}}]}",
+         "{\"object\":\"error\",\"message\":\"m\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}"},
+    };
+    char work[512];
+    uint64_t hits = 0, misses = 0;
+    for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
+        const char *first = shapes[k][0], *next = shapes[k][1];
+        size_t n = strlen(next);
+        for (size_t at = 0; at <= n; at++)
+            for (size_t b = 0; b < sizeof bytes + 1; b++)
+                for (int op = 0; op < 3; op++) {
+                    chunk_shape_t *shape = chunk_shape_new();
+                    assert_shaped_as_parsed(shape, first, strlen(first), "first");
+                    size_t len = n;
+                    memcpy(work, next, n);
+                    if (op == 0 && at < n && b < sizeof bytes) { /* replaced */
+                        work[at] = bytes[b];
+                    } else if (op == 1 && b < sizeof bytes) { /* inserted */
+                        memmove(work + at + 1, work + at, n - at);
+                        work[at] = bytes[b];
+                        len++;
+                    } else if (op == 2 && at < n && b == sizeof bytes) { /* deleted */
+                        memmove(work + at, work + at + 1, n - at - 1);
+                        len--;
+                    } else {
+                        chunk_shape_destroy(&shape);
+                        continue;
+                    }
+                    assert_shaped_as_parsed(shape, work, len, "changed");
+                    hits += chunk_shape_hits(shape);
+                    misses += chunk_shape_misses(shape) - 1;
+                    chunk_shape_destroy(&shape);
+                }
+    }
+    /* both ways are taken often, or the comparison shows nothing */
+    assert_true(hits > 500);
+    assert_true(misses > 5000);
+}
+
+/* A payload that cannot be a shape (a finish_reason, an error, [DONE], two texts, too long) is
+ * parsed in full and leaves the shape as it was, so the stream's next token is read from it. */
+static void test_chunk_shape_is_kept_across_payloads_that_cannot_be_one(void **state) {
+    static const char token[] = "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}";
+    static const char token2[] = "{\"id\":\"yy\",\"choices\":[{\"delta\":{\"content\":\"b\"}}]}";
+    static const char *const others[] = {
+        "{\"id\":\"x\",\"choices\":[{\"delta\":{},\"finish_reason\":\"stop\"}]}",
+        "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\"},\"finish_reason\":\"length\"}]}",
+        "{\"error\":{\"message\":\"boom\",\"code\":500}}",
+        "[DONE]",
+        "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\",\"reasoning\":\"b\"}}]}",
+        "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\",\"refusal\":\"no\"}}]}",
+        "{\"object\":\"error\",\"message\":\"m\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}",
+        "{\"sent_ns\":1,\"choices\":[{\"delta\":{\"content\":\"a\"}}],\"sent_ns\":2}",
+        "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]",
+    };
+    chunk_shape_t *shape = chunk_shape_new();
+    assert_shaped_as_parsed(shape, token, strlen(token), "token");
+    for (size_t i = 0; i < sizeof others / sizeof others[0]; i++) {
+        uint64_t hits = chunk_shape_hits(shape);
+        assert_shaped_as_parsed(shape, others[i], strlen(others[i]), "other");
+        assert_shaped_as_parsed(shape, others[i], strlen(others[i]), "other again");
+        assert_int_equal(chunk_shape_hits(shape), hits);
+        assert_shaped_as_parsed(shape, token2, strlen(token2), "next token");
+        assert_int_equal(chunk_shape_hits(shape), hits + 1);
+    }
+    /* of another shape, and longer than a shape holds: parsed in full every time (a long
+     * text in the shape's own hole is still read from it) */
+    char big[1400];
+    int n = snprintf(
+        big, sizeof big,
+        "{\"id\":\"x\",\"model\":\"m\",\"choices\":[{\"delta\":{\"content\":\"%01200d\"}}]}", 7);
+    uint64_t hits = chunk_shape_hits(shape);
+    assert_shaped_as_parsed(shape, big, (size_t)n, "long");
+    assert_shaped_as_parsed(shape, big, (size_t)n, "long again");
+    assert_int_equal(chunk_shape_hits(shape), hits);
+    chunk_shape_destroy(&shape);
+}
+
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
@@ -1227,6 +1397,10 @@ int main(void) {
         cmocka_unit_test(test_chunk_keys_match_only_exactly),
         cmocka_unit_test(test_chunk_integers_at_the_limits_of_each_field),
         cmocka_unit_test(test_chunk_number_scan_stops_at_every_offset),
+        cmocka_unit_test(test_chunk_shape_reads_each_servers_payloads_as_chunk_parse_does),
+        cmocka_unit_test(
+            test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse),
+        cmocka_unit_test(test_chunk_shape_is_kept_across_payloads_that_cannot_be_one),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
