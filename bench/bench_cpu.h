@@ -24,6 +24,11 @@ static inline double bench_cpu_seconds(const struct rusage *u) {
            u->ru_stime.tv_usec / 1e6;
 }
 
+/* The system (kernel) part of a getrusage result, in seconds. */
+static inline double bench_cpu_sys_seconds(const struct rusage *u) {
+    return (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+}
+
 /* The calling thread's CPU time in nanoseconds. */
 static inline double bench_cpu_thread_ns(void) {
     struct timespec ts;

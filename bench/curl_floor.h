@@ -32,6 +32,7 @@
 
 typedef struct curl_floor_result {
     double cpu_us_per_token;
+    double sys_us_per_token; /* the kernel's part of it */
     double tokens_per_s;
     double tokens_per_socket_event;
     double rss_kb_per_stream;
@@ -226,6 +227,8 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     result.tokens_per_s = tokens / seconds;
     result.cpu_us_per_token =
         tokens > 0 ? (bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0)) * 1e6 / tokens : 0;
+    result.sys_us_per_token =
+        tokens > 0 ? (bench_cpu_sys_seconds(&u1) - bench_cpu_sys_seconds(&u0)) * 1e6 / tokens : 0;
     uint64_t socket_events = self.socket_events - events0;
     result.tokens_per_socket_event = socket_events ? tokens / (double)socket_events : 0;
     result.errors = self.errors;

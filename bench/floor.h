@@ -23,6 +23,7 @@
 
 typedef struct floor_result {
     double cpu_us_per_token;
+    double sys_us_per_token; /* the kernel's part of it */
     double delay_p50_us;
     double delay_p99_us;
     uint64_t tokens;
@@ -139,6 +140,10 @@ static int floor_run(int streams, double itl_ms, double warmup_s, double seconds
     result->cpu_us_per_token = result->tokens ? (bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0)) *
                                                     1e6 / (double)result->tokens
                                               : 0;
+    result->sys_us_per_token = result->tokens
+                                   ? (bench_cpu_sys_seconds(&u1) - bench_cpu_sys_seconds(&u0)) *
+                                         1e6 / (double)result->tokens
+                                   : 0;
     return 0;
 }
 
