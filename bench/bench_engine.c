@@ -431,8 +431,8 @@ static void result_print(const char *name, int streams, double itl_ms, const res
     printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f sys_us_per_token=%.2f "
            "delay_p50_us=%.0f "
            "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
-           "tokens_per_socket_event=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.1f "
-           "anon_kb_per_stream=%.1f%s\n",
+           "tokens_per_socket_event=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.2f "
+           "anon_kb_per_stream=%.2f%s\n",
            name, streams, itl_ms, r->cpu_us_per_token, r->sys_us_per_token, r->delay_p50_us,
            r->delay_p99_us, (unsigned long long)r->tokens, (unsigned long long)r->errors,
            r->events_per_callback, r->tokens_per_socket_event, r->tokens_per_s,

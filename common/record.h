@@ -75,6 +75,14 @@ typedef enum record_phase {
 const char *record_phase_name(record_phase_t phase);
 
 typedef struct request_record {
+    /* What each token updates, first, within one cache line (a worker's streams each write their
+     * own record as their tokens come: it is cold at each token). */
+    int64_t first_token_ns;   /* first chunk carrying any token (content, reasoning or tool call) */
+    int64_t first_content_ns; /* first chunk carrying content */
+    uint32_t reasoning_chunks; /* token events that were reasoning_content */
+    uint32_t content_chunks;   /* token events that were content (or tool calls) */
+    uint64_t content_bytes;    /* bytes of reply text received */
+
     uint64_t session;    /* global session index */
     uint32_t node;       /* node within the session (turn for chats) */
     uint32_t role;       /* role index (0 = default) */
@@ -82,12 +90,10 @@ typedef struct request_record {
     uint32_t worker;     /* worker index that sent it (set by the controller) */
     uint64_t request_id; /* global request ordinal */
 
-    int64_t intended_ns;      /* when the schedule wanted it sent */
-    int64_t send_ns;          /* just before the request was handed to curl */
-    int64_t headers_ns;       /* response headers received */
-    int64_t first_token_ns;   /* first chunk carrying any token (content, reasoning or tool call) */
-    int64_t first_content_ns; /* first chunk carrying content */
-    int64_t end_ns;           /* transfer finished (success or failure) */
+    int64_t intended_ns; /* when the schedule wanted it sent */
+    int64_t send_ns;     /* just before the request was handed to curl */
+    int64_t headers_ns;  /* response headers received */
+    int64_t end_ns;      /* transfer finished (success or failure) */
 
     int http_status; /* 0 when no response */
     error_class_t error;
@@ -109,10 +115,7 @@ typedef struct request_record {
      * filled the record (a per-stream buffer on the worker, an arena on the controller). */
     uint32_t n_chunks;
     int64_t *chunk_ns;
-    uint16_t *chunk_tokens;    /* may be NULL: every chunk carried one token */
-    uint32_t reasoning_chunks; /* token events that were reasoning_content */
-    uint32_t content_chunks;   /* token events that were content (or tool calls) */
-    uint64_t content_bytes;    /* bytes of reply text received */
+    uint16_t *chunk_tokens; /* may be NULL: every chunk carried one token */
     finish_reason_t finish_reason;
     bool refusal; /* the reply carried refusal text (delta.refusal): counted as its answer */
 

@@ -37,22 +37,25 @@ typedef enum sse_failure {
     SSE_FAILED_DATA,      /* an event's joined data beyond the limit */
 } sse_failure_t;
 
+/* What every feed reads or updates comes first, in 128 bytes: with thousands of streams, a
+ * stream's parser is out of the cache by its next token, and each line touched is a memory read. */
 struct sse_parser {
     sse_event_fn fn;
     void *arg;
-    sse_buffer_t line;       /* the partial line that straddles feeds */
-    sse_buffer_t data_bytes; /* data pinned across feeds or joined from several lines */
-    sse_buffer_t event_bytes;
-    sse_buffer_t id_bytes;
     sse_field_t data;
     sse_field_t event;
     sse_field_t id;
-    bool event_open; /* a field line arrived since the last blank line */
-    bool at_start;   /* no byte of the stream consumed yet, apart from a BOM prefix */
-    int bom_matched; /* bytes of the UTF-8 BOM matched at stream start */
-    bool skip_lf;    /* the last line ended in CR at the end of a slice: a leading LF is its */
+    sse_buffer_t line; /* the partial line that straddles feeds */
     size_t limit;
     int error;
+    bool event_open; /* a field line arrived since the last blank line */
+    bool at_start;   /* no byte of the stream consumed yet, apart from a BOM prefix */
+    bool skip_lf;    /* the last line ended in CR at the end of a slice: a leading LF is its */
+    /* The rest: bytes that outlive a feed, and the last error. */
+    sse_buffer_t data_bytes; /* data pinned across feeds or joined from several lines */
+    sse_buffer_t event_bytes;
+    sse_buffer_t id_bytes;
+    int bom_matched; /* bytes of the UTF-8 BOM matched at stream start */
     /* The last error's message, formatted when asked for (sse_parser_error): its kind and
      * figures, not 160 bytes of text in every stream's parser. */
     sse_failure_t failure;
