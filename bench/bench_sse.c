@@ -1,7 +1,9 @@
 /* CPU cost per streamed event of SSE framing (common/sse) and chunk field extraction
  * (common/chunk), on the recorded vLLM chat stream replayed as many streams as it takes to reach
  * the event count (argv[1] or BENCH_SSE_EVENTS, default 1e6). One parser is reset between
- * streams, as a worker reuses it between requests. Prints numbers; never passes or fails. */
+ * streams, as a worker reuses it between requests. `chunk shaped` is chunk_parse_shaped, the way
+ * a worker reads chat chunks (each compared to the last one's shape). Prints numbers; never
+ * passes or fails. */
 #define _GNU_SOURCE
 #include <libgen.h>
 #include <stdint.h>
@@ -117,7 +119,10 @@ static double bench_sse(const stream_t *s, sse_parser_t *parser, sink_t *sink, c
     return best;
 }
 
-static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sink) {
+/* chunk_parse over the stream's events, or chunk_parse_shaped through shape when it is not NULL
+ * (as a worker's engine reads chat chunks: each event compared to the last one's shape). */
+static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sink,
+                          chunk_shape_t *shape) {
     const char *data[256];
     size_t len[256];
     size_t from = 0;
@@ -133,7 +138,9 @@ static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sin
         while (events < target_events) {
             for (size_t i = 0; i < s->events; i++) {
                 chunk_info_t info;
-                if (chunk_parse(data[i], len[i], &info) != 0)
+                int rc = shape ? chunk_parse_shaped(shape, data[i], len[i], &info)
+                               : chunk_parse(data[i], len[i], &info);
+                if (rc != 0)
                     sink->failures++;
                 sink->bytes += info.content_len + info.done;
             }
@@ -144,6 +151,16 @@ static double bench_chunk(const stream_t *s, uint64_t target_events, sink_t *sin
             best = per_event;
     }
     return best;
+}
+
+/* bench_chunk through a shape, with the share of events read from it. */
+static void print_shaped(const char *name, const stream_t *s, uint64_t target, sink_t *sink) {
+    chunk_shape_t *shape = chunk_shape_new();
+    double ns = bench_chunk(s, target, sink, shape);
+    uint64_t hits = chunk_shape_hits(shape), all = hits + chunk_shape_misses(shape);
+    printf("chunk shaped (%s): %.1f ns/event, %.1f %% of events read from the shape\n", name, ns,
+           all ? 100.0 * (double)hits / (double)all : 0.0);
+    chunk_shape_destroy(&shape);
 }
 
 int main(int argc, char **argv) {
@@ -186,8 +203,10 @@ int main(int argc, char **argv) {
             printf("%s (%s): %.1f ns/event\n", with_chunk ? "sse+chunk" : "sse", plans[p].label,
                    ns);
         }
-        if (!with_chunk)
-            printf("chunk: %.1f ns/event\n", bench_chunk(&s, target, &sink));
+        if (!with_chunk) {
+            printf("chunk: %.1f ns/event\n", bench_chunk(&s, target, &sink, NULL));
+            print_shaped("vllm_chat.sse", &s, target, &sink);
+        }
     }
     /* The other servers' shapes: SGLang's nulls, reasoning, tool calls, /v1/completions. */
     static const char *const others[] = {"sglang_chat.sse", "vllm_reasoning.sse",
@@ -199,7 +218,9 @@ int main(int argc, char **argv) {
             fprintf(stderr, "bench_sse: cannot read %s\n", other_path);
             return 1;
         }
-        printf("chunk (%s): %.1f ns/event\n", others[i], bench_chunk(&other, target / 4, &sink));
+        printf("chunk (%s): %.1f ns/event\n", others[i],
+               bench_chunk(&other, target / 4, &sink, NULL));
+        print_shaped(others[i], &other, target / 4, &sink);
         free(other.bytes);
     }
 

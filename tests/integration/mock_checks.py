@@ -146,7 +146,10 @@ def fixed_mode_is_load_independent_at_32_streams():
             ttfts.append((sents[0] - head_at[c]) / MS)
             c.close()
         med = percentile(ttfts, 0.5)
-        assert abs(med - 40) <= 1.0, f"median TTFT {med:.3f} ms with 32 streams, expected 40 +- 1"
+        # A mock whose TTFT grew with load would come out above 40. Below it is this client's own
+        # lateness: a loaded machine (ctest -j8) delays the select loop's sight of each head, which
+        # shortens head -> sent_ns (38.9 ms seen once in a full run); that side gets 3 ms.
+        assert 37.0 <= med <= 41.0, f"median TTFT {med:.3f} ms with 32 streams, expected 40 (-3, +1)"
 
 
 @check("fixed")
