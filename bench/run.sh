@@ -30,7 +30,7 @@ run trace "$BUILD/bench_trace"
 run sse "$BUILD/bench_sse"
 run body "$BUILD/bench_body"
 run mock "$BUILD/bench_mock"
-run engine "$BUILD/bench_engine"
+run engine "$BUILD/bench_engine" --pairs 3
 run callgrind bash bench/callgrind_engine.sh
 run fanin "$BUILD/bench_fanin"
 run studies bash bench/sim_studies.sh
