@@ -15,17 +15,19 @@
  * for every request, so it would otherwise keep the largest event it ever saw for good. */
 #define SSE_RETAIN_CAPACITY ((size_t)64 << 10)
 
+/* Lengths are 32-bit: nothing the parser holds exceeds its limit, which is at most UINT32_MAX
+ * (sse_parser_set_limit), and a parser per stream is 64 bytes smaller for it. */
 typedef struct sse_buffer {
     char *bytes;
-    size_t len;
-    size_t cap;
+    uint32_t len;
+    uint32_t cap;
 } sse_buffer_t;
 
 /* A field value: where its bytes are now (the caller's slice, the line buffer, or its own
  * buffer), and whether they already live in its own buffer and so survive the feed. */
 typedef struct sse_field {
     const char *ptr;
-    size_t len;
+    uint32_t len;
     bool set;
     bool owned;
 } sse_field_t;
@@ -80,9 +82,11 @@ static int parser_fail(sse_parser_t *self, int code, sse_failure_t failure, cons
 static int parser_reserve(sse_parser_t *self, sse_buffer_t *buffer, size_t need, const char *what) {
     if (need <= buffer->cap)
         return 0;
-    if (buffer_grow_array(&buffer->bytes, &buffer->cap,
-                          need < SSE_MIN_CAPACITY ? SSE_MIN_CAPACITY : need, 1) < 0)
+    size_t cap = buffer->cap;
+    if (buffer_grow_array(&buffer->bytes, &cap, need < SSE_MIN_CAPACITY ? SSE_MIN_CAPACITY : need,
+                          1) < 0)
         return parser_fail(self, -ENOMEM, SSE_FAILED_NO_MEMORY, what, need, 0);
+    buffer->cap = cap < UINT32_MAX ? (uint32_t)cap : UINT32_MAX; /* need <= limit: enough */
     self->allocs++;
     return 0;
 }
@@ -93,7 +97,7 @@ static int parser_line_too_long(sse_parser_t *self, size_t len) {
 
 static void field_point(sse_field_t *field, const char *ptr, size_t len) {
     field->ptr = ptr;
-    field->len = len;
+    field->len = (uint32_t)len; /* a line's part: <= the limit */
     field->set = true;
     field->owned = false;
 }
@@ -145,9 +149,9 @@ static int parser_data_append(sse_parser_t *self, const char *value, size_t len)
     if (len)
         memcpy(bytes + data->len + 1, value, len);
     self->copied += len + 1;
-    self->data_bytes.len = joined;
+    self->data_bytes.len = (uint32_t)joined; /* <= the limit */
     data->ptr = bytes;
-    data->len = joined;
+    data->len = (uint32_t)joined;
     return 0;
 }
 
@@ -220,7 +224,7 @@ static const char *parser_skip_bom(sse_parser_t *self, const char *p, const char
             self->at_start = false;
             if (held && !parser_reserve(self, &self->line, held, "line")) {
                 memcpy(self->line.bytes, sse_bom, held);
-                self->line.len = held;
+                self->line.len = (uint32_t)held;
                 self->copied += held;
             }
             return p;
@@ -266,7 +270,7 @@ static int parser_finish_held_line(sse_parser_t *self, const char **pp, const ch
         return rc;
     if (add)
         memcpy(self->line.bytes + self->line.len, p, add);
-    self->line.len = total;
+    self->line.len = (uint32_t)total; /* <= the limit */
     self->copied += add;
     if (!eol) {
         *pp = end;
@@ -335,7 +339,7 @@ int sse_parser_feed(sse_parser_t *self, const char *buf, size_t len) {
         if (rc)
             return rc;
         memcpy(self->line.bytes, p, tail);
-        self->line.len = tail;
+        self->line.len = (uint32_t)tail; /* <= the limit */
         self->copied += tail;
     }
     return 0;
@@ -427,7 +431,7 @@ const char *sse_parser_error(const sse_parser_t *self) {
 
 void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes) {
     assert(self && max_bytes > 0);
-    self->limit = max_bytes;
+    self->limit = max_bytes < UINT32_MAX ? max_bytes : UINT32_MAX; /* lengths are 32-bit */
 }
 
 uint64_t sse_parser_alloc_count(const sse_parser_t *self) {

@@ -51,7 +51,8 @@ int sse_parser_finish(sse_parser_t *self);
  * now into a buffer of the calling thread's: valid until its next call in that thread. */
 const char *sse_parser_error(const sse_parser_t *self);
 
-/* Caps the bytes of one line and of one event's joined data (default 64 MiB), so a server
+/* Caps the bytes of one line and of one event's joined data (default 64 MiB, at most
+ * UINT32_MAX: a larger value is taken as that), so a server
  * that never ends a line cannot exhaust memory. A test seam: the product keeps the default; tests
  * and the fuzz target lower it to reach the cap without 64 MiB of input. */
 void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes);
