@@ -80,7 +80,6 @@ struct stream {
     void *user;
     int pending_status; /* status line of the header block being received */
     int status;         /* status of the final response, once its headers ended */
-    bool pending_sse;   /* that block said Content-Type: text/event-stream */
     int socket_errno;   /* why the last socket could not be created (EMFILE...); 0 it could */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
     int64_t done_ns;
@@ -98,20 +97,22 @@ struct stream {
 
     const char *upload; /* the request body (not owned) */
     size_t upload_len;
-    size_t upload_off;        /* bytes handed to curl so far (through stream_on_read) */
-    long request_bytes;       /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
-    int64_t upload_done_ns;   /* when the last body byte was handed to curl; 0 before */
-    int64_t first_header_ns;  /* receive stamp of the first response header line; 0 before */
-    uint32_t resends;         /* curl sent the request again (a reused connection died) */
-    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
-    long retry_after_s;       /* the last response's Retry-After in seconds; -1 when absent */
+    size_t upload_off;       /* bytes handed to curl so far (through stream_on_read) */
+    long request_bytes;      /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
+    int64_t upload_done_ns;  /* when the last body byte was handed to curl; 0 before */
+    int64_t first_header_ns; /* receive stamp of the first response header line; 0 before */
+    uint32_t resends;        /* curl sent the request again (a reused connection died) */
+    /* the last response's Retry-After in seconds (at most INT32_MAX, as the record keeps it);
+     * -1 when absent */
+    int32_t retry_after_s;
 
     uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
-    struct curl_slist expect_node;  /* "Expect:" in front of the headers: never wait for a 100 */
     struct curl_slist session_node; /* the session header in front of the shared headers */
     char *session_line;
     size_t session_cap;
     char curl_error[CURL_ERROR_SIZE];
+    bool pending_sse;         /* the header block said Content-Type: text/event-stream */
+    bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
 };
 
 static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ...)
@@ -574,7 +575,8 @@ static size_t stream_on_header(char *line, size_t size, size_t nmemb, void *arg)
         while (n > 0 && (value[n - 1] == '\r' || value[n - 1] == '\n' || value[n - 1] == ' '))
             n--;
         value[n] = '\0';
-        self->retry_after_s = stream_parse_retry_after(value, time(NULL));
+        long seconds = stream_parse_retry_after(value, time(NULL));
+        self->retry_after_s = seconds > INT32_MAX ? INT32_MAX : (int32_t)seconds;
     }
     return len;
 }
@@ -861,10 +863,8 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDS,
                      self->upload_with_headers ? self->upload : NULL);
     curl_easy_setopt(self->easy, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t)self->upload_len);
-    self->expect_node.data = (char *)"Expect:";
     if (!session_id) {
-        self->expect_node.next = self->settings->headers;
-        curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->expect_node);
+        curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, self->settings->headers);
         return 0;
     }
     if (strpbrk(session_id, "\r\n")) {
@@ -881,8 +881,7 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     snprintf(self->session_line, self->session_cap, "%s: %s", name, session_id);
     self->session_node.data = self->session_line;
     self->session_node.next = self->settings->headers;
-    self->expect_node.next = &self->session_node;
-    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->expect_node);
+    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->session_node);
     return 0;
 }
 
@@ -1154,7 +1153,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
     }
     stream_classify(self, result);
     rec->resends += self->resends;
-    rec->retry_after_s = self->retry_after_s > INT32_MAX ? INT32_MAX : (int32_t)self->retry_after_s;
+    rec->retry_after_s = self->retry_after_s;
     phases_read(self->easy, self->upload_done_ns, self->first_header_ns, rec);
     if (self->got_done && result != CURLE_OK && rec->error == ERROR_NONE)
         rec->end_ns = self->done_ns; /* the transport failed after the reply was whole */

@@ -34,7 +34,8 @@ typedef struct stream_counters {
 
 /* What every request of an engine shares; owned by the engine, outlives its streams. */
 typedef struct stream_settings {
-    struct curl_slist *headers;  /* Content-Type, Accept, Authorization, extra headers */
+    struct curl_slist *headers;  /* Content-Type, Accept, "Expect:" (never wait for a 100),
+                                    Authorization, extra headers */
     struct curl_slist *resolve;  /* "host:port:addresses" pinned by the engine; may be NULL */
     uint64_t resolve_version;    /* bumped whenever resolve grows */
     long buffer_size;            /* CURLOPT_BUFFERSIZE */
