@@ -87,9 +87,9 @@ int chunk_responses_parse(const char *data, size_t len, chunk_info_t *out);
 
 /* The last payload parsed through chunk_parse_shaped, as a shape: its bytes, with holes where
  * the next payload of a stream may differ (the top-level "id", "created" and
- * "system_fingerprint" values, the delta's text or reasoning, the mock's "sent_ns"). One per loop thread: every
- * stream of a server sends the same shape for each token, so a token's payload is compared to it
- * instead of parsed member by member. */
+ * "system_fingerprint" values, the delta's text or reasoning, the mock's "sent_ns"). One per loop
+ * thread: every stream of a server sends the same shape for each token, so a token's payload is
+ * compared to it instead of parsed member by member. */
 typedef struct chunk_shape chunk_shape_t;
 
 /* An empty shape; NULL when out of memory. */
