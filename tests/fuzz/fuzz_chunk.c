@@ -2,10 +2,13 @@
  * payloads, each input through all three. An event one accepts points only inside the payload
  * (but for the Responses finish_reason, which names a literal), its flags agree with its lengths,
  * and every string unescapes into no more bytes than its escaped form; one it refuses leaves the
- * output zeroed. */
+ * output zeroed. chunk_parse_shaped gives chunk_parse's result, field for field: the input's lines
+ * in order through one shape, then the whole input twice (the second read from the shape the
+ * first made, when it could be one). */
 #include <stdbool.h>
 #include <string.h>
 
+#include "../unit/chunk_same.h"
 #include "chunk.h"
 #include "fuzz.h"
 
@@ -62,10 +65,39 @@ static void fuzz_chunk_check(fuzz_chunk_parse_fn parse, const char *text, size_t
     fuzz_chunk_check_unescape(info.error_message, info.error_message_len);
 }
 
+/* text[0..size) through the shape and through chunk_parse, from one exact-size copy. */
+static void fuzz_chunk_check_shaped_one(chunk_shape_t *shape, const char *text, size_t size) {
+    char *copy = malloc(size ? size : 1);
+    FUZZ_CHECK(copy != NULL);
+    memcpy(copy, text, size);
+    chunk_info_t shaped, parsed;
+    int rc_shaped = chunk_parse_shaped(shape, copy, size, &shaped);
+    int rc = chunk_parse(copy, size, &parsed);
+    FUZZ_CHECK(rc_shaped == rc);
+    FUZZ_CHECK(chunk_info_same(&shaped, &parsed));
+    free(copy);
+}
+
+static void fuzz_chunk_check_shaped(const char *text, size_t size) {
+    chunk_shape_t *shape = chunk_shape_new();
+    FUZZ_CHECK(shape != NULL);
+    for (const char *p = text, *end = text + size;;) {
+        const char *newline = memchr(p, '\n', (size_t)(end - p));
+        fuzz_chunk_check_shaped_one(shape, p, (size_t)((newline ? newline : end) - p));
+        if (!newline)
+            break;
+        p = newline + 1;
+    }
+    fuzz_chunk_check_shaped_one(shape, text, size);
+    fuzz_chunk_check_shaped_one(shape, text, size);
+    chunk_shape_destroy(&shape);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     const char *text = (const char *)data;
     fuzz_chunk_check(chunk_parse, text, size, true);
     fuzz_chunk_check(chunk_messages_parse, text, size, false);
     fuzz_chunk_check(chunk_responses_parse, text, size, false);
+    fuzz_chunk_check_shaped(text, size);
     return 0;
 }

@@ -12,6 +12,7 @@
 
 #include "chunk.h"
 #include "chunk_case.h"
+#include "chunk_same.h"
 #include "record.h"
 #include "sse.h"
 
@@ -1194,19 +1195,7 @@ static void assert_shaped_as_parsed(chunk_shape_t *shape, const char *json, size
     memset(&a, 0x5A, sizeof a);
     int rc_shaped = chunk_parse_shaped(shape, copy, len, &a);
     int rc = chunk_parse(copy, len, &b);
-    bool same = rc_shaped == rc && a.done == b.done && a.content == b.content &&
-                a.content_len == b.content_len && a.has_content == b.has_content &&
-                a.reasoning == b.reasoning && a.reasoning_len == b.reasoning_len &&
-                a.has_reasoning == b.has_reasoning && a.refusal == b.refusal &&
-                a.refusal_len == b.refusal_len && a.has_refusal == b.has_refusal &&
-                a.has_tool_calls == b.has_tool_calls && a.finish_reason == b.finish_reason &&
-                a.finish_reason_len == b.finish_reason_len && a.has_usage == b.has_usage &&
-                a.usage_fields == b.usage_fields && a.prompt_tokens == b.prompt_tokens &&
-                a.completion_tokens == b.completion_tokens && a.cached_tokens == b.cached_tokens &&
-                a.has_error == b.has_error && a.error_message == b.error_message &&
-                a.error_message_len == b.error_message_len && a.error_code == b.error_code &&
-                a.response_id == b.response_id && a.response_id_len == b.response_id_len &&
-                a.has_sent_ns == b.has_sent_ns && a.sent_ns == b.sent_ns;
+    bool same = rc_shaped == rc && chunk_info_same(&a, &b);
     if (!same)
         fail_msg("%s: chunk_parse_shaped %d and chunk_parse %d differ on: %.*s", what, rc_shaped,
                  rc, (int)len, json);
