@@ -58,6 +58,21 @@ void buffer_consume(buffer_t *self, size_t n) {
         self->off = self->len = 0;
 }
 
+int buffer_resize_array(void *items_p, size_t *cap, size_t new_cap, size_t item_size) {
+    if (new_cap > SIZE_MAX / item_size)
+        return -1;
+    void *items;
+    memcpy(&items, items_p, sizeof(items)); /* items_p points to a T *, not to a void * */
+    char *grown = realloc(items, new_cap * item_size);
+    if (!grown)
+        return -1;
+    if (new_cap > *cap)
+        memset(grown + *cap * item_size, 0, (new_cap - *cap) * item_size);
+    memcpy(items_p, &grown, sizeof(grown));
+    *cap = new_cap;
+    return 0;
+}
+
 int buffer_grow_array(void *items_p, size_t *cap, size_t need, size_t item_size) {
     if (need <= *cap)
         return 0;
@@ -67,17 +82,7 @@ int buffer_grow_array(void *items_p, size_t *cap, size_t need, size_t item_size)
             return -1;
         grown_cap *= 2;
     }
-    if (grown_cap > SIZE_MAX / item_size)
-        return -1;
-    void *items;
-    memcpy(&items, items_p, sizeof(items)); /* items_p points to a T *, not to a void * */
-    char *grown = realloc(items, grown_cap * item_size);
-    if (!grown)
-        return -1;
-    memset(grown + *cap * item_size, 0, (grown_cap - *cap) * item_size);
-    memcpy(items_p, &grown, sizeof(grown));
-    *cap = grown_cap;
-    return 0;
+    return buffer_resize_array(items_p, cap, grown_cap, item_size);
 }
 
 int buffer_grow_pair(void *first_p, size_t first_size, void *second_p, size_t second_size,

@@ -42,6 +42,9 @@ static inline char *buffer_head(const buffer_t *self) {
  * least need elements, doubling from 16; the new elements are zeroed. On failure (-1) the
  * array and *cap are unchanged. 0 when it already fits. */
 int buffer_grow_array(void *items_p, size_t *cap, size_t need, size_t item_size);
+/* Sets the array *items_p to exactly new_cap elements (at least 1), for a caller that knows the
+ * size it needs; new elements are zeroed. On failure (-1) the array and *cap are unchanged. */
+int buffer_resize_array(void *items_p, size_t *cap, size_t new_cap, size_t item_size);
 /* Grows two parallel arrays that share one capacity *cap, as buffer_grow_array does each. On
  * failure (-1) *cap is unchanged (the first array may be larger than it says, which is harmless).
  */

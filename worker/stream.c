@@ -157,13 +157,8 @@ static int stream_reserve_chunks(stream_t *self, size_t need) {
     size_t limit = (size_t)self->chunks_limit;
     if (limit >= need && cap > limit)
         cap = limit;
-    if (cap > SIZE_MAX / sizeof(*self->chunk_ns))
+    if (buffer_resize_array(&self->chunk_ns, &self->chunk_cap, cap, sizeof(*self->chunk_ns)) < 0)
         return -1;
-    int64_t *grown = realloc(self->chunk_ns, cap * sizeof(*grown));
-    if (!grown)
-        return -1;
-    self->chunk_ns = grown;
-    self->chunk_cap = cap;
     return self->multi_token ? stream_track_tokens(self) : 0;
 }
 
