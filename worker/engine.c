@@ -276,8 +276,7 @@ engine_t *engine_new(loop_t *loop, const engine_options_t *options) {
         options->buffer_size ? (long)options->buffer_size : ENGINE_DEFAULT_BUFFER;
     engine_set_reasoning_tags(self, options);
     self->settings.api = options->api;
-    if (options->api != API_MESSAGES && options->api != API_RESPONSES &&
-        !(self->settings.chunk_shape = chunk_shape_new())) {
+    if (!(self->settings.chunk_shape = chunk_shape_new())) {
         engine_destroy(&self);
         return NULL;
     }

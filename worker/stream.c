@@ -402,9 +402,7 @@ static int stream_parse_event(const stream_t *self, const char *data, size_t len
     case API_RESPONSES:
         return chunk_responses_parse(data, len, info);
     default:
-        if (self->settings->chunk_shape)
-            return chunk_parse_shaped(self->settings->chunk_shape, data, len, info);
-        return chunk_parse(data, len, info);
+        return chunk_parse_shaped(self->settings->chunk_shape, data, len, info);
     }
 }
 

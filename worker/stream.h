@@ -47,8 +47,7 @@ typedef struct stream_settings {
                                                     the engine's one loop thread */
     config_api_t api;                /* which API's events the streams parse (chunk.h) */
     struct chunk_shape *chunk_shape; /* the last chat chunk's shape (chunk_parse_shaped), shared
-                                        by the streams of the engine's one loop thread; may be
-                                        NULL */
+                                        by the streams of the engine's one loop thread */
     const char *session_header;      /* the name of the header carrying a session's id */
     const char *replica_header;      /* the response header naming the replica, or NULL */
 } stream_settings_t;
