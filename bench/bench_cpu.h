@@ -18,15 +18,14 @@ static inline void bench_cpu_pin(pid_t pid, int cpu) {
     sched_setaffinity(pid, sizeof(set), &set);
 }
 
-/* User + system seconds of a getrusage result. */
-static inline double bench_cpu_seconds(const struct rusage *u) {
-    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + (double)u->ru_stime.tv_sec +
-           u->ru_stime.tv_usec / 1e6;
-}
-
 /* The system (kernel) part of a getrusage result, in seconds. */
 static inline double bench_cpu_sys_seconds(const struct rusage *u) {
     return (double)u->ru_stime.tv_sec + u->ru_stime.tv_usec / 1e6;
+}
+
+/* User + system seconds of a getrusage result. */
+static inline double bench_cpu_seconds(const struct rusage *u) {
+    return (double)u->ru_utime.tv_sec + u->ru_utime.tv_usec / 1e6 + bench_cpu_sys_seconds(u);
 }
 
 /* The calling thread's CPU time in nanoseconds. */

@@ -440,8 +440,13 @@ static void result_print(const char *name, int streams, double itl_ms, const res
     fflush(stdout);
 }
 
+typedef struct pair_ratio {
+    double ratio; /* stampede / libcurl floor, CPU per token */
+    int pair;     /* the run it came from */
+} pair_ratio_t;
+
 static int ratio_order(const void *a, const void *b) {
-    double x = ((const double *)a)[0], y = ((const double *)b)[0];
+    double x = ((const pair_ratio_t *)a)->ratio, y = ((const pair_ratio_t *)b)->ratio;
     return (x > y) - (x < y);
 }
 
@@ -452,10 +457,10 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
     int streams = cfg->streams[i];
     double itl_ms = cfg->itl_ms[i];
     result_t runs[MAX_PAIRS][2];
-    double ratios[MAX_PAIRS][2]; /* the ratio, and the pair it came from */
-    int n = 0, ran = 0;
+    pair_ratio_t ratios[MAX_PAIRS];
+    int n = 0;
     for (int k = 0; k < cfg->pairs; k++) {
-        result_t *pair = runs[ran];
+        result_t *pair = runs[k];
         pair[0] = pair[1] = (result_t){0};
         if (run_level(cfg, streams, itl_ms, NULL, 0, &pair[0], curl_floor ? &pair[1] : NULL) < 0)
             return -1;
@@ -464,17 +469,15 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
             result_print("curl_floor", streams, itl_ms, &pair[1],
                          " (libcurl multi-socket, no-op write callback: libcurl's and the "
                          "kernel's share)");
-            if (pair[0].cpu_us_per_token > 0) {
-                ratios[n][0] = pair[0].cpu_us_per_token / pair[1].cpu_us_per_token;
-                ratios[n++][1] = ran;
-            }
+            if (pair[0].cpu_us_per_token > 0)
+                ratios[n++] =
+                    (pair_ratio_t){pair[0].cpu_us_per_token / pair[1].cpu_us_per_token, k};
         }
-        ran++;
     }
     int median = 0;
     if (n > 0) {
         qsort(ratios, (size_t)n, sizeof ratios[0], ratio_order);
-        median = (int)ratios[(n - 1) / 2][1];
+        median = ratios[(n - 1) / 2].pair;
     }
     *ours = runs[median][0];
     if (curl_floor)
@@ -484,9 +487,10 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
     ours->anon_kb_per_stream = runs[0][0].anon_kb_per_stream;
     if (n > 1) {
         printf("RATIO streams=%d itl_ms=%g cpu_per_token_median=%.3fx pairs=%d of", streams, itl_ms,
-               n % 2 ? ratios[n / 2][0] : (ratios[n / 2 - 1][0] + ratios[n / 2][0]) / 2, n);
+               n % 2 ? ratios[n / 2].ratio : (ratios[n / 2 - 1].ratio + ratios[n / 2].ratio) / 2,
+               n);
         for (int k = 0; k < n; k++)
-            printf("%s%.3f", k ? "," : " ", ratios[k][0]);
+            printf("%s%.3f", k ? "," : " ", ratios[k].ratio);
         printf(" (stampede / libcurl floor, each pair back to back; goal cpu <= 1.1x)\n");
         fflush(stdout);
     }
