@@ -211,6 +211,7 @@ typedef struct result {
     uint64_t errors;
     double tokens_per_s;
     double events_per_callback;
+    double shaped_share; /* of the SSE events, those read without the parser (stream.c) */
     double tokens_per_socket_event;
     double rss_kb_per_stream;
     double anon_kb_per_stream; /* without shared file pages (bench_cpu_rss_split_kb) */
@@ -308,6 +309,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     result->delay_p50_us = histogram_percentile(level.delay, 50) / 1e3;
     result->delay_p99_us = histogram_percentile(level.delay, 99) / 1e3;
     result->events_per_callback = callbacks ? (double)events / (double)callbacks : 0;
+    uint64_t shaped = level.stats_end.shaped_events - level.stats_start.shaped_events;
+    result->shaped_share = events ? (double)shaped / (double)events : 0;
     result->tokens_per_socket_event = socket_events ? (double)tokens / (double)socket_events : 0;
     result->errors = level.errors - level.errors_start;
     result->rss_kb_per_stream = (double)(level.rss_peak_kb - rss_before) / streams;
@@ -431,11 +434,11 @@ static void result_print(const char *name, int streams, double itl_ms, const res
     printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f sys_us_per_token=%.2f "
            "delay_p50_us=%.0f "
            "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
-           "tokens_per_socket_event=%.2f tokens_per_s=%.0f rss_kb_per_stream=%.2f "
-           "anon_kb_per_stream=%.2f%s\n",
+           "shaped_events=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
+           "rss_kb_per_stream=%.2f anon_kb_per_stream=%.2f%s\n",
            name, streams, itl_ms, r->cpu_us_per_token, r->sys_us_per_token, r->delay_p50_us,
            r->delay_p99_us, (unsigned long long)r->tokens, (unsigned long long)r->errors,
-           r->events_per_callback, r->tokens_per_socket_event, r->tokens_per_s,
+           r->events_per_callback, r->shaped_share, r->tokens_per_socket_event, r->tokens_per_s,
            r->rss_kb_per_stream, r->anon_kb_per_stream, note);
     fflush(stdout);
 }

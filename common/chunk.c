@@ -152,6 +152,9 @@ struct chunk_shape {
     size_t len; /* 0: no shape yet */
     int holes_n;
     shape_hole_t holes[CHUNK_SHAPE_HOLES];
+    /* P has no raw CR or LF (JSON whitespace from a data event of several lines has): a payload
+     * read from it is one SSE line, so chunk_frame_shaped may read it in a stream's bytes */
+    bool framable;
     chunk_info_t info; /* P's result, content and reasoning NULL, sent_ns 0 */
     uint64_t hits, misses;
     char bytes[CHUNK_SHAPE_MAX];
@@ -182,22 +185,26 @@ static bool shape_skip_key(const char *key, size_t key_len) {
     return KEY_IS("id") || KEY_IS("created") || KEY_IS("system_fingerprint");
 }
 
-/* Q against the shape: true with *out filled as chunk_parse would fill it. */
-static bool shape_read(const chunk_shape_t *self, const char *data, size_t len, chunk_info_t *out) {
+/* Q against the shape, Q starting at data and ending where the shape's last literal run ends,
+ * at most at end: the byte after Q, with *out filled as chunk_parse would fill it for Q alone;
+ * NULL when Q does not fit the shape. A hole's value in Q must start as P's did (a string or a
+ * number, which chunk_parse reads the same whatever follows them): an object or array, which
+ * JSON lets span raw line ends, is left to chunk_parse. */
+static const char *shape_read(const chunk_shape_t *self, const char *data, const char *end,
+                              chunk_info_t *out) {
     const char *q = data;
-    const char *end = data + len;
     size_t at = 0; /* in the shape */
     *out = self->info;
     for (int i = 0; i < self->holes_n; i++) {
         const shape_hole_t *hole = &self->holes[i];
         size_t literal = hole->at - at;
         if ((size_t)(end - q) <= literal || memcmp(q, self->bytes + at, literal) != 0)
-            return false;
+            return NULL;
         q += literal;
         at = (size_t)hole->at + hole->len;
         switch (hole->kind) {
         case HOLE_SKIP:
-            q = skip_member_value(q, end, 1);
+            q = *q == '"' || is_digit(*q) ? skip_member_value(q, end, 1) : NULL;
             break;
         case HOLE_CONTENT:
             q = *q == '"' ? scan_string(q, end, &out->content, &out->content_len) : NULL;
@@ -206,18 +213,18 @@ static bool shape_read(const chunk_shape_t *self, const char *data, size_t len, 
             q = *q == '"' ? scan_string(q, end, &out->reasoning, &out->reasoning_len) : NULL;
             break;
         case HOLE_SENT_NS:
-            q = scan_sent_ns(q, end, 1, out);
+            q = is_digit(*q) ? scan_sent_ns(q, end, 1, out) : NULL;
             break;
         }
         if (!q)
-            return false;
+            return NULL;
     }
     size_t tail = self->len - at;
-    if ((size_t)(end - q) != tail || memcmp(q, self->bytes + at, tail) != 0)
-        return false;
+    if ((size_t)(end - q) < tail || memcmp(q, self->bytes + at, tail) != 0)
+        return NULL;
     out->has_content = out->content_len > 0;
     out->has_reasoning = out->reasoning_len > 0;
-    return true;
+    return q + tail;
 }
 
 static bool shape_add_hole(chunk_shape_t *self, size_t at, size_t len, shape_hole_kind_t kind) {
@@ -267,12 +274,13 @@ static void shape_learn(chunk_shape_t *self, const char *data, size_t len,
     }
     if (sent_ns_keys > 1)
         return; /* the second would read on from the first's value: keep both literal */
+    next.framable = !memchr(data, '\n', len) && !memchr(data, '\r', len);
     memcpy(self, &next, offsetof(chunk_shape_t, bytes));
     memcpy(self->bytes, data, len);
 }
 
 int chunk_parse_shaped(chunk_shape_t *self, const char *data, size_t len, chunk_info_t *out) {
-    if (self->len && shape_read(self, data, len, out)) {
+    if (self->len && shape_read(self, data, data + len, out) == data + len) {
         self->hits++;
         return 0;
     }
@@ -281,6 +289,15 @@ int chunk_parse_shaped(chunk_shape_t *self, const char *data, size_t len, chunk_
     if (rc == 0)
         shape_learn(self, data, len, out);
     return rc;
+}
+
+size_t chunk_frame_shaped(chunk_shape_t *self, const char *data, size_t len, chunk_info_t *out) {
+    const char *end = data + len;
+    const char *after = self->framable ? shape_read(self, data, end, out) : NULL;
+    if (!after || end - after < 2 || after[0] != '\n' || after[1] != '\n')
+        return 0;
+    self->hits++;
+    return (size_t)(after - data);
 }
 
 static size_t utf8_encode(uint32_t cp, char *out) {

@@ -102,6 +102,13 @@ void chunk_shape_destroy(chunk_shape_t **self_p);
  * same functions chunk_parse uses there; any other is parsed in full and, when it can be one,
  * becomes the shape. */
 int chunk_parse_shaped(chunk_shape_t *shape, const char *data, size_t len, chunk_info_t *out);
+/* One SSE data line's payload at the start of data[0..len), followed there by LF LF (the line's
+ * end and the event's), when the shape reads it: its length n, with *out as chunk_parse gives it
+ * for data[0..n) (counted as a hit); else 0, nothing counted. Such a payload holds no raw CR or
+ * LF (only a shape of one without them reads here, and no hole's value can hold one), so the
+ * line ends at n: a reader of the stream's bytes need not scan for it (stream.c's shaped
+ * events). */
+size_t chunk_frame_shaped(chunk_shape_t *shape, const char *data, size_t len, chunk_info_t *out);
 /* Payloads read from the shape, and parsed in full, since the shape was made. */
 uint64_t chunk_shape_hits(const chunk_shape_t *self);
 uint64_t chunk_shape_misses(const chunk_shape_t *self);

@@ -635,6 +635,7 @@ void engine_stats(const engine_t *self, engine_stats_t *out) {
     out->requests_failed = self->requests_failed;
     out->write_callbacks = self->counters.write_callbacks;
     out->sse_events = self->counters.sse_events;
+    out->shaped_events = self->counters.shaped_events;
     out->token_chunks = self->counters.token_chunks;
     out->body_bytes = self->counters.body_bytes;
     out->connections = self->counters.connections;

@@ -93,6 +93,7 @@ typedef struct engine_stats {
     uint64_t socket_events;     /* readiness events handed to curl (about one recv each) */
     uint64_t write_callbacks;   /* curl body write callbacks (each stamps the clock once) */
     uint64_t sse_events;        /* SSE events parsed; sse_events / write_callbacks = coalescing */
+    uint64_t shaped_events;     /* of them, framed and read by the chunk shape, not the parser */
     uint64_t token_chunks;      /* SSE events that carried a token (several may share a chunk) */
     uint64_t body_bytes;
     uint64_t connections;     /* TCP connections opened; requests_finished - this = reused */

@@ -50,7 +50,9 @@ struct stream {
     reply_tokens_t *tokens; /* the reply counted in target.tokenizer, or NULL */
     int64_t now_ns;         /* receive stamp of the write callback being parsed */
     uint32_t n_chunks;
-    uint32_t chunks_limit; /* the request's max_tokens (0: none): the arrays grow no further */
+    /* sse_parser_room after the last feed: the parser is at an event's boundary, so the next
+     * write's leading events may be read without it (stream_shaped_events); 0 when not */
+    uint32_t sse_room;
     size_t chunk_cap;
     int64_t *chunk_ns;
     uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
@@ -82,6 +84,7 @@ struct stream {
     int status;         /* status of the final response, once its headers ended */
     int socket_errno;   /* why the last socket could not be created (EMFILE...); 0 it could */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
+    uint32_t chunks_limit;     /* the request's max_tokens (0: none): the arrays grow no further */
     int64_t done_ns;
     /* The first token chunk with usage when no usage came before it: counted as one token until a
      * later token chunk also carries usage (continuous usage stats), which proves its usage was a
@@ -406,10 +409,37 @@ static int stream_parse_event(const stream_t *self, const char *data, size_t len
     }
 }
 
+/* What an event's chunk said, parsed from its data (data, len: the event's, for messages). */
+static void stream_on_chunk(stream_t *self, const chunk_info_t *info, const char *data,
+                            size_t len) {
+    stream_counters_t *counters = self->settings->counters;
+    if (info->has_sent_ns && counters->sent_delay && self->now_ns >= info->sent_ns)
+        histogram_record(counters->sent_delay, (uint64_t)(self->now_ns - info->sent_ns));
+    if (info->has_error) {
+        char text[STREAM_MESSAGE_MAX + 1];
+        stream_error_text(data, len, text, sizeof(text));
+        stream_fail(self, ERROR_SERVER_ERROR_EVENT, "error in stream: %s", text);
+    }
+    if (info->has_content || info->has_tool_calls || info->has_reasoning || info->has_refusal)
+        stream_token_chunk(self, info);
+    if (info->finish_reason) {
+        self->got_finish = true;
+        self->record->finish_reason =
+            finish_reason_parse(info->finish_reason, info->finish_reason_len);
+    }
+    if (info->has_usage)
+        stream_usage(self, info);
+    if (info->response_id && !self->record->response_id[0])
+        stream_keep_response_id(self, info);
+    if (info->done) { /* [DONE], or the API's own last event */
+        self->got_done = true;
+        self->done_ns = self->now_ns;
+    }
+}
+
 static int stream_on_event(void *arg, const sse_event_t *event) {
     stream_t *self = arg;
-    stream_counters_t *counters = self->settings->counters;
-    counters->sse_events++;
+    self->settings->counters->sse_events++;
     if (event->event_len == 5 && memcmp(event->event, "error", 5) == 0) {
         char text[STREAM_MESSAGE_MAX + 1];
         stream_error_text(event->data, event->data_len, text, sizeof(text));
@@ -426,29 +456,35 @@ static int stream_on_event(void *arg, const sse_event_t *event) {
                     self->n_chunks, text);
         return 0;
     }
-    if (info.has_sent_ns && counters->sent_delay && self->now_ns >= info.sent_ns)
-        histogram_record(counters->sent_delay, (uint64_t)(self->now_ns - info.sent_ns));
-    if (info.has_error) {
-        char text[STREAM_MESSAGE_MAX + 1];
-        stream_error_text(event->data, event->data_len, text, sizeof(text));
-        stream_fail(self, ERROR_SERVER_ERROR_EVENT, "error in stream: %s", text);
-    }
-    if (info.has_content || info.has_tool_calls || info.has_reasoning || info.has_refusal)
-        stream_token_chunk(self, &info);
-    if (info.finish_reason) {
-        self->got_finish = true;
-        self->record->finish_reason =
-            finish_reason_parse(info.finish_reason, info.finish_reason_len);
-    }
-    if (info.has_usage)
-        stream_usage(self, &info);
-    if (info.response_id && !self->record->response_id[0])
-        stream_keep_response_id(self, &info);
-    if (info.done) { /* [DONE], or the API's own last event */
-        self->got_done = true;
-        self->done_ns = self->now_ns;
-    }
+    stream_on_chunk(self, &info, event->data, event->data_len);
     return 0;
+}
+
+/* The events at the head of a write that are each one line "data: P" and a blank line, P a chat
+ * or completions payload the engine's chunk shape reads, while the parser is at an event's
+ * boundary (sse_room): dispatched as the parser would dispatch them, with nothing left for it to
+ * change, but without scanning for their line ends (the shape's read finds P's end) or touching
+ * the parser. The rest of the write goes to the parser. Returns the bytes consumed. */
+static size_t stream_shaped_events(stream_t *self, const char *data, size_t len) {
+    chunk_shape_t *shape = self->settings->chunk_shape;
+    size_t done = 0;
+    /* a line longer than the parser's limit is left to it, to fail */
+    size_t line_max = self->sse_room;
+    while (len - done > 8 && memcmp(data + done, "data: ", 6) == 0) {
+        const char *payload = data + done + 6;
+        size_t room = len - done - 6;
+        if (room > line_max - 6 + 2)
+            room = line_max - 6 + 2;
+        chunk_info_t info;
+        size_t n = chunk_frame_shaped(shape, payload, room, &info);
+        if (!n)
+            break;
+        self->settings->counters->sse_events++;
+        self->settings->counters->shaped_events++;
+        stream_on_chunk(self, &info, payload, n);
+        done += 6 + n + 2;
+    }
+    return done;
 }
 
 /* The body of an error or non-streaming response, kept whole up to a bound. */
@@ -505,12 +541,19 @@ static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) 
     if (!self->streaming)
         return stream_keep_body(self, data, len) == len || self->status >= 400 ? len : 0;
     self->now_ns = now_ns;
-    int rc = sse_parser_feed(self->parser, data, len);
+    size_t done = self->sse_room >= 8 ? stream_shaped_events(self, data, len) : 0;
+    if (done == len)
+        return len;
+    int rc = sse_parser_feed(self->parser, data + done, len - done);
     if (rc < 0) {
         stream_fail(self, ERROR_MALFORMED_SSE, "malformed event stream: %s",
                     sse_parser_error(self->parser));
         return CURL_WRITEFUNC_ERROR;
     }
+    size_t room = self->settings->api == API_CHAT || self->settings->api == API_COMPLETIONS
+                      ? sse_parser_room(self->parser)
+                      : 0;
+    self->sse_room = room < UINT32_MAX ? (uint32_t)room : UINT32_MAX;
     return len;
 }
 
@@ -788,6 +831,7 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->body_len = 0;
     self->curl_error[0] = '\0';
     sse_parser_reset(self->parser);
+    self->sse_room = 0;
     if (self->tokens)
         reply_tokens_reset(self->tokens);
 

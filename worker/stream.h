@@ -21,6 +21,7 @@
 typedef struct stream_counters {
     uint64_t write_callbacks; /* body write callbacks from curl */
     uint64_t sse_events;      /* SSE events dispatched */
+    uint64_t shaped_events;   /* of them, read through the chunk shape without the SSE parser */
     uint64_t token_chunks;    /* events that carried a token (content, reasoning or tool call) */
     uint64_t body_bytes;      /* response body bytes */
     uint64_t connections;     /* new TCP connections curl opened (the rest were reused) */

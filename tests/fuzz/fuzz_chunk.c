@@ -4,7 +4,8 @@
  * and every string unescapes into no more bytes than its escaped form; one it refuses leaves the
  * output zeroed. chunk_parse_shaped gives chunk_parse's result, field for field: the input's lines
  * in order through one shape, then the whole input twice (the second read from the shape the
- * first made, when it could be one). */
+ * first made, when it could be one); at each line's start, chunk_frame_shaped on the rest reads
+ * at most that line, as chunk_parse does. */
 #include <stdbool.h>
 #include <string.h>
 
@@ -78,11 +79,29 @@ static void fuzz_chunk_check_shaped_one(chunk_shape_t *shape, const char *text, 
     free(copy);
 }
 
+/* The shape's read of a data line in a stream's bytes, text[0..size) from an exact-size copy: a
+ * payload it reads is a whole line, ended by LF LF, and chunk_parse gives the same on it. */
+static void fuzz_chunk_check_framed(chunk_shape_t *shape, const char *text, size_t size) {
+    char *copy = malloc(size ? size : 1);
+    FUZZ_CHECK(copy != NULL);
+    memcpy(copy, text, size);
+    chunk_info_t framed, parsed;
+    size_t n = chunk_frame_shaped(shape, copy, size, &framed);
+    if (n) {
+        FUZZ_CHECK(n + 2 <= size && copy[n] == '\n' && copy[n + 1] == '\n');
+        FUZZ_CHECK(!memchr(copy, '\n', n) && !memchr(copy, '\r', n));
+        FUZZ_CHECK(chunk_parse(copy, n, &parsed) == 0);
+        FUZZ_CHECK(chunk_info_same(&framed, &parsed));
+    }
+    free(copy);
+}
+
 static void fuzz_chunk_check_shaped(const char *text, size_t size) {
     chunk_shape_t *shape = chunk_shape_new();
     FUZZ_CHECK(shape != NULL);
     for (const char *p = text, *end = text + size;;) {
         const char *newline = memchr(p, '\n', (size_t)(end - p));
+        fuzz_chunk_check_framed(shape, p, (size_t)(end - p));
         fuzz_chunk_check_shaped_one(shape, p, (size_t)((newline ? newline : end) - p));
         if (!newline)
             break;

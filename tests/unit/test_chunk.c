@@ -1202,6 +1202,37 @@ static void assert_shaped_as_parsed(chunk_shape_t *shape, const char *json, size
     free(copy);
 }
 
+/* chunk_frame_shaped on json[0..len) as an SSE data line, "\n\n" and the next event after it,
+ * against chunk_parse on the line the SSE parser would cut there (up to the first CR or LF):
+ * when the shape reads a payload, it is that whole line, with chunk_parse's result on it. The
+ * shape's hits go up by one exactly then. Returns whether it read one. */
+static bool assert_framed_as_parsed(chunk_shape_t *shape, const char *json, size_t len,
+                                    const char *what) {
+    static const char after[] = "\n\ndata: {\"next\":1}\n\n";
+    size_t total = len + sizeof after - 1;
+    char *stream = malloc(total);
+    assert_non_null(stream);
+    memcpy(stream, json, len);
+    memcpy(stream + len, after, sizeof after - 1);
+    size_t eol = 0;
+    while (stream[eol] != '\n' && stream[eol] != '\r')
+        eol++;
+    uint64_t hits = chunk_shape_hits(shape);
+    chunk_info_t a, b;
+    memset(&a, 0x5A, sizeof a);
+    size_t n = chunk_frame_shaped(shape, stream, total, &a);
+    assert_int_equal(chunk_shape_hits(shape), hits + (n > 0));
+    if (n) {
+        int rc = chunk_parse(stream, eol, &b);
+        if (n != eol || stream[eol + 1] != '\n' || rc != 0 || !chunk_info_same(&a, &b))
+            fail_msg("%s: chunk_frame_shaped read %zu bytes, the line is %zu (chunk_parse %d): "
+                     "%.*s",
+                     what, n, eol, rc, (int)len, json);
+    }
+    free(stream);
+    return n > 0;
+}
+
 /* The mock's token payload for stream s, token t: what differs between streams and tokens is
  * the id, created, the text and sent_ns. */
 static size_t mock_payload(char *out, size_t cap, int s, int t, const char *text) {
@@ -1228,17 +1259,23 @@ static void test_chunk_shape_reads_each_servers_payloads_as_chunk_parse_does(voi
     for (int t = 0; t < 10; t++)
         for (int s = 0; s < 5; s++, n++) {
             size_t len = mock_payload(buf, sizeof buf, s, t, texts[(s + t) % 6]);
+            /* the shape reads each in a stream's bytes too, once it has one */
+            assert_true(assert_framed_as_parsed(shape, buf, len, "mock") == (n > 0));
             assert_shaped_as_parsed(shape, buf, len, "mock");
         }
-    assert_int_equal(chunk_shape_hits(shape), n - 1);
+    assert_int_equal(chunk_shape_hits(shape), 2 * (n - 1));
     assert_int_equal(chunk_shape_misses(shape), 1);
 
     payloads_t p = {0};
     load_fixture_payloads(&p);
-    for (size_t k = 0; k < p.count; k++)
+    uint64_t framed = 0;
+    for (size_t k = 0; k < p.count; k++) {
+        framed += assert_framed_as_parsed(shape, p.bytes[k], p.len[k], "fixture");
         assert_shaped_as_parsed(shape, p.bytes[k], p.len[k], "fixture");
+    }
     /* vLLM's, SGLang's and the reasoning fixture's token payloads each repeat one shape */
-    assert_true(chunk_shape_hits(shape) - (uint64_t)(n - 1) > p.count / 2);
+    assert_true(chunk_shape_hits(shape) - framed - (uint64_t)(2 * (n - 1)) > p.count / 2);
+    assert_true(framed > p.count / 2);
     free_payloads(&p);
     chunk_shape_destroy(&shape);
     assert_null(shape);
@@ -1249,8 +1286,8 @@ static void test_chunk_shape_reads_each_servers_payloads_as_chunk_parse_does(voi
  * elsewhere it parses in full; chunk_parse's result either way. */
 static void
 test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse(void **state) {
-    static const char bytes[] = {'"', '\\', '\x01', ' ', '}', ']', ',', ':',
-                                 'x', '0',  '9',    '-', '.', 'e', 'n', '{'};
+    static const char bytes[] = {'"', '\\', '\x01', ' ', '}', ']', ',', ':',  'x',
+                                 '0', '9',  '-',    '.', 'e', 'n', '{', '\n', '\r'};
     static const char *const shapes[][2] = {
         {"{\"id\":\"a1\",\"created\":17,\"model\":\"m\",\"choices\":[{\"index\":0,\"delta\":"
          "{\"content\":\"tok\"},\"finish_reason\":null}],\"sent_ns\":123456789}",
@@ -1268,7 +1305,7 @@ test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse(voi
          "{\"object\":\"error\",\"message\":\"m\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}"},
     };
     char work[512];
-    uint64_t hits = 0, misses = 0;
+    uint64_t hits = 0, misses = 0, framed = 0, unframed = 0;
     for (size_t k = 0; k < sizeof shapes / sizeof shapes[0]; k++) {
         const char *first = shapes[k][0], *next = shapes[k][1];
         size_t n = strlen(next);
@@ -1292,6 +1329,9 @@ test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse(voi
                         chunk_shape_destroy(&shape);
                         continue;
                     }
+                    bool read = assert_framed_as_parsed(shape, work, len, "changed");
+                    framed += read;
+                    unframed += !read;
                     assert_shaped_as_parsed(shape, work, len, "changed");
                     hits += chunk_shape_hits(shape);
                     misses += chunk_shape_misses(shape) - 1;
@@ -1301,6 +1341,38 @@ test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse(voi
     /* both ways are taken often, or the comparison shows nothing */
     assert_true(hits > 500);
     assert_true(misses > 5000);
+    assert_true(framed > 250);
+    assert_true(unframed > 5000);
+}
+
+/* A shape made from a data event of several lines, joined with LF, has raw LF between its JSON
+ * tokens: a payload read from it is not one SSE line, so it is never read from a stream's bytes
+ * (chunk_parse_shaped still reads the joined payloads from it). A payload cut short of its "\n\n",
+ * or ended with CRLFs, is not read either: the SSE parser gets it. */
+static void test_chunk_frame_reads_one_line_only(void **state) {
+    static const char joined[] = "{\"id\":\"a\",\n\"choices\":[{\"delta\":{\"content\":\"x\"}}]}";
+    static const char joined2[] = "{\"id\":\"b\",\n\"choices\":[{\"delta\":{\"content\":\"y\"}}]}";
+    static const char token[] = "{\"id\":\"a\",\"choices\":[{\"delta\":{\"content\":\"x\"}}]}";
+    static const char *const ends[] = {"", "\n", "\r\n\r\n", "\n\r\n", " \n\n"};
+    chunk_shape_t *shape = chunk_shape_new();
+    chunk_info_t info;
+    assert_int_equal(chunk_frame_shaped(shape, token, strlen(token), &info), 0); /* no shape */
+    assert_shaped_as_parsed(shape, joined, strlen(joined), "joined");
+    assert_false(assert_framed_as_parsed(shape, joined2, strlen(joined2), "joined"));
+    uint64_t hits = chunk_shape_hits(shape);
+    assert_shaped_as_parsed(shape, joined2, strlen(joined2), "joined");
+    assert_int_equal(chunk_shape_hits(shape), hits + 1);
+
+    assert_shaped_as_parsed(shape, token, strlen(token), "token"); /* the shape now */
+    char buf[256];
+    for (size_t i = 0; i < sizeof ends / sizeof ends[0]; i++) {
+        int n = snprintf(buf, sizeof buf, "%s%s", token, ends[i]);
+        assert_int_equal(chunk_frame_shaped(shape, buf, (size_t)n, &info), 0);
+    }
+    int n = snprintf(buf, sizeof buf, "%s\n\n", token);
+    assert_int_equal(chunk_frame_shaped(shape, buf, (size_t)n, &info), strlen(token));
+    assert_true(info.has_content && info.content == buf + strlen(token) - 6);
+    chunk_shape_destroy(&shape);
 }
 
 /* A payload that cannot be a shape (a finish_reason, an error, [DONE], two texts, too long) is
@@ -1390,6 +1462,7 @@ int main(void) {
         cmocka_unit_test(
             test_chunk_shape_every_byte_of_the_next_payload_changed_reads_as_chunk_parse),
         cmocka_unit_test(test_chunk_shape_is_kept_across_payloads_that_cannot_be_one),
+        cmocka_unit_test(test_chunk_frame_reads_one_line_only),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

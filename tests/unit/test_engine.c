@@ -195,6 +195,7 @@ typedef struct outcome {
     int done;
     bool reply_unused;        /* set before the run: submitted with engine_request_t.reply_unused */
     uint32_t said_max_tokens; /* set before the run: the record's requested_output_tokens */
+    engine_stats_t stats;     /* the engine's, at the end of a run_tokens_against */
 } outcome_t;
 
 typedef struct run {
@@ -639,6 +640,7 @@ static void run_tokens_against(const char *url, const engine_options_t *options,
     char *body = chat_body(max_tokens, 1);
     submit_one(&run, url, body, o);
     run_until_done(&run, limit_ns);
+    o->stats = run_stats(&run);
     free(body);
     run_close(&run);
 }
@@ -1140,6 +1142,52 @@ static void test_engine_coalesced_continuous_usage_adds_the_events_tokens(void *
     assert_int_equal(o.record.completion_tokens, 6);
 }
 
+#define ID_TOKEN(id, text)                                                                         \
+    "data: {\"id\":\"" id "\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"" text "\"}}]}"
+
+/* Each element one write. The token events that open a write, while the SSE parser is at an
+ * event's boundary, are read through the chunk shape without it (shaped_events); the others go
+ * through the parser: the stream's first write, an event of several data lines (whose shape has a
+ * raw LF, so it reads no line), an event after another field or a comment, an event cut across
+ * writes and the one after it in the same write, a "data:" with two spaces, CRLF line ends and
+ * [DONE]. Every token is read once, in order, either way. */
+static void test_engine_token_events_read_without_the_parser_are_read_as_with_it(void **state) {
+    static const char *const events[] = {
+        ID_TOKEN("c1", "a") "\n\n",
+        ID_TOKEN("c22", "b") "\n\n" ID_TOKEN("c3", "c") "\n\n",
+        "data: {\"id\":\"c4\",\ndata: "
+        "\"choices\":[{\"index\":0,\"delta\":{\"content\":\"d\"}}]}\n\n",
+        ID_TOKEN("c5", "e") "\n\n",
+        ID_TOKEN("c6", "f") "\n\ndata: {\"id\":\"c7\",\"choi",
+        "ces\":[{\"index\":0,\"delta\":{\"content\":\"g\"}}]}\n\n" ID_TOKEN("c8", "h") "\n\n",
+        ID_TOKEN("c9", "i") "\n\n",
+        "id: 9\n" ID_TOKEN("c10", "j") "\n\n",
+        "data:  {\"id\":\"c11\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"k\"}}]}\n\n",
+        ID_TOKEN("c12", "l") "\r\n\r\n",
+        ": ping\n\n" ID_TOKEN("c13", "m") "\n\n",
+        ID_TOKEN("c14", "n") "\n\ndata: [DONE]\n\n",
+    };
+    static outcome_t o;
+    run_one_on_canned(scripted_start(events, 12, 20), &o);
+    assert_int_equal(o.record.error, ERROR_NONE);
+    assert_string_equal(o.reply, "abcdefghijklmn");
+    assert_int_equal(o.record.content_chunks, 14);
+    assert_int_equal(o.stats.sse_events, 15);
+    assert_int_equal(o.stats.shaped_events, 5); /* b, c, f, i and n */
+}
+
+/* An "event: error" line in one write and its data in the next: the event is open when the data
+ * comes, so it goes through the parser, which gives it its type, and the request fails. */
+static void test_engine_error_event_type_in_the_write_before_its_data_is_an_error(void **s) {
+    static const char *const events[] = {ID_TOKEN("c1", "a") "\n\n", ID_TOKEN("c2", "b") "\n\n",
+                                         "event: error\n", ID_TOKEN("c3", "c") "\n\n"};
+    static outcome_t o;
+    run_one_on_canned(scripted_start(events, 4, 20), &o);
+    assert_int_equal(o.record.error, ERROR_SERVER_ERROR_EVENT);
+    assert_int_equal(o.stats.shaped_events, 1); /* b */
+    assert_string_equal(o.reply, "ab");
+}
+
 static void test_engine_sse_under_another_content_type_is_still_parsed(void **state) {
     static const char reply[] =
         "HTTP/1.1 200 OK\r\nContent-Type: TEXT/PLAIN\r\n"
@@ -1577,6 +1625,8 @@ int main(void) {
         cmocka_unit_test(test_engine_continuous_usage_after_a_role_chunk_counts_from_the_first),
         cmocka_unit_test(test_engine_events_of_one_read_are_one_chunk_of_their_tokens),
         cmocka_unit_test(test_engine_coalesced_continuous_usage_adds_the_events_tokens),
+        cmocka_unit_test(test_engine_token_events_read_without_the_parser_are_read_as_with_it),
+        cmocka_unit_test(test_engine_error_event_type_in_the_write_before_its_data_is_an_error),
         cmocka_unit_test(test_engine_sse_under_another_content_type_is_still_parsed),
         cmocka_unit_test(test_engine_sends_headers_session_id_and_bearer_key),
         cmocka_unit_test(test_engine_cancel_all_and_destroy_report_cancelled),

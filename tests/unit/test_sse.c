@@ -285,6 +285,79 @@ static void test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_eve
     recorder_free(&expected);
 }
 
+/* At every split of the kitchen sink (and of it with LF line ends), where sse_parser_room says
+ * the parser is at an event's boundary, feeding one more "data: X" event there gives exactly that
+ * event and changes nothing else: the events of the rest are the ones a parser without it gives,
+ * and the room is the same after it. Where a line, an event's fields, a CR's LF or the BOM are
+ * pending, the room is 0. What stream.c's shaped events rely on to dispatch such events
+ * without the parser. */
+static void test_sse_room_is_given_only_at_event_boundaries(void **state) {
+    static const char extra[] = "data: {\"x\":1}\n\n";
+    size_t lf_len;
+    char *lf = replace_lf(kitchen_sink, sizeof kitchen_sink - 1, "\n", &lf_len);
+    const char *streams[] = {kitchen_sink, lf,
+                             "\xEF\xBB\xBF"
+                             "data: a\r\rid: 7\ndata: b\n\n:c\n\n"};
+    size_t lens[] = {sizeof kitchen_sink - 1, lf_len, strlen(streams[2])};
+    size_t open = 0, at_boundary = 0;
+    recorder_t with = {0}, without = {0};
+    sse_parser_t *a = sse_parser_new(record_event, &with);
+    sse_parser_t *b = sse_parser_new(record_event, &without);
+    assert_int_equal(sse_parser_room(a), 0); /* not begun: a BOM may come */
+    char label[64];
+    for (int k = 0; k < 3; k++) {
+        for (size_t cut = 0; cut <= lens[k]; cut++) {
+            sse_parser_reset(a);
+            sse_parser_reset(b);
+            recorder_clear(&with);
+            recorder_clear(&without);
+            assert_int_equal(feed_copy(a, streams[k], cut), 0);
+            assert_int_equal(feed_copy(b, streams[k], cut), 0);
+            size_t room = sse_parser_room(a);
+            if (!room) {
+                open++;
+                continue;
+            }
+            at_boundary++;
+            assert_int_equal(room, (size_t)64 << 20); /* the limit */
+            size_t before = with.count;
+            assert_int_equal(feed_copy(a, extra, sizeof extra - 1), 0);
+            assert_int_equal(with.count, before + 1);
+            assert_string_equal(with.events[before].event, "");
+            assert_string_equal(with.events[before].data, "{\"x\":1}");
+            assert_int_equal(sse_parser_room(a), room);
+            /* the inserted event removed, the two agree from here on */
+            free(with.events[before].event);
+            free(with.events[before].data);
+            free(with.events[before].id);
+            with.count--;
+            assert_int_equal(feed_copy(a, streams[k] + cut, lens[k] - cut), 0);
+            assert_int_equal(feed_copy(b, streams[k] + cut, lens[k] - cut), 0);
+            assert_int_equal(sse_parser_finish(a), sse_parser_finish(b));
+            snprintf(label, sizeof label, "stream %d cut at %zu", k, cut);
+            assert_same_events(&without, &with, label);
+        }
+    }
+    /* both kinds of place are met, in the CRLF, CR and BOM forms */
+    assert_true(at_boundary >= 4);
+    assert_true(open >= 40);
+    /* a CR that ends a slice may be a CRLF's first half; a failure is no boundary */
+    sse_parser_reset(a);
+    assert_int_equal(feed_copy(a, "data: x\r\r", 9), 0);
+    assert_int_equal(sse_parser_room(a), 0);
+    assert_int_equal(feed_copy(a, "\n", 1), 0);
+    assert_int_equal(sse_parser_room(a), (size_t)64 << 20);
+    sse_parser_set_limit(a, 4);
+    assert_int_equal(sse_parser_room(a), 4);
+    assert_int_equal(feed_copy(a, "data: x\n", 8), -EMSGSIZE);
+    assert_int_equal(sse_parser_room(a), 0);
+    sse_parser_destroy(&a);
+    sse_parser_destroy(&b);
+    recorder_free(&with);
+    recorder_free(&without);
+    free(lf);
+}
+
 static void test_sse_comment_lines_are_ignored(void **state) {
     static const char stream[] = ":ok\n: ping\n\ndata: x\n:between the lines\ndata: y\n\n:\n";
     recorder_t r = {0};
@@ -740,6 +813,7 @@ UNIT_MAIN(cmocka_unit_test(test_sse_vllm_stream_gives_27_events_ending_in_done),
           cmocka_unit_test(test_sse_crlf_stream_every_split_point_matches_lf),
           cmocka_unit_test(test_sse_cr_only_stream_every_split_point_matches_lf),
           cmocka_unit_test(test_sse_kitchen_sink_every_pair_of_split_points_gives_identical_events),
+          cmocka_unit_test(test_sse_room_is_given_only_at_event_boundaries),
           cmocka_unit_test(test_sse_comment_lines_are_ignored),
           cmocka_unit_test(test_sse_multi_line_data_joins_with_lf),
           cmocka_unit_test(test_sse_event_error_is_reported_with_its_type),
