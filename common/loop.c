@@ -43,7 +43,7 @@ struct loop {
 
     timer_heap_t timers;
     int64_t armed_ns; /* the timerfd's pending deadline; 0 = none (fired or never armed) */
-    int64_t now_ns;   /* the clock as the last timer pass read it */
+    int64_t now_ns;   /* the clock as the loop last read it (a timer pass, or loop_arm) */
 
     loop_hook_fn before_sleep;
     void *before_sleep_arg;
@@ -209,10 +209,15 @@ static int loop_arm(loop_t *self) {
     const timer_heap_entry_t *top = timer_heap_peek(&self->timers);
     if (!top)
         return -1;
-    if (top->when_ns <= loop_now_ns())
+    /* The clock is read only when the answer depends on it: a deadline the last timer pass's
+     * reading already passed is due, and one the armed timerfd covers waits for it (the timerfd
+     * fires at once for a deadline that has passed since). */
+    if (top->when_ns <= self->now_ns)
         return 0;
     if (self->armed_ns != 0 && self->armed_ns <= top->when_ns)
         return -1;
+    if (top->when_ns <= (self->now_ns = loop_now_ns()))
+        return 0;
     int64_t due = top->when_ns > 0 ? top->when_ns : 1; /* 0 would disarm */
     struct itimerspec spec = {
         .it_value = {.tv_sec = due / 1000000000, .tv_nsec = due % 1000000000}};
@@ -234,7 +239,8 @@ static void loop_fire_timers(loop_t *self) {
         if (top->seq > last_seq)
             break;
         if (top->when_ns > now || n % LOOP_TIMERS_PER_CLOCK_READ == 0) {
-            now = self->now_ns = loop_now_ns();
+            if (n > 1) /* timers fired since the reading above: read again before stopping */
+                now = self->now_ns = loop_now_ns();
             if (top->when_ns > now || now >= stop)
                 break;
         }

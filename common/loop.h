@@ -53,8 +53,8 @@ void loop_stop(loop_t *self);
 /* CLOCK_MONOTONIC now, in ns: stampede's one monotonic clock (the virtual loop's clock on a
  * thread that has one). */
 int64_t loop_now_ns(void);
-/* The clock as the loop last read it while firing timers (no syscall): inside a timer
- * callback, at most 64 timers' work behind loop_now_ns(). */
+/* The clock as the loop last read it, firing timers or arming its timerfd (no syscall): inside a
+ * timer callback, at most 64 timers' work behind loop_now_ns(). */
 int64_t loop_time_ns(const loop_t *self);
 
 #endif
