@@ -1150,7 +1150,7 @@ static void test_engine_coalesced_continuous_usage_adds_the_events_tokens(void *
  * through the parser: the stream's first write, an event of several data lines (whose shape has a
  * raw LF, so it reads no line), an event after another field or a comment, an event cut across
  * writes and the one after it in the same write, a "data:" with two spaces, CRLF line ends and
- * [DONE]. Every token is read once, in order, either way. */
+ * [DONE]. Every token is read once, in order, either way, its escapes decoded. */
 static void test_engine_token_events_read_without_the_parser_are_read_as_with_it(void **state) {
     static const char *const events[] = {
         ID_TOKEN("c1", "a") "\n\n",
@@ -1165,15 +1165,17 @@ static void test_engine_token_events_read_without_the_parser_are_read_as_with_it
         "data:  {\"id\":\"c11\",\"choices\":[{\"index\":0,\"delta\":{\"content\":\"k\"}}]}\n\n",
         ID_TOKEN("c12", "l") "\r\n\r\n",
         ": ping\n\n" ID_TOKEN("c13", "m") "\n\n",
-        ID_TOKEN("c14", "n") "\n\ndata: [DONE]\n\n",
+        ID_TOKEN("c14", "n") "\n\n" ID_TOKEN("c15", "\\\"o\\u00e9\\n") "\n\n" ID_TOKEN(
+            "c16", "a text longer than thirty-two bytes, with\\ta tab") "\n\ndata: [DONE]\n\n",
     };
     static outcome_t o;
     run_one_on_canned(scripted_start(events, 12, 20), &o);
     assert_int_equal(o.record.error, ERROR_NONE);
-    assert_string_equal(o.reply, "abcdefghijklmn");
-    assert_int_equal(o.record.content_chunks, 14);
-    assert_int_equal(o.stats.sse_events, 15);
-    assert_int_equal(o.stats.shaped_events, 5); /* b, c, f, i and n */
+    assert_string_equal(o.reply, "abcdefghijklmn\"o\u00e9\na text longer than thirty-two bytes, "
+                                 "with\ta tab");
+    assert_int_equal(o.record.content_chunks, 16);
+    assert_int_equal(o.stats.sse_events, 17);
+    assert_int_equal(o.stats.shaped_events, 7); /* b, c, f, i, n and the two after it */
 }
 
 /* An "event: error" line in one write and its data in the next: the event is open when the data
