@@ -66,11 +66,17 @@ static void fuzz_chunk_check(fuzz_chunk_parse_fn parse, const char *text, size_t
     fuzz_chunk_check_unescape(info.error_message, info.error_message_len);
 }
 
-/* text[0..size) through the shape and through chunk_parse, from one exact-size copy. */
-static void fuzz_chunk_check_shaped_one(chunk_shape_t *shape, const char *text, size_t size) {
+/* An exact-size heap copy of text[0..size), so a read past it is caught. */
+static char *fuzz_chunk_copy(const char *text, size_t size) {
     char *copy = malloc(size ? size : 1);
     FUZZ_CHECK(copy != NULL);
     memcpy(copy, text, size);
+    return copy;
+}
+
+/* text[0..size) through the shape and through chunk_parse, from one exact-size copy. */
+static void fuzz_chunk_check_shaped_one(chunk_shape_t *shape, const char *text, size_t size) {
+    char *copy = fuzz_chunk_copy(text, size);
     chunk_info_t shaped, parsed;
     int rc_shaped = chunk_parse_shaped(shape, copy, size, &shaped);
     int rc = chunk_parse(copy, size, &parsed);
@@ -82,9 +88,7 @@ static void fuzz_chunk_check_shaped_one(chunk_shape_t *shape, const char *text, 
 /* The shape's read of a data line in a stream's bytes, text[0..size) from an exact-size copy: a
  * payload it reads is a whole line, ended by LF LF, and chunk_parse gives the same on it. */
 static void fuzz_chunk_check_framed(chunk_shape_t *shape, const char *text, size_t size) {
-    char *copy = malloc(size ? size : 1);
-    FUZZ_CHECK(copy != NULL);
-    memcpy(copy, text, size);
+    char *copy = fuzz_chunk_copy(text, size);
     chunk_info_t framed, parsed;
     size_t n = chunk_frame_shaped(shape, copy, size, &framed);
     if (n) {
