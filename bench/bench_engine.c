@@ -60,7 +60,7 @@
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
-#define MAX_PAIRS 16
+#define MAX_PAIRS 32
 
 typedef struct bench_config {
     int streams[MAX_LEVELS];
@@ -456,6 +456,25 @@ static int ratio_order(const void *a, const void *b) {
 /* Level i, cfg->pairs times: each run the engine then (curl_floor non-NULL) the libcurl floor.
  * *ours and *curl_floor get the pair whose ratio is the median; a RATIO line gives every pair's
  * ratio and the median when there are several. */
+/* The k (1-based) of the distribution-free 95 % interval for the median of n values: the k-th
+ * smallest to the k-th largest, k the largest with P(Binomial(n, 1/2) < k) <= 0.025, so that
+ * the interval misses the true median at most 5 % of the time whatever the ratios'
+ * distribution. 0 when n is too small for one (n < 6); 15 pairs give the 4th to the 12th. */
+static int median_interval_k(int n) {
+    double term = 1, below = 0; /* C(n, j) / 2^n for j = 0 .. k - 1 */
+    for (int j = 0; j < n; j++)
+        term /= 2;
+    int k = 0;
+    for (int j = 0; j < n; j++) {
+        if (below + term > 0.025)
+            break;
+        below += term;
+        k = j + 1;
+        term = term * (n - j) / (j + 1);
+    }
+    return k;
+}
+
 static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t *curl_floor) {
     int streams = cfg->streams[i];
     double itl_ms = cfg->itl_ms[i];
@@ -494,6 +513,14 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
                n);
         for (int k = 0; k < n; k++)
             printf("%s%.3f", k ? "," : " ", ratios[k].ratio);
+        int k = median_interval_k(n);
+        if (k > 0) /* the goal holds, fails, or this many pairs cannot say */
+            printf(" median_95pct=%.3f-%.3f goal=%s", ratios[k - 1].ratio, ratios[n - k].ratio,
+                   ratios[n - k].ratio <= 1.1  ? "met"
+                   : ratios[k - 1].ratio > 1.1 ? "missed"
+                                               : "undecided");
+        else
+            printf(" median_95pct=none (6 pairs at least)");
         printf(" (stampede / libcurl floor, each pair back to back; goal cpu <= 1.1x)\n");
         fflush(stdout);
     }
