@@ -205,6 +205,8 @@ static void window_end(loop_t *loop, uint64_t id, void *arg) {
 typedef struct result {
     double cpu_us_per_token;
     double sys_us_per_token; /* the kernel's part of it (getrusage's system time) */
+    /* voluntary context switches / tokens: how often the client's wait for events slept */
+    double sleeps_per_token;
     double delay_p50_us;
     double delay_p99_us;
     uint64_t tokens;
@@ -233,6 +235,7 @@ static void run_curl_floor(const bench_config_t *cfg, const level_t *level, doub
     }
     out->cpu_us_per_token = floor.cpu_us_per_token;
     out->sys_us_per_token = floor.sys_us_per_token;
+    out->sleeps_per_token = floor.sleeps_per_token;
     out->tokens = floor.tokens;
     out->tokens_per_s = floor.tokens_per_s;
     out->tokens_per_socket_event = floor.tokens_per_socket_event;
@@ -305,6 +308,9 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     double sys =
         bench_cpu_sys_seconds(&level.usage_end) - bench_cpu_sys_seconds(&level.usage_start);
     result->sys_us_per_token = tokens ? sys * 1e6 / (double)tokens : 0;
+    result->sleeps_per_token =
+        tokens ? (double)(level.usage_end.ru_nvcsw - level.usage_start.ru_nvcsw) / (double)tokens
+               : 0;
     result->tokens_per_s = tokens / wall;
     result->delay_p50_us = histogram_percentile(level.delay, 50) / 1e3;
     result->delay_p99_us = histogram_percentile(level.delay, 99) / 1e3;
@@ -432,14 +438,15 @@ static double ratio(double a, double b) {
 static void result_print(const char *name, int streams, double itl_ms, const result_t *r,
                          const char *note) {
     printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f sys_us_per_token=%.2f "
-           "delay_p50_us=%.0f "
+           "sleeps_per_token=%.3f delay_p50_us=%.0f "
            "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
            "shaped_events=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
            "rss_kb_per_stream=%.2f anon_kb_per_stream=%.2f%s\n",
-           name, streams, itl_ms, r->cpu_us_per_token, r->sys_us_per_token, r->delay_p50_us,
-           r->delay_p99_us, (unsigned long long)r->tokens, (unsigned long long)r->errors,
-           r->events_per_callback, r->shaped_share, r->tokens_per_socket_event, r->tokens_per_s,
-           r->rss_kb_per_stream, r->anon_kb_per_stream, note);
+           name, streams, itl_ms, r->cpu_us_per_token, r->sys_us_per_token, r->sleeps_per_token,
+           r->delay_p50_us, r->delay_p99_us, (unsigned long long)r->tokens,
+           (unsigned long long)r->errors, r->events_per_callback, r->shaped_share,
+           r->tokens_per_socket_event, r->tokens_per_s, r->rss_kb_per_stream, r->anon_kb_per_stream,
+           note);
     fflush(stdout);
 }
 

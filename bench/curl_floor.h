@@ -33,6 +33,7 @@
 typedef struct curl_floor_result {
     double cpu_us_per_token;
     double sys_us_per_token; /* the kernel's part of it */
+    double sleeps_per_token; /* voluntary context switches (a wait that slept) / tokens */
     double tokens_per_s;
     double tokens_per_socket_event;
     double rss_kb_per_stream;
@@ -229,6 +230,7 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
         tokens > 0 ? (bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0)) * 1e6 / tokens : 0;
     result.sys_us_per_token =
         tokens > 0 ? (bench_cpu_sys_seconds(&u1) - bench_cpu_sys_seconds(&u0)) * 1e6 / tokens : 0;
+    result.sleeps_per_token = tokens > 0 ? (double)(u1.ru_nvcsw - u0.ru_nvcsw) / tokens : 0;
     uint64_t socket_events = self.socket_events - events0;
     result.tokens_per_socket_event = socket_events ? tokens / (double)socket_events : 0;
     result.errors = self.errors;
