@@ -185,6 +185,13 @@ static bool shape_skip_key(const char *key, size_t key_len) {
     return KEY_IS("id") || KEY_IS("created") || KEY_IS("system_fingerprint");
 }
 
+/* A value a top-level hole may hold, by its first byte: a string or a plain number, as the
+ * shape's own was. Neither can span a raw line end, and chunk_parse reads either the same
+ * whatever follows it. */
+static bool shape_hole_value(char c) {
+    return c == '"' || is_digit(c);
+}
+
 /* Q against the shape, Q starting at data and ending where the shape's last literal run ends,
  * at most at end: the byte after Q, with *out filled as chunk_parse would fill it for Q alone;
  * NULL when Q does not fit the shape. A hole's value in Q must start as P's did (a string or a
@@ -204,7 +211,7 @@ static const char *shape_read(const chunk_shape_t *self, const char *data, const
         at = (size_t)hole->at + hole->len;
         switch (hole->kind) {
         case HOLE_SKIP:
-            q = *q == '"' || is_digit(*q) ? skip_member_value(q, end, 1) : NULL;
+            q = shape_hole_value(*q) ? skip_member_value(q, end, 1) : NULL;
             break;
         case HOLE_CONTENT:
             q = *q == '"' ? scan_string(q, end, &out->content, &out->content_len) : NULL;
@@ -266,7 +273,7 @@ static void shape_learn(chunk_shape_t *self, const char *data, size_t len,
         const char *value = p;
         if (!(p = skip_value(p, end, 1)))
             return; /* cannot be: chunk_parse accepted it */
-        if (shape_skip_key(key, key_len) && (*value == '"' || is_digit(*value)))
+        if (shape_skip_key(key, key_len) && shape_hole_value(*value))
             shape_add_hole(&next, (size_t)(value - data), (size_t)(p - value), HOLE_SKIP);
         else if (KEY_IS("sent_ns") && sent_ns_keys++ == 0 && is_digit(*value) &&
                  shape_add_hole(&next, (size_t)(value - data), (size_t)(p - value), HOLE_SENT_NS))

@@ -216,7 +216,8 @@ static int loop_arm(loop_t *self) {
         return 0;
     if (self->armed_ns != 0 && self->armed_ns <= top->when_ns)
         return -1;
-    if (top->when_ns <= (self->now_ns = loop_now_ns()))
+    self->now_ns = loop_now_ns();
+    if (top->when_ns <= self->now_ns)
         return 0;
     int64_t due = top->when_ns > 0 ? top->when_ns : 1; /* 0 would disarm */
     struct itimerspec spec = {

@@ -434,7 +434,7 @@ void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes) {
     self->limit = max_bytes < UINT32_MAX ? max_bytes : UINT32_MAX; /* lengths are 32-bit */
 }
 
-size_t sse_parser_room(const sse_parser_t *self) {
+uint32_t sse_parser_room(const sse_parser_t *self) {
     assert(self);
     /* pending: a line held from a feed, an event's fields (event_open: a field line sets it
      * before it sets data or event, and only a dispatch or reset clears them), a CR's LF, a BOM
@@ -442,7 +442,7 @@ size_t sse_parser_room(const sse_parser_t *self) {
      * it as it is */
     if (self->error || self->at_start || self->skip_lf || self->line.len || self->event_open)
         return 0;
-    return self->limit;
+    return (uint32_t)self->limit; /* at most UINT32_MAX (sse_parser_set_limit) */
 }
 
 uint64_t sse_parser_alloc_count(const sse_parser_t *self) {

@@ -62,7 +62,7 @@ void sse_parser_set_limit(sse_parser_t *self, size_t max_bytes);
  * limit when it is at an event's boundary, else 0 (a partial line or an event's fields pending, a
  * stream not yet begun, a failure). A reader may then dispatch such an event itself, without
  * the parser (stream.c's shaped events). */
-size_t sse_parser_room(const sse_parser_t *self);
+uint32_t sse_parser_room(const sse_parser_t *self);
 /* How many times the internal buffers were (re)allocated since sse_parser_new; constant in
  * the steady state. A test seam: tests and bench_sse prove the per-token path allocates nothing. */
 uint64_t sse_parser_alloc_count(const sse_parser_t *self);

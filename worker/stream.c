@@ -559,10 +559,9 @@ static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) 
                     sse_parser_error(self->parser));
         return CURL_WRITEFUNC_ERROR;
     }
-    size_t room = self->settings->api == API_CHAT || self->settings->api == API_COMPLETIONS
-                      ? sse_parser_room(self->parser)
-                      : 0;
-    self->sse_room = room < UINT32_MAX ? (uint32_t)room : UINT32_MAX;
+    self->sse_room = self->settings->api == API_CHAT || self->settings->api == API_COMPLETIONS
+                         ? sse_parser_room(self->parser)
+                         : 0;
     return len;
 }
 
