@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,32 +40,49 @@
  * 64 KiB allocation per transfer for a body read through a callback). Larger ones are read. */
 #define STREAM_BODY_WITH_HEADERS_MAX ((size_t)64 << 10)
 
-/* What every write callback and token reads or updates comes first, in 128 bytes: with thousands
- * of streams, a stream's state is out of the cache by its next token, and each line it touches
- * costs a memory read. (Starting the struct on a line boundary cost 0.03-0.05 KiB a stream in
- * allocator slack, and no difference in CPU that the bench could tell apart from its noise.) */
+/* A request's session header, "Name: id", put in front of the shared headers. */
+typedef struct stream_session {
+    struct curl_slist node;
+    size_t cap; /* of line */
+    char line[];
+} stream_session_t;
+
+/* What a reply's token events add to its record, counted in the stream while it streams: the
+ * record is an allocation of its own, a line more to read per token. stream_settle writes them
+ * into the record when the reply ends; the record's first_token_ns is the first chunk's stamp. */
+typedef struct stream_tally {
+    int64_t first_content_ns;
+    uint64_t content_bytes;
+    uint32_t content_chunks;
+    uint32_t reasoning_chunks;
+} stream_tally_t;
+
+/* What every write callback and token reads or updates comes first, in the first two of the
+ * struct's cache lines (it starts on a line boundary): with thousands of streams, a stream's
+ * state is out of the cache by its next token, and each line it touches costs a memory read.
+ * Nothing else a token touches is the stream's but its stamp and its text (chunk_ns, reply). */
 struct stream {
+    /* line 0 */
     const stream_settings_t *settings;
-    sse_parser_t *parser;
-    request_record_t *record;
-    reply_tokens_t *tokens; /* the reply counted in target.tokenizer, or NULL */
-    int64_t now_ns;         /* receive stamp of the write callback being parsed */
+    int64_t now_ns;        /* receive stamp of the write callback being parsed */
+    int64_t last_chunk_ns; /* chunk_ns[n_chunks - 1], kept here: that line is not read */
+    int64_t *chunk_ns;
+    char *reply;
+    size_t reply_len;
+    size_t reply_cap;
     uint32_t n_chunks;
     /* sse_parser_room after the last feed: the parser is at an event's boundary, so the next
      * write's leading events may be read without it (stream_shaped_events); 0 when not */
     uint32_t sse_room;
-    size_t chunk_cap;
-    int64_t *chunk_ns;
-    uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
-    char *reply;
-    size_t reply_len;
-    size_t reply_cap;
+    /* line 1 */
+    stream_tally_t tally;
     /* Reasoning inside content (think.h): content events counted as reasoning until the reply's
      * first text says whether it opened with the tag, and the content events counted as answer
      * (moved to reasoning when a closing tag comes with no opening). */
     think_t think;
     uint32_t think_undecided;
     uint32_t think_answer_events;
+    size_t chunk_cap;
     bool headers_done;
     bool streaming;  /* a 2xx text/event-stream body: parsed as SSE as it arrives */
     bool sniffed;    /* the first body bytes were looked at */
@@ -77,22 +95,16 @@ struct stream {
     bool got_done;     /* data: [DONE] */
     bool got_finish;
 
-    /* The rest, ordered by size so that the struct has few holes (one per stream). */
+    /* The rest, ordered by size so that the struct has no holes: in all, 9 lines. */
+    sse_parser_t *parser;
+    request_record_t *record;
+    reply_tokens_t *tokens; /* the reply counted in target.tokenizer, or NULL */
+    uint16_t *chunk_tokens; /* tokens_cap entries, allocated at the first multi_token */
+    size_t tokens_cap;
     CURL *easy;
     void *user;
-    int pending_status; /* status line of the header block being received */
-    int status;         /* status of the final response, once its headers ended */
-    int socket_errno;   /* why the last socket could not be created (EMFILE...); 0 it could */
-    uint32_t usage_completion; /* completion_tokens of the last usage seen */
-    uint32_t chunks_limit;     /* the request's max_tokens (0: none): the arrays grow no further */
+    stream_session_t *session; /* the session header line, once a request had one */
     int64_t done_ns;
-    /* The first token chunk with usage when no usage came before it: counted as one token until a
-     * later token chunk also carries usage (continuous usage stats), which proves its usage was a
-     * running total; then it gets the tokens that total says it carried. */
-    uint32_t usage_first_chunk; /* its index, UINT32_MAX when there is none */
-    uint32_t usage_first_tokens;
-    int64_t think_undecided_ns; /* the first undecided content event's stamp */
-    size_t tokens_cap;
 
     char *body; /* the body of an error or non-streaming response */
     size_t body_len;
@@ -100,23 +112,37 @@ struct stream {
 
     const char *upload; /* the request body (not owned) */
     size_t upload_len;
-    size_t upload_off;       /* bytes handed to curl so far (through stream_on_read) */
-    long request_bytes;      /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
-    int64_t upload_done_ns;  /* when the last body byte was handed to curl; 0 before */
-    int64_t first_header_ns; /* receive stamp of the first response header line; 0 before */
-    uint32_t resends;        /* curl sent the request again (a reused connection died) */
+    size_t upload_off;        /* bytes handed to curl so far (through stream_on_read) */
+    long request_bytes;       /* CURLINFO_REQUEST_SIZE at the last stream_on_prereq */
+    int64_t upload_done_ns;   /* when the last body byte was handed to curl; 0 before */
+    int64_t first_header_ns;  /* receive stamp of the first response header line; 0 before */
+    uint64_t resolve_version; /* of the settings' resolve list this handle last gave curl */
+
+    int pending_status;        /* status line of the header block being received */
+    int status;                /* status of the final response, once its headers ended */
+    uint32_t usage_completion; /* completion_tokens of the last usage seen */
+    uint32_t chunks_limit;     /* the request's max_tokens (0: none): the arrays grow no further */
+    /* The first token chunk with usage when no usage came before it: counted as one token until a
+     * later token chunk also carries usage (continuous usage stats), which proves its usage was a
+     * running total; then it gets the tokens that total says it carried. */
+    uint32_t usage_first_chunk; /* its index, UINT32_MAX when there is none */
+    uint32_t usage_first_tokens;
+    uint32_t think_undecided_chunk; /* the chunk of the first undecided content event */
+    uint32_t resends;               /* curl sent the request again (a reused connection died) */
     /* the last response's Retry-After in seconds (at most INT32_MAX, as the record keeps it);
      * -1 when absent */
     int32_t retry_after_s;
-
-    uint64_t resolve_version;       /* of the settings' resolve list this handle last gave curl */
-    struct curl_slist session_node; /* the session header in front of the shared headers */
-    char *session_line;
-    size_t session_cap;
-    char curl_error[CURL_ERROR_SIZE];
+    /* why the last socket could not be created (EMFILE...); 0 it could (Linux's errno values are
+     * below 4096) */
+    int16_t socket_errno;
     bool pending_sse;         /* the header block said Content-Type: text/event-stream */
     bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
+
+    char curl_error[CURL_ERROR_SIZE];
 };
+_Static_assert(offsetof(struct stream, tally) == 64 && offsetof(struct stream, parser) == 128,
+               "a token's fields of the stream fill its first two cache lines");
+_Static_assert(sizeof(struct stream) == 9 * 64, "a stream is 9 whole cache lines");
 
 static void stream_fail(stream_t *self, error_class_t error, const char *fmt, ...)
     __attribute__((format(printf, 3, 4)));
@@ -244,7 +270,7 @@ static void stream_set_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
  * that puts the one final usage on the last content event would otherwise credit that event with
  * the whole reply, shrinking every ITL sample. */
 static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, uint32_t into) {
-    if (self->tokens) /* counted when the reply ends (stream_publish) */
+    if (self->settings->tokenizer) /* counted when the reply ends (stream_publish) */
         reply_tokens_event(self->tokens, info, into);
     if (!info->has_usage)
         return 1;
@@ -269,13 +295,18 @@ static uint32_t stream_event_tokens(stream_t *self, const chunk_info_t *info, ui
 
 /* Applies what a content event said about the events before it (think.h). */
 static void stream_think_earlier(stream_t *self, const think_event_t *ev) {
-    request_record_t *rec = self->record;
+    stream_tally_t *rec = &self->tally;
     if (ev->earlier == THINK_EARLIER_UNDECIDED_WERE_ANSWER) {
         rec->reasoning_chunks -= self->think_undecided;
         rec->content_chunks += self->think_undecided;
         self->think_answer_events += self->think_undecided;
-        if (!rec->first_content_ns || self->think_undecided_ns < rec->first_content_ns)
-            rec->first_content_ns = self->think_undecided_ns; /* the answer began there */
+        /* the answer began at the first of them; with none, at this event or at an earlier tool
+         * call or refusal, where it stays */
+        if (self->think_undecided) {
+            int64_t undecided_ns = self->chunk_ns[self->think_undecided_chunk];
+            if (!rec->first_content_ns || undecided_ns < rec->first_content_ns)
+                rec->first_content_ns = undecided_ns;
+        }
     } else if (ev->earlier == THINK_EARLIER_ANSWER_WAS_REASONING) {
         rec->content_chunks -= self->think_answer_events;
         rec->reasoning_chunks += self->think_answer_events;
@@ -295,7 +326,7 @@ static bool stream_think(stream_t *self, size_t text_from, bool answer_anyway) {
     stream_think_earlier(self, &ev);
     bool answer = answer_anyway || ev.kind == THINK_IS_ANSWER;
     if (!answer && ev.kind == THINK_IS_UNDECIDED && self->think_undecided++ == 0)
-        self->think_undecided_ns = self->now_ns;
+        self->think_undecided_chunk = self->n_chunks - 1; /* the chunk this event joined */
     if (answer && !answer_anyway)
         self->think_answer_events++;
     return answer;
@@ -321,7 +352,7 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
     if (n < len)
         n += chunk_unescape(text + n, len - n, out + n);
     self->reply_len += n;
-    self->record->content_bytes += n;
+    self->tally.content_bytes += n;
 }
 
 /* Without a reader of the reply text, only what the next event's tag detection may read of it is
@@ -343,22 +374,21 @@ static void stream_trim_reply(stream_t *self) {
  * section 2). An event is answer when it carries a tool call, refusal text, or content outside
  * the reasoning tags; else reasoning. */
 static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
-    request_record_t *rec = self->record;
-    bool join = self->n_chunks > 0 && self->chunk_ns[self->n_chunks - 1] == self->now_ns;
+    stream_tally_t *rec = &self->tally;
+    bool join = self->n_chunks > 0 && self->last_chunk_ns == self->now_ns;
     if (!join) {
         if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
             stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
             return;
         }
         self->chunk_ns[self->n_chunks] = self->now_ns;
+        self->last_chunk_ns = self->now_ns;
         self->n_chunks++;
     }
     uint32_t into = self->n_chunks - 1;
     uint32_t tokens = stream_event_tokens(self, info, into);
     stream_set_tokens(self, into, join ? stream_chunk_tokens(self, into) + tokens : tokens);
     self->settings->counters->token_chunks++;
-    if (!rec->first_token_ns)
-        rec->first_token_ns = self->now_ns;
     bool answer = info->has_tool_calls || info->has_refusal;
     if (info->has_content) {
         size_t text_from = self->reply_len;
@@ -368,7 +398,7 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
             stream_trim_reply(self);
     }
     if (info->has_refusal)
-        rec->refusal = true;
+        self->record->refusal = true;
     if (answer) {
         rec->content_chunks++;
         if (!rec->first_content_ns)
@@ -708,15 +738,17 @@ static curl_socket_t stream_on_open_socket(void *arg, curlsocktype purpose,
     stream_t *self = arg;
     (void)purpose;
     curl_socket_t fd = socket(address->family, address->socktype | SOCK_CLOEXEC, address->protocol);
-    self->socket_errno = fd == CURL_SOCKET_BAD ? errno : 0;
+    self->socket_errno = (int16_t)(fd == CURL_SOCKET_BAD ? errno : 0);
     return fd;
 }
 
 stream_t *stream_new(const stream_settings_t *settings, void *user) {
     assert(settings && settings->counters);
-    stream_t *self = calloc(1, sizeof(*self));
+    /* on a cache line's boundary, so a token's fields take two lines, not three */
+    stream_t *self = aligned_alloc(64, sizeof(*self));
     if (!self)
         return NULL;
+    memset(self, 0, sizeof(*self));
     self->settings = settings;
     self->user = user;
     self->easy = curl_easy_init();
@@ -768,7 +800,7 @@ void stream_destroy(stream_t **self_p) {
     free(self->chunk_tokens);
     free(self->reply);
     free(self->body);
-    free(self->session_line);
+    free(self->session);
     free(self);
     *self_p = NULL;
 }
@@ -822,12 +854,13 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_chunk = UINT32_MAX;
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
+    self->tally = (stream_tally_t){0};
     self->chunks_limit = record->requested_output_tokens;
     self->multi_token = false;
     self->reply_unused = false;
     think_reset(&self->think, &self->settings->reasoning_tags);
     self->think_undecided = 0;
-    self->think_undecided_ns = 0;
+    self->think_undecided_chunk = 0;
     self->think_answer_events = 0;
     self->upload_off = 0;
     self->request_bytes = 0;
@@ -919,14 +952,20 @@ int stream_begin(stream_t *self, const char *url, const char *body, size_t body_
     const char *name =
         self->settings->session_header ? self->settings->session_header : "X-Session-ID";
     size_t need = strlen(name) + strlen(session_id) + sizeof(": ");
-    if (buffer_grow_array(&self->session_line, &self->session_cap, need, 1) < 0) {
-        stream_fail(self, ERROR_CONNECT, "out of memory for the session header");
-        return -1;
+    stream_session_t *session = self->session;
+    if (!session || session->cap < need) {
+        session = realloc(session, sizeof(*session) + need);
+        if (!session) {
+            stream_fail(self, ERROR_CONNECT, "out of memory for the session header");
+            return -1;
+        }
+        session->cap = need;
+        self->session = session;
     }
-    snprintf(self->session_line, self->session_cap, "%s: %s", name, session_id);
-    self->session_node.data = self->session_line;
-    self->session_node.next = self->settings->headers;
-    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &self->session_node);
+    snprintf(session->line, session->cap, "%s: %s", name, session_id);
+    session->node.data = session->line;
+    session->node.next = self->settings->headers;
+    curl_easy_setopt(self->easy, CURLOPT_HTTPHEADER, &session->node);
     return 0;
 }
 
@@ -1174,12 +1213,24 @@ static void stream_count_reply(stream_t *self) {
     self->multi_token = multi_token;
 }
 
-static void stream_publish(stream_t *self) {
-    request_record_t *rec = self->record;
+/* The reply has ended: what its token events counted goes into the record (stream_tally_t),
+ * the events still undecided between reasoning and answer counted as answer first. Before the
+ * ending is classified, which reads a non-streaming reply's body into the record. */
+static void stream_settle(stream_t *self) {
     if (self->think_undecided) { /* the reply never got past whitespace or a part of the tag */
         think_event_t ev = {THINK_IS_ANSWER, THINK_EARLIER_UNDECIDED_WERE_ANSWER};
         stream_think_earlier(self, &ev);
     }
+    request_record_t *rec = self->record;
+    rec->first_token_ns = self->n_chunks ? self->chunk_ns[0] : 0;
+    rec->first_content_ns = self->tally.first_content_ns;
+    rec->content_chunks = self->tally.content_chunks;
+    rec->reasoning_chunks = self->tally.reasoning_chunks;
+    rec->content_bytes = self->tally.content_bytes;
+}
+
+static void stream_publish(stream_t *self) {
+    request_record_t *rec = self->record;
     if (self->tokens && rec->error == ERROR_NONE)
         stream_count_reply(self);
     rec->n_chunks = self->n_chunks;
@@ -1190,6 +1241,7 @@ static void stream_publish(stream_t *self) {
 void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
     assert(self && self->record);
     request_record_t *rec = self->record;
+    stream_settle(self);
     rec->end_ns = end_ns;
     if (!self->headers_done) {
         long code = 0;
@@ -1207,6 +1259,7 @@ void stream_complete(stream_t *self, CURLcode result, int64_t end_ns) {
 
 void stream_abandon(stream_t *self, error_class_t error, const char *message, int64_t end_ns) {
     assert(self && self->record);
+    stream_settle(self);
     self->record->end_ns = end_ns;
     stream_fail(self, error, "%s", message);
     stream_publish(self);

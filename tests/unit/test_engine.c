@@ -1552,6 +1552,26 @@ static void test_engine_partial_tag_that_is_not_one_is_answer_from_the_start(voi
     assert_int_equal(r->finish_reason, FINISH_TOOL_CALLS);
 }
 
+/* An answer that began with a tool call, before any text: the text that follows, which opens
+ * with no tag, decides that no undecided event came before it, and TTFC stays at the tool call
+ * (neither at the reasoning chunk before it nor at the text). */
+static void test_engine_answer_opened_by_a_tool_call_keeps_its_ttfc(void **state) {
+    static const char *const events[] = {
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"reasoning_content\":\"hm\"}}]}\n\n",
+        "data: {\"choices\":[{\"index\":0,\"delta\":{\"tool_calls\":[{\"index\":0,\"function\":"
+        "{\"arguments\":\"{}\"}}]}}]}\n\n",
+        TOKEN_CHUNK("Done."), FINISH_CHUNK("tool_calls"), "data: [DONE]\n\n"};
+    static outcome_t o;
+    run_scripted_with_tags(events, 5, true, &o);
+    request_record_t *r = &o.record;
+    assert_int_equal(r->error, ERROR_NONE);
+    assert_int_equal(o.n_chunks, 3);
+    assert_int_equal(r->first_token_ns, o.chunk_ns[0]);
+    assert_int_equal(r->first_content_ns, o.chunk_ns[1]);
+    assert_int_equal(r->reasoning_chunks, 1);
+    assert_int_equal(r->content_chunks, 2);
+}
+
 /* target.reasoning_tags: [] - the tags are text like any other. */
 static void test_engine_think_tags_off_counts_everything_as_answer(void **state) {
     static const char *const events[] = {TOKEN_CHUNK("<think>"),         TOKEN_CHUNK("hm"),
@@ -1613,6 +1633,7 @@ int main(void) {
         cmocka_unit_test(test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split),
         cmocka_unit_test(test_engine_closing_tag_alone_makes_what_came_before_reasoning),
         cmocka_unit_test(test_engine_partial_tag_that_is_not_one_is_answer_from_the_start),
+        cmocka_unit_test(test_engine_answer_opened_by_a_tool_call_keeps_its_ttfc),
         cmocka_unit_test(test_engine_think_tags_off_counts_everything_as_answer),
         cmocka_unit_test(test_engine_reply_without_finish_reason_records_none),
         cmocka_unit_test(test_engine_non_streaming_think_refusal_and_finish_reason),
