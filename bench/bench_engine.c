@@ -7,13 +7,12 @@
  *   bench_engine [--streams 1000,5000,10000] [--itl-ms 20,50,100] [--tokens 100] [--ttft-ms 10]
  *                [--seconds 8] [--warmup 2] [--peer-streams 1000] [--no-peer] [--no-floor]
  *                [--buffer BYTES] [--coalesce 2,3] [--coalesce-streams 1000] [--no-coalesce]
- *                [--tokenizer tokenizer.json]
- * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all. The
- *                [--no-curl-floor] [--curl-floor-buffer BYTES] [--pairs N]
+ *                [--tokenizer tokenizer.json] [--no-curl-floor] [--curl-floor-buffer BYTES]
+ *                [--pairs N] [--no-sent-ns]
  * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all; the libcurl
  * floor (curl_floor.h), run after each level against the same mock, is the least a libcurl client
  * of the same streams costs (its RSS per stream too: libcurl's own memory). With --pairs N (at
- * most 16) each level runs N times, the engine and then the libcurl floor back to back, and the
+ * most 32) each level runs N times, the engine and then the libcurl floor back to back, and the
  * ratio of CPU per token is given per pair and as the median of the pairs: single runs of either
  * move by 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs
  * share the machine's state of the moment. The other RATIO lines are the median pair's. The
@@ -21,6 +20,9 @@
  * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
  * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
  * token is given as a ratio to the run without (the goal: at most 1.10x).
+ * --no-sent-ns runs the mock with its flag of that name: its chunks are then vLLM's, byte for
+ * byte, without the "sent_ns" field that only the delay figures read (they are then 0), so the
+ * engine parses what it would from a real server.
  * Under `valgrind --tool=callgrind` the measured window is marked, so Ir / tokens is the client's
  * user-space instructions per token (bench/callgrind_engine.sh). */
 #define _GNU_SOURCE
@@ -84,6 +86,9 @@ typedef struct bench_config {
     int pattern_len;
     int pairs; /* --pairs: runs of each level, each the engine then the libcurl floor */
     int pin;   /* two CPUs or more: the client on CPU 0, the server on CPU 1 */
+    /* the mock's chunks carry its "sent_ns" (the delay figures need it); --no-sent-ns: vLLM's
+     * chunks, byte for byte, and no delay figures */
+    int sent_ns;
 } bench_config_t;
 
 typedef struct slot {
@@ -123,11 +128,14 @@ static int cpu_count(void) {
 
 /* `stampede mock` in fixed mode, pinned to CPU 1 when pin (the mock is one thread, so pinning
  * its pid pins all of it). STAMPEDE_BIN names the binary, build/stampede by default. */
-static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int pin) {
+static int server_start(mock_child_t *server, const bench_config_t *cfg, double itl_ms) {
     char ttft[32], itl[32];
-    snprintf(ttft, sizeof(ttft), "%g", ttft_ms);
+    snprintf(ttft, sizeof(ttft), "%g", cfg->ttft_ms);
     snprintf(itl, sizeof(itl), "%g", itl_ms);
-    const char *const args[] = {"--ttft-ms", ttft, "--itl-ms", itl, NULL};
+    /* without sent_ns, the mock's chunks are vLLM's, byte for byte */
+    const char *const args[] = {
+        "--ttft-ms", ttft, "--itl-ms", itl, cfg->sent_ns ? NULL : "--no-sent-ns", NULL};
+    int pin = cfg->pin;
     setenv("STAMPEDE_BIN", "build/stampede", 0);
     if (mock_spawn(server, args) < 0)
         return -1;
@@ -141,7 +149,7 @@ static int server_start(mock_child_t *server, double ttft_ms, double itl_ms, int
 static int server_open(const bench_config_t *cfg, double itl_ms, const int *pattern,
                        int pattern_len, mock_child_t *server) {
     if (pattern_len == 0)
-        return server_start(server, cfg->ttft_ms, itl_ms, cfg->pin);
+        return server_start(server, cfg, itl_ms);
     sse_server_config_t sc = {
         .ttft_ms = cfg->ttft_ms, .itl_ms = itl_ms, .pattern_len = pattern_len};
     memcpy(sc.pattern, pattern, (size_t)pattern_len * sizeof(int));
@@ -364,7 +372,7 @@ static int result_field(const char *line, const char *key, double *out) {
 
 static int run_peer(const bench_config_t *cfg, int streams, double itl_ms, result_t *result) {
     mock_child_t server;
-    if (server_start(&server, cfg->ttft_ms, itl_ms, cfg->pin) < 0)
+    if (server_start(&server, cfg, itl_ms) < 0)
         return -1;
     char url[128], streams_s[16], tokens_s[16], seconds_s[32], warmup_s[32];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d/v1/chat/completions", server.port);
@@ -598,6 +606,7 @@ static const struct {
     {"coalesce-streams", OPTION_INT, offsetof(bench_config_t, coalesce_streams)},
     {"no-coalesce", OPTION_OFF, offsetof(bench_config_t, coalesce)},
     {"pairs", OPTION_INT, offsetof(bench_config_t, pairs)},
+    {"no-sent-ns", OPTION_OFF, offsetof(bench_config_t, sent_ns)},
 };
 #define N_FIELD_OPTIONS (sizeof field_options / sizeof field_options[0])
 #define FIELD_OPTION_VAL 256 /* getopt_long's value for field_options[i] is this + i */
@@ -642,7 +651,8 @@ int main(int argc, char **argv) {
                           .coalesce_streams = 1000,
                           .pattern = {2, 3},
                           .pattern_len = 2,
-                          .pairs = 1};
+                          .pairs = 1,
+                          .sent_ns = 1};
     int n_itl = 3;
     const char *tokenizer_path = NULL;
     struct option longs[4 + N_FIELD_OPTIONS + 1] = {{"streams", required_argument, 0, 's'},

@@ -92,6 +92,9 @@ static const mock_option_t mock_option_table[] = {
     {"--flat-errors", OPT_FLAG, F(flat_errors), NULL,
      "error bodies in older vLLM's flat {\"object\":\"error\",\"message\",...} shape instead of "
      "OpenAI's {\"error\": {\"message\",\"type\",\"param\",\"code\"}}"},
+    {"--no-sent-ns", OPT_FLAG_OFF, F(sent_ns), NULL,
+     "streamed chunks without the mock's own \"sent_ns\" field (their write time, which "
+     "bench_engine reads for the client's delay), byte for byte as vLLM sends them"},
     {"--fail-rate", OPT_RATE, F(fail_rate), "P", "answer this fraction of requests with an error"},
     {"--fail-status", OPT_STATUS, F(fail_status), "CODE", "status of --fail-rate (default 500)"},
     {"--reset-after-tokens", OPT_U32_ANY, F(reset_after_tokens), "N",

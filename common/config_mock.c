@@ -68,6 +68,7 @@ static const config_mock_key_t config_mock_keys[] = {
     {"spec_verify_weight", "--spec-verify-weight", MOCK_KEY_NUMBER, 0, 1e12},
     {"faults", "--faults", MOCK_KEY_TEXT, 0, 1023}, /* SPEC checked by the mock at start */
     {"flat_errors", "--flat-errors", MOCK_KEY_FLAG, 0, 0},
+    {"sent_ns", "--no-sent-ns", MOCK_KEY_FLAG_OFF, 0, 0},
 };
 
 #define CONFIG_MOCK_N_KEYS (sizeof config_mock_keys / sizeof config_mock_keys[0])

@@ -51,8 +51,10 @@ static char *mock_chunk_usage_object(char *p, const mock_chunk_usage_t *u) {
 }
 
 static char *mock_chunk_tail(char *p, int64_t sent_ns) {
-    p = PUT(p, ",\"sent_ns\":");
-    p = mock_chunk_put_u64(p, (uint64_t)sent_ns);
+    if (sent_ns >= 0) {
+        p = PUT(p, ",\"sent_ns\":");
+        p = mock_chunk_put_u64(p, (uint64_t)sent_ns);
+    }
     return PUT(p, "}\n\n");
 }
 

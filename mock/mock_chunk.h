@@ -1,5 +1,6 @@
 /* The streamed chunks of the simulated server, byte for byte in vLLM's format with one
- * addition, "sent_ns" (the CLOCK_MONOTONIC instant the chunk was written). The per-request
+ * addition, "sent_ns" (the CLOCK_MONOTONIC instant the chunk was written; a sent_ns below 0
+ * leaves it out, as --no-sent-ns asks). The per-request
  * prefix is formatted once; each token is then a few copies and one integer to text, with no
  * allocation. Every function writes at p (the caller reserved mock_chunk_max_bytes per chunk)
  * and returns the end of what it wrote. */

@@ -150,8 +150,10 @@ char *mock_events_token_close(char *p, mock_chunk_head_t *head, int64_t sent_ns)
         p = head->reasoning ? PUT(p, "\"") : PUT(p, "\",\"logprobs\":[]");
     else
         p = PUT(p, "\"}");
-    p = PUT(p, ",\"sent_ns\":");
-    p = mock_chunk_put_u64(p, (uint64_t)sent_ns);
+    if (sent_ns >= 0) {
+        p = PUT(p, ",\"sent_ns\":");
+        p = mock_chunk_put_u64(p, (uint64_t)sent_ns);
+    }
     return PUT(p, "}\n\n");
 }
 

@@ -1,6 +1,7 @@
 /* The streamed events of the simulated server's Anthropic Messages and OpenAI Responses answers,
  * in the shapes the official SDKs accumulate (docs/mock.md): every event has its `event:` line
- * and a "type"; each token event also carries "sent_ns", as a chat chunk does. Like
+ * and a "type"; each token event also carries "sent_ns", as a chat chunk does (none when it is
+ * below 0). Like
  * mock_chunk.h, each function writes at p (the caller reserved room) and returns the end of what
  * it wrote; the head keeps the open block or item and the Responses sequence number. */
 #ifndef STAMPEDE_MOCK_EVENTS_H

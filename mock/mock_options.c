@@ -30,6 +30,7 @@ void mock_options_init(mock_options_t *self) {
     snprintf(self->profile, sizeof(self->profile), "default");
     mock_options_apply_profile(self, mock_profile_find("default"));
     self->prefix_cache = true;
+    self->sent_ns = true;
     dist_init(&self->output_len);
     dist_fixed(&self->output_len, 256);
     dist_init(&self->reasoning);

@@ -37,6 +37,9 @@ typedef struct mock_options {
     bool reasoning_set;
     size_t max_body_bytes;
     bool flat_errors; /* error bodies in older vLLM's flat shape, not OpenAI's {"error": {...}} */
+    /* each streamed chunk carries "sent_ns", its CLOCK_MONOTONIC write time (default); off, the
+     * chunks are byte for byte vLLM's */
+    bool sent_ns;
     /* Fault injection; rates are per request, drawn deterministically from (seed, request). */
     double fail_rate;
     int fail_status;

@@ -245,6 +245,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
     char *start = scratch->data, *p = start;
     mock_chunk_usage_t usage;
     int64_t now = loop_now_ns(); /* sent_ns: formatting the chunks is all that follows */
+    int64_t sent = self->options.sent_ns ? now : -1; /* -1: the chunks carry no sent_ns */
     for (uint32_t end = req->emitted + count; req->emitted < end;) {
         uint32_t i = req->emitted, n = end - i < per_event ? end - i : per_event;
         bool reasoning = i < req->reasoning_tokens;
@@ -255,7 +256,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         prom_histogram_observe(&self->metrics.emission_error, (double)(now - due) / 1e9);
         self->metrics.chunks_sent++;
         if (i == 0 && req->kind == MOCK_API_CHAT)
-            p = mock_chunk_role(p, &req->head, now);
+            p = mock_chunk_role(p, &req->head, sent);
         if (i == 0 && events) {
             mock_put_usage(req, 0, &usage);
             p = mock_events_start(p, &req->head, reasoning, &usage);
@@ -287,7 +288,7 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         if (events) {
             p = mock_events_token_open(p, &req->head);
             p = mock_stream_put_reply(self, req, p, i, i + n);
-            p = mock_events_token_close(p, &req->head, now);
+            p = mock_events_token_close(p, &req->head, sent);
             continue;
         }
         const char *finish = i + n == req->output_tokens ? mock_finish_name(req->finish) : NULL;
@@ -296,14 +297,14 @@ static void mock_stream_emit(mock_server_t *self, mock_request_t *req, uint32_t 
         p = mock_chunk_token_open(p, &req->head, reasoning);
         p = mock_stream_put_reply(self, req, p, i, i + n);
         p = mock_chunk_token_close(p, &req->head, finish, req->continuous_usage ? &usage : NULL,
-                                   now);
+                                   sent);
     }
     if (last && events) {
         p = mock_stream_events_end(self, req, p);
     } else if (last) {
         if (req->include_usage) {
             mock_put_usage(req, req->output_tokens, &usage);
-            p = mock_chunk_usage(p, &req->head, &usage, now);
+            p = mock_chunk_usage(p, &req->head, &usage, sent);
         }
         p = mock_chunk_done(p);
     }

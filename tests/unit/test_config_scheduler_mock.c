@@ -72,6 +72,7 @@ static const char *const full_mock = "limits: {max_requests: 4}\n"
                                      "  strict_model: false\n"
                                      "  fail_rate: 0.25\n"
                                      "  fail_status: 503\n"
+                                     "  sent_ns: false\n"
                                      "  seed: 7\n";
 
 /* m's mock arguments are want's (NULL-terminated), in order, and no more. */
@@ -107,6 +108,7 @@ static void assert_full_mock_args(const config_mock_t *m) {
                                        "0.25",
                                        "--fail-status",
                                        "503",
+                                       "--no-sent-ns",
                                        NULL};
     assert_mock_args(m, want);
 }
@@ -115,7 +117,7 @@ static void test_config_mock_section_becomes_mock_arguments(void **state) {
     config_t c, copy, again;
     config_error_t err;
     config_case_load(&c, full_mock);
-    assert_int_equal(c.mock.n_options, 10);
+    assert_int_equal(c.mock.n_options, 11);
     assert_full_mock_args(&c.mock);
     char *text = assert_written_form_is_fixed_point(&c);
     assert_non_null(strstr(text, "\nmock:\n  profile: \"tp1-fp8\"\n  strict_model: false\n  seed: "

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <netinet/in.h>
 #include <pthread.h>
+#include <stdbool.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -69,6 +70,67 @@ static void test_mock_server_runs_embedded_until_stopped(void **state) {
     assert_null(server);
 }
 
+/* A streamed chat reply of the embedded mock in fixed mode, whole, in out. */
+static void stream_reply(bool sent_ns, char *out, size_t cap) {
+    mock_options_t options;
+    mock_options_init(&options);
+    options.port = 0;
+    options.fixed = true;
+    options.sent_ns = sent_ns;
+    char err[256];
+    mock_server_t *server = mock_server_new(&options, err, sizeof(err));
+    mock_options_clear(&options);
+    assert_non_null(server);
+    pthread_t thread;
+    assert_int_equal(pthread_create(&thread, NULL, serve, server), 0);
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(mock_server_port(server))};
+    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
+    struct timeval tv = {.tv_sec = 5};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+    const char *body = "{\"model\":\"mock-llama\",\"messages\":[{\"role\":\"user\",\"content\":"
+                       "\"hi\"}],\"max_tokens\":3,\"stream\":true,\"stream_options\":"
+                       "{\"include_usage\":true}}";
+    char req[512];
+    int n = snprintf(req, sizeof(req),
+                     "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\n"
+                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+                     strlen(body), body);
+    assert_int_equal(write(fd, req, (size_t)n), n);
+    size_t len = 0;
+    ssize_t got;
+    while (len < cap - 1 && (got = read(fd, out + len, cap - 1 - len)) > 0)
+        len += (size_t)got;
+    out[len] = '\0';
+    close(fd);
+    mock_server_stop(server);
+    void *rc;
+    assert_int_equal(pthread_join(thread, &rc), 0);
+    mock_server_destroy(&server);
+}
+
+/* --no-sent-ns: the role, token and usage chunks come without the mock's write time, the rest
+ * as with it. */
+static void test_mock_server_no_sent_ns_leaves_the_field_out_of_every_chunk(void **state) {
+    static char with[8192], without[8192];
+    stream_reply(true, with, sizeof(with));
+    stream_reply(false, without, sizeof(without));
+    assert_non_null(strstr(with, "data: [DONE]"));
+    assert_non_null(strstr(without, "data: [DONE]"));
+    /* role, 3 tokens, usage: 5 chunks, each with its sent_ns or with none */
+    int chunks = 0, stamped = 0;
+    for (const char *p = with; (p = strstr(p, "data: {")); p++)
+        chunks++;
+    for (const char *p = with; (p = strstr(p, ",\"sent_ns\":")); p++)
+        stamped++;
+    assert_int_equal(chunks, 5);
+    assert_int_equal(stamped, 5);
+    assert_null(strstr(without, "sent_ns"));
+    assert_non_null(strstr(without, "\"finish_reason\":null}]}\n\n"));
+    assert_non_null(strstr(without, "\"cached_tokens\":0}}}\n\n"));
+}
+
 /* mock_server_new on options that parse but cannot be served; the message it gives. */
 static void assert_refused(const char *bind, const char *model, const char *expected) {
     mock_options_t options;
@@ -93,5 +155,6 @@ static void test_mock_server_new_reports_a_model_name_that_is_not_utf8(void **st
 }
 
 UNIT_MAIN(cmocka_unit_test(test_mock_server_runs_embedded_until_stopped),
+          cmocka_unit_test(test_mock_server_no_sent_ns_leaves_the_field_out_of_every_chunk),
           cmocka_unit_test(test_mock_server_new_reports_a_bad_address),
           cmocka_unit_test(test_mock_server_new_reports_a_model_name_that_is_not_utf8))
