@@ -213,9 +213,13 @@ static const char *shape_read(const chunk_shape_t *self, const char *data, const
         case HOLE_SKIP:
             q = shape_hole_value(*q) ? skip_member_value(q, end, 1) : NULL;
             break;
-        case HOLE_CONTENT:
-            q = *q == '"' ? scan_string(q, end, &out->content, &out->content_len) : NULL;
+        case HOLE_CONTENT: {
+            bool escaped = true;
+            q = *q == '"' ? scan_string_escapes(q, end, &out->content, &out->content_len, &escaped)
+                          : NULL;
+            out->content_plain = !escaped;
             break;
+        }
         case HOLE_REASONING:
             q = *q == '"' ? scan_string(q, end, &out->reasoning, &out->reasoning_len) : NULL;
             break;

@@ -25,6 +25,9 @@ typedef struct chunk_info {
     const char *content;
     size_t content_len;
     bool has_content;
+    /* The content's raw bytes are its text, with no escape to decode: known only to the chunk
+     * shape's read (chunk_parse_shaped, chunk_frame_shaped); false when not known. */
+    bool content_plain;
     /* Raw choices[0].delta.reasoning_content (or delta.reasoning, newer vLLM); NULL when null
      * or absent. has_reasoning: non-empty. */
     const char *reasoning;

@@ -174,18 +174,27 @@ static __attribute__((unused)) const char *scan_escaped(const char *p, const cha
     }
 }
 
-/* At '"': validates the string and returns its raw body and the byte after its closing quote. */
-static inline const char *scan_string(const char *p, const char *end, const char **body,
-                                      size_t *body_len) {
+/* At '"': validates the string and returns its raw body and the byte after its closing quote;
+ * *escaped says whether the body holds an escape (else its bytes are its text). */
+static inline const char *scan_string_escapes(const char *p, const char *end, const char **body,
+                                              size_t *body_len, bool *escaped) {
     const char *begin = p + 1;
     p = skip_plain(begin, end);
-    if (p < end && *p == '\\')
+    *escaped = p < end && *p == '\\';
+    if (*escaped)
         p = scan_escaped(p, end);
     if (!p || p >= end || *p != '"')
         return NULL; /* unterminated, or a raw control character */
     *body = begin;
     *body_len = (size_t)(p - begin);
     return p + 1;
+}
+
+/* At '"': validates the string and returns its raw body and the byte after its closing quote. */
+static inline const char *scan_string(const char *p, const char *end, const char **body,
+                                      size_t *body_len) {
+    bool escaped;
+    return scan_string_escapes(p, end, body, body_len, &escaped);
 }
 
 /* The first byte at or after p that is not a digit, or end: sixteen bytes a step with SSE2. */

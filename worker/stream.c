@@ -253,16 +253,20 @@ static uint32_t stream_chunk_tokens(const stream_t *self, uint32_t i) {
 }
 
 /* Sets chunk i's tokens, saturating; the first count above one starts chunk_tokens. */
-static void stream_set_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
+static void stream_set_tokens_kept(stream_t *self, uint32_t i, uint32_t tokens) {
     if (!self->multi_token) {
-        if (tokens <= 1)
-            return;
         if (stream_track_tokens(self) < 0) {
             stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
             return;
         }
     }
     self->chunk_tokens[i] = stream_clamp_tokens(tokens);
+}
+
+/* The same, inline for the common case: one token a chunk so far and now, nothing to keep. */
+static inline void stream_set_tokens(stream_t *self, uint32_t i, uint32_t tokens) {
+    if (self->multi_token || tokens > 1)
+        stream_set_tokens_kept(self, i, tokens);
 }
 
 /* How many tokens the event about to join chunk `into` carried. Usage on a token event is a
@@ -344,11 +348,15 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
     const char *text = info->content;
     size_t len = info->content_len, n = 0;
     char *out = self->reply + self->reply_len;
-    /* a token's text is a few bytes, mostly with no escape: copied here byte by byte, as
-     * chunk_unescape would, without its two calls into libc; an escape hands it the rest */
-    if (len <= 32)
+    if (info->content_plain) { /* the shape's read saw no escape: the bytes are the text */
+        memcpy(out, text, len);
+        n = len;
+    } else if (len <= 32) {
+        /* a token's text is a few bytes, mostly with no escape: copied here byte by byte, as
+         * chunk_unescape would, without its two calls into libc; an escape hands it the rest */
         for (; n < len && text[n] != '\\'; n++)
             out[n] = text[n];
+    }
     if (n < len)
         n += chunk_unescape(text + n, len - n, out + n);
     self->reply_len += n;

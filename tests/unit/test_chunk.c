@@ -1375,6 +1375,33 @@ static void test_chunk_frame_reads_one_line_only(void **state) {
     chunk_shape_destroy(&shape);
 }
 
+/* content_plain: the shape's read says the text has no escape (its raw bytes are the text), only
+ * when it has none; chunk_parse does not know and says false. */
+static void test_chunk_shape_says_when_the_content_needs_no_decoding(void **state) {
+    static const char token[] = "{\"id\":\"x\",\"choices\":[{\"delta\":{\"content\":\"a\"}}]}";
+    static const char plain[] = "{\"id\":\"y\",\"choices\":[{\"delta\":{\"content\":\"b c\"}}]}";
+    static const char escaped[] =
+        "{\"id\":\"y\",\"choices\":[{\"delta\":{\"content\":\"b\\nc\"}}]}";
+    chunk_shape_t *shape = chunk_shape_new();
+    chunk_info_t info;
+    assert_int_equal(chunk_parse_shaped(shape, token, strlen(token), &info), 0); /* learns */
+    uint64_t hits = chunk_shape_hits(shape);
+    assert_int_equal(chunk_parse_shaped(shape, plain, strlen(plain), &info), 0);
+    assert_true(info.content_plain);
+    assert_int_equal(info.content_len, 3);
+    assert_int_equal(chunk_parse_shaped(shape, escaped, strlen(escaped), &info), 0);
+    assert_false(info.content_plain);
+    assert_int_equal(info.content_len, 4);
+    assert_int_equal(chunk_shape_hits(shape), hits + 2);
+    char buf[128];
+    int n = snprintf(buf, sizeof buf, "%s\n\n", plain);
+    assert_int_equal(chunk_frame_shaped(shape, buf, (size_t)n, &info), strlen(plain));
+    assert_true(info.content_plain);
+    assert_int_equal(chunk_parse(plain, strlen(plain), &info), 0);
+    assert_false(info.content_plain);
+    chunk_shape_destroy(&shape);
+}
+
 /* A payload that cannot be a shape (a finish_reason, an error, [DONE], two texts, too long) is
  * parsed in full and leaves the shape as it was, so the stream's next token is read from it. */
 static void test_chunk_shape_is_kept_across_payloads_that_cannot_be_one(void **state) {
@@ -1417,6 +1444,7 @@ static void test_chunk_shape_is_kept_across_payloads_that_cannot_be_one(void **s
 int main(void) {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_chunk_vllm_role_chunk_has_empty_content),
+        cmocka_unit_test(test_chunk_shape_says_when_the_content_needs_no_decoding),
         cmocka_unit_test(test_chunk_refusal_delta_is_read_and_its_empty_first_piece_is_no_token),
         cmocka_unit_test(test_chunk_finish_reasons_map_to_their_class),
         cmocka_unit_test(test_chunk_vllm_content_chunk),
