@@ -536,7 +536,9 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
                                                : "undecided");
         else
             printf(" median_95pct=none (6 pairs at least)");
-        printf(" (stampede / libcurl floor, each pair back to back; goal cpu <= 1.1x)\n");
+        /* chunks=vllm: --no-sent-ns, what a real server's stream costs; mock: with sent_ns */
+        printf(" chunks=%s (stampede / libcurl floor, each pair back to back; goal cpu <= 1.1x)\n",
+               cfg->sent_ns ? "mock" : "vllm");
         fflush(stdout);
     }
     return 0;
@@ -775,12 +777,13 @@ int main(int argc, char **argv) {
     for (int i = 0; i < cfg.levels; i++)
         if (curl_floors[i].cpu_us_per_token > 0 && ours[i].cpu_us_per_token > 0)
             printf("RATIO streams=%d itl_ms=%g cpu_per_token=%.2fx rss_per_stream=%.2fx "
-                   "anon_per_stream=%.2fx (stampede / libcurl floor; goal cpu <= 1.1x; "
+                   "anon_per_stream=%.2fx chunks=%s (stampede / libcurl floor; goal cpu <= 1.1x; "
                    "stampede's anon_kb_per_stream <= 16)\n",
                    cfg.streams[i], cfg.itl_ms[i],
                    ours[i].cpu_us_per_token / curl_floors[i].cpu_us_per_token,
                    ratio(ours[i].rss_kb_per_stream, curl_floors[i].rss_kb_per_stream),
-                   ratio(ours[i].anon_kb_per_stream, curl_floors[i].anon_kb_per_stream));
+                   ratio(ours[i].anon_kb_per_stream, curl_floors[i].anon_kb_per_stream),
+                   cfg.sent_ns ? "mock" : "vllm");
     if (cfg.coalesce && compare_coalescing(&cfg) < 0)
         failed = 1;
     if (cfg.peer) {
