@@ -27,6 +27,13 @@
 /* Room for a reply whose request gives no max_tokens; the arrays double as longer replies need
  * (8 B a chunk, 10 once chunks carry several tokens). */
 #define STREAM_FIRST_CHUNKS 64
+/* The bytes of a reply's text that a stream nobody reads keeps in itself between events: what
+ * the reasoning tags' detection may read again, the closing tag's length - 1 ("</think>": 7).
+ * Longer tags keep their bytes in the reply buffer. */
+#define STREAM_TAIL_MAX 7
+/* A token's text up to this is read into a buffer on the stack after the tail (longer ones
+ * take the reply buffer) */
+#define STREAM_TAIL_TEXT_MAX 256
 /* A request's max_tokens up to this sizes a stream's first arrays at once (32 KiB of stamps):
  * growing them chunk by chunk leaves the smaller blocks behind as holes in the heap. Benchmarks
  * mostly ask ignore_eos, so a reply is its max_tokens long, and the arrays are kept at the
@@ -60,16 +67,22 @@ typedef struct stream_tally {
 /* What every write callback and token reads or updates comes first, in the first two of the
  * struct's cache lines (it starts on a line boundary): with thousands of streams, a stream's
  * state is out of the cache by its next token, and each line it touches costs a memory read.
- * Nothing else a token touches is the stream's but its stamp and its text (chunk_ns, reply). */
+ * Nothing else of the stream's a token touches but its stamp (chunk_ns) and, when somebody reads
+ * the reply, its text (reply). */
 struct stream {
     /* line 0 */
     const stream_settings_t *settings;
-    int64_t now_ns;        /* receive stamp of the write callback being parsed */
-    int64_t last_chunk_ns; /* chunk_ns[n_chunks - 1], kept here: that line is not read */
+    int64_t now_ns; /* receive stamp of the write callback being parsed */
     int64_t *chunk_ns;
     char *reply;
     size_t reply_len;
     size_t reply_cap;
+    /* A reply nobody reads (reply_unused), past its opening: the last bytes of its text that the
+     * reasoning tags' detection may read again (think_lookback's), kept here between events
+     * instead of in reply, so that a token touches no line of the reply buffer (stream_tail_event).
+     * reply_len is 0 while tail_len is not. */
+    char tail[STREAM_TAIL_MAX];
+    uint8_t tail_len;
     uint32_t n_chunks;
     /* sse_parser_room after the last feed: the parser is at an event's boundary, so the next
      * write's leading events may be read without it (stream_shaped_events); 0 when not */
@@ -84,16 +97,16 @@ struct stream {
     uint32_t think_answer_events;
     size_t chunk_cap;
     bool headers_done;
-    bool streaming;  /* a 2xx text/event-stream body: parsed as SSE as it arrives */
-    bool sniffed;    /* the first body bytes were looked at */
-    bool usage_seen; /* some earlier event carried usage */
+    bool streaming; /* a 2xx text/event-stream body: parsed as SSE as it arrives */
+    bool sniffed;   /* the first body bytes were looked at */
     /* Some chunk of the reply carried more than one token: chunk_tokens holds each chunk's count.
      * Until then every chunk carried one and chunk_tokens is not kept (most servers send a token
      * an event), so a stream that never sees one never allocates it. */
     bool multi_token;
     bool reply_unused; /* stream_drop_reply: nobody reads the reply text of this request */
-    bool got_done;     /* data: [DONE] */
-    bool got_finish;
+    /* The last chunk was made at now_ns (its stamp is chunk_ns[n_chunks - 1], a line not read
+     * per token): stamps only grow, so one that changed never comes back */
+    bool chunk_at_now;
 
     /* The rest, ordered by size so that the struct has no holes: in all, 9 lines. */
     sse_parser_t *parser;
@@ -121,7 +134,6 @@ struct stream {
     int pending_status;        /* status line of the header block being received */
     int status;                /* status of the final response, once its headers ended */
     uint32_t usage_completion; /* completion_tokens of the last usage seen */
-    uint32_t chunks_limit;     /* the request's max_tokens (0: none): the arrays grow no further */
     /* The first token chunk with usage when no usage came before it: counted as one token until a
      * later token chunk also carries usage (continuous usage stats), which proves its usage was a
      * running total; then it gets the tokens that total says it carried. */
@@ -137,6 +149,9 @@ struct stream {
     int16_t socket_errno;
     bool pending_sse;         /* the header block said Content-Type: text/event-stream */
     bool upload_with_headers; /* sent by curl with the headers, else read by stream_on_read */
+    bool usage_seen;          /* some earlier event carried usage */
+    bool got_done;            /* data: [DONE] */
+    bool got_finish;
 
     char curl_error[CURL_ERROR_SIZE];
 };
@@ -179,11 +194,13 @@ static int stream_reserve_chunks(stream_t *self, size_t need) {
     if (need <= self->chunk_cap)
         return 0;
     size_t cap = self->chunk_cap ? 2 * self->chunk_cap : STREAM_FIRST_CHUNKS;
-    if (need == 1 && self->chunks_limit && self->chunks_limit <= STREAM_RESERVE_MAX)
-        cap = self->chunks_limit; /* the first room, at the request's start: all of it at once */
+    /* the request's max_tokens (0: none): the arrays grow no further */
+    uint32_t chunks_limit = self->record->requested_output_tokens;
+    if (need == 1 && chunks_limit && chunks_limit <= STREAM_RESERVE_MAX)
+        cap = chunks_limit; /* the first room, at the request's start: all of it at once */
     if (cap < need)
         cap = need;
-    size_t limit = (size_t)self->chunks_limit;
+    size_t limit = (size_t)chunks_limit;
     if (limit >= need && cap > limit)
         cap = limit;
     if (buffer_resize_array(&self->chunk_ns, &self->chunk_cap, cap, sizeof(*self->chunk_ns)) < 0)
@@ -321,12 +338,13 @@ static void stream_think_earlier(stream_t *self, const think_event_t *ev) {
         self->think_undecided = 0;
 }
 
-/* Whether a content event, its text being reply[text_from..reply_len), is answer (true) or
- * reasoning between the reasoning tags; answer_anyway: it also carried a tool call or a refusal,
- * so it counts as answer whatever its text. */
-static bool stream_think(stream_t *self, size_t text_from, bool answer_anyway) {
-    think_event_t ev = think_feed(&self->think, &self->settings->reasoning_tags, self->reply,
-                                  text_from, self->reply_len);
+/* Whether a content event, its text being text[text_from..len) (the reply's text so far, or its
+ * kept end), is answer (true) or reasoning between the reasoning tags; answer_anyway: it also
+ * carried a tool call or a refusal, so it counts as answer whatever its text. */
+static bool stream_think(stream_t *self, const char *text, size_t text_from, size_t len,
+                         bool answer_anyway) {
+    think_event_t ev =
+        think_feed(&self->think, &self->settings->reasoning_tags, text, text_from, len);
     stream_think_earlier(self, &ev);
     bool answer = answer_anyway || ev.kind == THINK_IS_ANSWER;
     if (!answer && ev.kind == THINK_IS_UNDECIDED && self->think_undecided++ == 0)
@@ -336,18 +354,11 @@ static bool stream_think(stream_t *self, size_t text_from, bool answer_anyway) {
     return answer;
 }
 
-/* Appends the event's content to the reply text. */
-static void stream_append_content(stream_t *self, const chunk_info_t *info) {
-    /* Unescaping never lengthens the text, so content_len bytes of room suffice. The fit test
-     * stays inline: this runs once per token. */
-    size_t need = self->reply_len + info->content_len;
-    if (need > self->reply_cap && buffer_grow_array(&self->reply, &self->reply_cap, need, 1) < 0) {
-        stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
-        return;
-    }
+/* Writes the event's content, decoded, at out (content_len bytes of room: unescaping never
+ * lengthens it); returns its length. */
+static size_t stream_decode_content(const chunk_info_t *info, char *out) {
     const char *text = info->content;
     size_t len = info->content_len, n = 0;
-    char *out = self->reply + self->reply_len;
     if (info->content_plain) { /* the shape's read saw no escape: the bytes are the text */
         memcpy(out, text, len);
         n = len;
@@ -359,8 +370,38 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
     }
     if (n < len)
         n += chunk_unescape(text + n, len - n, out + n);
+    return n;
+}
+
+/* The tail kept in the stream goes back to the start of the reply buffer, before an event that
+ * takes the buffer's way. */
+static int stream_untail(stream_t *self) {
+    if (!self->tail_len)
+        return 0;
+    if (self->tail_len > self->reply_cap &&
+        buffer_grow_array(&self->reply, &self->reply_cap, self->tail_len, 1) < 0)
+        return -1;
+    memcpy(self->reply, self->tail, self->tail_len);
+    self->reply_len = self->tail_len;
+    self->tail_len = 0;
+    return 0;
+}
+
+/* Appends the event's content to the reply text (after the tail, put back first); returns the
+ * bytes appended. */
+static size_t stream_append_content(stream_t *self, const chunk_info_t *info) {
+    /* The fit test stays inline: this runs once per token. */
+    size_t need = self->reply_len + self->tail_len + info->content_len;
+    if ((need > self->reply_cap &&
+         buffer_grow_array(&self->reply, &self->reply_cap, need, 1) < 0) ||
+        stream_untail(self) < 0) {
+        stream_fail(self, ERROR_PROTOCOL, "out of memory growing the reply text");
+        return 0;
+    }
+    size_t n = stream_decode_content(info, self->reply + self->reply_len);
     self->reply_len += n;
     self->tally.content_bytes += n;
+    return n;
 }
 
 /* Without a reader of the reply text, only what the next event's tag detection may read of it is
@@ -368,13 +409,44 @@ static void stream_append_content(stream_t *self, const chunk_info_t *info) {
  * off), so the text takes no memory per stream beyond one event's. */
 static void stream_trim_reply(stream_t *self) {
     size_t keep = think_lookback(&self->think, &self->settings->reasoning_tags);
-    if (self->reply_len <= keep)
-        return;
-    size_t drop = self->reply_len - keep;
-    if (keep)
-        memmove(self->reply, self->reply + drop, keep);
-    self->reply_len = keep;
+    if (self->reply_len > keep) {
+        size_t drop = self->reply_len - keep;
+        if (keep)
+            memmove(self->reply, self->reply + drop, keep);
+        self->reply_len = keep;
+        think_forget(&self->think, drop);
+    }
+    if (keep <= STREAM_TAIL_MAX && self->reply_len) { /* the next event may take the tail's way */
+        memcpy(self->tail, self->reply, self->reply_len);
+        self->tail_len = (uint8_t)self->reply_len;
+        self->reply_len = 0;
+    }
+}
+
+/* A content event of a reply nobody reads, past its opening, its text short: read into a
+ * buffer on the stack after the kept tail, the detection run over it, and what it may read
+ * again kept as the new tail, all without the reply buffer (stream_trim_reply's work on another
+ * buffer). *answer: as stream_think. False, with nothing done, when the event does not fit. */
+static bool stream_tail_event(stream_t *self, const chunk_info_t *info, bool *answer) {
+    const think_tags_t *tags = &self->settings->reasoning_tags;
+    if (self->reply_len || info->content_len > STREAM_TAIL_TEXT_MAX ||
+        think_lookback(&self->think, tags) > STREAM_TAIL_MAX)
+        return false;
+    /* room to copy the tail whole both ways (its bytes past tail_len mean nothing) */
+    char text[STREAM_TAIL_MAX + STREAM_TAIL_TEXT_MAX + STREAM_TAIL_MAX];
+    size_t from = self->tail_len;
+    memcpy(text, self->tail, STREAM_TAIL_MAX);
+    size_t len = from + stream_decode_content(info, text + from);
+    self->tally.content_bytes += len - from;
+    *answer = stream_think(self, text, from, len, *answer);
+    size_t keep = think_lookback(&self->think, tags); /* never more than the tail: no way back */
+    if (keep > len)
+        keep = len;
+    size_t drop = len - keep;
+    memcpy(self->tail, text + drop, STREAM_TAIL_MAX);
+    self->tail_len = (uint8_t)keep;
     think_forget(&self->think, drop);
+    return true;
 }
 
 /* Token events with the same receive stamp (delivered by one read) form one chunk: they reached
@@ -383,14 +455,14 @@ static void stream_trim_reply(stream_t *self) {
  * the reasoning tags; else reasoning. */
 static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
     stream_tally_t *rec = &self->tally;
-    bool join = self->n_chunks > 0 && self->last_chunk_ns == self->now_ns;
+    bool join = self->n_chunks > 0 && self->chunk_at_now;
     if (!join) {
         if (stream_reserve_chunks(self, self->n_chunks + 1) < 0) {
             stream_fail(self, ERROR_PROTOCOL, "out of memory after %u chunks", self->n_chunks);
             return;
         }
         self->chunk_ns[self->n_chunks] = self->now_ns;
-        self->last_chunk_ns = self->now_ns;
+        self->chunk_at_now = true;
         self->n_chunks++;
     }
     uint32_t into = self->n_chunks - 1;
@@ -398,10 +470,9 @@ static void stream_token_chunk(stream_t *self, const chunk_info_t *info) {
     stream_set_tokens(self, into, join ? stream_chunk_tokens(self, into) + tokens : tokens);
     self->settings->counters->token_chunks++;
     bool answer = info->has_tool_calls || info->has_refusal;
-    if (info->has_content) {
-        size_t text_from = self->reply_len;
-        stream_append_content(self, info);
-        answer = stream_think(self, text_from, answer);
+    if (info->has_content && !(self->reply_unused && stream_tail_event(self, info, &answer))) {
+        size_t n = stream_append_content(self, info);
+        answer = stream_think(self, self->reply, self->reply_len - n, self->reply_len, answer);
         if (self->reply_unused)
             stream_trim_reply(self);
     }
@@ -587,7 +658,10 @@ static size_t stream_on_write(char *data, size_t size, size_t nmemb, void *arg) 
     }
     if (!self->streaming)
         return stream_keep_body(self, data, len) == len || self->status >= 400 ? len : 0;
-    self->now_ns = now_ns;
+    if (now_ns != self->now_ns) { /* a new stamp: no chunk was made at it yet */
+        self->now_ns = now_ns;
+        self->chunk_at_now = false;
+    }
     size_t done = self->sse_room >= 8 ? stream_shaped_events(self, data, len) : 0;
     if (done == len)
         return len;
@@ -863,7 +937,6 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->usage_first_tokens = 0;
     self->n_chunks = 0;
     self->tally = (stream_tally_t){0};
-    self->chunks_limit = record->requested_output_tokens;
     self->multi_token = false;
     self->reply_unused = false;
     think_reset(&self->think, &self->settings->reasoning_tags);
@@ -877,6 +950,8 @@ static void stream_reset(stream_t *self, request_record_t *record, int64_t send_
     self->resends = 0;
     self->retry_after_s = -1;
     self->reply_len = 0;
+    self->tail_len = 0;
+    self->chunk_at_now = false;
     self->body_len = 0;
     self->curl_error[0] = '\0';
     sse_parser_reset(self->parser);

@@ -1430,16 +1430,21 @@ static void test_engine_non_streaming_think_refusal_and_finish_reason(void **sta
 /* One request to a scripted server (one write every 25 ms, as apart as the other scripted tests
  * keep theirs so that a loaded machine does not read two writes at once) with the reasoning tags
  * on or off. */
-static void run_scripted_with_tags(const char *const *events, int n, bool tags, outcome_t *o) {
+static void run_scripted_tags(const char *const *events, int n, const char *open, const char *close,
+                              outcome_t *o) {
     canned_server_t *s = scripted_start(events, n, 25);
     char url[128];
     snprintf(url, sizeof(url), "http://127.0.0.1:%d%s", s->port, CHAT_PATH);
     engine_options_t options = {.max_streams = 1,
                                 .timeout_ns = 5000 * MS,
-                                .reasoning_open = tags ? "<think>" : NULL,
-                                .reasoning_close = tags ? "</think>" : NULL};
+                                .reasoning_open = open,
+                                .reasoning_close = close};
     run_one_against(url, &options, o, 10000 * MS);
     canned_stop(s);
+}
+
+static void run_scripted_with_tags(const char *const *events, int n, bool tags, outcome_t *o) {
+    run_scripted_tags(events, n, tags ? "<think>" : NULL, tags ? "</think>" : NULL, o);
 }
 
 /* A reply of refusal deltas only (OpenAI structured outputs) is output: TTFT, TTFC and chunks. */
@@ -1522,6 +1527,89 @@ static void test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split(
             if (kept.record.first_content_ns == kept.chunk_ns[i])
                 assert_int_equal(dropped.record.first_content_ns, dropped.chunk_ns[i]);
     }
+}
+
+/* A reply nobody reads keeps the text's last bytes in the stream between events when the closing
+ * tag is short, in the reply buffer when it is long or an event's text is: both ways, and the
+ * switches between them (a 300-byte event, escapes, a tag split over three events), classify
+ * as the whole kept text does, event for event, and count the same bytes. */
+static void test_engine_reply_unused_keeps_its_tail_in_the_stream_or_the_buffer(void **state) {
+#define LONG_TEXT                                                                                  \
+    "0123456789012345678901234567890123456789012345678901234567890123456789012345678901234567890"  \
+    "1234567890123456789012345678901234567890123456789012345678901234567890123456789012345678901"  \
+    "2345678901234567890123456789012345678901234567890123456789012345678901234567890123456789012"  \
+    "345678901234567"
+    static const char *const tags[][2] = {{"<think>", "</think>"},
+                                          {"<|begin_of_thought|>", "<|end_of_thought|>"}};
+    /* %s: the closing tag cut in three */
+    static const char *const scripts[][9] = {
+        {TOKEN_CHUNK("Okay"), TOKEN_CHUNK(" a\\nb"), TOKEN_CHUNK(LONG_TEXT), TOKEN_CHUNK("c"), NULL,
+         NULL, NULL, TOKEN_CHUNK("\\n\\nParis \\u00e9"), TOKEN_CHUNK(" it is")},
+        {TOKEN_CHUNK(" "), TOKEN_CHUNK("OPEN"), TOKEN_CHUNK("x\\ty"), TOKEN_CHUNK("z"), NULL, NULL,
+         NULL, TOKEN_CHUNK(LONG_TEXT), TOKEN_CHUNK(" end")},
+    };
+    static outcome_t kept, dropped;
+    for (int t = 0; t < 2; t++)
+        for (int r = 0; r < 2; r++) {
+            static char open_event[256], pieces[3][256];
+            const char *close = tags[t][1];
+            size_t cl = strlen(close), a = cl / 3, b = 2 * cl / 3;
+            snprintf(pieces[0], sizeof pieces[0], TOKEN_CHUNK("%.*s"), (int)a, close);
+            snprintf(pieces[1], sizeof pieces[1], TOKEN_CHUNK("%.*s"), (int)(b - a), close + a);
+            snprintf(pieces[2], sizeof pieces[2], TOKEN_CHUNK("%s"), close + b);
+            snprintf(open_event, sizeof open_event, TOKEN_CHUNK("%s"), tags[t][0]);
+            const char *events[12];
+            int n = 0;
+            for (int i = 0; i < 9; i++) {
+                const char *e = scripts[r][i];
+                if (i >= 4 && i <= 6)
+                    e = pieces[i - 4];
+                else if (e && strstr(e, "OPEN"))
+                    e = open_event;
+                events[n++] = e;
+            }
+            events[n++] = FINISH_CHUNK("stop");
+            events[n++] = "data: [DONE]\n\n";
+            memset(&kept, 0, sizeof kept);
+            memset(&dropped, 0, sizeof dropped);
+            dropped.reply_unused = true;
+            run_scripted_tags(events, n, tags[t][0], close, &kept);
+            run_scripted_tags(events, n, tags[t][0], close, &dropped);
+            assert_int_equal(kept.record.error, ERROR_NONE);
+            assert_int_equal(dropped.record.error, ERROR_NONE);
+            assert_int_equal(dropped.reply_len, 0);
+            assert_int_equal(dropped.n_chunks, kept.n_chunks);
+            assert_int_equal(dropped.n_chunks, 9);
+            assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+            /* the script's first 7 events are reasoning (the tag closes in the 7th): with or
+             * without the opening tag */
+            assert_int_equal(kept.record.reasoning_chunks, 7);
+            assert_int_equal(kept.record.content_chunks, 2);
+            assert_int_equal(dropped.record.reasoning_chunks, 7);
+            assert_int_equal(dropped.record.content_chunks, 2);
+            assert_int_equal(kept.record.first_content_ns, kept.chunk_ns[7]);
+            assert_int_equal(dropped.record.first_content_ns, dropped.chunk_ns[7]);
+        }
+    /* the tag begun in the tail and ended by a text too long for it: the tail goes back in
+     * front of the text in the reply buffer */
+    static const char *const straddle[] = {TOKEN_CHUNK("Okay"),           TOKEN_CHUNK(", so</th"),
+                                           TOKEN_CHUNK("ink>" LONG_TEXT), TOKEN_CHUNK(" end"),
+                                           FINISH_CHUNK("stop"),          "data: [DONE]\n\n"};
+    memset(&kept, 0, sizeof kept);
+    memset(&dropped, 0, sizeof dropped);
+    dropped.reply_unused = true;
+    run_scripted_with_tags(straddle, 6, true, &kept);
+    run_scripted_with_tags(straddle, 6, true, &dropped);
+    for (int i = 0; i < 2; i++) {
+        const outcome_t *o = i ? &dropped : &kept;
+        assert_int_equal(o->record.error, ERROR_NONE);
+        assert_int_equal(o->n_chunks, 4);
+        assert_int_equal(o->record.reasoning_chunks, 2);
+        assert_int_equal(o->record.content_chunks, 2);
+        assert_int_equal(o->record.first_content_ns, o->chunk_ns[2]);
+    }
+    assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+#undef LONG_TEXT
 }
 
 /* An R1 distill whose template wrote <think> into the prompt: only the closing tag comes. */
@@ -1631,6 +1719,7 @@ int main(void) {
         cmocka_unit_test(test_engine_refusal_only_reply_has_its_latencies_and_is_counted),
         cmocka_unit_test(test_engine_think_block_split_across_events_is_reasoning),
         cmocka_unit_test(test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split),
+        cmocka_unit_test(test_engine_reply_unused_keeps_its_tail_in_the_stream_or_the_buffer),
         cmocka_unit_test(test_engine_closing_tag_alone_makes_what_came_before_reasoning),
         cmocka_unit_test(test_engine_partial_tag_that_is_not_one_is_answer_from_the_start),
         cmocka_unit_test(test_engine_answer_opened_by_a_tool_call_keeps_its_ttfc),
