@@ -36,7 +36,10 @@ runtime: {max_sessions: 6}
 output_dir: $WORK/client-out
 trace_recorder: {enabled: true}
 YAML
-run_veeksha client
+# The file's translation is checked below, not the machine: six sends 50 ms apart make the
+# schedule lag's p99 their slowest one, and a loaded 2-core runner can hold one back 10 ms,
+# which makes the run invalid (exit 3).
+run_veeksha client --allow-invalid
 check client '
 import json, sys
 rows = sorted(map(json.loads, open(sys.argv[1] + "/client-out/requests.jsonl")), key=lambda r: r["session"])
