@@ -25,23 +25,29 @@ static void *serve(void *arg) {
     return &rc;
 }
 
-/* One HTTP exchange on a fresh connection; the reply (up to cap - 1 bytes) in out. */
-static void http_get(uint16_t port, const char *path, char *out, size_t cap) {
+/* One HTTP exchange on a fresh connection: the request sent whole, the reply (up to cap - 1
+ * bytes) in out. */
+static void http_exchange(uint16_t port, const char *req, char *out, size_t cap) {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(port)};
     inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
     struct timeval tv = {.tv_sec = 5};
     setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
     assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-    char req[256];
-    int n = snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", path);
-    assert_int_equal(write(fd, req, (size_t)n), n);
+    size_t n = strlen(req);
+    assert_int_equal(write(fd, req, n), (ssize_t)n);
     size_t len = 0;
     ssize_t got;
     while (len < cap - 1 && (got = read(fd, out + len, cap - 1 - len)) > 0)
         len += (size_t)got;
     out[len] = '\0';
     close(fd);
+}
+
+static void http_get(uint16_t port, const char *path, char *out, size_t cap) {
+    char req[256];
+    snprintf(req, sizeof(req), "GET %s HTTP/1.1\r\nConnection: close\r\n\r\n", path);
+    http_exchange(port, req, out, cap);
 }
 
 static void test_mock_server_runs_embedded_until_stopped(void **state) {
@@ -83,27 +89,15 @@ static void stream_reply(bool sent_ns, char *out, size_t cap) {
     assert_non_null(server);
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, serve, server), 0);
-    int fd = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in addr = {.sin_family = AF_INET, .sin_port = htons(mock_server_port(server))};
-    inet_pton(AF_INET, "127.0.0.1", &addr.sin_addr);
-    struct timeval tv = {.tv_sec = 5};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    assert_int_equal(connect(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
     const char *body = "{\"model\":\"mock-llama\",\"messages\":[{\"role\":\"user\",\"content\":"
                        "\"hi\"}],\"max_tokens\":3,\"stream\":true,\"stream_options\":"
                        "{\"include_usage\":true}}";
     char req[512];
-    int n = snprintf(req, sizeof(req),
-                     "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\n"
-                     "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-                     strlen(body), body);
-    assert_int_equal(write(fd, req, (size_t)n), n);
-    size_t len = 0;
-    ssize_t got;
-    while (len < cap - 1 && (got = read(fd, out + len, cap - 1 - len)) > 0)
-        len += (size_t)got;
-    out[len] = '\0';
-    close(fd);
+    snprintf(req, sizeof(req),
+             "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\n"
+             "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
+             strlen(body), body);
+    http_exchange(mock_server_port(server), req, out, cap);
     mock_server_stop(server);
     void *rc;
     assert_int_equal(pthread_join(thread, &rc), 0);
