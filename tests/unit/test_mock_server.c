@@ -76,8 +76,8 @@ static void test_mock_server_runs_embedded_until_stopped(void **state) {
     assert_null(server);
 }
 
-/* A streamed chat reply of the embedded mock in fixed mode, whole, in out. */
-static void stream_reply(bool sent_ns, char *out, size_t cap) {
+/* A streamed reply of the embedded mock in fixed mode to a POST of body to path, whole, in out. */
+static void stream_reply(bool sent_ns, const char *path, const char *body, char *out, size_t cap) {
     mock_options_t options;
     mock_options_init(&options);
     options.port = 0;
@@ -89,14 +89,11 @@ static void stream_reply(bool sent_ns, char *out, size_t cap) {
     assert_non_null(server);
     pthread_t thread;
     assert_int_equal(pthread_create(&thread, NULL, serve, server), 0);
-    const char *body = "{\"model\":\"mock-llama\",\"messages\":[{\"role\":\"user\",\"content\":"
-                       "\"hi\"}],\"max_tokens\":3,\"stream\":true,\"stream_options\":"
-                       "{\"include_usage\":true}}";
     char req[512];
     snprintf(req, sizeof(req),
-             "POST /v1/chat/completions HTTP/1.1\r\nConnection: close\r\n"
+             "POST %s HTTP/1.1\r\nConnection: close\r\n"
              "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n%s",
-             strlen(body), body);
+             path, strlen(body), body);
     http_exchange(mock_server_port(server), req, out, cap);
     mock_server_stop(server);
     void *rc;
@@ -104,12 +101,26 @@ static void stream_reply(bool sent_ns, char *out, size_t cap) {
     mock_server_destroy(&server);
 }
 
-/* --no-sent-ns: the role, token and usage chunks come without the mock's write time, the rest
- * as with it. */
+/* --no-sent-ns: the role, token and usage chunks (and the Messages token events) come without
+ * the mock's write time, the rest as with it. */
 static void test_mock_server_no_sent_ns_leaves_the_field_out_of_every_chunk(void **state) {
+    static const char chat[] = "{\"model\":\"mock-llama\",\"messages\":[{\"role\":\"user\","
+                               "\"content\":\"hi\"}],\"max_tokens\":3,\"stream\":true,"
+                               "\"stream_options\":{\"include_usage\":true}}";
+    static const char messages[] = "{\"model\":\"mock-llama\",\"messages\":[{\"role\":\"user\","
+                                   "\"content\":\"hi\"}],\"max_tokens\":3,\"stream\":true}";
     static char with[8192], without[8192];
-    stream_reply(true, with, sizeof(with));
-    stream_reply(false, without, sizeof(without));
+    /* Anthropic Messages: its 3 content_block_delta events carry it, or not */
+    stream_reply(true, "/v1/messages", messages, with, sizeof(with));
+    stream_reply(false, "/v1/messages", messages, without, sizeof(without));
+    int deltas = 0;
+    for (const char *p = with; (p = strstr(p, "\"sent_ns\":")); p++)
+        deltas++;
+    assert_int_equal(deltas, 3);
+    assert_non_null(strstr(without, "event: message_stop"));
+    assert_null(strstr(without, "sent_ns"));
+    stream_reply(true, "/v1/chat/completions", chat, with, sizeof(with));
+    stream_reply(false, "/v1/chat/completions", chat, without, sizeof(without));
     assert_non_null(strstr(with, "data: [DONE]"));
     assert_non_null(strstr(without, "data: [DONE]"));
     /* role, 3 tokens, usage: 5 chunks, each with its sent_ns or with none */
