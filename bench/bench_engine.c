@@ -10,12 +10,14 @@
  *                [--tokenizer tokenizer.json] [--no-curl-floor] [--curl-floor-buffer BYTES]
  *                [--pairs N] [--no-sent-ns]
  * The floor, per level, is the kernel's cost of the same traffic with no HTTP at all; the libcurl
- * floor (curl_floor.h), run after each level against the same mock, is the least a libcurl client
- * of the same streams costs (its RSS per stream too: libcurl's own memory). With --pairs N (at
- * most 32) each level runs N times, the engine and then the libcurl floor back to back, and the
- * ratio of CPU per token is given per pair and as the median of the pairs: single runs of either
- * move by 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs
- * share the machine's state of the moment. The other RATIO lines are the median pair's. The
+ * floor (curl_floor.h), run beside each level against the same mock, is the least a libcurl
+ * client of the same streams costs (its RSS per stream too: libcurl's own memory). With --pairs N
+ * (at most 64) each level runs N times, the engine and the libcurl floor back to back, the floor
+ * first in every other pair (so that whatever running second does to a run, as a machine warmed
+ * or crowded by the first, falls on both alike), and the ratio of CPU per token is given per
+ * pair and as the median of the pairs with its 95 % interval: single runs of either move by
+ * 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs share the
+ * machine's state of the moment. The other RATIO lines are the median pair's. The
  * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
  * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
  * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
@@ -62,7 +64,7 @@
 
 #define MS 1000000LL
 #define MAX_LEVELS 8
-#define MAX_PAIRS 32
+#define MAX_PAIRS 64
 
 typedef struct bench_config {
     int streams[MAX_LEVELS];
@@ -230,17 +232,26 @@ typedef struct result {
 
 /* The libcurl floor against the level's server, before it stops: same URL, body, streams and
  * ramp; the engine's body bytes per token convert the floor's bytes into tokens. */
-static void run_curl_floor(const bench_config_t *cfg, const level_t *level, double ramp_s,
-                           double warmup, result_t *out) {
+/* The libcurl floor's window against the level's server (the same url, body, streams and ramp
+ * as the engine's); -1 (said) when it could not run. */
+static int run_curl_floor(const bench_config_t *cfg, const level_t *level, double ramp_s,
+                          double warmup, curl_floor_window_t *window) {
+    if (curl_floor_run(level->url, level->body, level->streams, ramp_s, warmup, cfg->seconds,
+                       cfg->curl_floor_buffer, window) < 0) {
+        fprintf(stderr, "the libcurl floor could not run at %d streams\n", level->streams);
+        return -1;
+    }
+    return 0;
+}
+
+/* The floor's window per token, in the body bytes per token the engine counted in its own. */
+static void curl_floor_fill(const level_t *level, const curl_floor_window_t *window,
+                            result_t *out) {
     uint64_t tokens = level->stats_end.token_chunks - level->stats_start.token_chunks;
     uint64_t bytes = level->stats_end.body_bytes - level->stats_start.body_bytes;
-    curl_floor_result_t floor;
-    if (!tokens ||
-        curl_floor_run(level->url, level->body, level->streams, ramp_s, warmup, cfg->seconds,
-                       (double)bytes / (double)tokens, cfg->curl_floor_buffer, &floor) < 0) {
-        fprintf(stderr, "the libcurl floor could not run at %d streams\n", level->streams);
+    if (!tokens)
         return;
-    }
+    curl_floor_result_t floor = curl_floor_tokens(window, (double)bytes / (double)tokens);
     out->cpu_us_per_token = floor.cpu_us_per_token;
     out->sys_us_per_token = floor.sys_us_per_token;
     out->sleeps_per_token = floor.sleeps_per_token;
@@ -252,8 +263,10 @@ static void run_curl_floor(const bench_config_t *cfg, const level_t *level, doub
     out->errors = floor.errors;
 }
 
+/* One level against a server of its own: the engine, and with curl_floor the libcurl floor, after
+ * the engine or (floor_first) before it. */
 static int run_level(const bench_config_t *cfg, int streams, double itl_ms, const int *pattern,
-                     int pattern_len, result_t *result, result_t *curl_floor) {
+                     int pattern_len, result_t *result, result_t *curl_floor, bool floor_first) {
     mock_child_t server;
     if (server_open(cfg, itl_ms, pattern, pattern_len, &server) < 0)
         return -1;
@@ -265,14 +278,25 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
                             "\"benchmark the engine\"}],\"max_tokens\":%d,\"ignore_eos\":true,"
                             "\"stream\":true,\"stream_options\":{\"include_usage\":true}}",
                             cfg->tokens);
-    /* The bench's own histograms are no stream's memory: made before the level's RSS is read. */
-    histogram_t *delay = histogram_new(), *ttft = histogram_new();
-    long anon_before, rss_before = bench_cpu_rss_split_kb(&anon_before);
     level_t level = {.url = url,
                      .body = body,
                      .body_len = (size_t)body_len,
                      .max_tokens = cfg->tokens,
                      .streams = streams};
+    /* Streams start at random instants over one request's duration (5 s at most, still many
+     * ITLs), so that their tokens are spread evenly in time as a real population's are, not
+     * emitted by the mock in one burst per ITL; the closed loop then keeps each stream's phase.
+     * The warm-up covers the ramp. */
+    double request_s = (cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3;
+    double ramp_s = request_s < 5 ? request_s : 5;
+    double warmup = cfg->warmup > ramp_s + 1 ? cfg->warmup : ramp_s + 1;
+    curl_floor_window_t floor_window;
+    bool floor_ran = false;
+    if (curl_floor && floor_first)
+        floor_ran = run_curl_floor(cfg, &level, ramp_s, warmup, &floor_window) == 0;
+    /* The bench's own histograms are no stream's memory: made before the level's RSS is read. */
+    histogram_t *delay = histogram_new(), *ttft = histogram_new();
+    long anon_before, rss_before = bench_cpu_rss_split_kb(&anon_before);
     level.loop = loop_new();
     engine_options_t options = {.max_streams = (uint32_t)streams,
                                 .timeout_ns = 120000 * MS,
@@ -284,13 +308,6 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     level.ttft = ttft;
     engine_set_sent_delay(level.engine, level.delay);
     level.slots = calloc((size_t)streams, sizeof(slot_t));
-    /* Streams start at random instants over one request's duration (5 s at most, still many
-     * ITLs), so that their tokens are spread evenly in time as a real population's are, not
-     * emitted by the mock in one burst per ITL; the closed loop then keeps each stream's phase.
-     * The warm-up covers the ramp. */
-    double request_s = (cfg->ttft_ms + cfg->tokens * itl_ms) / 1e3;
-    double ramp_s = request_s < 5 ? request_s : 5;
-    double warmup = cfg->warmup > ramp_s + 1 ? cfg->warmup : ramp_s + 1;
     int64_t now = loop_now_ns();
     uint64_t seed = 0x9E3779B97F4A7C15ULL;
     for (int i = 0; i < streams; i++) {
@@ -356,8 +373,10 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     histogram_destroy(&level.delay);
     histogram_destroy(&level.ttft);
     free(level.slots);
-    if (curl_floor)
-        run_curl_floor(cfg, &level, ramp_s, warmup, curl_floor);
+    if (curl_floor && !floor_first)
+        floor_ran = run_curl_floor(cfg, &level, ramp_s, warmup, &floor_window) == 0;
+    if (floor_ran)
+        curl_floor_fill(&level, &floor_window, curl_floor);
     mock_stop(&server);
     return 0;
 }
@@ -468,9 +487,6 @@ static int ratio_order(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-/* Level i, cfg->pairs times: each run the engine then (curl_floor non-NULL) the libcurl floor.
- * *ours and *curl_floor get the pair whose ratio is the median; a RATIO line gives every pair's
- * ratio and the median when there are several. */
 /* The k (1-based) of the distribution-free 95 % interval for the median of n values: the k-th
  * smallest to the k-th largest, k the largest with P(Binomial(n, 1/2) < k) <= 0.025, so that
  * the interval misses the true median at most 5 % of the time whatever the ratios'
@@ -490,6 +506,9 @@ static int median_interval_k(int n) {
     return k;
 }
 
+/* Level i, cfg->pairs times: each run the engine and (curl_floor non-NULL) the libcurl floor,
+ * the floor first in every other pair. *ours and *curl_floor get the pair whose ratio is the
+ * median; a RATIO line gives every pair's ratio and the median when there are several. */
 static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t *curl_floor) {
     int streams = cfg->streams[i];
     double itl_ms = cfg->itl_ms[i];
@@ -499,16 +518,21 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
     for (int k = 0; k < cfg->pairs; k++) {
         result_t *pair = runs[k];
         pair[0] = pair[1] = (result_t){0};
-        if (run_level(cfg, streams, itl_ms, NULL, 0, &pair[0], curl_floor ? &pair[1] : NULL) < 0)
+        /* odd pairs run the floor first: whatever the order does to either, it does to both */
+        if (run_level(cfg, streams, itl_ms, NULL, 0, &pair[0], curl_floor ? &pair[1] : NULL,
+                      k % 2 == 1) < 0)
             return -1;
         result_print("stampede", streams, itl_ms, &pair[0], "");
         if (pair[1].cpu_us_per_token > 0) {
             result_print("curl_floor", streams, itl_ms, &pair[1],
                          " (libcurl multi-socket, no-op write callback: libcurl's and the "
                          "kernel's share)");
-            if (pair[0].cpu_us_per_token > 0)
+            if (pair[0].cpu_us_per_token > 0) {
                 ratios[n++] =
                     (pair_ratio_t){pair[0].cpu_us_per_token / pair[1].cpu_us_per_token, k};
+                printf("PAIR streams=%d itl_ms=%g pair=%d first=%s cpu_per_token=%.3fx\n", streams,
+                       itl_ms, k + 1, k % 2 ? "curl_floor" : "stampede", ratios[n - 1].ratio);
+            }
         }
     }
     int median = 0;
@@ -537,7 +561,8 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
         else
             printf(" median_95pct=none (6 pairs at least)");
         /* chunks=vllm: --no-sent-ns, what a real server's stream costs; mock: with sent_ns */
-        printf(" chunks=%s (stampede / libcurl floor, each pair back to back; goal cpu <= 1.1x)\n",
+        printf(" chunks=%s (stampede / libcurl floor, each pair back to back, the floor first in "
+               "every other; goal cpu <= 1.1x)\n",
                cfg->sent_ns ? "mock" : "vllm");
         fflush(stdout);
     }
@@ -559,8 +584,8 @@ static int compare_coalescing(const bench_config_t *cfg) {
         n += snprintf(pattern_text + n, sizeof(pattern_text) - (size_t)n, "%s%d", i ? "," : "",
                       cfg->pattern[i]);
     result_t single = {0}, coalesced = {0};
-    if (run_level(cfg, streams, itl, one, 1, &single, NULL) < 0 ||
-        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced, NULL) < 0) {
+    if (run_level(cfg, streams, itl, one, 1, &single, NULL, false) < 0 ||
+        run_level(cfg, streams, itl, cfg->pattern, cfg->pattern_len, &coalesced, NULL, false) < 0) {
         fprintf(stderr, "the coalescing comparison could not start its server\n");
         return -1;
     }
@@ -758,7 +783,7 @@ int main(int argc, char **argv) {
     for (int i = 0; tokenizer && i < cfg.levels; i++) {
         result_t counted = {0};
         cfg.counting = 1;
-        int rc = run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &counted, NULL);
+        int rc = run_level(&cfg, cfg.streams[i], cfg.itl_ms[i], NULL, 0, &counted, NULL, false);
         cfg.counting = 0;
         if (rc < 0) {
             failed = 1;

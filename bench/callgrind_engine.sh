@@ -4,7 +4,8 @@
 # CPU time. 1,000 streams (4 curl shards, as in the timed bench) at a low token rate, because the
 # client runs ~50x slower under valgrind; per-token work does not depend on the rate. Prints one
 # RESULT line per server: the mock, the benches' own at one event per write and at 2,3; then the
-# libcurl floor (bench/curl_floor.h) against the mock, in its own process. Kernel time
+# libcurl floor (bench/curl_floor.h) against the mock, in its own process. The mock sends vLLM's
+# chunks byte for byte (--no-sent-ns: no "sent_ns" to parse, which no real server sends). Kernel time
 # (recv, poll, epoll) is not counted: see `strace -c` for the system calls per token.
 #   bench/callgrind_engine.sh [extra bench_engine options]
 set -uo pipefail
@@ -21,7 +22,7 @@ trap 'rm -rf "$out"' EXIT
 log="$out/bench.log"
 valgrind --tool=callgrind --callgrind-out-file="$out/cg.%p" \
     "$BUILD/bench_engine" --streams 1000 --itl-ms 1000 --tokens 100 --seconds 5 --no-peer \
-    --no-floor --coalesce 2,3 --coalesce-streams 1000 "$@" >"$log" 2>&1
+    --no-floor --coalesce 2,3 --coalesce-streams 1000 --no-sent-ns "$@" >"$log" 2>&1
 # One dump per measured window (CALLGRIND_DUMP_STATS_AT), in the order the levels ran: the mock,
 # the own server at one event per write, then at 2,3. Their RESULT lines carry the token counts.
 # The libcurl floor's child dumps its own window ("curl_floor") in a file of its pid.

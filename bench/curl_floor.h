@@ -42,6 +42,19 @@ typedef struct curl_floor_result {
     uint64_t errors;
 } curl_floor_result_t;
 
+/* What the floor's child measured over its window, in bytes: the floor does not parse, so its
+ * tokens are its bytes over the engine's bytes per token of the same server (curl_floor_tokens),
+ * which may be measured before or after it. */
+typedef struct curl_floor_window {
+    double cpu_s, sys_s, seconds;
+    uint64_t bytes;
+    uint64_t sleeps; /* voluntary context switches */
+    uint64_t socket_events;
+    uint64_t errors;
+    double rss_kb_per_stream;
+    double anon_kb_per_stream;
+} curl_floor_window_t;
+
 typedef struct curl_floor_shard {
     struct curl_floor *floor;
     CURLM *multi;
@@ -183,9 +196,8 @@ static int curl_floor_by_time(const void *a, const void *b) {
 
 /* The child's whole run; writes the result to fd. */
 static void curl_floor_child(const char *url, const char *body, int streams, double ramp_s,
-                             double warmup_s, double seconds, double bytes_per_token,
-                             long buffer_size, int fd) {
-    curl_floor_result_t result = {0};
+                             double warmup_s, double seconds, long buffer_size, int fd) {
+    curl_floor_window_t result = {0};
     curl_global_init(CURL_GLOBAL_DEFAULT);
     malloc_trim(0); /* the parent's free heap pages would hide the floor's own growth */
     long anon_before, rss_before = bench_cpu_rss_split_kb(&anon_before);
@@ -223,29 +235,23 @@ static void curl_floor_child(const char *url, const char *body, int streams, dou
     long anon_after, rss_after = bench_cpu_rss_split_kb(&anon_after);
     result.rss_kb_per_stream = (double)(rss_after - rss_before) / streams;
     result.anon_kb_per_stream = (double)(anon_after - anon_before) / streams;
-    double tokens = bytes_per_token > 0 ? (double)(self.bytes - bytes0) / bytes_per_token : 0;
-    result.tokens = (uint64_t)tokens;
-    result.tokens_per_s = tokens / seconds;
-    result.cpu_us_per_token =
-        tokens > 0 ? (bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0)) * 1e6 / tokens : 0;
-    result.sys_us_per_token =
-        tokens > 0 ? (bench_cpu_sys_seconds(&u1) - bench_cpu_sys_seconds(&u0)) * 1e6 / tokens : 0;
-    result.sleeps_per_token = tokens > 0 ? (double)(u1.ru_nvcsw - u0.ru_nvcsw) / tokens : 0;
-    uint64_t socket_events = self.socket_events - events0;
-    result.tokens_per_socket_event = socket_events ? tokens / (double)socket_events : 0;
+    result.cpu_s = bench_cpu_seconds(&u1) - bench_cpu_seconds(&u0);
+    result.sys_s = bench_cpu_sys_seconds(&u1) - bench_cpu_sys_seconds(&u0);
+    result.seconds = seconds;
+    result.bytes = self.bytes - bytes0;
+    result.sleeps = (uint64_t)(u1.ru_nvcsw - u0.ru_nvcsw);
+    result.socket_events = self.socket_events - events0;
     result.errors = self.errors;
     if (write(fd, &result, sizeof(result)) != (ssize_t)sizeof(result))
         _exit(1);
     _exit(0); /* the connections go with the process */
 }
 
-/* Runs the floor in a child against url (the same server the engine was measured against) with
- * the same body, streams and start ramp. bytes_per_token: body bytes per token of that server, as
- * the engine counted them in the same run (the floor does not parse, so it counts bytes). 0 with
- * *result filled, or -1. */
+/* Runs the floor in a child against url (the same server the engine is measured against) with
+ * the same body, streams and start ramp. 0 with *window filled, or -1. */
 static int curl_floor_run(const char *url, const char *body, int streams, double ramp_s,
-                          double warmup_s, double seconds, double bytes_per_token, long buffer_size,
-                          curl_floor_result_t *result) {
+                          double warmup_s, double seconds, long buffer_size,
+                          curl_floor_window_t *window) {
     int out[2];
     if (pipe(out) < 0)
         return -1;
@@ -255,16 +261,33 @@ static int curl_floor_run(const char *url, const char *body, int streams, double
         return -1;
     if (pid == 0) {
         close(out[0]);
-        curl_floor_child(url, body, streams, ramp_s, warmup_s, seconds, bytes_per_token,
-                         buffer_size, out[1]);
+        curl_floor_child(url, body, streams, ramp_s, warmup_s, seconds, buffer_size, out[1]);
     }
     close(out[1]);
-    ssize_t got = read(out[0], result, sizeof(*result));
+    ssize_t got = read(out[0], window, sizeof(*window));
     close(out[0]);
     int status = 0;
     waitpid(pid, &status, 0);
-    return got == (ssize_t)sizeof(*result) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0
+    return got == (ssize_t)sizeof(*window) && WIFEXITED(status) && WEXITSTATUS(status) == 0 ? 0
                                                                                             : -1;
+}
+
+/* The window's figures per token, given the body bytes per token of the server (as the engine
+ * counted them against it). */
+static curl_floor_result_t curl_floor_tokens(const curl_floor_window_t *w, double bytes_per_token) {
+    curl_floor_result_t r = {.rss_kb_per_stream = w->rss_kb_per_stream,
+                             .anon_kb_per_stream = w->anon_kb_per_stream,
+                             .errors = w->errors};
+    double tokens = bytes_per_token > 0 ? (double)w->bytes / bytes_per_token : 0;
+    if (tokens <= 0)
+        return r;
+    r.tokens = (uint64_t)tokens;
+    r.tokens_per_s = tokens / w->seconds;
+    r.cpu_us_per_token = w->cpu_s * 1e6 / tokens;
+    r.sys_us_per_token = w->sys_s * 1e6 / tokens;
+    r.sleeps_per_token = (double)w->sleeps / tokens;
+    r.tokens_per_socket_event = w->socket_events ? tokens / (double)w->socket_events : 0;
+    return r;
 }
 
 #endif
