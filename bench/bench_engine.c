@@ -13,11 +13,11 @@
  * floor (curl_floor.h), run beside each level against the same mock, is the least a libcurl
  * client of the same streams costs (its RSS per stream too: libcurl's own memory). With --pairs N
  * (at most 64) each level runs N times, the engine and the libcurl floor back to back, the floor
- * first in every other pair (so that whatever running second does to a run, as a machine warmed
- * or crowded by the first, falls on both alike), and the ratio of CPU per token is given per
- * pair and as the median of the pairs with its 95 % interval: single runs of either move by
- * 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs share the
- * machine's state of the moment. The other RATIO lines are the median pair's. The
+ * first in every other pair (the order moves the ratio: whichever client runs first against the
+ * fresh mock pays a few per cent more; alternating puts that on both alike), and the ratio of CPU
+ * per token is given per pair and as the median of the pairs with its 95 % interval: single runs of
+ * either move by 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs
+ * share the machine's state of the moment. The other RATIO lines are the median pair's. The
  * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
  * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
  * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
@@ -230,8 +230,6 @@ typedef struct result {
     double connections_per_request;
 } result_t;
 
-/* The libcurl floor against the level's server, before it stops: same URL, body, streams and
- * ramp; the engine's body bytes per token convert the floor's bytes into tokens. */
 /* The libcurl floor's window against the level's server (the same url, body, streams and ramp
  * as the engine's); -1 (said) when it could not run. */
 static int run_curl_floor(const bench_config_t *cfg, const level_t *level, double ramp_s,
@@ -518,7 +516,7 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
     for (int k = 0; k < cfg->pairs; k++) {
         result_t *pair = runs[k];
         pair[0] = pair[1] = (result_t){0};
-        /* odd pairs run the floor first: whatever the order does to either, it does to both */
+        /* odd pairs run the floor first: what the order does to either, it does to both */
         if (run_level(cfg, streams, itl_ms, NULL, 0, &pair[0], curl_floor ? &pair[1] : NULL,
                       k % 2 == 1) < 0)
             return -1;
