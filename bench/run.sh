@@ -32,7 +32,7 @@ run body "$BUILD/bench_body"
 run mock "$BUILD/bench_mock"
 run engine "$BUILD/bench_engine" --pairs 3
 # The CPU goal as it is judged: vLLM's chunks (no sent_ns, so no delay figures), at 1,000 and
-# 10,000 streams, with pairs enough for the median's interval (about 9 minutes).
+# 10,000 streams, with pairs enough for the median's interval (about 12 minutes).
 run engine-goal "$BUILD/bench_engine" --streams 1000,10000 --itl-ms 50,500 --no-peer \
     --no-coalesce --no-floor --no-sent-ns --pairs 11
 run callgrind bash bench/callgrind_engine.sh
