@@ -1609,6 +1609,26 @@ static void test_engine_reply_unused_keeps_its_tail_in_the_stream_or_the_buffer(
         assert_int_equal(o->record.first_content_ns, o->chunk_ns[2]);
     }
     assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+    /* a server that coalesces: several events in one write (one chunk of several tokens), the
+     * closing tag split between two of them, a short text and a long one in the same write */
+    static const char *const coalesced[] = {
+        TOKEN_CHUNK("Okay") TOKEN_CHUNK(", so</th"),
+        TOKEN_CHUNK("ink>") TOKEN_CHUNK(" Paris") TOKEN_CHUNK(" \\u00e9"),
+        TOKEN_CHUNK(LONG_TEXT) TOKEN_CHUNK(" end"), FINISH_CHUNK("stop"), "data: [DONE]\n\n"};
+    memset(&kept, 0, sizeof kept);
+    memset(&dropped, 0, sizeof dropped);
+    dropped.reply_unused = true;
+    run_scripted_with_tags(coalesced, 5, true, &kept);
+    run_scripted_with_tags(coalesced, 5, true, &dropped);
+    for (int i = 0; i < 2; i++) {
+        const outcome_t *o = i ? &dropped : &kept;
+        assert_int_equal(o->record.error, ERROR_NONE);
+        assert_int_equal(o->n_chunks, 3);
+        assert_int_equal(o->record.reasoning_chunks, 3);
+        assert_int_equal(o->record.content_chunks, 4);
+        assert_int_equal(o->record.first_content_ns, o->chunk_ns[1]);
+    }
+    assert_int_equal(dropped.record.content_bytes, kept.reply_len);
 #undef LONG_TEXT
 }
 
