@@ -1529,6 +1529,31 @@ static void test_engine_reply_unused_keeps_no_text_and_the_same_reasoning_split(
     }
 }
 
+/* The same script twice with the given tags: the reply kept, then dropped (reply_unused). */
+static void run_kept_and_dropped(const char *const *events, int n, const char *open,
+                                 const char *close, outcome_t *kept, outcome_t *dropped) {
+    memset(kept, 0, sizeof *kept);
+    memset(dropped, 0, sizeof *dropped);
+    dropped->reply_unused = true;
+    run_scripted_tags(events, n, open, close, kept);
+    run_scripted_tags(events, n, open, close, dropped);
+}
+
+/* Both runs of run_kept_and_dropped split the reply alike: chunks, reasoning and answer events,
+ * the first answer in chunk first_content, and the same text bytes. */
+static void assert_same_split(const outcome_t *kept, const outcome_t *dropped, uint32_t chunks,
+                              uint32_t reasoning, uint32_t content, uint32_t first_content) {
+    for (int i = 0; i < 2; i++) {
+        const outcome_t *o = i ? dropped : kept;
+        assert_int_equal(o->record.error, ERROR_NONE);
+        assert_int_equal(o->n_chunks, chunks);
+        assert_int_equal(o->record.reasoning_chunks, reasoning);
+        assert_int_equal(o->record.content_chunks, content);
+        assert_int_equal(o->record.first_content_ns, o->chunk_ns[first_content]);
+    }
+    assert_int_equal(dropped->record.content_bytes, kept->reply_len);
+}
+
 /* A reply nobody reads keeps the text's last bytes in the stream between events when the closing
  * tag is short, in the reply buffer when it is long or an event's text is: both ways, and the
  * switches between them (a 300-byte event, escapes, a tag split over three events), classify
@@ -1570,65 +1595,27 @@ static void test_engine_reply_unused_keeps_its_tail_in_the_stream_or_the_buffer(
             }
             events[n++] = FINISH_CHUNK("stop");
             events[n++] = "data: [DONE]\n\n";
-            memset(&kept, 0, sizeof kept);
-            memset(&dropped, 0, sizeof dropped);
-            dropped.reply_unused = true;
-            run_scripted_tags(events, n, tags[t][0], close, &kept);
-            run_scripted_tags(events, n, tags[t][0], close, &dropped);
-            assert_int_equal(kept.record.error, ERROR_NONE);
-            assert_int_equal(dropped.record.error, ERROR_NONE);
+            run_kept_and_dropped(events, n, tags[t][0], close, &kept, &dropped);
             assert_int_equal(dropped.reply_len, 0);
-            assert_int_equal(dropped.n_chunks, kept.n_chunks);
-            assert_int_equal(dropped.n_chunks, 9);
-            assert_int_equal(dropped.record.content_bytes, kept.reply_len);
             /* the script's first 7 events are reasoning (the tag closes in the 7th): with or
              * without the opening tag */
-            assert_int_equal(kept.record.reasoning_chunks, 7);
-            assert_int_equal(kept.record.content_chunks, 2);
-            assert_int_equal(dropped.record.reasoning_chunks, 7);
-            assert_int_equal(dropped.record.content_chunks, 2);
-            assert_int_equal(kept.record.first_content_ns, kept.chunk_ns[7]);
-            assert_int_equal(dropped.record.first_content_ns, dropped.chunk_ns[7]);
+            assert_same_split(&kept, &dropped, 9, 7, 2, 7);
         }
     /* the tag begun in the tail and ended by a text too long for it: the tail goes back in
      * front of the text in the reply buffer */
     static const char *const straddle[] = {TOKEN_CHUNK("Okay"),           TOKEN_CHUNK(", so</th"),
                                            TOKEN_CHUNK("ink>" LONG_TEXT), TOKEN_CHUNK(" end"),
                                            FINISH_CHUNK("stop"),          "data: [DONE]\n\n"};
-    memset(&kept, 0, sizeof kept);
-    memset(&dropped, 0, sizeof dropped);
-    dropped.reply_unused = true;
-    run_scripted_with_tags(straddle, 6, true, &kept);
-    run_scripted_with_tags(straddle, 6, true, &dropped);
-    for (int i = 0; i < 2; i++) {
-        const outcome_t *o = i ? &dropped : &kept;
-        assert_int_equal(o->record.error, ERROR_NONE);
-        assert_int_equal(o->n_chunks, 4);
-        assert_int_equal(o->record.reasoning_chunks, 2);
-        assert_int_equal(o->record.content_chunks, 2);
-        assert_int_equal(o->record.first_content_ns, o->chunk_ns[2]);
-    }
-    assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+    run_kept_and_dropped(straddle, 6, "<think>", "</think>", &kept, &dropped);
+    assert_same_split(&kept, &dropped, 4, 2, 2, 2);
     /* a server that coalesces: several events in one write (one chunk of several tokens), the
      * closing tag split between two of them, a short text and a long one in the same write */
     static const char *const coalesced[] = {
         TOKEN_CHUNK("Okay") TOKEN_CHUNK(", so</th"),
         TOKEN_CHUNK("ink>") TOKEN_CHUNK(" Paris") TOKEN_CHUNK(" \\u00e9"),
         TOKEN_CHUNK(LONG_TEXT) TOKEN_CHUNK(" end"), FINISH_CHUNK("stop"), "data: [DONE]\n\n"};
-    memset(&kept, 0, sizeof kept);
-    memset(&dropped, 0, sizeof dropped);
-    dropped.reply_unused = true;
-    run_scripted_with_tags(coalesced, 5, true, &kept);
-    run_scripted_with_tags(coalesced, 5, true, &dropped);
-    for (int i = 0; i < 2; i++) {
-        const outcome_t *o = i ? &dropped : &kept;
-        assert_int_equal(o->record.error, ERROR_NONE);
-        assert_int_equal(o->n_chunks, 3);
-        assert_int_equal(o->record.reasoning_chunks, 3);
-        assert_int_equal(o->record.content_chunks, 4);
-        assert_int_equal(o->record.first_content_ns, o->chunk_ns[1]);
-    }
-    assert_int_equal(dropped.record.content_bytes, kept.reply_len);
+    run_kept_and_dropped(coalesced, 5, "<think>", "</think>", &kept, &dropped);
+    assert_same_split(&kept, &dropped, 3, 3, 4, 1);
 #undef LONG_TEXT
 }
 
