@@ -53,6 +53,24 @@ static inline long bench_cpu_rss_split_kb(long *anon_kb) {
     return resident * page_kb;
 }
 
+/* Voluntary context switches of process pid so far (its waits that slept), from
+ * /proc/PID/status; -1 when /proc cannot tell. A server's count over a window says how its
+ * tokens were spread in time: the fewer its wake-ups a token, the more tokens each of its writes
+ * carries out together, and the fewer wake-ups the client needs to read them. */
+static inline long bench_cpu_sleeps(pid_t pid) {
+    char path[64], line[128];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+    FILE *f = fopen(path, "r");
+    long sleeps = -1;
+    if (!f)
+        return -1;
+    while (sleeps < 0 && fgets(line, sizeof(line), f))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &sleeps) != 1)
+            sleeps = -1;
+    fclose(f);
+    return sleeps;
+}
+
 static inline long bench_cpu_rss_kb(void) {
     return bench_cpu_rss_split_kb(NULL);
 }

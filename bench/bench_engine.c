@@ -107,6 +107,8 @@ typedef struct level {
     int max_tokens; /* the body's */
     slot_t *slots;
     int streams;
+    pid_t server_pid;
+    long server_sleeps_start, server_sleeps_end; /* bench_cpu_sleeps of the server, -1 unknown */
     int stopping;
     uint64_t errors;
     uint64_t errors_by_class[ERROR__COUNT];
@@ -196,6 +198,7 @@ static void window_start(loop_t *loop, uint64_t id, void *arg) {
     histogram_reset(level->delay);
     engine_stats(level->engine, &level->stats_start);
     getrusage(RUSAGE_SELF, &level->usage_start);
+    level->server_sleeps_start = bench_cpu_sleeps(level->server_pid);
     level->t_start = loop_now_ns();
     level->errors_start = level->errors;
     CALLGRIND_ZERO_STATS; /* under callgrind, instructions are counted over the window only */
@@ -204,6 +207,7 @@ static void window_start(loop_t *loop, uint64_t id, void *arg) {
 static void window_end(loop_t *loop, uint64_t id, void *arg) {
     level_t *level = arg;
     getrusage(RUSAGE_SELF, &level->usage_end);
+    level->server_sleeps_end = bench_cpu_sleeps(level->server_pid);
     engine_stats(level->engine, &level->stats_end);
     level->t_end = loop_now_ns();
     CALLGRIND_DUMP_STATS_AT("window");
@@ -217,6 +221,9 @@ typedef struct result {
     double sys_us_per_token; /* the kernel's part of it (getrusage's system time) */
     /* voluntary context switches / tokens: how often the client's wait for events slept */
     double sleeps_per_token;
+    /* the server's wake-ups a token over the same window: how bunched the client's traffic was
+     * (two clients compared on CPU a token must have had the same); 0 when unknown */
+    double server_sleeps_per_token;
     double delay_p50_us;
     double delay_p99_us;
     uint64_t tokens;
@@ -235,7 +242,7 @@ typedef struct result {
 static int run_curl_floor(const bench_config_t *cfg, const level_t *level, double ramp_s,
                           double warmup, curl_floor_window_t *window) {
     if (curl_floor_run(level->url, level->body, level->streams, ramp_s, warmup, cfg->seconds,
-                       cfg->curl_floor_buffer, window) < 0) {
+                       cfg->curl_floor_buffer, level->server_pid, window) < 0) {
         fprintf(stderr, "the libcurl floor could not run at %d streams\n", level->streams);
         return -1;
     }
@@ -253,6 +260,7 @@ static void curl_floor_fill(const level_t *level, const curl_floor_window_t *win
     out->cpu_us_per_token = floor.cpu_us_per_token;
     out->sys_us_per_token = floor.sys_us_per_token;
     out->sleeps_per_token = floor.sleeps_per_token;
+    out->server_sleeps_per_token = floor.server_sleeps_per_token;
     out->tokens = floor.tokens;
     out->tokens_per_s = floor.tokens_per_s;
     out->tokens_per_socket_event = floor.tokens_per_socket_event;
@@ -280,7 +288,8 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
                      .body = body,
                      .body_len = (size_t)body_len,
                      .max_tokens = cfg->tokens,
-                     .streams = streams};
+                     .streams = streams,
+                     .server_pid = server.pid};
     /* Streams start at random instants over one request's duration (5 s at most, still many
      * ITLs), so that their tokens are spread evenly in time as a real population's are, not
      * emitted by the mock in one burst per ITL; the closed loop then keeps each stream's phase.
@@ -334,6 +343,9 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
     result->sleeps_per_token =
         tokens ? (double)(level.usage_end.ru_nvcsw - level.usage_start.ru_nvcsw) / (double)tokens
                : 0;
+    if (tokens && level.server_sleeps_start >= 0 && level.server_sleeps_end >= 0)
+        result->server_sleeps_per_token =
+            (double)(level.server_sleeps_end - level.server_sleeps_start) / (double)tokens;
     result->tokens_per_s = tokens / wall;
     result->delay_p50_us = histogram_percentile(level.delay, 50) / 1e3;
     result->delay_p99_us = histogram_percentile(level.delay, 99) / 1e3;
@@ -463,15 +475,15 @@ static double ratio(double a, double b) {
 static void result_print(const char *name, int streams, double itl_ms, const result_t *r,
                          const char *note) {
     printf("RESULT name=%s streams=%d itl_ms=%g cpu_us_per_token=%.2f sys_us_per_token=%.2f "
-           "sleeps_per_token=%.3f delay_p50_us=%.0f "
+           "sleeps_per_token=%.3f server_sleeps_per_token=%.3f delay_p50_us=%.0f "
            "delay_p99_us=%.0f tokens=%llu errors=%llu events_per_callback=%.2f "
            "shaped_events=%.2f tokens_per_socket_event=%.2f tokens_per_s=%.0f "
            "rss_kb_per_stream=%.2f anon_kb_per_stream=%.2f%s\n",
            name, streams, itl_ms, r->cpu_us_per_token, r->sys_us_per_token, r->sleeps_per_token,
-           r->delay_p50_us, r->delay_p99_us, (unsigned long long)r->tokens,
-           (unsigned long long)r->errors, r->events_per_callback, r->shaped_share,
-           r->tokens_per_socket_event, r->tokens_per_s, r->rss_kb_per_stream, r->anon_kb_per_stream,
-           note);
+           r->server_sleeps_per_token, r->delay_p50_us, r->delay_p99_us,
+           (unsigned long long)r->tokens, (unsigned long long)r->errors, r->events_per_callback,
+           r->shaped_share, r->tokens_per_socket_event, r->tokens_per_s, r->rss_kb_per_stream,
+           r->anon_kb_per_stream, note);
     fflush(stdout);
 }
 
