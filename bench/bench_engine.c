@@ -17,7 +17,10 @@
  * fresh mock pays a few per cent more; alternating puts that on both alike), and the ratio of CPU
  * per token is given per pair and as the median of the pairs with its 95 % interval: single runs of
  * either move by 5-10 % on a shared machine, more than what the engine adds, and a pair's two runs
- * share the machine's state of the moment. The other RATIO lines are the median pair's. The
+ * share the machine's state of the moment. The other RATIO lines are the median pair's. Each
+ * RESULT line gives the server's wake-ups a token over the window (server_sleeps_per_token): two
+ * clients are compared on the same traffic only when those agree (the floor starts its streams
+ * on the nanosecond, as the engine does, for that). The
  * coalescing comparison runs the client against the benches' own server (sse_server.h) at one
  * event per write and at the --coalesce pattern, same streams and token rate. With --tokenizer,
  * every level runs again with the replies counted in it (target.tokenizer), and the CPU per
