@@ -39,8 +39,8 @@ typedef struct curl_floor_result {
     double sleeps_per_token; /* voluntary context switches (a wait that slept) / tokens */
     double tokens_per_s;
     double tokens_per_socket_event;
-    double
-        server_sleeps_per_token; /* the server's wake-ups a token (bench_cpu_sleeps); 0: unknown */
+    /* the server's wake-ups a token (bench_cpu_sleeps); 0: unknown */
+    double server_sleeps_per_token;
     double rss_kb_per_stream;
     double anon_kb_per_stream;
     uint64_t tokens;
@@ -161,8 +161,8 @@ static int curl_floor_wait(int epoll_fd, struct epoll_event *events, int max, in
     int64_t wait_ns = deadline_ns > now ? deadline_ns - now : 0;
     struct timespec ts = {.tv_sec = wait_ns / 1000000000, .tv_nsec = wait_ns % 1000000000};
     int n = epoll_pwait2(epoll_fd, events, max, &ts, NULL);
-    if (n < 0 &&
-        errno == ENOSYS) /* before Linux 5.11: the millisecond wait, said in docs/bench.md */
+    /* before Linux 5.11: the millisecond wait, as docs/bench.md says */
+    if (n < 0 && errno == ENOSYS)
         n = epoll_wait(epoll_fd, events, max, (int)((wait_ns + 999999) / 1000000));
     return n;
 }
