@@ -306,6 +306,9 @@ static int run_level(const bench_config_t *cfg, int streams, double itl_ms, cons
         floor_ran = run_curl_floor(cfg, &level, ramp_s, warmup, &floor_window) == 0;
     /* The bench's own histograms are no stream's memory: made before the level's RSS is read. */
     histogram_t *delay = histogram_new(), *ttft = histogram_new();
+    /* The free pages an earlier run left in the heap go back to the kernel first: this run would
+     * reuse them unseen, and its growth would read near 0. */
+    memtrim_release();
     long anon_before, rss_before = bench_cpu_rss_split_kb(&anon_before);
     level.loop = loop_new();
     engine_options_t options = {.max_streams = (uint32_t)streams,
@@ -556,7 +559,9 @@ static int run_pairs(const bench_config_t *cfg, int i, result_t *ours, result_t 
     *ours = runs[median][0];
     if (curl_floor)
         *curl_floor = runs[median][1];
-    /* memory only from the first run: later ones reuse the heap the first one grew */
+    /* memory from the level's first run (each run's heap is trimmed before it starts, so every
+     * run measures its own streams; the process's first run also holds what the process
+     * allocates once, about 0.5-1 MiB) */
     ours->rss_kb_per_stream = runs[0][0].rss_kb_per_stream;
     ours->anon_kb_per_stream = runs[0][0].anon_kb_per_stream;
     if (n > 1) {
