@@ -2,7 +2,10 @@
 # Token events that arrive in one read are one chunk. truth_server.py produces 30 tokens per
 # reply on a true 20 ms gap but writes them 2 or 3 events per send() (alternating), without usage,
 # so the truth for every ITL sample is 20 ms. For each variant, through `stampede run --trace`:
-#  - ITL p50 and p90 within 0.5 ms of 20 ms, and ITL min > 0 (no sample of 0 from coalescing);
+#  - ITL p50 within 0.5 ms of 20 ms, p90 within 2 ms, and ITL min > 0 (no sample of 0 from
+#    coalescing). The p90 carries the Python server's late wake-ups on a loaded machine (a CI run
+#    read 40.8 ms on the 40 ms gap); every fault this test looks for moves both by 6 ms or more
+#    (a chunk's gap given to one token: 40 or 60 ms; words counted as tokens: 13.3 ms);
 #  - the ITL sample count equals output tokens minus the tokens of every request's first chunk;
 #  - every request ok.
 # Variants: plain; reasoning_content deltas for the first 10 tokens; response headers 30 ms late;
@@ -22,8 +25,8 @@ name, gap = argv[0], float(argv[1])
 assert level["requests_ok"] >= 6 and level["requests_failed"] == 0, \
     f"{name}: ok {level['requests_ok']}, failed {level['requests_failed']}"
 itl = level["itl_ms"]
-for p in ("p50", "p90"):
-    assert abs(itl[p] - gap) <= 0.5, f"{name}: ITL {p} {itl[p]} ms, truth {gap} ms"
+for p, bound in (("p50", 0.5), ("p90", 2)):
+    assert abs(itl[p] - gap) <= bound, f"{name}: ITL {p} {itl[p]} ms, truth {gap} ms"
 assert itl["min"] > 0, f"{name}: ITL min {itl['min']} ms: a coalesced event counted as a gap of 0"
 measured = [r for r in rows if not r["warmup"] and r["error"] == "none"]
 first = sum((r.get("chunk_tokens") or [1])[0] for r in measured)
