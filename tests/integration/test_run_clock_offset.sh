@@ -34,11 +34,12 @@ for r in rows:
     by[r["worker"]].append(r)
 assert len(by[s]) == 40 and len(by[p]) == 40, {k: len(v) for k, v in by.items()}
 
+import statistics
+
 # Medians, not means: one request held up 40 ms on a loaded machine moves a mean of 40 by 1 ms;
 # the fault this looks for (a reading left 5 s off) moves either by thousands.
 def median(rs, key):
-    v = sorted(r[key] for r in rs)
-    return (v[len(v) // 2 - 1] + v[len(v) // 2]) / 2
+    return statistics.median(r[key] for r in rs)
 
 for key in ("ttft_ms", "e2e_ms"):
     a, b = median(by[s], key), median(by[p], key)
